@@ -1,0 +1,413 @@
+#include <string.h>
+
+#include "ring.h"
+#include "wire.h"
+
+/* Record sizes, header (type, length) included. */
+#define HDR		2
+#define SZ_MSG_CREDIT	(HDR + 8)
+#define SZ_CREDIT	(HDR + 4 + 8)
+#define SZ_OPEN_BASE	(HDR + 4 + 16 + 1)
+#define SZ_OPEN_OK	(HDR + 4 + 4 + 16)
+#define SZ_REFUSE	(HDR + 4 + 2)
+#define SZ_SHUTDOWN	(HDR + 4 + 8)
+#define SZ_CLOSE	(HDR + 4)
+#define SZ_RESET	(HDR + 4 + 2)
+#define SZ_KEEPALIVE	(HDR)
+#define SZ_GOAWAY	(HDR + 2)
+
+static void
+put16(uint8_t *p, uint16_t v)
+{
+
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static void
+put32(uint8_t *p, uint32_t v)
+{
+
+	put16(p, (uint16_t)(v >> 16));
+	put16(p + 2, (uint16_t)v);
+}
+
+static void
+put64(uint8_t *p, uint64_t v)
+{
+
+	put32(p, (uint32_t)(v >> 32));
+	put32(p + 4, (uint32_t)v);
+}
+
+static uint16_t
+get16(const uint8_t *p)
+{
+
+	return ((uint16_t)((p[0] << 8) | p[1]));
+}
+
+static uint32_t
+get32(const uint8_t *p)
+{
+
+	return (((uint32_t)get16(p) << 16) | get16(p + 2));
+}
+
+static uint64_t
+get64(const uint8_t *p)
+{
+
+	return (((uint64_t)get32(p) << 32) | get32(p + 4));
+}
+
+/**
+ * wire_strerror(err):
+ * A short description of decoder error ${err}.
+ */
+const char *
+wire_strerror(int err)
+{
+
+	switch (err) {
+	case WIRE_OK:
+		return ("no error");
+	case WIRE_ETRUNC:
+		return ("truncated record");
+	case WIRE_ELEN:
+		return ("record length does not match its type");
+	case WIRE_ETYPE:
+		return ("unknown record type");
+	case WIRE_ESTREAM:
+		return ("stream id out of range");
+	case WIRE_ERING:
+		return ("unusable ring size");
+	case WIRE_ENAME:
+		return ("invalid tunnel name");
+	case WIRE_EMAGIC:
+		return ("bad magic (not an rstream peer)");
+	case WIRE_EVERSION:
+		return ("unsupported protocol version");
+	case WIRE_ERESERVED:
+		return ("reserved bytes are not zero");
+	case WIRE_ECREDITS:
+		return ("message credits out of range");
+	case WIRE_EOP:
+		return ("unknown immediate operation");
+	case WIRE_EEMPTY:
+		return ("message without records");
+	}
+	return ("unknown error");
+}
+
+/**
+ * wire_reason_str(reason):
+ * A short description of REFUSE/RESET/GOAWAY reason ${reason}; unknown
+ * reasons (from a newer peer) get a generic text.
+ */
+const char *
+wire_reason_str(unsigned reason)
+{
+
+	switch (reason) {
+	case WIRE_REASON_NONE:
+		return ("no reason given");
+	case WIRE_REASON_NO_TUNNEL:
+		return ("no such tunnel on the peer");
+	case WIRE_REASON_TARGET_REFUSED:
+		return ("target refused the connection");
+	case WIRE_REASON_TARGET_UNREACHABLE:
+		return ("target unreachable");
+	case WIRE_REASON_LIMIT:
+		return ("stream limit reached");
+	case WIRE_REASON_SHUTTING_DOWN:
+		return ("peer is shutting down");
+	case WIRE_REASON_RESET:
+		return ("connection reset");
+	case WIRE_REASON_INTERNAL:
+		return ("internal error on the peer");
+	case WIRE_REASON_TIMEOUT:
+		return ("timed out");
+	}
+	return ("unknown reason");
+}
+
+/**
+ * wire_hello_encode(buf, h):
+ * Write the WIRE_HELLO_LEN bytes of connect private data for ${h}.
+ */
+void
+wire_hello_encode(uint8_t buf[WIRE_HELLO_LEN], const struct wire_hello *h)
+{
+
+	memset(buf, 0, WIRE_HELLO_LEN);
+	put32(buf, WIRE_MAGIC);
+	buf[4] = h->version;
+	buf[5] = h->flags;
+	put16(buf + 6, h->credits);
+	/* Bytes 8..15 are reserved and zero. */
+	memcpy(buf + 16, h->nonce, WIRE_NONCE_LEN);
+}
+
+/**
+ * wire_hello_decode(buf, len, h):
+ * Decode connect private data of ${len} bytes.  The CM may hand over more
+ * bytes than were sent (it pads to its own size), so trailing bytes are
+ * allowed but must be zero.
+ */
+int
+wire_hello_decode(const uint8_t *buf, size_t len, struct wire_hello *h)
+{
+	size_t i;
+
+	if (buf == NULL || len < WIRE_HELLO_LEN)
+		return (WIRE_ETRUNC);
+	if (get32(buf) != WIRE_MAGIC)
+		return (WIRE_EMAGIC);
+	if (buf[4] != WIRE_VERSION)
+		return (WIRE_EVERSION);
+	for (i = 8; i < 16; i++)
+		if (buf[i] != 0)
+			return (WIRE_ERESERVED);
+	for (i = WIRE_HELLO_LEN; i < len; i++)
+		if (buf[i] != 0)
+			return (WIRE_ERESERVED);
+	h->version = buf[4];
+	h->flags = buf[5];
+	h->credits = get16(buf + 6);
+	if (h->credits < WIRE_CREDITS_MIN || h->credits > WIRE_CREDITS_MAX)
+		return (WIRE_ECREDITS);
+	memcpy(h->nonce, buf + 16, WIRE_NONCE_LEN);
+	return (WIRE_OK);
+}
+
+/**
+ * wire_imm_encode(stream, len):
+ * The immediate for a data WRITE of ${len} bytes (1 to WIRE_WRITE_MAX) into
+ * the receiver's stream ${stream} (below WIRE_STREAMS_MAX), host order.
+ */
+uint32_t
+wire_imm_encode(uint32_t stream, uint32_t len)
+{
+
+	/* Operation 0 (DATA) in bits 31-30, stream in 29-16, length-1 in 15-0. */
+	return ((stream & (WIRE_STREAMS_MAX - 1)) << 16 |
+	    ((len - 1) & 0xffff));
+}
+
+/**
+ * wire_imm_decode(imm, stream, len):
+ * Decode a data immediate (host order).
+ */
+int
+wire_imm_decode(uint32_t imm, uint32_t *stream, uint32_t *len)
+{
+
+	if ((imm >> 30) != 0)
+		return (WIRE_EOP);
+	*stream = (imm >> 16) & (WIRE_STREAMS_MAX - 1);
+	*len = (imm & 0xffff) + 1;
+	return (WIRE_OK);
+}
+
+/**
+ * wire_rec_size(r):
+ * Encoded size of record ${r} in bytes.
+ */
+size_t
+wire_rec_size(const struct wire_rec *r)
+{
+
+	switch (r->type) {
+	case WIRE_MSG_CREDIT:
+		return (SZ_MSG_CREDIT);
+	case WIRE_CREDIT:
+		return (SZ_CREDIT);
+	case WIRE_OPEN:
+		return (SZ_OPEN_BASE + (size_t)r->name_len);
+	case WIRE_OPEN_OK:
+		return (SZ_OPEN_OK);
+	case WIRE_REFUSE:
+		return (SZ_REFUSE);
+	case WIRE_SHUTDOWN:
+		return (SZ_SHUTDOWN);
+	case WIRE_CLOSE:
+		return (SZ_CLOSE);
+	case WIRE_RESET:
+		return (SZ_RESET);
+	case WIRE_KEEPALIVE:
+		return (SZ_KEEPALIVE);
+	case WIRE_GOAWAY:
+		return (SZ_GOAWAY);
+	}
+	return (0);
+}
+
+static void
+put_ring(uint8_t *p, const struct wire_ring *ring)
+{
+
+	put64(p, ring->addr);
+	put32(p + 8, ring->rkey);
+	put32(p + 12, ring->size);
+}
+
+/**
+ * wire_rec_encode(buf, cap, r):
+ * Encode ${r} into ${buf}; return the bytes written, or 0 if it needs more
+ * than ${cap} bytes.  ${r} must be valid (the encoder trusts its caller).
+ */
+size_t
+wire_rec_encode(uint8_t *buf, size_t cap, const struct wire_rec *r)
+{
+	size_t sz = wire_rec_size(r);
+	uint8_t *p = buf + HDR;
+
+	if (sz == 0 || sz > cap)
+		return (0);
+	buf[0] = r->type;
+	buf[1] = (uint8_t)sz;
+	switch (r->type) {
+	case WIRE_MSG_CREDIT:
+		put64(p, r->cursor);
+		break;
+	case WIRE_CREDIT:
+	case WIRE_SHUTDOWN:
+		put32(p, r->stream);
+		put64(p + 4, r->cursor);
+		break;
+	case WIRE_OPEN:
+		put32(p, r->stream);
+		put_ring(p + 4, &r->ring);
+		p[20] = r->name_len;
+		memcpy(p + 21, r->name, r->name_len);
+		break;
+	case WIRE_OPEN_OK:
+		put32(p, r->stream);
+		put32(p + 4, r->peer_stream);
+		put_ring(p + 8, &r->ring);
+		break;
+	case WIRE_REFUSE:
+	case WIRE_RESET:
+		put32(p, r->stream);
+		put16(p + 4, r->reason);
+		break;
+	case WIRE_CLOSE:
+		put32(p, r->stream);
+		break;
+	case WIRE_KEEPALIVE:
+		break;
+	case WIRE_GOAWAY:
+		put16(p, r->reason);
+		break;
+	}
+	return (sz);
+}
+
+static int
+name_valid(const char *name, size_t len)
+{
+	size_t i;
+	char c;
+
+	if (len < 1 || len > WIRE_NAME_MAX)
+		return (0);
+	for (i = 0; i < len; i++) {
+		c = name[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-'))
+			return (0);
+	}
+	return (1);
+}
+
+static int
+get_stream(const uint8_t *p, uint32_t *stream)
+{
+
+	*stream = get32(p);
+	return (*stream < WIRE_STREAMS_MAX ? WIRE_OK : WIRE_ESTREAM);
+}
+
+static int
+get_ring(const uint8_t *p, struct wire_ring *ring)
+{
+
+	ring->addr = get64(p);
+	ring->rkey = get32(p + 8);
+	ring->size = get32(p + 12);
+	return (ring_size_check(ring->size) == NULL ? WIRE_OK : WIRE_ERING);
+}
+
+/**
+ * wire_rec_decode(buf, len, r, used):
+ * Decode the record at the start of ${buf} (${len} bytes available) into
+ * ${r} and set ${used} to its encoded size.
+ */
+int
+wire_rec_decode(const uint8_t *buf, size_t len, struct wire_rec *r,
+    size_t *used)
+{
+	const uint8_t *p = buf + HDR;
+	size_t sz, want;
+	int err;
+
+	memset(r, 0, sizeof(*r));
+	if (len < HDR)
+		return (WIRE_ETRUNC);
+	r->type = buf[0];
+	sz = buf[1];
+	if (sz > len)
+		return (WIRE_ETRUNC);
+	if (r->type == WIRE_OPEN) {
+		if (sz < SZ_OPEN_BASE)
+			return (WIRE_ELEN);
+		r->name_len = p[20];
+		want = SZ_OPEN_BASE + (size_t)r->name_len;
+	} else {
+		want = wire_rec_size(r);
+		if (want == 0)
+			return (WIRE_ETYPE);
+	}
+	if (sz != want)
+		return (WIRE_ELEN);
+	*used = sz;
+
+	switch (r->type) {
+	case WIRE_MSG_CREDIT:
+		r->cursor = get64(p);
+		return (WIRE_OK);
+	case WIRE_CREDIT:
+	case WIRE_SHUTDOWN:
+		r->cursor = get64(p + 4);
+		return (get_stream(p, &r->stream));
+	case WIRE_OPEN:
+		if ((err = get_stream(p, &r->stream)) != WIRE_OK)
+			return (err);
+		if ((err = get_ring(p + 4, &r->ring)) != WIRE_OK)
+			return (err);
+		if (!name_valid((const char *)p + 21, r->name_len))
+			return (WIRE_ENAME);
+		memcpy(r->name, p + 21, r->name_len);
+		r->name[r->name_len] = '\0';
+		return (WIRE_OK);
+	case WIRE_OPEN_OK:
+		if ((err = get_stream(p, &r->stream)) != WIRE_OK)
+			return (err);
+		if ((err = get_stream(p + 4, &r->peer_stream)) != WIRE_OK)
+			return (err);
+		return (get_ring(p + 8, &r->ring));
+	case WIRE_REFUSE:
+	case WIRE_RESET:
+		r->reason = get16(p + 4);
+		return (get_stream(p, &r->stream));
+	case WIRE_CLOSE:
+		return (get_stream(p, &r->stream));
+	case WIRE_KEEPALIVE:
+		return (WIRE_OK);
+	case WIRE_GOAWAY:
+		r->reason = get16(p);
+		return (WIRE_OK);
+	}
+	return (WIRE_ETYPE);
+}

@@ -1,0 +1,166 @@
+/*
+ * wire: the rstream protocol's wire formats (see rstreamd-protocol(7)).
+ *
+ * Pure encode/decode, no I/O and no allocation.  Every decoder checks
+ * every field and returns a named error (wire_strerror) for input that is
+ * truncated, oversized, or out of range; a decoder never reads past the
+ * length it is given and never writes past the structure it fills.  All
+ * multi-byte fields are big-endian (network byte order).
+ */
+#ifndef WIRE_H
+#define WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Connect private data ("hello"). */
+#define WIRE_MAGIC		0x52535452u	/* "RSTR" */
+#define WIRE_VERSION		1
+#define WIRE_HELLO_LEN		32		/* fits the 56-byte IB CM limit */
+#define WIRE_NONCE_LEN		16
+#define WIRE_CREDITS_MIN	4		/* smallest receive queue */
+#define WIRE_CREDITS_MAX	32768		/* largest receive queue */
+
+/* Size of every receive buffer; no SEND may be larger. */
+#define WIRE_MSG_SIZE		512
+
+/* Stream ids are 14 bits (they travel in the immediate). */
+#define WIRE_STREAMS_MAX	16384
+/* One RDMA WRITE carries at most this many bytes. */
+#define WIRE_WRITE_MAX		65536
+/* Tunnel names: 1 to 64 characters from [A-Za-z0-9._-]. */
+#define WIRE_NAME_MAX		64
+
+/* Control record types. */
+enum wire_type {
+	WIRE_MSG_CREDIT = 1,	/* receives posted, absolute count */
+	WIRE_CREDIT = 2,	/* stream ring consumed-up-to cursor */
+	WIRE_OPEN = 3,		/* open a stream on a named tunnel */
+	WIRE_OPEN_OK = 4,	/* stream accepted */
+	WIRE_REFUSE = 5,	/* stream refused, with a reason */
+	WIRE_SHUTDOWN = 6,	/* no more data from the sender */
+	WIRE_CLOSE = 7,		/* sender is done with the stream */
+	WIRE_RESET = 8,		/* stream aborted, with a reason */
+	WIRE_KEEPALIVE = 9,	/* nothing; keeps the QP's timers honest */
+	WIRE_GOAWAY = 10	/* no new streams on this link */
+};
+
+/* Reasons carried by REFUSE, RESET and GOAWAY. */
+enum wire_reason {
+	WIRE_REASON_NONE = 0,
+	WIRE_REASON_NO_TUNNEL = 1,
+	WIRE_REASON_TARGET_REFUSED = 2,
+	WIRE_REASON_TARGET_UNREACHABLE = 3,
+	WIRE_REASON_LIMIT = 4,
+	WIRE_REASON_SHUTTING_DOWN = 5,
+	WIRE_REASON_RESET = 6,
+	WIRE_REASON_INTERNAL = 7,
+	WIRE_REASON_TIMEOUT = 8
+};
+
+/* Decoder errors. */
+enum wire_err {
+	WIRE_OK = 0,
+	WIRE_ETRUNC,		/* input ends inside a field */
+	WIRE_ELEN,		/* length field does not fit the record type */
+	WIRE_ETYPE,		/* unknown record type */
+	WIRE_ESTREAM,		/* stream id out of range */
+	WIRE_ERING,		/* ring size unusable */
+	WIRE_ENAME,		/* tunnel name empty, too long or bad chars */
+	WIRE_EMAGIC,		/* hello: not an rstream peer */
+	WIRE_EVERSION,		/* hello: unsupported version */
+	WIRE_ERESERVED,		/* reserved bytes not zero */
+	WIRE_ECREDITS,		/* hello: message credits out of range */
+	WIRE_EOP,		/* immediate: unknown operation */
+	WIRE_EEMPTY		/* SEND with no records */
+};
+
+struct wire_hello {
+	uint8_t version;
+	uint8_t flags;			/* feature flags; none defined in v1 */
+	uint16_t credits;		/* receives posted before connecting */
+	uint8_t nonce[WIRE_NONCE_LEN];
+};
+
+/* A receive ring granted to the peer (OPEN, OPEN_OK). */
+struct wire_ring {
+	uint64_t addr;
+	uint32_t rkey;
+	uint32_t size;
+};
+
+/* One decoded control record; which fields matter depends on type. */
+struct wire_rec {
+	uint8_t type;
+	uint32_t stream;	/* receiver's stream id; OPEN: the opener's */
+	uint32_t peer_stream;	/* OPEN_OK: the acceptor's id */
+	uint64_t cursor;	/* MSG_CREDIT, CREDIT, SHUTDOWN */
+	struct wire_ring ring;	/* OPEN, OPEN_OK */
+	uint16_t reason;	/* REFUSE, RESET, GOAWAY */
+	uint8_t name_len;	/* OPEN */
+	char name[WIRE_NAME_MAX + 1];	/* OPEN; NUL-terminated */
+};
+
+/**
+ * wire_strerror(err):
+ * A short description of decoder error ${err}.
+ */
+const char *wire_strerror(int err);
+
+/**
+ * wire_reason_str(reason):
+ * A short description of REFUSE/RESET/GOAWAY reason ${reason}; unknown
+ * reasons (from a newer peer) get a generic text.
+ */
+const char *wire_reason_str(unsigned reason);
+
+/**
+ * wire_hello_encode(buf, h):
+ * Write the WIRE_HELLO_LEN bytes of connect private data for ${h}.
+ */
+void wire_hello_encode(uint8_t buf[WIRE_HELLO_LEN],
+    const struct wire_hello *h);
+
+/**
+ * wire_hello_decode(buf, len, h):
+ * Decode connect private data of ${len} bytes.  The CM may hand over more
+ * bytes than were sent (it pads to its own size), so trailing bytes are
+ * allowed but must be zero.
+ */
+int wire_hello_decode(const uint8_t *buf, size_t len, struct wire_hello *h);
+
+/**
+ * wire_imm_encode(stream, len):
+ * The immediate for a data WRITE of ${len} bytes (1 to WIRE_WRITE_MAX) into
+ * the receiver's stream ${stream} (below WIRE_STREAMS_MAX), host order.
+ */
+uint32_t wire_imm_encode(uint32_t stream, uint32_t len);
+
+/**
+ * wire_imm_decode(imm, stream, len):
+ * Decode a data immediate (host order).
+ */
+int wire_imm_decode(uint32_t imm, uint32_t *stream, uint32_t *len);
+
+/**
+ * wire_rec_size(r):
+ * Encoded size of record ${r} in bytes.
+ */
+size_t wire_rec_size(const struct wire_rec *r);
+
+/**
+ * wire_rec_encode(buf, cap, r):
+ * Encode ${r} into ${buf}; return the bytes written, or 0 if it needs more
+ * than ${cap} bytes.  ${r} must be valid (the encoder trusts its caller).
+ */
+size_t wire_rec_encode(uint8_t *buf, size_t cap, const struct wire_rec *r);
+
+/**
+ * wire_rec_decode(buf, len, r, used):
+ * Decode the record at the start of ${buf} (${len} bytes available) into
+ * ${r} and set ${used} to its encoded size.
+ */
+int wire_rec_decode(const uint8_t *buf, size_t len, struct wire_rec *r,
+    size_t *used);
+
+#endif /* !WIRE_H */

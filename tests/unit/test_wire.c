@@ -1,0 +1,299 @@
+/*
+ * Unit tests for lib/wire: every record round-trips, and every decoder
+ * rejects truncated, oversized and out-of-range input with the right error.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "tap.h"
+#include "wire.h"
+
+static struct wire_rec
+mkrec(uint8_t type)
+{
+	struct wire_rec r;
+
+	memset(&r, 0, sizeof(r));
+	r.type = type;
+	r.stream = 16383;
+	r.peer_stream = 77;
+	r.cursor = 0x0123456789abcdefULL;
+	r.ring.addr = 0xfedcba9876543210ULL;
+	r.ring.rkey = 0xdeadbeef;
+	r.ring.size = 1u << 20;
+	r.reason = WIRE_REASON_TARGET_REFUSED;
+	r.name_len = 2;
+	memcpy(r.name, "pg", 3);
+	return (r);
+}
+
+static int
+rec_equal(const struct wire_rec *a, const struct wire_rec *b)
+{
+
+	if (a->type != b->type)
+		return (0);
+	switch (a->type) {
+	case WIRE_MSG_CREDIT:
+		return (a->cursor == b->cursor);
+	case WIRE_CREDIT:
+	case WIRE_SHUTDOWN:
+		return (a->stream == b->stream && a->cursor == b->cursor);
+	case WIRE_OPEN:
+		return (a->stream == b->stream &&
+		    memcmp(&a->ring, &b->ring, sizeof(a->ring)) == 0 &&
+		    a->name_len == b->name_len &&
+		    strcmp(a->name, b->name) == 0);
+	case WIRE_OPEN_OK:
+		return (a->stream == b->stream &&
+		    a->peer_stream == b->peer_stream &&
+		    memcmp(&a->ring, &b->ring, sizeof(a->ring)) == 0);
+	case WIRE_REFUSE:
+	case WIRE_RESET:
+		return (a->stream == b->stream && a->reason == b->reason);
+	case WIRE_CLOSE:
+		return (a->stream == b->stream);
+	case WIRE_KEEPALIVE:
+		return (1);
+	case WIRE_GOAWAY:
+		return (a->reason == b->reason);
+	}
+	return (0);
+}
+
+static void
+test_records(void)
+{
+	uint8_t buf[WIRE_MSG_SIZE], big[WIRE_MSG_SIZE + 8];
+	struct wire_rec r, d;
+	size_t n, used, i;
+	int t, err, all;
+
+	for (t = WIRE_MSG_CREDIT; t <= WIRE_GOAWAY; t++) {
+		r = mkrec((uint8_t)t);
+		n = wire_rec_encode(buf, sizeof(buf), &r);
+		ok(n == wire_rec_size(&r) && n > 0, "type %d encodes", t);
+		err = wire_rec_decode(buf, n, &d, &used);
+		ok(err == WIRE_OK && used == n && rec_equal(&r, &d),
+		    "type %d round-trips", t);
+
+		/* Every truncation is refused, none reads past the end. */
+		all = 1;
+		for (i = 0; i < n; i++) {
+			if (wire_rec_decode(buf, i, &d, &used) != WIRE_ETRUNC)
+				all = 0;
+		}
+		ok(all, "type %d: every truncated prefix is refused", t);
+
+		/* A length field longer than the type allows is refused. */
+		memcpy(big, buf, n);
+		memset(big + n, 0, 8);
+		big[1] = (uint8_t)(n + 1);
+		ok(wire_rec_decode(big, n + 8, &d, &used) == WIRE_ELEN,
+		    "type %d: oversized length field is refused", t);
+		/* And a shorter one too. */
+		if (n > 2) {
+			big[1] = (uint8_t)(n - 1);
+			ok(wire_rec_decode(big, n + 8, &d, &used) != WIRE_OK,
+			    "type %d: undersized length field is refused", t);
+		}
+		ok(wire_rec_encode(buf, n - 1, &r) == 0,
+		    "type %d: encoder refuses a short buffer", t);
+	}
+
+	/* Unknown types. */
+	buf[0] = 0; buf[1] = 2;
+	ok(wire_rec_decode(buf, 2, &d, &used) == WIRE_ETYPE, "type 0 refused");
+	buf[0] = 11; buf[1] = 2;
+	ok(wire_rec_decode(buf, 2, &d, &used) == WIRE_ETYPE, "type 11 refused");
+	buf[0] = 255; buf[1] = 2;
+	ok(wire_rec_decode(buf, 2, &d, &used) == WIRE_ETYPE,
+	    "type 255 refused");
+
+	/* Stream ids out of range, in each record that carries one. */
+	for (t = WIRE_CREDIT; t <= WIRE_RESET; t++) {
+		r = mkrec((uint8_t)t);
+		r.stream = WIRE_STREAMS_MAX;
+		n = wire_rec_encode(buf, sizeof(buf), &r);
+		ok(wire_rec_decode(buf, n, &d, &used) == WIRE_ESTREAM,
+		    "type %d: stream %u refused", t, (unsigned)r.stream);
+	}
+	r = mkrec(WIRE_OPEN_OK);
+	r.peer_stream = 0xffffffff;
+	n = wire_rec_encode(buf, sizeof(buf), &r);
+	ok(wire_rec_decode(buf, n, &d, &used) == WIRE_ESTREAM,
+	    "OPEN_OK: peer stream out of range refused");
+
+	/* Ring sizes. */
+	{
+		static const uint32_t bad[] = { 0, 1000, 4095, 6000, 1u << 31,
+		    0xffffffff };
+		for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			r = mkrec(WIRE_OPEN);
+			r.ring.size = bad[i];
+			n = wire_rec_encode(buf, sizeof(buf), &r);
+			ok(wire_rec_decode(buf, n, &d, &used) == WIRE_ERING,
+			    "OPEN: ring size %u refused", (unsigned)bad[i]);
+			r = mkrec(WIRE_OPEN_OK);
+			r.ring.size = bad[i];
+			n = wire_rec_encode(buf, sizeof(buf), &r);
+			ok(wire_rec_decode(buf, n, &d, &used) == WIRE_ERING,
+			    "OPEN_OK: ring size %u refused", (unsigned)bad[i]);
+		}
+	}
+
+	/* Names: empty, too long, bad characters. */
+	r = mkrec(WIRE_OPEN);
+	r.name_len = 0;
+	n = wire_rec_encode(buf, sizeof(buf), &r);
+	ok(wire_rec_decode(buf, n, &d, &used) == WIRE_ENAME,
+	    "OPEN: empty name refused");
+	r.name_len = WIRE_NAME_MAX;
+	memset(r.name, 'a', WIRE_NAME_MAX);
+	n = wire_rec_encode(buf, sizeof(buf), &r);
+	ok(wire_rec_decode(buf, n, &d, &used) == WIRE_OK &&
+	    d.name_len == WIRE_NAME_MAX && strlen(d.name) == WIRE_NAME_MAX,
+	    "OPEN: 64-character name accepted");
+	r.name_len = WIRE_NAME_MAX + 1;
+	memset(r.name, 'a', WIRE_NAME_MAX + 1);
+	n = wire_rec_encode(buf, sizeof(buf), &r);
+	ok(wire_rec_decode(buf, n, &d, &used) == WIRE_ENAME,
+	    "OPEN: 65-character name refused");
+	{
+		static const char *bad[] = { "a b", "a/b", "a\n", "\x01",
+		    "na\xffme", "a\0b" };
+		for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			r = mkrec(WIRE_OPEN);
+			r.name_len = (uint8_t)(i == 5 ? 3 : strlen(bad[i]));
+			memcpy(r.name, bad[i], r.name_len);
+			n = wire_rec_encode(buf, sizeof(buf), &r);
+			ok(wire_rec_decode(buf, n, &d, &used) == WIRE_ENAME,
+			    "OPEN: bad name %zu refused", i);
+		}
+	}
+
+	/* Several records back to back decode one after the other. */
+	{
+		size_t off = 0;
+		struct wire_rec a = mkrec(WIRE_CREDIT), b = mkrec(WIRE_CLOSE);
+
+		off += wire_rec_encode(buf + off, sizeof(buf) - off, &a);
+		off += wire_rec_encode(buf + off, sizeof(buf) - off, &b);
+		err = wire_rec_decode(buf, off, &d, &used);
+		ok(err == WIRE_OK && rec_equal(&a, &d), "first of two records");
+		err = wire_rec_decode(buf + used, off - used, &d, &n);
+		ok(err == WIRE_OK && rec_equal(&b, &d) && used + n == off,
+		    "second of two records");
+	}
+}
+
+static void
+test_hello(void)
+{
+	uint8_t buf[64];
+	struct wire_hello h, d;
+	size_t i;
+	int all;
+
+	memset(&h, 0, sizeof(h));
+	h.version = WIRE_VERSION;
+	h.flags = 0;
+	h.credits = 384;
+	for (i = 0; i < WIRE_NONCE_LEN; i++)
+		h.nonce[i] = (uint8_t)(i * 17 + 3);
+	wire_hello_encode(buf, &h);
+	ok(WIRE_HELLO_LEN <= 56, "hello fits the 56-byte CM limit");
+	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_OK &&
+	    d.credits == 384 && d.version == WIRE_VERSION &&
+	    memcmp(d.nonce, h.nonce, WIRE_NONCE_LEN) == 0, "hello round-trips");
+
+	/* The CM pads private data: zero padding is fine, garbage is not. */
+	memset(buf + WIRE_HELLO_LEN, 0, sizeof(buf) - WIRE_HELLO_LEN);
+	ok(wire_hello_decode(buf, 56, &d) == WIRE_OK,
+	    "hello with zero padding to 56 bytes");
+	buf[50] = 1;
+	ok(wire_hello_decode(buf, 56, &d) == WIRE_ERESERVED,
+	    "hello with non-zero padding refused");
+	buf[50] = 0;
+
+	all = 1;
+	for (i = 0; i < WIRE_HELLO_LEN; i++)
+		if (wire_hello_decode(buf, i, &d) != WIRE_ETRUNC)
+			all = 0;
+	ok(all, "every truncated hello is refused");
+	ok(wire_hello_decode(NULL, 0, &d) == WIRE_ETRUNC, "no private data");
+
+	buf[0] ^= 1;
+	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_EMAGIC,
+	    "bad magic refused");
+	buf[0] ^= 1;
+	buf[4] = 2;
+	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_EVERSION,
+	    "version 2 refused");
+	buf[4] = 0;
+	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_EVERSION,
+	    "version 0 refused");
+	buf[4] = WIRE_VERSION;
+	buf[9] = 1;
+	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_ERESERVED,
+	    "reserved bytes refused");
+	buf[9] = 0;
+
+	h.credits = WIRE_CREDITS_MIN - 1;
+	wire_hello_encode(buf, &h);
+	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_ECREDITS,
+	    "too few credits refused");
+	h.credits = WIRE_CREDITS_MAX + 1;
+	wire_hello_encode(buf, &h);
+	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_ECREDITS,
+	    "too many credits refused");
+}
+
+static void
+test_imm(void)
+{
+	uint32_t s, l, imm;
+	int all = 1;
+	uint32_t streams[] = { 0, 1, 8191, 16383 };
+	uint32_t lens[] = { 1, 2, 4096, 65535, 65536 };
+	size_t i, j;
+
+	for (i = 0; i < 4; i++)
+		for (j = 0; j < 5; j++) {
+			imm = wire_imm_encode(streams[i], lens[j]);
+			if (wire_imm_decode(imm, &s, &l) != WIRE_OK ||
+			    s != streams[i] || l != lens[j])
+				all = 0;
+		}
+	ok(all, "immediates round-trip at the extremes");
+	ok(wire_imm_decode(0x40000000u, &s, &l) == WIRE_EOP,
+	    "immediate op 1 refused");
+	ok(wire_imm_decode(0xffffffffu, &s, &l) == WIRE_EOP,
+	    "immediate op 3 refused");
+}
+
+static void
+test_strings(void)
+{
+	int e, all = 1;
+
+	for (e = WIRE_OK; e <= WIRE_EEMPTY; e++)
+		if (strcmp(wire_strerror(e), "unknown error") == 0)
+			all = 0;
+	ok(all, "every decoder error has a description");
+	ok(strcmp(wire_reason_str(WIRE_REASON_NO_TUNNEL),
+	    "no such tunnel on the peer") == 0, "reason text");
+	ok(strcmp(wire_reason_str(999), "unknown reason") == 0,
+	    "unknown reason text");
+}
+
+int
+main(void)
+{
+
+	test_records();
+	test_hello();
+	test_imm();
+	test_strings();
+	return (tap_done());
+}
