@@ -1,0 +1,1592 @@
+/*
+ * The rstream engine: one link, many streams, sans-I/O.  The protocol it
+ * implements is specified in rstreamd-protocol(7); the comments here say
+ * why the code is shaped the way it is.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "ring.h"
+#include "wire.h"
+
+/* Stream slot states. */
+enum {
+	S_FREE = 0,
+	S_OPENING,	/* we sent OPEN, waiting for OPEN_OK or REFUSE */
+	S_INCOMING,	/* peer sent OPEN, application has not decided */
+	S_OPEN,		/* rings known on both sides */
+	S_DEAD		/* finished; slot freed when RELEASED is delivered */
+};
+
+/* Stream flags. */
+#define F_APP_SHUT	0x0001	/* application shut its sending side */
+#define F_SHUT_SENT	0x0002	/* SHUTDOWN encoded */
+#define F_PEER_SHUT	0x0004	/* SHUTDOWN received */
+#define F_EOF_DONE	0x0008	/* EOF event queued */
+#define F_TERM_SENT	0x0010	/* CLOSE or RESET encoded */
+#define F_TERM_RECV	0x0020	/* CLOSE or RESET received */
+#define F_APP_CLOSED	0x0040	/* application closed: only RELEASED now */
+#define F_RESET	0x0080	/* stream aborted (either side) */
+#define F_ABORT	0x0100	/* closed while OPENING: reset once open */
+#define F_WANT_WR	0x0200	/* application saw a full send ring */
+#define F_PEER_MAPPED	0x0400	/* peer id bit set in peer_ids */
+#define F_HAS_RINGS	0x0800	/* application gave rings (needs RELEASED) */
+
+/* Pending control records for a stream, in the order they are encoded. */
+#define C_OPEN		0x01
+#define C_OPEN_OK	0x02
+#define C_CREDIT	0x04
+#define C_SHUTDOWN	0x08
+#define C_RESET	0x10
+#define C_CLOSE	0x20
+
+#define NIL	UINT32_MAX
+
+struct stream {
+	uint8_t state;
+	uint8_t ctrl;		/* C_* pending */
+	uint8_t in_ctrl, in_tx, in_ev;
+	uint16_t flags;
+	uint16_t reason;	/* RESET/REFUSE reason to send */
+	uint16_t ev_reason;	/* reason to report with REFUSED/RESET */
+	uint32_t ev;		/* ENGINE_EV_* pending */
+	uint32_t peer_id;
+	uint32_t wr_out;	/* WRITEs outstanding that read our tx ring */
+	uint32_t next_ctrl, next_tx, next_ev, next_free;
+	void *user;
+	struct engine_ring tx, rx;
+	struct wire_ring peer_rx;
+	/* Send direction: app put, written, completed, peer consumed. */
+	uint64_t tx_app, tx_sent, tx_done, tx_peer;
+	/* Receive direction: arrived, app took, reported to peer, final. */
+	uint64_t rx_tail, rx_cons, rx_rep, rx_final;
+	char name[WIRE_NAME_MAX + 1];
+};
+
+/* A FIFO of stream ids threaded through one of the next_* fields. */
+struct queue {
+	uint32_t head, tail;
+};
+
+/* What an outstanding send WR was, to release ring space on completion. */
+struct wrinfo {
+	uint32_t stream;	/* NIL for SENDs */
+	uint64_t end;		/* tx cursor after this WRITE */
+};
+
+struct engine {
+	struct engine_conf conf;
+	int up;
+	int failed;
+	char err[200];
+
+	struct stream *s;
+	uint32_t free_head;
+
+	struct queue q_ctrl, q_tx, q_ev;
+
+	/* Message credits: receives the peer posted / SENDs+WRITEs we did. */
+	uint64_t peer_posted, msgs_sent;
+	uint32_t peer_rq;
+	/* Our receives: handed out for posting, reported, completed. */
+	uint64_t recv_posted, recv_reported, recv_done;
+	uint32_t *repost;	/* FIFO of slots to post, rq_size entries */
+	uint32_t repost_head, repost_n;
+	uint32_t msg_credit_threshold;
+
+	/* Send queue: next sequence number, oldest not yet completed. */
+	uint64_t seq, seq_done, last_signaled;
+	struct wrinfo *wri;	/* sq_size entries, by seq % sq_size */
+	uint32_t signal_every;
+
+	/* Refusals to send: (peer id << 16 | reason), and ids in use. */
+	uint32_t *refusals;
+	uint32_t ref_head, ref_n;
+	uint8_t *peer_ids;	/* bitmap of the peer's ids mapped to ours */
+
+	int want_keepalive;
+	int want_goaway;
+	uint16_t goaway_reason;
+	int goaway_sent;
+	int peer_goaway;
+
+	struct engine_stats st;
+};
+
+static int fail(struct engine *, const char *, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* ---------------------------------------------------------------- queues */
+
+static uint32_t *
+qnext(struct stream *s, int which)
+{
+
+	switch (which) {
+	case 0:
+		return (&s->next_ctrl);
+	case 1:
+		return (&s->next_tx);
+	default:
+		return (&s->next_ev);
+	}
+}
+
+static uint8_t *
+qflag(struct stream *s, int which)
+{
+
+	switch (which) {
+	case 0:
+		return (&s->in_ctrl);
+	case 1:
+		return (&s->in_tx);
+	default:
+		return (&s->in_ev);
+	}
+}
+
+static struct queue *
+qof(struct engine *e, int which)
+{
+
+	switch (which) {
+	case 0:
+		return (&e->q_ctrl);
+	case 1:
+		return (&e->q_tx);
+	default:
+		return (&e->q_ev);
+	}
+}
+
+#define Q_CTRL	0
+#define Q_TX	1
+#define Q_EV	2
+
+static void
+qpush(struct engine *e, int which, uint32_t id)
+{
+	struct queue *q = qof(e, which);
+	struct stream *s = &e->s[id];
+
+	if (*qflag(s, which))
+		return;
+	*qflag(s, which) = 1;
+	*qnext(s, which) = NIL;
+	if (q->tail == NIL)
+		q->head = id;
+	else
+		*qnext(&e->s[q->tail], which) = id;
+	q->tail = id;
+}
+
+static uint32_t
+qpop(struct engine *e, int which)
+{
+	struct queue *q = qof(e, which);
+	uint32_t id = q->head;
+	struct stream *s;
+
+	if (id == NIL)
+		return (NIL);
+	s = &e->s[id];
+	q->head = *qnext(s, which);
+	if (q->head == NIL)
+		q->tail = NIL;
+	*qflag(s, which) = 0;
+	return (id);
+}
+
+/* ---------------------------------------------------------------- helpers */
+
+static int
+fail(struct engine *e, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (e->failed)
+		return (-1);
+	va_start(ap, fmt);
+	vsnprintf(e->err, sizeof(e->err), fmt, ap);
+	va_end(ap);
+	e->failed = 1;
+	e->up = 0;
+	/* Every live stream ends: its peer is gone with the link. */
+	for (uint32_t id = 0; id < e->conf.max_streams; id++) {
+		struct stream *s = &e->s[id];
+
+		if (s->state == S_FREE || s->state == S_DEAD)
+			continue;
+		if (!(s->flags & F_APP_CLOSED)) {
+			s->ev |= ENGINE_EV_RESET;
+			s->ev_reason = WIRE_REASON_RESET;
+		}
+		s->state = S_DEAD;
+		s->ev |= ENGINE_EV_RELEASED;
+		qpush(e, Q_EV, id);
+	}
+	return (-1);
+}
+
+static void
+event(struct engine *e, uint32_t id, uint32_t ev)
+{
+	struct stream *s = &e->s[id];
+
+	if ((s->flags & F_APP_CLOSED) && ev != ENGINE_EV_RELEASED)
+		return;
+	s->ev |= ev;
+	qpush(e, Q_EV, id);
+}
+
+static void
+ctrl(struct engine *e, uint32_t id, uint8_t c)
+{
+
+	e->s[id].ctrl |= c;
+	qpush(e, Q_CTRL, id);
+}
+
+static void
+peer_bit(struct engine *e, uint32_t peer_id, int set)
+{
+	uint8_t m = (uint8_t)(1u << (peer_id & 7));
+
+	if (set)
+		e->peer_ids[peer_id >> 3] |= m;
+	else
+		e->peer_ids[peer_id >> 3] &= (uint8_t)~m;
+}
+
+static int
+peer_bit_isset(const struct engine *e, uint32_t peer_id)
+{
+
+	return ((e->peer_ids[peer_id >> 3] >> (peer_id & 7)) & 1);
+}
+
+static uint32_t
+slot_alloc(struct engine *e)
+{
+	uint32_t id = e->free_head;
+	struct stream *s;
+
+	if (id == NIL)
+		return (NIL);
+	s = &e->s[id];
+	e->free_head = s->next_free;
+	memset(s, 0, sizeof(*s));
+	s->next_ctrl = s->next_tx = s->next_ev = s->next_free = NIL;
+	e->st.streams_active++;
+	return (id);
+}
+
+/*
+ * Return a slot to the free list.  It may still sit in the control, send
+ * or event queues; those skip free slots (the in_* flags keep it from
+ * being queued twice), so it is only reused once no queue holds it.
+ */
+static void
+slot_free(struct engine *e, uint32_t id)
+{
+	struct stream *s = &e->s[id];
+
+	if (s->flags & F_PEER_MAPPED)
+		peer_bit(e, s->peer_id, 0);
+	s->state = S_FREE;
+	s->flags = 0;
+	s->ctrl = 0;
+	e->st.streams_active--;
+	if (s->in_ctrl || s->in_tx || s->in_ev)
+		return;		/* queue_drop() puts it back when it leaves */
+	s->next_free = e->free_head;
+	e->free_head = id;
+}
+
+/* A free slot left its last queue: now it may be reused. */
+static void
+queue_drop(struct engine *e, uint32_t id)
+{
+	struct stream *s = &e->s[id];
+
+	if (s->state == S_FREE && !s->in_ctrl && !s->in_tx && !s->in_ev) {
+		s->next_free = e->free_head;
+		e->free_head = id;
+	}
+}
+
+/*
+ * Release the slot when both sides have said their last word and no WRITE
+ * still reads from our send ring.  The peer id stops being ours as soon as
+ * both terminal records are exchanged: the peer may reuse it from then on.
+ */
+static void
+maybe_release(struct engine *e, uint32_t id)
+{
+	struct stream *s = &e->s[id];
+
+	if (!(s->flags & F_TERM_SENT) || !(s->flags & F_TERM_RECV))
+		return;
+	if (s->flags & F_PEER_MAPPED) {
+		peer_bit(e, s->peer_id, 0);
+		s->flags &= (uint16_t)~F_PEER_MAPPED;
+	}
+	if (s->wr_out != 0 || s->state == S_DEAD)
+		return;
+	s->state = S_DEAD;
+	s->ctrl = 0;
+	s->ev |= ENGINE_EV_RELEASED;
+	qpush(e, Q_EV, id);
+}
+
+/* A live stream by our id, or NULL. */
+static struct stream *
+live(struct engine *e, uint32_t id)
+{
+
+	if (id >= e->conf.max_streams || e->s[id].state == S_FREE ||
+	    e->s[id].state == S_DEAD)
+		return (NULL);
+	return (&e->s[id]);
+}
+
+/* Can the stream put data on the wire now? */
+static int
+tx_ready(const struct stream *s)
+{
+
+	return (s->state == S_OPEN && !(s->flags & (F_TERM_SENT | F_RESET)) &&
+	    s->tx_app > s->tx_sent &&
+	    s->tx_sent - s->tx_peer < s->peer_rx.size);
+}
+
+/* Queue SHUTDOWN once every committed byte has been written. */
+static void
+check_shutdown(struct engine *e, uint32_t id)
+{
+	struct stream *s = &e->s[id];
+
+	if (s->state == S_OPEN && (s->flags & F_APP_SHUT) &&
+	    !(s->flags & (F_SHUT_SENT | F_TERM_SENT | F_RESET)) &&
+	    s->tx_sent == s->tx_app)
+		ctrl(e, id, C_SHUTDOWN);
+}
+
+/* Queue EOF once the peer shut down and every byte was consumed. */
+static void
+check_eof(struct engine *e, uint32_t id)
+{
+	struct stream *s = &e->s[id];
+
+	if ((s->flags & F_PEER_SHUT) && !(s->flags & F_EOF_DONE) &&
+	    !(s->flags & F_RESET) && s->rx_cons == s->rx_final) {
+		s->flags |= F_EOF_DONE;
+		event(e, id, ENGINE_EV_EOF);
+	}
+}
+
+/* ---------------------------------------------------------------- setup */
+
+/**
+ * engine_conf_check(conf):
+ * Return NULL if ${conf}'s sizes are usable, else a static message saying
+ * which one is not and why ("sq_size 2 is below the minimum 4").
+ */
+const char *
+engine_conf_check(const struct engine_conf *conf)
+{
+
+	if (conf->sq_size < ENGINE_SQ_MIN)
+		return ("sq_size is below the minimum 4");
+	if (conf->sq_size > 65536)
+		return ("sq_size is above the maximum 65536");
+	if (conf->rq_size < ENGINE_RQ_MIN)
+		return ("rq_size is below the minimum 4");
+	if (conf->rq_size > WIRE_CREDITS_MAX)
+		return ("rq_size is above the maximum 32768");
+	if (conf->max_streams < 1 || conf->max_streams > WIRE_STREAMS_MAX)
+		return ("max_streams must be from 1 to 16384");
+	if (conf->inline_size > WIRE_WRITE_MAX)
+		return ("inline_size is above the maximum 65536");
+	if (conf->ctrl_send == NULL)
+		return ("no control send buffer");
+	return (NULL);
+}
+
+/**
+ * engine_new(conf, errstr):
+ * Create an engine for one link.  On error return NULL and set ${errstr}
+ * to a static message.  All rq_size receive slots are ready to be taken
+ * (and must be posted before connecting or accepting).
+ */
+struct engine *
+engine_new(const struct engine_conf *conf, const char **errstr)
+{
+	struct engine *e;
+	uint32_t i;
+
+	if ((*errstr = engine_conf_check(conf)) != NULL)
+		return (NULL);
+	if ((e = calloc(1, sizeof(*e))) == NULL)
+		goto err0;
+	e->conf = *conf;
+	if ((e->s = calloc(conf->max_streams, sizeof(*e->s))) == NULL)
+		goto err1;
+	if ((e->repost = calloc(conf->rq_size, sizeof(uint32_t))) == NULL)
+		goto err2;
+	if ((e->wri = calloc(conf->sq_size, sizeof(*e->wri))) == NULL)
+		goto err3;
+	if ((e->refusals = calloc(WIRE_STREAMS_MAX, sizeof(uint32_t))) == NULL)
+		goto err4;
+	if ((e->peer_ids = calloc(WIRE_STREAMS_MAX / 8, 1)) == NULL)
+		goto err5;
+
+	/* Free list in id order, so ids are handed out low first. */
+	e->free_head = NIL;
+	for (i = conf->max_streams; i > 0; i--) {
+		e->s[i - 1].next_free = e->free_head;
+		e->s[i - 1].next_ctrl = e->s[i - 1].next_tx = NIL;
+		e->s[i - 1].next_ev = NIL;
+		e->free_head = i - 1;
+	}
+	e->q_ctrl.head = e->q_ctrl.tail = NIL;
+	e->q_tx.head = e->q_tx.tail = NIL;
+	e->q_ev.head = e->q_ev.tail = NIL;
+
+	/* Every receive slot is posted before the link comes up. */
+	for (i = 0; i < conf->rq_size; i++)
+		e->repost[i] = i;
+	e->repost_n = conf->rq_size;
+	e->msg_credit_threshold = conf->rq_size / 4 < 2 ? 2 : conf->rq_size / 4;
+
+	/*
+	 * Signal at least every sq_size/2 WRs, so a full send queue always
+	 * holds a signalled WR whose completion frees it.
+	 */
+	e->signal_every = conf->signal_every ? conf->signal_every :
+	    conf->sq_size / 4;
+	if (e->signal_every > conf->sq_size / 2)
+		e->signal_every = conf->sq_size / 2;
+	if (e->signal_every < 1)
+		e->signal_every = 1;
+	e->last_signaled = UINT64_MAX;
+	return (e);
+
+err5:
+	free(e->refusals);
+err4:
+	free(e->wri);
+err3:
+	free(e->repost);
+err2:
+	free(e->s);
+err1:
+	free(e);
+err0:
+	*errstr = "out of memory";
+	return (NULL);
+}
+
+/**
+ * engine_free(e):
+ * Free the engine.  engine_free(NULL) does nothing.
+ */
+void
+engine_free(struct engine *e)
+{
+
+	if (e == NULL)
+		return;
+	free(e->peer_ids);
+	free(e->refusals);
+	free(e->wri);
+	free(e->repost);
+	free(e->s);
+	free(e);
+}
+
+/**
+ * engine_hello(e, h):
+ * Fill ${h} with this side's connect private data, except the nonce,
+ * which the caller chooses.
+ */
+void
+engine_hello(struct engine *e, struct wire_hello *h)
+{
+
+	h->version = WIRE_VERSION;
+	h->flags = 0;
+	h->credits = (uint16_t)e->conf.rq_size;
+}
+
+/**
+ * engine_connected(e, peer):
+ * The link is established and the peer sent hello ${peer} (decoded and
+ * validated by wire_hello_decode).  Work may flow from now on.
+ */
+void
+engine_connected(struct engine *e, const struct wire_hello *peer)
+{
+
+	if (e->failed)
+		return;
+	e->peer_rq = peer->credits;
+	e->peer_posted = peer->credits;
+	e->up = 1;
+}
+
+/**
+ * engine_fail(e, why):
+ * The transport failed (a completion error, a disconnect); end the link
+ * with ${why} as the error.  Does nothing if the link already failed.
+ */
+void
+engine_fail(struct engine *e, const char *why)
+{
+
+	fail(e, "%s", why);
+}
+
+/**
+ * engine_error(e):
+ * Why the link ended, or NULL while it is healthy.
+ */
+const char *
+engine_error(const struct engine *e)
+{
+
+	return (e->failed ? e->err : NULL);
+}
+
+/* ---------------------------------------------------------------- input */
+
+/* Our receive slot ${slot} completed: count it and queue it for reposting. */
+static int
+recv_slot(struct engine *e, uint32_t slot)
+{
+
+	if (e->failed)
+		return (-1);
+	if (slot >= e->conf.rq_size)
+		return (fail(e, "completion for unknown receive slot %u",
+		    (unsigned)slot));
+	if (e->recv_done >= e->recv_posted)
+		return (fail(e, "more receives completed than were posted"));
+	e->recv_done++;
+	e->st.recvs++;
+	e->repost[(e->repost_head + e->repost_n) % e->conf.rq_size] = slot;
+	e->repost_n++;
+	return (0);
+}
+
+/**
+ * engine_on_recv_imm(e, slot, imm, len):
+ * An RDMA WRITE WITH IMMEDIATE of ${len} bytes, immediate ${imm} (host
+ * order), completed receive slot ${slot}.  Returns 0 or -1 as above.
+ */
+int
+engine_on_recv_imm(struct engine *e, uint32_t slot, uint32_t imm,
+    uint32_t len)
+{
+	uint32_t id, n;
+	uint64_t room;
+	struct stream *s;
+
+	if (recv_slot(e, slot))
+		return (-1);
+	if (!e->up)
+		return (fail(e, "protocol violation: data before the link "
+		    "was up"));
+	if (wire_imm_decode(imm, &id, &n) != WIRE_OK)
+		return (fail(e, "protocol violation: immediate 0x%08x has an "
+		    "unknown operation", (unsigned)imm));
+	if (n != len)
+		return (fail(e, "protocol violation: immediate says %u bytes "
+		    "but %u were written", (unsigned)n, (unsigned)len));
+	if ((s = live(e, id)) == NULL || s->state != S_OPEN)
+		return (fail(e, "protocol violation: data for stream %u, "
+		    "which is not open", (unsigned)id));
+	if (s->flags & (F_PEER_SHUT | F_TERM_RECV))
+		return (fail(e, "protocol violation: data for stream %u after "
+		    "its shutdown", (unsigned)id));
+	room = ring_free(s->rx.size, s->rx_tail, s->rx_cons);
+	if (n > room)
+		return (fail(e, "protocol violation: %u bytes for stream %u "
+		    "exceed its free ring space %llu", (unsigned)n,
+		    (unsigned)id, (unsigned long long)room));
+	s->rx_tail += n;
+	e->st.bytes_rx += n;
+	if (s->flags & F_RESET) {
+		/* We reset it; the peer had not heard yet.  Drop. */
+		s->rx_cons = s->rx_tail;
+		return (0);
+	}
+	event(e, id, ENGINE_EV_READABLE);
+	return (0);
+}
+
+static int
+rec_open(struct engine *e, const struct wire_rec *r)
+{
+	uint32_t id;
+	struct stream *s;
+
+	if (peer_bit_isset(e, r->stream))
+		return (fail(e, "protocol violation: OPEN for peer stream %u, "
+		    "which is already open", (unsigned)r->stream));
+	if (e->goaway_sent || (id = slot_alloc(e)) == NIL) {
+		if (e->ref_n >= WIRE_STREAMS_MAX)
+			return (fail(e, "protocol violation: too many opens"));
+		e->refusals[(e->ref_head + e->ref_n) % WIRE_STREAMS_MAX] =
+		    r->stream << 16 | (e->goaway_sent ?
+		    WIRE_REASON_SHUTTING_DOWN : WIRE_REASON_LIMIT);
+		e->ref_n++;
+		peer_bit(e, r->stream, 1);
+		e->st.streams_refused++;
+		return (0);
+	}
+	s = &e->s[id];
+	s->state = S_INCOMING;
+	s->peer_id = r->stream;
+	s->peer_rx = r->ring;
+	s->flags |= F_PEER_MAPPED;
+	peer_bit(e, r->stream, 1);
+	memcpy(s->name, r->name, sizeof(s->name));
+	event(e, id, ENGINE_EV_INCOMING);
+	return (0);
+}
+
+static int
+rec_stream(struct engine *e, const struct wire_rec *r)
+{
+	struct stream *s = live(e, r->stream);
+	uint32_t id = r->stream;
+	const char *what = "?";
+
+	if (s == NULL || s->state == S_INCOMING)
+		goto bad;
+
+	switch (r->type) {
+	case WIRE_OPEN_OK:
+		what = "OPEN_OK";
+		if (s->state != S_OPENING || peer_bit_isset(e, r->peer_stream))
+			goto bad;
+		s->state = S_OPEN;
+		s->peer_id = r->peer_stream;
+		s->peer_rx = r->ring;
+		s->flags |= F_PEER_MAPPED;
+		peer_bit(e, r->peer_stream, 1);
+		if (s->flags & F_ABORT) {
+			s->flags |= F_RESET;
+			s->tx_app = s->tx_sent;
+			ctrl(e, id, C_RESET);
+			return (0);
+		}
+		event(e, id, ENGINE_EV_OPENED);
+		if (tx_ready(s))
+			qpush(e, Q_TX, id);
+		check_shutdown(e, id);
+		return (0);
+
+	case WIRE_REFUSE:
+		what = "REFUSE";
+		if (s->state != S_OPENING)
+			goto bad;
+		s->ev_reason = r->reason;
+		event(e, id, ENGINE_EV_REFUSED);
+		s->flags |= F_TERM_SENT | F_TERM_RECV;
+		maybe_release(e, id);
+		return (0);
+
+	case WIRE_CREDIT:
+		what = "CREDIT";
+		if (s->state != S_OPEN || (s->flags & F_TERM_RECV))
+			goto bad;
+		if (r->cursor > s->tx_sent)
+			return (fail(e, "protocol violation: CREDIT for stream "
+			    "%u up to %llu, beyond the %llu bytes sent",
+			    (unsigned)id, (unsigned long long)r->cursor,
+			    (unsigned long long)s->tx_sent));
+		if (r->cursor <= s->tx_peer)
+			return (0);	/* old news: cursors are absolute */
+		s->tx_peer = r->cursor;
+		if (tx_ready(s))
+			qpush(e, Q_TX, id);
+		return (0);
+
+	case WIRE_SHUTDOWN:
+		what = "SHUTDOWN";
+		if (s->state != S_OPEN ||
+		    (s->flags & (F_PEER_SHUT | F_TERM_RECV)))
+			goto bad;
+		if (r->cursor != s->rx_tail)
+			return (fail(e, "protocol violation: SHUTDOWN for "
+			    "stream %u at %llu, but %llu bytes arrived",
+			    (unsigned)id, (unsigned long long)r->cursor,
+			    (unsigned long long)s->rx_tail));
+		s->flags |= F_PEER_SHUT;
+		s->rx_final = r->cursor;
+		check_eof(e, id);
+		return (0);
+
+	case WIRE_CLOSE:
+		what = "CLOSE";
+		if (s->state != S_OPEN || (s->flags & F_TERM_RECV))
+			goto bad;
+		/* Graceful only after both shutdowns, or as our reset's answer. */
+		if (!(s->flags & F_TERM_SENT && s->flags & F_RESET) &&
+		    !((s->flags & F_PEER_SHUT) && (s->flags & F_SHUT_SENT)))
+			goto bad;
+		s->flags |= F_TERM_RECV;
+		maybe_release(e, id);
+		return (0);
+
+	case WIRE_RESET:
+		what = "RESET";
+		if (s->state != S_OPEN || (s->flags & F_TERM_RECV))
+			goto bad;
+		s->flags |= F_TERM_RECV;
+		if (!(s->flags & F_RESET)) {
+			s->flags |= F_RESET;
+			s->ev_reason = r->reason;
+			s->tx_app = s->tx_sent;
+			s->rx_cons = s->rx_tail;
+			e->st.streams_reset++;
+			event(e, id, ENGINE_EV_RESET);
+		}
+		if (!(s->flags & F_TERM_SENT)) {
+			s->ctrl &= (uint8_t)~(C_CREDIT | C_SHUTDOWN);
+			ctrl(e, id, C_CLOSE);
+		}
+		maybe_release(e, id);
+		return (0);
+	}
+bad:
+	return (fail(e, "protocol violation: %s for stream %u in a state "
+	    "that does not allow it", what, (unsigned)id));
+}
+
+static int
+rec_msg_credit(struct engine *e, uint64_t posted)
+{
+
+	/* The peer cannot have more receives out than its queue holds. */
+	if (posted > e->msgs_sent + e->peer_rq)
+		return (fail(e, "protocol violation: message credit %llu is "
+		    "beyond the peer's receive queue (%llu sent, queue %u)",
+		    (unsigned long long)posted,
+		    (unsigned long long)e->msgs_sent, (unsigned)e->peer_rq));
+	if (posted > e->peer_posted)
+		e->peer_posted = posted;
+	return (0);
+}
+
+/**
+ * engine_on_recv(e, slot, buf, len):
+ * A SEND of ${len} bytes arrived in receive slot ${slot}, whose bytes are
+ * at ${buf}.  Returns 0, or -1 if it ended the link (see engine_error).
+ */
+int
+engine_on_recv(struct engine *e, uint32_t slot, const uint8_t *buf,
+    uint32_t len)
+{
+	struct wire_rec r;
+	size_t off = 0, used;
+	int err;
+
+	if (recv_slot(e, slot))
+		return (-1);
+	if (!e->up)
+		return (fail(e, "protocol violation: message before the link "
+		    "was up"));
+	if (len == 0)
+		return (fail(e, "protocol violation: %s",
+		    wire_strerror(WIRE_EEMPTY)));
+	if (len > WIRE_MSG_SIZE)
+		return (fail(e, "protocol violation: message of %u bytes "
+		    "exceeds %u", (unsigned)len, WIRE_MSG_SIZE));
+	while (off < len) {
+		if ((err = wire_rec_decode(buf + off, len - off, &r, &used)))
+			return (fail(e, "protocol violation: bad control "
+			    "record at offset %zu: %s", off,
+			    wire_strerror(err)));
+		off += used;
+		switch (r.type) {
+		case WIRE_MSG_CREDIT:
+			err = rec_msg_credit(e, r.cursor);
+			break;
+		case WIRE_OPEN:
+			err = rec_open(e, &r);
+			break;
+		case WIRE_KEEPALIVE:
+			err = 0;
+			break;
+		case WIRE_GOAWAY:
+			e->peer_goaway = 1;
+			err = 0;
+			break;
+		default:
+			err = rec_stream(e, &r);
+			break;
+		}
+		if (err)
+			return (-1);
+	}
+	return (0);
+}
+
+/**
+ * engine_on_send_done(e, wr_id):
+ * The signalled work request ${wr_id} completed successfully, and so did
+ * every one posted before it.  Returns 0 or -1 as above.
+ */
+int
+engine_on_send_done(struct engine *e, uint64_t wr_id)
+{
+	struct wrinfo *w;
+	struct stream *s;
+
+	if (e->failed)
+		return (-1);
+	if (wr_id < e->seq_done || wr_id >= e->seq)
+		return (fail(e, "completion for unknown work request %llu",
+		    (unsigned long long)wr_id));
+	for (; e->seq_done <= wr_id; e->seq_done++) {
+		w = &e->wri[e->seq_done % e->conf.sq_size];
+		if (w->stream == NIL)
+			continue;
+		s = &e->s[w->stream];
+		s->tx_done = w->end;
+		s->wr_out--;
+		if (s->flags & F_WANT_WR) {
+			s->flags &= (uint16_t)~F_WANT_WR;
+			event(e, w->stream, ENGINE_EV_WRITABLE);
+		}
+		if (s->wr_out == 0)
+			maybe_release(e, w->stream);
+	}
+	return (0);
+}
+
+/* ---------------------------------------------------------------- output */
+
+/**
+ * engine_take_recvs(e, slots, max):
+ * Store up to ${max} receive slot numbers to post into ${slots}; return
+ * how many.
+ */
+int
+engine_take_recvs(struct engine *e, uint32_t *slots, int max)
+{
+	int n = 0;
+
+	if (e->failed)
+		return (0);
+	while (n < max && e->repost_n > 0) {
+		slots[n++] = e->repost[e->repost_head];
+		e->repost_head = (e->repost_head + 1) % e->conf.rq_size;
+		e->repost_n--;
+		e->recv_posted++;
+	}
+	return (n);
+}
+
+static uint64_t
+msg_avail(const struct engine *e)
+{
+
+	return (e->peer_posted - e->msgs_sent);
+}
+
+static int
+ctrl_pending(const struct engine *e)
+{
+
+	return (e->q_ctrl.head != NIL || e->ref_n > 0 || e->want_keepalive ||
+	    (e->want_goaway && !e->goaway_sent) ||
+	    e->recv_posted - e->recv_reported >= e->msg_credit_threshold);
+}
+
+/* Room kept at the end of every SEND for a MSG_CREDIT record. */
+#define MSG_CREDIT_ROOM	10
+
+static int
+put(uint8_t *buf, size_t *len, const struct wire_rec *r)
+{
+	size_t cap = WIRE_MSG_SIZE - MSG_CREDIT_ROOM;
+	size_t n;
+
+	if (r->type == WIRE_MSG_CREDIT)
+		cap = WIRE_MSG_SIZE;
+	n = *len < cap ? wire_rec_encode(buf + *len, cap - *len, r) : 0;
+
+	*len += n;
+	return (n != 0);
+}
+
+/*
+ * Encode the records stream ${id} has pending, in protocol order, as far
+ * as they fit.  Returns 1 if all were encoded.
+ */
+static int
+encode_stream(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
+{
+	struct stream *s = &e->s[id];
+	struct wire_rec r;
+
+	if (s->state == S_FREE)
+		return (1);
+	memset(&r, 0, sizeof(r));
+	if (s->ctrl & C_OPEN) {
+		r.type = WIRE_OPEN;
+		r.stream = id;
+		r.ring.addr = s->rx.addr;
+		r.ring.rkey = s->rx.key;
+		r.ring.size = s->rx.size;
+		r.name_len = (uint8_t)strlen(s->name);
+		memcpy(r.name, s->name, r.name_len);
+		if (!put(buf, len, &r))
+			return (0);
+		s->ctrl &= (uint8_t)~C_OPEN;
+	}
+	if (s->ctrl & C_OPEN_OK) {
+		r.type = WIRE_OPEN_OK;
+		r.stream = s->peer_id;
+		r.peer_stream = id;
+		r.ring.addr = s->rx.addr;
+		r.ring.rkey = s->rx.key;
+		r.ring.size = s->rx.size;
+		if (!put(buf, len, &r))
+			return (0);
+		s->ctrl &= (uint8_t)~C_OPEN_OK;
+	}
+	if (s->ctrl & C_CREDIT) {
+		r.type = WIRE_CREDIT;
+		r.stream = s->peer_id;
+		r.cursor = s->rx_cons;
+		if (!put(buf, len, &r))
+			return (0);
+		s->rx_rep = s->rx_cons;
+		s->ctrl &= (uint8_t)~C_CREDIT;
+		e->st.credit_updates++;
+	}
+	if (s->ctrl & C_SHUTDOWN) {
+		r.type = WIRE_SHUTDOWN;
+		r.stream = s->peer_id;
+		r.cursor = s->tx_sent;
+		if (!put(buf, len, &r))
+			return (0);
+		s->flags |= F_SHUT_SENT;
+		s->ctrl &= (uint8_t)~C_SHUTDOWN;
+	}
+	if (s->ctrl & (C_RESET | C_CLOSE)) {
+		/* CLOSE waits for our SHUTDOWN (a graceful close implies it). */
+		if ((s->ctrl & C_CLOSE) && !(s->flags & (F_SHUT_SENT | F_RESET)))
+			return (1);
+		r.type = (s->ctrl & C_RESET) ? WIRE_RESET : WIRE_CLOSE;
+		r.stream = s->peer_id;
+		r.reason = s->reason;
+		if (!put(buf, len, &r))
+			return (0);
+		s->flags |= F_TERM_SENT;
+		s->ctrl &= (uint8_t)~(C_RESET | C_CLOSE);
+		maybe_release(e, id);
+	}
+	return (1);
+}
+
+/* Build one SEND of control records into the slot for sequence ${seq}. */
+static size_t
+build_send(struct engine *e, uint64_t seq)
+{
+	uint8_t *buf = e->conf.ctrl_send +
+	    (size_t)(seq % e->conf.sq_size) * WIRE_MSG_SIZE;
+	size_t len = 0;
+	struct wire_rec r;
+	uint32_t id, v;
+
+	memset(&r, 0, sizeof(r));
+	if (e->want_goaway && !e->goaway_sent) {
+		r.type = WIRE_GOAWAY;
+		r.reason = e->goaway_reason;
+		if (put(buf, &len, &r))
+			e->goaway_sent = 1;
+	}
+	while (e->ref_n > 0) {
+		v = e->refusals[e->ref_head];
+		r.type = WIRE_REFUSE;
+		r.stream = v >> 16;
+		r.reason = (uint16_t)v;
+		if (!put(buf, &len, &r))
+			break;
+		peer_bit(e, r.stream, 0);
+		e->ref_head = (e->ref_head + 1) % WIRE_STREAMS_MAX;
+		e->ref_n--;
+	}
+	while ((id = e->q_ctrl.head) != NIL) {
+		if (!encode_stream(e, id, buf, &len))
+			break;
+		qpop(e, Q_CTRL);
+		queue_drop(e, id);
+	}
+	/*
+	 * Report our receives whenever the threshold is reached, and always
+	 * when this SEND takes the peer's last message credit: a message
+	 * that empties our credit must refill the peer's, or both sides
+	 * could end up waiting for each other.
+	 */
+	if (e->recv_posted - e->recv_reported >= e->msg_credit_threshold ||
+	    (len > 0 && msg_avail(e) <= 1)) {
+		r.type = WIRE_MSG_CREDIT;
+		r.cursor = e->recv_posted;
+		put(buf, &len, &r);
+		e->recv_reported = e->recv_posted;
+		e->st.msg_credit_updates++;
+	}
+	if (len == 0 && e->want_keepalive) {
+		r.type = WIRE_KEEPALIVE;
+		put(buf, &len, &r);
+	}
+	/* Any SEND proves the link alive as well as a KEEPALIVE would. */
+	if (len > 0)
+		e->want_keepalive = 0;
+	return (len);
+}
+
+static void
+emit(struct engine *e, struct engine_wr *w, uint32_t stream, uint64_t end)
+{
+	struct wrinfo *wi = &e->wri[e->seq % e->conf.sq_size];
+
+	w->wr_id = e->seq;
+	w->inlined = w->len <= e->conf.inline_size;
+	w->signaled = 0;
+	if (e->last_signaled == UINT64_MAX ||
+	    e->seq - e->last_signaled >= e->signal_every) {
+		w->signaled = 1;
+		e->last_signaled = e->seq;
+		e->st.signaled++;
+	}
+	wi->stream = stream;
+	wi->end = end;
+	e->seq++;
+	e->msgs_sent++;
+}
+
+/* Emit one WRITE WITH IMM for stream ${id}; 0 if it could not. */
+static int
+take_write(struct engine *e, uint32_t id, struct engine_wr *w)
+{
+	struct stream *s = &e->s[id];
+	uint64_t n, cur = s->tx_sent;
+
+	n = s->tx_app - cur;
+	if (n > s->peer_rx.size - (cur - s->tx_peer))
+		n = s->peer_rx.size - (cur - s->tx_peer);
+	if (n > WIRE_WRITE_MAX)
+		n = WIRE_WRITE_MAX;
+	/* Both rings are powers of two: the smaller one's wrap is the cut. */
+	n = ring_contig(s->tx.size, cur, n);
+	n = ring_contig(s->peer_rx.size, cur, n);
+	if (n == 0)
+		return (0);
+	memset(w, 0, sizeof(*w));
+	w->op = ENGINE_WR_WRITE_IMM;
+	w->len = (uint32_t)n;
+	w->local_addr = s->tx.addr + ring_off(s->tx.size, cur);
+	w->lkey = s->tx.key;
+	w->remote_addr = s->peer_rx.addr + ring_off(s->peer_rx.size, cur);
+	w->rkey = s->peer_rx.rkey;
+	w->imm = wire_imm_encode(s->peer_id, (uint32_t)n);
+	s->tx_sent += n;
+	s->wr_out++;
+	emit(e, w, id, s->tx_sent);
+	e->st.writes++;
+	e->st.bytes_tx += n;
+	return (1);
+}
+
+/**
+ * engine_take_wrs(e, wrs, max):
+ * Store up to ${max} work requests to post, in order, into ${wrs}; return
+ * how many.  Call again while it returns ${max}.
+ */
+int
+engine_take_wrs(struct engine *e, struct engine_wr *wrs, int max)
+{
+	struct engine_wr *w;
+	struct stream *s;
+	uint32_t id;
+	size_t len;
+	int n = 0;
+
+	if (!e->up || e->failed)
+		return (0);
+	while (n < max) {
+		if (e->seq - e->seq_done >= e->conf.sq_size) {
+			e->st.stall_sq++;
+			break;
+		}
+		w = &wrs[n];
+		if (ctrl_pending(e)) {
+			if (msg_avail(e) == 0) {
+				e->st.stall_msg++;
+				break;
+			}
+			len = build_send(e, e->seq);
+			if (len > 0) {
+				memset(w, 0, sizeof(*w));
+				w->op = ENGINE_WR_SEND;
+				w->len = (uint32_t)len;
+				w->local_addr = e->conf.ctrl_send_addr +
+				    (e->seq % e->conf.sq_size) * WIRE_MSG_SIZE;
+				w->lkey = e->conf.ctrl_send_lkey;
+				emit(e, w, NIL, 0);
+				e->st.sends++;
+				n++;
+				continue;
+			}
+		}
+		if ((id = e->q_tx.head) == NIL)
+			break;
+		/* Data leaves the last credit for a credit-bearing SEND. */
+		if (msg_avail(e) < 2) {
+			e->st.stall_msg++;
+			break;
+		}
+		s = &e->s[id];
+		if (!tx_ready(s)) {
+			if (s->state == S_OPEN && s->tx_app > s->tx_sent)
+				e->st.stall_ring++;
+			qpop(e, Q_TX);
+			queue_drop(e, id);
+			continue;
+		}
+		if (take_write(e, id, w))
+			n++;
+		/* Round robin: one write per stream per turn. */
+		qpop(e, Q_TX);
+		if (tx_ready(s))
+			qpush(e, Q_TX, id);
+		else if (s->tx_app > s->tx_sent)
+			e->st.stall_ring++;
+		check_shutdown(e, id);
+	}
+	/*
+	 * Ask for a completion on the last WR handed out: if nothing follows
+	 * it, the send ring space it holds must still come back.
+	 */
+	if (n > 0 && !wrs[n - 1].signaled) {
+		wrs[n - 1].signaled = 1;
+		e->last_signaled = wrs[n - 1].wr_id;
+		e->st.signaled++;
+	}
+	return (n);
+}
+
+/**
+ * engine_next_event(e, ev):
+ * Store the next stream event into ${ev} and return 1, or return 0 if
+ * there is none.
+ */
+int
+engine_next_event(struct engine *e, struct engine_event *ev)
+{
+	struct stream *s;
+	uint32_t id;
+
+	while ((id = qpop(e, Q_EV)) != NIL) {
+		s = &e->s[id];
+		if (s->ev == 0) {
+			queue_drop(e, id);
+			continue;
+		}
+		ev->stream = id;
+		ev->flags = s->ev;
+		ev->reason = s->ev_reason;
+		ev->user = s->user;
+		s->ev = 0;
+		/* Popped from the event queue: slot_free may reuse it. */
+		if ((ev->flags & ENGINE_EV_RELEASED) && s->state != S_FREE)
+			slot_free(e, id);
+		return (1);
+	}
+	return (0);
+}
+
+/* ---------------------------------------------------------------- streams */
+
+static int
+rings_ok(const struct engine_ring *tx, const struct engine_ring *rx)
+{
+
+	return (tx != NULL && rx != NULL && ring_size_check(tx->size) == NULL &&
+	    ring_size_check(rx->size) == NULL);
+}
+
+static int
+name_ok(const char *name)
+{
+	size_t n;
+
+	if (name == NULL || (n = strlen(name)) < 1 || n > WIRE_NAME_MAX)
+		return (0);
+	return (strspn(name, "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == n);
+}
+
+/**
+ * engine_open(e, tunnel, tx, rx, user):
+ * Open a stream on tunnel ${tunnel} with send ring ${tx} and receive
+ * ring ${rx} (power-of-two sizes, see ring_size_check); ${user} comes
+ * back in its events.  Returns the stream id, or ENGINE_EINVAL,
+ * ENGINE_ELIMIT or ENGINE_EDOWN.  Bytes may be committed to the send ring
+ * at once; they flow after the OPENED event.
+ */
+int
+engine_open(struct engine *e, const char *tunnel,
+    const struct engine_ring *tx, const struct engine_ring *rx, void *user)
+{
+	uint32_t id;
+	struct stream *s;
+
+	if (!rings_ok(tx, rx) || !name_ok(tunnel))
+		return (ENGINE_EINVAL);
+	if (!e->up || e->failed || e->peer_goaway || e->want_goaway)
+		return (ENGINE_EDOWN);
+	if ((id = slot_alloc(e)) == NIL)
+		return (ENGINE_ELIMIT);
+	s = &e->s[id];
+	s->state = S_OPENING;
+	s->tx = *tx;
+	s->rx = *rx;
+	s->user = user;
+	s->flags = F_HAS_RINGS;
+	strcpy(s->name, tunnel);
+	ctrl(e, id, C_OPEN);
+	e->st.streams_opened++;
+	return ((int)id);
+}
+
+/**
+ * engine_tunnel(e, id):
+ * The tunnel name of stream ${id} (for an INCOMING stream, what the peer
+ * asked for), or NULL if ${id} is not a live stream.
+ */
+const char *
+engine_tunnel(const struct engine *e, uint32_t id)
+{
+
+	if (id >= e->conf.max_streams || e->s[id].state == S_FREE ||
+	    e->s[id].state == S_DEAD)
+		return (NULL);
+	return (e->s[id].name);
+}
+
+/**
+ * engine_accept(e, id, tx, rx, user):
+ * Accept INCOMING stream ${id} with these rings.  Returns 0 or
+ * ENGINE_EINVAL.
+ */
+int
+engine_accept(struct engine *e, uint32_t id, const struct engine_ring *tx,
+    const struct engine_ring *rx, void *user)
+{
+	struct stream *s = live(e, id);
+
+	if (s == NULL || s->state != S_INCOMING || !rings_ok(tx, rx))
+		return (ENGINE_EINVAL);
+	if (e->failed)
+		return (ENGINE_EDOWN);
+	s->state = S_OPEN;
+	s->tx = *tx;
+	s->rx = *rx;
+	s->user = user;
+	s->flags |= F_HAS_RINGS;
+	ctrl(e, id, C_OPEN_OK);
+	e->st.streams_accepted++;
+	return (0);
+}
+
+/**
+ * engine_refuse(e, id, reason):
+ * Refuse INCOMING stream ${id}; the id is gone when this returns.
+ */
+int
+engine_refuse(struct engine *e, uint32_t id, uint16_t reason)
+{
+	struct stream *s = live(e, id);
+
+	if (s == NULL || s->state != S_INCOMING)
+		return (ENGINE_EINVAL);
+	if (e->failed)
+		return (ENGINE_EDOWN);
+	/* The refusal queue keeps the peer id reserved until it is sent. */
+	e->refusals[(e->ref_head + e->ref_n) % WIRE_STREAMS_MAX] =
+	    s->peer_id << 16 | reason;
+	e->ref_n++;
+	s->flags &= (uint16_t)~F_PEER_MAPPED;
+	s->ev = 0;
+	e->st.streams_refused++;
+	slot_free(e, id);
+	return (0);
+}
+
+/* A stream the application may still act on. */
+static struct stream *
+app_stream(struct engine *e, uint32_t id)
+{
+	struct stream *s = live(e, id);
+
+	if (s == NULL || (s->flags & F_APP_CLOSED) || s->state == S_INCOMING)
+		return (NULL);
+	return (s);
+}
+
+/*
+ * Closing a stream that already ended (its RELEASED event is on the way)
+ * is not an error: the application may not have seen the event yet.
+ */
+static int
+dead_close(struct engine *e, uint32_t id)
+{
+	struct stream *s;
+
+	if (id >= e->conf.max_streams || e->s[id].state != S_DEAD)
+		return (0);
+	s = &e->s[id];
+	s->flags |= F_APP_CLOSED;
+	s->ev &= ENGINE_EV_RELEASED;
+	return (1);
+}
+
+/**
+ * engine_tx_space(e, id, off):
+ * Contiguous free bytes in stream ${id}'s send ring, starting at offset
+ * ${*off}.  Zero when the ring is full (a WRITABLE event follows when space
+ * frees up) or the stream can no longer send.
+ */
+uint32_t
+engine_tx_space(struct engine *e, uint32_t id, uint32_t *off)
+{
+	struct stream *s = app_stream(e, id);
+	uint64_t n;
+
+	*off = 0;
+	if (s == NULL || (s->flags & (F_APP_SHUT | F_RESET | F_TERM_SENT)))
+		return (0);
+	*off = ring_off(s->tx.size, s->tx_app);
+	n = ring_contig(s->tx.size, s->tx_app,
+	    ring_free(s->tx.size, s->tx_app, s->tx_done));
+	if (n == 0)
+		s->flags |= F_WANT_WR;
+	return ((uint32_t)n);
+}
+
+/**
+ * engine_tx_commit(e, id, n):
+ * The application put ${n} bytes into the space engine_tx_space gave.
+ */
+int
+engine_tx_commit(struct engine *e, uint32_t id, uint32_t n)
+{
+	struct stream *s = app_stream(e, id);
+
+	if (s == NULL || (s->flags & (F_APP_SHUT | F_RESET | F_TERM_SENT)) ||
+	    n > ring_contig(s->tx.size, s->tx_app,
+	    ring_free(s->tx.size, s->tx_app, s->tx_done)))
+		return (ENGINE_EINVAL);
+	s->tx_app += n;
+	if (tx_ready(s))
+		qpush(e, Q_TX, id);
+	return (0);
+}
+
+/**
+ * engine_rx_data(e, id, off):
+ * Contiguous readable bytes in stream ${id}'s receive ring, starting at
+ * offset ${*off}.
+ */
+uint32_t
+engine_rx_data(struct engine *e, uint32_t id, uint32_t *off)
+{
+	struct stream *s = app_stream(e, id);
+
+	*off = 0;
+	if (s == NULL || (s->flags & F_RESET))
+		return (0);
+	*off = ring_off(s->rx.size, s->rx_cons);
+	return ((uint32_t)ring_contig(s->rx.size, s->rx_cons,
+	    ring_used(s->rx_tail, s->rx_cons)));
+}
+
+/**
+ * engine_rx_consume(e, id, n):
+ * The application took ${n} bytes of what engine_rx_data gave.
+ */
+int
+engine_rx_consume(struct engine *e, uint32_t id, uint32_t n)
+{
+	struct stream *s = app_stream(e, id);
+
+	if (s == NULL || (s->flags & F_RESET) ||
+	    n > ring_contig(s->rx.size, s->rx_cons,
+	    ring_used(s->rx_tail, s->rx_cons)))
+		return (ENGINE_EINVAL);
+	s->rx_cons += n;
+	/*
+	 * Return credit once a quarter of the ring was consumed; a sender
+	 * stalls only on a full ring, and a fully read full ring always
+	 * crosses this, so coalescing never deadlocks.
+	 */
+	if (!(s->flags & (F_PEER_SHUT | F_TERM_SENT)) &&
+	    s->rx_cons - s->rx_rep >= s->rx.size / 4)
+		ctrl(e, id, C_CREDIT);
+	check_eof(e, id);
+	return (0);
+}
+
+/**
+ * engine_shutdown(e, id):
+ * No more bytes will be committed; the peer sees end-of-stream after the
+ * last one.  The other direction keeps flowing.
+ */
+int
+engine_shutdown(struct engine *e, uint32_t id)
+{
+	struct stream *s = app_stream(e, id);
+
+	if (s == NULL)
+		return (ENGINE_EINVAL);
+	s->flags |= F_APP_SHUT;
+	check_shutdown(e, id);
+	return (0);
+}
+
+/**
+ * engine_reset(e, id, reason):
+ * Abort stream ${id}: unsent bytes are dropped and the peer sees RESET
+ * with ${reason}.  No events but RELEASED follow.
+ */
+int
+engine_reset(struct engine *e, uint32_t id, uint16_t reason)
+{
+	struct stream *s = live(e, id);
+
+	if (dead_close(e, id))
+		return (0);
+	if (s == NULL || (s->flags & F_APP_CLOSED))
+		return (ENGINE_EINVAL);
+	if (s->state == S_INCOMING)
+		return (engine_refuse(e, id, reason));
+	s->flags |= F_APP_CLOSED;
+	s->ev &= ENGINE_EV_RELEASED;
+	if (e->failed)
+		return (0);
+	if (s->state == S_OPENING) {
+		/* The peer does not know our id's partner yet: wait for it. */
+		s->flags |= F_ABORT;
+		return (0);
+	}
+	if (s->flags & (F_RESET | F_TERM_SENT))
+		return (0);	/* already ending */
+	s->flags |= F_RESET;
+	s->reason = reason;
+	s->tx_app = s->tx_sent;
+	s->rx_cons = s->rx_tail;
+	s->ctrl &= (uint8_t)~(C_CREDIT | C_SHUTDOWN | C_CLOSE);
+	e->st.streams_reset++;
+	if (!(s->flags & F_TERM_SENT))
+		ctrl(e, id, C_RESET);
+	return (0);
+}
+
+/**
+ * engine_close(e, id):
+ * The application is done with stream ${id}.  If the peer's end-of-stream
+ * was delivered, this is a graceful close (implying engine_shutdown: bytes
+ * already committed are still delivered); otherwise it is a reset.  No
+ * events but RELEASED follow.
+ */
+int
+engine_close(struct engine *e, uint32_t id)
+{
+	struct stream *s = live(e, id);
+
+	if (dead_close(e, id))
+		return (0);
+	if (s == NULL || (s->flags & F_APP_CLOSED))
+		return (ENGINE_EINVAL);
+	if (s->state != S_OPEN || !(s->flags & F_EOF_DONE) ||
+	    (s->flags & F_RESET))
+		return (engine_reset(e, id, WIRE_REASON_RESET));
+	s->flags |= F_APP_CLOSED | F_APP_SHUT;
+	s->ev &= ENGINE_EV_RELEASED;
+	if (e->failed)
+		return (0);
+	check_shutdown(e, id);
+	ctrl(e, id, C_CLOSE);
+	return (0);
+}
+
+/**
+ * engine_keepalive(e):
+ * Send a KEEPALIVE soon, unless another SEND goes out first.
+ */
+void
+engine_keepalive(struct engine *e)
+{
+
+	e->want_keepalive = 1;
+}
+
+/**
+ * engine_goaway(e, reason):
+ * Tell the peer this side opens and accepts no new streams.
+ */
+void
+engine_goaway(struct engine *e, uint16_t reason)
+{
+
+	e->want_goaway = 1;
+	e->goaway_reason = reason;
+}
+
+/**
+ * engine_peer_goaway(e):
+ * True once the peer said GOAWAY (new opens fail with ENGINE_EDOWN).
+ */
+int
+engine_peer_goaway(const struct engine *e)
+{
+
+	return (e->peer_goaway);
+}
+
+/**
+ * engine_idle(e):
+ * True when nothing is queued to send and no work request is outstanding.
+ */
+int
+engine_idle(const struct engine *e)
+{
+
+	return (e->seq == e->seq_done && !ctrl_pending(e) &&
+	    e->q_tx.head == NIL);
+}
+
+/**
+ * engine_stats(e, st):
+ * Copy the link's counters into ${st}.
+ */
+void
+engine_stats(const struct engine *e, struct engine_stats *st)
+{
+
+	*st = e->st;
+	st->peer_credits = (uint32_t)msg_avail(e);
+}

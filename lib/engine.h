@@ -1,0 +1,338 @@
+/*
+ * engine: the rstream ring/credit protocol for one link, sans-I/O.
+ *
+ * One engine is one RDMA RC connection ("link") to a peer, carrying many
+ * streams.  It never calls verbs, sockets or clocks: the embedder (the
+ * verbs layer and the daemon, or the simulator) feeds it what happened and
+ * takes back what to do:
+ *
+ *   in:   engine_connected()      the link is established (peer's hello)
+ *         engine_on_recv()        a SEND arrived in receive slot N
+ *         engine_on_recv_imm()    an RDMA WRITE WITH IMMEDIATE arrived
+ *         engine_on_send_done()   a signalled work request completed
+ *         engine_fail()           the transport failed
+ *         engine_open/accept/refuse/tx_commit/rx_consume/shutdown/close/
+ *         reset/keepalive/goaway  what the application did
+ *
+ *   out:  engine_take_recvs()     receive slots to post
+ *         engine_take_wrs()       work requests to post, in order
+ *         engine_next_event()     stream events (opened, readable, ...)
+ *
+ * After any input the embedder must, in this order: post every receive
+ * engine_take_recvs() hands out, then post the work requests
+ * engine_take_wrs() hands out (calling it until it returns fewer than it
+ * was asked for), then drain engine_next_event().  Receives are counted
+ * as posted when they are taken, and credit updates sent after that count
+ * them, so posting them late could let the peer overrun the queue.
+ *
+ * Memory: the embedder provides every buffer.  Ring memory is described
+ * by address and key only (the engine never touches it; the WRs it emits
+ * name it).  The control send area (sq_size * WIRE_MSG_SIZE bytes) is the
+ * one buffer the engine writes: SEND work request number s uses slot
+ * s % sq_size.  Receive slot i is the WIRE_MSG_SIZE bytes at
+ * i * WIRE_MSG_SIZE in the embedder's receive area.
+ *
+ * Stream lifetime: a stream id is valid from engine_open() (or the
+ * INCOMING event) until the RELEASED event; after RELEASED the id is
+ * reused and the embedder may free the stream's ring memory.  Until then
+ * the memory must stay registered, even after engine_close().
+ *
+ * Errors: a peer that breaks the protocol, or a transport failure, ends
+ * the link: the engine stops emitting work requests, every stream gets
+ * RESET (unless already closed by the application) and RELEASED, and
+ * engine_error() names what happened.  The embedder should destroy the
+ * queue pair before freeing ring memory on those RELEASED events.
+ */
+#ifndef ENGINE_H
+#define ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wire.h"
+
+/* Smallest queue depths the protocol works with. */
+#define ENGINE_SQ_MIN		4
+#define ENGINE_RQ_MIN		WIRE_CREDITS_MIN
+
+struct engine;
+
+struct engine_conf {
+	uint32_t sq_size;	/* send WRs outstanding at most */
+	uint32_t rq_size;	/* receives posted (initial message credits) */
+	uint32_t inline_size;	/* post WRs up to this many bytes inline */
+	uint32_t signal_every;	/* signal at least every Nth WR (0: sq/4) */
+	uint32_t max_streams;	/* stream slots, 1 to WIRE_STREAMS_MAX */
+	uint8_t *ctrl_send;	/* sq_size * WIRE_MSG_SIZE bytes */
+	uint64_t ctrl_send_addr;	/* its address as the HCA sees it */
+	uint32_t ctrl_send_lkey;
+};
+
+/* A ring: send rings use the lkey, receive rings grant the rkey. */
+struct engine_ring {
+	uint64_t addr;
+	uint32_t size;
+	uint32_t key;
+};
+
+enum engine_wr_op {
+	ENGINE_WR_SEND = 1,
+	ENGINE_WR_WRITE_IMM = 2
+};
+
+struct engine_wr {
+	uint64_t wr_id;		/* sequence number, for engine_on_send_done */
+	uint8_t op;
+	uint8_t signaled;	/* ask for a completion */
+	uint8_t inlined;	/* len <= inline_size: post with IBV_SEND_INLINE */
+	uint32_t len;
+	uint64_t local_addr;
+	uint32_t lkey;
+	uint64_t remote_addr;	/* WRITE_IMM only */
+	uint32_t rkey;		/* WRITE_IMM only */
+	uint32_t imm;		/* WRITE_IMM only; host order */
+};
+
+/* Stream events (flags; several may arrive at once). */
+#define ENGINE_EV_OPENED	0x001	/* peer accepted our open */
+#define ENGINE_EV_INCOMING	0x002	/* peer opens a stream: accept/refuse */
+#define ENGINE_EV_REFUSED	0x004	/* peer refused our open (reason) */
+#define ENGINE_EV_READABLE	0x008	/* new bytes in the receive ring */
+#define ENGINE_EV_WRITABLE	0x010	/* space freed in the send ring */
+#define ENGINE_EV_EOF		0x020	/* peer shut down; all bytes read */
+#define ENGINE_EV_RESET		0x040	/* stream aborted (reason) */
+#define ENGINE_EV_RELEASED	0x080	/* id gone; ring memory may be freed */
+
+struct engine_event {
+	uint32_t stream;
+	uint32_t flags;
+	uint16_t reason;	/* REFUSED, RESET: a wire_reason */
+	void *user;
+};
+
+struct engine_stats {
+	uint64_t bytes_tx, bytes_rx;		/* stream payload */
+	uint64_t writes, sends, recvs;		/* work requests */
+	uint64_t signaled;			/* WRs posted signalled */
+	uint64_t stall_ring;	/* a stream waited for peer ring credit */
+	uint64_t stall_msg;	/* work waited for message credits */
+	uint64_t stall_sq;	/* work waited for send queue space */
+	uint64_t credit_updates;	/* CREDIT records sent */
+	uint64_t msg_credit_updates;	/* MSG_CREDIT records sent */
+	uint64_t streams_opened, streams_accepted, streams_refused;
+	uint64_t streams_reset;
+	uint32_t streams_active;
+	uint32_t peer_credits;		/* message credits we hold now */
+};
+
+/* Error codes for the application-side calls. */
+#define ENGINE_EINVAL	(-1)	/* bad argument, state or size */
+#define ENGINE_ELIMIT	(-2)	/* no free stream slot */
+#define ENGINE_EDOWN	(-3)	/* link not up, failed, or going away */
+
+/**
+ * engine_conf_check(conf):
+ * Return NULL if ${conf}'s sizes are usable, else a static message saying
+ * which one is not and why ("sq_size 2 is below the minimum 4").
+ */
+const char *engine_conf_check(const struct engine_conf *conf);
+
+/**
+ * engine_new(conf, errstr):
+ * Create an engine for one link.  On error return NULL and set ${errstr}
+ * to a static message.  All rq_size receive slots are ready to be taken
+ * (and must be posted before connecting or accepting).
+ */
+struct engine *engine_new(const struct engine_conf *conf,
+    const char **errstr);
+
+/**
+ * engine_free(e):
+ * Free the engine.  engine_free(NULL) does nothing.
+ */
+void engine_free(struct engine *e);
+
+/**
+ * engine_hello(e, h):
+ * Fill ${h} with this side's connect private data, except the nonce,
+ * which the caller chooses.
+ */
+void engine_hello(struct engine *e, struct wire_hello *h);
+
+/**
+ * engine_connected(e, peer):
+ * The link is established and the peer sent hello ${peer} (decoded and
+ * validated by wire_hello_decode).  Work may flow from now on.
+ */
+void engine_connected(struct engine *e, const struct wire_hello *peer);
+
+/**
+ * engine_on_recv(e, slot, buf, len):
+ * A SEND of ${len} bytes arrived in receive slot ${slot}, whose bytes are
+ * at ${buf}.  Returns 0, or -1 if it ended the link (see engine_error).
+ */
+int engine_on_recv(struct engine *e, uint32_t slot, const uint8_t *buf,
+    uint32_t len);
+
+/**
+ * engine_on_recv_imm(e, slot, imm, len):
+ * An RDMA WRITE WITH IMMEDIATE of ${len} bytes, immediate ${imm} (host
+ * order), completed receive slot ${slot}.  Returns 0 or -1 as above.
+ */
+int engine_on_recv_imm(struct engine *e, uint32_t slot, uint32_t imm,
+    uint32_t len);
+
+/**
+ * engine_on_send_done(e, wr_id):
+ * The signalled work request ${wr_id} completed successfully, and so did
+ * every one posted before it.  Returns 0 or -1 as above.
+ */
+int engine_on_send_done(struct engine *e, uint64_t wr_id);
+
+/**
+ * engine_fail(e, why):
+ * The transport failed (a completion error, a disconnect); end the link
+ * with ${why} as the error.  Does nothing if the link already failed.
+ */
+void engine_fail(struct engine *e, const char *why);
+
+/**
+ * engine_error(e):
+ * Why the link ended, or NULL while it is healthy.
+ */
+const char *engine_error(const struct engine *e);
+
+/**
+ * engine_take_recvs(e, slots, max):
+ * Store up to ${max} receive slot numbers to post into ${slots}; return
+ * how many.
+ */
+int engine_take_recvs(struct engine *e, uint32_t *slots, int max);
+
+/**
+ * engine_take_wrs(e, wrs, max):
+ * Store up to ${max} work requests to post, in order, into ${wrs}; return
+ * how many.  Call again while it returns ${max}.
+ */
+int engine_take_wrs(struct engine *e, struct engine_wr *wrs, int max);
+
+/**
+ * engine_next_event(e, ev):
+ * Store the next stream event into ${ev} and return 1, or return 0 if
+ * there is none.
+ */
+int engine_next_event(struct engine *e, struct engine_event *ev);
+
+/**
+ * engine_open(e, tunnel, tx, rx, user):
+ * Open a stream on tunnel ${tunnel} with send ring ${tx} and receive
+ * ring ${rx} (power-of-two sizes, see ring_size_check); ${user} comes
+ * back in its events.  Returns the stream id, or ENGINE_EINVAL,
+ * ENGINE_ELIMIT or ENGINE_EDOWN.  Bytes may be committed to the send ring
+ * at once; they flow after the OPENED event.
+ */
+int engine_open(struct engine *e, const char *tunnel,
+    const struct engine_ring *tx, const struct engine_ring *rx, void *user);
+
+/**
+ * engine_tunnel(e, id):
+ * The tunnel name of stream ${id} (for an INCOMING stream, what the peer
+ * asked for), or NULL if ${id} is not a live stream.
+ */
+const char *engine_tunnel(const struct engine *e, uint32_t id);
+
+/**
+ * engine_accept(e, id, tx, rx, user):
+ * Accept INCOMING stream ${id} with these rings.  Returns 0 or
+ * ENGINE_EINVAL.
+ */
+int engine_accept(struct engine *e, uint32_t id, const struct engine_ring *tx,
+    const struct engine_ring *rx, void *user);
+
+/**
+ * engine_refuse(e, id, reason):
+ * Refuse INCOMING stream ${id}; the id is gone when this returns.
+ */
+int engine_refuse(struct engine *e, uint32_t id, uint16_t reason);
+
+/**
+ * engine_tx_space(e, id, off):
+ * Contiguous free bytes in stream ${id}'s send ring, starting at offset
+ * ${*off}.  Zero when the ring is full (a WRITABLE event follows when space
+ * frees up) or the stream can no longer send.
+ */
+uint32_t engine_tx_space(struct engine *e, uint32_t id, uint32_t *off);
+
+/**
+ * engine_tx_commit(e, id, n):
+ * The application put ${n} bytes into the space engine_tx_space gave.
+ */
+int engine_tx_commit(struct engine *e, uint32_t id, uint32_t n);
+
+/**
+ * engine_rx_data(e, id, off):
+ * Contiguous readable bytes in stream ${id}'s receive ring, starting at
+ * offset ${*off}.
+ */
+uint32_t engine_rx_data(struct engine *e, uint32_t id, uint32_t *off);
+
+/**
+ * engine_rx_consume(e, id, n):
+ * The application took ${n} bytes of what engine_rx_data gave.
+ */
+int engine_rx_consume(struct engine *e, uint32_t id, uint32_t n);
+
+/**
+ * engine_shutdown(e, id):
+ * No more bytes will be committed; the peer sees end-of-stream after the
+ * last one.  The other direction keeps flowing.
+ */
+int engine_shutdown(struct engine *e, uint32_t id);
+
+/**
+ * engine_close(e, id):
+ * The application is done with stream ${id}.  If the peer's end-of-stream
+ * was delivered, this is a graceful close (implying engine_shutdown: bytes
+ * already committed are still delivered); otherwise it is a reset.  No
+ * events but RELEASED follow.
+ */
+int engine_close(struct engine *e, uint32_t id);
+
+/**
+ * engine_reset(e, id, reason):
+ * Abort stream ${id}: unsent bytes are dropped and the peer sees RESET
+ * with ${reason}.  No events but RELEASED follow.
+ */
+int engine_reset(struct engine *e, uint32_t id, uint16_t reason);
+
+/**
+ * engine_keepalive(e):
+ * Send a KEEPALIVE soon, unless another SEND goes out first.
+ */
+void engine_keepalive(struct engine *e);
+
+/**
+ * engine_goaway(e, reason):
+ * Tell the peer this side opens and accepts no new streams.
+ */
+void engine_goaway(struct engine *e, uint16_t reason);
+
+/**
+ * engine_peer_goaway(e):
+ * True once the peer said GOAWAY (new opens fail with ENGINE_EDOWN).
+ */
+int engine_peer_goaway(const struct engine *e);
+
+/**
+ * engine_idle(e):
+ * True when nothing is queued to send and no work request is outstanding.
+ */
+int engine_idle(const struct engine *e);
+
+/**
+ * engine_stats(e, st):
+ * Copy the link's counters into ${st}.
+ */
+void engine_stats(const struct engine *e, struct engine_stats *st);
+
+#endif /* !ENGINE_H */

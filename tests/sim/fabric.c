@@ -1,0 +1,420 @@
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "fabric.h"
+#include "wire.h"
+
+static int
+violation(struct fab *f, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (f->failed)
+		return (-1);
+	va_start(ap, fmt);
+	vsnprintf(f->err, sizeof(f->err), fmt, ap);
+	va_end(ap);
+	f->failed = 1;
+	return (-1);
+}
+
+static void *
+grow(void *p, size_t *cap, size_t n, size_t elem)
+{
+	size_t ncap;
+
+	if (n < *cap)
+		return (p);
+	ncap = *cap ? *cap * 2 : 64;
+	if ((p = realloc(p, ncap * elem)) == NULL) {
+		perror("realloc");
+		abort();
+	}
+	*cap = ncap;
+	return (p);
+}
+
+static void
+cq_push(struct fab_side *s, const struct fab_cqe *c)
+{
+
+	if (s->cq_n == s->cq_cap) {
+		/* Unwrap into a bigger array. */
+		struct fab_cqe *n = calloc(s->cq_cap ? s->cq_cap * 2 : 64,
+		    sizeof(*n));
+		size_t i;
+
+		if (n == NULL)
+			abort();
+		for (i = 0; i < s->cq_n; i++)
+			n[i] = s->cq[(s->cq_head + i) % s->cq_cap];
+		free(s->cq);
+		s->cq = n;
+		s->cq_cap = s->cq_cap ? s->cq_cap * 2 : 64;
+		s->cq_head = 0;
+	}
+	s->cq[(s->cq_head + s->cq_n) % s->cq_cap] = *c;
+	s->cq_n++;
+}
+
+static void
+wire_push(struct fab_side *s, const struct fab_wr *w)
+{
+
+	if (s->wire_n == s->wire_cap) {
+		struct fab_wr *n = calloc(s->wire_cap ? s->wire_cap * 2 : 64,
+		    sizeof(*n));
+		size_t i;
+
+		if (n == NULL)
+			abort();
+		for (i = 0; i < s->wire_n; i++)
+			n[i] = s->wire[(s->wire_head + i) % s->wire_cap];
+		free(s->wire);
+		s->wire = n;
+		s->wire_cap = s->wire_cap ? s->wire_cap * 2 : 64;
+		s->wire_head = 0;
+	}
+	s->wire[(s->wire_head + s->wire_n) % s->wire_cap] = *w;
+	s->wire_n++;
+}
+
+static int
+side_init(struct fab *f, int i, const struct engine_conf *c)
+{
+	struct fab_side *s = &f->side[i];
+	const char *why;
+
+	s->conf = *c;
+	s->ctrl_send = calloc(c->sq_size, WIRE_MSG_SIZE);
+	s->recv_buf = calloc(c->rq_size, WIRE_MSG_SIZE);
+	s->posted = calloc(c->rq_size, sizeof(uint32_t));
+	if (!s->ctrl_send || !s->recv_buf || !s->posted)
+		return (violation(f, "out of memory"));
+	s->conf.ctrl_send = s->ctrl_send;
+	s->conf.ctrl_send_addr = (uint64_t)(uintptr_t)s->ctrl_send;
+	s->conf.ctrl_send_lkey = 0x1000u + (uint32_t)i;
+	if ((s->e = engine_new(&s->conf, &why)) == NULL)
+		return (violation(f, "engine_new: %s", why));
+	return (0);
+}
+
+/**
+ * fab_init(f, a, b):
+ * Create both engines with configurations ${a} and ${b} (their control
+ * buffers are allocated here), post the initial receives, exchange hellos
+ * and connect.  Returns 0, or -1 with f->err set.
+ */
+int
+fab_init(struct fab *f, const struct engine_conf *a,
+    const struct engine_conf *b)
+{
+	struct wire_hello h[2], d;
+	uint8_t buf[WIRE_HELLO_LEN];
+	int i;
+
+	memset(f, 0, sizeof(*f));
+	if (side_init(f, 0, a) || side_init(f, 1, b))
+		return (-1);
+	for (i = 0; i < 2; i++) {
+		/* Receives go up before the connection: nothing posted yet. */
+		if (fab_pump(f, i) != 0 ||
+		    f->side[i].posted_n != f->side[i].conf.rq_size)
+			return (violation(f, "side %d: receives were not all "
+			    "posted before connecting", i));
+		engine_hello(f->side[i].e, &h[i]);
+		memset(h[i].nonce, 0x40 + i, sizeof(h[i].nonce));
+	}
+	for (i = 0; i < 2; i++) {
+		wire_hello_encode(buf, &h[i]);
+		if (wire_hello_decode(buf, sizeof(buf), &d) != WIRE_OK)
+			return (violation(f, "hello does not decode"));
+		engine_connected(f->side[1 - i].e, &d);
+	}
+	return (0);
+}
+
+/**
+ * fab_free(f):
+ * Free both engines and everything the fabric allocated.
+ */
+void
+fab_free(struct fab *f)
+{
+	struct fab_side *s;
+	size_t j;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		s = &f->side[i];
+		engine_free(s->e);
+		for (j = 0; j < s->wire_n; j++)
+			free(s->wire[(s->wire_head + j) % s->wire_cap].inl);
+		free(s->wire);
+		free(s->cq);
+		free(s->mrs);
+		free(s->posted);
+		free(s->recv_buf);
+		free(s->ctrl_send);
+	}
+	memset(f, 0, sizeof(*f));
+}
+
+/**
+ * fab_pump(f, i):
+ * Post what side ${i}'s engine wants posted (receives, then work
+ * requests), checking the send queue depth and work request limits.
+ * Returns the number of work requests posted, or -1 on a violation.
+ */
+int
+fab_pump(struct fab *f, int i)
+{
+	struct fab_side *s = &f->side[i];
+	struct engine_wr wrs[16];
+	uint32_t slots[16];
+	struct fab_wr fw;
+	int n, k, total = 0;
+
+	while ((n = engine_take_recvs(s->e, slots, 16)) > 0) {
+		for (k = 0; k < n; k++) {
+			if (s->posted_n >= s->conf.rq_size)
+				return (violation(f, "side %d posted more "
+				    "receives than its queue holds", i));
+			s->posted[(s->posted_head + s->posted_n) %
+			    s->conf.rq_size] = slots[k];
+			s->posted_n++;
+		}
+	}
+	do {
+		n = engine_take_wrs(s->e, wrs, 16);
+		for (k = 0; k < n; k++) {
+			struct engine_wr *w = &wrs[k];
+
+			if (++s->outstanding > s->conf.sq_size)
+				return (violation(f, "side %d overflowed its "
+				    "send queue (%u)", i,
+				    (unsigned)s->conf.sq_size));
+			if (s->outstanding > s->max_outstanding)
+				s->max_outstanding = s->outstanding;
+			if (w->len == 0 || w->len > WIRE_WRITE_MAX ||
+			    (w->op == ENGINE_WR_SEND &&
+			    w->len > WIRE_MSG_SIZE))
+				return (violation(f, "side %d posted a work "
+				    "request of %u bytes", i,
+				    (unsigned)w->len));
+			if (w->len > s->max_wr_len)
+				s->max_wr_len = w->len;
+			memset(&fw, 0, sizeof(fw));
+			fw.wr = *w;
+			if (w->inlined) {
+				if ((fw.inl = malloc(w->len)) == NULL)
+					abort();
+				memcpy(fw.inl, (void *)(uintptr_t)w->local_addr,
+				    w->len);
+			}
+			wire_push(s, &fw);
+			s->wrs_posted++;
+			if (w->op == ENGINE_WR_SEND)
+				s->sends_posted++;
+			else
+				s->writes_posted++;
+		}
+		total += n;
+	} while (n == 16);
+	return (total);
+}
+
+static struct fab_mr *
+mr_find(struct fab_side *s, uint64_t addr, uint64_t len, uint32_t rkey)
+{
+	size_t j;
+
+	for (j = 0; j < s->nmr; j++) {
+		struct fab_mr *m = &s->mrs[j];
+
+		if (m->rkey == rkey && addr >= m->addr &&
+		    len <= m->len && addr - m->addr <= m->len - len)
+			return (m);
+	}
+	return (NULL);
+}
+
+/* Take the oldest posted receive of side ${s}, as the HCA would. */
+static int
+take_recv(struct fab *f, int i, uint32_t *slot)
+{
+	struct fab_side *s = &f->side[i];
+
+	if (s->posted_n == 0)
+		return (violation(f, "RNR: side %d had no receive posted", i));
+	*slot = s->posted[s->posted_head];
+	s->posted_head = (s->posted_head + 1) % s->conf.rq_size;
+	s->posted_n--;
+	return (0);
+}
+
+/**
+ * fab_deliver(f, i):
+ * Execute the oldest work request in flight from side ${i} at the other
+ * side.  Returns 1 if one was executed, 0 if none was in flight, -1 on a
+ * violation (RNR, a WRITE outside any region).
+ */
+int
+fab_deliver(struct fab *f, int i)
+{
+	struct fab_side *s = &f->side[i], *r = &f->side[1 - i];
+	struct fab_wr fw;
+	struct fab_cqe c;
+	const uint8_t *src;
+	uint32_t slot;
+
+	if (f->failed)
+		return (-1);
+	if (s->wire_n == 0)
+		return (0);
+	fw = s->wire[s->wire_head];
+	s->wire_head = (s->wire_head + 1) % s->wire_cap;
+	s->wire_n--;
+	src = fw.inl ? fw.inl : (const uint8_t *)(uintptr_t)fw.wr.local_addr;
+
+	memset(&c, 0, sizeof(c));
+	if (take_recv(f, 1 - i, &slot))
+		goto out;
+	c.slot = slot;
+	c.len = fw.wr.len;
+	if (fw.wr.op == ENGINE_WR_WRITE_IMM) {
+		if (mr_find(r, fw.wr.remote_addr, fw.wr.len,
+		    fw.wr.rkey) == NULL) {
+			violation(f, "side %d wrote %u bytes at 0x%llx "
+			    "outside any region with rkey 0x%x", i,
+			    (unsigned)fw.wr.len,
+			    (unsigned long long)fw.wr.remote_addr,
+			    (unsigned)fw.wr.rkey);
+			goto out;
+		}
+		memcpy((void *)(uintptr_t)fw.wr.remote_addr, src, fw.wr.len);
+		c.kind = FAB_CQE_RECV_IMM;
+		c.imm = fw.wr.imm;
+	} else {
+		memcpy(r->recv_buf + (size_t)slot * WIRE_MSG_SIZE, src,
+		    fw.wr.len);
+		c.kind = FAB_CQE_RECV;
+	}
+	cq_push(r, &c);
+	if (fw.wr.signaled) {
+		memset(&c, 0, sizeof(c));
+		c.kind = FAB_CQE_SEND;
+		c.wr_id = fw.wr.wr_id;
+		cq_push(s, &c);
+	}
+out:
+	free(fw.inl);
+	return (f->failed ? -1 : 1);
+}
+
+/**
+ * fab_complete(f, i):
+ * Feed side ${i}'s oldest completion to its engine.  Returns 1 if one
+ * was fed, 0 if none was queued; the engine's own verdict is in
+ * engine_error().
+ */
+int
+fab_complete(struct fab *f, int i)
+{
+	struct fab_side *s = &f->side[i];
+	struct fab_cqe c;
+
+	if (s->cq_n == 0)
+		return (0);
+	c = s->cq[s->cq_head];
+	s->cq_head = (s->cq_head + 1) % s->cq_cap;
+	s->cq_n--;
+	switch (c.kind) {
+	case FAB_CQE_RECV:
+		engine_on_recv(s->e, c.slot,
+		    s->recv_buf + (size_t)c.slot * WIRE_MSG_SIZE, c.len);
+		break;
+	case FAB_CQE_RECV_IMM:
+		engine_on_recv_imm(s->e, c.slot, c.imm, c.len);
+		break;
+	case FAB_CQE_SEND:
+		/* A signalled completion retires every WR before it. */
+		s->outstanding -= c.wr_id + 1 - s->completed_upto;
+		s->completed_upto = c.wr_id + 1;
+		engine_on_send_done(s->e, c.wr_id);
+		break;
+	}
+	return (1);
+}
+
+/**
+ * fab_inject(f, i, kind, buf, len, imm):
+ * Hostile input: deliver to side ${i} a SEND of ${len} bytes from ${buf}
+ * (kind FAB_CQE_RECV) or a WRITE WITH IMM completion with ${imm} and
+ * ${len} (FAB_CQE_RECV_IMM), consuming a posted receive as the hardware
+ * would, and feed it to the engine at once.
+ */
+int
+fab_inject(struct fab *f, int i, int kind, const uint8_t *buf,
+    uint32_t len, uint32_t imm)
+{
+	struct fab_side *s = &f->side[i];
+	uint32_t slot;
+
+	if (take_recv(f, i, &slot))
+		return (-1);
+	if (kind == FAB_CQE_RECV) {
+		if (len > WIRE_MSG_SIZE)
+			len = WIRE_MSG_SIZE;
+		memcpy(s->recv_buf + (size_t)slot * WIRE_MSG_SIZE, buf, len);
+		return (engine_on_recv(s->e, slot,
+		    s->recv_buf + (size_t)slot * WIRE_MSG_SIZE, len));
+	}
+	return (engine_on_recv_imm(s->e, slot, imm, len));
+}
+
+/**
+ * fab_mr_add(f, i, addr, len, rkey) / fab_mr_del(f, i, addr):
+ * Register / deregister a region side ${i} exposes to remote writes.
+ */
+int
+fab_mr_add(struct fab *f, int i, uint64_t addr, uint64_t len, uint32_t rkey)
+{
+	struct fab_side *s = &f->side[i];
+
+	s->mrs = grow(s->mrs, &s->mr_cap, s->nmr, sizeof(*s->mrs));
+	s->mrs[s->nmr].addr = addr;
+	s->mrs[s->nmr].len = len;
+	s->mrs[s->nmr].rkey = rkey;
+	s->nmr++;
+	return (0);
+}
+
+void
+fab_mr_del(struct fab *f, int i, uint64_t addr)
+{
+	struct fab_side *s = &f->side[i];
+	size_t j;
+
+	for (j = 0; j < s->nmr; j++) {
+		if (s->mrs[j].addr == addr) {
+			s->mrs[j] = s->mrs[--s->nmr];
+			return;
+		}
+	}
+}
+
+/**
+ * fab_busy(f):
+ * True while anything is in flight or waiting in a completion queue.
+ */
+int
+fab_busy(const struct fab *f)
+{
+
+	return (f->side[0].wire_n || f->side[1].wire_n ||
+	    f->side[0].cq_n || f->side[1].cq_n);
+}

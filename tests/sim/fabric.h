@@ -1,0 +1,132 @@
+/*
+ * fabric: two rstream engines joined by an in-memory RC "wire".
+ *
+ * It behaves like the hardware where it matters to the protocol: each
+ * direction executes work requests in posting order; a WRITE reads the
+ * sender's memory when it executes (not when it is posted, unless
+ * inline) and lands only inside a registered receive region with the
+ * right rkey; every WRITE WITH IMM and SEND consumes the receiver's
+ * oldest posted receive, and finding none is an RNR error; completions
+ * queue up per side and are fed back when the caller says so.  The caller
+ * decides the interleaving (the simulator at random, unit tests by hand).
+ */
+#ifndef FABRIC_H
+#define FABRIC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine.h"
+
+struct fab_wr {
+	struct engine_wr wr;
+	uint8_t *inl;		/* inline copy taken at post time */
+};
+
+struct fab_cqe {
+	int kind;		/* FAB_CQE_* */
+	uint32_t slot;
+	uint32_t imm;
+	uint32_t len;
+	uint64_t wr_id;
+};
+#define FAB_CQE_RECV		1
+#define FAB_CQE_RECV_IMM	2
+#define FAB_CQE_SEND		3
+
+struct fab_mr {
+	uint64_t addr;
+	uint64_t len;
+	uint32_t rkey;
+};
+
+struct fab_side {
+	struct engine *e;
+	struct engine_conf conf;
+	uint8_t *ctrl_send;
+	uint8_t *recv_buf;
+	uint32_t *posted;		/* receive slots, FIFO */
+	size_t posted_head, posted_n;
+	uint64_t outstanding;		/* send WRs not yet completed */
+	uint64_t completed_upto;	/* WRs up to here completed */
+	struct fab_wr *wire;		/* in flight towards the other side */
+	size_t wire_head, wire_n, wire_cap;
+	struct fab_cqe *cq;
+	size_t cq_head, cq_n, cq_cap;
+	struct fab_mr *mrs;
+	size_t nmr, mr_cap;
+	uint64_t max_outstanding;	/* high-water mark, for tests */
+	uint64_t wrs_posted, sends_posted, writes_posted;
+	uint64_t max_wr_len;
+};
+
+struct fab {
+	struct fab_side side[2];
+	int failed;			/* the fabric itself saw a violation */
+	char err[256];
+};
+
+/**
+ * fab_init(f, a, b):
+ * Create both engines with configurations ${a} and ${b} (their control
+ * buffers are allocated here), post the initial receives, exchange hellos
+ * and connect.  Returns 0, or -1 with f->err set.
+ */
+int fab_init(struct fab *f, const struct engine_conf *a,
+    const struct engine_conf *b);
+
+/**
+ * fab_free(f):
+ * Free both engines and everything the fabric allocated.
+ */
+void fab_free(struct fab *f);
+
+/**
+ * fab_pump(f, i):
+ * Post what side ${i}'s engine wants posted (receives, then work
+ * requests), checking the send queue depth and work request limits.
+ * Returns the number of work requests posted, or -1 on a violation.
+ */
+int fab_pump(struct fab *f, int i);
+
+/**
+ * fab_deliver(f, i):
+ * Execute the oldest work request in flight from side ${i} at the other
+ * side.  Returns 1 if one was executed, 0 if none was in flight, -1 on a
+ * violation (RNR, a WRITE outside any region).
+ */
+int fab_deliver(struct fab *f, int i);
+
+/**
+ * fab_complete(f, i):
+ * Feed side ${i}'s oldest completion to its engine.  Returns 1 if one
+ * was fed, 0 if none was queued; the engine's own verdict is in
+ * engine_error().
+ */
+int fab_complete(struct fab *f, int i);
+
+/**
+ * fab_inject(f, i, kind, buf, len, imm):
+ * Hostile input: deliver to side ${i} a SEND of ${len} bytes from ${buf}
+ * (kind FAB_CQE_RECV) or a WRITE WITH IMM completion with ${imm} and
+ * ${len} (FAB_CQE_RECV_IMM), consuming a posted receive as the hardware
+ * would, and feed it to the engine at once.
+ */
+int fab_inject(struct fab *f, int i, int kind, const uint8_t *buf,
+    uint32_t len, uint32_t imm);
+
+/**
+ * fab_mr_add(f, i, addr, len, rkey) / fab_mr_del(f, i, addr):
+ * Register / deregister a region side ${i} exposes to remote writes.
+ */
+int fab_mr_add(struct fab *f, int i, uint64_t addr, uint64_t len,
+    uint32_t rkey);
+void fab_mr_del(struct fab *f, int i, uint64_t addr);
+
+/**
+ * fab_busy(f):
+ * True while anything is in flight or waiting in a completion queue.
+ */
+int fab_busy(const struct fab *f);
+
+#endif /* !FABRIC_H */
