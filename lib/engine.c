@@ -660,19 +660,28 @@ rec_open(struct engine *e, const struct wire_rec *r)
 	return (0);
 }
 
+static const char *
+rec_name(uint8_t type)
+{
+	static const char *names[] = { "?", "MSG_CREDIT", "CREDIT", "OPEN",
+	    "OPEN_OK", "REFUSE", "SHUTDOWN", "CLOSE", "RESET", "KEEPALIVE",
+	    "GOAWAY" };
+
+	return (type < sizeof(names) / sizeof(names[0]) ? names[type] : "?");
+}
+
 static int
 rec_stream(struct engine *e, const struct wire_rec *r)
 {
 	struct stream *s = live(e, r->stream);
 	uint32_t id = r->stream;
-	const char *what = "?";
+	const char *what = rec_name(r->type);
 
 	if (s == NULL || s->state == S_INCOMING)
 		goto bad;
 
 	switch (r->type) {
 	case WIRE_OPEN_OK:
-		what = "OPEN_OK";
 		if (s->state != S_OPENING || peer_bit_isset(e, r->peer_stream))
 			goto bad;
 		s->state = S_OPEN;
@@ -693,7 +702,6 @@ rec_stream(struct engine *e, const struct wire_rec *r)
 		return (0);
 
 	case WIRE_REFUSE:
-		what = "REFUSE";
 		if (s->state != S_OPENING)
 			goto bad;
 		s->ev_reason = r->reason;
@@ -703,7 +711,6 @@ rec_stream(struct engine *e, const struct wire_rec *r)
 		return (0);
 
 	case WIRE_CREDIT:
-		what = "CREDIT";
 		if (s->state != S_OPEN || (s->flags & F_TERM_RECV))
 			goto bad;
 		if (r->cursor > s->tx_sent)
@@ -719,7 +726,6 @@ rec_stream(struct engine *e, const struct wire_rec *r)
 		return (0);
 
 	case WIRE_SHUTDOWN:
-		what = "SHUTDOWN";
 		if (s->state != S_OPEN ||
 		    (s->flags & (F_PEER_SHUT | F_TERM_RECV)))
 			goto bad;
@@ -734,7 +740,6 @@ rec_stream(struct engine *e, const struct wire_rec *r)
 		return (0);
 
 	case WIRE_CLOSE:
-		what = "CLOSE";
 		if (s->state != S_OPEN || (s->flags & F_TERM_RECV))
 			goto bad;
 		/* Graceful only after both shutdowns, or as our reset's answer. */
@@ -746,7 +751,6 @@ rec_stream(struct engine *e, const struct wire_rec *r)
 		return (0);
 
 	case WIRE_RESET:
-		what = "RESET";
 		if (s->state != S_OPEN || (s->flags & F_TERM_RECV))
 			goto bad;
 		s->flags |= F_TERM_RECV;
