@@ -7,6 +7,9 @@
 #include "fabric.h"
 #include "wire.h"
 
+static int violation(struct fab *, const char *, ...)
+    __attribute__((format(printf, 2, 3)));
+
 static int
 violation(struct fab *f, const char *fmt, ...)
 {

@@ -165,6 +165,9 @@ struct run {
 	int progressed;
 };
 
+static int rfail(struct run *, const char *, ...)
+    __attribute__((format(printf, 2, 3)));
+
 static int
 rfail(struct run *R, const char *fmt, ...)
 {
