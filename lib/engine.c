@@ -536,6 +536,8 @@ engine_connected(struct engine *e, const struct wire_hello *peer)
 		return;
 	e->peer_rq = peer->credits;
 	e->peer_posted = peer->credits;
+	/* The hello already granted every receive posted so far. */
+	e->recv_reported = e->recv_posted;
 	e->up = 1;
 }
 
@@ -638,11 +640,10 @@ rec_open(struct engine *e, const struct wire_rec *r)
 	if (peer_bit_isset(e, r->stream))
 		return (fail(e, "protocol violation: OPEN for peer stream %u, "
 		    "which is already open", (unsigned)r->stream));
-	if (e->goaway_sent || (id = slot_alloc(e)) == NIL) {
-		if (e->ref_n >= WIRE_STREAMS_MAX)
-			return (fail(e, "protocol violation: too many opens"));
+	/* The bitmap check above bounds the refusal queue: one per id. */
+	if (e->want_goaway || (id = slot_alloc(e)) == NIL) {
 		e->refusals[(e->ref_head + e->ref_n) % WIRE_STREAMS_MAX] =
-		    r->stream << 16 | (e->goaway_sent ?
+		    r->stream << 16 | (e->want_goaway ?
 		    WIRE_REASON_SHUTTING_DOWN : WIRE_REASON_LIMIT);
 		e->ref_n++;
 		peer_bit(e, r->stream, 1);
@@ -1037,6 +1038,10 @@ build_send(struct engine *e, uint64_t seq)
 		qpop(e, Q_CTRL);
 		queue_drop(e, id);
 	}
+	if (len == 0 && e->want_keepalive) {
+		r.type = WIRE_KEEPALIVE;
+		put(buf, &len, &r);
+	}
 	/*
 	 * Report our receives whenever the threshold is reached, and always
 	 * when this SEND takes the peer's last message credit: a message
@@ -1050,10 +1055,6 @@ build_send(struct engine *e, uint64_t seq)
 		put(buf, &len, &r);
 		e->recv_reported = e->recv_posted;
 		e->st.msg_credit_updates++;
-	}
-	if (len == 0 && e->want_keepalive) {
-		r.type = WIRE_KEEPALIVE;
-		put(buf, &len, &r);
 	}
 	/* Any SEND proves the link alive as well as a KEEPALIVE would. */
 	if (len > 0)
@@ -1489,6 +1490,7 @@ engine_reset(struct engine *e, uint32_t id, uint16_t reason)
 		return (engine_refuse(e, id, reason));
 	s->flags |= F_APP_CLOSED;
 	s->ev &= ENGINE_EV_RELEASED;
+	s->reason = reason;
 	if (e->failed)
 		return (0);
 	if (s->state == S_OPENING) {
@@ -1499,13 +1501,11 @@ engine_reset(struct engine *e, uint32_t id, uint16_t reason)
 	if (s->flags & (F_RESET | F_TERM_SENT))
 		return (0);	/* already ending */
 	s->flags |= F_RESET;
-	s->reason = reason;
 	s->tx_app = s->tx_sent;
 	s->rx_cons = s->rx_tail;
 	s->ctrl &= (uint8_t)~(C_CREDIT | C_SHUTDOWN | C_CLOSE);
 	e->st.streams_reset++;
-	if (!(s->flags & F_TERM_SENT))
-		ctrl(e, id, C_RESET);
+	ctrl(e, id, C_RESET);
 	return (0);
 }
 

@@ -97,6 +97,8 @@ settle(struct t *T)
 	do {
 		moved = 0;
 		for (i = 0; i < 2; i++) {
+			/* Events first: accepting queues work to post. */
+			events(T, i);
 			fab_pump(&T->f, i);
 			events(T, i);
 		}
@@ -527,6 +529,51 @@ test_refuse_and_limit(void)
 }
 
 static void
+test_idle_abort_goaway(void)
+{
+	struct t T;
+	struct tstream s, g;
+	struct engine_ring r = { 0x1000, 4096, 1 };
+
+	setup(&T, conf(8, 8), conf(8, 8));
+	ok(settle(&T) == 0, "a new link with nothing to say sends nothing");
+	engine_keepalive(T.f.side[0].e);
+	ok(settle(&T) == 1, "a keepalive is one SEND");
+
+	/* Reset while OPENING: the RESET goes out after OPEN_OK, reason kept. */
+	open_stream(&T, &s, 4096, 4096);
+	engine_reset(T.f.side[0].e, s.id, WIRE_REASON_TIMEOUT);
+	settle(&T);
+	ok(T.nacc == 1 && (T.acc[0].events & ENGINE_EV_RESET) &&
+	    T.acc[0].reason == WIRE_REASON_TIMEOUT,
+	    "a stream reset while opening reaches the peer with its reason "
+	    "(%s)", wire_reason_str(T.acc[0].reason));
+	engine_close(T.f.side[1].e, T.acc[0].id);
+	settle(&T);
+	ok((s.events & ENGINE_EV_RELEASED) && !(s.events & ENGINE_EV_OPENED),
+	    "and is released without an OPENED event");
+
+	/* GOAWAY: refused at once, and no opens from the side going away. */
+	engine_goaway(T.f.side[1].e, WIRE_REASON_SHUTTING_DOWN);
+	ok(engine_open(T.f.side[1].e, "t", &r, &r, NULL) == ENGINE_EDOWN,
+	    "a side going away opens nothing");
+	open_stream(&T, &g, 4096, 4096);
+	settle(&T);
+	ok((g.events & ENGINE_EV_REFUSED) &&
+	    g.reason == WIRE_REASON_SHUTTING_DOWN,
+	    "an open towards a side going away is refused (%s)",
+	    wire_reason_str(g.reason));
+	ok(engine_peer_goaway(T.f.side[0].e), "the peer's GOAWAY is known");
+	ok(engine_open(T.f.side[0].e, "t", &r, &r, NULL) == ENGINE_EDOWN,
+	    "and no new stream is opened towards it");
+	teardown(&T);
+	free(s.tx);
+	free(s.rx);
+	free(g.tx);
+	free(g.rx);
+}
+
+static void
 test_violations(void)
 {
 	static const struct {
@@ -603,6 +650,7 @@ main(void)
 	test_signal_inline();
 	test_half_close_and_isolation();
 	test_refuse_and_limit();
+	test_idle_abort_goaway();
 	test_violations();
 	return (tap_done());
 }

@@ -1,0 +1,1060 @@
+#include <sys/types.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include "engine.h"
+#include "verbs.h"
+#include "wire.h"
+
+/* Completions polled per ibv_poll_cq; work requests per ibv_post_send. */
+#define POLL_BATCH	32
+#define POST_BATCH	32
+
+struct verbs_cm {
+	struct rdma_event_channel *ch;
+};
+
+struct verbs_listener {
+	struct verbs_cm *cm;
+	struct rdma_cm_id *id;
+	struct verbs_link_conf conf;
+	void *user;
+};
+
+enum {
+	L_RESOLVING,	/* active: resolving address and route */
+	L_CONNECTING,	/* active: connect sent */
+	L_INCOMING,	/* passive: waiting for verbs_accept/reject */
+	L_ACCEPTING,	/* passive: accept sent */
+	L_UP,
+	L_DOWN
+};
+
+struct verbs_link {
+	struct verbs_cm *cm;
+	struct rdma_cm_id *id;
+	struct verbs_link_conf conf;
+	int state;
+	int passive;
+	void *user;
+
+	struct ibv_pd *pd;
+	struct ibv_comp_channel *cc;
+	struct ibv_cq *cq;
+	int have_qp;
+	uint8_t *ctrl_send;
+	struct ibv_mr *ctrl_send_mr;
+	uint8_t *recv_buf;
+	struct ibv_mr *recv_mr;
+	struct engine *e;
+	struct wire_hello peer_hello;	/* passive: from the request */
+
+	int nmems;		/* ring memory still registered */
+	int freed;		/* verbs_link_free was called */
+	char peer[64];
+	char device[32];
+};
+
+struct verbs_mem {
+	struct verbs_link *link;
+	uint8_t *buf;
+	size_t size;
+	struct ibv_mr *mr;
+	int remote;
+};
+
+static void
+say(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+say(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+static int
+nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	return (fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK));
+}
+
+static void
+addr_text(const struct sockaddr *sa, char *buf, size_t len)
+{
+	char host[INET6_ADDRSTRLEN] = "?";
+	unsigned port = 0;
+
+	if (sa == NULL) {
+		snprintf(buf, len, "?");
+		return;
+	}
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *in = (const void *)sa;
+
+		inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+		port = ntohs(in->sin_port);
+		snprintf(buf, len, "%s:%u", host, port);
+	} else if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const void *)sa;
+
+		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+		port = ntohs(in6->sin6_port);
+		snprintf(buf, len, "[%s]:%u", host, port);
+	} else {
+		snprintf(buf, len, "(family %d)", sa->sa_family);
+	}
+}
+
+static int
+resolve(const char *host, const char *port, int passive,
+    struct addrinfo **res, char *err, size_t errlen)
+{
+	struct addrinfo hints;
+	int rc;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = passive ? AI_PASSIVE : 0;
+	if ((rc = getaddrinfo(host, port, &hints, res)) != 0) {
+		say(err, errlen, "cannot resolve %s:%s: %s", host ? host : "*",
+		    port, gai_strerror(rc));
+		return (-1);
+	}
+	return (0);
+}
+
+/* ---------------------------------------------------------------- cm */
+
+/**
+ * verbs_cm_new(err, errlen):
+ * Create the RDMA CM event channel every listener and link uses.
+ */
+struct verbs_cm *
+verbs_cm_new(char *err, size_t errlen)
+{
+	struct verbs_cm *cm;
+
+	if ((cm = calloc(1, sizeof(*cm))) == NULL)
+		goto err0;
+	if ((cm->ch = rdma_create_event_channel()) == NULL) {
+		say(err, errlen, "cannot open the RDMA CM (rdma_ucm loaded? "
+		    "/dev/infiniband/rdma_cm accessible?): %s",
+		    strerror(errno));
+		goto err1;
+	}
+	if (nonblock(cm->ch->fd)) {
+		say(err, errlen, "fcntl: %s", strerror(errno));
+		goto err2;
+	}
+	return (cm);
+
+err2:
+	rdma_destroy_event_channel(cm->ch);
+err1:
+	free(cm);
+	return (NULL);
+err0:
+	say(err, errlen, "out of memory");
+	return (NULL);
+}
+
+/**
+ * verbs_cm_free(cm):
+ * Destroy the channel (after every listener and link).  NULL is a no-op.
+ */
+void
+verbs_cm_free(struct verbs_cm *cm)
+{
+
+	if (cm == NULL)
+		return;
+	rdma_destroy_event_channel(cm->ch);
+	free(cm);
+}
+
+/**
+ * verbs_cm_fd(cm):
+ * The channel's file descriptor (non-blocking): readable when
+ * verbs_cm_handle has an event to process.
+ */
+int
+verbs_cm_fd(const struct verbs_cm *cm)
+{
+
+	return (cm->ch->fd);
+}
+
+/* ---------------------------------------------------------------- links */
+
+static struct verbs_link *
+link_new(struct verbs_cm *cm, const struct verbs_link_conf *conf, void *user)
+{
+	struct verbs_link *l;
+
+	if ((l = calloc(1, sizeof(*l))) == NULL)
+		return (NULL);
+	l->cm = cm;
+	l->conf = *conf;
+	l->user = user;
+	snprintf(l->peer, sizeof(l->peer), "?");
+	snprintf(l->device, sizeof(l->device), "?");
+	return (l);
+}
+
+/*
+ * Give the link its queues, buffers and engine on the device ${id} was
+ * bound to, and post every receive: all before connect or accept.
+ */
+static int
+link_setup(struct verbs_link *l, char *err, size_t errlen)
+{
+	struct ibv_qp_init_attr qa;
+	struct engine_conf ec;
+	struct rdma_cm_id *id = l->id;
+	const char *why;
+	size_t sz;
+
+	if (id->verbs == NULL) {
+		say(err, errlen, "no RDMA device for this address");
+		return (-1);
+	}
+	snprintf(l->device, sizeof(l->device), "%s",
+	    ibv_get_device_name(id->verbs->device));
+	if ((l->pd = ibv_alloc_pd(id->verbs)) == NULL) {
+		say(err, errlen, "%s: cannot allocate a protection domain: %s",
+		    l->device, strerror(errno));
+		return (-1);
+	}
+	if ((l->cc = ibv_create_comp_channel(id->verbs)) == NULL ||
+	    nonblock(l->cc->fd)) {
+		say(err, errlen, "%s: cannot create a completion channel: %s",
+		    l->device, strerror(errno));
+		return (-1);
+	}
+	if ((l->cq = ibv_create_cq(id->verbs,
+	    (int)(l->conf.sq_size + l->conf.rq_size), l, l->cc, 0)) == NULL) {
+		say(err, errlen, "%s: cannot create a completion queue of %u "
+		    "entries: %s", l->device,
+		    (unsigned)(l->conf.sq_size + l->conf.rq_size),
+		    strerror(errno));
+		return (-1);
+	}
+	if (ibv_req_notify_cq(l->cq, 0)) {
+		say(err, errlen, "%s: ibv_req_notify_cq: %s", l->device,
+		    strerror(errno));
+		return (-1);
+	}
+	memset(&qa, 0, sizeof(qa));
+	qa.send_cq = l->cq;
+	qa.recv_cq = l->cq;
+	qa.qp_type = IBV_QPT_RC;
+	qa.sq_sig_all = 0;
+	qa.cap.max_send_wr = l->conf.sq_size;
+	qa.cap.max_recv_wr = l->conf.rq_size;
+	qa.cap.max_send_sge = 1;
+	qa.cap.max_recv_sge = 1;
+	qa.cap.max_inline_data = l->conf.inline_size;
+	if (rdma_create_qp(id, l->pd, &qa)) {
+		say(err, errlen, "%s: cannot create a queue pair (sq_size %u, "
+		    "rq_size %u, inline_size %u): %s", l->device,
+		    (unsigned)l->conf.sq_size, (unsigned)l->conf.rq_size,
+		    (unsigned)l->conf.inline_size, strerror(errno));
+		return (-1);
+	}
+	l->have_qp = 1;
+
+	sz = (size_t)l->conf.sq_size * WIRE_MSG_SIZE;
+	if ((l->ctrl_send = calloc(1, sz)) == NULL ||
+	    (l->ctrl_send_mr = ibv_reg_mr(l->pd, l->ctrl_send, sz, 0)) == NULL) {
+		say(err, errlen, "%s: cannot register %zu bytes: %s", l->device,
+		    sz, strerror(errno));
+		return (-1);
+	}
+	sz = (size_t)l->conf.rq_size * WIRE_MSG_SIZE;
+	if ((l->recv_buf = calloc(1, sz)) == NULL ||
+	    (l->recv_mr = ibv_reg_mr(l->pd, l->recv_buf, sz,
+	    IBV_ACCESS_LOCAL_WRITE)) == NULL) {
+		say(err, errlen, "%s: cannot register %zu bytes: %s", l->device,
+		    sz, strerror(errno));
+		return (-1);
+	}
+
+	memset(&ec, 0, sizeof(ec));
+	ec.sq_size = l->conf.sq_size;
+	ec.rq_size = l->conf.rq_size;
+	ec.inline_size = l->conf.inline_size;
+	ec.signal_every = l->conf.signal_every;
+	ec.max_streams = l->conf.max_streams;
+	ec.ctrl_send = l->ctrl_send;
+	ec.ctrl_send_addr = (uint64_t)(uintptr_t)l->ctrl_send;
+	ec.ctrl_send_lkey = l->ctrl_send_mr->lkey;
+	if ((l->e = engine_new(&ec, &why)) == NULL) {
+		say(err, errlen, "%s", why);
+		return (-1);
+	}
+	if (verbs_link_flush(l)) {
+		say(err, errlen, "%s: cannot post receives: %s", l->device,
+		    engine_error(l->e));
+		return (-1);
+	}
+	/* A dead peer must be noticed in bounded time (see verbs.h). */
+	{
+		uint8_t t = VERBS_ACK_TIMEOUT;
+
+		(void)rdma_set_option(id, RDMA_OPTION_ID,
+		    RDMA_OPTION_ID_ACK_TIMEOUT, &t, sizeof(t));
+	}
+	return (0);
+}
+
+static void
+conn_param(struct verbs_link *l, struct rdma_conn_param *p, uint8_t *hello)
+{
+	struct wire_hello h;
+
+	engine_hello(l->e, &h);
+	if (getrandom(h.nonce, sizeof(h.nonce), 0) != sizeof(h.nonce))
+		memset(h.nonce, 0, sizeof(h.nonce));
+	wire_hello_encode(hello, &h);
+	memset(p, 0, sizeof(*p));
+	p->private_data = hello;
+	p->private_data_len = WIRE_HELLO_LEN;
+	/* No RDMA READ or atomics, in either direction. */
+	p->responder_resources = 0;
+	p->initiator_depth = 0;
+	p->retry_count = VERBS_RETRY_COUNT;
+	p->rnr_retry_count = VERBS_RNR_RETRY;
+}
+
+/**
+ * verbs_connect(cm, host, port, source, conf, user, err, errlen):
+ * Start connecting a link to the peer at ${host}:${port}, from local
+ * address ${source} (NULL: chosen by routing).  Progress arrives as UP or
+ * DOWN events for the returned link.
+ */
+struct verbs_link *
+verbs_connect(struct verbs_cm *cm, const char *host, const char *port,
+    const char *source, const struct verbs_link_conf *conf, void *user,
+    char *err, size_t errlen)
+{
+	struct addrinfo *dst = NULL, *src = NULL;
+	struct verbs_link *l;
+
+	if ((l = link_new(cm, conf, user)) == NULL) {
+		say(err, errlen, "out of memory");
+		return (NULL);
+	}
+	if (resolve(host, port, 0, &dst, err, errlen))
+		goto err1;
+	if (source != NULL && resolve(source, "0", 1, &src, err, errlen))
+		goto err2;
+	addr_text(dst->ai_addr, l->peer, sizeof(l->peer));
+	if (rdma_create_id(cm->ch, &l->id, l, RDMA_PS_TCP)) {
+		say(err, errlen, "rdma_create_id: %s", strerror(errno));
+		goto err3;
+	}
+	if (rdma_resolve_addr(l->id, src ? src->ai_addr : NULL, dst->ai_addr,
+	    VERBS_RESOLVE_MS)) {
+		say(err, errlen, "cannot resolve an RDMA path to %s: %s",
+		    l->peer, strerror(errno));
+		goto err4;
+	}
+	l->state = L_RESOLVING;
+	if (src)
+		freeaddrinfo(src);
+	freeaddrinfo(dst);
+	return (l);
+
+err4:
+	rdma_destroy_id(l->id);
+err3:
+	if (src)
+		freeaddrinfo(src);
+err2:
+	freeaddrinfo(dst);
+err1:
+	free(l);
+	return (NULL);
+}
+
+/**
+ * verbs_accept(link) / verbs_reject(link):
+ * Answer an INCOMING link.  After verbs_reject, free the link.
+ */
+int
+verbs_accept(struct verbs_link *l)
+{
+	struct rdma_conn_param p;
+	uint8_t hello[WIRE_HELLO_LEN];
+
+	if (l->state != L_INCOMING)
+		return (-1);
+	conn_param(l, &p, hello);
+	if (rdma_accept(l->id, &p)) {
+		engine_fail(l->e, "rdma_accept failed");
+		l->state = L_DOWN;
+		return (-1);
+	}
+	/*
+	 * The peer may send as soon as it sees our accept, possibly before
+	 * our ESTABLISHED event: the engine must take completions from now.
+	 */
+	engine_connected(l->e, &l->peer_hello);
+	l->state = L_ACCEPTING;
+	return (0);
+}
+
+void
+verbs_reject(struct verbs_link *l)
+{
+
+	if (l->state == L_INCOMING)
+		rdma_reject(l->id, NULL, 0);
+	l->state = L_DOWN;
+}
+
+static void
+link_destroy(struct verbs_link *l)
+{
+
+	if (l->pd != NULL)
+		ibv_dealloc_pd(l->pd);
+	free(l);
+}
+
+/**
+ * verbs_link_free(link):
+ * Tear the link down (if still connected) and free it.  Ring memory of
+ * the link stays valid until verbs_mem_free.  NULL is a no-op.
+ */
+void
+verbs_link_free(struct verbs_link *l)
+{
+
+	if (l == NULL)
+		return;
+	if (l->id != NULL) {
+		if (l->state == L_UP || l->state == L_ACCEPTING ||
+		    l->state == L_CONNECTING)
+			rdma_disconnect(l->id);
+		if (l->have_qp)
+			rdma_destroy_qp(l->id);
+		rdma_destroy_id(l->id);
+		l->id = NULL;
+	}
+	if (l->cq != NULL)
+		ibv_destroy_cq(l->cq);
+	if (l->cc != NULL)
+		ibv_destroy_comp_channel(l->cc);
+	if (l->ctrl_send_mr != NULL)
+		ibv_dereg_mr(l->ctrl_send_mr);
+	if (l->recv_mr != NULL)
+		ibv_dereg_mr(l->recv_mr);
+	free(l->ctrl_send);
+	free(l->recv_buf);
+	engine_free(l->e);
+	l->cq = NULL;
+	l->cc = NULL;
+	l->e = NULL;
+	l->freed = 1;
+	/* Ring memory still registered keeps the protection domain alive. */
+	if (l->nmems == 0)
+		link_destroy(l);
+}
+
+/**
+ * verbs_link_disconnect(link):
+ * Start an orderly disconnect; a DOWN event follows.
+ */
+void
+verbs_link_disconnect(struct verbs_link *l)
+{
+
+	if (l->id != NULL && (l->state == L_UP || l->state == L_ACCEPTING ||
+	    l->state == L_CONNECTING))
+		rdma_disconnect(l->id);
+}
+
+int
+verbs_link_fd(const struct verbs_link *l)
+{
+
+	return (l->cc != NULL ? l->cc->fd : -1);
+}
+
+struct engine *
+verbs_link_engine(const struct verbs_link *l)
+{
+
+	return (l->e);
+}
+
+void *
+verbs_link_user(const struct verbs_link *l)
+{
+
+	return (l->user);
+}
+
+void
+verbs_link_set_user(struct verbs_link *l, void *user)
+{
+
+	l->user = user;
+}
+
+const char *
+verbs_link_peer(const struct verbs_link *l)
+{
+
+	return (l->peer);
+}
+
+const char *
+verbs_link_device(const struct verbs_link *l)
+{
+
+	return (l->device);
+}
+
+/* ---------------------------------------------------------------- data path */
+
+static int
+post_recvs(struct verbs_link *l)
+{
+	struct ibv_recv_wr wr[POST_BATCH], *bad;
+	struct ibv_sge sge[POST_BATCH];
+	uint32_t slots[POST_BATCH];
+	int n, k, rc;
+
+	while ((n = engine_take_recvs(l->e, slots, POST_BATCH)) > 0) {
+		for (k = 0; k < n; k++) {
+			sge[k].addr = (uint64_t)(uintptr_t)(l->recv_buf +
+			    (size_t)slots[k] * WIRE_MSG_SIZE);
+			sge[k].length = WIRE_MSG_SIZE;
+			sge[k].lkey = l->recv_mr->lkey;
+			wr[k].wr_id = slots[k];
+			wr[k].sg_list = &sge[k];
+			wr[k].num_sge = 1;
+			wr[k].next = k + 1 < n ? &wr[k + 1] : NULL;
+		}
+		if ((rc = ibv_post_recv(l->id->qp, wr, &bad)) != 0) {
+			char why[96];
+
+			snprintf(why, sizeof(why), "ibv_post_recv: %s",
+			    strerror(rc));
+			engine_fail(l->e, why);
+			return (-1);
+		}
+	}
+	return (0);
+}
+
+static int
+post_sends(struct verbs_link *l)
+{
+	struct engine_wr ew[POST_BATCH];
+	struct ibv_send_wr wr[POST_BATCH], *bad;
+	struct ibv_sge sge[POST_BATCH];
+	int n, k, rc;
+
+	do {
+		if ((n = engine_take_wrs(l->e, ew, POST_BATCH)) == 0)
+			break;
+		for (k = 0; k < n; k++) {
+			memset(&wr[k], 0, sizeof(wr[k]));
+			sge[k].addr = ew[k].local_addr;
+			sge[k].length = ew[k].len;
+			sge[k].lkey = ew[k].lkey;
+			wr[k].wr_id = ew[k].wr_id;
+			wr[k].sg_list = &sge[k];
+			wr[k].num_sge = 1;
+			if (ew[k].op == ENGINE_WR_WRITE_IMM) {
+				wr[k].opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+				wr[k].imm_data = htonl(ew[k].imm);
+				wr[k].wr.rdma.remote_addr = ew[k].remote_addr;
+				wr[k].wr.rdma.rkey = ew[k].rkey;
+			} else {
+				wr[k].opcode = IBV_WR_SEND;
+			}
+			if (ew[k].signaled)
+				wr[k].send_flags |= IBV_SEND_SIGNALED;
+			if (ew[k].inlined)
+				wr[k].send_flags |= IBV_SEND_INLINE;
+			wr[k].next = k + 1 < n ? &wr[k + 1] : NULL;
+		}
+		/* One doorbell for the whole chain. */
+		if ((rc = ibv_post_send(l->id->qp, wr, &bad)) != 0) {
+			char why[96];
+
+			snprintf(why, sizeof(why), "ibv_post_send: %s",
+			    strerror(rc));
+			engine_fail(l->e, why);
+			return (-1);
+		}
+	} while (n == POST_BATCH);
+	return (0);
+}
+
+/**
+ * verbs_link_flush(link):
+ * Post the receives and work requests the engine has ready.  Call after
+ * any application call into the engine.  Returns 0 or -1 as above.
+ */
+int
+verbs_link_flush(struct verbs_link *l)
+{
+
+	if (l->e == NULL || engine_error(l->e) != NULL)
+		return (-1);
+	/* Receives first: credit updates in the sends may count them. */
+	if (post_recvs(l) || post_sends(l))
+		return (-1);
+	return (0);
+}
+
+static int
+handle_wc(struct verbs_link *l, const struct ibv_wc *wc)
+{
+	char why[128];
+
+	if (wc->status != IBV_WC_SUCCESS) {
+		/* After the first error the rest are flushes: one message. */
+		snprintf(why, sizeof(why), "work request failed: %s",
+		    ibv_wc_status_str(wc->status));
+		engine_fail(l->e, why);
+		return (-1);
+	}
+	switch (wc->opcode) {
+	case IBV_WC_RECV:
+		if (wc->wr_id >= l->conf.rq_size)
+			break;		/* the engine reports it */
+		return (engine_on_recv(l->e, (uint32_t)wc->wr_id,
+		    l->recv_buf + (size_t)wc->wr_id * WIRE_MSG_SIZE,
+		    wc->byte_len));
+	case IBV_WC_RECV_RDMA_WITH_IMM:
+		return (engine_on_recv_imm(l->e, (uint32_t)wc->wr_id,
+		    ntohl(wc->imm_data), wc->byte_len));
+	case IBV_WC_SEND:
+	case IBV_WC_RDMA_WRITE:
+		return (engine_on_send_done(l->e, wc->wr_id));
+	default:
+		break;
+	}
+	snprintf(why, sizeof(why), "unexpected completion opcode %d",
+	    (int)wc->opcode);
+	engine_fail(l->e, why);
+	return (-1);
+}
+
+static int
+drain_cq(struct verbs_link *l)
+{
+	struct ibv_wc wc[POLL_BATCH];
+	int n, k;
+
+	do {
+		if ((n = ibv_poll_cq(l->cq, POLL_BATCH, wc)) < 0) {
+			engine_fail(l->e, "ibv_poll_cq failed");
+			return (-1);
+		}
+		for (k = 0; k < n; k++)
+			if (handle_wc(l, &wc[k]))
+				return (-1);
+	} while (n == POLL_BATCH);
+	return (0);
+}
+
+/**
+ * verbs_link_poll(link):
+ * Consume the completion channel event, poll every completion into the
+ * engine (re-arming the CQ, then polling once more so none is missed),
+ * and post what the engine wants.  Returns 0, or -1 if the link failed
+ * (engine_error says why).
+ */
+int
+verbs_link_poll(struct verbs_link *l)
+{
+	struct ibv_cq *cq;
+	void *ctx;
+
+	if (l->e == NULL || engine_error(l->e) != NULL)
+		return (-1);
+	while (ibv_get_cq_event(l->cc, &cq, &ctx) == 0)
+		ibv_ack_cq_events(cq, 1);
+	if (drain_cq(l))
+		return (-1);
+	if (ibv_req_notify_cq(l->cq, 0)) {
+		engine_fail(l->e, "ibv_req_notify_cq failed");
+		return (-1);
+	}
+	/* A completion that landed before the re-arm raised no event. */
+	if (drain_cq(l))
+		return (-1);
+	return (verbs_link_flush(l));
+}
+
+/* ---------------------------------------------------------------- memory */
+
+/**
+ * verbs_mem_new(link, size, remote_write, err, errlen):
+ * Allocate and register ${size} bytes of ring memory in ${link}'s
+ * protection domain: local access only, or, with ${remote_write}, local
+ * and remote write (a receive ring).
+ */
+struct verbs_mem *
+verbs_mem_new(struct verbs_link *l, uint32_t size, int remote_write,
+    char *err, size_t errlen)
+{
+	struct verbs_mem *m;
+	int access = remote_write ?
+	    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE : 0;
+
+	if (l->pd == NULL || l->freed) {
+		say(err, errlen, "link has no protection domain");
+		return (NULL);
+	}
+	if ((m = calloc(1, sizeof(*m))) == NULL)
+		goto err0;
+	m->buf = mmap(NULL, size, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m->buf == MAP_FAILED)
+		goto err1;
+	m->size = size;
+	if ((m->mr = ibv_reg_mr(l->pd, m->buf, size, access)) == NULL) {
+		say(err, errlen, "cannot register %u bytes of ring memory "
+		    "(is RLIMIT_MEMLOCK / LimitMEMLOCK large enough?): %s",
+		    (unsigned)size, strerror(errno));
+		munmap(m->buf, size);
+		free(m);
+		return (NULL);
+	}
+	m->link = l;
+	m->remote = remote_write;
+	l->nmems++;
+	return (m);
+
+err1:
+	free(m);
+err0:
+	say(err, errlen, "out of memory for a %u-byte ring", (unsigned)size);
+	return (NULL);
+}
+
+/**
+ * verbs_mem_free(m):
+ * Deregister and free.  NULL is a no-op.
+ */
+void
+verbs_mem_free(struct verbs_mem *m)
+{
+	struct verbs_link *l;
+
+	if (m == NULL)
+		return;
+	l = m->link;
+	ibv_dereg_mr(m->mr);
+	munmap(m->buf, m->size);
+	free(m);
+	if (--l->nmems == 0 && l->freed)
+		link_destroy(l);
+}
+
+uint8_t *
+verbs_mem_buf(const struct verbs_mem *m)
+{
+
+	return (m->buf);
+}
+
+/**
+ * verbs_mem_ring(m, ring):
+ * Describe the memory as an engine ring: address, size, and the lkey
+ * (local memory) or rkey (remote-writable memory).
+ */
+void
+verbs_mem_ring(const struct verbs_mem *m, struct engine_ring *ring)
+{
+
+	ring->addr = (uint64_t)(uintptr_t)m->buf;
+	ring->size = (uint32_t)m->size;
+	ring->key = m->remote ? m->mr->rkey : m->mr->lkey;
+}
+
+/* ---------------------------------------------------------------- listeners */
+
+/**
+ * verbs_listen(cm, host, port, conf, user, err, errlen):
+ * Listen for links on ${host}:${port}; incoming links get queues and an
+ * engine configured by ${conf}.  ${user} is verbs_listener_user's value.
+ */
+struct verbs_listener *
+verbs_listen(struct verbs_cm *cm, const char *host, const char *port,
+    const struct verbs_link_conf *conf, void *user, char *err, size_t errlen)
+{
+	struct verbs_listener *ls;
+	struct addrinfo *ai;
+	char where[80];
+
+	if (resolve(host, port, 1, &ai, err, errlen))
+		return (NULL);
+	addr_text(ai->ai_addr, where, sizeof(where));
+	if ((ls = calloc(1, sizeof(*ls))) == NULL) {
+		say(err, errlen, "out of memory");
+		goto err0;
+	}
+	ls->cm = cm;
+	ls->conf = *conf;
+	ls->user = user;
+	if (rdma_create_id(cm->ch, &ls->id, ls, RDMA_PS_TCP)) {
+		say(err, errlen, "rdma_create_id: %s", strerror(errno));
+		goto err1;
+	}
+	if (rdma_bind_addr(ls->id, ai->ai_addr)) {
+		say(err, errlen, "cannot listen for RDMA links on %s: %s "
+		    "(is there an RDMA device with that address?)", where,
+		    strerror(errno));
+		goto err2;
+	}
+	if (rdma_listen(ls->id, 64)) {
+		say(err, errlen, "rdma_listen on %s: %s", where,
+		    strerror(errno));
+		goto err2;
+	}
+	freeaddrinfo(ai);
+	return (ls);
+
+err2:
+	rdma_destroy_id(ls->id);
+err1:
+	free(ls);
+err0:
+	freeaddrinfo(ai);
+	return (NULL);
+}
+
+void
+verbs_listener_free(struct verbs_listener *ls)
+{
+
+	if (ls == NULL)
+		return;
+	rdma_destroy_id(ls->id);
+	free(ls);
+}
+
+void *
+verbs_listener_user(const struct verbs_listener *ls)
+{
+
+	return (ls->user);
+}
+
+/* ---------------------------------------------------------------- events */
+
+static int
+is_listener(const struct rdma_cm_event *cme)
+{
+
+	return (cme->event == RDMA_CM_EVENT_CONNECT_REQUEST);
+}
+
+static void
+link_down(struct verbs_link *l, struct verbs_ev *ev, const char *why)
+{
+
+	if (l->e != NULL)
+		engine_fail(l->e, why);
+	l->state = L_DOWN;
+	ev->type = VERBS_EV_DOWN;
+	ev->link = l;
+	snprintf(ev->peer, sizeof(ev->peer), "%s", l->peer);
+	snprintf(ev->why, sizeof(ev->why), "%s", why);
+}
+
+static const char *
+reject_text(int status)
+{
+
+	/* IB CM reject reasons that RDMA CM reports for RoCE and IB. */
+	switch (status) {
+	case 8:
+		return ("connection refused: nothing listening at that "
+		    "address and port");
+	case 28:
+		return ("connection rejected by the peer");
+	default:
+		return ("connection rejected");
+	}
+}
+
+static void
+on_connect_request(struct verbs_listener *ls, struct rdma_cm_event *cme,
+    struct verbs_ev *ev)
+{
+	struct verbs_link *l;
+	char err[200];
+	int werr;
+
+	ev->listener = ls;
+	addr_text(rdma_get_peer_addr(cme->id), ev->peer, sizeof(ev->peer));
+	werr = wire_hello_decode(cme->param.conn.private_data,
+	    cme->param.conn.private_data_len, &(struct wire_hello){ 0 });
+	if (werr != WIRE_OK) {
+		rdma_reject(cme->id, NULL, 0);
+		rdma_destroy_id(cme->id);
+		ev->type = VERBS_EV_REJECTED;
+		snprintf(ev->why, sizeof(ev->why), "invalid connect data: %s",
+		    wire_strerror(werr));
+		return;
+	}
+	if ((l = link_new(ls->cm, &ls->conf, NULL)) == NULL) {
+		rdma_reject(cme->id, NULL, 0);
+		rdma_destroy_id(cme->id);
+		ev->type = VERBS_EV_REJECTED;
+		snprintf(ev->why, sizeof(ev->why), "out of memory");
+		return;
+	}
+	l->id = cme->id;
+	l->id->context = l;
+	l->passive = 1;
+	snprintf(l->peer, sizeof(l->peer), "%s", ev->peer);
+	(void)wire_hello_decode(cme->param.conn.private_data,
+	    cme->param.conn.private_data_len, &l->peer_hello);
+	if (link_setup(l, err, sizeof(err))) {
+		rdma_reject(cme->id, NULL, 0);
+		l->state = L_DOWN;
+		verbs_link_free(l);
+		ev->type = VERBS_EV_REJECTED;
+		snprintf(ev->why, sizeof(ev->why), "%s", err);
+		return;
+	}
+	l->state = L_INCOMING;
+	ev->type = VERBS_EV_INCOMING;
+	ev->link = l;
+}
+
+static void
+on_link_event(struct verbs_link *l, struct rdma_cm_event *cme,
+    struct verbs_ev *ev)
+{
+	struct rdma_conn_param p;
+	struct wire_hello h;
+	uint8_t hello[WIRE_HELLO_LEN];
+	char err[200];
+	int werr;
+
+	ev->link = l;
+	snprintf(ev->peer, sizeof(ev->peer), "%s", l->peer);
+	switch (cme->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		if (rdma_resolve_route(l->id, VERBS_RESOLVE_MS))
+			link_down(l, ev, "cannot resolve a route");
+		return;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		if (link_setup(l, err, sizeof(err))) {
+			link_down(l, ev, err);
+			return;
+		}
+		conn_param(l, &p, hello);
+		if (rdma_connect(l->id, &p)) {
+			snprintf(err, sizeof(err), "rdma_connect: %s",
+			    strerror(errno));
+			link_down(l, ev, err);
+			return;
+		}
+		l->state = L_CONNECTING;
+		return;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		if (!l->passive && (werr = wire_hello_decode(
+		    cme->param.conn.private_data,
+		    cme->param.conn.private_data_len, &h)) != WIRE_OK) {
+			snprintf(err, sizeof(err), "peer's accept data is "
+			    "invalid: %s", wire_strerror(werr));
+			link_down(l, ev, err);
+			rdma_disconnect(l->id);
+			return;
+		}
+		if (!l->passive)
+			engine_connected(l->e, &h);
+		l->state = L_UP;
+		ev->type = VERBS_EV_UP;
+		if (verbs_link_flush(l))
+			link_down(l, ev, engine_error(l->e));
+		return;
+	case RDMA_CM_EVENT_ADDR_ERROR:
+		link_down(l, ev, "address resolution failed (no RDMA device "
+		    "reaches the peer?)");
+		return;
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+		link_down(l, ev, "route resolution failed");
+		return;
+	case RDMA_CM_EVENT_UNREACHABLE:
+		link_down(l, ev, "peer unreachable");
+		return;
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+		link_down(l, ev, "connection failed");
+		return;
+	case RDMA_CM_EVENT_REJECTED:
+		link_down(l, ev, reject_text(cme->status));
+		return;
+	case RDMA_CM_EVENT_DISCONNECTED:
+		link_down(l, ev, "peer disconnected");
+		return;
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		link_down(l, ev, "RDMA device removed");
+		return;
+	default:
+		return;		/* TIMEWAIT_EXIT, ADDR_CHANGE, ...: nothing */
+	}
+}
+
+/**
+ * verbs_cm_handle(cm, ev):
+ * Process one RDMA CM event, if any, and describe its outcome in ${ev}.
+ * Returns 1 if an event was processed (${ev}->type may still be NONE),
+ * 0 if none was pending, -1 on a channel error.
+ */
+int
+verbs_cm_handle(struct verbs_cm *cm, struct verbs_ev *ev)
+{
+	struct rdma_cm_event *cme;
+
+	memset(ev, 0, sizeof(*ev));
+	if (rdma_get_cm_event(cm->ch, &cme)) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+			return (0);
+		return (-1);
+	}
+	if (is_listener(cme))
+		on_connect_request(cme->listen_id->context, cme, ev);
+	else if (cme->id->context != NULL && ev->listener == NULL)
+		on_link_event(cme->id->context, cme, ev);
+	rdma_ack_cm_event(cme);
+	return (1);
+}

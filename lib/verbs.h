@@ -1,0 +1,226 @@
+/*
+ * verbs: the rstream engine on real RDMA (libibverbs and librdmacm).
+ *
+ * The only code that includes <infiniband/verbs.h> and <rdma/rdma_cma.h>.
+ * It owns, per link: one protection domain, one completion queue with its
+ * completion channel, one RC queue pair, the registered control buffers
+ * and the engine; it posts what the engine asks for (receives first, then
+ * chains of send work requests with one ibv_post_send) and feeds
+ * completions back in batches.  Everything is non-blocking and driven by
+ * two kinds of file descriptor the caller's event loop waits on: the RDMA
+ * CM event channel (verbs_cm_fd) and each link's completion channel
+ * (verbs_link_fd).
+ *
+ * Dead peers: links use an ACK timeout of 14 (4.096 us * 2^14, about
+ * 67 ms) and 7 transport retries, so once a packet is outstanding a peer
+ * that stopped answering is declared dead within about 0.6 s (providers
+ * may stretch each wait up to 4x, so at most about 2.2 s).  RNR retry is
+ * 7 (retry for ever), a safety net only: the engine never sends without a
+ * posted receive.  The daemon's keepalives make sure a packet is
+ * outstanding on an otherwise idle link.
+ *
+ * Memory: send rings are registered for local access only; receive rings
+ * for local and remote write; nothing is ever registered for remote read
+ * or atomics.  Ring memory belongs to the link's protection domain and is
+ * deregistered when freed; a link and its memory may be freed in either
+ * order.
+ */
+#ifndef VERBS_H
+#define VERBS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine.h"
+
+/* See the comment above: ACK timeout exponent and transport retries. */
+#define VERBS_ACK_TIMEOUT	14
+#define VERBS_RETRY_COUNT	7
+#define VERBS_RNR_RETRY		7
+/* Address and route resolution time-outs, in milliseconds. */
+#define VERBS_RESOLVE_MS	2000
+
+struct verbs_cm;
+struct verbs_listener;
+struct verbs_link;
+struct verbs_mem;
+
+struct verbs_link_conf {
+	uint32_t sq_size;
+	uint32_t rq_size;
+	uint32_t inline_size;
+	uint32_t max_streams;
+	uint32_t signal_every;	/* 0: engine default */
+};
+
+enum verbs_ev_type {
+	VERBS_EV_NONE = 0,	/* handled internally; nothing to do */
+	VERBS_EV_INCOMING,	/* a peer connects: verbs_accept or _reject */
+	VERBS_EV_REJECTED,	/* a connect request was refused (invalid) */
+	VERBS_EV_UP,		/* link established: streams may open */
+	VERBS_EV_DOWN		/* link failed or ended: free it */
+};
+
+struct verbs_ev {
+	int type;
+	struct verbs_link *link;	/* INCOMING, UP, DOWN */
+	struct verbs_listener *listener;	/* INCOMING, REJECTED */
+	char peer[64];			/* peer address, for logs */
+	char why[200];			/* REJECTED, DOWN: what happened */
+};
+
+/**
+ * verbs_cm_new(err, errlen):
+ * Create the RDMA CM event channel every listener and link uses.
+ */
+struct verbs_cm *verbs_cm_new(char *err, size_t errlen);
+
+/**
+ * verbs_cm_free(cm):
+ * Destroy the channel (after every listener and link).  NULL is a no-op.
+ */
+void verbs_cm_free(struct verbs_cm *cm);
+
+/**
+ * verbs_cm_fd(cm):
+ * The channel's file descriptor (non-blocking): readable when
+ * verbs_cm_handle has an event to process.
+ */
+int verbs_cm_fd(const struct verbs_cm *cm);
+
+/**
+ * verbs_cm_handle(cm, ev):
+ * Process one RDMA CM event, if any, and describe its outcome in ${ev}.
+ * Returns 1 if an event was processed (${ev}->type may still be NONE),
+ * 0 if none was pending, -1 on a channel error.
+ */
+int verbs_cm_handle(struct verbs_cm *cm, struct verbs_ev *ev);
+
+/**
+ * verbs_listen(cm, host, port, conf, user, err, errlen):
+ * Listen for links on ${host}:${port}; incoming links get queues and an
+ * engine configured by ${conf}.  ${user} is verbs_listener_user's value.
+ */
+struct verbs_listener *verbs_listen(struct verbs_cm *cm, const char *host,
+    const char *port, const struct verbs_link_conf *conf, void *user,
+    char *err, size_t errlen);
+
+/**
+ * verbs_listener_free(l):
+ * Stop listening.  NULL is a no-op.
+ */
+void verbs_listener_free(struct verbs_listener *l);
+
+/**
+ * verbs_listener_user(l):
+ * The user pointer given to verbs_listen.
+ */
+void *verbs_listener_user(const struct verbs_listener *l);
+
+/**
+ * verbs_connect(cm, host, port, source, conf, user, err, errlen):
+ * Start connecting a link to the peer at ${host}:${port}, from local
+ * address ${source} (NULL: chosen by routing).  Progress arrives as UP or
+ * DOWN events for the returned link.
+ */
+struct verbs_link *verbs_connect(struct verbs_cm *cm, const char *host,
+    const char *port, const char *source, const struct verbs_link_conf *conf,
+    void *user, char *err, size_t errlen);
+
+/**
+ * verbs_accept(link) / verbs_reject(link):
+ * Answer an INCOMING link.  After verbs_reject, free the link.
+ */
+int verbs_accept(struct verbs_link *link);
+void verbs_reject(struct verbs_link *link);
+
+/**
+ * verbs_link_free(link):
+ * Tear the link down (if still connected) and free it.  Ring memory of
+ * the link stays valid until verbs_mem_free.  NULL is a no-op.
+ */
+void verbs_link_free(struct verbs_link *link);
+
+/**
+ * verbs_link_disconnect(link):
+ * Start an orderly disconnect; a DOWN event follows.
+ */
+void verbs_link_disconnect(struct verbs_link *link);
+
+/**
+ * verbs_link_fd(link):
+ * The completion channel's file descriptor (non-blocking), or -1 before
+ * the link has queues.
+ */
+int verbs_link_fd(const struct verbs_link *link);
+
+/**
+ * verbs_link_poll(link):
+ * Consume the completion channel event, poll every completion into the
+ * engine (re-arming the CQ, then polling once more so none is missed),
+ * and post what the engine wants.  Returns 0, or -1 if the link failed
+ * (engine_error says why).
+ */
+int verbs_link_poll(struct verbs_link *link);
+
+/**
+ * verbs_link_flush(link):
+ * Post the receives and work requests the engine has ready.  Call after
+ * any application call into the engine.  Returns 0 or -1 as above.
+ */
+int verbs_link_flush(struct verbs_link *link);
+
+/**
+ * verbs_link_engine(link):
+ * The link's engine (NULL until the link has queues).
+ */
+struct engine *verbs_link_engine(const struct verbs_link *link);
+
+/**
+ * verbs_link_user(link) / verbs_link_set_user(link, user):
+ * The caller's pointer for this link.
+ */
+void *verbs_link_user(const struct verbs_link *link);
+void verbs_link_set_user(struct verbs_link *link, void *user);
+
+/**
+ * verbs_link_peer(link):
+ * The peer's address as text, for logs.
+ */
+const char *verbs_link_peer(const struct verbs_link *link);
+
+/**
+ * verbs_link_device(link):
+ * The RDMA device the link runs on ("rxe0"), or "?".
+ */
+const char *verbs_link_device(const struct verbs_link *link);
+
+/**
+ * verbs_mem_new(link, size, remote_write, err, errlen):
+ * Allocate and register ${size} bytes of ring memory in ${link}'s
+ * protection domain: local access only, or, with ${remote_write}, local
+ * and remote write (a receive ring).
+ */
+struct verbs_mem *verbs_mem_new(struct verbs_link *link, uint32_t size,
+    int remote_write, char *err, size_t errlen);
+
+/**
+ * verbs_mem_free(m):
+ * Deregister and free.  NULL is a no-op.
+ */
+void verbs_mem_free(struct verbs_mem *m);
+
+/**
+ * verbs_mem_buf(m):
+ * The memory's address in this process.
+ */
+uint8_t *verbs_mem_buf(const struct verbs_mem *m);
+
+/**
+ * verbs_mem_ring(m, ring):
+ * Describe the memory as an engine ring: address, size, and the lkey
+ * (local memory) or rkey (remote-writable memory).
+ */
+void verbs_mem_ring(const struct verbs_mem *m, struct engine_ring *ring);
+
+#endif /* !VERBS_H */
