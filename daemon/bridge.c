@@ -1,0 +1,484 @@
+#include "config.h"
+
+#include <sys/epoll.h>
+#include <sys/socket.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bridge.h"
+#include "engine.h"
+#include "link.h"
+#include "log.h"
+#include "loop.h"
+#include "rsd.h"
+#include "sock.h"
+#include "verbs.h"
+
+/* At most this many recv() calls per readiness event, for fairness. */
+#define READS_PER_EVENT	4
+
+struct bridge {
+	struct tun *t;
+	struct dlink *dl;
+	uint64_t serial;		/* stream number in logs */
+	int have_id;
+	uint32_t id;
+	int fd;
+	struct loop_fd *w;
+	struct verbs_mem *txm, *rxm;
+	int server;			/* we connected to a target */
+	int connecting;			/* target connect in progress */
+	int opened;			/* stream accepted by both ends */
+	int rd_eof;			/* socket EOF: stream shut down */
+	int wr_shut;			/* peer EOF: socket shut for writing */
+	int closed;			/* engine_close/reset called */
+	char who[400];			/* client or target address */
+	struct bridge *next;		/* link's waiting list */
+};
+
+#define BLOG(level, b, fmt, ...)					\
+	log_msg(level, "tunnel %s stream %llu (%s, %s): " fmt,		\
+	    (b)->t->c->name, (unsigned long long)(b)->serial,		\
+	    (b)->server ? "target" : "client", (b)->who, ##__VA_ARGS__)
+
+static void on_fd(void *, uint32_t);
+
+struct bridge *
+bridge_next(const struct bridge *b)
+{
+
+	return (b->next);
+}
+
+void
+bridge_set_next(struct bridge *b, struct bridge *n)
+{
+
+	b->next = n;
+}
+
+static struct bridge *
+bridge_new(struct tun *t, int fd)
+{
+	struct bridge *b;
+
+	if ((b = calloc(1, sizeof(*b))) == NULL)
+		return (NULL);
+	b->t = t;
+	b->fd = fd;
+	b->serial = ++t->d->next_serial;
+	t->st.active++;
+	return (b);
+}
+
+/* The socket is finished with: close it, with a reset if asked. */
+static void
+close_fd(struct bridge *b, int reset)
+{
+
+	if (b->fd < 0)
+		return;
+	loop_fd_del(b->w);
+	b->w = NULL;
+	if (reset)
+		sock_close_reset(b->fd);
+	else
+		close(b->fd);
+	b->fd = -1;
+}
+
+static void
+bridge_free(struct bridge *b)
+{
+
+	close_fd(b, 1);
+	verbs_mem_free(b->txm);
+	verbs_mem_free(b->rxm);
+	b->t->st.active--;
+	free(b);
+}
+
+/* Ring memory for a stream: send ring local, receive ring remote-write. */
+static int
+alloc_rings(struct bridge *b, struct engine_ring *tx, struct engine_ring *rx)
+{
+	const struct conf_sizes *sz = &b->t->c->sz;
+	struct verbs_link *vl = link_verbs(b->dl);
+	char err[200];
+
+	if ((b->txm = verbs_mem_new(vl, sz->sendbuf, 0, err,
+	    sizeof(err))) == NULL ||
+	    (b->rxm = verbs_mem_new(vl, sz->recvbuf, 1, err,
+	    sizeof(err))) == NULL) {
+		BLOG(LOG_ERR, b, "%s", err);
+		verbs_mem_free(b->txm);
+		b->txm = NULL;
+		return (-1);
+	}
+	verbs_mem_ring(b->txm, tx);
+	verbs_mem_ring(b->rxm, rx);
+	BLOG(LOG_INFO, b, "%s over %s, rings: send %u, receive %u bytes",
+	    b->server ? "accepted" : "opening", link_peer(b->dl),
+	    (unsigned)sz->sendbuf, (unsigned)sz->recvbuf);
+	return (0);
+}
+
+static void
+want(struct bridge *b)
+{
+	uint32_t ev = 0;
+	uint32_t off;
+	struct engine *e;
+
+	if (b->fd < 0 || b->w == NULL)
+		return;
+	if (b->connecting) {
+		ev = EPOLLOUT;
+	} else if (b->have_id && (e = link_engine(b->dl)) != NULL) {
+		/* Read only while the send ring has room: backpressure. */
+		if (!b->rd_eof && !b->closed &&
+		    engine_tx_space(e, b->id, &off) > 0)
+			ev |= EPOLLIN;
+		if (!b->wr_shut && engine_rx_data(e, b->id, &off) > 0)
+			ev |= EPOLLOUT;
+	}
+	loop_fd_set(b->w, ev);
+}
+
+/* Abort: the peer sees RESET, the local socket sees a reset too. */
+static void
+abort_stream(struct bridge *b, uint16_t reason)
+{
+	struct engine *e = link_engine(b->dl);
+
+	close_fd(b, 1);
+	if (b->have_id && !b->closed && e != NULL) {
+		b->closed = 1;
+		engine_reset(e, b->id, reason);
+	}
+	b->t->st.failed++;
+}
+
+/* Both directions are done: close the stream and the socket gracefully. */
+static void
+maybe_finish(struct bridge *b)
+{
+	struct engine *e = link_engine(b->dl);
+
+	if (!b->rd_eof || !b->wr_shut || b->closed || e == NULL)
+		return;
+	b->closed = 1;
+	engine_close(e, b->id);
+	close_fd(b, 0);
+	BLOG(LOG_DEBUG, b, "closed");
+}
+
+/* Socket -> send ring, straight into registered memory. */
+static void
+from_socket(struct bridge *b)
+{
+	struct engine *e = link_engine(b->dl);
+	uint8_t *ring = verbs_mem_buf(b->txm);
+	uint32_t off, space;
+	ssize_t n;
+	int k;
+
+	for (k = 0; k < READS_PER_EVENT; k++) {
+		if ((space = engine_tx_space(e, b->id, &off)) == 0)
+			return;		/* full: WRITABLE resumes reading */
+		n = recv(b->fd, ring + off, space, MSG_DONTWAIT);
+		if (n > 0) {
+			engine_tx_commit(e, b->id, (uint32_t)n);
+			b->t->st.bytes_in += (uint64_t)n;
+			if ((uint32_t)n < space)
+				return;
+			continue;
+		}
+		if (n == 0) {
+			b->rd_eof = 1;
+			engine_shutdown(e, b->id);
+			BLOG(LOG_DEBUG, b, "end of input; shutting the "
+			    "stream down for writing");
+			maybe_finish(b);
+			return;
+		}
+		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+			return;
+		BLOG(LOG_INFO, b, "read failed: %s; resetting the stream",
+		    strerror(errno));
+		abort_stream(b, WIRE_REASON_RESET);
+		return;
+	}
+}
+
+/* Receive ring -> socket, straight from registered memory. */
+static void
+to_socket(struct bridge *b)
+{
+	struct engine *e = link_engine(b->dl);
+	uint8_t *ring = verbs_mem_buf(b->rxm);
+	uint32_t off, avail;
+	ssize_t n;
+
+	while ((avail = engine_rx_data(e, b->id, &off)) > 0) {
+		n = send(b->fd, ring + off, avail, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n > 0) {
+			engine_rx_consume(e, b->id, (uint32_t)n);
+			b->t->st.bytes_out += (uint64_t)n;
+			continue;
+		}
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK ||
+		    errno == EINTR))
+			return;
+		BLOG(LOG_INFO, b, "write failed: %s; resetting the stream",
+		    n < 0 ? strerror(errno) : "no progress");
+		abort_stream(b, WIRE_REASON_RESET);
+		return;
+	}
+}
+
+static void
+start_io(struct bridge *b)
+{
+
+	if (b->w == NULL)
+		b->w = loop_fd_add(b->t->d->lp, b->fd, 0, on_fd, b);
+	if (b->w == NULL) {
+		BLOG(LOG_ERR, b, "cannot watch the socket");
+		abort_stream(b, WIRE_REASON_INTERNAL);
+	}
+}
+
+/* The target connect finished (or failed): accept or refuse the stream. */
+static void
+target_connected(struct bridge *b)
+{
+	struct engine *e = link_engine(b->dl);
+	struct engine_ring tx, rx;
+	int rc = sock_connect_result(b->fd);
+
+	b->connecting = 0;
+	link_set_incoming(b->dl, b->id, NULL);
+	if (rc != 0) {
+		BLOG(LOG_WARNING, b, "cannot connect to target %s: %s",
+		    b->t->c->target.text, strerror(rc));
+		engine_refuse(e, b->id, rc == ECONNREFUSED ?
+		    WIRE_REASON_TARGET_REFUSED :
+		    WIRE_REASON_TARGET_UNREACHABLE);
+		b->have_id = 0;
+		b->t->st.refused++;
+		bridge_free(b);
+		return;
+	}
+	if (alloc_rings(b, &tx, &rx) ||
+	    engine_accept(e, b->id, &tx, &rx, b) != 0) {
+		engine_refuse(e, b->id, WIRE_REASON_INTERNAL);
+		b->have_id = 0;
+		b->t->st.refused++;
+		bridge_free(b);
+		return;
+	}
+	b->opened = 1;
+	b->t->st.opened++;
+}
+
+static void
+on_fd(void *arg, uint32_t events)
+{
+	struct bridge *b = arg;
+	struct dlink *dl = b->dl;
+
+	if (b->connecting) {
+		target_connected(b);
+		link_kick(dl);
+		return;
+	}
+	if (!b->have_id)
+		return;
+	if (events & (EPOLLOUT | EPOLLERR | EPOLLHUP))
+		to_socket(b);
+	if (b->fd >= 0 && (events & (EPOLLIN | EPOLLERR | EPOLLHUP)))
+		from_socket(b);
+	want(b);
+	link_kick(dl);
+}
+
+/* Open the client's stream on the (now up) link. */
+static void
+open_stream(struct bridge *b)
+{
+	struct engine *e = link_engine(b->dl);
+	struct engine_ring tx, rx;
+	int id;
+
+	if (alloc_rings(b, &tx, &rx)) {
+		bridge_free(b);
+		return;
+	}
+	if ((id = engine_open(e, b->t->c->name, &tx, &rx, b)) < 0) {
+		BLOG(LOG_WARNING, b, "cannot open a stream (%s); closing the "
+		    "client", id == ENGINE_ELIMIT ? "link stream limit" :
+		    "link going away");
+		bridge_free(b);
+		return;
+	}
+	b->have_id = 1;
+	b->id = (uint32_t)id;
+	start_io(b);
+	/* Read at once: bytes wait in the ring until the peer accepts. */
+	want(b);
+}
+
+/**
+ * bridge_client(t, fd):
+ * A client connected to tunnel ${t} on ${fd}: open a stream on the
+ * tunnel's link (or wait for the link to come up).  Takes ${fd}.
+ */
+void
+bridge_client(struct tun *t, int fd)
+{
+	struct bridge *b;
+
+	if ((b = bridge_new(t, fd)) == NULL) {
+		sock_close_reset(fd);
+		return;
+	}
+	b->dl = t->link;
+	sock_peer_text(fd, b->who, sizeof(b->who));
+	if (t->st.active > t->c->sz.max_streams) {
+		BLOG(LOG_WARNING, b, "stream limit %u reached; closing the "
+		    "client", (unsigned)t->c->sz.max_streams);
+		t->st.refused++;
+		bridge_free(b);
+		return;
+	}
+	if (link_is_up(b->dl)) {
+		open_stream(b);
+		link_kick(t->link);
+		return;
+	}
+	if (link_is_connecting(b->dl)) {
+		link_wait(b->dl, b);
+		return;
+	}
+	BLOG(LOG_WARNING, b, "link to %s is down; closing the client",
+	    t->c->peer.text);
+	t->st.failed++;
+	bridge_free(b);
+}
+
+/**
+ * bridge_link_up(b):
+ * The link a waiting client's stream goes on is up: open it.
+ */
+void
+bridge_link_up(struct bridge *b)
+{
+
+	open_stream(b);
+}
+
+/**
+ * bridge_link_failed(b, why):
+ * The link a waiting client needed could not be brought up: close it.
+ */
+void
+bridge_link_failed(struct bridge *b, const char *why)
+{
+
+	BLOG(LOG_WARNING, b, "link to %s failed (%s); closing the client",
+	    b->t->c->peer.text, why);
+	b->t->st.failed++;
+	bridge_free(b);
+}
+
+/**
+ * bridge_incoming(dl, t, id):
+ * The peer opened stream ${id} on link ${dl} for tunnel ${t}: connect to
+ * the target, then accept (or refuse with a reason).
+ */
+void
+bridge_incoming(struct dlink *dl, struct tun *t, uint32_t id)
+{
+	struct engine *e = link_engine(dl);
+	struct bridge *b;
+	char err[200];
+	int fd;
+
+	if ((fd = sock_connect(&t->c->target, err, sizeof(err))) < 0) {
+		log_warn("tunnel %s: cannot connect to target %s: %s",
+		    t->c->name, t->c->target.text, err);
+		t->st.refused++;
+		engine_refuse(e, id, WIRE_REASON_TARGET_UNREACHABLE);
+		return;
+	}
+	if ((b = bridge_new(t, fd)) == NULL) {
+		close(fd);
+		engine_refuse(e, id, WIRE_REASON_INTERNAL);
+		return;
+	}
+	b->dl = dl;
+	b->server = 1;
+	b->have_id = 1;
+	b->id = id;
+	b->connecting = 1;
+	snprintf(b->who, sizeof(b->who), "%s", t->c->target.text);
+	link_set_incoming(dl, id, b);
+	start_io(b);
+	want(b);
+}
+
+/**
+ * bridge_event(b, ev):
+ * Handle engine event ${ev} for ${b}'s stream; may free ${b} (RELEASED).
+ */
+void
+bridge_event(struct bridge *b, const struct engine_event *ev)
+{
+
+	if (ev->flags & ENGINE_EV_OPENED) {
+		b->opened = 1;
+		b->t->st.opened++;
+		BLOG(LOG_DEBUG, b, "opened");
+	}
+	if (ev->flags & ENGINE_EV_REFUSED) {
+		BLOG(LOG_WARNING, b, "refused by %s: %s", link_peer(b->dl),
+		    wire_reason_str(ev->reason));
+		b->t->st.refused++;
+		b->closed = 1;
+		close_fd(b, 1);
+	}
+	if ((ev->flags & ENGINE_EV_READABLE) && b->fd >= 0)
+		to_socket(b);
+	if ((ev->flags & ENGINE_EV_WRITABLE) && b->fd >= 0 && !b->rd_eof)
+		from_socket(b);
+	if ((ev->flags & ENGINE_EV_EOF) && b->fd >= 0 && !b->wr_shut) {
+		/* Every byte is out: pass the end on, keep reading. */
+		shutdown(b->fd, SHUT_WR);
+		b->wr_shut = 1;
+		BLOG(LOG_DEBUG, b, "peer finished sending; shut the socket "
+		    "down for writing");
+		maybe_finish(b);
+	}
+	if (ev->flags & ENGINE_EV_RESET) {
+		if (b->fd >= 0)
+			BLOG(LOG_INFO, b, "reset: %s", wire_reason_str(
+			    ev->reason));
+		b->closed = 1;
+		close_fd(b, 1);
+		if (b->connecting)
+			link_set_incoming(b->dl, b->id, NULL);
+		b->t->st.failed++;
+	}
+	if (ev->flags & ENGINE_EV_RELEASED) {
+		if (b->connecting)
+			link_set_incoming(b->dl, b->id, NULL);
+		bridge_free(b);
+		return;
+	}
+	want(b);
+}

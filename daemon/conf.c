@@ -1,0 +1,995 @@
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <sys/stat.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <syslog.h>
+
+#include <libconfig.h>
+
+#include "engine.h"
+#include "ring.h"
+#include "wire.h"
+
+#include "conf.h"
+
+/*
+ * Largest sizes the daemon accepts.  The send queue limit is the one
+ * engine_conf_check() enforces; inline data beyond 1 KiB is more than any
+ * HCA offers, so a bigger value is a typo, not a wish.
+ */
+#define SQ_MAX		65536
+#define INLINE_MAX	1024
+
+#define ADDR_HINT	"use tcp://HOST:PORT or unix:/PATH"
+
+/* What every tunnel gets unless defaults or the tunnel say otherwise. */
+static const struct conf_sizes builtin_sizes = {
+	.sendbuf = 262144,
+	.recvbuf = 262144,
+	.sq_size = 256,
+	.rq_size = 256,
+	.inline_size = 64,
+	.max_streams = 1024
+};
+
+/* The integer settings valid both in defaults and in a tunnel. */
+static const struct size_key {
+	const char *name;
+	size_t off;		/* in struct conf_sizes */
+	long long min, max;
+	int ring;		/* ring_size_check() decides, not min/max */
+} size_keys[] = {
+	{ "sendbuf", offsetof(struct conf_sizes, sendbuf), 0, 0, 1 },
+	{ "recvbuf", offsetof(struct conf_sizes, recvbuf), 0, 0, 1 },
+	{ "sq_size", offsetof(struct conf_sizes, sq_size),
+	    ENGINE_SQ_MIN, SQ_MAX, 0 },
+	{ "rq_size", offsetof(struct conf_sizes, rq_size),
+	    ENGINE_RQ_MIN, WIRE_CREDITS_MAX, 0 },
+	{ "inline_size", offsetof(struct conf_sizes, inline_size),
+	    0, INLINE_MAX, 0 },
+	{ "max_streams", offsetof(struct conf_sizes, max_streams),
+	    1, WIRE_STREAMS_MAX, 0 },
+	{ NULL, 0, 0, 0, 0 }
+};
+
+static const struct {
+	const char *name;
+	int level;
+} log_levels[] = {
+	{ "error", LOG_ERR },
+	{ "warning", LOG_WARNING },
+	{ "notice", LOG_NOTICE },
+	{ "info", LOG_INFO },
+	{ "debug", LOG_DEBUG },
+	{ NULL, 0 }
+};
+
+/* State of one conf_load(): where errors go and what they are about. */
+struct parse {
+	const char *path;	/* as given to conf_load() */
+	char *err;
+	size_t errlen;
+	const char *scope;	/* "tunnel pg", "defaults", or NULL */
+};
+
+static int __attribute__((format(printf, 4, 0)))
+verrat(const struct parse *p, const config_setting_t *s, int scoped,
+    const char *fmt, va_list ap)
+{
+	char msg[1024];
+	const char *file = NULL;
+	unsigned int line = 0;
+	int use_scope = scoped && p->scope != NULL;
+
+	/*
+	 * Elements of arrays and the root have no line of their own; the
+	 * nearest enclosing setting that has one is still the right place
+	 * to send the user.
+	 */
+	for (; s != NULL; s = config_setting_parent(s)) {
+		if ((line = config_setting_source_line(s)) != 0) {
+			file = config_setting_source_file(s);
+			break;
+		}
+	}
+	if (file == NULL)
+		file = p->path;
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (line != 0)
+		snprintf(p->err, p->errlen, "%s:%u: %s%s%s", file, line,
+		    use_scope ? p->scope : "", use_scope ? ": " : "", msg);
+	else
+		snprintf(p->err, p->errlen, "%s: %s%s%s", file,
+		    use_scope ? p->scope : "", use_scope ? ": " : "", msg);
+	return (-1);
+}
+
+/* Report an error at ${s}, prefixed with the scope ("tunnel pg: "). */
+static int __attribute__((format(printf, 3, 4)))
+errat(const struct parse *p, const config_setting_t *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	verrat(p, s, 1, fmt, ap);
+	va_end(ap);
+	return (-1);
+}
+
+/* Report an error at ${s} whose text names its own context. */
+static int __attribute__((format(printf, 3, 4)))
+errat_plain(const struct parse *p, const config_setting_t *s,
+    const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	verrat(p, s, 0, fmt, ap);
+	va_end(ap);
+	return (-1);
+}
+
+/* Write a reason into ${err} for the address parsers; returns -1. */
+static int __attribute__((format(printf, 3, 4)))
+reason(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return (-1);
+}
+
+static int
+is_digit(char ch)
+{
+
+	return (ch >= '0' && ch <= '9');
+}
+
+/* Characters of tunnel names and host names: [A-Za-z0-9._-]. */
+static int
+is_namechar(char ch)
+{
+
+	return ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+	    is_digit(ch) || ch == '.' || ch == '_' || ch == '-');
+}
+
+/*
+ * Parse a decimal port.  The text is stored normalized ("07471" becomes
+ * "7471") so that two spellings of one port compare equal.
+ */
+static int
+parse_port(const char *s, int allow_port0, char out[8], char *err,
+    size_t errlen)
+{
+	unsigned long v = 0;
+	const char *q;
+
+	if (*s == '\0')
+		return (reason(err, errlen, "missing port"));
+	for (q = s; *q != '\0'; q++) {
+		if (!is_digit(*q))
+			return (reason(err, errlen, "bad port '%s'", s));
+		if (v <= 65535)
+			v = v * 10 + (unsigned long)(*q - '0');
+	}
+	if (v > 65535)
+		return (reason(err, errlen,
+		    "port %s is out of range (1 to 65535)", s));
+	if (v == 0 && !allow_port0)
+		return (reason(err, errlen,
+		    "port 0 is not allowed here; use 1 to 65535"));
+	snprintf(out, 8, "%lu", v);
+	return (0);
+}
+
+/*
+ * Split "HOST:PORT", "[V6]:PORT", "HOST" or "[V6]" into ${a}->host and
+ * ${a}->port.  Without a port, ${default_port} is used, or it is an error
+ * if that is NULL.
+ */
+static int
+parse_hostport(const char *hp, const char *default_port, int allow_port0,
+    struct conf_addr *a, char *err, size_t errlen)
+{
+	const char *host, *port, *end, *colon, *q;
+	char buf[INET6_ADDRSTRLEN];
+	unsigned char bin[sizeof(struct in6_addr)];
+	size_t hlen;
+	int v6 = 0, dotted = 1;
+	char *pct;
+
+	if (hp[0] == '[') {
+		if ((end = strchr(hp, ']')) == NULL)
+			return (reason(err, errlen,
+			    "missing ']' after the IPv6 address"));
+		host = hp + 1;
+		hlen = (size_t)(end - host);
+		if (end[1] == '\0')
+			port = NULL;
+		else if (end[1] == ':')
+			port = end + 2;
+		else
+			return (reason(err, errlen,
+			    "expected ':PORT' after ']', not '%s'", end + 1));
+		v6 = 1;
+	} else {
+		colon = strchr(hp, ':');
+		if (colon != NULL && strchr(colon + 1, ':') != NULL)
+			return (reason(err, errlen, "an IPv6 address must be "
+			    "in brackets, like [::1]:PORT"));
+		host = hp;
+		hlen = colon != NULL ? (size_t)(colon - hp) : strlen(hp);
+		port = colon != NULL ? colon + 1 : NULL;
+	}
+
+	if (hlen == 0)
+		return (reason(err, errlen, "missing host"));
+	if (hlen >= sizeof(a->host))
+		return (reason(err, errlen, "host too long (max %zu bytes)",
+		    sizeof(a->host) - 1));
+	memcpy(a->host, host, hlen);
+	a->host[hlen] = '\0';
+
+	if (v6) {
+		/* A zone ("fe80::1%eth0") is the interface, not address. */
+		if ((pct = strchr(a->host, '%')) != NULL) {
+			for (q = pct + 1; *q != '\0'; q++)
+				if (!is_namechar(*q))
+					break;
+			if (pct[1] == '\0' || *q != '\0')
+				return (reason(err, errlen,
+				    "bad IPv6 zone in '%s'", a->host));
+		}
+		hlen = pct != NULL ? (size_t)(pct - a->host) : hlen;
+		if (hlen >= sizeof(buf))
+			return (reason(err, errlen, "bad IPv6 address '%s'",
+			    a->host));
+		memcpy(buf, a->host, hlen);
+		buf[hlen] = '\0';
+		if (inet_pton(AF_INET6, buf, bin) != 1)
+			return (reason(err, errlen, "bad IPv6 address '%s'",
+			    a->host));
+	} else {
+		for (q = a->host; *q != '\0'; q++) {
+			if (!is_namechar(*q))
+				return (reason(err, errlen, "bad host '%s'",
+				    a->host));
+			if (!is_digit(*q) && *q != '.')
+				dotted = 0;
+		}
+		/* All digits and dots is meant as IPv4, never a name. */
+		if (dotted && inet_pton(AF_INET, a->host, bin) != 1)
+			return (reason(err, errlen, "bad IPv4 address '%s'",
+			    a->host));
+	}
+
+	if (port == NULL) {
+		if (default_port == NULL)
+			return (reason(err, errlen, "missing port"));
+		port = default_port;
+	}
+	return (parse_port(port, allow_port0, a->port, err, errlen));
+}
+
+/* Copy ${text} into ${a}->text, which must hold it whole. */
+static int
+addr_text(const char *text, struct conf_addr *a, char *err, size_t errlen)
+{
+	size_t len = strlen(text);
+
+	if (len >= sizeof(a->text))
+		return (reason(err, errlen, "address too long (max %zu bytes)",
+		    sizeof(a->text) - 1));
+	memcpy(a->text, text, len + 1);
+	return (0);
+}
+
+/**
+ * conf_parse_addr(text, allow_port0, a, err, errlen):
+ * Parse an accept or target address: "tcp://HOST:PORT",
+ * "tcp://[V6]:PORT" or "unix:/absolute/path" ("unix:///absolute/path" is
+ * the same).  Port 0 ("pick a free one") is refused unless ${allow_port0}.
+ * Host names are not resolved.  On success fill ${a} and return 0; on
+ * error return -1 and write into ${err} only the reason ("missing port",
+ * "bad port 'abc'", ...): the caller knows what the address was for and
+ * prefixes that and ${text}.
+ */
+int
+conf_parse_addr(const char *text, int allow_port0, struct conf_addr *a,
+    char *err, size_t errlen)
+{
+	const char *path, *sep;
+	size_t len;
+
+	memset(a, 0, sizeof(*a));
+	if (addr_text(text, a, err, errlen))
+		return (-1);
+
+	if (strncmp(text, "unix:", 5) == 0) {
+		path = text + 5;
+		/* Accept the URL spelling too; "unix://run/x" stays wrong. */
+		if (strncmp(path, "//", 2) == 0)
+			path += 2;
+		if (path[0] != '/')
+			return (reason(err, errlen,
+			    "unix path must be absolute"));
+		if ((len = strlen(path)) >= sizeof(a->path))
+			return (reason(err, errlen,
+			    "unix path too long (max %zu bytes)",
+			    sizeof(a->path) - 1));
+		memcpy(a->path, path, len + 1);
+		a->kind = CONF_ADDR_UNIX;
+		return (0);
+	}
+
+	if ((sep = strstr(text, "://")) == NULL)
+		return (reason(err, errlen, "missing scheme; " ADDR_HINT));
+	if (sep - text != 3 || strncmp(text, "tcp", 3) != 0)
+		return (reason(err, errlen, "unknown scheme '%.*s'; " ADDR_HINT,
+		    (int)(sep - text), text));
+	a->kind = CONF_ADDR_TCP;
+	return (parse_hostport(sep + 3, NULL, allow_port0, a, err, errlen));
+}
+
+/**
+ * conf_parse_hostport(text, default_port, a, err, errlen):
+ * Parse a peer or listen address: "HOST:PORT", "[V6]:PORT", or "HOST" or
+ * "[V6]" alone, which take ${default_port} (if ${default_port} is NULL a
+ * port is required).  The port must be 1 to 65535.  Fills ${a} as a TCP
+ * address and returns 0, or returns -1 with the reason in ${err}, as
+ * conf_parse_addr does.
+ */
+int
+conf_parse_hostport(const char *text, const char *default_port,
+    struct conf_addr *a, char *err, size_t errlen)
+{
+
+	memset(a, 0, sizeof(*a));
+	if (addr_text(text, a, err, errlen))
+		return (-1);
+	if (strstr(text, "://") != NULL)
+		return (reason(err, errlen, "no scheme here; write HOST:PORT"));
+	a->kind = CONF_ADDR_TCP;
+	return (parse_hostport(text, default_port, 0, a, err, errlen));
+}
+
+/*
+ * libconfig 1.5 (the one in Debian 12) reads an integer without an L
+ * suffix into an int and silently wraps anything larger, so
+ * "sendbuf = 4294971392" would arrive as 4096.  Look at the digits as
+ * written on ${s}'s line: if they are a number that wraps to ${*v}, set
+ * ${*v} to that number and return 1.  Otherwise (no wrap, or the text is
+ * not found: value on another line, file gone) return 0.  Numbers beyond
+ * long long saturate, which is enough to report them as too big.
+ */
+static int
+int_unwrap(const config_setting_t *s, long long *v)
+{
+	const char *file = config_setting_source_file(s);
+	const char *name = config_setting_name(s);
+	unsigned int line = config_setting_source_line(s), n = 0;
+	unsigned long long acc, base, d;
+	size_t namelen, cap = 0;
+	char *buf = NULL, *q, *r;
+	long long w, cand = 0;
+	int neg, over, digits, found = 0;
+	FILE *f;
+
+	if (file == NULL || name == NULL || line == 0)
+		return (0);
+	if ((f = fopen(file, "r")) == NULL)
+		return (0);
+	while (n < line && getline(&buf, &cap, f) != -1)
+		n++;
+	fclose(f);
+	if (n != line)
+		goto done;
+
+	/* Every "NAME = number" on the line, in case a comment has one. */
+	namelen = strlen(name);
+	for (q = buf; (q = strstr(q, name)) != NULL; q += namelen) {
+		if (q > buf && is_namechar(q[-1]))
+			continue;
+		for (r = q + namelen; *r == ' ' || *r == '\t'; r++)
+			;
+		if (*r != '=' && *r != ':')
+			continue;
+		for (r++; *r == ' ' || *r == '\t'; r++)
+			;
+		if ((neg = (*r == '-')) != 0 || *r == '+')
+			r++;
+		base = 10;
+		if (r[0] == '0' && (r[1] == 'x' || r[1] == 'X')) {
+			base = 16;
+			r += 2;
+		}
+		acc = 0;
+		over = digits = 0;
+		for (;; r++) {
+			if (is_digit(*r))
+				d = (unsigned long long)(*r - '0');
+			else if (base == 16 && *r >= 'a' && *r <= 'f')
+				d = (unsigned long long)(*r - 'a' + 10);
+			else if (base == 16 && *r >= 'A' && *r <= 'F')
+				d = (unsigned long long)(*r - 'A' + 10);
+			else
+				break;
+			digits++;
+			if (acc > ((unsigned long long)LLONG_MAX - d) / base)
+				over = 1;
+			else
+				acc = acc * base + d;
+		}
+		if (digits == 0)
+			continue;
+		if (over)
+			w = neg ? LLONG_MIN : LLONG_MAX;
+		else
+			w = neg ? -(long long)acc : (long long)acc;
+		if (w == *v) {
+			found = 0;
+			break;
+		}
+		/* libconfig keeps the low 32 bits, or -1/0 if it saturated. */
+		if ((long long)(int32_t)(uint32_t)acc == (neg ? -*v : *v) ||
+		    (over && (*v == -1 || *v == 0))) {
+			if (!found)
+				cand = w;
+			found = 1;
+		}
+	}
+	if (found)
+		*v = cand;
+done:
+	free(buf);
+	return (found);
+}
+
+/* Read one integer setting of struct conf_sizes and check its range. */
+static int
+parse_size(const struct parse *p, const config_setting_t *s,
+    const struct size_key *k, struct conf_sizes *sz)
+{
+	int type = config_setting_type(s);
+	long long v;
+	const char *why;
+
+	if (type != CONFIG_TYPE_INT && type != CONFIG_TYPE_INT64)
+		return (errat(p, s, "%s must be an integer", k->name));
+	v = config_setting_get_int64(s);
+	/* Every wrapped value is outside every range below. */
+	if (type == CONFIG_TYPE_INT)
+		int_unwrap(s, &v);
+
+	if (k->ring) {
+		/* Negative sizes are as much "below the minimum" as 0. */
+		why = ring_size_check(v < 0 ? 0 : (uint64_t)v);
+		if (why != NULL)
+			return (errat(p, s, "%s %lld %s", k->name, v, why));
+	} else if (v < k->min) {
+		return (errat(p, s, "%s %lld is below the minimum %lld",
+		    k->name, v, k->min));
+	} else if (v > k->max) {
+		return (errat(p, s, "%s %lld is above the maximum %lld",
+		    k->name, v, k->max));
+	}
+	*(uint32_t *)(void *)((char *)sz + k->off) = (uint32_t)v;
+	return (0);
+}
+
+static const struct size_key *
+size_key_find(const char *name)
+{
+	const struct size_key *k;
+
+	for (k = size_keys; k->name != NULL; k++)
+		if (strcmp(k->name, name) == 0)
+			return (k);
+	return (NULL);
+}
+
+/* The string value of ${s}, or NULL after reporting a type error. */
+static const char *
+get_string(const struct parse *p, const config_setting_t *s)
+{
+
+	if (config_setting_type(s) != CONFIG_TYPE_STRING) {
+		errat(p, s, "%s must be a string", config_setting_name(s));
+		return (NULL);
+	}
+	return (config_setting_get_string(s));
+}
+
+static int
+parse_log_level(const struct parse *p, const config_setting_t *s,
+    struct conf *c)
+{
+	const char *v;
+	size_t i;
+
+	if ((v = get_string(p, s)) == NULL)
+		return (-1);
+	for (i = 0; log_levels[i].name != NULL; i++) {
+		if (strcmp(v, log_levels[i].name) == 0) {
+			c->log_level = log_levels[i].level;
+			return (0);
+		}
+	}
+	return (errat(p, s, "log_level '%s' is not one of error, warning, "
+	    "notice, info, debug", v));
+}
+
+static int
+parse_defaults(struct parse *p, const config_setting_t *g, struct conf *c)
+{
+	const struct size_key *k;
+	const config_setting_t *s;
+	int i;
+
+	if (!config_setting_is_group(g))
+		return (errat(p, g, "defaults must be a group { ... }"));
+	p->scope = "defaults";
+	for (i = 0; i < config_setting_length(g); i++) {
+		s = config_setting_get_elem(g, (unsigned int)i);
+		if ((k = size_key_find(config_setting_name(s))) == NULL)
+			return (errat_plain(p, s,
+			    "unknown setting '%s' in defaults",
+			    config_setting_name(s)));
+		if (parse_size(p, s, k, &c->defaults))
+			return (-1);
+	}
+	p->scope = NULL;
+	return (0);
+}
+
+static int
+parse_listen(const struct parse *p, const config_setting_t *s,
+    struct conf *c)
+{
+	const config_setting_t *e;
+	struct conf_listen *l;
+	char why[256];
+	const char *v;
+	size_t i, j, n;
+
+	if (config_setting_type(s) == CONFIG_TYPE_STRING)
+		n = 1;
+	else if (config_setting_is_list(s) || config_setting_is_array(s))
+		n = (size_t)config_setting_length(s);
+	else
+		return (errat(p, s, "listen must be a string or a list of "
+		    "strings"));
+	if (n == 0)
+		return (errat(p, s, "listen is an empty list"));
+	if ((c->listen = calloc(n, sizeof(*c->listen))) == NULL)
+		return (errat(p, s, "listen: %s", strerror(errno)));
+
+	for (i = 0; i < n; i++) {
+		e = config_setting_is_aggregate(s) ?
+		    config_setting_get_elem(s, (unsigned int)i) : s;
+		if (config_setting_type(e) != CONFIG_TYPE_STRING)
+			return (errat(p, e, "listen: each address must be a "
+			    "string"));
+		v = config_setting_get_string(e);
+		l = &c->listen[i];
+		if (conf_parse_hostport(v, CONF_DEFAULT_PORT, &l->addr, why,
+		    sizeof(why)))
+			return (errat(p, e, "listen '%s': %s", v, why));
+		l->line = (int)config_setting_source_line(e);
+		if (l->line == 0)
+			l->line = (int)config_setting_source_line(s);
+		for (j = 0; j < i; j++) {
+			if (strcasecmp(c->listen[j].addr.host,
+			    l->addr.host) == 0 &&
+			    strcmp(c->listen[j].addr.port, l->addr.port) == 0)
+				return (errat(p, e, "listen '%s' is given "
+				    "twice", v));
+		}
+		c->nlisten = i + 1;
+	}
+	return (0);
+}
+
+/*
+ * The local address outgoing links start from.  Routing picks one when it
+ * is not given; on hosts with several RDMA devices it says which to use.
+ */
+static int
+parse_source(const struct parse *p, const config_setting_t *s,
+    struct conf *c)
+{
+	unsigned char buf[sizeof(struct in6_addr)];
+	const char *v;
+
+	if (config_setting_type(s) != CONFIG_TYPE_STRING)
+		return (errat(p, s, "source must be a string"));
+	v = config_setting_get_string(s);
+	if (inet_pton(AF_INET, v, buf) != 1 && inet_pton(AF_INET6, v, buf) != 1)
+		return (errat(p, s, "source '%s' is not an IPv4 or IPv6 "
+		    "address", v));
+	if (strlen(v) >= sizeof(c->source.host))
+		return (errat(p, s, "source '%s' is too long", v));
+	c->source.kind = CONF_ADDR_TCP;
+	strcpy(c->source.host, v);
+	snprintf(c->source.text, sizeof(c->source.text), "%s", v);
+	c->has_source = 1;
+	return (0);
+}
+
+/* True if ${name} is a valid tunnel name (as the wire carries it). */
+static int
+name_valid(const char *name)
+{
+	size_t i;
+
+	for (i = 0; name[i] != '\0'; i++)
+		if (i >= WIRE_NAME_MAX || !is_namechar(name[i]))
+			return (0);
+	return (i > 0);
+}
+
+/* The same local address, so two tunnels would fight over it. */
+static int
+addr_clash(const struct conf_addr *x, const struct conf_addr *y)
+{
+
+	if (x->kind != y->kind)
+		return (0);
+	if (x->kind == CONF_ADDR_UNIX)
+		return (strcmp(x->path, y->path) == 0);
+	return (strcmp(x->port, "0") != 0 &&
+	    strcmp(x->port, y->port) == 0 &&
+	    strcasecmp(x->host, y->host) == 0);
+}
+
+static int
+parse_unix_mode(const struct parse *p, const config_setting_t *s,
+    struct conf_tunnel *t)
+{
+	const char *v, *q;
+	unsigned long mode = 0;
+
+	if (config_setting_type(s) != CONFIG_TYPE_STRING)
+		return (errat(p, s, "unix_mode must be a string of octal "
+		    "digits, like \"0660\""));
+	v = config_setting_get_string(s);
+	for (q = v; *q != '\0'; q++) {
+		if (*q < '0' || *q > '7' || q - v >= 4)
+			return (errat(p, s, "unix_mode '%s' is not octal "
+			    "digits, like \"0660\"", v));
+		mode = mode * 8 + (unsigned long)(*q - '0');
+	}
+	if (q == v)
+		return (errat(p, s, "unix_mode is empty; write it like "
+		    "\"0660\""));
+	if (mode > 0777)
+		return (errat(p, s, "unix_mode '%s' is above 0777", v));
+	t->unix_mode = (uint32_t)mode;
+	return (0);
+}
+
+static int
+parse_unix_id(const struct parse *p, const config_setting_t *s, char *out,
+    size_t outlen)
+{
+	const char *v;
+	size_t len;
+
+	if ((v = get_string(p, s)) == NULL)
+		return (-1);
+	if ((len = strlen(v)) == 0)
+		return (errat(p, s, "%s is empty", config_setting_name(s)));
+	if (len >= outlen)
+		return (errat(p, s, "%s '%s' is too long (max %zu bytes)",
+		    config_setting_name(s), v, outlen - 1));
+	memcpy(out, v, len + 1);
+	return (0);
+}
+
+/*
+ * Parse tunnel ${idx} of ${c} from group ${g}; the tunnels before it are
+ * already parsed, and ${*first_target} is set to the target setting of
+ * the first tunnel that has one.
+ */
+static int
+parse_tunnel(struct parse *p, const config_setting_t *g, struct conf *c,
+    size_t idx, const config_setting_t **first_target)
+{
+	struct conf_tunnel *t = &c->tunnels[idx];
+	const config_setting_t *s, *acc_s = NULL, *peer_s = NULL;
+	const config_setting_t *tgt_s = NULL, *unix_s = NULL;
+	const struct size_key *k;
+	char scope[16 + WIRE_NAME_MAX], why[256];
+	const char *name, *v;
+	size_t j;
+	int i;
+
+	if (!config_setting_is_group(g))
+		return (errat_plain(p, g, "each tunnel must be a group "
+		    "{ name = ...; ... }"));
+	t->line = (int)config_setting_source_line(g);
+	t->sz = c->defaults;
+	t->unix_mode = 0660;
+
+	/* The name first: every later message is about this tunnel. */
+	if ((s = config_setting_get_member(g, "name")) == NULL)
+		return (errat_plain(p, g, "tunnel without a name"));
+	if (config_setting_type(s) != CONFIG_TYPE_STRING)
+		return (errat_plain(p, s, "tunnel name must be a string"));
+	name = config_setting_get_string(s);
+	if (!name_valid(name))
+		return (errat_plain(p, s, "tunnel name '%s' is not valid: use "
+		    "1 to 64 characters from A-Z a-z 0-9 . _ -", name));
+	for (j = 0; j < idx; j++)
+		if (strcmp(c->tunnels[j].name, name) == 0)
+			return (errat_plain(p, s, "tunnel %s is defined twice "
+			    "(first at line %d)", name, c->tunnels[j].line));
+	memcpy(t->name, name, strlen(name) + 1);
+	snprintf(scope, sizeof(scope), "tunnel %s", name);
+	p->scope = scope;
+
+	for (i = 0; i < config_setting_length(g); i++) {
+		s = config_setting_get_elem(g, (unsigned int)i);
+		name = config_setting_name(s);
+		if (strcmp(name, "name") == 0) {
+			continue;
+		} else if (strcmp(name, "accept") == 0) {
+			if ((v = get_string(p, s)) == NULL)
+				return (-1);
+			if (conf_parse_addr(v, 1, &t->accept, why,
+			    sizeof(why)))
+				return (errat(p, s, "accept '%s': %s", v, why));
+			acc_s = s;
+		} else if (strcmp(name, "peer") == 0) {
+			if ((v = get_string(p, s)) == NULL)
+				return (-1);
+			if (conf_parse_hostport(v, CONF_DEFAULT_PORT,
+			    &t->peer, why, sizeof(why)))
+				return (errat(p, s, "peer '%s': %s", v, why));
+			peer_s = s;
+		} else if (strcmp(name, "target") == 0) {
+			if ((v = get_string(p, s)) == NULL)
+				return (-1);
+			if (conf_parse_addr(v, 0, &t->target, why,
+			    sizeof(why)))
+				return (errat(p, s, "target '%s': %s", v, why));
+			tgt_s = s;
+		} else if (strcmp(name, "unix_mode") == 0) {
+			if (parse_unix_mode(p, s, t))
+				return (-1);
+			unix_s = unix_s != NULL ? unix_s : s;
+		} else if (strcmp(name, "unix_owner") == 0) {
+			if (parse_unix_id(p, s, t->unix_owner,
+			    sizeof(t->unix_owner)))
+				return (-1);
+			unix_s = unix_s != NULL ? unix_s : s;
+		} else if (strcmp(name, "unix_group") == 0) {
+			if (parse_unix_id(p, s, t->unix_group,
+			    sizeof(t->unix_group)))
+				return (-1);
+			unix_s = unix_s != NULL ? unix_s : s;
+		} else if ((k = size_key_find(name)) != NULL) {
+			if (parse_size(p, s, k, &t->sz))
+				return (-1);
+		} else {
+			return (errat_plain(p, s, "unknown setting '%s' in "
+			    "tunnel %s", name, t->name));
+		}
+	}
+
+	/* One tunnel is one direction; mixing them hides a mistake. */
+	if (tgt_s != NULL && (acc_s != NULL || peer_s != NULL))
+		return (errat(p, tgt_s, "has both accept/peer and target; "
+		    "define two tunnels"));
+	if (acc_s != NULL && peer_s == NULL)
+		return (errat(p, acc_s, "accept needs a peer"));
+	if (peer_s != NULL && acc_s == NULL)
+		return (errat(p, peer_s, "peer needs an accept address"));
+	if (acc_s == NULL && tgt_s == NULL)
+		return (errat(p, g, "needs either accept and peer, or target"));
+	t->has_accept = (acc_s != NULL);
+	t->has_target = (tgt_s != NULL);
+
+	if (unix_s != NULL &&
+	    !(t->has_accept && t->accept.kind == CONF_ADDR_UNIX))
+		return (errat(p, unix_s, "%s needs a unix: accept address",
+		    config_setting_name(unix_s)));
+
+	if (t->has_accept) {
+		for (j = 0; j < idx; j++)
+			if (c->tunnels[j].has_accept &&
+			    addr_clash(&c->tunnels[j].accept, &t->accept))
+				return (errat(p, acc_s, "accept '%s' is "
+				    "already used by tunnel %s",
+				    t->accept.text, c->tunnels[j].name));
+	}
+	if (tgt_s != NULL && *first_target == NULL)
+		*first_target = tgt_s;
+	p->scope = NULL;
+	return (0);
+}
+
+static int
+parse_tunnels(struct parse *p, const config_setting_t *s, struct conf *c)
+{
+	const config_setting_t *first_target = NULL;
+	size_t i, n;
+
+	if (s == NULL)
+		return (errat(p, NULL, "no tunnels defined"));
+	if (!config_setting_is_list(s))
+		return (errat(p, s, "tunnels must be a list "
+		    "( { name = ...; ... }, ... )"));
+	if ((n = (size_t)config_setting_length(s)) == 0)
+		return (errat(p, s, "no tunnels defined"));
+	if ((c->tunnels = calloc(n, sizeof(*c->tunnels))) == NULL)
+		return (errat(p, s, "tunnels: %s", strerror(errno)));
+	for (i = 0; i < n; i++) {
+		if (parse_tunnel(p, config_setting_get_elem(s,
+		    (unsigned int)i), c, i, &first_target))
+			return (-1);
+		c->ntunnels = i + 1;
+	}
+
+	if (first_target != NULL && c->nlisten == 0) {
+		for (i = 0; !c->tunnels[i].has_target; i++)
+			;
+		return (errat_plain(p, first_target, "tunnel %s: a target "
+		    "needs a global listen address for peers to connect to, "
+		    "like listen = \"192.0.2.20:7471\"", c->tunnels[i].name));
+	}
+	return (0);
+}
+
+/* Explain why config_read_file() failed. */
+static void
+read_error(const struct parse *p, const config_t *cf, int saved_errno)
+{
+	struct stat st;
+	const char *file;
+
+	if (config_error_type(cf) == CONFIG_ERR_FILE_IO) {
+		/* libconfig refuses directories without setting errno. */
+		if (saved_errno == 0)
+			saved_errno = (stat(p->path, &st) == 0 &&
+			    S_ISDIR(st.st_mode)) ? EISDIR : EIO;
+		snprintf(p->err, p->errlen, "%s: cannot read: %s", p->path,
+		    strerror(saved_errno));
+		return;
+	}
+	file = config_error_file(cf) != NULL ? config_error_file(cf) :
+	    p->path;
+	snprintf(p->err, p->errlen, "%s:%d: %s", file, config_error_line(cf),
+	    config_error_text(cf));
+}
+
+/**
+ * conf_load(path, out, err, errlen):
+ * Read and check the configuration file ${path}.  On success set ${*out}
+ * to a new configuration (release it with conf_free) and return 0.  On
+ * error return -1, leave ${*out} alone, and write into ${err} (${errlen}
+ * bytes) one complete message "FILE:LINE: what is wrong", or
+ * "FILE: cannot read: REASON" when the file cannot be read.  Every tunnel
+ * in the result has every field filled (defaults applied), and at least
+ * one listen address exists if any tunnel has a target.
+ */
+int
+conf_load(const char *path, struct conf **out, char *err, size_t errlen)
+{
+	struct parse p = { path, err, errlen, NULL };
+	config_t cf;
+	config_setting_t *root, *s;
+	struct conf *c;
+	const char *name;
+	size_t len;
+	int i;
+
+	if (errlen > 0)
+		err[0] = '\0';
+	if ((c = calloc(1, sizeof(*c))) == NULL) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		goto err0;
+	}
+	if ((len = strlen(path)) >= sizeof(c->file)) {
+		snprintf(err, errlen, "%.64s...: file name too long", path);
+		goto err1;
+	}
+	memcpy(c->file, path, len + 1);
+	c->log_level = LOG_INFO;
+	c->defaults = builtin_sizes;
+
+	config_init(&cf);
+	errno = 0;
+	if (config_read_file(&cf, path) != CONFIG_TRUE) {
+		read_error(&p, &cf, errno);
+		goto err2;
+	}
+	root = config_root_setting(&cf);
+
+	for (i = 0; i < config_setting_length(root); i++) {
+		s = config_setting_get_elem(root, (unsigned int)i);
+		name = config_setting_name(s);
+		if (strcmp(name, "listen") != 0 &&
+		    strcmp(name, "source") != 0 &&
+		    strcmp(name, "log_level") != 0 &&
+		    strcmp(name, "defaults") != 0 &&
+		    strcmp(name, "tunnels") != 0) {
+			errat_plain(&p, s, "unknown setting '%s'", name);
+			goto err2;
+		}
+	}
+
+	/* Defaults before tunnels, wherever the file puts them. */
+	if ((s = config_setting_get_member(root, "log_level")) != NULL &&
+	    parse_log_level(&p, s, c))
+		goto err2;
+	if ((s = config_setting_get_member(root, "defaults")) != NULL &&
+	    parse_defaults(&p, s, c))
+		goto err2;
+	if ((s = config_setting_get_member(root, "listen")) != NULL &&
+	    parse_listen(&p, s, c))
+		goto err2;
+	if ((s = config_setting_get_member(root, "source")) != NULL &&
+	    parse_source(&p, s, c))
+		goto err2;
+	if (parse_tunnels(&p, config_setting_get_member(root, "tunnels"), c))
+		goto err2;
+
+	config_destroy(&cf);
+	*out = c;
+	return (0);
+
+err2:
+	config_destroy(&cf);
+err1:
+	conf_free(c);
+err0:
+	return (-1);
+}
+
+/**
+ * conf_free(c):
+ * Free the configuration ${c}.  conf_free(NULL) does nothing.
+ */
+void
+conf_free(struct conf *c)
+{
+
+	if (c == NULL)
+		return;
+	free(c->tunnels);
+	free(c->listen);
+	free(c);
+}
+
+/**
+ * conf_tunnel_find(c, name):
+ * The tunnel of ${c} called ${name}, or NULL if there is none.
+ */
+const struct conf_tunnel *
+conf_tunnel_find(const struct conf *c, const char *name)
+{
+	size_t i;
+
+	if (c == NULL || name == NULL)
+		return (NULL);
+	for (i = 0; i < c->ntunnels; i++)
+		if (strcmp(c->tunnels[i].name, name) == 0)
+			return (&c->tunnels[i]);
+	return (NULL);
+}

@@ -1,0 +1,123 @@
+/*
+ * conf: read rstreamd.conf (libconfig syntax, see rstreamd.conf(5)) into
+ * plain structures.
+ *
+ * Parsing is separate from applying: conf_load() checks everything it can
+ * check without touching the system (syntax, names, types, ranges,
+ * address forms, consistency between settings) and fills a struct conf;
+ * resolving host names, binding, chown/chmod of sockets and registering
+ * memory are the caller's business.  So "rstreamd -n" and a reload that
+ * keeps the old configuration on error both come for free.
+ *
+ * Every error is one complete line meant for the user, naming the file and
+ * the line at fault: "/etc/rstreamd.conf:7: tunnel pg: recvbuf 1000 is
+ * below the minimum 4096".
+ */
+#ifndef CONF_H
+#define CONF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Port of peer and listen addresses written without one. */
+#define CONF_DEFAULT_PORT "7471"
+
+enum conf_addr_kind { CONF_ADDR_TCP = 1, CONF_ADDR_UNIX = 2 };
+
+struct conf_addr {
+	int kind;		/* enum conf_addr_kind */
+	char host[256];		/* TCP: name or address, v6 without brackets */
+	char port[8];		/* TCP: decimal, "0" allowed only where said */
+	char path[108];		/* UNIX: filesystem path (sun_path size) */
+	char text[400];		/* as the user wrote it, for log messages */
+};
+
+struct conf_sizes {
+	uint32_t sendbuf, recvbuf;	/* ring bytes: power of two, 4 KiB..1 GiB */
+	uint32_t sq_size, rq_size;	/* queue depths: 4..65536 / 4..32768 */
+	uint32_t inline_size;		/* 0..1024 */
+	uint32_t max_streams;		/* concurrent streams on this tunnel, 1..16384 */
+};
+
+struct conf_tunnel {
+	char name[65];
+	int line;			/* line of the tunnel's group */
+	int has_accept;			/* client side: accept + peer */
+	struct conf_addr accept;	/* where local clients connect */
+	struct conf_addr peer;		/* the peer rstreamd: kind TCP, host+port (port default 7471) */
+	int has_target;			/* server side */
+	struct conf_addr target;
+	struct conf_sizes sz;
+	uint32_t unix_mode;		/* accept=unix: socket file mode, default 0660 */
+	char unix_owner[64];		/* "" = leave as is */
+	char unix_group[64];
+};
+
+/* RDMA listen address (TCP kind, host+port). */
+struct conf_listen {
+	struct conf_addr addr;
+	int line;
+};
+
+struct conf {
+	char file[4096];
+	struct conf_listen *listen;
+	size_t nlisten;
+	int has_source;			/* outgoing links bind to source.host */
+	struct conf_addr source;
+	int log_level;			/* syslog level: LOG_ERR, LOG_WARNING, LOG_NOTICE, LOG_INFO (default), LOG_DEBUG */
+	struct conf_sizes defaults;
+	struct conf_tunnel *tunnels;
+	size_t ntunnels;
+};
+
+/**
+ * conf_load(path, out, err, errlen):
+ * Read and check the configuration file ${path}.  On success set ${*out}
+ * to a new configuration (release it with conf_free) and return 0.  On
+ * error return -1, leave ${*out} alone, and write into ${err} (${errlen}
+ * bytes) one complete message "FILE:LINE: what is wrong", or
+ * "FILE: cannot read: REASON" when the file cannot be read.  Every tunnel
+ * in the result has every field filled (defaults applied), and at least
+ * one listen address exists if any tunnel has a target.
+ */
+int conf_load(const char *path, struct conf **out, char *err, size_t errlen);
+
+/**
+ * conf_free(c):
+ * Free the configuration ${c}.  conf_free(NULL) does nothing.
+ */
+void conf_free(struct conf *c);
+
+/**
+ * conf_parse_addr(text, allow_port0, a, err, errlen):
+ * Parse an accept or target address: "tcp://HOST:PORT",
+ * "tcp://[V6]:PORT" or "unix:/absolute/path" ("unix:///absolute/path" is
+ * the same).  Port 0 ("pick a free one") is refused unless ${allow_port0}.
+ * Host names are not resolved.  On success fill ${a} and return 0; on
+ * error return -1 and write into ${err} only the reason ("missing port",
+ * "bad port 'abc'", ...): the caller knows what the address was for and
+ * prefixes that and ${text}.
+ */
+int conf_parse_addr(const char *text, int allow_port0, struct conf_addr *a,
+    char *err, size_t errlen);
+
+/**
+ * conf_parse_hostport(text, default_port, a, err, errlen):
+ * Parse a peer or listen address: "HOST:PORT", "[V6]:PORT", or "HOST" or
+ * "[V6]" alone, which take ${default_port} (if ${default_port} is NULL a
+ * port is required).  The port must be 1 to 65535.  Fills ${a} as a TCP
+ * address and returns 0, or returns -1 with the reason in ${err}, as
+ * conf_parse_addr does.
+ */
+int conf_parse_hostport(const char *text, const char *default_port,
+    struct conf_addr *a, char *err, size_t errlen);
+
+/**
+ * conf_tunnel_find(c, name):
+ * The tunnel of ${c} called ${name}, or NULL if there is none.
+ */
+const struct conf_tunnel *conf_tunnel_find(const struct conf *c,
+    const char *name);
+
+#endif /* !CONF_H */

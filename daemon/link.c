@@ -1,0 +1,486 @@
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sys/epoll.h>
+
+#include "bridge.h"
+#include "engine.h"
+#include "link.h"
+#include "log.h"
+#include "loop.h"
+#include "rsd.h"
+#include "tunnel.h"
+#include "verbs.h"
+
+enum { D_IDLE, D_CONNECTING, D_UP, D_DEAD };
+
+struct dlink {
+	struct rsd *d;
+	struct tun *t;			/* client link: its tunnel */
+	struct verbs_link *vl;
+	int state;
+	struct loop_fd *cqw;
+	struct loop_timer *ka;		/* keepalive */
+	struct loop_timer *retry;	/* reconnect after back-off */
+	struct loop_timer *reap;	/* incoming: free outside callbacks */
+	uint32_t backoff;
+	int failures;
+	char last_why[200];
+	struct bridge *waiting;		/* clients waiting for the link */
+	struct bridge **incoming;	/* INCOMING streams not yet accepted */
+	uint32_t nincoming;
+	int dispatching, again;
+	char peer[420];
+	char name[520];			/* "tunnel pg: link to X" / "link from X" */
+	struct dlink *next;
+};
+
+static void link_down(struct dlink *, const char *);
+static void link_connect(struct dlink *);
+
+static void
+list_add(struct dlink *dl)
+{
+
+	dl->next = dl->d->links;
+	dl->d->links = dl;
+}
+
+static void
+list_del(struct dlink *dl)
+{
+	struct dlink **p;
+
+	for (p = &dl->d->links; *p != NULL; p = &(*p)->next)
+		if (*p == dl) {
+			*p = dl->next;
+			return;
+		}
+}
+
+static void
+on_cq(void *arg, uint32_t events)
+{
+	struct dlink *dl = arg;
+
+	(void)events;
+	verbs_link_poll(dl->vl);
+	link_kick(dl);
+}
+
+static void
+on_keepalive(void *arg)
+{
+	struct dlink *dl = arg;
+
+	dl->ka = loop_timer_add(dl->d->lp, LINK_KEEPALIVE_MS, on_keepalive, dl);
+	if (dl->state == D_UP && verbs_link_engine(dl->vl) != NULL) {
+		engine_keepalive(verbs_link_engine(dl->vl));
+		link_kick(dl);
+	}
+}
+
+static int
+watch_cq(struct dlink *dl)
+{
+
+	if (dl->cqw != NULL || verbs_link_fd(dl->vl) < 0)
+		return (0);
+	dl->cqw = loop_fd_add(dl->d->lp, verbs_link_fd(dl->vl), EPOLLIN,
+	    on_cq, dl);
+	return (dl->cqw == NULL ? -1 : 0);
+}
+
+static void
+dispatch(struct dlink *dl, const struct engine_event *ev)
+{
+	struct engine *e = verbs_link_engine(dl->vl);
+	struct bridge *b = ev->user;
+	struct tun *t;
+	const char *name;
+
+	if (ev->flags & ENGINE_EV_INCOMING) {
+		name = engine_tunnel(e, ev->stream);
+		t = tunnel_find_target(dl->d, name);
+		if (t == NULL) {
+			log_warn("%s: refused a stream for tunnel '%s', which "
+			    "is not configured here", dl->name, name);
+			engine_refuse(e, ev->stream, WIRE_REASON_NO_TUNNEL);
+			return;
+		}
+		if (t->st.active >= t->c->sz.max_streams) {
+			log_warn("tunnel %s: %s: stream limit %u reached, "
+			    "refusing", t->c->name, dl->name,
+			    (unsigned)t->c->sz.max_streams);
+			t->st.refused++;
+			engine_refuse(e, ev->stream, WIRE_REASON_LIMIT);
+			return;
+		}
+		bridge_incoming(dl, t, ev->stream);
+		return;
+	}
+	if (b == NULL && ev->stream < dl->nincoming)
+		b = dl->incoming[ev->stream];
+	if (b != NULL)
+		bridge_event(b, ev);
+}
+
+/**
+ * link_kick(dl):
+ * Post what the engine has ready and dispatch its stream events.  Call
+ * after any engine call; ${dl} (and the caller's bridge) may be gone when
+ * it returns, so call it last.
+ */
+void
+link_kick(struct dlink *dl)
+{
+	struct engine_event ev;
+	struct engine *e;
+	const char *why;
+
+	if (dl == NULL || dl->vl == NULL ||
+	    (e = verbs_link_engine(dl->vl)) == NULL)
+		return;
+	/* Handlers call back in here: the outermost call does the work. */
+	if (dl->dispatching) {
+		dl->again = 1;
+		return;
+	}
+	dl->dispatching = 1;
+	do {
+		dl->again = 0;
+		verbs_link_flush(dl->vl);
+		while (engine_next_event(e, &ev))
+			dispatch(dl, &ev);
+	} while (dl->again);
+	dl->dispatching = 0;
+	if ((why = engine_error(e)) != NULL && dl->state != D_DEAD &&
+	    dl->state != D_IDLE)
+		link_down(dl, why);
+}
+
+static void
+on_retry(void *arg)
+{
+	struct dlink *dl = arg;
+
+	dl->retry = NULL;
+	link_connect(dl);
+}
+
+static void
+on_reap(void *arg)
+{
+	struct dlink *dl = arg;
+
+	dl->reap = NULL;
+	link_free(dl);
+}
+
+static void
+fail_waiting(struct dlink *dl, const char *why)
+{
+	struct bridge *b;
+
+	while ((b = dl->waiting) != NULL) {
+		dl->waiting = bridge_next(b);
+		bridge_link_failed(b, why);
+	}
+}
+
+/*
+ * The link ended: reset its streams (the engine already did; delivering
+ * the events closes their sockets and frees their rings), free the verbs
+ * side, and reconnect (client link) or go away (incoming link).
+ */
+static void
+link_down(struct dlink *dl, const char *why)
+{
+	struct engine_event ev;
+	struct engine *e = dl->vl ? verbs_link_engine(dl->vl) : NULL;
+	int was_up = dl->state == D_UP;
+
+	snprintf(dl->last_why, sizeof(dl->last_why), "%s", why);
+	if (e != NULL) {
+		engine_fail(e, why);
+		dl->dispatching = 1;
+		while (engine_next_event(e, &ev))
+			dispatch(dl, &ev);
+		dl->dispatching = 0;
+	}
+	loop_fd_del(dl->cqw);
+	dl->cqw = NULL;
+	loop_timer_del(dl->ka);
+	dl->ka = NULL;
+	verbs_link_free(dl->vl);
+	dl->vl = NULL;
+	free(dl->incoming);
+	dl->incoming = NULL;
+	dl->nincoming = 0;
+	fail_waiting(dl, why);
+
+	if (dl->t == NULL) {
+		log_info("%s ended: %s", dl->name, why);
+		dl->state = D_DEAD;
+		if (dl->reap == NULL)
+			dl->reap = loop_timer_add(dl->d->lp, 0, on_reap, dl);
+		return;
+	}
+	dl->state = D_IDLE;
+	dl->failures++;
+	if (was_up) {
+		log_warn("%s went down: %s; reconnecting", dl->name, why);
+		dl->backoff = LINK_BACKOFF_MIN_MS;
+	} else if (dl->failures == 1 || log_level() >= LOG_DEBUG) {
+		log_warn("%s failed: %s; retrying every %.1f s at most",
+		    dl->name, why, LINK_BACKOFF_MAX_MS / 1000.0);
+	}
+	if (!dl->d->stop)
+		dl->retry = loop_timer_add(dl->d->lp, dl->backoff, on_retry,
+		    dl);
+	dl->backoff = dl->backoff * 2 > LINK_BACKOFF_MAX_MS ?
+	    LINK_BACKOFF_MAX_MS : dl->backoff * 2;
+}
+
+static void
+link_conf(const struct conf_sizes *sz, struct verbs_link_conf *lc)
+{
+
+	memset(lc, 0, sizeof(*lc));
+	lc->sq_size = sz->sq_size;
+	lc->rq_size = sz->rq_size;
+	lc->inline_size = sz->inline_size;
+	lc->max_streams = sz->max_streams;
+}
+
+static void
+link_connect(struct dlink *dl)
+{
+	const struct conf_tunnel *c = dl->t->c;
+	struct verbs_link_conf lc;
+	const struct conf *cf = dl->d->conf;
+	char err[256];
+
+	link_conf(&c->sz, &lc);
+	dl->vl = verbs_connect(dl->d->cm, c->peer.host, c->peer.port,
+	    cf->has_source ? cf->source.host : NULL, &lc, dl, err,
+	    sizeof(err));
+	if (dl->vl == NULL) {
+		dl->state = D_CONNECTING;	/* so link_down reschedules */
+		link_down(dl, err);
+		return;
+	}
+	dl->state = D_CONNECTING;
+}
+
+/**
+ * link_client_start(t):
+ * Create tunnel ${t}'s link to its peer and start connecting.
+ */
+struct dlink *
+link_client_start(struct tun *t)
+{
+	struct dlink *dl;
+
+	if ((dl = calloc(1, sizeof(*dl))) == NULL)
+		return (NULL);
+	dl->d = t->d;
+	dl->t = t;
+	dl->backoff = LINK_BACKOFF_MIN_MS;
+	snprintf(dl->peer, sizeof(dl->peer), "%s", t->c->peer.text);
+	snprintf(dl->name, sizeof(dl->name), "tunnel %s: link to %s",
+	    t->c->name, t->c->peer.text);
+	list_add(dl);
+	link_connect(dl);
+	return (dl);
+}
+
+static void
+link_up(struct dlink *dl)
+{
+	struct bridge *b;
+
+	if (watch_cq(dl)) {
+		link_down(dl, "cannot watch the completion channel");
+		return;
+	}
+	dl->state = D_UP;
+	dl->failures = 0;
+	dl->backoff = LINK_BACKOFF_MIN_MS;
+	if (dl->t != NULL)
+		log_info("%s is up (device %s, sq_size %u, rq_size %u, "
+		    "inline_size %u)", dl->name, verbs_link_device(dl->vl),
+		    (unsigned)dl->t->c->sz.sq_size,
+		    (unsigned)dl->t->c->sz.rq_size,
+		    (unsigned)dl->t->c->sz.inline_size);
+	dl->ka = loop_timer_add(dl->d->lp, LINK_KEEPALIVE_MS, on_keepalive,
+	    dl);
+	while ((b = dl->waiting) != NULL) {
+		dl->waiting = bridge_next(b);
+		bridge_link_up(b);
+	}
+	link_kick(dl);
+}
+
+static void
+link_incoming(struct rsd *d, const struct verbs_ev *ev)
+{
+	struct dlink *dl;
+
+	if (d->stop || (dl = calloc(1, sizeof(*dl))) == NULL) {
+		verbs_reject(ev->link);
+		verbs_link_free(ev->link);
+		return;
+	}
+	dl->d = d;
+	dl->vl = ev->link;
+	snprintf(dl->peer, sizeof(dl->peer), "%s", ev->peer);
+	snprintf(dl->name, sizeof(dl->name), "link from %s", ev->peer);
+	verbs_link_set_user(dl->vl, dl);
+	/* Bridges for streams that are still connecting to their targets. */
+	dl->nincoming = WIRE_STREAMS_MAX;
+	if ((dl->incoming = calloc(dl->nincoming, sizeof(*dl->incoming))) ==
+	    NULL || watch_cq(dl) || verbs_accept(dl->vl)) {
+		log_err("%s: cannot accept", dl->name);
+		verbs_link_free(dl->vl);
+		free(dl->incoming);
+		free(dl);
+		return;
+	}
+	dl->state = D_CONNECTING;
+	list_add(dl);
+	log_info("%s accepted (device %s)", dl->name,
+	    verbs_link_device(dl->vl));
+}
+
+/**
+ * link_cm_event(d, ev):
+ * Handle an RDMA CM outcome (incoming link, up, down, rejected).
+ */
+void
+link_cm_event(struct rsd *d, const struct verbs_ev *ev)
+{
+	struct dlink *dl;
+
+	switch (ev->type) {
+	case VERBS_EV_INCOMING:
+		link_incoming(d, ev);
+		return;
+	case VERBS_EV_REJECTED:
+		log_warn("link from %s rejected: %s", ev->peer, ev->why);
+		return;
+	case VERBS_EV_UP:
+		if ((dl = verbs_link_user(ev->link)) != NULL)
+			link_up(dl);
+		return;
+	case VERBS_EV_DOWN:
+		dl = verbs_link_user(ev->link);
+		if (dl != NULL && dl->vl == ev->link)
+			link_down(dl, ev->why);
+		return;
+	default:
+		return;
+	}
+}
+
+/**
+ * link_free(dl):
+ * Tear down and free a link (at exit).  NULL is a no-op.
+ */
+void
+link_free(struct dlink *dl)
+{
+
+	if (dl == NULL)
+		return;
+	if (dl->vl != NULL)
+		link_down(dl, "shutting down");
+	loop_timer_del(dl->retry);
+	loop_timer_del(dl->reap);
+	loop_timer_del(dl->ka);
+	list_del(dl);
+	free(dl);
+}
+
+int
+link_is_up(const struct dlink *dl)
+{
+
+	return (dl != NULL && dl->state == D_UP);
+}
+
+int
+link_is_connecting(const struct dlink *dl)
+{
+
+	return (dl != NULL && dl->state == D_CONNECTING);
+}
+
+void
+link_wait(struct dlink *dl, struct bridge *b)
+{
+
+	bridge_set_next(b, dl->waiting);
+	dl->waiting = b;
+}
+
+void
+link_unwait(struct dlink *dl, struct bridge *b)
+{
+	struct bridge **p = &dl->waiting;
+
+	while (*p != NULL) {
+		if (*p == b) {
+			*p = bridge_next(b);
+			return;
+		}
+		/* The list is threaded through the bridges themselves. */
+		{
+			struct bridge *cur = *p;
+
+			if (bridge_next(cur) == b) {
+				bridge_set_next(cur, bridge_next(b));
+				return;
+			}
+			p = NULL;
+			for (; cur != NULL; cur = bridge_next(cur))
+				if (bridge_next(cur) == b) {
+					bridge_set_next(cur, bridge_next(b));
+					return;
+				}
+			return;
+		}
+	}
+}
+
+struct engine *
+link_engine(const struct dlink *dl)
+{
+
+	return (dl->vl ? verbs_link_engine(dl->vl) : NULL);
+}
+
+struct verbs_link *
+link_verbs(const struct dlink *dl)
+{
+
+	return (dl->vl);
+}
+
+const char *
+link_peer(const struct dlink *dl)
+{
+
+	return (dl->peer);
+}
+
+void
+link_set_incoming(struct dlink *dl, uint32_t id, struct bridge *b)
+{
+
+	if (id < dl->nincoming)
+		dl->incoming[id] = b;
+}

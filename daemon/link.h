@@ -1,0 +1,86 @@
+/*
+ * link: the daemon's RDMA links to peers.
+ *
+ * A client tunnel owns one link to its peer, brought up at start and kept
+ * up: when it drops, its streams are reset (their clients see the
+ * connection end) and it reconnects with back-off (100 ms doubling to
+ * 2 s).  Links that peers open to our RDMA listeners serve every target
+ * tunnel and end when the peer goes.  Every link sends a keepalive every
+ * LINK_KEEPALIVE_MS, so a peer that vanished is noticed within that plus
+ * the transport's retry time (see verbs.h).
+ */
+#ifndef LINK_H
+#define LINK_H
+
+#include <stdint.h>
+
+#include "engine.h"
+
+#define LINK_KEEPALIVE_MS	2000
+#define LINK_BACKOFF_MIN_MS	100
+#define LINK_BACKOFF_MAX_MS	2000
+
+struct rsd;
+struct tun;
+struct dlink;
+struct bridge;
+struct verbs_link;
+struct verbs_ev;
+
+/**
+ * link_client_start(t):
+ * Create tunnel ${t}'s link to its peer and start connecting.
+ */
+struct dlink *link_client_start(struct tun *t);
+
+/**
+ * link_cm_event(d, ev):
+ * Handle an RDMA CM outcome (incoming link, up, down, rejected).
+ */
+void link_cm_event(struct rsd *d, const struct verbs_ev *ev);
+
+/**
+ * link_free(dl):
+ * Tear down and free a link (at exit).  NULL is a no-op.
+ */
+void link_free(struct dlink *dl);
+
+/**
+ * link_kick(dl):
+ * Post what the engine has ready and dispatch its stream events.  Call
+ * after any engine call; ${dl} (and the caller's bridge) may be gone when
+ * it returns, so call it last.
+ */
+void link_kick(struct dlink *dl);
+
+/**
+ * link_is_up(dl) / link_is_connecting(dl):
+ * Whether streams may open now, or will once the link comes up.
+ */
+int link_is_up(const struct dlink *dl);
+int link_is_connecting(const struct dlink *dl);
+
+/**
+ * link_wait(dl, b) / link_unwait(dl, b):
+ * Queue a client until the link is up (or failed), or drop it from the
+ * queue.
+ */
+void link_wait(struct dlink *dl, struct bridge *b);
+void link_unwait(struct dlink *dl, struct bridge *b);
+
+/**
+ * link_engine(dl) / link_verbs(dl) / link_peer(dl):
+ * The link's engine, verbs link and peer address (for logs).
+ */
+struct engine *link_engine(const struct dlink *dl);
+struct verbs_link *link_verbs(const struct dlink *dl);
+const char *link_peer(const struct dlink *dl);
+
+/**
+ * link_set_incoming(dl, id, b):
+ * Remember the bridge for INCOMING stream ${id} until it is accepted (its
+ * engine user pointer is set from then on); NULL forgets it.
+ */
+void link_set_incoming(struct dlink *dl, uint32_t id, struct bridge *b);
+
+#endif /* !LINK_H */

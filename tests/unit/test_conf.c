@@ -1,0 +1,680 @@
+/*
+ * Unit tests for daemon/conf: every setting parsed with its default, every
+ * error reported with the right file, line and words, and the address
+ * parsers on their own.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <sys/stat.h>
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "conf.h"
+#include "tap.h"
+
+#define MAXFILES	128
+#define DIRMAX		256
+#define FILEMAX		(DIRMAX + 16)
+
+static char dir[DIRMAX];
+static char files[MAXFILES][FILEMAX];
+static int nfiles;
+static char err[2048];
+
+/* Write ${text} to a new file in the test directory; return its path. */
+static const char *
+put(const char *text)
+{
+	char *path;
+	FILE *f;
+
+	if (nfiles == MAXFILES) {
+		fprintf(stderr, "test_conf: MAXFILES too small\n");
+		exit(1);
+	}
+	path = files[nfiles];
+	snprintf(path, FILEMAX, "%s/t%03d.conf", dir, nfiles);
+	if ((f = fopen(path, "w")) == NULL || fputs(text, f) == EOF ||
+	    fclose(f) != 0) {
+		perror(path);
+		exit(1);
+	}
+	nfiles++;
+	return (path);
+}
+
+/* Load ${text}; the configuration, or NULL with the error shown. */
+static struct conf *
+load(const char *text)
+{
+	struct conf *c = NULL;
+
+	if (conf_load(put(text), &c, err, sizeof(err)) != 0) {
+		printf("# unexpected error: %s\n", err);
+		return (NULL);
+	}
+	return (c);
+}
+
+/*
+ * True if loading ${text} fails with a message that starts with
+ * "FILE:LINE: " (just "FILE: " if ${line} is 0) and contains ${words}.
+ */
+static int
+fails(const char *text, int line, const char *words)
+{
+	struct conf *c = NULL;
+	const char *path = put(text);
+	char prefix[PATH_MAX + 32];
+	size_t plen;
+	int good;
+
+	if (line > 0)
+		snprintf(prefix, sizeof(prefix), "%s:%d: ", path, line);
+	else
+		snprintf(prefix, sizeof(prefix), "%s: ", path);
+	plen = strlen(prefix);
+	err[0] = '\0';
+	good = conf_load(path, &c, err, sizeof(err)) == -1 && c == NULL &&
+	    strncmp(err, prefix, plen) == 0 &&
+	    strstr(err + plen, words) != NULL;
+	if (!good)
+		printf("# got: %s\n#  want: %s...%s\n", err, prefix, words);
+	conf_free(c);
+	return (good);
+}
+
+/* True if conf_parse_addr(text) fails with a reason containing ${words}. */
+static int
+addr_fails(const char *text, int allow_port0, const char *words)
+{
+	struct conf_addr a;
+	char why[256] = "";
+	int good;
+
+	good = conf_parse_addr(text, allow_port0, &a, why, sizeof(why)) == -1
+	    && strstr(why, words) != NULL;
+	if (!good)
+		printf("# %s: got '%s', want '%s'\n", text, why, words);
+	return (good);
+}
+
+static int
+hp_fails(const char *text, const char *dflt, const char *words)
+{
+	struct conf_addr a;
+	char why[256] = "";
+	int good;
+
+	good = conf_parse_hostport(text, dflt, &a, why, sizeof(why)) == -1 &&
+	    strstr(why, words) != NULL;
+	if (!good)
+		printf("# %s: got '%s', want '%s'\n", text, why, words);
+	return (good);
+}
+
+static int
+sizes_are(const struct conf_sizes *s, uint32_t sendbuf, uint32_t recvbuf,
+    uint32_t sq, uint32_t rq, uint32_t inl, uint32_t streams)
+{
+
+	return (s->sendbuf == sendbuf && s->recvbuf == recvbuf &&
+	    s->sq_size == sq && s->rq_size == rq && s->inline_size == inl &&
+	    s->max_streams == streams);
+}
+
+static void
+test_full(void)
+{
+	struct conf *c;
+	const struct conf_tunnel *t;
+
+	c = load(
+	    "listen = \"192.0.2.20\";\n"				/* 1 */
+	    "log_level = \"debug\";\n"					/* 2 */
+	    "defaults = { sendbuf = 65536; sq_size = 128L;\n"		/* 3 */
+	    "  max_streams = 100; };\n"					/* 4 */
+	    "tunnels = (\n"						/* 5 */
+	    "  { name = \"pg\"; accept = \"tcp://127.0.0.1:15432\";\n"	/* 6 */
+	    "    peer = \"192.0.2.20:7000\"; recvbuf = 1048576; },\n"	/* 7 */
+	    "  { name = \"sock\"; accept = \"unix:/run/x/pg.sock\";\n"	/* 8 */
+	    "    peer = \"[2001:db8::1]\"; unix_mode = \"600\";\n"	/* 9 */
+	    "    unix_owner = \"alice\"; unix_group = \"staff\"; },\n"	/* 10 */
+	    "  { name = \"v6\"; accept = \"tcp://[::1]:0\";\n"		/* 11 */
+	    "    peer = \"[fe80::1%eth0]:9000\"; inline_size = 0; },\n"	/* 12 */
+	    "  {\n"							/* 13 */
+	    "    name = \"redis\"; target = \"tcp://127.0.0.1:6379\";\n"	/* 14 */
+	    "    rq_size = 32768; sendbuf = 1073741824L; },\n"		/* 15 */
+	    "  { name = \"usock\"; target = \"unix:/var/run/r.sock\"; }\n" /* 16 */
+	    ");\n");
+	ok(c != NULL, "full config loads");
+	if (c == NULL)
+		return;
+
+	ok(strcmp(c->file, files[nfiles - 1]) == 0, "file name kept");
+	ok(c->log_level == LOG_DEBUG, "log_level debug");
+	ok(c->nlisten == 1 && c->listen[0].addr.kind == CONF_ADDR_TCP &&
+	    strcmp(c->listen[0].addr.host, "192.0.2.20") == 0 &&
+	    strcmp(c->listen[0].addr.port, "7471") == 0 &&
+	    c->listen[0].line == 1, "listen string, default port 7471");
+	ok(sizes_are(&c->defaults, 65536, 262144, 128, 256, 64, 100),
+	    "defaults block overrides some built-in defaults (int64 too)");
+	ok(c->ntunnels == 5, "five tunnels");
+
+	t = conf_tunnel_find(c, "pg");
+	ok(t == &c->tunnels[0] && t->line == 6, "tunnel pg found, line 6");
+	ok(t != NULL && t->has_accept && !t->has_target &&
+	    t->accept.kind == CONF_ADDR_TCP &&
+	    strcmp(t->accept.host, "127.0.0.1") == 0 &&
+	    strcmp(t->accept.port, "15432") == 0 &&
+	    strcmp(t->accept.text, "tcp://127.0.0.1:15432") == 0,
+	    "pg: tcp accept");
+	ok(t != NULL && t->peer.kind == CONF_ADDR_TCP &&
+	    strcmp(t->peer.host, "192.0.2.20") == 0 &&
+	    strcmp(t->peer.port, "7000") == 0, "pg: peer with port");
+	ok(t != NULL && sizes_are(&t->sz, 65536, 1048576, 128, 256, 64, 100),
+	    "pg: sizes from defaults, recvbuf overridden");
+	ok(t != NULL && t->unix_mode == 0660 && t->unix_owner[0] == '\0' &&
+	    t->unix_group[0] == '\0', "pg: unix settings at their defaults");
+
+	t = conf_tunnel_find(c, "sock");
+	ok(t != NULL && t->has_accept && t->accept.kind == CONF_ADDR_UNIX &&
+	    strcmp(t->accept.path, "/run/x/pg.sock") == 0,
+	    "sock: unix accept");
+	ok(t != NULL && strcmp(t->peer.host, "2001:db8::1") == 0 &&
+	    strcmp(t->peer.port, "7471") == 0,
+	    "sock: v6 peer without port gets 7471");
+	ok(t != NULL && t->unix_mode == 0600 &&
+	    strcmp(t->unix_owner, "alice") == 0 &&
+	    strcmp(t->unix_group, "staff") == 0,
+	    "sock: unix_mode \"600\" is octal, owner and group");
+
+	t = conf_tunnel_find(c, "v6");
+	ok(t != NULL && t->accept.kind == CONF_ADDR_TCP &&
+	    strcmp(t->accept.host, "::1") == 0 &&
+	    strcmp(t->accept.port, "0") == 0,
+	    "v6: bracketed accept, port 0 allowed");
+	ok(t != NULL && strcmp(t->peer.host, "fe80::1%eth0") == 0 &&
+	    strcmp(t->peer.port, "9000") == 0, "v6: peer with zone");
+	ok(t != NULL && t->sz.inline_size == 0, "v6: inline_size 0");
+
+	t = conf_tunnel_find(c, "redis");
+	ok(t != NULL && t->has_target && !t->has_accept && t->line == 13 &&
+	    t->target.kind == CONF_ADDR_TCP &&
+	    strcmp(t->target.host, "127.0.0.1") == 0 &&
+	    strcmp(t->target.port, "6379") == 0, "redis: tcp target");
+	ok(t != NULL && sizes_are(&t->sz, 1073741824, 262144, 128, 32768, 64,
+	    100), "redis: rq_size and 1 GiB sendbuf at their maxima");
+
+	t = conf_tunnel_find(c, "usock");
+	ok(t != NULL && t->has_target && t->target.kind == CONF_ADDR_UNIX &&
+	    strcmp(t->target.path, "/var/run/r.sock") == 0,
+	    "usock: unix target");
+
+	ok(conf_tunnel_find(c, "nope") == NULL, "unknown tunnel not found");
+	ok(conf_tunnel_find(NULL, "pg") == NULL, "find on NULL config");
+	conf_free(c);
+}
+
+static void
+test_minimal(void)
+{
+	struct conf *c;
+	static const char name64[] =
+	    "bcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_";
+	char text[512];
+
+	c = load(
+	    "listen = ( \"10.0.0.1:7000\",\n"
+	    "  \"[::]:7472\" );\n"
+	    "tunnels = ( { name = \"a\"; target = \"tcp://h:1\"; } );\n");
+	ok(c != NULL && c->log_level == LOG_INFO, "log_level defaults to info");
+	ok(c != NULL && c->nlisten == 2 &&
+	    strcmp(c->listen[0].addr.host, "10.0.0.1") == 0 &&
+	    strcmp(c->listen[0].addr.port, "7000") == 0 &&
+	    c->listen[0].line == 1 &&
+	    strcmp(c->listen[1].addr.host, "::") == 0 &&
+	    strcmp(c->listen[1].addr.port, "7472") == 0 &&
+	    c->listen[1].line == 2, "listen as a list, with lines");
+	ok(c != NULL && sizes_are(&c->tunnels[0].sz, 262144, 262144, 256, 256,
+	    64, 1024) && sizes_are(&c->defaults, 262144, 262144, 256, 256, 64,
+	    1024), "built-in defaults without a defaults block");
+	conf_free(c);
+
+	c = load("listen = [ \"a:1\", \"b\" ];\n"
+	    "log_level = \"warning\";\n"
+	    "tunnels = ( { name = \"x\"; target = \"unix:/s\"; } );\n");
+	ok(c != NULL && c->nlisten == 2 &&
+	    strcmp(c->listen[1].addr.port, "7471") == 0 &&
+	    c->log_level == LOG_WARNING, "listen as an array; warning level");
+	conf_free(c);
+
+	c = load("source = \"10.77.0.1\";\n"
+	    "tunnels = ( { name = \"x\"; accept = \"tcp://127.0.0.1:0\";\n"
+	    "  peer = \"10.77.0.2\"; } );\n");
+	ok(c != NULL && c->has_source &&
+	    strcmp(c->source.host, "10.77.0.1") == 0,
+	    "source address for outgoing links");
+	conf_free(c);
+	ok(fails("tunnels = ( { name = \"x\"; accept = \"tcp://h:0\";\n"
+	    "  peer = \"p\"; } );\nsource = \"somehost\";\n", 3,
+	    "source 'somehost' is not an IPv4 or IPv6 address"),
+	    "source must be an address");
+	ok(fails("source = 7;\n", 1, "source must be a string"),
+	    "source must be a string");
+
+	/* listen without any target is allowed (nothing uses it). */
+	c = load("listen = \"1.2.3.4\";\n"
+	    "tunnels = ( { name = \"x\"; accept = \"tcp://[::1]:0\";\n"
+	    "  peer = \"p\"; },\n"
+	    "  { name = \"y\"; accept = \"tcp://[::1]:0\"; peer = \"p\"; } );\n");
+	ok(c != NULL && c->ntunnels == 2,
+	    "listen without targets; two accepts on port 0 do not clash");
+	conf_free(c);
+
+	snprintf(text, sizeof(text), "tunnels = ( { name = \"%s\"; "
+	    "target = \"tcp://h:1\"; } );\nlisten = \"h\";\n", name64);
+	c = load(text);
+	ok(c != NULL && strcmp(c->tunnels[0].name, name64) == 0,
+	    "a 64-character name with every allowed character");
+	conf_free(c);
+
+	conf_free(NULL);
+	ok(1, "conf_free(NULL) is a no-op");
+}
+
+#define TUN1	"tunnels = ( { name = \"pg\"; accept = \"tcp://127.0.0.1:1\";\n"
+#define PEER	"  peer = \"p\";\n"
+
+static void
+test_errors(void)
+{
+	struct conf *c = NULL;
+	char text[1024], longpath[200];
+	const char *path;
+
+	/* Files. */
+	snprintf(text, sizeof(text), "%s/missing.conf", dir);
+	snprintf(longpath, sizeof(longpath), "%.150s: cannot read: ", text);
+	ok(conf_load(text, &c, err, sizeof(err)) == -1 && c == NULL &&
+	    strncmp(err, longpath, strlen(longpath)) == 0 &&
+	    strstr(err, "No such file or directory") != NULL,
+	    "missing file: %s", err);
+	snprintf(longpath, sizeof(longpath), "%.150s: cannot read: ", dir);
+	ok(conf_load(dir, &c, err, sizeof(err)) == -1 && c == NULL &&
+	    strncmp(err, longpath, strlen(longpath)) == 0 &&
+	    strstr(err, "Is a directory") != NULL, "directory: %s", err);
+	ok(fails("log_level = \"info\";\n"
+	    "tunnels = ( { name = \"pg\"; accept = ; } );\n", 2,
+	    "syntax error"),
+	    "syntax error with its line");
+	ok(fails("log_level = \"info\";\nlog_level = \"debug\";\n", 2,
+	    "duplicate setting"), "libconfig's own errors keep their line");
+
+	/* Unknown settings, wrong types. */
+	ok(fails("log_level = \"info\";\nfoo = 1;\n", 2,
+	    "unknown setting 'foo'"), "unknown global setting");
+	ok(fails("defaults = {\n sendbuf = 4096;\n sendbuff = 4096; };\n", 3,
+	    "unknown setting 'sendbuff' in defaults"),
+	    "unknown setting in defaults");
+	ok(fails(TUN1 PEER "  recvbuff = 4096; } );\n", 3,
+	    "unknown setting 'recvbuff' in tunnel pg"),
+	    "unknown setting in a tunnel");
+	ok(fails(TUN1 PEER "  sendbuf = \"big\"; } );\n", 3,
+	    "tunnel pg: sendbuf must be an integer"), "string for an integer");
+	ok(fails(TUN1 PEER "  sq_size = 1.5; } );\n", 3,
+	    "tunnel pg: sq_size must be an integer"), "float for an integer");
+	ok(fails(TUN1 "  peer = 7; } );\n", 2,
+	    "tunnel pg: peer must be a string"), "integer for a string");
+	ok(fails("log_level = \"verbose\";\n", 1,
+	    "log_level 'verbose' is not one of"), "bad log_level");
+	ok(fails("\nlog_level = 3;\n", 2, "log_level must be a string"),
+	    "log_level of the wrong type");
+	ok(fails("defaults = ( 1 );\n", 1, "defaults must be a group"),
+	    "defaults not a group");
+
+	/* Tunnels list. */
+	ok(fails("log_level = \"info\";\n", 0, "no tunnels defined"),
+	    "no tunnels at all");
+	ok(fails("\ntunnels = ( );\n", 2, "no tunnels defined"),
+	    "empty tunnels list");
+	ok(fails("tunnels = { a = 1; };\n", 1, "tunnels must be a list"),
+	    "tunnels as a group");
+	ok(fails("tunnels = (\n \"pg\" );\n", 2,
+	    "each tunnel must be a group"), "a tunnel that is not a group");
+	ok(fails("tunnels = (\n { target = \"tcp://h:1\"; } );\n", 2,
+	    "tunnel without a name"), "tunnel without a name");
+	ok(fails("tunnels = ( {\n name = \"a b\"; } );\n", 2,
+	    "tunnel name 'a b' is not valid"), "bad tunnel name");
+	ok(fails("tunnels = ( {\n name = \"abcdefghijklmnopqrstuvwxyzabcdefghij"
+	    "klmnopqrstuvwxyzabcdefghijklm\"; } );\n", 2, "is not valid"),
+	    "65-character tunnel name");
+	ok(fails("tunnels = ( { name = \"\"; } );\n", 1, "is not valid"),
+	    "empty tunnel name");
+	ok(fails("tunnels = ( { name = 5; } );\n", 1,
+	    "tunnel name must be a string"), "tunnel name not a string");
+	ok(fails("listen = \"h\";\n"
+	    "tunnels = ( { name = \"pg\"; target = \"tcp://h:1\"; },\n"
+	    "  { name = \"x\"; target = \"tcp://h:1\"; },\n"
+	    "  {\n name = \"pg\"; target = \"tcp://h:2\"; } );\n", 5,
+	    "tunnel pg is defined twice (first at line 2)"),
+	    "duplicate tunnel name");
+
+	/* Kinds of tunnel. */
+	ok(fails("tunnels = ( { name = \"pg\";\n accept = \"tcp://h:1\"; } );\n",
+	    2, "tunnel pg: accept needs a peer"), "accept without peer");
+	ok(fails("tunnels = ( { name = \"pg\";\n peer = \"h\"; } );\n", 2,
+	    "tunnel pg: peer needs an accept address"), "peer without accept");
+	ok(fails("tunnels = (\n { name = \"pg\"; sq_size = 8; } );\n", 2,
+	    "tunnel pg: needs either accept and peer, or target"),
+	    "neither accept nor target");
+	ok(fails("listen = \"h\";\n" TUN1 PEER " target = \"tcp://h:1\"; } );\n",
+	    4, "tunnel pg: has both accept/peer and target; define two tunnels"),
+	    "both accept/peer and target");
+	ok(fails("listen = \"h\";\ntunnels = ( { name = \"pg\";\n"
+	    " peer = \"h\"; target = \"tcp://h:1\"; } );\n", 3,
+	    "has both accept/peer and target"), "both peer and target");
+	ok(fails("log_level = \"info\";\n"
+	    "tunnels = ( { name = \"pg\";\n target = \"tcp://h:1\"; } );\n", 3,
+	    "tunnel pg: a target needs a global listen address"),
+	    "target without listen");
+
+	/* Addresses in context. */
+	ok(fails("tunnels = ( { name = \"pg\"; peer = \"p\";\n"
+	    "  accept = \"tcp://127.0.0.1\"; } );\n", 2,
+	    "tunnel pg: accept 'tcp://127.0.0.1': missing port"),
+	    "accept without port");
+	ok(fails("tunnels = ( { name = \"pg\"; peer = \"p\";\n"
+	    "  accept = \"tcp://127.0.0.1:abc\"; } );\n", 2,
+	    "tunnel pg: accept 'tcp://127.0.0.1:abc': bad port 'abc'"),
+	    "accept with a bad port");
+	ok(fails("tunnels = ( { name = \"pg\"; peer = \"p\";\n"
+	    "  accept = \"udp://127.0.0.1:53\"; } );\n", 2,
+	    "tunnel pg: accept 'udp://127.0.0.1:53': unknown scheme 'udp'; "
+	    "use tcp://HOST:PORT or unix:/PATH"), "accept with a bad scheme");
+	ok(fails("tunnels = ( { name = \"pg\"; peer = \"p\";\n"
+	    "  accept = \"unix:run/pg.sock\"; } );\n", 2,
+	    "tunnel pg: accept 'unix:run/pg.sock': unix path must be absolute"),
+	    "relative unix path");
+	memset(longpath, 'a', 108);
+	longpath[0] = '/';
+	longpath[108] = '\0';
+	snprintf(text, sizeof(text), "listen = \"h\";\n"
+	    "tunnels = ( { name = \"pg\";\n target = \"unix:%s\"; } );\n",
+	    longpath);
+	ok(fails(text, 3, "tunnel pg: target 'unix:/aaa"),
+	    "long unix path: names the address");
+	ok(fails(text, 3, "': unix path too long (max 107 bytes)"),
+	    "long unix path: says why");
+	ok(fails("listen = \"h\";\ntunnels = ( { name = \"pg\";\n"
+	    "  target = \"tcp://127.0.0.1:0\"; } );\n", 3,
+	    "tunnel pg: target 'tcp://127.0.0.1:0': port 0 is not allowed"),
+	    "target on port 0");
+	ok(fails(TUN1 "  peer = \"h:99999\"; } );\n", 2,
+	    "tunnel pg: peer 'h:99999': port 99999 is out of range"),
+	    "peer port out of range");
+	ok(fails(TUN1 "  peer = \"tcp://h:1\"; } );\n", 2,
+	    "tunnel pg: peer 'tcp://h:1': no scheme here"),
+	    "peer with a scheme");
+	ok(fails("tunnels = ( { name = \"pg\"; peer = \"p\";\n"
+	    " accept = 5; } );\n", 2, "tunnel pg: accept must be a string"),
+	    "accept not a string");
+	ok(fails("tunnels = (\n"
+	    " { name = \"a\"; accept = \"tcp://127.0.0.1:5000\"; peer = \"p\"; },\n"
+	    " { name = \"b\"; peer = \"p\";\n"
+	    "   accept = \"tcp://127.0.0.1:05000\"; } );\n", 4,
+	    "tunnel b: accept 'tcp://127.0.0.1:05000' is already used by "
+	    "tunnel a"), "two tunnels on one tcp address");
+	ok(fails("tunnels = (\n"
+	    " { name = \"a\"; accept = \"unix:/run/s\"; peer = \"p\"; },\n"
+	    " { name = \"b\"; peer = \"p\"; accept = \"unix:/run/s\"; } );\n", 3,
+	    "tunnel b: accept 'unix:/run/s' is already used by tunnel a"),
+	    "two tunnels on one unix path");
+
+	/* Sizes. */
+	ok(fails(TUN1 PEER "  recvbuf = 1000; } );\n", 3,
+	    "tunnel pg: recvbuf 1000 is below the minimum 4096"),
+	    "recvbuf below the minimum");
+	ok(fails(TUN1 PEER "  sendbuf = 6000; } );\n", 3,
+	    "tunnel pg: sendbuf 6000 is not a power of two"),
+	    "sendbuf not a power of two");
+	ok(fails(TUN1 PEER "  sendbuf = -4096; } );\n", 3,
+	    "tunnel pg: sendbuf -4096 is below the minimum 4096"),
+	    "negative sendbuf");
+	ok(fails(TUN1 PEER "  sendbuf = 2147483648L; } );\n", 3,
+	    "tunnel pg: sendbuf 2147483648 is above the maximum"),
+	    "int64 sendbuf above the maximum");
+	ok(fails(TUN1 PEER "  recvbuf = 4294971392; } );\n", 3,
+	    "tunnel pg: recvbuf 4294971392 is above the maximum"),
+	    "a number libconfig wraps to 4096 is still refused");
+	ok(fails(TUN1 PEER "  sq_size = 2; } );\n", 3,
+	    "tunnel pg: sq_size 2 is below the minimum 4"), "sq_size too small");
+	ok(fails(TUN1 PEER "  sq_size = 65537; } );\n", 3,
+	    "tunnel pg: sq_size 65537 is above the maximum 65536"),
+	    "sq_size too big");
+	ok(fails(TUN1 PEER "  rq_size = 32769; } );\n", 3,
+	    "tunnel pg: rq_size 32769 is above the maximum 32768"),
+	    "rq_size too big");
+	ok(fails(TUN1 PEER "  inline_size = 1025; } );\n", 3,
+	    "tunnel pg: inline_size 1025 is above the maximum 1024"),
+	    "inline_size too big");
+	ok(fails(TUN1 PEER "  inline_size = -1; } );\n", 3,
+	    "tunnel pg: inline_size -1 is below the minimum 0"),
+	    "negative inline_size");
+	ok(fails(TUN1 PEER "  max_streams = 0; } );\n", 3,
+	    "tunnel pg: max_streams 0 is below the minimum 1"),
+	    "max_streams 0");
+	ok(fails(TUN1 PEER "  max_streams = 16385; } );\n", 3,
+	    "tunnel pg: max_streams 16385 is above the maximum 16384"),
+	    "max_streams too big");
+	ok(fails(TUN1 PEER "  rq_size =\n 3; } );\n", 3,
+	    "tunnel pg: rq_size 3 is below the minimum 4"),
+	    "a value on the next line is reported at its setting");
+	ok(fails("defaults = {\n  recvbuf = 8192;\n  sendbuf = 6000; };\n", 3,
+	    "defaults: sendbuf 6000 is not a power of two"),
+	    "defaults: sendbuf checked");
+	ok(fails("defaults = { sq_size = 2; };\n", 1,
+	    "defaults: sq_size 2 is below the minimum 4"),
+	    "defaults: sq_size checked");
+	ok(fails("defaults = { max_streams = 20000; };\n", 1,
+	    "defaults: max_streams 20000 is above the maximum 16384"),
+	    "defaults: max_streams checked");
+
+	/* Unix socket settings. */
+	ok(fails(TUN1 PEER "  unix_mode = \"0600\"; } );\n", 3,
+	    "tunnel pg: unix_mode needs a unix: accept address"),
+	    "unix_mode with a tcp accept");
+	ok(fails("listen = \"h\";\ntunnels = ( { name = \"pg\";\n"
+	    " target = \"unix:/s\"; unix_group = \"g\"; } );\n", 3,
+	    "tunnel pg: unix_group needs a unix: accept address"),
+	    "unix_group with a target");
+	ok(fails("tunnels = ( { name = \"pg\"; accept = \"unix:/s\"; peer = \"p\";\n"
+	    "  unix_mode = 0660; } );\n", 2,
+	    "tunnel pg: unix_mode must be a string of octal digits"),
+	    "unix_mode as an integer");
+	ok(fails("tunnels = ( { name = \"pg\"; accept = \"unix:/s\"; peer = \"p\";\n"
+	    "  unix_mode = \"0680\"; } );\n", 2,
+	    "tunnel pg: unix_mode '0680' is not octal digits"),
+	    "unix_mode with a non-octal digit");
+	ok(fails("tunnels = ( { name = \"pg\"; accept = \"unix:/s\"; peer = \"p\";\n"
+	    "  unix_owner = \"\"; } );\n", 2,
+	    "tunnel pg: unix_owner is empty"), "empty unix_owner");
+
+	/* listen. */
+	ok(fails("listen = \"h:abc\";\n", 1, "listen 'h:abc': bad port 'abc'"),
+	    "listen with a bad port");
+	ok(fails("listen = ( \"h:1\",\n  \"::1\" );\n", 2,
+	    "listen '::1': an IPv6 address must be in brackets"),
+	    "bad listen element reported at its line");
+	ok(fails("listen = ( \"h:1\",\n  \"h:01\" );\n", 2,
+	    "listen 'h:01' is given twice"), "duplicate listen");
+	ok(fails("\nlisten = 5;\n", 2, "listen must be a string or a list"),
+	    "listen of the wrong type");
+	ok(fails("listen = ( );\n", 1, "listen is an empty list"),
+	    "empty listen list");
+
+	/* Errors in an included file name that file. */
+	path = put("sendbuf = 6000;\n");
+	snprintf(text, sizeof(text), TUN1 PEER "@include \"%s\"\n} );\n", path);
+	snprintf(longpath, sizeof(longpath), "%.150s:1: tunnel pg: sendbuf",
+	    path);
+	ok(conf_load(put(text), &c, err, sizeof(err)) == -1 &&
+	    strncmp(err, longpath, strlen(longpath)) == 0,
+	    "error in an included file: %s", err);
+
+	/* A short buffer still gets a terminated, truncated message. */
+	ok(conf_load(put("foo = 1;\n"), &c, err, 8) == -1 && strlen(err) == 7,
+	    "error truncated to the buffer");
+}
+
+static void
+test_addr(void)
+{
+	struct conf_addr a;
+	char why[256], longtext[600], path[120];
+
+	ok(conf_parse_addr("tcp://[::1]:80", 0, &a, why, sizeof(why)) == 0 &&
+	    a.kind == CONF_ADDR_TCP && strcmp(a.host, "::1") == 0 &&
+	    strcmp(a.port, "80") == 0 && strcmp(a.text, "tcp://[::1]:80") == 0,
+	    "tcp v6 with brackets");
+	ok(conf_parse_addr("tcp://db.example-1.net:5432", 0, &a, why,
+	    sizeof(why)) == 0 && strcmp(a.host, "db.example-1.net") == 0 &&
+	    strcmp(a.port, "5432") == 0, "tcp host name");
+	ok(conf_parse_addr("tcp://h:0", 1, &a, why, sizeof(why)) == 0 &&
+	    strcmp(a.port, "0") == 0, "port 0 where allowed");
+	ok(addr_fails("tcp://h:0", 0, "port 0 is not allowed"),
+	    "port 0 where not allowed");
+	ok(conf_parse_addr("tcp://h:007471", 0, &a, why, sizeof(why)) == 0 &&
+	    strcmp(a.port, "7471") == 0 && strcmp(a.text, "tcp://h:007471") == 0,
+	    "port normalized, text kept");
+	ok(conf_parse_addr("tcp://h:65535", 0, &a, why, sizeof(why)) == 0,
+	    "port 65535");
+	ok(addr_fails("tcp://h:65536", 1, "port 65536 is out of range"),
+	    "port 65536");
+	ok(addr_fails("tcp://h:", 1, "missing port"), "empty port");
+	ok(addr_fails("tcp://h:8x", 1, "bad port '8x'"), "port with garbage");
+	ok(addr_fails("tcp://[::1]", 1, "missing port"), "v6 without port");
+	ok(addr_fails("tcp://[::1", 1, "missing ']'"), "v6 without ']'");
+	ok(addr_fails("tcp://[::1]80", 1, "expected ':PORT' after ']'"),
+	    "v6 without ':' after ']'");
+	ok(addr_fails("tcp://::1:80", 1, "must be in brackets"),
+	    "v6 without brackets");
+	ok(addr_fails("tcp://[zz::1]:80", 1, "bad IPv6 address 'zz::1'"),
+	    "bad v6 address");
+	ok(addr_fails("tcp://[]:80", 1, "missing host"), "empty brackets");
+	ok(addr_fails("tcp://:80", 1, "missing host"), "missing host");
+	ok(addr_fails("tcp://a b:80", 1, "bad host 'a b'"), "host with a space");
+	ok(addr_fails("tcp://300.1.1.1:80", 1, "bad IPv4 address"),
+	    "bad v4 address");
+	ok(addr_fails("127.0.0.1:80", 1, "missing scheme"), "no scheme");
+	ok(addr_fails("", 1, "missing scheme"), "empty address");
+	ok(addr_fails("TCP://h:1", 1, "unknown scheme 'TCP'"),
+	    "schemes are lower case");
+	ok(conf_parse_addr("unix:///run/x.sock", 0, &a, why, sizeof(why)) == 0 &&
+	    a.kind == CONF_ADDR_UNIX && strcmp(a.path, "/run/x.sock") == 0,
+	    "unix:///path is unix:/path");
+	ok(addr_fails("unix://run/x.sock", 0, "must be absolute"),
+	    "unix://relative");
+	ok(addr_fails("unix:", 0, "must be absolute"), "unix: without a path");
+	memset(path, 'p', sizeof(path));
+	path[0] = '/';
+	path[107] = '\0';
+	snprintf(longtext, sizeof(longtext), "unix:%s", path);
+	ok(conf_parse_addr(longtext, 0, &a, why, sizeof(why)) == 0 &&
+	    strlen(a.path) == 107, "unix path of 107 bytes");
+	path[107] = 'p';
+	path[108] = '\0';
+	snprintf(longtext, sizeof(longtext), "unix:%s", path);
+	ok(addr_fails(longtext, 0, "unix path too long (max 107 bytes)"),
+	    "unix path of 108 bytes");
+	memset(longtext, 'h', sizeof(longtext));
+	memcpy(longtext, "tcp://", 6);
+	longtext[500] = '\0';
+	ok(addr_fails(longtext, 0, "address too long"), "500-byte address");
+
+	ok(conf_parse_hostport("h", CONF_DEFAULT_PORT, &a, why,
+	    sizeof(why)) == 0 && a.kind == CONF_ADDR_TCP &&
+	    strcmp(a.host, "h") == 0 && strcmp(a.port, "7471") == 0,
+	    "hostport: default port");
+	ok(conf_parse_hostport("[::1]", CONF_DEFAULT_PORT, &a, why,
+	    sizeof(why)) == 0 && strcmp(a.host, "::1") == 0 &&
+	    strcmp(a.port, "7471") == 0, "hostport: v6 with default port");
+	ok(conf_parse_hostport("[fe80::1%ib0]:9", NULL, &a, why,
+	    sizeof(why)) == 0 && strcmp(a.host, "fe80::1%ib0") == 0 &&
+	    strcmp(a.port, "9") == 0, "hostport: v6 with zone and port");
+	ok(hp_fails("h", NULL, "missing port"), "hostport: no default port");
+	ok(hp_fails("h:0", CONF_DEFAULT_PORT, "port 0 is not allowed"),
+	    "hostport: port 0 refused");
+	ok(hp_fails("fe80::1", CONF_DEFAULT_PORT, "must be in brackets"),
+	    "hostport: bare v6");
+	ok(hp_fails("[fe80::1%]:1", NULL, "bad IPv6 zone"),
+	    "hostport: empty zone");
+	ok(hp_fails("tcp://h:1", NULL, "no scheme here"),
+	    "hostport: scheme refused");
+	ok(hp_fails("h/x:1", NULL, "bad host"), "hostport: garbage host");
+}
+
+static void
+test_example(void)
+{
+	const char *srcdir = getenv("RSTREAMD_SRCDIR");
+	char path[PATH_MAX];
+	struct conf *c = NULL;
+	const struct conf_tunnel *t;
+	int r;
+
+	if (srcdir != NULL)
+		snprintf(path, sizeof(path), "%s/conf/rstreamd.conf", srcdir);
+	else
+		snprintf(path, sizeof(path), "conf/rstreamd.conf");
+	if (srcdir == NULL && access(path, R_OK) != 0) {
+		printf("ok %d - # SKIP example config not found (set "
+		    "RSTREAMD_SRCDIR)\n", ++tap_n);
+		return;
+	}
+	r = conf_load(path, &c, err, sizeof(err));
+	ok(r == 0, "example %s loads%s%s", path, r != 0 ? ": " : "",
+	    r != 0 ? err : "");
+	t = conf_tunnel_find(c, "pg");
+	ok(c != NULL && c->nlisten > 0 && t != NULL && t->has_accept &&
+	    (t = conf_tunnel_find(c, "redis")) != NULL && t->has_target,
+	    "example has a client and a server tunnel");
+	ok(c != NULL &&
+	    sizes_are(&c->defaults, 262144, 262144, 256, 256, 64, 1024),
+	    "example's defaults block shows the built-in defaults");
+	conf_free(c);
+}
+
+int
+main(void)
+{
+	const char *tmp = getenv("TMPDIR");
+	int i;
+
+	if (tmp == NULL || *tmp == '\0' ||
+	    strlen(tmp) > sizeof(dir) - sizeof("/test_conf.XXXXXX"))
+		tmp = "/tmp";
+	snprintf(dir, sizeof(dir), "%s/test_conf.XXXXXX", tmp);
+	if (mkdtemp(dir) == NULL) {
+		perror(dir);
+		return (1);
+	}
+
+	test_full();
+	test_minimal();
+	test_errors();
+	test_addr();
+	test_example();
+
+	for (i = 0; i < nfiles; i++)
+		unlink(files[i]);
+	rmdir(dir);
+	return (tap_done());
+}
