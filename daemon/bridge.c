@@ -366,7 +366,7 @@ bridge_client(struct tun *t, int fd)
 		return;
 	}
 	BLOG(LOG_WARNING, b, "link to %s is down; closing the client",
-	    t->c->peer.text);
+	    link_peer(t->link));
 	t->st.failed++;
 	bridge_free(b);
 }
@@ -391,7 +391,7 @@ bridge_link_failed(struct bridge *b, const char *why)
 {
 
 	BLOG(LOG_WARNING, b, "link to %s failed (%s); closing the client",
-	    b->t->c->peer.text, why);
+	    link_peer(b->dl), why);
 	b->t->st.failed++;
 	bridge_free(b);
 }

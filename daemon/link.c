@@ -290,9 +290,11 @@ link_client_start(struct tun *t)
 	dl->d = t->d;
 	dl->t = t;
 	dl->backoff = LINK_BACKOFF_MIN_MS;
-	snprintf(dl->peer, sizeof(dl->peer), "%s", t->c->peer.text);
+	/* Always HOST:PORT, however the configuration spelt it. */
+	snprintf(dl->peer, sizeof(dl->peer), strchr(t->c->peer.host, ':') ?
+	    "[%s]:%s" : "%s:%s", t->c->peer.host, t->c->peer.port);
 	snprintf(dl->name, sizeof(dl->name), "tunnel %s: link to %s",
-	    t->c->name, t->c->peer.text);
+	    t->c->name, dl->peer);
 	list_add(dl);
 	link_connect(dl);
 	return (dl);

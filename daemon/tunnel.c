@@ -149,13 +149,13 @@ tunnel_start(struct rsd *d, char *err, size_t errlen)
 			snprintf(err, errlen, "cannot watch %s", t->bound);
 			return (-1);
 		}
-		/* Tests and scripts read the bound address from this line. */
-		log_notice("tunnel %s: accepting on %s, peer %s", t->c->name,
-		    t->bound, t->c->peer.text);
 		if ((t->link = link_client_start(t)) == NULL) {
 			snprintf(err, errlen, "out of memory");
 			return (-1);
 		}
+		/* Tests and scripts read the bound address from this line. */
+		log_notice("tunnel %s: accepting on %s, peer %s", t->c->name,
+		    t->bound, link_peer(t->link));
 	}
 	if (ntarget > 0) {
 		listener_conf(c, &lc);

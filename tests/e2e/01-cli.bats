@@ -5,20 +5,65 @@ bats_load_library bats-support
 bats_load_library bats-assert
 
 @test "rstreamd --version prints the package version" {
-	run "$RSTREAMD" --version
+	run "$RSTREAMD_BIN" --version
 	assert_success
 	assert_output --regexp '^rstreamd [0-9]+\.[0-9]+\.[0-9]+$'
 }
 
 @test "rstreamd --help describes the options" {
-	run "$RSTREAMD" --help
+	run "$RSTREAMD_BIN" --help
 	assert_success
 	assert_output --partial "usage: rstreamd"
 	assert_output --partial "--config"
 }
 
 @test "rstreamd rejects an unknown option" {
-	run "$RSTREAMD" --no-such-option
+	run "$RSTREAMD_BIN" --no-such-option
 	assert_failure 1
 	assert_output --partial "usage: rstreamd"
+}
+
+@test "rstreamd -n accepts a valid configuration" {
+	cat >"$BATS_TEST_TMPDIR/ok.conf" <<'EOC'
+tunnels = ( { name = "pg"; accept = "tcp://127.0.0.1:0"; peer = "192.0.2.20"; } );
+EOC
+	run "$RSTREAMD_BIN" -n -c "$BATS_TEST_TMPDIR/ok.conf"
+	assert_success
+	assert_output --partial "configuration is valid (1 tunnels: 1 client, 0 target)"
+}
+
+@test "the example configuration passes rstreamd -n" {
+	run "$RSTREAMD_BIN" -n -c "$RSTREAMD_SRCDIR/conf/rstreamd.conf"
+	assert_success
+}
+
+@test "a configuration error exits 1 with file and line" {
+	f=$BATS_TEST_TMPDIR/bad.conf
+	cat >"$f" <<'EOC'
+tunnels = ( { name = "pg";
+  accept = "tcp://127.0.0.1:0"; peer = "192.0.2.20";
+  recvbuf = 1000; } );
+EOC
+	run "$RSTREAMD_BIN" -n -c "$f"
+	assert_failure 1
+	assert_output "rstreamd: $f:3: tunnel pg: recvbuf 1000 is below the minimum 4096"
+	# The daemon itself refuses to start on it, with the same message.
+	run "$RSTREAMD_BIN" -f -c "$f"
+	assert_failure 1
+	assert_output --partial "$f:3: tunnel pg: recvbuf 1000"
+}
+
+@test "unknown settings and syntax errors name their line" {
+	f=$BATS_TEST_TMPDIR/bad.conf
+	printf 'log_level = "info";\nlisten_on = "x";\n' >"$f"
+	run "$RSTREAMD_BIN" -n -c "$f"
+	assert_failure 1
+	assert_output --partial "$f:2: unknown setting 'listen_on'"
+	printf 'tunnels = ( { name = "pg"; accept = ; } );\n' >"$f"
+	run "$RSTREAMD_BIN" -n -c "$f"
+	assert_failure 1
+	assert_output --partial "$f:1: syntax error"
+	run "$RSTREAMD_BIN" -n -c "$BATS_TEST_TMPDIR/missing.conf"
+	assert_failure 1
+	assert_output --partial "missing.conf: cannot read: No such file or directory"
 }

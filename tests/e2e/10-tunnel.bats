@@ -1,0 +1,171 @@
+#!/usr/bin/env bats
+# Tunnels across real RDMA: TCP and Unix sockets at either end, half-close,
+# refusals, unknown tunnels, and per-tunnel sizes.
+
+load helpers
+
+setup() {
+	rs_setup
+}
+
+teardown() {
+	rs_teardown
+}
+
+@test "socat through a TCP to TCP tunnel" {
+	tp=$(free_port)
+	spawn socat TCP-LISTEN:"$tp",bind=127.0.0.1,reuseaddr,fork EXEC:cat
+	wait_port "$tp"
+	conf_b "{ name = \"echo\"; target = \"tcp://127.0.0.1:$tp\"; }"
+	conf_a "{ name = \"echo\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; }"
+	start_daemon b
+	start_daemon a
+	link_up a echo
+	port=$(accept_port a echo)
+	run timeout 30 socat -t 20 - TCP:127.0.0.1:"$port" <<<"hello through rdma"
+	assert_success
+	assert_output "hello through rdma"
+	# The log names the tunnel, the stream and the peer.
+	run grep -E "tunnel echo stream [0-9]+ \(client, 127\.0\.0\.1:[0-9]+\): opening over $B:7471" "$W/a.log"
+	assert_success
+}
+
+@test "socat through a Unix to TCP tunnel" {
+	tp=$(free_port)
+	spawn socat TCP-LISTEN:"$tp",bind=127.0.0.1,reuseaddr,fork EXEC:cat
+	wait_port "$tp"
+	conf_b "{ name = \"u2t\"; target = \"tcp://127.0.0.1:$tp\"; }"
+	conf_a "{ name = \"u2t\"; accept = \"unix:$W/u2t.sock\"; peer = \"$B\"; unix_mode = \"0600\"; }"
+	start_daemon b
+	start_daemon a
+	link_up a u2t
+	run stat -c %a "$W/u2t.sock"
+	assert_output "600"
+	run timeout 30 socat -t 20 - UNIX-CONNECT:"$W/u2t.sock" <<<"from a unix socket"
+	assert_success
+	assert_output "from a unix socket"
+}
+
+@test "socat through a TCP to Unix tunnel" {
+	spawn socat UNIX-LISTEN:"$W/target.sock",fork EXEC:cat
+	for i in $(seq 50); do [ -S "$W/target.sock" ] && break; sleep 0.1; done
+	conf_b "{ name = \"t2u\"; target = \"unix:$W/target.sock\"; }"
+	conf_a "{ name = \"t2u\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; }"
+	start_daemon b
+	start_daemon a
+	link_up a t2u
+	port=$(accept_port a t2u)
+	run timeout 30 socat -t 20 - TCP:127.0.0.1:"$port" <<<"to a unix target"
+	assert_success
+	assert_output "to a unix target"
+}
+
+@test "a stale Unix socket is replaced, a live one is not" {
+	spawn socat UNIX-LISTEN:"$W/live.sock",fork EXEC:cat
+	for i in $(seq 50); do [ -S "$W/live.sock" ] && break; sleep 0.1; done
+	conf_a "{ name = \"x\"; accept = \"unix:$W/live.sock\"; peer = \"$B\"; }"
+	run "$RSTREAMD_BIN" -f -c "$W/a.conf"
+	assert_failure
+	assert_output --partial "in use by a running process"
+	# A socket file nobody listens on is left over: replaced.
+	socat UNIX-LISTEN:"$W/stale.sock" /dev/null &
+	sp=$!
+	for i in $(seq 50); do [ -S "$W/stale.sock" ] && break; sleep 0.1; done
+	kill -KILL "$sp"; wait "$sp" 2>/dev/null || true
+	[ -S "$W/stale.sock" ]
+	conf_a "{ name = \"x\"; accept = \"unix:$W/stale.sock\"; peer = \"$B\"; }"
+	start_daemon a
+	run grep "accepting on unix:$W/stale.sock" "$W/a.log"
+	assert_success
+}
+
+@test "half-close: the client shuts down writing and still gets the whole reply" {
+	tp=$(free_port)
+	# The target answers with the sha256 of everything it read.
+	spawn socat TCP-LISTEN:"$tp",bind=127.0.0.1,reuseaddr,fork SYSTEM:sha256sum
+	wait_port "$tp"
+	conf_b "{ name = \"hc\"; target = \"tcp://127.0.0.1:$tp\"; }"
+	conf_a "{ name = \"hc\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B\"; }"
+	start_daemon b
+	start_daemon a
+	link_up a hc
+	port=$(accept_port a hc)
+	head -c 3000000 /dev/urandom >"$W/in"
+	want=$(sha "$W/in")
+	run timeout 60 socat -t 30 - TCP:127.0.0.1:"$port" <"$W/in"
+	assert_success
+	assert_output "$want  -"
+}
+
+@test "a target that refuses: the client's connection ends, other streams go on" {
+	tp=$(free_port)
+	dead=$(free_port)
+	spawn socat TCP-LISTEN:"$tp",bind=127.0.0.1,reuseaddr,fork EXEC:cat
+	wait_port "$tp"
+	conf_b "{ name = \"dead\"; target = \"tcp://127.0.0.1:$dead\"; },
+	    { name = \"echo\"; target = \"tcp://127.0.0.1:$tp\"; }"
+	conf_a "{ name = \"dead\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B\"; },
+	    { name = \"echo\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B\"; }"
+	start_daemon b
+	start_daemon a
+	link_up a dead
+	link_up a echo
+	start=$(date +%s)
+	run timeout 20 socat -t 15 - TCP:127.0.0.1:"$(accept_port a dead)" <<<"anyone?"
+	elapsed=$(($(date +%s) - start))
+	assert_output ""
+	[ "$elapsed" -lt 15 ]
+	wait_log b "tunnel dead stream .*cannot connect to target tcp://127.0.0.1:$dead: Connection refused"
+	wait_log a "refused by $B:7471: target refused the connection"
+	run timeout 30 socat -t 20 - TCP:127.0.0.1:"$(accept_port a echo)" <<<"still here"
+	assert_output "still here"
+	kill -0 "$PID_a" && kill -0 "$PID_b"
+}
+
+@test "a tunnel the serving side does not have is refused and logged on both sides" {
+	conf_b "{ name = \"other\"; target = \"tcp://127.0.0.1:9\"; }"
+	conf_a "{ name = \"ghost\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B\"; }"
+	start_daemon b
+	start_daemon a
+	link_up a ghost
+	run timeout 20 socat -t 15 - TCP:127.0.0.1:"$(accept_port a ghost)" <<<"boo"
+	assert_output ""
+	wait_log b "refused a stream for tunnel 'ghost', which is not configured here"
+	wait_log a "tunnel ghost stream .*refused by $B:7471: no such tunnel on the peer"
+}
+
+@test "per-tunnel sizes are applied, and two tunnels with different rings run side by side" {
+	tp=$(free_port)
+	spawn socat TCP-LISTEN:"$tp",bind=127.0.0.1,reuseaddr,fork EXEC:cat
+	wait_port "$tp"
+	conf_b "{ name = \"small\"; target = \"tcp://127.0.0.1:$tp\"; sendbuf = 8192; recvbuf = 4096; },
+	    { name = \"big\"; target = \"tcp://127.0.0.1:$tp\"; sendbuf = 1048576; recvbuf = 2097152; }"
+	conf_a "{ name = \"small\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B\";
+	      sendbuf = 4096; recvbuf = 16384; sq_size = 16; rq_size = 8; inline_size = 0; },
+	    { name = \"big\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B\";
+	      sendbuf = 2097152; recvbuf = 1048576; sq_size = 512; rq_size = 128; }"
+	start_daemon b
+	start_daemon a
+	link_up a small
+	link_up a big
+	wait_log a "tunnel small: link to .* is up (device .*, sq_size 16, rq_size 8, inline_size 0)"
+	wait_log a "tunnel big: link to .* is up (device .*, sq_size 512, rq_size 128, inline_size 64)"
+	head -c 2000000 /dev/urandom >"$W/in1"
+	head -c 2000000 /dev/urandom >"$W/in2"
+	timeout 120 socat -t 60 - TCP:127.0.0.1:"$(accept_port a small)" <"$W/in1" >"$W/out1" &
+	p1=$!
+	timeout 120 socat -t 60 - TCP:127.0.0.1:"$(accept_port a big)" <"$W/in2" >"$W/out2" &
+	p2=$!
+	wait "$p1"
+	wait "$p2"
+	[ "$(sha "$W/in1")" = "$(sha "$W/out1")" ]
+	[ "$(sha "$W/in2")" = "$(sha "$W/out2")" ]
+	run grep "tunnel small stream .*rings: send 4096, receive 16384 bytes" "$W/a.log"
+	assert_success
+	run grep "tunnel big stream .*rings: send 2097152, receive 1048576 bytes" "$W/a.log"
+	assert_success
+	run grep "tunnel small stream .*rings: send 8192, receive 4096 bytes" "$W/b.log"
+	assert_success
+	run grep "tunnel big stream .*rings: send 1048576, receive 2097152 bytes" "$W/b.log"
+	assert_success
+}

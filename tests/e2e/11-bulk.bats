@@ -1,0 +1,78 @@
+#!/usr/bin/env bats
+# Volume through one tunnel: 64 MiB each way, both ways at once, and 50
+# concurrent streams, every byte checked by sha256 at the far end.
+
+load helpers
+
+MIB64=67108864
+
+setup() {
+	rs_setup
+	tp=$(free_port)
+	sink=$(free_port)
+	src=$(free_port)
+	head -c "$MIB64" /dev/urandom >"$W/in"
+	spawn socat TCP-LISTEN:"$tp",bind=127.0.0.1,reuseaddr,fork EXEC:cat
+	wait_port "$tp"
+	conf_b "{ name = \"echo\"; target = \"tcp://127.0.0.1:$tp\"; },
+	    { name = \"sink\"; target = \"tcp://127.0.0.1:$sink\"; },
+	    { name = \"src\"; target = \"tcp://127.0.0.1:$src\"; }"
+	conf_a "{ name = \"echo\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B\"; },
+	    { name = \"sink\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B\"; },
+	    { name = \"src\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B\"; }"
+	start_daemon b
+	start_daemon a
+	link_up a echo
+	link_up a sink
+	link_up a src
+}
+
+teardown() {
+	rs_teardown
+}
+
+@test "64 MiB from the client side to the target, sha256 equal" {
+	socat -u TCP-LISTEN:"$sink",bind=127.0.0.1,reuseaddr OPEN:"$W/out",creat,trunc &
+	sp=$!
+	RS_PIDS+=("$sp")
+	wait_port "$sink"
+	run timeout 300 socat -u OPEN:"$W/in" TCP:127.0.0.1:"$(accept_port a sink)"
+	assert_success
+	wait_pid "$sp" 120
+	[ "$(sha "$W/in")" = "$(sha "$W/out")" ]
+}
+
+@test "64 MiB from the target to the client side, sha256 equal" {
+	spawn socat -U TCP-LISTEN:"$src",bind=127.0.0.1,reuseaddr OPEN:"$W/in"
+	wait_port "$src"
+	run timeout 300 socat -u TCP:127.0.0.1:"$(accept_port a src)" OPEN:"$W/out",creat,trunc
+	assert_success
+	[ "$(sha "$W/in")" = "$(sha "$W/out")" ]
+}
+
+@test "64 MiB both ways at once through an echo target, sha256 equal" {
+	run timeout 400 socat -t 120 TCP:127.0.0.1:"$(accept_port a echo)" STDIO <"$W/in" >"$W/out"
+	[ "$(stat -c %s "$W/out")" -eq "$MIB64" ]
+	[ "$(sha "$W/in")" = "$(sha "$W/out")" ]
+}
+
+@test "50 concurrent streams on one tunnel, each with its own payload" {
+	port=$(accept_port a echo)
+	pids=()
+	for i in $(seq 50); do
+		head -c $((100000 + i * 1000)) /dev/urandom >"$W/in.$i"
+		timeout 300 socat -t 120 - TCP:127.0.0.1:"$port" <"$W/in.$i" >"$W/out.$i" &
+		pids+=("$!")
+	done
+	for p in "${pids[@]}"; do
+		wait "$p"
+	done
+	for i in $(seq 50); do
+		[ "$(sha "$W/in.$i")" = "$(sha "$W/out.$i")" ] || {
+			echo "stream $i differs" >&2
+			return 1
+		}
+	done
+	# Every one of them was a stream of its own.
+	[ "$(grep -c 'tunnel echo stream .* opening over' "$W/a.log")" -ge 50 ]
+}

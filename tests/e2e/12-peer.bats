@@ -1,0 +1,62 @@
+#!/usr/bin/env bats
+# The peer daemon is not running: clients are closed, the link keeps being
+# retried, and streams flow as soon as the peer starts.
+
+load helpers
+
+setup() {
+	rs_setup
+}
+
+teardown() {
+	rs_teardown
+}
+
+@test "a peer that is not running: clients closed, link retried, streams flow once it starts" {
+	tp=$(free_port)
+	spawn socat TCP-LISTEN:"$tp",bind=127.0.0.1,reuseaddr,fork EXEC:cat
+	wait_port "$tp"
+	conf_b "{ name = \"echo\"; target = \"tcp://127.0.0.1:$tp\"; }"
+	conf_a "{ name = \"echo\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; }"
+	start_daemon a
+	wait_log a "tunnel echo: link to $B:7471 failed: .*retrying"
+	port=$(accept_port a echo)
+	start=$(date +%s)
+	run timeout 20 socat -t 15 - TCP:127.0.0.1:"$port" <<<"nobody home"
+	assert_output ""
+	[ $(($(date +%s) - start)) -lt 10 ]
+	run grep -E "tunnel echo stream [0-9]+ .*(link to $B:7471 is down|failed).*closing the client" "$W/a.log"
+	assert_success
+	# Still retrying, still alive.
+	sleep 3
+	kill -0 "$PID_a"
+	start_daemon b
+	link_up a echo 30
+	run timeout 30 socat -t 20 - TCP:127.0.0.1:"$port" <<<"now it works"
+	assert_output "now it works"
+}
+
+@test "the link is reset when the peer stops; clients see the end; it comes back" {
+	tp=$(free_port)
+	spawn socat TCP-LISTEN:"$tp",bind=127.0.0.1,reuseaddr,fork EXEC:cat
+	wait_port "$tp"
+	conf_b "{ name = \"echo\"; target = \"tcp://127.0.0.1:$tp\"; }"
+	conf_a "{ name = \"echo\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; }"
+	start_daemon b
+	start_daemon a
+	link_up a echo
+	port=$(accept_port a echo)
+	# A long-lived client: its connection ends when the peer goes.
+	sleep 1000 | timeout 60 socat - TCP:127.0.0.1:"$port" >/dev/null &
+	cp=$!
+	wait_log a "tunnel echo stream .*opening over"
+	wait_log b "tunnel echo stream .*accepted over"
+	kill -TERM "$PID_b"
+	wait_pid "$PID_b" 20
+	wait_log a "tunnel echo: link to $B:7471 went down"
+	wait_pid "$cp" 20
+	start_daemon b
+	wait_log a "tunnel echo: link to .* is up" 30
+	run timeout 30 socat -t 20 - TCP:127.0.0.1:"$port" <<<"back again"
+	assert_output "back again"
+}

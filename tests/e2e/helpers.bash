@@ -1,0 +1,130 @@
+# Shared helpers for the end-to-end tests.  They run where two RDMA
+# endpoints exist (tests/vm/softroce-run sets RSTREAMD_TEST_ADDR_A/B): a
+# client-side daemon "a" links from ADDR_A to a serving daemon "b" on
+# ADDR_B.  Every process a test starts is recorded and stopped by PID in
+# teardown, never by name.
+
+bats_load_library bats-support
+bats_load_library bats-assert
+
+rs_setup() {
+	W=$BATS_TEST_TMPDIR
+	RS_PIDS=()
+	: "${RSTREAMD_BIN:?RSTREAMD_BIN must point at the rstreamd binary}"
+	: "${RSTREAMD_TEST_ADDR_A:?run under tests/vm/softroce-run}"
+	: "${RSTREAMD_TEST_ADDR_B:?run under tests/vm/softroce-run}"
+	A=$RSTREAMD_TEST_ADDR_A
+	B=$RSTREAMD_TEST_ADDR_B
+}
+
+rs_teardown() {
+	local pid i
+	for pid in "${RS_PIDS[@]}"; do
+		kill -TERM "$pid" 2>/dev/null || true
+	done
+	for pid in "${RS_PIDS[@]}"; do
+		for ((i = 0; i < 50; i++)); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL "$pid" 2>/dev/null || true
+	done
+	# A failing test shows what the daemons said.
+	if [ -z "${BATS_TEST_COMPLETED:-}" ]; then
+		for f in "$W"/*.log; do
+			[ -e "$f" ] || continue
+			echo "# ---- $f" >&3
+			sed 's/^/# /' "$f" | tail -40 >&3
+		done
+	fi
+}
+
+# spawn CMD...: run CMD in the background and remember its PID in $!.
+spawn() {
+	"$@" &
+	RS_PIDS+=("$!")
+}
+
+# wait_log NAME PATTERN [SECONDS]: wait until NAME.log matches PATTERN.
+wait_log() {
+	local name=$1 pat=$2 secs=${3:-20} i
+	for ((i = 0; i < secs * 10; i++)); do
+		grep -q -- "$pat" "$W/$name.log" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	echo "timed out after ${secs}s waiting for '$pat' in $name.log" >&2
+	cat "$W/$name.log" >&2 || true
+	return 1
+}
+
+# start_daemon NAME: start rstreamd with $W/NAME.conf; wait until ready.
+start_daemon() {
+	local name=$1
+	"$RSTREAMD_BIN" -f -v -c "$W/$name.conf" >"$W/$name.log" 2>&1 &
+	RS_PIDS+=("$!")
+	eval "PID_$name=$!"
+	wait_log "$name" "ready:" 20
+}
+
+# link_up NAME TUNNEL: wait until the tunnel's link to its peer is up.
+link_up() {
+	wait_log "$1" "tunnel $2: link to .* is up" "${3:-30}"
+}
+
+# accept_port NAME TUNNEL: the TCP port the daemon bound for TUNNEL.
+accept_port() {
+	sed -n "s/.*tunnel $2: accepting on tcp:\/\/.*:\([0-9][0-9]*\), peer.*/\1/p" \
+	    "$W/$1.log" | head -n 1
+}
+
+# free_port: a TCP port nothing listens on (checked, not guessed).
+free_port() {
+	local p
+	for p in $(shuf -i 20000-60000 -n 100); do
+		if ! ss -Htln "sport = :$p" | grep -q .; then
+			echo "$p"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# wait_port PORT: wait until something listens on 127.0.0.1:PORT.
+wait_port() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		ss -Htln "sport = :$1" | grep -q . && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# wait_pid PID [SECONDS]: wait for a background process to end.
+wait_pid() {
+	local i
+	for ((i = 0; i < ${2:-60} * 10; i++)); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	echo "process $1 still running after ${2:-60}s" >&2
+	return 1
+}
+
+# conf_a TUNNELS / conf_b TUNNELS: write the two daemons' configs; TUNNELS
+# is the body of the tunnels list.
+conf_a() {
+	cat >"$W/a.conf" <<EOC
+source = "$A";
+tunnels = ( $1 );
+EOC
+}
+conf_b() {
+	cat >"$W/b.conf" <<EOC
+listen = "$B:7471";
+tunnels = ( $1 );
+EOC
+}
+
+sha() {
+	sha256sum "$1" | cut -d' ' -f1
+}

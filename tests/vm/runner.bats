@@ -1,0 +1,137 @@
+#!/usr/bin/env bats
+# Tests of softroce-run itself.  Runs on the host (not inside the runner):
+#   bats tests/vm/runner.bats
+# Most cases boot a VM (several seconds each under TCG), so they are few
+# and each checks several things.
+# shellcheck disable=SC2154 # $stderr is set by run --separate-stderr
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	bats_load_library bats-support
+	bats_load_library bats-assert
+	RUNNER=$BATS_TEST_DIRNAME/softroce-run
+}
+
+@test "usage errors are reported without running anything" {
+	run --separate-stderr "$RUNNER"
+	assert_failure 2
+	assert_output ''
+	[[ $stderr == *usage:* ]] || fail "no usage message: $stderr"
+
+	run --separate-stderr "$RUNNER" --timeout soon true
+	assert_failure 2
+	assert_output ''
+	[[ $stderr == *"bad timeout"* ]] || fail "no timeout complaint: $stderr"
+}
+
+@test "COMMAND's exit status, arguments, stdout and stderr come through unchanged" {
+	# shellcheck disable=SC2016 # $HOME must reach the command literally
+	run --separate-stderr "$RUNNER" -- sh -c 'printf "<%s>\n" "$@"; echo to-stderr >&2; exit 1' \
+		sh 'two words' "it's" '$HOME' ''
+	assert_failure 1
+	# Exactly the command's stdout: no boot messages or diagnostics.
+	assert_output "<two words>
+<it's>
+<\$HOME>
+<>"
+	[[ $stderr == *to-stderr* ]] || fail "command's stderr missing: $stderr"
+}
+
+@test "COMMAND runs in the caller's directory with the RDMA environment" {
+	# The cwd is under /tmp, which the guest covers with a tmpfs; it must
+	# still be the host's directory.
+	cd "$BATS_TEST_TMPDIR"
+	echo host-file >marker
+	export RSTREAMD_RUNNER_TEST='a b'"'"'c'
+	export UNRELATED_RUNNER_TEST=leak
+	# shellcheck disable=SC2016 # expanded by the command's shell
+	local script='
+		set -e
+		echo "cwd=$(pwd -P) marker=$(cat marker)"
+		echo "mode=$RSTREAMD_TEST_MODE"
+		echo "passed=$RSTREAMD_RUNNER_TEST unrelated=${UNRELATED_RUNNER_TEST-unset}"
+		for v in ADDR_A ADDR_B; do
+			eval "a=\$RSTREAMD_TEST_$v"
+			expr "$a" : "[0-9]*\.[0-9]*\.[0-9]*\.[0-9]*$" >/dev/null || { echo "bad $v=$a"; exit 9; }
+		done
+		for d in "$RSTREAMD_TEST_DEV_A" "$RSTREAMD_TEST_DEV_B"; do
+			test -e "/sys/class/infiniband/$d" || { echo "no device $d"; exit 9; }
+		done
+		if [ "$RSTREAMD_TEST_ADDR_A" != "$RSTREAMD_TEST_ADDR_B" ] &&
+			[ "$RSTREAMD_TEST_DEV_A" != "$RSTREAMD_TEST_DEV_B" ]; then
+			echo distinct
+		fi
+		echo result >"$RSTREAMD_TEST_OUTDIR/result"
+		echo "outdir=$RSTREAMD_TEST_OUTDIR"
+	'
+	SOFTROCE_KEEP=1 run --separate-stderr "$RUNNER" sh -c "$script"
+	assert_success
+	assert_line "cwd=$(pwd -P) marker=host-file"
+	assert_line --regexp '^mode=(native|vm)$'
+	assert_line --partial "passed=a b'c unrelated="
+	if [[ $output == *mode=vm* ]]; then
+		# Only the documented variables cross into the guest, and a guest
+		# has two distinct endpoints.
+		assert_line "passed=a b'c unrelated=unset"
+		assert_line distinct
+	fi
+
+	# What the command wrote to RSTREAMD_TEST_OUTDIR is visible here, and
+	# SOFTROCE_KEEP kept it.
+	local outdir
+	outdir=$(sed -n 's/^outdir=//p' <<<"$output")
+	[[ -n $outdir && -f $outdir/result ]] || fail "no result file in '$outdir'"
+	assert_equal "$(cat "$outdir/result")" result
+	[[ $stderr == *"kept ${outdir%/out}"* ]] || fail "kept dir not reported: $stderr"
+	rm -rf -- "${outdir%/out}"
+}
+
+@test "a hanging COMMAND is killed at the time limit" {
+	local start=$SECONDS
+	run --separate-stderr "$RUNNER" --timeout 30 sh -c 'echo started; sleep 1000'
+	local elapsed=$((SECONDS - start))
+	assert_failure 124
+	[[ $stderr == *"timed out after 30 s"* ]] || fail "no timeout message: $stderr"
+	((elapsed < 90)) || fail "took $elapsed s"
+	# The partial output is still delivered, and nothing else.
+	assert_output started
+}
+
+@test "native mode uses existing devices, else a private rxe pair" {
+	command -v qemu-system-x86_64 >/dev/null || skip "no qemu"
+	# A guest is a host with RDMA where rdma_rxe can be loaded: run the
+	# runner there, once with the guest's devices, once without any.
+	cd "$BATS_TEST_TMPDIR"
+	cat >inner.sh <<-'EOF'
+		export SOFTROCE_WORKDIR=/tmp/inner SOFTROCE_FORCE_VM=0
+		show='echo "$RSTREAMD_TEST_MODE $RSTREAMD_TEST_DEV_A $RSTREAMD_TEST_ADDR_A $RSTREAMD_TEST_DEV_B $RSTREAMD_TEST_ADDR_B"'
+		"$1" sh -c "$show"
+		echo "status=$?"
+		for d in $(ls /sys/class/infiniband); do rdma link delete "$d"; done
+		"$1" sh -c "$show; exit 7"
+		echo "status=$?"
+		echo "left: $(ls /sys/class/infiniband)"
+	EOF
+	SOFTROCE_FORCE_VM=1 run --separate-stderr "$RUNNER" --timeout 300 bash inner.sh "$RUNNER"
+	assert_success
+	assert_line --index 0 --regexp '^native rxe0 [0-9.]+ rxe1 [0-9.]+$'
+	assert_line --index 1 status=0
+	assert_line --index 2 --regexp '^native rxe[0-9]+a [0-9.]+ rxe[0-9]+b [0-9.]+$'
+	assert_line --index 3 status=7
+	# The private pair is gone again.
+	assert_line --index 4 'left: '
+}
+
+@test "a guest that dies is reported as a failure" {
+	command -v qemu-system-x86_64 >/dev/null || skip "no qemu"
+	# Crashing the kernel is only acceptable in a VM.
+	SOFTROCE_FORCE_VM=1 run --separate-stderr "$RUNNER" --timeout 120 \
+		sh -c 'echo c >/proc/sysrq-trigger; sleep 100'
+	assert_failure 99
+	assert_output ''
+	[[ $stderr == *"guest ended without reporting a status"* ]] || fail "no message: $stderr"
+	[[ $stderr == *"guest kernel: "*"Kernel panic"*"sysrq triggered crash"* ]] ||
+		fail "panic not reported: $stderr"
+	[[ $stderr == *"last lines of the guest console"* ]] || fail "no console tail: $stderr"
+}
