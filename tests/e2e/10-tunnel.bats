@@ -22,7 +22,7 @@ teardown() {
 	start_daemon a
 	link_up a echo
 	port=$(accept_port a echo)
-	run timeout 30 socat -t 20 - TCP:127.0.0.1:"$port" <<<"hello through rdma"
+	run client "$port" "hello through rdma" 30
 	assert_success
 	assert_output "hello through rdma"
 	# The log names the tunnel, the stream and the peer.
@@ -41,7 +41,7 @@ teardown() {
 	link_up a u2t
 	run stat -c %a "$W/u2t.sock"
 	assert_output "600"
-	run timeout 30 socat -t 20 - UNIX-CONNECT:"$W/u2t.sock" <<<"from a unix socket"
+	run client "unix:$W/u2t.sock" "from a unix socket"
 	assert_success
 	assert_output "from a unix socket"
 }
@@ -55,7 +55,7 @@ teardown() {
 	start_daemon a
 	link_up a t2u
 	port=$(accept_port a t2u)
-	run timeout 30 socat -t 20 - TCP:127.0.0.1:"$port" <<<"to a unix target"
+	run client "$port" "to a unix target" 30
 	assert_success
 	assert_output "to a unix target"
 }
@@ -68,7 +68,7 @@ teardown() {
 	assert_failure
 	assert_output --partial "in use by a running process"
 	# A socket file nobody listens on is left over: replaced.
-	socat UNIX-LISTEN:"$W/stale.sock" /dev/null &
+	socat UNIX-LISTEN:"$W/stale.sock" /dev/null 3>&- &
 	sp=$!
 	for i in $(seq 50); do [ -S "$W/stale.sock" ] && break; sleep 0.1; done
 	kill -KILL "$sp"; wait "$sp" 2>/dev/null || true
@@ -111,13 +111,13 @@ teardown() {
 	link_up a dead
 	link_up a echo
 	start=$(date +%s)
-	run timeout 20 socat -t 15 - TCP:127.0.0.1:"$(accept_port a dead)" <<<"anyone?"
+	run client "$(accept_port a dead)" "anyone?" 20
 	elapsed=$(($(date +%s) - start))
 	assert_output ""
 	[ "$elapsed" -lt 15 ]
 	wait_log b "tunnel dead stream .*cannot connect to target tcp://127.0.0.1:$dead: Connection refused"
 	wait_log a "refused by $B:7471: target refused the connection"
-	run timeout 30 socat -t 20 - TCP:127.0.0.1:"$(accept_port a echo)" <<<"still here"
+	run client "$(accept_port a echo)" "still here"
 	assert_output "still here"
 	kill -0 "$PID_a" && kill -0 "$PID_b"
 }
@@ -128,7 +128,7 @@ teardown() {
 	start_daemon b
 	start_daemon a
 	link_up a ghost
-	run timeout 20 socat -t 15 - TCP:127.0.0.1:"$(accept_port a ghost)" <<<"boo"
+	run client "$(accept_port a ghost)" "boo" 20
 	assert_output ""
 	wait_log b "refused a stream for tunnel 'ghost', which is not configured here"
 	wait_log a "tunnel ghost stream .*refused by $B:7471: no such tunnel on the peer"
@@ -152,9 +152,9 @@ teardown() {
 	wait_log a "tunnel big: link to .* is up (device .*, sq_size 512, rq_size 128, inline_size 64)"
 	head -c 2000000 /dev/urandom >"$W/in1"
 	head -c 2000000 /dev/urandom >"$W/in2"
-	timeout 120 socat -t 60 - TCP:127.0.0.1:"$(accept_port a small)" <"$W/in1" >"$W/out1" &
+	timeout 120 socat -t 60 - TCP:127.0.0.1:"$(accept_port a small)" <"$W/in1" >"$W/out1" 3>&- &
 	p1=$!
-	timeout 120 socat -t 60 - TCP:127.0.0.1:"$(accept_port a big)" <"$W/in2" >"$W/out2" &
+	timeout 120 socat -t 60 - TCP:127.0.0.1:"$(accept_port a big)" <"$W/in2" >"$W/out2" 3>&- &
 	p2=$!
 	wait "$p1"
 	wait "$p2"

@@ -22,7 +22,7 @@ teardown() {
 	wait_log a "tunnel echo: link to $B:7471 failed: .*retrying"
 	port=$(accept_port a echo)
 	start=$(date +%s)
-	run timeout 20 socat -t 15 - TCP:127.0.0.1:"$port" <<<"nobody home"
+	run client "$port" "nobody home" 20
 	assert_output ""
 	[ $(($(date +%s) - start)) -lt 10 ]
 	run grep -E "tunnel echo stream [0-9]+ .*(link to $B:7471 is down|failed).*closing the client" "$W/a.log"
@@ -32,7 +32,7 @@ teardown() {
 	kill -0 "$PID_a"
 	start_daemon b
 	link_up a echo 30
-	run timeout 30 socat -t 20 - TCP:127.0.0.1:"$port" <<<"now it works"
+	run client "$port" "now it works" 30
 	assert_output "now it works"
 }
 
@@ -47,8 +47,10 @@ teardown() {
 	link_up a echo
 	port=$(accept_port a echo)
 	# A long-lived client: its connection ends when the peer goes.
-	sleep 1000 | timeout 60 socat - TCP:127.0.0.1:"$port" >/dev/null &
+	timeout 60 socat EXEC:"sleep 100" TCP:127.0.0.1:"$port" \
+	    </dev/null >/dev/null 2>&1 3>&- &
 	cp=$!
+	RS_PIDS+=("$cp")
 	wait_log a "tunnel echo stream .*opening over"
 	wait_log b "tunnel echo stream .*accepted over"
 	kill -TERM "$PID_b"
@@ -57,6 +59,6 @@ teardown() {
 	wait_pid "$cp" 20
 	start_daemon b
 	wait_log a "tunnel echo: link to .* is up" 30
-	run timeout 30 socat -t 20 - TCP:127.0.0.1:"$port" <<<"back again"
+	run client "$port" "back again" 30
 	assert_output "back again"
 }

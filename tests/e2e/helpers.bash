@@ -41,7 +41,8 @@ rs_teardown() {
 
 # spawn CMD...: run CMD in the background and remember its PID in $!.
 spawn() {
-	"$@" &
+	# fd 3 is bats' own output: a child holding it would stall bats.
+	"$@" 3>&- &
 	RS_PIDS+=("$!")
 }
 
@@ -60,7 +61,7 @@ wait_log() {
 # start_daemon NAME: start rstreamd with $W/NAME.conf; wait until ready.
 start_daemon() {
 	local name=$1
-	"$RSTREAMD_BIN" -f -v -c "$W/$name.conf" >"$W/$name.log" 2>&1 &
+	"$RSTREAMD_BIN" -f -v -c "$W/$name.conf" >"$W/$name.log" 2>&1 3>&- &
 	RS_PIDS+=("$!")
 	eval "PID_$name=$!"
 	wait_log "$name" "ready:" 20
@@ -123,6 +124,14 @@ conf_b() {
 listen = "$B:7471";
 tunnels = ( $1 );
 EOC
+}
+
+# client PORT|unix:PATH INPUT [SECONDS]: send INPUT through socat, print
+# the reply; socat's own complaints (a reset, say) go to the bin.
+client() {
+	local to=TCP:127.0.0.1:$1
+	case $1 in unix:*) to=UNIX-CONNECT:${1#unix:} ;; esac
+	timeout "${3:-30}" socat -t 20 - "$to" <<<"$2" 2>/dev/null
 }
 
 sha() {
