@@ -231,6 +231,10 @@ link_down(struct dlink *dl, const char *why)
 	}
 	dl->state = D_IDLE;
 	dl->failures++;
+	if (dl->d->stop) {
+		log_info("%s closed", dl->name);
+		return;
+	}
 	if (was_up) {
 		log_warn("%s went down: %s; reconnecting", dl->name, why);
 		dl->backoff = LINK_BACKOFF_MIN_MS;
@@ -238,9 +242,7 @@ link_down(struct dlink *dl, const char *why)
 		log_warn("%s failed: %s; retrying every %.1f s at most",
 		    dl->name, why, LINK_BACKOFF_MAX_MS / 1000.0);
 	}
-	if (!dl->d->stop)
-		dl->retry = loop_timer_add(dl->d->lp, dl->backoff, on_retry,
-		    dl);
+	dl->retry = loop_timer_add(dl->d->lp, dl->backoff, on_retry, dl);
 	dl->backoff = dl->backoff * 2 > LINK_BACKOFF_MAX_MS ?
 	    LINK_BACKOFF_MAX_MS : dl->backoff * 2;
 }
@@ -427,35 +429,6 @@ link_wait(struct dlink *dl, struct bridge *b)
 
 	bridge_set_next(b, dl->waiting);
 	dl->waiting = b;
-}
-
-void
-link_unwait(struct dlink *dl, struct bridge *b)
-{
-	struct bridge **p = &dl->waiting;
-
-	while (*p != NULL) {
-		if (*p == b) {
-			*p = bridge_next(b);
-			return;
-		}
-		/* The list is threaded through the bridges themselves. */
-		{
-			struct bridge *cur = *p;
-
-			if (bridge_next(cur) == b) {
-				bridge_set_next(cur, bridge_next(b));
-				return;
-			}
-			p = NULL;
-			for (; cur != NULL; cur = bridge_next(cur))
-				if (bridge_next(cur) == b) {
-					bridge_set_next(cur, bridge_next(b));
-					return;
-				}
-			return;
-		}
-	}
 }
 
 struct engine *

@@ -61,12 +61,11 @@ int link_is_up(const struct dlink *dl);
 int link_is_connecting(const struct dlink *dl);
 
 /**
- * link_wait(dl, b) / link_unwait(dl, b):
- * Queue a client until the link is up (or failed), or drop it from the
- * queue.
+ * link_wait(dl, b):
+ * Queue a client until the link is up (or failed).  Its socket is not
+ * watched meanwhile, so nothing else can free it.
  */
 void link_wait(struct dlink *dl, struct bridge *b);
-void link_unwait(struct dlink *dl, struct bridge *b);
 
 /**
  * link_engine(dl) / link_verbs(dl) / link_peer(dl):

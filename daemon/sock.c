@@ -127,6 +127,27 @@ unix_owner(const char *path, const char *owner, const char *group,
 	return (0);
 }
 
+/* getaddrinfo for a TCP address: the first answer is the one used. */
+static int
+resolve_tcp(const struct conf_addr *a, int passive, struct addrinfo **ai,
+    char *err, size_t errlen)
+{
+	struct addrinfo hints;
+	int rc;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_NUMERICSERV | (passive ? AI_PASSIVE : 0);
+	if ((rc = getaddrinfo(passive && a->host[0] == '\0' ? NULL : a->host,
+	    a->port, &hints, ai)) != 0) {
+		snprintf(err, errlen, "cannot resolve %s: %s", a->text,
+		    gai_strerror(rc));
+		return (-1);
+	}
+	return (0);
+}
+
 /**
  * sock_listen(a, mode, owner, group, bound, boundlen, err, errlen):
  * A non-blocking listening socket for ${a}.  TCP: the address actually
@@ -140,12 +161,12 @@ sock_listen(const struct conf_addr *a, unsigned mode, const char *owner,
     const char *group, char *bound, size_t boundlen, char *err,
     size_t errlen)
 {
-	struct addrinfo hints, *ai = NULL;
+	struct addrinfo *ai = NULL;
 	struct sockaddr_storage ss;
 	struct sockaddr_un sun;
 	socklen_t sl = sizeof(ss);
 	char text[128];
-	int fd = -1, one = 1, rc;
+	int fd = -1, one = 1;
 
 	if (a->kind == CONF_ADDR_UNIX) {
 		if (unix_addr(a, &sun) || unix_clear_stale(a->path, err,
@@ -164,16 +185,8 @@ sock_listen(const struct conf_addr *a, unsigned mode, const char *owner,
 		snprintf(bound, boundlen, "unix:%s", a->path);
 		return (fd);
 	}
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-	if ((rc = getaddrinfo(a->host[0] ? a->host : NULL, a->port, &hints,
-	    &ai)) != 0) {
-		snprintf(err, errlen, "cannot resolve %s: %s", a->text,
-		    gai_strerror(rc));
+	if (resolve_tcp(a, 1, &ai, err, errlen))
 		goto fail;
-	}
 	if ((fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK |
 	    SOCK_CLOEXEC, 0)) < 0)
 		goto syserr;
@@ -207,9 +220,9 @@ fail:
 int
 sock_connect(const struct conf_addr *a, char *err, size_t errlen)
 {
-	struct addrinfo hints, *ai = NULL;
+	struct addrinfo *ai = NULL;
 	struct sockaddr_un sun;
-	int fd = -1, rc, one = 1;
+	int fd = -1, one = 1, e;
 
 	if (a->kind == CONF_ADDR_UNIX) {
 		if (unix_addr(a, &sun) ||
@@ -221,13 +234,8 @@ sock_connect(const struct conf_addr *a, char *err, size_t errlen)
 			goto syserr;
 		return (fd);
 	}
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_NUMERICSERV;
-	if ((rc = getaddrinfo(a->host, a->port, &hints, &ai)) != 0) {
-		snprintf(err, errlen, "cannot resolve %s: %s", a->text,
-		    gai_strerror(rc));
+	if (resolve_tcp(a, 0, &ai, err, errlen)) {
+		errno = EHOSTUNREACH;
 		return (-1);
 	}
 	if ((fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK |
@@ -242,11 +250,14 @@ sock_connect(const struct conf_addr *a, char *err, size_t errlen)
 	return (fd);
 
 syserr:
-	snprintf(err, errlen, "%s", strerror(errno));
+	e = errno;
+	snprintf(err, errlen, "%s", strerror(e));
 	if (fd >= 0)
 		close(fd);
 	if (ai != NULL)
 		freeaddrinfo(ai);
+	/* The caller tells "refused" from "unreachable" by errno. */
+	errno = e;
 	return (-1);
 }
 

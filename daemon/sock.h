@@ -25,7 +25,7 @@ int sock_listen(const struct conf_addr *a, unsigned mode, const char *owner,
  * sock_connect(a, err, errlen):
  * Start a non-blocking connect to ${a}.  Returns the descriptor (the
  * connect may still be in progress: wait for writability, then
- * sock_connect_result) or -1.
+ * sock_connect_result) or -1 with errno set (ECONNREFUSED: refused).
  */
 int sock_connect(const struct conf_addr *a, char *err, size_t errlen);
 

@@ -13,14 +13,8 @@ teardown() {
 }
 
 @test "socat through a TCP to TCP tunnel" {
-	tp=$(free_port)
-	spawn socat TCP-LISTEN:"$tp",bind=127.0.0.1,reuseaddr,fork EXEC:cat
-	wait_port "$tp"
-	conf_b "{ name = \"echo\"; target = \"tcp://127.0.0.1:$tp\"; }"
-	conf_a "{ name = \"echo\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; }"
-	start_daemon b
-	start_daemon a
-	link_up a echo
+	echo_tunnel echo
+	start_pair echo
 	port=$(accept_port a echo)
 	run client "$port" "hello through rdma" 30
 	assert_success
@@ -31,14 +25,10 @@ teardown() {
 }
 
 @test "socat through a Unix to TCP tunnel" {
-	tp=$(free_port)
-	spawn socat TCP-LISTEN:"$tp",bind=127.0.0.1,reuseaddr,fork EXEC:cat
-	wait_port "$tp"
+	echo_target
 	conf_b "{ name = \"u2t\"; target = \"tcp://127.0.0.1:$tp\"; }"
 	conf_a "{ name = \"u2t\"; accept = \"unix:$W/u2t.sock\"; peer = \"$B\"; unix_mode = \"0600\"; }"
-	start_daemon b
-	start_daemon a
-	link_up a u2t
+	start_pair u2t
 	run stat -c %a "$W/u2t.sock"
 	assert_output "600"
 	run client "unix:$W/u2t.sock" "from a unix socket"
@@ -47,13 +37,11 @@ teardown() {
 }
 
 @test "socat through a TCP to Unix tunnel" {
-	spawn socat UNIX-LISTEN:"$W/target.sock",fork EXEC:cat
+	spawn socat -t 600 UNIX-LISTEN:"$W/target.sock",fork EXEC:cat
 	for i in $(seq 50); do [ -S "$W/target.sock" ] && break; sleep 0.1; done
 	conf_b "{ name = \"t2u\"; target = \"unix:$W/target.sock\"; }"
 	conf_a "{ name = \"t2u\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; }"
-	start_daemon b
-	start_daemon a
-	link_up a t2u
+	start_pair t2u
 	port=$(accept_port a t2u)
 	run client "$port" "to a unix target" 30
 	assert_success
@@ -61,7 +49,7 @@ teardown() {
 }
 
 @test "a stale Unix socket is replaced, a live one is not" {
-	spawn socat UNIX-LISTEN:"$W/live.sock",fork EXEC:cat
+	spawn socat -t 600 UNIX-LISTEN:"$W/live.sock",fork EXEC:cat
 	for i in $(seq 50); do [ -S "$W/live.sock" ] && break; sleep 0.1; done
 	conf_a "{ name = \"x\"; accept = \"unix:$W/live.sock\"; peer = \"$B\"; }"
 	run "$RSTREAMD_BIN" -f -c "$W/a.conf"
@@ -82,13 +70,11 @@ teardown() {
 @test "half-close: the client shuts down writing and still gets the whole reply" {
 	tp=$(free_port)
 	# The target answers with the sha256 of everything it read.
-	spawn socat TCP-LISTEN:"$tp",bind=127.0.0.1,reuseaddr,fork SYSTEM:sha256sum
+	spawn socat -t 600 TCP-LISTEN:"$tp",bind=127.0.0.1,reuseaddr,fork SYSTEM:sha256sum
 	wait_port "$tp"
 	conf_b "{ name = \"hc\"; target = \"tcp://127.0.0.1:$tp\"; }"
 	conf_a "{ name = \"hc\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B\"; }"
-	start_daemon b
-	start_daemon a
-	link_up a hc
+	start_pair hc
 	port=$(accept_port a hc)
 	head -c 3000000 /dev/urandom >"$W/in"
 	want=$(sha "$W/in")
@@ -98,10 +84,8 @@ teardown() {
 }
 
 @test "a target that refuses: the client's connection ends, other streams go on" {
-	tp=$(free_port)
+	echo_target
 	dead=$(free_port)
-	spawn socat TCP-LISTEN:"$tp",bind=127.0.0.1,reuseaddr,fork EXEC:cat
-	wait_port "$tp"
 	conf_b "{ name = \"dead\"; target = \"tcp://127.0.0.1:$dead\"; },
 	    { name = \"echo\"; target = \"tcp://127.0.0.1:$tp\"; }"
 	conf_a "{ name = \"dead\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B\"; },
@@ -125,9 +109,7 @@ teardown() {
 @test "a tunnel the serving side does not have is refused and logged on both sides" {
 	conf_b "{ name = \"other\"; target = \"tcp://127.0.0.1:9\"; }"
 	conf_a "{ name = \"ghost\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B\"; }"
-	start_daemon b
-	start_daemon a
-	link_up a ghost
+	start_pair ghost
 	run client "$(accept_port a ghost)" "boo" 20
 	assert_output ""
 	wait_log b "refused a stream for tunnel 'ghost', which is not configured here"
@@ -135,9 +117,7 @@ teardown() {
 }
 
 @test "per-tunnel sizes are applied, and two tunnels with different rings run side by side" {
-	tp=$(free_port)
-	spawn socat TCP-LISTEN:"$tp",bind=127.0.0.1,reuseaddr,fork EXEC:cat
-	wait_port "$tp"
+	echo_target
 	conf_b "{ name = \"small\"; target = \"tcp://127.0.0.1:$tp\"; sendbuf = 8192; recvbuf = 4096; },
 	    { name = \"big\"; target = \"tcp://127.0.0.1:$tp\"; sendbuf = 1048576; recvbuf = 2097152; }"
 	conf_a "{ name = \"small\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B\";

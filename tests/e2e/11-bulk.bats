@@ -8,12 +8,10 @@ MIB64=67108864
 
 setup() {
 	rs_setup
-	tp=$(free_port)
+	echo_target
 	sink=$(free_port)
 	src=$(free_port)
 	head -c "$MIB64" /dev/urandom >"$W/in"
-	spawn socat TCP-LISTEN:"$tp",bind=127.0.0.1,reuseaddr,fork EXEC:cat
-	wait_port "$tp"
 	conf_b "{ name = \"echo\"; target = \"tcp://127.0.0.1:$tp\"; },
 	    { name = \"sink\"; target = \"tcp://127.0.0.1:$sink\"; },
 	    { name = \"src\"; target = \"tcp://127.0.0.1:$src\"; }"

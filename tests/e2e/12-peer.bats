@@ -13,11 +13,7 @@ teardown() {
 }
 
 @test "a peer that is not running: clients closed, link retried, streams flow once it starts" {
-	tp=$(free_port)
-	spawn socat TCP-LISTEN:"$tp",bind=127.0.0.1,reuseaddr,fork EXEC:cat
-	wait_port "$tp"
-	conf_b "{ name = \"echo\"; target = \"tcp://127.0.0.1:$tp\"; }"
-	conf_a "{ name = \"echo\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; }"
+	echo_tunnel echo
 	start_daemon a
 	wait_log a "tunnel echo: link to $B:7471 failed: .*retrying"
 	port=$(accept_port a echo)
@@ -37,14 +33,8 @@ teardown() {
 }
 
 @test "the link is reset when the peer stops; clients see the end; it comes back" {
-	tp=$(free_port)
-	spawn socat TCP-LISTEN:"$tp",bind=127.0.0.1,reuseaddr,fork EXEC:cat
-	wait_port "$tp"
-	conf_b "{ name = \"echo\"; target = \"tcp://127.0.0.1:$tp\"; }"
-	conf_a "{ name = \"echo\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; }"
-	start_daemon b
-	start_daemon a
-	link_up a echo
+	echo_tunnel echo
+	start_pair echo
 	port=$(accept_port a echo)
 	# A long-lived client: its connection ends when the peer goes.
 	timeout 60 socat EXEC:"sleep 100" TCP:127.0.0.1:"$port" \

@@ -134,6 +134,28 @@ client() {
 	timeout "${3:-30}" socat -t 20 - "$to" <<<"$2" 2>/dev/null
 }
 
+# echo_target: start an echo server on a free port; sets $tp.
+echo_target() {
+	tp=$(free_port)
+	spawn socat -t 600 TCP-LISTEN:"$tp",bind=127.0.0.1,reuseaddr,fork EXEC:cat
+	wait_port "$tp"
+}
+
+# echo_tunnel NAME: an echo target behind daemon b, reached through tunnel
+# NAME of daemon a; the configs are written, the daemons not started.
+echo_tunnel() {
+	echo_target
+	conf_b "{ name = \"$1\"; target = \"tcp://127.0.0.1:$tp\"; }"
+	conf_a "{ name = \"$1\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; }"
+}
+
+# start_pair TUNNEL: start b then a, and wait for a's link for TUNNEL.
+start_pair() {
+	start_daemon b
+	start_daemon a
+	link_up a "$1"
+}
+
 sha() {
 	sha256sum "$1" | cut -d' ' -f1
 }
