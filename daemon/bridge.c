@@ -410,10 +410,12 @@ bridge_incoming(struct dlink *dl, struct tun *t, uint32_t id)
 	int fd;
 
 	if ((fd = sock_connect(&t->c->target, err, sizeof(err))) < 0) {
+		int refused = errno == ECONNREFUSED;
+
 		log_warn("tunnel %s: %s: cannot connect to target %s: %s",
 		    t->c->name, link_peer(dl), t->c->target.text, err);
 		t->st.refused++;
-		engine_refuse(e, id, errno == ECONNREFUSED ?
+		engine_refuse(e, id, refused ?
 		    WIRE_REASON_TARGET_REFUSED :
 		    WIRE_REASON_TARGET_UNREACHABLE);
 		return;

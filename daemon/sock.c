@@ -15,6 +15,7 @@
 #include <grp.h>
 #include <pwd.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -66,8 +67,13 @@ unix_clear_stale(const char *path, char *err, size_t errlen)
 	struct stat st;
 	int fd, rc;
 
-	if (lstat(path, &st) != 0)
-		return (errno == ENOENT ? 0 : -1);
+	if (lstat(path, &st) != 0) {
+		if (errno == ENOENT)
+			return (0);
+		snprintf(err, errlen, "cannot check %s: %s", path,
+		    strerror(errno));
+		return (-1);
+	}
 	if (!S_ISSOCK(st.st_mode)) {
 		snprintf(err, errlen, "%s exists and is not a socket", path);
 		return (-1);
@@ -75,8 +81,10 @@ unix_clear_stale(const char *path, char *err, size_t errlen)
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
 	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0) {
+		snprintf(err, errlen, "socket: %s", strerror(errno));
 		return (-1);
+	}
 	rc = connect(fd, (struct sockaddr *)&sun, sizeof(sun));
 	close(fd);
 	if (rc == 0) {
@@ -106,14 +114,19 @@ unix_owner(const char *path, const char *owner, const char *group,
 	struct passwd *pw;
 	struct group *gr;
 
-	if (owner[0] != '\0') {
+	/* Numeric ids are taken as they are, like chown(1) does. */
+	if (owner[0] != '\0' && owner[strspn(owner, "0123456789")] == '\0') {
+		uid = (uid_t)strtoul(owner, NULL, 10);
+	} else if (owner[0] != '\0') {
 		if ((pw = getpwnam(owner)) == NULL) {
 			snprintf(err, errlen, "unknown user '%s'", owner);
 			return (-1);
 		}
 		uid = pw->pw_uid;
 	}
-	if (group[0] != '\0') {
+	if (group[0] != '\0' && group[strspn(group, "0123456789")] == '\0') {
+		gid = (gid_t)strtoul(group, NULL, 10);
+	} else if (group[0] != '\0') {
 		if ((gr = getgrnam(group)) == NULL) {
 			snprintf(err, errlen, "unknown group '%s'", group);
 			return (-1);
@@ -166,15 +179,21 @@ sock_listen(const struct conf_addr *a, unsigned mode, const char *owner,
 	struct sockaddr_un sun;
 	socklen_t sl = sizeof(ss);
 	char text[128];
-	int fd = -1, one = 1;
+	mode_t old_umask;
+	int fd = -1, one = 1, rc;
 
 	if (a->kind == CONF_ADDR_UNIX) {
 		if (unix_addr(a, &sun) || unix_clear_stale(a->path, err,
 		    errlen))
 			goto fail;
 		if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
-		    SOCK_CLOEXEC, 0)) < 0 ||
-		    bind(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0)
+		    SOCK_CLOEXEC, 0)) < 0)
+			goto syserr;
+		/* Never exist, even briefly, with more access than asked. */
+		old_umask = umask(0777 & ~mode);
+		rc = bind(fd, (struct sockaddr *)&sun, sizeof(sun));
+		umask(old_umask);
+		if (rc != 0)
 			goto syserr;
 		if (chmod(a->path, mode) != 0)
 			goto syserr;
