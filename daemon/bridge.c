@@ -284,6 +284,7 @@ target_connected(struct bridge *b)
 	}
 	b->opened = 1;
 	b->t->st.opened++;
+	want(b);
 }
 
 static void
@@ -291,6 +292,7 @@ on_fd(void *arg, uint32_t events)
 {
 	struct bridge *b = arg;
 	struct dlink *dl = b->dl;
+	int err;
 
 	if (b->connecting) {
 		target_connected(b);
@@ -299,6 +301,13 @@ on_fd(void *arg, uint32_t events)
 	}
 	if (!b->have_id)
 		return;
+	if ((events & EPOLLERR) && (err = sock_connect_result(b->fd)) != 0) {
+		BLOG(LOG_INFO, b, "socket error: %s; resetting the stream",
+		    strerror(err));
+		abort_stream(b, WIRE_REASON_RESET);
+		link_kick(dl);
+		return;
+	}
 	if (events & (EPOLLOUT | EPOLLERR | EPOLLHUP))
 		to_socket(b);
 	if (b->fd >= 0 && (events & (EPOLLIN | EPOLLERR | EPOLLHUP)))
@@ -431,9 +440,14 @@ bridge_incoming(struct dlink *dl, struct tun *t, uint32_t id)
 	b->id = id;
 	b->connecting = 1;
 	snprintf(b->who, sizeof(b->who), "%s", t->c->target.text);
+	if ((b->w = loop_fd_add(t->d->lp, fd, EPOLLOUT, on_fd, b)) == NULL) {
+		BLOG(LOG_ERR, b, "cannot watch the target socket");
+		engine_refuse(e, id, WIRE_REASON_INTERNAL);
+		b->have_id = 0;
+		bridge_free(b);
+		return;
+	}
 	link_set_incoming(dl, id, b);
-	start_io(b);
-	want(b);
 }
 
 /**

@@ -102,7 +102,15 @@ dispatch(struct dlink *dl, const struct engine_event *ev)
 	struct tun *t;
 	const char *name;
 
-	if (ev->flags & ENGINE_EV_INCOMING) {
+	if ((ev->flags & ENGINE_EV_INCOMING) &&
+	    !(ev->flags & ENGINE_EV_RELEASED)) {
+		/* Links we opened carry our client tunnels only. */
+		if (dl->t != NULL) {
+			log_warn("%s: the peer opened a stream on it; refused",
+			    dl->name);
+			engine_refuse(e, ev->stream, WIRE_REASON_NO_TUNNEL);
+			return;
+		}
 		name = engine_tunnel(e, ev->stream);
 		t = tunnel_find_target(dl->d, name);
 		if (t == NULL) {
@@ -153,9 +161,12 @@ link_kick(struct dlink *dl)
 	do {
 		dl->again = 0;
 		verbs_link_flush(dl->vl);
-		while (engine_next_event(e, &ev))
+		/* Handlers queue work (credits, refusals, data): post it too. */
+		while (engine_next_event(e, &ev)) {
 			dispatch(dl, &ev);
-	} while (dl->again);
+			dl->again = 1;
+		}
+	} while (dl->again && engine_error(e) == NULL);
 	dl->dispatching = 0;
 	if ((why = engine_error(e)) != NULL && dl->state != D_DEAD &&
 	    dl->state != D_IDLE)
@@ -205,6 +216,8 @@ link_down(struct dlink *dl, const char *why)
 
 	snprintf(dl->last_why, sizeof(dl->last_why), "%s", why);
 	if (e != NULL) {
+		/* No WRITE may touch a ring once its memory is released. */
+		verbs_link_stop(dl->vl);
 		engine_fail(e, why);
 		dl->dispatching = 1;
 		while (engine_next_event(e, &ev))
@@ -349,6 +362,7 @@ link_incoming(struct rsd *d, const struct verbs_ev *ev)
 	if ((dl->incoming = calloc(dl->nincoming, sizeof(*dl->incoming))) ==
 	    NULL || watch_cq(dl) || verbs_accept(dl->vl)) {
 		log_err("%s: cannot accept", dl->name);
+		loop_fd_del(dl->cqw);
 		verbs_link_free(dl->vl);
 		free(dl->incoming);
 		free(dl);

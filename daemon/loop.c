@@ -116,7 +116,7 @@ loop_fd_add(struct loop *lp, int fd, uint32_t events, loop_fd_cb *cb,
 	w->arg = arg;
 	ev.events = events;
 	ev.data.ptr = w;
-	if (epoll_ctl(lp->ep, EPOLL_CTL_ADD, fd, &ev)) {
+	if (events != 0 && epoll_ctl(lp->ep, EPOLL_CTL_ADD, fd, &ev)) {
 		free(w);
 		return (NULL);
 	}
@@ -136,8 +136,17 @@ loop_fd_set(struct loop_fd *w, uint32_t events)
 		return (0);
 	ev.events = events;
 	ev.data.ptr = w;
-	if (epoll_ctl(w->lp->ep, EPOLL_CTL_MOD, w->fd, &ev))
+	/*
+	 * epoll reports HUP and ERR even with an empty mask, which would wake
+	 * a paused watcher for ever: a paused one leaves the set instead.
+	 */
+	if (events == 0) {
+		if (epoll_ctl(w->lp->ep, EPOLL_CTL_DEL, w->fd, NULL))
+			return (-1);
+	} else if (epoll_ctl(w->lp->ep, w->events == 0 ? EPOLL_CTL_ADD :
+	    EPOLL_CTL_MOD, w->fd, &ev)) {
 		return (-1);
+	}
 	w->events = events;
 	return (0);
 }
@@ -164,7 +173,8 @@ loop_fd_del(struct loop_fd *w)
 
 	if (w == NULL)
 		return;
-	epoll_ctl(w->lp->ep, EPOLL_CTL_DEL, w->fd, NULL);
+	if (w->events != 0)
+		epoll_ctl(w->lp->ep, EPOLL_CTL_DEL, w->fd, NULL);
 	/* Events for it may still sit in this round's array: free later. */
 	w->dead = 1;
 	w->next_dead = w->lp->dead;

@@ -248,8 +248,8 @@ sock_connect(const struct conf_addr *a, char *err, size_t errlen)
 		    (fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
 		    SOCK_CLOEXEC, 0)) < 0)
 			goto syserr;
-		if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0 &&
-		    errno != EINPROGRESS && errno != EAGAIN)
+		/* Unix connects finish at once; EAGAIN means a full backlog. */
+		if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0)
 			goto syserr;
 		return (fd);
 	}

@@ -128,11 +128,14 @@ tunnel_start(struct rsd *d, char *err, size_t errlen)
 		return (-1);
 	}
 	d->ntuns = c->ntunnels;
+	/* All filled in first: tunnel_stop may run after any failure. */
+	for (i = 0; i < c->ntunnels; i++) {
+		d->tuns[i].d = d;
+		d->tuns[i].c = &c->tunnels[i];
+		d->tuns[i].lfd = -1;
+	}
 	for (i = 0; i < c->ntunnels; i++) {
 		t = &d->tuns[i];
-		t->d = d;
-		t->c = &c->tunnels[i];
-		t->lfd = -1;
 		if (t->c->has_target) {
 			ntarget++;
 			log_info("tunnel %s: serving target %s", t->c->name,

@@ -31,7 +31,11 @@ struct verbs_cm {
 	struct rdma_event_channel *ch;
 };
 
+/* CM ids' context is a listener or a link: the first member says which. */
+enum { KIND_LISTENER = 1, KIND_LINK = 2 };
+
 struct verbs_listener {
+	int kind;
 	struct verbs_cm *cm;
 	struct rdma_cm_id *id;
 	struct verbs_link_conf conf;
@@ -48,6 +52,7 @@ enum {
 };
 
 struct verbs_link {
+	int kind;
 	struct verbs_cm *cm;
 	struct rdma_cm_id *id;
 	struct verbs_link_conf conf;
@@ -220,6 +225,7 @@ link_new(struct verbs_cm *cm, const struct verbs_link_conf *conf, void *user)
 
 	if ((l = calloc(1, sizeof(*l))) == NULL)
 		return (NULL);
+	l->kind = KIND_LINK;
 	l->cm = cm;
 	l->conf = *conf;
 	l->user = user;
@@ -340,7 +346,9 @@ conn_param(struct verbs_link *l, struct rdma_conn_param *p, uint8_t *hello)
 	struct wire_hello h;
 
 	engine_hello(l->e, &h);
-	if (getrandom(h.nonce, sizeof(h.nonce), 0) != sizeof(h.nonce))
+	/* Early at boot the pool may not be ready: never block the loop. */
+	if (getrandom(h.nonce, sizeof(h.nonce), GRND_NONBLOCK) !=
+	    (ssize_t)sizeof(h.nonce))
 		memset(h.nonce, 0, sizeof(h.nonce));
 	wire_hello_encode(hello, &h);
 	memset(p, 0, sizeof(*p));
@@ -487,6 +495,23 @@ verbs_link_free(struct verbs_link *l)
 	/* Ring memory still registered keeps the protection domain alive. */
 	if (l->nmems == 0)
 		link_destroy(l);
+}
+
+/**
+ * verbs_link_stop(link):
+ * Move the queue pair to the error state at once: no work request runs
+ * after this, so ring memory may be released safely.
+ */
+void
+verbs_link_stop(struct verbs_link *l)
+{
+	struct ibv_qp_attr a;
+
+	if (l == NULL || !l->have_qp || l->id == NULL || l->id->qp == NULL)
+		return;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_ERR;
+	(void)ibv_modify_qp(l->id->qp, &a, IBV_QP_STATE);
 }
 
 /**
@@ -830,6 +855,7 @@ verbs_listen(struct verbs_cm *cm, const char *host, const char *port,
 		say(err, errlen, "out of memory");
 		goto err0;
 	}
+	ls->kind = KIND_LISTENER;
 	ls->cm = cm;
 	ls->conf = *conf;
 	ls->user = user;
@@ -1055,8 +1081,10 @@ verbs_cm_handle(struct verbs_cm *cm, struct verbs_ev *ev)
 	}
 	if (is_listener(cme))
 		on_connect_request(cme->listen_id->context, cme, ev);
-	else if (cme->id->context != NULL && ev->listener == NULL)
+	else if (cme->id->context != NULL &&
+	    *(const int *)cme->id->context == KIND_LINK)
 		on_link_event(cme->id->context, cme, ev);
+	/* Other listener events (device removal, address change): none. */
 	rdma_ack_cm_event(cme);
 	return (1);
 }

@@ -142,6 +142,13 @@ void verbs_reject(struct verbs_link *link);
 void verbs_link_free(struct verbs_link *link);
 
 /**
+ * verbs_link_stop(link):
+ * Move the queue pair to the error state at once: no work request runs
+ * after this, so ring memory may be released safely.
+ */
+void verbs_link_stop(struct verbs_link *link);
+
+/**
  * verbs_link_disconnect(link):
  * Start an orderly disconnect; a DOWN event follows.
  */
