@@ -35,16 +35,7 @@ mkrings(struct fab *f, int side, struct bs *s, struct engine_ring *tx,
     struct engine_ring *rx)
 {
 
-	if ((s->tx = calloc(1, RING)) == NULL ||
-	    (s->rx = calloc(1, RING)) == NULL)
-		abort();
-	fab_mr_add(f, side, (uint64_t)(uintptr_t)s->rx, RING, 5);
-	tx->addr = (uint64_t)(uintptr_t)s->tx;
-	tx->size = RING;
-	tx->key = 1;
-	rx->addr = (uint64_t)(uintptr_t)s->rx;
-	rx->size = RING;
-	rx->key = 5;
+	fab_rings(f, side, RING, RING, 5, &s->tx, &s->rx, tx, rx);
 }
 
 static void

@@ -411,6 +411,30 @@ fab_mr_del(struct fab *f, int i, uint64_t addr)
 }
 
 /**
+ * fab_rings(f, i, txsz, rxsz, rkey, txbuf, rxbuf, tx, rx):
+ * Allocate a stream's send and receive rings on side ${i} (zeroed; they
+ * abort the program when memory runs out), register the receive ring for
+ * remote writes with ${rkey}, and describe both for the engine.
+ */
+void
+fab_rings(struct fab *f, int i, uint32_t txsz, uint32_t rxsz, uint32_t rkey,
+    uint8_t **txbuf, uint8_t **rxbuf, struct engine_ring *tx,
+    struct engine_ring *rx)
+{
+
+	if ((*txbuf = calloc(1, txsz)) == NULL ||
+	    (*rxbuf = calloc(1, rxsz)) == NULL)
+		abort();
+	fab_mr_add(f, i, (uint64_t)(uintptr_t)*rxbuf, rxsz, rkey);
+	tx->addr = (uint64_t)(uintptr_t)*txbuf;
+	tx->size = txsz;
+	tx->key = 1;
+	rx->addr = (uint64_t)(uintptr_t)*rxbuf;
+	rx->size = rxsz;
+	rx->key = rkey;
+}
+
+/**
  * fab_busy(f):
  * True while anything is in flight or waiting in a completion queue.
  */

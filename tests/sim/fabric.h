@@ -124,6 +124,16 @@ int fab_mr_add(struct fab *f, int i, uint64_t addr, uint64_t len,
 void fab_mr_del(struct fab *f, int i, uint64_t addr);
 
 /**
+ * fab_rings(f, i, txsz, rxsz, rkey, txbuf, rxbuf, tx, rx):
+ * Allocate a stream's send and receive rings on side ${i} (zeroed; they
+ * abort the program when memory runs out), register the receive ring for
+ * remote writes with ${rkey}, and describe both for the engine.
+ */
+void fab_rings(struct fab *f, int i, uint32_t txsz, uint32_t rxsz,
+    uint32_t rkey, uint8_t **txbuf, uint8_t **rxbuf, struct engine_ring *tx,
+    struct engine_ring *rx);
+
+/**
  * fab_busy(f):
  * True while anything is in flight or waiting in a completion queue.
  */

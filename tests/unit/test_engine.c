@@ -48,17 +48,7 @@ rings(struct t *T, int side, struct tstream *s, uint32_t txsz, uint32_t rxsz,
 
 	s->txsz = txsz;
 	s->rxsz = rxsz;
-	s->tx = calloc(1, txsz);
-	s->rx = calloc(1, rxsz);
-	if (s->tx == NULL || s->rx == NULL)
-		abort();
-	fab_mr_add(&T->f, side, (uint64_t)(uintptr_t)s->rx, rxsz, 0x77);
-	tx->addr = (uint64_t)(uintptr_t)s->tx;
-	tx->size = txsz;
-	tx->key = 1;
-	rx->addr = (uint64_t)(uintptr_t)s->rx;
-	rx->size = rxsz;
-	rx->key = 0x77;
+	fab_rings(&T->f, side, txsz, rxsz, 0x77, &s->tx, &s->rx, tx, rx);
 }
 
 /* Drain side ${i}'s events; side 1 accepts every INCOMING stream. */
