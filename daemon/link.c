@@ -445,6 +445,13 @@ link_wait(struct dlink *dl, struct bridge *b)
 	dl->waiting = b;
 }
 
+const struct dlink *
+link_next(const struct dlink *dl)
+{
+
+	return (dl->next);
+}
+
 struct engine *
 link_engine(const struct dlink *dl)
 {

@@ -68,6 +68,12 @@ int link_is_connecting(const struct dlink *dl);
 void link_wait(struct dlink *dl, struct bridge *b);
 
 /**
+ * link_next(dl):
+ * The next link in the daemon's list (for counting), or NULL.
+ */
+const struct dlink *link_next(const struct dlink *dl);
+
+/**
  * link_engine(dl) / link_verbs(dl) / link_peer(dl):
  * The link's engine, verbs link and peer address (for logs).
  */

@@ -21,6 +21,7 @@
 #include "conf.h"
 #include "log.h"
 #include "loop.h"
+#include "notify.h"
 #include "rsd.h"
 #include "tunnel.h"
 
@@ -157,6 +158,7 @@ main(int argc, char **argv)
 	log_notice("ready: %zu tunnels (%zu client, %zu target), %zu RDMA "
 	    "listeners", d.conf->ntunnels, nclient, d.conf->ntunnels - nclient,
 	    d.nlsn);
+	notify_ready(&d);
 	while (!d.stop) {
 		if (loop_run_once(d.lp, 1000) != 0) {
 			log_err("event loop failed: %m");
@@ -164,6 +166,7 @@ main(int argc, char **argv)
 		}
 	}
 	rc = 0;
+	notify_stopping(&d);
 out:
 	tunnel_stop(&d);
 	loop_fd_del(sw);

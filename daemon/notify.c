@@ -1,0 +1,103 @@
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <systemd/sd-daemon.h>
+
+#include "link.h"
+#include "log.h"
+#include "loop.h"
+#include "notify.h"
+#include "rsd.h"
+
+/* How often STATUS is refreshed (only sent when it changed). */
+#define STATUS_MS	2000
+
+static struct loop_timer *status_timer, *watchdog_timer;
+static uint64_t watchdog_ms;
+static char last_status[256];
+
+/**
+ * notify_status_text(d, buf, len):
+ * The STATUS line for the daemon as it is now.
+ */
+void
+notify_status_text(const struct rsd *d, char *buf, size_t len)
+{
+	unsigned streams = 0, up = 0, links = 0;
+	const struct dlink *dl;
+	size_t i;
+
+	for (i = 0; i < d->ntuns; i++)
+		streams += d->tuns[i].st.active;
+	for (dl = d->links; dl != NULL; dl = link_next(dl)) {
+		links++;
+		up += link_is_up(dl) ? 1 : 0;
+	}
+	snprintf(buf, len, "%zu tunnel%s, %u stream%s, %u of %u link%s up",
+	    d->ntuns, d->ntuns == 1 ? "" : "s", streams,
+	    streams == 1 ? "" : "s", up, links, links == 1 ? "" : "s");
+}
+
+static void
+on_status(void *arg)
+{
+	struct rsd *d = arg;
+	char buf[sizeof(last_status)];
+
+	status_timer = loop_timer_add(d->lp, STATUS_MS, on_status, d);
+	notify_status_text(d, buf, sizeof(buf));
+	if (strcmp(buf, last_status) != 0) {
+		strcpy(last_status, buf);
+		sd_notifyf(0, "STATUS=%s", buf);
+	}
+}
+
+static void
+on_watchdog(void *arg)
+{
+	struct rsd *d = arg;
+
+	watchdog_timer = loop_timer_add(d->lp, watchdog_ms, on_watchdog, d);
+	sd_notify(0, "WATCHDOG=1");
+}
+
+/**
+ * notify_ready(d):
+ * Tell systemd the daemon is ready, with a first STATUS line, and start
+ * the watchdog and status timers.
+ */
+void
+notify_ready(struct rsd *d)
+{
+	uint64_t usec = 0;
+
+	notify_status_text(d, last_status, sizeof(last_status));
+	sd_notifyf(0, "READY=1\nSTATUS=%s", last_status);
+	status_timer = loop_timer_add(d->lp, STATUS_MS, on_status, d);
+	/* Half the interval: a late loop round must not look like a hang. */
+	if (sd_watchdog_enabled(0, &usec) > 0 && usec > 0) {
+		watchdog_ms = usec / 2000 > 0 ? usec / 2000 : 1;
+		log_info("systemd watchdog: WATCHDOG=1 every %llu ms",
+		    (unsigned long long)watchdog_ms);
+		sd_notify(0, "WATCHDOG=1");
+		watchdog_timer = loop_timer_add(d->lp, watchdog_ms,
+		    on_watchdog, d);
+	}
+}
+
+/**
+ * notify_stopping(d):
+ * Tell systemd the daemon is stopping, and stop the timers.
+ */
+void
+notify_stopping(struct rsd *d)
+{
+
+	(void)d;
+	loop_timer_del(status_timer);
+	loop_timer_del(watchdog_timer);
+	status_timer = watchdog_timer = NULL;
+	sd_notify(0, "STOPPING=1\nSTATUS=stopping");
+}

@@ -1,0 +1,64 @@
+#!/usr/bin/env bats
+# The systemd notify protocol, checked on a real notify socket: READY=1
+# only when the daemon is ready, readable STATUS= lines, WATCHDOG=1 when
+# asked for, STOPPING=1 at the end.
+
+load helpers
+
+setup() {
+	rs_setup
+	spawn socat -u UNIX-RECV:"$W/notify.sock" OPEN:"$W/notify.log",creat,append
+	for i in $(seq 50); do [ -S "$W/notify.sock" ] && break; sleep 0.1; done
+	[ -S "$W/notify.sock" ]
+}
+
+teardown() {
+	rs_teardown
+}
+
+# notified PATTERN [SECONDS]: wait until the notify socket got PATTERN.
+notified() {
+	local i
+	for ((i = 0; i < ${2:-10} * 10; i++)); do
+		grep -qE -- "$1" "$W/notify.log" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	echo "no '$1' on the notify socket; got:" >&2
+	cat "$W/notify.log" >&2 || true
+	return 1
+}
+
+@test "systemd notify: READY with STATUS, STATUS follows the links, WATCHDOG, STOPPING" {
+	echo_tunnel echo
+	start_daemon b
+	NOTIFY_SOCKET=$W/notify.sock WATCHDOG_USEC=600000 \
+	    "$RSTREAMD_BIN" -f -v -c "$W/a.conf" >"$W/a.log" 2>&1 3>&- &
+	pa=$!
+	RS_PIDS+=("$pa")
+	notified "READY=1"
+	notified "STATUS=1 tunnel, 0 streams, [01] of 1 link up"
+	# READY came after the listener was bound: its address was logged.
+	run grep "tunnel echo: accepting on tcp://127.0.0.1:" "$W/a.log"
+	assert_success
+	link_up a echo
+	notified "STATUS=1 tunnel, 0 streams, 1 of 1 link up"
+	notified "WATCHDOG=1"
+	sleep 1.5
+	[ "$(grep -o 'WATCHDOG=1' "$W/notify.log" | wc -l)" -ge 3 ]
+	grep -q "systemd watchdog: WATCHDOG=1 every 300 ms" "$W/a.log"
+	kill -TERM "$pa"
+	wait_pid "$pa" 20
+	notified "STOPPING=1"
+}
+
+@test "systemd notify: no READY when the RDMA listener cannot start" {
+	conf_b "{ name = \"echo\"; target = \"tcp://127.0.0.1:9\"; }"
+	# An address no RDMA device has.
+	sed -i "s/^listen = .*/listen = \"10.77.0.99:7471\";/" "$W/b.conf"
+	run env NOTIFY_SOCKET="$W/notify.sock" "$RSTREAMD_BIN" -f -c "$W/b.conf"
+	assert_failure 1
+	assert_output --partial "cannot listen for RDMA links on 10.77.0.99"
+	sleep 0.5
+	run grep -c "READY=1" "$W/notify.log"
+	assert_output "0"
+}
