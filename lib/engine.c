@@ -45,17 +45,21 @@ enum {
 
 #define NIL	UINT32_MAX
 
+/* The queues a stream can wait in: control records, data, events. */
+enum { Q_CTRL, Q_TX, Q_EV, Q_N };
+
 struct stream {
 	uint8_t state;
 	uint8_t ctrl;		/* C_* pending */
-	uint8_t in_ctrl, in_tx, in_ev;
+	uint8_t in[Q_N];	/* queued in q[i] */
 	uint16_t flags;
 	uint16_t reason;	/* RESET/REFUSE reason to send */
 	uint16_t ev_reason;	/* reason to report with REFUSED/RESET */
 	uint32_t ev;		/* ENGINE_EV_* pending */
 	uint32_t peer_id;
 	uint32_t wr_out;	/* WRITEs outstanding that read our tx ring */
-	uint32_t next_ctrl, next_tx, next_ev, next_free;
+	uint32_t next[Q_N];	/* successor in q[i] */
+	uint32_t next_free;
 	void *user;
 	struct engine_ring tx, rx;
 	struct wire_ring peer_rx;
@@ -86,7 +90,7 @@ struct engine {
 	struct stream *s;
 	uint32_t free_head;
 
-	struct queue q_ctrl, q_tx, q_ev;
+	struct queue q[Q_N];
 
 	/* Message credits: receives the peer posted / SENDs+WRITEs we did. */
 	uint64_t peer_posted, msgs_sent;
@@ -121,83 +125,37 @@ static int fail(struct engine *, const char *, ...)
 
 /* ---------------------------------------------------------------- queues */
 
-static uint32_t *
-qnext(struct stream *s, int which)
-{
-
-	switch (which) {
-	case 0:
-		return (&s->next_ctrl);
-	case 1:
-		return (&s->next_tx);
-	default:
-		return (&s->next_ev);
-	}
-}
-
-static uint8_t *
-qflag(struct stream *s, int which)
-{
-
-	switch (which) {
-	case 0:
-		return (&s->in_ctrl);
-	case 1:
-		return (&s->in_tx);
-	default:
-		return (&s->in_ev);
-	}
-}
-
-static struct queue *
-qof(struct engine *e, int which)
-{
-
-	switch (which) {
-	case 0:
-		return (&e->q_ctrl);
-	case 1:
-		return (&e->q_tx);
-	default:
-		return (&e->q_ev);
-	}
-}
-
-#define Q_CTRL	0
-#define Q_TX	1
-#define Q_EV	2
-
 static void
 qpush(struct engine *e, int which, uint32_t id)
 {
-	struct queue *q = qof(e, which);
+	struct queue *q = &e->q[which];
 	struct stream *s = &e->s[id];
 
-	if (*qflag(s, which))
+	if (s->in[which])
 		return;
-	*qflag(s, which) = 1;
-	*qnext(s, which) = NIL;
+	s->in[which] = 1;
+	s->next[which] = NIL;
 	if (q->tail == NIL)
 		q->head = id;
 	else
-		*qnext(&e->s[q->tail], which) = id;
+		e->s[q->tail].next[which] = id;
 	q->tail = id;
 }
 
 static uint32_t
 qpop(struct engine *e, int which)
 {
-	struct queue *q = qof(e, which);
+	struct queue *q = &e->q[which];
 	uint32_t id = q->head;
 	struct stream *s;
 
 	if (id == NIL)
 		return (NIL);
 	s = &e->s[id];
-	q->head = *qnext(s, which);
+	q->head = s->next[which];
 	if (q->head == NIL)
 		q->tail = NIL;
-	*qflag(s, which) = 0;
+	s->in[which] = 0;
 	return (id);
 }
 
@@ -279,17 +237,31 @@ slot_alloc(struct engine *e)
 		return (NIL);
 	s = &e->s[id];
 	e->free_head = s->next_free;
+	/* qpush sets the next[] links; in[] is zero: in no queue. */
 	memset(s, 0, sizeof(*s));
-	s->next_ctrl = s->next_tx = s->next_ev = s->next_free = NIL;
+	s->next_free = NIL;
 	e->st.streams_active++;
 	return (id);
 }
 
 /*
- * Return a slot to the free list.  It may still sit in the control, send
- * or event queues; those skip free slots (the in_* flags keep it from
- * being queued twice), so it is only reused once no queue holds it.
+ * A slot left a queue: if it is free and no queue holds it any more, it
+ * may be reused.  (Queues skip free slots; the in[] flags keep a slot from
+ * being queued twice, so it must not be handed out while still queued.)
  */
+static void
+queue_drop(struct engine *e, uint32_t id)
+{
+	struct stream *s = &e->s[id];
+
+	if (s->state == S_FREE && !s->in[Q_CTRL] && !s->in[Q_TX] &&
+	    !s->in[Q_EV]) {
+		s->next_free = e->free_head;
+		e->free_head = id;
+	}
+}
+
+/* Free a slot; it returns to the free list once it is in no queue. */
 static void
 slot_free(struct engine *e, uint32_t id)
 {
@@ -301,22 +273,7 @@ slot_free(struct engine *e, uint32_t id)
 	s->flags = 0;
 	s->ctrl = 0;
 	e->st.streams_active--;
-	if (s->in_ctrl || s->in_tx || s->in_ev)
-		return;		/* queue_drop() puts it back when it leaves */
-	s->next_free = e->free_head;
-	e->free_head = id;
-}
-
-/* A free slot left its last queue: now it may be reused. */
-static void
-queue_drop(struct engine *e, uint32_t id)
-{
-	struct stream *s = &e->s[id];
-
-	if (s->state == S_FREE && !s->in_ctrl && !s->in_tx && !s->in_ev) {
-		s->next_free = e->free_head;
-		e->free_head = id;
-	}
+	queue_drop(e, id);
 }
 
 /*
@@ -449,13 +406,10 @@ engine_new(const struct engine_conf *conf, const char **errstr)
 	e->free_head = NIL;
 	for (i = conf->max_streams; i > 0; i--) {
 		e->s[i - 1].next_free = e->free_head;
-		e->s[i - 1].next_ctrl = e->s[i - 1].next_tx = NIL;
-		e->s[i - 1].next_ev = NIL;
 		e->free_head = i - 1;
 	}
-	e->q_ctrl.head = e->q_ctrl.tail = NIL;
-	e->q_tx.head = e->q_tx.tail = NIL;
-	e->q_ev.head = e->q_ev.tail = NIL;
+	for (i = 0; i < Q_N; i++)
+		e->q[i].head = e->q[i].tail = NIL;
 
 	/* Every receive slot is posted before the link comes up. */
 	for (i = 0; i < conf->rq_size; i++)
@@ -911,7 +865,7 @@ static int
 ctrl_pending(const struct engine *e)
 {
 
-	return (e->q_ctrl.head != NIL || e->ref_n > 0 || e->want_keepalive ||
+	return (e->q[Q_CTRL].head != NIL || e->ref_n > 0 || e->want_keepalive ||
 	    (e->want_goaway && !e->goaway_sent) ||
 	    e->recv_posted - e->recv_reported >= e->msg_credit_threshold);
 }
@@ -1032,7 +986,7 @@ build_send(struct engine *e, uint64_t seq)
 		e->ref_head = (e->ref_head + 1) % WIRE_STREAMS_MAX;
 		e->ref_n--;
 	}
-	while ((id = e->q_ctrl.head) != NIL) {
+	while ((id = e->q[Q_CTRL].head) != NIL) {
 		if (!encode_stream(e, id, buf, &len))
 			break;
 		qpop(e, Q_CTRL);
@@ -1156,7 +1110,7 @@ engine_take_wrs(struct engine *e, struct engine_wr *wrs, int max)
 				continue;
 			}
 		}
-		if ((id = e->q_tx.head) == NIL)
+		if ((id = e->q[Q_TX].head) == NIL)
 			break;
 		/* Data leaves the last credit for a credit-bearing SEND. */
 		if (msg_avail(e) < 2) {
@@ -1580,7 +1534,7 @@ engine_idle(const struct engine *e)
 {
 
 	return (e->seq == e->seq_done && !ctrl_pending(e) &&
-	    e->q_tx.head == NIL);
+	    e->q[Q_TX].head == NIL);
 }
 
 /**
