@@ -16,18 +16,6 @@ teardown() {
 	rs_teardown
 }
 
-# notified PATTERN [SECONDS]: wait until the notify socket got PATTERN.
-notified() {
-	local i
-	for ((i = 0; i < ${2:-10} * 10; i++)); do
-		grep -qE -- "$1" "$W/notify.log" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	echo "no '$1' on the notify socket; got:" >&2
-	cat "$W/notify.log" >&2 || true
-	return 1
-}
-
 @test "systemd notify: READY with STATUS, STATUS follows the links, WATCHDOG, STOPPING" {
 	echo_tunnel echo
 	start_daemon b
@@ -35,20 +23,20 @@ notified() {
 	    "$RSTREAMD_BIN" -f -v -c "$W/a.conf" >"$W/a.log" 2>&1 3>&- &
 	pa=$!
 	RS_PIDS+=("$pa")
-	notified "READY=1"
-	notified "STATUS=1 tunnel, 0 streams, [01] of 1 link up"
+	wait_log notify "READY=1" 10
+	wait_log notify "STATUS=1 tunnel, 0 streams, [01] of 1 link up" 10
 	# READY came after the listener was bound: its address was logged.
 	run grep "tunnel echo: accepting on tcp://127.0.0.1:" "$W/a.log"
 	assert_success
 	link_up a echo
-	notified "STATUS=1 tunnel, 0 streams, 1 of 1 link up"
-	notified "WATCHDOG=1"
+	wait_log notify "STATUS=1 tunnel, 0 streams, 1 of 1 link up" 10
+	wait_log notify "WATCHDOG=1" 10
 	sleep 1.5
 	[ "$(grep -o 'WATCHDOG=1' "$W/notify.log" | wc -l)" -ge 3 ]
 	grep -q "systemd watchdog: WATCHDOG=1 every 300 ms" "$W/a.log"
 	kill -TERM "$pa"
 	wait_pid "$pa" 20
-	notified "STOPPING=1"
+	wait_log notify "STOPPING=1" 10
 }
 
 @test "systemd notify: no READY when the RDMA listener cannot start" {

@@ -144,6 +144,23 @@ struct astream {
 	int shut, opened, eof, closed, reset_seen, refused;
 };
 
+/* Does the plan have this side (or the peer) reset the stream? */
+static int
+i_reset(const struct astream *a)
+{
+
+	return (a->plan.kind == (a->opener ? P_OPENER_RESETS :
+	    P_ACCEPTOR_RESETS));
+}
+
+static int
+peer_resets(const struct astream *a)
+{
+
+	return (a->plan.kind == (a->opener ? P_ACCEPTOR_RESETS :
+	    P_OPENER_RESETS));
+}
+
 struct side {
 	struct astream **st;	/* by engine stream id */
 	uint32_t nst;
@@ -315,10 +332,7 @@ drain_events(struct run *R, int i)
 			a->eof = 1;
 		}
 		if (ev.flags & ENGINE_EV_RESET) {
-			int expect = a->plan.kind == (a->opener ?
-			    P_ACCEPTOR_RESETS : P_OPENER_RESETS);
-
-			if (!expect && !R->link_dead)
+			if (!peer_resets(a) && !R->link_dead)
 				return (rfail(R, "side %d stream s%llu: "
 				    "unexpected RESET (%s)", i,
 				    (unsigned long long)a->serial,
@@ -403,10 +417,8 @@ open_stream(struct run *R, int i)
 static int
 resets_now(const struct astream *a)
 {
-	int mine = a->plan.kind == (a->opener ? P_OPENER_RESETS :
-	    P_ACCEPTOR_RESETS);
 
-	return (mine && a->tx_done >= a->plan.reset_at);
+	return (i_reset(a) && a->tx_done >= a->plan.reset_at);
 }
 
 static int
@@ -443,8 +455,7 @@ act_stream(struct run *R, int i, uint32_t id)
 			n = want;
 		if (n > a->tx_total - a->tx_done)
 			n = (uint32_t)(a->tx_total - a->tx_done);
-		if (a->plan.kind == (a->opener ? P_OPENER_RESETS :
-		    P_ACCEPTOR_RESETS) && a->tx_done + n > a->plan.reset_at)
+		if (i_reset(a) && a->tx_done + n > a->plan.reset_at)
 			n = (uint32_t)(a->plan.reset_at - a->tx_done);
 		for (k = 0; k < n; k++)
 			a->tx[off + k] = gen(key_tx, a->tx_done + k);
@@ -455,9 +466,7 @@ act_stream(struct run *R, int i, uint32_t id)
 			R->progressed = 1;
 		}
 	}
-	if (a->tx_done == a->tx_total && !a->shut &&
-	    a->plan.kind != (a->opener ? P_OPENER_RESETS :
-	    P_ACCEPTOR_RESETS)) {
+	if (a->tx_done == a->tx_total && !a->shut && !i_reset(a)) {
 		a->shut = 1;
 		R->progressed = 1;
 		if (engine_shutdown(e, id) != 0)
