@@ -32,7 +32,6 @@ struct bridge {
 	struct verbs_mem *txm, *rxm;
 	int server;			/* we connected to a target */
 	int connecting;			/* target connect in progress */
-	int opened;			/* stream accepted by both ends */
 	int rd_eof;			/* socket EOF: stream shut down */
 	int wr_shut;			/* peer EOF: socket shut for writing */
 	int closed;			/* engine_close/reset called */
@@ -282,7 +281,6 @@ target_connected(struct bridge *b)
 		bridge_free(b);
 		return;
 	}
-	b->opened = 1;
 	b->t->st.opened++;
 	want(b);
 }
@@ -459,7 +457,6 @@ bridge_event(struct bridge *b, const struct engine_event *ev)
 {
 
 	if (ev->flags & ENGINE_EV_OPENED) {
-		b->opened = 1;
 		b->t->st.opened++;
 		BLOG(LOG_DEBUG, b, "opened");
 	}

@@ -28,7 +28,6 @@ struct dlink {
 	struct loop_timer *reap;	/* incoming: free outside callbacks */
 	uint32_t backoff;
 	int failures;
-	char last_why[200];
 	struct bridge *waiting;		/* clients waiting for the link */
 	struct bridge **incoming;	/* INCOMING streams not yet accepted */
 	uint32_t nincoming;
@@ -214,7 +213,6 @@ link_down(struct dlink *dl, const char *why)
 	struct engine *e = dl->vl ? verbs_link_engine(dl->vl) : NULL;
 	int was_up = dl->state == D_UP;
 
-	snprintf(dl->last_why, sizeof(dl->last_why), "%s", why);
 	if (e != NULL) {
 		/* No WRITE may touch a ring once its memory is released. */
 		verbs_link_stop(dl->vl);
