@@ -657,47 +657,81 @@ addr_clash(const struct conf_addr *x, const struct conf_addr *y)
 	    strcasecmp(x->host, y->host) == 0);
 }
 
+/* An octal file mode written as a string, like "0660". */
 static int
-parse_unix_mode(const struct parse *p, const config_setting_t *s,
-    struct conf_tunnel *t)
+parse_mode(const struct parse *p, const config_setting_t *s, uint32_t *out)
 {
-	const char *v, *q;
+	const char *name = config_setting_name(s), *v, *q;
 	unsigned long mode = 0;
 
 	if (config_setting_type(s) != CONFIG_TYPE_STRING)
-		return (errat(p, s, "unix_mode must be a string of octal "
-		    "digits, like \"0660\""));
+		return (errat(p, s, "%s must be a string of octal "
+		    "digits, like \"0660\"", name));
 	v = config_setting_get_string(s);
 	for (q = v; *q != '\0'; q++) {
 		if (*q < '0' || *q > '7' || q - v >= 4)
-			return (errat(p, s, "unix_mode '%s' is not octal "
-			    "digits, like \"0660\"", v));
+			return (errat(p, s, "%s '%s' is not octal "
+			    "digits, like \"0660\"", name, v));
 		mode = mode * 8 + (unsigned long)(*q - '0');
 	}
 	if (q == v)
-		return (errat(p, s, "unix_mode is empty; write it like "
-		    "\"0660\""));
+		return (errat(p, s, "%s is empty; write it like "
+		    "\"0660\"", name));
 	if (mode > 0777)
-		return (errat(p, s, "unix_mode '%s' is above 0777", v));
-	t->unix_mode = (uint32_t)mode;
+		return (errat(p, s, "%s '%s' is above 0777", name, v));
+	*out = (uint32_t)mode;
 	return (0);
 }
 
+/* A string setting copied into ${out}; empty allowed if ${empty_ok}. */
 static int
-parse_unix_id(const struct parse *p, const config_setting_t *s, char *out,
-    size_t outlen)
+parse_string(const struct parse *p, const config_setting_t *s, char *out,
+    size_t outlen, int empty_ok)
 {
 	const char *v;
 	size_t len;
 
 	if ((v = get_string(p, s)) == NULL)
 		return (-1);
-	if ((len = strlen(v)) == 0)
+	if ((len = strlen(v)) == 0 && !empty_ok)
 		return (errat(p, s, "%s is empty", config_setting_name(s)));
 	if (len >= outlen)
 		return (errat(p, s, "%s '%s' is too long (max %zu bytes)",
 		    config_setting_name(s), v, outlen - 1));
 	memcpy(out, v, len + 1);
+	return (0);
+}
+
+/* An absolute path (or "" where allowed). */
+static int
+parse_path(const struct parse *p, const config_setting_t *s, char *out,
+    size_t outlen, int empty_ok)
+{
+
+	if (parse_string(p, s, out, outlen, empty_ok))
+		return (-1);
+	if (out[0] != '\0' && out[0] != '/')
+		return (errat(p, s, "%s '%s' is not an absolute path",
+		    config_setting_name(s), out));
+	return (0);
+}
+
+static int
+parse_drain_time(const struct parse *p, const config_setting_t *s,
+    struct conf *c)
+{
+	int type = config_setting_type(s);
+	long long v;
+
+	if (type != CONFIG_TYPE_INT && type != CONFIG_TYPE_INT64)
+		return (errat(p, s, "drain_time must be an integer (seconds)"));
+	v = config_setting_get_int64(s);
+	if (type == CONFIG_TYPE_INT)
+		int_unwrap(s, &v);
+	if (v < 0 || v > CONF_MAX_DRAIN_TIME)
+		return (errat(p, s, "drain_time %lld is outside 0 to %d "
+		    "seconds", v, CONF_MAX_DRAIN_TIME));
+	c->drain_time = (uint32_t)v;
 	return (0);
 }
 
@@ -770,17 +804,17 @@ parse_tunnel(struct parse *p, const config_setting_t *g, struct conf *c,
 				return (errat(p, s, "target '%s': %s", v, why));
 			tgt_s = s;
 		} else if (strcmp(name, "unix_mode") == 0) {
-			if (parse_unix_mode(p, s, t))
+			if (parse_mode(p, s, &t->unix_mode))
 				return (-1);
 			unix_s = unix_s != NULL ? unix_s : s;
 		} else if (strcmp(name, "unix_owner") == 0) {
-			if (parse_unix_id(p, s, t->unix_owner,
-			    sizeof(t->unix_owner)))
+			if (parse_string(p, s, t->unix_owner,
+			    sizeof(t->unix_owner), 0))
 				return (-1);
 			unix_s = unix_s != NULL ? unix_s : s;
 		} else if (strcmp(name, "unix_group") == 0) {
-			if (parse_unix_id(p, s, t->unix_group,
-			    sizeof(t->unix_group)))
+			if (parse_string(p, s, t->unix_group,
+			    sizeof(t->unix_group), 0))
 				return (-1);
 			unix_s = unix_s != NULL ? unix_s : s;
 		} else if ((k = size_key_find(name)) != NULL) {
@@ -912,6 +946,9 @@ conf_load(const char *path, struct conf **out, char *err, size_t errlen)
 	memcpy(c->file, path, len + 1);
 	c->log_level = LOG_INFO;
 	c->defaults = builtin_sizes;
+	strcpy(c->control, CONF_DEFAULT_CONTROL);
+	c->control_mode = 0660;
+	c->drain_time = CONF_DEFAULT_DRAIN_TIME;
 
 	config_init(&cf);
 	errno = 0;
@@ -924,7 +961,25 @@ conf_load(const char *path, struct conf **out, char *err, size_t errlen)
 	for (i = 0; i < config_setting_length(root); i++) {
 		s = config_setting_get_elem(root, (unsigned int)i);
 		name = config_setting_name(s);
-		if (strcmp(name, "listen") != 0 &&
+		if (strcmp(name, "log_file") == 0) {
+			if (parse_path(&p, s, c->log_file,
+			    sizeof(c->log_file), 0))
+				goto err2;
+		} else if (strcmp(name, "control") == 0) {
+			if (parse_path(&p, s, c->control,
+			    sizeof(c->control), 1))
+				goto err2;
+		} else if (strcmp(name, "control_mode") == 0) {
+			if (parse_mode(&p, s, &c->control_mode))
+				goto err2;
+		} else if (strcmp(name, "control_group") == 0) {
+			if (parse_string(&p, s, c->control_group,
+			    sizeof(c->control_group), 0))
+				goto err2;
+		} else if (strcmp(name, "drain_time") == 0) {
+			if (parse_drain_time(&p, s, c))
+				goto err2;
+		} else if (strcmp(name, "listen") != 0 &&
 		    strcmp(name, "source") != 0 &&
 		    strcmp(name, "log_level") != 0 &&
 		    strcmp(name, "defaults") != 0 &&
@@ -975,6 +1030,38 @@ conf_free(struct conf *c)
 	free(c->tunnels);
 	free(c->listen);
 	free(c);
+}
+
+/**
+ * conf_addr_same(x, y):
+ * True if ${x} and ${y} are the same address as written.
+ */
+int
+conf_addr_same(const struct conf_addr *x, const struct conf_addr *y)
+{
+
+	return (x->kind == y->kind && strcmp(x->host, y->host) == 0 &&
+	    strcmp(x->port, y->port) == 0 && strcmp(x->path, y->path) == 0);
+}
+
+/**
+ * conf_tunnel_same(x, y):
+ * True if tunnels ${x} and ${y} are configured identically (a reload
+ * keeps such a tunnel as it is).
+ */
+int
+conf_tunnel_same(const struct conf_tunnel *x, const struct conf_tunnel *y)
+{
+
+	return (strcmp(x->name, y->name) == 0 &&
+	    x->has_accept == y->has_accept && x->has_target == y->has_target &&
+	    (!x->has_accept || (conf_addr_same(&x->accept, &y->accept) &&
+	    conf_addr_same(&x->peer, &y->peer))) &&
+	    (!x->has_target || conf_addr_same(&x->target, &y->target)) &&
+	    memcmp(&x->sz, &y->sz, sizeof(x->sz)) == 0 &&
+	    x->unix_mode == y->unix_mode &&
+	    strcmp(x->unix_owner, y->unix_owner) == 0 &&
+	    strcmp(x->unix_group, y->unix_group) == 0);
 }
 
 /**

@@ -53,6 +53,13 @@ struct conf_tunnel {
 	char unix_group[64];
 };
 
+/* Where rstreamctl finds the daemon unless the file says otherwise. */
+#define CONF_DEFAULT_CONTROL "/run/rstreamd/control.sock"
+
+/* Seconds SIGTERM waits for open streams to finish. */
+#define CONF_DEFAULT_DRAIN_TIME 30
+#define CONF_MAX_DRAIN_TIME 3600
+
 /* RDMA listen address (TCP kind, host+port). */
 struct conf_listen {
 	struct conf_addr addr;
@@ -66,6 +73,11 @@ struct conf {
 	int has_source;			/* outgoing links bind to source.host */
 	struct conf_addr source;
 	int log_level;			/* syslog level: LOG_ERR, LOG_WARNING, LOG_NOTICE, LOG_INFO (default), LOG_DEBUG */
+	char log_file[4096];		/* "" = stderr or the journal */
+	char control[108];		/* control socket path, "" = none */
+	uint32_t control_mode;		/* default 0660 */
+	char control_group[64];		/* "" = leave as is */
+	uint32_t drain_time;		/* seconds, 0..CONF_MAX_DRAIN_TIME */
 	struct conf_sizes defaults;
 	struct conf_tunnel *tunnels;
 	size_t ntunnels;
@@ -112,6 +124,19 @@ int conf_parse_addr(const char *text, int allow_port0, struct conf_addr *a,
  */
 int conf_parse_hostport(const char *text, const char *default_port,
     struct conf_addr *a, char *err, size_t errlen);
+
+/**
+ * conf_addr_same(x, y):
+ * True if ${x} and ${y} are the same address as written.
+ */
+int conf_addr_same(const struct conf_addr *x, const struct conf_addr *y);
+
+/**
+ * conf_tunnel_same(x, y):
+ * True if tunnels ${x} and ${y} are configured identically (a reload
+ * keeps such a tunnel as it is).
+ */
+int conf_tunnel_same(const struct conf_tunnel *x, const struct conf_tunnel *y);
 
 /**
  * conf_tunnel_find(c, name):

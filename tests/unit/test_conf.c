@@ -652,6 +652,76 @@ test_example(void)
 	conf_free(c);
 }
 
+/* The service settings: control socket, drain time, log file. */
+static void
+test_service(void)
+{
+	struct conf *c, *c2;
+#define T1 "listen = \"10.0.0.1\";\n" \
+	"tunnels = ( { name = \"a\"; target = \"tcp://h:1\"; } );\n"
+
+	c = load(T1);
+	ok(c != NULL && strcmp(c->control, "/run/rstreamd/control.sock") == 0 &&
+	    c->control_mode == 0660 && c->control_group[0] == '\0',
+	    "control defaults to /run/rstreamd/control.sock, mode 0660");
+	ok(c != NULL && c->drain_time == 30, "drain_time defaults to 30 s");
+	ok(c != NULL && c->log_file[0] == '\0', "no log file by default");
+	conf_free(c);
+	c = load("control = \"/tmp/x.sock\";\ncontrol_mode = \"0600\";\n"
+	    "control_group = \"adm\";\ndrain_time = 0;\n"
+	    "log_file = \"/var/log/rstreamd.log\";\n" T1);
+	ok(c != NULL && strcmp(c->control, "/tmp/x.sock") == 0 &&
+	    c->control_mode == 0600 && strcmp(c->control_group, "adm") == 0,
+	    "control, control_mode and control_group are read");
+	ok(c != NULL && c->drain_time == 0 &&
+	    strcmp(c->log_file, "/var/log/rstreamd.log") == 0,
+	    "drain_time 0 and log_file are read");
+	conf_free(c);
+	c = load("control = \"\";\n" T1);
+	ok(c != NULL && c->control[0] == '\0', "control = \"\" turns it off");
+	conf_free(c);
+	ok(fails("\ncontrol = \"run/x.sock\";\n" T1, 2,
+	    "control 'run/x.sock' is not an absolute path"),
+	    "a relative control path is refused");
+	ok(fails("control = \"/0123456789/0123456789/0123456789/0123456789/"
+	    "0123456789/0123456789/0123456789/0123456789/0123456789/0123456789"
+	    "\";\n" T1, 1, "is too long"), "a control path beyond sun_path");
+	ok(fails("control_mode = \"0860\";\n" T1, 1,
+	    "control_mode '0860' is not octal digits"), "bad control_mode");
+	ok(fails("drain_time = 3601;\n" T1, 1,
+	    "drain_time 3601 is outside 0 to 3600 seconds"),
+	    "drain_time above an hour");
+	ok(fails("drain_time = -1;\n" T1, 1, "is outside 0 to 3600"),
+	    "negative drain_time");
+	ok(fails("drain_time = 4294967326;\n" T1, 1, "is outside 0 to 3600"),
+	    "drain_time that wraps in 32 bits");
+	ok(fails("drain_time = \"30\";\n" T1, 1,
+	    "drain_time must be an integer"), "drain_time as a string");
+	ok(fails("log_file = \"\";\n" T1, 1, "log_file is empty"),
+	    "an empty log_file");
+	ok(fails("log_file = \"rstreamd.log\";\n" T1, 1,
+	    "is not an absolute path"), "a relative log_file");
+
+	/* What a reload compares. */
+	c = load("listen = \"10.0.0.1\";\ntunnels = ( { name = \"a\"; accept = \"tcp://127.0.0.1:1\";"
+	    " peer = \"h\"; }, { name = \"b\"; target = \"unix:/s\"; } );\n");
+	c2 = load("listen = \"10.0.0.1\";\ntunnels = ( { name = \"b\"; target = \"unix:/s\"; },\n"
+	    "{ name = \"a\"; accept = \"tcp://127.0.0.1:1\"; peer = \"h\";"
+	    " recvbuf = 8192; } );\n");
+	ok(c != NULL && c2 != NULL &&
+	    conf_tunnel_same(&c->tunnels[1], &c2->tunnels[0]),
+	    "the same tunnel elsewhere in the file is the same");
+	ok(c != NULL && c2 != NULL &&
+	    !conf_tunnel_same(&c->tunnels[0], &c2->tunnels[1]),
+	    "a tunnel with another recvbuf is not the same");
+	ok(c != NULL && c2 != NULL &&
+	    conf_addr_same(&c->tunnels[0].accept, &c2->tunnels[1].accept),
+	    "its accept address is the same");
+	conf_free(c);
+	conf_free(c2);
+#undef T1
+}
+
 int
 main(void)
 {
@@ -672,6 +742,7 @@ main(void)
 	test_errors();
 	test_addr();
 	test_example();
+	test_service();
 
 	for (i = 0; i < nfiles; i++)
 		unlink(files[i]);
