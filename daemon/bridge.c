@@ -16,6 +16,7 @@
 #include "loop.h"
 #include "rsd.h"
 #include "sock.h"
+#include "tunnel.h"
 #include "verbs.h"
 
 /* At most this many recv() calls per readiness event, for fairness. */
@@ -36,11 +37,16 @@ struct bridge {
 	int wr_shut;			/* peer EOF: socket shut for writing */
 	int closed;			/* engine_close/reset called */
 	char who[400];			/* client or target address */
+	uint64_t bytes_in, bytes_out;	/* as in struct tun_stats */
+	uint64_t started_ms;
 	struct bridge *next;		/* link's waiting list */
+	struct bridge *tprev, *tnext;	/* tunnel's list */
 };
 
 #define BLOG(level, b, fmt, ...)					\
-	log_msg(level, "tunnel %s stream %llu (%s, %s): " fmt,		\
+	log_about(level, &(struct log_about){ (b)->t->c->name,		\
+	    (b)->serial, (b)->dl ? link_peer((b)->dl) : NULL },		\
+	    "tunnel %s stream %llu (%s, %s): " fmt,			\
 	    (b)->t->c->name, (unsigned long long)(b)->serial,		\
 	    (b)->server ? "target" : "client", (b)->who, ##__VA_ARGS__)
 
@@ -70,7 +76,13 @@ bridge_new(struct tun *t, int fd)
 	b->t = t;
 	b->fd = fd;
 	b->serial = ++t->d->next_serial;
-	t->st.active++;
+	b->started_ms = loop_now_ms();
+	t->st->active++;
+	t->nstreams++;
+	b->tnext = t->streams;
+	if (t->streams != NULL)
+		t->streams->tprev = b;
+	t->streams = b;
 	return (b);
 }
 
@@ -97,7 +109,15 @@ bridge_free(struct bridge *b)
 	close_fd(b, 1);
 	verbs_mem_free(b->txm);
 	verbs_mem_free(b->rxm);
-	b->t->st.active--;
+	b->t->st->active--;
+	b->t->nstreams--;
+	if (b->tprev != NULL)
+		b->tprev->tnext = b->tnext;
+	else
+		b->t->streams = b->tnext;
+	if (b->tnext != NULL)
+		b->tnext->tprev = b->tprev;
+	tunnel_stream_gone(b->t);
 	free(b);
 }
 
@@ -159,7 +179,7 @@ abort_stream(struct bridge *b, uint16_t reason)
 		b->closed = 1;
 		engine_reset(e, b->id, reason);
 	}
-	b->t->st.failed++;
+	b->t->st->failed++;
 }
 
 /* Both directions are done: close the stream and the socket gracefully. */
@@ -192,7 +212,8 @@ from_socket(struct bridge *b)
 		n = recv(b->fd, ring + off, space, MSG_DONTWAIT);
 		if (n > 0) {
 			engine_tx_commit(e, b->id, (uint32_t)n);
-			b->t->st.bytes_in += (uint64_t)n;
+			b->t->st->bytes_in += (uint64_t)n;
+			b->bytes_in += (uint64_t)n;
 			if ((uint32_t)n < space)
 				return;
 			continue;
@@ -227,7 +248,8 @@ to_socket(struct bridge *b)
 		n = send(b->fd, ring + off, avail, MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (n > 0) {
 			engine_rx_consume(e, b->id, (uint32_t)n);
-			b->t->st.bytes_out += (uint64_t)n;
+			b->t->st->bytes_out += (uint64_t)n;
+			b->bytes_out += (uint64_t)n;
 			continue;
 		}
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK ||
@@ -269,7 +291,7 @@ target_connected(struct bridge *b)
 		    WIRE_REASON_TARGET_REFUSED :
 		    WIRE_REASON_TARGET_UNREACHABLE);
 		b->have_id = 0;
-		b->t->st.refused++;
+		b->t->st->refused++;
 		bridge_free(b);
 		return;
 	}
@@ -277,11 +299,11 @@ target_connected(struct bridge *b)
 	    engine_accept(e, b->id, &tx, &rx, b) != 0) {
 		engine_refuse(e, b->id, WIRE_REASON_INTERNAL);
 		b->have_id = 0;
-		b->t->st.refused++;
+		b->t->st->refused++;
 		bridge_free(b);
 		return;
 	}
-	b->t->st.opened++;
+	b->t->st->opened++;
 	want(b);
 }
 
@@ -356,10 +378,11 @@ bridge_client(struct tun *t, int fd)
 	}
 	b->dl = t->link;
 	sock_peer_text(fd, b->who, sizeof(b->who));
-	if (t->st.active > t->c->sz.max_streams) {
+	if (t->nstreams > t->c->sz.max_streams) {
 		BLOG(LOG_WARNING, b, "stream limit %u reached; closing the "
 		    "client", (unsigned)t->c->sz.max_streams);
-		t->st.refused++;
+		t->st->refused++;
+		t->st->limited++;
 		bridge_free(b);
 		return;
 	}
@@ -374,7 +397,7 @@ bridge_client(struct tun *t, int fd)
 	}
 	BLOG(LOG_WARNING, b, "link to %s is down; closing the client",
 	    link_peer(t->link));
-	t->st.failed++;
+	t->st->failed++;
 	bridge_free(b);
 }
 
@@ -399,7 +422,7 @@ bridge_link_failed(struct bridge *b, const char *why)
 
 	BLOG(LOG_WARNING, b, "link to %s failed (%s); closing the client",
 	    link_peer(b->dl), why);
-	b->t->st.failed++;
+	b->t->st->failed++;
 	bridge_free(b);
 }
 
@@ -421,7 +444,7 @@ bridge_incoming(struct dlink *dl, struct tun *t, uint32_t id)
 
 		log_warn("tunnel %s: %s: cannot connect to target %s: %s",
 		    t->c->name, link_peer(dl), t->c->target.text, err);
-		t->st.refused++;
+		t->st->refused++;
 		engine_refuse(e, id, refused ?
 		    WIRE_REASON_TARGET_REFUSED :
 		    WIRE_REASON_TARGET_UNREACHABLE);
@@ -457,13 +480,13 @@ bridge_event(struct bridge *b, const struct engine_event *ev)
 {
 
 	if (ev->flags & ENGINE_EV_OPENED) {
-		b->t->st.opened++;
+		b->t->st->opened++;
 		BLOG(LOG_DEBUG, b, "opened");
 	}
 	if (ev->flags & ENGINE_EV_REFUSED) {
 		BLOG(LOG_WARNING, b, "refused by %s: %s", link_peer(b->dl),
 		    wire_reason_str(ev->reason));
-		b->t->st.refused++;
+		b->t->st->refused++;
 		b->closed = 1;
 		close_fd(b, 1);
 	}
@@ -487,7 +510,7 @@ bridge_event(struct bridge *b, const struct engine_event *ev)
 		close_fd(b, 1);
 		if (b->connecting)
 			link_set_incoming(b->dl, b->id, NULL);
-		b->t->st.failed++;
+		b->t->st->failed++;
 	}
 	if (ev->flags & ENGINE_EV_RELEASED) {
 		if (b->connecting)
@@ -496,4 +519,50 @@ bridge_event(struct bridge *b, const struct engine_event *ev)
 		return;
 	}
 	want(b);
+}
+
+/**
+ * bridge_info(b, bi):
+ * Describe ${b} for rstreamctl.
+ */
+void
+bridge_info(const struct bridge *b, struct bridge_info *bi)
+{
+	struct engine *e = b->dl ? link_engine(b->dl) : NULL;
+
+	memset(bi, 0, sizeof(*bi));
+	bi->serial = b->serial;
+	bi->side = b->server ? "target" : "client";
+	bi->who = b->who;
+	bi->peer = b->dl ? link_peer(b->dl) : "";
+	bi->bytes_in = b->bytes_in;
+	bi->bytes_out = b->bytes_out;
+	bi->age_ms = loop_now_ms() - b->started_ms;
+	if (b->connecting)
+		bi->state = "connecting";
+	else if (!b->have_id)
+		bi->state = "waiting for link";
+	else if (b->closed)
+		bi->state = "closing";
+	else if (b->rd_eof && b->wr_shut)
+		bi->state = "closing";
+	else if (b->rd_eof)
+		bi->state = "half-closed (in)";
+	else if (b->wr_shut)
+		bi->state = "half-closed (out)";
+	else
+		bi->state = "open";
+	if (e != NULL && b->have_id && !b->connecting)
+		bi->id = b->id;
+}
+
+/**
+ * bridge_tnext(b):
+ * The next stream of ${b}'s tunnel.
+ */
+struct bridge *
+bridge_tnext(const struct bridge *b)
+{
+
+	return (b->tnext);
 }

@@ -59,4 +59,28 @@ void bridge_event(struct bridge *b, const struct engine_event *ev);
 struct bridge *bridge_next(const struct bridge *b);
 void bridge_set_next(struct bridge *b, struct bridge *n);
 
+/* A stream, as rstreamctl shows it. */
+struct bridge_info {
+	uint64_t serial;
+	const char *side;		/* "client" or "target" */
+	const char *who;		/* its address */
+	const char *peer;		/* the link's peer */
+	const char *state;
+	uint32_t id;			/* stream id on the link */
+	uint64_t bytes_in, bytes_out;
+	uint64_t age_ms;
+};
+
+/**
+ * bridge_info(b, bi):
+ * Describe ${b} for rstreamctl.
+ */
+void bridge_info(const struct bridge *b, struct bridge_info *bi);
+
+/**
+ * bridge_tnext(b):
+ * The next stream of ${b}'s tunnel.
+ */
+struct bridge *bridge_tnext(const struct bridge *b);
+
 #endif /* !BRIDGE_H */

@@ -32,12 +32,18 @@ struct dlink {
 	struct bridge **incoming;	/* INCOMING streams not yet accepted */
 	uint32_t nincoming;
 	int dispatching, again;
+	int closing;			/* link_free: do not reconnect */
 	char peer[420];
 	char name[520];			/* "tunnel pg: link to X" / "link from X" */
 	struct dlink *next;
 };
 
 static void link_down(struct dlink *, const char *);
+
+/* A message about link ${dl}: the journal gets TUNNEL= and PEER=. */
+#define LLOG(level, dl, ...)						\
+	log_about(level, &(struct log_about){ (dl)->t ?			\
+	    (dl)->t->c->name : NULL, 0, (dl)->peer }, __VA_ARGS__)
 static void link_connect(struct dlink *);
 
 static void
@@ -105,24 +111,32 @@ dispatch(struct dlink *dl, const struct engine_event *ev)
 	    !(ev->flags & ENGINE_EV_RELEASED)) {
 		/* Links we opened carry our client tunnels only. */
 		if (dl->t != NULL) {
-			log_warn("%s: the peer opened a stream on it; refused",
-			    dl->name);
+			LLOG(LOG_WARNING, dl, "%s: the peer opened a stream "
+			    "on it; refused", dl->name);
 			engine_refuse(e, ev->stream, WIRE_REASON_NO_TUNNEL);
 			return;
 		}
 		name = engine_tunnel(e, ev->stream);
 		t = tunnel_find_target(dl->d, name);
+		if (t == NULL && dl->d->draining) {
+			log_info("%s: refused a stream for tunnel '%s': "
+			    "shutting down", dl->name, name);
+			engine_refuse(e, ev->stream,
+			    WIRE_REASON_SHUTTING_DOWN);
+			return;
+		}
 		if (t == NULL) {
 			log_warn("%s: refused a stream for tunnel '%s', which "
 			    "is not configured here", dl->name, name);
 			engine_refuse(e, ev->stream, WIRE_REASON_NO_TUNNEL);
 			return;
 		}
-		if (t->st.active >= t->c->sz.max_streams) {
+		if (t->nstreams >= t->c->sz.max_streams) {
 			log_warn("tunnel %s: %s: stream limit %u reached, "
 			    "refusing", t->c->name, dl->name,
 			    (unsigned)t->c->sz.max_streams);
-			t->st.refused++;
+			t->st->refused++;
+			t->st->limited++;
 			engine_refuse(e, ev->stream, WIRE_REASON_LIMIT);
 			return;
 		}
@@ -234,7 +248,7 @@ link_down(struct dlink *dl, const char *why)
 	fail_waiting(dl, why);
 
 	if (dl->t == NULL) {
-		log_info("%s ended: %s", dl->name, why);
+		LLOG(LOG_INFO, dl, "%s ended: %s", dl->name, why);
 		dl->state = D_DEAD;
 		if (dl->reap == NULL)
 			dl->reap = loop_timer_add(dl->d->lp, 0, on_reap, dl);
@@ -242,16 +256,18 @@ link_down(struct dlink *dl, const char *why)
 	}
 	dl->state = D_IDLE;
 	dl->failures++;
-	if (dl->d->stop) {
-		log_info("%s closed", dl->name);
+	/* Nothing more will use a stopping daemon's or old tunnel's link. */
+	if (dl->d->stop || dl->d->draining || dl->closing || dl->t->draining) {
+		LLOG(LOG_INFO, dl, "%s closed", dl->name);
 		return;
 	}
 	if (was_up) {
-		log_warn("%s went down: %s; reconnecting", dl->name, why);
+		LLOG(LOG_WARNING, dl, "%s went down: %s; reconnecting",
+		    dl->name, why);
 		dl->backoff = LINK_BACKOFF_MIN_MS;
 	} else if (dl->failures == 1 || log_level() >= LOG_DEBUG) {
-		log_warn("%s failed: %s; retrying every %.1f s at most",
-		    dl->name, why, LINK_BACKOFF_MAX_MS / 1000.0);
+		LLOG(LOG_WARNING, dl, "%s failed: %s; retrying every %.1f "
+		    "s at most", dl->name, why, LINK_BACKOFF_MAX_MS / 1000.0);
 	}
 	dl->retry = loop_timer_add(dl->d->lp, dl->backoff, on_retry, dl);
 	dl->backoff = dl->backoff * 2 > LINK_BACKOFF_MAX_MS ?
@@ -326,8 +342,8 @@ link_up(struct dlink *dl)
 	dl->failures = 0;
 	dl->backoff = LINK_BACKOFF_MIN_MS;
 	if (dl->t != NULL)
-		log_info("%s is up (device %s, sq_size %u, rq_size %u, "
-		    "inline_size %u)", dl->name, verbs_link_device(dl->vl),
+		LLOG(LOG_INFO, dl, "%s is up (device %s, sq_size %u, "
+		    "rq_size %u, inline_size %u)", dl->name, verbs_link_device(dl->vl),
 		    (unsigned)dl->t->c->sz.sq_size,
 		    (unsigned)dl->t->c->sz.rq_size,
 		    (unsigned)dl->t->c->sz.inline_size);
@@ -359,7 +375,7 @@ link_incoming(struct rsd *d, const struct verbs_ev *ev)
 	dl->nincoming = WIRE_STREAMS_MAX;
 	if ((dl->incoming = calloc(dl->nincoming, sizeof(*dl->incoming))) ==
 	    NULL || watch_cq(dl) || verbs_accept(dl->vl)) {
-		log_err("%s: cannot accept", dl->name);
+		LLOG(LOG_ERR, dl, "%s: cannot accept", dl->name);
 		loop_fd_del(dl->cqw);
 		verbs_link_free(dl->vl);
 		free(dl->incoming);
@@ -368,7 +384,7 @@ link_incoming(struct rsd *d, const struct verbs_ev *ev)
 	}
 	dl->state = D_CONNECTING;
 	list_add(dl);
-	log_info("%s accepted (device %s)", dl->name,
+	LLOG(LOG_INFO, dl, "%s accepted (device %s)", dl->name,
 	    verbs_link_device(dl->vl));
 }
 
@@ -412,8 +428,11 @@ link_free(struct dlink *dl)
 
 	if (dl == NULL)
 		return;
+	dl->closing = 1;
 	if (dl->vl != NULL)
 		link_down(dl, "shutting down");
+	if (dl->t != NULL && dl->t->link == dl)
+		dl->t->link = NULL;
 	loop_timer_del(dl->retry);
 	loop_timer_del(dl->reap);
 	loop_timer_del(dl->ka);
@@ -421,11 +440,58 @@ link_free(struct dlink *dl)
 	free(dl);
 }
 
+/**
+ * link_goaway_all(d):
+ * Tell every peer this daemon opens and accepts no new streams, and close
+ * the clients still waiting for a link.
+ */
+void
+link_goaway_all(struct rsd *d)
+{
+	struct dlink *dl;
+	struct engine *e;
+
+	for (dl = d->links; dl != NULL; dl = dl->next) {
+		fail_waiting(dl, "shutting down");
+		if (dl->state == D_UP && (e = link_engine(dl)) != NULL) {
+			engine_goaway(e, WIRE_REASON_SHUTTING_DOWN);
+			link_kick(dl);
+		}
+	}
+}
+
 int
 link_is_up(const struct dlink *dl)
 {
 
 	return (dl != NULL && dl->state == D_UP);
+}
+
+/**
+ * link_info(dl, li):
+ * Describe ${dl} for rstreamctl.
+ */
+void
+link_info(const struct dlink *dl, struct link_info *li)
+{
+	static const char *states[] = { "down", "connecting", "up", "ended" };
+	struct engine *e = link_engine(dl);
+
+	memset(li, 0, sizeof(*li));
+	li->name = dl->name;
+	li->peer = dl->peer;
+	li->dir = dl->t != NULL ? "out" : "in";
+	li->tunnel = dl->t != NULL ? dl->t->c->name : "";
+	li->state = states[dl->state];
+	if (dl->t != NULL && dl->state == D_IDLE && dl->retry != NULL)
+		li->state = "retrying";
+	li->device = dl->vl != NULL && dl->state == D_UP ?
+	    verbs_link_device(dl->vl) : "";
+	li->goaway = e != NULL && engine_peer_goaway(e);
+	if (e != NULL && dl->state == D_UP) {
+		engine_stats(e, &li->st);
+		li->have_stats = 1;
+	}
 }
 
 int

@@ -57,6 +57,32 @@ void link_kick(struct dlink *dl);
  * link_is_up(dl) / link_is_connecting(dl):
  * Whether streams may open now, or will once the link comes up.
  */
+/**
+ * link_goaway_all(d):
+ * Tell every peer this daemon opens and accepts no new streams, and close
+ * the clients still waiting for a link.
+ */
+void link_goaway_all(struct rsd *d);
+
+/* A link, as rstreamctl shows it. */
+struct link_info {
+	const char *name;		/* "tunnel pg: link to X" / "link from X" */
+	const char *peer;
+	const char *dir;		/* "out" (a client tunnel's) or "in" */
+	const char *tunnel;		/* out: its tunnel */
+	const char *state;		/* down, retrying, connecting, up, ended */
+	const char *device;
+	int goaway;			/* the peer said GOAWAY */
+	int have_stats;
+	struct engine_stats st;
+};
+
+/**
+ * link_info(dl, li):
+ * Describe ${dl} for rstreamctl.
+ */
+void link_info(const struct dlink *dl, struct link_info *li);
+
 int link_is_up(const struct dlink *dl);
 int link_is_connecting(const struct dlink *dl);
 

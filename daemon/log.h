@@ -1,20 +1,43 @@
 /*
  * log: the daemon's messages.
  *
- * Levels are syslog's.  Messages go to stderr as "rstreamd: LEVEL: text"
- * (the systemd issue adds the journal); a message about a stream names
- * its tunnel, stream and peer, so one grep follows a connection.
+ * Levels are syslog's.  Where messages go:
+ *  - a log file, when the configuration names one (log_file); SIGUSR1
+ *    makes the daemon reopen it, for logrotate;
+ *  - the journal, when stderr is connected to it (systemd sets
+ *    JOURNAL_STREAM to stderr's device and inode), with the structured
+ *    fields TUNNEL=, STREAM= and PEER= so "journalctl TUNNEL=pg" follows
+ *    one tunnel;
+ *  - otherwise stderr, as "rstreamd: LEVEL: text".
+ * A message about a stream names its tunnel, stream and peer in the text
+ * too, so one grep follows a connection whatever the destination.
  */
 #ifndef LOG_H
 #define LOG_H
 
+#include <stddef.h>
+#include <stdint.h>
 #include <syslog.h>
+
+/* What a message is about: any field may be NULL / 0. */
+struct log_about {
+	const char *tunnel;
+	uint64_t stream;		/* stream number, 0 = none */
+	const char *peer;		/* link peer address */
+};
 
 /**
  * log_init(level):
- * Print messages at ${level} and more severe (LOG_ERR..LOG_DEBUG).
+ * Print messages at ${level} and more severe (LOG_ERR..LOG_DEBUG), to
+ * the journal if stderr is the journal, else to stderr.
  */
 void log_init(int level);
+
+/**
+ * log_set_level(level):
+ * Change the level (a reload may).
+ */
+void log_set_level(int level);
 
 /**
  * log_level():
@@ -23,11 +46,39 @@ void log_init(int level);
 int log_level(void);
 
 /**
+ * log_destination():
+ * "journal", "stderr" or the log file's path.
+ */
+const char *log_destination(void);
+
+/**
+ * log_file_open(path, err, errlen):
+ * Send messages to the file ${path} (appended; created 0640), or back to
+ * stderr/the journal if ${path} is "".  Returns 0, or -1 with the reason
+ * in ${err} (the old destination is kept).
+ */
+int log_file_open(const char *path, char *err, size_t errlen);
+
+/**
+ * log_reopen():
+ * Reopen the log file (after logrotate moved it); a no-op without one.
+ */
+void log_reopen(void);
+
+/**
  * log_msg(level, fmt, ...):
  * Log one message.
  */
 void log_msg(int level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/**
+ * log_about(level, about, fmt, ...):
+ * Log one message about a tunnel, stream or peer (${about}); the journal
+ * gets them as fields.
+ */
+void log_about(int level, const struct log_about *about, const char *fmt,
+    ...) __attribute__((format(printf, 3, 4)));
 
 #define log_err(...)	log_msg(LOG_ERR, __VA_ARGS__)
 #define log_warn(...)	log_msg(LOG_WARNING, __VA_ARGS__)

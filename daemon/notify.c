@@ -2,6 +2,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <systemd/sd-daemon.h>
 
@@ -10,13 +11,14 @@
 #include "loop.h"
 #include "notify.h"
 #include "rsd.h"
+#include "tunnel.h"
 
 /* How often STATUS is refreshed (only sent when it changed). */
 #define STATUS_MS	2000
 
 static struct loop_timer *status_timer, *watchdog_timer;
 static uint64_t watchdog_ms;
-static char last_status[256];
+static char last_status[1400];
 
 /**
  * notify_status_text(d, buf, len):
@@ -25,19 +27,27 @@ static char last_status[256];
 void
 notify_status_text(const struct rsd *d, char *buf, size_t len)
 {
-	unsigned streams = 0, up = 0, links = 0;
+	unsigned streams = tunnel_streams(d), up = 0, links = 0;
 	const struct dlink *dl;
-	size_t i;
+	size_t ntuns = d->conf->ntunnels;
+	int n;
 
-	for (i = 0; i < d->ntuns; i++)
-		streams += d->tuns[i].st.active;
 	for (dl = d->links; dl != NULL; dl = link_next(dl)) {
 		links++;
 		up += link_is_up(dl) ? 1 : 0;
 	}
-	snprintf(buf, len, "%zu tunnel%s, %u stream%s, %u of %u link%s up",
-	    d->ntuns, d->ntuns == 1 ? "" : "s", streams,
+	if (d->draining) {
+		snprintf(buf, len, "stopping: waiting for %u stream%s to "
+		    "finish", streams, streams == 1 ? "" : "s");
+		return;
+	}
+	n = snprintf(buf, len, "%zu tunnel%s, %u stream%s, %u of %u link%s "
+	    "up", ntuns, ntuns == 1 ? "" : "s", streams,
 	    streams == 1 ? "" : "s", up, links, links == 1 ? "" : "s");
+	/* A failed reload is news until the next one works. */
+	if (d->reload_error[0] != '\0' && n > 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, "; reload failed, running "
+		    "the previous configuration: %s", d->reload_error);
 }
 
 static void
@@ -85,6 +95,53 @@ notify_ready(struct rsd *d)
 		watchdog_timer = loop_timer_add(d->lp, watchdog_ms,
 		    on_watchdog, d);
 	}
+}
+
+/**
+ * notify_reloading(d):
+ * Tell systemd a reload started.
+ */
+void
+notify_reloading(struct rsd *d)
+{
+
+	struct timespec ts;
+
+	(void)d;
+	/* MONOTONIC_USEC lets Type=notify-reload match the reload up. */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%llu\n"
+	    "STATUS=reloading the configuration",
+	    (unsigned long long)ts.tv_sec * 1000000ULL +
+	    (unsigned long long)ts.tv_nsec / 1000ULL);
+}
+
+/**
+ * notify_reloaded(d):
+ * Tell systemd the reload is over (whether it worked or not: the daemon
+ * is ready either way), with a STATUS line that says which.
+ */
+void
+notify_reloaded(struct rsd *d)
+{
+
+	notify_status_text(d, last_status, sizeof(last_status));
+	sd_notifyf(0, "READY=1\nSTATUS=%s", last_status);
+}
+
+/**
+ * notify_draining(d):
+ * Tell systemd the daemon is stopping and waits for open streams.
+ */
+void
+notify_draining(struct rsd *d)
+{
+
+	notify_status_text(d, last_status, sizeof(last_status));
+	/* Past TimeoutStopSec= if drain_time is longer: ask for the time. */
+	sd_notifyf(0, "STOPPING=1\nSTATUS=%s\nEXTEND_TIMEOUT_USEC=%llu",
+	    last_status, (unsigned long long)(d->conf->drain_time + 10) *
+	    1000000ULL);
 }
 
 /**

@@ -33,4 +33,23 @@ void notify_stopping(struct rsd *d);
  */
 void notify_status_text(const struct rsd *d, char *buf, size_t len);
 
+/**
+ * notify_reloading(d):
+ * Tell systemd a reload started.
+ */
+void notify_reloading(struct rsd *d);
+
+/**
+ * notify_reloaded(d):
+ * Tell systemd the reload is over (whether it worked or not: the daemon
+ * is ready either way), with a STATUS line that says which.
+ */
+void notify_reloaded(struct rsd *d);
+
+/**
+ * notify_draining(d):
+ * Tell systemd the daemon is stopping and waits for open streams.
+ */
+void notify_draining(struct rsd *d);
+
 #endif /* !NOTIFY_H */

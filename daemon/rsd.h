@@ -1,11 +1,13 @@
 /*
- * rsd: the running daemon's state, shared by tunnel.c (local listeners and
- * targets), link.c (RDMA links to peers) and bridge.c (one socket <-> one
- * stream).  Plain structures only; each file's functions own their part.
+ * rsd: the running daemon's state, shared by tunnel.c (local listeners,
+ * targets, reload and drain), link.c (RDMA links to peers), bridge.c (one
+ * socket <-> one stream), ctl.c (the control socket) and notify.c.  Plain
+ * structures only; each file's functions own their part.
  */
 #ifndef RSD_H
 #define RSD_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "conf.h"
@@ -15,44 +17,85 @@ struct loop_fd;
 struct loop_timer;
 struct verbs_cm;
 struct verbs_listener;
-struct verbs_link;
-struct verbs_mem;
 struct bridge;
 struct dlink;
+struct ctl;
 
-/* Per-tunnel counters (bytes are stream payload). */
+/*
+ * Per-tunnel counters (bytes are stream payload).  Shared by the tunnels
+ * of one name across reloads, so a changed tunnel keeps counting.
+ */
 struct tun_stats {
 	uint64_t bytes_in;	/* from local sockets into the tunnel */
 	uint64_t bytes_out;	/* from the tunnel out to local sockets */
 	uint64_t opened, refused, failed;
+	uint64_t limited;	/* refusals by a limit (included in refused) */
 	uint32_t active;
+	int refs;
 };
 
-/* A configured tunnel at run time. */
+/*
+ * A configured tunnel at run time.  A reload that changes or removes a
+ * tunnel marks it draining: it takes no new streams, its open streams
+ * carry on (on its own link, with its own sizes), and it is freed when
+ * the last one ends.
+ */
 struct tun {
 	struct rsd *d;
-	const struct conf_tunnel *c;
+	const struct conf_tunnel *c;	/* = &conf */
+	struct conf_tunnel conf;	/* own copy: outlives the file's */
 	/* Client side: the local listener and the link to the peer. */
 	int lfd;
+	int activated;			/* lfd came from systemd */
 	struct loop_fd *lw;
 	struct loop_timer *accept_pause;	/* EMFILE back-off */
 	char bound[160];
 	struct dlink *link;
-	struct tun_stats st;
+	struct tun_stats *st;
+	uint32_t nstreams;		/* bridges on this tun */
+	struct bridge *streams;		/* list, for rstreamctl streams */
+	int draining;
+	struct loop_timer *reap;
+	struct tun *next;
 };
 
 struct rsd {
 	struct loop *lp;
 	struct conf *conf;
+	int verbose;			/* -v count, added to log_level */
 	struct verbs_cm *cm;
 	struct loop_fd *cm_w;
-	struct tun *tuns;
-	size_t ntuns;
+	struct tun *tuns;		/* configured first, then draining */
 	struct verbs_listener **lsn;
 	size_t nlsn;
 	struct dlink *links;		/* every link, client and incoming */
 	uint64_t next_serial;		/* stream numbers, for logs */
+	struct ctl *ctl;
+	/* Sockets systemd passed (socket activation), until a tunnel takes them. */
+	int *act_fds;
+	char **act_names;
+	size_t nact;
+	/* Life cycle. */
+	uint64_t started_ms, reloaded_ms;
+	unsigned reloads;
+	char reload_error[1100];	/* last failed reload, "" if it worked */
+	int draining;			/* SIGTERM: finishing open streams */
 	int stop;
 };
+
+/**
+ * rsd_reload(d, err, errlen):
+ * Re-read the configuration file and apply it (SIGHUP, rstreamctl
+ * reload), telling systemd RELOADING=1 then READY=1.  Returns 0, or -1
+ * with the reason in ${err}: the previous configuration keeps running,
+ * and the STATUS line says so until a reload works.
+ */
+int rsd_reload(struct rsd *d, char *err, size_t errlen);
+
+/**
+ * rsd_log_level(d):
+ * The log level d->conf and -v ask for.
+ */
+int rsd_log_level(const struct rsd *d);
 
 #endif /* !RSD_H */

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "conf.h"
+#include "ctl.h"
 #include "log.h"
 #include "loop.h"
 #include "notify.h"
@@ -34,7 +35,7 @@ usage(FILE *f)
 	    "Tunnel local TCP and Unix-socket streams over RDMA to a peer rstreamd.\n"
 	    "\n"
 	    "  -c, --config FILE  configuration file (default %s)\n"
-	    "  -f, --foreground   stay in the foreground, log to stderr\n"
+	    "  -f, --foreground   stay in the foreground (it always does)\n"
 	    "  -n, --check        check the configuration and exit\n"
 	    "  -v, --verbose      more log output (repeat for more)\n"
 	    "  -h, --help         show this help and exit\n"
@@ -45,22 +46,66 @@ usage(FILE *f)
 struct sigctx {
 	struct rsd *d;
 	int fd;
+	struct loop_timer *drain;
 };
+
+static void
+on_drain_over(void *arg)
+{
+	struct sigctx *sc = arg;
+	uint32_t n = tunnel_streams(sc->d);
+
+	sc->drain = NULL;
+	log_notice("drain time over; closing the %u stream%s still open", n,
+	    n == 1 ? "" : "s");
+	sc->d->stop = 1;
+}
+
+/* SIGTERM: take no new streams, let open ones finish, then stop. */
+static void
+start_drain(struct sigctx *sc, const char *sig)
+{
+	struct rsd *d = sc->d;
+	uint32_t n = tunnel_streams(d);
+
+	if (d->draining) {
+		log_notice("received %s again; stopping now", sig);
+		d->stop = 1;
+		return;
+	}
+	log_notice("received %s; taking no new streams, waiting up to %u s "
+	    "for %u open stream%s", sig, (unsigned)d->conf->drain_time, n,
+	    n == 1 ? "" : "s");
+	tunnel_drain(d);
+	notify_draining(d);
+	sc->drain = loop_timer_add(d->lp, (uint64_t)d->conf->drain_time *
+	    1000, on_drain_over, sc);
+}
 
 static void
 on_signal(void *arg, uint32_t events)
 {
 	struct sigctx *sc = arg;
 	struct signalfd_siginfo si;
+	char err[1100];
 
 	(void)events;
 	while (read(sc->fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		switch (si.ssi_signo) {
 		case SIGTERM:
+			start_drain(sc, "SIGTERM");
+			break;
 		case SIGINT:
-			log_notice("received %s; stopping",
-			    si.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
-			sc->d->stop = 1;
+			start_drain(sc, "SIGINT");
+			break;
+		case SIGHUP:
+			log_notice("received SIGHUP");
+			if (rsd_reload(sc->d, err, sizeof(err)) != 0 &&
+			    sc->d->draining)
+				log_notice("%s", err);
+			break;
+		case SIGUSR1:
+			log_reopen();
 			break;
 		default:
 			break;
@@ -81,12 +126,12 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *path = SYSCONFDIR "/rstreamd.conf";
-	struct rsd d;
-	struct sigctx sc;
+	struct rsd d = { 0 };
+	struct sigctx sc = { NULL, -1, NULL };
 	struct loop_fd *sw = NULL;
 	sigset_t mask;
 	char err[1024];
-	int c, check = 0, verbose = 0, level, rc = 1;
+	int c, check = 0, rc = 1;
 	size_t i, nclient = 0;
 
 	while ((c = getopt_long(argc, argv, "c:fnvhV", longopts, NULL)) != -1) {
@@ -106,7 +151,7 @@ main(int argc, char **argv)
 			check = 1;
 			break;
 		case 'v':
-			verbose++;
+			d.verbose++;
 			break;
 		default:
 			usage(stderr);
@@ -120,7 +165,6 @@ main(int argc, char **argv)
 		return (1);
 	}
 
-	memset(&d, 0, sizeof(d));
 	if (conf_load(path, &d.conf, err, sizeof(err)) != 0) {
 		fprintf(stderr, "rstreamd: %s\n", err);
 		return (1);
@@ -134,8 +178,14 @@ main(int argc, char **argv)
 		conf_free(d.conf);
 		return (0);
 	}
-	level = d.conf->log_level + verbose;
-	log_init(level > LOG_DEBUG ? LOG_DEBUG : level);
+	log_init(rsd_log_level(&d));
+	if (d.conf->log_file[0] != '\0' &&
+	    log_file_open(d.conf->log_file, err, sizeof(err)) != 0) {
+		fprintf(stderr, "rstreamd: %s\n", err);
+		conf_free(d.conf);
+		return (1);
+	}
+	d.started_ms = loop_now_ms();
 
 	/* Signals arrive through the loop, never in the middle of work. */
 	signal(SIGPIPE, SIG_IGN);
@@ -143,6 +193,7 @@ main(int argc, char **argv)
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	sc.d = &d;
 	if ((sc.fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC)) < 0 ||
@@ -151,23 +202,36 @@ main(int argc, char **argv)
 		log_err("cannot set up the event loop: %m");
 		goto out;
 	}
-	if (tunnel_start(&d, err, sizeof(err)) != 0) {
+	if (tunnel_activation(&d, err, sizeof(err)) < 0 ||
+	    tunnel_start(&d, err, sizeof(err)) != 0) {
+		log_err("%s", err);
+		goto out;
+	}
+	if (d.conf->control[0] != '\0' &&
+	    (d.ctl = ctl_new(&d, err, sizeof(err))) == NULL) {
 		log_err("%s", err);
 		goto out;
 	}
 	log_notice("ready: %zu tunnels (%zu client, %zu target), %zu RDMA "
-	    "listeners", d.conf->ntunnels, nclient, d.conf->ntunnels - nclient,
-	    d.nlsn);
+	    "listeners, control socket %s", d.conf->ntunnels, nclient,
+	    d.conf->ntunnels - nclient, d.nlsn,
+	    d.ctl != NULL ? ctl_path(d.ctl) : "off");
 	notify_ready(&d);
 	while (!d.stop) {
 		if (loop_run_once(d.lp, 1000) != 0) {
 			log_err("event loop failed: %m");
 			goto out;
 		}
+		if (d.draining && tunnel_streams(&d) == 0) {
+			log_notice("every stream has finished");
+			d.stop = 1;
+		}
 	}
 	rc = 0;
 	notify_stopping(&d);
 out:
+	loop_timer_del(sc.drain);
+	ctl_free(d.ctl);
 	tunnel_stop(&d);
 	loop_fd_del(sw);
 	loop_free(d.lp);

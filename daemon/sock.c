@@ -140,6 +140,49 @@ unix_owner(const char *path, const char *owner, const char *group,
 	return (0);
 }
 
+/**
+ * sock_unix_perms(path, mode, owner, group, err, errlen):
+ * Give the socket file ${path} ${mode} and, if not empty, ${owner} and
+ * ${group}.  Returns 0, or -1 with the reason in ${err}.
+ */
+int
+sock_unix_perms(const char *path, unsigned mode, const char *owner,
+    const char *group, char *err, size_t errlen)
+{
+
+	if (chmod(path, mode) != 0) {
+		snprintf(err, errlen, "chmod %s: %s", path, strerror(errno));
+		return (-1);
+	}
+	return (unix_owner(path, owner, group, err, errlen));
+}
+
+/**
+ * sock_local_text(fd, buf, len):
+ * The address listening socket ${fd} is bound to, as tcp://HOST:PORT or
+ * unix:PATH (for sockets systemd passed).
+ */
+void
+sock_local_text(int fd, char *buf, size_t len)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char text[128];
+
+	memset(&ss, 0, sizeof(ss));
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) != 0) {
+		snprintf(buf, len, "?");
+	} else if (ss.ss_family == AF_UNIX) {
+		const struct sockaddr_un *sun = (const void *)&ss;
+
+		snprintf(buf, len, "unix:%.*s", (int)sizeof(sun->sun_path),
+		    sun->sun_path);
+	} else {
+		addr_text((struct sockaddr *)&ss, text, sizeof(text));
+		snprintf(buf, len, "tcp://%s", text);
+	}
+}
+
 /* getaddrinfo for a TCP address: the first answer is the one used. */
 static int
 resolve_tcp(const struct conf_addr *a, int passive, struct addrinfo **ai,
@@ -195,9 +238,7 @@ sock_listen(const struct conf_addr *a, unsigned mode, const char *owner,
 		umask(old_umask);
 		if (rc != 0)
 			goto syserr;
-		if (chmod(a->path, mode) != 0)
-			goto syserr;
-		if (unix_owner(a->path, owner, group, err, errlen))
+		if (sock_unix_perms(a->path, mode, owner, group, err, errlen))
 			goto fail;
 		if (listen(fd, 512) != 0)
 			goto syserr;

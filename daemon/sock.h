@@ -22,6 +22,21 @@ int sock_listen(const struct conf_addr *a, unsigned mode, const char *owner,
     size_t errlen);
 
 /**
+ * sock_unix_perms(path, mode, owner, group, err, errlen):
+ * Give the socket file ${path} ${mode} and, if not empty, ${owner} and
+ * ${group}.  Returns 0, or -1 with the reason in ${err}.
+ */
+int sock_unix_perms(const char *path, unsigned mode, const char *owner,
+    const char *group, char *err, size_t errlen);
+
+/**
+ * sock_local_text(fd, buf, len):
+ * The address listening socket ${fd} is bound to, as tcp://HOST:PORT or
+ * unix:PATH (for sockets systemd passed).
+ */
+void sock_local_text(int fd, char *buf, size_t len);
+
+/**
  * sock_connect(a, err, errlen):
  * Start a non-blocking connect to ${a}.  Returns the descriptor (the
  * connect may still be in progress: wait for writability, then

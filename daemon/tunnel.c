@@ -4,10 +4,13 @@
 #include <sys/socket.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <systemd/sd-daemon.h>
 
 #include "bridge.h"
 #include "conf.h"
@@ -102,19 +105,502 @@ listener_conf(const struct conf *c, struct verbs_link_conf *lc)
 		lc->max_streams = WIRE_STREAMS_MAX;
 }
 
+/* ---------------------------------------------------- socket activation */
+
+/**
+ * tunnel_activation(d, err, errlen):
+ * Take the listening sockets systemd passed (socket activation); each is
+ * used by the client tunnel its FileDescriptorName= names.  Returns the
+ * number taken, or -1 with the reason in ${err}.
+ */
+int
+tunnel_activation(struct rsd *d, char *err, size_t errlen)
+{
+	char **names = NULL;
+	int n, i, fd;
+
+	if ((n = sd_listen_fds_with_names(1, &names)) <= 0) {
+		if (n < 0)
+			snprintf(err, errlen, "cannot take the sockets "
+			    "systemd passed: %s", strerror(-n));
+		return (n);
+	}
+	d->act_fds = calloc((size_t)n, sizeof(*d->act_fds));
+	d->act_names = names;
+	if (d->act_fds == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return (-1);
+	}
+	d->nact = (size_t)n;
+	for (i = 0; i < n; i++) {
+		fd = SD_LISTEN_FDS_START + i;
+		d->act_fds[i] = fd;
+		if (sd_is_socket(fd, AF_UNSPEC, SOCK_STREAM, 1) <= 0) {
+			snprintf(err, errlen, "the descriptor systemd passed "
+			    "as '%s' is not a listening stream socket",
+			    names[i]);
+			return (-1);
+		}
+		if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) ||
+		    fcntl(fd, F_SETFD, FD_CLOEXEC)) {
+			snprintf(err, errlen, "fcntl: %s", strerror(errno));
+			return (-1);
+		}
+	}
+	return (n);
+}
+
+/* The activated socket named ${name}, taken out of the list, or -1. */
+static int
+act_take(struct rsd *d, const char *name)
+{
+	size_t i;
+	int fd;
+
+	for (i = 0; i < d->nact; i++) {
+		if (d->act_fds[i] >= 0 && strcmp(d->act_names[i], name) == 0) {
+			fd = d->act_fds[i];
+			d->act_fds[i] = -1;
+			return (fd);
+		}
+	}
+	return (-1);
+}
+
+/* Give activated socket ${fd} back (its tunnel went away). */
+static void
+act_put(struct rsd *d, int fd)
+{
+	size_t i;
+
+	for (i = 0; i < d->nact; i++) {
+		if (d->act_fds[i] == -1 && SD_LISTEN_FDS_START + (int)i == fd) {
+			d->act_fds[i] = fd;
+			return;
+		}
+	}
+	close(fd);
+}
+
+static void
+act_warn_unused(struct rsd *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->nact; i++)
+		if (d->act_fds[i] >= 0)
+			log_warn("the socket systemd passed as '%s' matches no "
+			    "client tunnel; nothing accepts on it",
+			    d->act_names[i]);
+}
+
+/* ------------------------------------------------------------- tunnels */
+
+static void
+tun_unwatch(struct tun *t)
+{
+
+	loop_fd_del(t->lw);
+	t->lw = NULL;
+	loop_timer_del(t->accept_pause);
+	t->accept_pause = NULL;
+}
+
+/* Stop accepting: close the listener (a socket from systemd goes back). */
+static void
+tun_close_listener(struct tun *t)
+{
+
+	tun_unwatch(t);
+	if (t->lfd < 0)
+		return;
+	if (t->activated) {
+		act_put(t->d, t->lfd);
+	} else {
+		close(t->lfd);
+		if (t->c->accept.kind == CONF_ADDR_UNIX)
+			unlink(t->c->accept.path);
+	}
+	t->lfd = -1;
+	t->activated = 0;
+}
+
+static int
+tun_watch(struct tun *t)
+{
+
+	t->lw = loop_fd_add(t->d->lp, t->lfd, EPOLLIN, on_accept, t);
+	return (t->lw == NULL ? -1 : 0);
+}
+
+static void
+tun_free(struct tun *t)
+{
+	struct tun **p;
+
+	for (p = &t->d->tuns; *p != NULL; p = &(*p)->next)
+		if (*p == t) {
+			*p = t->next;
+			break;
+		}
+	tun_close_listener(t);
+	link_free(t->link);
+	loop_timer_del(t->reap);
+	if (t->st != NULL && --t->st->refs == 0)
+		free(t->st);
+	free(t);
+}
+
+static void
+on_reap(void *arg)
+{
+	struct tun *t = arg;
+
+	t->reap = NULL;
+	if (t->draining && t->nstreams == 0) {
+		log_info("tunnel %s: the last stream of the old configuration "
+		    "ended", t->c->name);
+		tun_free(t);
+	}
+}
+
+/* A draining tunnel goes once its last stream is gone (outside callbacks). */
+static void
+tun_maybe_reap(struct tun *t)
+{
+
+	if (t->draining && t->nstreams == 0 && t->reap == NULL)
+		t->reap = loop_timer_add(t->d->lp, 0, on_reap, t);
+}
+
+/**
+ * tunnel_stream_gone(t):
+ * A stream of ${t} ended (bridge_free calls this).
+ */
+void
+tunnel_stream_gone(struct tun *t)
+{
+
+	tun_maybe_reap(t);
+}
+
+static struct tun *
+tun_new(struct rsd *d, const struct conf_tunnel *c, struct tun_stats *st)
+{
+	struct tun *t;
+
+	if ((t = calloc(1, sizeof(*t))) == NULL)
+		return (NULL);
+	if (st == NULL && (st = calloc(1, sizeof(*st))) == NULL) {
+		free(t);
+		return (NULL);
+	}
+	st->refs++;
+	t->d = d;
+	t->conf = *c;
+	t->c = &t->conf;
+	t->lfd = -1;
+	t->st = st;
+	return (t);
+}
+
+/* The running, not draining, tunnel called ${name}. */
+static struct tun *
+live_by_name(struct rsd *d, const char *name)
+{
+	struct tun *t;
+
+	for (t = d->tuns; t != NULL; t = t->next)
+		if (!t->draining && strcmp(t->c->name, name) == 0)
+			return (t);
+	return (NULL);
+}
+
+/* The running client tunnel listening on ${a}. */
+static struct tun *
+live_by_accept(struct rsd *d, const struct conf_addr *a)
+{
+	struct tun *t;
+
+	for (t = d->tuns; t != NULL; t = t->next)
+		if (!t->draining && t->lfd >= 0 && t->c->has_accept &&
+		    conf_addr_same(&t->c->accept, a))
+			return (t);
+	return (NULL);
+}
+
+/* What applying a configuration does with each of its tunnels. */
+struct plan {
+	struct tun *keep;	/* unchanged: the running tunnel stays */
+	struct tun *from;	/* takes over this tunnel's listener */
+	int lfd;		/* or this new one */
+	int activated;
+	char bound[160];
+};
+
+/* Retire ${t}: no new streams; open ones finish on its own link. */
+static void
+tun_retire(struct tun *t, const char *why)
+{
+
+	t->draining = 1;
+	tun_close_listener(t);
+	if (t->nstreams > 0)
+		log_notice("tunnel %s: %s; its %u open stream%s on",
+		    t->c->name, why, (unsigned)t->nstreams,
+		    t->nstreams == 1 ? " carries" : "s carry");
+	else
+		log_notice("tunnel %s: %s", t->c->name, why);
+	tun_maybe_reap(t);
+}
+
+static int
+same_listen(const struct conf_listen *x, const struct conf_listen *y)
+{
+
+	return (conf_addr_same(&x->addr, &y->addr));
+}
+
+/*
+ * Make the running daemon match ${nc}.  Everything that can fail (binding
+ * listeners) is done first; if anything fails it is all undone and the
+ * daemon runs on as it was.  Then, with nothing left to fail: unchanged
+ * tunnels stay as they are; changed and removed ones drain; new ones
+ * start.  A changed tunnel's listener is handed over, never closed, so
+ * no client is turned away during a reload.
+ */
+static int
+tunnel_apply(struct rsd *d, struct conf *nc, char *err, size_t errlen)
+{
+	struct conf *oc = d->conf == nc ? NULL : d->conf;
+	struct verbs_listener **nl = NULL;
+	struct verbs_link_conf lc;
+	struct plan *pl = NULL;
+	struct tun *t, *old, *head = NULL, **tail = &head, *nt;
+	struct tun **retiring = NULL;
+	const struct conf_tunnel *c;
+	size_t i, j, ntarget = 0, nold = 0, nretiring = 0;
+	int same_source, rc = -1;
+
+	same_source = oc == NULL || (oc->has_source == nc->has_source &&
+	    (!nc->has_source || conf_addr_same(&oc->source, &nc->source)));
+	if ((pl = calloc(nc->ntunnels + 1, sizeof(*pl))) == NULL ||
+	    (nl = calloc(nc->nlisten + 1, sizeof(*nl))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	for (i = 0; i < nc->ntunnels; i++)
+		pl[i].lfd = -1;
+
+	/* 1. Everything that can fail. */
+	for (i = 0; i < nc->ntunnels; i++) {
+		c = &nc->tunnels[i];
+		ntarget += c->has_target;
+		old = live_by_name(d, c->name);
+		if (old != NULL && conf_tunnel_same(old->c, c) &&
+		    (!c->has_accept || same_source))
+			pl[i].keep = old;
+	}
+	for (i = 0; i < nc->ntunnels; i++) {
+		c = &nc->tunnels[i];
+		if (pl[i].keep != NULL || !c->has_accept)
+			continue;
+		/* Port 0 may be written twice: hand each listener over once. */
+		t = live_by_accept(d, &c->accept);
+		for (j = 0; t != NULL && j < nc->ntunnels; j++)
+			if (pl[j].keep == t || pl[j].from == t)
+				t = NULL;
+		if ((pl[i].from = t) != NULL)
+			continue;
+		if ((pl[i].lfd = act_take(d, c->name)) >= 0) {
+			pl[i].activated = 1;
+			sock_local_text(pl[i].lfd, pl[i].bound,
+			    sizeof(pl[i].bound));
+			continue;
+		}
+		pl[i].lfd = sock_listen(&c->accept, c->unix_mode,
+		    c->unix_owner, c->unix_group, pl[i].bound,
+		    sizeof(pl[i].bound), err, errlen);
+		if (pl[i].lfd < 0) {
+			/* The message says what; say which tunnel. */
+			char why[1024];
+
+			snprintf(why, sizeof(why), "%s", err);
+			snprintf(err, errlen, "%s:%d: tunnel %s: %s", nc->file,
+			    c->line, c->name, why);
+			goto fail;
+		}
+	}
+	listener_conf(nc, &lc);
+	for (j = 0; ntarget > 0 && j < nc->nlisten; j++) {
+		for (i = 0; i < d->nlsn; i++) {
+			if (d->lsn[i] != NULL && oc != NULL &&
+			    same_listen(&oc->listen[i], &nc->listen[j])) {
+				nl[j] = d->lsn[i];
+				d->lsn[i] = NULL;	/* taken */
+				break;
+			}
+		}
+		if (nl[j] != NULL)
+			continue;
+		nl[j] = verbs_listen(d->cm, nc->listen[j].addr.host,
+		    nc->listen[j].addr.port, &lc, d, err, errlen);
+		if (nl[j] == NULL)
+			goto fail;
+		log_notice("listening for RDMA links on %s",
+		    nc->listen[j].addr.text);
+	}
+
+	for (t = d->tuns; t != NULL; t = t->next)
+		nold++;
+	if ((retiring = calloc(nold + 1, sizeof(*retiring))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+
+	/* 2. Nothing below fails in a way that needs undoing. */
+	for (i = 0; i < d->nlsn; i++) {
+		if (d->lsn[i] != NULL) {
+			log_notice("no longer listening for RDMA links on %s",
+			    oc->listen[i].addr.text);
+			verbs_listener_free(d->lsn[i]);
+		}
+	}
+	free(d->lsn);
+	d->lsn = nl;
+	d->nlsn = ntarget > 0 ? nc->nlisten : 0;
+	nl = NULL;
+	for (i = 0; i < d->nlsn; i++)
+		verbs_listener_set_conf(d->lsn[i], &lc);
+	if (d->nlsn > 0)
+		log_info("incoming links: sq_size %u, rq_size %u, inline_size "
+		    "%u, %u streams", (unsigned)lc.sq_size,
+		    (unsigned)lc.rq_size, (unsigned)lc.inline_size,
+		    (unsigned)lc.max_streams);
+
+	/* Tunnels that are not kept drain; their listeners may move first. */
+	for (t = d->tuns; t != NULL; t = t->next) {
+		for (i = 0; i < nc->ntunnels && pl[i].keep != t; i++)
+			;
+		if (!t->draining && i == nc->ntunnels) {
+			t->draining = 1;
+			retiring[nretiring++] = t;
+		}
+	}
+	for (i = 0; i < nc->ntunnels; i++) {
+		c = &nc->tunnels[i];
+		if ((nt = pl[i].keep) != NULL) {
+			*tail = nt;
+			tail = &nt->next;
+			continue;
+		}
+		/* A changed tunnel keeps counting where the old one was. */
+		for (j = 0, old = NULL; j < nretiring; j++)
+			if (strcmp(retiring[j]->c->name, c->name) == 0)
+				old = retiring[j];
+		if ((nt = tun_new(d, c, old ? old->st : NULL)) == NULL) {
+			/* Cannot happen in practice; say so if it does. */
+			log_err("tunnel %s: out of memory; not started",
+			    c->name);
+			if (pl[i].lfd >= 0)
+				close(pl[i].lfd);
+			continue;
+		}
+		*tail = nt;
+		tail = &nt->next;
+		if (c->has_target) {
+			log_info("tunnel %s: serving target %s", c->name,
+			    c->target.text);
+			continue;
+		}
+		if ((t = pl[i].from) != NULL) {
+			tun_unwatch(t);
+			nt->lfd = t->lfd;
+			nt->activated = t->activated;
+			memcpy(nt->bound, t->bound, sizeof(nt->bound));
+			t->lfd = -1;
+			t->activated = 0;
+			if (c->accept.kind == CONF_ADDR_UNIX &&
+			    sock_unix_perms(c->accept.path, c->unix_mode,
+			    c->unix_owner, c->unix_group, err, errlen))
+				log_warn("tunnel %s: %s", c->name, err);
+		} else {
+			nt->lfd = pl[i].lfd;
+			nt->activated = pl[i].activated;
+			memcpy(nt->bound, pl[i].bound, sizeof(nt->bound));
+		}
+		if (tun_watch(nt))
+			log_err("tunnel %s: cannot watch %s", c->name,
+			    nt->bound);
+		nt->link = link_client_start(nt);
+		/* Tests and scripts read the bound address from this line. */
+		log_notice("tunnel %s: accepting on %s%s, peer %s", c->name,
+		    nt->bound, nt->activated ? " (socket from systemd)" : "",
+		    nt->link ? link_peer(nt->link) : "?");
+	}
+	/* The draining ones follow the configured ones until they are gone. */
+	while ((t = d->tuns) != NULL) {
+		d->tuns = t->next;
+		for (i = 0; i < nc->ntunnels && pl[i].keep != t; i++)
+			;
+		if (i < nc->ntunnels)
+			continue;
+		*tail = t;
+		tail = &t->next;
+	}
+	*tail = NULL;
+	d->tuns = head;
+	for (j = 0; j < nretiring; j++)
+		tun_retire(retiring[j], live_by_name(d,
+		    retiring[j]->c->name) ? "configuration changed" :
+		    "removed from the configuration");
+	free(retiring);
+	if (oc != NULL)
+		conf_free(oc);
+	d->conf = nc;
+	rc = 0;
+	free(pl);
+	return (rc);
+
+fail:
+	for (i = 0; pl != NULL && i < nc->ntunnels; i++) {
+		if (pl[i].lfd < 0)
+			continue;
+		if (pl[i].activated) {
+			act_put(d, pl[i].lfd);
+		} else {
+			close(pl[i].lfd);
+			if (nc->tunnels[i].accept.kind == CONF_ADDR_UNIX)
+				unlink(nc->tunnels[i].accept.path);
+		}
+	}
+	for (j = 0; nl != NULL && j < nc->nlisten; j++) {
+		if (nl[j] == NULL)
+			continue;
+		/* Give taken listeners back to where they were. */
+		for (i = 0; i < d->nlsn; i++)
+			if (d->lsn[i] == NULL && oc != NULL &&
+			    same_listen(&oc->listen[i], &nc->listen[j]))
+				break;
+		if (i < d->nlsn)
+			d->lsn[i] = nl[j];
+		else
+			verbs_listener_free(nl[j]);
+	}
+	free(nl);
+	free(pl);
+	return (rc);
+}
+
 /**
  * tunnel_start(d, err, errlen):
  * Bind every local listener, start every client tunnel's link, and listen
- * for RDMA links.  Returns 0, or -1 with the reason in ${err}.
+ * for RDMA links, as d->conf says.  Returns 0, or -1 with the reason in
+ * ${err}.
  */
 int
 tunnel_start(struct rsd *d, char *err, size_t errlen)
 {
-	const struct conf *c = d->conf;
-	struct verbs_link_conf lc;
-	struct tun *t;
-	size_t i;
-	int ntarget = 0;
 
 	if ((d->cm = verbs_cm_new(err, errlen)) == NULL)
 		return (-1);
@@ -123,67 +609,74 @@ tunnel_start(struct rsd *d, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot watch the RDMA CM channel");
 		return (-1);
 	}
-	if ((d->tuns = calloc(c->ntunnels, sizeof(*d->tuns))) == NULL) {
-		snprintf(err, errlen, "out of memory");
+	if (tunnel_apply(d, d->conf, err, errlen))
 		return (-1);
-	}
-	d->ntuns = c->ntunnels;
-	/* All filled in first: tunnel_stop may run after any failure. */
-	for (i = 0; i < c->ntunnels; i++) {
-		d->tuns[i].d = d;
-		d->tuns[i].c = &c->tunnels[i];
-		d->tuns[i].lfd = -1;
-	}
-	for (i = 0; i < c->ntunnels; i++) {
-		t = &d->tuns[i];
-		if (t->c->has_target) {
-			ntarget++;
-			log_info("tunnel %s: serving target %s", t->c->name,
-			    t->c->target.text);
-			continue;
-		}
-		t->lfd = sock_listen(&t->c->accept, t->c->unix_mode,
-		    t->c->unix_owner, t->c->unix_group, t->bound,
-		    sizeof(t->bound), err, errlen);
-		if (t->lfd < 0)
-			return (-1);
-		if ((t->lw = loop_fd_add(d->lp, t->lfd, EPOLLIN, on_accept,
-		    t)) == NULL) {
-			snprintf(err, errlen, "cannot watch %s", t->bound);
-			return (-1);
-		}
-		if ((t->link = link_client_start(t)) == NULL) {
-			snprintf(err, errlen, "out of memory");
-			return (-1);
-		}
-		/* Tests and scripts read the bound address from this line. */
-		log_notice("tunnel %s: accepting on %s, peer %s", t->c->name,
-		    t->bound, link_peer(t->link));
-	}
-	if (ntarget > 0) {
-		listener_conf(c, &lc);
-		if ((d->lsn = calloc(c->nlisten, sizeof(*d->lsn))) == NULL) {
-			snprintf(err, errlen, "out of memory");
-			return (-1);
-		}
-		for (i = 0; i < c->nlisten; i++) {
-			d->lsn[i] = verbs_listen(d->cm, c->listen[i].addr.host,
-			    c->listen[i].addr.port, &lc, d, err, errlen);
-			if (d->lsn[i] == NULL)
-				return (-1);
-			d->nlsn = i + 1;
-			log_notice("listening for RDMA links on %s (sq_size "
-			    "%u, rq_size %u, inline_size %u)",
-			    c->listen[i].addr.text, (unsigned)lc.sq_size,
-			    (unsigned)lc.rq_size, (unsigned)lc.inline_size);
-		}
-	}
+	act_warn_unused(d);
 	return (0);
 }
 
 /**
+ * tunnel_reload(d, nc, err, errlen):
+ * Switch to configuration ${nc} (already loaded and checked): add, change
+ * and remove tunnels; open streams carry on.  On success ${nc} is the
+ * daemon's and 0 is returned; on error nothing changed, ${nc} is still
+ * the caller's, and -1 is returned with the reason in ${err}.
+ */
+int
+tunnel_reload(struct rsd *d, struct conf *nc, char *err, size_t errlen)
+{
+
+	if (d->draining) {
+		snprintf(err, errlen, "the daemon is stopping");
+		return (-1);
+	}
+	if (tunnel_apply(d, nc, err, errlen))
+		return (-1);
+	act_warn_unused(d);
+	return (0);
+}
+
+/**
+ * tunnel_drain(d):
+ * Stop taking new streams (close every listener, tell every peer GOAWAY)
+ * and let the open ones finish.
+ */
+void
+tunnel_drain(struct rsd *d)
+{
+	struct tun *t;
+	size_t i;
+
+	d->draining = 1;
+	for (t = d->tuns; t != NULL; t = t->next)
+		tun_close_listener(t);
+	for (i = 0; i < d->nlsn; i++)
+		verbs_listener_free(d->lsn[i]);
+	free(d->lsn);
+	d->lsn = NULL;
+	d->nlsn = 0;
+	link_goaway_all(d);
+}
+
+/**
+ * tunnel_streams(d):
+ * How many streams are open.
+ */
+uint32_t
+tunnel_streams(const struct rsd *d)
+{
+	const struct tun *t;
+	uint32_t n = 0;
+
+	for (t = d->tuns; t != NULL; t = t->next)
+		n += t->nstreams;
+	return (n);
+}
+
+/**
  * tunnel_stop(d):
- * Close every listener and link (their streams are reset).
+ * Close every listener and link (their streams are reset) and free every
+ * tunnel.
  */
 void
 tunnel_stop(struct rsd *d)
@@ -191,44 +684,54 @@ tunnel_stop(struct rsd *d)
 	size_t i;
 
 	d->stop = 1;
-	for (i = 0; i < d->ntuns; i++) {
-		struct tun *t = &d->tuns[i];
-
-		loop_fd_del(t->lw);
-		loop_timer_del(t->accept_pause);
-		if (t->lfd >= 0) {
-			close(t->lfd);
-			if (t->c->accept.kind == CONF_ADDR_UNIX)
-				unlink(t->c->accept.path);
-		}
-	}
+	/* Links first: resetting their streams frees the bridges. */
 	while (d->links != NULL)
 		link_free(d->links);
+	while (d->tuns != NULL)
+		tun_free(d->tuns);
 	for (i = 0; i < d->nlsn; i++)
 		verbs_listener_free(d->lsn[i]);
 	free(d->lsn);
 	d->lsn = NULL;
 	d->nlsn = 0;
 	loop_fd_del(d->cm_w);
+	d->cm_w = NULL;
 	verbs_cm_free(d->cm);
 	d->cm = NULL;
-	free(d->tuns);
-	d->tuns = NULL;
-	d->ntuns = 0;
+	for (i = 0; i < d->nact; i++) {
+		if (d->act_fds[i] >= 0)
+			close(d->act_fds[i]);
+		free(d->act_names[i]);
+	}
+	free(d->act_fds);
+	free(d->act_names);
+	d->act_fds = NULL;
+	d->act_names = NULL;
+	d->nact = 0;
+}
+
+/**
+ * tunnel_find(d, name):
+ * The configured (not draining) tunnel called ${name}, or NULL.
+ */
+struct tun *
+tunnel_find(struct rsd *d, const char *name)
+{
+
+	return (live_by_name(d, name));
 }
 
 /**
  * tunnel_find_target(d, name):
- * The target tunnel called ${name}, or NULL.
+ * The target tunnel called ${name} that takes new streams, or NULL.
  */
 struct tun *
 tunnel_find_target(struct rsd *d, const char *name)
 {
-	size_t i;
+	struct tun *t;
 
-	for (i = 0; name != NULL && i < d->ntuns; i++)
-		if (d->tuns[i].c->has_target &&
-		    strcmp(d->tuns[i].c->name, name) == 0)
-			return (&d->tuns[i]);
-	return (NULL);
+	if (name == NULL || d->draining)
+		return (NULL);
+	t = live_by_name(d, name);
+	return (t != NULL && t->c->has_target ? t : NULL);
 }

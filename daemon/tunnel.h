@@ -1,31 +1,80 @@
 /*
- * tunnel: the daemon's tunnels at run time: local listeners for client
- * tunnels (each with its link to the peer), and the RDMA listeners that
- * serve target tunnels.
+ * tunnel: the configured tunnels at run time: local listeners (bound, or
+ * passed by systemd), the client tunnels' links, the RDMA listeners for
+ * target tunnels, reloading a new configuration without dropping open
+ * streams, and draining before a stop.
  */
 #ifndef TUNNEL_H
 #define TUNNEL_H
 
+#include <stddef.h>
+#include <stdint.h>
+
+struct conf;
 struct rsd;
 struct tun;
 
 /**
+ * tunnel_activation(d, err, errlen):
+ * Take the listening sockets systemd passed (socket activation); each is
+ * used by the client tunnel its FileDescriptorName= names.  Returns the
+ * number taken, or -1 with the reason in ${err}.
+ */
+int tunnel_activation(struct rsd *d, char *err, size_t errlen);
+
+/**
  * tunnel_start(d, err, errlen):
  * Bind every local listener, start every client tunnel's link, and listen
- * for RDMA links.  Returns 0, or -1 with the reason in ${err}.
+ * for RDMA links, as d->conf says.  Returns 0, or -1 with the reason in
+ * ${err}.
  */
 int tunnel_start(struct rsd *d, char *err, size_t errlen);
 
 /**
+ * tunnel_reload(d, nc, err, errlen):
+ * Switch to configuration ${nc} (already loaded and checked): add, change
+ * and remove tunnels; open streams carry on.  On success ${nc} is the
+ * daemon's and 0 is returned; on error nothing changed, ${nc} is still
+ * the caller's, and -1 is returned with the reason in ${err}.
+ */
+int tunnel_reload(struct rsd *d, struct conf *nc, char *err, size_t errlen);
+
+/**
+ * tunnel_drain(d):
+ * Stop taking new streams (close every listener, tell every peer GOAWAY)
+ * and let the open ones finish.
+ */
+void tunnel_drain(struct rsd *d);
+
+/**
+ * tunnel_streams(d):
+ * How many streams are open.
+ */
+uint32_t tunnel_streams(const struct rsd *d);
+
+/**
  * tunnel_stop(d):
- * Close every listener and link (their streams are reset).
+ * Close every listener and link (their streams are reset) and free every
+ * tunnel.
  */
 void tunnel_stop(struct rsd *d);
 
 /**
+ * tunnel_find(d, name):
+ * The configured (not draining) tunnel called ${name}, or NULL.
+ */
+struct tun *tunnel_find(struct rsd *d, const char *name);
+
+/**
  * tunnel_find_target(d, name):
- * The target tunnel called ${name}, or NULL.
+ * The target tunnel called ${name} that takes new streams, or NULL.
  */
 struct tun *tunnel_find_target(struct rsd *d, const char *name);
+
+/**
+ * tunnel_stream_gone(t):
+ * A stream of ${t} ended (bridge_free calls this).
+ */
+void tunnel_stream_gone(struct tun *t);
 
 #endif /* !TUNNEL_H */

@@ -896,6 +896,18 @@ verbs_listener_free(struct verbs_listener *ls)
 	free(ls);
 }
 
+/**
+ * verbs_listener_set_conf(l, conf):
+ * Links accepted from now on get ${conf} (a reload changed the sizes).
+ */
+void
+verbs_listener_set_conf(struct verbs_listener *ls,
+    const struct verbs_link_conf *conf)
+{
+
+	ls->conf = *conf;
+}
+
 void *
 verbs_listener_user(const struct verbs_listener *ls)
 {

@@ -112,6 +112,13 @@ struct verbs_listener *verbs_listen(struct verbs_cm *cm, const char *host,
 void verbs_listener_free(struct verbs_listener *l);
 
 /**
+ * verbs_listener_set_conf(l, conf):
+ * Links accepted from now on get ${conf} (a reload changed the sizes).
+ */
+void verbs_listener_set_conf(struct verbs_listener *l,
+    const struct verbs_link_conf *conf);
+
+/**
  * verbs_listener_user(l):
  * The user pointer given to verbs_listen.
  */

@@ -34,13 +34,12 @@ teardown() {
 
 @test "the link is reset when the peer stops; clients see the end; it comes back" {
 	echo_tunnel echo
+	# The stop drains for a second, then ends the stream still open.
+	sed -i '1i drain_time = 1;' "$W/b.conf"
 	start_pair echo
 	port=$(accept_port a echo)
 	# A long-lived client: its connection ends when the peer goes.
-	timeout 60 socat EXEC:"sleep 100" TCP:127.0.0.1:"$port" \
-	    </dev/null >/dev/null 2>&1 3>&- &
-	cp=$!
-	RS_PIDS+=("$cp")
+	hold_stream "$port"
 	wait_log a "tunnel echo stream .*opening over"
 	wait_log b "tunnel echo stream .*accepted over"
 	kill -TERM "$PID_b"

@@ -7,9 +7,7 @@ load helpers
 
 setup() {
 	rs_setup
-	spawn socat -u UNIX-RECV:"$W/notify.sock" OPEN:"$W/notify.log",creat,append
-	for i in $(seq 50); do [ -S "$W/notify.sock" ] && break; sleep 0.1; done
-	[ -S "$W/notify.sock" ]
+	notify_socket
 }
 
 teardown() {

@@ -116,12 +116,14 @@ wait_pid() {
 conf_a() {
 	cat >"$W/a.conf" <<EOC
 source = "$A";
+control = "$W/a.ctl";
 tunnels = ( $1 );
 EOC
 }
 conf_b() {
 	cat >"$W/b.conf" <<EOC
 listen = "$B:7471";
+control = "$W/b.ctl";
 tunnels = ( $1 );
 EOC
 }
@@ -154,6 +156,27 @@ start_pair() {
 	start_daemon b
 	start_daemon a
 	link_up a "$1"
+}
+
+# notify_socket: a socket standing in for systemd's notify socket at
+# $W/notify.sock; what arrives is appended to $W/notify.log.
+notify_socket() {
+	local i
+	spawn socat -u UNIX-RECV:"$W/notify.sock" OPEN:"$W/notify.log",creat,append
+	for ((i = 0; i < 50; i++)); do
+		[ -S "$W/notify.sock" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# hold_stream PORT: a client that keeps a stream open (sending nothing)
+# for up to a minute; its PID is $cp.
+hold_stream() {
+	timeout 60 socat EXEC:"sleep 100" TCP:127.0.0.1:"$1" \
+	    </dev/null >/dev/null 2>&1 3>&- &
+	cp=$!
+	RS_PIDS+=("$cp")
 }
 
 sha() {

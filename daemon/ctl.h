@@ -1,0 +1,48 @@
+/*
+ * ctl: the control socket rstreamctl talks to.
+ *
+ * A Unix stream socket (default /run/rstreamd/control.sock, mode 0660).
+ * A request is one line, "COMMAND" or "COMMAND json"; the answer is "ok"
+ * or "error: REASON" on the first line, then the body, then the daemon
+ * closes the connection.  Commands: status, tunnels, streams, links,
+ * stats, reload, metrics (Prometheus text format), version.  The text
+ * bodies are tables for people; "json" asks for one JSON document.
+ */
+#ifndef CTL_H
+#define CTL_H
+
+#include <stddef.h>
+
+struct rsd;
+struct ctl;
+
+/**
+ * ctl_new(d, err, errlen):
+ * Listen on d->conf's control socket.  Returns the control socket, or
+ * NULL with the reason in ${err}.
+ */
+struct ctl *ctl_new(struct rsd *d, char *err, size_t errlen);
+
+/**
+ * ctl_path(ctl):
+ * The path ${ctl} listens on.
+ */
+const char *ctl_path(const struct ctl *ctl);
+
+/**
+ * ctl_free(ctl):
+ * Close the control socket, its connections, and remove the socket file.
+ * NULL is a no-op.
+ */
+void ctl_free(struct ctl *ctl);
+
+/**
+ * ctl_answer(d, request, out, outlen):
+ * The complete answer to ${request} (one line without its newline), in
+ * a new buffer ${*out} of ${*outlen} bytes (free it).  Returns 0, or -1
+ * when out of memory.
+ */
+int ctl_answer(struct rsd *d, const char *request, char **out,
+    size_t *outlen);
+
+#endif /* !CTL_H */

@@ -1,0 +1,241 @@
+/*
+ * rstreamctl: ask a running rstreamd what it is doing, or to reload.
+ *
+ * It speaks the control socket protocol of ctl.h: one request line, then
+ * "ok" or "error: REASON" and the body.  The daemon renders tables and
+ * JSON, so what rstreamctl prints is exactly what the daemon knows.
+ *
+ * Exit status: 0 on success, 1 when the daemon answered with an error
+ * (or the arguments or the -c file were wrong), 2 when the daemon could
+ * not be reached.
+ */
+#include "config.h"
+
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "conf.h"
+
+/* Long enough for a reload of a large configuration. */
+#define TIMEOUT_MS	30000
+
+static const char *commands[] = {
+	"status", "tunnels", "streams", "links", "stats", "reload", "metrics",
+	"version", NULL
+};
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: rstreamctl [-j] [-s SOCKET | -c FILE] [COMMAND]\n"
+	    "\n"
+	    "Show what a running rstreamd is doing, or make it reload.\n"
+	    "\n"
+	    "commands:\n"
+	    "  status    the daemon, its tunnels and links (the default)\n"
+	    "  tunnels   every tunnel: address, peer or target, streams, link\n"
+	    "  streams   every open stream: addresses, state, bytes\n"
+	    "  links     every RDMA link: state, streams, bytes, credit stalls\n"
+	    "  stats     per-tunnel counters and per-link counters\n"
+	    "  reload    re-read the configuration (like SIGHUP) and report\n"
+	    "  metrics   counters in the Prometheus text format\n"
+	    "  version   the daemon's version\n"
+	    "\n"
+	    "  -j, --json          print JSON instead of tables\n"
+	    "  -s, --socket PATH   the control socket (default: as the "
+	    "configuration says,\n"
+	    "                      else %s)\n"
+	    "  -c, --config FILE   read the control socket path from FILE\n"
+	    "                      (default %s)\n"
+	    "  -h, --help          show this help and exit\n"
+	    "  -V, --version       show the version and exit\n",
+	    CONF_DEFAULT_CONTROL, SYSCONFDIR "/rstreamd.conf");
+}
+
+/* The socket path: -s, else the configuration's, else the default. */
+static int
+socket_path(const char *sock, const char *cfile, char *out, size_t outlen)
+{
+	struct conf *c;
+	char err[1100];
+
+	if (sock != NULL) {
+		snprintf(out, outlen, "%s", sock);
+		return (0);
+	}
+	if (conf_load(cfile != NULL ? cfile : SYSCONFDIR "/rstreamd.conf", &c,
+	    err, sizeof(err)) != 0) {
+		if (cfile != NULL) {
+			fprintf(stderr, "rstreamctl: %s\n", err);
+			return (-1);
+		}
+		/* No readable default configuration: the default path. */
+		snprintf(out, outlen, "%s", CONF_DEFAULT_CONTROL);
+		return (0);
+	}
+	if (c->control[0] == '\0') {
+		fprintf(stderr, "rstreamctl: %s sets control = \"\": the "
+		    "daemon has no control socket\n", c->file);
+		conf_free(c);
+		return (-1);
+	}
+	snprintf(out, outlen, "%s", c->control);
+	conf_free(c);
+	return (0);
+}
+
+static int
+talk(const char *path, const char *req, char **resp, size_t *resplen)
+{
+	struct sockaddr_un sun;
+	struct pollfd pfd;
+	size_t len = 0, cap = 0;
+	char *buf = NULL, *nb;
+	ssize_t n;
+	int fd;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		fprintf(stderr, "rstreamctl: %s: path too long\n", path);
+		return (-1);
+	}
+	strcpy(sun.sun_path, path);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
+	    connect(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0) {
+		fprintf(stderr, "rstreamctl: cannot connect to %s: %s%s\n",
+		    path, strerror(errno), errno == ENOENT ||
+		    errno == ECONNREFUSED ? " (is rstreamd running?)" : "");
+		if (fd >= 0)
+			close(fd);
+		return (-1);
+	}
+	if (send(fd, req, strlen(req), MSG_NOSIGNAL) != (ssize_t)strlen(req)) {
+		fprintf(stderr, "rstreamctl: %s: %s\n", path, strerror(errno));
+		close(fd);
+		return (-1);
+	}
+	for (;;) {
+		if (cap - len < 4096) {
+			cap = cap ? cap * 2 : 65536;
+			if ((nb = realloc(buf, cap + 1)) == NULL) {
+				fprintf(stderr, "rstreamctl: out of memory\n");
+				goto fail;
+			}
+			buf = nb;
+		}
+		pfd.fd = fd;
+		pfd.events = POLLIN;
+		if (poll(&pfd, 1, TIMEOUT_MS) == 0) {
+			fprintf(stderr, "rstreamctl: %s: no answer in %d s\n",
+			    path, TIMEOUT_MS / 1000);
+			goto fail;
+		}
+		if ((n = recv(fd, buf + len, cap - len, 0)) < 0) {
+			if (errno == EINTR)
+				continue;
+			fprintf(stderr, "rstreamctl: %s: %s\n", path,
+			    strerror(errno));
+			goto fail;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	if (buf == NULL)
+		buf = malloc(1);
+	if (buf == NULL)
+		return (-1);
+	buf[len] = '\0';
+	*resp = buf;
+	*resplen = len;
+	return (0);
+
+fail:
+	free(buf);
+	close(fd);
+	return (-1);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *sock = NULL, *cfile = NULL, *cmd = "status";
+	char path[108], req[64], *resp, *body;
+	size_t len;
+	int c, json = 0, i;
+
+	while ((c = getopt_long(argc, argv, "js:c:hV", longopts, NULL)) !=
+	    -1) {
+		switch (c) {
+		case 'j':
+			json = 1;
+			break;
+		case 's':
+			sock = optarg;
+			break;
+		case 'c':
+			cfile = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return (0);
+		case 'V':
+			printf("rstreamctl %s\n", PACKAGE_VERSION);
+			return (0);
+		default:
+			usage(stderr);
+			return (1);
+		}
+	}
+	if (optind < argc)
+		cmd = argv[optind++];
+	if (optind < argc) {
+		fprintf(stderr, "rstreamctl: unexpected argument: %s\n",
+		    argv[optind]);
+		return (1);
+	}
+	for (i = 0; commands[i] != NULL && strcmp(commands[i], cmd) != 0; i++)
+		;
+	if (commands[i] == NULL) {
+		fprintf(stderr, "rstreamctl: unknown command '%s'\n", cmd);
+		usage(stderr);
+		return (1);
+	}
+	if (socket_path(sock, cfile, path, sizeof(path)) != 0)
+		return (1);
+	snprintf(req, sizeof(req), "%s%s\n", cmd, json ? " json" : "");
+	if (talk(path, req, &resp, &len) != 0)
+		return (2);
+	if ((body = strchr(resp, '\n')) != NULL)
+		*body++ = '\0';
+	if (strcmp(resp, "ok") != 0) {
+		fprintf(stderr, "rstreamctl: %s\n", strncmp(resp, "error: ",
+		    7) == 0 ? resp + 7 : resp[0] ? resp :
+		    "the daemon closed the connection without an answer");
+		free(resp);
+		return (1);
+	}
+	if (body != NULL)
+		fputs(body, stdout);
+	free(resp);
+	return (0);
+}

@@ -1,0 +1,134 @@
+#!/usr/bin/env bats
+# Reload on SIGHUP and "rstreamctl reload": tunnels are added, changed and
+# removed while a long transfer keeps flowing; a configuration that fails
+# to load or to apply leaves the old one running and says so.
+
+load helpers
+
+setup() {
+	rs_setup
+	CTL=${RSTREAMD_BIN%/*}/rstreamctl
+	notify_socket
+}
+
+teardown() {
+	rs_teardown
+}
+
+# start_a_notify: start daemon a with NOTIFY_SOCKET pointing at the test.
+start_a_notify() {
+	NOTIFY_SOCKET=$W/notify.sock "$RSTREAMD_BIN" -f -v -c "$W/a.conf" \
+	    >"$W/a.log" 2>&1 3>&- &
+	RS_PIDS+=("$!")
+	PID_a=$!
+	wait_log a "ready:" 20
+	link_up a echo
+}
+
+# count_log NAME PATTERN: how many lines of NAME.log match.
+count_log() {
+	grep -c -- "$2" "$W/$1.log" || true
+}
+
+@test "reload: a transfer crossing two reloads completes intact; tunnels are added, changed, removed" {
+	echo_tunnel echo
+	p2=$(free_port)
+	start_daemon b
+	start_a_notify
+	port=$(accept_port a echo)
+	head -c 24M /dev/urandom >"$W/in"
+	# Half now, the rest after the reloads: the stream spans both.
+	( head -c 12M "$W/in"; sleep 6; tail -c +12582913 "$W/in" ) |
+	    timeout 240 socat -t 60 - TCP:127.0.0.1:"$port" >"$W/out" 2>"$W/socat.err" 3>&- &
+	cp=$!
+	wait_log a "tunnel echo stream 1 .*opening over"
+
+	# a: the echo tunnel gets other rings (changed), "two" is added.
+	sed -i "s|peer = \"$B:7471\"; }|peer = \"$B:7471\"; recvbuf = 131072; }, { name = \"two\"; accept = \"tcp://127.0.0.1:$p2\"; peer = \"$B:7471\"; }|" "$W/a.conf"
+	grep -q 'name = "two"' "$W/a.conf"
+	# b: a second target tunnel, and bigger queues for new links.
+	sed -i "s|target = \"tcp://127.0.0.1:$tp\"; }|target = \"tcp://127.0.0.1:$tp\"; }, { name = \"two\"; target = \"tcp://127.0.0.1:$tp\"; sq_size = 256; }|" "$W/b.conf"
+	kill -HUP "$PID_b"
+	wait_log b "reloaded .*b.conf: 2 tunnels"
+	kill -HUP "$PID_a"
+	wait_log a "reloaded .*a.conf: 2 tunnels"
+	grep -q "tunnel echo: configuration changed; its 1 open stream carries on" "$W/a.log"
+	wait_log a "tunnel two: link to .* is up"
+	wait_log a "tunnel echo: link to .* is up"
+
+	# The notify protocol around the reload.
+	wait_log notify "RELOADING=1"
+	[ "$(grep -c 'READY=1' "$W/notify.log")" -ge 2 ]
+
+	# New streams: "two" works; "echo" now has the new receive ring.
+	run client "$p2" "via two"
+	assert_output "via two"
+	run client "$port" "via the changed echo"
+	assert_output "via the changed echo"
+	grep -q "tunnel echo stream .*rings: send 262144, receive 131072 bytes" "$W/a.log"
+
+	# The old stream finished on the old link, every byte intact.
+	wait_pid "$cp" 200
+	[ "$(sha "$W/in")" = "$(sha "$W/out")" ]
+	wait_log a "tunnel echo: the last stream of the old configuration ended"
+
+	# Remove "two": its port stops accepting; echo goes on.
+	sed -i 's|, { name = "two"; accept = [^}]*}||' "$W/a.conf"
+	! grep -q '"two"' "$W/a.conf"
+	run "$CTL" -s "$W/a.ctl" reload
+	assert_success
+	assert_output --partial "1 tunnels"
+	grep -q "tunnel two: removed from the configuration" "$W/a.log"
+	run timeout 10 socat -u - TCP:127.0.0.1:"$p2" <<<"x"
+	assert_failure
+	run client "$port" "still here"
+	assert_output "still here"
+	# Nothing was lost or reset along the way.
+	run grep -E "reset|resetting" "$W/a.log" "$W/b.log"
+	assert_failure
+}
+
+@test "reload: a broken configuration keeps the old one running, and says so" {
+	echo_tunnel echo
+	start_daemon b
+	start_a_notify
+	port=$(accept_port a echo)
+	cp "$W/a.conf" "$W/a.good"
+
+	# A syntax error: SIGHUP logs file:line and keeps serving.
+	printf 'log_level = "info";\nsource = ;\n' >"$W/a.conf"
+	kill -HUP "$PID_a"
+	wait_log a "reload failed, still running the previous configuration: $W/a.conf:2:"
+	wait_log notify "STATUS=.*reload failed, running the previous configuration: $W/a.conf:2:" 10
+	run client "$port" "old config serves"
+	assert_output "old config serves"
+	run "$CTL" -s "$W/a.ctl" status
+	assert_success
+	assert_output --partial "last reload failed"
+
+	# One that loads but cannot be applied (its port is taken): undone.
+	cp "$W/a.good" "$W/a.conf"
+	sed -i "s|tunnels = ( |tunnels = ( { name = \"busy\"; accept = \"tcp://127.0.0.1:$tp\"; peer = \"$B:7471\"; }, |" "$W/a.conf"
+	sed -i "s|peer = \"$B:7471\"; } );|peer = \"$B:7471\"; recvbuf = 65536; } );|" "$W/a.conf"
+	grep -q "recvbuf = 65536" "$W/a.conf"
+	run "$CTL" -s "$W/a.ctl" reload
+	assert_failure 1
+	assert_output --partial "reload failed, still running the previous configuration"
+	assert_output --partial "tunnel busy: cannot listen on tcp://127.0.0.1:$tp"
+	run client "$port" "still the old echo"
+	assert_output "still the old echo"
+	# The echo tunnel was not changed: no new link, no second listener.
+	[ "$(count_log a 'tunnel echo: link to .* is up')" = 1 ]
+
+	# Fixed: the reload works and STATUS no longer complains.
+	cp "$W/a.good" "$W/a.conf"
+	run "$CTL" -s "$W/a.ctl" reload
+	assert_success
+	run "$CTL" -s "$W/a.ctl" status
+	refute_output --partial "failed"
+	last=$(grep -o 'STATUS=.*' "$W/notify.log" | tail -n 1)
+	[[ $last == "STATUS=1 tunnel, 0 streams, 1 of 1 link up"* ]]
+	# Unchanged, so kept as it was: still one link and the same port.
+	[ "$(count_log a 'tunnel echo: link to .* is up')" = 1 ]
+	[ "$(accept_port a echo)" = "$port" ]
+}

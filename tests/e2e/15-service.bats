@@ -1,0 +1,225 @@
+#!/usr/bin/env bats
+# rstreamd as a service: graceful stop, the control socket and rstreamctl,
+# logging to the journal and to a file, and socket activation.
+
+load helpers
+
+setup() {
+	rs_setup
+	CTL=${RSTREAMD_BIN%/*}/rstreamctl
+}
+
+teardown() {
+	rs_teardown
+	rm -rf /run/systemd/journal
+}
+
+# slow_transfer PORT: 8 MiB through the tunnel, with a pause in the middle;
+# the reply goes to $W/out; sets $cp.
+slow_transfer() {
+	head -c 8M /dev/urandom >"$W/in"
+	( head -c 4M "$W/in"; sleep "${2:-5}"; tail -c +4194305 "$W/in" ) |
+	    timeout 120 socat -t 60 - TCP:127.0.0.1:"$1" >"$W/out" 2>/dev/null 3>&- &
+	cp=$!
+	RS_PIDS+=("$cp")
+}
+
+@test "stop: SIGTERM takes no new streams, lets open ones finish, exits 0" {
+	echo_tunnel echo
+	notify_socket
+	start_daemon b
+	NOTIFY_SOCKET=$W/notify.sock "$RSTREAMD_BIN" -f -v -c "$W/a.conf" \
+	    >"$W/a.log" 2>&1 3>&- &
+	PID_a=$!
+	RS_PIDS+=("$PID_a")
+	link_up a echo
+	port=$(accept_port a echo)
+	slow_transfer "$port"
+	wait_log a "tunnel echo stream 1 .*opening over"
+	sleep 1
+	kill -TERM "$PID_a"
+	wait_log a "received SIGTERM; taking no new streams, waiting up to 30 s for 1 open stream"
+	wait_log notify "STOPPING=1"
+	wait_log notify "STATUS=stopping: waiting for 1 stream to finish"
+	wait_log notify "EXTEND_TIMEOUT_USEC=40000000"
+	# New clients are turned away at once: nothing listens any more.
+	run timeout 10 socat -u - TCP:127.0.0.1:"$port" <<<"x"
+	assert_failure
+	# The open one finishes with every byte, then the daemon exits 0.
+	wait_pid "$cp" 100
+	[ "$(sha "$W/in")" = "$(sha "$W/out")" ]
+	run wait "$PID_a"
+	assert_success
+	grep -q "every stream has finished" "$W/a.log"
+	grep -q "stopped" "$W/a.log"
+}
+
+@test "stop: streams still open at the end of drain_time are closed; a second SIGTERM stops at once" {
+	echo_tunnel echo
+	sed -i '1i drain_time = 2;' "$W/a.conf"
+	start_pair echo
+	port=$(accept_port a echo)
+	hold_stream "$port"
+	wait_log a "tunnel echo stream 1 .*opening over"
+	kill -TERM "$PID_a"
+	# Exits on its own after about 2 s (not killed by anybody).
+	wait_pid "$PID_a" 20
+	run wait "$PID_a"
+	assert_success
+	grep -q "drain time over; closing the 1 stream still open" "$W/a.log"
+	wait_pid "$cp" 20
+
+	# With the default 30 s, a second SIGTERM does not wait.
+	sed -i '/^drain_time/d' "$W/a.conf"
+	start_daemon a
+	link_up a echo
+	port=$(accept_port a echo)
+	hold_stream "$port"
+	wait_log a "tunnel echo stream [0-9]* .*opening over"
+	kill -TERM "$PID_a"
+	wait_log a "waiting up to 30 s for 1 open stream"
+	kill -TERM "$PID_a"
+	wait_pid "$PID_a" 5
+	grep -q "received SIGTERM again; stopping now" "$W/a.log"
+}
+
+@test "rstreamctl: status, tunnels, streams, links, stats, metrics, JSON, errors" {
+	echo_tunnel echo
+	start_pair echo
+	port=$(accept_port a echo)
+	[ "$(stat -c %a "$W/a.ctl")" = 660 ]
+	# One stream stays open while we look.
+	hold_stream "$port"
+	run client "$port" "twelve bytes"
+	assert_output "twelve bytes"
+	wait_log a "tunnel echo stream 2 .*opening over"
+
+	run "$CTL" -s "$W/a.ctl" status
+	assert_success
+	assert_output --partial "rstreamd 0."
+	assert_output --partial "config: $W/a.conf"
+	assert_output --partial "1 tunnel, 1 stream, 1 of 1 link up"
+	assert_line --regexp "^echo +client +tcp://127.0.0.1:$port +$B:7471 +active +1 +[0-9]+ +up$"
+
+	run "$CTL" -s "$W/a.ctl" streams
+	assert_success
+	assert_line --regexp "^TUNNEL +STREAM +SIDE +ADDRESS +PEER +STATE +BYTES IN +BYTES OUT +AGE S$"
+	assert_line --regexp "^echo +[0-9]+ +client +127.0.0.1:[0-9]+ +$B:7471 +open +0 +0 +[0-9]+$"
+
+	run "$CTL" -s "$W/a.ctl" links
+	assert_success
+	assert_line --regexp "^tunnel echo: link to $B:7471 +out +$B:7471 +echo +up +rxe[01] +1 "
+	run "$CTL" -s "$W/b.ctl" links
+	assert_line --regexp "^link from $A:[0-9]+ +in +$A:[0-9]+ +up +rxe[01] +1 "
+
+	# Counters: the 13 bytes of the finished stream went both ways.
+	run "$CTL" -s "$W/a.ctl" stats
+	assert_success
+	assert_line --regexp "^echo +13 +13 +2 +1 +0 +0 +0 +[0-9]+ +up$"
+	run "$CTL" --json -s "$W/a.ctl" stats
+	assert_success
+	echo "$output" | jq -e '.tunnels[0] | .tunnel == "echo" and
+	    .bytes_in == 13 and .bytes_out == 13 and .opened == 2 and .active == 1'
+	echo "$output" | jq -e '.links[0].state == "up"'
+	for cmd in status tunnels streams links; do
+		"$CTL" -j -s "$W/a.ctl" "$cmd" | jq -e . >/dev/null
+	done
+	run "$CTL" -j -s "$W/a.ctl" status
+	echo "$output" | jq -e '.state == "running" and .streams == 1 and
+	    .links_up == 1 and .tunnels[0].tunnel == "echo"'
+
+	# Prometheus text format, as a textfile collector reads it.
+	run "$CTL" -s "$W/a.ctl" metrics
+	assert_success
+	assert_line 'rstreamd_tunnel_bytes_total{tunnel="echo",direction="in"} 13'
+	assert_line 'rstreamd_tunnel_streams_active{tunnel="echo"} 1'
+	assert_line --regexp "^rstreamd_link_up\{link=\"tunnel echo: link to $B:7471\",peer=\"$B:7471\",direction=\"out\"\} 1$"
+	assert_line --regexp '^rstreamd_link_credit_stalls_total\{link="tunnel echo: .*",kind="ring"\} [0-9]+$'
+	echo "$output" | grep -v '^# \(HELP\|TYPE\) ' |
+	    grep -Ev '^[a-z_]+(\{([a-z_]+="[^"]*",?)+\})? [0-9]+$' && false
+
+	# The path can come from the configuration file.
+	run "$CTL" -c "$W/a.conf" tunnels
+	assert_success
+	assert_output --partial "echo"
+
+	# Errors: an unknown command, no daemon.
+	run "$CTL" -s "$W/a.ctl" frobnicate
+	assert_failure 1
+	assert_output --partial "unknown command 'frobnicate'"
+	run "$CTL" -s "$W/nothing.sock" status
+	assert_failure 2
+	assert_output --partial "cannot connect to $W/nothing.sock"
+	assert_output --partial "is rstreamd running?"
+}
+
+@test "logging: to the journal with TUNNEL=, STREAM= and PEER= fields" {
+	echo_tunnel echo
+	start_daemon b
+	mkdir -p /run/systemd/journal
+	spawn socat -u UNIX-RECV:/run/systemd/journal/socket OPEN:"$W/journal.log",creat,append
+	for i in $(seq 50); do [ -S /run/systemd/journal/socket ] && break; sleep 0.1; done
+	: >"$W/a.err"
+	# What systemd does for StandardError=journal: name stderr's inode.
+	JOURNAL_STREAM=$(stat -c %d:%i "$W/a.err") "$RSTREAMD_BIN" -f -v \
+	    -c "$W/a.conf" 2>>"$W/a.err" 3>&- &
+	RS_PIDS+=("$!")
+	wait_log journal "MESSAGE=ready:" 20
+	wait_log journal "MESSAGE=tunnel echo: link to .* is up" 30
+	port=$(sed -n 's/.*MESSAGE=tunnel echo: accepting on tcp:\/\/127.0.0.1:\([0-9]*\),.*/\1/p' "$W/journal.log")
+	run client "$port" "journal me"
+	assert_output "journal me"
+	wait_log journal "MESSAGE=tunnel echo stream 1 (client, 127.0.0.1:[0-9]*): opening over $B:7471"
+	grep -q "^TUNNEL=echo$" "$W/journal.log"
+	grep -q "^STREAM=1$" "$W/journal.log"
+	grep -q "^PEER=$B:7471$" "$W/journal.log"
+	grep -q "^SYSLOG_IDENTIFIER=rstreamd$" "$W/journal.log"
+	grep -q "^PRIORITY=6$" "$W/journal.log"
+	# Nothing went to stderr.
+	[ ! -s "$W/a.err" ]
+}
+
+@test "logging: log_file, reopened on SIGUSR1 after it was moved" {
+	echo_tunnel echo
+	sed -i "1i log_file = \"$W/rs.log\";" "$W/a.conf"
+	start_daemon b
+	"$RSTREAMD_BIN" -f -v -c "$W/a.conf" 2>"$W/a.err" 3>&- &
+	PID_a=$!
+	RS_PIDS+=("$PID_a")
+	wait_log rs "rstreamd\[$PID_a\]: notice: ready:" 20
+	wait_log rs "tunnel echo: link to .* is up" 30
+	mv "$W/rs.log" "$W/rs.log.1"
+	kill -USR1 "$PID_a"
+	wait_log rs "log file reopened" 10
+	port=$(sed -n 's/.*tunnel echo: accepting on tcp:\/\/127.0.0.1:\([0-9]*\),.*/\1/p' "$W/rs.log.1")
+	run client "$port" "logged"
+	assert_output "logged"
+	wait_log rs "tunnel echo stream 1 .*opening over"
+	[ ! -s "$W/a.err" ]
+	grep -q "ready:" "$W/rs.log.1"
+	! grep -q "ready:" "$W/rs.log"
+}
+
+@test "socket activation: the accept socket comes from systemd, matched by name, kept over a reload" {
+	echo_tunnel echo
+	port=$(free_port)
+	p2=$(free_port)
+	sed -i "s|tcp://127.0.0.1:0|tcp://127.0.0.1:$port|" "$W/a.conf"
+	start_daemon b
+	# systemd-socket-activate starts rstreamd on the first connection.
+	spawn systemd-socket-activate -l 127.0.0.1:"$port" -l 127.0.0.1:"$p2" \
+	    --fdname=echo:stray "$RSTREAMD_BIN" -f -v -c "$W/a.conf" >"$W/a.log" 2>&1
+	PID_a=$!
+	wait_port "$port"
+	run client "$port" "activated"
+	assert_output "activated"
+	grep -q "tunnel echo: accepting on tcp://127.0.0.1:$port (socket from systemd)" "$W/a.log"
+	grep -q "the socket systemd passed as 'stray' matches no client tunnel" "$W/a.log"
+	# A changed tunnel keeps the socket systemd gave.
+	sed -i "s|peer = \"$B:7471\"; }|peer = \"$B:7471\"; recvbuf = 65536; }|" "$W/a.conf"
+	kill -HUP "$PID_a"
+	wait_log a "reloaded"
+	[ "$(grep -c "accepting on tcp://127.0.0.1:$port (socket from systemd)" "$W/a.log")" = 2 ]
+	run client "$port" "still activated"
+	assert_output "still activated"
+}

@@ -1,0 +1,198 @@
+#!/bin/sh
+# rstreamd.service and the socket-activation example pass systemd-analyze
+# verify without a word about them, and the service keeps the settings the
+# daemon depends on (TAP).
+#
+# About systemd-analyze verify, found by trying it in a container where
+# systemd is installed but is not PID 1:
+# - It needs no running systemd, no --root and no generators (they are off
+#   by default for verify).
+# - It exits 0 on unknown keys and values it cannot parse: those are only
+#   warnings on its output, hence the output check below.
+# - It checks that every Exec*= binary exists, so the service is generated
+#   with sbindir pointing at the build tree's daemon/.
+# - --man=no: otherwise it runs man(1) on every Documentation= page, and
+#   they are not installed when the tests run (man-pages.sh checks ours).
+# - SYSTEMD_LOG_TARGET=console: under a systemd service whose stderr is
+#   the journal (JOURNAL_STREAM), its warnings would go to the journal and
+#   this test would see none.  SYSTEMD_LOG_LEVEL=info (its default) and
+#   SYSTEMD_LOG_COLOR=0 pin what it prints.
+# - rdma-hw.target comes from rdma-core (/lib/systemd/system).  After= a
+#   unit that does not exist is not an error, so verify passes without
+#   rdma-core as well; test 2 only reports whether it is installed.
+# shellcheck disable=SC2317 # the checks are called through check()
+srcdir=${RSTREAMD_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
+builddir=${RSTREAMD_BUILDDIR:-$srcdir}
+sbindir=$builddir/daemon
+sysconfdir=$srcdir/conf
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/rstreamd-units.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 1' HUP INT TERM
+svc=$tmp/rstreamd.service
+sock=$tmp/rstreamd-pg.socket
+
+# The replacement side of a sed s|||, with |, & and \ escaped.
+sedrepl() {
+	printf '%s\n' "$1" | sed 's/[|&\\]/\\&/g'
+}
+# The same substitutions as the systemd/rstreamd.service rule in Makefile.am.
+sed -e "s|@sbindir@|$(sedrepl "$sbindir")|g" \
+    -e "s|@sysconfdir@|$(sedrepl "$sysconfdir")|g" \
+    "$srcdir/systemd/rstreamd.service.in" >"$svc" || exit 1
+cp "$srcdir/systemd/rstreamd-pg.socket" "$sock" || exit 1
+
+n=0
+fail=0
+ok() {
+	n=$((n + 1))
+	echo "ok $n - $1"
+}
+notok() {
+	n=$((n + 1))
+	echo "not ok $n - $1"
+	fail=1
+}
+skip() {
+	n=$((n + 1))
+	echo "ok $n - $1 # SKIP $2"
+}
+# check DESCRIPTION COMMAND...: one test, passing when COMMAND succeeds.
+check() {
+	desc=$1
+	shift
+	if "$@"; then ok "$desc"; else notok "$desc"; fi
+}
+# values KEY FILE: the value of every KEY= line in FILE, one per line.
+values() {
+	sed -n "s/^$1[[:space:]]*=[[:space:]]*//p" "$2"
+}
+# is KEY FILE VALUE: FILE sets KEY exactly once, to VALUE.
+is() {
+	got=$(values "$1" "$2")
+	[ "$got" = "$3" ] && return 0
+	echo "# $(basename "$2"): expected:"
+	printf '%s\n' "$3" | sed "s/^/#   $1=/"
+	echo "# found:"
+	printf '%s\n' "${got:-(nothing)}" | sed "s/^/#   $1=/"
+	return 1
+}
+# has KEY FILE WORD...: the KEY= lines of FILE, together, list every WORD.
+has() {
+	key=$1
+	file=$2
+	shift 2
+	all=" $(values "$key" "$file" | tr '\n' ' ') "
+	for w in "$@"; do
+		case $all in
+		*" $w "*) ;;
+		*)
+			echo "# $(basename "$file"): $key= lacks $w"
+			return 1
+			;;
+		esac
+	done
+}
+# verify UNIT: systemd-analyze verify exits 0 and says nothing about our
+# units (every line naming them is a warning or an error).
+verify() {
+	out=$(cd "$tmp" && SYSTEMD_LOG_TARGET=console SYSTEMD_LOG_LEVEL=info \
+	    SYSTEMD_LOG_COLOR=0 systemd-analyze verify --man=no "$tmp/$1" 2>&1)
+	rc=$?
+	ours=$(printf '%s\n' "$out" | grep -e rstreamd)
+	other=$(printf '%s\n' "$out" | grep -v -e rstreamd -e '^$')
+	[ -n "$other" ] && printf '%s\n' "$other" | sed 's/^/# (not ours) /'
+	[ -n "$ours" ] && printf '%s\n' "$ours" | sed 's/^/# /'
+	[ "$rc" -ne 0 ] && echo "# systemd-analyze verify exited with $rc"
+	[ "$rc" -eq 0 ] && [ -z "$ours" ]
+}
+# Whether FILE's TimeoutStopSec= exceeds the default drain_time, 30 s.
+stop_outlasts_drain() {
+	v=$(values TimeoutStopSec "$1")
+	case $v in
+	*min) num=${v%min} mult=60 ;;
+	*s) num=${v%s} mult=1 ;;
+	*) num=$v mult=1 ;;
+	esac
+	case $num in
+	'' | *[!0-9]*) ;;
+	*) [ $((num * mult)) -gt 30 ] && return 0 ;;
+	esac
+	echo "# TimeoutStopSec=$v, not more than drain_time's default 30 s"
+	return 1
+}
+not_yes() {
+	case $(values "$1" "$2") in
+	yes | true | on | 1) echo "# $1= is on"; return 1 ;;
+	esac
+}
+no_placeholders() {
+	! grep -n '@[a-z_]*@' "$1" | sed 's/^/# left unsubstituted: /' | grep .
+}
+# The configuration check, run as systemd would: it passes on the example
+# configuration.
+config_check_passes() {
+	# shellcheck disable=SC2086 # split into words like systemd does
+	out=$(set -f; $1 2>&1)
+	rc=$?
+	printf '%s\n' "$out" | sed 's/^/# /'
+	return "$rc"
+}
+
+if command -v systemd-analyze >/dev/null 2>&1; then
+	check "systemd-analyze verify: rstreamd.service" verify rstreamd.service
+	found=
+	for d in $(systemd-analyze unit-paths 2>/dev/null); do
+		[ -f "$d/rdma-hw.target" ] && found=$d/rdma-hw.target && break
+	done
+	if [ -n "$found" ]; then
+		ok "rdma-hw.target is installed ($found)"
+	else
+		skip "rdma-hw.target is installed" "no rdma-core here; After= it is harmless"
+	fi
+	check "systemd-analyze verify: rstreamd-pg.socket" verify rstreamd-pg.socket
+else
+	why="no systemd-analyze (apt-get install systemd)"
+	skip "systemd-analyze verify: rstreamd.service" "$why"
+	skip "rdma-hw.target is installed" "$why"
+	skip "systemd-analyze verify: rstreamd-pg.socket" "$why"
+fi
+
+check "every @variable@ is substituted" no_placeholders "$svc"
+check "Type=notify" is Type "$svc" notify
+check "NotifyAccess=main" is NotifyAccess "$svc" main
+precmd="$sbindir/rstreamd -n -c $sysconfdir/rstreamd.conf"
+check "ExecStartPre= checks the configuration (-n)" \
+    is ExecStartPre "$svc" "$precmd"
+check "ExecStart= runs the daemon on the configuration" \
+    is ExecStart "$svc" "$sbindir/rstreamd -c $sysconfdir/rstreamd.conf"
+check "ExecReload= checks the configuration (-n), then sends SIGHUP" \
+    is ExecReload "$svc" "$precmd
+/bin/kill -HUP \$MAINPID"
+check "LimitMEMLOCK=infinity" is LimitMEMLOCK "$svc" infinity
+check "After= network-online.target and rdma-hw.target" \
+    has After "$svc" network-online.target rdma-hw.target
+check "Wants= network-online.target" has Wants "$svc" network-online.target
+check "RestrictAddressFamilies= allows AF_UNIX, AF_INET, AF_INET6, AF_NETLINK, AF_IB" \
+    has RestrictAddressFamilies "$svc" AF_UNIX AF_INET AF_INET6 AF_NETLINK AF_IB
+check "RuntimeDirectory=rstreamd" is RuntimeDirectory "$svc" rstreamd
+check "TimeoutStopSec= outlasts the default drain_time" stop_outlasts_drain "$svc"
+check "PrivateDevices= is off (it would hide /dev/infiniband)" \
+    not_yes PrivateDevices "$svc"
+check "the socket example: ListenStream=127.0.0.1:15432" \
+    is ListenStream "$sock" 127.0.0.1:15432
+check "the socket example: FileDescriptorName=pg" is FileDescriptorName "$sock" pg
+check "the socket example: Service=rstreamd.service" \
+    is Service "$sock" rstreamd.service
+# Only the command asserted above: anything else might start a daemon.
+if [ ! -x "$sbindir/rstreamd" ]; then
+	skip "ExecStartPre= passes on conf/rstreamd.conf" "$sbindir/rstreamd is not built"
+elif [ "$(values ExecStartPre "$svc")" != "$precmd" ]; then
+	skip "ExecStartPre= passes on conf/rstreamd.conf" "it is not the check"
+else
+	check "ExecStartPre= passes on conf/rstreamd.conf" \
+	    config_check_passes "$precmd"
+fi
+
+echo "1..$n"
+exit $fail
