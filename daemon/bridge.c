@@ -39,6 +39,8 @@ struct bridge {
 	char who[400];			/* client or target address */
 	uint64_t bytes_in, bytes_out;	/* as in struct tun_stats */
 	uint64_t started_ms;
+	uint64_t active_ms;		/* last byte either way */
+	struct loop_timer *ctimer;	/* target connect_timeout */
 	struct bridge *next;		/* link's waiting list */
 	struct bridge *tprev, *tnext;	/* tunnel's list */
 };
@@ -76,7 +78,7 @@ bridge_new(struct tun *t, int fd)
 	b->t = t;
 	b->fd = fd;
 	b->serial = ++t->d->next_serial;
-	b->started_ms = loop_now_ms();
+	b->started_ms = b->active_ms = loop_now_ms();
 	t->st->active++;
 	t->nstreams++;
 	b->tnext = t->streams;
@@ -107,6 +109,7 @@ bridge_free(struct bridge *b)
 {
 
 	close_fd(b, 1);
+	loop_timer_del(b->ctimer);
 	verbs_mem_free(b->txm);
 	verbs_mem_free(b->rxm);
 	b->t->st->active--;
@@ -214,6 +217,7 @@ from_socket(struct bridge *b)
 			engine_tx_commit(e, b->id, (uint32_t)n);
 			b->t->st->bytes_in += (uint64_t)n;
 			b->bytes_in += (uint64_t)n;
+			b->active_ms = loop_now_ms();
 			if ((uint32_t)n < space)
 				return;
 			continue;
@@ -250,6 +254,7 @@ to_socket(struct bridge *b)
 			engine_rx_consume(e, b->id, (uint32_t)n);
 			b->t->st->bytes_out += (uint64_t)n;
 			b->bytes_out += (uint64_t)n;
+			b->active_ms = loop_now_ms();
 			continue;
 		}
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK ||
@@ -283,6 +288,8 @@ target_connected(struct bridge *b)
 	int rc = sock_connect_result(b->fd);
 
 	b->connecting = 0;
+	loop_timer_del(b->ctimer);
+	b->ctimer = NULL;
 	link_set_incoming(b->dl, b->id, NULL);
 	if (rc != 0) {
 		BLOG(LOG_WARNING, b, "cannot connect to target %s: %s",
@@ -352,6 +359,12 @@ open_stream(struct bridge *b)
 		BLOG(LOG_WARNING, b, "cannot open a stream (%s); closing the "
 		    "client", id == ENGINE_ELIMIT ? "link stream limit" :
 		    "link going away");
+		if (id == ENGINE_ELIMIT) {
+			b->t->st->refused++;
+			b->t->st->limited++;
+		} else {
+			b->t->st->failed++;
+		}
 		bridge_free(b);
 		return;
 	}
@@ -379,8 +392,13 @@ bridge_client(struct tun *t, int fd)
 	b->dl = t->link;
 	sock_peer_text(fd, b->who, sizeof(b->who));
 	if (t->nstreams > t->c->sz.max_streams) {
-		BLOG(LOG_WARNING, b, "stream limit %u reached; closing the "
-		    "client", (unsigned)t->c->sz.max_streams);
+		char held[64];
+
+		if (log_burst(&t->limit_log, loop_now_ms(), held,
+		    sizeof(held)))
+			BLOG(LOG_WARNING, b, "stream limit %u reached; closing "
+			    "the client%s", (unsigned)t->c->sz.max_streams,
+			    held);
 		t->st->refused++;
 		t->st->limited++;
 		bridge_free(b);
@@ -426,6 +444,28 @@ bridge_link_failed(struct bridge *b, const char *why)
 	bridge_free(b);
 }
 
+/* The target did not answer within connect_timeout: refuse the stream. */
+static void
+on_connect_timeout(void *arg)
+{
+	struct bridge *b = arg;
+	struct dlink *dl = b->dl;
+	struct engine *e = link_engine(dl);
+
+	b->ctimer = NULL;
+	if (!b->connecting || e == NULL)
+		return;
+	BLOG(LOG_WARNING, b, "cannot connect to target %s: no answer in %u s",
+	    b->t->c->target.text, (unsigned)b->t->c->sz.connect_timeout);
+	b->connecting = 0;
+	link_set_incoming(dl, b->id, NULL);
+	engine_refuse(e, b->id, WIRE_REASON_TIMEOUT);
+	b->have_id = 0;
+	b->t->st->refused++;
+	bridge_free(b);
+	link_kick(dl);
+}
+
 /**
  * bridge_incoming(dl, t, id):
  * The peer opened stream ${id} on link ${dl} for tunnel ${t}: connect to
@@ -468,6 +508,8 @@ bridge_incoming(struct dlink *dl, struct tun *t, uint32_t id)
 		bridge_free(b);
 		return;
 	}
+	b->ctimer = loop_timer_add(t->d->lp,
+	    (uint64_t)t->c->sz.connect_timeout * 1000, on_connect_timeout, b);
 	link_set_incoming(dl, id, b);
 }
 
@@ -554,6 +596,31 @@ bridge_info(const struct bridge *b, struct bridge_info *bi)
 		bi->state = "open";
 	if (e != NULL && b->have_id && !b->connecting)
 		bi->id = b->id;
+}
+
+/**
+ * bridge_sweep(t, now_ms):
+ * Reset ${t}'s streams that carried no byte for its idle_timeout.
+ */
+void
+bridge_sweep(struct tun *t, uint64_t now_ms)
+{
+	struct bridge *b;
+	uint64_t limit = (uint64_t)t->c->sz.idle_timeout * 1000;
+	int any = 0;
+
+	/* Reset first, post after: posting may free bridges of the list. */
+	for (b = t->streams; b != NULL; b = b->tnext) {
+		if (!b->have_id || b->connecting || b->closed || b->fd < 0 ||
+		    now_ms - b->active_ms < limit)
+			continue;
+		BLOG(LOG_INFO, b, "idle for %u s; resetting the stream",
+		    (unsigned)t->c->sz.idle_timeout);
+		abort_stream(b, WIRE_REASON_TIMEOUT);
+		any = 1;
+	}
+	if (any)
+		link_kick_all(t->d);
 }
 
 /**

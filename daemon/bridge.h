@@ -78,6 +78,12 @@ struct bridge_info {
 void bridge_info(const struct bridge *b, struct bridge_info *bi);
 
 /**
+ * bridge_sweep(t, now_ms):
+ * Reset ${t}'s streams that carried no byte for its idle_timeout.
+ */
+void bridge_sweep(struct tun *t, uint64_t now_ms);
+
+/**
  * bridge_tnext(b):
  * The next stream of ${b}'s tunnel.
  */

@@ -39,7 +39,9 @@ static const struct conf_sizes builtin_sizes = {
 	.sq_size = 256,
 	.rq_size = 256,
 	.inline_size = 64,
-	.max_streams = 1024
+	.max_streams = 1024,
+	.connect_timeout = 10,
+	.idle_timeout = 0
 };
 
 /* The integer settings valid both in defaults and in a tunnel. */
@@ -59,6 +61,10 @@ static const struct size_key {
 	    0, INLINE_MAX, 0 },
 	{ "max_streams", offsetof(struct conf_sizes, max_streams),
 	    1, WIRE_STREAMS_MAX, 0 },
+	{ "connect_timeout", offsetof(struct conf_sizes, connect_timeout),
+	    1, 3600, 0 },
+	{ "idle_timeout", offsetof(struct conf_sizes, idle_timeout),
+	    0, 7 * 86400, 0 },
 	{ NULL, 0, 0, 0, 0 }
 };
 
@@ -716,22 +722,24 @@ parse_path(const struct parse *p, const config_setting_t *s, char *out,
 	return (0);
 }
 
+/* A global integer setting in [min, max], in ${unit}. */
 static int
-parse_drain_time(const struct parse *p, const config_setting_t *s,
-    struct conf *c)
+parse_uint(const struct parse *p, const config_setting_t *s, long long min,
+    long long max, const char *unit, uint32_t *out)
 {
+	const char *name = config_setting_name(s);
 	int type = config_setting_type(s);
 	long long v;
 
 	if (type != CONFIG_TYPE_INT && type != CONFIG_TYPE_INT64)
-		return (errat(p, s, "drain_time must be an integer (seconds)"));
+		return (errat(p, s, "%s must be an integer (%s)", name, unit));
 	v = config_setting_get_int64(s);
 	if (type == CONFIG_TYPE_INT)
 		int_unwrap(s, &v);
-	if (v < 0 || v > CONF_MAX_DRAIN_TIME)
-		return (errat(p, s, "drain_time %lld is outside 0 to %d "
-		    "seconds", v, CONF_MAX_DRAIN_TIME));
-	c->drain_time = (uint32_t)v;
+	if (v < min || v > max)
+		return (errat(p, s, "%s %lld is outside %lld to %lld %s",
+		    name, v, min, max, unit));
+	*out = (uint32_t)v;
 	return (0);
 }
 
@@ -949,6 +957,8 @@ conf_load(const char *path, struct conf **out, char *err, size_t errlen)
 	strcpy(c->control, CONF_DEFAULT_CONTROL);
 	c->control_mode = 0660;
 	c->drain_time = CONF_DEFAULT_DRAIN_TIME;
+	c->max_links = CONF_DEFAULT_MAX_LINKS;
+	c->max_pending = CONF_DEFAULT_MAX_PENDING;
 
 	config_init(&cf);
 	errno = 0;
@@ -977,7 +987,16 @@ conf_load(const char *path, struct conf **out, char *err, size_t errlen)
 			    sizeof(c->control_group), 0))
 				goto err2;
 		} else if (strcmp(name, "drain_time") == 0) {
-			if (parse_drain_time(&p, s, c))
+			if (parse_uint(&p, s, 0, CONF_MAX_DRAIN_TIME,
+			    "seconds", &c->drain_time))
+				goto err2;
+		} else if (strcmp(name, "max_links") == 0) {
+			if (parse_uint(&p, s, 1, 4096, "links",
+			    &c->max_links))
+				goto err2;
+		} else if (strcmp(name, "max_pending") == 0) {
+			if (parse_uint(&p, s, 1, 1024, "links",
+			    &c->max_pending))
 				goto err2;
 		} else if (strcmp(name, "listen") != 0 &&
 		    strcmp(name, "source") != 0 &&

@@ -37,6 +37,9 @@ struct conf_sizes {
 	uint32_t sq_size, rq_size;	/* queue depths: 4..65536 / 4..32768 */
 	uint32_t inline_size;		/* 0..1024 */
 	uint32_t max_streams;		/* concurrent streams on this tunnel, 1..16384 */
+	/* Not sizes, but per tunnel with a default in the same way: */
+	uint32_t connect_timeout;	/* seconds to connect to the target, 1..3600 */
+	uint32_t idle_timeout;		/* seconds without a byte either way, 0 = none */
 };
 
 struct conf_tunnel {
@@ -60,6 +63,10 @@ struct conf_tunnel {
 #define CONF_DEFAULT_DRAIN_TIME 30
 #define CONF_MAX_DRAIN_TIME 3600
 
+/* Incoming links: at most this many, and this many still connecting. */
+#define CONF_DEFAULT_MAX_LINKS 64
+#define CONF_DEFAULT_MAX_PENDING 16
+
 /* RDMA listen address (TCP kind, host+port). */
 struct conf_listen {
 	struct conf_addr addr;
@@ -78,6 +85,8 @@ struct conf {
 	uint32_t control_mode;		/* default 0660 */
 	char control_group[64];		/* "" = leave as is */
 	uint32_t drain_time;		/* seconds, 0..CONF_MAX_DRAIN_TIME */
+	uint32_t max_links;		/* incoming links at once */
+	uint32_t max_pending;		/* incoming links not yet up */
 	struct conf_sizes defaults;
 	struct conf_tunnel *tunnels;
 	size_t ntunnels;

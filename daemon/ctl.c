@@ -45,6 +45,7 @@ struct ctl {
 	char path[108];
 	struct ctl_conn *conns;
 	unsigned nconns;
+	struct loop_timer *pause;	/* out of descriptors */
 };
 
 /* ------------------------------------------------------------- output */
@@ -425,7 +426,8 @@ cmd_status(struct rsd *d, struct obuf *o, int json)
 		ob_printf(o, ",\"log\":");
 		ob_json_str(o, log_destination());
 		ob_printf(o, ",\"streams\":%u,\"links\":%u,\"links_up\":%u,"
-		    "\"tunnels\":", tunnel_streams(d), links, up);
+		    "\"links_rejected\":%llu,\"tunnels\":", tunnel_streams(d),
+		    links, up, (unsigned long long)d->links_rejected);
 		tunnels_tab(d, &tb);
 		render(o, &tb, 1);
 		ob_printf(o, "}\n");
@@ -553,6 +555,14 @@ cmd_metrics(struct rsd *d, struct obuf *o)
 	tunnel_metric(d, o, "rstreamd_tunnel_streams_failed_total", "counter",
 	    "Streams that ended with a reset or an error.",
 	    offsetof(struct tun_stats, failed), 0);
+
+	tunnel_metric(d, o, "rstreamd_tunnel_accept_pauses_total", "counter",
+	    "Times accepting paused because the process ran out of file "
+	    "descriptors.", offsetof(struct tun_stats, accept_pauses), 0);
+	metric_head(o, "rstreamd_links_rejected_total", "counter", "Incoming "
+	    "links rejected by max_links or max_pending.");
+	ob_printf(o, "rstreamd_links_rejected_total %llu\n",
+	    (unsigned long long)d->links_rejected);
 
 	metric_head(o, "rstreamd_link_up", "gauge", "1 if the RDMA link is "
 	    "up.");
@@ -747,6 +757,15 @@ on_conn(void *arg, uint32_t events)
 }
 
 static void
+on_resume(void *arg)
+{
+	struct ctl *ctl = arg;
+
+	ctl->pause = NULL;
+	loop_fd_set(ctl->w, EPOLLIN);
+}
+
+static void
 on_listen(void *arg, uint32_t events)
 {
 	struct ctl *ctl = arg;
@@ -754,8 +773,18 @@ on_listen(void *arg, uint32_t events)
 	int fd;
 
 	(void)events;
-	while ((fd = accept4(ctl->fd, NULL, NULL, SOCK_NONBLOCK |
-	    SOCK_CLOEXEC)) >= 0) {
+	for (;;) {
+		fd = accept4(ctl->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			/* Out of descriptors: rest rather than spin. */
+			if ((errno == EMFILE || errno == ENFILE) &&
+			    ctl->pause == NULL) {
+				loop_fd_set(ctl->w, 0);
+				ctl->pause = loop_timer_add(ctl->d->lp, 200,
+				    on_resume, ctl);
+			}
+			return;
+		}
 		/* rstreamctl asks one thing at a time; a flood gets closed. */
 		if (ctl->nconns >= CTL_CONNS_MAX ||
 		    (cc = calloc(1, sizeof(*cc))) == NULL) {
@@ -843,6 +872,7 @@ ctl_free(struct ctl *ctl)
 		return;
 	while (ctl->conns != NULL)
 		conn_free(ctl->conns);
+	loop_timer_del(ctl->pause);
 	loop_fd_del(ctl->w);
 	close(ctl->fd);
 	unlink(ctl->path);

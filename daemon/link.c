@@ -132,9 +132,14 @@ dispatch(struct dlink *dl, const struct engine_event *ev)
 			return;
 		}
 		if (t->nstreams >= t->c->sz.max_streams) {
-			log_warn("tunnel %s: %s: stream limit %u reached, "
-			    "refusing", t->c->name, dl->name,
-			    (unsigned)t->c->sz.max_streams);
+			char held[64];
+
+			if (log_burst(&t->limit_log, loop_now_ms(), held,
+			    sizeof(held)))
+				log_warn("tunnel %s: %s: stream limit %u "
+				    "reached, refusing%s", t->c->name,
+				    dl->name, (unsigned)t->c->sz.max_streams,
+				    held);
 			t->st->refused++;
 			t->st->limited++;
 			engine_refuse(e, ev->stream, WIRE_REASON_LIMIT);
@@ -356,11 +361,45 @@ link_up(struct dlink *dl)
 	link_kick(dl);
 }
 
+/* The limit an incoming link would break, or NULL. */
+static const char *
+incoming_limit(struct rsd *d)
+{
+	const struct dlink *dl;
+	uint32_t links = 0, pending = 0;
+
+	for (dl = d->links; dl != NULL; dl = dl->next) {
+		if (dl->t != NULL || dl->state == D_DEAD)
+			continue;
+		links++;
+		pending += dl->state == D_CONNECTING;
+	}
+	if (links >= d->conf->max_links)
+		return ("max_links");
+	if (pending >= d->conf->max_pending)
+		return ("max_pending");
+	return (NULL);
+}
+
 static void
 link_incoming(struct rsd *d, const struct verbs_ev *ev)
 {
 	struct dlink *dl;
+	const char *limit;
+	char held[64];
 
+	if (!d->stop && (limit = incoming_limit(d)) != NULL) {
+		d->links_rejected++;
+		if (log_burst(&d->link_limit_log, loop_now_ms(), held,
+		    sizeof(held)))
+			log_warn("link from %s rejected: %s %u reached%s",
+			    ev->peer, limit, (unsigned)(strcmp(limit,
+			    "max_links") == 0 ? d->conf->max_links :
+			    d->conf->max_pending), held);
+		verbs_reject(ev->link);
+		verbs_link_free(ev->link);
+		return;
+	}
 	if (d->stop || (dl = calloc(1, sizeof(*dl))) == NULL) {
 		verbs_reject(ev->link);
 		verbs_link_free(ev->link);
@@ -438,6 +477,21 @@ link_free(struct dlink *dl)
 	loop_timer_del(dl->ka);
 	list_del(dl);
 	free(dl);
+}
+
+/**
+ * link_kick_all(d):
+ * link_kick every link (after work was queued on several).
+ */
+void
+link_kick_all(struct rsd *d)
+{
+	struct dlink *dl, *next;
+
+	for (dl = d->links; dl != NULL; dl = next) {
+		next = dl->next;
+		link_kick(dl);
+	}
 }
 
 /**

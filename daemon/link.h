@@ -58,6 +58,12 @@ void link_kick(struct dlink *dl);
  * Whether streams may open now, or will once the link comes up.
  */
 /**
+ * link_kick_all(d):
+ * link_kick every link (after work was queued on several).
+ */
+void link_kick_all(struct rsd *d);
+
+/**
  * link_goaway_all(d):
  * Tell every peer this daemon opens and accepts no new streams, and close
  * the clients still waiting for a link.

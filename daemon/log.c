@@ -221,6 +221,30 @@ emit(int level, const struct log_about *a, const char *fmt, va_list ap)
 }
 
 /**
+ * log_burst(b, now_ms, held, len):
+ * True if the message ${b} limits may be logged at ${now_ms}; then
+ * ${held} (${len} bytes) says how many were held back since the last one,
+ * " (N more since the last message)", or is "" if none were.
+ */
+int
+log_burst(struct log_burst *b, uint64_t now_ms, char *held, size_t len)
+{
+
+	if (now_ms < b->quiet_until) {
+		b->held++;
+		return (0);
+	}
+	if (b->held > 0)
+		snprintf(held, len, " (%u more since the last message)",
+		    b->held);
+	else if (len > 0)
+		held[0] = '\0';
+	b->held = 0;
+	b->quiet_until = now_ms + LOG_BURST_MS;
+	return (1);
+}
+
+/**
  * log_msg(level, fmt, ...):
  * Log one message.
  */

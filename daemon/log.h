@@ -80,6 +80,26 @@ void log_msg(int level, const char *fmt, ...)
 void log_about(int level, const struct log_about *about, const char *fmt,
     ...) __attribute__((format(printf, 3, 4)));
 
+/*
+ * A message that can repeat in a storm (out of descriptors, a limit
+ * reached) is logged once per burst: the first one, then nothing until
+ * LOG_BURST_MS have passed, then the next one with how many were held back.
+ */
+#define LOG_BURST_MS	10000
+
+struct log_burst {
+	uint64_t quiet_until;
+	unsigned held;
+};
+
+/**
+ * log_burst(b, now_ms, held, len):
+ * True if the message ${b} limits may be logged at ${now_ms}; then
+ * ${held} (${len} bytes) says how many were held back since the last one,
+ * " (N more since the last message)", or is "" if none were.
+ */
+int log_burst(struct log_burst *b, uint64_t now_ms, char *held, size_t len);
+
 #define log_err(...)	log_msg(LOG_ERR, __VA_ARGS__)
 #define log_warn(...)	log_msg(LOG_WARNING, __VA_ARGS__)
 #define log_notice(...)	log_msg(LOG_NOTICE, __VA_ARGS__)

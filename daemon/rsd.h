@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "conf.h"
+#include "log.h"
 
 struct loop;
 struct loop_fd;
@@ -30,6 +31,7 @@ struct tun_stats {
 	uint64_t bytes_out;	/* from the tunnel out to local sockets */
 	uint64_t opened, refused, failed;
 	uint64_t limited;	/* refusals by a limit (included in refused) */
+	uint64_t accept_pauses;	/* out of descriptors: accepting paused */
 	uint32_t active;
 	int refs;
 };
@@ -52,6 +54,7 @@ struct tun {
 	char bound[160];
 	struct dlink *link;
 	struct tun_stats *st;
+	struct log_burst emfile_log, limit_log;
 	uint32_t nstreams;		/* bridges on this tun */
 	struct bridge *streams;		/* list, for rstreamctl streams */
 	int draining;
@@ -70,6 +73,9 @@ struct rsd {
 	size_t nlsn;
 	struct dlink *links;		/* every link, client and incoming */
 	uint64_t next_serial;		/* stream numbers, for logs */
+	uint64_t links_rejected;	/* max_links / max_pending reached */
+	struct log_burst link_limit_log;
+	struct loop_timer *sweep;	/* idle_timeout, once a second */
 	struct ctl *ctl;
 	/* Sockets systemd passed (socket activation), until a tunnel takes them. */
 	int *act_fds;

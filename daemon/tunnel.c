@@ -40,6 +40,7 @@ static void
 on_accept(void *arg, uint32_t events)
 {
 	struct tun *t = arg;
+	char held[64];
 	int fd, k;
 
 	(void)events;
@@ -51,9 +52,13 @@ on_accept(void *arg, uint32_t events)
 		}
 		if (errno == EMFILE || errno == ENFILE) {
 			/* Back off instead of spinning (or dying). */
-			log_warn("tunnel %s: out of file descriptors (%s); "
-			    "pausing accepts for %d ms", t->c->name,
-			    strerror(errno), ACCEPT_PAUSE_MS);
+			t->st->accept_pauses++;
+			if (log_burst(&t->emfile_log, loop_now_ms(), held,
+			    sizeof(held)))
+				log_warn("tunnel %s: out of file descriptors "
+				    "(%s); pausing accepts for %d ms at a "
+				    "time%s", t->c->name, strerror(errno),
+				    ACCEPT_PAUSE_MS, held);
 			loop_fd_set(t->lw, 0);
 			t->accept_pause = loop_timer_add(t->d->lp,
 			    ACCEPT_PAUSE_MS, on_accept_resume, t);
@@ -103,6 +108,20 @@ listener_conf(const struct conf *c, struct verbs_link_conf *lc)
 	}
 	if (lc->max_streams > WIRE_STREAMS_MAX)
 		lc->max_streams = WIRE_STREAMS_MAX;
+}
+
+/* Once a second: streams idle past their tunnel's idle_timeout end. */
+static void
+on_sweep(void *arg)
+{
+	struct rsd *d = arg;
+	struct tun *t;
+	uint64_t now = loop_now_ms();
+
+	d->sweep = loop_timer_add(d->lp, 1000, on_sweep, d);
+	for (t = d->tuns; t != NULL; t = t->next)
+		if (t->c->sz.idle_timeout > 0)
+			bridge_sweep(t, now);
 }
 
 /* ---------------------------------------------------- socket activation */
@@ -612,6 +631,7 @@ tunnel_start(struct rsd *d, char *err, size_t errlen)
 	if (tunnel_apply(d, d->conf, err, errlen))
 		return (-1);
 	act_warn_unused(d);
+	d->sweep = loop_timer_add(d->lp, 1000, on_sweep, d);
 	return (0);
 }
 
@@ -684,6 +704,8 @@ tunnel_stop(struct rsd *d)
 	size_t i;
 
 	d->stop = 1;
+	loop_timer_del(d->sweep);
+	d->sweep = NULL;
 	/* Links first: resetting their streams frees the bridges. */
 	while (d->links != NULL)
 		link_free(d->links);

@@ -7,7 +7,6 @@ load helpers
 
 setup() {
 	rs_setup
-	CTL=${RSTREAMD_BIN%/*}/rstreamctl
 	notify_socket
 }
 

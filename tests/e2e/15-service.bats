@@ -6,7 +6,6 @@ load helpers
 
 setup() {
 	rs_setup
-	CTL=${RSTREAMD_BIN%/*}/rstreamctl
 }
 
 teardown() {

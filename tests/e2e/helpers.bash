@@ -15,6 +15,7 @@ rs_setup() {
 	: "${RSTREAMD_TEST_ADDR_B:?run under tests/vm/softroce-run}"
 	A=$RSTREAMD_TEST_ADDR_A
 	B=$RSTREAMD_TEST_ADDR_B
+	CTL=${RSTREAMD_BIN%/*}/rstreamctl
 }
 
 rs_teardown() {

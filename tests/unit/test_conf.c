@@ -702,6 +702,35 @@ test_service(void)
 	ok(fails("log_file = \"rstreamd.log\";\n" T1, 1,
 	    "is not an absolute path"), "a relative log_file");
 
+	/* Limits. */
+	c = load(T1);
+	ok(c != NULL && c->max_links == 64 && c->max_pending == 16,
+	    "max_links defaults to 64, max_pending to 16");
+	ok(c != NULL && c->tunnels[0].sz.connect_timeout == 10 &&
+	    c->tunnels[0].sz.idle_timeout == 0,
+	    "connect_timeout defaults to 10 s, idle_timeout to none");
+	conf_free(c);
+	c = load("max_links = 2;\nmax_pending = 1;\n"
+	    "defaults = { idle_timeout = 600; };\n"
+	    "listen = \"10.0.0.1\";\ntunnels = ( { name = \"a\"; "
+	    "target = \"tcp://h:1\"; connect_timeout = 3; } );\n");
+	ok(c != NULL && c->max_links == 2 && c->max_pending == 1 &&
+	    c->tunnels[0].sz.connect_timeout == 3 &&
+	    c->tunnels[0].sz.idle_timeout == 600,
+	    "limits are read, timeouts from defaults and the tunnel");
+	conf_free(c);
+	ok(fails("max_links = 0;\n" T1, 1,
+	    "max_links 0 is outside 1 to 4096 links"), "max_links 0");
+	ok(fails("max_pending = 1025;\n" T1, 1,
+	    "max_pending 1025 is outside 1 to 1024 links"),
+	    "max_pending above 1024");
+	ok(fails("listen = \"10.0.0.1\";\ntunnels = ( { name = \"a\"; "
+	    "target = \"tcp://h:1\";\n connect_timeout = 0; } );\n", 3,
+	    "connect_timeout 0 is below the minimum 1"), "connect_timeout 0");
+	ok(fails("defaults = { idle_timeout = 604801; };\n" T1, 1,
+	    "idle_timeout 604801 is above the maximum 604800"),
+	    "idle_timeout above a week");
+
 	/* What a reload compares. */
 	c = load("listen = \"10.0.0.1\";\ntunnels = ( { name = \"a\"; accept = \"tcp://127.0.0.1:1\";"
 	    " peer = \"h\"; }, { name = \"b\"; target = \"unix:/s\"; } );\n");

@@ -1,0 +1,102 @@
+#!/usr/bin/env bats
+# Limits: connect_timeout to targets, idle_timeout, max_links and
+# max_pending, and running out of file descriptors.  Each limit is logged
+# once per burst and counted, and the daemons keep serving.
+
+load helpers
+
+setup() {
+	rs_setup
+}
+
+teardown() {
+	rs_teardown
+}
+
+@test "connect_timeout: a target that does not answer is refused in time; the others flow" {
+	echo_target
+	# Nobody has this address on the veth's subnet: the SYN goes nowhere.
+	conf_b "{ name = \"echo\"; target = \"tcp://127.0.0.1:$tp\"; },
+	    { name = \"void\"; target = \"tcp://10.77.0.99:9\"; connect_timeout = 1; }"
+	conf_a "{ name = \"echo\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; },
+	    { name = \"void\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; }"
+	start_pair void
+	link_up a echo
+	run client "$(accept_port a void)" "into the void" 20
+	assert_output ""
+	wait_log b "tunnel void stream .*cannot connect to target tcp://10.77.0.99:9: no answer in 1 s"
+	wait_log a "tunnel void stream .*refused by $B:7471: timed out"
+	run client "$(accept_port a echo)" "still served"
+	assert_output "still served"
+}
+
+@test "idle_timeout: an idle stream is reset, a busy one is not" {
+	echo_tunnel echo
+	sed -i 's|peer = \(.*\); }|peer = \1; idle_timeout = 2; }|' "$W/a.conf"
+	grep -q "idle_timeout = 2" "$W/a.conf"
+	start_pair echo
+	port=$(accept_port a echo)
+	hold_stream "$port"
+	# A line every half second: never idle for 2 s.
+	run bash -c "for i in 1 2 3 4 5 6 7 8; do echo tick \$i; sleep 0.5; done |
+	    timeout 30 socat -t 5 - TCP:127.0.0.1:$port"
+	assert_line "tick 8"
+	wait_pid "$cp" 20
+	wait_log a "tunnel echo stream 1 .*idle for 2 s; resetting the stream"
+	wait_log b "tunnel echo stream .*reset: timed out"
+	[ "$(grep -c "idle for 2 s" "$W/a.log")" = 1 ]
+}
+
+@test "max_links: extra links are rejected, logged once per burst, counted; the first keeps working" {
+	echo_target
+	conf_b "{ name = \"one\"; target = \"tcp://127.0.0.1:$tp\"; },
+	    { name = \"two\"; target = \"tcp://127.0.0.1:$tp\"; }"
+	sed -i '1i max_links = 1;' "$W/b.conf"
+	conf_a "{ name = \"one\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; }"
+	start_pair one
+	# A second daemon's link would be one too many.
+	cat >"$W/c.conf" <<EOC
+source = "$A";
+control = "$W/c.ctl";
+tunnels = ( { name = "two"; accept = "tcp://127.0.0.1:0"; peer = "$B:7471"; } );
+EOC
+	start_daemon c
+	wait_log c "tunnel two: link to $B:7471 failed"
+	sleep 5
+	run "$CTL" -s "$W/b.ctl" metrics
+	assert_success
+	n=$(echo "$output" | sed -n 's/^rstreamd_links_rejected_total \([0-9]*\)$/\1/p')
+	[ "$n" -ge 3 ]
+	# Several rejections, one message.
+	[ "$(grep -c "rejected: max_links 1 reached" "$W/b.log")" = 1 ]
+	run client "$(accept_port a one)" "the first link serves"
+	assert_output "the first link serves"
+	kill -0 "$PID_b"
+}
+
+@test "out of file descriptors: accepting pauses and resumes, logged once per burst" {
+	echo_tunnel echo
+	start_daemon b
+	# Few descriptors: a few dozen clients exhaust them.
+	bash -c "ulimit -n 48; exec \"$RSTREAMD_BIN\" -f -v -c \"$W/a.conf\"" \
+	    >"$W/a.log" 2>&1 3>&- &
+	PID_a=$!
+	RS_PIDS+=("$PID_a")
+	link_up a echo
+	port=$(accept_port a echo)
+	holders=()
+	for i in $(seq 60); do
+		hold_stream "$port"
+		holders+=("$cp")
+	done
+	wait_log a "tunnel echo: out of file descriptors" 30
+	sleep 2
+	[ "$(grep -c "out of file descriptors" "$W/a.log")" = 1 ]
+	# Free the descriptors: the daemon is still there and serves again.
+	kill "${holders[@]}" 2>/dev/null || true
+	kill -0 "$PID_a"
+	run "$CTL" -s "$W/a.ctl" metrics
+	assert_line --regexp '^rstreamd_tunnel_accept_pauses_total\{tunnel="echo"\} [1-9][0-9]*$'
+	run client "$port" "back in business" 60
+	assert_output "back in business"
+}

@@ -1,0 +1,157 @@
+#!/usr/bin/env bats
+# Faults: a peer killed mid-transfer, resets from either end, a target that
+# stops reading, a burst of connections.  Each case checks what the client
+# and the target see, and that the daemons keep serving.
+
+load helpers
+
+setup() {
+	rs_setup
+	TOOL="python3 $RSTREAMD_SRCDIR/tests/e2e/tcp-tool.py"
+}
+
+teardown() {
+	rs_teardown
+}
+
+# tool_tunnel NAME: tcp-tool's server as the target of tunnel NAME; $tp.
+tool_tunnel() {
+	tp=$(free_port)
+	spawn $TOOL server "$tp" "$W/record.log"
+	wait_port "$tp"
+	conf_b "{ name = \"$1\"; target = \"tcp://127.0.0.1:$tp\"; }"
+	conf_a "{ name = \"$1\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; }"
+}
+
+# fd_count PID: open descriptors of PID.
+fd_count() {
+	ls /proc/"$1"/fd | wc -l
+}
+
+@test "the peer is killed with SIGKILL mid-transfer: every client ends in time, the survivor serves again" {
+	echo_tunnel echo
+	start_pair echo
+	port=$(accept_port a echo)
+	head -c 16M /dev/urandom >"$W/in"
+	cps=()
+	for i in 1 2 3; do
+		# -t 1: socat exits a second after the connection ends.
+		( head -c 4M "$W/in"; sleep 60 ) |
+		    timeout 120 socat -t 1 - TCP:127.0.0.1:"$port" >/dev/null 2>&1 3>&- &
+		cps+=("$!")
+		RS_PIDS+=("$!")
+	done
+	wait_log b "tunnel echo stream 3 .*accepted over"
+	sleep 1
+	kill -KILL "$PID_b"
+	killed=$(date +%s)
+	# Documented bound: about 2 s of keepalive plus 0.6 s of retries
+	# (rstreamd(8)); emulation is slow, so allow a generous margin.
+	for cp in "${cps[@]}"; do
+		wait_pid "$cp" 20
+	done
+	echo "clients ended $(( $(date +%s) - killed )) s after the kill" >&3
+	wait_log a "tunnel echo: link to $B:7471 went down"
+	kill -0 "$PID_a"
+	start_daemon b
+	# The second "is up": the link came back to the new daemon.
+	for i in $(seq 300); do
+		[ "$(grep -c "tunnel echo: link to .* is up" "$W/a.log")" -ge 2 ] && break
+		sleep 0.1
+	done
+	[ "$(grep -c "tunnel echo: link to .* is up" "$W/a.log")" -ge 2 ]
+	run client "$port" "after the crash"
+	assert_output "after the crash"
+}
+
+@test "the target resets mid-stream: the client sees a reset, not a clean end" {
+	tool_tunnel t
+	start_pair t
+	# The target reads 1000 bytes, then resets the connection.
+	run bash -c "( printf 'reset\n'; head -c 8M /dev/zero ) |
+	    timeout 60 socat -t 10 - TCP:127.0.0.1:$(accept_port a t) 2>&1"
+	assert_failure
+	assert_output --partial "Connection reset by peer"
+	wait_log b "tunnel t stream .*resetting the stream"
+	wait_log a "tunnel t stream .*reset: "
+	echo_port=$(accept_port a t)
+	run client "$echo_port" "echo
+next one"
+	assert_output "next one"
+}
+
+@test "the client resets mid-stream: the target sees a reset, not a clean end" {
+	tool_tunnel t
+	start_pair t
+	$TOOL reset-client "$(accept_port a t)"
+	wait_log record "reset" 30
+	run cat "$W/record.log"
+	refute_output --partial "clean"
+	wait_log a "tunnel t stream .*resetting the stream"
+	# A clean end is reported as one, for contrast.
+	run client "$(accept_port a t)" "record
+clean end"
+	wait_log record "clean 10" 30
+}
+
+@test "a target that stops reading does not slow another stream on the same link" {
+	tool_tunnel t
+	start_pair t
+	port=$(accept_port a t)
+	head -c 16M /dev/urandom >"$W/in"
+	sink() {
+		local s e
+		s=$(date +%s%N)
+		out=$( (printf 'sink\n'; cat "$W/in") |
+		    timeout 120 socat -t 60 - TCP:127.0.0.1:"$port")
+		e=$(date +%s%N)
+		[ "$out" = 16777216 ] || return 1
+		echo $(( (e - s) / 1000000 ))
+	}
+	alone=$(sink)
+	# The stalled stream fills its ring, the peer's socket buffers, and
+	# stays stuck; the link carries on.
+	( printf 'stall\n'; head -c 16M /dev/zero ) |
+	    timeout 300 socat -t 300 - TCP:127.0.0.1:"$port" >/dev/null 2>&1 3>&- &
+	RS_PIDS+=("$!")
+	wait_log a "tunnel t stream 2 .*opening over"
+	sleep 3
+	stalled=$(sink)
+	echo "16 MiB alone: $alone ms; beside a stalled stream: $stalled ms" >&3
+	[ "$stalled" -lt $(( alone * 4 + 3000 )) ]
+}
+
+@test "a burst of 1000 connections: none hangs, each is served or refused by a limit, descriptors return" {
+	tool_tunnel t
+	sed -i 's|peer = \(.*\); }|peer = \1; max_streams = 100; }|' "$W/a.conf"
+	start_pair t
+	port=$(accept_port a t)
+	run client "$port" "echo
+warm up"
+	assert_output "warm up"
+	sleep 1
+	base_a=$(fd_count "$PID_a")
+	base_b=$(fd_count "$PID_b")
+	run bash -c "ulimit -n 4096; $TOOL burst $port 1000 120"
+	echo "$output" >&3
+	assert_output --regexp "^served [0-9]+ refused [0-9]+ hung 0$"
+	served=$(echo "$output" | cut -d' ' -f2)
+	refused=$(echo "$output" | cut -d' ' -f4)
+	[ $(( served + refused )) = 1000 ]
+	[ "$served" -ge 100 ]
+	# Every refusal was a limit, and said so.
+	if [ "$refused" -gt 0 ]; then
+		grep -q "stream limit 100 reached" "$W/a.log"
+	fi
+	# Back to the baseline once everything has closed.
+	for i in $(seq 100); do
+		[ "$(fd_count "$PID_a")" -le "$base_a" ] &&
+		    [ "$(fd_count "$PID_b")" -le "$base_b" ] && break
+		sleep 0.2
+	done
+	[ "$(fd_count "$PID_a")" -le "$base_a" ]
+	[ "$(fd_count "$PID_b")" -le "$base_b" ]
+	run client "$port" "echo
+after the burst"
+	assert_output "after the burst"
+}
