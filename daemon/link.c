@@ -226,12 +226,15 @@ fail_waiting(struct dlink *dl, const char *why)
  * side, and reconnect (client link) or go away (incoming link).
  */
 static void
-link_down(struct dlink *dl, const char *why)
+link_down(struct dlink *dl, const char *why_in)
 {
 	struct engine_event ev;
 	struct engine *e = dl->vl ? verbs_link_engine(dl->vl) : NULL;
 	int was_up = dl->state == D_UP;
+	char why[256];
 
+	/* It may be the engine's own message, freed with the link below. */
+	snprintf(why, sizeof(why), "%s", why_in);
 	if (e != NULL) {
 		/* No WRITE may touch a ring once its memory is released. */
 		verbs_link_stop(dl->vl);
@@ -253,7 +256,9 @@ link_down(struct dlink *dl, const char *why)
 	fail_waiting(dl, why);
 
 	if (dl->t == NULL) {
-		LLOG(LOG_INFO, dl, "%s ended: %s", dl->name, why);
+		/* A peer breaking the protocol is news; one leaving is not. */
+		LLOG(strncmp(why, "protocol violation", 18) == 0 ?
+		    LOG_WARNING : LOG_INFO, dl, "%s ended: %s", dl->name, why);
 		dl->state = D_DEAD;
 		if (dl->reap == NULL)
 			dl->reap = loop_timer_add(dl->d->lp, 0, on_reap, dl);
