@@ -9,6 +9,8 @@
         "reset"  read 1000 bytes, then close with a reset (SO_LINGER 0)
         "record" read to the end and append "clean N" (EOF) or "reset N"
                  (connection reset) to LOG
+  tcp-tool.py deaf PORT              listen on 127.0.0.1:PORT and never
+      accept: connections complete, and what they send only fills buffers
   tcp-tool.py reset-client PORT      connect, say "record", send 64 KiB,
       then close with a reset
   tcp-tool.py burst PORT N SECONDS   open N connections at once, each says
@@ -138,7 +140,14 @@ def burst(port, n, secs):
 stalled = []
 if __name__ == "__main__":
     cmd = sys.argv[1]
-    if cmd == "server":
+    if cmd == "deaf":
+        ls = socket.socket()
+        ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        ls.bind(("127.0.0.1", int(sys.argv[2])))
+        ls.listen(16)
+        while True:
+            time.sleep(3600)
+    elif cmd == "server":
         server(int(sys.argv[2]), sys.argv[3])
     elif cmd == "reset-client":
         reset_client(int(sys.argv[2]))

@@ -1,0 +1,79 @@
+#!/usr/bin/env bats
+# A hostile peer (tests/hostile/hostile) connects to the serving daemon
+# and misbehaves.  Each time the daemon rejects the connection or ends
+# that link with a logged reason, while another daemon's link to it keeps
+# working; at the end it stops cleanly (under a sanitizer build, CI runs
+# this file too: any error report fails it).
+
+load helpers
+
+setup() {
+	rs_setup
+	HOSTILE=${RSTREAMD_BUILDDIR:?}/tests/hostile/hostile
+}
+
+teardown() {
+	rs_teardown
+}
+
+# hostile CASE [TUNNEL]: run the hostile peer from A against b.
+hostile() {
+	run timeout 60 "$HOSTILE" "$A" "$B" 7471 "$@"
+}
+
+@test "a hostile peer: bad hellos are rejected, protocol violations end its link, nothing else is hurt" {
+	echo_target
+	# A target that never reads (it never even accepts): the hostile
+	# stream's data piles up in a small ring.
+	sp=$(free_port)
+	spawn python3 "$RSTREAMD_SRCDIR/tests/e2e/tcp-tool.py" deaf "$sp"
+	wait_port "$sp"
+	conf_b "{ name = \"echo\"; target = \"tcp://127.0.0.1:$tp\"; },
+	    { name = \"stall\"; target = \"tcp://127.0.0.1:$sp\"; recvbuf = 16384; }"
+	conf_a "{ name = \"echo\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; }"
+	start_pair echo
+	port=$(accept_port a echo)
+
+	for c in bad-magic bad-version short-hello bad-credits; do
+		hostile "$c"
+		assert_success
+		assert_output "$c: rejected"
+	done
+	grep -q "link from $A:[0-9]* rejected: invalid connect data: .*magic" "$W/b.log"
+	grep -q "link from $A:[0-9]* rejected: invalid connect data: .*version" "$W/b.log"
+	[ "$(grep -c "link from $A:[0-9]* rejected: invalid connect data" "$W/b.log")" = 4 ]
+
+	hostile garbage
+	assert_success
+	assert_output "garbage: disconnected"
+	wait_log b "link from $A:[0-9]* ended: protocol violation"
+
+	hostile truncated
+	assert_success
+	assert_output "truncated: disconnected"
+
+	hostile unopened stall
+	assert_success
+	assert_output "unopened: disconnected"
+	wait_log b "link from $A:[0-9]* ended: protocol violation: data for stream"
+
+	hostile beyond-credit stall
+	assert_success
+	assert_output "beyond-credit: disconnected"
+	wait_log b "link from $A:[0-9]* ended: protocol violation: .* bytes for stream"
+
+	# Six links ended, each with its reason; the good one never noticed.
+	[ "$(grep -c "link from $A:[0-9]* ended: protocol violation" "$W/b.log")" -ge 4 ]
+	run grep "went down" "$W/a.log"
+	assert_failure
+	run client "$port" "unharmed"
+	assert_output "unharmed"
+
+	# And the daemon stops cleanly, with nothing for a sanitizer to say.
+	kill -TERM "$PID_b"
+	rc=0
+	wait "$PID_b" || rc=$?
+	[ "$rc" = 0 ]
+	run grep -E "AddressSanitizer|LeakSanitizer|runtime error" "$W/b.log"
+	assert_failure
+}

@@ -1,0 +1,318 @@
+/*
+ * hostile: a peer that connects to rstreamd over RDMA CM and misbehaves,
+ * for the tests (tests/e2e/18-hostile.bats).  It speaks just enough of the
+ * protocol (rstreamd-protocol(7)) to get where it wants to break it.
+ *
+ * usage: hostile SOURCE_ADDR PEER_ADDR PORT CASE [TUNNEL]
+ *
+ * Cases that the daemon must reject at connect time (exit 0 on REJECTED):
+ *   bad-magic, bad-version, short-hello, bad-credits
+ * Cases that the daemon must end once the link is up (exit 0 when the
+ * link is disconnected by the daemon within the time limit):
+ *   garbage       a SEND of random bytes
+ *   truncated     a SEND whose record claims more bytes than it has
+ *   unopened      data (WRITE WITH IMMEDIATE) for a stream never opened
+ *   beyond-credit opens a stream on TUNNEL (whose target should not read),
+ *                 then writes more than the receive ring it was granted
+ * Exit 1 when the daemon let it through, 2 on a setup error.
+ */
+#include <sys/random.h>
+
+#include <arpa/inet.h>
+
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include "wire.h"
+
+#define LIMIT_MS	15000
+#define NRECV		16
+#define RING		65536
+
+static struct rdma_event_channel *ch;
+static struct rdma_cm_id *id;
+static struct ibv_pd *pd;
+static struct ibv_cq *cq;
+static struct ibv_mr *msg_mr, *ring_mr;
+static uint8_t msgs[(NRECV + 1) * WIRE_MSG_SIZE];
+static uint8_t ring[RING];
+
+static void __attribute__((noreturn))
+die(const char *what)
+{
+
+	fprintf(stderr, "hostile: %s\n", what);
+	exit(2);
+}
+
+/* The next CM event within ${ms}; its type, with the event acked. */
+static int
+next_event(int ms, uint8_t *pdata, size_t *plen)
+{
+	struct rdma_cm_event *ev;
+	struct pollfd p = { ch->fd, POLLIN, 0 };
+	int type;
+
+	if (poll(&p, 1, ms) <= 0)
+		return (-1);
+	if (rdma_get_cm_event(ch, &ev))
+		die("rdma_get_cm_event");
+	type = (int)ev->event;
+	if (pdata != NULL && ev->param.conn.private_data != NULL) {
+		*plen = ev->param.conn.private_data_len < 64 ?
+		    ev->param.conn.private_data_len : 64;
+		memcpy(pdata, ev->param.conn.private_data, *plen);
+	}
+	rdma_ack_cm_event(ev);
+	return (type);
+}
+
+static void
+resolve(const char *src, const char *dst, const char *port)
+{
+	struct addrinfo hints, *sa, *da;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_socktype = SOCK_STREAM;
+	if (getaddrinfo(src, NULL, &hints, &sa) ||
+	    getaddrinfo(dst, port, &hints, &da))
+		die("getaddrinfo");
+	if (rdma_resolve_addr(id, sa->ai_addr, da->ai_addr, 2000) ||
+	    next_event(5000, NULL, NULL) != RDMA_CM_EVENT_ADDR_RESOLVED)
+		die("cannot resolve the address");
+	if (rdma_resolve_route(id, 2000) ||
+	    next_event(5000, NULL, NULL) != RDMA_CM_EVENT_ROUTE_RESOLVED)
+		die("cannot resolve the route");
+	freeaddrinfo(sa);
+	freeaddrinfo(da);
+}
+
+static void
+setup_qp(void)
+{
+	struct ibv_qp_init_attr qa;
+	struct ibv_sge sge;
+	struct ibv_recv_wr wr, *bad;
+	int i;
+
+	if ((pd = ibv_alloc_pd(id->verbs)) == NULL ||
+	    (cq = ibv_create_cq(id->verbs, 64, NULL, NULL, 0)) == NULL)
+		die("pd/cq");
+	memset(&qa, 0, sizeof(qa));
+	qa.send_cq = qa.recv_cq = cq;
+	qa.qp_type = IBV_QPT_RC;
+	qa.cap.max_send_wr = 32;
+	qa.cap.max_recv_wr = NRECV;
+	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
+	if (rdma_create_qp(id, pd, &qa))
+		die("rdma_create_qp");
+	if ((msg_mr = ibv_reg_mr(pd, msgs, sizeof(msgs),
+	    IBV_ACCESS_LOCAL_WRITE)) == NULL ||
+	    (ring_mr = ibv_reg_mr(pd, ring, sizeof(ring),
+	    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)) == NULL)
+		die("ibv_reg_mr");
+	for (i = 0; i < NRECV; i++) {
+		sge.addr = (uintptr_t)&msgs[i * WIRE_MSG_SIZE];
+		sge.length = WIRE_MSG_SIZE;
+		sge.lkey = msg_mr->lkey;
+		memset(&wr, 0, sizeof(wr));
+		wr.wr_id = (uint64_t)i;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		if (ibv_post_recv(id->qp, &wr, &bad))
+			die("ibv_post_recv");
+	}
+}
+
+/* Post one work request from ${buf} (${len} bytes, in msgs or ring). */
+static void
+post(enum ibv_wr_opcode op, const void *buf, uint32_t len, uint32_t imm,
+    uint64_t raddr, uint32_t rkey)
+{
+	struct ibv_sge sge;
+	struct ibv_send_wr wr, *bad;
+
+	sge.addr = (uintptr_t)buf;
+	sge.length = len;
+	sge.lkey = (uintptr_t)buf >= (uintptr_t)ring &&
+	    (uintptr_t)buf < (uintptr_t)ring + sizeof(ring) ?
+	    ring_mr->lkey : msg_mr->lkey;
+	memset(&wr, 0, sizeof(wr));
+	wr.sg_list = &sge;
+	wr.num_sge = len > 0 ? 1 : 0;
+	wr.opcode = op;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.imm_data = htonl(imm);
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	if (ibv_post_send(id->qp, &wr, &bad))
+		die("ibv_post_send");
+}
+
+/* Wait for a receive carrying an OPEN_OK; fill ${ok}.  0 on success. */
+static int
+wait_open_ok(struct wire_rec *ok)
+{
+	struct ibv_wc wc;
+	size_t off, used;
+	int i, n;
+
+	for (i = 0; i < LIMIT_MS / 10; i++) {
+		while ((n = ibv_poll_cq(cq, 1, &wc)) > 0) {
+			if (wc.status != IBV_WC_SUCCESS)
+				return (-1);
+			if (wc.opcode != IBV_WC_RECV)
+				continue;
+			for (off = 0; off < wc.byte_len; off += used) {
+				if (wire_rec_decode(&msgs[wc.wr_id *
+				    WIRE_MSG_SIZE] + off, wc.byte_len - off,
+				    ok, &used) != WIRE_OK)
+					return (-1);
+				if (ok->type == WIRE_OPEN_OK)
+					return (0);
+				if (ok->type == WIRE_REFUSE)
+					return (-1);
+			}
+		}
+		usleep(10000);
+	}
+	return (-1);
+}
+
+/* Open a stream on ${tunnel}; ${r} gets the OPEN_OK (its ring). */
+static void
+open_stream(const char *tunnel, struct wire_rec *r)
+{
+	uint8_t *m = &msgs[NRECV * WIRE_MSG_SIZE];
+	size_t n;
+
+	memset(r, 0, sizeof(*r));
+	r->type = WIRE_OPEN;
+	r->stream = 0;
+	r->ring.addr = (uintptr_t)ring;
+	r->ring.rkey = ring_mr->rkey;
+	r->ring.size = RING;
+	r->name_len = (uint8_t)strlen(tunnel);
+	snprintf(r->name, sizeof(r->name), "%s", tunnel);
+	n = wire_rec_encode(m, WIRE_MSG_SIZE, r);
+	post(IBV_WR_SEND, m, (uint32_t)n, 0, 0, 0);
+	if (wait_open_ok(r) != 0)
+		die("the stream was not accepted");
+}
+
+int
+main(int argc, char **argv)
+{
+	struct rdma_conn_param cp;
+	struct wire_hello h;
+	struct wire_rec r;
+	uint8_t hello[WIRE_HELLO_LEN], pdata[64];
+	uint8_t *m = &msgs[NRECV * WIRE_MSG_SIZE];
+	const char *cs;
+	size_t plen = 0;
+	uint64_t off;
+	int ev;
+
+	if (argc < 5) {
+		fprintf(stderr, "usage: hostile SOURCE PEER PORT CASE "
+		    "[TUNNEL]\n");
+		return (2);
+	}
+	cs = argv[4];
+	if ((ch = rdma_create_event_channel()) == NULL ||
+	    rdma_create_id(ch, &id, NULL, RDMA_PS_TCP))
+		die("rdma_create_id");
+	resolve(argv[1], argv[2], argv[3]);
+	setup_qp();
+
+	memset(&h, 0, sizeof(h));
+	h.version = WIRE_VERSION;
+	h.credits = NRECV;
+	(void)getrandom(h.nonce, sizeof(h.nonce), 0);
+	wire_hello_encode(hello, &h);
+	memset(&cp, 0, sizeof(cp));
+	cp.private_data = hello;
+	cp.private_data_len = sizeof(hello);
+	cp.retry_count = 7;
+	cp.rnr_retry_count = 7;
+	if (strcmp(cs, "bad-magic") == 0)
+		hello[0] ^= 0xff;
+	else if (strcmp(cs, "bad-version") == 0)
+		hello[4] = 99;
+	else if (strcmp(cs, "short-hello") == 0)
+		cp.private_data_len = 5;
+	else if (strcmp(cs, "bad-credits") == 0)
+		hello[6] = hello[7] = 0;
+	if (rdma_connect(id, &cp))
+		die("rdma_connect");
+	ev = next_event(LIMIT_MS, pdata, &plen);
+	if (strncmp(cs, "bad-", 4) == 0 || strcmp(cs, "short-hello") == 0) {
+		printf("%s: %s\n", cs, ev == RDMA_CM_EVENT_REJECTED ?
+		    "rejected" : rdma_event_str(ev));
+		return (ev == RDMA_CM_EVENT_REJECTED ? 0 : 1);
+	}
+	if (ev != RDMA_CM_EVENT_ESTABLISHED) {
+		fprintf(stderr, "hostile: could not connect: %s\n",
+		    ev < 0 ? "timed out" : rdma_event_str(ev));
+		return (2);
+	}
+
+	if (strcmp(cs, "garbage") == 0) {
+		(void)getrandom(m, WIRE_MSG_SIZE, 0);
+		post(IBV_WR_SEND, m, WIRE_MSG_SIZE, 0, 0, 0);
+	} else if (strcmp(cs, "truncated") == 0) {
+		/* An OPEN record whose length runs past the message. */
+		memset(m, 0, 16);
+		m[0] = WIRE_OPEN;
+		m[1] = 200;
+		post(IBV_WR_SEND, m, 16, 0, 0, 0);
+	} else if ((strcmp(cs, "unopened") == 0 ||
+	    strcmp(cs, "beyond-credit") == 0) && argc > 5) {
+		open_stream(argv[5], &r);
+		if (strcmp(cs, "unopened") == 0) {
+			/* Into the ring it granted, but for another stream. */
+			post(IBV_WR_RDMA_WRITE_WITH_IMM, ring, 16,
+			    wire_imm_encode(r.peer_stream + 5, 16),
+			    r.ring.addr, r.ring.rkey);
+		} else {
+			/*
+			 * Whole rings, one after the other, never waiting for
+			 * credit: once the target's buffers are full (it does
+			 * not read), one of them is more than the free space.
+			 */
+			uint32_t len = r.ring.size < RING ? r.ring.size : RING;
+
+			for (off = 0; off < 30; off++)
+				post(IBV_WR_RDMA_WRITE_WITH_IMM, ring, len,
+				    wire_imm_encode(r.peer_stream, len),
+				    r.ring.addr, r.ring.rkey);
+		}
+	} else {
+		die("unknown case");
+	}
+	/* Our work requests went out (a failure here is ours, not a pass). */
+	for (int k = 0; k < 200; k++) {
+		struct ibv_wc wc;
+
+		if (ibv_poll_cq(cq, 1, &wc) > 0 && wc.opcode != IBV_WC_RECV) {
+			if (wc.status != IBV_WC_SUCCESS)
+				die(ibv_wc_status_str(wc.status));
+			break;
+		}
+		usleep(10000);
+	}
+	/* The daemon must end the link. */
+	while ((ev = next_event(LIMIT_MS, NULL, NULL)) >= 0 &&
+	    ev != RDMA_CM_EVENT_DISCONNECTED)
+		;
+	printf("%s: %s\n", cs, ev == RDMA_CM_EVENT_DISCONNECTED ?
+	    "disconnected" : "still connected");
+	return (ev == RDMA_CM_EVENT_DISCONNECTED ? 0 : 1);
+}
