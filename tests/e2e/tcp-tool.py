@@ -13,6 +13,9 @@
       accept: connections complete, and what they send only fills buffers
   tcp-tool.py reset-client PORT      connect, say "record", send 64 KiB,
       then close with a reset
+  tcp-tool.py probe PORT FIRSTLINE   connect, send FIRSTLINE and 2000
+      bytes, shut down writing, then read: print "reset" if the connection is reset, "clean"
+      on a clean end of stream
   tcp-tool.py burst PORT N SECONDS   open N connections at once, each says
       "echo" and a line; print "served S refused R hung H"
 """
@@ -98,6 +101,19 @@ def reset_client(port):
     reset_close(s)
 
 
+def probe(port, first):
+    s = socket.create_connection(("127.0.0.1", port))
+    s.sendall(first.encode() + b"\n" + b"y" * 2000)
+    s.shutdown(socket.SHUT_WR)
+    s.settimeout(60)
+    try:
+        while s.recv(65536):
+            pass
+        print("clean")
+    except ConnectionResetError:
+        print("reset")
+
+
 def burst(port, n, secs):
     sel = selectors.DefaultSelector()
     for i in range(n):
@@ -151,6 +167,8 @@ if __name__ == "__main__":
         server(int(sys.argv[2]), sys.argv[3])
     elif cmd == "reset-client":
         reset_client(int(sys.argv[2]))
+    elif cmd == "probe":
+        probe(int(sys.argv[2]), sys.argv[3])
     elif cmd == "burst":
         burst(int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]))
     else:
