@@ -46,8 +46,9 @@ teardown() {
 	wait_pid "$PID_b" 20
 	wait_log a "tunnel echo: link to $B:7471 went down"
 	wait_pid "$cp" 20
+	n=$(link_ups a echo)
 	start_daemon b
-	wait_log a "tunnel echo: link to .* is up" 30
+	link_up_after a echo "$n"
 	run client "$port" "back again" 30
 	assert_output "back again"
 }

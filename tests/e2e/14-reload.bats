@@ -49,11 +49,12 @@ count_log() {
 	sed -i "s|target = \"tcp://127.0.0.1:$tp\"; }|target = \"tcp://127.0.0.1:$tp\"; }, { name = \"two\"; target = \"tcp://127.0.0.1:$tp\"; sq_size = 256; }|" "$W/b.conf"
 	kill -HUP "$PID_b"
 	wait_log b "reloaded .*b.conf: 2 tunnels"
+	n=$(link_ups a echo)
 	kill -HUP "$PID_a"
 	wait_log a "reloaded .*a.conf: 2 tunnels"
 	grep -q "tunnel echo: configuration changed; its 1 open stream carries on" "$W/a.log"
 	wait_log a "tunnel two: link to .* is up"
-	wait_log a "tunnel echo: link to .* is up"
+	link_up_after a echo "$n"
 
 	# The notify protocol around the reload.
 	wait_log notify "RELOADING=1"

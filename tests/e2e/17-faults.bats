@@ -53,13 +53,9 @@ fd_count() {
 	echo "clients ended $(( $(date +%s) - killed )) s after the kill" >&3
 	wait_log a "tunnel echo: link to $B:7471 went down"
 	kill -0 "$PID_a"
+	n=$(link_ups a echo)
 	start_daemon b
-	# The second "is up": the link came back to the new daemon.
-	for i in $(seq 300); do
-		[ "$(grep -c "tunnel echo: link to .* is up" "$W/a.log")" -ge 2 ] && break
-		sleep 0.1
-	done
-	[ "$(grep -c "tunnel echo: link to .* is up" "$W/a.log")" -ge 2 ]
+	link_up_after a echo "$n"
 	run client "$port" "after the crash"
 	assert_output "after the crash"
 }

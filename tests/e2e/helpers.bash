@@ -73,6 +73,25 @@ link_up() {
 	wait_log "$1" "tunnel $2: link to .* is up" "${3:-30}"
 }
 
+# link_ups NAME TUNNEL: how many times the tunnel's link has come up.
+link_ups() {
+	grep -c -- "tunnel $2: link to .* is up" "$W/$1.log" || true
+}
+
+# link_up_after NAME TUNNEL N [SECONDS]: wait until the tunnel's link has
+# come up more than N times (N from link_ups before the peer restarted).
+# Clients that arrive while the link is still in back-off are closed, so
+# tests wait for this before sending.
+link_up_after() {
+	local i
+	for ((i = 0; i < ${4:-30} * 10; i++)); do
+		[ "$(link_ups "$1" "$2")" -gt "$3" ] && return 0
+		sleep 0.1
+	done
+	echo "timed out waiting for $1's link for $2 to come back" >&2
+	return 1
+}
+
 # accept_port NAME TUNNEL: the TCP port the daemon bound for TUNNEL.
 accept_port() {
 	sed -n "s/.*tunnel $2: accepting on tcp:\/\/.*:\([0-9][0-9]*\), peer.*/\1/p" \
