@@ -279,6 +279,28 @@ start_io(struct bridge *b)
 	}
 }
 
+/* The target connect is over, whichever way it went. */
+static void
+connect_done(struct bridge *b)
+{
+
+	b->connecting = 0;
+	loop_timer_del(b->ctimer);
+	b->ctimer = NULL;
+	link_set_incoming(b->dl, b->id, NULL);
+}
+
+/* Refuse the peer's stream with ${reason} and free ${b}. */
+static void
+refuse(struct bridge *b, uint16_t reason)
+{
+
+	engine_refuse(link_engine(b->dl), b->id, reason);
+	b->have_id = 0;
+	b->t->st->refused++;
+	bridge_free(b);
+}
+
 /* The target connect finished (or failed): accept or refuse the stream. */
 static void
 target_connected(struct bridge *b)
@@ -287,27 +309,17 @@ target_connected(struct bridge *b)
 	struct engine_ring tx, rx;
 	int rc = sock_connect_result(b->fd);
 
-	b->connecting = 0;
-	loop_timer_del(b->ctimer);
-	b->ctimer = NULL;
-	link_set_incoming(b->dl, b->id, NULL);
+	connect_done(b);
 	if (rc != 0) {
 		BLOG(LOG_WARNING, b, "cannot connect to target %s: %s",
 		    b->t->c->target.text, strerror(rc));
-		engine_refuse(e, b->id, rc == ECONNREFUSED ?
-		    WIRE_REASON_TARGET_REFUSED :
+		refuse(b, rc == ECONNREFUSED ? WIRE_REASON_TARGET_REFUSED :
 		    WIRE_REASON_TARGET_UNREACHABLE);
-		b->have_id = 0;
-		b->t->st->refused++;
-		bridge_free(b);
 		return;
 	}
 	if (alloc_rings(b, &tx, &rx) ||
 	    engine_accept(e, b->id, &tx, &rx, b) != 0) {
-		engine_refuse(e, b->id, WIRE_REASON_INTERNAL);
-		b->have_id = 0;
-		b->t->st->refused++;
-		bridge_free(b);
+		refuse(b, WIRE_REASON_INTERNAL);
 		return;
 	}
 	b->t->st->opened++;
@@ -450,19 +462,14 @@ on_connect_timeout(void *arg)
 {
 	struct bridge *b = arg;
 	struct dlink *dl = b->dl;
-	struct engine *e = link_engine(dl);
 
 	b->ctimer = NULL;
-	if (!b->connecting || e == NULL)
+	if (!b->connecting || link_engine(dl) == NULL)
 		return;
 	BLOG(LOG_WARNING, b, "cannot connect to target %s: no answer in %u s",
 	    b->t->c->target.text, (unsigned)b->t->c->sz.connect_timeout);
-	b->connecting = 0;
-	link_set_incoming(dl, b->id, NULL);
-	engine_refuse(e, b->id, WIRE_REASON_TIMEOUT);
-	b->have_id = 0;
-	b->t->st->refused++;
-	bridge_free(b);
+	connect_done(b);
+	refuse(b, WIRE_REASON_TIMEOUT);
 	link_kick(dl);
 }
 

@@ -466,21 +466,34 @@ done:
 	return (found);
 }
 
+/*
+ * The integer value of ${s} as written (libconfig's 32-bit wrap undone:
+ * every wrapped value is outside every range this file accepts), or -1
+ * if ${s} is not an integer; the caller reports that.
+ */
+static int
+int_value(const config_setting_t *s, long long *v)
+{
+	int type = config_setting_type(s);
+
+	if (type != CONFIG_TYPE_INT && type != CONFIG_TYPE_INT64)
+		return (-1);
+	*v = config_setting_get_int64(s);
+	if (type == CONFIG_TYPE_INT)
+		int_unwrap(s, v);
+	return (0);
+}
+
 /* Read one integer setting of struct conf_sizes and check its range. */
 static int
 parse_size(const struct parse *p, const config_setting_t *s,
     const struct size_key *k, struct conf_sizes *sz)
 {
-	int type = config_setting_type(s);
 	long long v;
 	const char *why;
 
-	if (type != CONFIG_TYPE_INT && type != CONFIG_TYPE_INT64)
+	if (int_value(s, &v))
 		return (errat(p, s, "%s must be an integer", k->name));
-	v = config_setting_get_int64(s);
-	/* Every wrapped value is outside every range below. */
-	if (type == CONFIG_TYPE_INT)
-		int_unwrap(s, &v);
 
 	if (k->ring) {
 		/* Negative sizes are as much "below the minimum" as 0. */
@@ -728,14 +741,10 @@ parse_uint(const struct parse *p, const config_setting_t *s, long long min,
     long long max, const char *unit, uint32_t *out)
 {
 	const char *name = config_setting_name(s);
-	int type = config_setting_type(s);
 	long long v;
 
-	if (type != CONFIG_TYPE_INT && type != CONFIG_TYPE_INT64)
+	if (int_value(s, &v))
 		return (errat(p, s, "%s must be an integer (%s)", name, unit));
-	v = config_setting_get_int64(s);
-	if (type == CONFIG_TYPE_INT)
-		int_unwrap(s, &v);
 	if (v < min || v > max)
 		return (errat(p, s, "%s %lld is outside %lld to %lld %s",
 		    name, v, min, max, unit));

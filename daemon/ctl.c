@@ -45,7 +45,6 @@ struct ctl {
 	char path[108];
 	struct ctl_conn *conns;
 	unsigned nconns;
-	struct loop_timer *pause;	/* out of descriptors */
 };
 
 /* ------------------------------------------------------------- output */
@@ -273,6 +272,17 @@ tab_json(struct obuf *o, const struct tab *t)
 
 /* ------------------------------------------------------------- tables */
 
+/*
+ * A draining tunnel whose name is configured again shares its counters
+ * with the new one: show them once, under the new one.
+ */
+static int
+counted_elsewhere(struct rsd *d, const struct tun *t)
+{
+
+	return (t->draining && tunnel_find(d, t->c->name) != NULL);
+}
+
 static const char *
 tun_link_state(const struct tun *t)
 {
@@ -360,8 +370,7 @@ stats_tab(struct rsd *d, struct tab *tb)
 	    "active", "refused", "limited", "failed", "credit_stalls",
 	    "link", NULL);
 	for (t = d->tuns; t != NULL; t = t->next) {
-		/* Draining tunnels share their counters with the new one. */
-		if (t->draining && tunnel_find(d, t->c->name) != NULL)
+		if (counted_elsewhere(d, t))
 			continue;
 		s = 0;
 		if (t->link != NULL) {
@@ -403,15 +412,10 @@ state_text(const struct rsd *d)
 static void
 cmd_status(struct rsd *d, struct obuf *o, int json)
 {
-	const struct dlink *dl;
 	uint64_t now = loop_now_ms();
-	unsigned up = 0, links = 0;
+	unsigned up, links = link_count(d, &up);
 	struct tab tb;
 
-	for (dl = d->links; dl != NULL; dl = link_next(dl)) {
-		links++;
-		up += link_is_up(dl) ? 1 : 0;
-	}
 	if (json) {
 		ob_printf(o, "{\"version\":\"%s\",\"pid\":%ld,\"state\":\"%s\","
 		    "\"uptime_s\":%llu,\"config\":", PACKAGE_VERSION,
@@ -490,7 +494,7 @@ tunnel_metric(struct rsd *d, struct obuf *o, const char *name,
 
 	metric_head(o, name, type, help);
 	for (t = d->tuns; t != NULL; t = t->next) {
-		if (t->draining && tunnel_find(d, t->c->name) != NULL)
+		if (counted_elsewhere(d, t))
 			continue;
 		p = (const char *)t->st + off;
 		v = u32 ? *(const uint32_t *)(const void *)p :
@@ -531,7 +535,7 @@ cmd_metrics(struct rsd *d, struct obuf *o)
 	metric_head(o, "rstreamd_tunnel_bytes_total", "counter", "Stream "
 	    "payload bytes, in from local sockets and out to them.");
 	for (t = d->tuns; t != NULL; t = t->next) {
-		if (t->draining && tunnel_find(d, t->c->name) != NULL)
+		if (counted_elsewhere(d, t))
 			continue;
 		ob_printf(o, "rstreamd_tunnel_bytes_total{tunnel=");
 		ob_prom_str(o, t->c->name);
@@ -757,15 +761,6 @@ on_conn(void *arg, uint32_t events)
 }
 
 static void
-on_resume(void *arg)
-{
-	struct ctl *ctl = arg;
-
-	ctl->pause = NULL;
-	loop_fd_set(ctl->w, EPOLLIN);
-}
-
-static void
 on_listen(void *arg, uint32_t events)
 {
 	struct ctl *ctl = arg;
@@ -777,12 +772,8 @@ on_listen(void *arg, uint32_t events)
 		fd = accept4(ctl->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
 			/* Out of descriptors: rest rather than spin. */
-			if ((errno == EMFILE || errno == ENFILE) &&
-			    ctl->pause == NULL) {
-				loop_fd_set(ctl->w, 0);
-				ctl->pause = loop_timer_add(ctl->d->lp, 200,
-				    on_resume, ctl);
-			}
+			if (errno == EMFILE || errno == ENFILE)
+				loop_fd_pause(ctl->w, 200);
 			return;
 		}
 		/* rstreamctl asks one thing at a time; a flood gets closed. */
@@ -872,7 +863,6 @@ ctl_free(struct ctl *ctl)
 		return;
 	while (ctl->conns != NULL)
 		conn_free(ctl->conns);
-	loop_timer_del(ctl->pause);
 	loop_fd_del(ctl->w);
 	close(ctl->fd);
 	unlink(ctl->path);

@@ -485,6 +485,24 @@ link_free(struct dlink *dl)
 }
 
 /**
+ * link_count(d, up):
+ * How many links there are; ${*up} is set to how many of them are up.
+ */
+unsigned
+link_count(const struct rsd *d, unsigned *up)
+{
+	const struct dlink *dl;
+	unsigned n = 0;
+
+	*up = 0;
+	for (dl = d->links; dl != NULL; dl = dl->next) {
+		n++;
+		*up += dl->state == D_UP;
+	}
+	return (n);
+}
+
+/**
  * link_kick_all(d):
  * link_kick every link (after work was queued on several).
  */

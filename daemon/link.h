@@ -58,6 +58,12 @@ void link_kick(struct dlink *dl);
  * Whether streams may open now, or will once the link comes up.
  */
 /**
+ * link_count(d, up):
+ * How many links there are; ${*up} is set to how many of them are up.
+ */
+unsigned link_count(const struct rsd *d, unsigned *up);
+
+/**
  * link_kick_all(d):
  * link_kick every link (after work was queued on several).
  */

@@ -17,6 +17,8 @@ struct loop_fd {
 	void *arg;
 	int dead;
 	struct loop_fd *next_dead;
+	struct loop_timer *pause;	/* loop_fd_pause: resumes it */
+	uint32_t paused_events;
 };
 
 struct loop_timer {
@@ -162,6 +164,37 @@ loop_fd_events(const struct loop_fd *w)
 	return (w->events);
 }
 
+static void
+on_unpause(void *arg)
+{
+	struct loop_fd *w = arg;
+
+	w->pause = NULL;
+	loop_fd_set(w, w->paused_events);
+}
+
+/**
+ * loop_fd_pause(w, ms):
+ * Stop watching ${w} for ${ms} milliseconds, then wait for what it waited
+ * for before (a listener out of descriptors rests instead of spinning).
+ * A watcher already paused stays as it is.  Returns 0, or -1 on failure.
+ */
+int
+loop_fd_pause(struct loop_fd *w, uint64_t ms)
+{
+
+	if (w->pause != NULL)
+		return (0);
+	w->paused_events = w->events;
+	if (loop_fd_set(w, 0))
+		return (-1);
+	if ((w->pause = loop_timer_add(w->lp, ms, on_unpause, w)) == NULL) {
+		loop_fd_set(w, w->paused_events);
+		return (-1);
+	}
+	return (0);
+}
+
 /**
  * loop_fd_del(w):
  * Stop watching (the descriptor is not closed).  NULL is a no-op.  Safe
@@ -173,6 +206,8 @@ loop_fd_del(struct loop_fd *w)
 
 	if (w == NULL)
 		return;
+	loop_timer_del(w->pause);
+	w->pause = NULL;
 	if (w->events != 0)
 		epoll_ctl(w->lp->ep, EPOLL_CTL_DEL, w->fd, NULL);
 	/* Events for it may still sit in this round's array: free later. */

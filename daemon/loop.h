@@ -49,6 +49,14 @@ int loop_fd_set(struct loop_fd *w, uint32_t events);
 uint32_t loop_fd_events(const struct loop_fd *w);
 
 /**
+ * loop_fd_pause(w, ms):
+ * Stop watching ${w} for ${ms} milliseconds, then wait for what it waited
+ * for before (a listener out of descriptors rests instead of spinning).
+ * A watcher already paused stays as it is.  Returns 0, or -1 on failure.
+ */
+int loop_fd_pause(struct loop_fd *w, uint64_t ms);
+
+/**
  * loop_fd_del(w):
  * Stop watching (the descriptor is not closed).  NULL is a no-op.  Safe
  * from inside any callback, including ${w}'s own.

@@ -27,15 +27,10 @@ static char last_status[1400];
 void
 notify_status_text(const struct rsd *d, char *buf, size_t len)
 {
-	unsigned streams = tunnel_streams(d), up = 0, links = 0;
-	const struct dlink *dl;
+	unsigned streams = tunnel_streams(d), up, links = link_count(d, &up);
 	size_t ntuns = d->conf->ntunnels;
 	int n;
 
-	for (dl = d->links; dl != NULL; dl = link_next(dl)) {
-		links++;
-		up += link_is_up(dl) ? 1 : 0;
-	}
 	if (d->draining) {
 		snprintf(buf, len, "stopping: waiting for %u stream%s to "
 		    "finish", streams, streams == 1 ? "" : "s");

@@ -50,7 +50,6 @@ struct tun {
 	int lfd;
 	int activated;			/* lfd came from systemd */
 	struct loop_fd *lw;
-	struct loop_timer *accept_pause;	/* EMFILE back-off */
 	char bound[160];
 	struct dlink *link;
 	struct tun_stats *st;

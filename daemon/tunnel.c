@@ -25,17 +25,6 @@
 /* How long a listener rests when the process is out of descriptors. */
 #define ACCEPT_PAUSE_MS	200
 
-static void on_accept(void *, uint32_t);
-
-static void
-on_accept_resume(void *arg)
-{
-	struct tun *t = arg;
-
-	t->accept_pause = NULL;
-	loop_fd_set(t->lw, EPOLLIN);
-}
-
 static void
 on_accept(void *arg, uint32_t events)
 {
@@ -59,9 +48,7 @@ on_accept(void *arg, uint32_t events)
 				    "(%s); pausing accepts for %d ms at a "
 				    "time%s", t->c->name, strerror(errno),
 				    ACCEPT_PAUSE_MS, held);
-			loop_fd_set(t->lw, 0);
-			t->accept_pause = loop_timer_add(t->d->lp,
-			    ACCEPT_PAUSE_MS, on_accept_resume, t);
+			loop_fd_pause(t->lw, ACCEPT_PAUSE_MS);
 		} else if (errno != EAGAIN && errno != EWOULDBLOCK &&
 		    errno != EINTR && errno != ECONNABORTED) {
 			log_err("tunnel %s: accept: %s", t->c->name,
@@ -221,8 +208,6 @@ tun_unwatch(struct tun *t)
 
 	loop_fd_del(t->lw);
 	t->lw = NULL;
-	loop_timer_del(t->accept_pause);
-	t->accept_pause = NULL;
 }
 
 /* Stop accepting: close the listener (a socket from systemd goes back). */
