@@ -17,10 +17,7 @@ teardown() {
 @test "systemd notify: READY with STATUS, STATUS follows the links, WATCHDOG, STOPPING" {
 	echo_tunnel echo
 	start_daemon b
-	NOTIFY_SOCKET=$W/notify.sock WATCHDOG_USEC=600000 \
-	    "$RSTREAMD_BIN" -f -v -c "$W/a.conf" >"$W/a.log" 2>&1 3>&- &
-	pa=$!
-	RS_PIDS+=("$pa")
+	start_daemon a NOTIFY_SOCKET="$W/notify.sock" WATCHDOG_USEC=600000
 	wait_log notify "READY=1" 10
 	wait_log notify "STATUS=1 tunnel, 0 streams, [01] of 1 link up" 10
 	# READY came after the listener was bound: its address was logged.
@@ -32,8 +29,8 @@ teardown() {
 	sleep 1.5
 	[ "$(grep -o 'WATCHDOG=1' "$W/notify.log" | wc -l)" -ge 3 ]
 	grep -q "systemd watchdog: WATCHDOG=1 every 300 ms" "$W/a.log"
-	kill -TERM "$pa"
-	wait_pid "$pa" 20
+	kill -TERM "$PID_a"
+	wait_pid "$PID_a" 20
 	wait_log notify "STOPPING=1" 10
 }
 

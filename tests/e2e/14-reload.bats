@@ -16,11 +16,7 @@ teardown() {
 
 # start_a_notify: start daemon a with NOTIFY_SOCKET pointing at the test.
 start_a_notify() {
-	NOTIFY_SOCKET=$W/notify.sock "$RSTREAMD_BIN" -f -v -c "$W/a.conf" \
-	    >"$W/a.log" 2>&1 3>&- &
-	RS_PIDS+=("$!")
-	PID_a=$!
-	wait_log a "ready:" 20
+	start_daemon a NOTIFY_SOCKET="$W/notify.sock"
 	link_up a echo
 }
 

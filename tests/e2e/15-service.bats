@@ -27,10 +27,7 @@ slow_transfer() {
 	echo_tunnel echo
 	notify_socket
 	start_daemon b
-	NOTIFY_SOCKET=$W/notify.sock "$RSTREAMD_BIN" -f -v -c "$W/a.conf" \
-	    >"$W/a.log" 2>&1 3>&- &
-	PID_a=$!
-	RS_PIDS+=("$PID_a")
+	start_daemon a NOTIFY_SOCKET="$W/notify.sock"
 	link_up a echo
 	port=$(accept_port a echo)
 	slow_transfer "$port"

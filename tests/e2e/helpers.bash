@@ -59,10 +59,12 @@ wait_log() {
 	return 1
 }
 
-# start_daemon NAME: start rstreamd with $W/NAME.conf; wait until ready.
+# start_daemon NAME [VAR=VALUE...]: start rstreamd with $W/NAME.conf (and
+# those variables in its environment); wait until it is ready.
 start_daemon() {
 	local name=$1
-	"$RSTREAMD_BIN" -f -v -c "$W/$name.conf" >"$W/$name.log" 2>&1 3>&- &
+	env "${@:2}" "$RSTREAMD_BIN" -f -v -c "$W/$name.conf" \
+	    >"$W/$name.log" 2>&1 3>&- &
 	RS_PIDS+=("$!")
 	eval "PID_$name=$!"
 	wait_log "$name" "ready:" 20
