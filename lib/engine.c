@@ -111,6 +111,12 @@ struct engine {
 	uint32_t ref_head, ref_n;
 	uint8_t *peer_ids;	/* bitmap of the peer's ids mapped to ours */
 
+	/* Authentication: asked for, our proof to send, peer's checked. */
+	int auth;
+	struct engine_auth a;
+	int auth_send;
+	int peer_ok;
+
 	int want_keepalive;
 	int want_goaway;
 	uint16_t goaway_reason;
@@ -473,8 +479,34 @@ engine_hello(struct engine *e, struct wire_hello *h)
 {
 
 	h->version = WIRE_VERSION;
-	h->flags = 0;
+	h->flags = e->auth ? WIRE_HELLO_AUTH : 0;
 	h->credits = (uint16_t)e->conf.rq_size;
+}
+
+/**
+ * engine_set_auth(e, auth):
+ * Require the peer to authenticate, and authenticate to it, as ${auth}
+ * says (the structure is copied).  Call before engine_hello and
+ * engine_connected.
+ */
+void
+engine_set_auth(struct engine *e, const struct engine_auth *auth)
+{
+
+	e->auth = 1;
+	e->a = *auth;
+}
+
+/**
+ * engine_authenticated(e):
+ * True when the link may carry streams as far as authentication goes:
+ * none was asked for, or the peer's proof checked out.
+ */
+int
+engine_authenticated(const struct engine *e)
+{
+
+	return (!e->auth || e->peer_ok);
 }
 
 /**
@@ -488,6 +520,17 @@ engine_connected(struct engine *e, const struct wire_hello *peer)
 
 	if (e->failed)
 		return;
+	if (e->auth && !(peer->flags & WIRE_HELLO_AUTH)) {
+		fail(e, "authentication failed: the peer does not "
+		    "authenticate (no key_file there?)");
+		return;
+	}
+	if (!e->auth && (peer->flags & WIRE_HELLO_AUTH)) {
+		fail(e, "authentication failed: the peer authenticates but "
+		    "this side has no key");
+		return;
+	}
+	e->auth_send = e->auth && e->a.initiator;
 	e->peer_rq = peer->credits;
 	e->peer_posted = peer->credits;
 	/* The hello already granted every receive posted so far. */
@@ -557,6 +600,9 @@ engine_on_recv_imm(struct engine *e, uint32_t slot, uint32_t imm,
 	if (!e->up)
 		return (fail(e, "protocol violation: data before the link "
 		    "was up"));
+	if (!engine_authenticated(e))
+		return (fail(e, "protocol violation: data before "
+		    "authentication"));
 	if (wire_imm_decode(imm, &id, &n) != WIRE_OK)
 		return (fail(e, "protocol violation: immediate 0x%08x has an "
 		    "unknown operation", (unsigned)imm));
@@ -620,7 +666,7 @@ rec_name(uint8_t type)
 {
 	static const char *names[] = { "?", "MSG_CREDIT", "CREDIT", "OPEN",
 	    "OPEN_OK", "REFUSE", "SHUTDOWN", "CLOSE", "RESET", "KEEPALIVE",
-	    "GOAWAY" };
+	    "GOAWAY", "AUTH" };
 
 	return (type < sizeof(names) / sizeof(names[0]) ? names[type] : "?");
 }
@@ -729,6 +775,25 @@ bad:
 	    "that does not allow it", what, (unsigned)id));
 }
 
+/* The peer's proof: the initiator's first, then the responder's answer. */
+static int
+rec_auth(struct engine *e, const struct wire_rec *r)
+{
+
+	if (!e->auth || e->peer_ok)
+		return (fail(e, "protocol violation: unexpected AUTH"));
+	if (e->a.initiator && e->auth_send)
+		return (fail(e, "protocol violation: AUTH before ours"));
+	if (e->a.verify(e->a.arg, r->proof) != 0)
+		return (fail(e, "authentication failed: the peer's proof is "
+		    "wrong (a different key?)"));
+	e->peer_ok = 1;
+	/* The responder proves itself only to a peer that did. */
+	if (!e->a.initiator)
+		e->auth_send = 1;
+	return (0);
+}
+
 static int
 rec_msg_credit(struct engine *e, uint64_t posted)
 {
@@ -774,7 +839,15 @@ engine_on_recv(struct engine *e, uint32_t slot, const uint8_t *buf,
 			    "record at offset %zu: %s", off,
 			    wire_strerror(err)));
 		off += used;
+		/* Before the proof, only what proving needs. */
+		if (!engine_authenticated(e) && r.type != WIRE_AUTH &&
+		    r.type != WIRE_MSG_CREDIT && r.type != WIRE_KEEPALIVE)
+			return (fail(e, "protocol violation: %s before "
+			    "authentication", rec_name(r.type)));
 		switch (r.type) {
+		case WIRE_AUTH:
+			err = rec_auth(e, &r);
+			break;
 		case WIRE_MSG_CREDIT:
 			err = rec_msg_credit(e, r.cursor);
 			break;
@@ -866,6 +939,7 @@ ctrl_pending(const struct engine *e)
 {
 
 	return (e->q[Q_CTRL].head != NIL || e->ref_n > 0 || e->want_keepalive ||
+	    e->auth_send ||
 	    (e->want_goaway && !e->goaway_sent) ||
 	    e->recv_posted - e->recv_reported >= e->msg_credit_threshold);
 }
@@ -969,6 +1043,13 @@ build_send(struct engine *e, uint64_t seq)
 	uint32_t id, v;
 
 	memset(&r, 0, sizeof(r));
+	if (e->auth_send) {
+		r.type = WIRE_AUTH;
+		e->a.prove(e->a.arg, r.proof);
+		if (put(buf, &len, &r))
+			e->auth_send = 0;
+		memset(r.proof, 0, sizeof(r.proof));
+	}
 	if (e->want_goaway && !e->goaway_sent) {
 		r.type = WIRE_GOAWAY;
 		r.reason = e->goaway_reason;
@@ -1215,7 +1296,8 @@ engine_open(struct engine *e, const char *tunnel,
 
 	if (!rings_ok(tx, rx) || !name_ok(tunnel))
 		return (ENGINE_EINVAL);
-	if (!e->up || e->failed || e->peer_goaway || e->want_goaway)
+	if (!e->up || e->failed || e->peer_goaway || e->want_goaway ||
+	    !engine_authenticated(e))
 		return (ENGINE_EDOWN);
 	if ((id = slot_alloc(e)) == NIL)
 		return (ENGINE_ELIMIT);

@@ -37,6 +37,16 @@
  * reused and the embedder may free the stream's ring memory.  Until then
  * the memory must stay registered, even after engine_close().
  *
+ * Authentication: with engine_set_auth, the link carries no stream until
+ * the peer has proved it holds the key (see rstreamd-protocol(7)).  The
+ * engine exchanges the AUTH records and refuses everything else before
+ * then; the embedder computes and checks the proofs (the engine does no
+ * cryptography).  The initiator (the side that connected) proves first;
+ * the responder answers only after checking that proof.  Until
+ * engine_authenticated() is true, engine_open fails with ENGINE_EDOWN and
+ * a peer's OPEN or data ends the link, so no ring address or key leaves
+ * this side before the peer is known.
+ *
  * Errors: a peer that breaks the protocol, or a transport failure, ends
  * the link: the engine stops emitting work requests, every stream gets
  * RESET (unless already closed by the application) and RELEASED, and
@@ -73,6 +83,16 @@ struct engine_ring {
 	uint64_t addr;
 	uint32_t size;
 	uint32_t key;
+};
+
+/* How this side proves itself and checks the peer (engine_set_auth). */
+struct engine_auth {
+	int initiator;		/* this side connected: it proves first */
+	/* Fill ${proof} with this side's proof for this link. */
+	void (*prove)(void *arg, uint8_t proof[WIRE_AUTH_LEN]);
+	/* 0 if ${proof} is the peer's right proof for this link, else -1. */
+	int (*verify)(void *arg, const uint8_t proof[WIRE_AUTH_LEN]);
+	void *arg;
 };
 
 enum engine_wr_op {
@@ -153,6 +173,21 @@ struct engine *engine_new(const struct engine_conf *conf,
 void engine_free(struct engine *e);
 
 /**
+ * engine_set_auth(e, auth):
+ * Require the peer to authenticate, and authenticate to it, as ${auth}
+ * says (the structure is copied).  Call before engine_hello and
+ * engine_connected.
+ */
+void engine_set_auth(struct engine *e, const struct engine_auth *auth);
+
+/**
+ * engine_authenticated(e):
+ * True when the link may carry streams as far as authentication goes:
+ * none was asked for, or the peer's proof checked out.
+ */
+int engine_authenticated(const struct engine *e);
+
+/**
  * engine_hello(e, h):
  * Fill ${h} with this side's connect private data, except the nonce,
  * which the caller chooses.
@@ -162,7 +197,8 @@ void engine_hello(struct engine *e, struct wire_hello *h);
 /**
  * engine_connected(e, peer):
  * The link is established and the peer sent hello ${peer} (decoded and
- * validated by wire_hello_decode).  Work may flow from now on.
+ * validated by wire_hello_decode).  Work may flow from now on.  If one
+ * side authenticates and the other does not, the link fails here.
  */
 void engine_connected(struct engine *e, const struct wire_hello *peer);
 

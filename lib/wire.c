@@ -15,6 +15,7 @@
 #define SZ_RESET	(HDR + 4 + 2)
 #define SZ_KEEPALIVE	(HDR)
 #define SZ_GOAWAY	(HDR + 2)
+#define SZ_AUTH		(HDR + WIRE_AUTH_LEN)
 
 static void
 put16(uint8_t *p, uint16_t v)
@@ -96,6 +97,8 @@ wire_strerror(int err)
 		return ("unknown immediate operation");
 	case WIRE_EEMPTY:
 		return ("message without records");
+	case WIRE_EFLAGS:
+		return ("unknown hello flags");
 	}
 	return ("unknown error");
 }
@@ -128,6 +131,8 @@ wire_reason_str(unsigned reason)
 		return ("internal error on the peer");
 	case WIRE_REASON_TIMEOUT:
 		return ("timed out");
+	case WIRE_REASON_DENIED:
+		return ("not authorised for this tunnel");
 	}
 	return ("unknown reason");
 }
@@ -174,6 +179,8 @@ wire_hello_decode(const uint8_t *buf, size_t len, struct wire_hello *h)
 			return (WIRE_ERESERVED);
 	h->version = buf[4];
 	h->flags = buf[5];
+	if (h->flags & ~WIRE_HELLO_FLAGS)
+		return (WIRE_EFLAGS);
 	h->credits = get16(buf + 6);
 	if (h->credits < WIRE_CREDITS_MIN || h->credits > WIRE_CREDITS_MAX)
 		return (WIRE_ECREDITS);
@@ -239,6 +246,8 @@ wire_rec_size(const struct wire_rec *r)
 		return (SZ_KEEPALIVE);
 	case WIRE_GOAWAY:
 		return (SZ_GOAWAY);
+	case WIRE_AUTH:
+		return (SZ_AUTH);
 	}
 	return (0);
 }
@@ -299,6 +308,9 @@ wire_rec_encode(uint8_t *buf, size_t cap, const struct wire_rec *r)
 		break;
 	case WIRE_GOAWAY:
 		put16(p, r->reason);
+		break;
+	case WIRE_AUTH:
+		memcpy(p, r->proof, WIRE_AUTH_LEN);
 		break;
 	}
 	return (sz);
@@ -407,6 +419,9 @@ wire_rec_decode(const uint8_t *buf, size_t len, struct wire_rec *r,
 		return (WIRE_OK);
 	case WIRE_GOAWAY:
 		r->reason = get16(p);
+		return (WIRE_OK);
+	case WIRE_AUTH:
+		memcpy(r->proof, p, WIRE_AUTH_LEN);
 		return (WIRE_OK);
 	}
 	return (WIRE_ETYPE);

@@ -18,6 +18,11 @@
 #define WIRE_VERSION		1
 #define WIRE_HELLO_LEN		32		/* fits the 56-byte IB CM limit */
 #define WIRE_NONCE_LEN		16
+/* Hello flags. */
+#define WIRE_HELLO_AUTH		0x01		/* this side authenticates */
+#define WIRE_HELLO_FLAGS	0x01		/* every flag defined */
+/* An AUTH record's proof: an HMAC-SHA-256 tag. */
+#define WIRE_AUTH_LEN		32
 #define WIRE_CREDITS_MIN	4		/* smallest receive queue */
 #define WIRE_CREDITS_MAX	32768		/* largest receive queue */
 
@@ -42,7 +47,8 @@ enum wire_type {
 	WIRE_CLOSE = 7,		/* sender is done with the stream */
 	WIRE_RESET = 8,		/* stream aborted, with a reason */
 	WIRE_KEEPALIVE = 9,	/* nothing; keeps the QP's timers honest */
-	WIRE_GOAWAY = 10	/* no new streams on this link */
+	WIRE_GOAWAY = 10,	/* no new streams on this link */
+	WIRE_AUTH = 11		/* proof of the pre-shared key */
 };
 
 /* Reasons carried by REFUSE, RESET and GOAWAY. */
@@ -55,7 +61,8 @@ enum wire_reason {
 	WIRE_REASON_SHUTTING_DOWN = 5,
 	WIRE_REASON_RESET = 6,
 	WIRE_REASON_INTERNAL = 7,
-	WIRE_REASON_TIMEOUT = 8
+	WIRE_REASON_TIMEOUT = 8,
+	WIRE_REASON_DENIED = 9
 };
 
 /* Decoder errors. */
@@ -72,12 +79,13 @@ enum wire_err {
 	WIRE_ERESERVED,		/* reserved bytes not zero */
 	WIRE_ECREDITS,		/* hello: message credits out of range */
 	WIRE_EOP,		/* immediate: unknown operation */
-	WIRE_EEMPTY		/* SEND with no records */
+	WIRE_EEMPTY,		/* SEND with no records */
+	WIRE_EFLAGS		/* hello: unknown flags */
 };
 
 struct wire_hello {
 	uint8_t version;
-	uint8_t flags;			/* feature flags; none defined in v1 */
+	uint8_t flags;			/* WIRE_HELLO_* */
 	uint16_t credits;		/* receives posted before connecting */
 	uint8_t nonce[WIRE_NONCE_LEN];
 };
@@ -99,6 +107,7 @@ struct wire_rec {
 	uint16_t reason;	/* REFUSE, RESET, GOAWAY */
 	uint8_t name_len;	/* OPEN */
 	char name[WIRE_NAME_MAX + 1];	/* OPEN; NUL-terminated */
+	uint8_t proof[WIRE_AUTH_LEN];	/* AUTH */
 };
 
 /**

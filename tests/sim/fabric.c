@@ -115,6 +115,20 @@ int
 fab_init(struct fab *f, const struct engine_conf *a,
     const struct engine_conf *b)
 {
+
+	return (fab_init_auth(f, a, b, NULL, NULL));
+}
+
+/**
+ * fab_init_auth(f, a, b, auth_a, auth_b):
+ * fab_init, with engine_set_auth(${auth_a}) on side 0 and ${auth_b} on
+ * side 1 where they are not NULL.  Side 0 is the initiator.
+ */
+int
+fab_init_auth(struct fab *f, const struct engine_conf *a,
+    const struct engine_conf *b, const struct engine_auth *auth_a,
+    const struct engine_auth *auth_b)
+{
 	struct wire_hello h[2], d;
 	uint8_t buf[WIRE_HELLO_LEN];
 	int i;
@@ -122,6 +136,10 @@ fab_init(struct fab *f, const struct engine_conf *a,
 	memset(f, 0, sizeof(*f));
 	if (side_init(f, 0, a) || side_init(f, 1, b))
 		return (-1);
+	if (auth_a != NULL)
+		engine_set_auth(f->side[0].e, auth_a);
+	if (auth_b != NULL)
+		engine_set_auth(f->side[1].e, auth_b);
 	for (i = 0; i < 2; i++) {
 		/* Receives go up before the connection: nothing posted yet. */
 		if (fab_pump(f, i) != 0 ||

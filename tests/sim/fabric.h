@@ -76,6 +76,15 @@ int fab_init(struct fab *f, const struct engine_conf *a,
     const struct engine_conf *b);
 
 /**
+ * fab_init_auth(f, a, b, auth_a, auth_b):
+ * fab_init, with engine_set_auth(${auth_a}) on side 0 and ${auth_b} on
+ * side 1 where they are not NULL.  Side 0 is the initiator.
+ */
+int fab_init_auth(struct fab *f, const struct engine_conf *a,
+    const struct engine_conf *b, const struct engine_auth *auth_a,
+    const struct engine_auth *auth_b);
+
+/**
  * fab_free(f):
  * Free both engines and everything the fabric allocated.
  */

@@ -629,6 +629,192 @@ test_violations(void)
 	}
 }
 
+/*
+ * Stand-in proofs: 32 bytes of (key + 1) from the initiator, (key + 2)
+ * from the responder.  The engine only moves and gates them; the daemon's
+ * HMAC is tested with the daemon.
+ */
+struct tauth {
+	uint8_t key;
+	int initiator;
+	int proved, verified, failed;
+	int proved_after_verify;
+};
+
+static void
+tauth_prove(void *arg, uint8_t proof[WIRE_AUTH_LEN])
+{
+	struct tauth *a = arg;
+
+	memset(proof, (uint8_t)(a->key + (a->initiator ? 1 : 2)),
+	    WIRE_AUTH_LEN);
+	a->proved++;
+	a->proved_after_verify = a->verified;
+}
+
+static int
+tauth_verify(void *arg, const uint8_t proof[WIRE_AUTH_LEN])
+{
+	struct tauth *a = arg;
+	uint8_t want[WIRE_AUTH_LEN];
+
+	memset(want, (uint8_t)(a->key + (a->initiator ? 2 : 1)),
+	    WIRE_AUTH_LEN);
+	if (memcmp(want, proof, WIRE_AUTH_LEN) != 0) {
+		a->failed++;
+		return (-1);
+	}
+	a->verified++;
+	return (0);
+}
+
+static void
+test_auth(void)
+{
+	struct engine_conf c = conf(8, 8);
+	struct tauth ta, tb;
+	struct tstream s;
+	struct engine_ring tx, rx;
+	struct wire_hello h;
+	struct wire_rec r;
+	uint8_t buf[WIRE_MSG_SIZE];
+	size_t n;
+	int bad = 0;
+	struct t T;
+
+	/* Same key: the handshake runs in order, then streams flow. */
+	memset(&ta, 0, sizeof(ta));
+	memset(&tb, 0, sizeof(tb));
+	ta.key = tb.key = 7;
+	ta.initiator = 1;
+	memset(&T, 0, sizeof(T));
+	T.acc_ring = 4096;
+	fab_init_auth(&T.f, &c, &c, &(struct engine_auth){ 1, tauth_prove,
+	    tauth_verify, &ta }, &(struct engine_auth){ 0, tauth_prove,
+	    tauth_verify, &tb });
+	engine_hello(T.f.side[0].e, &h);
+	ok(h.flags == WIRE_HELLO_AUTH, "an authenticating side says so in "
+	    "its hello");
+	ok(!engine_authenticated(T.f.side[0].e) &&
+	    !engine_authenticated(T.f.side[1].e),
+	    "neither side is authenticated before the proofs");
+	rings(&T, 0, &s, 4096, 4096, &tx, &rx);
+	ok(engine_open(T.f.side[0].e, "t", &tx, &rx, &s) == ENGINE_EDOWN,
+	    "no stream opens (no ring is granted) before authentication");
+	settle(&T);
+	ok(engine_authenticated(T.f.side[0].e) &&
+	    engine_authenticated(T.f.side[1].e),
+	    "both sides authenticated after the exchange");
+	ok(ta.proved == 1 && tb.proved == 1 && ta.verified == 1 &&
+	    tb.verified == 1, "each side proved once and checked once");
+	ok(tb.proved_after_verify == 1,
+	    "the responder proved itself only after checking the initiator");
+	ok(open_stream(&T, &s, 4096, 4096) >= 0, "a stream opens after it");
+	settle(&T);
+	ok(s.events & ENGINE_EV_OPENED, "and is accepted");
+	put(&T, 0, s.id, s.tx, 1000, 0x5a);
+	settle(&T);
+	ok(take(&T, 1, T.acc[0].id, T.acc[0].rx, 1000, 0x5a, &bad) == 1000 &&
+	    !bad, "data flows on an authenticated link");
+	free(s.tx);
+	free(s.rx);
+	teardown(&T);
+
+	/* Wrong key: the responder fails the link and never proves itself. */
+	memset(&ta, 0, sizeof(ta));
+	memset(&tb, 0, sizeof(tb));
+	ta.key = 7;
+	tb.key = 9;
+	ta.initiator = 1;
+	memset(&T, 0, sizeof(T));
+	fab_init_auth(&T.f, &c, &c, &(struct engine_auth){ 1, tauth_prove,
+	    tauth_verify, &ta }, &(struct engine_auth){ 0, tauth_prove,
+	    tauth_verify, &tb });
+	settle(&T);
+	ok(tb.failed == 1 && engine_error(T.f.side[1].e) != NULL &&
+	    strstr(engine_error(T.f.side[1].e), "authentication failed"),
+	    "wrong key: the responder ends the link: %s",
+	    engine_error(T.f.side[1].e) ? engine_error(T.f.side[1].e) : "-");
+	ok(tb.proved == 0 && !engine_authenticated(T.f.side[0].e),
+	    "wrong key: the responder never sends its proof");
+	teardown(&T);
+
+	/* One side authenticates, the other does not: both refuse. */
+	memset(&ta, 0, sizeof(ta));
+	ta.initiator = 1;
+	memset(&T, 0, sizeof(T));
+	fab_init_auth(&T.f, &c, &c, &(struct engine_auth){ 1, tauth_prove,
+	    tauth_verify, &ta }, NULL);
+	ok(engine_error(T.f.side[0].e) != NULL &&
+	    strstr(engine_error(T.f.side[0].e), "does not authenticate"),
+	    "a keyed side refuses a peer without auth: %s",
+	    engine_error(T.f.side[0].e) ? engine_error(T.f.side[0].e) : "-");
+	ok(engine_error(T.f.side[1].e) != NULL &&
+	    strstr(engine_error(T.f.side[1].e), "no key"),
+	    "a keyless side refuses a peer that authenticates");
+	teardown(&T);
+
+	/* A peer that skips the proof: OPEN, data or a second AUTH. */
+	memset(&ta, 0, sizeof(ta));
+	memset(&tb, 0, sizeof(tb));
+	ta.initiator = 1;
+	memset(&T, 0, sizeof(T));
+	fab_init_auth(&T.f, &c, &c, &(struct engine_auth){ 1, tauth_prove,
+	    tauth_verify, &ta }, &(struct engine_auth){ 0, tauth_prove,
+	    tauth_verify, &tb });
+	memset(&r, 0, sizeof(r));
+	r.type = WIRE_OPEN;
+	r.ring.addr = 0x10000;
+	r.ring.rkey = 1;
+	r.ring.size = 4096;
+	r.name_len = 1;
+	r.name[0] = 't';
+	n = wire_rec_encode(buf, sizeof(buf), &r);
+	fab_inject(&T.f, 1, FAB_CQE_RECV, buf, (uint32_t)n, 0);
+	ok(engine_error(T.f.side[1].e) != NULL &&
+	    strstr(engine_error(T.f.side[1].e), "OPEN before authentication"),
+	    "OPEN before the proof ends the link: %s",
+	    engine_error(T.f.side[1].e) ? engine_error(T.f.side[1].e) : "-");
+	ok(T.nacc == 0, "and no stream was offered to the application");
+	teardown(&T);
+
+	memset(&T, 0, sizeof(T));
+	fab_init_auth(&T.f, &c, &c, &(struct engine_auth){ 1, tauth_prove,
+	    tauth_verify, &ta }, &(struct engine_auth){ 0, tauth_prove,
+	    tauth_verify, &tb });
+	fab_inject(&T.f, 1, FAB_CQE_RECV_IMM, NULL, 0, wire_imm_encode(0, 1));
+	ok(engine_error(T.f.side[1].e) != NULL &&
+	    strstr(engine_error(T.f.side[1].e), "data before authentication"),
+	    "data before the proof ends the link");
+	teardown(&T);
+
+	memset(&ta, 0, sizeof(ta));
+	memset(&tb, 0, sizeof(tb));
+	ta.initiator = 1;
+	memset(&T, 0, sizeof(T));
+	fab_init_auth(&T.f, &c, &c, &(struct engine_auth){ 1, tauth_prove,
+	    tauth_verify, &ta }, &(struct engine_auth){ 0, tauth_prove,
+	    tauth_verify, &tb });
+	settle(&T);
+	memset(&r, 0, sizeof(r));
+	r.type = WIRE_AUTH;
+	n = wire_rec_encode(buf, sizeof(buf), &r);
+	fab_inject(&T.f, 1, FAB_CQE_RECV, buf, (uint32_t)n, 0);
+	ok(engine_error(T.f.side[1].e) != NULL &&
+	    strstr(engine_error(T.f.side[1].e), "unexpected AUTH"),
+	    "a second AUTH ends the link");
+	teardown(&T);
+
+	/* Without auth, an AUTH record is a violation too. */
+	memset(&T, 0, sizeof(T));
+	fab_init(&T.f, &c, &c);
+	fab_inject(&T.f, 1, FAB_CQE_RECV, buf, (uint32_t)n, 0);
+	ok(engine_error(T.f.side[1].e) != NULL &&
+	    strstr(engine_error(T.f.side[1].e), "unexpected AUTH"),
+	    "AUTH on a link without authentication ends it");
+	teardown(&T);
+}
+
 int
 main(void)
 {
@@ -642,5 +828,6 @@ main(void)
 	test_refuse_and_limit();
 	test_idle_abort_goaway();
 	test_violations();
+	test_auth();
 	return (tap_done());
 }

@@ -22,6 +22,8 @@ mkrec(uint8_t type)
 	r.ring.rkey = 0xdeadbeef;
 	r.ring.size = 1u << 20;
 	r.reason = WIRE_REASON_TARGET_REFUSED;
+	for (size_t i = 0; i < WIRE_AUTH_LEN; i++)
+		r.proof[i] = (uint8_t)(i * 7 + 1);
 	r.name_len = 2;
 	memcpy(r.name, "pg", 3);
 	return (r);
@@ -57,6 +59,8 @@ rec_equal(const struct wire_rec *a, const struct wire_rec *b)
 		return (1);
 	case WIRE_GOAWAY:
 		return (a->reason == b->reason);
+	case WIRE_AUTH:
+		return (memcmp(a->proof, b->proof, WIRE_AUTH_LEN) == 0);
 	}
 	return (0);
 }
@@ -69,7 +73,7 @@ test_records(void)
 	size_t n, used, i;
 	int t, err, all;
 
-	for (t = WIRE_MSG_CREDIT; t <= WIRE_GOAWAY; t++) {
+	for (t = WIRE_MSG_CREDIT; t <= WIRE_AUTH; t++) {
 		r = mkrec((uint8_t)t);
 		n = wire_rec_encode(buf, sizeof(buf), &r);
 		ok(n == wire_rec_size(&r) && n > 0, "type %d encodes", t);
@@ -104,8 +108,8 @@ test_records(void)
 	/* Unknown types. */
 	buf[0] = 0; buf[1] = 2;
 	ok(wire_rec_decode(buf, 2, &d, &used) == WIRE_ETYPE, "type 0 refused");
-	buf[0] = 11; buf[1] = 2;
-	ok(wire_rec_decode(buf, 2, &d, &used) == WIRE_ETYPE, "type 11 refused");
+	buf[0] = 12; buf[1] = 2;
+	ok(wire_rec_decode(buf, 2, &d, &used) == WIRE_ETYPE, "type 12 refused");
 	buf[0] = 255; buf[1] = 2;
 	ok(wire_rec_decode(buf, 2, &d, &used) == WIRE_ETYPE,
 	    "type 255 refused");
@@ -238,6 +242,13 @@ test_hello(void)
 	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_ERESERVED,
 	    "reserved bytes refused");
 	buf[9] = 0;
+	buf[5] = WIRE_HELLO_AUTH;
+	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_OK &&
+	    d.flags == WIRE_HELLO_AUTH, "the auth flag is decoded");
+	buf[5] = 0x80;
+	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_EFLAGS,
+	    "unknown hello flags refused");
+	buf[5] = 0;
 
 	h.credits = WIRE_CREDITS_MIN - 1;
 	wire_hello_encode(buf, &h);
