@@ -26,6 +26,8 @@
 /* Completions polled per ibv_poll_cq; work requests per ibv_post_send. */
 #define POLL_BATCH	32
 #define POST_BATCH	32
+/* Receive wr_ids carry this bit; send wr_ids are sequence numbers. */
+#define RECV_TAG	(UINT64_C(1) << 63)
 
 struct verbs_cm {
 	struct rdma_event_channel *ch;
@@ -70,6 +72,11 @@ struct verbs_link {
 	struct ibv_mr *recv_mr;
 	struct engine *e;
 	struct wire_hello peer_hello;	/* passive: from the request */
+	/* Both sides' connect private data, as sent (see verbs_link_hellos). */
+	uint8_t hello_mine[WIRE_HELLO_LEN], hello_peer[WIRE_HELLO_LEN];
+	int have_mine, have_peer;
+	/* What each outstanding send WR was, by wr_id % sq_size: for errors. */
+	struct engine_wr *posted;
 
 	int nmems;		/* ring memory still registered */
 	int freed;		/* verbs_link_free was called */
@@ -296,6 +303,11 @@ link_setup(struct verbs_link *l, char *err, size_t errlen)
 	}
 	l->have_qp = 1;
 
+	if ((l->posted = calloc(l->conf.sq_size, sizeof(*l->posted))) ==
+	    NULL) {
+		say(err, errlen, "out of memory");
+		return (-1);
+	}
 	sz = (size_t)l->conf.sq_size * WIRE_MSG_SIZE;
 	if ((l->ctrl_send = calloc(1, sz)) == NULL ||
 	    (l->ctrl_send_mr = ibv_reg_mr(l->pd, l->ctrl_send, sz, 0)) == NULL) {
@@ -325,6 +337,8 @@ link_setup(struct verbs_link *l, char *err, size_t errlen)
 		say(err, errlen, "%s", why);
 		return (-1);
 	}
+	if (!l->passive && l->conf.auth != NULL)
+		engine_set_auth(l->e, l->conf.auth);
 	if (verbs_link_flush(l)) {
 		say(err, errlen, "%s: cannot post receives: %s", l->device,
 		    engine_error(l->e));
@@ -340,25 +354,31 @@ link_setup(struct verbs_link *l, char *err, size_t errlen)
 	return (0);
 }
 
-static void
-conn_param(struct verbs_link *l, struct rdma_conn_param *p, uint8_t *hello)
+static int
+conn_param(struct verbs_link *l, struct rdma_conn_param *p)
 {
 	struct wire_hello h;
 
 	engine_hello(l->e, &h);
-	/* Early at boot the pool may not be ready: never block the loop. */
+	/*
+	 * Authentication is only as fresh as this nonce.  Early at boot the
+	 * pool may not be ready: fail this attempt rather than block the
+	 * loop or send a nonce that is not random.
+	 */
 	if (getrandom(h.nonce, sizeof(h.nonce), GRND_NONBLOCK) !=
 	    (ssize_t)sizeof(h.nonce))
-		memset(h.nonce, 0, sizeof(h.nonce));
-	wire_hello_encode(hello, &h);
+		return (-1);
+	wire_hello_encode(l->hello_mine, &h);
+	l->have_mine = 1;
 	memset(p, 0, sizeof(*p));
-	p->private_data = hello;
+	p->private_data = l->hello_mine;
 	p->private_data_len = WIRE_HELLO_LEN;
 	/* No RDMA READ or atomics, in either direction. */
 	p->responder_resources = 0;
 	p->initiator_depth = 0;
 	p->retry_count = VERBS_RETRY_COUNT;
 	p->rnr_retry_count = VERBS_RNR_RETRY;
+	return (0);
 }
 
 /**
@@ -420,11 +440,15 @@ int
 verbs_accept(struct verbs_link *l)
 {
 	struct rdma_conn_param p;
-	uint8_t hello[WIRE_HELLO_LEN];
 
 	if (l->state != L_INCOMING)
 		return (-1);
-	conn_param(l, &p, hello);
+	if (conn_param(l, &p)) {
+		engine_fail(l->e, "no random numbers available yet");
+		rdma_reject(l->id, NULL, 0);
+		l->state = L_DOWN;
+		return (-1);
+	}
 	if (rdma_accept(l->id, &p)) {
 		engine_fail(l->e, "rdma_accept failed");
 		l->state = L_DOWN;
@@ -486,6 +510,7 @@ verbs_link_free(struct verbs_link *l)
 	if (l->recv_mr != NULL)
 		ibv_dereg_mr(l->recv_mr);
 	free(l->ctrl_send);
+	free(l->posted);
 	free(l->recv_buf);
 	engine_free(l->e);
 	l->cq = NULL;
@@ -585,7 +610,7 @@ post_recvs(struct verbs_link *l)
 			    (size_t)slots[k] * WIRE_MSG_SIZE);
 			sge[k].length = WIRE_MSG_SIZE;
 			sge[k].lkey = l->recv_mr->lkey;
-			wr[k].wr_id = slots[k];
+			wr[k].wr_id = RECV_TAG | slots[k];
 			wr[k].sg_list = &sge[k];
 			wr[k].num_sge = 1;
 			wr[k].next = k + 1 < n ? &wr[k + 1] : NULL;
@@ -633,6 +658,7 @@ post_sends(struct verbs_link *l)
 				wr[k].send_flags |= IBV_SEND_SIGNALED;
 			if (ew[k].inlined)
 				wr[k].send_flags |= IBV_SEND_INLINE;
+			l->posted[ew[k].wr_id % l->conf.sq_size] = ew[k];
 			wr[k].next = k + 1 < n ? &wr[k + 1] : NULL;
 		}
 		/* One doorbell for the whole chain. */
@@ -665,28 +691,60 @@ verbs_link_flush(struct verbs_link *l)
 	return (0);
 }
 
+/* Say which work request failed, so a bad one can be told from the fabric. */
+static void
+wc_failed(struct verbs_link *l, const struct ibv_wc *wc)
+{
+	const struct engine_wr *w;
+	char why[256];
+	int n;
+
+	n = snprintf(why, sizeof(why), "work request failed: %s",
+	    ibv_wc_status_str(wc->status));
+	/* An error completion's opcode is undefined; its wr_id is not. */
+	if (wc->status == IBV_WC_WR_FLUSH_ERR || (wc->wr_id & RECV_TAG) ||
+	    (w = &l->posted[wc->wr_id % l->conf.sq_size])->wr_id !=
+	    wc->wr_id || w->len == 0 || n < 0 || (size_t)n >= sizeof(why)) {
+		engine_fail(l->e, why);
+		return;
+	}
+	if (w->op == ENGINE_WR_WRITE_IMM)
+		snprintf(why + n, sizeof(why) - (size_t)n, " (WRITE_IMM #%llu "
+		    "of %u bytes to 0x%llx rkey 0x%x imm 0x%08x, vendor error "
+		    "0x%x)", (unsigned long long)w->wr_id, (unsigned)w->len,
+		    (unsigned long long)w->remote_addr, (unsigned)w->rkey,
+		    (unsigned)w->imm, (unsigned)wc->vendor_err);
+	else
+		snprintf(why + n, sizeof(why) - (size_t)n, " (SEND #%llu of "
+		    "%u bytes, vendor error 0x%x)", (unsigned long long)w->wr_id,
+		    (unsigned)w->len, (unsigned)wc->vendor_err);
+	engine_fail(l->e, why);
+}
+
 static int
 handle_wc(struct verbs_link *l, const struct ibv_wc *wc)
 {
+	uint64_t slot;
 	char why[128];
 
 	if (wc->status != IBV_WC_SUCCESS) {
 		/* After the first error the rest are flushes: one message. */
-		snprintf(why, sizeof(why), "work request failed: %s",
-		    ibv_wc_status_str(wc->status));
-		engine_fail(l->e, why);
+		wc_failed(l, wc);
 		return (-1);
 	}
 	switch (wc->opcode) {
 	case IBV_WC_RECV:
-		if (wc->wr_id >= l->conf.rq_size)
+		slot = wc->wr_id & ~RECV_TAG;
+		if (slot >= l->conf.rq_size)
 			break;		/* the engine reports it */
-		return (engine_on_recv(l->e, (uint32_t)wc->wr_id,
-		    l->recv_buf + (size_t)wc->wr_id * WIRE_MSG_SIZE,
+		return (engine_on_recv(l->e, (uint32_t)slot,
+		    l->recv_buf + (size_t)slot * WIRE_MSG_SIZE,
 		    wc->byte_len));
 	case IBV_WC_RECV_RDMA_WITH_IMM:
-		return (engine_on_recv_imm(l->e, (uint32_t)wc->wr_id,
-		    ntohl(wc->imm_data), wc->byte_len));
+		slot = wc->wr_id & ~RECV_TAG;
+		return (engine_on_recv_imm(l->e, slot > UINT32_MAX ?
+		    UINT32_MAX : (uint32_t)slot, ntohl(wc->imm_data),
+		    wc->byte_len));
 	case IBV_WC_SEND:
 	case IBV_WC_RDMA_WRITE:
 		return (engine_on_send_done(l->e, wc->wr_id));
@@ -986,6 +1044,12 @@ on_connect_request(struct verbs_listener *ls, struct rdma_cm_event *cme,
 	snprintf(l->peer, sizeof(l->peer), "%s", ev->peer);
 	(void)wire_hello_decode(cme->param.conn.private_data,
 	    cme->param.conn.private_data_len, &l->peer_hello);
+	memcpy(l->hello_peer, cme->param.conn.private_data, WIRE_HELLO_LEN);
+	l->have_peer = 1;
+	ev->peer_auth = (l->peer_hello.flags & WIRE_HELLO_AUTH) != 0;
+	memcpy(&ev->peer_addr, rdma_get_peer_addr(cme->id),
+	    rdma_get_peer_addr(cme->id)->sa_family == AF_INET6 ?
+	    sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
 	if (link_setup(l, err, sizeof(err))) {
 		rdma_reject(cme->id, NULL, 0);
 		l->state = L_DOWN;
@@ -1005,7 +1069,6 @@ on_link_event(struct verbs_link *l, struct rdma_cm_event *cme,
 {
 	struct rdma_conn_param p;
 	struct wire_hello h;
-	uint8_t hello[WIRE_HELLO_LEN];
 	char err[200];
 	int werr;
 
@@ -1021,7 +1084,10 @@ on_link_event(struct verbs_link *l, struct rdma_cm_event *cme,
 			link_down(l, ev, err);
 			return;
 		}
-		conn_param(l, &p, hello);
+		if (conn_param(l, &p)) {
+			link_down(l, ev, "no random numbers available yet");
+			return;
+		}
 		if (rdma_connect(l->id, &p)) {
 			snprintf(err, sizeof(err), "rdma_connect: %s",
 			    strerror(errno));
@@ -1040,8 +1106,12 @@ on_link_event(struct verbs_link *l, struct rdma_cm_event *cme,
 			rdma_disconnect(l->id);
 			return;
 		}
-		if (!l->passive)
+		if (!l->passive) {
+			memcpy(l->hello_peer, cme->param.conn.private_data,
+			    WIRE_HELLO_LEN);
+			l->have_peer = 1;
 			engine_connected(l->e, &h);
+		}
 		l->state = L_UP;
 		ev->type = VERBS_EV_UP;
 		if (verbs_link_flush(l))

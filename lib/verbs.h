@@ -31,6 +31,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <sys/socket.h>
+
 #include "engine.h"
 
 /* See the comment above: ACK timeout exponent and transport retries. */
@@ -51,6 +53,8 @@ struct verbs_link_conf {
 	uint32_t inline_size;
 	uint32_t max_streams;
 	uint32_t signal_every;	/* 0: engine default */
+	/* Connecting side: authenticate the link (copied; NULL: do not). */
+	const struct engine_auth *auth;
 };
 
 enum verbs_ev_type {
@@ -66,6 +70,8 @@ struct verbs_ev {
 	struct verbs_link *link;	/* INCOMING, UP, DOWN */
 	struct verbs_listener *listener;	/* INCOMING, REJECTED */
 	char peer[64];			/* peer address, for logs */
+	struct sockaddr_storage peer_addr;	/* INCOMING: the same */
+	int peer_auth;			/* INCOMING: the peer authenticates */
 	char why[200];			/* REJECTED, DOWN: what happened */
 };
 
@@ -136,7 +142,8 @@ struct verbs_link *verbs_connect(struct verbs_cm *cm, const char *host,
 
 /**
  * verbs_accept(link) / verbs_reject(link):
- * Answer an INCOMING link.  After verbs_reject, free the link.
+ * Answer an INCOMING link.  After verbs_reject, free the link.  To
+ * authenticate it, call engine_set_auth on its engine before accepting.
  */
 int verbs_accept(struct verbs_link *link);
 void verbs_reject(struct verbs_link *link);
@@ -196,6 +203,15 @@ struct engine *verbs_link_engine(const struct verbs_link *link);
  */
 void *verbs_link_user(const struct verbs_link *link);
 void verbs_link_set_user(struct verbs_link *link, void *user);
+
+/**
+ * verbs_link_hellos(link, out):
+ * Store the connect private data both sides sent, the connecting side's
+ * first (2 * WIRE_HELLO_LEN bytes), into ${out}: what authentication
+ * binds the link to.  Returns 0, or -1 before both are known.
+ */
+int verbs_link_hellos(const struct verbs_link *link,
+    uint8_t out[2 * WIRE_HELLO_LEN]);
 
 /**
  * verbs_link_peer(link):
