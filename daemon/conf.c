@@ -2,10 +2,14 @@
 #include "config.h"
 #endif
 
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include <arpa/inet.h>
+#include <netinet/in.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -753,6 +757,128 @@ parse_uint(const struct parse *p, const config_setting_t *s, long long min,
 }
 
 /*
+ * Read key_file ${s} into ${k} ("" leaves it unset where ${empty_ok}).
+ * Like spiped and stunnel, refuse a key others could read: a key that
+ * leaked is no key.
+ */
+static int
+parse_key(const struct parse *p, const config_setting_t *s,
+    struct conf_key *k, int empty_ok)
+{
+	struct stat st;
+	ssize_t n;
+	size_t len = 0;
+	int fd;
+
+	memset(k, 0, sizeof(*k));
+	if (parse_path(p, s, k->file, sizeof(k->file), empty_ok))
+		return (-1);
+	if (k->file[0] == '\0')
+		return (0);
+	if ((fd = open(k->file, O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0)
+		return (errat(p, s, "key_file %s: cannot read: %s", k->file,
+		    strerror(errno)));
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return (errat(p, s, "key_file %s is not a regular file",
+		    k->file));
+	}
+	if (st.st_mode & 077) {
+		close(fd);
+		return (errat(p, s, "key_file %s is accessible by group or "
+		    "others (mode %04o); a key must be private: chmod 600 %s",
+		    k->file, (unsigned)(st.st_mode & 07777), k->file));
+	}
+	/* One byte more than allowed tells a too-long file. */
+	while (len <= CONF_KEY_MAX) {
+		n = read(fd, k->key + len, len < CONF_KEY_MAX ?
+		    CONF_KEY_MAX - len : 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (len + (size_t)n > CONF_KEY_MAX) {
+			len = CONF_KEY_MAX + 1;
+			break;
+		}
+		len += (size_t)n;
+	}
+	close(fd);
+	if (n < 0)
+		return (errat(p, s, "key_file %s: cannot read: %s", k->file,
+		    strerror(errno)));
+	if (len > CONF_KEY_MAX)
+		return (errat(p, s, "key_file %s is longer than %d bytes; is "
+		    "it the right file?", k->file, CONF_KEY_MAX));
+	if (len < CONF_KEY_MIN)
+		return (errat(p, s, "key_file %s holds %zu bytes; a key needs "
+		    "at least %d random bytes (256 bits), e.g. from "
+		    "head -c 32 /dev/urandom", k->file, len, CONF_KEY_MIN));
+	k->len = len;
+	k->set = 1;
+	return (0);
+}
+
+/* The allow list: "ADDRESS" or "ADDRESS/PREFIX", IPv4 or IPv6. */
+static int
+parse_allow(const struct parse *p, const config_setting_t *s, struct conf *c)
+{
+	const config_setting_t *e;
+	struct conf_net *a;
+	char buf[64], *slash;
+	const char *v;
+	unsigned long pfx;
+	size_t i, n;
+
+	if (config_setting_type(s) == CONFIG_TYPE_STRING)
+		n = 1;
+	else if (config_setting_is_list(s) || config_setting_is_array(s))
+		n = (size_t)config_setting_length(s);
+	else
+		return (errat(p, s, "allow must be a string or a list of "
+		    "strings"));
+	if (n == 0)
+		return (errat(p, s, "allow is an empty list (leave it out to "
+		    "allow any peer)"));
+	if ((c->allow = calloc(n, sizeof(*c->allow))) == NULL)
+		return (errat(p, s, "allow: %s", strerror(errno)));
+	for (i = 0; i < n; i++) {
+		e = config_setting_is_aggregate(s) ?
+		    config_setting_get_elem(s, (unsigned int)i) : s;
+		if (config_setting_type(e) != CONFIG_TYPE_STRING)
+			return (errat(p, e, "allow: each entry must be a "
+			    "string"));
+		v = config_setting_get_string(e);
+		a = &c->allow[i];
+		if (strlen(v) >= sizeof(buf))
+			return (errat(p, e, "allow '%.40s...' is too long", v));
+		strcpy(buf, v);
+		strcpy(a->text, v);
+		if ((slash = strchr(buf, '/')) != NULL)
+			*slash++ = '\0';
+		if (inet_pton(AF_INET, buf, a->addr) == 1)
+			a->family = AF_INET;
+		else if (inet_pton(AF_INET6, buf, a->addr) == 1)
+			a->family = AF_INET6;
+		else
+			return (errat(p, e, "allow '%s': '%s' is not an IPv4 "
+			    "or IPv6 address", v, buf));
+		a->prefix = a->family == AF_INET ? 32 : 128;
+		if (slash != NULL) {
+			errno = 0;
+			pfx = strtoul(slash, &slash, 10);
+			if (errno || *slash != '\0' || !is_digit(v[strlen(buf)
+			    + 1]) || pfx > a->prefix)
+				return (errat(p, e, "allow '%s': prefix must be "
+				    "0 to %u", v, a->prefix));
+			a->prefix = (unsigned)pfx;
+		}
+		c->nallow = i + 1;
+	}
+	return (0);
+}
+
+/*
  * Parse tunnel ${idx} of ${c} from group ${g}; the tunnels before it are
  * already parsed, and ${*first_target} is set to the target setting of
  * the first tunnel that has one.
@@ -776,6 +902,7 @@ parse_tunnel(struct parse *p, const config_setting_t *g, struct conf *c,
 	t->line = (int)config_setting_source_line(g);
 	t->sz = c->defaults;
 	t->unix_mode = 0660;
+	t->key = c->key;
 
 	/* The name first: every later message is about this tunnel. */
 	if ((s = config_setting_get_member(g, "name")) == NULL)
@@ -834,6 +961,9 @@ parse_tunnel(struct parse *p, const config_setting_t *g, struct conf *c,
 			    sizeof(t->unix_group), 0))
 				return (-1);
 			unix_s = unix_s != NULL ? unix_s : s;
+		} else if (strcmp(name, "key_file") == 0) {
+			if (parse_key(p, s, &t->key, 1))
+				return (-1);
 		} else if ((k = size_key_find(name)) != NULL) {
 			if (parse_size(p, s, k, &t->sz))
 				return (-1);
@@ -968,6 +1098,7 @@ conf_load(const char *path, struct conf **out, char *err, size_t errlen)
 	c->drain_time = CONF_DEFAULT_DRAIN_TIME;
 	c->max_links = CONF_DEFAULT_MAX_LINKS;
 	c->max_pending = CONF_DEFAULT_MAX_PENDING;
+	c->handshake_timeout = CONF_DEFAULT_HANDSHAKE_TIMEOUT;
 
 	config_init(&cf);
 	errno = 0;
@@ -1007,7 +1138,15 @@ conf_load(const char *path, struct conf **out, char *err, size_t errlen)
 			if (parse_uint(&p, s, 1, 1024, "links",
 			    &c->max_pending))
 				goto err2;
+		} else if (strcmp(name, "handshake_timeout") == 0) {
+			if (parse_uint(&p, s, 1, 300, "seconds",
+			    &c->handshake_timeout))
+				goto err2;
+		} else if (strcmp(name, "allow") == 0) {
+			if (parse_allow(&p, s, c))
+				goto err2;
 		} else if (strcmp(name, "listen") != 0 &&
+		    strcmp(name, "key_file") != 0 &&
 		    strcmp(name, "source") != 0 &&
 		    strcmp(name, "log_level") != 0 &&
 		    strcmp(name, "defaults") != 0 &&
@@ -1029,6 +1168,10 @@ conf_load(const char *path, struct conf **out, char *err, size_t errlen)
 		goto err2;
 	if ((s = config_setting_get_member(root, "source")) != NULL &&
 	    parse_source(&p, s, c))
+		goto err2;
+	/* Tunnels inherit the global key. */
+	if ((s = config_setting_get_member(root, "key_file")) != NULL &&
+	    parse_key(&p, s, &c->key, 0))
 		goto err2;
 	if (parse_tunnels(&p, config_setting_get_member(root, "tunnels"), c))
 		goto err2;
@@ -1055,6 +1198,11 @@ conf_free(struct conf *c)
 
 	if (c == NULL)
 		return;
+	/* Keys should not outlive their configuration in freed memory. */
+	explicit_bzero(&c->key, sizeof(c->key));
+	if (c->tunnels != NULL)
+		explicit_bzero(c->tunnels, c->ntunnels * sizeof(*c->tunnels));
+	free(c->allow);
 	free(c->tunnels);
 	free(c->listen);
 	free(c);
@@ -1089,7 +1237,66 @@ conf_tunnel_same(const struct conf_tunnel *x, const struct conf_tunnel *y)
 	    memcmp(&x->sz, &y->sz, sizeof(x->sz)) == 0 &&
 	    x->unix_mode == y->unix_mode &&
 	    strcmp(x->unix_owner, y->unix_owner) == 0 &&
-	    strcmp(x->unix_group, y->unix_group) == 0);
+	    strcmp(x->unix_group, y->unix_group) == 0 &&
+	    conf_key_same(&x->key, &y->key));
+}
+
+/**
+ * conf_key_same(x, y):
+ * True if ${x} and ${y} are both unset, or both set to the same bytes.
+ */
+int
+conf_key_same(const struct conf_key *x, const struct conf_key *y)
+{
+
+	if (!x->set || !y->set)
+		return (x->set == y->set);
+	return (x->len == y->len && memcmp(x->key, y->key, x->len) == 0);
+}
+
+/**
+ * conf_net_match(nets, n, sa):
+ * True if socket address ${sa} (AF_INET or AF_INET6; a v4-mapped v6
+ * address counts as v4) matches one of the ${n} entries of ${nets}.
+ */
+int
+conf_net_match(const struct conf_net *nets, size_t n,
+    const struct sockaddr *sa)
+{
+	const uint8_t *addr;
+	size_t i;
+	unsigned bits, full;
+	int family;
+
+	if (sa->sa_family == AF_INET) {
+		family = AF_INET;
+		addr = (const uint8_t *)
+		    &((const struct sockaddr_in *)(const void *)sa)->sin_addr;
+	} else if (sa->sa_family == AF_INET6) {
+		family = AF_INET6;
+		addr = ((const struct sockaddr_in6 *)(const void *)sa)->
+		    sin6_addr.s6_addr;
+		if (IN6_IS_ADDR_V4MAPPED((const struct in6_addr *)
+		    (const void *)addr)) {
+			family = AF_INET;
+			addr += 12;
+		}
+	} else {
+		return (0);
+	}
+	for (i = 0; i < n; i++) {
+		if (nets[i].family != family)
+			continue;
+		bits = nets[i].prefix;
+		full = bits / 8;
+		if (memcmp(nets[i].addr, addr, full) != 0)
+			continue;
+		if (bits % 8 != 0 && ((nets[i].addr[full] ^ addr[full]) &
+		    (uint8_t)(0xff << (8 - bits % 8))) != 0)
+			continue;
+		return (1);
+	}
+	return (0);
 }
 
 /**

@@ -42,6 +42,28 @@ struct conf_sizes {
 	uint32_t idle_timeout;		/* seconds without a byte either way, 0 = none */
 };
 
+/*
+ * A pre-shared key: the bytes of a key file, at least CONF_KEY_MIN (256
+ * random bits) and at most CONF_KEY_MAX.  The file must not be accessible
+ * to group or others.
+ */
+#define CONF_KEY_MIN	32
+#define CONF_KEY_MAX	1024
+struct conf_key {
+	int set;
+	char file[1024];		/* where it came from, for messages */
+	size_t len;
+	uint8_t key[CONF_KEY_MAX];
+};
+
+/* An allow entry: peers whose address matches the first ${prefix} bits. */
+struct conf_net {
+	int family;			/* AF_INET or AF_INET6 */
+	uint8_t addr[16];
+	unsigned prefix;
+	char text[64];
+};
+
 struct conf_tunnel {
 	char name[65];
 	int line;			/* line of the tunnel's group */
@@ -54,6 +76,8 @@ struct conf_tunnel {
 	uint32_t unix_mode;		/* accept=unix: socket file mode, default 0660 */
 	char unix_owner[64];		/* "" = leave as is */
 	char unix_group[64];
+	/* Its key: its own key_file, else the global one ("" = none). */
+	struct conf_key key;
 };
 
 /* Where rstreamctl finds the daemon unless the file says otherwise. */
@@ -66,6 +90,8 @@ struct conf_tunnel {
 /* Incoming links: at most this many, and this many still connecting. */
 #define CONF_DEFAULT_MAX_LINKS 64
 #define CONF_DEFAULT_MAX_PENDING 16
+/* Seconds a link has from its connect request to being authenticated. */
+#define CONF_DEFAULT_HANDSHAKE_TIMEOUT 5
 
 /* RDMA listen address (TCP kind, host+port). */
 struct conf_listen {
@@ -87,6 +113,10 @@ struct conf {
 	uint32_t drain_time;		/* seconds, 0..CONF_MAX_DRAIN_TIME */
 	uint32_t max_links;		/* incoming links at once */
 	uint32_t max_pending;		/* incoming links not yet up */
+	uint32_t handshake_timeout;	/* seconds, 1..300 */
+	struct conf_key key;		/* global key_file */
+	struct conf_net *allow;		/* peers that may link to us; none: any */
+	size_t nallow;
 	struct conf_sizes defaults;
 	struct conf_tunnel *tunnels;
 	size_t ntunnels;
@@ -146,6 +176,21 @@ int conf_addr_same(const struct conf_addr *x, const struct conf_addr *y);
  * keeps such a tunnel as it is).
  */
 int conf_tunnel_same(const struct conf_tunnel *x, const struct conf_tunnel *y);
+
+/**
+ * conf_net_match(nets, n, sa):
+ * True if socket address ${sa} (AF_INET or AF_INET6; a v4-mapped v6
+ * address counts as v4) matches one of the ${n} entries of ${nets}.
+ */
+struct sockaddr;
+int conf_net_match(const struct conf_net *nets, size_t n,
+    const struct sockaddr *sa);
+
+/**
+ * conf_key_same(x, y):
+ * True if ${x} and ${y} are both unset, or both set to the same bytes.
+ */
+int conf_key_same(const struct conf_key *x, const struct conf_key *y);
 
 /**
  * conf_tunnel_find(c, name):

@@ -363,12 +363,12 @@ stats_tab(struct rsd *d, struct tab *tb)
 {
 	const struct tun *t;
 	struct link_info li;
-	char nb[8][24];
+	char nb[9][24];
 	int s;
 
-	tab_init(tb, 0x1feu, "tunnel", "bytes_in", "bytes_out", "opened",
-	    "active", "refused", "limited", "failed", "credit_stalls",
-	    "link", NULL);
+	tab_init(tb, 0x3feu, "tunnel", "bytes_in", "bytes_out", "opened",
+	    "active", "refused", "limited", "denied", "failed",
+	    "credit_stalls", "link", NULL);
 	for (t = d->tuns; t != NULL; t = t->next) {
 		if (counted_elsewhere(d, t))
 			continue;
@@ -380,8 +380,9 @@ stats_tab(struct rsd *d, struct tab *tb)
 		tab_row(tb, t->c->name, NUM(0, t->st->bytes_in),
 		    NUM(1, t->st->bytes_out), NUM(2, t->st->opened),
 		    NUM(3, t->st->active), NUM(4, t->st->refused),
-		    NUM(5, t->st->limited), NUM(6, t->st->failed),
-		    s ? NUM(7, li.st.stall_ring + li.st.stall_msg +
+		    NUM(5, t->st->limited), NUM(6, t->st->denied),
+		    NUM(7, t->st->failed),
+		    s ? NUM(8, li.st.stall_ring + li.st.stall_msg +
 		    li.st.stall_sq) : "",
 		    t->link != NULL ? li.state : "");
 	}
@@ -430,8 +431,10 @@ cmd_status(struct rsd *d, struct obuf *o, int json)
 		ob_printf(o, ",\"log\":");
 		ob_json_str(o, log_destination());
 		ob_printf(o, ",\"streams\":%u,\"links\":%u,\"links_up\":%u,"
-		    "\"links_rejected\":%llu,\"tunnels\":", tunnel_streams(d),
-		    links, up, (unsigned long long)d->links_rejected);
+		    "\"links_rejected\":%llu,\"auth_failures\":%llu,"
+		    "\"tunnels\":", tunnel_streams(d), links, up,
+		    (unsigned long long)d->links_rejected,
+		    (unsigned long long)d->auth_failures);
 		tunnels_tab(d, &tb);
 		render(o, &tb, 1);
 		ob_printf(o, "}\n");
@@ -447,10 +450,13 @@ cmd_status(struct rsd *d, struct obuf *o, int json)
 		ob_printf(o, "last reload failed, running the previous "
 		    "configuration: %s\n", d->reload_error);
 	ob_printf(o, "log: %s\n", log_destination());
-	ob_printf(o, "%zu tunnel%s, %u stream%s, %u of %u link%s up\n\n",
+	ob_printf(o, "%zu tunnel%s, %u stream%s, %u of %u link%s up\n",
 	    d->conf->ntunnels, d->conf->ntunnels == 1 ? "" : "s",
 	    tunnel_streams(d), tunnel_streams(d) == 1 ? "" : "s", up, links,
 	    links == 1 ? "" : "s");
+	ob_printf(o, "incoming links rejected: %llu; failed "
+	    "authentication: %llu\n\n", (unsigned long long)d->links_rejected,
+	    (unsigned long long)d->auth_failures);
 	tunnels_tab(d, &tb);
 	render(o, &tb, 0);
 }
@@ -563,10 +569,17 @@ cmd_metrics(struct rsd *d, struct obuf *o)
 	tunnel_metric(d, o, "rstreamd_tunnel_accept_pauses_total", "counter",
 	    "Times accepting paused because the process ran out of file "
 	    "descriptors.", offsetof(struct tun_stats, accept_pauses), 0);
+	tunnel_metric(d, o, "rstreamd_tunnel_streams_denied_total", "counter",
+	    "Streams refused because their link did not prove this tunnel's "
+	    "key.", offsetof(struct tun_stats, denied), 0);
 	metric_head(o, "rstreamd_links_rejected_total", "counter", "Incoming "
-	    "links rejected by max_links or max_pending.");
+	    "links rejected by max_links, max_pending or allow.");
 	ob_printf(o, "rstreamd_links_rejected_total %llu\n",
 	    (unsigned long long)d->links_rejected);
+	metric_head(o, "rstreamd_auth_failures_total", "counter", "Links "
+	    "that failed to authenticate (wrong key, none, or too late).");
+	ob_printf(o, "rstreamd_auth_failures_total %llu\n",
+	    (unsigned long long)d->auth_failures);
 
 	metric_head(o, "rstreamd_link_up", "gauge", "1 if the RDMA link is "
 	    "up.");

@@ -1,11 +1,15 @@
 #include "config.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/socket.h>
+
 #include <sys/epoll.h>
 
+#include "auth.h"
 #include "bridge.h"
 #include "engine.h"
 #include "link.h"
@@ -15,7 +19,8 @@
 #include "tunnel.h"
 #include "verbs.h"
 
-enum { D_IDLE, D_CONNECTING, D_UP, D_DEAD };
+/* D_AUTH: connected, proofs not yet exchanged; no stream may open. */
+enum { D_IDLE, D_CONNECTING, D_AUTH, D_UP, D_DEAD };
 
 struct dlink {
 	struct rsd *d;
@@ -26,6 +31,10 @@ struct dlink {
 	struct loop_timer *ka;		/* keepalive */
 	struct loop_timer *retry;	/* reconnect after back-off */
 	struct loop_timer *reap;	/* incoming: free outside callbacks */
+	struct loop_timer *deadline;	/* handshake_timeout */
+	/* Authentication: callbacks for the engine, and the link's key. */
+	struct engine_auth ea;
+	struct conf_key key;		/* client: its tunnel's; in: proved */
 	uint32_t backoff;
 	int failures;
 	struct bridge *waiting;		/* clients waiting for the link */
@@ -39,6 +48,7 @@ struct dlink {
 };
 
 static void link_down(struct dlink *, const char *);
+static void link_up(struct dlink *);
 
 /* A message about link ${dl}: the journal gets TUNNEL= and PEER=. */
 #define LLOG(level, dl, ...)						\
@@ -99,6 +109,86 @@ watch_cq(struct dlink *dl)
 	return (dl->cqw == NULL ? -1 : 0);
 }
 
+/* The engine wants this side's proof (see auth.h). */
+static void
+prove(void *arg, uint8_t proof[WIRE_AUTH_LEN])
+{
+	struct dlink *dl = arg;
+	uint8_t hellos[AUTH_HELLOS_LEN];
+
+	/* Both hellos exist once connected; a zero proof fails anyway. */
+	memset(proof, 0, WIRE_AUTH_LEN);
+	if (verbs_link_hellos(dl->vl, hellos) == 0)
+		auth_proof(dl->key.key, dl->key.len, dl->t != NULL, hellos,
+		    proof);
+}
+
+/*
+ * The peer's proof.  Our own links know their key.  A peer linking to us
+ * may hold the global key or any target tunnel's: the one it proves
+ * decides which tunnels it may open (dispatch).
+ */
+static int
+verify(void *arg, const uint8_t proof[WIRE_AUTH_LEN])
+{
+	struct dlink *dl = arg;
+	const struct conf *c = dl->d->conf;
+	const struct conf_key *k;
+	uint8_t hellos[AUTH_HELLOS_LEN];
+	size_t i;
+
+	if (verbs_link_hellos(dl->vl, hellos) != 0)
+		return (-1);
+	if (dl->t != NULL)
+		return (auth_check(dl->key.key, dl->key.len, 0, hellos,
+		    proof));
+	for (i = 0; i <= c->ntunnels; i++) {
+		k = i == c->ntunnels ? &c->key : &c->tunnels[i].key;
+		if (i < c->ntunnels && !c->tunnels[i].has_target)
+			continue;
+		if (k->set && auth_check(k->key, k->len, 1, hellos,
+		    proof) == 0) {
+			dl->key = *k;
+			return (0);
+		}
+	}
+	return (-1);
+}
+
+static void
+on_deadline(void *arg)
+{
+	struct dlink *dl = arg;
+	char why[96];
+
+	dl->deadline = NULL;
+	if (dl->state != D_CONNECTING && dl->state != D_AUTH)
+		return;
+	snprintf(why, sizeof(why), "%s not finished within "
+	    "handshake_timeout (%u s)", dl->state == D_AUTH ?
+	    "authentication" : "connecting",
+	    (unsigned)dl->d->conf->handshake_timeout);
+	link_down(dl, why);
+}
+
+static void
+deadline_start(struct dlink *dl)
+{
+
+	loop_timer_del(dl->deadline);
+	dl->deadline = loop_timer_add(dl->d->lp,
+	    (uint64_t)dl->d->conf->handshake_timeout * 1000, on_deadline, dl);
+}
+
+/* May a stream on ${dl} use tunnel ${t}?  A keyed tunnel needs its key. */
+static int
+key_allows(const struct dlink *dl, const struct tun *t)
+{
+
+	return (!t->c->key.set || (dl->key.set &&
+	    conf_key_same(&dl->key, &t->c->key)));
+}
+
 static void
 dispatch(struct dlink *dl, const struct engine_event *ev)
 {
@@ -129,6 +219,20 @@ dispatch(struct dlink *dl, const struct engine_event *ev)
 			log_warn("%s: refused a stream for tunnel '%s', which "
 			    "is not configured here", dl->name, name);
 			engine_refuse(e, ev->stream, WIRE_REASON_NO_TUNNEL);
+			return;
+		}
+		if (!key_allows(dl, t)) {
+			char held[64];
+
+			if (log_burst(&dl->d->deny_log, loop_now_ms(), held,
+			    sizeof(held)))
+				LLOG(LOG_WARNING, dl, "tunnel %s: %s: refused "
+				    "a stream: the link is not authenticated "
+				    "with this tunnel's key%s", t->c->name,
+				    dl->name, held);
+			t->st->refused++;
+			t->st->denied++;
+			engine_refuse(e, ev->stream, WIRE_REASON_DENIED);
 			return;
 		}
 		if (t->nstreams >= t->c->sz.max_streams) {
@@ -189,6 +293,8 @@ link_kick(struct dlink *dl)
 	if ((why = engine_error(e)) != NULL && dl->state != D_DEAD &&
 	    dl->state != D_IDLE)
 		link_down(dl, why);
+	else if (dl->state == D_AUTH && engine_authenticated(e))
+		link_up(dl);
 }
 
 static void
@@ -231,10 +337,20 @@ link_down(struct dlink *dl, const char *why_in)
 	struct engine_event ev;
 	struct engine *e = dl->vl ? verbs_link_engine(dl->vl) : NULL;
 	int was_up = dl->state == D_UP;
-	char why[256];
+	int auth_failed;
+	char why[256], held[64];
 
 	/* It may be the engine's own message, freed with the link below. */
 	snprintf(why, sizeof(why), "%s", why_in);
+	/* Ending before the proofs checked out is an authentication failure. */
+	auth_failed = dl->state == D_AUTH ||
+	    strncmp(why, "authentication failed", 21) == 0 ||
+	    (dl->t == NULL && dl->ea.verify != NULL && e != NULL &&
+	    !engine_authenticated(e));
+	if (auth_failed)
+		dl->d->auth_failures++;
+	loop_timer_del(dl->deadline);
+	dl->deadline = NULL;
 	if (e != NULL) {
 		/* No WRITE may touch a ring once its memory is released. */
 		verbs_link_stop(dl->vl);
@@ -255,10 +371,18 @@ link_down(struct dlink *dl, const char *why_in)
 	dl->nincoming = 0;
 	fail_waiting(dl, why);
 
-	if (dl->t == NULL) {
+	if (dl->t == NULL && auth_failed) {
+		/* Counted every time; said once per burst (it may be a flood). */
+		if (log_burst(&dl->d->auth_log, loop_now_ms(), held,
+		    sizeof(held)))
+			LLOG(LOG_WARNING, dl, "%s failed authentication: %s%s",
+			    dl->name, why, held);
+	} else if (dl->t == NULL) {
 		/* A peer breaking the protocol is news; one leaving is not. */
 		LLOG(strncmp(why, "protocol violation", 18) == 0 ?
 		    LOG_WARNING : LOG_INFO, dl, "%s ended: %s", dl->name, why);
+	}
+	if (dl->t == NULL) {
 		dl->state = D_DEAD;
 		if (dl->reap == NULL)
 			dl->reap = loop_timer_add(dl->d->lp, 0, on_reap, dl);
@@ -275,7 +399,8 @@ link_down(struct dlink *dl, const char *why_in)
 		LLOG(LOG_WARNING, dl, "%s went down: %s; reconnecting",
 		    dl->name, why);
 		dl->backoff = LINK_BACKOFF_MIN_MS;
-	} else if (dl->failures == 1 || log_level() >= LOG_DEBUG) {
+	} else if (dl->failures == 1 || log_level() >= LOG_DEBUG ||
+	    auth_failed) {
 		LLOG(LOG_WARNING, dl, "%s failed: %s; retrying every %.1f "
 		    "s at most", dl->name, why, LINK_BACKOFF_MAX_MS / 1000.0);
 	}
@@ -304,6 +429,11 @@ link_connect(struct dlink *dl)
 	char err[256];
 
 	link_conf(&c->sz, &lc);
+	dl->key = c->key;
+	if (c->key.set) {
+		dl->ea = (struct engine_auth){ 1, prove, verify, dl };
+		lc.auth = &dl->ea;
+	}
 	dl->vl = verbs_connect(dl->d->cm, c->peer.host, c->peer.port,
 	    cf->has_source ? cf->source.host : NULL, &lc, dl, err,
 	    sizeof(err));
@@ -313,6 +443,7 @@ link_connect(struct dlink *dl)
 		return;
 	}
 	dl->state = D_CONNECTING;
+	deadline_start(dl);
 }
 
 /**
@@ -348,15 +479,27 @@ link_up(struct dlink *dl)
 		link_down(dl, "cannot watch the completion channel");
 		return;
 	}
+	/* Connected: no stream until the peer has proved its key. */
+	if (!engine_authenticated(link_engine(dl))) {
+		dl->state = D_AUTH;
+		link_kick(dl);
+		return;
+	}
+	loop_timer_del(dl->deadline);
+	dl->deadline = NULL;
 	dl->state = D_UP;
 	dl->failures = 0;
 	dl->backoff = LINK_BACKOFF_MIN_MS;
 	if (dl->t != NULL)
 		LLOG(LOG_INFO, dl, "%s is up (device %s, sq_size %u, "
-		    "rq_size %u, inline_size %u)", dl->name, verbs_link_device(dl->vl),
+		    "rq_size %u, inline_size %u, %s)", dl->name,
+		    verbs_link_device(dl->vl),
 		    (unsigned)dl->t->c->sz.sq_size,
 		    (unsigned)dl->t->c->sz.rq_size,
-		    (unsigned)dl->t->c->sz.inline_size);
+		    (unsigned)dl->t->c->sz.inline_size,
+		    dl->key.set ? "authenticated" : "not authenticated");
+	else if (dl->key.set)
+		LLOG(LOG_INFO, dl, "%s authenticated", dl->name);
 	dl->ka = loop_timer_add(dl->d->lp, LINK_KEEPALIVE_MS, on_keepalive,
 	    dl);
 	while ((b = dl->waiting) != NULL) {
@@ -377,7 +520,8 @@ incoming_limit(struct rsd *d)
 		if (dl->t != NULL || dl->state == D_DEAD)
 			continue;
 		links++;
-		pending += dl->state == D_CONNECTING;
+		/* Handshaking links are capped too: they cost a peer nothing. */
+		pending += dl->state == D_CONNECTING || dl->state == D_AUTH;
 	}
 	if (links >= d->conf->max_links)
 		return ("max_links");
@@ -386,26 +530,80 @@ incoming_limit(struct rsd *d)
 	return (NULL);
 }
 
+/* Refuse an incoming link before it costs more: count it, say it once. */
+static void __attribute__((format(printf, 5, 6)))
+reject(struct rsd *d, const struct verbs_ev *ev, uint64_t *count,
+    struct log_burst *b, const char *fmt, ...)
+{
+	char msg[200], held[64];
+	va_list ap;
+
+	(*count)++;
+	if (log_burst(b, loop_now_ms(), held, sizeof(held))) {
+		va_start(ap, fmt);
+		vsnprintf(msg, sizeof(msg), fmt, ap);
+		va_end(ap);
+		log_about(LOG_WARNING, &(struct log_about){ NULL, 0, ev->peer },
+		    "link from %s rejected: %s%s", ev->peer, msg, held);
+	}
+	verbs_reject(ev->link);
+	verbs_link_free(ev->link);
+}
+
+/* Whether some target tunnel has a key, and whether some has none. */
+static void
+keys_here(const struct conf *c, int *keyed, int *open)
+{
+	size_t i;
+
+	*keyed = c->key.set;
+	*open = 0;
+	for (i = 0; i < c->ntunnels; i++) {
+		if (!c->tunnels[i].has_target)
+			continue;
+		*keyed |= c->tunnels[i].key.set;
+		*open |= !c->tunnels[i].key.set;
+	}
+}
+
 static void
 link_incoming(struct rsd *d, const struct verbs_ev *ev)
 {
+	const struct conf *c = d->conf;
 	struct dlink *dl;
 	const char *limit;
-	char held[64];
+	int keyed, open;
 
-	if (!d->stop && (limit = incoming_limit(d)) != NULL) {
-		d->links_rejected++;
-		if (log_burst(&d->link_limit_log, loop_now_ms(), held,
-		    sizeof(held)))
-			log_warn("link from %s rejected: %s %u reached%s",
-			    ev->peer, limit, (unsigned)(strcmp(limit,
-			    "max_links") == 0 ? d->conf->max_links :
-			    d->conf->max_pending), held);
+	if (d->stop) {
 		verbs_reject(ev->link);
 		verbs_link_free(ev->link);
 		return;
 	}
-	if (d->stop || (dl = calloc(1, sizeof(*dl))) == NULL) {
+	if ((limit = incoming_limit(d)) != NULL) {
+		reject(d, ev, &d->links_rejected, &d->link_limit_log,
+		    "%s %u reached", limit, (unsigned)(strcmp(limit,
+		    "max_links") == 0 ? c->max_links : c->max_pending));
+		return;
+	}
+	if (c->nallow > 0 && !conf_net_match(c->allow, c->nallow,
+	    (const struct sockaddr *)&ev->peer_addr)) {
+		reject(d, ev, &d->links_rejected, &d->link_limit_log,
+		    "not in allow");
+		return;
+	}
+	/* Say at once what cannot work; the proofs come after connecting. */
+	keys_here(c, &keyed, &open);
+	if (ev->peer_auth && !keyed) {
+		reject(d, ev, &d->auth_failures, &d->auth_log, "it "
+		    "authenticates, but no key_file is configured here");
+		return;
+	}
+	if (!ev->peer_auth && !open) {
+		reject(d, ev, &d->auth_failures, &d->auth_log, "it does not "
+		    "authenticate, and every tunnel here needs a key_file");
+		return;
+	}
+	if ((dl = calloc(1, sizeof(*dl))) == NULL) {
 		verbs_reject(ev->link);
 		verbs_link_free(ev->link);
 		return;
@@ -415,6 +613,10 @@ link_incoming(struct rsd *d, const struct verbs_ev *ev)
 	snprintf(dl->peer, sizeof(dl->peer), "%s", ev->peer);
 	snprintf(dl->name, sizeof(dl->name), "link from %s", ev->peer);
 	verbs_link_set_user(dl->vl, dl);
+	if (ev->peer_auth) {
+		dl->ea = (struct engine_auth){ 0, prove, verify, dl };
+		engine_set_auth(verbs_link_engine(dl->vl), &dl->ea);
+	}
 	/* Bridges for streams that are still connecting to their targets. */
 	dl->nincoming = WIRE_STREAMS_MAX;
 	if ((dl->incoming = calloc(dl->nincoming, sizeof(*dl->incoming))) ==
@@ -428,8 +630,10 @@ link_incoming(struct rsd *d, const struct verbs_ev *ev)
 	}
 	dl->state = D_CONNECTING;
 	list_add(dl);
-	LLOG(LOG_INFO, dl, "%s accepted (device %s)", dl->name,
-	    verbs_link_device(dl->vl));
+	deadline_start(dl);
+	LLOG(LOG_INFO, dl, "%s accepted (device %s, %s)", dl->name,
+	    verbs_link_device(dl->vl), ev->peer_auth ? "authenticating" :
+	    "not authenticated");
 }
 
 /**
@@ -480,7 +684,9 @@ link_free(struct dlink *dl)
 	loop_timer_del(dl->retry);
 	loop_timer_del(dl->reap);
 	loop_timer_del(dl->ka);
+	loop_timer_del(dl->deadline);
 	list_del(dl);
+	explicit_bzero(&dl->key, sizeof(dl->key));
 	free(dl);
 }
 
@@ -551,7 +757,8 @@ link_is_up(const struct dlink *dl)
 void
 link_info(const struct dlink *dl, struct link_info *li)
 {
-	static const char *states[] = { "down", "connecting", "up", "ended" };
+	static const char *states[] = { "down", "connecting",
+	    "authenticating", "up", "ended" };
 	struct engine *e = link_engine(dl);
 
 	memset(li, 0, sizeof(*li));

@@ -231,6 +231,12 @@ log_burst(struct log_burst *b, uint64_t now_ms, char *held, size_t len)
 {
 
 	if (now_ms < b->quiet_until) {
+		if (b->logged < b->allow) {
+			b->logged++;
+			if (len > 0)
+				held[0] = '\0';
+			return (1);
+		}
 		b->held++;
 		return (0);
 	}
@@ -240,6 +246,7 @@ log_burst(struct log_burst *b, uint64_t now_ms, char *held, size_t len)
 	else if (len > 0)
 		held[0] = '\0';
 	b->held = 0;
+	b->logged = 1;
 	b->quiet_until = now_ms + LOG_BURST_MS;
 	return (1);
 }

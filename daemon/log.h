@@ -84,12 +84,16 @@ void log_about(int level, const struct log_about *about, const char *fmt,
  * A message that can repeat in a storm (out of descriptors, a limit
  * reached) is logged once per burst: the first one, then nothing until
  * LOG_BURST_MS have passed, then the next one with how many were held back.
+ * Where each occurrence matters (a peer failing authentication), ${allow}
+ * lets that many through in each LOG_BURST_MS before going quiet.
  */
 #define LOG_BURST_MS	10000
 
 struct log_burst {
 	uint64_t quiet_until;
 	unsigned held;
+	unsigned logged;	/* in the current burst */
+	unsigned allow;		/* per burst; 0 means 1 */
 };
 
 /**

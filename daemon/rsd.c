@@ -70,6 +70,7 @@ rsd_reload(struct rsd *d, char *err, size_t errlen)
 	d->reloads++;
 	d->reloaded_ms = loop_now_ms();
 	log_notice("reloaded %s: %zu tunnels", file, d->conf->ntunnels);
+	rsd_warn_keys(d);
 	notify_reloaded(d);
 	return (0);
 
@@ -80,4 +81,35 @@ fail:
 	    "%s", err);
 	notify_reloaded(d);
 	return (-1);
+}
+
+/**
+ * rsd_warn_keys(d):
+ * Warn, once in the daemon's life, if some tunnel has no key_file: its
+ * links are not authenticated.
+ */
+void
+rsd_warn_keys(struct rsd *d)
+{
+	char names[300];
+	size_t i, len = 0, n = 0;
+
+	if (d->noauth_warned)
+		return;
+	names[0] = '\0';
+	for (i = 0; i < d->conf->ntunnels; i++) {
+		if (d->conf->tunnels[i].key.set)
+			continue;
+		if (n++ < 8 && len < sizeof(names))
+			len += (size_t)snprintf(names + len, sizeof(names) -
+			    len, "%s%s", n > 1 ? ", " : "",
+			    d->conf->tunnels[i].name);
+	}
+	if (n == 0)
+		return;
+	d->noauth_warned = 1;
+	log_warn("links are not authenticated for %zu tunnel%s without a "
+	    "key_file (%s%s): any host on the fabric that can reach them "
+	    "can use them; see SECURITY in rstreamd(8)", n, n == 1 ? "" : "s",
+	    names, n > 8 ? ", ..." : "");
 }

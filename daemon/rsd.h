@@ -31,6 +31,7 @@ struct tun_stats {
 	uint64_t bytes_out;	/* from the tunnel out to local sockets */
 	uint64_t opened, refused, failed;
 	uint64_t limited;	/* refusals by a limit (included in refused) */
+	uint64_t denied;	/* refusals: link without this tunnel's key */
 	uint64_t accept_pauses;	/* out of descriptors: accepting paused */
 	uint32_t active;
 	int refs;
@@ -72,8 +73,10 @@ struct rsd {
 	size_t nlsn;
 	struct dlink *links;		/* every link, client and incoming */
 	uint64_t next_serial;		/* stream numbers, for logs */
-	uint64_t links_rejected;	/* max_links / max_pending reached */
-	struct log_burst link_limit_log;
+	uint64_t links_rejected;	/* max_links / max_pending / allow */
+	uint64_t auth_failures;		/* links that failed to authenticate */
+	struct log_burst link_limit_log, auth_log, deny_log;
+	int noauth_warned;		/* said once that links lack keys */
 	struct loop_timer *sweep;	/* idle_timeout, once a second */
 	struct ctl *ctl;
 	/* Sockets systemd passed (socket activation), until a tunnel takes them. */
@@ -96,6 +99,13 @@ struct rsd {
  * and the STATUS line says so until a reload works.
  */
 int rsd_reload(struct rsd *d, char *err, size_t errlen);
+
+/**
+ * rsd_warn_keys(d):
+ * Warn, once in the daemon's life, if some tunnel has no key_file: its
+ * links are not authenticated.
+ */
+void rsd_warn_keys(struct rsd *d);
 
 /**
  * rsd_log_level(d):

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "conf.h"
 #include "ctl.h"
 #include "log.h"
@@ -179,6 +180,11 @@ main(int argc, char **argv)
 		return (0);
 	}
 	log_init(rsd_log_level(&d));
+	if (auth_init() != 0) {
+		fprintf(stderr, "rstreamd: cannot initialise libsodium\n");
+		conf_free(d.conf);
+		return (1);
+	}
 	if (d.conf->log_file[0] != '\0' &&
 	    log_file_open(d.conf->log_file, err, sizeof(err)) != 0) {
 		fprintf(stderr, "rstreamd: %s\n", err);
@@ -186,6 +192,8 @@ main(int argc, char **argv)
 		return (1);
 	}
 	d.started_ms = loop_now_ms();
+	/* Each failed peer is news, up to a flood. */
+	d.auth_log.allow = 5;
 
 	/* Signals arrive through the loop, never in the middle of work. */
 	signal(SIGPIPE, SIG_IGN);
@@ -216,6 +224,7 @@ main(int argc, char **argv)
 	    "listeners, control socket %s", d.conf->ntunnels, nclient,
 	    d.conf->ntunnels - nclient, d.nlsn,
 	    d.ctl != NULL ? ctl_path(d.ctl) : "off");
+	rsd_warn_keys(&d);
 	notify_ready(&d);
 	while (!d.stop) {
 		if (loop_run_once(d.lp, 1000) != 0) {

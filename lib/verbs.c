@@ -580,6 +580,25 @@ verbs_link_set_user(struct verbs_link *l, void *user)
 	l->user = user;
 }
 
+/**
+ * verbs_link_hellos(link, out):
+ * Store the connect private data both sides sent, the connecting side's
+ * first (2 * WIRE_HELLO_LEN bytes), into ${out}: what authentication
+ * binds the link to.  Returns 0, or -1 before both are known.
+ */
+int
+verbs_link_hellos(const struct verbs_link *l, uint8_t out[2 * WIRE_HELLO_LEN])
+{
+
+	if (!l->have_mine || !l->have_peer)
+		return (-1);
+	memcpy(out, l->passive ? l->hello_peer : l->hello_mine,
+	    WIRE_HELLO_LEN);
+	memcpy(out + WIRE_HELLO_LEN, l->passive ? l->hello_mine :
+	    l->hello_peer, WIRE_HELLO_LEN);
+	return (0);
+}
+
 const char *
 verbs_link_peer(const struct verbs_link *l)
 {

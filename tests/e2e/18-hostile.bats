@@ -77,3 +77,67 @@ hostile() {
 	run grep -E "AddressSanitizer|LeakSanitizer|runtime error" "$W/b.log"
 	assert_failure
 }
+
+@test "a hostile peer and authentication: no proof, a wrong one, an OPEN first or silence end its link; the cap holds" {
+	(umask 077; head -c 32 /dev/urandom >"$W/k1.key"; head -c 32 /dev/urandom >"$W/k2.key")
+	echo_target
+	conf_b "{ name = \"echo\"; target = \"tcp://127.0.0.1:$tp\"; }"
+	cat >>"$W/b.conf" <<EOC
+key_file = "$W/k1.key";
+handshake_timeout = 3;
+max_pending = 1;
+EOC
+	conf_a "{ name = \"echo\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; key_file = \"$W/k1.key\"; }"
+	start_pair echo
+	port=$(accept_port a echo)
+
+	# The control case: the hostile peer's proofs are computed right.
+	hostile right-key "$W/k1.key" echo
+	assert_success
+	assert_output "right-key: authenticated, stream accepted"
+
+	hostile no-auth
+	assert_success
+	assert_output "no-auth: rejected"
+	wait_log b "link from $A:[0-9]* rejected: it does not authenticate"
+
+	hostile open-first echo
+	assert_success
+	assert_output "open-first: disconnected"
+	wait_log b "link from $A:[0-9]* failed authentication: protocol violation: OPEN before authentication"
+
+	hostile wrong-key "$W/k2.key"
+	assert_success
+	assert_output "wrong-key: disconnected"
+	wait_log b "link from $A:[0-9]* failed authentication: authentication failed: the peer's proof is wrong"
+
+	# Silence: the handshake deadline ends it.  While it hangs there, it
+	# holds the only max_pending slot: another peer is turned away.
+	"$HOSTILE" "$A" "$B" 7471 silent >"$W/silent.out" 2>&1 3>&- &
+	sp=$!
+	wait_log b "link from $A:[0-9]* accepted (.*authenticating)"
+	hostile right-key "$W/k1.key" echo
+	assert_failure
+	wait_log b "link from $A:[0-9]* rejected: max_pending 1 reached"
+	rc=0
+	wait "$sp" || rc=$?
+	[ "$rc" = 0 ]
+	grep -q "silent: disconnected" "$W/silent.out"
+	wait_log b "failed authentication: authentication not finished within handshake_timeout (3 s)"
+
+	# Counted: no-auth, open-first, wrong-key, silent.
+	run "$CTL" -s "$W/b.ctl" metrics
+	assert_output --regexp "rstreamd_auth_failures_total [4-9]"
+	# The good link never noticed, and still carries traffic.
+	run grep "went down" "$W/a.log"
+	assert_failure
+	run client "$port" "unharmed"
+	assert_output "unharmed"
+
+	kill -TERM "$PID_b"
+	rc=0
+	wait "$PID_b" || rc=$?
+	[ "$rc" = 0 ]
+	run grep -E "AddressSanitizer|LeakSanitizer|runtime error" "$W/b.log"
+	assert_failure
+}

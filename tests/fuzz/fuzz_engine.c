@@ -70,6 +70,27 @@ drain(struct engine *e, uint32_t *posted, int *nposted, uint64_t *seq_hi)
 	}
 }
 
+/* Authentication mode: a proof of all 0x42 bytes is the right one. */
+static void
+prove(void *arg, uint8_t proof[WIRE_AUTH_LEN])
+{
+
+	(void)arg;
+	memset(proof, 0x17, WIRE_AUTH_LEN);
+}
+
+static int
+verify(void *arg, const uint8_t proof[WIRE_AUTH_LEN])
+{
+	size_t i;
+
+	(void)arg;
+	for (i = 0; i < WIRE_AUTH_LEN; i++)
+		if (proof[i] != 0x42)
+			return (-1);
+	return (0);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -78,12 +99,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct wire_hello h;
 	struct engine_ring r = { 0x200000, 4096, 9 };
 	struct in in = { data, size };
+	struct engine_stats st;
 	uint32_t posted[RQ], slot, imm, u32, off;
 	uint64_t seq_hi = 0;
 	uint8_t op, b, msg[WIRE_MSG_SIZE];
 	uint16_t len;
-	int nposted = 0;
+	int nposted = 0, auth;
 	const char *why;
+	struct engine_auth ea = { 0, prove, verify, NULL };
 
 	memset(&c, 0, sizeof(c));
 	c.sq_size = SQ;
@@ -94,6 +117,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	c.ctrl_send_addr = (uint64_t)(uintptr_t)ctrl_send;
 	if ((e = engine_new(&c, &why)) == NULL)
 		abort();
+	/* The first byte picks the mode: odd, the peer must prove a key. */
+	auth = size > 0 && (data[0] & 1);
+	if (auth)
+		engine_set_auth(e, &ea);
 	drain(e, posted, &nposted, &seq_hi);
 	engine_hello(e, &h);
 	h.credits = RQ;
@@ -160,6 +187,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		}
 		drain(e, posted, &nposted, &seq_hi);
+		/* Nothing but the proof exchange before the proof. */
+		if (auth && !engine_authenticated(e)) {
+			engine_stats(e, &st);
+			if (st.streams_active > 0)
+				abort();
+		}
 	}
 	engine_free(e);
 	return (0);

@@ -3,10 +3,11 @@
  * for the tests (tests/e2e/18-hostile.bats).  It speaks just enough of the
  * protocol (rstreamd-protocol(7)) to get where it wants to break it.
  *
- * usage: hostile SOURCE_ADDR PEER_ADDR PORT CASE [TUNNEL]
+ * usage: hostile SOURCE_ADDR PEER_ADDR PORT CASE [TUNNEL | KEYFILE [TUNNEL]]
  *
  * Cases that the daemon must reject at connect time (exit 0 on REJECTED):
  *   bad-magic, bad-version, short-hello, bad-credits
+ *   no-auth       no authentication, to a daemon whose tunnels need keys
  * Cases that the daemon must end once the link is up (exit 0 when the
  * link is disconnected by the daemon within the time limit):
  *   garbage       a SEND of random bytes
@@ -14,6 +15,15 @@
  *   unopened      data (WRITE WITH IMMEDIATE) for a stream never opened
  *   beyond-credit opens a stream on TUNNEL (whose target should not read),
  *                 then writes more than the receive ring it was granted
+ *   open-first    says it authenticates, then sends OPEN instead of its
+ *                 proof (fails if an OPEN_OK comes back)
+ *   wrong-key     proves KEYFILE, which is not the daemon's key (fails if
+ *                 the daemon sends its own proof)
+ *   silent        says it authenticates, then sends nothing: the
+ *                 handshake deadline must end it
+ * The control case must succeed, showing the proofs above were computed
+ * as the daemon computes them (exit 0 when the stream is accepted):
+ *   right-key     proves KEYFILE, checks the daemon's proof, opens TUNNEL
  * Exit 1 when the daemon let it through, 2 on a setup error.
  */
 #include <sys/random.h>
@@ -30,11 +40,13 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include "auth.h"
 #include "wire.h"
 
 #define LIMIT_MS	15000
 #define NRECV		16
 #define RING		65536
+#define CONF_KEY_BYTES	1024		/* rstreamd's largest key file */
 
 static struct rdma_event_channel *ch;
 static struct rdma_cm_id *id;
@@ -186,6 +198,61 @@ wait_open_ok(struct wire_rec *ok)
 	return (-1);
 }
 
+/*
+ * Watch for ${ms}: return the type of the first AUTH, OPEN_OK or REFUSE
+ * record the daemon sends (into ${r}), -2 when it disconnects, -1 when
+ * the time is up.
+ */
+static int
+watch(int ms, struct wire_rec *r)
+{
+	struct pollfd p = { 0, POLLIN, 0 };
+	struct rdma_cm_event *ev;
+	struct ibv_wc wc;
+	size_t off, used;
+	int i, t;
+
+	for (i = 0; i < ms / 10; i++) {
+		while (ibv_poll_cq(cq, 1, &wc) > 0) {
+			if (wc.status != IBV_WC_SUCCESS ||
+			    wc.opcode != IBV_WC_RECV)
+				continue;
+			for (off = 0; off < wc.byte_len; off += used) {
+				if (wire_rec_decode(&msgs[wc.wr_id *
+				    WIRE_MSG_SIZE] + off, wc.byte_len - off,
+				    r, &used) != WIRE_OK)
+					break;
+				if (r->type == WIRE_AUTH ||
+				    r->type == WIRE_OPEN_OK ||
+				    r->type == WIRE_REFUSE)
+					return (r->type);
+			}
+		}
+		p.fd = ch->fd;
+		if (poll(&p, 1, 0) > 0 && rdma_get_cm_event(ch, &ev) == 0) {
+			t = (int)ev->event;
+			rdma_ack_cm_event(ev);
+			if (t == RDMA_CM_EVENT_DISCONNECTED)
+				return (-2);
+		}
+		usleep(10000);
+	}
+	return (-1);
+}
+
+static size_t
+read_key(const char *path, uint8_t *key, size_t cap)
+{
+	FILE *f;
+	size_t n;
+
+	if ((f = fopen(path, "rb")) == NULL)
+		die("cannot read the key file");
+	n = fread(key, 1, cap, f);
+	fclose(f);
+	return (n);
+}
+
 /* Open a stream on ${tunnel}; ${r} gets the OPEN_OK (its ring). */
 static void
 open_stream(const char *tunnel, struct wire_rec *r)
@@ -235,6 +302,9 @@ main(int argc, char **argv)
 	memset(&h, 0, sizeof(h));
 	h.version = WIRE_VERSION;
 	h.credits = NRECV;
+	if (strcmp(cs, "open-first") == 0 || strcmp(cs, "wrong-key") == 0 ||
+	    strcmp(cs, "silent") == 0 || strcmp(cs, "right-key") == 0)
+		h.flags = WIRE_HELLO_AUTH;
 	(void)getrandom(h.nonce, sizeof(h.nonce), 0);
 	wire_hello_encode(hello, &h);
 	memset(&cp, 0, sizeof(cp));
@@ -253,7 +323,8 @@ main(int argc, char **argv)
 	if (rdma_connect(id, &cp))
 		die("rdma_connect");
 	ev = next_event(LIMIT_MS, pdata, &plen);
-	if (strncmp(cs, "bad-", 4) == 0 || strcmp(cs, "short-hello") == 0) {
+	if (strncmp(cs, "bad-", 4) == 0 || strcmp(cs, "short-hello") == 0 ||
+	    strcmp(cs, "no-auth") == 0) {
 		printf("%s: %s\n", cs, ev == RDMA_CM_EVENT_REJECTED ?
 		    "rejected" : rdma_event_str(ev));
 		return (ev == RDMA_CM_EVENT_REJECTED ? 0 : 1);
@@ -262,6 +333,67 @@ main(int argc, char **argv)
 		fprintf(stderr, "hostile: could not connect: %s\n",
 		    ev < 0 ? "timed out" : rdma_event_str(ev));
 		return (2);
+	}
+
+	if (strcmp(cs, "wrong-key") == 0 || strcmp(cs, "right-key") == 0) {
+		uint8_t key[CONF_KEY_BYTES], hellos[AUTH_HELLOS_LEN];
+		size_t klen;
+		int t;
+
+		if (argc < 6 || plen < WIRE_HELLO_LEN)
+			die("no key file, or no private data in the accept");
+		klen = read_key(argv[5], key, sizeof(key));
+		memcpy(hellos, hello, WIRE_HELLO_LEN);
+		memcpy(hellos + WIRE_HELLO_LEN, pdata, WIRE_HELLO_LEN);
+		memset(&r, 0, sizeof(r));
+		r.type = WIRE_AUTH;
+		if (auth_init() != 0)
+			die("auth_init");
+		auth_proof(key, klen, 1, hellos, r.proof);
+		post(IBV_WR_SEND, m, (uint32_t)wire_rec_encode(m,
+		    WIRE_MSG_SIZE, &r), 0, 0, 0);
+		t = watch(LIMIT_MS, &r);
+		if (strcmp(cs, "wrong-key") == 0) {
+			printf("%s: %s\n", cs, t == -2 ? "disconnected" :
+			    t == WIRE_AUTH ? "the daemon answered with its "
+			    "proof" : "still connected");
+			return (t == -2 ? 0 : 1);
+		}
+		if (t != WIRE_AUTH || auth_check(key, klen, 0, hellos,
+		    r.proof) != 0) {
+			printf("%s: no valid proof from the daemon\n", cs);
+			return (1);
+		}
+		if (argc < 7)
+			die("right-key needs a tunnel");
+		open_stream(argv[6], &r);
+		printf("%s: authenticated, stream accepted\n", cs);
+		return (0);
+	}
+	if (strcmp(cs, "open-first") == 0 && argc > 5) {
+		int t;
+
+		memset(&r, 0, sizeof(r));
+		r.type = WIRE_OPEN;
+		r.ring.addr = (uintptr_t)ring;
+		r.ring.rkey = ring_mr->rkey;
+		r.ring.size = RING;
+		r.name_len = (uint8_t)strlen(argv[5]);
+		snprintf(r.name, sizeof(r.name), "%s", argv[5]);
+		post(IBV_WR_SEND, m, (uint32_t)wire_rec_encode(m,
+		    WIRE_MSG_SIZE, &r), 0, 0, 0);
+		t = watch(LIMIT_MS, &r);
+		printf("%s: %s\n", cs, t == -2 ? "disconnected" :
+		    t == WIRE_OPEN_OK ? "the stream was accepted" :
+		    "still connected");
+		return (t == -2 ? 0 : 1);
+	}
+	if (strcmp(cs, "silent") == 0) {
+		int t = watch(LIMIT_MS, &r);
+
+		printf("%s: %s\n", cs, t == -2 ? "disconnected" :
+		    "still connected");
+		return (t == -2 ? 0 : 1);
 	}
 
 	if (strcmp(cs, "garbage") == 0) {

@@ -7,7 +7,11 @@
 #include "config.h"
 #endif
 
+#include <sys/socket.h>
 #include <sys/stat.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include <limits.h>
 #include <stdio.h>
@@ -751,6 +755,157 @@ test_service(void)
 #undef T1
 }
 
+/* Write a key file of ${n} bytes with ${mode}; return its path. */
+static const char *
+keyfile(const char *name, size_t n, mode_t mode)
+{
+	static char paths[8][FILEMAX];
+	static int np;
+	char *path = paths[np++ % 8];
+	FILE *f;
+	size_t i;
+
+	snprintf(path, FILEMAX, "%s/%s", dir, name);
+	if ((f = fopen(path, "w")) == NULL) {
+		perror(path);
+		exit(1);
+	}
+	for (i = 0; i < n; i++)
+		fputc((int)(i * 7 + 3) & 0xff, f);
+	if (fclose(f) != 0 || chmod(path, mode) != 0) {
+		perror(path);
+		exit(1);
+	}
+	return (path);
+}
+
+static void
+test_keys(void)
+{
+	char text[2048], gl[300];
+	const char *k32 = keyfile("k32", 32, 0600);
+	const char *k40 = keyfile("k40", 40, 0400);
+	const char *open = keyfile("open", 32, 0644);
+	const char *grp = keyfile("grp", 64, 0620);
+	const char *k16 = keyfile("k16", 16, 0600);
+	const char *big = keyfile("big", 1025, 0600);
+	struct conf *c;
+	struct sockaddr_in sin;
+	struct sockaddr_in6 sin6;
+
+	/* The global key is every tunnel's unless it has its own or "". */
+	snprintf(text, sizeof(text), "listen = \"10.0.0.1\";\n"
+	    "key_file = \"%s\";\n"
+	    "tunnels = ( { name = \"a\"; target = \"tcp://127.0.0.1:1\"; },\n"
+	    "  { name = \"b\"; target = \"tcp://127.0.0.1:1\"; key_file = \"%s\"; },\n"
+	    "  { name = \"c\"; target = \"tcp://127.0.0.1:1\"; key_file = \"\"; } );\n",
+	    k32, k40);
+	c = load(text);
+	ok(c != NULL && c->key.set && c->key.len == 32 &&
+	    c->tunnels[0].key.set && conf_key_same(&c->tunnels[0].key,
+	    &c->key), "a global key_file is read and inherited");
+	ok(c != NULL && c->tunnels[1].key.len == 40 &&
+	    !conf_key_same(&c->tunnels[1].key, &c->key),
+	    "a tunnel's own key_file replaces it");
+	ok(c != NULL && !c->tunnels[2].key.set,
+	    "key_file = \"\" leaves a tunnel without a key");
+	ok(c != NULL && c->handshake_timeout == 5 && c->nallow == 0,
+	    "handshake_timeout defaults to 5 s; no allow list");
+	if (c != NULL) {
+		struct conf_tunnel t = c->tunnels[1];
+
+		ok(!conf_tunnel_same(&c->tunnels[0], &t) &&
+		    conf_tunnel_same(&c->tunnels[1], &t),
+		    "a tunnel whose key changed is a changed tunnel");
+	}
+	conf_free(c);
+
+#define KEYCONF(g, t) (snprintf(text, sizeof(text), "listen = \"10.0.0.1\";\n" \
+	"%s\ntunnels = ( { name = \"a\"; target = \"tcp://127.0.0.1:1\"; %s } );\n", \
+	(g), (t)), text)
+	snprintf(gl, sizeof(gl), "key_file = \"%s\";", open);
+	ok(fails(KEYCONF(gl, ""), 2, "is accessible by group or others "
+	    "(mode 0644); a key must be private: chmod 600"),
+	    "a world-readable key is refused, with file and line");
+	{
+		char t[300];
+
+		snprintf(t, sizeof(t), "key_file = \"%s\";", grp);
+		ok(fails(KEYCONF("", t), 3, "tunnel a: key_file"),
+		    "a group-writable key is refused in a tunnel");
+		snprintf(t, sizeof(t), "key_file = \"%s\";", k16);
+		ok(fails(KEYCONF("", t), 3, "holds 16 bytes; a key needs at "
+		    "least 32 random bytes"), "a 16-byte key is refused");
+		snprintf(t, sizeof(t), "key_file = \"%s\";", big);
+		ok(fails(KEYCONF("", t), 3, "is longer than 1024 bytes"),
+		    "a 1025-byte file is refused");
+		snprintf(t, sizeof(t), "key_file = \"%s/none\";", dir);
+		ok(fails(KEYCONF("", t), 3, "cannot read: No such file"),
+		    "a missing key file is refused");
+		snprintf(t, sizeof(t), "key_file = \"%s\";", dir);
+		ok(fails(KEYCONF("", t), 3, "is not a regular file"),
+		    "a directory is refused");
+	}
+	ok(fails(KEYCONF("key_file = \"\";", ""), 2, "key_file is empty"),
+	    "the global key_file cannot be empty");
+	ok(fails(KEYCONF("key_file = \"relative\";", ""), 2,
+	    "is not an absolute path"), "a relative key path is refused");
+
+	/* allow and handshake_timeout. */
+	c = load(KEYCONF("allow = [ \"192.0.2.0/24\", \"10.1.2.3\", "
+	    "\"2001:db8::/32\" ]; handshake_timeout = 30;", ""));
+	ok(c != NULL && c->nallow == 3 && c->allow[0].prefix == 24 &&
+	    c->allow[1].prefix == 32 && c->allow[2].prefix == 32 &&
+	    c->handshake_timeout == 30, "allow and handshake_timeout parse");
+	if (c != NULL) {
+		memset(&sin, 0, sizeof(sin));
+		sin.sin_family = AF_INET;
+		inet_pton(AF_INET, "192.0.2.200", &sin.sin_addr);
+		ok(conf_net_match(c->allow, c->nallow,
+		    (struct sockaddr *)&sin), "192.0.2.200 is in 192.0.2.0/24");
+		inet_pton(AF_INET, "192.0.3.1", &sin.sin_addr);
+		ok(!conf_net_match(c->allow, c->nallow,
+		    (struct sockaddr *)&sin), "192.0.3.1 is not");
+		inet_pton(AF_INET, "10.1.2.3", &sin.sin_addr);
+		ok(conf_net_match(c->allow, c->nallow,
+		    (struct sockaddr *)&sin), "a single address matches itself");
+		memset(&sin6, 0, sizeof(sin6));
+		sin6.sin6_family = AF_INET6;
+		inet_pton(AF_INET6, "2001:db8:ffff::1", &sin6.sin6_addr);
+		ok(conf_net_match(c->allow, c->nallow,
+		    (struct sockaddr *)&sin6), "IPv6 prefixes match");
+		inet_pton(AF_INET6, "::ffff:192.0.2.9", &sin6.sin6_addr);
+		ok(conf_net_match(c->allow, c->nallow,
+		    (struct sockaddr *)&sin6),
+		    "a v4-mapped address matches as IPv4");
+		inet_pton(AF_INET6, "2001:db9::1", &sin6.sin6_addr);
+		ok(!conf_net_match(c->allow, c->nallow,
+		    (struct sockaddr *)&sin6), "2001:db9::1 does not");
+	}
+	conf_free(c);
+	c = load(KEYCONF("allow = \"0.0.0.0/0\";", ""));
+	ok(c != NULL && c->nallow == 1 && c->allow[0].prefix == 0,
+	    "allow as one string; /0 allowed");
+	conf_free(c);
+	ok(fails(KEYCONF("allow = [ \"192.0.2.0/33\" ];", ""), 2,
+	    "prefix must be 0 to 32"), "an IPv4 prefix above 32 is refused");
+	ok(fails(KEYCONF("allow = [ \"192.0.2.0/\" ];", ""), 2,
+	    "prefix must be"), "an empty prefix is refused");
+	ok(fails(KEYCONF("allow = [ \"host.example\" ];", ""), 2,
+	    "is not an IPv4 or IPv6 address"), "names are refused");
+	ok(fails(KEYCONF("allow = [ ];", ""), 2, "empty list"),
+	    "an empty allow list is refused");
+	ok(fails(KEYCONF("handshake_timeout = 0;", ""), 2,
+	    "outside 1 to 300 seconds"), "handshake_timeout 0 is refused");
+#undef KEYCONF
+	unlink(k32);
+	unlink(k40);
+	unlink(open);
+	unlink(grp);
+	unlink(k16);
+	unlink(big);
+}
+
 int
 main(void)
 {
@@ -772,6 +927,7 @@ main(void)
 	test_addr();
 	test_example();
 	test_service();
+	test_keys();
 
 	for (i = 0; i < nfiles; i++)
 		unlink(files[i]);

@@ -1,0 +1,156 @@
+#!/usr/bin/env bats
+# Peer authentication with pre-shared keys (key_file), the allow list, and
+# what a daemon says and counts when a peer fails.  The hostile-peer side
+# of authentication (no proof, a wrong one, an OPEN before it, silence)
+# is in 18-hostile.bats.
+
+load helpers
+
+setup() {
+	rs_setup
+}
+
+teardown() {
+	rs_teardown
+}
+
+# key NAME: a fresh 32-byte key at $W/NAME.key, readable by its owner only.
+key() {
+	(umask 077; head -c 32 /dev/urandom >"$W/$1.key")
+}
+
+# metric NAME DAEMON: the value of an unlabelled metric.
+metric() {
+	"$CTL" -s "$W/$2.ctl" metrics | sed -n "s/^$1 \([0-9]*\)$/\1/p"
+}
+
+@test "keys: matching keys carry traffic; -n refuses a key others can read or a short one" {
+	key k1
+	echo_target
+	conf_b "{ name = \"echo\"; target = \"tcp://127.0.0.1:$tp\"; }"
+	echo "key_file = \"$W/k1.key\";" >>"$W/b.conf"
+	conf_a "{ name = \"echo\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\";
+	    key_file = \"$W/k1.key\"; }"
+	start_pair echo
+	grep -q "tunnel echo: link to .* is up (.*, authenticated)" "$W/a.log"
+	wait_log b "link from $A:[0-9]* authenticated"
+	run client "$(accept_port a echo)" "through an authenticated link"
+	assert_output "through an authenticated link"
+	# Every tunnel has a key: no warning about unauthenticated links.
+	run grep "not authenticated for" "$W/a.log" "$W/b.log"
+	assert_failure
+	[ "$(metric rstreamd_auth_failures_total b)" = 0 ]
+
+	# A key the group or others can read is no key.
+	chmod 640 "$W/k1.key"
+	run "$RSTREAMD_BIN" -n -c "$W/b.conf"
+	assert_failure
+	assert_output --regexp "b.conf:[0-9]+: key_file $W/k1.key is accessible by group or others \(mode 0640\)"
+	chmod 600 "$W/k1.key"
+	(umask 077; head -c 16 /dev/urandom >"$W/short.key")
+	sed -i "s|k1.key|short.key|" "$W/b.conf"
+	run "$RSTREAMD_BIN" -n -c "$W/b.conf"
+	assert_failure
+	assert_output --partial "holds 16 bytes; a key needs at least 32"
+}
+
+@test "keys: a wrong key is rejected, logged with the address and counted, and hurts no other link" {
+	key k1
+	key k2
+	echo_target
+	conf_b "{ name = \"echo\"; target = \"tcp://127.0.0.1:$tp\"; },
+	    { name = \"bad\"; target = \"tcp://127.0.0.1:$tp\"; }"
+	echo "key_file = \"$W/k1.key\";" >>"$W/b.conf"
+	conf_a "{ name = \"echo\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\";
+	    key_file = \"$W/k1.key\"; },
+	    { name = \"bad\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\";
+	    key_file = \"$W/k2.key\"; }"
+	start_pair echo
+	wait_log b "link from $A:[0-9]* failed authentication: authentication failed: the peer's proof is wrong"
+	wait_log a "tunnel bad: link to .* failed"
+	# Counted on both sides; said once per burst, not per retry.
+	[ "$(metric rstreamd_auth_failures_total b)" -ge 1 ]
+	[ "$(metric rstreamd_auth_failures_total a)" -ge 1 ]
+	run "$CTL" -s "$W/b.ctl" status
+	assert_output --regexp "failed authentication: [1-9]"
+	# A client of the bad tunnel is closed, not served and not hung.
+	run timeout 20 socat -t 5 - TCP:127.0.0.1:"$(accept_port a bad)" <<<"no"
+	refute_output "no"
+	run grep -c "tunnel bad: link to .* is up" "$W/a.log"
+	assert_output 0
+	# The good link is untouched.
+	run client "$(accept_port a echo)" "unharmed"
+	assert_output "unharmed"
+	run grep "tunnel echo: link to .* went down" "$W/a.log"
+	assert_failure
+}
+
+@test "keys: a link opens only the tunnels whose key it proved; a keyless mix warns once" {
+	key kp
+	key kr
+	echo_target
+	# b: tunnel pg needs key kp, tunnel redis key kr, tunnel open none.
+	conf_b "{ name = \"pg\"; target = \"tcp://127.0.0.1:$tp\"; key_file = \"$W/kp.key\"; },
+	    { name = \"redis\"; target = \"tcp://127.0.0.1:$tp\"; key_file = \"$W/kr.key\"; },
+	    { name = \"open\"; target = \"tcp://127.0.0.1:$tp\"; }"
+	# a proves kp for its "redis" tunnel too: a real key, the wrong tunnel.
+	conf_a "{ name = \"pg\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; key_file = \"$W/kp.key\"; },
+	    { name = \"redis\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; key_file = \"$W/kp.key\"; },
+	    { name = \"open\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; }"
+	start_pair pg
+	link_up a redis
+	link_up a open
+	grep -q "tunnel open: link to .* is up (.*, not authenticated)" "$W/a.log"
+	run client "$(accept_port a pg)" "pg ok"
+	assert_output "pg ok"
+	run client "$(accept_port a open)" "open ok"
+	assert_output "open ok"
+	run client "$(accept_port a redis)" "must not pass" 20
+	refute_output "must not pass"
+	wait_log b "tunnel redis: link from $A:[0-9]*: refused a stream: the link is not authenticated with this tunnel's key"
+	wait_log a "not authorised for this tunnel"
+	run "$CTL" -s "$W/b.ctl" -j stats
+	[ "$(echo "$output" | jq '.tunnels[] | select(.tunnel == "redis") | .denied')" = 1 ]
+
+	# One tunnel on each side lacks a key: each daemon says so once,
+	# and not again on reload.
+	[ "$(grep -c "links are not authenticated for 1 tunnel without a key_file (open)" "$W/a.log")" = 1 ]
+	[ "$(grep -c "links are not authenticated for 1 tunnel without a key_file (open)" "$W/b.log")" = 1 ]
+	kill -HUP "$PID_b"
+	wait_log b "reloaded"
+	[ "$(grep -c "links are not authenticated" "$W/b.log")" = 1 ]
+}
+
+@test "keys: a keyed peer meets a keyless daemon, and a keyless peer a daemon that needs keys" {
+	key k1
+	echo_target
+	conf_b "{ name = \"echo\"; target = \"tcp://127.0.0.1:$tp\"; }"
+	conf_a "{ name = \"echo\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; key_file = \"$W/k1.key\"; }"
+	start_daemon b
+	start_daemon a
+	wait_log b "link from $A:[0-9]* rejected: it authenticates, but no key_file is configured here"
+	wait_log a "tunnel echo: link to .* failed: "
+	[ "$(metric rstreamd_auth_failures_total b)" -ge 1 ]
+
+	# Swap: b needs a key now, a has none.  A reload applies it.
+	echo "key_file = \"$W/k1.key\";" >>"$W/b.conf"
+	conf_a "{ name = \"echo\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; }"
+	kill -HUP "$PID_b" "$PID_a"
+	wait_log b "link from $A:[0-9]* rejected: it does not authenticate, and every tunnel here needs a key_file"
+	run grep -c "tunnel echo: link to .* is up" "$W/a.log"
+	assert_output 0
+}
+
+@test "allow: a peer outside the list is rejected at connect and counted; a reload lets it in" {
+	echo_tunnel echo
+	echo "allow = [ \"192.0.2.99\", \"2001:db8::/32\" ];" >>"$W/b.conf"
+	start_daemon b
+	start_daemon a
+	wait_log b "link from $A:[0-9]* rejected: not in allow"
+	[ "$(metric rstreamd_links_rejected_total b)" -ge 1 ]
+	sed -i "s|^allow = .*|allow = [ \"192.0.2.99\", \"$A/24\" ];|" "$W/b.conf"
+	kill -HUP "$PID_b"
+	link_up a echo
+	run client "$(accept_port a echo)" "allowed now"
+	assert_output "allowed now"
+}
