@@ -84,7 +84,7 @@ hostile() {
 	conf_b "{ name = \"echo\"; target = \"tcp://127.0.0.1:$tp\"; }"
 	cat >>"$W/b.conf" <<EOC
 key_file = "$W/k1.key";
-handshake_timeout = 3;
+handshake_timeout = 8;
 max_pending = 1;
 EOC
 	conf_a "{ name = \"echo\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; key_file = \"$W/k1.key\"; }"
@@ -123,7 +123,7 @@ EOC
 	wait "$sp" || rc=$?
 	[ "$rc" = 0 ]
 	grep -q "silent: disconnected" "$W/silent.out"
-	wait_log b "failed authentication: authentication not finished within handshake_timeout (3 s)"
+	wait_log b "failed authentication: authentication not finished within handshake_timeout (8 s)"
 
 	# Counted: no-auth, open-first, wrong-key, silent.
 	run "$CTL" -s "$W/b.ctl" metrics
