@@ -580,6 +580,38 @@ parse_defaults(struct parse *p, const config_setting_t *g, struct conf *c)
 	return (0);
 }
 
+/* A setting that is a string or a list of strings: how many there are. */
+static int
+strings_count(const struct parse *p, const config_setting_t *s, size_t *n)
+{
+
+	*n = 0;
+	if (config_setting_type(s) == CONFIG_TYPE_STRING)
+		*n = 1;
+	else if (config_setting_is_list(s) || config_setting_is_array(s))
+		*n = (size_t)config_setting_length(s);
+	else
+		return (errat(p, s, "%s must be a string or a list of strings",
+		    config_setting_name(s)));
+	return (0);
+}
+
+/* String ${i} of such a setting (its element in ${*e}), or NULL. */
+static const char *
+strings_get(const struct parse *p, const config_setting_t *s, size_t i,
+    const config_setting_t **e)
+{
+
+	*e = config_setting_is_aggregate(s) ?
+	    config_setting_get_elem(s, (unsigned int)i) : s;
+	if (config_setting_type(*e) != CONFIG_TYPE_STRING) {
+		errat(p, *e, "%s: each entry must be a string",
+		    config_setting_name(s));
+		return (NULL);
+	}
+	return (config_setting_get_string(*e));
+}
+
 static int
 parse_listen(const struct parse *p, const config_setting_t *s,
     struct conf *c)
@@ -590,25 +622,16 @@ parse_listen(const struct parse *p, const config_setting_t *s,
 	const char *v;
 	size_t i, j, n;
 
-	if (config_setting_type(s) == CONFIG_TYPE_STRING)
-		n = 1;
-	else if (config_setting_is_list(s) || config_setting_is_array(s))
-		n = (size_t)config_setting_length(s);
-	else
-		return (errat(p, s, "listen must be a string or a list of "
-		    "strings"));
+	if (strings_count(p, s, &n))
+		return (-1);
 	if (n == 0)
 		return (errat(p, s, "listen is an empty list"));
 	if ((c->listen = calloc(n, sizeof(*c->listen))) == NULL)
 		return (errat(p, s, "listen: %s", strerror(errno)));
 
 	for (i = 0; i < n; i++) {
-		e = config_setting_is_aggregate(s) ?
-		    config_setting_get_elem(s, (unsigned int)i) : s;
-		if (config_setting_type(e) != CONFIG_TYPE_STRING)
-			return (errat(p, e, "listen: each address must be a "
-			    "string"));
-		v = config_setting_get_string(e);
+		if ((v = strings_get(p, s, i, &e)) == NULL)
+			return (-1);
 		l = &c->listen[i];
 		if (conf_parse_hostport(v, CONF_DEFAULT_PORT, &l->addr, why,
 		    sizeof(why)))
@@ -830,25 +853,16 @@ parse_allow(const struct parse *p, const config_setting_t *s, struct conf *c)
 	unsigned long pfx;
 	size_t i, n;
 
-	if (config_setting_type(s) == CONFIG_TYPE_STRING)
-		n = 1;
-	else if (config_setting_is_list(s) || config_setting_is_array(s))
-		n = (size_t)config_setting_length(s);
-	else
-		return (errat(p, s, "allow must be a string or a list of "
-		    "strings"));
+	if (strings_count(p, s, &n))
+		return (-1);
 	if (n == 0)
 		return (errat(p, s, "allow is an empty list (leave it out to "
 		    "allow any peer)"));
 	if ((c->allow = calloc(n, sizeof(*c->allow))) == NULL)
 		return (errat(p, s, "allow: %s", strerror(errno)));
 	for (i = 0; i < n; i++) {
-		e = config_setting_is_aggregate(s) ?
-		    config_setting_get_elem(s, (unsigned int)i) : s;
-		if (config_setting_type(e) != CONFIG_TYPE_STRING)
-			return (errat(p, e, "allow: each entry must be a "
-			    "string"));
-		v = config_setting_get_string(e);
+		if ((v = strings_get(p, s, i, &e)) == NULL)
+			return (-1);
 		a = &c->allow[i];
 		if (strlen(v) >= sizeof(buf))
 			return (errat(p, e, "allow '%.40s...' is too long", v));

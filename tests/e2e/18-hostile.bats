@@ -16,6 +16,17 @@ teardown() {
 	rs_teardown
 }
 
+# stops_clean: daemon b exits 0 on SIGTERM, and a sanitizer build said
+# nothing in its log.
+stops_clean() {
+	kill -TERM "$PID_b"
+	rc=0
+	wait "$PID_b" || rc=$?
+	[ "$rc" = 0 ]
+	run grep -E "AddressSanitizer|LeakSanitizer|runtime error" "$W/b.log"
+	assert_failure
+}
+
 # hostile CASE [TUNNEL]: run the hostile peer from A against b.
 hostile() {
 	run timeout 60 "$HOSTILE" "$A" "$B" 7471 "$@"
@@ -70,12 +81,7 @@ hostile() {
 	assert_output "unharmed"
 
 	# And the daemon stops cleanly, with nothing for a sanitizer to say.
-	kill -TERM "$PID_b"
-	rc=0
-	wait "$PID_b" || rc=$?
-	[ "$rc" = 0 ]
-	run grep -E "AddressSanitizer|LeakSanitizer|runtime error" "$W/b.log"
-	assert_failure
+	stops_clean
 }
 
 @test "a hostile peer and authentication: no proof, a wrong one, an OPEN first or silence end its link; the cap holds" {
@@ -134,10 +140,5 @@ EOC
 	run client "$port" "unharmed"
 	assert_output "unharmed"
 
-	kill -TERM "$PID_b"
-	rc=0
-	wait "$PID_b" || rc=$?
-	[ "$rc" = 0 ]
-	run grep -E "AddressSanitizer|LeakSanitizer|runtime error" "$W/b.log"
-	assert_failure
+	stops_clean
 }

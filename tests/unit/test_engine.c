@@ -668,6 +668,24 @@ tauth_verify(void *arg, const uint8_t proof[WIRE_AUTH_LEN])
 	return (0);
 }
 
+/* Side 0 (initiator, key ${ka}) and side 1 (key ${kb}; none if ${kb} < 0). */
+static void
+auth_pair(struct t *T, struct engine_conf *c, struct tauth *ta,
+    struct tauth *tb, uint8_t ka, int kb)
+{
+
+	memset(ta, 0, sizeof(*ta));
+	memset(tb, 0, sizeof(*tb));
+	ta->key = ka;
+	ta->initiator = 1;
+	tb->key = (uint8_t)kb;
+	memset(T, 0, sizeof(*T));
+	T->acc_ring = 4096;
+	fab_init_auth(&T->f, c, c, &(struct engine_auth){ 1, tauth_prove,
+	    tauth_verify, ta }, kb < 0 ? NULL : &(struct engine_auth){ 0,
+	    tauth_prove, tauth_verify, tb });
+}
+
 static void
 test_auth(void)
 {
@@ -683,15 +701,7 @@ test_auth(void)
 	struct t T;
 
 	/* Same key: the handshake runs in order, then streams flow. */
-	memset(&ta, 0, sizeof(ta));
-	memset(&tb, 0, sizeof(tb));
-	ta.key = tb.key = 7;
-	ta.initiator = 1;
-	memset(&T, 0, sizeof(T));
-	T.acc_ring = 4096;
-	fab_init_auth(&T.f, &c, &c, &(struct engine_auth){ 1, tauth_prove,
-	    tauth_verify, &ta }, &(struct engine_auth){ 0, tauth_prove,
-	    tauth_verify, &tb });
+	auth_pair(&T, &c, &ta, &tb, 7, 7);
 	engine_hello(T.f.side[0].e, &h);
 	ok(h.flags == WIRE_HELLO_AUTH, "an authenticating side says so in "
 	    "its hello");
@@ -721,15 +731,7 @@ test_auth(void)
 	teardown(&T);
 
 	/* Wrong key: the responder fails the link and never proves itself. */
-	memset(&ta, 0, sizeof(ta));
-	memset(&tb, 0, sizeof(tb));
-	ta.key = 7;
-	tb.key = 9;
-	ta.initiator = 1;
-	memset(&T, 0, sizeof(T));
-	fab_init_auth(&T.f, &c, &c, &(struct engine_auth){ 1, tauth_prove,
-	    tauth_verify, &ta }, &(struct engine_auth){ 0, tauth_prove,
-	    tauth_verify, &tb });
+	auth_pair(&T, &c, &ta, &tb, 7, 9);
 	settle(&T);
 	ok(tb.failed == 1 && engine_error(T.f.side[1].e) != NULL &&
 	    strstr(engine_error(T.f.side[1].e), "authentication failed"),
@@ -740,11 +742,7 @@ test_auth(void)
 	teardown(&T);
 
 	/* One side authenticates, the other does not: both refuse. */
-	memset(&ta, 0, sizeof(ta));
-	ta.initiator = 1;
-	memset(&T, 0, sizeof(T));
-	fab_init_auth(&T.f, &c, &c, &(struct engine_auth){ 1, tauth_prove,
-	    tauth_verify, &ta }, NULL);
+	auth_pair(&T, &c, &ta, &tb, 7, -1);
 	ok(engine_error(T.f.side[0].e) != NULL &&
 	    strstr(engine_error(T.f.side[0].e), "does not authenticate"),
 	    "a keyed side refuses a peer without auth: %s",
@@ -755,13 +753,7 @@ test_auth(void)
 	teardown(&T);
 
 	/* A peer that skips the proof: OPEN, data or a second AUTH. */
-	memset(&ta, 0, sizeof(ta));
-	memset(&tb, 0, sizeof(tb));
-	ta.initiator = 1;
-	memset(&T, 0, sizeof(T));
-	fab_init_auth(&T.f, &c, &c, &(struct engine_auth){ 1, tauth_prove,
-	    tauth_verify, &ta }, &(struct engine_auth){ 0, tauth_prove,
-	    tauth_verify, &tb });
+	auth_pair(&T, &c, &ta, &tb, 7, 7);
 	memset(&r, 0, sizeof(r));
 	r.type = WIRE_OPEN;
 	r.ring.addr = 0x10000;
@@ -778,23 +770,14 @@ test_auth(void)
 	ok(T.nacc == 0, "and no stream was offered to the application");
 	teardown(&T);
 
-	memset(&T, 0, sizeof(T));
-	fab_init_auth(&T.f, &c, &c, &(struct engine_auth){ 1, tauth_prove,
-	    tauth_verify, &ta }, &(struct engine_auth){ 0, tauth_prove,
-	    tauth_verify, &tb });
+	auth_pair(&T, &c, &ta, &tb, 7, 7);
 	fab_inject(&T.f, 1, FAB_CQE_RECV_IMM, NULL, 0, wire_imm_encode(0, 1));
 	ok(engine_error(T.f.side[1].e) != NULL &&
 	    strstr(engine_error(T.f.side[1].e), "data before authentication"),
 	    "data before the proof ends the link");
 	teardown(&T);
 
-	memset(&ta, 0, sizeof(ta));
-	memset(&tb, 0, sizeof(tb));
-	ta.initiator = 1;
-	memset(&T, 0, sizeof(T));
-	fab_init_auth(&T.f, &c, &c, &(struct engine_auth){ 1, tauth_prove,
-	    tauth_verify, &ta }, &(struct engine_auth){ 0, tauth_prove,
-	    tauth_verify, &tb });
+	auth_pair(&T, &c, &ta, &tb, 7, 7);
 	settle(&T);
 	memset(&r, 0, sizeof(r));
 	r.type = WIRE_AUTH;
