@@ -443,7 +443,6 @@ link_connect(struct dlink *dl)
 		return;
 	}
 	dl->state = D_CONNECTING;
-	deadline_start(dl);
 }
 
 /**
@@ -482,6 +481,9 @@ link_up(struct dlink *dl)
 	/* Connected: no stream until the peer has proved its key. */
 	if (!engine_authenticated(link_engine(dl))) {
 		dl->state = D_AUTH;
+		/* Ours: the CM bounds connecting; the proofs get this long. */
+		if (dl->t != NULL)
+			deadline_start(dl);
 		link_kick(dl);
 		return;
 	}
@@ -530,10 +532,10 @@ incoming_limit(struct rsd *d)
 	return (NULL);
 }
 
-/* Refuse an incoming link before it costs more: count it, say it once. */
-static void __attribute__((format(printf, 5, 6)))
-reject(struct rsd *d, const struct verbs_ev *ev, uint64_t *count,
-    struct log_burst *b, const char *fmt, ...)
+/* Turn a connect request away: count it, say it once per burst. */
+static int __attribute__((format(printf, 4, 5)))
+reject(const char *peer, uint64_t *count, struct log_burst *b,
+    const char *fmt, ...)
 {
 	char msg[200], held[64];
 	va_list ap;
@@ -543,11 +545,10 @@ reject(struct rsd *d, const struct verbs_ev *ev, uint64_t *count,
 		va_start(ap, fmt);
 		vsnprintf(msg, sizeof(msg), fmt, ap);
 		va_end(ap);
-		log_about(LOG_WARNING, &(struct log_about){ NULL, 0, ev->peer },
-		    "link from %s rejected: %s%s", ev->peer, msg, held);
+		log_about(LOG_WARNING, &(struct log_about){ NULL, 0, peer },
+		    "link from %s rejected: %s%s", peer, msg, held);
 	}
-	verbs_reject(ev->link);
-	verbs_link_free(ev->link);
+	return (-1);
 }
 
 /* Whether some target tunnel has a key, and whether some has none. */
@@ -566,44 +567,50 @@ keys_here(const struct conf *c, int *keyed, int *open)
 	}
 }
 
+/**
+ * link_gate(d, peer, peer_text, hello):
+ * The RDMA listeners' gate (see verbs_gate_fn): reject a connect request
+ * that max_links, max_pending, allow or the keys configured turn away,
+ * logging (once per burst) and counting it.  ${d} is the daemon.
+ */
+int
+link_gate(void *arg, const struct sockaddr *peer, const char *peer_text,
+    const struct wire_hello *hello)
+{
+	struct rsd *d = arg;
+	const struct conf *c = d->conf;
+	const char *limit;
+	int keyed, open, auth = (hello->flags & WIRE_HELLO_AUTH) != 0;
+
+	if (d->stop)
+		return (-1);
+	if ((limit = incoming_limit(d)) != NULL)
+		return (reject(peer_text, &d->links_rejected,
+		    &d->link_limit_log, "%s %u reached", limit,
+		    (unsigned)(strcmp(limit, "max_links") == 0 ?
+		    c->max_links : c->max_pending)));
+	if (c->nallow > 0 && !conf_net_match(c->allow, c->nallow, peer))
+		return (reject(peer_text, &d->links_rejected,
+		    &d->link_limit_log, "not in allow"));
+	/* Say at once what cannot work; the proofs come after connecting. */
+	keys_here(c, &keyed, &open);
+	if (auth && !keyed)
+		return (reject(peer_text, &d->auth_failures, &d->auth_log,
+		    "it authenticates, but no key_file is configured here"));
+	if (!auth && !open)
+		return (reject(peer_text, &d->auth_failures, &d->auth_log,
+		    "it does not authenticate, and every tunnel here needs a "
+		    "key_file"));
+	return (0);
+}
+
 static void
 link_incoming(struct rsd *d, const struct verbs_ev *ev)
 {
-	const struct conf *c = d->conf;
 	struct dlink *dl;
-	const char *limit;
-	int keyed, open;
 
-	if (d->stop) {
-		verbs_reject(ev->link);
-		verbs_link_free(ev->link);
-		return;
-	}
-	if ((limit = incoming_limit(d)) != NULL) {
-		reject(d, ev, &d->links_rejected, &d->link_limit_log,
-		    "%s %u reached", limit, (unsigned)(strcmp(limit,
-		    "max_links") == 0 ? c->max_links : c->max_pending));
-		return;
-	}
-	if (c->nallow > 0 && !conf_net_match(c->allow, c->nallow,
-	    (const struct sockaddr *)&ev->peer_addr)) {
-		reject(d, ev, &d->links_rejected, &d->link_limit_log,
-		    "not in allow");
-		return;
-	}
-	/* Say at once what cannot work; the proofs come after connecting. */
-	keys_here(c, &keyed, &open);
-	if (ev->peer_auth && !keyed) {
-		reject(d, ev, &d->auth_failures, &d->auth_log, "it "
-		    "authenticates, but no key_file is configured here");
-		return;
-	}
-	if (!ev->peer_auth && !open) {
-		reject(d, ev, &d->auth_failures, &d->auth_log, "it does not "
-		    "authenticate, and every tunnel here needs a key_file");
-		return;
-	}
-	if ((dl = calloc(1, sizeof(*dl))) == NULL) {
+	/* link_gate let it through; things may have changed since. */
+	if (d->stop || (dl = calloc(1, sizeof(*dl))) == NULL) {
 		verbs_reject(ev->link);
 		verbs_link_free(ev->link);
 		return;

@@ -34,6 +34,17 @@ struct verbs_ev;
 struct dlink *link_client_start(struct tun *t);
 
 /**
+ * link_gate(d, peer, peer_text, hello):
+ * The RDMA listeners' gate (see verbs_gate_fn): reject a connect request
+ * that max_links, max_pending, allow or the keys configured turn away,
+ * logging (once per burst) and counting it.  ${d} is the daemon.
+ */
+struct sockaddr;
+struct wire_hello;
+int link_gate(void *d, const struct sockaddr *peer, const char *peer_text,
+    const struct wire_hello *hello);
+
+/**
  * link_cm_event(d, ev):
  * Handle an RDMA CM outcome (incoming link, up, down, rejected).
  */

@@ -451,6 +451,7 @@ tunnel_apply(struct rsd *d, struct conf *nc, char *err, size_t errlen)
 		    nc->listen[j].addr.port, &lc, d, err, errlen);
 		if (nl[j] == NULL)
 			goto fail;
+		verbs_listener_set_gate(nl[j], link_gate, d);
 		log_notice("listening for RDMA links on %s",
 		    nc->listen[j].addr.text);
 	}

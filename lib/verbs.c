@@ -42,6 +42,8 @@ struct verbs_listener {
 	struct rdma_cm_id *id;
 	struct verbs_link_conf conf;
 	void *user;
+	verbs_gate_fn *gate;
+	void *gate_arg;
 };
 
 enum {
@@ -999,6 +1001,19 @@ verbs_listener_set_conf(struct verbs_listener *ls,
 	ls->conf = *conf;
 }
 
+/**
+ * verbs_listener_set_gate(l, gate, arg):
+ * Ask ${gate} (with ${arg}) about each connect request ${l} receives.
+ */
+void
+verbs_listener_set_gate(struct verbs_listener *ls, verbs_gate_fn *gate,
+    void *arg)
+{
+
+	ls->gate = gate;
+	ls->gate_arg = arg;
+}
+
 void *
 verbs_listener_user(const struct verbs_listener *ls)
 {
@@ -1049,19 +1064,28 @@ on_connect_request(struct verbs_listener *ls, struct rdma_cm_event *cme,
     struct verbs_ev *ev)
 {
 	struct verbs_link *l;
+	struct wire_hello h;
 	char err[200];
 	int werr;
 
 	ev->listener = ls;
 	addr_text(rdma_get_peer_addr(cme->id), ev->peer, sizeof(ev->peer));
 	werr = wire_hello_decode(cme->param.conn.private_data,
-	    cme->param.conn.private_data_len, &(struct wire_hello){ 0 });
+	    cme->param.conn.private_data_len, &h);
 	if (werr != WIRE_OK) {
 		rdma_reject(cme->id, NULL, 0);
 		rdma_destroy_id(cme->id);
 		ev->type = VERBS_EV_REJECTED;
 		snprintf(ev->why, sizeof(ev->why), "invalid connect data: %s",
 		    wire_strerror(werr));
+		return;
+	}
+	/* Limits and allow lists cost a peer nothing to hit: check first. */
+	if (ls->gate != NULL && ls->gate(ls->gate_arg,
+	    rdma_get_peer_addr(cme->id), ev->peer, &h) != 0) {
+		rdma_reject(cme->id, NULL, 0);
+		rdma_destroy_id(cme->id);
+		ev->type = VERBS_EV_NONE;
 		return;
 	}
 	if ((l = link_new(ls->cm, &ls->conf, NULL)) == NULL) {
@@ -1080,9 +1104,6 @@ on_connect_request(struct verbs_listener *ls, struct rdma_cm_event *cme,
 	memcpy(l->hello_peer, cme->param.conn.private_data, WIRE_HELLO_LEN);
 	l->have_peer = 1;
 	ev->peer_auth = (l->peer_hello.flags & WIRE_HELLO_AUTH) != 0;
-	memcpy(&ev->peer_addr, rdma_get_peer_addr(cme->id),
-	    rdma_get_peer_addr(cme->id)->sa_family == AF_INET6 ?
-	    sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
 	if (link_setup(l, err, sizeof(err))) {
 		rdma_reject(cme->id, NULL, 0);
 		l->state = L_DOWN;

@@ -70,7 +70,6 @@ struct verbs_ev {
 	struct verbs_link *link;	/* INCOMING, UP, DOWN */
 	struct verbs_listener *listener;	/* INCOMING, REJECTED */
 	char peer[64];			/* peer address, for logs */
-	struct sockaddr_storage peer_addr;	/* INCOMING: the same */
 	int peer_auth;			/* INCOMING: the peer authenticates */
 	char why[200];			/* REJECTED, DOWN: what happened */
 };
@@ -110,6 +109,23 @@ int verbs_cm_handle(struct verbs_cm *cm, struct verbs_ev *ev);
 struct verbs_listener *verbs_listen(struct verbs_cm *cm, const char *host,
     const char *port, const struct verbs_link_conf *conf, void *user,
     char *err, size_t errlen);
+
+/*
+ * A listener's gate: asked about every valid connect request before any
+ * queue, buffer or engine is made for it, with the peer's address (as a
+ * socket address and as text) and its hello.  Returns 0 to go on (an
+ * INCOMING event follows), or -1 to reject the request at once; the gate
+ * reports and counts the rejection itself, and no event follows.
+ */
+typedef int verbs_gate_fn(void *arg, const struct sockaddr *peer,
+    const char *peer_text, const struct wire_hello *hello);
+
+/**
+ * verbs_listener_set_gate(l, gate, arg):
+ * Ask ${gate} (with ${arg}) about each connect request ${l} receives.
+ */
+void verbs_listener_set_gate(struct verbs_listener *l, verbs_gate_fn *gate,
+    void *arg);
 
 /**
  * verbs_listener_free(l):
