@@ -70,7 +70,8 @@ count_log() {
 
 	# Remove "two": its port stops accepting; echo goes on.
 	sed -i 's|, { name = "two"; accept = [^}]*}||' "$W/a.conf"
-	! grep -q '"two"' "$W/a.conf"
+	run grep -q '"two"' "$W/a.conf"
+	assert_failure
 	run "$CTL" -s "$W/a.ctl" reload
 	assert_success
 	assert_output --partial "1 tunnels"

@@ -18,7 +18,19 @@
       on a clean end of stream
   tcp-tool.py burst PORT N SECONDS   open N connections at once, each says
       "echo" and a line; print "served S refused R hung H"
+  tcp-tool.py soak PORT SECONDS LONG SHORT [SEED]
+      for SECONDS, keep LONG long "echo" streams sending pseudo-random data
+      and SHORT short ones in flight (each sends 0 to 8 KiB, reads the
+      echo back and closes; a new one starts as each ends), checking every
+      byte echoed; then end the long ones with a half-close and wait for
+      their last bytes.  Any refusal, reset, early end, stray or wrong
+      byte, or 30 s without progress is a failure; at 100 it winds down.
+      Print the first 20 failures, one per line, then "short S long L
+      failed F sent B received R" (B and R count every byte on the client
+      sockets, "echo" lines included); exit 1 on any failure
 """
+import errno
+import random
 import selectors
 import socket
 import struct
@@ -64,6 +76,9 @@ def server(port, log):
                 continue
             except BlockingIOError:
                 continue
+            # Only an empty read is the end: what follows a first line
+            # that came alone is empty too.
+            eof = not data
             if st[0] is None:
                 st[1] += data
                 if b"\n" not in st[1] and data:
@@ -83,7 +98,7 @@ def server(port, log):
                 sel.unregister(c)
                 reset_close(c)
                 continue
-            if not data:
+            if eof:
                 if st[0] == "record":
                     with open(log, "a") as f:
                         f.write("clean %d\n" % st[2])
@@ -153,6 +168,158 @@ def burst(port, n, secs):
                                             len(sel.get_map())))
 
 
+class Soak:
+    """One stream of the soak: what is left to send, what must come back."""
+
+    def __init__(self, kind, sock, payload=b""):
+        self.kind = kind            # "long", "shut" or "close" (see soak())
+        self.sock = sock
+        self.connected = False
+        self.out = b"echo\n" + payload
+        self.expect = bytearray(payload)    # sent or queued, not yet back
+        self.shut = False           # our side half-closed
+        self.last = time.monotonic()        # last progress, for hangs
+        self.events = 0
+
+
+SOAK_POOL = 1 << 20         # long streams send slices of this random block
+SOAK_WINDOW = 256 << 10     # a long stream's bytes in flight, at most
+SOAK_HANG = 30              # seconds without progress: a hang
+
+
+def soak(port, secs, nlong, nshort, seed):
+    rnd = random.Random(seed)
+    pool = rnd.randbytes(SOAK_POOL)
+    sel = selectors.DefaultSelector()
+    fails = []
+    done = {"long": 0, "short": 0}
+    sent = received = 0
+
+    def start(kind):
+        s = socket.socket()
+        s.setblocking(False)
+        s.connect_ex(("127.0.0.1", port))
+        # Short streams: log-uniform sizes up to 8 KiB; half half-close
+        # and read to the end (so nothing at all is a case), half close
+        # once the echo is in (so at least a byte must come back).
+        payload = b""
+        if kind == "short":
+            kind = rnd.choice(("shut", "close"))
+            n = int(2 ** rnd.uniform(0, 13)) - (kind == "shut")
+            off = rnd.randrange(SOAK_POOL - n)
+            payload = pool[off:off + n]
+        st = Soak(kind, s, payload)
+        watch(st)
+
+    def watch(st):
+        ev = selectors.EVENT_READ if st.connected else 0
+        if not st.connected or st.out or (
+                st.kind == "long" and not stopping and
+                len(st.expect) < SOAK_WINDOW):
+            ev |= selectors.EVENT_WRITE
+        if ev != st.events:
+            if st.events:
+                sel.modify(st.sock, ev, st)
+            else:
+                sel.register(st.sock, ev, st)
+            st.events = ev
+
+    def shut(st):
+        # A "shut" stream half-closes once its bytes are out; a long one
+        # once the time is up and its last bytes are out.
+        if st.connected and not st.out and not st.shut and (
+                st.kind == "shut" or st.kind == "long" and stopping):
+            st.sock.shutdown(socket.SHUT_WR)
+            st.shut = True
+
+    def finish(st, why=None):
+        nonlocal end
+        sel.unregister(st.sock)
+        st.sock.close()
+        if why is None:
+            done["long" if st.kind == "long" else "short"] += 1
+        else:
+            fails.append("%s stream: %s (%d bytes still expected)" %
+                         (st.kind, why, len(st.expect)))
+            if len(fails) >= 100:
+                end = 0         # enough: no new streams, wind down
+        if st.kind != "long" and not stopping:
+            start("short")
+
+    stopping = False
+    end = time.monotonic() + secs
+    for _ in range(nlong):
+        start("long")
+    for _ in range(nshort):
+        start("short")
+    while sel.get_map():
+        now = time.monotonic()
+        if not stopping and now >= end:
+            stopping = True
+            for key in list(sel.get_map().values()):
+                try:
+                    shut(key.data)
+                except OSError as e:
+                    finish(key.data, "%s" % e)
+                    continue
+                watch(key.data)
+        for key, ev in sel.select(1):
+            now = time.monotonic()
+            st = key.data
+            if not st.connected:
+                err = st.sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+                if err:
+                    finish(st, "connect: " + errno.errorcode.get(err, str(err)))
+                    continue
+                st.connected = True
+            try:
+                if ev & selectors.EVENT_WRITE:
+                    if not st.out and st.kind == "long" and not stopping:
+                        n = rnd.randint(1, 65536)
+                        n = min(n, SOAK_WINDOW - len(st.expect))
+                        off = rnd.randrange(SOAK_POOL - n)
+                        st.out = pool[off:off + n]
+                        st.expect += st.out
+                    if st.out:
+                        n = st.sock.send(st.out)
+                        st.out = st.out[n:]
+                        sent += n
+                        st.last = now
+                if ev & selectors.EVENT_READ:
+                    data = st.sock.recv(65536)
+                    if data:
+                        received += len(data)
+                        st.last = now
+                        if st.expect[:len(data)] != data:
+                            finish(st, "echo differs from what was sent "
+                                   "(%d bytes read)" % len(data))
+                            continue
+                        del st.expect[:len(data)]
+                    elif st.expect or st.out:
+                        finish(st, "early end of stream")
+                        continue
+                    else:
+                        finish(st)
+                        continue
+                shut(st)
+            except OSError as e:
+                finish(st, "%s" % e)
+                continue
+            if st.kind == "close" and not st.out and not st.expect:
+                finish(st)
+                continue
+            watch(st)
+        now = time.monotonic()
+        for key in list(sel.get_map().values()):
+            if now - key.data.last > SOAK_HANG:
+                finish(key.data, "no progress for %d s" % SOAK_HANG)
+    for f in fails[:20]:
+        print(f)
+    print("short %d long %d failed %d sent %d received %d" % (
+        done["short"], done["long"], len(fails), sent, received))
+    return 1 if fails else 0
+
+
 stalled = []
 if __name__ == "__main__":
     cmd = sys.argv[1]
@@ -171,5 +338,9 @@ if __name__ == "__main__":
         probe(int(sys.argv[2]), sys.argv[3])
     elif cmd == "burst":
         burst(int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]))
+    elif cmd == "soak":
+        sys.exit(soak(int(sys.argv[2]), float(sys.argv[3]),
+                      int(sys.argv[4]), int(sys.argv[5]),
+                      int(sys.argv[6]) if len(sys.argv) > 6 else None))
     else:
         sys.exit("unknown command " + cmd)
