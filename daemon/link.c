@@ -789,7 +789,9 @@ int
 link_is_connecting(const struct dlink *dl)
 {
 
-	return (dl != NULL && dl->state == D_CONNECTING);
+	/* Authenticating is connecting too: the link is not usable yet. */
+	return (dl != NULL && (dl->state == D_CONNECTING ||
+	    dl->state == D_AUTH));
 }
 
 void

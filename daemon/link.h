@@ -65,10 +65,6 @@ void link_free(struct dlink *dl);
 void link_kick(struct dlink *dl);
 
 /**
- * link_is_up(dl) / link_is_connecting(dl):
- * Whether streams may open now, or will once the link comes up.
- */
-/**
  * link_count(d, up):
  * How many links there are; ${*up} is set to how many of them are up.
  */
@@ -106,6 +102,11 @@ struct link_info {
  */
 void link_info(const struct dlink *dl, struct link_info *li);
 
+/**
+ * link_is_up(dl) / link_is_connecting(dl):
+ * Whether streams may open now, or will once the link comes up (it is
+ * connecting or authenticating).
+ */
 int link_is_up(const struct dlink *dl);
 int link_is_connecting(const struct dlink *dl);
 
