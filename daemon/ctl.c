@@ -454,8 +454,8 @@ cmd_status(struct rsd *d, struct obuf *o, int json)
 	    d->conf->ntunnels, d->conf->ntunnels == 1 ? "" : "s",
 	    tunnel_streams(d), tunnel_streams(d) == 1 ? "" : "s", up, links,
 	    links == 1 ? "" : "s");
-	ob_printf(o, "incoming links rejected: %llu; failed "
-	    "authentication: %llu\n\n", (unsigned long long)d->links_rejected,
+	ob_printf(o, "links rejected: %llu; authentication failures: "
+	    "%llu\n\n", (unsigned long long)d->links_rejected,
 	    (unsigned long long)d->auth_failures);
 	tunnels_tab(d, &tb);
 	render(o, &tb, 0);

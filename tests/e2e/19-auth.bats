@@ -72,7 +72,7 @@ metric() {
 	[ "$(metric rstreamd_auth_failures_total b)" -ge 1 ]
 	[ "$(metric rstreamd_auth_failures_total a)" -ge 1 ]
 	run "$CTL" -s "$W/b.ctl" status
-	assert_output --regexp "failed authentication: [1-9]"
+	assert_output --regexp "authentication failures: [1-9]"
 	# A client of the bad tunnel is closed, not served and not hung.
 	run timeout 20 socat -t 5 - TCP:127.0.0.1:"$(accept_port a bad)" <<<"no"
 	refute_output "no"
