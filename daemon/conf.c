@@ -789,8 +789,9 @@ parse_key(const struct parse *p, const config_setting_t *s,
     struct conf_key *k, int empty_ok)
 {
 	struct stat st;
-	ssize_t n;
+	ssize_t n = 0;
 	size_t len = 0;
+	uint8_t spare;
 	int fd;
 
 	memset(k, 0, sizeof(*k));
@@ -812,18 +813,14 @@ parse_key(const struct parse *p, const config_setting_t *s,
 		    "others (mode %04o); a key must be private: chmod 600 %s",
 		    k->file, (unsigned)(st.st_mode & 07777), k->file));
 	}
-	/* One byte more than allowed tells a too-long file. */
+	/* One byte more than allowed (into a spare) tells a too-long file. */
 	while (len <= CONF_KEY_MAX) {
-		n = read(fd, k->key + len, len < CONF_KEY_MAX ?
-		    CONF_KEY_MAX - len : 1);
+		n = len < CONF_KEY_MAX ? read(fd, k->key + len,
+		    CONF_KEY_MAX - len) : read(fd, &spare, 1);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			break;
-		if (len + (size_t)n > CONF_KEY_MAX) {
-			len = CONF_KEY_MAX + 1;
-			break;
-		}
 		len += (size_t)n;
 	}
 	close(fd);

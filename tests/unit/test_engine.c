@@ -711,6 +711,8 @@ test_auth(void)
 	rings(&T, 0, &s, 4096, 4096, &tx, &rx);
 	ok(engine_open(T.f.side[0].e, "t", &tx, &rx, &s) == ENGINE_EDOWN,
 	    "no stream opens (no ring is granted) before authentication");
+	free(s.tx);
+	free(s.rx);
 	settle(&T);
 	ok(engine_authenticated(T.f.side[0].e) &&
 	    engine_authenticated(T.f.side[1].e),
