@@ -845,7 +845,7 @@ parse_allow(const struct parse *p, const config_setting_t *s, struct conf *c)
 {
 	const config_setting_t *e;
 	struct conf_net *a;
-	char buf[64], *slash;
+	char buf[64], *slash, *end;
 	const char *v;
 	unsigned long pfx;
 	size_t i, n;
@@ -876,10 +876,9 @@ parse_allow(const struct parse *p, const config_setting_t *s, struct conf *c)
 			    "or IPv6 address", v, buf));
 		a->prefix = a->family == AF_INET ? 32 : 128;
 		if (slash != NULL) {
-			errno = 0;
-			pfx = strtoul(slash, &slash, 10);
-			if (errno || *slash != '\0' || !is_digit(v[strlen(buf)
-			    + 1]) || pfx > a->prefix)
+			/* Digits only; an overflow gives ULONG_MAX, too big. */
+			if (!is_digit(*slash) || (pfx = strtoul(slash, &end,
+			    10)) > a->prefix || *end != '\0')
 				return (errat(p, e, "allow '%s': prefix must be "
 				    "0 to %u", v, a->prefix));
 			a->prefix = (unsigned)pfx;

@@ -123,6 +123,18 @@ prove(void *arg, uint8_t proof[WIRE_AUTH_LEN])
 		    proof);
 }
 
+/* True, and ${k} is the link's key from now on, if the initiator proved it. */
+static int
+proves(struct dlink *dl, const struct conf_key *k,
+    const uint8_t hellos[AUTH_HELLOS_LEN], const uint8_t proof[WIRE_AUTH_LEN])
+{
+
+	if (!k->set || auth_check(k->key, k->len, 1, hellos, proof) != 0)
+		return (0);
+	dl->key = *k;
+	return (1);
+}
+
 /*
  * The peer's proof.  Our own links know their key.  A peer linking to us
  * may hold the global key or any target tunnel's: the one it proves
@@ -133,7 +145,6 @@ verify(void *arg, const uint8_t proof[WIRE_AUTH_LEN])
 {
 	struct dlink *dl = arg;
 	const struct conf *c = dl->d->conf;
-	const struct conf_key *k;
 	uint8_t hellos[AUTH_HELLOS_LEN];
 	size_t i;
 
@@ -142,16 +153,12 @@ verify(void *arg, const uint8_t proof[WIRE_AUTH_LEN])
 	if (dl->t != NULL)
 		return (auth_check(dl->key.key, dl->key.len, 0, hellos,
 		    proof));
-	for (i = 0; i <= c->ntunnels; i++) {
-		k = i == c->ntunnels ? &c->key : &c->tunnels[i].key;
-		if (i < c->ntunnels && !c->tunnels[i].has_target)
-			continue;
-		if (k->set && auth_check(k->key, k->len, 1, hellos,
-		    proof) == 0) {
-			dl->key = *k;
+	if (proves(dl, &c->key, hellos, proof))
+		return (0);
+	for (i = 0; i < c->ntunnels; i++)
+		if (c->tunnels[i].has_target &&
+		    proves(dl, &c->tunnels[i].key, hellos, proof))
 			return (0);
-		}
-	}
 	return (-1);
 }
 
@@ -172,10 +179,18 @@ on_deadline(void *arg)
 }
 
 static void
-deadline_start(struct dlink *dl)
+deadline_stop(struct dlink *dl)
 {
 
 	loop_timer_del(dl->deadline);
+	dl->deadline = NULL;
+}
+
+static void
+deadline_start(struct dlink *dl)
+{
+
+	deadline_stop(dl);
 	dl->deadline = loop_timer_add(dl->d->lp,
 	    (uint64_t)dl->d->conf->handshake_timeout * 1000, on_deadline, dl);
 }
@@ -349,8 +364,7 @@ link_down(struct dlink *dl, const char *why_in)
 	    !engine_authenticated(e));
 	if (auth_failed)
 		dl->d->auth_failures++;
-	loop_timer_del(dl->deadline);
-	dl->deadline = NULL;
+	deadline_stop(dl);
 	if (e != NULL) {
 		/* No WRITE may touch a ring once its memory is released. */
 		verbs_link_stop(dl->vl);
@@ -487,8 +501,7 @@ link_up(struct dlink *dl)
 		link_kick(dl);
 		return;
 	}
-	loop_timer_del(dl->deadline);
-	dl->deadline = NULL;
+	deadline_stop(dl);
 	dl->state = D_UP;
 	dl->failures = 0;
 	dl->backoff = LINK_BACKOFF_MIN_MS;
@@ -691,7 +704,7 @@ link_free(struct dlink *dl)
 	loop_timer_del(dl->retry);
 	loop_timer_del(dl->reap);
 	loop_timer_del(dl->ka);
-	loop_timer_del(dl->deadline);
+	deadline_stop(dl);
 	list_del(dl);
 	explicit_bzero(&dl->key, sizeof(dl->key));
 	free(dl);

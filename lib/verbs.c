@@ -1099,11 +1099,10 @@ on_connect_request(struct verbs_listener *ls, struct rdma_cm_event *cme,
 	l->id->context = l;
 	l->passive = 1;
 	snprintf(l->peer, sizeof(l->peer), "%s", ev->peer);
-	(void)wire_hello_decode(cme->param.conn.private_data,
-	    cme->param.conn.private_data_len, &l->peer_hello);
+	l->peer_hello = h;
 	memcpy(l->hello_peer, cme->param.conn.private_data, WIRE_HELLO_LEN);
 	l->have_peer = 1;
-	ev->peer_auth = (l->peer_hello.flags & WIRE_HELLO_AUTH) != 0;
+	ev->peer_auth = (h.flags & WIRE_HELLO_AUTH) != 0;
 	if (link_setup(l, err, sizeof(err))) {
 		rdma_reject(cme->id, NULL, 0);
 		l->state = L_DOWN;

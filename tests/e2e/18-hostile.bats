@@ -37,7 +37,7 @@ hostile() {
 	# A target that never reads (it never even accepts): the hostile
 	# stream's data piles up in a small ring.
 	sp=$(free_port)
-	spawn python3 "$RSTREAMD_SRCDIR/tests/e2e/tcp-tool.py" deaf "$sp"
+	spawn $TOOL deaf "$sp"
 	wait_port "$sp"
 	conf_b "{ name = \"echo\"; target = \"tcp://127.0.0.1:$tp\"; },
 	    { name = \"stall\"; target = \"tcp://127.0.0.1:$sp\"; recvbuf = 16384; }"

@@ -11,7 +11,6 @@ load helpers
 
 setup() {
 	rs_setup
-	TOOL="python3 $RSTREAMD_SRCDIR/tests/e2e/tcp-tool.py"
 }
 
 teardown() {

@@ -16,6 +16,8 @@ rs_setup() {
 	A=$RSTREAMD_TEST_ADDR_A
 	B=$RSTREAMD_TEST_ADDR_B
 	CTL=${RSTREAMD_BIN%/*}/rstreamctl
+	# The python helper for what socat cannot do (tcp-tool.py -h).
+	TOOL="python3 $RSTREAMD_SRCDIR/tests/e2e/tcp-tool.py"
 }
 
 rs_teardown() {
