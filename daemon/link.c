@@ -37,6 +37,7 @@ struct dlink {
 	struct conf_key key;		/* client: its tunnel's; in: proved */
 	uint32_t backoff;
 	int failures;
+	int auth_said;			/* client: an auth failure was logged */
 	struct bridge *waiting;		/* clients waiting for the link */
 	struct bridge **incoming;	/* INCOMING streams not yet accepted */
 	uint32_t nincoming;
@@ -414,7 +415,9 @@ link_down(struct dlink *dl, const char *why_in)
 		    dl->name, why);
 		dl->backoff = LINK_BACKOFF_MIN_MS;
 	} else if (dl->failures == 1 || log_level() >= LOG_DEBUG ||
-	    auth_failed) {
+	    (auth_failed && !dl->auth_said)) {
+		/* Once per run of failures, and once when auth is why. */
+		dl->auth_said |= auth_failed;
 		LLOG(LOG_WARNING, dl, "%s failed: %s; retrying every %.1f "
 		    "s at most", dl->name, why, LINK_BACKOFF_MAX_MS / 1000.0);
 	}
@@ -504,6 +507,7 @@ link_up(struct dlink *dl)
 	deadline_stop(dl);
 	dl->state = D_UP;
 	dl->failures = 0;
+	dl->auth_said = 0;
 	dl->backoff = LINK_BACKOFF_MIN_MS;
 	if (dl->t != NULL)
 		LLOG(LOG_INFO, dl, "%s is up (device %s, sq_size %u, "
