@@ -77,7 +77,6 @@ struct verbs_link {
 	/* Both sides' connect private data, as sent (see verbs_link_hellos). */
 	uint8_t hello_mine[WIRE_HELLO_LEN], hello_peer[WIRE_HELLO_LEN];
 	int have_mine, have_peer;
-	int notified;		/* passive: rdma_notify(COMM_EST) was said */
 	/* What each outstanding send WR was, by wr_id % sq_size: for errors. */
 	struct engine_wr *posted;
 
@@ -496,14 +495,6 @@ verbs_link_free(struct verbs_link *l)
 	if (l == NULL)
 		return;
 	if (l->id != NULL) {
-		/*
-		 * Accepted but the peer's RTU not yet seen (its first SEND
-		 * can beat it): until the CM counts the connection as
-		 * established, a disconnect sends nothing, so the peer would
-		 * never learn the link ended.  Tell the CM it is established.
-		 */
-		if (l->state == L_ACCEPTING)
-			(void)rdma_notify(l->id, IBV_EVENT_COMM_EST);
 		if (l->state == L_UP || l->state == L_ACCEPTING ||
 		    l->state == L_CONNECTING)
 			rdma_disconnect(l->id);
@@ -822,11 +813,6 @@ verbs_link_poll(struct verbs_link *l)
 		return (-1);
 	while (ibv_get_cq_event(l->cc, &cq, &ctx) == 0)
 		ibv_ack_cq_events(cq, 1);
-	/* The peer's traffic proves the connection even if its RTU is late. */
-	if (l->state == L_ACCEPTING && !l->notified) {
-		(void)rdma_notify(l->id, IBV_EVENT_COMM_EST);
-		l->notified = 1;
-	}
 	if (drain_cq(l))
 		return (-1);
 	if (ibv_req_notify_cq(l->cq, 0)) {
