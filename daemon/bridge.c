@@ -40,7 +40,7 @@ struct bridge {
 	uint64_t bytes_in, bytes_out;	/* as in struct tun_stats */
 	uint64_t started_ms;
 	uint64_t active_ms;		/* last byte either way */
-	struct loop_timer *ctimer;	/* target connect_timeout */
+	struct loop_timer ctimer;	/* target connect_timeout */
 	struct bridge *next;		/* link's waiting list */
 	struct bridge *tprev, *tnext;	/* tunnel's list */
 };
@@ -109,7 +109,7 @@ bridge_free(struct bridge *b)
 {
 
 	close_fd(b, 1);
-	loop_timer_del(b->ctimer);
+	loop_timer_stop(&b->ctimer);
 	verbs_mem_free(b->txm);
 	verbs_mem_free(b->rxm);
 	b->t->st->active--;
@@ -285,8 +285,7 @@ connect_done(struct bridge *b)
 {
 
 	b->connecting = 0;
-	loop_timer_del(b->ctimer);
-	b->ctimer = NULL;
+	loop_timer_stop(&b->ctimer);
 	link_set_incoming(b->dl, b->id, NULL);
 }
 
@@ -463,7 +462,6 @@ on_connect_timeout(void *arg)
 	struct bridge *b = arg;
 	struct dlink *dl = b->dl;
 
-	b->ctimer = NULL;
 	if (!b->connecting || link_engine(dl) == NULL)
 		return;
 	BLOG(LOG_WARNING, b, "cannot connect to target %s: no answer in %u s",
@@ -515,8 +513,8 @@ bridge_incoming(struct dlink *dl, struct tun *t, uint32_t id)
 		bridge_free(b);
 		return;
 	}
-	b->ctimer = loop_timer_add(t->d->lp,
-	    (uint64_t)t->c->sz.connect_timeout * 1000, on_connect_timeout, b);
+	loop_timer_init(&b->ctimer, t->d->lp, on_connect_timeout, b);
+	loop_timer_arm(&b->ctimer, (uint64_t)t->c->sz.connect_timeout * 1000);
 	link_set_incoming(dl, id, b);
 }
 

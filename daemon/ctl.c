@@ -30,7 +30,7 @@ struct ctl_conn {
 	struct ctl *ctl;
 	int fd;
 	struct loop_fd *w;
-	struct loop_timer *idle;
+	struct loop_timer idle;
 	char req[CTL_REQ_MAX];
 	size_t reqlen;
 	char *out;
@@ -698,7 +698,7 @@ conn_free(struct ctl_conn *cc)
 		}
 	cc->ctl->nconns--;
 	loop_fd_del(cc->w);
-	loop_timer_del(cc->idle);
+	loop_timer_stop(&cc->idle);
 	close(cc->fd);
 	free(cc->out);
 	free(cc);
@@ -709,7 +709,6 @@ on_idle(void *arg)
 {
 	struct ctl_conn *cc = arg;
 
-	cc->idle = NULL;
 	conn_free(cc);
 }
 
@@ -724,9 +723,7 @@ conn_write(struct ctl_conn *cc)
 		if (n > 0) {
 			cc->outoff += (size_t)n;
 			/* A slow reader that keeps reading is not idle. */
-			loop_timer_del(cc->idle);
-			cc->idle = loop_timer_add(cc->ctl->d->lp, CTL_IDLE_MS,
-			    on_idle, cc);
+			loop_timer_arm(&cc->idle, CTL_IDLE_MS);
 			continue;
 		}
 		if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
@@ -803,7 +800,8 @@ on_listen(void *arg, uint32_t events)
 			free(cc);
 			continue;
 		}
-		cc->idle = loop_timer_add(ctl->d->lp, CTL_IDLE_MS, on_idle, cc);
+		loop_timer_init(&cc->idle, ctl->d->lp, on_idle, cc);
+		loop_timer_arm(&cc->idle, CTL_IDLE_MS);
 		cc->next = ctl->conns;
 		ctl->conns = cc;
 		ctl->nconns++;

@@ -28,10 +28,10 @@ struct dlink {
 	struct verbs_link *vl;
 	int state;
 	struct loop_fd *cqw;
-	struct loop_timer *ka;		/* keepalive */
-	struct loop_timer *retry;	/* reconnect after back-off */
-	struct loop_timer *reap;	/* incoming: free outside callbacks */
-	struct loop_timer *deadline;	/* handshake_timeout */
+	struct loop_timer ka;		/* keepalive */
+	struct loop_timer retry;	/* reconnect after back-off */
+	struct loop_timer reap;		/* incoming: free outside callbacks */
+	struct loop_timer deadline;	/* handshake_timeout */
 	/* Authentication: callbacks for the engine, and the link's key. */
 	struct engine_auth ea;
 	struct conf_key key;		/* client: its tunnel's; in: proved */
@@ -56,6 +56,27 @@ static void link_up(struct dlink *);
 	log_about(level, &(struct log_about){ (dl)->t ?			\
 	    (dl)->t->c->name : NULL, 0, (dl)->peer }, __VA_ARGS__)
 static void link_connect(struct dlink *);
+
+static void on_keepalive(void *);
+static void on_retry(void *);
+static void on_reap(void *);
+static void on_deadline(void *);
+
+/* A new link of daemon ${d}, in no list yet. */
+static struct dlink *
+dl_new(struct rsd *d)
+{
+	struct dlink *dl;
+
+	if ((dl = calloc(1, sizeof(*dl))) == NULL)
+		return (NULL);
+	dl->d = d;
+	loop_timer_init(&dl->ka, d->lp, on_keepalive, dl);
+	loop_timer_init(&dl->retry, d->lp, on_retry, dl);
+	loop_timer_init(&dl->reap, d->lp, on_reap, dl);
+	loop_timer_init(&dl->deadline, d->lp, on_deadline, dl);
+	return (dl);
+}
 
 static void
 list_add(struct dlink *dl)
@@ -92,7 +113,7 @@ on_keepalive(void *arg)
 {
 	struct dlink *dl = arg;
 
-	dl->ka = loop_timer_add(dl->d->lp, LINK_KEEPALIVE_MS, on_keepalive, dl);
+	loop_timer_arm(&dl->ka, LINK_KEEPALIVE_MS);
 	if (dl->state == D_UP && verbs_link_engine(dl->vl) != NULL) {
 		engine_keepalive(verbs_link_engine(dl->vl));
 		link_kick(dl);
@@ -169,7 +190,6 @@ on_deadline(void *arg)
 	struct dlink *dl = arg;
 	char why[96];
 
-	dl->deadline = NULL;
 	if (dl->state != D_CONNECTING && dl->state != D_AUTH)
 		return;
 	snprintf(why, sizeof(why), "%s not finished within "
@@ -183,17 +203,15 @@ static void
 deadline_stop(struct dlink *dl)
 {
 
-	loop_timer_del(dl->deadline);
-	dl->deadline = NULL;
+	loop_timer_stop(&dl->deadline);
 }
 
 static void
 deadline_start(struct dlink *dl)
 {
 
-	deadline_stop(dl);
-	dl->deadline = loop_timer_add(dl->d->lp,
-	    (uint64_t)dl->d->conf->handshake_timeout * 1000, on_deadline, dl);
+	loop_timer_arm(&dl->deadline,
+	    (uint64_t)dl->d->conf->handshake_timeout * 1000);
 }
 
 /* May a stream on ${dl} use tunnel ${t}?  A keyed tunnel needs its key. */
@@ -318,7 +336,6 @@ on_retry(void *arg)
 {
 	struct dlink *dl = arg;
 
-	dl->retry = NULL;
 	link_connect(dl);
 }
 
@@ -327,7 +344,6 @@ on_reap(void *arg)
 {
 	struct dlink *dl = arg;
 
-	dl->reap = NULL;
 	link_free(dl);
 }
 
@@ -377,8 +393,7 @@ link_down(struct dlink *dl, const char *why_in)
 	}
 	loop_fd_del(dl->cqw);
 	dl->cqw = NULL;
-	loop_timer_del(dl->ka);
-	dl->ka = NULL;
+	loop_timer_stop(&dl->ka);
 	verbs_link_free(dl->vl);
 	dl->vl = NULL;
 	free(dl->incoming);
@@ -399,8 +414,8 @@ link_down(struct dlink *dl, const char *why_in)
 	}
 	if (dl->t == NULL) {
 		dl->state = D_DEAD;
-		if (dl->reap == NULL)
-			dl->reap = loop_timer_add(dl->d->lp, 0, on_reap, dl);
+		if (!loop_timer_armed(&dl->reap))
+			loop_timer_arm(&dl->reap, 0);
 		return;
 	}
 	dl->state = D_IDLE;
@@ -421,7 +436,7 @@ link_down(struct dlink *dl, const char *why_in)
 		LLOG(LOG_WARNING, dl, "%s failed: %s; retrying every %.1f "
 		    "s at most", dl->name, why, LINK_BACKOFF_MAX_MS / 1000.0);
 	}
-	dl->retry = loop_timer_add(dl->d->lp, dl->backoff, on_retry, dl);
+	loop_timer_arm(&dl->retry, dl->backoff);
 	dl->backoff = dl->backoff * 2 > LINK_BACKOFF_MAX_MS ?
 	    LINK_BACKOFF_MAX_MS : dl->backoff * 2;
 }
@@ -471,9 +486,8 @@ link_client_start(struct tun *t)
 {
 	struct dlink *dl;
 
-	if ((dl = calloc(1, sizeof(*dl))) == NULL)
+	if ((dl = dl_new(t->d)) == NULL)
 		return (NULL);
-	dl->d = t->d;
 	dl->t = t;
 	dl->backoff = LINK_BACKOFF_MIN_MS;
 	/* Always HOST:PORT, however the configuration spelt it. */
@@ -519,8 +533,7 @@ link_up(struct dlink *dl)
 		    dl->key.set ? "authenticated" : "not authenticated");
 	else if (dl->key.set)
 		LLOG(LOG_INFO, dl, "%s authenticated", dl->name);
-	dl->ka = loop_timer_add(dl->d->lp, LINK_KEEPALIVE_MS, on_keepalive,
-	    dl);
+	loop_timer_arm(&dl->ka, LINK_KEEPALIVE_MS);
 	while ((b = dl->waiting) != NULL) {
 		dl->waiting = bridge_next(b);
 		bridge_link_up(b);
@@ -627,12 +640,11 @@ link_incoming(struct rsd *d, const struct verbs_ev *ev)
 	struct dlink *dl;
 
 	/* link_gate let it through; things may have changed since. */
-	if (d->stop || (dl = calloc(1, sizeof(*dl))) == NULL) {
+	if (d->stop || (dl = dl_new(d)) == NULL) {
 		verbs_reject(ev->link);
 		verbs_link_free(ev->link);
 		return;
 	}
-	dl->d = d;
 	dl->vl = ev->link;
 	snprintf(dl->peer, sizeof(dl->peer), "%s", ev->peer);
 	snprintf(dl->name, sizeof(dl->name), "link from %s", ev->peer);
@@ -705,9 +717,9 @@ link_free(struct dlink *dl)
 		link_down(dl, "shutting down");
 	if (dl->t != NULL && dl->t->link == dl)
 		dl->t->link = NULL;
-	loop_timer_del(dl->retry);
-	loop_timer_del(dl->reap);
-	loop_timer_del(dl->ka);
+	loop_timer_stop(&dl->retry);
+	loop_timer_stop(&dl->reap);
+	loop_timer_stop(&dl->ka);
 	deadline_stop(dl);
 	list_del(dl);
 	explicit_bzero(&dl->key, sizeof(dl->key));
@@ -791,7 +803,7 @@ link_info(const struct dlink *dl, struct link_info *li)
 	li->dir = dl->t != NULL ? "out" : "in";
 	li->tunnel = dl->t != NULL ? dl->t->c->name : "";
 	li->state = states[dl->state];
-	if (dl->t != NULL && dl->state == D_IDLE && dl->retry != NULL)
+	if (dl->t != NULL && dl->state == D_IDLE && loop_timer_armed(&dl->retry))
 		li->state = "retrying";
 	li->device = dl->vl != NULL && dl->state == D_UP ?
 	    verbs_link_device(dl->vl) : "";

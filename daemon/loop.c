@@ -3,11 +3,13 @@
 #include <sys/epoll.h>
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "loop.h"
+#include "timerq.h"
 
 struct loop_fd {
 	struct loop *lp;
@@ -17,29 +19,17 @@ struct loop_fd {
 	void *arg;
 	int dead;
 	struct loop_fd *next_dead;
-	struct loop_timer *pause;	/* loop_fd_pause: resumes it */
+	struct loop_timer pause;	/* loop_fd_pause: resumes it */
 	uint32_t paused_events;
-};
-
-struct loop_timer {
-	struct loop *lp;
-	uint64_t when;
-	loop_timer_cb *cb;
-	void *arg;
-	struct loop_timer *next;
 };
 
 struct loop {
 	int ep;
-	struct loop_timer *timers;	/* sorted by when */
+	struct timerq timers;
 	struct loop_fd *dead;		/* freed after dispatch */
 	int dispatching;
 };
 
-/**
- * loop_now_ms():
- * The monotonic clock in milliseconds.
- */
 uint64_t
 loop_now_ms(void)
 {
@@ -49,10 +39,6 @@ loop_now_ms(void)
 	return ((uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000);
 }
 
-/**
- * loop_new():
- * Create a loop, or NULL (errno set).
- */
 struct loop *
 loop_new(void)
 {
@@ -64,6 +50,7 @@ loop_new(void)
 		free(lp);
 		return (NULL);
 	}
+	timerq_init(&lp->timers);
 	return (lp);
 }
 
@@ -78,30 +65,19 @@ reap(struct loop *lp)
 	}
 }
 
-/**
- * loop_free(lp):
- * Free the loop; watchers and timers must be gone.  NULL is a no-op.
- */
 void
 loop_free(struct loop *lp)
 {
-	struct loop_timer *t;
 
 	if (lp == NULL)
 		return;
 	reap(lp);
-	while ((t = lp->timers) != NULL) {
-		lp->timers = t->next;
-		free(t);
-	}
 	close(lp->ep);
 	free(lp);
 }
 
-/**
- * loop_fd_add(lp, fd, events, cb, arg):
- * Watch ${fd} for ${events}.  Returns the watcher or NULL.
- */
+static void on_unpause(void *);
+
 struct loop_fd *
 loop_fd_add(struct loop *lp, int fd, uint32_t events, loop_fd_cb *cb,
     void *arg)
@@ -116,6 +92,7 @@ loop_fd_add(struct loop *lp, int fd, uint32_t events, loop_fd_cb *cb,
 	w->events = events;
 	w->cb = cb;
 	w->arg = arg;
+	loop_timer_init(&w->pause, lp, on_unpause, w);
 	ev.events = events;
 	ev.data.ptr = w;
 	if (events != 0 && epoll_ctl(lp->ep, EPOLL_CTL_ADD, fd, &ev)) {
@@ -125,10 +102,6 @@ loop_fd_add(struct loop *lp, int fd, uint32_t events, loop_fd_cb *cb,
 	return (w);
 }
 
-/**
- * loop_fd_set(w, events):
- * Change what ${w} waits for (0 pauses it).
- */
 int
 loop_fd_set(struct loop_fd *w, uint32_t events)
 {
@@ -153,10 +126,6 @@ loop_fd_set(struct loop_fd *w, uint32_t events)
 	return (0);
 }
 
-/**
- * loop_fd_events(w):
- * What ${w} waits for now.
- */
 uint32_t
 loop_fd_events(const struct loop_fd *w)
 {
@@ -169,45 +138,29 @@ on_unpause(void *arg)
 {
 	struct loop_fd *w = arg;
 
-	w->pause = NULL;
 	loop_fd_set(w, w->paused_events);
 }
 
-/**
- * loop_fd_pause(w, ms):
- * Stop watching ${w} for ${ms} milliseconds, then wait for what it waited
- * for before (a listener out of descriptors rests instead of spinning).
- * A watcher already paused stays as it is.  Returns 0, or -1 on failure.
- */
 int
 loop_fd_pause(struct loop_fd *w, uint64_t ms)
 {
 
-	if (w->pause != NULL)
+	if (loop_timer_armed(&w->pause))
 		return (0);
 	w->paused_events = w->events;
 	if (loop_fd_set(w, 0))
 		return (-1);
-	if ((w->pause = loop_timer_add(w->lp, ms, on_unpause, w)) == NULL) {
-		loop_fd_set(w, w->paused_events);
-		return (-1);
-	}
+	loop_timer_arm(&w->pause, ms);
 	return (0);
 }
 
-/**
- * loop_fd_del(w):
- * Stop watching (the descriptor is not closed).  NULL is a no-op.  Safe
- * from inside any callback, including ${w}'s own.
- */
 void
 loop_fd_del(struct loop_fd *w)
 {
 
 	if (w == NULL)
 		return;
-	loop_timer_del(w->pause);
-	w->pause = NULL;
+	loop_timer_stop(&w->pause);
 	if (w->events != 0)
 		epoll_ctl(w->lp->ep, EPOLL_CTL_DEL, w->fd, NULL);
 	/* Events for it may still sit in this round's array: free later. */
@@ -218,66 +171,52 @@ loop_fd_del(struct loop_fd *w)
 		reap(w->lp);
 }
 
-/**
- * loop_timer_add(lp, ms, cb, arg):
- * Call ${cb} once, ${ms} milliseconds from now.
- */
-struct loop_timer *
-loop_timer_add(struct loop *lp, uint64_t ms, loop_timer_cb *cb, void *arg)
+void
+loop_timer_init(struct loop_timer *t, struct loop *lp, loop_timer_cb *cb,
+    void *arg)
 {
-	struct loop_timer *t, **p;
 
-	if ((t = calloc(1, sizeof(*t))) == NULL)
-		return (NULL);
+	t->node.queued = 0;
 	t->lp = lp;
-	t->when = loop_now_ms() + ms;
 	t->cb = cb;
 	t->arg = arg;
-	for (p = &lp->timers; *p != NULL && (*p)->when <= t->when;
-	    p = &(*p)->next)
-		;
-	t->next = *p;
-	*p = t;
-	return (t);
 }
 
-/**
- * loop_timer_del(t):
- * Cancel a timer that has not fired.  NULL is a no-op.
- */
 void
-loop_timer_del(struct loop_timer *t)
+loop_timer_arm(struct loop_timer *t, uint64_t ms)
 {
-	struct loop_timer **p;
 
-	if (t == NULL)
-		return;
-	for (p = &t->lp->timers; *p != NULL; p = &(*p)->next) {
-		if (*p == t) {
-			*p = t->next;
-			free(t);
-			return;
-		}
-	}
+	timerq_del(&t->lp->timers, &t->node);
+	timerq_add(&t->lp->timers, &t->node, loop_now_ms() + ms);
 }
 
-/**
- * loop_run_once(lp, max_ms):
- * Wait up to ${max_ms} (or until the next timer) for events, dispatch
- * them and any due timers.  Returns 0, or -1 on an epoll error other
- * than EINTR.
- */
+void
+loop_timer_stop(struct loop_timer *t)
+{
+
+	if (t->lp != NULL)
+		timerq_del(&t->lp->timers, &t->node);
+}
+
+int
+loop_timer_armed(const struct loop_timer *t)
+{
+
+	return (t->node.queued);
+}
+
 int
 loop_run_once(struct loop *lp, int max_ms)
 {
 	struct epoll_event evs[64];
-	struct loop_fd *w;
+	struct timerq_node *first;
 	struct loop_timer *t;
+	struct loop_fd *w;
 	uint64_t now = loop_now_ms();
 	int n, k, wait = max_ms;
 
-	if (lp->timers != NULL) {
-		int64_t d = (int64_t)(lp->timers->when - now);
+	if ((first = timerq_first(&lp->timers)) != NULL) {
+		int64_t d = (int64_t)(first->when - now);
 
 		if (d < 0)
 			d = 0;
@@ -293,11 +232,15 @@ loop_run_once(struct loop *lp, int max_ms)
 		if (!w->dead)
 			w->cb(w->arg, evs[k].events);
 	}
+	/*
+	 * Timers due now; one armed from a callback for "now" fires in this
+	 * turn too, after those already due (arming order among ties).
+	 */
 	now = loop_now_ms();
-	while ((t = lp->timers) != NULL && t->when <= now) {
-		lp->timers = t->next;
+	while ((first = timerq_pop(&lp->timers, now)) != NULL) {
+		t = (struct loop_timer *)(void *)((char *)first -
+		    offsetof(struct loop_timer, node));
 		t->cb(t->arg);
-		free(t);
 	}
 	lp->dispatching = 0;
 	reap(lp);

@@ -9,13 +9,26 @@
 
 #include <stdint.h>
 
+#include "timerq.h"
+
 struct loop;
 struct loop_fd;
-struct loop_timer;
 
 /* Called with the epoll events (EPOLLIN, EPOLLOUT, EPOLLERR, EPOLLHUP). */
 typedef void loop_fd_cb(void *arg, uint32_t events);
 typedef void loop_timer_cb(void *arg);
+
+/*
+ * A timer lives inside its owner (a link, a stream, ...): set up once with
+ * loop_timer_init, then armed and stopped as often as needed.  Arming
+ * never allocates, so it cannot fail.  Fields are the loop's.
+ */
+struct loop_timer {
+	struct timerq_node node;
+	struct loop *lp;
+	loop_timer_cb *cb;
+	void *arg;
+};
 
 /**
  * loop_new():
@@ -64,17 +77,32 @@ int loop_fd_pause(struct loop_fd *w, uint64_t ms);
 void loop_fd_del(struct loop_fd *w);
 
 /**
- * loop_timer_add(lp, ms, cb, arg):
- * Call ${cb} once, ${ms} milliseconds from now.
+ * loop_timer_init(t, lp, cb, arg):
+ * Make ${t} a stopped timer of ${lp} that calls ${cb}(${arg}) when it
+ * fires.
  */
-struct loop_timer *loop_timer_add(struct loop *lp, uint64_t ms,
-    loop_timer_cb *cb, void *arg);
+void loop_timer_init(struct loop_timer *t, struct loop *lp, loop_timer_cb *cb,
+    void *arg);
 
 /**
- * loop_timer_del(t):
- * Cancel a timer that has not fired.  NULL is a no-op.
+ * loop_timer_arm(t, ms):
+ * Fire ${t} once, ${ms} milliseconds from now (re-arming an armed timer
+ * moves it).  Timers due at the same time fire in the order armed.
  */
-void loop_timer_del(struct loop_timer *t);
+void loop_timer_arm(struct loop_timer *t, uint64_t ms);
+
+/**
+ * loop_timer_stop(t):
+ * Stop ${t} if it is armed.  A timer that was never initialised (all
+ * zero) may be stopped too, so an owner's free path need not know.
+ */
+void loop_timer_stop(struct loop_timer *t);
+
+/**
+ * loop_timer_armed(t):
+ * True while ${t} is armed (it is no longer armed in its own callback).
+ */
+int loop_timer_armed(const struct loop_timer *t);
 
 /**
  * loop_now_ms():

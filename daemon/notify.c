@@ -16,7 +16,7 @@
 /* How often STATUS is refreshed (only sent when it changed). */
 #define STATUS_MS	2000
 
-static struct loop_timer *status_timer, *watchdog_timer;
+static struct loop_timer status_timer, watchdog_timer;
 static uint64_t watchdog_ms;
 static char last_status[1400];
 
@@ -51,7 +51,7 @@ on_status(void *arg)
 	struct rsd *d = arg;
 	char buf[sizeof(last_status)];
 
-	status_timer = loop_timer_add(d->lp, STATUS_MS, on_status, d);
+	loop_timer_arm(&status_timer, STATUS_MS);
 	notify_status_text(d, buf, sizeof(buf));
 	if (strcmp(buf, last_status) != 0) {
 		strcpy(last_status, buf);
@@ -62,9 +62,9 @@ on_status(void *arg)
 static void
 on_watchdog(void *arg)
 {
-	struct rsd *d = arg;
 
-	watchdog_timer = loop_timer_add(d->lp, watchdog_ms, on_watchdog, d);
+	(void)arg;
+	loop_timer_arm(&watchdog_timer, watchdog_ms);
 	sd_notify(0, "WATCHDOG=1");
 }
 
@@ -80,15 +80,16 @@ notify_ready(struct rsd *d)
 
 	notify_status_text(d, last_status, sizeof(last_status));
 	sd_notifyf(0, "READY=1\nSTATUS=%s", last_status);
-	status_timer = loop_timer_add(d->lp, STATUS_MS, on_status, d);
+	loop_timer_init(&status_timer, d->lp, on_status, d);
+	loop_timer_init(&watchdog_timer, d->lp, on_watchdog, d);
+	loop_timer_arm(&status_timer, STATUS_MS);
 	/* Half the interval: a late loop round must not look like a hang. */
 	if (sd_watchdog_enabled(0, &usec) > 0 && usec > 0) {
 		watchdog_ms = usec / 2000 > 0 ? usec / 2000 : 1;
 		log_info("systemd watchdog: WATCHDOG=1 every %llu ms",
 		    (unsigned long long)watchdog_ms);
 		sd_notify(0, "WATCHDOG=1");
-		watchdog_timer = loop_timer_add(d->lp, watchdog_ms,
-		    on_watchdog, d);
+		loop_timer_arm(&watchdog_timer, watchdog_ms);
 	}
 }
 
@@ -148,8 +149,7 @@ notify_stopping(struct rsd *d)
 {
 
 	(void)d;
-	loop_timer_del(status_timer);
-	loop_timer_del(watchdog_timer);
-	status_timer = watchdog_timer = NULL;
+	loop_timer_stop(&status_timer);
+	loop_timer_stop(&watchdog_timer);
 	sd_notify(0, "STOPPING=1\nSTATUS=stopping");
 }

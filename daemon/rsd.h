@@ -12,10 +12,10 @@
 
 #include "conf.h"
 #include "log.h"
+#include "loop.h"
 
 struct loop;
 struct loop_fd;
-struct loop_timer;
 struct verbs_cm;
 struct verbs_listener;
 struct bridge;
@@ -58,7 +58,7 @@ struct tun {
 	uint32_t nstreams;		/* bridges on this tun */
 	struct bridge *streams;		/* list, for rstreamctl streams */
 	int draining;
-	struct loop_timer *reap;
+	struct loop_timer reap;
 	struct tun *next;
 };
 
@@ -77,7 +77,7 @@ struct rsd {
 	uint64_t auth_failures;		/* links that failed to authenticate */
 	struct log_burst link_limit_log, auth_log, deny_log;
 	int noauth_warned;		/* said once that links lack keys */
-	struct loop_timer *sweep;	/* idle_timeout, once a second */
+	struct loop_timer sweep;	/* idle_timeout, once a second */
 	struct ctl *ctl;
 	/* Sockets systemd passed (socket activation), until a tunnel takes them. */
 	int *act_fds;

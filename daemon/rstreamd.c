@@ -47,7 +47,7 @@ usage(FILE *f)
 struct sigctx {
 	struct rsd *d;
 	int fd;
-	struct loop_timer *drain;
+	struct loop_timer drain;
 };
 
 static void
@@ -56,7 +56,6 @@ on_drain_over(void *arg)
 	struct sigctx *sc = arg;
 	uint32_t n = tunnel_streams(sc->d);
 
-	sc->drain = NULL;
 	log_notice("drain time over; closing the %u stream%s still open", n,
 	    n == 1 ? "" : "s");
 	sc->d->stop = 1;
@@ -79,8 +78,7 @@ start_drain(struct sigctx *sc, const char *sig)
 	    n == 1 ? "" : "s");
 	tunnel_drain(d);
 	notify_draining(d);
-	sc->drain = loop_timer_add(d->lp, (uint64_t)d->conf->drain_time *
-	    1000, on_drain_over, sc);
+	loop_timer_arm(&sc->drain, (uint64_t)d->conf->drain_time * 1000);
 }
 
 static void
@@ -128,7 +126,7 @@ main(int argc, char **argv)
 	};
 	const char *path = SYSCONFDIR "/rstreamd.conf";
 	struct rsd d = { 0 };
-	struct sigctx sc = { NULL, -1, NULL };
+	struct sigctx sc;
 	struct loop_fd *sw = NULL;
 	sigset_t mask;
 	char err[1024];
@@ -203,6 +201,8 @@ main(int argc, char **argv)
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
+	memset(&sc, 0, sizeof(sc));
+	sc.fd = -1;
 	sc.d = &d;
 	if ((sc.fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC)) < 0 ||
 	    (d.lp = loop_new()) == NULL ||
@@ -210,6 +210,7 @@ main(int argc, char **argv)
 		log_err("cannot set up the event loop: %m");
 		goto out;
 	}
+	loop_timer_init(&sc.drain, d.lp, on_drain_over, &sc);
 	if (tunnel_activation(&d, err, sizeof(err)) < 0 ||
 	    tunnel_start(&d, err, sizeof(err)) != 0) {
 		log_err("%s", err);
@@ -239,7 +240,7 @@ main(int argc, char **argv)
 	rc = 0;
 	notify_stopping(&d);
 out:
-	loop_timer_del(sc.drain);
+	loop_timer_stop(&sc.drain);
 	ctl_free(d.ctl);
 	tunnel_stop(&d);
 	loop_fd_del(sw);

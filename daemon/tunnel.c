@@ -105,7 +105,7 @@ on_sweep(void *arg)
 	struct tun *t;
 	uint64_t now = loop_now_ms();
 
-	d->sweep = loop_timer_add(d->lp, 1000, on_sweep, d);
+	loop_timer_arm(&d->sweep, 1000);
 	for (t = d->tuns; t != NULL; t = t->next)
 		if (t->c->sz.idle_timeout > 0)
 			bridge_sweep(t, now);
@@ -249,7 +249,7 @@ tun_free(struct tun *t)
 		}
 	tun_close_listener(t);
 	link_free(t->link);
-	loop_timer_del(t->reap);
+	loop_timer_stop(&t->reap);
 	if (t->st != NULL && --t->st->refs == 0)
 		free(t->st);
 	free(t);
@@ -260,7 +260,6 @@ on_reap(void *arg)
 {
 	struct tun *t = arg;
 
-	t->reap = NULL;
 	if (t->draining && t->nstreams == 0) {
 		log_info("tunnel %s: the last stream of the old configuration "
 		    "ended", t->c->name);
@@ -273,8 +272,8 @@ static void
 tun_maybe_reap(struct tun *t)
 {
 
-	if (t->draining && t->nstreams == 0 && t->reap == NULL)
-		t->reap = loop_timer_add(t->d->lp, 0, on_reap, t);
+	if (t->draining && t->nstreams == 0 && !loop_timer_armed(&t->reap))
+		loop_timer_arm(&t->reap, 0);
 }
 
 /**
@@ -305,6 +304,7 @@ tun_new(struct rsd *d, const struct conf_tunnel *c, struct tun_stats *st)
 	t->c = &t->conf;
 	t->lfd = -1;
 	t->st = st;
+	loop_timer_init(&t->reap, d->lp, on_reap, t);
 	return (t);
 }
 
@@ -617,7 +617,8 @@ tunnel_start(struct rsd *d, char *err, size_t errlen)
 	if (tunnel_apply(d, d->conf, err, errlen))
 		return (-1);
 	act_warn_unused(d);
-	d->sweep = loop_timer_add(d->lp, 1000, on_sweep, d);
+	loop_timer_init(&d->sweep, d->lp, on_sweep, d);
+	loop_timer_arm(&d->sweep, 1000);
 	return (0);
 }
 
@@ -690,8 +691,7 @@ tunnel_stop(struct rsd *d)
 	size_t i;
 
 	d->stop = 1;
-	loop_timer_del(d->sweep);
-	d->sweep = NULL;
+	loop_timer_stop(&d->sweep);
 	/* Links first: resetting their streams frees the bridges. */
 	while (d->links != NULL)
 		link_free(d->links);
