@@ -90,6 +90,7 @@ struct parse {
 	char *err;
 	size_t errlen;
 	const char *scope;	/* "tunnel pg", "defaults", or NULL */
+	int flags;		/* CONF_* */
 };
 
 static int __attribute__((format(printf, 4, 0)))
@@ -781,8 +782,9 @@ parse_uint(const struct parse *p, const config_setting_t *s, long long min,
 
 /*
  * Read key_file ${s} into ${k} ("" leaves it unset where ${empty_ok}).
- * Like spiped and stunnel, refuse a key others could read: a key that
- * leaked is no key.
+ * Like spiped and stunnel, refuse a key others could read or replace: a
+ * key that leaked is no key.  O_NONBLOCK: a FIFO put there must not hang
+ * the daemon (it is then refused as not a regular file).
  */
 static int
 parse_key(const struct parse *p, const config_setting_t *s,
@@ -797,15 +799,22 @@ parse_key(const struct parse *p, const config_setting_t *s,
 	memset(k, 0, sizeof(*k));
 	if (parse_path(p, s, k->file, sizeof(k->file), empty_ok))
 		return (-1);
-	if (k->file[0] == '\0')
+	if (k->file[0] == '\0' || (p->flags & CONF_NO_KEYS))
 		return (0);
-	if ((fd = open(k->file, O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0)
+	if ((fd = open(k->file, O_RDONLY | O_NONBLOCK | O_CLOEXEC |
+	    O_NOCTTY)) < 0)
 		return (errat(p, s, "key_file %s: cannot read: %s", k->file,
 		    strerror(errno)));
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
 		return (errat(p, s, "key_file %s is not a regular file",
 		    k->file));
+	}
+	if (st.st_uid != 0 && st.st_uid != geteuid()) {
+		close(fd);
+		return (errat(p, s, "key_file %s belongs to uid %u; a key must "
+		    "belong to root or to the user rstreamd runs as (uid %u)",
+		    k->file, (unsigned)st.st_uid, (unsigned)geteuid()));
 	}
 	if (st.st_mode & 077) {
 		close(fd);
@@ -1021,13 +1030,15 @@ parse_tunnels(struct parse *p, const config_setting_t *s, struct conf *c)
 	const config_setting_t *first_target = NULL;
 	size_t i, n;
 
+	/* Forgetting them is likely a mistake; "( )" says "none yet". */
 	if (s == NULL)
-		return (errat(p, NULL, "no tunnels defined"));
+		return (errat(p, NULL, "no tunnels defined (write tunnels = "
+		    "( ); for none)"));
 	if (!config_setting_is_list(s))
 		return (errat(p, s, "tunnels must be a list "
 		    "( { name = ...; ... }, ... )"));
 	if ((n = (size_t)config_setting_length(s)) == 0)
-		return (errat(p, s, "no tunnels defined"));
+		return (0);
 	if ((c->tunnels = calloc(n, sizeof(*c->tunnels))) == NULL)
 		return (errat(p, s, "tunnels: %s", strerror(errno)));
 	for (i = 0; i < n; i++) {
@@ -1080,9 +1091,10 @@ read_error(const struct parse *p, const config_t *cf, int saved_errno)
  * one listen address exists if any tunnel has a target.
  */
 int
-conf_load(const char *path, struct conf **out, char *err, size_t errlen)
+conf_load(const char *path, int flags, struct conf **out, char *err,
+    size_t errlen)
 {
-	struct parse p = { path, err, errlen, NULL };
+	struct parse p = { path, err, errlen, NULL, flags };
 	config_t cf;
 	config_setting_t *root, *s;
 	struct conf *c;

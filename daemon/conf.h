@@ -122,17 +122,24 @@ struct conf {
 	size_t ntunnels;
 };
 
+/* conf_load flags: leave key files unread (rstreamctl wants the control
+ * socket only, and may not be allowed to read keys). */
+#define CONF_NO_KEYS	0x01
+
 /**
- * conf_load(path, out, err, errlen):
+ * conf_load(path, flags, out, err, errlen):
  * Read and check the configuration file ${path}.  On success set ${*out}
  * to a new configuration (release it with conf_free) and return 0.  On
  * error return -1, leave ${*out} alone, and write into ${err} (${errlen}
  * bytes) one complete message "FILE:LINE: what is wrong", or
  * "FILE: cannot read: REASON" when the file cannot be read.  Every tunnel
  * in the result has every field filled (defaults applied), and at least
- * one listen address exists if any tunnel has a target.
+ * one listen address exists if any tunnel has a target.  A file may
+ * define no tunnels ("tunnels = ( );"), but must say so.  ${flags}: 0 or
+ * CONF_NO_KEYS (key files are then not read and keys are left unset).
  */
-int conf_load(const char *path, struct conf **out, char *err, size_t errlen);
+int conf_load(const char *path, int flags, struct conf **out, char *err,
+    size_t errlen);
 
 /**
  * conf_free(c):

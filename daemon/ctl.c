@@ -43,6 +43,7 @@ struct ctl {
 	int fd;
 	struct loop_fd *w;
 	char path[108];
+	struct sock_file sf;
 	struct ctl_conn *conns;
 	unsigned nconns;
 };
@@ -302,7 +303,7 @@ tunnels_tab(struct rsd *d, struct tab *tb)
 
 	tab_init(tb, 1u << 5 | 1u << 6, "tunnel", "side", "address", "peer",
 	    "state", "streams", "max_streams", "link", NULL);
-	for (t = d->tuns; t != NULL; t = t->next)
+	TAILQ_FOREACH(t, &d->tuns, entry)
 		tab_row(tb, t->c->name, t->c->has_accept ? "client" : "target",
 		    t->c->has_accept ? (t->bound[0] ? t->bound : "-") :
 		    t->c->target.text,
@@ -323,7 +324,7 @@ streams_tab(struct rsd *d, struct tab *tb)
 	tab_init(tb, 1u << 1 | 1u << 6 | 1u << 7 | 1u << 8, "tunnel",
 	    "stream", "side", "address", "peer", "state", "bytes_in",
 	    "bytes_out", "age_s", NULL);
-	for (t = d->tuns; t != NULL; t = t->next) {
+	TAILQ_FOREACH(t, &d->tuns, entry) {
 		for (b = t->streams; b != NULL; b = bridge_tnext(b)) {
 			bridge_info(b, &bi);
 			tab_row(tb, t->c->name, NUM(0, bi.serial), bi.side,
@@ -369,7 +370,7 @@ stats_tab(struct rsd *d, struct tab *tb)
 	tab_init(tb, 0x3feu, "tunnel", "bytes_in", "bytes_out", "opened",
 	    "active", "refused", "limited", "denied", "failed",
 	    "credit_stalls", "link", NULL);
-	for (t = d->tuns; t != NULL; t = t->next) {
+	TAILQ_FOREACH(t, &d->tuns, entry) {
 		if (counted_elsewhere(d, t))
 			continue;
 		s = 0;
@@ -499,7 +500,7 @@ tunnel_metric(struct rsd *d, struct obuf *o, const char *name,
 	uint64_t v;
 
 	metric_head(o, name, type, help);
-	for (t = d->tuns; t != NULL; t = t->next) {
+	TAILQ_FOREACH(t, &d->tuns, entry) {
 		if (counted_elsewhere(d, t))
 			continue;
 		p = (const char *)t->st + off;
@@ -540,7 +541,7 @@ cmd_metrics(struct rsd *d, struct obuf *o)
 
 	metric_head(o, "rstreamd_tunnel_bytes_total", "counter", "Stream "
 	    "payload bytes, in from local sockets and out to them.");
-	for (t = d->tuns; t != NULL; t = t->next) {
+	TAILQ_FOREACH(t, &d->tuns, entry) {
 		if (counted_elsewhere(d, t))
 			continue;
 		ob_printf(o, "rstreamd_tunnel_bytes_total{tunnel=");
@@ -835,7 +836,7 @@ ctl_new(struct rsd *d, char *err, size_t errlen)
 	snprintf(a.text, sizeof(a.text), "unix:%s", c->control);
 	snprintf(ctl->path, sizeof(ctl->path), "%s", c->control);
 	ctl->fd = sock_listen(&a, c->control_mode, "", c->control_group,
-	    bound, sizeof(bound), why, sizeof(why));
+	    &ctl->sf, bound, sizeof(bound), why, sizeof(why));
 	if (ctl->fd < 0) {
 		snprintf(err, errlen, "control socket: %s", why);
 		free(ctl);
@@ -876,6 +877,6 @@ ctl_free(struct ctl *ctl)
 		conn_free(ctl->conns);
 	loop_fd_del(ctl->w);
 	close(ctl->fd);
-	unlink(ctl->path);
+	sock_unix_unlink(ctl->path, &ctl->sf);
 	free(ctl);
 }

@@ -477,12 +477,8 @@ link_connect(struct dlink *dl)
 	dl->state = D_CONNECTING;
 }
 
-/**
- * link_client_start(t):
- * Create tunnel ${t}'s link to its peer and start connecting.
- */
 struct dlink *
-link_client_start(struct tun *t)
+link_client_new(struct tun *t)
 {
 	struct dlink *dl;
 
@@ -495,9 +491,15 @@ link_client_start(struct tun *t)
 	    "[%s]:%s" : "%s:%s", t->c->peer.host, t->c->peer.port);
 	snprintf(dl->name, sizeof(dl->name), "tunnel %s: link to %s",
 	    t->c->name, dl->peer);
+	return (dl);
+}
+
+void
+link_client_start(struct dlink *dl)
+{
+
 	list_add(dl);
 	link_connect(dl);
-	return (dl);
 }
 
 static void

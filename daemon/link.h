@@ -28,10 +28,17 @@ struct verbs_link;
 struct verbs_ev;
 
 /**
- * link_client_start(t):
- * Create tunnel ${t}'s link to its peer and start connecting.
+ * link_client_new(t):
+ * Create tunnel ${t}'s link to its peer (nothing happens until
+ * link_client_start), or return NULL when out of memory.
  */
-struct dlink *link_client_start(struct tun *t);
+struct dlink *link_client_new(struct tun *t);
+
+/**
+ * link_client_start(dl):
+ * Start connecting client link ${dl}, and keep it connected.
+ */
+void link_client_start(struct dlink *dl);
 
 /**
  * link_gate(d, peer, peer_text, hello):

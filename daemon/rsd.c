@@ -44,7 +44,7 @@ rsd_reload(struct rsd *d, char *err, size_t errlen)
 	notify_reloading(d);
 	snprintf(file, sizeof(file), "%s", d->conf->file);
 	log_notice("reloading %s", file);
-	if (conf_load(file, &nc, err, errlen) != 0)
+	if (conf_load(file, 0, &nc, err, errlen) != 0)
 		goto fail;
 	control_moved = strcmp(nc->control, d->conf->control) != 0 ||
 	    nc->control_mode != d->conf->control_mode ||

@@ -7,12 +7,15 @@
 #ifndef RSD_H
 #define RSD_H
 
+#include <sys/queue.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
 #include "conf.h"
 #include "log.h"
 #include "loop.h"
+#include "sock.h"
 
 struct loop;
 struct loop_fd;
@@ -50,6 +53,7 @@ struct tun {
 	/* Client side: the local listener and the link to the peer. */
 	int lfd;
 	int activated;			/* lfd came from systemd */
+	struct sock_file sf;		/* a Unix listener's socket file */
 	struct loop_fd *lw;
 	char bound[160];
 	struct dlink *link;
@@ -59,8 +63,10 @@ struct tun {
 	struct bridge *streams;		/* list, for rstreamctl streams */
 	int draining;
 	struct loop_timer reap;
-	struct tun *next;
+	TAILQ_ENTRY(tun) entry;
 };
+
+TAILQ_HEAD(tun_list, tun);
 
 struct rsd {
 	struct loop *lp;
@@ -68,7 +74,7 @@ struct rsd {
 	int verbose;			/* -v count, added to log_level */
 	struct verbs_cm *cm;
 	struct loop_fd *cm_w;
-	struct tun *tuns;		/* configured first, then draining */
+	struct tun_list tuns;		/* configured first, then draining */
 	struct verbs_listener **lsn;
 	size_t nlsn;
 	struct dlink *links;		/* every link, client and incoming */

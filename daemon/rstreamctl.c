@@ -58,13 +58,18 @@ usage(FILE *f)
 	    "                      (default %s)\n"
 	    "  -h, --help          show this help and exit\n"
 	    "  -V, --version       show the version and exit\n",
-	    CONF_DEFAULT_CONTROL, SYSCONFDIR "/rstreamd.conf");
+	    CONF_DEFAULT_CONTROL, RSTREAMD_CONF);
 }
 
-/* The socket path: -s, else the configuration's, else the default. */
+/*
+ * The socket path: -s, else the configuration's, else the default.  Key
+ * files are never read: a control_group member may not read them, and
+ * only the control socket matters here.
+ */
 static int
 socket_path(const char *sock, const char *cfile, char *out, size_t outlen)
 {
+	const char *file = cfile != NULL ? cfile : RSTREAMD_CONF;
 	struct conf *c;
 	char err[1100];
 
@@ -72,13 +77,15 @@ socket_path(const char *sock, const char *cfile, char *out, size_t outlen)
 		snprintf(out, outlen, "%s", sock);
 		return (0);
 	}
-	if (conf_load(cfile != NULL ? cfile : SYSCONFDIR "/rstreamd.conf", &c,
-	    err, sizeof(err)) != 0) {
+	if (conf_load(file, CONF_NO_KEYS, &c, err, sizeof(err)) != 0) {
 		if (cfile != NULL) {
 			fprintf(stderr, "rstreamctl: %s\n", err);
 			return (-1);
 		}
-		/* No readable default configuration: the default path. */
+		/* No configuration at all is normal; a broken one is news. */
+		if (access(file, F_OK) == 0 || errno != ENOENT)
+			fprintf(stderr, "rstreamctl: %s; trying the default "
+			    "control socket %s\n", err, CONF_DEFAULT_CONTROL);
 		snprintf(out, outlen, "%s", CONF_DEFAULT_CONTROL);
 		return (0);
 	}

@@ -41,7 +41,7 @@ usage(FILE *f)
 	    "  -v, --verbose      more log output (repeat for more)\n"
 	    "  -h, --help         show this help and exit\n"
 	    "  -V, --version      show the version and exit\n",
-	    SYSCONFDIR "/rstreamd.conf");
+	    RSTREAMD_CONF);
 }
 
 struct sigctx {
@@ -124,7 +124,7 @@ main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *path = SYSCONFDIR "/rstreamd.conf";
+	const char *path = RSTREAMD_CONF;
 	struct rsd d = { 0 };
 	struct sigctx sc;
 	struct loop_fd *sw = NULL;
@@ -164,7 +164,7 @@ main(int argc, char **argv)
 		return (1);
 	}
 
-	if (conf_load(path, &d.conf, err, sizeof(err)) != 0) {
+	if (conf_load(path, 0, &d.conf, err, sizeof(err)) != 0) {
 		fprintf(stderr, "rstreamd: %s\n", err);
 		return (1);
 	}
@@ -201,6 +201,7 @@ main(int argc, char **argv)
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
+	TAILQ_INIT(&d.tuns);
 	memset(&sc, 0, sizeof(sc));
 	sc.fd = -1;
 	sc.d = &d;

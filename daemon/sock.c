@@ -58,7 +58,9 @@ unix_addr(const struct conf_addr *a, struct sockaddr_un *sun)
 
 /*
  * A socket file nobody accepts on is left over from a crash: replace it.
- * One that answers belongs to a running process: never touch it.
+ * One that answers belongs to a running process: never touch it.  The
+ * probe does not block: a live listener whose backlog is full answers
+ * EAGAIN, which means "in use" as much as an accepted connect does.
  */
 static int
 unix_clear_stale(const char *path, char *err, size_t errlen)
@@ -81,20 +83,23 @@ unix_clear_stale(const char *path, char *err, size_t errlen)
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
 	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0) {
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0)) < 0) {
 		snprintf(err, errlen, "socket: %s", strerror(errno));
 		return (-1);
 	}
 	rc = connect(fd, (struct sockaddr *)&sun, sizeof(sun));
+	if (rc != 0)
+		rc = errno;
 	close(fd);
-	if (rc == 0) {
+	if (rc == 0 || rc == EAGAIN || rc == EINPROGRESS) {
 		snprintf(err, errlen, "%s is in use by a running process",
 		    path);
 		return (-1);
 	}
-	if (errno != ECONNREFUSED) {
+	if (rc != ECONNREFUSED) {
 		snprintf(err, errlen, "cannot check %s: %s", path,
-		    strerror(errno));
+		    strerror(rc));
 		return (-1);
 	}
 	if (unlink(path) != 0) {
@@ -105,56 +110,153 @@ unix_clear_stale(const char *path, char *err, size_t errlen)
 	return (0);
 }
 
+/* User and group names (or numbers, as chown(1) takes them) to ids. */
 static int
-unix_owner(const char *path, const char *owner, const char *group,
+unix_ids(const char *owner, const char *group, uid_t *uid, gid_t *gid,
     char *err, size_t errlen)
 {
-	uid_t uid = (uid_t)-1;
-	gid_t gid = (gid_t)-1;
 	struct passwd *pw;
 	struct group *gr;
 
-	/* Numeric ids are taken as they are, like chown(1) does. */
+	*uid = (uid_t)-1;
+	*gid = (gid_t)-1;
 	if (owner[0] != '\0' && owner[strspn(owner, "0123456789")] == '\0') {
-		uid = (uid_t)strtoul(owner, NULL, 10);
+		*uid = (uid_t)strtoul(owner, NULL, 10);
 	} else if (owner[0] != '\0') {
 		if ((pw = getpwnam(owner)) == NULL) {
 			snprintf(err, errlen, "unknown user '%s'", owner);
 			return (-1);
 		}
-		uid = pw->pw_uid;
+		*uid = pw->pw_uid;
 	}
 	if (group[0] != '\0' && group[strspn(group, "0123456789")] == '\0') {
-		gid = (gid_t)strtoul(group, NULL, 10);
+		*gid = (gid_t)strtoul(group, NULL, 10);
 	} else if (group[0] != '\0') {
 		if ((gr = getgrnam(group)) == NULL) {
 			snprintf(err, errlen, "unknown group '%s'", group);
 			return (-1);
 		}
-		gid = gr->gr_gid;
-	}
-	if ((uid != (uid_t)-1 || gid != (gid_t)-1) && chown(path, uid, gid)) {
-		snprintf(err, errlen, "chown %s: %s", path, strerror(errno));
-		return (-1);
+		*gid = gr->gr_gid;
 	}
 	return (0);
 }
 
-/**
- * sock_unix_perms(path, mode, owner, group, err, errlen):
- * Give the socket file ${path} ${mode} and, if not empty, ${owner} and
- * ${group}.  Returns 0, or -1 with the reason in ${err}.
+/*
+ * Open ${path} itself, never what a symbolic link there points to, and
+ * only if it is still the socket file ${sf} recorded.  O_PATH opens
+ * without reading: a socket cannot be opened otherwise.
  */
-int
-sock_unix_perms(const char *path, unsigned mode, const char *owner,
-    const char *group, char *err, size_t errlen)
+static int
+unix_open_own(const char *path, const struct sock_file *sf, char *err,
+    size_t errlen)
 {
+	struct stat st;
+	int fd;
 
-	if (chmod(path, mode) != 0) {
-		snprintf(err, errlen, "chmod %s: %s", path, strerror(errno));
+	/* With O_PATH, O_NOFOLLOW opens a symbolic link itself. */
+	if ((fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+		snprintf(err, errlen, "cannot open %s: %s", path,
+		    strerror(errno));
 		return (-1);
 	}
-	return (unix_owner(path, owner, group, err, errlen));
+	if (fstat(fd, &st) == 0 && S_ISLNK(st.st_mode)) {
+		snprintf(err, errlen, "%s is a symbolic link, not the socket "
+		    "rstreamd made; leaving it alone", path);
+		close(fd);
+		return (-1);
+	}
+	if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode) || !sf->set ||
+	    st.st_dev != sf->dev || st.st_ino != sf->ino) {
+		snprintf(err, errlen, "%s is no longer the socket rstreamd "
+		    "made (replaced?); leaving it alone", path);
+		close(fd);
+		return (-1);
+	}
+	return (fd);
+}
+
+/*
+ * chmod on the file an O_PATH descriptor holds: through /proc, which
+ * names that very file (Linux has no fchmod for O_PATH descriptors).
+ */
+static int
+fd_chmod(int fd, mode_t mode)
+{
+	char proc[64];
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	return (chmod(proc, mode));
+}
+
+static int
+fd_chown(int fd, uid_t uid, gid_t gid)
+{
+
+	return (fchownat(fd, "", uid, gid, AT_EMPTY_PATH));
+}
+
+int
+sock_unix_perms(const char *path, const struct sock_file *sf,
+    unsigned mode, const char *owner, const char *group,
+    struct sock_perms *old, char *err, size_t errlen)
+{
+	struct stat st;
+	uid_t uid;
+	gid_t gid;
+	int fd, rc = -1;
+
+	if (unix_ids(owner, group, &uid, &gid, err, errlen) ||
+	    (fd = unix_open_own(path, sf, err, errlen)) < 0)
+		return (-1);
+	if (fstat(fd, &st) != 0) {
+		snprintf(err, errlen, "cannot check %s: %s", path,
+		    strerror(errno));
+		goto out;
+	}
+	if (old != NULL) {
+		old->mode = st.st_mode & 07777;
+		old->uid = st.st_uid;
+		old->gid = st.st_gid;
+	}
+	if ((st.st_mode & 07777) != mode && fd_chmod(fd, (mode_t)mode) != 0) {
+		snprintf(err, errlen, "chmod %s: %s", path, strerror(errno));
+		goto out;
+	}
+	if ((uid != (uid_t)-1 || gid != (gid_t)-1) &&
+	    fd_chown(fd, uid, gid) != 0) {
+		snprintf(err, errlen, "chown %s: %s", path, strerror(errno));
+		if (old != NULL)
+			(void)fd_chmod(fd, old->mode);
+		goto out;
+	}
+	rc = 0;
+out:
+	close(fd);
+	return (rc);
+}
+
+int
+sock_unix_restore(const char *path, const struct sock_file *sf,
+    const struct sock_perms *old)
+{
+	char err[256];
+	int fd, rc;
+
+	if ((fd = unix_open_own(path, sf, err, sizeof(err))) < 0)
+		return (-1);
+	rc = fd_chown(fd, old->uid, old->gid) | fd_chmod(fd, old->mode);
+	close(fd);
+	return (rc);
+}
+
+void
+sock_unix_unlink(const char *path, const struct sock_file *sf)
+{
+	struct stat st;
+
+	if (sf->set && lstat(path, &st) == 0 && S_ISSOCK(st.st_mode) &&
+	    st.st_dev == sf->dev && st.st_ino == sf->ino)
+		unlink(path);
 }
 
 /**
@@ -214,20 +316,25 @@ resolve_tcp(const struct conf_addr *a, int passive, struct addrinfo **ai,
  */
 int
 sock_listen(const struct conf_addr *a, unsigned mode, const char *owner,
-    const char *group, char *bound, size_t boundlen, char *err,
-    size_t errlen)
+    const char *group, struct sock_file *sf, char *bound, size_t boundlen,
+    char *err, size_t errlen)
 {
 	struct addrinfo *ai = NULL;
 	struct sockaddr_storage ss;
 	struct sockaddr_un sun;
 	socklen_t sl = sizeof(ss);
+	struct stat st;
 	char text[128];
 	mode_t old_umask;
 	int fd = -1, one = 1, rc;
 
+	memset(sf, 0, sizeof(*sf));
 	if (a->kind == CONF_ADDR_UNIX) {
-		if (unix_addr(a, &sun) || unix_clear_stale(a->path, err,
-		    errlen))
+		if (unix_addr(a, &sun)) {
+			snprintf(err, errlen, "path too long: %s", a->path);
+			goto fail;
+		}
+		if (unix_clear_stale(a->path, err, errlen))
 			goto fail;
 		if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
 		    SOCK_CLOEXEC, 0)) < 0)
@@ -238,7 +345,18 @@ sock_listen(const struct conf_addr *a, unsigned mode, const char *owner,
 		umask(old_umask);
 		if (rc != 0)
 			goto syserr;
-		if (sock_unix_perms(a->path, mode, owner, group, err, errlen))
+		/* From here on a failure removes the file it made. */
+		if (lstat(a->path, &st) != 0 || !S_ISSOCK(st.st_mode)) {
+			snprintf(err, errlen, "%s changed under rstreamd while "
+			    "it was being created", a->path);
+			goto fail;
+		}
+		sf->set = 1;
+		sf->dev = st.st_dev;
+		sf->ino = st.st_ino;
+		if ((owner[0] != '\0' || group[0] != '\0') &&
+		    sock_unix_perms(a->path, sf, mode, owner, group, NULL, err,
+		    errlen))
 			goto fail;
 		if (listen(fd, 512) != 0)
 			goto syserr;
@@ -268,6 +386,10 @@ fail:
 		close(fd);
 	if (ai != NULL)
 		freeaddrinfo(ai);
+	if (a->kind == CONF_ADDR_UNIX) {
+		sock_unix_unlink(a->path, sf);
+		memset(sf, 0, sizeof(*sf));
+	}
 	return (-1);
 }
 

@@ -5,29 +5,69 @@
 #ifndef SOCK_H
 #define SOCK_H
 
+#include <sys/types.h>
+
 #include <stddef.h>
 
 #include "conf.h"
 
-/**
- * sock_listen(a, mode, owner, group, bound, boundlen, err, errlen):
- * A non-blocking listening socket for ${a}.  TCP: the address actually
- * bound (port 0 picks one) is written to ${bound} as tcp://HOST:PORT.
- * Unix: a stale socket file (nobody accepting on it) is replaced, a live
- * one or a non-socket file is an error; the file gets ${mode} and, if not
- * empty, ${owner} and ${group}.  Returns the descriptor or -1.
+/*
+ * A Unix socket file rstreamd bound: what it was when made, so that later
+ * changes (permissions on a reload, removal at exit) touch that file only,
+ * never a symbolic link or another file put in its place.
  */
-int sock_listen(const struct conf_addr *a, unsigned mode, const char *owner,
-    const char *group, char *bound, size_t boundlen, char *err,
-    size_t errlen);
+struct sock_file {
+	int set;
+	dev_t dev;
+	ino_t ino;
+};
+
+/* A socket file's permissions, to put back when a reload is undone. */
+struct sock_perms {
+	mode_t mode;
+	uid_t uid;
+	gid_t gid;
+};
 
 /**
- * sock_unix_perms(path, mode, owner, group, err, errlen):
- * Give the socket file ${path} ${mode} and, if not empty, ${owner} and
- * ${group}.  Returns 0, or -1 with the reason in ${err}.
+ * sock_listen(a, mode, owner, group, sf, bound, boundlen, err, errlen):
+ * A non-blocking listening socket for ${a}.  TCP: the address actually
+ * bound (port 0 picks one) is written to ${bound} as tcp://HOST:PORT.
+ * Unix: a stale socket file (nobody accepting on it) is replaced; a live
+ * one (even one whose backlog is full), or a file that is not a socket, is
+ * an error.  The new file is created with ${mode} and, if not empty, gets
+ * ${owner} and ${group}; ${*sf} records it.  Returns the descriptor, or -1
+ * with the reason in ${err} and no file left behind.
  */
-int sock_unix_perms(const char *path, unsigned mode, const char *owner,
-    const char *group, char *err, size_t errlen);
+int sock_listen(const struct conf_addr *a, unsigned mode, const char *owner,
+    const char *group, struct sock_file *sf, char *bound, size_t boundlen,
+    char *err, size_t errlen);
+
+/**
+ * sock_unix_perms(path, sf, mode, owner, group, old, err, errlen):
+ * Give the socket file ${path} ${mode} and, if not empty, ${owner} and
+ * ${group}, storing what it had into ${old} (NULL: not wanted).  Only the
+ * file ${sf} recorded is changed: a symbolic link or any other file found
+ * at ${path} is an error and is left alone.  Returns 0, or -1 with the
+ * reason in ${err}.
+ */
+int sock_unix_perms(const char *path, const struct sock_file *sf,
+    unsigned mode, const char *owner, const char *group,
+    struct sock_perms *old, char *err, size_t errlen);
+
+/**
+ * sock_unix_restore(path, sf, old):
+ * Put back the permissions sock_unix_perms stored in ${old}, on the same
+ * terms.  Returns 0 or -1.
+ */
+int sock_unix_restore(const char *path, const struct sock_file *sf,
+    const struct sock_perms *old);
+
+/**
+ * sock_unix_unlink(path, sf):
+ * Remove ${path} if it is still the socket file ${sf} recorded.
+ */
+void sock_unix_unlink(const char *path, const struct sock_file *sf);
 
 /**
  * sock_local_text(fd, buf, len):

@@ -73,30 +73,6 @@ on_cm(void *arg, uint32_t events)
 	}
 }
 
-/* Incoming links may carry any target tunnel: size them for the largest. */
-static void
-listener_conf(const struct conf *c, struct verbs_link_conf *lc)
-{
-	const struct conf_sizes *sz;
-	size_t i;
-
-	memset(lc, 0, sizeof(*lc));
-	for (i = 0; i < c->ntunnels; i++) {
-		if (!c->tunnels[i].has_target)
-			continue;
-		sz = &c->tunnels[i].sz;
-		if (sz->sq_size > lc->sq_size)
-			lc->sq_size = sz->sq_size;
-		if (sz->rq_size > lc->rq_size)
-			lc->rq_size = sz->rq_size;
-		if (sz->inline_size > lc->inline_size)
-			lc->inline_size = sz->inline_size;
-		lc->max_streams += sz->max_streams;
-	}
-	if (lc->max_streams > WIRE_STREAMS_MAX)
-		lc->max_streams = WIRE_STREAMS_MAX;
-}
-
 /* Once a second: streams idle past their tunnel's idle_timeout end. */
 static void
 on_sweep(void *arg)
@@ -106,7 +82,7 @@ on_sweep(void *arg)
 	uint64_t now = loop_now_ms();
 
 	loop_timer_arm(&d->sweep, 1000);
-	for (t = d->tuns; t != NULL; t = t->next)
+	TAILQ_FOREACH(t, &d->tuns, entry)
 		if (t->c->sz.idle_timeout > 0)
 			bridge_sweep(t, now);
 }
@@ -210,48 +186,46 @@ tun_unwatch(struct tun *t)
 	t->lw = NULL;
 }
 
-/* Stop accepting: close the listener (a socket from systemd goes back). */
+/* Close listener ${fd} of tunnel config ${c} (one from systemd goes back). */
+static void
+listener_close(struct rsd *d, const struct conf_tunnel *c, int fd,
+    int activated, struct sock_file *sf)
+{
+
+	if (fd < 0)
+		return;
+	if (activated) {
+		act_put(d, fd);
+		return;
+	}
+	close(fd);
+	if (c->accept.kind == CONF_ADDR_UNIX)
+		sock_unix_unlink(c->accept.path, sf);
+	memset(sf, 0, sizeof(*sf));
+}
+
+/* Stop accepting: close the listener. */
 static void
 tun_close_listener(struct tun *t)
 {
 
 	tun_unwatch(t);
-	if (t->lfd < 0)
-		return;
-	if (t->activated) {
-		act_put(t->d, t->lfd);
-	} else {
-		close(t->lfd);
-		if (t->c->accept.kind == CONF_ADDR_UNIX)
-			unlink(t->c->accept.path);
-	}
+	listener_close(t->d, t->c, t->lfd, t->activated, &t->sf);
 	t->lfd = -1;
 	t->activated = 0;
-}
-
-static int
-tun_watch(struct tun *t)
-{
-
-	t->lw = loop_fd_add(t->d->lp, t->lfd, EPOLLIN, on_accept, t);
-	return (t->lw == NULL ? -1 : 0);
 }
 
 static void
 tun_free(struct tun *t)
 {
-	struct tun **p;
 
-	for (p = &t->d->tuns; *p != NULL; p = &(*p)->next)
-		if (*p == t) {
-			*p = t->next;
-			break;
-		}
+	TAILQ_REMOVE(&t->d->tuns, t, entry);
 	tun_close_listener(t);
 	link_free(t->link);
 	loop_timer_stop(&t->reap);
 	if (t->st != NULL && --t->st->refs == 0)
 		free(t->st);
+	explicit_bzero(&t->conf.key, sizeof(t->conf.key));
 	free(t);
 }
 
@@ -276,10 +250,6 @@ tun_maybe_reap(struct tun *t)
 		loop_timer_arm(&t->reap, 0);
 }
 
-/**
- * tunnel_stream_gone(t):
- * A stream of ${t} ended (bridge_free calls this).
- */
 void
 tunnel_stream_gone(struct tun *t)
 {
@@ -287,6 +257,7 @@ tunnel_stream_gone(struct tun *t)
 	tun_maybe_reap(t);
 }
 
+/* A tunnel for ${c}, in no list, counting into ${st} (NULL: its own). */
 static struct tun *
 tun_new(struct rsd *d, const struct conf_tunnel *c, struct tun_stats *st)
 {
@@ -305,6 +276,7 @@ tun_new(struct rsd *d, const struct conf_tunnel *c, struct tun_stats *st)
 	t->lfd = -1;
 	t->st = st;
 	loop_timer_init(&t->reap, d->lp, on_reap, t);
+	TAILQ_INSERT_TAIL(&d->tuns, t, entry);
 	return (t);
 }
 
@@ -314,7 +286,7 @@ live_by_name(struct rsd *d, const char *name)
 {
 	struct tun *t;
 
-	for (t = d->tuns; t != NULL; t = t->next)
+	TAILQ_FOREACH(t, &d->tuns, entry)
 		if (!t->draining && strcmp(t->c->name, name) == 0)
 			return (t);
 	return (NULL);
@@ -326,21 +298,12 @@ live_by_accept(struct rsd *d, const struct conf_addr *a)
 {
 	struct tun *t;
 
-	for (t = d->tuns; t != NULL; t = t->next)
+	TAILQ_FOREACH(t, &d->tuns, entry)
 		if (!t->draining && t->lfd >= 0 && t->c->has_accept &&
 		    conf_addr_same(&t->c->accept, a))
 			return (t);
 	return (NULL);
 }
-
-/* What applying a configuration does with each of its tunnels. */
-struct plan {
-	struct tun *keep;	/* unchanged: the running tunnel stays */
-	struct tun *from;	/* takes over this tunnel's listener */
-	int lfd;		/* or this new one */
-	int activated;
-	char bound[160];
-};
 
 /* Retire ${t}: no new streams; open ones finish on its own link. */
 static void
@@ -358,90 +321,198 @@ tun_retire(struct tun *t, const char *why)
 	tun_maybe_reap(t);
 }
 
-static int
-same_listen(const struct conf_listen *x, const struct conf_listen *y)
-{
-
-	return (conf_addr_same(&x->addr, &y->addr));
-}
+/* -------------------------------------------------------------- applying */
 
 /*
- * Make the running daemon match ${nc}.  Everything that can fail (binding
- * listeners) is done first; if anything fails it is all undone and the
- * daemon runs on as it was.  Then, with nothing left to fail: unchanged
- * tunnels stay as they are; changed and removed ones drain; new ones
- * start.  A changed tunnel's listener is handed over, never closed, so
- * no client is turned away during a reload.
+ * What applying a configuration does with each of its tunnels.  Either
+ * the running tunnel is kept as it is, or a new one (nt) replaces it: a
+ * client tunnel's new one takes over the listener of the running tunnel
+ * on the same address (from), or one systemd passed, or binds its own.
  */
+struct plan {
+	struct tun *keep;
+	struct tun *nt;
+	struct tun *from;
+	int perms_set;			/* from's socket file was changed */
+	struct sock_perms perms;	/* what it had */
+};
+
+/* Whether a handed-over Unix listener needs other permissions. */
 static int
-tunnel_apply(struct rsd *d, struct conf *nc, char *err, size_t errlen)
+perms_differ(const struct conf_tunnel *x, const struct conf_tunnel *y)
 {
-	struct conf *oc = d->conf == nc ? NULL : d->conf;
-	struct verbs_listener **nl = NULL;
-	struct verbs_link_conf lc;
-	struct plan *pl = NULL;
-	struct tun *t, *old, *head = NULL, **tail = &head, *nt;
-	struct tun **retiring = NULL;
-	const struct conf_tunnel *c;
-	size_t i, j, ntarget = 0, nold = 0, nretiring = 0;
-	int same_source, rc = -1;
 
-	same_source = oc == NULL || (oc->has_source == nc->has_source &&
-	    (!nc->has_source || conf_addr_same(&oc->source, &nc->source)));
-	if ((pl = calloc(nc->ntunnels + 1, sizeof(*pl))) == NULL ||
-	    (nl = calloc(nc->nlisten + 1, sizeof(*nl))) == NULL) {
-		snprintf(err, errlen, "out of memory");
-		goto fail;
+	return (x->unix_mode != y->unix_mode ||
+	    strcmp(x->unix_owner, y->unix_owner) != 0 ||
+	    strcmp(x->unix_group, y->unix_group) != 0);
+}
+
+/* Prefix ${err} with the file, line and tunnel at fault. */
+static void
+blame(const struct conf *nc, const struct conf_tunnel *c, char *err,
+    size_t errlen)
+{
+	char why[1024];
+
+	snprintf(why, sizeof(why), "%s", err);
+	snprintf(err, errlen, "%s:%d: tunnel %s: %s", nc->file, c->line,
+	    c->name, why);
+}
+
+/* A new client tunnel's listener: handed over, from systemd, or bound. */
+static int
+plan_listener(struct rsd *d, const struct conf *nc, struct plan *pl,
+    size_t i, char *err, size_t errlen)
+{
+	const struct conf_tunnel *c = &nc->tunnels[i];
+	struct tun *nt = pl[i].nt, *t;
+	size_t j;
+
+	/*
+	 * The running tunnel of the same name on the same address hands its
+	 * listener over; failing that, another tunnel on that address does
+	 * (a renamed tunnel), except on port 0, which names no address.
+	 */
+	t = live_by_name(d, c->name);
+	if (t == NULL || t->lfd < 0 || !t->c->has_accept ||
+	    !conf_addr_same(&t->c->accept, &c->accept))
+		t = c->accept.kind == CONF_ADDR_TCP &&
+		    strcmp(c->accept.port, "0") == 0 ? NULL :
+		    live_by_accept(d, &c->accept);
+	/* Each listener is handed over once, and never from a kept tunnel. */
+	for (j = 0; t != NULL && j < i; j++)
+		if (pl[j].keep == t || pl[j].from == t)
+			t = NULL;
+	for (j = i + 1; t != NULL && j < nc->ntunnels; j++)
+		if (pl[j].keep == t)
+			t = NULL;
+	if ((pl[i].from = t) != NULL) {
+		if (c->accept.kind == CONF_ADDR_UNIX && !t->activated &&
+		    perms_differ(t->c, c)) {
+			if (sock_unix_perms(c->accept.path, &t->sf,
+			    c->unix_mode, c->unix_owner, c->unix_group,
+			    &pl[i].perms, err, errlen)) {
+				blame(nc, c, err, errlen);
+				return (-1);
+			}
+			pl[i].perms_set = 1;
+		}
+	} else if ((nt->lfd = act_take(d, c->name)) >= 0) {
+		nt->activated = 1;
+		sock_local_text(nt->lfd, nt->bound, sizeof(nt->bound));
+	} else if ((nt->lfd = sock_listen(&c->accept, c->unix_mode,
+	    c->unix_owner, c->unix_group, &nt->sf, nt->bound,
+	    sizeof(nt->bound), err, errlen)) < 0) {
+		blame(nc, c, err, errlen);
+		return (-1);
 	}
-	for (i = 0; i < nc->ntunnels; i++)
-		pl[i].lfd = -1;
+	/* Watched from the commit on; made now, as it can fail. */
+	if ((nt->lw = loop_fd_add(d->lp, pl[i].from ? pl[i].from->lfd :
+	    nt->lfd, 0, on_accept, nt)) == NULL ||
+	    (nt->link = link_client_new(nt)) == NULL) {
+		snprintf(err, errlen, "tunnel %s: out of memory", c->name);
+		return (-1);
+	}
+	return (0);
+}
 
-	/* 1. Everything that can fail. */
+/* Everything about tunnels that can fail: new tunnels, listeners, links. */
+static int
+plan_tunnels(struct rsd *d, const struct conf *nc, struct plan *pl,
+    char *err, size_t errlen)
+{
+	const struct conf *oc = d->conf;
+	const struct conf_tunnel *c;
+	struct tun *old;
+	size_t i;
+	int same_source;
+
+	same_source = oc == nc || (oc->has_source == nc->has_source &&
+	    (!nc->has_source || conf_addr_same(&oc->source, &nc->source)));
 	for (i = 0; i < nc->ntunnels; i++) {
 		c = &nc->tunnels[i];
-		ntarget += c->has_target;
 		old = live_by_name(d, c->name);
 		if (old != NULL && conf_tunnel_same(old->c, c) &&
 		    (!c->has_accept || same_source))
 			pl[i].keep = old;
 	}
 	for (i = 0; i < nc->ntunnels; i++) {
+		if (pl[i].keep != NULL)
+			continue;
 		c = &nc->tunnels[i];
-		if (pl[i].keep != NULL || !c->has_accept)
-			continue;
-		/* Port 0 may be written twice: hand each listener over once. */
-		t = live_by_accept(d, &c->accept);
-		for (j = 0; t != NULL && j < nc->ntunnels; j++)
-			if (pl[j].keep == t || pl[j].from == t)
-				t = NULL;
-		if ((pl[i].from = t) != NULL)
-			continue;
-		if ((pl[i].lfd = act_take(d, c->name)) >= 0) {
-			pl[i].activated = 1;
-			sock_local_text(pl[i].lfd, pl[i].bound,
-			    sizeof(pl[i].bound));
-			continue;
+		/* A changed tunnel keeps counting where the old one was. */
+		old = live_by_name(d, c->name);
+		if ((pl[i].nt = tun_new(d, c, old != NULL ? old->st : NULL)) ==
+		    NULL) {
+			snprintf(err, errlen, "tunnel %s: out of memory",
+			    c->name);
+			return (-1);
 		}
-		pl[i].lfd = sock_listen(&c->accept, c->unix_mode,
-		    c->unix_owner, c->unix_group, pl[i].bound,
-		    sizeof(pl[i].bound), err, errlen);
-		if (pl[i].lfd < 0) {
-			/* The message says what; say which tunnel. */
-			char why[1024];
-
-			snprintf(why, sizeof(why), "%s", err);
-			snprintf(err, errlen, "%s:%d: tunnel %s: %s", nc->file,
-			    c->line, c->name, why);
-			goto fail;
-		}
+		/* Not live until the commit: keep it out of every lookup. */
+		pl[i].nt->draining = 1;
+		if (c->has_accept && plan_listener(d, nc, pl, i, err, errlen))
+			return (-1);
 	}
+	return (0);
+}
+
+/* Incoming links may carry any target tunnel: size them for the largest. */
+static void
+listener_conf(const struct conf *c, struct verbs_link_conf *lc)
+{
+	const struct conf_sizes *sz;
+	size_t i;
+
+	memset(lc, 0, sizeof(*lc));
+	for (i = 0; i < c->ntunnels; i++) {
+		if (!c->tunnels[i].has_target)
+			continue;
+		sz = &c->tunnels[i].sz;
+		if (sz->sq_size > lc->sq_size)
+			lc->sq_size = sz->sq_size;
+		if (sz->rq_size > lc->rq_size)
+			lc->rq_size = sz->rq_size;
+		if (sz->inline_size > lc->inline_size)
+			lc->inline_size = sz->inline_size;
+		lc->max_streams += sz->max_streams;
+	}
+	if (lc->max_streams > WIRE_STREAMS_MAX)
+		lc->max_streams = WIRE_STREAMS_MAX;
+}
+
+static int
+has_target(const struct conf *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->ntunnels; i++)
+		if (c->tunnels[i].has_target)
+			return (1);
+	return (0);
+}
+
+/*
+ * The RDMA listeners ${nc} needs, into ${nl}: those already listening on
+ * the same address are taken over (d->lsn[i] becomes NULL), the others
+ * made.
+ */
+static int
+plan_rdma(struct rsd *d, const struct conf *nc, struct verbs_listener **nl,
+    char *err, size_t errlen)
+{
+	const struct conf *oc = d->conf;
+	struct verbs_link_conf lc;
+	size_t i, j;
+
+	if (!has_target(nc))
+		return (0);
 	listener_conf(nc, &lc);
-	for (j = 0; ntarget > 0 && j < nc->nlisten; j++) {
-		for (i = 0; i < d->nlsn; i++) {
-			if (d->lsn[i] != NULL && oc != NULL &&
-			    same_listen(&oc->listen[i], &nc->listen[j])) {
+	for (j = 0; j < nc->nlisten; j++) {
+		for (i = 0; i < d->nlsn && oc != nc; i++) {
+			if (d->lsn[i] != NULL && conf_addr_same(
+			    &oc->listen[i].addr, &nc->listen[j].addr)) {
 				nl[j] = d->lsn[i];
-				d->lsn[i] = NULL;	/* taken */
+				d->lsn[i] = NULL;
 				break;
 			}
 		}
@@ -450,31 +521,64 @@ tunnel_apply(struct rsd *d, struct conf *nc, char *err, size_t errlen)
 		nl[j] = verbs_listen(d->cm, nc->listen[j].addr.host,
 		    nc->listen[j].addr.port, &lc, d, err, errlen);
 		if (nl[j] == NULL)
-			goto fail;
+			return (-1);
 		verbs_listener_set_gate(nl[j], link_gate, d);
 		log_notice("listening for RDMA links on %s",
 		    nc->listen[j].addr.text);
 	}
+	return (0);
+}
 
-	for (t = d->tuns; t != NULL; t = t->next)
-		nold++;
-	if ((retiring = calloc(nold + 1, sizeof(*retiring))) == NULL) {
-		snprintf(err, errlen, "out of memory");
-		goto fail;
+/* Undo a plan that failed part way: the daemon is as it was. */
+static void
+undo(struct rsd *d, const struct conf *nc, struct plan *pl,
+    struct verbs_listener **nl)
+{
+	const struct conf *oc = d->conf;
+	struct tun *nt;
+	size_t i, j;
+
+	for (i = 0; i < nc->ntunnels; i++) {
+		if (pl[i].perms_set)
+			(void)sock_unix_restore(nc->tunnels[i].accept.path,
+			    &pl[i].from->sf, &pl[i].perms);
+		/* A listener to be handed over is not nt's yet: it stays. */
+		if ((nt = pl[i].nt) != NULL)
+			tun_free(nt);
 	}
+	for (j = 0; j < nc->nlisten; j++) {
+		if (nl[j] == NULL)
+			continue;
+		/* Give taken listeners back to where they were. */
+		for (i = 0; i < d->nlsn; i++)
+			if (d->lsn[i] == NULL && oc != nc && conf_addr_same(
+			    &oc->listen[i].addr, &nc->listen[j].addr))
+				break;
+		if (i < d->nlsn)
+			d->lsn[i] = nl[j];
+		else
+			verbs_listener_free(nl[j]);
+	}
+}
 
-	/* 2. Nothing below fails in a way that needs undoing. */
+/* Switch to ${nl} as the RDMA listeners (nothing here can fail). */
+static void
+commit_rdma(struct rsd *d, const struct conf *nc, struct verbs_listener **nl)
+{
+	struct verbs_link_conf lc;
+	size_t i;
+
 	for (i = 0; i < d->nlsn; i++) {
 		if (d->lsn[i] != NULL) {
 			log_notice("no longer listening for RDMA links on %s",
-			    oc->listen[i].addr.text);
+			    d->conf->listen[i].addr.text);
 			verbs_listener_free(d->lsn[i]);
 		}
 	}
 	free(d->lsn);
 	d->lsn = nl;
-	d->nlsn = ntarget > 0 ? nc->nlisten : 0;
-	nl = NULL;
+	d->nlsn = has_target(nc) ? nc->nlisten : 0;
+	listener_conf(nc, &lc);
 	for (i = 0; i < d->nlsn; i++)
 		verbs_listener_set_conf(d->lsn[i], &lc);
 	if (d->nlsn > 0)
@@ -482,117 +586,98 @@ tunnel_apply(struct rsd *d, struct conf *nc, char *err, size_t errlen)
 		    "%u, %u streams", (unsigned)lc.sq_size,
 		    (unsigned)lc.rq_size, (unsigned)lc.inline_size,
 		    (unsigned)lc.max_streams);
+}
 
-	/* Tunnels that are not kept drain; their listeners may move first. */
-	for (t = d->tuns; t != NULL; t = t->next) {
-		for (i = 0; i < nc->ntunnels && pl[i].keep != t; i++)
-			;
-		if (!t->draining && i == nc->ntunnels) {
-			t->draining = 1;
-			retiring[nretiring++] = t;
-		}
+/* New tunnel ${pl->nt} goes live (nothing here can fail). */
+static void
+commit_tunnel(struct plan *pl)
+{
+	struct tun *nt = pl->nt, *from = pl->from;
+	const struct conf_tunnel *c = nt->c;
+
+	nt->draining = 0;
+	if (c->has_target) {
+		log_info("tunnel %s: serving target %s", c->name,
+		    c->target.text);
+		return;
 	}
+	if (from != NULL) {
+		tun_unwatch(from);
+		nt->lfd = from->lfd;
+		nt->activated = from->activated;
+		nt->sf = from->sf;
+		memcpy(nt->bound, from->bound, sizeof(nt->bound));
+		from->lfd = -1;
+		from->activated = 0;
+		memset(&from->sf, 0, sizeof(from->sf));
+	}
+	if (loop_fd_set(nt->lw, EPOLLIN))
+		log_err("tunnel %s: cannot watch %s: %s", c->name, nt->bound,
+		    strerror(errno));
+	link_client_start(nt->link);
+	/* Tests and scripts read the bound address from this line. */
+	log_notice("tunnel %s: accepting on %s%s, peer %s", c->name,
+	    nt->bound, nt->activated ? " (socket from systemd)" : "",
+	    link_peer(nt->link));
+}
+
+/*
+ * Make the running daemon match ${nc} (which may be d->conf itself, at
+ * start).  Everything that can fail is done first (plan_*), and undone if
+ * anything fails: the daemon runs on as it was.  Then, with nothing left
+ * to fail: unchanged tunnels stay as they are; changed and removed ones
+ * drain; new ones start.  A changed tunnel's listener is handed over,
+ * never closed, so no client is turned away during a reload.
+ */
+static int
+tunnel_apply(struct rsd *d, struct conf *nc, char *err, size_t errlen)
+{
+	struct tun_list live = TAILQ_HEAD_INITIALIZER(live);
+	struct verbs_listener **nl;
+	struct plan *pl;
+	struct tun *t, *next;
+	size_t i;
+	int rc = -1;
+
+	pl = calloc(nc->ntunnels + 1, sizeof(*pl));
+	nl = calloc(nc->nlisten + 1, sizeof(*nl));
+	if (pl == NULL || nl == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	if (plan_tunnels(d, nc, pl, err, errlen) ||
+	    plan_rdma(d, nc, nl, err, errlen)) {
+		undo(d, nc, pl, nl);
+		free(nl);
+		goto out;
+	}
+
+	/* The configured tunnels, in the file's order, make up the list... */
+	commit_rdma(d, nc, nl);
 	for (i = 0; i < nc->ntunnels; i++) {
-		c = &nc->tunnels[i];
-		if ((nt = pl[i].keep) != NULL) {
-			*tail = nt;
-			tail = &nt->next;
-			continue;
-		}
-		/* A changed tunnel keeps counting where the old one was. */
-		for (j = 0, old = NULL; j < nretiring; j++)
-			if (strcmp(retiring[j]->c->name, c->name) == 0)
-				old = retiring[j];
-		if ((nt = tun_new(d, c, old ? old->st : NULL)) == NULL) {
-			/* Cannot happen in practice; say so if it does. */
-			log_err("tunnel %s: out of memory; not started",
-			    c->name);
-			if (pl[i].lfd >= 0)
-				close(pl[i].lfd);
-			continue;
-		}
-		*tail = nt;
-		tail = &nt->next;
-		if (c->has_target) {
-			log_info("tunnel %s: serving target %s", c->name,
-			    c->target.text);
-			continue;
-		}
-		if ((t = pl[i].from) != NULL) {
-			tun_unwatch(t);
-			nt->lfd = t->lfd;
-			nt->activated = t->activated;
-			memcpy(nt->bound, t->bound, sizeof(nt->bound));
-			t->lfd = -1;
-			t->activated = 0;
-			if (c->accept.kind == CONF_ADDR_UNIX &&
-			    sock_unix_perms(c->accept.path, c->unix_mode,
-			    c->unix_owner, c->unix_group, err, errlen))
-				log_warn("tunnel %s: %s", c->name, err);
-		} else {
-			nt->lfd = pl[i].lfd;
-			nt->activated = pl[i].activated;
-			memcpy(nt->bound, pl[i].bound, sizeof(nt->bound));
-		}
-		if (tun_watch(nt))
-			log_err("tunnel %s: cannot watch %s", c->name,
-			    nt->bound);
-		nt->link = link_client_start(nt);
-		/* Tests and scripts read the bound address from this line. */
-		log_notice("tunnel %s: accepting on %s%s, peer %s", c->name,
-		    nt->bound, nt->activated ? " (socket from systemd)" : "",
-		    nt->link ? link_peer(nt->link) : "?");
+		t = pl[i].keep != NULL ? pl[i].keep : pl[i].nt;
+		TAILQ_REMOVE(&d->tuns, t, entry);
+		TAILQ_INSERT_TAIL(&live, t, entry);
 	}
-	/* The draining ones follow the configured ones until they are gone. */
-	while ((t = d->tuns) != NULL) {
-		d->tuns = t->next;
-		for (i = 0; i < nc->ntunnels && pl[i].keep != t; i++)
-			;
-		if (i < nc->ntunnels)
-			continue;
-		*tail = t;
-		tail = &t->next;
+	/* (new ones take their listeners over before the old ones close)... */
+	for (i = 0; i < nc->ntunnels; i++)
+		if (pl[i].nt != NULL)
+			commit_tunnel(&pl[i]);
+	/* ...then those that drain: the old ones and those already draining. */
+	for (t = TAILQ_FIRST(&d->tuns); t != NULL; t = next) {
+		next = TAILQ_NEXT(t, entry);
+		if (!t->draining)
+			tun_retire(t, conf_tunnel_find(nc, t->c->name) != NULL ?
+			    "configuration changed" :
+			    "removed from the configuration");
 	}
-	*tail = NULL;
-	d->tuns = head;
-	for (j = 0; j < nretiring; j++)
-		tun_retire(retiring[j], live_by_name(d,
-		    retiring[j]->c->name) ? "configuration changed" :
-		    "removed from the configuration");
-	free(retiring);
-	if (oc != NULL)
-		conf_free(oc);
+	TAILQ_CONCAT(&live, &d->tuns, entry);
+	TAILQ_CONCAT(&d->tuns, &live, entry);
+	if (d->conf != nc)
+		conf_free(d->conf);
 	d->conf = nc;
 	rc = 0;
-	free(pl);
-	return (rc);
-
-fail:
-	for (i = 0; pl != NULL && i < nc->ntunnels; i++) {
-		if (pl[i].lfd < 0)
-			continue;
-		if (pl[i].activated) {
-			act_put(d, pl[i].lfd);
-		} else {
-			close(pl[i].lfd);
-			if (nc->tunnels[i].accept.kind == CONF_ADDR_UNIX)
-				unlink(nc->tunnels[i].accept.path);
-		}
-	}
-	for (j = 0; nl != NULL && j < nc->nlisten; j++) {
-		if (nl[j] == NULL)
-			continue;
-		/* Give taken listeners back to where they were. */
-		for (i = 0; i < d->nlsn; i++)
-			if (d->lsn[i] == NULL && oc != NULL &&
-			    same_listen(&oc->listen[i], &nc->listen[j]))
-				break;
-		if (i < d->nlsn)
-			d->lsn[i] = nl[j];
-		else
-			verbs_listener_free(nl[j]);
-	}
-	free(nl);
+out:
 	free(pl);
 	return (rc);
 }
@@ -655,7 +740,7 @@ tunnel_drain(struct rsd *d)
 	size_t i;
 
 	d->draining = 1;
-	for (t = d->tuns; t != NULL; t = t->next)
+	TAILQ_FOREACH(t, &d->tuns, entry)
 		tun_close_listener(t);
 	for (i = 0; i < d->nlsn; i++)
 		verbs_listener_free(d->lsn[i]);
@@ -675,7 +760,7 @@ tunnel_streams(const struct rsd *d)
 	const struct tun *t;
 	uint32_t n = 0;
 
-	for (t = d->tuns; t != NULL; t = t->next)
+	TAILQ_FOREACH(t, &d->tuns, entry)
 		n += t->nstreams;
 	return (n);
 }
@@ -688,6 +773,7 @@ tunnel_streams(const struct rsd *d)
 void
 tunnel_stop(struct rsd *d)
 {
+	struct tun *t;
 	size_t i;
 
 	d->stop = 1;
@@ -695,8 +781,8 @@ tunnel_stop(struct rsd *d)
 	/* Links first: resetting their streams frees the bridges. */
 	while (d->links != NULL)
 		link_free(d->links);
-	while (d->tuns != NULL)
-		tun_free(d->tuns);
+	while ((t = TAILQ_FIRST(&d->tuns)) != NULL)
+		tun_free(t);
 	for (i = 0; i < d->nlsn; i++)
 		verbs_listener_free(d->lsn[i]);
 	free(d->lsn);

@@ -24,7 +24,7 @@
 srcdir=${RSTREAMD_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 builddir=${RSTREAMD_BUILDDIR:-$srcdir}
 sbindir=$builddir/daemon
-sysconfdir=$srcdir/conf
+configfile=$srcdir/conf/rstreamd.conf
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/rstreamd-units.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
@@ -38,7 +38,7 @@ sedrepl() {
 }
 # The same substitutions as the systemd/rstreamd.service rule in Makefile.am.
 sed -e "s|@sbindir@|$(sedrepl "$sbindir")|g" \
-    -e "s|@sysconfdir@|$(sedrepl "$sysconfdir")|g" \
+    -e "s|@configfile@|$(sedrepl "$configfile")|g" \
     "$srcdir/systemd/rstreamd.service.in" >"$svc" || exit 1
 cp "$srcdir/systemd/rstreamd-pg.socket" "$sock" || exit 1
 
@@ -161,11 +161,11 @@ fi
 check "every @variable@ is substituted" no_placeholders "$svc"
 check "Type=notify" is Type "$svc" notify
 check "NotifyAccess=main" is NotifyAccess "$svc" main
-precmd="$sbindir/rstreamd -n -c $sysconfdir/rstreamd.conf"
+precmd="$sbindir/rstreamd -n -c $configfile"
 check "ExecStartPre= checks the configuration (-n)" \
     is ExecStartPre "$svc" "$precmd"
 check "ExecStart= runs the daemon on the configuration" \
-    is ExecStart "$svc" "$sbindir/rstreamd -c $sysconfdir/rstreamd.conf"
+    is ExecStart "$svc" "$sbindir/rstreamd -c $configfile"
 check "ExecReload= checks the configuration (-n), then sends SIGHUP" \
     is ExecReload "$svc" "$precmd
 /bin/kill -HUP \$MAINPID"

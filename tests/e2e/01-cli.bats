@@ -32,9 +32,29 @@ EOC
 	assert_output --partial "configuration is valid (1 tunnels: 1 client, 0 target)"
 }
 
-@test "the example configuration passes rstreamd -n" {
+@test "the annotated example passes rstreamd -n" {
+	run "$RSTREAMD_BIN" -n -c "$RSTREAMD_SRCDIR/conf/rstreamd.conf.example"
+	assert_success
+}
+
+@test "the configuration make install puts in place starts as it is" {
 	run "$RSTREAMD_BIN" -n -c "$RSTREAMD_SRCDIR/conf/rstreamd.conf"
 	assert_success
+	assert_output --partial "configuration is valid (0 tunnels"
+	# Started, it is ready and answers on the default control socket,
+	# which rstreamctl finds with no arguments at all.
+	"$RSTREAMD_BIN" -c "$RSTREAMD_SRCDIR/conf/rstreamd.conf" \
+	    >"$BATS_TEST_TMPDIR/d.log" 2>&1 3>&- &
+	pid=$!
+	for ((i = 0; i < 100; i++)); do
+		grep -q "ready:" "$BATS_TEST_TMPDIR/d.log" && break
+		sleep 0.1
+	done
+	run "${RSTREAMD_BIN%/*}/rstreamctl" status
+	kill -TERM "$pid"
+	wait "$pid"
+	assert_success
+	assert_output --partial "0 tunnels, 0 streams"
 }
 
 @test "a configuration error exits 1 with file and line" {

@@ -67,6 +67,24 @@ teardown() {
 	assert_success
 }
 
+@test "Unix socket files: a full backlog means in use; a failed start leaves none behind" {
+	# A live listener that accepts nothing: the probe must not block.
+	$TOOL unix-deaf "$W/deaf.sock" >"$W/deaf.out" 3>&- &
+	RS_PIDS+=("$!")
+	for i in $(seq 50); do grep -q full "$W/deaf.out" && break; sleep 0.1; done
+	conf_a "{ name = \"x\"; accept = \"unix:$W/deaf.sock\"; peer = \"$B\"; }"
+	run timeout -k 2 10 "$RSTREAMD_BIN" -f -c "$W/a.conf"
+	assert_failure 1
+	assert_output --partial "$W/deaf.sock is in use by a running process"
+	# Bound, then failed (no such user): the new file goes with it.
+	conf_a "{ name = \"x\"; accept = \"unix:$W/new.sock\"; peer = \"$B\";
+	    unix_owner = \"no-such-user-here\"; }"
+	run timeout -k 2 10 "$RSTREAMD_BIN" -f -c "$W/a.conf"
+	assert_failure 1
+	assert_output --partial "unknown user 'no-such-user-here'"
+	[ ! -e "$W/new.sock" ]
+}
+
 @test "half-close: the client shuts down writing and still gets the whole reply" {
 	tp=$(free_port)
 	# The target answers with the sha256 of everything it read.

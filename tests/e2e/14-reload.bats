@@ -129,3 +129,113 @@ count_log() {
 	[ "$(count_log a 'tunnel echo: link to .* is up')" = 1 ]
 	[ "$(accept_port a echo)" = "$port" ]
 }
+
+# tun_a NAME [SETTINGS]: a client tunnel of daemon a, on a port of its own.
+tun_a() {
+	echo "{ name = \"$1\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; ${2:-} }"
+}
+
+# tun_state NAME TUNNEL STATE: how many streams daemon NAME's tunnel
+# TUNNEL in STATE (active, draining) has ("" if there is no such tunnel).
+tun_streams() {
+	ctl_json "$1" tunnels ".[] | select(.tunnel == \"$2\" and .state == \"$3\") | .streams"
+}
+
+@test "reload: the first, middle and last tunnels changed, removed and reordered under open streams; nothing lost" {
+	echo_target
+	conf_b "{ name = \"t1\"; target = \"tcp://127.0.0.1:$tp\"; },
+	    { name = \"t2\"; target = \"tcp://127.0.0.1:$tp\"; },
+	    { name = \"t3\"; target = \"tcp://127.0.0.1:$tp\"; }"
+	conf_a "$(tun_a t1), $(tun_a t2), $(tun_a t3)"
+	start_daemon b
+	start_daemon a NOTIFY_SOCKET="$W/notify.sock"
+	for k in 1 2 3; do
+		link_up a "t$k"
+		eval "p$k=\$(accept_port a t$k)"
+	done
+	# A stream on every tunnel, each paused half-way.
+	paced_stream "$p1" s1; sp1=$sp
+	paced_stream "$p2" s2; sp2=$sp
+	paced_stream "$p3" s3; sp3=$sp
+	wait_ctl a status .streams 3
+
+	# 1. The first tunnel changes: its stream drains with the old one.
+	conf_a "$(tun_a t1 'recvbuf = 131072;'), $(tun_a t2), $(tun_a t3)"
+	kill -HUP "$PID_a"
+	wait_log a "reloaded .*a.conf: 3 tunnels"
+	wait_ctl a status .streams 3
+	[ "$(tun_streams a t1 draining)" = 1 ]
+	[ "$(tun_streams a t1 active)" = 0 ]
+	# The listener was handed over, not closed and bound again.
+	[ "$(ctl_json a tunnels '.[] | select(.tunnel == "t1" and .state == "active") | .address')" = "tcp://127.0.0.1:$p1" ]
+
+	# 2. The middle one goes; a second reload in a row.
+	conf_a "$(tun_a t1 'recvbuf = 131072;'), $(tun_a t3)"
+	run "$CTL" -s "$W/a.ctl" reload
+	assert_success
+	assert_output --partial "2 tunnels"
+	wait_ctl a status .streams 3
+	[ "$(tun_streams a t2 draining)" = 1 ]
+	[ "$(tun_streams a t2 active)" = "" ]
+
+	# 3. The last one changes and moves first.
+	conf_a "$(tun_a t3 'sendbuf = 131072;'), $(tun_a t1 'recvbuf = 131072;')"
+	run "$CTL" -s "$W/a.ctl" reload
+	assert_success
+	wait_ctl a status .streams 3
+	[ "$(tun_streams a t3 draining)" = 1 ]
+	[ "$(ctl_json a tunnels '.[0].tunnel')" = t3 ]
+	[ "$(ctl_json a tunnels '.[] | select(.tunnel == "t3" and .state == "active") | .address')" = "tcp://127.0.0.1:$p3" ]
+	# STATUS counts every open stream, the draining tunnels' too.
+	wait_log notify "STATUS=2 tunnels, 3 streams" 10
+
+	# New streams take the new tunnels; the removed one's port is closed.
+	run client "$p3" "via the new t3"
+	assert_output "via the new t3"
+	run client "$p1" "via the new t1"
+	assert_output "via the new t1"
+	run timeout 10 socat -u - TCP:127.0.0.1:"$p2" <<<"x"
+	assert_failure
+
+	# The old streams finish, every byte back.
+	touch "$W/s1.go" "$W/s2.go"
+	wait_pid "$sp1" 120
+	wait_pid "$sp2" 120
+	[ "$(sha "$W/s1.in")" = "$(sha "$W/s1.out")" ]
+	[ "$(sha "$W/s2.in")" = "$(sha "$W/s2.out")" ]
+
+	# A stop drains the stream left on the old t3, and counts it.
+	wait_ctl a status .streams 1
+	kill -TERM "$PID_a"
+	wait_log a "waiting up to 30 s for 1 open stream"
+	touch "$W/s3.go"
+	wait_pid "$sp3" 120
+	[ "$(sha "$W/s3.in")" = "$(sha "$W/s3.out")" ]
+	wait_log a "every stream has finished"
+	wait_pid "$PID_a" 20
+	run grep -E "reset|resetting" "$W/a.log" "$W/b.log"
+	assert_failure
+}
+
+@test "reload: a Unix socket's new permissions never follow a symbolic link planted in its place" {
+	conf_a "{ name = \"u\"; accept = \"unix:$W/u.sock\"; peer = \"$B\"; unix_mode = \"0600\"; }"
+	start_daemon a
+	[ "$(stat -c %a "$W/u.sock")" = 600 ]
+	# A changed mode is applied to the socket file on reload...
+	sed -i 's/"0600"/"0640"/' "$W/a.conf"
+	run "$CTL" -s "$W/a.ctl" reload
+	assert_success
+	[ "$(stat -c %a "$W/u.sock")" = 640 ]
+	# ...but not through a link to another file put in its place.
+	head -c 32 /dev/urandom >"$W/secret"
+	chmod 600 "$W/secret"
+	rm "$W/u.sock"
+	ln -s "$W/secret" "$W/u.sock"
+	sed -i 's/"0640"/"0666"/' "$W/a.conf"
+	run "$CTL" -s "$W/a.ctl" reload
+	assert_failure 1
+	assert_output --partial "$W/u.sock is a symbolic link, not the socket rstreamd made"
+	[ "$(stat -c %a:%u "$W/secret")" = 600:0 ]
+	run "$CTL" -s "$W/a.ctl" status
+	assert_output --partial "last reload failed"
+}

@@ -206,3 +206,43 @@ hold_stream() {
 sha() {
 	sha256sum "$1" | cut -d' ' -f1
 }
+
+# paced_stream PORT NAME [MIB]: a client that sends half of $W/NAME.in (MIB
+# MiB, default 2, made here) through 127.0.0.1:PORT, then waits until
+# $W/NAME.go exists, sends the rest and shuts down writing; what comes back
+# goes to $W/NAME.out.  Its PID is $sp.  The stream stays open until go.
+paced_stream() {
+	local mib=${3:-2} i
+	head -c "${mib}M" /dev/urandom >"$W/$2.in"
+	# fd 3 is bats' own: neither half may hold it, or a failed test would
+	# wait for ever on a feeder still waiting for its go.
+	{ ( head -c "$((mib * 512))K" "$W/$2.in"
+	    for ((i = 0; i < 3000; i++)); do
+		[ -e "$W/$2.go" ] && break
+		sleep 0.1
+	    done
+	    tail -c "+$((mib * 524288 + 1))" "$W/$2.in" ) |
+	    timeout 300 socat -t 60 - TCP:127.0.0.1:"$1" >"$W/$2.out" \
+	    2>"$W/$2.err"; } 3>&- &
+	sp=$!
+	RS_PIDS+=("$sp")
+}
+
+# ctl_json NAME COMMAND FILTER: jq FILTER over daemon NAME's answer to
+# COMMAND, as JSON.
+ctl_json() {
+	"$CTL" -j -s "$W/$1.ctl" "$2" | jq -r "$3"
+}
+
+# wait_ctl NAME COMMAND FILTER VALUE [SECONDS]: wait until ctl_json gives
+# VALUE.
+wait_ctl() {
+	local i v
+	for ((i = 0; i < ${5:-20} * 10; i++)); do
+		v=$(ctl_json "$1" "$2" "$3" 2>/dev/null) && [ "$v" = "$4" ] &&
+		    return 0
+		sleep 0.1
+	done
+	echo "timed out waiting for '$3' of $1 $2 to be '$4' (last: '$v')" >&2
+	return 1
+}

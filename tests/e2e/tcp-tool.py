@@ -11,6 +11,9 @@
                  (connection reset) to LOG
   tcp-tool.py deaf PORT              listen on 127.0.0.1:PORT and never
       accept: connections complete, and what they send only fills buffers
+  tcp-tool.py unix-deaf PATH         listen on Unix socket PATH and never
+      accept, with the backlog full (connect() there gets EAGAIN); print
+      "full" once it is
   tcp-tool.py reset-client PORT      connect, say "record", send 64 KiB,
       then close with a reset
   tcp-tool.py probe PORT FIRSTLINE   connect, send FIRSTLINE and 2000
@@ -328,6 +331,21 @@ if __name__ == "__main__":
         ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         ls.bind(("127.0.0.1", int(sys.argv[2])))
         ls.listen(16)
+        while True:
+            time.sleep(3600)
+    elif cmd == "unix-deaf":
+        ls = socket.socket(socket.AF_UNIX)
+        ls.bind(sys.argv[2])
+        ls.listen(0)
+        while True:
+            c = socket.socket(socket.AF_UNIX)
+            c.setblocking(False)
+            try:
+                c.connect(sys.argv[2])
+            except BlockingIOError:
+                break
+            stalled.append(c)
+        print("full", flush=True)
         while True:
             time.sleep(3600)
     elif cmd == "server":

@@ -58,7 +58,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size > 0 && fwrite(data, 1, size, f) != size)
 		abort();
 	fclose(f);
-	if (conf_load(path, &c, err, sizeof(err)) == 0) {
+	if (conf_load(path, 0, &c, err, sizeof(err)) == 0) {
 		check(c);
 		conf_free(c);
 	} else if (strncmp(err, path, strlen(path)) != 0) {
