@@ -14,6 +14,7 @@
 #include "link.h"
 #include "log.h"
 #include "loop.h"
+#include "resolve.h"
 #include "rsd.h"
 #include "sock.h"
 #include "tunnel.h"
@@ -41,8 +42,23 @@ struct bridge {
 	uint64_t started_ms;
 	uint64_t active_ms;		/* last byte either way */
 	struct loop_timer ctimer;	/* target connect_timeout */
+	struct tconn *tc;		/* while connecting to the target */
 	struct bridge *next;		/* link's waiting list */
 	struct bridge *tprev, *tnext;	/* tunnel's list */
+};
+
+/*
+ * Connecting to a TCP target: its addresses (as resolved when the stream
+ * came), tried in turn, each getting an even share of the time left of
+ * connect_timeout.
+ */
+struct tconn {
+	struct rname_waiter rw;		/* the name is being looked up */
+	struct resolve_addrs addrs;
+	size_t next;			/* the address to try next */
+	uint64_t deadline;		/* connect_timeout runs out */
+	int err;			/* the last attempt's errno */
+	int refused;			/* every attempt so far was refused */
 };
 
 #define BLOG(level, b, fmt, ...)					\
@@ -110,6 +126,10 @@ bridge_free(struct bridge *b)
 
 	close_fd(b, 1);
 	loop_timer_stop(&b->ctimer);
+	if (b->tc != NULL) {
+		rname_unwait(&b->tc->rw);
+		free(b->tc);
+	}
 	verbs_mem_free(b->txm);
 	verbs_mem_free(b->rxm);
 	b->t->st->active--;
@@ -286,6 +306,11 @@ connect_done(struct bridge *b)
 
 	b->connecting = 0;
 	loop_timer_stop(&b->ctimer);
+	if (b->tc != NULL) {
+		rname_unwait(&b->tc->rw);
+		free(b->tc);
+		b->tc = NULL;
+	}
 	link_set_incoming(b->dl, b->id, NULL);
 }
 
@@ -300,22 +325,28 @@ refuse(struct bridge *b, uint16_t reason)
 	bridge_free(b);
 }
 
-/* The target connect finished (or failed): accept or refuse the stream. */
+/* Every address failed: refuse the stream with what the last one said. */
+static void
+target_failed(struct bridge *b, int err, const char *why)
+{
+	int refused = b->tc != NULL ? b->tc->refused : err == ECONNREFUSED;
+
+	BLOG(LOG_WARNING, b, "cannot connect to target %s: %s",
+	    b->t->c->target.text, why != NULL ? why : strerror(err));
+	connect_done(b);
+	refuse(b, refused ? WIRE_REASON_TARGET_REFUSED :
+	    err == ETIMEDOUT ? WIRE_REASON_TIMEOUT :
+	    WIRE_REASON_TARGET_UNREACHABLE);
+}
+
+/* The target is connected: accept the stream. */
 static void
 target_connected(struct bridge *b)
 {
 	struct engine *e = link_engine(b->dl);
 	struct engine_ring tx, rx;
-	int rc = sock_connect_result(b->fd);
 
 	connect_done(b);
-	if (rc != 0) {
-		BLOG(LOG_WARNING, b, "cannot connect to target %s: %s",
-		    b->t->c->target.text, strerror(rc));
-		refuse(b, rc == ECONNREFUSED ? WIRE_REASON_TARGET_REFUSED :
-		    WIRE_REASON_TARGET_UNREACHABLE);
-		return;
-	}
 	if (alloc_rings(b, &tx, &rx) ||
 	    engine_accept(e, b->id, &tx, &rx, b) != 0) {
 		refuse(b, WIRE_REASON_INTERNAL);
@@ -323,6 +354,113 @@ target_connected(struct bridge *b)
 	}
 	b->t->st->opened++;
 	want(b);
+}
+
+static void on_target_resolved(void *);
+
+/* Connecting to the target's address ${i} failed with ${err}. */
+static void
+attempt_failed(struct bridge *b, size_t i, int err)
+{
+	char who[80];
+
+	resolve_addr_text((struct sockaddr *)&b->tc->addrs.a[i], who,
+	    sizeof(who));
+	BLOG(LOG_DEBUG, b, "target %s at %s: %s", b->t->c->target.text, who,
+	    strerror(err));
+	b->tc->err = err;
+	b->tc->refused &= err == ECONNREFUSED;
+}
+
+/* Take target socket ${fd} and watch it; on failure refuse (frees ${b}). */
+static int
+watch_target(struct bridge *b, int fd, uint32_t events)
+{
+
+	b->fd = fd;
+	if ((b->w = loop_fd_add(b->t->d->lp, fd, events, on_fd, b)) == NULL) {
+		BLOG(LOG_ERR, b, "cannot watch the target socket");
+		connect_done(b);
+		refuse(b, WIRE_REASON_INTERNAL);
+		return (-1);
+	}
+	return (0);
+}
+
+/*
+ * Start connecting to the target's next address, skipping those that
+ * fail at once; when none is left, refuse.  May free ${b}.
+ */
+static void
+target_next(struct bridge *b)
+{
+	const struct conf_tunnel *c = b->t->c;
+	const struct resolve_addrs *ra;
+	struct tconn *tc = b->tc;
+	const char *why;
+	uint64_t now, left;
+	size_t i;
+	int fd;
+
+	if (c->target.kind == CONF_ADDR_UNIX) {
+		/* Unix connects finish at once; EAGAIN is a full backlog. */
+		if ((fd = sock_connect_unix(c->target.path)) < 0) {
+			target_failed(b, errno, NULL);
+			return;
+		}
+		if (watch_target(b, fd, 0) == 0)
+			target_connected(b);
+		return;
+	}
+	if (tc->addrs.n == 0) {
+		switch (rname_get(b->t->target_rn, &ra, &why)) {
+		case 0:
+			rname_wait(b->t->target_rn, &tc->rw, on_target_resolved,
+			    b);
+			return;
+		case -1:
+			tc->refused = 0;
+			target_failed(b, EHOSTUNREACH, why);
+			return;
+		}
+		tc->addrs = *ra;
+	}
+	while ((i = tc->next) < tc->addrs.n) {
+		tc->next++;
+		if ((fd = sock_connect_addr((struct sockaddr *)&tc->addrs.a[i],
+		    tc->addrs.len[i])) < 0) {
+			attempt_failed(b, i, errno);
+			continue;
+		}
+		if (watch_target(b, fd, EPOLLOUT) != 0)
+			return;
+		/* A black hole must not eat the time the others need. */
+		now = loop_now_ms();
+		left = tc->deadline > now ? tc->deadline - now : 0;
+		loop_timer_arm(&b->ctimer, left / (tc->addrs.n - i));
+		return;
+	}
+	target_failed(b, tc->err, NULL);
+}
+
+static void
+on_target_resolved(void *arg)
+{
+	struct bridge *b = arg;
+	struct dlink *dl = b->dl;
+
+	target_next(b);
+	link_kick(dl);
+}
+
+/* This address did not answer in its share of the time: the next one. */
+static void
+target_retry(struct bridge *b, int err)
+{
+
+	close_fd(b, 0);
+	attempt_failed(b, b->tc->next - 1, err);
+	target_next(b);
 }
 
 static void
@@ -333,7 +471,10 @@ on_fd(void *arg, uint32_t events)
 	int err;
 
 	if (b->connecting) {
-		target_connected(b);
+		if ((err = sock_connect_result(b->fd)) != 0)
+			target_retry(b, err);
+		else
+			target_connected(b);
 		link_kick(dl);
 		return;
 	}
@@ -455,7 +596,7 @@ bridge_link_failed(struct bridge *b, const char *why)
 	bridge_free(b);
 }
 
-/* The target did not answer within connect_timeout: refuse the stream. */
+/* An address did not answer in its time; past connect_timeout, refuse. */
 static void
 on_connect_timeout(void *arg)
 {
@@ -464,10 +605,18 @@ on_connect_timeout(void *arg)
 
 	if (!b->connecting || link_engine(dl) == NULL)
 		return;
-	BLOG(LOG_WARNING, b, "cannot connect to target %s: no answer in %u s",
-	    b->t->c->target.text, (unsigned)b->t->c->sz.connect_timeout);
-	connect_done(b);
-	refuse(b, WIRE_REASON_TIMEOUT);
+	if (b->tc != NULL && b->tc->next < b->tc->addrs.n &&
+	    loop_now_ms() < b->tc->deadline) {
+		target_retry(b, ETIMEDOUT);
+	} else {
+		char why[64];
+
+		snprintf(why, sizeof(why), "no answer in %u s",
+		    (unsigned)b->t->c->sz.connect_timeout);
+		if (b->tc != NULL)
+			b->tc->refused = 0;
+		target_failed(b, ETIMEDOUT, why);
+	}
 	link_kick(dl);
 }
 
@@ -481,23 +630,13 @@ bridge_incoming(struct dlink *dl, struct tun *t, uint32_t id)
 {
 	struct engine *e = link_engine(dl);
 	struct bridge *b;
-	char err[200];
-	int fd;
 
-	if ((fd = sock_connect(&t->c->target, err, sizeof(err))) < 0) {
-		int refused = errno == ECONNREFUSED;
-
-		log_warn("tunnel %s: %s: cannot connect to target %s: %s",
-		    t->c->name, link_peer(dl), t->c->target.text, err);
-		t->st->refused++;
-		engine_refuse(e, id, refused ?
-		    WIRE_REASON_TARGET_REFUSED :
-		    WIRE_REASON_TARGET_UNREACHABLE);
-		return;
-	}
-	if ((b = bridge_new(t, fd)) == NULL) {
-		close(fd);
+	if ((b = bridge_new(t, -1)) == NULL ||
+	    (t->c->target.kind == CONF_ADDR_TCP &&
+	    (b->tc = calloc(1, sizeof(*b->tc))) == NULL)) {
 		engine_refuse(e, id, WIRE_REASON_INTERNAL);
+		if (b != NULL)
+			bridge_free(b);
 		return;
 	}
 	b->dl = dl;
@@ -506,16 +645,15 @@ bridge_incoming(struct dlink *dl, struct tun *t, uint32_t id)
 	b->id = id;
 	b->connecting = 1;
 	snprintf(b->who, sizeof(b->who), "%s", t->c->target.text);
-	if ((b->w = loop_fd_add(t->d->lp, fd, EPOLLOUT, on_fd, b)) == NULL) {
-		BLOG(LOG_ERR, b, "cannot watch the target socket");
-		engine_refuse(e, id, WIRE_REASON_INTERNAL);
-		b->have_id = 0;
-		bridge_free(b);
-		return;
-	}
 	loop_timer_init(&b->ctimer, t->d->lp, on_connect_timeout, b);
 	loop_timer_arm(&b->ctimer, (uint64_t)t->c->sz.connect_timeout * 1000);
+	if (b->tc != NULL) {
+		b->tc->deadline = loop_now_ms() +
+		    (uint64_t)t->c->sz.connect_timeout * 1000;
+		b->tc->refused = 1;
+	}
 	link_set_incoming(dl, id, b);
+	target_next(b);
 }
 
 /**
@@ -585,7 +723,9 @@ bridge_info(const struct bridge *b, struct bridge_info *bi)
 	bi->bytes_in = b->bytes_in;
 	bi->bytes_out = b->bytes_out;
 	bi->age_ms = loop_now_ms() - b->started_ms;
-	if (b->connecting)
+	if (b->connecting && b->tc != NULL && b->tc->rw.n != NULL)
+		bi->state = "resolving";
+	else if (b->connecting)
 		bi->state = "connecting";
 	else if (!b->have_id)
 		bi->state = "waiting for link";

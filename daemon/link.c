@@ -15,6 +15,7 @@
 #include "link.h"
 #include "log.h"
 #include "loop.h"
+#include "resolve.h"
 #include "rsd.h"
 #include "tunnel.h"
 #include "verbs.h"
@@ -39,6 +40,9 @@ struct dlink {
 	int failures;
 	int auth_said;			/* client: an auth failure was logged */
 	struct bridge *waiting;		/* clients waiting for the link */
+	struct rname *peer_rn, *src_rn;	/* client: the peer, our source */
+	struct rname_waiter rw;		/* the peer's name is looked up */
+	unsigned next_addr;		/* the peer address to try next */
 	struct bridge **incoming;	/* INCOMING streams not yet accepted */
 	uint32_t nincoming;
 	int dispatching, again;
@@ -452,33 +456,80 @@ link_conf(const struct conf_sizes *sz, struct verbs_link_conf *lc)
 	lc->max_streams = sz->max_streams;
 }
 
+static void on_peer_resolved(void *);
+
+/*
+ * Connect to the peer's next address (every one is tried in turn, one per
+ * attempt), once its name is resolved.  Nothing starts while the daemon
+ * or the tunnel drains: a retry that comes due then does nothing.
+ */
 static void
 link_connect(struct dlink *dl)
 {
 	const struct conf_tunnel *c = dl->t->c;
+	const struct resolve_addrs *dst, *src = NULL;
+	const struct sockaddr *sa;
 	struct verbs_link_conf lc;
-	const struct conf *cf = dl->d->conf;
+	const char *why;
 	char err[256];
+	size_t i, k;
 
+	if (dl->d->stop || dl->d->draining || dl->closing || dl->t->draining)
+		return;
+	dl->state = D_CONNECTING;	/* failing, link_down reschedules */
+	switch (rname_get(dl->peer_rn, &dst, &why)) {
+	case 0:
+		rname_wait(dl->peer_rn, &dl->rw, on_peer_resolved, dl);
+		return;
+	case -1:
+		link_down(dl, why);
+		return;
+	}
+	if (dl->src_rn != NULL && rname_get(dl->src_rn, &src, &why) != 1) {
+		link_down(dl, "the source address is unusable");
+		return;
+	}
+	/* With a source address, only peer addresses of its family. */
+	for (k = 0; k < dst->n; k++) {
+		i = dl->next_addr++ % dst->n;
+		sa = (const struct sockaddr *)&dst->a[i];
+		if (src == NULL ||
+		    sa->sa_family == ((const struct sockaddr *)&src->a[0])->sa_family)
+			break;
+	}
+	if (k == dst->n) {
+		link_down(dl, "the peer has no address of the source "
+		    "address's family");
+		return;
+	}
 	link_conf(&c->sz, &lc);
 	dl->key = c->key;
 	if (c->key.set) {
 		dl->ea = (struct engine_auth){ 1, prove, verify, dl };
 		lc.auth = &dl->ea;
 	}
-	dl->vl = verbs_connect(dl->d->cm, c->peer.host, c->peer.port,
-	    cf->has_source ? cf->source.host : NULL, &lc, dl, err,
-	    sizeof(err));
-	if (dl->vl == NULL) {
-		dl->state = D_CONNECTING;	/* so link_down reschedules */
-		link_down(dl, err);
-		return;
+	if (log_level() >= LOG_DEBUG) {
+		char to[80];
+
+		resolve_addr_text(sa, to, sizeof(to));
+		LLOG(LOG_DEBUG, dl, "%s: connecting to %s", dl->name, to);
 	}
-	dl->state = D_CONNECTING;
+	dl->vl = verbs_connect(dl->d->cm, sa, src != NULL ?
+	    (const struct sockaddr *)&src->a[0] : NULL, &lc, dl, err,
+	    sizeof(err));
+	if (dl->vl == NULL)
+		link_down(dl, err);
+}
+
+static void
+on_peer_resolved(void *arg)
+{
+
+	link_connect(arg);
 }
 
 struct dlink *
-link_client_new(struct tun *t)
+link_client_new(struct tun *t, const struct conf *nc)
 {
 	struct dlink *dl;
 
@@ -491,6 +542,13 @@ link_client_new(struct tun *t)
 	    "[%s]:%s" : "%s:%s", t->c->peer.host, t->c->peer.port);
 	snprintf(dl->name, sizeof(dl->name), "tunnel %s: link to %s",
 	    t->c->name, dl->peer);
+	if ((dl->peer_rn = rname_new(t->d->res, t->c->peer.host,
+	    t->c->peer.port, 0)) == NULL || (nc->has_source &&
+	    (dl->src_rn = rname_new(t->d->res, nc->source.host, "0",
+	    1)) == NULL)) {
+		link_free(dl);
+		return (NULL);
+	}
 	return (dl);
 }
 
@@ -723,6 +781,9 @@ link_free(struct dlink *dl)
 	loop_timer_stop(&dl->reap);
 	loop_timer_stop(&dl->ka);
 	deadline_stop(dl);
+	rname_unwait(&dl->rw);
+	rname_free(dl->peer_rn);
+	rname_free(dl->src_rn);
 	list_del(dl);
 	explicit_bzero(&dl->key, sizeof(dl->key));
 	free(dl);

@@ -28,11 +28,13 @@ struct verbs_link;
 struct verbs_ev;
 
 /**
- * link_client_new(t):
- * Create tunnel ${t}'s link to its peer (nothing happens until
- * link_client_start), or return NULL when out of memory.
+ * link_client_new(t, nc):
+ * Create tunnel ${t}'s link to its peer, from configuration ${nc}'s source
+ * address (nothing happens until link_client_start), or return NULL when
+ * out of memory.
  */
-struct dlink *link_client_new(struct tun *t);
+struct conf;
+struct dlink *link_client_new(struct tun *t, const struct conf *nc);
 
 /**
  * link_client_start(dl):

@@ -24,6 +24,8 @@ struct verbs_listener;
 struct bridge;
 struct dlink;
 struct ctl;
+struct rname;
+struct resolver;
 
 /*
  * Per-tunnel counters (bytes are stream payload).  Shared by the tunnels
@@ -57,6 +59,7 @@ struct tun {
 	struct loop_fd *lw;
 	char bound[160];
 	struct dlink *link;
+	struct rname *target_rn;	/* target side, TCP: its addresses */
 	struct tun_stats *st;
 	struct log_burst emfile_log, limit_log;
 	uint32_t nstreams;		/* bridges on this tun */
@@ -74,6 +77,7 @@ struct rsd {
 	int verbose;			/* -v count, added to log_level */
 	struct verbs_cm *cm;
 	struct loop_fd *cm_w;
+	struct resolver *res;		/* host names, off the loop */
 	struct tun_list tuns;		/* configured first, then draining */
 	struct verbs_listener **lsn;
 	size_t nlsn;

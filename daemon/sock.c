@@ -393,54 +393,48 @@ fail:
 	return (-1);
 }
 
-/**
- * sock_connect(a, err, errlen):
- * Start a non-blocking connect to ${a}.  Returns the descriptor (the
- * connect may still be in progress: wait for writability, then
- * sock_connect_result) or -1.
- */
 int
-sock_connect(const struct conf_addr *a, char *err, size_t errlen)
+sock_connect_unix(const char *path)
 {
-	struct addrinfo *ai = NULL;
 	struct sockaddr_un sun;
-	int fd = -1, one = 1, e;
+	int fd, e;
 
-	if (a->kind == CONF_ADDR_UNIX) {
-		if (unix_addr(a, &sun) ||
-		    (fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
-		    SOCK_CLOEXEC, 0)) < 0)
-			goto syserr;
-		/* Unix connects finish at once; EAGAIN means a full backlog. */
-		if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0)
-			goto syserr;
-		return (fd);
-	}
-	if (resolve_tcp(a, 0, &ai, err, errlen)) {
-		errno = EHOSTUNREACH;
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		errno = ENAMETOOLONG;
 		return (-1);
 	}
-	if ((fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK |
+	strcpy(sun.sun_path, path);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0)) < 0)
+		return (-1);
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0) {
+		e = errno;
+		close(fd);
+		errno = e;
+		return (-1);
+	}
+	return (fd);
+}
+
+int
+sock_connect_addr(const struct sockaddr *sa, socklen_t len)
+{
+	int fd, one = 1, e;
+
+	if ((fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK |
 	    SOCK_CLOEXEC, 0)) < 0)
-		goto syserr;
+		return (-1);
 	/* Latency matters more than packet count on a tunnel's far end. */
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0 &&
-	    errno != EINPROGRESS)
-		goto syserr;
-	freeaddrinfo(ai);
-	return (fd);
-
-syserr:
-	e = errno;
-	snprintf(err, errlen, "%s", strerror(e));
-	if (fd >= 0)
+	if (connect(fd, sa, len) != 0 && errno != EINPROGRESS) {
+		e = errno;
 		close(fd);
-	if (ai != NULL)
-		freeaddrinfo(ai);
-	/* The caller tells "refused" from "unreachable" by errno. */
-	errno = e;
-	return (-1);
+		errno = e;
+		return (-1);
+	}
+	return (fd);
 }
 
 /**

@@ -6,6 +6,7 @@
 #define SOCK_H
 
 #include <sys/types.h>
+#include <sys/socket.h>
 
 #include <stddef.h>
 
@@ -77,12 +78,21 @@ void sock_unix_unlink(const char *path, const struct sock_file *sf);
 void sock_local_text(int fd, char *buf, size_t len);
 
 /**
- * sock_connect(a, err, errlen):
- * Start a non-blocking connect to ${a}.  Returns the descriptor (the
- * connect may still be in progress: wait for writability, then
- * sock_connect_result) or -1 with errno set (ECONNREFUSED: refused).
+ * sock_connect_unix(path):
+ * Connect to the Unix socket ${path} (such connects finish at once).
+ * Returns the non-blocking descriptor, or -1 with errno set (ECONNREFUSED:
+ * nobody listens; EAGAIN: its backlog is full).
  */
-int sock_connect(const struct conf_addr *a, char *err, size_t errlen);
+int sock_connect_unix(const char *path);
+
+/**
+ * sock_connect_addr(sa, len):
+ * Start a non-blocking TCP connect to ${sa}, with TCP_NODELAY.  Returns
+ * the descriptor (the connect may still be in progress: wait for
+ * writability, then sock_connect_result), or -1 with errno set
+ * (ECONNREFUSED: refused).
+ */
+int sock_connect_addr(const struct sockaddr *sa, socklen_t len);
 
 /**
  * sock_connect_result(fd):

@@ -17,6 +17,7 @@
 #include "link.h"
 #include "log.h"
 #include "loop.h"
+#include "resolve.h"
 #include "rsd.h"
 #include "sock.h"
 #include "tunnel.h"
@@ -222,6 +223,7 @@ tun_free(struct tun *t)
 	TAILQ_REMOVE(&t->d->tuns, t, entry);
 	tun_close_listener(t);
 	link_free(t->link);
+	rname_free(t->target_rn);
 	loop_timer_stop(&t->reap);
 	if (t->st != NULL && --t->st->refs == 0)
 		free(t->st);
@@ -409,7 +411,7 @@ plan_listener(struct rsd *d, const struct conf *nc, struct plan *pl,
 	/* Watched from the commit on; made now, as it can fail. */
 	if ((nt->lw = loop_fd_add(d->lp, pl[i].from ? pl[i].from->lfd :
 	    nt->lfd, 0, on_accept, nt)) == NULL ||
-	    (nt->link = link_client_new(nt)) == NULL) {
+	    (nt->link = link_client_new(nt, nc)) == NULL) {
 		snprintf(err, errlen, "tunnel %s: out of memory", c->name);
 		return (-1);
 	}
@@ -450,6 +452,13 @@ plan_tunnels(struct rsd *d, const struct conf *nc, struct plan *pl,
 		}
 		/* Not live until the commit: keep it out of every lookup. */
 		pl[i].nt->draining = 1;
+		if (c->has_target && c->target.kind == CONF_ADDR_TCP &&
+		    (pl[i].nt->target_rn = rname_new(d->res, c->target.host,
+		    c->target.port, 0)) == NULL) {
+			snprintf(err, errlen, "tunnel %s: out of memory",
+			    c->name);
+			return (-1);
+		}
 		if (c->has_accept && plan_listener(d, nc, pl, i, err, errlen))
 			return (-1);
 	}
@@ -692,7 +701,8 @@ int
 tunnel_start(struct rsd *d, char *err, size_t errlen)
 {
 
-	if ((d->cm = verbs_cm_new(err, errlen)) == NULL)
+	if ((d->res = resolver_new(d->lp, err, errlen)) == NULL ||
+	    (d->cm = verbs_cm_new(err, errlen)) == NULL)
 		return (-1);
 	if ((d->cm_w = loop_fd_add(d->lp, verbs_cm_fd(d->cm), EPOLLIN, on_cm,
 	    d)) == NULL) {
@@ -792,6 +802,8 @@ tunnel_stop(struct rsd *d)
 	d->cm_w = NULL;
 	verbs_cm_free(d->cm);
 	d->cm = NULL;
+	resolver_free(d->res);
+	d->res = NULL;
 	for (i = 0; i < d->nact; i++) {
 		if (d->act_fds[i] >= 0)
 			close(d->act_fds[i]);

@@ -383,52 +383,33 @@ conn_param(struct verbs_link *l, struct rdma_conn_param *p)
 	return (0);
 }
 
-/**
- * verbs_connect(cm, host, port, source, conf, user, err, errlen):
- * Start connecting a link to the peer at ${host}:${port}, from local
- * address ${source} (NULL: chosen by routing).  Progress arrives as UP or
- * DOWN events for the returned link.
- */
 struct verbs_link *
-verbs_connect(struct verbs_cm *cm, const char *host, const char *port,
-    const char *source, const struct verbs_link_conf *conf, void *user,
-    char *err, size_t errlen)
+verbs_connect(struct verbs_cm *cm, const struct sockaddr *dst,
+    const struct sockaddr *src, const struct verbs_link_conf *conf,
+    void *user, char *err, size_t errlen)
 {
-	struct addrinfo *dst = NULL, *src = NULL;
 	struct verbs_link *l;
 
 	if ((l = link_new(cm, conf, user)) == NULL) {
 		say(err, errlen, "out of memory");
 		return (NULL);
 	}
-	if (resolve(host, port, 0, &dst, err, errlen))
-		goto err1;
-	if (source != NULL && resolve(source, "0", 1, &src, err, errlen))
-		goto err2;
-	addr_text(dst->ai_addr, l->peer, sizeof(l->peer));
+	addr_text(dst, l->peer, sizeof(l->peer));
 	if (rdma_create_id(cm->ch, &l->id, l, RDMA_PS_TCP)) {
 		say(err, errlen, "rdma_create_id: %s", strerror(errno));
-		goto err3;
+		goto err1;
 	}
-	if (rdma_resolve_addr(l->id, src ? src->ai_addr : NULL, dst->ai_addr,
-	    VERBS_RESOLVE_MS)) {
+	if (rdma_resolve_addr(l->id, (struct sockaddr *)(uintptr_t)src,
+	    (struct sockaddr *)(uintptr_t)dst, VERBS_RESOLVE_MS)) {
 		say(err, errlen, "cannot resolve an RDMA path to %s: %s",
 		    l->peer, strerror(errno));
-		goto err4;
+		goto err2;
 	}
 	l->state = L_RESOLVING;
-	if (src)
-		freeaddrinfo(src);
-	freeaddrinfo(dst);
 	return (l);
 
-err4:
-	rdma_destroy_id(l->id);
-err3:
-	if (src)
-		freeaddrinfo(src);
 err2:
-	freeaddrinfo(dst);
+	rdma_destroy_id(l->id);
 err1:
 	free(l);
 	return (NULL);

@@ -147,14 +147,15 @@ void verbs_listener_set_conf(struct verbs_listener *l,
 void *verbs_listener_user(const struct verbs_listener *l);
 
 /**
- * verbs_connect(cm, host, port, source, conf, user, err, errlen):
- * Start connecting a link to the peer at ${host}:${port}, from local
- * address ${source} (NULL: chosen by routing).  Progress arrives as UP or
- * DOWN events for the returned link.
+ * verbs_connect(cm, dst, src, conf, user, err, errlen):
+ * Start connecting a link to the peer at ${dst} (an IPv4 or IPv6 socket
+ * address with its port), from local address ${src} (NULL: chosen by
+ * routing).  No name is looked up here.  Progress arrives as UP or DOWN
+ * events for the returned link.
  */
-struct verbs_link *verbs_connect(struct verbs_cm *cm, const char *host,
-    const char *port, const char *source, const struct verbs_link_conf *conf,
-    void *user, char *err, size_t errlen);
+struct verbs_link *verbs_connect(struct verbs_cm *cm,
+    const struct sockaddr *dst, const struct sockaddr *src,
+    const struct verbs_link_conf *conf, void *user, char *err, size_t errlen);
 
 /**
  * verbs_accept(link) / verbs_reject(link):

@@ -16,6 +16,7 @@ rs_setup() {
 	A=$RSTREAMD_TEST_ADDR_A
 	B=$RSTREAMD_TEST_ADDR_B
 	CTL=${RSTREAMD_BIN%/*}/rstreamctl
+	RS_WRAP=()
 	# The python helper for what socat cannot do (tcp-tool.py -h).
 	TOOL="python3 $RSTREAMD_SRCDIR/tests/e2e/tcp-tool.py"
 }
@@ -62,10 +63,12 @@ wait_log() {
 }
 
 # start_daemon NAME [VAR=VALUE...]: start rstreamd with $W/NAME.conf (and
-# those variables in its environment); wait until it is ready.
+# those variables in its environment); wait until it is ready.  With
+# RS_WRAP set (a command and its arguments, as an array), the daemon runs
+# under it, e.g. RS_WRAP=(private_etc hosts) (see private_etc).
 start_daemon() {
 	local name=$1
-	env "${@:2}" "$RSTREAMD_BIN" -f -v -c "$W/$name.conf" \
+	"${RS_WRAP[@]}" env "${@:2}" "$RSTREAMD_BIN" -f -v -c "$W/$name.conf" \
 	    >"$W/$name.log" 2>&1 3>&- &
 	RS_PIDS+=("$!")
 	eval "PID_$name=$!"
@@ -245,4 +248,24 @@ wait_ctl() {
 	done
 	echo "timed out waiting for '$3' of $1 $2 to be '$4' (last: '$v')" >&2
 	return 1
+}
+
+# private_etc FILE... -- COMMAND...: run COMMAND in a mount namespace of
+# its own where each $W/etc/FILE is bind-mounted over /etc/FILE: name
+# resolution under test, the host's /etc untouched.  It execs all the way,
+# so COMMAND keeps the PID the caller got (start_daemon's RS_WRAP).
+private_etc() {
+	local files=()
+	while [ "$1" != -- ]; do
+		files+=("$1")
+		shift
+	done
+	shift
+	exec unshare -m sh -c 'w=$1; shift
+	while [ "$1" != -- ]; do
+		mount --bind "$w/etc/$1" "/etc/$1" || exit 99
+		shift
+	done
+	shift
+	exec "$@"' sh "$W" "${files[@]}" -- "$@"
 }

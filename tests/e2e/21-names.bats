@@ -1,0 +1,77 @@
+#!/usr/bin/env bats
+# Host names for targets and peers: looked up off the event loop, every
+# address tried in turn.  Each daemon under test gets its own /etc/hosts,
+# resolv.conf and nsswitch.conf (private_etc), the host's stay untouched.
+
+load helpers
+
+setup() {
+	rs_setup
+	mkdir -p "$W/etc"
+	echo "hosts: files dns" >"$W/etc/nsswitch.conf"
+	# No name server answers unless a test starts one.
+	printf 'nameserver 127.0.0.1\noptions timeout:5 attempts:1\n' \
+	    >"$W/etc/resolv.conf"
+	RS_WRAP=(private_etc hosts resolv.conf nsswitch.conf --)
+}
+
+teardown() {
+	rs_teardown
+}
+
+@test "names: a target resolving to ::1 first reaches 127.0.0.1; a peer name's dead first address gives way to the next" {
+	echo_target
+	# The echo listens on 127.0.0.1 only; the name gives ::1 first.  The
+	# peer's name gives a's own address first: nobody listens there.
+	printf '127.0.0.1 localhost\n::1 rs-target\n127.0.0.1 rs-target\n%s rs-peer\n%s rs-peer\n' \
+	    "$A" "$B" >"$W/etc/hosts"
+	conf_b "{ name = \"echo\"; target = \"tcp://rs-target:$tp\"; }"
+	conf_a "{ name = \"echo\"; accept = \"tcp://127.0.0.1:0\"; peer = \"rs-peer:7471\"; }"
+	start_daemon b
+	start_daemon a
+	link_up a echo
+	grep -q "tunnel echo: link to rs-peer:7471: connecting to $A:7471" "$W/a.log"
+	grep -q "tunnel echo: link to rs-peer:7471: connecting to $B:7471" "$W/a.log"
+	run client "$(accept_port a echo)" "by name"
+	assert_output "by name"
+	grep -q "target tcp://rs-target:$tp at \[::1\]:$tp: Connection refused" "$W/b.log"
+}
+
+@test "names: a name server that never answers blocks nothing; the stream is refused once the lookup fails" {
+	echo_target
+	printf '127.0.0.1 localhost\n' >"$W/etc/hosts"
+	# A name server that takes the question and never answers.
+	python3 -c 'import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.1", 53))
+print("bound", flush=True)
+while True:
+    s.recv(4096)' >"$W/dns.out" 3>&- &
+	RS_PIDS+=("$!")
+	for ((i = 0; i < 300; i++)); do
+		grep -q bound "$W/dns.out" && break
+		sleep 0.1
+	done
+	grep -q bound "$W/dns.out"
+	conf_b "{ name = \"slow\"; target = \"tcp://rs-slow.invalid:$tp\"; },
+	    { name = \"echo\"; target = \"tcp://127.0.0.1:$tp\"; }"
+	conf_a "{ name = \"slow\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B\"; },
+	    { name = \"echo\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B\"; }"
+	start_daemon b
+	start_daemon a
+	link_up a slow
+	link_up a echo
+	client "$(accept_port a slow)" "waiting" 60 >"$W/slow.out" 3>&- &
+	sc=$!
+	RS_PIDS+=("$sc")
+	# While the lookup waits, b answers and other streams flow.
+	wait_ctl b streams '.[] | select(.tunnel == "slow") | .state' resolving
+	run client "$(accept_port a echo)" "not blocked"
+	assert_output "not blocked"
+	[ "$(ctl_json b streams '.[] | select(.tunnel == "slow") | .state')" = resolving ]
+	# Then the lookup fails and the stream is refused, and said why.
+	wait_pid "$sc" 30
+	wait_log b "tunnel slow stream .*cannot connect to target tcp://rs-slow.invalid:$tp: cannot resolve rs-slow.invalid:$tp"
+	wait_log a "tunnel slow stream .*refused by $B:7471: target unreachable"
+	[ ! -s "$W/slow.out" ]
+}
