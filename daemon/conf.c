@@ -781,6 +781,93 @@ parse_uint(const struct parse *p, const config_setting_t *s, long long min,
 }
 
 /*
+ * The top-level settings, in one table: how each is read, into which
+ * field.  G_LATER ones are read after the loop over the file, in an order
+ * of their own (defaults before tunnels, wherever the file puts them).
+ */
+enum global_kind { G_UINT, G_PATH, G_PATH_OR_EMPTY, G_STRING, G_MODE,
+    G_ALLOW, G_LATER };
+
+struct global {
+	const char *name;
+	enum global_kind kind;
+	size_t off;			/* in struct conf */
+	size_t size;			/* G_PATH*, G_STRING: the buffer */
+	long long min, max;		/* G_UINT */
+	const char *unit;		/* G_UINT */
+};
+
+#define FIELD(f)	offsetof(struct conf, f), sizeof(((struct conf *)0)->f)
+static const struct global globals[] = {
+	{ "log_file", G_PATH, FIELD(log_file), 0, 0, NULL },
+	{ "control", G_PATH_OR_EMPTY, FIELD(control), 0, 0, NULL },
+	{ "control_mode", G_MODE, FIELD(control_mode), 0, 0, NULL },
+	{ "control_group", G_STRING, FIELD(control_group), 0, 0, NULL },
+	{ "drain_time", G_UINT, FIELD(drain_time), 0, CONF_MAX_DRAIN_TIME,
+	    "seconds" },
+	{ "max_links", G_UINT, FIELD(max_links), 1, 4096, "links" },
+	{ "max_pending", G_UINT, FIELD(max_pending), 1, 1024, "links" },
+	{ "max_pending_per_addr", G_UINT, FIELD(max_pending_per_addr), 1,
+	    1024, "links" },
+	{ "max_unauth_links", G_UINT, FIELD(max_unauth_links), 0, 4096,
+	    "links" },
+	{ "link_idle_timeout", G_UINT, FIELD(link_idle_timeout), 0, 86400,
+	    "seconds" },
+	{ "handshake_timeout", G_UINT, FIELD(handshake_timeout), 1, 300,
+	    "seconds" },
+	{ "ack_timeout", G_UINT, FIELD(ack_timeout), CONF_MIN_ACK_TIMEOUT,
+	    CONF_MAX_ACK_TIMEOUT, "(the exponent of 4.096 us * 2^N)" },
+	{ "retry_count", G_UINT, FIELD(retry_count), 1, 7, "retries" },
+	{ "allow", G_ALLOW, 0, 0, 0, 0, NULL },
+	{ "listen", G_LATER, 0, 0, 0, 0, NULL },
+	{ "key_file", G_LATER, 0, 0, 0, 0, NULL },
+	{ "source", G_LATER, 0, 0, 0, 0, NULL },
+	{ "log_level", G_LATER, 0, 0, 0, 0, NULL },
+	{ "defaults", G_LATER, 0, 0, 0, 0, NULL },
+	{ "tunnels", G_LATER, 0, 0, 0, 0, NULL },
+};
+#undef FIELD
+
+static const struct global *
+global_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(globals) / sizeof(globals[0]); i++)
+		if (strcmp(globals[i].name, name) == 0)
+			return (&globals[i]);
+	return (NULL);
+}
+
+static int parse_allow(const struct parse *, const config_setting_t *,
+    struct conf *);
+
+static int
+parse_global(const struct parse *p, const config_setting_t *s,
+    const struct global *g, struct conf *c)
+{
+	char *field = (char *)c + g->off;
+
+	switch (g->kind) {
+	case G_UINT:
+		return (parse_uint(p, s, g->min, g->max, g->unit,
+		    (uint32_t *)(void *)field));
+	case G_PATH:
+	case G_PATH_OR_EMPTY:
+		return (parse_path(p, s, field, g->size,
+		    g->kind == G_PATH_OR_EMPTY));
+	case G_STRING:
+		return (parse_string(p, s, field, g->size, 0));
+	case G_MODE:
+		return (parse_mode(p, s, (uint32_t *)(void *)field));
+	case G_ALLOW:
+		return (parse_allow(p, s, c));
+	default:
+		return (0);
+	}
+}
+
+/*
  * Read key_file ${s} into ${k} ("" leaves it unset where ${empty_ok}).
  * Like spiped and stunnel, refuse a key others could read or replace: a
  * key that leaked is no key.  O_NONBLOCK: a FIFO put there must not hang
@@ -1098,6 +1185,7 @@ conf_load(const char *path, int flags, struct conf **out, char *err,
 	config_t cf;
 	config_setting_t *root, *s;
 	struct conf *c;
+	const struct global *g;
 	const char *name;
 	size_t len;
 	int i;
@@ -1120,7 +1208,12 @@ conf_load(const char *path, int flags, struct conf **out, char *err,
 	c->drain_time = CONF_DEFAULT_DRAIN_TIME;
 	c->max_links = CONF_DEFAULT_MAX_LINKS;
 	c->max_pending = CONF_DEFAULT_MAX_PENDING;
+	c->max_pending_per_addr = CONF_DEFAULT_MAX_PENDING_PER_ADDR;
+	c->max_unauth_links = CONF_DEFAULT_MAX_UNAUTH_LINKS;
+	c->link_idle_timeout = CONF_DEFAULT_LINK_IDLE_TIMEOUT;
 	c->handshake_timeout = CONF_DEFAULT_HANDSHAKE_TIMEOUT;
+	c->ack_timeout = CONF_DEFAULT_ACK_TIMEOUT;
+	c->retry_count = CONF_DEFAULT_RETRY_COUNT;
 
 	config_init(&cf);
 	errno = 0;
@@ -1133,49 +1226,12 @@ conf_load(const char *path, int flags, struct conf **out, char *err,
 	for (i = 0; i < config_setting_length(root); i++) {
 		s = config_setting_get_elem(root, (unsigned int)i);
 		name = config_setting_name(s);
-		if (strcmp(name, "log_file") == 0) {
-			if (parse_path(&p, s, c->log_file,
-			    sizeof(c->log_file), 0))
-				goto err2;
-		} else if (strcmp(name, "control") == 0) {
-			if (parse_path(&p, s, c->control,
-			    sizeof(c->control), 1))
-				goto err2;
-		} else if (strcmp(name, "control_mode") == 0) {
-			if (parse_mode(&p, s, &c->control_mode))
-				goto err2;
-		} else if (strcmp(name, "control_group") == 0) {
-			if (parse_string(&p, s, c->control_group,
-			    sizeof(c->control_group), 0))
-				goto err2;
-		} else if (strcmp(name, "drain_time") == 0) {
-			if (parse_uint(&p, s, 0, CONF_MAX_DRAIN_TIME,
-			    "seconds", &c->drain_time))
-				goto err2;
-		} else if (strcmp(name, "max_links") == 0) {
-			if (parse_uint(&p, s, 1, 4096, "links",
-			    &c->max_links))
-				goto err2;
-		} else if (strcmp(name, "max_pending") == 0) {
-			if (parse_uint(&p, s, 1, 1024, "links",
-			    &c->max_pending))
-				goto err2;
-		} else if (strcmp(name, "handshake_timeout") == 0) {
-			if (parse_uint(&p, s, 1, 300, "seconds",
-			    &c->handshake_timeout))
-				goto err2;
-		} else if (strcmp(name, "allow") == 0) {
-			if (parse_allow(&p, s, c))
-				goto err2;
-		} else if (strcmp(name, "listen") != 0 &&
-		    strcmp(name, "key_file") != 0 &&
-		    strcmp(name, "source") != 0 &&
-		    strcmp(name, "log_level") != 0 &&
-		    strcmp(name, "defaults") != 0 &&
-		    strcmp(name, "tunnels") != 0) {
+		if ((g = global_find(name)) == NULL) {
 			errat_plain(&p, s, "unknown setting '%s'", name);
 			goto err2;
 		}
+		if (g->kind != G_LATER && parse_global(&p, s, g, c))
+			goto err2;
 	}
 
 	/* Defaults before tunnels, wherever the file puts them. */

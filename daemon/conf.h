@@ -90,8 +90,21 @@ struct conf_tunnel {
 /* Incoming links: at most this many, and this many still connecting. */
 #define CONF_DEFAULT_MAX_LINKS 64
 #define CONF_DEFAULT_MAX_PENDING 16
+/* From one peer address, at most this many links still connecting. */
+#define CONF_DEFAULT_MAX_PENDING_PER_ADDR 4
+/* Unauthenticated incoming links at once (counted in max_links too). */
+#define CONF_DEFAULT_MAX_UNAUTH_LINKS 16
+/* Seconds without a stream after which an incoming link gives its slot
+ * up to a new one when a limit is reached (0: never). */
+#define CONF_DEFAULT_LINK_IDLE_TIMEOUT 60
 /* Seconds a link has from its connect request to being authenticated. */
 #define CONF_DEFAULT_HANDSHAKE_TIMEOUT 5
+/* The RC transport's ACK timeout (4.096 us * 2^ack_timeout: 14 is about
+ * 67 ms) and how often it retries before the link fails. */
+#define CONF_DEFAULT_ACK_TIMEOUT 14
+#define CONF_MIN_ACK_TIMEOUT 8
+#define CONF_MAX_ACK_TIMEOUT 24
+#define CONF_DEFAULT_RETRY_COUNT 7
 
 /* RDMA listen address (TCP kind, host+port). */
 struct conf_listen {
@@ -113,7 +126,12 @@ struct conf {
 	uint32_t drain_time;		/* seconds, 0..CONF_MAX_DRAIN_TIME */
 	uint32_t max_links;		/* incoming links at once */
 	uint32_t max_pending;		/* incoming links not yet up */
+	uint32_t max_pending_per_addr;	/* the same, from one address */
+	uint32_t max_unauth_links;	/* incoming links without a key */
+	uint32_t link_idle_timeout;	/* seconds; 0: idle links stay */
 	uint32_t handshake_timeout;	/* seconds, 1..300 */
+	uint32_t ack_timeout;		/* exponent, 8..24 */
+	uint32_t retry_count;		/* 1..7 */
 	struct conf_key key;		/* global key_file */
 	struct conf_net *allow;		/* peers that may link to us; none: any */
 	size_t nallow;

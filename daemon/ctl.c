@@ -432,9 +432,10 @@ cmd_status(struct rsd *d, struct obuf *o, int json)
 		ob_printf(o, ",\"log\":");
 		ob_json_str(o, log_destination());
 		ob_printf(o, ",\"streams\":%u,\"links\":%u,\"links_up\":%u,"
-		    "\"links_rejected\":%llu,\"auth_failures\":%llu,"
-		    "\"tunnels\":", tunnel_streams(d), links, up,
-		    (unsigned long long)d->links_rejected,
+		    "\"links_rejected\":%llu,\"links_evicted\":%llu,"
+		    "\"auth_failures\":%llu,\"tunnels\":", tunnel_streams(d),
+		    links, up, (unsigned long long)d->links_rejected,
+		    (unsigned long long)d->links_evicted,
 		    (unsigned long long)d->auth_failures);
 		tunnels_tab(d, &tb);
 		render(o, &tb, 1);
@@ -455,8 +456,10 @@ cmd_status(struct rsd *d, struct obuf *o, int json)
 	    d->conf->ntunnels, d->conf->ntunnels == 1 ? "" : "s",
 	    tunnel_streams(d), tunnel_streams(d) == 1 ? "" : "s", up, links,
 	    links == 1 ? "" : "s");
-	ob_printf(o, "links rejected: %llu; authentication failures: "
-	    "%llu\n\n", (unsigned long long)d->links_rejected,
+	ob_printf(o, "links rejected: %llu; idle links closed for room: "
+	    "%llu; authentication failures: %llu\n\n",
+	    (unsigned long long)d->links_rejected,
+	    (unsigned long long)d->links_evicted,
 	    (unsigned long long)d->auth_failures);
 	tunnels_tab(d, &tb);
 	render(o, &tb, 0);
@@ -574,9 +577,14 @@ cmd_metrics(struct rsd *d, struct obuf *o)
 	    "Streams refused because their link did not prove this tunnel's "
 	    "key.", offsetof(struct tun_stats, denied), 0);
 	metric_head(o, "rstreamd_links_rejected_total", "counter", "Incoming "
-	    "links rejected by max_links, max_pending or allow.");
+	    "links rejected by a limit, allow, or an invalid hello.");
 	ob_printf(o, "rstreamd_links_rejected_total %llu\n",
 	    (unsigned long long)d->links_rejected);
+	metric_head(o, "rstreamd_links_evicted_total", "counter", "Incoming "
+	    "links closed after link_idle_timeout without a stream, to make "
+	    "room for a new link.");
+	ob_printf(o, "rstreamd_links_evicted_total %llu\n",
+	    (unsigned long long)d->links_evicted);
 	metric_head(o, "rstreamd_auth_failures_total", "counter", "Links "
 	    "that failed to authenticate (wrong key, none, or too late).");
 	ob_printf(o, "rstreamd_auth_failures_total %llu\n",

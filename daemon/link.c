@@ -7,6 +7,8 @@
 
 #include <sys/socket.h>
 
+#include <netinet/in.h>
+
 #include <sys/epoll.h>
 
 #include "auth.h"
@@ -48,6 +50,11 @@ struct dlink {
 	int dispatching, again;
 	int closing;			/* link_free: do not reconnect */
 	char peer[420];
+	struct sockaddr_storage peer_sa;	/* incoming: the peer's address */
+	int auth;			/* incoming: the peer authenticates */
+	uint64_t idle_since;		/* up with no stream since; 0: busy */
+	uint64_t heard_recvs, heard_ms;	/* receives seen, and when last */
+	struct log_burst open_log;	/* refusals of the peer's OPENs */
 	char name[520];			/* "tunnel pg: link to X" / "link from X" */
 	struct dlink *next;
 };
@@ -112,16 +119,36 @@ on_cq(void *arg, uint32_t events)
 	link_kick(dl);
 }
 
+/*
+ * Every LINK_KEEPALIVE_MS: make sure the peer hears from us, and that we
+ * hear from it.  A peer that sent nothing (not even its keepalive) for
+ * LINK_SILENCE_MS is gone, even if our own sends still get acknowledged
+ * or we have no message credit left to send with.
+ */
 static void
 on_keepalive(void *arg)
 {
 	struct dlink *dl = arg;
+	struct engine *e;
+	struct engine_stats st;
+	uint64_t now = loop_now_ms();
+	char why[96];
 
 	loop_timer_arm(&dl->ka, LINK_KEEPALIVE_MS);
-	if (dl->state == D_UP && verbs_link_engine(dl->vl) != NULL) {
-		engine_keepalive(verbs_link_engine(dl->vl));
-		link_kick(dl);
+	if (dl->state != D_UP || (e = link_engine(dl)) == NULL)
+		return;
+	engine_stats(e, &st);
+	if (st.recvs != dl->heard_recvs) {
+		dl->heard_recvs = st.recvs;
+		dl->heard_ms = now;
+	} else if (now - dl->heard_ms >= LINK_SILENCE_MS) {
+		snprintf(why, sizeof(why), "nothing heard from the peer for "
+		    "%llu s", (unsigned long long)(now - dl->heard_ms) / 1000);
+		link_down(dl, why);
+		return;
 	}
+	engine_keepalive(e);
+	link_kick(dl);
 }
 
 static int
@@ -234,6 +261,7 @@ dispatch(struct dlink *dl, const struct engine_event *ev)
 	struct bridge *b = ev->user;
 	struct tun *t;
 	const char *name;
+	char held[64];
 
 	if ((ev->flags & ENGINE_EV_INCOMING) &&
 	    !(ev->flags & ENGINE_EV_RELEASED)) {
@@ -254,14 +282,15 @@ dispatch(struct dlink *dl, const struct engine_event *ev)
 			return;
 		}
 		if (t == NULL) {
-			log_warn("%s: refused a stream for tunnel '%s', which "
-			    "is not configured here", dl->name, name);
+			if (log_burst(&dl->open_log, loop_now_ms(), held,
+			    sizeof(held)))
+				LLOG(LOG_WARNING, dl, "%s: refused a stream for "
+				    "tunnel '%s', which is not configured "
+				    "here%s", dl->name, name, held);
 			engine_refuse(e, ev->stream, WIRE_REASON_NO_TUNNEL);
 			return;
 		}
 		if (!key_allows(dl, t)) {
-			char held[64];
-
 			if (log_burst(&dl->d->deny_log, loop_now_ms(), held,
 			    sizeof(held)))
 				LLOG(LOG_WARNING, dl, "tunnel %s: %s: refused "
@@ -274,8 +303,6 @@ dispatch(struct dlink *dl, const struct engine_event *ev)
 			return;
 		}
 		if (t->nstreams >= t->c->sz.max_streams) {
-			char held[64];
-
 			if (log_burst(&t->limit_log, loop_now_ms(), held,
 			    sizeof(held)))
 				log_warn("tunnel %s: %s: stream limit %u "
@@ -328,6 +355,11 @@ link_kick(struct dlink *dl)
 		}
 	} while (dl->again && engine_error(e) == NULL);
 	dl->dispatching = 0;
+	/* Idle since when: the link may give its slot up (evict_idle). */
+	if (engine_active(e) > 0)
+		dl->idle_since = 0;
+	else if (dl->idle_since == 0 && dl->state == D_UP)
+		dl->idle_since = loop_now_ms();
 	if ((why = engine_error(e)) != NULL && dl->state != D_DEAD &&
 	    dl->state != D_IDLE)
 		link_down(dl, why);
@@ -446,7 +478,8 @@ link_down(struct dlink *dl, const char *why_in)
 }
 
 static void
-link_conf(const struct conf_sizes *sz, struct verbs_link_conf *lc)
+link_conf(const struct conf *cf, const struct conf_sizes *sz,
+    struct verbs_link_conf *lc)
 {
 
 	memset(lc, 0, sizeof(*lc));
@@ -454,6 +487,8 @@ link_conf(const struct conf_sizes *sz, struct verbs_link_conf *lc)
 	lc->rq_size = sz->rq_size;
 	lc->inline_size = sz->inline_size;
 	lc->max_streams = sz->max_streams;
+	lc->ack_timeout = (uint8_t)cf->ack_timeout;
+	lc->retry_count = (uint8_t)cf->retry_count;
 }
 
 static void on_peer_resolved(void *);
@@ -502,7 +537,7 @@ link_connect(struct dlink *dl)
 		    "address's family");
 		return;
 	}
-	link_conf(&c->sz, &lc);
+	link_conf(dl->d->conf, &c->sz, &lc);
 	dl->key = c->key;
 	if (c->key.set) {
 		dl->ea = (struct engine_auth){ 1, prove, verify, dl };
@@ -580,6 +615,7 @@ link_up(struct dlink *dl)
 	}
 	deadline_stop(dl);
 	dl->state = D_UP;
+	dl->idle_since = dl->heard_ms = loop_now_ms();
 	dl->failures = 0;
 	dl->auth_said = 0;
 	dl->backoff = LINK_BACKOFF_MIN_MS;
@@ -601,25 +637,125 @@ link_up(struct dlink *dl)
 	link_kick(dl);
 }
 
-/* The limit an incoming link would break, or NULL. */
-static const char *
-incoming_limit(struct rsd *d)
+/* Whether two socket addresses are the same host (ports aside). */
+static int
+same_host(const struct sockaddr *x, const struct sockaddr *y)
 {
+
+	if (x->sa_family != y->sa_family)
+		return (0);
+	if (x->sa_family == AF_INET)
+		return (((const struct sockaddr_in *)(const void *)x)->
+		    sin_addr.s_addr == ((const struct sockaddr_in *)
+		    (const void *)y)->sin_addr.s_addr);
+	if (x->sa_family == AF_INET6)
+		return (memcmp(&((const struct sockaddr_in6 *)(const void *)x)->
+		    sin6_addr, &((const struct sockaddr_in6 *)(const void *)y)->
+		    sin6_addr, sizeof(struct in6_addr)) == 0);
+	return (0);
+}
+
+/* An incoming link that may give its slot up: up, idle long enough. */
+static int
+evictable(const struct dlink *dl, uint64_t now, uint64_t idle_ms)
+{
+
+	return (dl->t == NULL && dl->state == D_UP && dl->idle_since != 0 &&
+	    now - dl->idle_since >= idle_ms);
+}
+
+/*
+ * At a limit, an incoming link that carried no stream for
+ * link_idle_timeout gives its slot to the new one: an unauthenticated
+ * one first, then the one idle longest.  Only links without a key when
+ * ${unauth_only}.  Returns 1 if one was closed.
+ */
+static int
+evict_idle(struct rsd *d, int unauth_only, const char *limit)
+{
+	struct dlink *dl, *victim = NULL;
+	uint64_t now = loop_now_ms(), idle_ms;
+	char why[160];
+
+	if (d->conf->link_idle_timeout == 0)
+		return (0);
+	idle_ms = (uint64_t)d->conf->link_idle_timeout * 1000;
+	for (dl = d->links; dl != NULL; dl = dl->next) {
+		if (!evictable(dl, now, idle_ms) ||
+		    (unauth_only && dl->key.set))
+			continue;
+		if (victim == NULL || (victim->key.set && !dl->key.set) ||
+		    (victim->key.set == dl->key.set &&
+		    dl->idle_since < victim->idle_since))
+			victim = dl;
+	}
+	if (victim == NULL)
+		return (0);
+	snprintf(why, sizeof(why), "closed after %llu s without a stream, to "
+	    "make room for a new link (%s reached)",
+	    (unsigned long long)((now - victim->idle_since) / 1000), limit);
+	d->links_evicted++;
+	LLOG(LOG_NOTICE, victim, "%s %s", victim->name, why);
+	link_down(victim, why);
+	return (1);
+}
+
+/* The settings behind the refusals that are limits. */
+static const char *const refusal_setting[LINK_REFUSAL_N] = {
+	[LINK_MAX_PENDING] = "max_pending",
+	[LINK_MAX_PENDING_PER_ADDR] = "max_pending_per_addr",
+	[LINK_MAX_UNAUTH_LINKS] = "max_unauth_links",
+	[LINK_MAX_LINKS] = "max_links",
+};
+
+/*
+ * The limit a new incoming link from ${peer} (authenticating or not)
+ * would break, with its value in ${value}, or LINK_REFUSAL_N for none.
+ * A link slot may be freed for it (evict_idle).
+ */
+static enum link_refusal
+incoming_limit(struct rsd *d, const struct sockaddr *peer, int auth,
+    uint32_t *value)
+{
+	const struct conf *c = d->conf;
 	const struct dlink *dl;
-	uint32_t links = 0, pending = 0;
+	uint32_t links = 0, pending = 0, from = 0, unauth = 0;
+	uint32_t max_unauth = c->max_unauth_links < c->max_links ?
+	    c->max_unauth_links : c->max_links;
+	int handshaking;
 
 	for (dl = d->links; dl != NULL; dl = dl->next) {
 		if (dl->t != NULL || dl->state == D_DEAD)
 			continue;
 		links++;
+		unauth += !dl->auth;
 		/* Handshaking links are capped too: they cost a peer nothing. */
-		pending += dl->state == D_CONNECTING || dl->state == D_AUTH;
+		handshaking = dl->state == D_CONNECTING || dl->state == D_AUTH;
+		pending += handshaking;
+		from += handshaking && peer != NULL &&
+		    same_host((const struct sockaddr *)&dl->peer_sa, peer);
 	}
-	if (links >= d->conf->max_links)
-		return ("max_links");
-	if (pending >= d->conf->max_pending)
-		return ("max_pending");
-	return (NULL);
+	if (pending >= c->max_pending) {
+		*value = c->max_pending;
+		return (LINK_MAX_PENDING);
+	}
+	if (from >= c->max_pending_per_addr) {
+		*value = c->max_pending_per_addr;
+		return (LINK_MAX_PENDING_PER_ADDR);
+	}
+	if (!auth && unauth >= max_unauth) {
+		if (!evict_idle(d, 1, refusal_setting[LINK_MAX_UNAUTH_LINKS])) {
+			*value = max_unauth;
+			return (LINK_MAX_UNAUTH_LINKS);
+		}
+		links--;	/* one was just closed */
+	}
+	if (links >= c->max_links &&
+	    !evict_idle(d, 0, refusal_setting[LINK_MAX_LINKS])) {
+		*value = c->max_links;
+		return (LINK_MAX_LINKS);
+	}
+	return (LINK_REFUSAL_N);
 }
 
 /* Turn a connect request away: count it, say it once per burst. */
@@ -665,24 +801,27 @@ keys_here(const struct conf *c, int *keyed, int *open)
  */
 int
 link_gate(void *arg, const struct sockaddr *peer, const char *peer_text,
-    const struct wire_hello *hello)
+    const struct wire_hello *hello, const char *invalid)
 {
 	struct rsd *d = arg;
 	const struct conf *c = d->conf;
-	const char *limit;
-	int keyed, open, auth = (hello->flags & WIRE_HELLO_AUTH) != 0;
+	enum link_refusal why;
+	uint32_t value;
+	int keyed, open, auth;
 
 	if (d->stop)
 		return (-1);
-	if ((limit = incoming_limit(d)) != NULL)
+	/* What costs the peer nothing is turned away before any work. */
+	if (c->nallow > 0 && (peer == NULL ||
+	    !conf_net_match(c->allow, c->nallow, peer)))
 		return (reject(peer_text, &d->links_rejected,
-		    &d->link_limit_log, "%s %u reached", limit,
-		    (unsigned)(strcmp(limit, "max_links") == 0 ?
-		    c->max_links : c->max_pending)));
-	if (c->nallow > 0 && !conf_net_match(c->allow, c->nallow, peer))
+		    &d->refusal_log[LINK_NOT_ALLOWED], "not in allow"));
+	if (hello == NULL)
 		return (reject(peer_text, &d->links_rejected,
-		    &d->link_limit_log, "not in allow"));
+		    &d->refusal_log[LINK_BAD_HELLO],
+		    "invalid connect data: %s", invalid));
 	/* Say at once what cannot work; the proofs come after connecting. */
+	auth = (hello->flags & WIRE_HELLO_AUTH) != 0;
 	keys_here(c, &keyed, &open);
 	if (auth && !keyed)
 		return (reject(peer_text, &d->auth_failures, &d->auth_log,
@@ -691,6 +830,10 @@ link_gate(void *arg, const struct sockaddr *peer, const char *peer_text,
 		return (reject(peer_text, &d->auth_failures, &d->auth_log,
 		    "it does not authenticate, and every tunnel here needs a "
 		    "key_file"));
+	if ((why = incoming_limit(d, peer, auth, &value)) != LINK_REFUSAL_N)
+		return (reject(peer_text, &d->links_rejected,
+		    &d->refusal_log[why], "%s %u reached",
+		    refusal_setting[why], (unsigned)value));
 	return (0);
 }
 
@@ -706,6 +849,8 @@ link_incoming(struct rsd *d, const struct verbs_ev *ev)
 		return;
 	}
 	dl->vl = ev->link;
+	dl->peer_sa = ev->peer_sa;
+	dl->auth = ev->peer_auth;
 	snprintf(dl->peer, sizeof(dl->peer), "%s", ev->peer);
 	snprintf(dl->name, sizeof(dl->name), "link from %s", ev->peer);
 	verbs_link_set_user(dl->vl, dl);

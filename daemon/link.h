@@ -7,7 +7,8 @@
  * 2 s).  Links that peers open to our RDMA listeners serve every target
  * tunnel and end when the peer goes.  Every link sends a keepalive every
  * LINK_KEEPALIVE_MS, so a peer that vanished is noticed within that plus
- * the transport's retry time (see verbs.h).
+ * the transport's retry time (see verbs.h); and a link that heard nothing
+ * from its peer for LINK_SILENCE_MS ends, even if it cannot send.
  */
 #ifndef LINK_H
 #define LINK_H
@@ -17,8 +18,20 @@
 #include "engine.h"
 
 #define LINK_KEEPALIVE_MS	2000
+#define LINK_SILENCE_MS		(5 * LINK_KEEPALIVE_MS)
 #define LINK_BACKOFF_MIN_MS	100
 #define LINK_BACKOFF_MAX_MS	2000
+
+/* Why an incoming link is turned away before it costs anything. */
+enum link_refusal {
+	LINK_NOT_ALLOWED,		/* allow */
+	LINK_BAD_HELLO,			/* invalid connect data */
+	LINK_MAX_PENDING,
+	LINK_MAX_PENDING_PER_ADDR,
+	LINK_MAX_UNAUTH_LINKS,
+	LINK_MAX_LINKS,
+	LINK_REFUSAL_N
+};
 
 struct rsd;
 struct tun;
@@ -43,15 +56,18 @@ struct dlink *link_client_new(struct tun *t, const struct conf *nc);
 void link_client_start(struct dlink *dl);
 
 /**
- * link_gate(d, peer, peer_text, hello):
+ * link_gate(d, peer, peer_text, hello, invalid):
  * The RDMA listeners' gate (see verbs_gate_fn): reject a connect request
- * that max_links, max_pending, allow or the keys configured turn away,
- * logging (once per burst) and counting it.  ${d} is the daemon.
+ * that allow, an invalid hello, the keys configured or a limit
+ * (max_pending, max_pending_per_addr, max_unauth_links, max_links) turn
+ * away, logging (once per burst) and counting it.  At max_links or
+ * max_unauth_links, an incoming link idle for link_idle_timeout is closed
+ * to make room.  ${d} is the daemon.
  */
 struct sockaddr;
 struct wire_hello;
 int link_gate(void *d, const struct sockaddr *peer, const char *peer_text,
-    const struct wire_hello *hello);
+    const struct wire_hello *hello, const char *invalid);
 
 /**
  * link_cm_event(d, ev):

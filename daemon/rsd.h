@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "conf.h"
+#include "link.h"
 #include "log.h"
 #include "loop.h"
 #include "sock.h"
@@ -83,9 +84,11 @@ struct rsd {
 	size_t nlsn;
 	struct dlink *links;		/* every link, client and incoming */
 	uint64_t next_serial;		/* stream numbers, for logs */
-	uint64_t links_rejected;	/* max_links / max_pending / allow */
+	uint64_t links_rejected;	/* a limit, allow, an invalid hello */
+	uint64_t links_evicted;		/* idle links closed to make room */
 	uint64_t auth_failures;		/* links that failed to authenticate */
-	struct log_burst link_limit_log, auth_log, deny_log;
+	/* Each kind of refusal is logged once per burst of its own. */
+	struct log_burst refusal_log[LINK_REFUSAL_N], auth_log, deny_log;
 	int noauth_warned;		/* said once that links lack keys */
 	struct loop_timer sweep;	/* idle_timeout, once a second */
 	struct ctl *ctl;

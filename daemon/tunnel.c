@@ -74,7 +74,10 @@ on_cm(void *arg, uint32_t events)
 	}
 }
 
-/* Once a second: streams idle past their tunnel's idle_timeout end. */
+/*
+ * Once a second: streams idle past their tunnel's idle_timeout end, and
+ * links freed while being accepted get their turn to go (verbs_cm_tick).
+ */
 static void
 on_sweep(void *arg)
 {
@@ -83,6 +86,7 @@ on_sweep(void *arg)
 	uint64_t now = loop_now_ms();
 
 	loop_timer_arm(&d->sweep, 1000);
+	verbs_cm_tick(d->cm);
 	TAILQ_FOREACH(t, &d->tuns, entry)
 		if (t->c->sz.idle_timeout > 0)
 			bridge_sweep(t, now);
@@ -487,6 +491,8 @@ listener_conf(const struct conf *c, struct verbs_link_conf *lc)
 	}
 	if (lc->max_streams > WIRE_STREAMS_MAX)
 		lc->max_streams = WIRE_STREAMS_MAX;
+	lc->ack_timeout = (uint8_t)c->ack_timeout;
+	lc->retry_count = (uint8_t)c->retry_count;
 }
 
 static int

@@ -1619,6 +1619,13 @@ engine_idle(const struct engine *e)
 	    e->q[Q_TX].head == NIL);
 }
 
+uint32_t
+engine_active(const struct engine *e)
+{
+
+	return (e->st.streams_active);
+}
+
 /**
  * engine_stats(e, st):
  * Copy the link's counters into ${st}.

@@ -366,6 +366,12 @@ int engine_peer_goaway(const struct engine *e);
 int engine_idle(const struct engine *e);
 
 /**
+ * engine_active(e):
+ * How many streams hold a slot (open, opening, or ending).
+ */
+uint32_t engine_active(const struct engine *e);
+
+/**
  * engine_stats(e, st):
  * Copy the link's counters into ${st}.
  */

@@ -2,6 +2,7 @@
 
 #include <sys/types.h>
 #include <sys/mman.h>
+#include <sys/queue.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 
@@ -31,6 +32,8 @@
 
 struct verbs_cm {
 	struct rdma_event_channel *ch;
+	/* Links freed while accepting, waiting to disconnect (see below). */
+	TAILQ_HEAD(, verbs_link) dying;
 };
 
 /* CM ids' context is a listener or a link: the first member says which. */
@@ -82,6 +85,9 @@ struct verbs_link {
 
 	int nmems;		/* ring memory still registered */
 	int freed;		/* verbs_link_free was called */
+	int dying;		/* freed, its cm_id kept until it can disconnect */
+	int dying_ticks;	/* verbs_cm_tick calls left before it goes */
+	TAILQ_ENTRY(verbs_link) dentry;
 	char peer[64];
 	char device[32];
 };
@@ -93,6 +99,8 @@ struct verbs_mem {
 	struct ibv_mr *mr;
 	int remote;
 };
+
+static void dying_end(struct verbs_link *);
 
 static void
 say(char *err, size_t errlen, const char *fmt, ...)
@@ -177,6 +185,7 @@ verbs_cm_new(char *err, size_t errlen)
 
 	if ((cm = calloc(1, sizeof(*cm))) == NULL)
 		goto err0;
+	TAILQ_INIT(&cm->dying);
 	if ((cm->ch = rdma_create_event_channel()) == NULL) {
 		say(err, errlen, "cannot open the RDMA CM (rdma_ucm loaded? "
 		    "/dev/infiniband/rdma_cm accessible?): %s",
@@ -209,6 +218,8 @@ verbs_cm_free(struct verbs_cm *cm)
 
 	if (cm == NULL)
 		return;
+	while (!TAILQ_EMPTY(&cm->dying))
+		dying_end(TAILQ_FIRST(&cm->dying));
 	rdma_destroy_event_channel(cm->ch);
 	free(cm);
 }
@@ -348,7 +359,8 @@ link_setup(struct verbs_link *l, char *err, size_t errlen)
 	}
 	/* A dead peer must be noticed in bounded time (see verbs.h). */
 	{
-		uint8_t t = VERBS_ACK_TIMEOUT;
+		uint8_t t = l->conf.ack_timeout ? l->conf.ack_timeout :
+		    VERBS_ACK_TIMEOUT;
 
 		(void)rdma_set_option(id, RDMA_OPTION_ID,
 		    RDMA_OPTION_ID_ACK_TIMEOUT, &t, sizeof(t));
@@ -378,7 +390,8 @@ conn_param(struct verbs_link *l, struct rdma_conn_param *p)
 	/* No RDMA READ or atomics, in either direction. */
 	p->responder_resources = 0;
 	p->initiator_depth = 0;
-	p->retry_count = VERBS_RETRY_COUNT;
+	p->retry_count = l->conf.retry_count ? l->conf.retry_count :
+	    VERBS_RETRY_COUNT;
 	p->rnr_retry_count = VERBS_RNR_RETRY;
 	return (0);
 }
@@ -469,18 +482,43 @@ link_destroy(struct verbs_link *l)
  * Tear the link down (if still connected) and free it.  Ring memory of
  * the link stays valid until verbs_mem_free.  NULL is a no-op.
  */
+/* The cm_id of a dying link goes now; then the link, once its memory has. */
+static void
+dying_end(struct verbs_link *l)
+{
+
+	TAILQ_REMOVE(&l->cm->dying, l, dentry);
+	rdma_destroy_id(l->id);
+	l->id = NULL;
+	l->dying = 0;
+	if (l->nmems == 0)
+		link_destroy(l);
+}
+
 void
 verbs_link_free(struct verbs_link *l)
 {
 
 	if (l == NULL)
 		return;
-	if (l->id != NULL) {
-		if (l->state == L_UP || l->state == L_ACCEPTING ||
-		    l->state == L_CONNECTING)
+	if (l->have_qp) {
+		rdma_destroy_qp(l->id);
+		l->have_qp = 0;
+	}
+	if (l->id != NULL && l->state == L_ACCEPTING) {
+		/*
+		 * Accepted, but our CM has not seen the peer's RTU: destroying
+		 * the id now would only send a REJ, which a peer already
+		 * established ignores, so it would never learn the link ended.
+		 * Keep the id until ESTABLISHED (then disconnect) or some
+		 * other end, or VERBS_TEARDOWN_TICKS of verbs_cm_tick.
+		 */
+		l->dying = 1;
+		l->dying_ticks = VERBS_TEARDOWN_TICKS;
+		TAILQ_INSERT_TAIL(&l->cm->dying, l, dentry);
+	} else if (l->id != NULL) {
+		if (l->state == L_UP || l->state == L_CONNECTING)
 			rdma_disconnect(l->id);
-		if (l->have_qp)
-			rdma_destroy_qp(l->id);
 		rdma_destroy_id(l->id);
 		l->id = NULL;
 	}
@@ -498,11 +536,26 @@ verbs_link_free(struct verbs_link *l)
 	engine_free(l->e);
 	l->cq = NULL;
 	l->cc = NULL;
+	l->ctrl_send_mr = l->recv_mr = NULL;
+	l->ctrl_send = l->recv_buf = NULL;
+	l->posted = NULL;
 	l->e = NULL;
 	l->freed = 1;
 	/* Ring memory still registered keeps the protection domain alive. */
-	if (l->nmems == 0)
+	if (l->nmems == 0 && !l->dying)
 		link_destroy(l);
+}
+
+void
+verbs_cm_tick(struct verbs_cm *cm)
+{
+	struct verbs_link *l, *next;
+
+	for (l = TAILQ_FIRST(&cm->dying); l != NULL; l = next) {
+		next = TAILQ_NEXT(l, dentry);
+		if (--l->dying_ticks <= 0)
+			dying_end(l);
+	}
 }
 
 /**
@@ -681,15 +734,27 @@ post_sends(struct verbs_link *l)
  * Post the receives and work requests the engine has ready.  Call after
  * any application call into the engine.  Returns 0 or -1 as above.
  */
+/*
+ * The engine failed: no work request may run from now on, before any
+ * RELEASED event lets the embedder free ring memory.  Returns -1.
+ */
+static int
+failed(struct verbs_link *l)
+{
+
+	verbs_link_stop(l);
+	return (-1);
+}
+
 int
 verbs_link_flush(struct verbs_link *l)
 {
 
 	if (l->e == NULL || engine_error(l->e) != NULL)
-		return (-1);
+		return (failed(l));
 	/* Receives first: credit updates in the sends may count them. */
 	if (post_recvs(l) || post_sends(l))
-		return (-1);
+		return (failed(l));
 	return (0);
 }
 
@@ -791,18 +856,18 @@ verbs_link_poll(struct verbs_link *l)
 	void *ctx;
 
 	if (l->e == NULL || engine_error(l->e) != NULL)
-		return (-1);
+		return (failed(l));
 	while (ibv_get_cq_event(l->cc, &cq, &ctx) == 0)
 		ibv_ack_cq_events(cq, 1);
 	if (drain_cq(l))
-		return (-1);
+		return (failed(l));
 	if (ibv_req_notify_cq(l->cq, 0)) {
 		engine_fail(l->e, "ibv_req_notify_cq failed");
-		return (-1);
+		return (failed(l));
 	}
 	/* A completion that landed before the re-arm raised no event. */
 	if (drain_cq(l))
-		return (-1);
+		return (failed(l));
 	return (verbs_link_flush(l));
 }
 
@@ -868,7 +933,7 @@ verbs_mem_free(struct verbs_mem *m)
 	ibv_dereg_mr(m->mr);
 	munmap(m->buf, m->size);
 	free(m);
-	if (--l->nmems == 0 && l->freed)
+	if (--l->nmems == 0 && l->freed && !l->dying)
 		link_destroy(l);
 }
 
@@ -1030,29 +1095,35 @@ static void
 on_connect_request(struct verbs_listener *ls, struct rdma_cm_event *cme,
     struct verbs_ev *ev)
 {
+	const struct sockaddr *psa = rdma_get_peer_addr(cme->id);
 	struct verbs_link *l;
 	struct wire_hello h;
 	char err[200];
 	int werr;
 
 	ev->listener = ls;
-	addr_text(rdma_get_peer_addr(cme->id), ev->peer, sizeof(ev->peer));
+	addr_text(psa, ev->peer, sizeof(ev->peer));
+	if (psa != NULL && (psa->sa_family == AF_INET ||
+	    psa->sa_family == AF_INET6))
+		memcpy(&ev->peer_sa, psa, psa->sa_family == AF_INET ?
+		    sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6));
 	werr = wire_hello_decode(cme->param.conn.private_data,
 	    cme->param.conn.private_data_len, &h);
+	/* Limits and allow lists cost a peer nothing to hit: check first. */
+	if (ls->gate != NULL && (ls->gate(ls->gate_arg, psa, ev->peer,
+	    werr == WIRE_OK ? &h : NULL, werr == WIRE_OK ? NULL :
+	    wire_strerror(werr)) != 0 || werr != WIRE_OK)) {
+		rdma_reject(cme->id, NULL, 0);
+		rdma_destroy_id(cme->id);
+		ev->type = VERBS_EV_NONE;
+		return;
+	}
 	if (werr != WIRE_OK) {
 		rdma_reject(cme->id, NULL, 0);
 		rdma_destroy_id(cme->id);
 		ev->type = VERBS_EV_REJECTED;
 		snprintf(ev->why, sizeof(ev->why), "invalid connect data: %s",
 		    wire_strerror(werr));
-		return;
-	}
-	/* Limits and allow lists cost a peer nothing to hit: check first. */
-	if (ls->gate != NULL && ls->gate(ls->gate_arg,
-	    rdma_get_peer_addr(cme->id), ev->peer, &h) != 0) {
-		rdma_reject(cme->id, NULL, 0);
-		rdma_destroy_id(cme->id);
-		ev->type = VERBS_EV_NONE;
 		return;
 	}
 	if ((l = link_new(ls->cm, &ls->conf, NULL)) == NULL) {
@@ -1164,6 +1235,31 @@ on_link_event(struct verbs_link *l, struct rdma_cm_event *cme,
 	}
 }
 
+/*
+ * An event for a dying link: once the connection is established the peer
+ * can be told it ended; any other end means there is nobody to tell.
+ * Returns 1 when its cm_id may go.
+ */
+static int
+on_dying_event(struct verbs_link *l, struct rdma_cm_event *cme)
+{
+
+	switch (cme->event) {
+	case RDMA_CM_EVENT_ESTABLISHED:
+		rdma_disconnect(l->id);
+		return (1);
+	case RDMA_CM_EVENT_DISCONNECTED:
+	case RDMA_CM_EVENT_REJECTED:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+		return (1);
+	default:
+		return (0);
+	}
+}
+
 /**
  * verbs_cm_handle(cm, ev):
  * Process one RDMA CM event, if any, and describe its outcome in ${ev}.
@@ -1174,6 +1270,8 @@ int
 verbs_cm_handle(struct verbs_cm *cm, struct verbs_ev *ev)
 {
 	struct rdma_cm_event *cme;
+	struct verbs_link *l = NULL;
+	int end = 0;
 
 	memset(ev, 0, sizeof(*ev));
 	if (rdma_get_cm_event(cm->ch, &cme)) {
@@ -1181,12 +1279,20 @@ verbs_cm_handle(struct verbs_cm *cm, struct verbs_ev *ev)
 			return (0);
 		return (-1);
 	}
-	if (is_listener(cme))
+	if (is_listener(cme)) {
 		on_connect_request(cme->listen_id->context, cme, ev);
-	else if (cme->id->context != NULL &&
-	    *(const int *)cme->id->context == KIND_LINK)
-		on_link_event(cme->id->context, cme, ev);
+	} else if (cme->id->context != NULL &&
+	    *(const int *)cme->id->context == KIND_LINK) {
+		l = cme->id->context;
+		if (l->dying)
+			end = on_dying_event(l, cme);
+		else
+			on_link_event(l, cme, ev);
+	}
 	/* Other listener events (device removal, address change): none. */
 	rdma_ack_cm_event(cme);
+	/* Only once the event is acked: destroying waits for that. */
+	if (end)
+		dying_end(l);
 	return (1);
 }

@@ -12,9 +12,10 @@
  * (verbs_link_fd).
  *
  * Dead peers: links use an ACK timeout of 14 (4.096 us * 2^14, about
- * 67 ms) and 7 transport retries, so once a packet is outstanding a peer
- * that stopped answering is declared dead within about 0.6 s (providers
- * may stretch each wait up to 4x, so at most about 2.2 s).  RNR retry is
+ * 67 ms) and 7 transport retries unless configured otherwise, so once a
+ * packet is outstanding a peer that stopped answering is declared dead
+ * within about 0.6 s (providers may stretch each wait up to 4x, so at most
+ * about 2.2 s).  RNR retry is
  * 7 (retry for ever), a safety net only: the engine never sends without a
  * posted receive.  The daemon's keepalives make sure a packet is
  * outstanding on an otherwise idle link.
@@ -35,12 +36,15 @@
 
 #include "engine.h"
 
-/* See the comment above: ACK timeout exponent and transport retries. */
+/* See the comment above: the default ACK timeout exponent and transport
+ * retries (verbs_link_conf may set others), and RNR retries. */
 #define VERBS_ACK_TIMEOUT	14
 #define VERBS_RETRY_COUNT	7
 #define VERBS_RNR_RETRY		7
 /* Address and route resolution time-outs, in milliseconds. */
 #define VERBS_RESOLVE_MS	2000
+/* verbs_cm_tick calls a link freed while accepting waits to disconnect. */
+#define VERBS_TEARDOWN_TICKS	5
 
 struct verbs_cm;
 struct verbs_listener;
@@ -53,6 +57,8 @@ struct verbs_link_conf {
 	uint32_t inline_size;
 	uint32_t max_streams;
 	uint32_t signal_every;	/* 0: engine default */
+	uint8_t ack_timeout;	/* 0: VERBS_ACK_TIMEOUT */
+	uint8_t retry_count;	/* 0: VERBS_RETRY_COUNT */
 	/* Connecting side: authenticate the link (copied; NULL: do not). */
 	const struct engine_auth *auth;
 };
@@ -70,6 +76,7 @@ struct verbs_ev {
 	struct verbs_link *link;	/* INCOMING, UP, DOWN */
 	struct verbs_listener *listener;	/* INCOMING, REJECTED */
 	char peer[64];			/* peer address, for logs */
+	struct sockaddr_storage peer_sa;	/* INCOMING: the same */
 	int peer_auth;			/* INCOMING: the peer authenticates */
 	char why[200];			/* REJECTED, DOWN: what happened */
 };
@@ -85,6 +92,15 @@ struct verbs_cm *verbs_cm_new(char *err, size_t errlen);
  * Destroy the channel (after every listener and link).  NULL is a no-op.
  */
 void verbs_cm_free(struct verbs_cm *cm);
+
+/**
+ * verbs_cm_tick(cm):
+ * Call about once a second: a link freed while it was still being
+ * accepted keeps its RDMA CM id until it is established, so that it can
+ * be disconnected and the peer learns the link ended, or until
+ * VERBS_TEARDOWN_TICKS calls have passed.
+ */
+void verbs_cm_tick(struct verbs_cm *cm);
 
 /**
  * verbs_cm_fd(cm):
@@ -111,14 +127,17 @@ struct verbs_listener *verbs_listen(struct verbs_cm *cm, const char *host,
     char *err, size_t errlen);
 
 /*
- * A listener's gate: asked about every valid connect request before any
- * queue, buffer or engine is made for it, with the peer's address (as a
- * socket address and as text) and its hello.  Returns 0 to go on (an
- * INCOMING event follows), or -1 to reject the request at once; the gate
- * reports and counts the rejection itself, and no event follows.
+ * A listener's gate: asked about every connect request before any queue,
+ * buffer or engine is made for it, with the peer's address (as a socket
+ * address and as text) and its hello, or NULL and why not when the hello
+ * is invalid (such a request is rejected whatever the gate says).
+ * Returns 0 to go on (an INCOMING event follows), or -1 to reject the
+ * request at once; the gate reports and counts the rejection itself, and
+ * no event follows.
  */
 typedef int verbs_gate_fn(void *arg, const struct sockaddr *peer,
-    const char *peer_text, const struct wire_hello *hello);
+    const char *peer_text, const struct wire_hello *hello,
+    const char *invalid);
 
 /**
  * verbs_listener_set_gate(l, gate, arg):
@@ -167,8 +186,9 @@ void verbs_reject(struct verbs_link *link);
 
 /**
  * verbs_link_free(link):
- * Tear the link down (if still connected) and free it.  Ring memory of
- * the link stays valid until verbs_mem_free.  NULL is a no-op.
+ * Tear the link down (if still connected) and free it; the peer is told
+ * (see verbs_cm_tick for a link freed while being accepted).  Ring memory
+ * of the link stays valid until verbs_mem_free.  NULL is a no-op.
  */
 void verbs_link_free(struct verbs_link *link);
 
@@ -197,14 +217,17 @@ int verbs_link_fd(const struct verbs_link *link);
  * Consume the completion channel event, poll every completion into the
  * engine (re-arming the CQ, then polling once more so none is missed),
  * and post what the engine wants.  Returns 0, or -1 if the link failed
- * (engine_error says why).
+ * (engine_error says why); then the queue pair is already stopped
+ * (verbs_link_stop), so the engine's RELEASED events may free ring
+ * memory.
  */
 int verbs_link_poll(struct verbs_link *link);
 
 /**
  * verbs_link_flush(link):
  * Post the receives and work requests the engine has ready.  Call after
- * any application call into the engine.  Returns 0 or -1 as above.
+ * any application call into the engine.  Returns 0, or -1 as above, the
+ * queue pair stopped.
  */
 int verbs_link_flush(struct verbs_link *link);
 

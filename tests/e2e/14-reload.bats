@@ -20,11 +20,6 @@ start_a_notify() {
 	link_up a echo
 }
 
-# count_log NAME PATTERN: how many lines of NAME.log match.
-count_log() {
-	grep -c -- "$2" "$W/$1.log" || true
-}
-
 @test "reload: a transfer crossing two reloads completes intact; tunnels are added, changed, removed" {
 	echo_tunnel echo
 	p2=$(free_port)

@@ -29,7 +29,14 @@ stops_clean() {
 
 # hostile CASE [TUNNEL]: run the hostile peer from A against b.
 hostile() {
-	run timeout 60 "$HOSTILE" "$A" "$B" 7471 "$@"
+	run timeout 120 "$HOSTILE" "$A" "$B" 7471 "$@"
+}
+
+# hold_link SECONDS OUT: a hostile peer holding an idle unauthenticated
+# link in the background, saying how it ended into $W/OUT.
+hold_link() {
+	"$HOSTILE" "$A" "$B" 7471 hold "$1" >"$W/$2" 2>&1 3>&- &
+	RS_PIDS+=("$!")
 }
 
 @test "a hostile peer: bad hellos are rejected, protocol violations end its link, nothing else is hurt" {
@@ -50,9 +57,13 @@ hostile() {
 		assert_success
 		assert_output "$c: rejected"
 	done
+	# Each counted; logged once per burst, however many come.
+	hostile flood 40
+	assert_success
+	assert_output "flood: 40 rejected of 40"
 	grep -q "link from $A:[0-9]* rejected: invalid connect data: .*magic" "$W/b.log"
-	grep -q "link from $A:[0-9]* rejected: invalid connect data: .*version" "$W/b.log"
-	[ "$(grep -c "link from $A:[0-9]* rejected: invalid connect data" "$W/b.log")" = 4 ]
+	[ "$(metric rstreamd_links_rejected_total b)" = 44 ]
+	[ "$(grep -c "rejected: invalid connect data" "$W/b.log")" -le 2 ]
 
 	hostile garbage
 	assert_success
@@ -119,9 +130,10 @@ EOC
 
 	# Silence: the handshake deadline ends it.  While it hangs there, it
 	# holds the only max_pending slot: another peer is turned away.
+	n=$(count_log b "accepted (.*authenticating)")
 	"$HOSTILE" "$A" "$B" 7471 silent >"$W/silent.out" 2>&1 3>&- &
 	sp=$!
-	wait_log b "link from $A:[0-9]* accepted (.*authenticating)"
+	wait_log_more b "accepted (.*authenticating)" "$n"
 	hostile right-key "$W/k1.key" echo
 	assert_failure
 	wait_log b "link from $A:[0-9]* rejected: max_pending 1 reached"
@@ -140,5 +152,75 @@ EOC
 	run client "$port" "unharmed"
 	assert_output "unharmed"
 
+	stops_clean
+}
+
+@test "a hostile peer that goes quiet is noticed, and link admission keeps room for keyed peers" {
+	(umask 077; head -c 32 /dev/urandom >"$W/k1.key")
+	echo_target
+	conf_b "{ name = \"open\"; target = \"tcp://127.0.0.1:$tp\"; },
+	    { name = \"keyed\"; target = \"tcp://127.0.0.1:$tp\"; key_file = \"$W/k1.key\"; }"
+	cat >>"$W/b.conf" <<EOC
+max_links = 4;
+max_unauth_links = 2;
+link_idle_timeout = 0;
+max_pending_per_addr = 1;
+handshake_timeout = 8;
+EOC
+	conf_a "{ name = \"keyed\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; key_file = \"$W/k1.key\"; }"
+	start_pair keyed
+	port=$(accept_port a keyed)
+
+	# Up, then silent (not even keepalives): ended by what it did not say.
+	hostile mute
+	assert_success
+	assert_output "mute: disconnected"
+	wait_log b "link from $A:[0-9]* ended: nothing heard from the peer for [0-9]* s"
+
+	# Two idle unauthenticated links fill max_unauth_links; a third is
+	# turned away, and a keyed peer still gets in.
+	# (one at a time: max_pending_per_addr is 1 here)
+	hold_link 60 h1.out
+	wait_ctl b status .links 2
+	hold_link 60 h2.out
+	wait_ctl b status .links 3
+	hostile hold 5
+	assert_success
+	assert_output "hold: rejected"
+	wait_log b "link from $A:[0-9]* rejected: max_unauth_links 2 reached"
+	hostile right-key "$W/k1.key" keyed
+	assert_success
+	assert_output "right-key: authenticated, stream accepted"
+
+	# With link_idle_timeout, a link idle that long gives its slot up.
+	sed -i 's/link_idle_timeout = 0;/link_idle_timeout = 1;/' "$W/b.conf"
+	run "$CTL" -s "$W/b.ctl" reload
+	assert_success
+	wait_ctl b status .links 3
+	hostile hold 3
+	assert_success
+	assert_output "hold: held"
+	wait_log b "link from $A:[0-9]* closed after [0-9]* s without a stream, to make room for a new link (max_unauth_links reached)"
+	[ "$(metric rstreamd_links_evicted_total b)" -ge 1 ]
+	for ((i = 0; i < 100; i++)); do
+		grep -q "hold: disconnected" "$W/h1.out" "$W/h2.out" && break
+		sleep 0.1
+	done
+	grep -q "hold: disconnected" "$W/h1.out" "$W/h2.out"
+
+	# One peer address may have one link handshaking at a time here.
+	n=$(count_log b "accepted (.*authenticating)")
+	"$HOSTILE" "$A" "$B" 7471 silent >"$W/silent.out" 2>&1 3>&- &
+	RS_PIDS+=("$!")
+	wait_log_more b "accepted (.*authenticating)" "$n"
+	hostile right-key "$W/k1.key" keyed
+	assert_failure
+	wait_log b "link from $A:[0-9]* rejected: max_pending_per_addr 1 reached"
+
+	# The keyed daemon's link never noticed any of it.
+	run grep "went down" "$W/a.log"
+	assert_failure
+	run client "$port" "unharmed"
+	assert_output "unharmed"
 	stops_clean
 }

@@ -19,11 +19,6 @@ key() {
 	(umask 077; head -c 32 /dev/urandom >"$W/$1.key")
 }
 
-# metric NAME DAEMON: the value of an unlabelled metric.
-metric() {
-	"$CTL" -s "$W/$2.ctl" metrics | sed -n "s/^$1 \([0-9]*\)$/\1/p"
-}
-
 @test "keys: matching keys carry traffic; -n refuses a key others can read or a short one" {
 	key k1
 	echo_target

@@ -62,6 +62,23 @@ wait_log() {
 	return 1
 }
 
+# count_log NAME PATTERN: how many lines of NAME.log match.
+count_log() {
+	grep -c -- "$2" "$W/$1.log" || true
+}
+
+# wait_log_more NAME PATTERN N [SECONDS]: wait until more than N lines of
+# NAME.log match (N from count_log before the event).
+wait_log_more() {
+	local i
+	for ((i = 0; i < ${4:-20} * 10; i++)); do
+		[ "$(count_log "$1" "$2")" -gt "$3" ] && return 0
+		sleep 0.1
+	done
+	echo "timed out waiting for a new '$2' in $1.log" >&2
+	return 1
+}
+
 # start_daemon NAME [VAR=VALUE...]: start rstreamd with $W/NAME.conf (and
 # those variables in its environment); wait until it is ready.  With
 # RS_WRAP set (a command and its arguments, as an array), the daemon runs
@@ -235,6 +252,11 @@ paced_stream() {
 # COMMAND, as JSON.
 ctl_json() {
 	"$CTL" -j -s "$W/$1.ctl" "$2" | jq -r "$3"
+}
+
+# metric NAME DAEMON: the value of DAEMON's unlabelled metric NAME.
+metric() {
+	"$CTL" -s "$W/$2.ctl" metrics | sed -n "s/^$1 \([0-9]*\)$/\1/p"
 }
 
 # wait_ctl NAME COMMAND FILTER VALUE [SECONDS]: wait until ctl_json gives

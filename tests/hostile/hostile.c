@@ -21,6 +21,16 @@
  *                 the daemon sends its own proof)
  *   silent        says it authenticates, then sends nothing: the
  *                 handshake deadline must end it
+ *   mute          connects (no authentication), then sends nothing at
+ *                 all: the daemon must end the link once it has heard
+ *                 nothing for its liveness bound (within 30 s)
+ * Cases about admission (exit 0 unless a setup step fails):
+ *   hold SECONDS  connects (no authentication) and holds an idle link,
+ *                 with a KEEPALIVE every second, like an idle daemon;
+ *                 prints "hold: held" or "hold: disconnected" (the
+ *                 daemon closed it), or "hold: rejected"
+ *   flood N       N connect requests with a bad hello, one after the
+ *                 other; prints "flood: R rejected of N"
  * The control case must succeed, showing the proofs above were computed
  * as the daemon computes them (exit 0 when the stream is accepted):
  *   right-key     proves KEYFILE, checks the daemon's proof, opens TUNNEL
@@ -274,6 +284,43 @@ open_stream(const char *tunnel, struct wire_rec *r)
 		die("the stream was not accepted");
 }
 
+/* ${n} connect requests with a bad hello; how many were rejected. */
+static int
+flood(const char *src, const char *dst, const char *port, int n)
+{
+	struct rdma_conn_param cp;
+	struct wire_hello h;
+	uint8_t hello[WIRE_HELLO_LEN];
+	int k, rejected = 0, ev;
+
+	memset(&h, 0, sizeof(h));
+	h.version = WIRE_VERSION;
+	h.credits = NRECV;
+	wire_hello_encode(hello, &h);
+	hello[0] ^= 0xff;
+	for (k = 0; k < n; k++) {
+		if (rdma_create_id(ch, &id, NULL, RDMA_PS_TCP))
+			die("rdma_create_id");
+		resolve(src, dst, port);
+		setup_qp();
+		memset(&cp, 0, sizeof(cp));
+		cp.private_data = hello;
+		cp.private_data_len = sizeof(hello);
+		if (rdma_connect(id, &cp))
+			die("rdma_connect");
+		ev = next_event(LIMIT_MS, NULL, NULL);
+		rejected += ev == RDMA_CM_EVENT_REJECTED;
+		rdma_destroy_qp(id);
+		ibv_dereg_mr(msg_mr);
+		ibv_dereg_mr(ring_mr);
+		ibv_destroy_cq(cq);
+		ibv_dealloc_pd(pd);
+		rdma_destroy_id(id);
+	}
+	printf("flood: %d rejected of %d\n", rejected, n);
+	return (0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -293,8 +340,11 @@ main(int argc, char **argv)
 		return (2);
 	}
 	cs = argv[4];
-	if ((ch = rdma_create_event_channel()) == NULL ||
-	    rdma_create_id(ch, &id, NULL, RDMA_PS_TCP))
+	if ((ch = rdma_create_event_channel()) == NULL)
+		die("rdma_create_event_channel");
+	if (strcmp(cs, "flood") == 0 && argc > 5)
+		return (flood(argv[1], argv[2], argv[3], atoi(argv[5])));
+	if (rdma_create_id(ch, &id, NULL, RDMA_PS_TCP))
 		die("rdma_create_id");
 	resolve(argv[1], argv[2], argv[3]);
 	setup_qp();
@@ -323,6 +373,10 @@ main(int argc, char **argv)
 	if (rdma_connect(id, &cp))
 		die("rdma_connect");
 	ev = next_event(LIMIT_MS, pdata, &plen);
+	if (strcmp(cs, "hold") == 0 && ev == RDMA_CM_EVENT_REJECTED) {
+		printf("hold: rejected\n");
+		return (0);
+	}
 	if (strncmp(cs, "bad-", 4) == 0 || strcmp(cs, "short-hello") == 0 ||
 	    strcmp(cs, "no-auth") == 0) {
 		printf("%s: %s\n", cs, ev == RDMA_CM_EVENT_REJECTED ?
@@ -388,12 +442,26 @@ main(int argc, char **argv)
 		    "still connected");
 		return (t == -2 ? 0 : 1);
 	}
-	if (strcmp(cs, "silent") == 0) {
-		int t = watch(LIMIT_MS, &r);
+	if (strcmp(cs, "silent") == 0 || strcmp(cs, "mute") == 0) {
+		int t = watch(strcmp(cs, "mute") == 0 ? 30000 : LIMIT_MS, &r);
 
 		printf("%s: %s\n", cs, t == -2 ? "disconnected" :
 		    "still connected");
 		return (t == -2 ? 0 : 1);
+	}
+	if (strcmp(cs, "hold") == 0 && argc > 5) {
+		int secs = atoi(argv[5]), t = -1, k;
+
+		memset(&r, 0, sizeof(r));
+		r.type = WIRE_KEEPALIVE;
+		for (k = 0; k < secs && t != -2; k++) {
+			post(IBV_WR_SEND, m, (uint32_t)wire_rec_encode(m,
+			    WIRE_MSG_SIZE, &r), 0, 0, 0);
+			t = watch(1000, &r);
+			r.type = WIRE_KEEPALIVE;
+		}
+		printf("hold: %s\n", t == -2 ? "disconnected" : "held");
+		return (0);
 	}
 
 	if (strcmp(cs, "garbage") == 0) {

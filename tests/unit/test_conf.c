@@ -731,7 +731,27 @@ test_service(void)
 	ok(c != NULL && c->tunnels[0].sz.connect_timeout == 10 &&
 	    c->tunnels[0].sz.idle_timeout == 0,
 	    "connect_timeout defaults to 10 s, idle_timeout to none");
+	ok(c != NULL && c->max_pending_per_addr == 4 &&
+	    c->max_unauth_links == 16 && c->link_idle_timeout == 60,
+	    "max_pending_per_addr defaults to 4, max_unauth_links to 16, "
+	    "link_idle_timeout to 60 s");
+	ok(c != NULL && c->ack_timeout == 14 && c->retry_count == 7,
+	    "ack_timeout defaults to 14, retry_count to 7");
 	conf_free(c);
+	c = load("max_pending_per_addr = 2;\nmax_unauth_links = 0;\n"
+	    "link_idle_timeout = 0;\nack_timeout = 18;\nretry_count = 3;\n"
+	    T1);
+	ok(c != NULL && c->max_pending_per_addr == 2 &&
+	    c->max_unauth_links == 0 && c->link_idle_timeout == 0 &&
+	    c->ack_timeout == 18 && c->retry_count == 3,
+	    "the link admission and transport settings are read");
+	conf_free(c);
+	ok(fails("ack_timeout = 4;\n" T1, 1, "ack_timeout 4 is outside 8 to "
+	    "24"), "an ack_timeout too short for any fabric");
+	ok(fails("retry_count = 8;\n" T1, 1, "retry_count 8 is outside 1 to "
+	    "7"), "a retry_count the transport cannot take");
+	ok(fails("max_pending_per_addr = 0;\n" T1, 1, "is outside 1 to"),
+	    "max_pending_per_addr 0");
 	c = load("max_links = 2;\nmax_pending = 1;\n"
 	    "defaults = { idle_timeout = 600; };\n"
 	    "listen = \"10.0.0.1\";\ntunnels = ( { name = \"a\"; "
