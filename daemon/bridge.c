@@ -330,9 +330,12 @@ static void
 target_failed(struct bridge *b, int err, const char *why)
 {
 	int refused = b->tc != NULL ? b->tc->refused : err == ECONNREFUSED;
+	char held[64];
 
-	BLOG(LOG_WARNING, b, "cannot connect to target %s: %s",
-	    b->t->c->target.text, why != NULL ? why : strerror(err));
+	if (log_burst(&b->t->target_log, loop_now_ms(), held, sizeof(held)))
+		BLOG(LOG_WARNING, b, "cannot connect to target %s: %s%s",
+		    b->t->c->target.text, why != NULL ? why : strerror(err),
+		    held);
 	connect_done(b);
 	refuse(b, refused ? WIRE_REASON_TARGET_REFUSED :
 	    err == ETIMEDOUT ? WIRE_REASON_TIMEOUT :
@@ -536,6 +539,7 @@ void
 bridge_client(struct tun *t, int fd)
 {
 	struct bridge *b;
+	char held[64];
 
 	if ((b = bridge_new(t, fd)) == NULL) {
 		sock_close_reset(fd);
@@ -544,8 +548,6 @@ bridge_client(struct tun *t, int fd)
 	b->dl = t->link;
 	sock_peer_text(fd, b->who, sizeof(b->who));
 	if (t->nstreams > t->c->sz.max_streams) {
-		char held[64];
-
 		if (log_burst(&t->limit_log, loop_now_ms(), held,
 		    sizeof(held)))
 			BLOG(LOG_WARNING, b, "stream limit %u reached; closing "
@@ -565,8 +567,9 @@ bridge_client(struct tun *t, int fd)
 		link_wait(b->dl, b);
 		return;
 	}
-	BLOG(LOG_WARNING, b, "link to %s is down; closing the client",
-	    link_peer(t->link));
+	if (log_burst(&t->down_log, loop_now_ms(), held, sizeof(held)))
+		BLOG(LOG_WARNING, b, "link to %s is down; closing the client%s",
+		    link_peer(t->link), held);
 	t->st->failed++;
 	bridge_free(b);
 }
@@ -669,8 +672,13 @@ bridge_event(struct bridge *b, const struct engine_event *ev)
 		BLOG(LOG_DEBUG, b, "opened");
 	}
 	if (ev->flags & ENGINE_EV_REFUSED) {
-		BLOG(LOG_WARNING, b, "refused by %s: %s", link_peer(b->dl),
-		    wire_reason_str(ev->reason));
+		char held[64];
+
+		if (log_burst(&b->t->refused_log, loop_now_ms(), held,
+		    sizeof(held)))
+			BLOG(LOG_WARNING, b, "refused by %s: %s%s",
+			    link_peer(b->dl), wire_reason_str(ev->reason),
+			    held);
 		b->t->st->refused++;
 		b->closed = 1;
 		close_fd(b, 1);

@@ -779,6 +779,18 @@ on_conn(void *arg, uint32_t events)
 	conn_write(cc);
 }
 
+/* Close the connection waiting longest (the list is newest first). */
+static void
+conn_evict(struct ctl *ctl)
+{
+	struct ctl_conn *cc, *oldest = NULL;
+
+	for (cc = ctl->conns; cc != NULL; cc = cc->next)
+		oldest = cc;
+	if (oldest != NULL)
+		conn_free(oldest);
+}
+
 static void
 on_listen(void *arg, uint32_t events)
 {
@@ -795,7 +807,13 @@ on_listen(void *arg, uint32_t events)
 				loop_fd_pause(ctl->w, 200);
 			return;
 		}
-		/* rstreamctl asks one thing at a time; a flood gets closed. */
+		/*
+		 * Full: the oldest connection makes room, so clients that
+		 * connect and say nothing (or never read their answer)
+		 * cannot keep rstreamctl out.
+		 */
+		if (ctl->nconns >= CTL_CONNS_MAX)
+			conn_evict(ctl);
 		if (ctl->nconns >= CTL_CONNS_MAX ||
 		    (cc = calloc(1, sizeof(*cc))) == NULL) {
 			close(fd);

@@ -720,8 +720,6 @@ incoming_limit(struct rsd *d, const struct sockaddr *peer, int auth,
 	const struct conf *c = d->conf;
 	const struct dlink *dl;
 	uint32_t links = 0, pending = 0, from = 0, unauth = 0;
-	uint32_t max_unauth = c->max_unauth_links < c->max_links ?
-	    c->max_unauth_links : c->max_links;
 	int handshaking;
 
 	for (dl = d->links; dl != NULL; dl = dl->next) {
@@ -743,9 +741,11 @@ incoming_limit(struct rsd *d, const struct sockaddr *peer, int auth,
 		*value = c->max_pending_per_addr;
 		return (LINK_MAX_PENDING_PER_ADDR);
 	}
-	if (!auth && unauth >= max_unauth) {
+	/* At or above max_links, max_unauth_links is max_links' business. */
+	if (!auth && c->max_unauth_links < c->max_links &&
+	    unauth >= c->max_unauth_links) {
 		if (!evict_idle(d, 1, refusal_setting[LINK_MAX_UNAUTH_LINKS])) {
-			*value = max_unauth;
+			*value = c->max_unauth_links;
 			return (LINK_MAX_UNAUTH_LINKS);
 		}
 		links--;	/* one was just closed */

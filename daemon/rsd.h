@@ -62,7 +62,9 @@ struct tun {
 	struct dlink *link;
 	struct rname *target_rn;	/* target side, TCP: its addresses */
 	struct tun_stats *st;
-	struct log_burst emfile_log, limit_log;
+	/* Per-stream troubles, each logged once per burst. */
+	struct log_burst emfile_log, limit_log, refused_log, target_log;
+	struct log_burst down_log;
 	uint32_t nstreams;		/* bridges on this tun */
 	struct bridge *streams;		/* list, for rstreamctl streams */
 	int draining;
@@ -89,6 +91,7 @@ struct rsd {
 	uint64_t auth_failures;		/* links that failed to authenticate */
 	/* Each kind of refusal is logged once per burst of its own. */
 	struct log_burst refusal_log[LINK_REFUSAL_N], auth_log, deny_log;
+	struct log_burst cm_log;
 	int noauth_warned;		/* said once that links lack keys */
 	struct loop_timer sweep;	/* idle_timeout, once a second */
 	struct ctl *ctl;

@@ -59,16 +59,29 @@ on_accept(void *arg, uint32_t events)
 	}
 }
 
+/* How long the RDMA CM channel rests after an error it keeps returning. */
+#define CM_PAUSE_MS	1000
+
 static void
 on_cm(void *arg, uint32_t events)
 {
 	struct rsd *d = arg;
 	struct verbs_ev ev;
-	int k;
+	char held[64];
+	int k, rc;
 
 	(void)events;
 	for (k = 0; k < 64; k++) {
-		if (verbs_cm_handle(d->cm, &ev) <= 0)
+		if ((rc = verbs_cm_handle(d->cm, &ev)) < 0) {
+			/* Level-triggered: retrying at once would spin. */
+			if (log_burst(&d->cm_log, loop_now_ms(), held,
+			    sizeof(held)))
+				log_err("the RDMA CM event channel failed: %s; "
+				    "retrying every %d ms%s", strerror(errno),
+				    CM_PAUSE_MS, held);
+			loop_fd_pause(d->cm_w, CM_PAUSE_MS);
+		}
+		if (rc <= 0)
 			return;
 		link_cm_event(d, &ev);
 	}

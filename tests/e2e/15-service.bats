@@ -151,6 +151,31 @@ slow_transfer() {
 	assert_output --partial "is rstreamd running?"
 }
 
+@test "rstreamctl: clients that connect and never speak cannot keep it out" {
+	echo_tunnel echo
+	start_pair echo
+	# More silent connections than the control socket has slots.
+	python3 -c 'import socket, sys, time
+ss = []
+for i in range(24):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sys.argv[1])
+    ss.append(s)
+print("holding", flush=True)
+time.sleep(60)' "$W/a.ctl" >"$W/hog.out" 3>&- &
+	RS_PIDS+=("$!")
+	for ((i = 0; i < 300; i++)); do
+		grep -q holding "$W/hog.out" && break
+		sleep 0.1
+	done
+	grep -q holding "$W/hog.out"
+	run "$CTL" -s "$W/a.ctl" status
+	assert_success
+	assert_output --partial "1 tunnel, 0 streams, 1 of 1 link up"
+	run "$CTL" -s "$W/a.ctl" -j stats
+	assert_success
+}
+
 @test "logging: to the journal with TUNNEL=, STREAM= and PEER= fields" {
 	echo_tunnel echo
 	start_daemon b

@@ -69,7 +69,9 @@ EOC
 	[ "$n" -ge 3 ]
 	# Several rejections, one message per 10 s burst window.
 	msgs=$(grep -c "rejected: max_links 1 reached" "$W/b.log")
-	[ "$msgs" -ge 1 ] && [ "$msgs" -le 2 ] && [ "$n" -gt "$msgs" ]
+	[ "$msgs" -ge 1 ]
+	[ "$msgs" -le 2 ]
+	[ "$n" -gt "$msgs" ]
 	run client "$(accept_port a one)" "the first link serves"
 	assert_output "the first link serves"
 	kill -0 "$PID_b"
