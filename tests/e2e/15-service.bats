@@ -25,6 +25,9 @@ slow_transfer() {
 
 @test "stop: SIGTERM takes no new streams, lets open ones finish, exits 0" {
 	echo_tunnel echo
+	# And a tunnel whose peer is not there: its retries stop with the drain.
+	conf_a "{ name = \"echo\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; },
+	    { name = \"dead\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7999\"; }"
 	notify_socket
 	start_daemon b
 	start_daemon a NOTIFY_SOCKET="$W/notify.sock"
@@ -49,6 +52,28 @@ slow_transfer() {
 	[ "$rc" = 0 ]
 	grep -q "every stream has finished" "$W/a.log"
 	grep -q "stopped" "$W/a.log"
+	# No connection attempt after SIGTERM, though its retries were due.
+	grep -q "tunnel dead: link to $B:7999 failed" "$W/a.log"
+	run sh -c "sed -n '/received SIGTERM/,\$p' '$W/a.log' | grep 'tunnel dead: link to'"
+	assert_failure
+}
+
+@test "rstreamctl -c: a control_group member needs the control socket, not the keys" {
+	(umask 077; head -c 32 /dev/urandom >"$W/k.key")
+	conf_a "{ name = \"k\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; key_file = \"$W/k.key\"; }"
+	printf 'control_group = "nogroup";\n' >>"$W/a.conf"
+	start_daemon a
+	# nobody (group nogroup) may read the file and reach the socket, not the key.
+	chmod 0644 "$W/a.conf"
+	d=$W
+	while [ "$d" != / ]; do
+		chmod o+x "$d"
+		d=${d%/*}
+		d=${d:-/}
+	done
+	run setpriv --reuid=65534 --regid=65534 --clear-groups "$CTL" -c "$W/a.conf" status
+	assert_success
+	assert_output --partial "1 tunnel, 0 streams"
 }
 
 @test "stop: streams still open at the end of drain_time are closed; a second SIGTERM stops at once" {
