@@ -17,7 +17,6 @@
 #include "resolve.h"
 #include "rsd.h"
 #include "sock.h"
-#include "tunnel.h"
 #include "verbs.h"
 
 /* At most this many recv() calls per readiness event, for fairness. */
@@ -43,8 +42,7 @@ struct bridge {
 	uint64_t active_ms;		/* last byte either way */
 	struct loop_timer ctimer;	/* target connect_timeout */
 	struct tconn *tc;		/* while connecting to the target */
-	struct bridge *next;		/* link's waiting list */
-	struct bridge *tprev, *tnext;	/* tunnel's list */
+	TAILQ_ENTRY(bridge) entry;	/* its tunnel's streams */
 };
 
 /*
@@ -71,17 +69,17 @@ struct tconn {
 static void on_fd(void *, uint32_t);
 
 struct bridge *
+bridge_first(const struct tun *t)
+{
+
+	return (TAILQ_FIRST(&t->streams));
+}
+
+struct bridge *
 bridge_next(const struct bridge *b)
 {
 
-	return (b->next);
-}
-
-void
-bridge_set_next(struct bridge *b, struct bridge *n)
-{
-
-	b->next = n;
+	return (TAILQ_NEXT(b, entry));
 }
 
 static struct bridge *
@@ -97,10 +95,7 @@ bridge_new(struct tun *t, int fd)
 	b->started_ms = b->active_ms = loop_now_ms();
 	t->st->active++;
 	t->nstreams++;
-	b->tnext = t->streams;
-	if (t->streams != NULL)
-		t->streams->tprev = b;
-	t->streams = b;
+	TAILQ_INSERT_HEAD(&t->streams, b, entry);
 	return (b);
 }
 
@@ -134,13 +129,10 @@ bridge_free(struct bridge *b)
 	verbs_mem_free(b->rxm);
 	b->t->st->active--;
 	b->t->nstreams--;
-	if (b->tprev != NULL)
-		b->tprev->tnext = b->tnext;
-	else
-		b->t->streams = b->tnext;
-	if (b->tnext != NULL)
-		b->tnext->tprev = b->tprev;
-	tunnel_stream_gone(b->t);
+	TAILQ_REMOVE(&b->t->streams, b, entry);
+	/* A draining tunnel goes with its last stream (tunnel.c's timer). */
+	if (b->t->draining && b->t->nstreams == 0)
+		loop_timer_arm(&b->t->reap, 0);
 	free(b);
 }
 
@@ -311,7 +303,6 @@ connect_done(struct bridge *b)
 		free(b->tc);
 		b->tc = NULL;
 	}
-	link_set_incoming(b->dl, b->id, NULL);
 }
 
 /* Refuse the peer's stream with ${reason} and free ${b}. */
@@ -453,7 +444,7 @@ on_target_resolved(void *arg)
 	struct dlink *dl = b->dl;
 
 	target_next(b);
-	link_kick(dl);
+	link_mark(dl);
 }
 
 /* This address did not answer in its share of the time: the next one. */
@@ -478,7 +469,7 @@ on_fd(void *arg, uint32_t events)
 			target_retry(b, err);
 		else
 			target_connected(b);
-		link_kick(dl);
+		link_mark(dl);
 		return;
 	}
 	if (!b->have_id)
@@ -487,7 +478,7 @@ on_fd(void *arg, uint32_t events)
 		BLOG(LOG_INFO, b, "socket error: %s; resetting the stream",
 		    strerror(err));
 		abort_stream(b, WIRE_REASON_RESET);
-		link_kick(dl);
+		link_mark(dl);
 		return;
 	}
 	if (events & (EPOLLOUT | EPOLLERR | EPOLLHUP))
@@ -495,7 +486,7 @@ on_fd(void *arg, uint32_t events)
 	if (b->fd >= 0 && (events & (EPOLLIN | EPOLLERR | EPOLLHUP)))
 		from_socket(b);
 	want(b);
-	link_kick(dl);
+	link_mark(dl);
 }
 
 /* Open the client's stream on the (now up) link. */
@@ -530,73 +521,43 @@ open_stream(struct bridge *b)
 	want(b);
 }
 
-/**
- * bridge_client(t, fd):
- * A client connected to tunnel ${t} on ${fd}: open a stream on the
- * tunnel's link (or wait for the link to come up).  Takes ${fd}.
- */
-void
-bridge_client(struct tun *t, int fd)
+struct bridge *
+bridge_client(struct tun *t, int fd, struct dlink *dl)
 {
 	struct bridge *b;
-	char held[64];
 
 	if ((b = bridge_new(t, fd)) == NULL) {
 		sock_close_reset(fd);
-		return;
+		return (NULL);
 	}
-	b->dl = t->link;
+	b->dl = dl;
 	sock_peer_text(fd, b->who, sizeof(b->who));
-	if (t->nstreams > t->c->sz.max_streams) {
-		if (log_burst(&t->limit_log, loop_now_ms(), held,
-		    sizeof(held)))
-			BLOG(LOG_WARNING, b, "stream limit %u reached; closing "
-			    "the client%s", (unsigned)t->c->sz.max_streams,
-			    held);
-		t->st->refused++;
-		t->st->limited++;
-		bridge_free(b);
-		return;
-	}
-	if (link_is_up(b->dl)) {
-		open_stream(b);
-		link_kick(t->link);
-		return;
-	}
-	if (link_is_connecting(b->dl)) {
-		link_wait(b->dl, b);
-		return;
-	}
-	if (log_burst(&t->down_log, loop_now_ms(), held, sizeof(held)))
-		BLOG(LOG_WARNING, b, "link to %s is down; closing the client%s",
-		    link_peer(t->link), held);
-	t->st->failed++;
-	bridge_free(b);
+	return (b);
 }
 
-/**
- * bridge_link_up(b):
- * The link a waiting client's stream goes on is up: open it.
- */
 void
-bridge_link_up(struct bridge *b)
+bridge_open(struct bridge *b)
 {
+	struct dlink *dl = b->dl;
 
 	open_stream(b);
+	link_mark(dl);
 }
 
-/**
- * bridge_link_failed(b, why):
- * The link a waiting client needed could not be brought up: close it.
- */
 void
-bridge_link_failed(struct bridge *b, const char *why)
+bridge_refuse_client(struct bridge *b, const char *why)
 {
 
-	BLOG(LOG_WARNING, b, "link to %s failed (%s); closing the client",
-	    link_peer(b->dl), why);
-	b->t->st->failed++;
+	if (why != NULL)
+		BLOG(LOG_WARNING, b, "%s; closing the client", why);
 	bridge_free(b);
+}
+
+int
+bridge_waiting(const struct bridge *b)
+{
+
+	return (!b->server && !b->have_id);
 }
 
 /* An address did not answer in its time; past connect_timeout, refuse. */
@@ -620,14 +581,9 @@ on_connect_timeout(void *arg)
 			b->tc->refused = 0;
 		target_failed(b, ETIMEDOUT, why);
 	}
-	link_kick(dl);
+	link_mark(dl);
 }
 
-/**
- * bridge_incoming(dl, t, id):
- * The peer opened stream ${id} on link ${dl} for tunnel ${t}: connect to
- * the target, then accept (or refuse with a reason).
- */
 void
 bridge_incoming(struct dlink *dl, struct tun *t, uint32_t id)
 {
@@ -655,14 +611,11 @@ bridge_incoming(struct dlink *dl, struct tun *t, uint32_t id)
 		    (uint64_t)t->c->sz.connect_timeout * 1000;
 		b->tc->refused = 1;
 	}
-	link_set_incoming(dl, id, b);
+	/* Its events (the link failing while we connect) come to ${b}. */
+	engine_set_user(e, id, b);
 	target_next(b);
 }
 
-/**
- * bridge_event(b, ev):
- * Handle engine event ${ev} for ${b}'s stream; may free ${b} (RELEASED).
- */
 void
 bridge_event(struct bridge *b, const struct engine_event *ev)
 {
@@ -701,23 +654,15 @@ bridge_event(struct bridge *b, const struct engine_event *ev)
 			    ev->reason));
 		b->closed = 1;
 		close_fd(b, 1);
-		if (b->connecting)
-			link_set_incoming(b->dl, b->id, NULL);
 		b->t->st->failed++;
 	}
 	if (ev->flags & ENGINE_EV_RELEASED) {
-		if (b->connecting)
-			link_set_incoming(b->dl, b->id, NULL);
 		bridge_free(b);
 		return;
 	}
 	want(b);
 }
 
-/**
- * bridge_info(b, bi):
- * Describe ${b} for rstreamctl.
- */
 void
 bridge_info(const struct bridge *b, struct bridge_info *bi)
 {
@@ -751,38 +696,20 @@ bridge_info(const struct bridge *b, struct bridge_info *bi)
 		bi->id = b->id;
 }
 
-/**
- * bridge_sweep(t, now_ms):
- * Reset ${t}'s streams that carried no byte for its idle_timeout.
- */
 void
 bridge_sweep(struct tun *t, uint64_t now_ms)
 {
 	struct bridge *b;
 	uint64_t limit = (uint64_t)t->c->sz.idle_timeout * 1000;
-	int any = 0;
 
-	/* Reset first, post after: posting may free bridges of the list. */
-	for (b = t->streams; b != NULL; b = b->tnext) {
+	/* Resetting frees nothing now: the links post it at the turn's end. */
+	TAILQ_FOREACH(b, &t->streams, entry) {
 		if (!b->have_id || b->connecting || b->closed || b->fd < 0 ||
 		    now_ms - b->active_ms < limit)
 			continue;
 		BLOG(LOG_INFO, b, "idle for %u s; resetting the stream",
 		    (unsigned)t->c->sz.idle_timeout);
 		abort_stream(b, WIRE_REASON_TIMEOUT);
-		any = 1;
+		link_mark(b->dl);
 	}
-	if (any)
-		link_kick_all(t->d);
-}
-
-/**
- * bridge_tnext(b):
- * The next stream of ${b}'s tunnel.
- */
-struct bridge *
-bridge_tnext(const struct bridge *b)
-{
-
-	return (b->tnext);
 }

@@ -8,6 +8,12 @@
  * socket becomes the stream's shutdown (after every byte); the peer's
  * end-of-stream becomes shutdown(SHUT_WR) on the socket; a reset either
  * way becomes a reset the other way.
+ *
+ * A bridge is one of its tunnel's streams (rstreamctl lists them, limits
+ * count them) from the moment its client is accepted, or its peer asks
+ * for it, until it is freed; a draining tunnel's reap timer is armed when
+ * its last one goes.  Bridges change engines and mark their link
+ * (link_mark); they never free anything but themselves.
  */
 #ifndef BRIDGE_H
 #define BRIDGE_H
@@ -21,30 +27,38 @@ struct dlink;
 struct tun;
 
 /**
- * bridge_client(t, fd):
- * A client connected to tunnel ${t} on ${fd}: open a stream on the
- * tunnel's link (or wait for the link to come up).  Takes ${fd}.
+ * bridge_client(t, fd, dl):
+ * A client connected to tunnel ${t} on ${fd}, for link ${dl}: a stream
+ * that waits (unread) until bridge_open or bridge_refuse_client.  Takes
+ * ${fd}; NULL when out of memory (${fd} is closed with a reset).
  */
-void bridge_client(struct tun *t, int fd);
+struct bridge *bridge_client(struct tun *t, int fd, struct dlink *dl);
+
+/**
+ * bridge_open(b):
+ * ${b}'s link is up: open its stream.  May free ${b}.
+ */
+void bridge_open(struct bridge *b);
+
+/**
+ * bridge_refuse_client(b, why):
+ * Close waiting client ${b} with a reset, saying ${why} (NULL: nothing)
+ * at level warning, and free it.  The caller counts it.
+ */
+void bridge_refuse_client(struct bridge *b, const char *why);
+
+/**
+ * bridge_waiting(b):
+ * True for a client still waiting for its link.
+ */
+int bridge_waiting(const struct bridge *b);
 
 /**
  * bridge_incoming(dl, t, id):
- * The peer opened stream ${id} on link ${dl} for tunnel ${t}: connect to
- * the target, then accept (or refuse with a reason).
+ * The peer opened stream ${id} on link ${dl} for tunnel ${t} (admitted):
+ * connect to the target, then accept (or refuse with a reason).
  */
 void bridge_incoming(struct dlink *dl, struct tun *t, uint32_t id);
-
-/**
- * bridge_link_up(b):
- * The link a waiting client's stream goes on is up: open it.
- */
-void bridge_link_up(struct bridge *b);
-
-/**
- * bridge_link_failed(b, why):
- * The link a waiting client needed could not be brought up: close it.
- */
-void bridge_link_failed(struct bridge *b, const char *why);
 
 /**
  * bridge_event(b, ev):
@@ -53,11 +67,17 @@ void bridge_link_failed(struct bridge *b, const char *why);
 void bridge_event(struct bridge *b, const struct engine_event *ev);
 
 /**
- * bridge_next(b) / bridge_set_next(b, n):
- * The link's list of clients waiting for it.
+ * bridge_sweep(t, now_ms):
+ * Reset ${t}'s streams that carried no byte for its idle_timeout.
  */
+void bridge_sweep(struct tun *t, uint64_t now_ms);
+
+/**
+ * bridge_first(t) / bridge_next(b):
+ * Tunnel ${t}'s streams, newest first.
+ */
+struct bridge *bridge_first(const struct tun *t);
 struct bridge *bridge_next(const struct bridge *b);
-void bridge_set_next(struct bridge *b, struct bridge *n);
 
 /* A stream, as rstreamctl shows it. */
 struct bridge_info {
@@ -76,17 +96,5 @@ struct bridge_info {
  * Describe ${b} for rstreamctl.
  */
 void bridge_info(const struct bridge *b, struct bridge_info *bi);
-
-/**
- * bridge_sweep(t, now_ms):
- * Reset ${t}'s streams that carried no byte for its idle_timeout.
- */
-void bridge_sweep(struct tun *t, uint64_t now_ms);
-
-/**
- * bridge_tnext(b):
- * The next stream of ${b}'s tunnel.
- */
-struct bridge *bridge_tnext(const struct bridge *b);
 
 #endif /* !BRIDGE_H */

@@ -5,7 +5,7 @@
 #include <sys/stat.h>
 
 #include <errno.h>
-#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,9 +14,12 @@
 #include "bridge.h"
 #include "conf.h"
 #include "ctl.h"
+#include "ctlcmd.h"
 #include "link.h"
 #include "log.h"
 #include "loop.h"
+#include "reload.h"
+#include "render.h"
 #include "rsd.h"
 #include "sock.h"
 #include "tunnel.h"
@@ -35,7 +38,7 @@ struct ctl_conn {
 	size_t reqlen;
 	char *out;
 	size_t outlen, outoff;
-	struct ctl_conn *next;
+	TAILQ_ENTRY(ctl_conn) entry;
 };
 
 struct ctl {
@@ -44,232 +47,14 @@ struct ctl {
 	struct loop_fd *w;
 	char path[108];
 	struct sock_file sf;
-	struct ctl_conn *conns;
+	TAILQ_HEAD(ctl_conn_list, ctl_conn) conns;	/* newest first */
 	unsigned nconns;
 };
-
-/* ------------------------------------------------------------- output */
-
-/* A growing text buffer; after a failed allocation it stays failed. */
-struct obuf {
-	char *p;
-	size_t len, cap;
-	int oom;
-};
-
-static void __attribute__((format(printf, 2, 3)))
-ob_printf(struct obuf *o, const char *fmt, ...)
-{
-	va_list ap;
-	size_t need;
-	char *np;
-	int n;
-
-	if (o->oom)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0) {
-		o->oom = 1;
-		return;
-	}
-	need = o->len + (size_t)n + 1;
-	if (need > o->cap) {
-		size_t cap = o->cap ? o->cap : 1024;
-
-		while (cap < need)
-			cap *= 2;
-		if ((np = realloc(o->p, cap)) == NULL) {
-			o->oom = 1;
-			return;
-		}
-		o->p = np;
-		o->cap = cap;
-	}
-	va_start(ap, fmt);
-	vsnprintf(o->p + o->len, o->cap - o->len, fmt, ap);
-	va_end(ap);
-	o->len += (size_t)n;
-}
-
-/* ${s} as a JSON string, quotes included. */
-static void
-ob_json_str(struct obuf *o, const char *s)
-{
-	const unsigned char *q;
-
-	ob_printf(o, "\"");
-	for (q = (const unsigned char *)s; *q != '\0'; q++) {
-		if (*q == '"' || *q == '\\')
-			ob_printf(o, "\\%c", *q);
-		else if (*q < 0x20)
-			ob_printf(o, "\\u%04x", *q);
-		else
-			ob_printf(o, "%c", *q);
-	}
-	ob_printf(o, "\"");
-}
-
-/* ${s} as a Prometheus label value, quotes included. */
-static void
-ob_prom_str(struct obuf *o, const char *s)
-{
-
-	ob_printf(o, "\"");
-	for (; *s != '\0'; s++) {
-		if (*s == '"' || *s == '\\')
-			ob_printf(o, "\\%c", *s);
-		else if (*s == '\n')
-			ob_printf(o, "\\n");
-		else
-			ob_printf(o, "%c", *s);
-	}
-	ob_printf(o, "\"");
-}
-
-/*
- * A table: one set of rows, rendered either as aligned columns for people
- * or as a JSON array of objects, so the two can never disagree.  Column
- * names are the JSON keys; numeric columns are JSON numbers.
- */
-#define TAB_COLS 12
-
-struct tab {
-	const char *cols[TAB_COLS];
-	int ncol;
-	unsigned numeric;		/* bit per column */
-	char **cells;
-	size_t nrows, cap;
-	int oom;
-};
-
-static void
-tab_init(struct tab *t, unsigned numeric, ...)
-{
-	va_list ap;
-	const char *c;
-
-	memset(t, 0, sizeof(*t));
-	t->numeric = numeric;
-	va_start(ap, numeric);
-	while ((c = va_arg(ap, const char *)) != NULL && t->ncol < TAB_COLS)
-		t->cols[t->ncol++] = c;
-	va_end(ap);
-}
-
-/* Add a row: ${ncol} printf-formatted cells, given as format strings. */
-static void
-tab_row(struct tab *t, ...)
-{
-	va_list ap;
-	char **cells;
-	int i;
-
-	if (t->oom)
-		return;
-	if (t->nrows == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 16;
-
-		cells = realloc(t->cells, cap * (size_t)t->ncol *
-		    sizeof(*cells));
-		if (cells == NULL) {
-			t->oom = 1;
-			return;
-		}
-		t->cells = cells;
-		t->cap = cap;
-	}
-	cells = &t->cells[t->nrows * (size_t)t->ncol];
-	va_start(ap, t);
-	for (i = 0; i < t->ncol; i++) {
-		const char *v = va_arg(ap, const char *);
-
-		if ((cells[i] = strdup(v != NULL ? v : "")) == NULL)
-			t->oom = 1;
-	}
-	va_end(ap);
-	t->nrows++;
-}
-
-static void
-tab_free(struct tab *t)
-{
-	size_t i;
-
-	for (i = 0; i < t->nrows * (size_t)t->ncol; i++)
-		free(t->cells[i]);
-	free(t->cells);
-}
-
-static void
-tab_text(struct obuf *o, const struct tab *t)
-{
-	size_t w[TAB_COLS], r, len;
-	const char *v;
-	int i, j;
-
-	for (i = 0; i < t->ncol; i++)
-		w[i] = strlen(t->cols[i]);
-	for (r = 0; r < t->nrows; r++)
-		for (i = 0; i < t->ncol; i++)
-			if ((len = strlen(t->cells[r * (size_t)t->ncol +
-			    (size_t)i])) > w[i])
-				w[i] = len;
-	for (i = 0; i < t->ncol; i++) {
-		for (j = 0; t->cols[i][j] != '\0'; j++)
-			ob_printf(o, "%c", t->cols[i][j] == '_' ? ' ' :
-			    t->cols[i][j] - ('a' <= t->cols[i][j] &&
-			    t->cols[i][j] <= 'z' ? 32 : 0));
-		ob_printf(o, "%*s", i + 1 < t->ncol ?
-		    (int)(w[i] - strlen(t->cols[i]) + 2) : 0, "");
-	}
-	ob_printf(o, "\n");
-	for (r = 0; r < t->nrows; r++) {
-		for (i = 0; i < t->ncol; i++) {
-			v = t->cells[r * (size_t)t->ncol + (size_t)i];
-			if (i + 1 == t->ncol)
-				ob_printf(o, "%s", v);
-			else if (t->numeric & (1u << i))
-				ob_printf(o, "%*s  ", (int)w[i], v);
-			else
-				ob_printf(o, "%-*s  ", (int)w[i], v);
-		}
-		ob_printf(o, "\n");
-	}
-}
-
-static void
-tab_json(struct obuf *o, const struct tab *t)
-{
-	const char *v;
-	size_t r;
-	int i;
-
-	ob_printf(o, "[");
-	for (r = 0; r < t->nrows; r++) {
-		ob_printf(o, "%s{", r ? "," : "");
-		for (i = 0; i < t->ncol; i++) {
-			v = t->cells[r * (size_t)t->ncol + (size_t)i];
-			ob_printf(o, "%s", i ? "," : "");
-			ob_json_str(o, t->cols[i]);
-			ob_printf(o, ":");
-			if ((t->numeric & (1u << i)) && v[0] != '\0' &&
-			    v[strspn(v, "0123456789.")] == '\0')
-				ob_printf(o, "%s", v);
-			else if (t->numeric & (1u << i))
-				ob_printf(o, "null");
-			else
-				ob_json_str(o, v);
-		}
-		ob_printf(o, "}");
-	}
-	ob_printf(o, "]");
-}
 
 /* Numbers as cells: a few at a time, each in its own small buffer. */
 #define NUM(i, v) (snprintf(nb[i], sizeof(nb[i]), "%llu",		\
 	(unsigned long long)(v)), nb[i])
+#define NCOLS(c)	((int)(sizeof(c) / sizeof(c[0])))
 
 /* ------------------------------------------------------------- tables */
 
@@ -292,64 +77,72 @@ tun_link_state(const struct tun *t)
 	if (!t->c->has_accept || t->link == NULL)
 		return ("");
 	link_info(t->link, &li);
-	return (li.state);
+	return (link_state_name(li.state));
 }
 
 static void
-tunnels_tab(struct rsd *d, struct tab *tb)
+tunnels_tab(struct rsd *d, struct render_tab *tb)
 {
+	static const struct render_col cols[] = { { "tunnel", 0 },
+	    { "side", 0 }, { "address", 0 }, { "peer", 0 }, { "state", 0 },
+	    { "streams", 1 }, { "max_streams", 1 }, { "link", 0 } };
 	const struct tun *t;
-	char nb[4][24];
+	char nb[2][24];
 
-	tab_init(tb, 1u << 5 | 1u << 6, "tunnel", "side", "address", "peer",
-	    "state", "streams", "max_streams", "link", NULL);
+	render_tab_init(tb, cols, NCOLS(cols));
 	TAILQ_FOREACH(t, &d->tuns, entry)
-		tab_row(tb, t->c->name, t->c->has_accept ? "client" : "target",
-		    t->c->has_accept ? (t->bound[0] ? t->bound : "-") :
-		    t->c->target.text,
-		    t->c->has_accept && t->link ? link_peer(t->link) : "",
-		    t->draining || d->draining ? "draining" : "active",
-		    NUM(0, t->nstreams), NUM(1, t->c->sz.max_streams),
-		    tun_link_state(t));
+		render_tab_row(tb, t->c->name, t->c->has_accept ? "client" :
+		    "target", t->c->has_accept ? (t->bound[0] ? t->bound :
+		    "-") : t->c->target.text, t->c->has_accept && t->link ?
+		    link_peer(t->link) : "", t->draining || d->draining ?
+		    "draining" : "active", NUM(0, t->nstreams),
+		    NUM(1, t->c->sz.max_streams), tun_link_state(t));
 }
 
 static void
-streams_tab(struct rsd *d, struct tab *tb)
+streams_tab(struct rsd *d, struct render_tab *tb)
 {
+	static const struct render_col cols[] = { { "tunnel", 0 },
+	    { "stream", 1 }, { "side", 0 }, { "address", 0 }, { "peer", 0 },
+	    { "state", 0 }, { "bytes_in", 1 }, { "bytes_out", 1 },
+	    { "age_s", 1 } };
 	const struct tun *t;
 	const struct bridge *b;
 	struct bridge_info bi;
 	char nb[4][24];
 
-	tab_init(tb, 1u << 1 | 1u << 6 | 1u << 7 | 1u << 8, "tunnel",
-	    "stream", "side", "address", "peer", "state", "bytes_in",
-	    "bytes_out", "age_s", NULL);
+	render_tab_init(tb, cols, NCOLS(cols));
 	TAILQ_FOREACH(t, &d->tuns, entry) {
-		for (b = t->streams; b != NULL; b = bridge_tnext(b)) {
+		for (b = bridge_first(t); b != NULL; b = bridge_next(b)) {
 			bridge_info(b, &bi);
-			tab_row(tb, t->c->name, NUM(0, bi.serial), bi.side,
-			    bi.who, bi.peer, bi.state, NUM(1, bi.bytes_in),
-			    NUM(2, bi.bytes_out), NUM(3, bi.age_ms / 1000));
+			render_tab_row(tb, t->c->name, NUM(0, bi.serial),
+			    bi.side, bi.who, bi.peer, bi.state,
+			    NUM(1, bi.bytes_in), NUM(2, bi.bytes_out),
+			    NUM(3, bi.age_ms / 1000));
 		}
 	}
 }
 
 static void
-links_tab(struct rsd *d, struct tab *tb)
+links_tab(struct rsd *d, struct render_tab *tb)
 {
+	static const struct render_col cols[] = { { "link", 0 },
+	    { "direction", 0 }, { "peer", 0 }, { "tunnel", 0 },
+	    { "state", 0 }, { "device", 0 }, { "streams", 1 },
+	    { "bytes_tx", 1 }, { "bytes_rx", 1 }, { "stall_ring", 1 },
+	    { "stall_msg", 1 }, { "stall_sq", 1 } };
 	const struct dlink *dl;
 	struct link_info li;
-	char nb[8][24];
+	char nb[6][24];
 	int s;
 
-	tab_init(tb, 0xfc0u, "link", "direction", "peer", "tunnel", "state",
-	    "device", "streams", "bytes_tx", "bytes_rx", "stall_ring",
-	    "stall_msg", "stall_sq", NULL);
-	for (dl = d->links; dl != NULL; dl = link_next(dl)) {
+	render_tab_init(tb, cols, NCOLS(cols));
+	for (dl = link_first(d); dl != NULL; dl = link_next(dl)) {
 		link_info(dl, &li);
 		s = li.have_stats;
-		tab_row(tb, li.name, li.dir, li.peer, li.tunnel,
-		    li.goaway ? "up (peer going away)" : li.state, li.device,
+		render_tab_row(tb, li.name, li.dir, li.peer, li.tunnel,
+		    li.goaway ? "up (peer going away)" :
+		    link_state_name(li.state), li.device,
 		    s ? NUM(0, li.st.streams_active) : "",
 		    s ? NUM(1, li.st.bytes_tx) : "",
 		    s ? NUM(2, li.st.bytes_rx) : "",
@@ -360,16 +153,19 @@ links_tab(struct rsd *d, struct tab *tb)
 }
 
 static void
-stats_tab(struct rsd *d, struct tab *tb)
+stats_tab(struct rsd *d, struct render_tab *tb)
 {
+	static const struct render_col cols[] = { { "tunnel", 0 },
+	    { "bytes_in", 1 }, { "bytes_out", 1 }, { "opened", 1 },
+	    { "active", 1 }, { "refused", 1 }, { "limited", 1 },
+	    { "denied", 1 }, { "failed", 1 }, { "credit_stalls", 1 },
+	    { "link", 0 } };
 	const struct tun *t;
 	struct link_info li;
 	char nb[9][24];
 	int s;
 
-	tab_init(tb, 0x3feu, "tunnel", "bytes_in", "bytes_out", "opened",
-	    "active", "refused", "limited", "denied", "failed",
-	    "credit_stalls", "link", NULL);
+	render_tab_init(tb, cols, NCOLS(cols));
 	TAILQ_FOREACH(t, &d->tuns, entry) {
 		if (counted_elsewhere(d, t))
 			continue;
@@ -378,312 +174,342 @@ stats_tab(struct rsd *d, struct tab *tb)
 			link_info(t->link, &li);
 			s = li.have_stats;
 		}
-		tab_row(tb, t->c->name, NUM(0, t->st->bytes_in),
+		render_tab_row(tb, t->c->name, NUM(0, t->st->bytes_in),
 		    NUM(1, t->st->bytes_out), NUM(2, t->st->opened),
 		    NUM(3, t->st->active), NUM(4, t->st->refused),
 		    NUM(5, t->st->limited), NUM(6, t->st->denied),
 		    NUM(7, t->st->failed),
 		    s ? NUM(8, li.st.stall_ring + li.st.stall_msg +
 		    li.st.stall_sq) : "",
-		    t->link != NULL ? li.state : "");
+		    t->link != NULL ? link_state_name(li.state) : "");
 	}
 }
 
 /* ------------------------------------------------------------ commands */
 
-static void
-render(struct obuf *o, struct tab *tb, int json)
-{
+/*
+ * Each command writes its body into ${o}; it returns 0 ("ok"), or -1
+ * when the body is the reason it failed ("error: ...").
+ */
+typedef int cmd_fn(struct rsd *d, struct render_buf *o, int json);
 
-	if (json)
-		tab_json(o, tb);
-	else
-		tab_text(o, tb);
-	if (tb->oom)
-		o->oom = 1;
-	tab_free(tb);
-}
-
-static const char *
-state_text(const struct rsd *d)
-{
-
-	return (d->draining ? "stopping" : "running");
-}
-
-static void
-cmd_status(struct rsd *d, struct obuf *o, int json)
+static int
+cmd_status(struct rsd *d, struct render_buf *o, int json)
 {
 	uint64_t now = loop_now_ms();
 	unsigned up, links = link_count(d, &up);
-	struct tab tb;
+	const char *state = d->draining ? "stopping" : "running";
+	struct render_tab tb;
+	char line[1400];
 
+	tunnels_tab(d, &tb);
 	if (json) {
-		ob_printf(o, "{\"version\":\"%s\",\"pid\":%ld,\"state\":\"%s\","
-		    "\"uptime_s\":%llu,\"config\":", PACKAGE_VERSION,
-		    (long)getpid(), state_text(d),
+		render_printf(o, "{\"version\":\"%s\",\"pid\":%ld,"
+		    "\"state\":\"%s\",\"uptime_s\":%llu,\"config\":",
+		    PACKAGE_VERSION, (long)getpid(), state,
 		    (unsigned long long)((now - d->started_ms) / 1000));
-		ob_json_str(o, d->conf->file);
-		ob_printf(o, ",\"reloads\":%u,\"reload_error\":", d->reloads);
+		render_json_str(o, d->conf->file);
+		render_printf(o, ",\"reloads\":%u,\"reload_error\":",
+		    d->reloads);
 		if (d->reload_error[0] != '\0')
-			ob_json_str(o, d->reload_error);
+			render_json_str(o, d->reload_error);
 		else
-			ob_printf(o, "null");
-		ob_printf(o, ",\"log\":");
-		ob_json_str(o, log_destination());
-		ob_printf(o, ",\"streams\":%u,\"links\":%u,\"links_up\":%u,"
-		    "\"links_rejected\":%llu,\"links_evicted\":%llu,"
-		    "\"auth_failures\":%llu,\"tunnels\":", tunnel_streams(d),
-		    links, up, (unsigned long long)d->links_rejected,
+			render_printf(o, "null");
+		render_printf(o, ",\"log\":");
+		render_json_str(o, log_destination());
+		render_printf(o, ",\"streams\":%u,\"links\":%u,"
+		    "\"links_up\":%u,\"links_rejected\":%llu,"
+		    "\"links_evicted\":%llu,\"auth_failures\":%llu,"
+		    "\"tunnels\":", tunnel_streams(d), links, up,
+		    (unsigned long long)d->links_rejected,
 		    (unsigned long long)d->links_evicted,
 		    (unsigned long long)d->auth_failures);
-		tunnels_tab(d, &tb);
-		render(o, &tb, 1);
-		ob_printf(o, "}\n");
-		return;
+		render_tab(o, &tb, 1);
+		render_printf(o, "}");
+		return (0);
 	}
-	ob_printf(o, "rstreamd %s, pid %ld, %s for %llu s\n", PACKAGE_VERSION,
-	    (long)getpid(), state_text(d),
+	render_printf(o, "rstreamd %s, pid %ld, %s for %llu s\n",
+	    PACKAGE_VERSION, (long)getpid(), state,
 	    (unsigned long long)((now - d->started_ms) / 1000));
-	ob_printf(o, "config: %s (%u reload%s%s)\n", d->conf->file,
+	render_printf(o, "config: %s (%u reload%s%s)\n", d->conf->file,
 	    d->reloads, d->reloads == 1 ? "" : "s",
 	    d->reload_error[0] ? "; the last one FAILED" : "");
 	if (d->reload_error[0] != '\0')
-		ob_printf(o, "last reload failed, running the previous "
+		render_printf(o, "last reload failed, running the previous "
 		    "configuration: %s\n", d->reload_error);
-	ob_printf(o, "log: %s\n", log_destination());
-	ob_printf(o, "%zu tunnel%s, %u stream%s, %u of %u link%s up\n",
-	    d->conf->ntunnels, d->conf->ntunnels == 1 ? "" : "s",
-	    tunnel_streams(d), tunnel_streams(d) == 1 ? "" : "s", up, links,
-	    links == 1 ? "" : "s");
-	ob_printf(o, "links rejected: %llu; idle links closed for room: "
+	render_printf(o, "log: %s\n", log_destination());
+	/* The same sentence as systemd's STATUS=, but for a failed reload. */
+	tunnel_status(d, line, sizeof(line));
+	line[strcspn(line, ";")] = '\0';
+	render_printf(o, "%s\n", line);
+	render_printf(o, "links rejected: %llu; idle links closed for room: "
 	    "%llu; authentication failures: %llu\n\n",
 	    (unsigned long long)d->links_rejected,
 	    (unsigned long long)d->links_evicted,
 	    (unsigned long long)d->auth_failures);
-	tunnels_tab(d, &tb);
-	render(o, &tb, 0);
+	render_tab(o, &tb, 0);
+	return (0);
 }
 
-static void
-cmd_stats(struct rsd *d, struct obuf *o, int json)
+static int
+cmd_tunnels(struct rsd *d, struct render_buf *o, int json)
 {
-	struct tab tb;
+	struct render_tab tb;
+
+	tunnels_tab(d, &tb);
+	render_tab(o, &tb, json);
+	return (0);
+}
+
+static int
+cmd_streams(struct rsd *d, struct render_buf *o, int json)
+{
+	struct render_tab tb;
+
+	streams_tab(d, &tb);
+	render_tab(o, &tb, json);
+	return (0);
+}
+
+static int
+cmd_links(struct rsd *d, struct render_buf *o, int json)
+{
+	struct render_tab tb;
+
+	links_tab(d, &tb);
+	render_tab(o, &tb, json);
+	return (0);
+}
+
+static int
+cmd_stats(struct rsd *d, struct render_buf *o, int json)
+{
+	struct render_tab tb;
 
 	stats_tab(d, &tb);
-	if (json) {
-		ob_printf(o, "{\"tunnels\":");
-		render(o, &tb, 1);
-		ob_printf(o, ",\"links\":");
-		links_tab(d, &tb);
-		render(o, &tb, 1);
-		ob_printf(o, "}\n");
-		return;
-	}
-	render(o, &tb, 0);
-	ob_printf(o, "\n");
+	render_printf(o, json ? "{\"tunnels\":" : "");
+	render_tab(o, &tb, json);
+	render_printf(o, json ? ",\"links\":" : "\n");
 	links_tab(d, &tb);
-	render(o, &tb, 0);
+	render_tab(o, &tb, json);
+	render_printf(o, json ? "}" : "");
+	return (0);
 }
 
-static void
-metric_head(struct obuf *o, const char *name, const char *type,
-    const char *help)
+static int
+cmd_reload(struct rsd *d, struct render_buf *o, int json)
 {
+	char err[1100];
 
-	ob_printf(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+	log_notice("reload requested on the control socket");
+	if (reload_config(d, err, sizeof(err)) != 0) {
+		render_printf(o, "reload failed, still running the previous "
+		    "configuration: %s\n", err);
+		return (-1);
+	}
+	if (json)
+		render_printf(o, "{\"reloaded\":true,\"tunnels\":%zu}",
+		    d->conf->ntunnels);
+	else
+		render_printf(o, "reloaded %s: %zu tunnels\n", d->conf->file,
+		    d->conf->ntunnels);
+	return (0);
 }
 
 static void
-tunnel_metric(struct rsd *d, struct obuf *o, const char *name,
+tunnel_metric(struct rsd *d, struct render_buf *o, const char *name,
     const char *type, const char *help, size_t off, int u32)
 {
 	const struct tun *t;
 	const char *p;
 	uint64_t v;
 
-	metric_head(o, name, type, help);
+	render_metric_head(o, name, type, help);
 	TAILQ_FOREACH(t, &d->tuns, entry) {
 		if (counted_elsewhere(d, t))
 			continue;
 		p = (const char *)t->st + off;
 		v = u32 ? *(const uint32_t *)(const void *)p :
 		    *(const uint64_t *)(const void *)p;
-		ob_printf(o, "%s{tunnel=", name);
-		ob_prom_str(o, t->c->name);
-		ob_printf(o, "} %llu\n", (unsigned long long)v);
+		render_printf(o, "%s{tunnel=", name);
+		render_prom_str(o, t->c->name);
+		render_printf(o, "} %llu\n", (unsigned long long)v);
 	}
 }
 
 static void
-cmd_metrics(struct rsd *d, struct obuf *o)
+daemon_metric(struct render_buf *o, const char *name, const char *type,
+    const char *help, unsigned long long v)
 {
-	const struct dlink *dl;
-	struct link_info li;
-	const struct tun *t;
+
+	render_metric_head(o, name, type, help);
+	render_printf(o, "%s %llu\n", name, v);
+}
+
+static int
+cmd_metrics(struct rsd *d, struct render_buf *o, int json)
+{
 	static const struct { const char *kind; size_t off; } stalls[] = {
 		{ "ring", offsetof(struct engine_stats, stall_ring) },
 		{ "message", offsetof(struct engine_stats, stall_msg) },
 		{ "send_queue", offsetof(struct engine_stats, stall_sq) },
 	};
+	static const struct {
+		const char *name, *type, *help;
+		size_t off;
+		int u32;
+	} tunnel_metrics[] = {
+		{ "rstreamd_tunnel_streams_opened_total", "counter",
+		    "Streams opened.", offsetof(struct tun_stats, opened), 0 },
+		{ "rstreamd_tunnel_streams_active", "gauge",
+		    "Streams open now.", offsetof(struct tun_stats, active), 1 },
+		{ "rstreamd_tunnel_streams_refused_total", "counter",
+		    "Streams refused (no target, a limit, the peer refused).",
+		    offsetof(struct tun_stats, refused), 0 },
+		{ "rstreamd_tunnel_streams_limited_total", "counter",
+		    "Streams refused because a limit was reached.",
+		    offsetof(struct tun_stats, limited), 0 },
+		{ "rstreamd_tunnel_streams_failed_total", "counter",
+		    "Streams that ended with a reset or an error.",
+		    offsetof(struct tun_stats, failed), 0 },
+		{ "rstreamd_tunnel_accept_pauses_total", "counter",
+		    "Times accepting paused because the process ran out of "
+		    "file descriptors.",
+		    offsetof(struct tun_stats, accept_pauses), 0 },
+		{ "rstreamd_tunnel_streams_denied_total", "counter",
+		    "Streams refused because their link did not prove this "
+		    "tunnel's key.", offsetof(struct tun_stats, denied), 0 },
+	};
+	const struct dlink *dl;
+	struct link_info li;
+	const struct tun *t;
 	size_t k;
 
-	metric_head(o, "rstreamd_info", "gauge", "Version of the running "
-	    "rstreamd.");
-	ob_printf(o, "rstreamd_info{version=\"%s\"} 1\n", PACKAGE_VERSION);
-	metric_head(o, "rstreamd_uptime_seconds", "gauge", "Seconds since "
-	    "rstreamd started.");
-	ob_printf(o, "rstreamd_uptime_seconds %llu\n", (unsigned long long)
-	    ((loop_now_ms() - d->started_ms) / 1000));
-	metric_head(o, "rstreamd_reloads_total", "counter", "Configuration "
-	    "reloads that worked.");
-	ob_printf(o, "rstreamd_reloads_total %u\n", d->reloads);
-	metric_head(o, "rstreamd_reload_failed", "gauge", "1 if the last "
-	    "reload failed (the previous configuration is running).");
-	ob_printf(o, "rstreamd_reload_failed %d\n", d->reload_error[0] != '\0');
+	(void)json;
+	render_metric_head(o, "rstreamd_info", "gauge", "Version of the "
+	    "running rstreamd.");
+	render_printf(o, "rstreamd_info{version=\"%s\"} 1\n",
+	    PACKAGE_VERSION);
+	daemon_metric(o, "rstreamd_uptime_seconds", "gauge", "Seconds since "
+	    "rstreamd started.", (loop_now_ms() - d->started_ms) / 1000);
+	daemon_metric(o, "rstreamd_reloads_total", "counter", "Configuration "
+	    "reloads that worked.", d->reloads);
+	daemon_metric(o, "rstreamd_reload_failed", "gauge", "1 if the last "
+	    "reload failed (the previous configuration is running).",
+	    d->reload_error[0] != '\0');
 
-	metric_head(o, "rstreamd_tunnel_bytes_total", "counter", "Stream "
-	    "payload bytes, in from local sockets and out to them.");
+	render_metric_head(o, "rstreamd_tunnel_bytes_total", "counter",
+	    "Stream payload bytes, in from local sockets and out to them.");
 	TAILQ_FOREACH(t, &d->tuns, entry) {
 		if (counted_elsewhere(d, t))
 			continue;
-		ob_printf(o, "rstreamd_tunnel_bytes_total{tunnel=");
-		ob_prom_str(o, t->c->name);
-		ob_printf(o, ",direction=\"in\"} %llu\n",
+		render_printf(o, "rstreamd_tunnel_bytes_total{tunnel=");
+		render_prom_str(o, t->c->name);
+		render_printf(o, ",direction=\"in\"} %llu\n",
 		    (unsigned long long)t->st->bytes_in);
-		ob_printf(o, "rstreamd_tunnel_bytes_total{tunnel=");
-		ob_prom_str(o, t->c->name);
-		ob_printf(o, ",direction=\"out\"} %llu\n",
+		render_printf(o, "rstreamd_tunnel_bytes_total{tunnel=");
+		render_prom_str(o, t->c->name);
+		render_printf(o, ",direction=\"out\"} %llu\n",
 		    (unsigned long long)t->st->bytes_out);
 	}
-	tunnel_metric(d, o, "rstreamd_tunnel_streams_opened_total", "counter",
-	    "Streams opened.", offsetof(struct tun_stats, opened), 0);
-	tunnel_metric(d, o, "rstreamd_tunnel_streams_active", "gauge",
-	    "Streams open now.", offsetof(struct tun_stats, active), 1);
-	tunnel_metric(d, o, "rstreamd_tunnel_streams_refused_total", "counter",
-	    "Streams refused (no target, a limit, the peer refused).",
-	    offsetof(struct tun_stats, refused), 0);
-	tunnel_metric(d, o, "rstreamd_tunnel_streams_limited_total", "counter",
-	    "Streams refused because a limit was reached.",
-	    offsetof(struct tun_stats, limited), 0);
-	tunnel_metric(d, o, "rstreamd_tunnel_streams_failed_total", "counter",
-	    "Streams that ended with a reset or an error.",
-	    offsetof(struct tun_stats, failed), 0);
+	for (k = 0; k < sizeof(tunnel_metrics) / sizeof(tunnel_metrics[0]);
+	    k++)
+		tunnel_metric(d, o, tunnel_metrics[k].name,
+		    tunnel_metrics[k].type, tunnel_metrics[k].help,
+		    tunnel_metrics[k].off, tunnel_metrics[k].u32);
+	daemon_metric(o, "rstreamd_links_rejected_total", "counter",
+	    "Incoming links rejected by a limit, allow, or an invalid hello.",
+	    d->links_rejected);
+	daemon_metric(o, "rstreamd_links_evicted_total", "counter",
+	    "Incoming links closed after link_idle_timeout without a stream, "
+	    "to make room for a new link.", d->links_evicted);
+	daemon_metric(o, "rstreamd_auth_failures_total", "counter", "Links "
+	    "that failed to authenticate (wrong key, none, or too late).",
+	    d->auth_failures);
 
-	tunnel_metric(d, o, "rstreamd_tunnel_accept_pauses_total", "counter",
-	    "Times accepting paused because the process ran out of file "
-	    "descriptors.", offsetof(struct tun_stats, accept_pauses), 0);
-	tunnel_metric(d, o, "rstreamd_tunnel_streams_denied_total", "counter",
-	    "Streams refused because their link did not prove this tunnel's "
-	    "key.", offsetof(struct tun_stats, denied), 0);
-	metric_head(o, "rstreamd_links_rejected_total", "counter", "Incoming "
-	    "links rejected by a limit, allow, or an invalid hello.");
-	ob_printf(o, "rstreamd_links_rejected_total %llu\n",
-	    (unsigned long long)d->links_rejected);
-	metric_head(o, "rstreamd_links_evicted_total", "counter", "Incoming "
-	    "links closed after link_idle_timeout without a stream, to make "
-	    "room for a new link.");
-	ob_printf(o, "rstreamd_links_evicted_total %llu\n",
-	    (unsigned long long)d->links_evicted);
-	metric_head(o, "rstreamd_auth_failures_total", "counter", "Links "
-	    "that failed to authenticate (wrong key, none, or too late).");
-	ob_printf(o, "rstreamd_auth_failures_total %llu\n",
-	    (unsigned long long)d->auth_failures);
-
-	metric_head(o, "rstreamd_link_up", "gauge", "1 if the RDMA link is "
-	    "up.");
-	for (dl = d->links; dl != NULL; dl = link_next(dl)) {
+	render_metric_head(o, "rstreamd_link_up", "gauge", "1 if the RDMA "
+	    "link is up.");
+	for (dl = link_first(d); dl != NULL; dl = link_next(dl)) {
 		link_info(dl, &li);
-		ob_printf(o, "rstreamd_link_up{link=");
-		ob_prom_str(o, li.name);
-		ob_printf(o, ",peer=");
-		ob_prom_str(o, li.peer);
-		ob_printf(o, ",direction=\"%s\"} %d\n", li.dir,
-		    strcmp(li.state, "up") == 0);
+		render_printf(o, "rstreamd_link_up{link=");
+		render_prom_str(o, li.name);
+		render_printf(o, ",peer=");
+		render_prom_str(o, li.peer);
+		render_printf(o, ",direction=\"%s\"} %d\n", li.dir,
+		    li.state == LINK_UP);
 	}
-	metric_head(o, "rstreamd_link_credit_stalls_total", "counter", "Times "
-	    "work waited for credit: peer ring space, message credits or "
-	    "send queue space.");
-	for (dl = d->links; dl != NULL; dl = link_next(dl)) {
+	render_metric_head(o, "rstreamd_link_credit_stalls_total", "counter",
+	    "Times work waited for credit: peer ring space, message credits "
+	    "or send queue space.");
+	for (dl = link_first(d); dl != NULL; dl = link_next(dl)) {
 		link_info(dl, &li);
 		if (!li.have_stats)
 			continue;
 		for (k = 0; k < sizeof(stalls) / sizeof(stalls[0]); k++) {
-			ob_printf(o, "rstreamd_link_credit_stalls_total{link=");
-			ob_prom_str(o, li.name);
-			ob_printf(o, ",kind=\"%s\"} %llu\n", stalls[k].kind,
+			render_printf(o, "rstreamd_link_credit_stalls_total"
+			    "{link=");
+			render_prom_str(o, li.name);
+			render_printf(o, ",kind=\"%s\"} %llu\n", stalls[k].kind,
 			    (unsigned long long)*(const uint64_t *)(const void *)
 			    ((const char *)&li.st + stalls[k].off));
 		}
 	}
+	return (0);
 }
 
-/**
- * ctl_answer(d, request, out, outlen):
- * The complete answer to ${request} (one line without its newline), in
- * a new buffer ${*out} of ${*outlen} bytes (free it).  Returns 0, or -1
- * when out of memory.
- */
+static int
+cmd_version(struct rsd *d, struct render_buf *o, int json)
+{
+
+	(void)d;
+	render_printf(o, json ? "{\"version\":\"%s\"}" : "rstreamd %s\n",
+	    PACKAGE_VERSION);
+	return (0);
+}
+
+static const struct ctl_cmd {
+	const char *name;
+	cmd_fn *fn;
+	const char *help;
+} cmds[] = {
+#define X(name, help) { #name, cmd_##name, help },
+	CTL_COMMANDS(X)
+#undef X
+};
+
 int
 ctl_answer(struct rsd *d, const char *request, char **out, size_t *outlen)
 {
-	struct obuf o = { NULL, 0, 0, 0 };
-	char cmd[32], fmt[32], extra[2], err[1100];
-	struct tab tb;
+	struct render_buf o = { NULL, 0, 0, 0 }, body = { NULL, 0, 0, 0 };
+	char cmd[32], fmt[32], extra[2];
+	size_t k;
 	int n, json;
 
 	n = sscanf(request, "%31s %31s %1s", cmd, fmt, extra);
 	json = n >= 2 && strcmp(fmt, "json") == 0;
+	for (k = 0; n >= 1 && k < sizeof(cmds) / sizeof(cmds[0]); k++)
+		if (strcmp(cmd, cmds[k].name) == 0)
+			break;
 	if (n < 1 || n > 2 || (n == 2 && !json)) {
-		ob_printf(&o, "error: bad request; send COMMAND or "
+		render_printf(&o, "error: bad request; send COMMAND or "
 		    "\"COMMAND json\"\n");
-	} else if (strcmp(cmd, "status") == 0) {
-		ob_printf(&o, "ok\n");
-		cmd_status(d, &o, json);
-	} else if (strcmp(cmd, "tunnels") == 0) {
-		ob_printf(&o, "ok\n");
-		tunnels_tab(d, &tb);
-		render(&o, &tb, json);
-	} else if (strcmp(cmd, "streams") == 0) {
-		ob_printf(&o, "ok\n");
-		streams_tab(d, &tb);
-		render(&o, &tb, json);
-	} else if (strcmp(cmd, "links") == 0) {
-		ob_printf(&o, "ok\n");
-		links_tab(d, &tb);
-		render(&o, &tb, json);
-	} else if (strcmp(cmd, "stats") == 0) {
-		ob_printf(&o, "ok\n");
-		cmd_stats(d, &o, json);
-	} else if (strcmp(cmd, "metrics") == 0) {
-		ob_printf(&o, "ok\n");
-		cmd_metrics(d, &o);
-	} else if (strcmp(cmd, "version") == 0) {
-		ob_printf(&o, "ok\n");
-		ob_printf(&o, json ? "{\"version\":\"%s\"}\n" :
-		    "rstreamd %s\n", PACKAGE_VERSION);
-	} else if (strcmp(cmd, "reload") == 0) {
-		log_notice("reload requested on the control socket");
-		if (rsd_reload(d, err, sizeof(err)) == 0) {
-			ob_printf(&o, "ok\n");
-			if (json)
-				ob_printf(&o, "{\"reloaded\":true,"
-				    "\"tunnels\":%zu}\n", d->conf->ntunnels);
-			else
-				ob_printf(&o, "reloaded %s: %zu tunnels\n",
-				    d->conf->file, d->conf->ntunnels);
-		} else {
-			ob_printf(&o, "error: reload failed, still running "
-			    "the previous configuration: %s\n", err);
-		}
+	} else if (k == sizeof(cmds) / sizeof(cmds[0])) {
+		render_printf(&o, "error: unknown command '%s' (try", cmd);
+		for (k = 0; k < sizeof(cmds) / sizeof(cmds[0]); k++)
+			render_printf(&o, "%s %s", k ? "," : "", cmds[k].name);
+		render_printf(&o, ")\n");
 	} else {
-		ob_printf(&o, "error: unknown command '%s' (try status, "
-		    "tunnels, streams, links, stats, reload, metrics, version)\n",
-		    cmd);
+		n = cmds[k].fn(d, &body, json);
+		render_printf(&o, "%s", n == 0 ? "ok\n" : "error: ");
+		if (body.len > 0)
+			render_printf(&o, "%s", body.p);
+		/* A JSON document ends with its newline. */
+		if (n == 0 && json)
+			render_printf(&o, "\n");
+		if (body.oom)
+			o.oom = 1;
+		free(body.p);
 	}
-	/* Tables end without a newline in JSON: end the document. */
-	if (json && o.len > 0 && o.p[o.len - 1] != '\n')
-		ob_printf(&o, "\n");
 	if (o.oom) {
 		free(o.p);
 		return (-1);
@@ -698,13 +524,8 @@ ctl_answer(struct rsd *d, const char *request, char **out, size_t *outlen)
 static void
 conn_free(struct ctl_conn *cc)
 {
-	struct ctl_conn **p;
 
-	for (p = &cc->ctl->conns; *p != NULL; p = &(*p)->next)
-		if (*p == cc) {
-			*p = cc->next;
-			break;
-		}
+	TAILQ_REMOVE(&cc->ctl->conns, cc, entry);
 	cc->ctl->nconns--;
 	loop_fd_del(cc->w);
 	loop_timer_stop(&cc->idle);
@@ -783,12 +604,9 @@ on_conn(void *arg, uint32_t events)
 static void
 conn_evict(struct ctl *ctl)
 {
-	struct ctl_conn *cc, *oldest = NULL;
 
-	for (cc = ctl->conns; cc != NULL; cc = cc->next)
-		oldest = cc;
-	if (oldest != NULL)
-		conn_free(oldest);
+	if (!TAILQ_EMPTY(&ctl->conns))
+		conn_free(TAILQ_LAST(&ctl->conns, ctl_conn_list));
 }
 
 static void
@@ -800,13 +618,8 @@ on_listen(void *arg, uint32_t events)
 
 	(void)events;
 	for (;;) {
-		fd = accept4(ctl->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0) {
-			/* Out of descriptors: rest rather than spin. */
-			if (errno == EMFILE || errno == ENFILE)
-				loop_fd_pause(ctl->w, 200);
+		if ((fd = sock_accept(ctl->fd, ctl->w)) < 0)
 			return;
-		}
 		/*
 		 * Full: the oldest connection makes room, so clients that
 		 * connect and say nothing (or never read their answer)
@@ -829,17 +642,11 @@ on_listen(void *arg, uint32_t events)
 		}
 		loop_timer_init(&cc->idle, ctl->d->lp, on_idle, cc);
 		loop_timer_arm(&cc->idle, CTL_IDLE_MS);
-		cc->next = ctl->conns;
-		ctl->conns = cc;
+		TAILQ_INSERT_HEAD(&ctl->conns, cc, entry);
 		ctl->nconns++;
 	}
 }
 
-/**
- * ctl_new(d, err, errlen):
- * Listen on d->conf's control socket.  Returns the control socket, or
- * NULL with the reason in ${err}.
- */
 struct ctl *
 ctl_new(struct rsd *d, char *err, size_t errlen)
 {
@@ -853,6 +660,7 @@ ctl_new(struct rsd *d, char *err, size_t errlen)
 		return (NULL);
 	}
 	ctl->d = d;
+	TAILQ_INIT(&ctl->conns);
 	/* Under systemd RuntimeDirectory= made it; elsewhere, we do. */
 	if (strcmp(c->control, CONF_DEFAULT_CONTROL) == 0)
 		(void)mkdir("/run/rstreamd", 0755);
@@ -877,10 +685,6 @@ ctl_new(struct rsd *d, char *err, size_t errlen)
 	return (ctl);
 }
 
-/**
- * ctl_path(ctl):
- * The path ${ctl} listens on.
- */
 const char *
 ctl_path(const struct ctl *ctl)
 {
@@ -888,19 +692,14 @@ ctl_path(const struct ctl *ctl)
 	return (ctl->path);
 }
 
-/**
- * ctl_free(ctl):
- * Close the control socket, its connections, and remove the socket file.
- * NULL is a no-op.
- */
 void
 ctl_free(struct ctl *ctl)
 {
 
 	if (ctl == NULL)
 		return;
-	while (ctl->conns != NULL)
-		conn_free(ctl->conns);
+	while (!TAILQ_EMPTY(&ctl->conns))
+		conn_free(TAILQ_FIRST(&ctl->conns));
 	loop_fd_del(ctl->w);
 	close(ctl->fd);
 	sock_unix_unlink(ctl->path, &ctl->sf);

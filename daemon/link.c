@@ -1,37 +1,41 @@
 #include "config.h"
 
+#include <sys/epoll.h>
+#include <sys/socket.h>
+
+#include <netinet/in.h>
+
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <sys/socket.h>
-
-#include <netinet/in.h>
-
-#include <sys/epoll.h>
-
+#include "admit.h"
 #include "auth.h"
-#include "bridge.h"
+#include "conf.h"
 #include "engine.h"
 #include "link.h"
 #include "log.h"
 #include "loop.h"
 #include "resolve.h"
 #include "rsd.h"
-#include "tunnel.h"
 #include "verbs.h"
 
 /* D_AUTH: connected, proofs not yet exchanged; no stream may open. */
-enum { D_IDLE, D_CONNECTING, D_AUTH, D_UP, D_DEAD };
+enum dstate { D_IDLE, D_CONNECTING, D_AUTH, D_UP, D_DEAD };
 
 struct dlink {
 	struct rsd *d;
-	struct tun *t;			/* client link: its tunnel */
+	const struct conf_tunnel *c;	/* client link: its tunnel's */
+	const struct link_ops *ops;
+	void *arg;
 	struct verbs_link *vl;
-	int state;
+	enum dstate state;
 	struct loop_fd *cqw;
-	struct loop_timer ka;		/* keepalive */
+	struct loop_job flush;		/* post work, deliver events */
+	int flushing;
+	struct loop_timer ka;		/* keepalive and liveness */
 	struct loop_timer retry;	/* reconnect after back-off */
 	struct loop_timer reap;		/* incoming: free outside callbacks */
 	struct loop_timer deadline;	/* handshake_timeout */
@@ -41,47 +45,61 @@ struct dlink {
 	uint32_t backoff;
 	int failures;
 	int auth_said;			/* client: an auth failure was logged */
-	struct bridge *waiting;		/* clients waiting for the link */
+	int retired;			/* client: its tunnel drains */
 	struct rname *peer_rn, *src_rn;	/* client: the peer, our source */
 	struct rname_waiter rw;		/* the peer's name is looked up */
 	unsigned next_addr;		/* the peer address to try next */
-	struct bridge **incoming;	/* INCOMING streams not yet accepted */
-	uint32_t nincoming;
-	int dispatching, again;
 	int closing;			/* link_free: do not reconnect */
-	char peer[420];
+	int listed;			/* in d->links */
 	struct sockaddr_storage peer_sa;	/* incoming: the peer's address */
 	int auth;			/* incoming: the peer authenticates */
 	uint64_t idle_since;		/* up with no stream since; 0: busy */
 	uint64_t heard_recvs, heard_ms;	/* receives seen, and when last */
 	struct log_burst open_log;	/* refusals of the peer's OPENs */
+	char peer[420];
 	char name[520];			/* "tunnel pg: link to X" / "link from X" */
-	struct dlink *next;
+	TAILQ_ENTRY(dlink) entry;
 };
 
-static void link_down(struct dlink *, const char *);
-static void link_up(struct dlink *);
+struct link_listen_plan {
+	size_t n;
+	struct verbs_listener **lsn;	/* becomes d->lsn at the commit */
+	struct {
+		struct verbs_listener *l;
+		size_t from;		/* taken over from d->lsn[from] */
+	} nl[];
+};
+
+#define NEW_LISTENER	((size_t)-1)
 
 /* A message about link ${dl}: the journal gets TUNNEL= and PEER=. */
 #define LLOG(level, dl, ...)						\
-	log_about(level, &(struct log_about){ (dl)->t ?			\
-	    (dl)->t->c->name : NULL, 0, (dl)->peer }, __VA_ARGS__)
-static void link_connect(struct dlink *);
+	log_about(level, &(struct log_about){ (dl)->c ? (dl)->c->name :	\
+	    NULL, 0, (dl)->peer }, __VA_ARGS__)
 
+static void link_down(struct dlink *, const char *);
+static void link_up(struct dlink *);
+static void link_connect(struct dlink *);
+static void on_flush(void *);
 static void on_keepalive(void *);
 static void on_retry(void *);
 static void on_reap(void *);
 static void on_deadline(void *);
 
+/* ---------------------------------------------------------------- links */
+
 /* A new link of daemon ${d}, in no list yet. */
 static struct dlink *
-dl_new(struct rsd *d)
+dl_new(struct rsd *d, const struct link_ops *ops, void *arg)
 {
 	struct dlink *dl;
 
 	if ((dl = calloc(1, sizeof(*dl))) == NULL)
 		return (NULL);
 	dl->d = d;
+	dl->ops = ops;
+	dl->arg = arg;
+	loop_job_init(&dl->flush, d->lp, on_flush, dl);
 	loop_timer_init(&dl->ka, d->lp, on_keepalive, dl);
 	loop_timer_init(&dl->retry, d->lp, on_retry, dl);
 	loop_timer_init(&dl->reap, d->lp, on_reap, dl);
@@ -93,20 +111,25 @@ static void
 list_add(struct dlink *dl)
 {
 
-	dl->next = dl->d->links;
-	dl->d->links = dl;
+	TAILQ_INSERT_TAIL(&dl->d->links, dl, entry);
+	dl->listed = 1;
 }
 
-static void
-list_del(struct dlink *dl)
+struct engine *
+link_engine(const struct dlink *dl)
 {
-	struct dlink **p;
 
-	for (p = &dl->d->links; *p != NULL; p = &(*p)->next)
-		if (*p == dl) {
-			*p = dl->next;
-			return;
-		}
+	return (dl != NULL && dl->vl != NULL ? verbs_link_engine(dl->vl) :
+	    NULL);
+}
+
+void
+link_mark(struct dlink *dl)
+{
+
+	/* A flush under way posts what its handlers queue. */
+	if (dl != NULL && !dl->flushing)
+		loop_job_defer(&dl->flush);
 }
 
 static void
@@ -115,8 +138,8 @@ on_cq(void *arg, uint32_t events)
 	struct dlink *dl = arg;
 
 	(void)events;
-	verbs_link_poll(dl->vl);
-	link_kick(dl);
+	(void)verbs_link_poll(dl->vl);
+	link_mark(dl);
 }
 
 /*
@@ -148,7 +171,7 @@ on_keepalive(void *arg)
 		return;
 	}
 	engine_keepalive(e);
-	link_kick(dl);
+	link_mark(dl);
 }
 
 static int
@@ -172,7 +195,7 @@ prove(void *arg, uint8_t proof[WIRE_AUTH_LEN])
 	/* Both hellos exist once connected; a zero proof fails anyway. */
 	memset(proof, 0, WIRE_AUTH_LEN);
 	if (verbs_link_hellos(dl->vl, hellos) == 0)
-		auth_proof(dl->key.key, dl->key.len, dl->t != NULL, hellos,
+		auth_proof(dl->key.key, dl->key.len, dl->c != NULL, hellos,
 		    proof);
 }
 
@@ -191,7 +214,7 @@ proves(struct dlink *dl, const struct conf_key *k,
 /*
  * The peer's proof.  Our own links know their key.  A peer linking to us
  * may hold the global key or any target tunnel's: the one it proves
- * decides which tunnels it may open (dispatch).
+ * decides which tunnels it may open.
  */
 static int
 verify(void *arg, const uint8_t proof[WIRE_AUTH_LEN])
@@ -203,7 +226,7 @@ verify(void *arg, const uint8_t proof[WIRE_AUTH_LEN])
 
 	if (verbs_link_hellos(dl->vl, hellos) != 0)
 		return (-1);
-	if (dl->t != NULL)
+	if (dl->c != NULL)
 		return (auth_check(dl->key.key, dl->key.len, 0, hellos,
 		    proof));
 	if (proves(dl, &c->key, hellos, proof))
@@ -231,13 +254,6 @@ on_deadline(void *arg)
 }
 
 static void
-deadline_stop(struct dlink *dl)
-{
-
-	loop_timer_stop(&dl->deadline);
-}
-
-static void
 deadline_start(struct dlink *dl)
 {
 
@@ -245,124 +261,64 @@ deadline_start(struct dlink *dl)
 	    (uint64_t)dl->d->conf->handshake_timeout * 1000);
 }
 
-/* May a stream on ${dl} use tunnel ${t}?  A keyed tunnel needs its key. */
-static int
-key_allows(const struct dlink *dl, const struct tun *t)
-{
-
-	return (!t->c->key.set || (dl->key.set &&
-	    conf_key_same(&dl->key, &t->c->key)));
-}
-
+/* A stream event: the owner's, but a client link takes no OPEN. */
 static void
-dispatch(struct dlink *dl, const struct engine_event *ev)
+deliver(struct dlink *dl, const struct engine_event *ev)
 {
-	struct engine *e = verbs_link_engine(dl->vl);
-	struct bridge *b = ev->user;
-	struct tun *t;
-	const char *name;
-	char held[64];
+	struct engine *e = link_engine(dl);
 
 	if ((ev->flags & ENGINE_EV_INCOMING) &&
 	    !(ev->flags & ENGINE_EV_RELEASED)) {
-		/* Links we opened carry our client tunnels only. */
-		if (dl->t != NULL) {
+		if (dl->c != NULL) {
 			LLOG(LOG_WARNING, dl, "%s: the peer opened a stream "
 			    "on it; refused", dl->name);
 			engine_refuse(e, ev->stream, WIRE_REASON_NO_TUNNEL);
 			return;
 		}
-		name = engine_tunnel(e, ev->stream);
-		t = tunnel_find_target(dl->d, name);
-		if (t == NULL && dl->d->draining) {
-			log_info("%s: refused a stream for tunnel '%s': "
-			    "shutting down", dl->name, name);
-			engine_refuse(e, ev->stream,
-			    WIRE_REASON_SHUTTING_DOWN);
-			return;
-		}
-		if (t == NULL) {
-			if (log_burst(&dl->open_log, loop_now_ms(), held,
-			    sizeof(held)))
-				LLOG(LOG_WARNING, dl, "%s: refused a stream for "
-				    "tunnel '%s', which is not configured "
-				    "here%s", dl->name, name, held);
-			engine_refuse(e, ev->stream, WIRE_REASON_NO_TUNNEL);
-			return;
-		}
-		if (!key_allows(dl, t)) {
-			if (log_burst(&dl->d->deny_log, loop_now_ms(), held,
-			    sizeof(held)))
-				LLOG(LOG_WARNING, dl, "tunnel %s: %s: refused "
-				    "a stream: the link is not authenticated "
-				    "with this tunnel's key%s", t->c->name,
-				    dl->name, held);
-			t->st->refused++;
-			t->st->denied++;
-			engine_refuse(e, ev->stream, WIRE_REASON_DENIED);
-			return;
-		}
-		if (t->nstreams >= t->c->sz.max_streams) {
-			if (log_burst(&t->limit_log, loop_now_ms(), held,
-			    sizeof(held)))
-				log_warn("tunnel %s: %s: stream limit %u "
-				    "reached, refusing%s", t->c->name,
-				    dl->name, (unsigned)t->c->sz.max_streams,
-				    held);
-			t->st->refused++;
-			t->st->limited++;
-			engine_refuse(e, ev->stream, WIRE_REASON_LIMIT);
-			return;
-		}
-		bridge_incoming(dl, t, ev->stream);
+		dl->ops->incoming(dl->arg, dl, ev->stream,
+		    engine_tunnel(e, ev->stream));
 		return;
 	}
-	if (b == NULL && ev->stream < dl->nincoming)
-		b = dl->incoming[ev->stream];
-	if (b != NULL)
-		bridge_event(b, ev);
+	if (ev->user != NULL)
+		dl->ops->event(dl->arg, dl, ev);
 }
 
-/**
- * link_kick(dl):
- * Post what the engine has ready and dispatch its stream events.  Call
- * after any engine call; ${dl} (and the caller's bridge) may be gone when
- * it returns, so call it last.
+/*
+ * The job: deliver the engine's events, then post the work they and
+ * everyone else queued this turn, with one doorbell; repeat while posting
+ * made more events.  Then act on what the engine says.
  */
-void
-link_kick(struct dlink *dl)
+static void
+on_flush(void *arg)
 {
+	struct dlink *dl = arg;
 	struct engine_event ev;
 	struct engine *e;
-	const char *why;
+	int flushed = 0;
 
-	if (dl == NULL || dl->vl == NULL ||
-	    (e = verbs_link_engine(dl->vl)) == NULL)
+	if ((e = link_engine(dl)) == NULL)
 		return;
-	/* Handlers call back in here: the outermost call does the work. */
-	if (dl->dispatching) {
-		dl->again = 1;
-		return;
-	}
-	dl->dispatching = 1;
-	do {
-		dl->again = 0;
-		verbs_link_flush(dl->vl);
-		/* Handlers queue work (credits, refusals, data): post it too. */
-		while (engine_next_event(e, &ev)) {
-			dispatch(dl, &ev);
-			dl->again = 1;
+	dl->flushing = 1;
+	while (engine_error(e) == NULL) {
+		if (engine_next_event(e, &ev)) {
+			flushed = 0;
+			deliver(dl, &ev);
+			continue;
 		}
-	} while (dl->again && engine_error(e) == NULL);
-	dl->dispatching = 0;
-	/* Idle since when: the link may give its slot up (evict_idle). */
+		if (flushed)
+			break;
+		(void)verbs_link_flush(dl->vl);
+		flushed = 1;
+	}
+	dl->flushing = 0;
+	/* Idle since when: the link may give its slot up (see admit.h). */
 	if (engine_active(e) > 0)
 		dl->idle_since = 0;
 	else if (dl->idle_since == 0 && dl->state == D_UP)
 		dl->idle_since = loop_now_ms();
-	if ((why = engine_error(e)) != NULL && dl->state != D_DEAD &&
+	if (engine_error(e) != NULL && dl->state != D_DEAD &&
 	    dl->state != D_IDLE)
-		link_down(dl, why);
+		link_down(dl, engine_error(e));
 	else if (dl->state == D_AUTH && engine_authenticated(e))
 		link_up(dl);
 }
@@ -370,28 +326,15 @@ link_kick(struct dlink *dl)
 static void
 on_retry(void *arg)
 {
-	struct dlink *dl = arg;
 
-	link_connect(dl);
+	link_connect(arg);
 }
 
 static void
 on_reap(void *arg)
 {
-	struct dlink *dl = arg;
 
-	link_free(dl);
-}
-
-static void
-fail_waiting(struct dlink *dl, const char *why)
-{
-	struct bridge *b;
-
-	while ((b = dl->waiting) != NULL) {
-		dl->waiting = bridge_next(b);
-		bridge_link_failed(b, why);
-	}
+	link_free(arg);
 }
 
 /*
@@ -403,52 +346,49 @@ static void
 link_down(struct dlink *dl, const char *why_in)
 {
 	struct engine_event ev;
-	struct engine *e = dl->vl ? verbs_link_engine(dl->vl) : NULL;
+	struct engine *e = link_engine(dl);
 	int was_up = dl->state == D_UP;
 	int auth_failed;
+	enum engine_err kind;
 	char why[256], held[64];
 
 	/* It may be the engine's own message, freed with the link below. */
 	snprintf(why, sizeof(why), "%s", why_in);
+	kind = e != NULL ? engine_error_kind(e) : ENGINE_ERR_NONE;
 	/* Ending before the proofs checked out is an authentication failure. */
-	auth_failed = dl->state == D_AUTH ||
-	    strncmp(why, "authentication failed", 21) == 0 ||
-	    (dl->t == NULL && dl->ea.verify != NULL && e != NULL &&
+	auth_failed = dl->state == D_AUTH || kind == ENGINE_ERR_AUTH ||
+	    (dl->c == NULL && dl->ea.verify != NULL && e != NULL &&
 	    !engine_authenticated(e));
 	if (auth_failed)
 		dl->d->auth_failures++;
-	deadline_stop(dl);
+	loop_timer_stop(&dl->deadline);
+	loop_job_cancel(&dl->flush);
 	if (e != NULL) {
 		/* No WRITE may touch a ring once its memory is released. */
 		verbs_link_stop(dl->vl);
-		engine_fail(e, why);
-		dl->dispatching = 1;
+		engine_fail(e, ENGINE_ERR_LOCAL, why);
 		while (engine_next_event(e, &ev))
-			dispatch(dl, &ev);
-		dl->dispatching = 0;
+			deliver(dl, &ev);
 	}
 	loop_fd_del(dl->cqw);
 	dl->cqw = NULL;
 	loop_timer_stop(&dl->ka);
 	verbs_link_free(dl->vl);
 	dl->vl = NULL;
-	free(dl->incoming);
-	dl->incoming = NULL;
-	dl->nincoming = 0;
-	fail_waiting(dl, why);
 
-	if (dl->t == NULL && auth_failed) {
-		/* Counted every time; said once per burst (it may be a flood). */
-		if (log_burst(&dl->d->auth_log, loop_now_ms(), held,
-		    sizeof(held)))
-			LLOG(LOG_WARNING, dl, "%s failed authentication: %s%s",
-			    dl->name, why, held);
-	} else if (dl->t == NULL) {
-		/* A peer breaking the protocol is news; one leaving is not. */
-		LLOG(strncmp(why, "protocol violation", 18) == 0 ?
-		    LOG_WARNING : LOG_INFO, dl, "%s ended: %s", dl->name, why);
-	}
-	if (dl->t == NULL) {
+	if (dl->c == NULL) {
+		if (auth_failed) {
+			/* Counted every time; said once per burst (a flood?). */
+			if (log_burst(&dl->d->auth_log, loop_now_ms(), held,
+			    sizeof(held)))
+				LLOG(LOG_WARNING, dl, "%s failed "
+				    "authentication: %s%s", dl->name, why,
+				    held);
+		} else {
+			/* A peer breaking the protocol is news; leaving not. */
+			LLOG(kind == ENGINE_ERR_PROTOCOL ? LOG_WARNING :
+			    LOG_INFO, dl, "%s ended: %s", dl->name, why);
+		}
 		dl->state = D_DEAD;
 		if (!loop_timer_armed(&dl->reap))
 			loop_timer_arm(&dl->reap, 0);
@@ -456,8 +396,9 @@ link_down(struct dlink *dl, const char *why_in)
 	}
 	dl->state = D_IDLE;
 	dl->failures++;
+	dl->ops->down(dl->arg, dl, why);
 	/* Nothing more will use a stopping daemon's or old tunnel's link. */
-	if (dl->d->stop || dl->d->draining || dl->closing || dl->t->draining) {
+	if (dl->d->stop || dl->d->draining || dl->closing || dl->retired) {
 		LLOG(LOG_INFO, dl, "%s closed", dl->name);
 		return;
 	}
@@ -491,7 +432,12 @@ link_conf(const struct conf *cf, const struct conf_sizes *sz,
 	lc->retry_count = (uint8_t)cf->retry_count;
 }
 
-static void on_peer_resolved(void *);
+static void
+on_peer_resolved(void *arg)
+{
+
+	link_connect(arg);
+}
 
 /*
  * Connect to the peer's next address (every one is tried in turn, one per
@@ -501,15 +447,15 @@ static void on_peer_resolved(void *);
 static void
 link_connect(struct dlink *dl)
 {
-	const struct conf_tunnel *c = dl->t->c;
+	const struct conf_tunnel *c = dl->c;
 	const struct resolve_addrs *dst, *src = NULL;
-	const struct sockaddr *sa;
+	const struct sockaddr *sa = NULL;
 	struct verbs_link_conf lc;
 	const char *why;
-	char err[256];
+	char err[256], to[80];
 	size_t i, k;
 
-	if (dl->d->stop || dl->d->draining || dl->closing || dl->t->draining)
+	if (dl->d->stop || dl->d->draining || dl->closing || dl->retired)
 		return;
 	dl->state = D_CONNECTING;	/* failing, link_down reschedules */
 	switch (rname_get(dl->peer_rn, &dst, &why)) {
@@ -528,8 +474,8 @@ link_connect(struct dlink *dl)
 	for (k = 0; k < dst->n; k++) {
 		i = dl->next_addr++ % dst->n;
 		sa = (const struct sockaddr *)&dst->a[i];
-		if (src == NULL ||
-		    sa->sa_family == ((const struct sockaddr *)&src->a[0])->sa_family)
+		if (src == NULL || sa->sa_family ==
+		    ((const struct sockaddr *)&src->a[0])->sa_family)
 			break;
 	}
 	if (k == dst->n) {
@@ -544,8 +490,6 @@ link_connect(struct dlink *dl)
 		lc.auth = &dl->ea;
 	}
 	if (log_level() >= LOG_DEBUG) {
-		char to[80];
-
 		resolve_addr_text(sa, to, sizeof(to));
 		LLOG(LOG_DEBUG, dl, "%s: connecting to %s", dl->name, to);
 	}
@@ -556,31 +500,24 @@ link_connect(struct dlink *dl)
 		link_down(dl, err);
 }
 
-static void
-on_peer_resolved(void *arg)
-{
-
-	link_connect(arg);
-}
-
 struct dlink *
-link_client_new(struct tun *t, const struct conf *nc)
+link_client_new(struct rsd *d, const struct conf_tunnel *c,
+    const struct conf *nc, const struct link_ops *ops, void *arg)
 {
 	struct dlink *dl;
 
-	if ((dl = dl_new(t->d)) == NULL)
+	if ((dl = dl_new(d, ops, arg)) == NULL)
 		return (NULL);
-	dl->t = t;
+	dl->c = c;
 	dl->backoff = LINK_BACKOFF_MIN_MS;
 	/* Always HOST:PORT, however the configuration spelt it. */
-	snprintf(dl->peer, sizeof(dl->peer), strchr(t->c->peer.host, ':') ?
-	    "[%s]:%s" : "%s:%s", t->c->peer.host, t->c->peer.port);
+	snprintf(dl->peer, sizeof(dl->peer), strchr(c->peer.host, ':') ?
+	    "[%s]:%s" : "%s:%s", c->peer.host, c->peer.port);
 	snprintf(dl->name, sizeof(dl->name), "tunnel %s: link to %s",
-	    t->c->name, dl->peer);
-	if ((dl->peer_rn = rname_new(t->d->res, t->c->peer.host,
-	    t->c->peer.port, 0)) == NULL || (nc->has_source &&
-	    (dl->src_rn = rname_new(t->d->res, nc->source.host, "0",
-	    1)) == NULL)) {
+	    c->name, dl->peer);
+	if ((dl->peer_rn = rname_new(d->res, c->peer.host, c->peer.port,
+	    0)) == NULL || (nc->has_source && (dl->src_rn = rname_new(d->res,
+	    nc->source.host, "0", 1)) == NULL)) {
 		link_free(dl);
 		return (NULL);
 	}
@@ -595,10 +532,19 @@ link_client_start(struct dlink *dl)
 	link_connect(dl);
 }
 
+void
+link_client_retire(struct dlink *dl)
+{
+
+	dl->retired = 1;
+	loop_timer_stop(&dl->retry);
+	rname_unwait(&dl->rw);
+}
+
 static void
 link_up(struct dlink *dl)
 {
-	struct bridge *b;
+	const struct conf_sizes *sz;
 
 	if (watch_cq(dl)) {
 		link_down(dl, "cannot watch the completion channel");
@@ -608,34 +554,34 @@ link_up(struct dlink *dl)
 	if (!engine_authenticated(link_engine(dl))) {
 		dl->state = D_AUTH;
 		/* Ours: the CM bounds connecting; the proofs get this long. */
-		if (dl->t != NULL)
+		if (dl->c != NULL)
 			deadline_start(dl);
-		link_kick(dl);
+		link_mark(dl);
 		return;
 	}
-	deadline_stop(dl);
+	loop_timer_stop(&dl->deadline);
 	dl->state = D_UP;
 	dl->idle_since = dl->heard_ms = loop_now_ms();
 	dl->failures = 0;
 	dl->auth_said = 0;
 	dl->backoff = LINK_BACKOFF_MIN_MS;
-	if (dl->t != NULL)
+	if (dl->c != NULL) {
+		sz = &dl->c->sz;
 		LLOG(LOG_INFO, dl, "%s is up (device %s, sq_size %u, "
 		    "rq_size %u, inline_size %u, %s)", dl->name,
-		    verbs_link_device(dl->vl),
-		    (unsigned)dl->t->c->sz.sq_size,
-		    (unsigned)dl->t->c->sz.rq_size,
-		    (unsigned)dl->t->c->sz.inline_size,
+		    verbs_link_device(dl->vl), (unsigned)sz->sq_size,
+		    (unsigned)sz->rq_size, (unsigned)sz->inline_size,
 		    dl->key.set ? "authenticated" : "not authenticated");
-	else if (dl->key.set)
+	} else if (dl->key.set) {
 		LLOG(LOG_INFO, dl, "%s authenticated", dl->name);
-	loop_timer_arm(&dl->ka, LINK_KEEPALIVE_MS);
-	while ((b = dl->waiting) != NULL) {
-		dl->waiting = bridge_next(b);
-		bridge_link_up(b);
 	}
-	link_kick(dl);
+	loop_timer_arm(&dl->ka, LINK_KEEPALIVE_MS);
+	if (dl->c != NULL)
+		dl->ops->up(dl->arg, dl);
+	link_mark(dl);
 }
+
+/* ------------------------------------------------------ incoming links */
 
 /* Whether two socket addresses are the same host (ports aside). */
 static int
@@ -655,107 +601,62 @@ same_host(const struct sockaddr *x, const struct sockaddr *y)
 	return (0);
 }
 
-/* An incoming link that may give its slot up: up, idle long enough. */
-static int
-evictable(const struct dlink *dl, uint64_t now, uint64_t idle_ms)
-{
-
-	return (dl->t == NULL && dl->state == D_UP && dl->idle_since != 0 &&
-	    now - dl->idle_since >= idle_ms);
-}
-
 /*
- * At a limit, an incoming link that carried no stream for
- * link_idle_timeout gives its slot to the new one: an unauthenticated
- * one first, then the one idle longest.  Only links without a key when
- * ${unauth_only}.  Returns 1 if one was closed.
+ * Ask admit.c about a new link from ${peer}: what it needs to know of the
+ * links there are, then act on the answer (closing a link that makes
+ * room).  Returns ADMIT_OK or the limit in the way, with its value.
  */
-static int
-evict_idle(struct rsd *d, int unauth_only, const char *limit)
-{
-	struct dlink *dl, *victim = NULL;
-	uint64_t now = loop_now_ms(), idle_ms;
-	char why[160];
-
-	if (d->conf->link_idle_timeout == 0)
-		return (0);
-	idle_ms = (uint64_t)d->conf->link_idle_timeout * 1000;
-	for (dl = d->links; dl != NULL; dl = dl->next) {
-		if (!evictable(dl, now, idle_ms) ||
-		    (unauth_only && dl->key.set))
-			continue;
-		if (victim == NULL || (victim->key.set && !dl->key.set) ||
-		    (victim->key.set == dl->key.set &&
-		    dl->idle_since < victim->idle_since))
-			victim = dl;
-	}
-	if (victim == NULL)
-		return (0);
-	snprintf(why, sizeof(why), "closed after %llu s without a stream, to "
-	    "make room for a new link (%s reached)",
-	    (unsigned long long)((now - victim->idle_since) / 1000), limit);
-	d->links_evicted++;
-	LLOG(LOG_NOTICE, victim, "%s %s", victim->name, why);
-	link_down(victim, why);
-	return (1);
-}
-
-/* The settings behind the refusals that are limits. */
-static const char *const refusal_setting[LINK_REFUSAL_N] = {
-	[LINK_MAX_PENDING] = "max_pending",
-	[LINK_MAX_PENDING_PER_ADDR] = "max_pending_per_addr",
-	[LINK_MAX_UNAUTH_LINKS] = "max_unauth_links",
-	[LINK_MAX_LINKS] = "max_links",
-};
-
-/*
- * The limit a new incoming link from ${peer} (authenticating or not)
- * would break, with its value in ${value}, or LINK_REFUSAL_N for none.
- * A link slot may be freed for it (evict_idle).
- */
-static enum link_refusal
+static enum admit_refusal
 incoming_limit(struct rsd *d, const struct sockaddr *peer, int auth,
     uint32_t *value)
 {
 	const struct conf *c = d->conf;
-	const struct dlink *dl;
-	uint32_t links = 0, pending = 0, from = 0, unauth = 0;
-	int handshaking;
+	struct admit_limits lim = { c->max_links, c->max_pending,
+	    c->max_pending_per_addr, c->max_unauth_links,
+	    (uint64_t)c->link_idle_timeout * 1000 };
+	struct admit_link *al;
+	struct dlink *dl, **who;
+	enum admit_refusal why;
+	uint64_t now = loop_now_ms();
+	size_t n = 0, victim;
+	char msg[160];
 
-	for (dl = d->links; dl != NULL; dl = dl->next) {
-		if (dl->t != NULL || dl->state == D_DEAD)
+	TAILQ_FOREACH(dl, &d->links, entry)
+		n++;
+	if ((al = calloc(n + 1, sizeof(*al))) == NULL ||
+	    (who = calloc(n + 1, sizeof(*who))) == NULL) {
+		free(al);
+		*value = 0;
+		return (ADMIT_MAX_PENDING);
+	}
+	n = 0;
+	TAILQ_FOREACH(dl, &d->links, entry) {
+		if (dl->c != NULL || dl->state == D_DEAD)
 			continue;
-		links++;
-		unauth += !dl->auth;
-		/* Handshaking links are capped too: they cost a peer nothing. */
-		handshaking = dl->state == D_CONNECTING || dl->state == D_AUTH;
-		pending += handshaking;
-		from += handshaking && peer != NULL &&
-		    same_host((const struct sockaddr *)&dl->peer_sa, peer);
+		who[n] = dl;
+		al[n].pending = dl->state == D_CONNECTING || dl->state == D_AUTH;
+		al[n].same_addr = peer != NULL && same_host(
+		    (const struct sockaddr *)&dl->peer_sa, peer);
+		al[n].unauth = !dl->auth;
+		al[n].idle_since = dl->state == D_UP ? dl->idle_since : 0;
+		n++;
 	}
-	if (pending >= c->max_pending) {
-		*value = c->max_pending;
-		return (LINK_MAX_PENDING);
+	why = admit_link(&lim, al, n, auth, now, &victim, value);
+	if (why == ADMIT_OK && victim != ADMIT_NONE) {
+		dl = who[victim];
+		snprintf(msg, sizeof(msg), "closed after %llu s without a "
+		    "stream, to make room for a new link (%s reached)",
+		    (unsigned long long)((now - dl->idle_since) / 1000),
+		    admit_setting(auth || c->max_unauth_links >= c->max_links ||
+		    !al[victim].unauth ? ADMIT_MAX_LINKS :
+		    ADMIT_MAX_UNAUTH_LINKS));
+		d->links_evicted++;
+		LLOG(LOG_NOTICE, dl, "%s %s", dl->name, msg);
+		link_down(dl, msg);
 	}
-	if (from >= c->max_pending_per_addr) {
-		*value = c->max_pending_per_addr;
-		return (LINK_MAX_PENDING_PER_ADDR);
-	}
-	/* At or above max_links, max_unauth_links is max_links' business. */
-	if (!auth && c->max_unauth_links < c->max_links &&
-	    unauth >= c->max_unauth_links) {
-		if (!evict_idle(d, 1, refusal_setting[LINK_MAX_UNAUTH_LINKS])) {
-			*value = c->max_unauth_links;
-			return (LINK_MAX_UNAUTH_LINKS);
-		}
-		links--;	/* one was just closed */
-	}
-	if (links >= c->max_links &&
-	    !evict_idle(d, 0, refusal_setting[LINK_MAX_LINKS])) {
-		*value = c->max_links;
-		return (LINK_MAX_LINKS);
-	}
-	return (LINK_REFUSAL_N);
+	free(al);
+	free(who);
+	return (why);
 }
 
 /* Turn a connect request away: count it, say it once per burst. */
@@ -793,32 +694,30 @@ keys_here(const struct conf *c, int *keyed, int *open)
 	}
 }
 
-/**
- * link_gate(d, peer, peer_text, hello):
- * The RDMA listeners' gate (see verbs_gate_fn): reject a connect request
- * that max_links, max_pending, allow or the keys configured turn away,
- * logging (once per burst) and counting it.  ${d} is the daemon.
+/*
+ * The RDMA listeners' gate (see verbs_gate_fn): a connect request is
+ * checked before anything is made for it, what costs the peer nothing
+ * first: allow, its hello, the keys, then the limits (admit.h).
  */
-int
-link_gate(void *arg, const struct sockaddr *peer, const char *peer_text,
+static int
+gate(void *arg, const struct sockaddr *peer, const char *peer_text,
     const struct wire_hello *hello, const char *invalid)
 {
 	struct rsd *d = arg;
 	const struct conf *c = d->conf;
-	enum link_refusal why;
+	enum admit_refusal why;
 	uint32_t value;
 	int keyed, open, auth;
 
 	if (d->stop)
 		return (-1);
-	/* What costs the peer nothing is turned away before any work. */
 	if (c->nallow > 0 && (peer == NULL ||
 	    !conf_net_match(c->allow, c->nallow, peer)))
 		return (reject(peer_text, &d->links_rejected,
-		    &d->refusal_log[LINK_NOT_ALLOWED], "not in allow"));
+		    &d->refusal_log[ADMIT_NOT_ALLOWED], "not in allow"));
 	if (hello == NULL)
 		return (reject(peer_text, &d->links_rejected,
-		    &d->refusal_log[LINK_BAD_HELLO],
+		    &d->refusal_log[ADMIT_BAD_HELLO],
 		    "invalid connect data: %s", invalid));
 	/* Say at once what cannot work; the proofs come after connecting. */
 	auth = (hello->flags & WIRE_HELLO_AUTH) != 0;
@@ -830,10 +729,10 @@ link_gate(void *arg, const struct sockaddr *peer, const char *peer_text,
 		return (reject(peer_text, &d->auth_failures, &d->auth_log,
 		    "it does not authenticate, and every tunnel here needs a "
 		    "key_file"));
-	if ((why = incoming_limit(d, peer, auth, &value)) != LINK_REFUSAL_N)
+	if ((why = incoming_limit(d, peer, auth, &value)) != ADMIT_OK)
 		return (reject(peer_text, &d->links_rejected,
-		    &d->refusal_log[why], "%s %u reached",
-		    refusal_setting[why], (unsigned)value));
+		    &d->refusal_log[why], "%s %u reached", admit_setting(why),
+		    (unsigned)value));
 	return (0);
 }
 
@@ -842,8 +741,8 @@ link_incoming(struct rsd *d, const struct verbs_ev *ev)
 {
 	struct dlink *dl;
 
-	/* link_gate let it through; things may have changed since. */
-	if (d->stop || (dl = dl_new(d)) == NULL) {
+	/* The gate let it through; things may have changed since. */
+	if (d->stop || (dl = dl_new(d, d->in_ops, d->in_arg)) == NULL) {
 		verbs_reject(ev->link);
 		verbs_link_free(ev->link);
 		return;
@@ -858,14 +757,10 @@ link_incoming(struct rsd *d, const struct verbs_ev *ev)
 		dl->ea = (struct engine_auth){ 0, prove, verify, dl };
 		engine_set_auth(verbs_link_engine(dl->vl), &dl->ea);
 	}
-	/* Bridges for streams that are still connecting to their targets. */
-	dl->nincoming = WIRE_STREAMS_MAX;
-	if ((dl->incoming = calloc(dl->nincoming, sizeof(*dl->incoming))) ==
-	    NULL || watch_cq(dl) || verbs_accept(dl->vl)) {
+	if (watch_cq(dl) || verbs_accept(dl->vl)) {
 		LLOG(LOG_ERR, dl, "%s: cannot accept", dl->name);
 		loop_fd_del(dl->cqw);
 		verbs_link_free(dl->vl);
-		free(dl->incoming);
 		free(dl);
 		return;
 	}
@@ -877,12 +772,8 @@ link_incoming(struct rsd *d, const struct verbs_ev *ev)
 	    "not authenticated");
 }
 
-/**
- * link_cm_event(d, ev):
- * Handle an RDMA CM outcome (incoming link, up, down, rejected).
- */
-void
-link_cm_event(struct rsd *d, const struct verbs_ev *ev)
+static void
+cm_event(struct rsd *d, const struct verbs_ev *ev)
 {
 	struct dlink *dl;
 
@@ -907,10 +798,219 @@ link_cm_event(struct rsd *d, const struct verbs_ev *ev)
 	}
 }
 
-/**
- * link_free(dl):
- * Tear down and free a link (at exit).  NULL is a no-op.
- */
+/* How long the RDMA CM channel rests after an error it keeps returning. */
+#define CM_PAUSE_MS	1000
+
+static void
+on_cm(void *arg, uint32_t events)
+{
+	struct rsd *d = arg;
+	struct verbs_ev ev;
+	char held[64];
+	int k, rc;
+
+	(void)events;
+	for (k = 0; k < 64; k++) {
+		if ((rc = verbs_cm_handle(d->cm, &ev)) < 0) {
+			/* Level-triggered: retrying at once would spin. */
+			if (log_burst(&d->cm_log, loop_now_ms(), held,
+			    sizeof(held)))
+				log_err("the RDMA CM event channel failed: %s; "
+				    "retrying every %d ms%s", strerror(errno),
+				    CM_PAUSE_MS, held);
+			loop_fd_pause(d->cm_w, CM_PAUSE_MS);
+		}
+		if (rc <= 0)
+			return;
+		cm_event(d, &ev);
+	}
+}
+
+/* ------------------------------------------------- channel and listeners */
+
+int
+link_start(struct rsd *d, const struct link_ops *ops, void *arg, char *err,
+    size_t errlen)
+{
+
+	TAILQ_INIT(&d->links);
+	d->in_ops = ops;
+	d->in_arg = arg;
+	if ((d->cm = verbs_cm_new(err, errlen)) == NULL)
+		return (-1);
+	if ((d->cm_w = loop_fd_add(d->lp, verbs_cm_fd(d->cm), EPOLLIN, on_cm,
+	    d)) == NULL) {
+		snprintf(err, errlen, "cannot watch the RDMA CM channel");
+		return (-1);
+	}
+	return (0);
+}
+
+void
+link_listen_close(struct rsd *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->nlsn; i++)
+		verbs_listener_free(d->lsn[i]);
+	free(d->lsn);
+	d->lsn = NULL;
+	d->nlsn = 0;
+}
+
+void
+link_stop(struct rsd *d)
+{
+	struct dlink *dl;
+
+	if (d->cm == NULL)
+		return;
+	while ((dl = TAILQ_FIRST(&d->links)) != NULL)
+		link_free(dl);
+	link_listen_close(d);
+	loop_fd_del(d->cm_w);
+	d->cm_w = NULL;
+	verbs_cm_free(d->cm);
+	d->cm = NULL;
+}
+
+void
+link_tick(struct rsd *d)
+{
+
+	verbs_cm_tick(d->cm);
+}
+
+/* Incoming links may carry any target tunnel: size them for the largest. */
+static void
+listener_conf(const struct conf *c, struct verbs_link_conf *lc)
+{
+	const struct conf_sizes *sz;
+	size_t i;
+
+	memset(lc, 0, sizeof(*lc));
+	for (i = 0; i < c->ntunnels; i++) {
+		if (!c->tunnels[i].has_target)
+			continue;
+		sz = &c->tunnels[i].sz;
+		if (sz->sq_size > lc->sq_size)
+			lc->sq_size = sz->sq_size;
+		if (sz->rq_size > lc->rq_size)
+			lc->rq_size = sz->rq_size;
+		if (sz->inline_size > lc->inline_size)
+			lc->inline_size = sz->inline_size;
+		lc->max_streams += sz->max_streams;
+	}
+	if (lc->max_streams > WIRE_STREAMS_MAX)
+		lc->max_streams = WIRE_STREAMS_MAX;
+	lc->ack_timeout = (uint8_t)c->ack_timeout;
+	lc->retry_count = (uint8_t)c->retry_count;
+}
+
+/* The configuration's listen addresses, where some tunnel has a target. */
+static size_t
+nlisten(const struct conf *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->ntunnels; i++)
+		if (c->tunnels[i].has_target)
+			return (c->nlisten);
+	return (0);
+}
+
+struct link_listen_plan *
+link_listen_plan(struct rsd *d, const struct conf *nc, char *err,
+    size_t errlen)
+{
+	const struct conf *oc = d->conf;
+	struct link_listen_plan *p;
+	struct verbs_link_conf lc;
+	size_t i, j;
+
+	if ((p = calloc(1, sizeof(*p) + (nc->nlisten + 1) *
+	    sizeof(p->nl[0]))) == NULL ||
+	    (p->lsn = calloc(nc->nlisten + 1, sizeof(*p->lsn))) == NULL) {
+		free(p);
+		snprintf(err, errlen, "out of memory");
+		return (NULL);
+	}
+	p->n = nlisten(nc);
+	listener_conf(nc, &lc);
+	for (j = 0; j < p->n; j++) {
+		p->nl[j].from = NEW_LISTENER;
+		for (i = 0; i < d->nlsn && oc != nc; i++) {
+			if (d->lsn[i] != NULL && conf_addr_same(
+			    &oc->listen[i].addr, &nc->listen[j].addr)) {
+				p->nl[j].l = d->lsn[i];
+				p->nl[j].from = i;
+				d->lsn[i] = NULL;	/* taken over */
+				break;
+			}
+		}
+		if (p->nl[j].l != NULL)
+			continue;
+		p->nl[j].l = verbs_listen(d->cm, nc->listen[j].addr.host,
+		    nc->listen[j].addr.port, &lc, d, err, errlen);
+		if (p->nl[j].l == NULL) {
+			link_listen_undo(d, p);
+			return (NULL);
+		}
+		verbs_listener_set_gate(p->nl[j].l, gate, d);
+		log_notice("listening for RDMA links on %s",
+		    nc->listen[j].addr.text);
+	}
+	return (p);
+}
+
+void
+link_listen_undo(struct rsd *d, struct link_listen_plan *p)
+{
+	size_t j;
+
+	/* Listeners taken over go back where they were; new ones close. */
+	for (j = 0; j < p->n; j++) {
+		if (p->nl[j].from != NEW_LISTENER)
+			d->lsn[p->nl[j].from] = p->nl[j].l;
+		else
+			verbs_listener_free(p->nl[j].l);
+	}
+	free(p->lsn);
+	free(p);
+}
+
+void
+link_listen_commit(struct rsd *d, const struct conf *nc,
+    struct link_listen_plan *p)
+{
+	struct verbs_link_conf lc;
+	size_t i;
+
+	for (i = 0; i < d->nlsn; i++) {
+		if (d->lsn[i] != NULL) {
+			log_notice("no longer listening for RDMA links on %s",
+			    d->conf->listen[i].addr.text);
+			verbs_listener_free(d->lsn[i]);
+		}
+	}
+	free(d->lsn);
+	d->nlsn = p->n;
+	d->lsn = p->lsn;
+	for (i = 0; i < p->n; i++)
+		d->lsn[i] = p->nl[i].l;
+	free(p);
+	listener_conf(nc, &lc);
+	for (i = 0; i < d->nlsn; i++)
+		verbs_listener_set_conf(d->lsn[i], &lc);
+	if (d->nlsn > 0)
+		log_info("incoming links: sq_size %u, rq_size %u, inline_size "
+		    "%u, %u streams", (unsigned)lc.sq_size,
+		    (unsigned)lc.rq_size, (unsigned)lc.inline_size,
+		    (unsigned)lc.max_streams);
+}
+
+/* ---------------------------------------------------------------- API */
+
 void
 link_free(struct dlink *dl)
 {
@@ -920,24 +1020,20 @@ link_free(struct dlink *dl)
 	dl->closing = 1;
 	if (dl->vl != NULL)
 		link_down(dl, "shutting down");
-	if (dl->t != NULL && dl->t->link == dl)
-		dl->t->link = NULL;
+	loop_job_cancel(&dl->flush);
 	loop_timer_stop(&dl->retry);
 	loop_timer_stop(&dl->reap);
 	loop_timer_stop(&dl->ka);
-	deadline_stop(dl);
+	loop_timer_stop(&dl->deadline);
 	rname_unwait(&dl->rw);
 	rname_free(dl->peer_rn);
 	rname_free(dl->src_rn);
-	list_del(dl);
+	if (dl->listed)
+		TAILQ_REMOVE(&dl->d->links, dl, entry);
 	explicit_bzero(&dl->key, sizeof(dl->key));
 	free(dl);
 }
 
-/**
- * link_count(d, up):
- * How many links there are; ${*up} is set to how many of them are up.
- */
 unsigned
 link_count(const struct rsd *d, unsigned *up)
 {
@@ -945,45 +1041,70 @@ link_count(const struct rsd *d, unsigned *up)
 	unsigned n = 0;
 
 	*up = 0;
-	for (dl = d->links; dl != NULL; dl = dl->next) {
+	TAILQ_FOREACH(dl, &d->links, entry) {
 		n++;
 		*up += dl->state == D_UP;
 	}
 	return (n);
 }
 
-/**
- * link_kick_all(d):
- * link_kick every link (after work was queued on several).
- */
-void
-link_kick_all(struct rsd *d)
-{
-	struct dlink *dl, *next;
-
-	for (dl = d->links; dl != NULL; dl = next) {
-		next = dl->next;
-		link_kick(dl);
-	}
-}
-
-/**
- * link_goaway_all(d):
- * Tell every peer this daemon opens and accepts no new streams, and close
- * the clients still waiting for a link.
- */
 void
 link_goaway_all(struct rsd *d)
 {
 	struct dlink *dl;
 	struct engine *e;
 
-	for (dl = d->links; dl != NULL; dl = dl->next) {
-		fail_waiting(dl, "shutting down");
+	TAILQ_FOREACH(dl, &d->links, entry) {
+		if (dl->c != NULL)
+			dl->ops->down(dl->arg, dl, "shutting down");
 		if (dl->state == D_UP && (e = link_engine(dl)) != NULL) {
 			engine_goaway(e, WIRE_REASON_SHUTTING_DOWN);
-			link_kick(dl);
+			link_mark(dl);
 		}
+	}
+}
+
+const char *
+link_state_name(enum link_state s)
+{
+	static const char *const names[LINK_STATE_N] = {
+		[LINK_DOWN] = "down",
+		[LINK_RETRYING] = "retrying",
+		[LINK_CONNECTING] = "connecting",
+		[LINK_AUTHENTICATING] = "authenticating",
+		[LINK_UP] = "up",
+		[LINK_ENDED] = "ended",
+	};
+
+	return ((unsigned)s < LINK_STATE_N ? names[s] : "?");
+}
+
+void
+link_info(const struct dlink *dl, struct link_info *li)
+{
+	static const enum link_state states[] = {
+		[D_IDLE] = LINK_DOWN,
+		[D_CONNECTING] = LINK_CONNECTING,
+		[D_AUTH] = LINK_AUTHENTICATING,
+		[D_UP] = LINK_UP,
+		[D_DEAD] = LINK_ENDED,
+	};
+	struct engine *e = link_engine(dl);
+
+	memset(li, 0, sizeof(*li));
+	li->name = dl->name;
+	li->peer = dl->peer;
+	li->dir = dl->c != NULL ? "out" : "in";
+	li->tunnel = dl->c != NULL ? dl->c->name : "";
+	li->state = states[dl->state];
+	if (dl->state == D_IDLE && loop_timer_armed(&dl->retry))
+		li->state = LINK_RETRYING;
+	li->device = dl->vl != NULL && dl->state == D_UP ?
+	    verbs_link_device(dl->vl) : "";
+	li->goaway = e != NULL && engine_peer_goaway(e);
+	if (e != NULL && dl->state == D_UP) {
+		engine_stats(e, &li->st);
+		li->have_stats = 1;
 	}
 }
 
@@ -992,34 +1113,6 @@ link_is_up(const struct dlink *dl)
 {
 
 	return (dl != NULL && dl->state == D_UP);
-}
-
-/**
- * link_info(dl, li):
- * Describe ${dl} for rstreamctl.
- */
-void
-link_info(const struct dlink *dl, struct link_info *li)
-{
-	static const char *states[] = { "down", "connecting",
-	    "authenticating", "up", "ended" };
-	struct engine *e = link_engine(dl);
-
-	memset(li, 0, sizeof(*li));
-	li->name = dl->name;
-	li->peer = dl->peer;
-	li->dir = dl->t != NULL ? "out" : "in";
-	li->tunnel = dl->t != NULL ? dl->t->c->name : "";
-	li->state = states[dl->state];
-	if (dl->t != NULL && dl->state == D_IDLE && loop_timer_armed(&dl->retry))
-		li->state = "retrying";
-	li->device = dl->vl != NULL && dl->state == D_UP ?
-	    verbs_link_device(dl->vl) : "";
-	li->goaway = e != NULL && engine_peer_goaway(e);
-	if (e != NULL && dl->state == D_UP) {
-		engine_stats(e, &li->st);
-		li->have_stats = 1;
-	}
 }
 
 int
@@ -1031,26 +1124,18 @@ link_is_connecting(const struct dlink *dl)
 	    dl->state == D_AUTH));
 }
 
-void
-link_wait(struct dlink *dl, struct bridge *b)
+const struct dlink *
+link_first(const struct rsd *d)
 {
 
-	bridge_set_next(b, dl->waiting);
-	dl->waiting = b;
+	return (TAILQ_FIRST(&d->links));
 }
 
 const struct dlink *
 link_next(const struct dlink *dl)
 {
 
-	return (dl->next);
-}
-
-struct engine *
-link_engine(const struct dlink *dl)
-{
-
-	return (dl->vl ? verbs_link_engine(dl->vl) : NULL);
+	return (TAILQ_NEXT(dl, entry));
 }
 
 struct verbs_link *
@@ -1067,10 +1152,16 @@ link_peer(const struct dlink *dl)
 	return (dl->peer);
 }
 
-void
-link_set_incoming(struct dlink *dl, uint32_t id, struct bridge *b)
+const char *
+link_name(const struct dlink *dl)
 {
 
-	if (id < dl->nincoming)
-		dl->incoming[id] = b;
+	return (dl->name);
+}
+
+const struct conf_key *
+link_key(const struct dlink *dl)
+{
+
+	return (&dl->key);
 }

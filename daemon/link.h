@@ -1,14 +1,23 @@
 /*
- * link: the daemon's RDMA links to peers.
+ * link: the daemon's RDMA links to peers, and everything RDMA CM: the event
+ * channel, the RDMA listeners and their admission gate, connecting and
+ * reconnecting, authentication, keepalives and liveness.
  *
  * A client tunnel owns one link to its peer, brought up at start and kept
- * up: when it drops, its streams are reset (their clients see the
- * connection end) and it reconnects with back-off (100 ms doubling to
- * 2 s).  Links that peers open to our RDMA listeners serve every target
- * tunnel and end when the peer goes.  Every link sends a keepalive every
- * LINK_KEEPALIVE_MS, so a peer that vanished is noticed within that plus
- * the transport's retry time (see verbs.h); and a link that heard nothing
- * from its peer for LINK_SILENCE_MS ends, even if it cannot send.
+ * up: when it drops, its streams are reset and it reconnects with back-off
+ * (LINK_BACKOFF_MIN_MS doubling to LINK_BACKOFF_MAX_MS), each attempt to
+ * the next of the peer's addresses.  Links that peers open to the RDMA
+ * listeners serve every target tunnel and end when the peer goes.  Every
+ * link sends a keepalive every LINK_KEEPALIVE_MS, so a peer that vanished
+ * is noticed within that plus the transport's retry time (see verbs.h);
+ * and a link that heard nothing from its peer for LINK_SILENCE_MS ends,
+ * even if it cannot send.
+ *
+ * A link reports to its owner through struct link_ops, and never calls
+ * anything above it.  Work is driven once per loop turn: whoever changes a
+ * link's engine calls link_mark, and the loop then posts the link's work
+ * requests and delivers its stream events, once, at the end of the turn;
+ * so no call into a link can free its caller.
  */
 #ifndef LINK_H
 #define LINK_H
@@ -22,32 +31,117 @@
 #define LINK_BACKOFF_MIN_MS	100
 #define LINK_BACKOFF_MAX_MS	2000
 
-/* Why an incoming link is turned away before it costs anything. */
-enum link_refusal {
-	LINK_NOT_ALLOWED,		/* allow */
-	LINK_BAD_HELLO,			/* invalid connect data */
-	LINK_MAX_PENDING,
-	LINK_MAX_PENDING_PER_ADDR,
-	LINK_MAX_UNAUTH_LINKS,
-	LINK_MAX_LINKS,
-	LINK_REFUSAL_N
+struct conf;
+struct conf_key;
+struct conf_tunnel;
+struct dlink;
+struct rsd;
+struct verbs_link;
+struct verbs_listener;
+
+/* What a link tells its owner; called from the loop, never re-entered. */
+struct link_ops {
+	/*
+	 * The peer opens stream ${id} on tunnel ${tunnel}: the owner
+	 * accepts it (setting its user pointer with engine_set_user, then
+	 * engine_accept when ready) or refuses it (engine_refuse).
+	 */
+	void (*incoming)(void *arg, struct dlink *dl, uint32_t id,
+	    const char *tunnel);
+	/* An event for a stream whose user pointer (ev->user) is set. */
+	void (*event)(void *arg, struct dlink *dl,
+	    const struct engine_event *ev);
+	/* A client link is up (and authenticated): streams may open. */
+	void (*up)(void *arg, struct dlink *dl);
+	/* A client link's attempt failed, or it went down or closed. */
+	void (*down)(void *arg, struct dlink *dl, const char *why);
 };
 
-struct rsd;
-struct tun;
-struct dlink;
-struct bridge;
-struct verbs_link;
-struct verbs_ev;
+/* A link's state, as rstreamctl shows it. */
+enum link_state {
+	LINK_DOWN = 0,		/* not connected, not trying */
+	LINK_RETRYING,		/* waiting for the next attempt */
+	LINK_CONNECTING,	/* resolving, connecting, or being accepted */
+	LINK_AUTHENTICATING,	/* connected, proofs not yet exchanged */
+	LINK_UP,
+	LINK_ENDED,		/* an incoming link that ended, about to go */
+	LINK_STATE_N
+};
+
+/* A link, as rstreamctl shows it. */
+struct link_info {
+	const char *name;		/* "tunnel pg: link to X" / "link from X" */
+	const char *peer;
+	const char *dir;		/* "out" (a client tunnel's) or "in" */
+	const char *tunnel;		/* out: its tunnel */
+	enum link_state state;
+	const char *device;
+	int goaway;			/* the peer said GOAWAY */
+	int have_stats;
+	struct engine_stats st;
+};
 
 /**
- * link_client_new(t, nc):
- * Create tunnel ${t}'s link to its peer, from configuration ${nc}'s source
- * address (nothing happens until link_client_start), or return NULL when
- * out of memory.
+ * link_start(d, ops, arg, err, errlen):
+ * Open the RDMA CM event channel; incoming links report to ${ops} with
+ * ${arg}.  Returns 0, or -1 with the reason in ${err}.
  */
-struct conf;
-struct dlink *link_client_new(struct tun *t, const struct conf *nc);
+int link_start(struct rsd *d, const struct link_ops *ops, void *arg,
+    char *err, size_t errlen);
+
+/**
+ * link_stop(d):
+ * Free every link (their streams are reset), every RDMA listener and the
+ * channel.
+ */
+void link_stop(struct rsd *d);
+
+/*
+ * Listening for peers' links under a new configuration, in two steps
+ * like every reload: link_listen_plan makes what is missing (and can
+ * fail); then either link_listen_commit (cannot fail) or link_listen_undo.
+ */
+struct link_listen_plan;
+
+/**
+ * link_listen_plan(d, nc, err, errlen):
+ * The RDMA listeners ${nc} needs: those on the same address are taken
+ * over, the others made.  Returns the plan, or NULL with the reason in
+ * ${err} (nothing changed).
+ */
+struct link_listen_plan *link_listen_plan(struct rsd *d,
+    const struct conf *nc, char *err, size_t errlen);
+
+/**
+ * link_listen_commit(d, nc, p) / link_listen_undo(d, p):
+ * Switch to plan ${p} (listeners no longer wanted close; sizes of future
+ * links follow ${nc}), or undo it.  Either frees ${p}.
+ */
+void link_listen_commit(struct rsd *d, const struct conf *nc,
+    struct link_listen_plan *p);
+void link_listen_undo(struct rsd *d, struct link_listen_plan *p);
+
+/**
+ * link_listen_close(d):
+ * Stop listening for peers' links (a stopping daemon).
+ */
+void link_listen_close(struct rsd *d);
+
+/**
+ * link_tick(d):
+ * Call once a second: links freed while being accepted get their turn to
+ * go (see verbs_cm_tick).
+ */
+void link_tick(struct rsd *d);
+
+/**
+ * link_client_new(d, c, nc, ops, arg):
+ * A link for client tunnel ${c} (from configuration ${nc}, for its source
+ * address), reporting to ${ops} with ${arg}.  Nothing happens until
+ * link_client_start.  NULL when out of memory.
+ */
+struct dlink *link_client_new(struct rsd *d, const struct conf_tunnel *c,
+    const struct conf *nc, const struct link_ops *ops, void *arg);
 
 /**
  * link_client_start(dl):
@@ -56,38 +150,30 @@ struct dlink *link_client_new(struct tun *t, const struct conf *nc);
 void link_client_start(struct dlink *dl);
 
 /**
- * link_gate(d, peer, peer_text, hello, invalid):
- * The RDMA listeners' gate (see verbs_gate_fn): reject a connect request
- * that allow, an invalid hello, the keys configured or a limit
- * (max_pending, max_pending_per_addr, max_unauth_links, max_links) turn
- * away, logging (once per burst) and counting it.  At max_links or
- * max_unauth_links, an incoming link idle for link_idle_timeout is closed
- * to make room.  ${d} is the daemon.
+ * link_client_retire(dl):
+ * ${dl}'s tunnel drains: the link carries its streams on, but is not
+ * connected again once it goes down.
  */
-struct sockaddr;
-struct wire_hello;
-int link_gate(void *d, const struct sockaddr *peer, const char *peer_text,
-    const struct wire_hello *hello, const char *invalid);
-
-/**
- * link_cm_event(d, ev):
- * Handle an RDMA CM outcome (incoming link, up, down, rejected).
- */
-void link_cm_event(struct rsd *d, const struct verbs_ev *ev);
+void link_client_retire(struct dlink *dl);
 
 /**
  * link_free(dl):
- * Tear down and free a link (at exit).  NULL is a no-op.
+ * Tear down and free a link; its streams are reset.  NULL is a no-op.
  */
 void link_free(struct dlink *dl);
 
 /**
- * link_kick(dl):
- * Post what the engine has ready and dispatch its stream events.  Call
- * after any engine call; ${dl} (and the caller's bridge) may be gone when
- * it returns, so call it last.
+ * link_mark(dl):
+ * ${dl}'s engine has work: post it and deliver its events at the end of
+ * this loop turn.  NULL is a no-op.
  */
-void link_kick(struct dlink *dl);
+void link_mark(struct dlink *dl);
+
+/**
+ * link_goaway_all(d):
+ * Tell every peer this daemon opens and accepts no new streams.
+ */
+void link_goaway_all(struct rsd *d);
 
 /**
  * link_count(d, up):
@@ -96,30 +182,11 @@ void link_kick(struct dlink *dl);
 unsigned link_count(const struct rsd *d, unsigned *up);
 
 /**
- * link_kick_all(d):
- * link_kick every link (after work was queued on several).
+ * link_first(d) / link_next(dl):
+ * Every link, for rstreamctl.
  */
-void link_kick_all(struct rsd *d);
-
-/**
- * link_goaway_all(d):
- * Tell every peer this daemon opens and accepts no new streams, and close
- * the clients still waiting for a link.
- */
-void link_goaway_all(struct rsd *d);
-
-/* A link, as rstreamctl shows it. */
-struct link_info {
-	const char *name;		/* "tunnel pg: link to X" / "link from X" */
-	const char *peer;
-	const char *dir;		/* "out" (a client tunnel's) or "in" */
-	const char *tunnel;		/* out: its tunnel */
-	const char *state;		/* down, retrying, connecting, up, ended */
-	const char *device;
-	int goaway;			/* the peer said GOAWAY */
-	int have_stats;
-	struct engine_stats st;
-};
+const struct dlink *link_first(const struct rsd *d);
+const struct dlink *link_next(const struct dlink *dl);
 
 /**
  * link_info(dl, li):
@@ -128,39 +195,34 @@ struct link_info {
 void link_info(const struct dlink *dl, struct link_info *li);
 
 /**
+ * link_state_name(s):
+ * "down", "retrying", "connecting", "authenticating", "up", "ended".
+ */
+const char *link_state_name(enum link_state s);
+
+/**
  * link_is_up(dl) / link_is_connecting(dl):
  * Whether streams may open now, or will once the link comes up (it is
- * connecting or authenticating).
+ * resolving, connecting or authenticating).  NULL is neither.
  */
 int link_is_up(const struct dlink *dl);
 int link_is_connecting(const struct dlink *dl);
 
 /**
- * link_wait(dl, b):
- * Queue a client until the link is up (or failed).  Its socket is not
- * watched meanwhile, so nothing else can free it.
- */
-void link_wait(struct dlink *dl, struct bridge *b);
-
-/**
- * link_next(dl):
- * The next link in the daemon's list (for counting), or NULL.
- */
-const struct dlink *link_next(const struct dlink *dl);
-
-/**
- * link_engine(dl) / link_verbs(dl) / link_peer(dl):
- * The link's engine, verbs link and peer address (for logs).
+ * link_engine(dl) / link_verbs(dl) / link_peer(dl) / link_name(dl):
+ * The link's engine and verbs link (NULL while it has none), its peer's
+ * address and its name, for logs.
  */
 struct engine *link_engine(const struct dlink *dl);
 struct verbs_link *link_verbs(const struct dlink *dl);
 const char *link_peer(const struct dlink *dl);
+const char *link_name(const struct dlink *dl);
 
 /**
- * link_set_incoming(dl, id, b):
- * Remember the bridge for INCOMING stream ${id} until it is accepted (its
- * engine user pointer is set from then on); NULL forgets it.
+ * link_key(dl):
+ * The key the link's peer proved (an incoming link), or its tunnel's (a
+ * client link); an unset key when it is not authenticated.
  */
-void link_set_incoming(struct dlink *dl, uint32_t id, struct bridge *b);
+const struct conf_key *link_key(const struct dlink *dl);
 
 #endif /* !LINK_H */

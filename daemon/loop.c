@@ -26,6 +26,7 @@ struct loop_fd {
 struct loop {
 	int ep;
 	struct timerq timers;
+	TAILQ_HEAD(, loop_job) jobs;
 	struct loop_fd *dead;		/* freed after dispatch */
 	int dispatching;
 };
@@ -51,6 +52,7 @@ loop_new(void)
 		return (NULL);
 	}
 	timerq_init(&lp->timers);
+	TAILQ_INIT(&lp->jobs);
 	return (lp);
 }
 
@@ -205,12 +207,44 @@ loop_timer_armed(const struct loop_timer *t)
 	return (t->node.queued);
 }
 
+void
+loop_job_init(struct loop_job *j, struct loop *lp, loop_timer_cb *cb,
+    void *arg)
+{
+
+	j->lp = lp;
+	j->cb = cb;
+	j->arg = arg;
+	j->queued = 0;
+}
+
+void
+loop_job_defer(struct loop_job *j)
+{
+
+	if (j->queued)
+		return;
+	j->queued = 1;
+	TAILQ_INSERT_TAIL(&j->lp->jobs, j, entry);
+}
+
+void
+loop_job_cancel(struct loop_job *j)
+{
+
+	if (!j->queued)
+		return;
+	TAILQ_REMOVE(&j->lp->jobs, j, entry);
+	j->queued = 0;
+}
+
 int
 loop_run_once(struct loop *lp, int max_ms)
 {
 	struct epoll_event evs[64];
 	struct timerq_node *first;
 	struct loop_timer *t;
+	struct loop_job *j;
 	struct loop_fd *w;
 	uint64_t now = loop_now_ms();
 	int n, k, wait = max_ms;
@@ -223,6 +257,8 @@ loop_run_once(struct loop *lp, int max_ms)
 		if (wait < 0 || d < wait)
 			wait = (int)d;
 	}
+	if (!TAILQ_EMPTY(&lp->jobs))
+		wait = 0;
 	n = epoll_wait(lp->ep, evs, 64, wait);
 	if (n < 0 && errno != EINTR)
 		return (-1);
@@ -241,6 +277,11 @@ loop_run_once(struct loop *lp, int max_ms)
 		t = (struct loop_timer *)(void *)((char *)first -
 		    offsetof(struct loop_timer, node));
 		t->cb(t->arg);
+	}
+	while ((j = TAILQ_FIRST(&lp->jobs)) != NULL) {
+		TAILQ_REMOVE(&lp->jobs, j, entry);
+		j->queued = 0;
+		j->cb(j->arg);
 	}
 	lp->dispatching = 0;
 	reap(lp);

@@ -7,6 +7,8 @@
 #ifndef LOOP_H
 #define LOOP_H
 
+#include <sys/queue.h>
+
 #include <stdint.h>
 
 #include "timerq.h"
@@ -104,6 +106,41 @@ void loop_timer_stop(struct loop_timer *t);
  */
 int loop_timer_armed(const struct loop_timer *t);
 
+/*
+ * A job runs once at the end of the loop turn it was deferred in, after
+ * every event and timer of that turn (so work that many handlers ask for,
+ * like posting a link's work requests, is done once, and never from
+ * inside one of them).  Like a timer it lives inside its owner and
+ * deferring it cannot fail.  Fields are the loop's.
+ */
+struct loop_job {
+	struct loop *lp;
+	loop_timer_cb *cb;
+	void *arg;
+	int queued;
+	TAILQ_ENTRY(loop_job) entry;
+};
+
+/**
+ * loop_job_init(j, lp, cb, arg):
+ * Make ${j} a job of ${lp} that calls ${cb}(${arg}).
+ */
+void loop_job_init(struct loop_job *j, struct loop *lp, loop_timer_cb *cb,
+    void *arg);
+
+/**
+ * loop_job_defer(j):
+ * Run ${j} at the end of this turn (once, however often it is deferred).
+ * A job deferred by a job runs in the same turn, after it.
+ */
+void loop_job_defer(struct loop_job *j);
+
+/**
+ * loop_job_cancel(j):
+ * Do not run ${j} (if it was deferred).  An all-zero job may be cancelled.
+ */
+void loop_job_cancel(struct loop_job *j);
+
 /**
  * loop_now_ms():
  * The monotonic clock in milliseconds.
@@ -112,9 +149,9 @@ uint64_t loop_now_ms(void);
 
 /**
  * loop_run_once(lp, max_ms):
- * Wait up to ${max_ms} (or until the next timer) for events, dispatch
- * them and any due timers.  Returns 0, or -1 on an epoll error other
- * than EINTR.
+ * Wait up to ${max_ms} (or until the next timer; not at all if a job is
+ * deferred) for events, dispatch them, then any due timers, then the
+ * deferred jobs.  Returns 0, or -1 on an epoll error other than EINTR.
  */
 int loop_run_once(struct loop *lp, int max_ms);
 

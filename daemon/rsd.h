@@ -1,8 +1,9 @@
 /*
- * rsd: the running daemon's state, shared by tunnel.c (local listeners,
- * targets, reload and drain), link.c (RDMA links to peers), bridge.c (one
- * socket <-> one stream), ctl.c (the control socket) and notify.c.  Plain
- * structures only; each file's functions own their part.
+ * rsd: the running daemon's state: plain structures only, no functions,
+ * so any room may include it without depending on another.  Each room's
+ * functions own their part: link.c the CM channel, the RDMA listeners and
+ * the links; tunnel.c the tunnels and the local listeners; bridge.c a
+ * tunnel's list of streams; reload.c the life-cycle fields.
  */
 #ifndef RSD_H
 #define RSD_H
@@ -12,12 +13,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "admit.h"
 #include "conf.h"
-#include "link.h"
 #include "log.h"
 #include "loop.h"
 #include "sock.h"
 
+struct link_ops;
 struct loop;
 struct loop_fd;
 struct verbs_cm;
@@ -66,7 +68,7 @@ struct tun {
 	struct log_burst emfile_log, limit_log, refused_log, target_log;
 	struct log_burst down_log;
 	uint32_t nstreams;		/* bridges on this tun */
-	struct bridge *streams;		/* list, for rstreamctl streams */
+	TAILQ_HEAD(bridge_list, bridge) streams;	/* bridge.c's */
 	int draining;
 	struct loop_timer reap;
 	TAILQ_ENTRY(tun) entry;
@@ -84,17 +86,20 @@ struct rsd {
 	struct tun_list tuns;		/* configured first, then draining */
 	struct verbs_listener **lsn;
 	size_t nlsn;
-	struct dlink *links;		/* every link, client and incoming */
+	TAILQ_HEAD(dlink_list, dlink) links;	/* every link: link.c's */
+	const struct link_ops *in_ops;	/* incoming links report here */
+	void *in_arg;
 	uint64_t next_serial;		/* stream numbers, for logs */
 	uint64_t links_rejected;	/* a limit, allow, an invalid hello */
 	uint64_t links_evicted;		/* idle links closed to make room */
 	uint64_t auth_failures;		/* links that failed to authenticate */
 	/* Each kind of refusal is logged once per burst of its own. */
-	struct log_burst refusal_log[LINK_REFUSAL_N], auth_log, deny_log;
-	struct log_burst cm_log;
+	struct log_burst refusal_log[ADMIT_N], auth_log, deny_log;
+	struct log_burst cm_log, open_log;
 	int noauth_warned;		/* said once that links lack keys */
 	struct loop_timer sweep;	/* idle_timeout, once a second */
 	struct ctl *ctl;
+	char control_path[108];		/* where the control socket is */
 	/* Sockets systemd passed (socket activation), until a tunnel takes them. */
 	int *act_fds;
 	char **act_names;
@@ -106,27 +111,5 @@ struct rsd {
 	int draining;			/* SIGTERM: finishing open streams */
 	int stop;
 };
-
-/**
- * rsd_reload(d, err, errlen):
- * Re-read the configuration file and apply it (SIGHUP, rstreamctl
- * reload), telling systemd RELOADING=1 then READY=1.  Returns 0, or -1
- * with the reason in ${err}: the previous configuration keeps running,
- * and the STATUS line says so until a reload works.
- */
-int rsd_reload(struct rsd *d, char *err, size_t errlen);
-
-/**
- * rsd_warn_keys(d):
- * Warn, once in the daemon's life, if some tunnel has no key_file: its
- * links are not authenticated.
- */
-void rsd_warn_keys(struct rsd *d);
-
-/**
- * rsd_log_level(d):
- * The log level d->conf and -v ask for.
- */
-int rsd_log_level(const struct rsd *d);
 
 #endif /* !RSD_H */

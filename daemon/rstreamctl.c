@@ -23,32 +23,32 @@
 #include <unistd.h>
 
 #include "conf.h"
+#include "ctlcmd.h"
 
 /* Long enough for a reload of a large configuration. */
 #define TIMEOUT_MS	30000
 
-static const char *commands[] = {
-	"status", "tunnels", "streams", "links", "stats", "reload", "metrics",
-	"version", NULL
+static const char *const commands[] = {
+#define X(name, help) #name,
+	CTL_COMMANDS(X)
+#undef X
+	NULL
 };
 
 static void
 usage(FILE *f)
 {
+
 	fprintf(f,
 	    "usage: rstreamctl [-j] [-s SOCKET | -c FILE] [COMMAND]\n"
 	    "\n"
 	    "Show what a running rstreamd is doing, or make it reload.\n"
 	    "\n"
-	    "commands:\n"
-	    "  status    the daemon, its tunnels and links (the default)\n"
-	    "  tunnels   every tunnel: address, peer or target, streams, link\n"
-	    "  streams   every open stream: addresses, state, bytes\n"
-	    "  links     every RDMA link: state, streams, bytes, credit stalls\n"
-	    "  stats     per-tunnel counters and per-link counters\n"
-	    "  reload    re-read the configuration (like SIGHUP) and report\n"
-	    "  metrics   counters in the Prometheus text format\n"
-	    "  version   the daemon's version\n"
+	    "commands:\n");
+#define X(name, help) fprintf(f, "  %-9s %s\n", #name, help);
+	CTL_COMMANDS(X)
+#undef X
+	fprintf(f,
 	    "\n"
 	    "  -j, --json          print JSON instead of tables\n"
 	    "  -s, --socket PATH   the control socket (default: as the "

@@ -24,6 +24,7 @@
 #include "log.h"
 #include "loop.h"
 #include "notify.h"
+#include "reload.h"
 #include "rsd.h"
 #include "tunnel.h"
 
@@ -77,8 +78,15 @@ start_drain(struct sigctx *sc, const char *sig)
 	    "for %u open stream%s", sig, (unsigned)d->conf->drain_time, n,
 	    n == 1 ? "" : "s");
 	tunnel_drain(d);
-	notify_draining(d);
+	notify_draining(d->conf->drain_time);
 	loop_timer_arm(&sc->drain, (uint64_t)d->conf->drain_time * 1000);
+}
+
+static void
+status_line(void *arg, char *buf, size_t len)
+{
+
+	tunnel_status(arg, buf, len);
 }
 
 static void
@@ -99,7 +107,7 @@ on_signal(void *arg, uint32_t events)
 			break;
 		case SIGHUP:
 			log_notice("received SIGHUP");
-			if (rsd_reload(sc->d, err, sizeof(err)) != 0 &&
+			if (reload_config(sc->d, err, sizeof(err)) != 0 &&
 			    sc->d->draining)
 				log_notice("%s", err);
 			break;
@@ -177,7 +185,7 @@ main(int argc, char **argv)
 		conf_free(d.conf);
 		return (0);
 	}
-	log_init(rsd_log_level(&d));
+	log_init(reload_log_level(&d));
 	if (auth_init() != 0) {
 		fprintf(stderr, "rstreamd: cannot initialise libsodium\n");
 		conf_free(d.conf);
@@ -201,7 +209,6 @@ main(int argc, char **argv)
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
-	TAILQ_INIT(&d.tuns);
 	memset(&sc, 0, sizeof(sc));
 	sc.fd = -1;
 	sc.d = &d;
@@ -222,12 +229,15 @@ main(int argc, char **argv)
 		log_err("%s", err);
 		goto out;
 	}
+	if (d.ctl != NULL)
+		snprintf(d.control_path, sizeof(d.control_path), "%s",
+		    ctl_path(d.ctl));
 	log_notice("ready: %zu tunnels (%zu client, %zu target), %zu RDMA "
 	    "listeners, control socket %s", d.conf->ntunnels, nclient,
 	    d.conf->ntunnels - nclient, d.nlsn,
 	    d.ctl != NULL ? ctl_path(d.ctl) : "off");
-	rsd_warn_keys(&d);
-	notify_ready(&d);
+	tunnel_warn_keys(&d);
+	notify_ready(d.lp, status_line, &d);
 	while (!d.stop) {
 		if (loop_run_once(d.lp, 1000) != 0) {
 			log_err("event loop failed: %m");
@@ -239,7 +249,7 @@ main(int argc, char **argv)
 		}
 	}
 	rc = 0;
-	notify_stopping(&d);
+	notify_stopping();
 out:
 	loop_timer_stop(&sc.drain);
 	ctl_free(d.ctl);

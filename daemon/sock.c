@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "conf.h"
+#include "loop.h"
 #include "sock.h"
 
 static void
@@ -389,6 +390,21 @@ fail:
 	if (a->kind == CONF_ADDR_UNIX) {
 		sock_unix_unlink(a->path, sf);
 		memset(sf, 0, sizeof(*sf));
+	}
+	return (-1);
+}
+
+int
+sock_accept(int lfd, struct loop_fd *w)
+{
+	int fd, e;
+
+	if ((fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0)
+		return (fd);
+	if ((e = errno) == EMFILE || e == ENFILE) {
+		/* Back off instead of spinning (or dying). */
+		loop_fd_pause(w, SOCK_ACCEPT_PAUSE_MS);
+		errno = e;
 	}
 	return (-1);
 }

@@ -70,6 +70,19 @@ int sock_unix_restore(const char *path, const struct sock_file *sf,
  */
 void sock_unix_unlink(const char *path, const struct sock_file *sf);
 
+/* How long a listener rests when the process is out of descriptors. */
+#define SOCK_ACCEPT_PAUSE_MS	200
+
+/**
+ * sock_accept(lfd, w):
+ * Accept a connection on listening socket ${lfd} (non-blocking,
+ * close-on-exec).  Returns it, or -1 with errno set; out of descriptors
+ * (EMFILE, ENFILE), ${lfd}'s watcher ${w} rests SOCK_ACCEPT_PAUSE_MS
+ * instead of waking the loop for ever.
+ */
+struct loop_fd;
+int sock_accept(int lfd, struct loop_fd *w);
+
 /**
  * sock_local_text(fd, buf, len):
  * The address listening socket ${fd} is bound to, as tcp://HOST:PORT or

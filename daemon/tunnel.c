@@ -23,8 +23,63 @@
 #include "tunnel.h"
 #include "verbs.h"
 
-/* How long a listener rests when the process is out of descriptors. */
-#define ACCEPT_PAUSE_MS	200
+/* ------------------------------------------------------------- streams */
+
+/* Why a stream may not come in (both sides ask the same). */
+enum admission { ADMITTED, NO_TUNNEL, SHUTTING_DOWN, DENIED, LIMITED };
+
+/*
+ * Stream admission, one rule for both sides: a tunnel that takes new
+ * streams, a link that proved its key (keyed tunnels), and room under
+ * max_streams.  Counts what it refuses.
+ */
+static enum admission
+tunnel_admit(struct rsd *d, struct tun *t, const struct conf_key *proved)
+{
+
+	if (t == NULL)
+		return (d->draining ? SHUTTING_DOWN : NO_TUNNEL);
+	if (t->c->key.set && (proved == NULL || !proved->set ||
+	    !conf_key_same(proved, &t->c->key))) {
+		t->st->refused++;
+		t->st->denied++;
+		return (DENIED);
+	}
+	if (t->nstreams >= t->c->sz.max_streams) {
+		t->st->refused++;
+		t->st->limited++;
+		return (LIMITED);
+	}
+	return (ADMITTED);
+}
+
+/* A client accepted on ${t}'s listener: its stream, or why not. */
+static void
+client_arrives(struct tun *t, int fd)
+{
+	struct bridge *b;
+	enum admission a;
+	char held[64], why[160];
+
+	a = tunnel_admit(t->d, t, NULL);
+	if ((b = bridge_client(t, fd, t->link)) == NULL)
+		return;
+	if (a == LIMITED) {
+		snprintf(why, sizeof(why), "stream limit %u reached",
+		    (unsigned)t->c->sz.max_streams);
+		bridge_refuse_client(b, log_burst(&t->limit_log, loop_now_ms(),
+		    held, sizeof(held)) ? strcat(why, held) : NULL);
+	} else if (link_is_up(t->link)) {
+		bridge_open(b);
+	} else if (!link_is_connecting(t->link)) {
+		/* Waiting is for a link on its way, not one in back-off. */
+		t->st->failed++;
+		snprintf(why, sizeof(why), "link to %s is down",
+		    link_peer(t->link));
+		bridge_refuse_client(b, log_burst(&t->down_log, loop_now_ms(),
+		    held, sizeof(held)) ? strcat(why, held) : NULL);
+	}
+}
 
 static void
 on_accept(void *arg, uint32_t events)
@@ -35,21 +90,18 @@ on_accept(void *arg, uint32_t events)
 
 	(void)events;
 	for (k = 0; k < 16; k++) {
-		fd = accept4(t->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd >= 0) {
-			bridge_client(t, fd);
+		if ((fd = sock_accept(t->lfd, t->lw)) >= 0) {
+			client_arrives(t, fd);
 			continue;
 		}
 		if (errno == EMFILE || errno == ENFILE) {
-			/* Back off instead of spinning (or dying). */
 			t->st->accept_pauses++;
 			if (log_burst(&t->emfile_log, loop_now_ms(), held,
 			    sizeof(held)))
 				log_warn("tunnel %s: out of file descriptors "
 				    "(%s); pausing accepts for %d ms at a "
 				    "time%s", t->c->name, strerror(errno),
-				    ACCEPT_PAUSE_MS, held);
-			loop_fd_pause(t->lw, ACCEPT_PAUSE_MS);
+				    SOCK_ACCEPT_PAUSE_MS, held);
 		} else if (errno != EAGAIN && errno != EWOULDBLOCK &&
 		    errno != EINTR && errno != ECONNABORTED) {
 			log_err("tunnel %s: accept: %s", t->c->name,
@@ -59,33 +111,107 @@ on_accept(void *arg, uint32_t events)
 	}
 }
 
-/* How long the RDMA CM channel rests after an error it keeps returning. */
-#define CM_PAUSE_MS	1000
-
+/* A client tunnel's link is up: its waiting clients' streams open. */
 static void
-on_cm(void *arg, uint32_t events)
+client_link_up(void *arg, struct dlink *dl)
 {
-	struct rsd *d = arg;
-	struct verbs_ev ev;
-	char held[64];
-	int k, rc;
+	struct tun *t = arg;
+	struct bridge *b, *next;
 
-	(void)events;
-	for (k = 0; k < 64; k++) {
-		if ((rc = verbs_cm_handle(d->cm, &ev)) < 0) {
-			/* Level-triggered: retrying at once would spin. */
-			if (log_burst(&d->cm_log, loop_now_ms(), held,
-			    sizeof(held)))
-				log_err("the RDMA CM event channel failed: %s; "
-				    "retrying every %d ms%s", strerror(errno),
-				    CM_PAUSE_MS, held);
-			loop_fd_pause(d->cm_w, CM_PAUSE_MS);
-		}
-		if (rc <= 0)
-			return;
-		link_cm_event(d, &ev);
+	(void)dl;
+	for (b = bridge_first(t); b != NULL; b = next) {
+		next = bridge_next(b);
+		if (bridge_waiting(b))
+			bridge_open(b);
 	}
 }
+
+/* It failed or went down: clients still waiting for it are closed. */
+static void
+client_link_down(void *arg, struct dlink *dl, const char *why)
+{
+	struct tun *t = arg;
+	struct bridge *b, *next;
+	char msg[400];
+
+	snprintf(msg, sizeof(msg), "link to %s failed (%s)", link_peer(dl),
+	    why);
+	for (b = bridge_first(t); b != NULL; b = next) {
+		next = bridge_next(b);
+		if (!bridge_waiting(b))
+			continue;
+		t->st->failed++;
+		bridge_refuse_client(b, msg);
+	}
+}
+
+/* A peer asks for a stream: the target tunnel of that name, if it may. */
+static void
+stream_arrives(void *arg, struct dlink *dl, uint32_t id, const char *name)
+{
+	struct rsd *d = arg;
+	struct engine *e = link_engine(dl);
+	struct tun *t = tunnel_find_target(d, name);
+	char held[64];
+
+	switch (tunnel_admit(d, t, link_key(dl))) {
+	case ADMITTED:
+		bridge_incoming(dl, t, id);
+		return;
+	case SHUTTING_DOWN:
+		log_info("%s: refused a stream for tunnel '%s': shutting "
+		    "down", link_name(dl), name);
+		engine_refuse(e, id, WIRE_REASON_SHUTTING_DOWN);
+		return;
+	case NO_TUNNEL:
+		if (log_burst(&d->open_log, loop_now_ms(), held, sizeof(held)))
+			log_about(LOG_WARNING, &(struct log_about){ NULL, 0,
+			    link_peer(dl) }, "%s: refused a stream for tunnel "
+			    "'%s', which is not configured here%s",
+			    link_name(dl), name, held);
+		engine_refuse(e, id, WIRE_REASON_NO_TUNNEL);
+		return;
+	case DENIED:
+		if (log_burst(&d->deny_log, loop_now_ms(), held, sizeof(held)))
+			log_about(LOG_WARNING, &(struct log_about){ t->c->name,
+			    0, link_peer(dl) }, "tunnel %s: %s: refused a "
+			    "stream: the link is not authenticated with this "
+			    "tunnel's key%s", t->c->name, link_name(dl), held);
+		engine_refuse(e, id, WIRE_REASON_DENIED);
+		return;
+	case LIMITED:
+		if (log_burst(&t->limit_log, loop_now_ms(), held,
+		    sizeof(held)))
+			log_warn("tunnel %s: %s: stream limit %u reached, "
+			    "refusing%s", t->c->name, link_name(dl),
+			    (unsigned)t->c->sz.max_streams, held);
+		engine_refuse(e, id, WIRE_REASON_LIMIT);
+		return;
+	}
+}
+
+static void
+stream_event(void *arg, struct dlink *dl, const struct engine_event *ev)
+{
+
+	(void)arg;
+	(void)dl;
+	bridge_event(ev->user, ev);
+}
+
+static const struct link_ops client_ops = {
+	.incoming = NULL,		/* a client link takes no OPEN */
+	.event = stream_event,
+	.up = client_link_up,
+	.down = client_link_down,
+};
+
+static const struct link_ops incoming_ops = {
+	.incoming = stream_arrives,
+	.event = stream_event,
+	.up = NULL,
+	.down = NULL,
+};
 
 /*
  * Once a second: streams idle past their tunnel's idle_timeout end, and
@@ -99,7 +225,7 @@ on_sweep(void *arg)
 	uint64_t now = loop_now_ms();
 
 	loop_timer_arm(&d->sweep, 1000);
-	verbs_cm_tick(d->cm);
+	link_tick(d);
 	TAILQ_FOREACH(t, &d->tuns, entry)
 		if (t->c->sz.idle_timeout > 0)
 			bridge_sweep(t, now);
@@ -107,12 +233,6 @@ on_sweep(void *arg)
 
 /* ---------------------------------------------------- socket activation */
 
-/**
- * tunnel_activation(d, err, errlen):
- * Take the listening sockets systemd passed (socket activation); each is
- * used by the client tunnel its FileDescriptorName= names.  Returns the
- * number taken, or -1 with the reason in ${err}.
- */
 int
 tunnel_activation(struct rsd *d, char *err, size_t errlen)
 {
@@ -269,13 +389,6 @@ tun_maybe_reap(struct tun *t)
 		loop_timer_arm(&t->reap, 0);
 }
 
-void
-tunnel_stream_gone(struct tun *t)
-{
-
-	tun_maybe_reap(t);
-}
-
 /* A tunnel for ${c}, in no list, counting into ${st} (NULL: its own). */
 static struct tun *
 tun_new(struct rsd *d, const struct conf_tunnel *c, struct tun_stats *st)
@@ -294,6 +407,7 @@ tun_new(struct rsd *d, const struct conf_tunnel *c, struct tun_stats *st)
 	t->c = &t->conf;
 	t->lfd = -1;
 	t->st = st;
+	TAILQ_INIT(&t->streams);
 	loop_timer_init(&t->reap, d->lp, on_reap, t);
 	TAILQ_INSERT_TAIL(&d->tuns, t, entry);
 	return (t);
@@ -331,6 +445,8 @@ tun_retire(struct tun *t, const char *why)
 
 	t->draining = 1;
 	tun_close_listener(t);
+	if (t->link != NULL)
+		link_client_retire(t->link);
 	if (t->nstreams > 0)
 		log_notice("tunnel %s: %s; its %u open stream%s on",
 		    t->c->name, why, (unsigned)t->nstreams,
@@ -428,7 +544,8 @@ plan_listener(struct rsd *d, const struct conf *nc, struct plan *pl,
 	/* Watched from the commit on; made now, as it can fail. */
 	if ((nt->lw = loop_fd_add(d->lp, pl[i].from ? pl[i].from->lfd :
 	    nt->lfd, 0, on_accept, nt)) == NULL ||
-	    (nt->link = link_client_new(nt, nc)) == NULL) {
+	    (nt->link = link_client_new(d, nt->c, nc, &client_ops,
+	    nt)) == NULL) {
 		snprintf(err, errlen, "tunnel %s: out of memory", c->name);
 		return (-1);
 	}
@@ -482,138 +599,20 @@ plan_tunnels(struct rsd *d, const struct conf *nc, struct plan *pl,
 	return (0);
 }
 
-/* Incoming links may carry any target tunnel: size them for the largest. */
-static void
-listener_conf(const struct conf *c, struct verbs_link_conf *lc)
-{
-	const struct conf_sizes *sz;
-	size_t i;
-
-	memset(lc, 0, sizeof(*lc));
-	for (i = 0; i < c->ntunnels; i++) {
-		if (!c->tunnels[i].has_target)
-			continue;
-		sz = &c->tunnels[i].sz;
-		if (sz->sq_size > lc->sq_size)
-			lc->sq_size = sz->sq_size;
-		if (sz->rq_size > lc->rq_size)
-			lc->rq_size = sz->rq_size;
-		if (sz->inline_size > lc->inline_size)
-			lc->inline_size = sz->inline_size;
-		lc->max_streams += sz->max_streams;
-	}
-	if (lc->max_streams > WIRE_STREAMS_MAX)
-		lc->max_streams = WIRE_STREAMS_MAX;
-	lc->ack_timeout = (uint8_t)c->ack_timeout;
-	lc->retry_count = (uint8_t)c->retry_count;
-}
-
-static int
-has_target(const struct conf *c)
-{
-	size_t i;
-
-	for (i = 0; i < c->ntunnels; i++)
-		if (c->tunnels[i].has_target)
-			return (1);
-	return (0);
-}
-
-/*
- * The RDMA listeners ${nc} needs, into ${nl}: those already listening on
- * the same address are taken over (d->lsn[i] becomes NULL), the others
- * made.
- */
-static int
-plan_rdma(struct rsd *d, const struct conf *nc, struct verbs_listener **nl,
-    char *err, size_t errlen)
-{
-	const struct conf *oc = d->conf;
-	struct verbs_link_conf lc;
-	size_t i, j;
-
-	if (!has_target(nc))
-		return (0);
-	listener_conf(nc, &lc);
-	for (j = 0; j < nc->nlisten; j++) {
-		for (i = 0; i < d->nlsn && oc != nc; i++) {
-			if (d->lsn[i] != NULL && conf_addr_same(
-			    &oc->listen[i].addr, &nc->listen[j].addr)) {
-				nl[j] = d->lsn[i];
-				d->lsn[i] = NULL;
-				break;
-			}
-		}
-		if (nl[j] != NULL)
-			continue;
-		nl[j] = verbs_listen(d->cm, nc->listen[j].addr.host,
-		    nc->listen[j].addr.port, &lc, d, err, errlen);
-		if (nl[j] == NULL)
-			return (-1);
-		verbs_listener_set_gate(nl[j], link_gate, d);
-		log_notice("listening for RDMA links on %s",
-		    nc->listen[j].addr.text);
-	}
-	return (0);
-}
-
 /* Undo a plan that failed part way: the daemon is as it was. */
 static void
-undo(struct rsd *d, const struct conf *nc, struct plan *pl,
-    struct verbs_listener **nl)
+undo(const struct conf *nc, struct plan *pl)
 {
-	const struct conf *oc = d->conf;
-	struct tun *nt;
-	size_t i, j;
+	size_t i;
 
 	for (i = 0; i < nc->ntunnels; i++) {
 		if (pl[i].perms_set)
 			(void)sock_unix_restore(nc->tunnels[i].accept.path,
 			    &pl[i].from->sf, &pl[i].perms);
 		/* A listener to be handed over is not nt's yet: it stays. */
-		if ((nt = pl[i].nt) != NULL)
-			tun_free(nt);
+		if (pl[i].nt != NULL)
+			tun_free(pl[i].nt);
 	}
-	for (j = 0; j < nc->nlisten; j++) {
-		if (nl[j] == NULL)
-			continue;
-		/* Give taken listeners back to where they were. */
-		for (i = 0; i < d->nlsn; i++)
-			if (d->lsn[i] == NULL && oc != nc && conf_addr_same(
-			    &oc->listen[i].addr, &nc->listen[j].addr))
-				break;
-		if (i < d->nlsn)
-			d->lsn[i] = nl[j];
-		else
-			verbs_listener_free(nl[j]);
-	}
-}
-
-/* Switch to ${nl} as the RDMA listeners (nothing here can fail). */
-static void
-commit_rdma(struct rsd *d, const struct conf *nc, struct verbs_listener **nl)
-{
-	struct verbs_link_conf lc;
-	size_t i;
-
-	for (i = 0; i < d->nlsn; i++) {
-		if (d->lsn[i] != NULL) {
-			log_notice("no longer listening for RDMA links on %s",
-			    d->conf->listen[i].addr.text);
-			verbs_listener_free(d->lsn[i]);
-		}
-	}
-	free(d->lsn);
-	d->lsn = nl;
-	d->nlsn = has_target(nc) ? nc->nlisten : 0;
-	listener_conf(nc, &lc);
-	for (i = 0; i < d->nlsn; i++)
-		verbs_listener_set_conf(d->lsn[i], &lc);
-	if (d->nlsn > 0)
-		log_info("incoming links: sq_size %u, rq_size %u, inline_size "
-		    "%u, %u streams", (unsigned)lc.sq_size,
-		    (unsigned)lc.rq_size, (unsigned)lc.inline_size,
-		    (unsigned)lc.max_streams);
 }
 
 /* New tunnel ${pl->nt} goes live (nothing here can fail). */
@@ -661,27 +660,24 @@ static int
 tunnel_apply(struct rsd *d, struct conf *nc, char *err, size_t errlen)
 {
 	struct tun_list live = TAILQ_HEAD_INITIALIZER(live);
-	struct verbs_listener **nl;
+	struct link_listen_plan *lp = NULL;
 	struct plan *pl;
 	struct tun *t, *next;
 	size_t i;
-	int rc = -1;
 
-	pl = calloc(nc->ntunnels + 1, sizeof(*pl));
-	nl = calloc(nc->nlisten + 1, sizeof(*nl));
-	if (pl == NULL || nl == NULL) {
+	if ((pl = calloc(nc->ntunnels + 1, sizeof(*pl))) == NULL) {
 		snprintf(err, errlen, "out of memory");
-		goto out;
+		return (-1);
 	}
 	if (plan_tunnels(d, nc, pl, err, errlen) ||
-	    plan_rdma(d, nc, nl, err, errlen)) {
-		undo(d, nc, pl, nl);
-		free(nl);
-		goto out;
+	    (lp = link_listen_plan(d, nc, err, errlen)) == NULL) {
+		undo(nc, pl);
+		free(pl);
+		return (-1);
 	}
 
 	/* The configured tunnels, in the file's order, make up the list... */
-	commit_rdma(d, nc, nl);
+	link_listen_commit(d, nc, lp);
 	for (i = 0; i < nc->ntunnels; i++) {
 		t = pl[i].keep != NULL ? pl[i].keep : pl[i].nt;
 		TAILQ_REMOVE(&d->tuns, t, entry);
@@ -704,45 +700,25 @@ tunnel_apply(struct rsd *d, struct conf *nc, char *err, size_t errlen)
 	if (d->conf != nc)
 		conf_free(d->conf);
 	d->conf = nc;
-	rc = 0;
-out:
 	free(pl);
-	return (rc);
+	return (0);
 }
 
-/**
- * tunnel_start(d, err, errlen):
- * Bind every local listener, start every client tunnel's link, and listen
- * for RDMA links, as d->conf says.  Returns 0, or -1 with the reason in
- * ${err}.
- */
 int
 tunnel_start(struct rsd *d, char *err, size_t errlen)
 {
 
+	TAILQ_INIT(&d->tuns);
+	loop_timer_init(&d->sweep, d->lp, on_sweep, d);
 	if ((d->res = resolver_new(d->lp, err, errlen)) == NULL ||
-	    (d->cm = verbs_cm_new(err, errlen)) == NULL)
-		return (-1);
-	if ((d->cm_w = loop_fd_add(d->lp, verbs_cm_fd(d->cm), EPOLLIN, on_cm,
-	    d)) == NULL) {
-		snprintf(err, errlen, "cannot watch the RDMA CM channel");
-		return (-1);
-	}
-	if (tunnel_apply(d, d->conf, err, errlen))
+	    link_start(d, &incoming_ops, d, err, errlen) != 0 ||
+	    tunnel_apply(d, d->conf, err, errlen) != 0)
 		return (-1);
 	act_warn_unused(d);
-	loop_timer_init(&d->sweep, d->lp, on_sweep, d);
 	loop_timer_arm(&d->sweep, 1000);
 	return (0);
 }
 
-/**
- * tunnel_reload(d, nc, err, errlen):
- * Switch to configuration ${nc} (already loaded and checked): add, change
- * and remove tunnels; open streams carry on.  On success ${nc} is the
- * daemon's and 0 is returned; on error nothing changed, ${nc} is still
- * the caller's, and -1 is returned with the reason in ${err}.
- */
 int
 tunnel_reload(struct rsd *d, struct conf *nc, char *err, size_t errlen)
 {
@@ -757,32 +733,18 @@ tunnel_reload(struct rsd *d, struct conf *nc, char *err, size_t errlen)
 	return (0);
 }
 
-/**
- * tunnel_drain(d):
- * Stop taking new streams (close every listener, tell every peer GOAWAY)
- * and let the open ones finish.
- */
 void
 tunnel_drain(struct rsd *d)
 {
 	struct tun *t;
-	size_t i;
 
 	d->draining = 1;
 	TAILQ_FOREACH(t, &d->tuns, entry)
 		tun_close_listener(t);
-	for (i = 0; i < d->nlsn; i++)
-		verbs_listener_free(d->lsn[i]);
-	free(d->lsn);
-	d->lsn = NULL;
-	d->nlsn = 0;
+	link_listen_close(d);
 	link_goaway_all(d);
 }
 
-/**
- * tunnel_streams(d):
- * How many streams are open.
- */
 uint32_t
 tunnel_streams(const struct rsd *d)
 {
@@ -794,11 +756,6 @@ tunnel_streams(const struct rsd *d)
 	return (n);
 }
 
-/**
- * tunnel_stop(d):
- * Close every listener and link (their streams are reset) and free every
- * tunnel.
- */
 void
 tunnel_stop(struct rsd *d)
 {
@@ -807,20 +764,17 @@ tunnel_stop(struct rsd *d)
 
 	d->stop = 1;
 	loop_timer_stop(&d->sweep);
-	/* Links first: resetting their streams frees the bridges. */
-	while (d->links != NULL)
-		link_free(d->links);
+	/*
+	 * Links first: resetting their streams frees the bridges, which
+	 * need their tunnels.  Client tunnels own their links.
+	 */
+	TAILQ_FOREACH(t, &d->tuns, entry) {
+		link_free(t->link);
+		t->link = NULL;
+	}
+	link_stop(d);
 	while ((t = TAILQ_FIRST(&d->tuns)) != NULL)
 		tun_free(t);
-	for (i = 0; i < d->nlsn; i++)
-		verbs_listener_free(d->lsn[i]);
-	free(d->lsn);
-	d->lsn = NULL;
-	d->nlsn = 0;
-	loop_fd_del(d->cm_w);
-	d->cm_w = NULL;
-	verbs_cm_free(d->cm);
-	d->cm = NULL;
 	resolver_free(d->res);
 	d->res = NULL;
 	for (i = 0; i < d->nact; i++) {
@@ -835,10 +789,6 @@ tunnel_stop(struct rsd *d)
 	d->nact = 0;
 }
 
-/**
- * tunnel_find(d, name):
- * The configured (not draining) tunnel called ${name}, or NULL.
- */
 struct tun *
 tunnel_find(struct rsd *d, const char *name)
 {
@@ -846,10 +796,6 @@ tunnel_find(struct rsd *d, const char *name)
 	return (live_by_name(d, name));
 }
 
-/**
- * tunnel_find_target(d, name):
- * The target tunnel called ${name} that takes new streams, or NULL.
- */
 struct tun *
 tunnel_find_target(struct rsd *d, const char *name)
 {
@@ -859,4 +805,51 @@ tunnel_find_target(struct rsd *d, const char *name)
 		return (NULL);
 	t = live_by_name(d, name);
 	return (t != NULL && t->c->has_target ? t : NULL);
+}
+
+void
+tunnel_status(const struct rsd *d, char *buf, size_t len)
+{
+	unsigned streams = tunnel_streams(d), up, links = link_count(d, &up);
+	size_t ntuns = d->conf->ntunnels;
+	int n;
+
+	if (d->draining) {
+		snprintf(buf, len, "stopping: waiting for %u stream%s to "
+		    "finish", streams, streams == 1 ? "" : "s");
+		return;
+	}
+	n = snprintf(buf, len, "%zu tunnel%s, %u stream%s, %u of %u link%s "
+	    "up", ntuns, ntuns == 1 ? "" : "s", streams,
+	    streams == 1 ? "" : "s", up, links, links == 1 ? "" : "s");
+	/* A failed reload is news until the next one works. */
+	if (d->reload_error[0] != '\0' && n > 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, "; reload failed, running "
+		    "the previous configuration: %s", d->reload_error);
+}
+
+void
+tunnel_warn_keys(struct rsd *d)
+{
+	char names[300];
+	size_t i, len = 0, n = 0;
+
+	if (d->noauth_warned)
+		return;
+	names[0] = '\0';
+	for (i = 0; i < d->conf->ntunnels; i++) {
+		if (d->conf->tunnels[i].key.set)
+			continue;
+		if (n++ < 8 && len < sizeof(names))
+			len += (size_t)snprintf(names + len, sizeof(names) -
+			    len, "%s%s", n > 1 ? ", " : "",
+			    d->conf->tunnels[i].name);
+	}
+	if (n == 0)
+		return;
+	d->noauth_warned = 1;
+	log_warn("links are not authenticated for %zu tunnel%s without a "
+	    "key_file (%s%s): any host on the fabric that can reach them "
+	    "can use them; see SECURITY in rstreamd(8)", n, n == 1 ? "" : "s",
+	    names, n > 8 ? ", ..." : "");
 }

@@ -1,8 +1,11 @@
 /*
- * tunnel: the configured tunnels at run time: local listeners (bound, or
- * passed by systemd), the client tunnels' links, the RDMA listeners for
- * target tunnels, reloading a new configuration without dropping open
- * streams, and draining before a stop.
+ * tunnel: policy.  The configured tunnels at run time: their local
+ * listeners (bound, or passed by systemd), stream admission for both sides
+ * (one rule: a tunnel that takes new streams, the link's key for keyed
+ * tunnels, room under max_streams), clients waiting for their link,
+ * counters, applying a new configuration without dropping open streams,
+ * and draining before a stop.  It owns each client tunnel's link and hears
+ * from links through struct link_ops.
  */
 #ifndef TUNNEL_H
 #define TUNNEL_H
@@ -33,7 +36,8 @@ int tunnel_start(struct rsd *d, char *err, size_t errlen);
 /**
  * tunnel_reload(d, nc, err, errlen):
  * Switch to configuration ${nc} (already loaded and checked): add, change
- * and remove tunnels; open streams carry on.  On success ${nc} is the
+ * and remove tunnels; open streams carry on.  Everything that can fail is
+ * done first, and undone if anything fails.  On success ${nc} is the
  * daemon's and 0 is returned; on error nothing changed, ${nc} is still
  * the caller's, and -1 is returned with the reason in ${err}.
  */
@@ -41,14 +45,15 @@ int tunnel_reload(struct rsd *d, struct conf *nc, char *err, size_t errlen);
 
 /**
  * tunnel_drain(d):
- * Stop taking new streams (close every listener, tell every peer GOAWAY)
- * and let the open ones finish.
+ * Stop taking new streams (close every listener, tell every peer GOAWAY,
+ * close the clients still waiting for a link) and let the open ones
+ * finish.
  */
 void tunnel_drain(struct rsd *d);
 
 /**
  * tunnel_streams(d):
- * How many streams are open.
+ * How many streams are open (waiting clients included).
  */
 uint32_t tunnel_streams(const struct rsd *d);
 
@@ -72,9 +77,18 @@ struct tun *tunnel_find(struct rsd *d, const char *name);
 struct tun *tunnel_find_target(struct rsd *d, const char *name);
 
 /**
- * tunnel_stream_gone(t):
- * A stream of ${t} ended (bridge_free calls this).
+ * tunnel_status(d, buf, len):
+ * One line on the daemon as it is now, for systemd's STATUS= and
+ * rstreamctl status: "1 tunnel, 3 streams, 1 of 1 link up", with a failed
+ * reload's reason, or "stopping: waiting for N streams to finish".
  */
-void tunnel_stream_gone(struct tun *t);
+void tunnel_status(const struct rsd *d, char *buf, size_t len);
+
+/**
+ * tunnel_warn_keys(d):
+ * Warn, once in the daemon's life, if some tunnel has no key_file: its
+ * links are not authenticated.
+ */
+void tunnel_warn_keys(struct rsd *d);
 
 #endif /* !TUNNEL_H */

@@ -85,6 +85,7 @@ struct engine {
 	struct engine_conf conf;
 	int up;
 	int failed;
+	enum engine_err err_kind;
 	char err[200];
 
 	struct stream *s;
@@ -126,8 +127,8 @@ struct engine {
 	struct engine_stats st;
 };
 
-static int fail(struct engine *, const char *, ...)
-    __attribute__((format(printf, 2, 3)));
+static int fail(struct engine *, enum engine_err, const char *, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* ---------------------------------------------------------------- queues */
 
@@ -168,7 +169,7 @@ qpop(struct engine *e, int which)
 /* ---------------------------------------------------------------- helpers */
 
 static int
-fail(struct engine *e, const char *fmt, ...)
+fail(struct engine *e, enum engine_err kind, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -178,6 +179,7 @@ fail(struct engine *e, const char *fmt, ...)
 	vsnprintf(e->err, sizeof(e->err), fmt, ap);
 	va_end(ap);
 	e->failed = 1;
+	e->err_kind = kind;
 	e->up = 0;
 	/* Every live stream ends: its peer is gone with the link. */
 	for (uint32_t id = 0; id < e->conf.max_streams; id++) {
@@ -521,12 +523,12 @@ engine_connected(struct engine *e, const struct wire_hello *peer)
 	if (e->failed)
 		return;
 	if (e->auth && !(peer->flags & WIRE_HELLO_AUTH)) {
-		fail(e, "authentication failed: the peer does not "
+		fail(e, ENGINE_ERR_AUTH, "authentication failed: the peer does not "
 		    "authenticate (no key_file there?)");
 		return;
 	}
 	if (!e->auth && (peer->flags & WIRE_HELLO_AUTH)) {
-		fail(e, "authentication failed: the peer authenticates but "
+		fail(e, ENGINE_ERR_AUTH, "authentication failed: the peer authenticates but "
 		    "this side has no key");
 		return;
 	}
@@ -544,10 +546,43 @@ engine_connected(struct engine *e, const struct wire_hello *peer)
  * with ${why} as the error.  Does nothing if the link already failed.
  */
 void
-engine_fail(struct engine *e, const char *why)
+engine_fail(struct engine *e, enum engine_err kind, const char *why)
 {
 
-	fail(e, "%s", why);
+	fail(e, kind, "%s", why);
+}
+
+enum engine_err
+engine_error_kind(const struct engine *e)
+{
+
+	return (e->failed ? e->err_kind : ENGINE_ERR_NONE);
+}
+
+const char *
+engine_err_name(enum engine_err kind)
+{
+	static const char *const names[] = {
+		[ENGINE_ERR_NONE] = "none",
+		[ENGINE_ERR_PROTOCOL] = "protocol violation",
+		[ENGINE_ERR_AUTH] = "authentication",
+		[ENGINE_ERR_TRANSPORT] = "transport",
+		[ENGINE_ERR_LOCAL] = "ended here",
+	};
+
+	return ((unsigned)kind < sizeof(names) / sizeof(names[0]) &&
+	    names[kind] != NULL ? names[kind] : "?");
+}
+
+int
+engine_set_user(struct engine *e, uint32_t id, void *user)
+{
+	struct stream *s = live(e, id);
+
+	if (s == NULL || s->state != S_INCOMING)
+		return (ENGINE_EINVAL);
+	s->user = user;
+	return (0);
 }
 
 /**
@@ -571,10 +606,10 @@ recv_slot(struct engine *e, uint32_t slot)
 	if (e->failed)
 		return (-1);
 	if (slot >= e->conf.rq_size)
-		return (fail(e, "completion for unknown receive slot %u",
+		return (fail(e, ENGINE_ERR_TRANSPORT, "completion for unknown receive slot %u",
 		    (unsigned)slot));
 	if (e->recv_done >= e->recv_posted)
-		return (fail(e, "more receives completed than were posted"));
+		return (fail(e, ENGINE_ERR_TRANSPORT, "more receives completed than were posted"));
 	e->recv_done++;
 	e->st.recvs++;
 	e->repost[(e->repost_head + e->repost_n) % e->conf.rq_size] = slot;
@@ -598,26 +633,26 @@ engine_on_recv_imm(struct engine *e, uint32_t slot, uint32_t imm,
 	if (recv_slot(e, slot))
 		return (-1);
 	if (!e->up)
-		return (fail(e, "protocol violation: data before the link "
+		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: data before the link "
 		    "was up"));
 	if (!engine_authenticated(e))
-		return (fail(e, "protocol violation: data before "
+		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: data before "
 		    "authentication"));
 	if (wire_imm_decode(imm, &id, &n) != WIRE_OK)
-		return (fail(e, "protocol violation: immediate 0x%08x has an "
+		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: immediate 0x%08x has an "
 		    "unknown operation", (unsigned)imm));
 	if (n != len)
-		return (fail(e, "protocol violation: immediate says %u bytes "
+		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: immediate says %u bytes "
 		    "but %u were written", (unsigned)n, (unsigned)len));
 	if ((s = live(e, id)) == NULL || s->state != S_OPEN)
-		return (fail(e, "protocol violation: data for stream %u, "
+		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: data for stream %u, "
 		    "which is not open", (unsigned)id));
 	if (s->flags & (F_PEER_SHUT | F_TERM_RECV))
-		return (fail(e, "protocol violation: data for stream %u after "
+		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: data for stream %u after "
 		    "its shutdown", (unsigned)id));
 	room = ring_free(s->rx.size, s->rx_tail, s->rx_cons);
 	if (n > room)
-		return (fail(e, "protocol violation: %u bytes for stream %u "
+		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: %u bytes for stream %u "
 		    "exceed its free ring space %llu", (unsigned)n,
 		    (unsigned)id, (unsigned long long)room));
 	s->rx_tail += n;
@@ -638,7 +673,7 @@ rec_open(struct engine *e, const struct wire_rec *r)
 	struct stream *s;
 
 	if (peer_bit_isset(e, r->stream))
-		return (fail(e, "protocol violation: OPEN for peer stream %u, "
+		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: OPEN for peer stream %u, "
 		    "which is already open", (unsigned)r->stream));
 	/* The bitmap check above bounds the refusal queue: one per id. */
 	if (e->want_goaway || (id = slot_alloc(e)) == NIL) {
@@ -715,7 +750,7 @@ rec_stream(struct engine *e, const struct wire_rec *r)
 		if (s->state != S_OPEN || (s->flags & F_TERM_RECV))
 			goto bad;
 		if (r->cursor > s->tx_sent)
-			return (fail(e, "protocol violation: CREDIT for stream "
+			return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: CREDIT for stream "
 			    "%u up to %llu, beyond the %llu bytes sent",
 			    (unsigned)id, (unsigned long long)r->cursor,
 			    (unsigned long long)s->tx_sent));
@@ -731,7 +766,7 @@ rec_stream(struct engine *e, const struct wire_rec *r)
 		    (s->flags & (F_PEER_SHUT | F_TERM_RECV)))
 			goto bad;
 		if (r->cursor != s->rx_tail)
-			return (fail(e, "protocol violation: SHUTDOWN for "
+			return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: SHUTDOWN for "
 			    "stream %u at %llu, but %llu bytes arrived",
 			    (unsigned)id, (unsigned long long)r->cursor,
 			    (unsigned long long)s->rx_tail));
@@ -771,7 +806,7 @@ rec_stream(struct engine *e, const struct wire_rec *r)
 		return (0);
 	}
 bad:
-	return (fail(e, "protocol violation: %s for stream %u in a state "
+	return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: %s for stream %u in a state "
 	    "that does not allow it", what, (unsigned)id));
 }
 
@@ -781,11 +816,11 @@ rec_auth(struct engine *e, const struct wire_rec *r)
 {
 
 	if (!e->auth || e->peer_ok)
-		return (fail(e, "protocol violation: unexpected AUTH"));
+		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: unexpected AUTH"));
 	if (e->a.initiator && e->auth_send)
-		return (fail(e, "protocol violation: AUTH before ours"));
+		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: AUTH before ours"));
 	if (e->a.verify(e->a.arg, r->proof) != 0)
-		return (fail(e, "authentication failed: the peer's proof is "
+		return (fail(e, ENGINE_ERR_AUTH, "authentication failed: the peer's proof is "
 		    "wrong (a different key?)"));
 	e->peer_ok = 1;
 	/* The responder proves itself only to a peer that did. */
@@ -800,7 +835,7 @@ rec_msg_credit(struct engine *e, uint64_t posted)
 
 	/* The peer cannot have more receives out than its queue holds. */
 	if (posted > e->msgs_sent + e->peer_rq)
-		return (fail(e, "protocol violation: message credit %llu is "
+		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: message credit %llu is "
 		    "beyond the peer's receive queue (%llu sent, queue %u)",
 		    (unsigned long long)posted,
 		    (unsigned long long)e->msgs_sent, (unsigned)e->peer_rq));
@@ -825,24 +860,24 @@ engine_on_recv(struct engine *e, uint32_t slot, const uint8_t *buf,
 	if (recv_slot(e, slot))
 		return (-1);
 	if (!e->up)
-		return (fail(e, "protocol violation: message before the link "
+		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: message before the link "
 		    "was up"));
 	if (len == 0)
-		return (fail(e, "protocol violation: %s",
+		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: %s",
 		    wire_strerror(WIRE_EEMPTY)));
 	if (len > WIRE_MSG_SIZE)
-		return (fail(e, "protocol violation: message of %u bytes "
+		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: message of %u bytes "
 		    "exceeds %u", (unsigned)len, WIRE_MSG_SIZE));
 	while (off < len) {
 		if ((err = wire_rec_decode(buf + off, len - off, &r, &used)))
-			return (fail(e, "protocol violation: bad control "
+			return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: bad control "
 			    "record at offset %zu: %s", off,
 			    wire_strerror(err)));
 		off += used;
 		/* Before the proof, only what proving needs. */
 		if (!engine_authenticated(e) && r.type != WIRE_AUTH &&
 		    r.type != WIRE_MSG_CREDIT && r.type != WIRE_KEEPALIVE)
-			return (fail(e, "protocol violation: %s before "
+			return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: %s before "
 			    "authentication", rec_name(r.type)));
 		switch (r.type) {
 		case WIRE_AUTH:
@@ -885,7 +920,7 @@ engine_on_send_done(struct engine *e, uint64_t wr_id)
 	if (e->failed)
 		return (-1);
 	if (wr_id < e->seq_done || wr_id >= e->seq)
-		return (fail(e, "completion for unknown work request %llu",
+		return (fail(e, ENGINE_ERR_TRANSPORT, "completion for unknown work request %llu",
 		    (unsigned long long)wr_id));
 	for (; e->seq_done <= wr_id; e->seq_done++) {
 		w = &e->wri[e->seq_done % e->conf.sq_size];

@@ -225,18 +225,39 @@ int engine_on_recv_imm(struct engine *e, uint32_t slot, uint32_t imm,
  */
 int engine_on_send_done(struct engine *e, uint64_t wr_id);
 
+/* What ended a link. */
+enum engine_err {
+	ENGINE_ERR_NONE = 0,
+	ENGINE_ERR_PROTOCOL,	/* the peer broke the protocol */
+	ENGINE_ERR_AUTH,	/* the peer did not prove the key, or mismatch */
+	ENGINE_ERR_TRANSPORT,	/* a completion error, a disconnect, ... */
+	ENGINE_ERR_LOCAL	/* the embedder ended it (engine_fail) */
+};
+
 /**
- * engine_fail(e, why):
- * The transport failed (a completion error, a disconnect); end the link
- * with ${why} as the error.  Does nothing if the link already failed.
+ * engine_fail(e, kind, why):
+ * End the link with ${why} as the error, of ${kind} (the transport failed,
+ * or the embedder decided).  Does nothing if the link already failed.
  */
-void engine_fail(struct engine *e, const char *why);
+void engine_fail(struct engine *e, enum engine_err kind, const char *why);
 
 /**
  * engine_error(e):
  * Why the link ended, or NULL while it is healthy.
  */
 const char *engine_error(const struct engine *e);
+
+/**
+ * engine_error_kind(e):
+ * What kind of error ended the link; ENGINE_ERR_NONE while it is healthy.
+ */
+enum engine_err engine_error_kind(const struct engine *e);
+
+/**
+ * engine_err_name(kind):
+ * A short name for ${kind} ("protocol violation", ...).
+ */
+const char *engine_err_name(enum engine_err kind);
 
 /**
  * engine_take_recvs(e, slots, max):
@@ -276,6 +297,14 @@ int engine_open(struct engine *e, const char *tunnel,
  * asked for), or NULL if ${id} is not a live stream.
  */
 const char *engine_tunnel(const struct engine *e, uint32_t id);
+
+/**
+ * engine_set_user(e, id, user):
+ * Set INCOMING stream ${id}'s user pointer before it is accepted, so its
+ * events (a RESET while the application decides) carry ${user}.  Returns
+ * 0 or ENGINE_EINVAL.
+ */
+int engine_set_user(struct engine *e, uint32_t id, void *user);
 
 /**
  * engine_accept(e, id, tx, rx, user):

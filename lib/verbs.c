@@ -440,13 +440,13 @@ verbs_accept(struct verbs_link *l)
 	if (l->state != L_INCOMING)
 		return (-1);
 	if (conn_param(l, &p)) {
-		engine_fail(l->e, "no random numbers available yet");
+		engine_fail(l->e, ENGINE_ERR_TRANSPORT, "no random numbers available yet");
 		rdma_reject(l->id, NULL, 0);
 		l->state = L_DOWN;
 		return (-1);
 	}
 	if (rdma_accept(l->id, &p)) {
-		engine_fail(l->e, "rdma_accept failed");
+		engine_fail(l->e, ENGINE_ERR_TRANSPORT, "rdma_accept failed");
 		l->state = L_DOWN;
 		return (-1);
 	}
@@ -675,7 +675,7 @@ post_recvs(struct verbs_link *l)
 
 			snprintf(why, sizeof(why), "ibv_post_recv: %s",
 			    strerror(rc));
-			engine_fail(l->e, why);
+			engine_fail(l->e, ENGINE_ERR_TRANSPORT, why);
 			return (-1);
 		}
 	}
@@ -722,7 +722,7 @@ post_sends(struct verbs_link *l)
 
 			snprintf(why, sizeof(why), "ibv_post_send: %s",
 			    strerror(rc));
-			engine_fail(l->e, why);
+			engine_fail(l->e, ENGINE_ERR_TRANSPORT, why);
 			return (-1);
 		}
 	} while (n == POST_BATCH);
@@ -772,7 +772,7 @@ wc_failed(struct verbs_link *l, const struct ibv_wc *wc)
 	if (wc->status == IBV_WC_WR_FLUSH_ERR || (wc->wr_id & RECV_TAG) ||
 	    (w = &l->posted[wc->wr_id % l->conf.sq_size])->wr_id !=
 	    wc->wr_id || w->len == 0 || n < 0 || (size_t)n >= sizeof(why)) {
-		engine_fail(l->e, why);
+		engine_fail(l->e, ENGINE_ERR_TRANSPORT, why);
 		return;
 	}
 	if (w->op == ENGINE_WR_WRITE_IMM)
@@ -785,7 +785,7 @@ wc_failed(struct verbs_link *l, const struct ibv_wc *wc)
 		snprintf(why + n, sizeof(why) - (size_t)n, " (SEND #%llu of "
 		    "%u bytes, vendor error 0x%x)", (unsigned long long)w->wr_id,
 		    (unsigned)w->len, (unsigned)wc->vendor_err);
-	engine_fail(l->e, why);
+	engine_fail(l->e, ENGINE_ERR_TRANSPORT, why);
 }
 
 static int
@@ -820,7 +820,7 @@ handle_wc(struct verbs_link *l, const struct ibv_wc *wc)
 	}
 	snprintf(why, sizeof(why), "unexpected completion opcode %d",
 	    (int)wc->opcode);
-	engine_fail(l->e, why);
+	engine_fail(l->e, ENGINE_ERR_TRANSPORT, why);
 	return (-1);
 }
 
@@ -832,7 +832,7 @@ drain_cq(struct verbs_link *l)
 
 	do {
 		if ((n = ibv_poll_cq(l->cq, POLL_BATCH, wc)) < 0) {
-			engine_fail(l->e, "ibv_poll_cq failed");
+			engine_fail(l->e, ENGINE_ERR_TRANSPORT, "ibv_poll_cq failed");
 			return (-1);
 		}
 		for (k = 0; k < n; k++)
@@ -862,13 +862,13 @@ verbs_link_poll(struct verbs_link *l)
 	if (drain_cq(l))
 		return (failed(l));
 	if (ibv_req_notify_cq(l->cq, 0)) {
-		engine_fail(l->e, "ibv_req_notify_cq failed");
+		engine_fail(l->e, ENGINE_ERR_TRANSPORT, "ibv_req_notify_cq failed");
 		return (failed(l));
 	}
 	/* A completion that landed before the re-arm raised no event. */
 	if (drain_cq(l))
 		return (failed(l));
-	return (verbs_link_flush(l));
+	return (0);
 }
 
 /* ---------------------------------------------------------------- memory */
@@ -1067,7 +1067,7 @@ link_down(struct verbs_link *l, struct verbs_ev *ev, const char *why)
 {
 
 	if (l->e != NULL)
-		engine_fail(l->e, why);
+		engine_fail(l->e, ENGINE_ERR_TRANSPORT, why);
 	l->state = L_DOWN;
 	ev->type = VERBS_EV_DOWN;
 	ev->link = l;

@@ -214,12 +214,13 @@ int verbs_link_fd(const struct verbs_link *link);
 
 /**
  * verbs_link_poll(link):
- * Consume the completion channel event, poll every completion into the
- * engine (re-arming the CQ, then polling once more so none is missed),
- * and post what the engine wants.  Returns 0, or -1 if the link failed
- * (engine_error says why); then the queue pair is already stopped
- * (verbs_link_stop), so the engine's RELEASED events may free ring
- * memory.
+ * Consume the completion channel event and poll every completion into
+ * the engine (re-arming the CQ, then polling once more so none is
+ * missed); then, once the engine's events are handled, verbs_link_flush
+ * posts what they and the completions queued.  Returns 0, or -1 if the
+ * link failed (engine_error says why); then the queue pair is already
+ * stopped (verbs_link_stop), so the engine's RELEASED events may free
+ * ring memory.
  */
 int verbs_link_poll(struct verbs_link *link);
 

@@ -598,7 +598,7 @@ inject_fault(struct run *R)
 		printf("# fault %d: %s\n", kind, engine_error(R->f.side[0].e));
 	/* The QP goes down with it: the other side sees its link fail. */
 	R->link_dead = 1;
-	engine_fail(R->f.side[1].e, "peer disconnected");
+	engine_fail(R->f.side[1].e, ENGINE_ERR_TRANSPORT, "peer disconnected");
 	return (0);
 }
 

@@ -516,6 +516,36 @@ test_refuse_and_limit(void)
 		free(y.rx);
 	}
 	teardown(&T);
+
+	/* An undecided INCOMING stream carries the user pointer set on it. */
+	{
+		int mark;
+
+		setup(&T, conf(8, 8), conf(8, 8));
+		open_stream(&T, &s, 4096, 4096);
+		fab_pump(&T.f, 0);
+		while (fab_deliver(&T.f, 0) > 0)
+			;
+		while (fab_complete(&T.f, 1) > 0)
+			;
+		ok(engine_next_event(T.f.side[1].e, &ev) &&
+		    (ev.flags & ENGINE_EV_INCOMING) && ev.user == NULL &&
+		    engine_set_user(T.f.side[1].e, ev.stream, &mark) == 0,
+		    "a user pointer can be set on an INCOMING stream");
+		ok(engine_set_user(T.f.side[1].e, ev.stream + 1, &mark) ==
+		    ENGINE_EINVAL, "but not on an id that is not INCOMING");
+		engine_fail(T.f.side[1].e, ENGINE_ERR_TRANSPORT, "gone");
+		ok(engine_next_event(T.f.side[1].e, &ev) && ev.user == &mark &&
+		    (ev.flags & ENGINE_EV_RESET) &&
+		    (ev.flags & ENGINE_EV_RELEASED),
+		    "its RESET and RELEASED carry it");
+		ok(engine_error_kind(T.f.side[1].e) == ENGINE_ERR_TRANSPORT &&
+		    strcmp(engine_err_name(ENGINE_ERR_TRANSPORT), "transport") ==
+		    0, "engine_fail's kind is what engine_error_kind says");
+		free(s.tx);
+		free(s.rx);
+		teardown(&T);
+	}
 }
 
 static void
@@ -601,6 +631,9 @@ test_violations(void)
 		ok(why != NULL && strstr(why, cases[k].expect) != NULL,
 		    "%s ends the link: %s", cases[k].what,
 		    why ? why : "(still up)");
+		ok(engine_error_kind(T.f.side[0].e) == ENGINE_ERR_PROTOCOL,
+		    "and its kind is %s",
+		    engine_err_name(engine_error_kind(T.f.side[0].e)));
 		teardown(&T);
 	}
 
@@ -739,6 +772,8 @@ test_auth(void)
 	    strstr(engine_error(T.f.side[1].e), "authentication failed"),
 	    "wrong key: the responder ends the link: %s",
 	    engine_error(T.f.side[1].e) ? engine_error(T.f.side[1].e) : "-");
+	ok(engine_error_kind(T.f.side[1].e) == ENGINE_ERR_AUTH,
+	    "wrong key: the kind is authentication");
 	ok(tb.proved == 0 && !engine_authenticated(T.f.side[0].e),
 	    "wrong key: the responder never sends its proof");
 	teardown(&T);

@@ -1,0 +1,67 @@
+#!/bin/sh
+# The rooms' layering, checked: every file of lib/ and daemon/ may include
+# only headers of its own level or below (the levels are below), and the
+# include graph has no cycle.  A new file must be given a level here.
+# TAP output.
+srcdir=${RSTREAMD_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
+cd "$srcdir" || exit 1
+
+# level MODULE: its level; lower levels know nothing of higher ones.
+level() {
+	case $1 in
+	config) echo 0 ;;
+	ring | wire | timerq) echo 1 ;;
+	engine | admit | render | ctlcmd | log | conf | auth) echo 2 ;;
+	verbs | loop) echo 3 ;;
+	sock | resolve | notify) echo 4 ;;
+	rsd) echo 5 ;;
+	link) echo 6 ;;
+	bridge) echo 7 ;;
+	tunnel) echo 8 ;;
+	reload) echo 9 ;;
+	ctl) echo 10 ;;
+	rstreamd | rstreamctl) echo 11 ;;
+	*) echo unknown ;;
+	esac
+}
+
+n=0
+fail=0
+edges=$(mktemp) || exit 1
+trap 'rm -f "$edges"' EXIT
+for f in lib/*.c lib/*.h daemon/*.c daemon/*.h; do
+	m=$(basename "$f")
+	m=${m%.*}
+	lm=$(level "$m")
+	n=$((n + 1))
+	if [ "$lm" = unknown ]; then
+		echo "not ok $n - $f has a level (add it to tests/layers.sh)"
+		fail=1
+		continue
+	fi
+	bad=
+	for h in $(sed -n 's/^#include "\([a-z_]*\)\.h".*/\1/p' "$f"); do
+		[ "$h" = "$m" ] && continue
+		echo "$m $h" >>"$edges"
+		lh=$(level "$h")
+		if [ "$lh" = unknown ] || [ "$lh" -gt "$lm" ]; then
+			bad="$bad $h.h"
+		fi
+	done
+	if [ -n "$bad" ]; then
+		echo "not ok $n - $f (level $lm) includes only its level or below; not:$bad"
+		fail=1
+	else
+		echo "ok $n - $f (level $lm) includes only its level or below"
+	fi
+done
+n=$((n + 1))
+if tsort "$edges" >/dev/null 2>&1; then
+	echo "ok $n - no include loop in lib/ and daemon/"
+else
+	echo "not ok $n - no include loop in lib/ and daemon/:"
+	tsort "$edges" 2>&1 >/dev/null | sed 's/^/# /'
+	fail=1
+fi
+echo "1..$n"
+exit $fail
