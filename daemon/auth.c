@@ -6,10 +6,6 @@
 static const char label_initiator[] = "rstream-auth-v1-initiator";
 static const char label_responder[] = "rstream-auth-v1-responder";
 
-/**
- * auth_init():
- * Initialise the crypto library.  Returns 0, or -1 if it cannot be used.
- */
 int
 auth_init(void)
 {
@@ -17,12 +13,6 @@ auth_init(void)
 	return (sodium_init() < 0 ? -1 : 0);
 }
 
-/**
- * auth_proof(key, keylen, initiator, hellos, proof):
- * Compute the proof of the side that is the link's initiator (if
- * ${initiator}) or responder, with key ${key} of ${keylen} bytes, for the
- * link whose private data is ${hellos}.
- */
 void
 auth_proof(const uint8_t *key, size_t keylen, int initiator,
     const uint8_t hellos[AUTH_HELLOS_LEN], uint8_t proof[WIRE_AUTH_LEN])
@@ -38,11 +28,6 @@ auth_proof(const uint8_t *key, size_t keylen, int initiator,
 	sodium_memzero(&st, sizeof(st));
 }
 
-/**
- * auth_check(key, keylen, initiator, hellos, proof):
- * Return 0 if ${proof} is the right proof for that role, key and link, in
- * time that does not depend on where it differs; else -1.
- */
 int
 auth_check(const uint8_t *key, size_t keylen, int initiator,
     const uint8_t hellos[AUTH_HELLOS_LEN], const uint8_t proof[WIRE_AUTH_LEN])

@@ -310,16 +310,6 @@ addr_text(const char *text, struct conf_addr *a, char *err, size_t errlen)
 	return (0);
 }
 
-/**
- * conf_parse_addr(text, allow_port0, a, err, errlen):
- * Parse an accept or target address: "tcp://HOST:PORT",
- * "tcp://[V6]:PORT" or "unix:/absolute/path" ("unix:///absolute/path" is
- * the same).  Port 0 ("pick a free one") is refused unless ${allow_port0}.
- * Host names are not resolved.  On success fill ${a} and return 0; on
- * error return -1 and write into ${err} only the reason ("missing port",
- * "bad port 'abc'", ...): the caller knows what the address was for and
- * prefixes that and ${text}.
- */
 int
 conf_parse_addr(const char *text, int allow_port0, struct conf_addr *a,
     char *err, size_t errlen)
@@ -357,14 +347,6 @@ conf_parse_addr(const char *text, int allow_port0, struct conf_addr *a,
 	return (parse_hostport(sep + 3, NULL, allow_port0, a, err, errlen));
 }
 
-/**
- * conf_parse_hostport(text, default_port, a, err, errlen):
- * Parse a peer or listen address: "HOST:PORT", "[V6]:PORT", or "HOST" or
- * "[V6]" alone, which take ${default_port} (if ${default_port} is NULL a
- * port is required).  The port must be 1 to 65535.  Fills ${a} as a TCP
- * address and returns 0, or returns -1 with the reason in ${err}, as
- * conf_parse_addr does.
- */
 int
 conf_parse_hostport(const char *text, const char *default_port,
     struct conf_addr *a, char *err, size_t errlen)
@@ -1167,16 +1149,6 @@ read_error(const struct parse *p, const config_t *cf, int saved_errno)
 	    config_error_text(cf));
 }
 
-/**
- * conf_load(path, out, err, errlen):
- * Read and check the configuration file ${path}.  On success set ${*out}
- * to a new configuration (release it with conf_free) and return 0.  On
- * error return -1, leave ${*out} alone, and write into ${err} (${errlen}
- * bytes) one complete message "FILE:LINE: what is wrong", or
- * "FILE: cannot read: REASON" when the file cannot be read.  Every tunnel
- * in the result has every field filled (defaults applied), and at least
- * one listen address exists if any tunnel has a target.
- */
 int
 conf_load(const char *path, int flags, struct conf **out, char *err,
     size_t errlen)
@@ -1266,10 +1238,6 @@ err0:
 	return (-1);
 }
 
-/**
- * conf_free(c):
- * Free the configuration ${c}.  conf_free(NULL) does nothing.
- */
 void
 conf_free(struct conf *c)
 {
@@ -1286,10 +1254,6 @@ conf_free(struct conf *c)
 	free(c);
 }
 
-/**
- * conf_addr_same(x, y):
- * True if ${x} and ${y} are the same address as written.
- */
 int
 conf_addr_same(const struct conf_addr *x, const struct conf_addr *y)
 {
@@ -1298,11 +1262,6 @@ conf_addr_same(const struct conf_addr *x, const struct conf_addr *y)
 	    strcmp(x->port, y->port) == 0 && strcmp(x->path, y->path) == 0);
 }
 
-/**
- * conf_tunnel_same(x, y):
- * True if tunnels ${x} and ${y} are configured identically (a reload
- * keeps such a tunnel as it is).
- */
 int
 conf_tunnel_same(const struct conf_tunnel *x, const struct conf_tunnel *y)
 {
@@ -1319,10 +1278,6 @@ conf_tunnel_same(const struct conf_tunnel *x, const struct conf_tunnel *y)
 	    conf_key_same(&x->key, &y->key));
 }
 
-/**
- * conf_key_same(x, y):
- * True if ${x} and ${y} are both unset, or both set to the same bytes.
- */
 int
 conf_key_same(const struct conf_key *x, const struct conf_key *y)
 {
@@ -1332,11 +1287,6 @@ conf_key_same(const struct conf_key *x, const struct conf_key *y)
 	return (x->len == y->len && memcmp(x->key, y->key, x->len) == 0);
 }
 
-/**
- * conf_net_match(nets, n, sa):
- * True if socket address ${sa} (AF_INET or AF_INET6; a v4-mapped v6
- * address counts as v4) matches one of the ${n} entries of ${nets}.
- */
 int
 conf_net_match(const struct conf_net *nets, size_t n,
     const struct sockaddr *sa)
@@ -1377,10 +1327,6 @@ conf_net_match(const struct conf_net *nets, size_t n,
 	return (0);
 }
 
-/**
- * conf_tunnel_find(c, name):
- * The tunnel of ${c} called ${name}, or NULL if there is none.
- */
 const struct conf_tunnel *
 conf_tunnel_find(const struct conf *c, const char *name)
 {

@@ -37,11 +37,6 @@ stderr_is_journal(void)
 	    (unsigned long long)st.st_ino == ino);
 }
 
-/**
- * log_init(level):
- * Print messages at ${level} and more severe (LOG_ERR..LOG_DEBUG), to
- * the journal if stderr is the journal, else to stderr.
- */
 void
 log_init(int level)
 {
@@ -50,10 +45,6 @@ log_init(int level)
 	journal = stderr_is_journal();
 }
 
-/**
- * log_set_level(level):
- * Change the level (a reload may).
- */
 void
 log_set_level(int level)
 {
@@ -61,10 +52,6 @@ log_set_level(int level)
 	cur_level = level;
 }
 
-/**
- * log_level():
- * The current level.
- */
 int
 log_level(void)
 {
@@ -72,10 +59,6 @@ log_level(void)
 	return (cur_level);
 }
 
-/**
- * log_destination():
- * "journal", "stderr" or the log file's path.
- */
 const char *
 log_destination(void)
 {
@@ -97,12 +80,6 @@ open_file(const char *path, char *err, size_t errlen)
 	return (fd);
 }
 
-/**
- * log_file_open(path, err, errlen):
- * Send messages to the file ${path} (appended; created 0640), or back to
- * stderr/the journal if ${path} is "".  Returns 0, or -1 with the reason
- * in ${err} (the old destination is kept).
- */
 int
 log_file_open(const char *path, char *err, size_t errlen)
 {
@@ -123,10 +100,6 @@ log_file_open(const char *path, char *err, size_t errlen)
 	return (0);
 }
 
-/**
- * log_reopen():
- * Reopen the log file (after logrotate moved it); a no-op without one.
- */
 void
 log_reopen(void)
 {
@@ -220,12 +193,6 @@ emit(int level, const struct log_about *a, const char *fmt, va_list ap)
 	fflush(stderr);
 }
 
-/**
- * log_burst(b, now_ms, held, len):
- * True if the message ${b} limits may be logged at ${now_ms}; then
- * ${held} (${len} bytes) says how many were held back since the last one,
- * " (N more since the last message)", or is "" if none were.
- */
 int
 log_burst(struct log_burst *b, uint64_t now_ms, char *held, size_t len)
 {
@@ -251,10 +218,6 @@ log_burst(struct log_burst *b, uint64_t now_ms, char *held, size_t len)
 	return (1);
 }
 
-/**
- * log_msg(level, fmt, ...):
- * Log one message.
- */
 void
 log_msg(int level, const char *fmt, ...)
 {
@@ -265,11 +228,6 @@ log_msg(int level, const char *fmt, ...)
 	va_end(ap);
 }
 
-/**
- * log_about(level, about, fmt, ...):
- * Log one message about a tunnel, stream or peer (${about}); the journal
- * gets them as fields.
- */
 void
 log_about(int level, const struct log_about *about, const char *fmt, ...)
 {

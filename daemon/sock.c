@@ -260,11 +260,6 @@ sock_unix_unlink(const char *path, const struct sock_file *sf)
 		unlink(path);
 }
 
-/**
- * sock_local_text(fd, buf, len):
- * The address listening socket ${fd} is bound to, as tcp://HOST:PORT or
- * unix:PATH (for sockets systemd passed).
- */
 void
 sock_local_text(int fd, char *buf, size_t len)
 {
@@ -307,14 +302,6 @@ resolve_tcp(const struct conf_addr *a, int passive, struct addrinfo **ai,
 	return (0);
 }
 
-/**
- * sock_listen(a, mode, owner, group, bound, boundlen, err, errlen):
- * A non-blocking listening socket for ${a}.  TCP: the address actually
- * bound (port 0 picks one) is written to ${bound} as tcp://HOST:PORT.
- * Unix: a stale socket file (nobody accepting on it) is replaced, a live
- * one or a non-socket file is an error; the file gets ${mode} and, if not
- * empty, ${owner} and ${group}.  Returns the descriptor or -1.
- */
 int
 sock_listen(const struct conf_addr *a, unsigned mode, const char *owner,
     const char *group, struct sock_file *sf, char *bound, size_t boundlen,
@@ -453,10 +440,6 @@ sock_connect_addr(const struct sockaddr *sa, socklen_t len)
 	return (fd);
 }
 
-/**
- * sock_connect_result(fd):
- * 0 if the connect on ${fd} succeeded, else its errno.
- */
 int
 sock_connect_result(int fd)
 {
@@ -468,10 +451,6 @@ sock_connect_result(int fd)
 	return (e);
 }
 
-/**
- * sock_close_reset(fd):
- * Close ${fd} so that the other end sees a reset, not a clean end.
- */
 void
 sock_close_reset(int fd)
 {
@@ -481,10 +460,6 @@ sock_close_reset(int fd)
 	close(fd);
 }
 
-/**
- * sock_peer_text(fd, buf, len):
- * The peer address of connected ${fd} as text, for logs.
- */
 void
 sock_peer_text(int fd, char *buf, size_t len)
 {

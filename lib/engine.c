@@ -356,11 +356,6 @@ check_eof(struct engine *e, uint32_t id)
 
 /* ---------------------------------------------------------------- setup */
 
-/**
- * engine_conf_check(conf):
- * Return NULL if ${conf}'s sizes are usable, else a static message saying
- * which one is not and why ("sq_size 2 is below the minimum 4").
- */
 const char *
 engine_conf_check(const struct engine_conf *conf)
 {
@@ -382,12 +377,6 @@ engine_conf_check(const struct engine_conf *conf)
 	return (NULL);
 }
 
-/**
- * engine_new(conf, errstr):
- * Create an engine for one link.  On error return NULL and set ${errstr}
- * to a static message.  All rq_size receive slots are ready to be taken
- * (and must be posted before connecting or accepting).
- */
 struct engine *
 engine_new(const struct engine_conf *conf, const char **errstr)
 {
@@ -453,10 +442,6 @@ err0:
 	return (NULL);
 }
 
-/**
- * engine_free(e):
- * Free the engine.  engine_free(NULL) does nothing.
- */
 void
 engine_free(struct engine *e)
 {
@@ -471,11 +456,6 @@ engine_free(struct engine *e)
 	free(e);
 }
 
-/**
- * engine_hello(e, h):
- * Fill ${h} with this side's connect private data, except the nonce,
- * which the caller chooses.
- */
 void
 engine_hello(struct engine *e, struct wire_hello *h)
 {
@@ -485,12 +465,6 @@ engine_hello(struct engine *e, struct wire_hello *h)
 	h->credits = (uint16_t)e->conf.rq_size;
 }
 
-/**
- * engine_set_auth(e, auth):
- * Require the peer to authenticate, and authenticate to it, as ${auth}
- * says (the structure is copied).  Call before engine_hello and
- * engine_connected.
- */
 void
 engine_set_auth(struct engine *e, const struct engine_auth *auth)
 {
@@ -499,11 +473,6 @@ engine_set_auth(struct engine *e, const struct engine_auth *auth)
 	e->a = *auth;
 }
 
-/**
- * engine_authenticated(e):
- * True when the link may carry streams as far as authentication goes:
- * none was asked for, or the peer's proof checked out.
- */
 int
 engine_authenticated(const struct engine *e)
 {
@@ -511,11 +480,6 @@ engine_authenticated(const struct engine *e)
 	return (!e->auth || e->peer_ok);
 }
 
-/**
- * engine_connected(e, peer):
- * The link is established and the peer sent hello ${peer} (decoded and
- * validated by wire_hello_decode).  Work may flow from now on.
- */
 void
 engine_connected(struct engine *e, const struct wire_hello *peer)
 {
@@ -540,11 +504,6 @@ engine_connected(struct engine *e, const struct wire_hello *peer)
 	e->up = 1;
 }
 
-/**
- * engine_fail(e, why):
- * The transport failed (a completion error, a disconnect); end the link
- * with ${why} as the error.  Does nothing if the link already failed.
- */
 void
 engine_fail(struct engine *e, enum engine_err kind, const char *why)
 {
@@ -585,10 +544,6 @@ engine_set_user(struct engine *e, uint32_t id, void *user)
 	return (0);
 }
 
-/**
- * engine_error(e):
- * Why the link ended, or NULL while it is healthy.
- */
 const char *
 engine_error(const struct engine *e)
 {
@@ -617,11 +572,6 @@ recv_slot(struct engine *e, uint32_t slot)
 	return (0);
 }
 
-/**
- * engine_on_recv_imm(e, slot, imm, len):
- * An RDMA WRITE WITH IMMEDIATE of ${len} bytes, immediate ${imm} (host
- * order), completed receive slot ${slot}.  Returns 0 or -1 as above.
- */
 int
 engine_on_recv_imm(struct engine *e, uint32_t slot, uint32_t imm,
     uint32_t len)
@@ -844,11 +794,6 @@ rec_msg_credit(struct engine *e, uint64_t posted)
 	return (0);
 }
 
-/**
- * engine_on_recv(e, slot, buf, len):
- * A SEND of ${len} bytes arrived in receive slot ${slot}, whose bytes are
- * at ${buf}.  Returns 0, or -1 if it ended the link (see engine_error).
- */
 int
 engine_on_recv(struct engine *e, uint32_t slot, const uint8_t *buf,
     uint32_t len)
@@ -906,11 +851,6 @@ engine_on_recv(struct engine *e, uint32_t slot, const uint8_t *buf,
 	return (0);
 }
 
-/**
- * engine_on_send_done(e, wr_id):
- * The signalled work request ${wr_id} completed successfully, and so did
- * every one posted before it.  Returns 0 or -1 as above.
- */
 int
 engine_on_send_done(struct engine *e, uint64_t wr_id)
 {
@@ -941,11 +881,6 @@ engine_on_send_done(struct engine *e, uint64_t wr_id)
 
 /* ---------------------------------------------------------------- output */
 
-/**
- * engine_take_recvs(e, slots, max):
- * Store up to ${max} receive slot numbers to post into ${slots}; return
- * how many.
- */
 int
 engine_take_recvs(struct engine *e, uint32_t *slots, int max)
 {
@@ -1185,11 +1120,6 @@ take_write(struct engine *e, uint32_t id, struct engine_wr *w)
 	return (1);
 }
 
-/**
- * engine_take_wrs(e, wrs, max):
- * Store up to ${max} work requests to post, in order, into ${wrs}; return
- * how many.  Call again while it returns ${max}.
- */
 int
 engine_take_wrs(struct engine *e, struct engine_wr *wrs, int max)
 {
@@ -1263,11 +1193,6 @@ engine_take_wrs(struct engine *e, struct engine_wr *wrs, int max)
 	return (n);
 }
 
-/**
- * engine_next_event(e, ev):
- * Store the next stream event into ${ev} and return 1, or return 0 if
- * there is none.
- */
 int
 engine_next_event(struct engine *e, struct engine_event *ev)
 {
@@ -1314,14 +1239,6 @@ name_ok(const char *name)
 	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == n);
 }
 
-/**
- * engine_open(e, tunnel, tx, rx, user):
- * Open a stream on tunnel ${tunnel} with send ring ${tx} and receive
- * ring ${rx} (power-of-two sizes, see ring_size_check); ${user} comes
- * back in its events.  Returns the stream id, or ENGINE_EINVAL,
- * ENGINE_ELIMIT or ENGINE_EDOWN.  Bytes may be committed to the send ring
- * at once; they flow after the OPENED event.
- */
 int
 engine_open(struct engine *e, const char *tunnel,
     const struct engine_ring *tx, const struct engine_ring *rx, void *user)
@@ -1348,11 +1265,6 @@ engine_open(struct engine *e, const char *tunnel,
 	return ((int)id);
 }
 
-/**
- * engine_tunnel(e, id):
- * The tunnel name of stream ${id} (for an INCOMING stream, what the peer
- * asked for), or NULL if ${id} is not a live stream.
- */
 const char *
 engine_tunnel(const struct engine *e, uint32_t id)
 {
@@ -1363,11 +1275,6 @@ engine_tunnel(const struct engine *e, uint32_t id)
 	return (e->s[id].name);
 }
 
-/**
- * engine_accept(e, id, tx, rx, user):
- * Accept INCOMING stream ${id} with these rings.  Returns 0 or
- * ENGINE_EINVAL.
- */
 int
 engine_accept(struct engine *e, uint32_t id, const struct engine_ring *tx,
     const struct engine_ring *rx, void *user)
@@ -1388,10 +1295,6 @@ engine_accept(struct engine *e, uint32_t id, const struct engine_ring *tx,
 	return (0);
 }
 
-/**
- * engine_refuse(e, id, reason):
- * Refuse INCOMING stream ${id}; the id is gone when this returns.
- */
 int
 engine_refuse(struct engine *e, uint32_t id, uint16_t reason)
 {
@@ -1440,12 +1343,6 @@ dead_close(struct engine *e, uint32_t id)
 	return (1);
 }
 
-/**
- * engine_tx_space(e, id, off):
- * Contiguous free bytes in stream ${id}'s send ring, starting at offset
- * ${*off}.  Zero when the ring is full (a WRITABLE event follows when space
- * frees up) or the stream can no longer send.
- */
 uint32_t
 engine_tx_space(struct engine *e, uint32_t id, uint32_t *off)
 {
@@ -1463,10 +1360,6 @@ engine_tx_space(struct engine *e, uint32_t id, uint32_t *off)
 	return ((uint32_t)n);
 }
 
-/**
- * engine_tx_commit(e, id, n):
- * The application put ${n} bytes into the space engine_tx_space gave.
- */
 int
 engine_tx_commit(struct engine *e, uint32_t id, uint32_t n)
 {
@@ -1482,11 +1375,6 @@ engine_tx_commit(struct engine *e, uint32_t id, uint32_t n)
 	return (0);
 }
 
-/**
- * engine_rx_data(e, id, off):
- * Contiguous readable bytes in stream ${id}'s receive ring, starting at
- * offset ${*off}.
- */
 uint32_t
 engine_rx_data(struct engine *e, uint32_t id, uint32_t *off)
 {
@@ -1500,10 +1388,6 @@ engine_rx_data(struct engine *e, uint32_t id, uint32_t *off)
 	    ring_used(s->rx_tail, s->rx_cons)));
 }
 
-/**
- * engine_rx_consume(e, id, n):
- * The application took ${n} bytes of what engine_rx_data gave.
- */
 int
 engine_rx_consume(struct engine *e, uint32_t id, uint32_t n)
 {
@@ -1526,11 +1410,6 @@ engine_rx_consume(struct engine *e, uint32_t id, uint32_t n)
 	return (0);
 }
 
-/**
- * engine_shutdown(e, id):
- * No more bytes will be committed; the peer sees end-of-stream after the
- * last one.  The other direction keeps flowing.
- */
 int
 engine_shutdown(struct engine *e, uint32_t id)
 {
@@ -1543,11 +1422,6 @@ engine_shutdown(struct engine *e, uint32_t id)
 	return (0);
 }
 
-/**
- * engine_reset(e, id, reason):
- * Abort stream ${id}: unsent bytes are dropped and the peer sees RESET
- * with ${reason}.  No events but RELEASED follow.
- */
 int
 engine_reset(struct engine *e, uint32_t id, uint16_t reason)
 {
@@ -1580,13 +1454,6 @@ engine_reset(struct engine *e, uint32_t id, uint16_t reason)
 	return (0);
 }
 
-/**
- * engine_close(e, id):
- * The application is done with stream ${id}.  If the peer's end-of-stream
- * was delivered, this is a graceful close (implying engine_shutdown: bytes
- * already committed are still delivered); otherwise it is a reset.  No
- * events but RELEASED follow.
- */
 int
 engine_close(struct engine *e, uint32_t id)
 {
@@ -1608,10 +1475,6 @@ engine_close(struct engine *e, uint32_t id)
 	return (0);
 }
 
-/**
- * engine_keepalive(e):
- * Send a KEEPALIVE soon, unless another SEND goes out first.
- */
 void
 engine_keepalive(struct engine *e)
 {
@@ -1619,10 +1482,6 @@ engine_keepalive(struct engine *e)
 	e->want_keepalive = 1;
 }
 
-/**
- * engine_goaway(e, reason):
- * Tell the peer this side opens and accepts no new streams.
- */
 void
 engine_goaway(struct engine *e, uint16_t reason)
 {
@@ -1631,10 +1490,6 @@ engine_goaway(struct engine *e, uint16_t reason)
 	e->goaway_reason = reason;
 }
 
-/**
- * engine_peer_goaway(e):
- * True once the peer said GOAWAY (new opens fail with ENGINE_EDOWN).
- */
 int
 engine_peer_goaway(const struct engine *e)
 {
@@ -1642,10 +1497,6 @@ engine_peer_goaway(const struct engine *e)
 	return (e->peer_goaway);
 }
 
-/**
- * engine_idle(e):
- * True when nothing is queued to send and no work request is outstanding.
- */
 int
 engine_idle(const struct engine *e)
 {
@@ -1661,10 +1512,6 @@ engine_active(const struct engine *e)
 	return (e->st.streams_active);
 }
 
-/**
- * engine_stats(e, st):
- * Copy the link's counters into ${st}.
- */
 void
 engine_stats(const struct engine *e, struct engine_stats *st)
 {

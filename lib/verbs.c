@@ -174,10 +174,6 @@ resolve(const char *host, const char *port, int passive,
 
 /* ---------------------------------------------------------------- cm */
 
-/**
- * verbs_cm_new(err, errlen):
- * Create the RDMA CM event channel every listener and link uses.
- */
 struct verbs_cm *
 verbs_cm_new(char *err, size_t errlen)
 {
@@ -208,10 +204,6 @@ err0:
 	return (NULL);
 }
 
-/**
- * verbs_cm_free(cm):
- * Destroy the channel (after every listener and link).  NULL is a no-op.
- */
 void
 verbs_cm_free(struct verbs_cm *cm)
 {
@@ -224,11 +216,6 @@ verbs_cm_free(struct verbs_cm *cm)
 	free(cm);
 }
 
-/**
- * verbs_cm_fd(cm):
- * The channel's file descriptor (non-blocking): readable when
- * verbs_cm_handle has an event to process.
- */
 int
 verbs_cm_fd(const struct verbs_cm *cm)
 {
@@ -428,10 +415,6 @@ err1:
 	return (NULL);
 }
 
-/**
- * verbs_accept(link) / verbs_reject(link):
- * Answer an INCOMING link.  After verbs_reject, free the link.
- */
 int
 verbs_accept(struct verbs_link *l)
 {
@@ -477,11 +460,6 @@ link_destroy(struct verbs_link *l)
 	free(l);
 }
 
-/**
- * verbs_link_free(link):
- * Tear the link down (if still connected) and free it.  Ring memory of
- * the link stays valid until verbs_mem_free.  NULL is a no-op.
- */
 /* The cm_id of a dying link goes now; then the link, once its memory has. */
 static void
 dying_end(struct verbs_link *l)
@@ -558,11 +536,6 @@ verbs_cm_tick(struct verbs_cm *cm)
 	}
 }
 
-/**
- * verbs_link_stop(link):
- * Move the queue pair to the error state at once: no work request runs
- * after this, so ring memory may be released safely.
- */
 void
 verbs_link_stop(struct verbs_link *l)
 {
@@ -575,10 +548,6 @@ verbs_link_stop(struct verbs_link *l)
 	(void)ibv_modify_qp(l->id->qp, &a, IBV_QP_STATE);
 }
 
-/**
- * verbs_link_disconnect(link):
- * Start an orderly disconnect; a DOWN event follows.
- */
 void
 verbs_link_disconnect(struct verbs_link *l)
 {
@@ -616,12 +585,6 @@ verbs_link_set_user(struct verbs_link *l, void *user)
 	l->user = user;
 }
 
-/**
- * verbs_link_hellos(link, out):
- * Store the connect private data both sides sent, the connecting side's
- * first (2 * WIRE_HELLO_LEN bytes), into ${out}: what authentication
- * binds the link to.  Returns 0, or -1 before both are known.
- */
 int
 verbs_link_hellos(const struct verbs_link *l, uint8_t out[2 * WIRE_HELLO_LEN])
 {
@@ -729,11 +692,6 @@ post_sends(struct verbs_link *l)
 	return (0);
 }
 
-/**
- * verbs_link_flush(link):
- * Post the receives and work requests the engine has ready.  Call after
- * any application call into the engine.  Returns 0 or -1 as above.
- */
 /*
  * The engine failed: no work request may run from now on, before any
  * RELEASED event lets the embedder free ring memory.  Returns -1.
@@ -842,13 +800,6 @@ drain_cq(struct verbs_link *l)
 	return (0);
 }
 
-/**
- * verbs_link_poll(link):
- * Consume the completion channel event, poll every completion into the
- * engine (re-arming the CQ, then polling once more so none is missed),
- * and post what the engine wants.  Returns 0, or -1 if the link failed
- * (engine_error says why).
- */
 int
 verbs_link_poll(struct verbs_link *l)
 {
@@ -873,12 +824,6 @@ verbs_link_poll(struct verbs_link *l)
 
 /* ---------------------------------------------------------------- memory */
 
-/**
- * verbs_mem_new(link, size, remote_write, err, errlen):
- * Allocate and register ${size} bytes of ring memory in ${link}'s
- * protection domain: local access only, or, with ${remote_write}, local
- * and remote write (a receive ring).
- */
 struct verbs_mem *
 verbs_mem_new(struct verbs_link *l, uint32_t size, int remote_write,
     char *err, size_t errlen)
@@ -918,10 +863,6 @@ err0:
 	return (NULL);
 }
 
-/**
- * verbs_mem_free(m):
- * Deregister and free.  NULL is a no-op.
- */
 void
 verbs_mem_free(struct verbs_mem *m)
 {
@@ -944,11 +885,6 @@ verbs_mem_buf(const struct verbs_mem *m)
 	return (m->buf);
 }
 
-/**
- * verbs_mem_ring(m, ring):
- * Describe the memory as an engine ring: address, size, and the lkey
- * (local memory) or rkey (remote-writable memory).
- */
 void
 verbs_mem_ring(const struct verbs_mem *m, struct engine_ring *ring)
 {
@@ -960,11 +896,6 @@ verbs_mem_ring(const struct verbs_mem *m, struct engine_ring *ring)
 
 /* ---------------------------------------------------------------- listeners */
 
-/**
- * verbs_listen(cm, host, port, conf, user, err, errlen):
- * Listen for links on ${host}:${port}; incoming links get queues and an
- * engine configured by ${conf}.  ${user} is verbs_listener_user's value.
- */
 struct verbs_listener *
 verbs_listen(struct verbs_cm *cm, const char *host, const char *port,
     const struct verbs_link_conf *conf, void *user, char *err, size_t errlen)
@@ -1021,10 +952,6 @@ verbs_listener_free(struct verbs_listener *ls)
 	free(ls);
 }
 
-/**
- * verbs_listener_set_conf(l, conf):
- * Links accepted from now on get ${conf} (a reload changed the sizes).
- */
 void
 verbs_listener_set_conf(struct verbs_listener *ls,
     const struct verbs_link_conf *conf)
@@ -1033,10 +960,6 @@ verbs_listener_set_conf(struct verbs_listener *ls,
 	ls->conf = *conf;
 }
 
-/**
- * verbs_listener_set_gate(l, gate, arg):
- * Ask ${gate} (with ${arg}) about each connect request ${l} receives.
- */
 void
 verbs_listener_set_gate(struct verbs_listener *ls, verbs_gate_fn *gate,
     void *arg)
@@ -1260,12 +1183,6 @@ on_dying_event(struct verbs_link *l, struct rdma_cm_event *cme)
 	}
 }
 
-/**
- * verbs_cm_handle(cm, ev):
- * Process one RDMA CM event, if any, and describe its outcome in ${ev}.
- * Returns 1 if an event was processed (${ev}->type may still be NONE),
- * 0 if none was pending, -1 on a channel error.
- */
 int
 verbs_cm_handle(struct verbs_cm *cm, struct verbs_ev *ev)
 {

@@ -62,10 +62,6 @@ get64(const uint8_t *p)
 	return (((uint64_t)get32(p) << 32) | get32(p + 4));
 }
 
-/**
- * wire_strerror(err):
- * A short description of decoder error ${err}.
- */
 const char *
 wire_strerror(int err)
 {
@@ -103,11 +99,6 @@ wire_strerror(int err)
 	return ("unknown error");
 }
 
-/**
- * wire_reason_str(reason):
- * A short description of REFUSE/RESET/GOAWAY reason ${reason}; unknown
- * reasons (from a newer peer) get a generic text.
- */
 const char *
 wire_reason_str(unsigned reason)
 {
@@ -137,10 +128,6 @@ wire_reason_str(unsigned reason)
 	return ("unknown reason");
 }
 
-/**
- * wire_hello_encode(buf, h):
- * Write the WIRE_HELLO_LEN bytes of connect private data for ${h}.
- */
 void
 wire_hello_encode(uint8_t buf[WIRE_HELLO_LEN], const struct wire_hello *h)
 {
@@ -154,12 +141,6 @@ wire_hello_encode(uint8_t buf[WIRE_HELLO_LEN], const struct wire_hello *h)
 	memcpy(buf + 16, h->nonce, WIRE_NONCE_LEN);
 }
 
-/**
- * wire_hello_decode(buf, len, h):
- * Decode connect private data of ${len} bytes.  The CM may hand over more
- * bytes than were sent (it pads to its own size), so trailing bytes are
- * allowed but must be zero.
- */
 int
 wire_hello_decode(const uint8_t *buf, size_t len, struct wire_hello *h)
 {
@@ -188,11 +169,6 @@ wire_hello_decode(const uint8_t *buf, size_t len, struct wire_hello *h)
 	return (WIRE_OK);
 }
 
-/**
- * wire_imm_encode(stream, len):
- * The immediate for a data WRITE of ${len} bytes (1 to WIRE_WRITE_MAX) into
- * the receiver's stream ${stream} (below WIRE_STREAMS_MAX), host order.
- */
 uint32_t
 wire_imm_encode(uint32_t stream, uint32_t len)
 {
@@ -202,10 +178,6 @@ wire_imm_encode(uint32_t stream, uint32_t len)
 	    ((len - 1) & 0xffff));
 }
 
-/**
- * wire_imm_decode(imm, stream, len):
- * Decode a data immediate (host order).
- */
 int
 wire_imm_decode(uint32_t imm, uint32_t *stream, uint32_t *len)
 {
@@ -217,10 +189,6 @@ wire_imm_decode(uint32_t imm, uint32_t *stream, uint32_t *len)
 	return (WIRE_OK);
 }
 
-/**
- * wire_rec_size(r):
- * Encoded size of record ${r} in bytes.
- */
 size_t
 wire_rec_size(const struct wire_rec *r)
 {
@@ -261,11 +229,6 @@ put_ring(uint8_t *p, const struct wire_ring *ring)
 	put32(p + 12, ring->size);
 }
 
-/**
- * wire_rec_encode(buf, cap, r):
- * Encode ${r} into ${buf}; return the bytes written, or 0 if it needs more
- * than ${cap} bytes.  ${r} must be valid (the encoder trusts its caller).
- */
 size_t
 wire_rec_encode(uint8_t *buf, size_t cap, const struct wire_rec *r)
 {
@@ -351,11 +314,6 @@ get_ring(const uint8_t *p, struct wire_ring *ring)
 	return (ring_size_check(ring->size) == NULL ? WIRE_OK : WIRE_ERING);
 }
 
-/**
- * wire_rec_decode(buf, len, r, used):
- * Decode the record at the start of ${buf} (${len} bytes available) into
- * ${r} and set ${used} to its encoded size.
- */
 int
 wire_rec_decode(const uint8_t *buf, size_t len, struct wire_rec *r,
     size_t *used)
