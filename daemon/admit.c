@@ -45,12 +45,14 @@ pick_idle(const struct admit_limits *lim, const struct admit_link *links,
 
 enum admit_refusal
 admit_link(const struct admit_limits *lim, const struct admit_link *links,
-    size_t n, int auth, uint64_t now, size_t *victim, uint32_t *value)
+    size_t n, int auth, uint64_t now, size_t *victim,
+    enum admit_refusal *room, uint32_t *value)
 {
 	uint32_t pending = 0, from = 0, unauth = 0, total = (uint32_t)n;
 	size_t i;
 
 	*victim = ADMIT_NONE;
+	*room = ADMIT_OK;
 	for (i = 0; i < n; i++) {
 		pending += links[i].pending != 0;
 		from += links[i].pending && links[i].same_addr;
@@ -72,6 +74,7 @@ admit_link(const struct admit_limits *lim, const struct admit_link *links,
 			*value = lim->max_unauth_links;
 			return (ADMIT_MAX_UNAUTH_LINKS);
 		}
+		*room = ADMIT_MAX_UNAUTH_LINKS;
 		total--;
 	}
 	if (total >= lim->max_links) {
@@ -79,9 +82,11 @@ admit_link(const struct admit_limits *lim, const struct admit_link *links,
 		    (*victim = pick_idle(lim, links, n, 0, now)) ==
 		    ADMIT_NONE) {
 			*victim = ADMIT_NONE;
+			*room = ADMIT_OK;
 			*value = lim->max_links;
 			return (ADMIT_MAX_LINKS);
 		}
+		*room = ADMIT_MAX_LINKS;
 	}
 	return (ADMIT_OK);
 }

@@ -51,12 +51,14 @@ struct admit_link {
  * admit_link(lim, links, n, auth, now, victim, value):
  * May a new link (${auth}: its peer authenticates) join the ${n} ${links}
  * at time ${now}?  ADMIT_OK, with ${*victim} the index of a link to close
- * first to make room, or ADMIT_NONE; else the limit in the way, with its
- * value in ${*value}.
+ * first to make room and ${*room} the limit it makes room under
+ * (ADMIT_MAX_UNAUTH_LINKS or ADMIT_MAX_LINKS), or ${*victim} ADMIT_NONE
+ * and ${*room} ADMIT_OK; else the limit in the way, with its value in
+ * ${*value}.
  */
 enum admit_refusal admit_link(const struct admit_limits *lim,
     const struct admit_link *links, size_t n, int auth, uint64_t now,
-    size_t *victim, uint32_t *value);
+    size_t *victim, enum admit_refusal *room, uint32_t *value);
 
 /**
  * admit_setting(why):

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "addr.h"
 #include "bridge.h"
 #include "engine.h"
 #include "link.h"
@@ -59,12 +60,18 @@ struct tconn {
 	int refused;			/* every attempt so far was refused */
 };
 
+/* A message about stream ${b}; BLOG_BURST: once per burst of ${burst}. */
+#define BABOUT(b)							\
+	(&(struct log_about){ (b)->t->c->name, (b)->serial,		\
+	    (b)->dl ? link_peer((b)->dl) : NULL })
+#define BPREFIX		"tunnel %s stream %llu (%s, %s): "
+#define BARGS(b)	(b)->t->c->name, (unsigned long long)(b)->serial, \
+	    (b)->server ? "target" : "client", (b)->who
 #define BLOG(level, b, fmt, ...)					\
-	log_about(level, &(struct log_about){ (b)->t->c->name,		\
-	    (b)->serial, (b)->dl ? link_peer((b)->dl) : NULL },		\
-	    "tunnel %s stream %llu (%s, %s): " fmt,			\
-	    (b)->t->c->name, (unsigned long long)(b)->serial,		\
-	    (b)->server ? "target" : "client", (b)->who, ##__VA_ARGS__)
+	log_about(level, BABOUT(b), BPREFIX fmt, BARGS(b), ##__VA_ARGS__)
+#define BLOG_BURST(burst, level, b, fmt, ...)				\
+	log_burst_about(burst, loop_now_ms(), level, BABOUT(b),		\
+	    BPREFIX fmt, BARGS(b), ##__VA_ARGS__)
 
 static void on_fd(void *, uint32_t);
 
@@ -321,12 +328,10 @@ static void
 target_failed(struct bridge *b, int err, const char *why)
 {
 	int refused = b->tc != NULL ? b->tc->refused : err == ECONNREFUSED;
-	char held[64];
 
-	if (log_burst(&b->t->target_log, loop_now_ms(), held, sizeof(held)))
-		BLOG(LOG_WARNING, b, "cannot connect to target %s: %s%s",
-		    b->t->c->target.text, why != NULL ? why : strerror(err),
-		    held);
+	BLOG_BURST(&b->t->target_log, LOG_WARNING, b, "cannot connect to "
+	    "target %s: %s", b->t->c->target.text, why != NULL ? why :
+	    strerror(err));
 	connect_done(b);
 	refuse(b, refused ? WIRE_REASON_TARGET_REFUSED :
 	    err == ETIMEDOUT ? WIRE_REASON_TIMEOUT :
@@ -358,7 +363,7 @@ attempt_failed(struct bridge *b, size_t i, int err)
 {
 	char who[80];
 
-	resolve_addr_text((struct sockaddr *)&b->tc->addrs.a[i], who,
+	addr_text((struct sockaddr *)&b->tc->addrs.a[i], who,
 	    sizeof(who));
 	BLOG(LOG_DEBUG, b, "target %s at %s: %s", b->t->c->target.text, who,
 	    strerror(err));
@@ -545,10 +550,13 @@ bridge_open(struct bridge *b)
 }
 
 void
-bridge_refuse_client(struct bridge *b, const char *why)
+bridge_refuse_client(struct bridge *b, struct log_burst *burst,
+    const char *why)
 {
 
-	if (why != NULL)
+	if (burst != NULL)
+		BLOG_BURST(burst, LOG_WARNING, b, "%s; closing the client", why);
+	else
 		BLOG(LOG_WARNING, b, "%s; closing the client", why);
 	bridge_free(b);
 }
@@ -625,13 +633,8 @@ bridge_event(struct bridge *b, const struct engine_event *ev)
 		BLOG(LOG_DEBUG, b, "opened");
 	}
 	if (ev->flags & ENGINE_EV_REFUSED) {
-		char held[64];
-
-		if (log_burst(&b->t->refused_log, loop_now_ms(), held,
-		    sizeof(held)))
-			BLOG(LOG_WARNING, b, "refused by %s: %s%s",
-			    link_peer(b->dl), wire_reason_str(ev->reason),
-			    held);
+		BLOG_BURST(&b->t->refused_log, LOG_WARNING, b, "refused by "
+		    "%s: %s", link_peer(b->dl), wire_reason_str(ev->reason));
 		b->t->st->refused++;
 		b->closed = 1;
 		close_fd(b, 1);

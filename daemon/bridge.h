@@ -41,11 +41,14 @@ struct bridge *bridge_client(struct tun *t, int fd, struct dlink *dl);
 void bridge_open(struct bridge *b);
 
 /**
- * bridge_refuse_client(b, why):
- * Close waiting client ${b} with a reset, saying ${why} (NULL: nothing)
- * at level warning, and free it.  The caller counts it.
+ * bridge_refuse_client(b, burst, why):
+ * Close waiting client ${b} with a reset, saying ${why} at level warning
+ * (once per burst of ${burst}, or every time if it is NULL), and free it.
+ * The caller counts it.
  */
-void bridge_refuse_client(struct bridge *b, const char *why);
+struct log_burst;
+void bridge_refuse_client(struct bridge *b, struct log_burst *burst,
+    const char *why);
 
 /**
  * bridge_waiting(b):

@@ -27,11 +27,9 @@
 #include "conf.h"
 
 /*
- * Largest sizes the daemon accepts.  The send queue limit is the one
- * engine_conf_check() enforces; inline data beyond 1 KiB is more than any
- * HCA offers, so a bigger value is a typo, not a wish.
+ * Inline data beyond 1 KiB is more than any HCA offers, so a bigger value
+ * is a typo, not a wish.  The queue limits are the engine's.
  */
-#define SQ_MAX		65536
 #define INLINE_MAX	1024
 
 #define ADDR_HINT	"use tcp://HOST:PORT or unix:/PATH"
@@ -58,7 +56,7 @@ static const struct size_key {
 	{ "sendbuf", offsetof(struct conf_sizes, sendbuf), 0, 0, 1 },
 	{ "recvbuf", offsetof(struct conf_sizes, recvbuf), 0, 0, 1 },
 	{ "sq_size", offsetof(struct conf_sizes, sq_size),
-	    ENGINE_SQ_MIN, SQ_MAX, 0 },
+	    ENGINE_SQ_MIN, ENGINE_SQ_MAX, 0 },
 	{ "rq_size", offsetof(struct conf_sizes, rq_size),
 	    ENGINE_RQ_MIN, WIRE_CREDITS_MAX, 0 },
 	{ "inline_size", offsetof(struct conf_sizes, inline_size),
@@ -170,15 +168,6 @@ is_digit(char ch)
 	return (ch >= '0' && ch <= '9');
 }
 
-/* Characters of tunnel names and host names: [A-Za-z0-9._-]. */
-static int
-is_namechar(char ch)
-{
-
-	return ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-	    is_digit(ch) || ch == '.' || ch == '_' || ch == '-');
-}
-
 /*
  * Parse a decimal port.  The text is stored normalized ("07471" becomes
  * "7471") so that two spellings of one port compare equal.
@@ -260,7 +249,7 @@ parse_hostport(const char *hp, const char *default_port, int allow_port0,
 		/* A zone ("fe80::1%eth0") is the interface, not address. */
 		if ((pct = strchr(a->host, '%')) != NULL) {
 			for (q = pct + 1; *q != '\0'; q++)
-				if (!is_namechar(*q))
+				if (!wire_name_char(*q))
 					break;
 			if (pct[1] == '\0' || *q != '\0')
 				return (reason(err, errlen,
@@ -277,7 +266,7 @@ parse_hostport(const char *hp, const char *default_port, int allow_port0,
 			    a->host));
 	} else {
 		for (q = a->host; *q != '\0'; q++) {
-			if (!is_namechar(*q))
+			if (!wire_name_char(*q))
 				return (reason(err, errlen, "bad host '%s'",
 				    a->host));
 			if (!is_digit(*q) && *q != '.')
@@ -396,7 +385,7 @@ int_unwrap(const config_setting_t *s, long long *v)
 	/* Every "NAME = number" on the line, in case a comment has one. */
 	namelen = strlen(name);
 	for (q = buf; (q = strstr(q, name)) != NULL; q += namelen) {
-		if (q > buf && is_namechar(q[-1]))
+		if (q > buf && wire_name_char(q[-1]))
 			continue;
 		for (r = q + namelen; *r == ' ' || *r == '\t'; r++)
 			;
@@ -658,18 +647,6 @@ parse_source(const struct parse *p, const config_setting_t *s,
 	snprintf(c->source.text, sizeof(c->source.text), "%s", v);
 	c->has_source = 1;
 	return (0);
-}
-
-/* True if ${name} is a valid tunnel name (as the wire carries it). */
-static int
-name_valid(const char *name)
-{
-	size_t i;
-
-	for (i = 0; name[i] != '\0'; i++)
-		if (i >= WIRE_NAME_MAX || !is_namechar(name[i]))
-			return (0);
-	return (i > 0);
 }
 
 /* The same local address, so two tunnels would fight over it. */
@@ -998,7 +975,7 @@ parse_tunnel(struct parse *p, const config_setting_t *g, struct conf *c,
 	if (config_setting_type(s) != CONFIG_TYPE_STRING)
 		return (errat_plain(p, s, "tunnel name must be a string"));
 	name = config_setting_get_string(s);
-	if (!name_valid(name))
+	if (!wire_name_valid(name, strlen(name)))
 		return (errat_plain(p, s, "tunnel name '%s' is not valid: use "
 		    "1 to 64 characters from A-Z a-z 0-9 . _ -", name));
 	for (j = 0; j < idx; j++)

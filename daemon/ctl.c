@@ -251,34 +251,37 @@ cmd_status(struct rsd *d, struct render_buf *o, int json)
 	return (0);
 }
 
+/* A command whose answer is one table, built by ${build}. */
 static int
-cmd_tunnels(struct rsd *d, struct render_buf *o, int json)
+show_tab(struct rsd *d, struct render_buf *o, int json,
+    void (*build)(struct rsd *, struct render_tab *))
 {
 	struct render_tab tb;
 
-	tunnels_tab(d, &tb);
+	build(d, &tb);
 	render_tab(o, &tb, json);
 	return (0);
+}
+
+static int
+cmd_tunnels(struct rsd *d, struct render_buf *o, int json)
+{
+
+	return (show_tab(d, o, json, tunnels_tab));
 }
 
 static int
 cmd_streams(struct rsd *d, struct render_buf *o, int json)
 {
-	struct render_tab tb;
 
-	streams_tab(d, &tb);
-	render_tab(o, &tb, json);
-	return (0);
+	return (show_tab(d, o, json, streams_tab));
 }
 
 static int
 cmd_links(struct rsd *d, struct render_buf *o, int json)
 {
-	struct render_tab tb;
 
-	links_tab(d, &tb);
-	render_tab(o, &tb, json);
-	return (0);
+	return (show_tab(d, o, json, links_tab));
 }
 
 static int

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "addr.h"
 #include "admit.h"
 #include "auth.h"
 #include "conf.h"
@@ -41,7 +42,10 @@ struct dlink {
 	struct loop_timer deadline;	/* handshake_timeout */
 	/* Authentication: callbacks for the engine, and the link's key. */
 	struct engine_auth ea;
-	struct conf_key key;		/* client: its tunnel's; in: proved */
+	/* The link's key: a client link's tunnel's, or what the peer of an
+	 * incoming link proved (a copy: it outlives reloads). */
+	const struct conf_key *key;
+	struct conf_key proved;
 	uint32_t backoff;
 	int failures;
 	int auth_said;			/* client: an auth failure was logged */
@@ -73,9 +77,9 @@ struct link_listen_plan {
 #define NEW_LISTENER	((size_t)-1)
 
 /* A message about link ${dl}: the journal gets TUNNEL= and PEER=. */
-#define LLOG(level, dl, ...)						\
-	log_about(level, &(struct log_about){ (dl)->c ? (dl)->c->name :	\
-	    NULL, 0, (dl)->peer }, __VA_ARGS__)
+#define LABOUT(dl)							\
+	(&(struct log_about){ (dl)->c ? (dl)->c->name : NULL, 0, (dl)->peer })
+#define LLOG(level, dl, ...)	log_about(level, LABOUT(dl), __VA_ARGS__)
 
 static void link_down(struct dlink *, const char *);
 static void link_up(struct dlink *);
@@ -99,6 +103,7 @@ dl_new(struct rsd *d, const struct link_ops *ops, void *arg)
 	dl->d = d;
 	dl->ops = ops;
 	dl->arg = arg;
+	dl->key = &dl->proved;		/* unset until a peer proves one */
 	loop_job_init(&dl->flush, d->lp, on_flush, dl);
 	loop_timer_init(&dl->ka, d->lp, on_keepalive, dl);
 	loop_timer_init(&dl->retry, d->lp, on_retry, dl);
@@ -195,7 +200,7 @@ prove(void *arg, uint8_t proof[WIRE_AUTH_LEN])
 	/* Both hellos exist once connected; a zero proof fails anyway. */
 	memset(proof, 0, WIRE_AUTH_LEN);
 	if (verbs_link_hellos(dl->vl, hellos) == 0)
-		auth_proof(dl->key.key, dl->key.len, dl->c != NULL, hellos,
+		auth_proof(dl->key->key, dl->key->len, dl->c != NULL, hellos,
 		    proof);
 }
 
@@ -207,7 +212,8 @@ proves(struct dlink *dl, const struct conf_key *k,
 
 	if (!k->set || auth_check(k->key, k->len, 1, hellos, proof) != 0)
 		return (0);
-	dl->key = *k;
+	dl->proved = *k;
+	dl->key = &dl->proved;
 	return (1);
 }
 
@@ -227,7 +233,7 @@ verify(void *arg, const uint8_t proof[WIRE_AUTH_LEN])
 	if (verbs_link_hellos(dl->vl, hellos) != 0)
 		return (-1);
 	if (dl->c != NULL)
-		return (auth_check(dl->key.key, dl->key.len, 0, hellos,
+		return (auth_check(dl->key->key, dl->key->len, 0, hellos,
 		    proof));
 	if (proves(dl, &c->key, hellos, proof))
 		return (0);
@@ -350,7 +356,7 @@ link_down(struct dlink *dl, const char *why_in)
 	int was_up = dl->state == D_UP;
 	int auth_failed;
 	enum engine_err kind;
-	char why[256], held[64];
+	char why[256];
 
 	/* It may be the engine's own message, freed with the link below. */
 	snprintf(why, sizeof(why), "%s", why_in);
@@ -379,11 +385,9 @@ link_down(struct dlink *dl, const char *why_in)
 	if (dl->c == NULL) {
 		if (auth_failed) {
 			/* Counted every time; said once per burst (a flood?). */
-			if (log_burst(&dl->d->auth_log, loop_now_ms(), held,
-			    sizeof(held)))
-				LLOG(LOG_WARNING, dl, "%s failed "
-				    "authentication: %s%s", dl->name, why,
-				    held);
+			log_burst_about(&dl->d->auth_log, loop_now_ms(),
+			    LOG_WARNING, LABOUT(dl), "%s failed "
+			    "authentication: %s", dl->name, why);
 		} else {
 			/* A peer breaking the protocol is news; leaving not. */
 			LLOG(kind == ENGINE_ERR_PROTOCOL ? LOG_WARNING :
@@ -484,13 +488,12 @@ link_connect(struct dlink *dl)
 		return;
 	}
 	link_conf(dl->d->conf, &c->sz, &lc);
-	dl->key = c->key;
 	if (c->key.set) {
 		dl->ea = (struct engine_auth){ 1, prove, verify, dl };
 		lc.auth = &dl->ea;
 	}
 	if (log_level() >= LOG_DEBUG) {
-		resolve_addr_text(sa, to, sizeof(to));
+		addr_text(sa, to, sizeof(to));
 		LLOG(LOG_DEBUG, dl, "%s: connecting to %s", dl->name, to);
 	}
 	dl->vl = verbs_connect(dl->d->cm, sa, src != NULL ?
@@ -509,6 +512,7 @@ link_client_new(struct rsd *d, const struct conf_tunnel *c,
 	if ((dl = dl_new(d, ops, arg)) == NULL)
 		return (NULL);
 	dl->c = c;
+	dl->key = &c->key;
 	dl->backoff = LINK_BACKOFF_MIN_MS;
 	/* Always HOST:PORT, however the configuration spelt it. */
 	snprintf(dl->peer, sizeof(dl->peer), strchr(c->peer.host, ':') ?
@@ -571,8 +575,8 @@ link_up(struct dlink *dl)
 		    "rq_size %u, inline_size %u, %s)", dl->name,
 		    verbs_link_device(dl->vl), (unsigned)sz->sq_size,
 		    (unsigned)sz->rq_size, (unsigned)sz->inline_size,
-		    dl->key.set ? "authenticated" : "not authenticated");
-	} else if (dl->key.set) {
+		    dl->key->set ? "authenticated" : "not authenticated");
+	} else if (dl->key->set) {
 		LLOG(LOG_INFO, dl, "%s authenticated", dl->name);
 	}
 	loop_timer_arm(&dl->ka, LINK_KEEPALIVE_MS);
@@ -616,7 +620,7 @@ incoming_limit(struct rsd *d, const struct sockaddr *peer, int auth,
 	    (uint64_t)c->link_idle_timeout * 1000 };
 	struct admit_link *al;
 	struct dlink *dl, **who;
-	enum admit_refusal why;
+	enum admit_refusal why, room;
 	uint64_t now = loop_now_ms();
 	size_t n = 0, victim;
 	char msg[160];
@@ -641,15 +645,13 @@ incoming_limit(struct rsd *d, const struct sockaddr *peer, int auth,
 		al[n].idle_since = dl->state == D_UP ? dl->idle_since : 0;
 		n++;
 	}
-	why = admit_link(&lim, al, n, auth, now, &victim, value);
+	why = admit_link(&lim, al, n, auth, now, &victim, &room, value);
 	if (why == ADMIT_OK && victim != ADMIT_NONE) {
 		dl = who[victim];
 		snprintf(msg, sizeof(msg), "closed after %llu s without a "
 		    "stream, to make room for a new link (%s reached)",
 		    (unsigned long long)((now - dl->idle_since) / 1000),
-		    admit_setting(auth || c->max_unauth_links >= c->max_links ||
-		    !al[victim].unauth ? ADMIT_MAX_LINKS :
-		    ADMIT_MAX_UNAUTH_LINKS));
+		    admit_setting(room));
 		d->links_evicted++;
 		LLOG(LOG_NOTICE, dl, "%s %s", dl->name, msg);
 		link_down(dl, msg);
@@ -664,17 +666,16 @@ static int __attribute__((format(printf, 4, 5)))
 reject(const char *peer, uint64_t *count, struct log_burst *b,
     const char *fmt, ...)
 {
-	char msg[200], held[64];
+	char msg[200];
 	va_list ap;
 
 	(*count)++;
-	if (log_burst(b, loop_now_ms(), held, sizeof(held))) {
-		va_start(ap, fmt);
-		vsnprintf(msg, sizeof(msg), fmt, ap);
-		va_end(ap);
-		log_about(LOG_WARNING, &(struct log_about){ NULL, 0, peer },
-		    "link from %s rejected: %s%s", peer, msg, held);
-	}
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_burst_about(b, loop_now_ms(), LOG_WARNING,
+	    &(struct log_about){ NULL, 0, peer }, "link from %s rejected: %s",
+	    peer, msg);
 	return (-1);
 }
 
@@ -806,18 +807,16 @@ on_cm(void *arg, uint32_t events)
 {
 	struct rsd *d = arg;
 	struct verbs_ev ev;
-	char held[64];
 	int k, rc;
 
 	(void)events;
 	for (k = 0; k < 64; k++) {
 		if ((rc = verbs_cm_handle(d->cm, &ev)) < 0) {
 			/* Level-triggered: retrying at once would spin. */
-			if (log_burst(&d->cm_log, loop_now_ms(), held,
-			    sizeof(held)))
-				log_err("the RDMA CM event channel failed: %s; "
-				    "retrying every %d ms%s", strerror(errno),
-				    CM_PAUSE_MS, held);
+			log_burst_about(&d->cm_log, loop_now_ms(), LOG_ERR,
+			    NULL, "the RDMA CM event channel failed: %s; "
+			    "retrying every %d ms", strerror(errno),
+			    CM_PAUSE_MS);
 			loop_fd_pause(d->cm_w, CM_PAUSE_MS);
 		}
 		if (rc <= 0)
@@ -1030,7 +1029,7 @@ link_free(struct dlink *dl)
 	rname_free(dl->src_rn);
 	if (dl->listed)
 		TAILQ_REMOVE(&dl->d->links, dl, entry);
-	explicit_bzero(&dl->key, sizeof(dl->key));
+	explicit_bzero(&dl->proved, sizeof(dl->proved));
 	free(dl);
 }
 
@@ -1163,5 +1162,5 @@ const struct conf_key *
 link_key(const struct dlink *dl)
 {
 
-	return (&dl->key);
+	return (dl->key);
 }

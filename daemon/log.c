@@ -218,6 +218,25 @@ log_burst(struct log_burst *b, uint64_t now_ms, char *held, size_t len)
 	return (1);
 }
 
+int
+log_burst_about(struct log_burst *b, uint64_t now_ms, int level,
+    const struct log_about *about, const char *fmt, ...)
+{
+	char msg[1024], held[64];
+	va_list ap;
+
+	if (!log_burst(b, now_ms, held, sizeof(held)))
+		return (0);
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (about != NULL)
+		log_about(level, about, "%s%s", msg, held);
+	else
+		log_msg(level, "%s%s", msg, held);
+	return (1);
+}
+
 void
 log_msg(int level, const char *fmt, ...)
 {

@@ -104,6 +104,16 @@ struct log_burst {
  */
 int log_burst(struct log_burst *b, uint64_t now_ms, char *held, size_t len);
 
+/**
+ * log_burst_about(b, now_ms, level, about, fmt, ...):
+ * Log one message about ${about} (NULL: nothing in particular) that ${b}
+ * limits (see log_burst), ending with how many were held back since the
+ * last one, if any.  Returns 1 if it was logged, 0 if held back.
+ */
+int log_burst_about(struct log_burst *b, uint64_t now_ms, int level,
+    const struct log_about *about, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
 #define log_err(...)	log_msg(LOG_ERR, __VA_ARGS__)
 #define log_warn(...)	log_msg(LOG_WARNING, __VA_ARGS__)
 #define log_notice(...)	log_msg(LOG_NOTICE, __VA_ARGS__)

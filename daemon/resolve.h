@@ -108,10 +108,4 @@ void rname_unwait(struct rname_waiter *w);
  */
 const char *rname_text(const struct rname *n);
 
-/**
- * resolve_addr_text(sa, buf, len):
- * ${sa} as "ADDRESS:PORT" ("[V6]:PORT").
- */
-void resolve_addr_text(const struct sockaddr *sa, char *buf, size_t len);
-
 #endif /* !RESOLVE_H */

@@ -19,31 +19,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "addr.h"
 #include "conf.h"
 #include "loop.h"
 #include "sock.h"
-
-static void
-addr_text(const struct sockaddr *sa, char *buf, size_t len)
-{
-	char host[INET6_ADDRSTRLEN] = "?";
-
-	if (sa->sa_family == AF_INET) {
-		const struct sockaddr_in *in = (const void *)sa;
-
-		inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
-		snprintf(buf, len, "%s:%u", host, ntohs(in->sin_port));
-	} else if (sa->sa_family == AF_INET6) {
-		const struct sockaddr_in6 *in6 = (const void *)sa;
-
-		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
-		snprintf(buf, len, "[%s]:%u", host, ntohs(in6->sin6_port));
-	} else if (sa->sa_family == AF_UNIX) {
-		snprintf(buf, len, "unix");
-	} else {
-		snprintf(buf, len, "?");
-	}
-}
 
 static int
 unix_addr(const struct conf_addr *a, struct sockaddr_un *sun)
@@ -396,11 +375,22 @@ sock_accept(int lfd, struct loop_fd *w)
 	return (-1);
 }
 
+/* Close fd after a failed call, keeping that call's errno; -1. */
+static int
+close_failed(int fd)
+{
+	int e = errno;
+
+	close(fd);
+	errno = e;
+	return (-1);
+}
+
 int
 sock_connect_unix(const char *path)
 {
 	struct sockaddr_un sun;
-	int fd, e;
+	int fd;
 
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
@@ -413,10 +403,7 @@ sock_connect_unix(const char *path)
 	    0)) < 0)
 		return (-1);
 	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0) {
-		e = errno;
-		close(fd);
-		errno = e;
-		return (-1);
+		return (close_failed(fd));
 	}
 	return (fd);
 }
@@ -424,7 +411,7 @@ sock_connect_unix(const char *path)
 int
 sock_connect_addr(const struct sockaddr *sa, socklen_t len)
 {
-	int fd, one = 1, e;
+	int fd, one = 1;
 
 	if ((fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK |
 	    SOCK_CLOEXEC, 0)) < 0)
@@ -432,10 +419,7 @@ sock_connect_addr(const struct sockaddr *sa, socklen_t len)
 	/* Latency matters more than packet count on a tunnel's far end. */
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	if (connect(fd, sa, len) != 0 && errno != EINPROGRESS) {
-		e = errno;
-		close(fd);
-		errno = e;
-		return (-1);
+		return (close_failed(fd));
 	}
 	return (fd);
 }

@@ -59,7 +59,7 @@ client_arrives(struct tun *t, int fd)
 {
 	struct bridge *b;
 	enum admission a;
-	char held[64], why[160];
+	char why[160];
 
 	a = tunnel_admit(t->d, t, NULL);
 	if ((b = bridge_client(t, fd, t->link)) == NULL)
@@ -67,8 +67,7 @@ client_arrives(struct tun *t, int fd)
 	if (a == LIMITED) {
 		snprintf(why, sizeof(why), "stream limit %u reached",
 		    (unsigned)t->c->sz.max_streams);
-		bridge_refuse_client(b, log_burst(&t->limit_log, loop_now_ms(),
-		    held, sizeof(held)) ? strcat(why, held) : NULL);
+		bridge_refuse_client(b, &t->limit_log, why);
 	} else if (link_is_up(t->link)) {
 		bridge_open(b);
 	} else if (!link_is_connecting(t->link)) {
@@ -76,8 +75,7 @@ client_arrives(struct tun *t, int fd)
 		t->st->failed++;
 		snprintf(why, sizeof(why), "link to %s is down",
 		    link_peer(t->link));
-		bridge_refuse_client(b, log_burst(&t->down_log, loop_now_ms(),
-		    held, sizeof(held)) ? strcat(why, held) : NULL);
+		bridge_refuse_client(b, &t->down_log, why);
 	}
 }
 
@@ -85,7 +83,6 @@ static void
 on_accept(void *arg, uint32_t events)
 {
 	struct tun *t = arg;
-	char held[64];
 	int fd, k;
 
 	(void)events;
@@ -96,12 +93,11 @@ on_accept(void *arg, uint32_t events)
 		}
 		if (errno == EMFILE || errno == ENFILE) {
 			t->st->accept_pauses++;
-			if (log_burst(&t->emfile_log, loop_now_ms(), held,
-			    sizeof(held)))
-				log_warn("tunnel %s: out of file descriptors "
-				    "(%s); pausing accepts for %d ms at a "
-				    "time%s", t->c->name, strerror(errno),
-				    SOCK_ACCEPT_PAUSE_MS, held);
+			log_burst_about(&t->emfile_log, loop_now_ms(),
+			    LOG_WARNING, NULL, "tunnel %s: out of file "
+			    "descriptors (%s); pausing accepts for %d ms at a "
+			    "time", t->c->name, strerror(errno),
+			    SOCK_ACCEPT_PAUSE_MS);
 		} else if (errno != EAGAIN && errno != EWOULDBLOCK &&
 		    errno != EINTR && errno != ECONNABORTED) {
 			log_err("tunnel %s: accept: %s", t->c->name,
@@ -141,7 +137,7 @@ client_link_down(void *arg, struct dlink *dl, const char *why)
 		if (!bridge_waiting(b))
 			continue;
 		t->st->failed++;
-		bridge_refuse_client(b, msg);
+		bridge_refuse_client(b, NULL, msg);
 	}
 }
 
@@ -152,7 +148,7 @@ stream_arrives(void *arg, struct dlink *dl, uint32_t id, const char *name)
 	struct rsd *d = arg;
 	struct engine *e = link_engine(dl);
 	struct tun *t = tunnel_find_target(d, name);
-	char held[64];
+	uint64_t now = loop_now_ms();
 
 	switch (tunnel_admit(d, t, link_key(dl))) {
 	case ADMITTED:
@@ -164,27 +160,24 @@ stream_arrives(void *arg, struct dlink *dl, uint32_t id, const char *name)
 		engine_refuse(e, id, WIRE_REASON_SHUTTING_DOWN);
 		return;
 	case NO_TUNNEL:
-		if (log_burst(&d->open_log, loop_now_ms(), held, sizeof(held)))
-			log_about(LOG_WARNING, &(struct log_about){ NULL, 0,
-			    link_peer(dl) }, "%s: refused a stream for tunnel "
-			    "'%s', which is not configured here%s",
-			    link_name(dl), name, held);
+		log_burst_about(&d->open_log, now, LOG_WARNING,
+		    &(struct log_about){ NULL, 0, link_peer(dl) }, "%s: "
+		    "refused a stream for tunnel '%s', which is not configured "
+		    "here", link_name(dl), name);
 		engine_refuse(e, id, WIRE_REASON_NO_TUNNEL);
 		return;
 	case DENIED:
-		if (log_burst(&d->deny_log, loop_now_ms(), held, sizeof(held)))
-			log_about(LOG_WARNING, &(struct log_about){ t->c->name,
-			    0, link_peer(dl) }, "tunnel %s: %s: refused a "
-			    "stream: the link is not authenticated with this "
-			    "tunnel's key%s", t->c->name, link_name(dl), held);
+		log_burst_about(&d->deny_log, now, LOG_WARNING,
+		    &(struct log_about){ t->c->name, 0, link_peer(dl) },
+		    "tunnel %s: %s: refused a stream: the link is not "
+		    "authenticated with this tunnel's key", t->c->name,
+		    link_name(dl));
 		engine_refuse(e, id, WIRE_REASON_DENIED);
 		return;
 	case LIMITED:
-		if (log_burst(&t->limit_log, loop_now_ms(), held,
-		    sizeof(held)))
-			log_warn("tunnel %s: %s: stream limit %u reached, "
-			    "refusing%s", t->c->name, link_name(dl),
-			    (unsigned)t->c->sz.max_streams, held);
+		log_burst_about(&t->limit_log, now, LOG_WARNING, NULL,
+		    "tunnel %s: %s: stream limit %u reached, refusing",
+		    t->c->name, link_name(dl), (unsigned)t->c->sz.max_streams);
 		engine_refuse(e, id, WIRE_REASON_LIMIT);
 		return;
 	}

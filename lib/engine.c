@@ -12,6 +12,10 @@
 #include "ring.h"
 #include "wire.h"
 
+/* A number's spelling, for messages that name a limit. */
+#define STR_(x)	#x
+#define STR(x)	STR_(x)
+
 /* Stream slot states. */
 enum {
 	S_FREE = 0,
@@ -361,17 +365,17 @@ engine_conf_check(const struct engine_conf *conf)
 {
 
 	if (conf->sq_size < ENGINE_SQ_MIN)
-		return ("sq_size is below the minimum 4");
-	if (conf->sq_size > 65536)
-		return ("sq_size is above the maximum 65536");
+		return ("sq_size is below the minimum " STR(ENGINE_SQ_MIN));
+	if (conf->sq_size > ENGINE_SQ_MAX)
+		return ("sq_size is above the maximum " STR(ENGINE_SQ_MAX));
 	if (conf->rq_size < ENGINE_RQ_MIN)
-		return ("rq_size is below the minimum 4");
+		return ("rq_size is below the minimum " STR(ENGINE_RQ_MIN));
 	if (conf->rq_size > WIRE_CREDITS_MAX)
-		return ("rq_size is above the maximum 32768");
+		return ("rq_size is above the maximum " STR(WIRE_CREDITS_MAX));
 	if (conf->max_streams < 1 || conf->max_streams > WIRE_STREAMS_MAX)
-		return ("max_streams must be from 1 to 16384");
+		return ("max_streams must be from 1 to " STR(WIRE_STREAMS_MAX));
 	if (conf->inline_size > WIRE_WRITE_MAX)
-		return ("inline_size is above the maximum 65536");
+		return ("inline_size is above the maximum " STR(WIRE_WRITE_MAX));
 	if (conf->ctrl_send == NULL)
 		return ("no control send buffer");
 	return (NULL);
@@ -1228,17 +1232,6 @@ rings_ok(const struct engine_ring *tx, const struct engine_ring *rx)
 	    ring_size_check(rx->size) == NULL);
 }
 
-static int
-name_ok(const char *name)
-{
-	size_t n;
-
-	if (name == NULL || (n = strlen(name)) < 1 || n > WIRE_NAME_MAX)
-		return (0);
-	return (strspn(name, "abcdefghijklmnopqrstuvwxyz"
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == n);
-}
-
 int
 engine_open(struct engine *e, const char *tunnel,
     const struct engine_ring *tx, const struct engine_ring *rx, void *user)
@@ -1246,7 +1239,8 @@ engine_open(struct engine *e, const char *tunnel,
 	uint32_t id;
 	struct stream *s;
 
-	if (!rings_ok(tx, rx) || !name_ok(tunnel))
+	if (!rings_ok(tx, rx) || tunnel == NULL ||
+	    !wire_name_valid(tunnel, strnlen(tunnel, WIRE_NAME_MAX + 1)))
 		return (ENGINE_EINVAL);
 	if (!e->up || e->failed || e->peer_goaway || e->want_goaway ||
 	    !engine_authenticated(e))

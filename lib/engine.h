@@ -61,8 +61,9 @@
 
 #include "wire.h"
 
-/* Smallest queue depths the protocol works with. */
+/* Queue depths the protocol works with (rq up to WIRE_CREDITS_MAX). */
 #define ENGINE_SQ_MIN		4
+#define ENGINE_SQ_MAX		65536
 #define ENGINE_RQ_MIN		WIRE_CREDITS_MIN
 
 struct engine;

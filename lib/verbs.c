@@ -20,6 +20,7 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include "addr.h"
 #include "engine.h"
 #include "verbs.h"
 #include "wire.h"
@@ -124,33 +125,6 @@ nonblock(int fd)
 	int fl = fcntl(fd, F_GETFL);
 
 	return (fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK));
-}
-
-static void
-addr_text(const struct sockaddr *sa, char *buf, size_t len)
-{
-	char host[INET6_ADDRSTRLEN] = "?";
-	unsigned port = 0;
-
-	if (sa == NULL) {
-		snprintf(buf, len, "?");
-		return;
-	}
-	if (sa->sa_family == AF_INET) {
-		const struct sockaddr_in *in = (const void *)sa;
-
-		inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
-		port = ntohs(in->sin_port);
-		snprintf(buf, len, "%s:%u", host, port);
-	} else if (sa->sa_family == AF_INET6) {
-		const struct sockaddr_in6 *in6 = (const void *)sa;
-
-		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
-		port = ntohs(in6->sin6_port);
-		snprintf(buf, len, "[%s]:%u", host, port);
-	} else {
-		snprintf(buf, len, "(family %d)", sa->sa_family);
-	}
 }
 
 static int

@@ -279,20 +279,24 @@ wire_rec_encode(uint8_t *buf, size_t cap, const struct wire_rec *r)
 	return (sz);
 }
 
-static int
-name_valid(const char *name, size_t len)
+int
+wire_name_char(char c)
+{
+
+	return ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	    (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-');
+}
+
+int
+wire_name_valid(const char *name, size_t len)
 {
 	size_t i;
-	char c;
 
 	if (len < 1 || len > WIRE_NAME_MAX)
 		return (0);
-	for (i = 0; i < len; i++) {
-		c = name[i];
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		    (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-'))
+	for (i = 0; i < len; i++)
+		if (!wire_name_char(name[i]))
 			return (0);
-	}
 	return (1);
 }
 
@@ -356,7 +360,7 @@ wire_rec_decode(const uint8_t *buf, size_t len, struct wire_rec *r,
 			return (err);
 		if ((err = get_ring(p + 4, &r->ring)) != WIRE_OK)
 			return (err);
-		if (!name_valid((const char *)p + 21, r->name_len))
+		if (!wire_name_valid((const char *)p + 21, r->name_len))
 			return (WIRE_ENAME);
 		memcpy(r->name, p + 21, r->name_len);
 		r->name[r->name_len] = '\0';

@@ -124,6 +124,19 @@ const char *wire_strerror(int err);
 const char *wire_reason_str(unsigned reason);
 
 /**
+ * wire_name_valid(name, len):
+ * True if the ${len} bytes at ${name} are a tunnel name: 1 to
+ * WIRE_NAME_MAX characters for which wire_name_char is true.
+ */
+int wire_name_valid(const char *name, size_t len);
+
+/**
+ * wire_name_char(c):
+ * True for the characters of tunnel names: [A-Za-z0-9._-].
+ */
+int wire_name_char(char c);
+
+/**
  * wire_hello_encode(buf, h):
  * Write the WIRE_HELLO_LEN bytes of connect private data for ${h}.
  */

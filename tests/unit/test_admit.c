@@ -11,12 +11,15 @@ static const struct admit_limits lim = {
 	.max_unauth_links = 2, .idle_ms = 1000
 };
 
+/* The limit the last ask's victim made room under. */
+static enum admit_refusal room;
+
 static enum admit_refusal
 ask(const struct admit_limits *l, const struct admit_link *ls, size_t n,
     int auth, size_t *victim, uint32_t *value)
 {
 
-	return (admit_link(l, ls, n, auth, 10000, victim, value));
+	return (admit_link(l, ls, n, auth, 10000, victim, &room, value));
 }
 
 int
@@ -28,8 +31,8 @@ main(void)
 	uint32_t val;
 
 	memset(ls, 0, sizeof(ls));
-	ok(ask(&lim, ls, 0, 1, &v, &val) == ADMIT_OK && v == ADMIT_NONE,
-	    "the first link comes in, nothing to close");
+	ok(ask(&lim, ls, 0, 1, &v, &val) == ADMIT_OK && v == ADMIT_NONE &&
+	    room == ADMIT_OK, "the first link comes in, nothing to close");
 
 	/* Handshaking links. */
 	ls[0].pending = 1;
@@ -53,7 +56,8 @@ main(void)
 	ok(ask(&lim, ls, 2, 1, &v, &val) == ADMIT_OK && v == ADMIT_NONE,
 	    "while a keyed one still comes in");
 	ls[1].idle_since = 8000;			/* idle 2 s */
-	ok(ask(&lim, ls, 2, 0, &v, &val) == ADMIT_OK && v == 1,
+	ok(ask(&lim, ls, 2, 0, &v, &val) == ADMIT_OK && v == 1 &&
+	    room == ADMIT_MAX_UNAUTH_LINKS,
 	    "an unauthenticated link idle long enough makes room for another");
 	l2 = lim;
 	l2.idle_ms = 0;
@@ -71,14 +75,19 @@ main(void)
 	ls[1].unauth = 1;				/* unauthenticated */
 	ls[2].idle_since = 0;				/* busy */
 	ls[3].idle_since = 9900;			/* idle, not long */
-	ok(ask(&lim, ls, 4, 1, &v, &val) == ADMIT_OK && v == 1,
+	ok(ask(&lim, ls, 4, 1, &v, &val) == ADMIT_OK && v == 1 &&
+	    room == ADMIT_MAX_LINKS,
 	    "at max_links an idle unauthenticated link goes first");
+	ok(ask(&lim, ls, 4, 0, &v, &val) == ADMIT_OK && v == 1 &&
+	    room == ADMIT_MAX_LINKS, "an unauthenticated newcomer under "
+	    "max_unauth_links: the room is made under max_links");
 	ls[1].unauth = 0;
 	ok(ask(&lim, ls, 4, 1, &v, &val) == ADMIT_OK && v == 0,
 	    "else the link idle longest");
 	ls[0].idle_since = ls[1].idle_since = 0;
 	ok(ask(&lim, ls, 4, 1, &v, &val) == ADMIT_MAX_LINKS && val == 4 &&
-	    v == ADMIT_NONE, "busy links and short idlers keep their slots");
+	    v == ADMIT_NONE && room == ADMIT_OK,
+	    "busy links and short idlers keep their slots");
 
 	/* One eviction per admission: still over max_links after it, no. */
 	memset(ls, 0, sizeof(ls));
