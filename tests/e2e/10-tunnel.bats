@@ -121,7 +121,8 @@ teardown() {
 	wait_log a "refused by $B:7471: target refused the connection"
 	run client "$(accept_port a echo)" "still here"
 	assert_output "still here"
-	kill -0 "$PID_a" && kill -0 "$PID_b"
+	kill -0 "$PID_a"
+	kill -0 "$PID_b"
 }
 
 @test "a tunnel the serving side does not have is refused and logged on both sides" {

@@ -24,7 +24,7 @@ teardown() {
 	run grep -E "tunnel echo stream [0-9]+ .*(link to $B:7471 is down|failed).*closing the client" "$W/a.log"
 	assert_success
 	# Still retrying, still alive.
-	sleep 3
+	[ "$(ctl_json a links '.[0].state')" = retrying ]
 	kill -0 "$PID_a"
 	start_daemon b
 	link_up a echo 30

@@ -10,6 +10,18 @@ setup() {
 	notify_socket
 }
 
+# watchdogs_at_least N: N or more WATCHDOG=1 messages have arrived.
+watchdogs_at_least() {
+	[ "$(grep -o 'WATCHDOG=1' "$W/notify.log" | wc -l)" -ge "$1" ]
+}
+
+# notify_flushed: everything sent to the notify socket so far is in
+# $W/notify.log (a marker datagram sent now arrives after it).
+notify_flushed() {
+	echo "MARKER=$$" | socat -u - UNIX-SENDTO:"$W/notify.sock"
+	wait_log notify "MARKER=$$" 10
+}
+
 teardown() {
 	rs_teardown
 }
@@ -26,8 +38,8 @@ teardown() {
 	link_up a echo
 	wait_log notify "STATUS=1 tunnel, 0 streams, 1 of 1 link up" 10
 	wait_log notify "WATCHDOG=1" 10
-	sleep 1.5
-	[ "$(grep -o 'WATCHDOG=1' "$W/notify.log" | wc -l)" -ge 3 ]
+	# Every 300 ms: three of them come soon.
+	wait_until 10 watchdogs_at_least 3
 	grep -q "systemd watchdog: WATCHDOG=1 every 300 ms" "$W/a.log"
 	kill -TERM "$PID_a"
 	wait_pid "$PID_a" 20
@@ -41,7 +53,7 @@ teardown() {
 	run env NOTIFY_SOCKET="$W/notify.sock" "$RSTREAMD_BIN" -f -c "$W/b.conf"
 	assert_failure 1
 	assert_output --partial "cannot listen for RDMA links on 10.77.0.99"
-	sleep 0.5
+	notify_flushed
 	run grep -c "READY=1" "$W/notify.log"
 	assert_output "0"
 }

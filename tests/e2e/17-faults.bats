@@ -13,18 +13,21 @@ teardown() {
 	rs_teardown
 }
 
-# tool_tunnel NAME: tcp-tool's server as the target of tunnel NAME; $tp.
-tool_tunnel() {
-	tp=$(free_port)
-	spawn $TOOL server "$tp" "$W/record.log"
-	wait_port "$tp"
-	conf_b "{ name = \"$1\"; target = \"tcp://127.0.0.1:$tp\"; }"
-	conf_a "{ name = \"$1\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; }"
+# ring_stalls: how often a's link has waited for ring credit.
+ring_stalls() {
+	ctl_json a links '.[0].stall_ring'
 }
 
-# fd_count PID: open descriptors of PID.
-fd_count() {
-	ls /proc/"$1"/fd | wc -l
+# no_streams: neither daemon has a stream open.
+no_streams() {
+	[ "$(ctl_json a status .streams)" = 0 ] &&
+	    [ "$(ctl_json b status .streams)" = 0 ]
+}
+
+# fds_back: both daemons are down to their $base_a/$base_b descriptors.
+fds_back() {
+	[ "$(fd_count "$PID_a")" -le "$base_a" ] &&
+	    [ "$(fd_count "$PID_b")" -le "$base_b" ]
 }
 
 @test "the peer is killed with SIGKILL mid-transfer: every client ends in time, the survivor serves again" {
@@ -41,7 +44,8 @@ fd_count() {
 		RS_PIDS+=("$!")
 	done
 	wait_log b "tunnel echo stream 3 .*accepted over"
-	sleep 1
+	# Bytes in flight when the peer dies.
+	wait_until 20 at_least 1 ctl_json b stats '.tunnels[0].bytes_out'
 	kill -KILL "$PID_b"
 	killed=$(date +%s)
 	# Documented bound: about 2 s of keepalive plus 0.6 s of retries
@@ -108,11 +112,14 @@ clean end"
 	alone=$(sink)
 	# The stalled stream fills its ring, the peer's socket buffers, and
 	# stays stuck; the link carries on.
+	stalls=$(ring_stalls)
 	( printf 'stall\n'; head -c 16M /dev/zero ) |
 	    timeout 300 socat -t 300 - TCP:127.0.0.1:"$port" >/dev/null 2>&1 3>&- &
 	RS_PIDS+=("$!")
 	wait_log a "tunnel t stream 2 .*opening over"
-	sleep 3
+	# Stuck: the stalled stream has filled what it may and waits for
+	# ring credit that does not come (counted from before it started).
+	wait_until 30 at_least $((stalls + 1)) ring_stalls
 	stalled=$(sink)
 	echo "16 MiB alone: $alone ms; beside a stalled stream: $stalled ms" >&3
 	[ "$stalled" -lt $(( alone * 4 + 3000 )) ]
@@ -126,7 +133,7 @@ clean end"
 	run client "$port" "echo
 warm up"
 	assert_output "warm up"
-	sleep 1
+	wait_until 20 no_streams
 	base_a=$(fd_count "$PID_a")
 	base_b=$(fd_count "$PID_b")
 	run bash -c "ulimit -n 4096; $TOOL burst $port 1000 120"
@@ -141,11 +148,7 @@ warm up"
 		grep -q "stream limit 100 reached" "$W/a.log"
 	fi
 	# Back to the baseline once everything has closed.
-	for i in $(seq 100); do
-		[ "$(fd_count "$PID_a")" -le "$base_a" ] &&
-		    [ "$(fd_count "$PID_b")" -le "$base_b" ] && break
-		sleep 0.2
-	done
+	wait_until 20 fds_back || true
 	[ "$(fd_count "$PID_a")" -le "$base_a" ]
 	[ "$(fd_count "$PID_b")" -le "$base_b" ]
 	run client "$port" "echo

@@ -202,11 +202,7 @@ EOC
 	assert_output "hold: held"
 	wait_log b "link from $A:[0-9]* closed after [0-9]* s without a stream, to make room for a new link (max_unauth_links reached)"
 	[ "$(metric rstreamd_links_evicted_total b)" -ge 1 ]
-	for ((i = 0; i < 100; i++)); do
-		grep -q "hold: disconnected" "$W/h1.out" "$W/h2.out" && break
-		sleep 0.1
-	done
-	grep -q "hold: disconnected" "$W/h1.out" "$W/h2.out"
+	wait_until 10 grep -q "hold: disconnected" "$W/h1.out" "$W/h2.out"
 
 	# One peer address may have one link handshaking at a time here.
 	n=$(count_log b "accepted (.*authenticating)")

@@ -68,11 +68,7 @@ key() {
 	wait_log a "tunnel bad: link to .* failed"
 	# Counted on both sides, every retry; a says it once, not per retry.
 	[ "$(metric rstreamd_auth_failures_total b)" -ge 1 ]
-	for ((i = 0; i < 300; i++)); do
-		[ "$(metric rstreamd_auth_failures_total a)" -ge 3 ] && break
-		sleep 0.1
-	done
-	[ "$(metric rstreamd_auth_failures_total a)" -ge 3 ]
+	wait_until 30 at_least 3 metric rstreamd_auth_failures_total a
 	run grep -c "tunnel bad: link to .* failed" "$W/a.log"
 	assert_output 1
 	run "$CTL" -s "$W/b.ctl" status

@@ -17,11 +17,6 @@ teardown() {
 	rs_teardown
 }
 
-# fd_count PID: open descriptors of PID.
-fd_count() {
-	ls /proc/"$1"/fd | wc -l
-}
-
 # rss_kib PID: resident memory of PID in KiB.
 rss_kib() {
 	sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB$/\1/p' /proc/"$1"/status
@@ -61,11 +56,7 @@ settled() {
 	# tcp-tool's server echoes whatever follows the "echo" line each
 	# stream starts with; one process serves every stream, where socat
 	# would fork twice per stream under emulation.
-	tp=$(free_port)
-	spawn $TOOL server "$tp" "$W/record.log"
-	wait_port "$tp"
-	conf_b "{ name = \"soak\"; target = \"tcp://127.0.0.1:$tp\"; }"
-	conf_a "{ name = \"soak\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; }"
+	tool_tunnel soak
 	start_pair soak
 	port=$(accept_port a soak)
 

@@ -48,11 +48,7 @@ print("bound", flush=True)
 while True:
     s.recv(4096)' >"$W/dns.out" 3>&- &
 	RS_PIDS+=("$!")
-	for ((i = 0; i < 300; i++)); do
-		grep -q bound "$W/dns.out" && break
-		sleep 0.1
-	done
-	grep -q bound "$W/dns.out"
+	wait_until 30 grep -q bound "$W/dns.out"
 	conf_b "{ name = \"slow\"; target = \"tcp://rs-slow.invalid:$tp\"; },
 	    { name = \"echo\"; target = \"tcp://127.0.0.1:$tp\"; }"
 	conf_a "{ name = \"slow\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B\"; },

@@ -50,6 +50,23 @@ spawn() {
 	RS_PIDS+=("$!")
 }
 
+# wait_until SECONDS CMD...: wait until CMD succeeds (polled every 0.1 s).
+wait_until() {
+	local i
+	for ((i = 0; i < $1 * 10; i++)); do
+		"${@:2}" && return 0
+		sleep 0.1
+	done
+	echo "timed out after $1 s waiting for: ${*:2}" >&2
+	return 1
+}
+
+# at_least N CMD...: CMD prints a number, N or more.
+at_least() {
+	local v
+	v=$("${@:2}") && [[ $v =~ ^[0-9]+$ ]] && [ "$v" -ge "$1" ]
+}
+
 # wait_log NAME PATTERN [SECONDS]: wait until NAME.log matches PATTERN.
 wait_log() {
 	local name=$1 pat=$2 secs=${3:-20} i
@@ -70,13 +87,7 @@ count_log() {
 # wait_log_more NAME PATTERN N [SECONDS]: wait until more than N lines of
 # NAME.log match (N from count_log before the event).
 wait_log_more() {
-	local i
-	for ((i = 0; i < ${4:-20} * 10; i++)); do
-		[ "$(count_log "$1" "$2")" -gt "$3" ] && return 0
-		sleep 0.1
-	done
-	echo "timed out waiting for a new '$2' in $1.log" >&2
-	return 1
+	wait_until "${4:-20}" at_least $(($3 + 1)) count_log "$1" "$2"
 }
 
 # start_daemon NAME [VAR=VALUE...]: start rstreamd with $W/NAME.conf (and
@@ -92,9 +103,11 @@ start_daemon() {
 	wait_log "$name" "ready:" 20
 }
 
-# link_up NAME TUNNEL: wait until the tunnel's link to its peer is up.
+# link_up NAME TUNNEL [SECONDS]: wait until the (active) tunnel's link to
+# its peer is up, as rstreamctl says.
 link_up() {
-	wait_log "$1" "tunnel $2: link to .* is up" "${3:-30}"
+	wait_ctl "$1" tunnels ".[] | select(.tunnel == \"$2\" and
+	    .state == \"active\") | .link" up "${3:-30}"
 }
 
 # link_ups NAME TUNNEL: how many times the tunnel's link has come up.
@@ -107,19 +120,14 @@ link_ups() {
 # Clients that arrive while the link is still in back-off are closed, so
 # tests wait for this before sending.
 link_up_after() {
-	local i
-	for ((i = 0; i < ${4:-30} * 10; i++)); do
-		[ "$(link_ups "$1" "$2")" -gt "$3" ] && return 0
-		sleep 0.1
-	done
-	echo "timed out waiting for $1's link for $2 to come back" >&2
-	return 1
+	wait_until "${4:-30}" at_least $(($3 + 1)) link_ups "$1" "$2"
 }
 
-# accept_port NAME TUNNEL: the TCP port the daemon bound for TUNNEL.
+# accept_port NAME TUNNEL: the TCP port the daemon has bound for the
+# (active) TUNNEL, as rstreamctl says.
 accept_port() {
-	sed -n "s/.*tunnel $2: accepting on tcp:\/\/.*:\([0-9][0-9]*\), peer.*/\1/p" \
-	    "$W/$1.log" | head -n 1
+	ctl_json "$1" tunnels ".[] | select(.tunnel == \"$2\" and
+	    .state == \"active\") | .address" | sed -n 's/^tcp:.*:\([0-9]*\)$/\1/p'
 }
 
 # free_port: a TCP port nothing listens on (checked, not guessed).
@@ -153,6 +161,11 @@ wait_pid() {
 	done
 	echo "process $1 still running after ${2:-60}s" >&2
 	return 1
+}
+
+# fd_count PID: open descriptors of PID.
+fd_count() {
+	ls /proc/"$1"/fd | wc -l
 }
 
 # conf_a TUNNELS / conf_b TUNNELS: write the two daemons' configs; TUNNELS
@@ -191,6 +204,17 @@ echo_target() {
 # NAME of daemon a; the configs are written, the daemons not started.
 echo_tunnel() {
 	echo_target
+	conf_b "{ name = \"$1\"; target = \"tcp://127.0.0.1:$tp\"; }"
+	conf_a "{ name = \"$1\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; }"
+}
+
+# tool_tunnel NAME: tcp-tool's server (tcp-tool.py -h) as the target of
+# tunnel NAME, recording to $W/record.log; $tp is its port.  The configs
+# are written, the daemons not started.
+tool_tunnel() {
+	tp=$(free_port)
+	spawn $TOOL server "$tp" "$W/record.log"
+	wait_port "$tp"
 	conf_b "{ name = \"$1\"; target = \"tcp://127.0.0.1:$tp\"; }"
 	conf_a "{ name = \"$1\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; }"
 }
@@ -257,6 +281,13 @@ ctl_json() {
 # metric NAME DAEMON: the value of DAEMON's unlabelled metric NAME.
 metric() {
 	"$CTL" -s "$W/$2.ctl" metrics | sed -n "s/^$1 \([0-9]*\)$/\1/p"
+}
+
+# tunnel_metric NAME DAEMON TUNNEL: the value of DAEMON's metric NAME for
+# TUNNEL (its only label).
+tunnel_metric() {
+	"$CTL" -s "$W/$2.ctl" metrics |
+	    sed -n "s/^$1{tunnel=\"$3\"} \([0-9]*\)$/\1/p"
 }
 
 # wait_ctl NAME COMMAND FILTER VALUE [SECONDS]: wait until ctl_json gives
