@@ -31,13 +31,23 @@ struct loop {
 	int dispatching;
 };
 
-uint64_t
-loop_now_ms(void)
+/* The clock as of this turn (one process, one loop thread). */
+static uint64_t turn_ms;
+
+static void
+clock_read(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000);
+	turn_ms = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+uint64_t
+loop_now_ms(void)
+{
+
+	return (turn_ms);
 }
 
 struct loop *
@@ -53,6 +63,7 @@ loop_new(void)
 	}
 	timerq_init(&lp->timers);
 	TAILQ_INIT(&lp->jobs);
+	clock_read();
 	return (lp);
 }
 
@@ -246,11 +257,15 @@ loop_run_once(struct loop *lp, int max_ms)
 	struct loop_timer *t;
 	struct loop_job *j;
 	struct loop_fd *w;
-	uint64_t now = loop_now_ms();
 	int n, k, wait = max_ms;
 
+	/*
+	 * Timeouts count from the turn's clock, read when epoll_wait
+	 * returned: a timer armed late in a turn fires early, and one due
+	 * during it late, by at most the time that turn's handlers took.
+	 */
 	if ((first = timerq_first(&lp->timers)) != NULL) {
-		int64_t d = (int64_t)(first->when - now);
+		int64_t d = (int64_t)(first->when - turn_ms);
 
 		if (d < 0)
 			d = 0;
@@ -262,6 +277,7 @@ loop_run_once(struct loop *lp, int max_ms)
 	n = epoll_wait(lp->ep, evs, 64, wait);
 	if (n < 0 && errno != EINTR)
 		return (-1);
+	clock_read();
 	lp->dispatching = 1;
 	for (k = 0; k < n; k++) {
 		w = evs[k].data.ptr;
@@ -272,8 +288,7 @@ loop_run_once(struct loop *lp, int max_ms)
 	 * Timers due now; one armed from a callback for "now" fires in this
 	 * turn too, after those already due (arming order among ties).
 	 */
-	now = loop_now_ms();
-	while ((first = timerq_pop(&lp->timers, now)) != NULL) {
+	while ((first = timerq_pop(&lp->timers, turn_ms)) != NULL) {
 		t = (struct loop_timer *)(void *)((char *)first -
 		    offsetof(struct loop_timer, node));
 		t->cb(t->arg);

@@ -143,7 +143,10 @@ void loop_job_cancel(struct loop_job *j);
 
 /**
  * loop_now_ms():
- * The monotonic clock in milliseconds.
+ * The monotonic clock in milliseconds, as read once per loop turn (when
+ * epoll_wait returns; first by loop_new): every handler of a turn sees the
+ * same instant, and a turn costs one clock read (a system call where the
+ * clock source has no vDSO path, as under emulation).
  */
 uint64_t loop_now_ms(void);
 

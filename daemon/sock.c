@@ -375,6 +375,14 @@ sock_accept(int lfd, struct loop_fd *w)
 	return (-1);
 }
 
+void
+sock_nodelay(int fd)
+{
+	int one = 1;
+
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
 /* Close fd after a failed call, keeping that call's errno; -1. */
 static int
 close_failed(int fd)
@@ -411,13 +419,13 @@ sock_connect_unix(const char *path)
 int
 sock_connect_addr(const struct sockaddr *sa, socklen_t len)
 {
-	int fd, one = 1;
+	int fd;
 
 	if ((fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK |
 	    SOCK_CLOEXEC, 0)) < 0)
 		return (-1);
-	/* Latency matters more than packet count on a tunnel's far end. */
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (sa->sa_family != AF_UNIX)
+		sock_nodelay(fd);
 	if (connect(fd, sa, len) != 0 && errno != EINPROGRESS) {
 		return (close_failed(fd));
 	}

@@ -84,6 +84,13 @@ struct loop_fd;
 int sock_accept(int lfd, struct loop_fd *w);
 
 /**
+ * sock_nodelay(fd):
+ * Turn Nagle's algorithm off on TCP socket ${fd}: a tunnel forwards what
+ * it reads at once, and a small request must not wait for an ACK.
+ */
+void sock_nodelay(int fd);
+
+/**
  * sock_local_text(fd, buf, len):
  * The address listening socket ${fd} is bound to, as tcp://HOST:PORT or
  * unix:PATH (for sockets systemd passed).

@@ -88,6 +88,8 @@ on_accept(void *arg, uint32_t events)
 	(void)events;
 	for (k = 0; k < 16; k++) {
 		if ((fd = sock_accept(t->lfd, t->lw)) >= 0) {
+			if (t->c->accept.kind == CONF_ADDR_TCP)
+				sock_nodelay(fd);
 			client_arrives(t, fd);
 			continue;
 		}
