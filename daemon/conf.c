@@ -777,6 +777,8 @@ static const struct global globals[] = {
 	{ "ack_timeout", G_UINT, FIELD(ack_timeout), CONF_MIN_ACK_TIMEOUT,
 	    CONF_MAX_ACK_TIMEOUT, "(the exponent of 4.096 us * 2^N)" },
 	{ "retry_count", G_UINT, FIELD(retry_count), 1, 7, "retries" },
+	{ "ring_pool", G_UINT, FIELD(ring_pool), 0, CONF_MAX_RING_POOL,
+	    "bytes" },
 	{ "allow", G_ALLOW, 0, 0, 0, 0, NULL },
 	{ "listen", G_LATER, 0, 0, 0, 0, NULL },
 	{ "key_file", G_LATER, 0, 0, 0, 0, NULL },
@@ -1163,6 +1165,7 @@ conf_load(const char *path, int flags, struct conf **out, char *err,
 	c->handshake_timeout = CONF_DEFAULT_HANDSHAKE_TIMEOUT;
 	c->ack_timeout = CONF_DEFAULT_ACK_TIMEOUT;
 	c->retry_count = CONF_DEFAULT_RETRY_COUNT;
+	c->ring_pool = CONF_DEFAULT_RING_POOL;
 
 	config_init(&cf);
 	errno = 0;

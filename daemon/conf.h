@@ -105,6 +105,10 @@ struct conf_tunnel {
 #define CONF_MIN_ACK_TIMEOUT 8
 #define CONF_MAX_ACK_TIMEOUT 24
 #define CONF_DEFAULT_RETRY_COUNT 7
+/* Registered ring memory each link keeps from closed streams for new ones
+ * (bytes), so that opening a stream neither maps nor registers memory. */
+#define CONF_DEFAULT_RING_POOL (16 * 1024 * 1024)
+#define CONF_MAX_RING_POOL (1024 * 1024 * 1024)
 
 /* RDMA listen address (TCP kind, host+port). */
 struct conf_listen {
@@ -132,6 +136,7 @@ struct conf {
 	uint32_t handshake_timeout;	/* seconds, 1..300 */
 	uint32_t ack_timeout;		/* exponent, 8..24 */
 	uint32_t retry_count;		/* 1..7 */
+	uint32_t ring_pool;		/* bytes per link, 0: none */
 	struct conf_key key;		/* global key_file */
 	struct conf_net *allow;		/* peers that may link to us; none: any */
 	size_t nallow;

@@ -130,10 +130,11 @@ links_tab(struct rsd *d, struct render_tab *tb)
 	    { "direction", 0 }, { "peer", 0 }, { "tunnel", 0 },
 	    { "state", 0 }, { "device", 0 }, { "streams", 1 },
 	    { "bytes_tx", 1 }, { "bytes_rx", 1 }, { "stall_ring", 1 },
-	    { "stall_msg", 1 }, { "stall_sq", 1 } };
+	    { "stall_msg", 1 }, { "stall_sq", 1 }, { "ring_bytes", 1 },
+	    { "rings_reused", 1 } };
 	const struct dlink *dl;
 	struct link_info li;
-	char nb[6][24];
+	char nb[8][24];
 	int s;
 
 	render_tab_init(tb, cols, NCOLS(cols));
@@ -148,7 +149,9 @@ links_tab(struct rsd *d, struct render_tab *tb)
 		    s ? NUM(2, li.st.bytes_rx) : "",
 		    s ? NUM(3, li.st.stall_ring) : "",
 		    s ? NUM(4, li.st.stall_msg) : "",
-		    s ? NUM(5, li.st.stall_sq) : "");
+		    s ? NUM(5, li.st.stall_sq) : "",
+		    s ? NUM(6, li.mem.pinned) : "",
+		    s ? NUM(7, li.mem.reused) : "");
 	}
 }
 
@@ -456,6 +459,38 @@ cmd_metrics(struct rsd *d, struct render_buf *o, int json)
 			    (unsigned long long)*(const uint64_t *)(const void *)
 			    ((const char *)&li.st + stalls[k].off));
 		}
+	}
+	render_metric_head(o, "rstreamd_link_ring_bytes", "gauge",
+	    "Ring memory registered on the link: all of it (streams' rings "
+	    "and the pool), and the pool's part.");
+	for (dl = link_first(d); dl != NULL; dl = link_next(dl)) {
+		link_info(dl, &li);
+		if (!li.have_stats)
+			continue;
+		render_printf(o, "rstreamd_link_ring_bytes{link=");
+		render_prom_str(o, li.name);
+		render_printf(o, ",kind=\"pinned\"} %llu\n",
+		    (unsigned long long)li.mem.pinned);
+		render_printf(o, "rstreamd_link_ring_bytes{link=");
+		render_prom_str(o, li.name);
+		render_printf(o, ",kind=\"pooled\"} %llu\n",
+		    (unsigned long long)li.mem.pooled);
+	}
+	render_metric_head(o, "rstreamd_link_rings_total", "counter",
+	    "Rings streams took: newly registered, or reused from the "
+	    "link's pool.");
+	for (dl = link_first(d); dl != NULL; dl = link_next(dl)) {
+		link_info(dl, &li);
+		if (!li.have_stats)
+			continue;
+		render_printf(o, "rstreamd_link_rings_total{link=");
+		render_prom_str(o, li.name);
+		render_printf(o, ",how=\"registered\"} %llu\n",
+		    (unsigned long long)li.mem.registered);
+		render_printf(o, "rstreamd_link_rings_total{link=");
+		render_prom_str(o, li.name);
+		render_printf(o, ",how=\"reused\"} %llu\n",
+		    (unsigned long long)li.mem.reused);
 	}
 	return (0);
 }

@@ -177,6 +177,8 @@ on_keepalive(void *arg)
 	}
 	engine_keepalive(e);
 	link_mark(dl);
+	/* Pooled rings unused for a whole period go (see verbs.h). */
+	verbs_link_pool_trim(dl->vl);
 }
 
 static int
@@ -434,6 +436,7 @@ link_conf(const struct conf *cf, const struct conf_sizes *sz,
 	lc->max_streams = sz->max_streams;
 	lc->ack_timeout = (uint8_t)cf->ack_timeout;
 	lc->retry_count = (uint8_t)cf->retry_count;
+	lc->pool_bytes = cf->ring_pool;
 }
 
 static void
@@ -904,6 +907,7 @@ listener_conf(const struct conf *c, struct verbs_link_conf *lc)
 		lc->max_streams = WIRE_STREAMS_MAX;
 	lc->ack_timeout = (uint8_t)c->ack_timeout;
 	lc->retry_count = (uint8_t)c->retry_count;
+	lc->pool_bytes = c->ring_pool;
 }
 
 /* The configuration's listen addresses, where some tunnel has a target. */
@@ -1103,6 +1107,7 @@ link_info(const struct dlink *dl, struct link_info *li)
 	li->goaway = e != NULL && engine_peer_goaway(e);
 	if (e != NULL && dl->state == D_UP) {
 		engine_stats(e, &li->st);
+		verbs_link_mem_stats(dl->vl, &li->mem);
 		li->have_stats = 1;
 	}
 }

@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "engine.h"
+#include "verbs.h"
 
 #define LINK_KEEPALIVE_MS	2000
 #define LINK_SILENCE_MS		(5 * LINK_KEEPALIVE_MS)
@@ -79,6 +80,7 @@ struct link_info {
 	int goaway;			/* the peer said GOAWAY */
 	int have_stats;
 	struct engine_stats st;
+	struct verbs_mem_stats mem;	/* with have_stats */
 };
 
 /**

@@ -84,7 +84,10 @@ struct verbs_link {
 	/* What each outstanding send WR was, by wr_id % sq_size: for errors. */
 	struct engine_wr *posted;
 
-	int nmems;		/* ring memory still registered */
+	int nmems;		/* ring memory still registered (pooled too) */
+	TAILQ_HEAD(, verbs_mem) pool;	/* freed rings kept, newest first */
+	uint64_t pool_bytes;
+	struct verbs_mem_stats ms;
 	int freed;		/* verbs_link_free was called */
 	int dying;		/* freed, its cm_id kept until it can disconnect */
 	int dying_ticks;	/* verbs_cm_tick calls left before it goes */
@@ -99,9 +102,12 @@ struct verbs_mem {
 	size_t size;
 	struct ibv_mr *mr;
 	int remote;
+	int idle;		/* pooled: trims since it was freed */
+	TAILQ_ENTRY(verbs_mem) pentry;
 };
 
 static void dying_end(struct verbs_link *);
+static void pool_drain(struct verbs_link *, int);
 
 static void
 say(char *err, size_t errlen, const char *fmt, ...)
@@ -210,6 +216,7 @@ link_new(struct verbs_cm *cm, const struct verbs_link_conf *conf, void *user)
 	l->cm = cm;
 	l->conf = *conf;
 	l->user = user;
+	TAILQ_INIT(&l->pool);
 	snprintf(l->peer, sizeof(l->peer), "?");
 	snprintf(l->device, sizeof(l->device), "?");
 	return (l);
@@ -493,8 +500,13 @@ verbs_link_free(struct verbs_link *l)
 	l->posted = NULL;
 	l->e = NULL;
 	l->freed = 1;
-	/* Ring memory still registered keeps the protection domain alive. */
-	if (l->nmems == 0 && !l->dying)
+	/*
+	 * Pooled rings go now; rings streams still hold keep the protection
+	 * domain alive (the last one's verbs_mem_free destroys the link).
+	 */
+	l->nmems++;
+	pool_drain(l, 0);
+	if (--l->nmems == 0 && !l->dying)
 		link_destroy(l);
 }
 
@@ -782,7 +794,11 @@ verbs_link_poll(struct verbs_link *l)
 
 	if (l->e == NULL || engine_error(l->e) != NULL)
 		return (failed(l));
-	while (ibv_get_cq_event(l->cc, &cq, &ctx) == 0)
+	/*
+	 * One arm raises at most one event, and the CQ is re-armed only
+	 * below: one read takes it (a second would only say EAGAIN).
+	 */
+	if (ibv_get_cq_event(l->cc, &cq, &ctx) == 0)
 		ibv_ack_cq_events(cq, 1);
 	if (drain_cq(l))
 		return (failed(l));
@@ -798,6 +814,43 @@ verbs_link_poll(struct verbs_link *l)
 
 /* ---------------------------------------------------------------- memory */
 
+/* Free ring memory for good; the link goes with its last ring. */
+static void
+mem_release(struct verbs_mem *m)
+{
+	struct verbs_link *l = m->link;
+
+	ibv_dereg_mr(m->mr);
+	munmap(m->buf, m->size);
+	l->ms.pinned -= m->size;
+	free(m);
+	if (--l->nmems == 0 && l->freed && !l->dying)
+		link_destroy(l);
+}
+
+static void
+pool_take(struct verbs_link *l, struct verbs_mem *m)
+{
+
+	TAILQ_REMOVE(&l->pool, m, pentry);
+	l->pool_bytes -= m->size;
+}
+
+/* Empty the pool (the link is going, or trims its idle rings). */
+static void
+pool_drain(struct verbs_link *l, int only_stale)
+{
+	struct verbs_mem *m, *next;
+
+	for (m = TAILQ_FIRST(&l->pool); m != NULL; m = next) {
+		next = TAILQ_NEXT(m, pentry);
+		if (only_stale && ++m->idle < VERBS_POOL_IDLE_TRIMS)
+			continue;
+		pool_take(l, m);
+		mem_release(m);
+	}
+}
+
 struct verbs_mem *
 verbs_mem_new(struct verbs_link *l, uint32_t size, int remote_write,
     char *err, size_t errlen)
@@ -809,6 +862,13 @@ verbs_mem_new(struct verbs_link *l, uint32_t size, int remote_write,
 	if (l->pd == NULL || l->freed) {
 		say(err, errlen, "link has no protection domain");
 		return (NULL);
+	}
+	TAILQ_FOREACH(m, &l->pool, pentry) {
+		if (m->size == size && m->remote == remote_write) {
+			pool_take(l, m);
+			l->ms.reused++;
+			return (m);
+		}
 	}
 	if ((m = calloc(1, sizeof(*m))) == NULL)
 		goto err0;
@@ -828,6 +888,8 @@ verbs_mem_new(struct verbs_link *l, uint32_t size, int remote_write,
 	m->link = l;
 	m->remote = remote_write;
 	l->nmems++;
+	l->ms.pinned += size;
+	l->ms.registered++;
 	return (m);
 
 err1:
@@ -845,11 +907,28 @@ verbs_mem_free(struct verbs_mem *m)
 	if (m == NULL)
 		return;
 	l = m->link;
-	ibv_dereg_mr(m->mr);
-	munmap(m->buf, m->size);
-	free(m);
-	if (--l->nmems == 0 && l->freed && !l->dying)
-		link_destroy(l);
+	if (l->freed || l->pool_bytes + m->size > l->conf.pool_bytes) {
+		mem_release(m);
+		return;
+	}
+	m->idle = 0;
+	TAILQ_INSERT_HEAD(&l->pool, m, pentry);
+	l->pool_bytes += m->size;
+}
+
+void
+verbs_link_pool_trim(struct verbs_link *l)
+{
+
+	pool_drain(l, 1);
+}
+
+void
+verbs_link_mem_stats(const struct verbs_link *l, struct verbs_mem_stats *ms)
+{
+
+	*ms = l->ms;
+	ms->pooled = l->pool_bytes;
 }
 
 uint8_t *

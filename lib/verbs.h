@@ -59,6 +59,8 @@ struct verbs_link_conf {
 	uint32_t signal_every;	/* 0: engine default */
 	uint8_t ack_timeout;	/* 0: VERBS_ACK_TIMEOUT */
 	uint8_t retry_count;	/* 0: VERBS_RETRY_COUNT */
+	/* Registered ring memory kept for reuse when freed (bytes; 0: none). */
+	uint64_t pool_bytes;
 	/* Connecting side: authenticate the link (copied; NULL: do not). */
 	const struct engine_auth *auth;
 };
@@ -268,18 +270,51 @@ const char *verbs_link_device(const struct verbs_link *link);
 
 /**
  * verbs_mem_new(link, size, remote_write, err, errlen):
- * Allocate and register ${size} bytes of ring memory in ${link}'s
- * protection domain: local access only, or, with ${remote_write}, local
- * and remote write (a receive ring).
+ * Ring memory of ${size} bytes in ${link}'s protection domain: local
+ * access only, or, with ${remote_write}, local and remote write (a receive
+ * ring).  Taken from the link's pool of freed rings of that size and kind
+ * when it has one (no mmap, no registration: its keys are the old ones),
+ * else allocated and registered.  Its old contents are not cleared: a
+ * stream only ever reads what its own cursors cover.
  */
 struct verbs_mem *verbs_mem_new(struct verbs_link *link, uint32_t size,
     int remote_write, char *err, size_t errlen);
 
 /**
  * verbs_mem_free(m):
- * Deregister and free.  NULL is a no-op.
+ * Give ring memory ${m} up: into its link's pool while the link lives and
+ * the pool has room (conf.pool_bytes), else deregistered and unmapped.
+ * The caller guarantees that no work request can still touch it: the
+ * stream was released (the peer's last record about it arrived after its
+ * last WRITE, an RC QP delivers in order), or the QP was stopped.
+ * NULL is a no-op.
  */
 void verbs_mem_free(struct verbs_mem *m);
+
+/**
+ * verbs_link_pool_trim(link):
+ * Free the pooled rings that no stream took over the last
+ * VERBS_POOL_IDLE_TRIMS calls: a caller calling it every 2 s frees a ring
+ * after 8 to 10 s unused, so an idle link's pool empties and a burst of
+ * short streams keeps reusing its rings.
+ */
+#define VERBS_POOL_IDLE_TRIMS	5
+void verbs_link_pool_trim(struct verbs_link *link);
+
+/* A link's ring memory. */
+struct verbs_mem_stats {
+	uint64_t pinned;	/* bytes registered: streams' rings and pool */
+	uint64_t pooled;	/* of which in the pool */
+	uint64_t registered;	/* rings registered, ever */
+	uint64_t reused;	/* rings taken from the pool, ever */
+};
+
+/**
+ * verbs_link_mem_stats(link, ms):
+ * ${link}'s ring memory figures into ${*ms}.
+ */
+void verbs_link_mem_stats(const struct verbs_link *link,
+    struct verbs_mem_stats *ms);
 
 /**
  * verbs_mem_buf(m):

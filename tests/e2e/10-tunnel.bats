@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # Tunnels across real RDMA: TCP and Unix sockets at either end, half-close,
-# refusals, unknown tunnels, and per-tunnel sizes.
+# refusals, unknown tunnels, per-tunnel sizes, and the ring pool.
 
 load helpers
 
@@ -167,4 +167,31 @@ teardown() {
 	assert_success
 	run grep "tunnel big stream .*rings: send 1048576, receive 2097152 bytes" "$W/b.log"
 	assert_success
+}
+
+@test "stream rings come from the link's pool, which empties when idle; ring_pool = 0 turns it off" {
+	echo_target
+	conf_b "{ name = \"echo\"; target = \"tcp://127.0.0.1:$tp\"; }"
+	echo "ring_pool = 0;" >>"$W/b.conf"
+	conf_a "{ name = \"echo\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B\"; sendbuf = 65536; recvbuf = 131072; }"
+	start_pair echo
+	port=$(accept_port a echo)
+	for i in 1 2 3 4; do
+		run client "$port" "stream $i"
+		assert_output "stream $i"
+		wait_ctl a links '.[0].streams' 0
+	done
+	# a registered one send and one receive ring; the three streams after
+	# the first took both from the pool, where they are now.
+	run ctl_json a links '.[0] | "\(.rings_reused) \(.ring_bytes)"'
+	assert_output "6 196608"
+	run "$CTL" -s "$W/a.ctl" metrics
+	assert_line --regexp '^rstreamd_link_rings_total\{link="tunnel echo: link to [^"]*",how="registered"\} 2$'
+	assert_line --regexp '^rstreamd_link_ring_bytes\{link="tunnel echo: link to [^"]*",kind="pooled"\} 196608$'
+	# b keeps none: every stream registered its own.
+	wait_ctl b links '.[0].streams' 0
+	run ctl_json b links '.[0] | "\(.rings_reused) \(.ring_bytes)"'
+	assert_output "0 0"
+	# Unused for about 10 s, a's pool empties.
+	wait_ctl a links '.[0].ring_bytes' 0 30
 }

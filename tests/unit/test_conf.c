@@ -737,14 +737,17 @@ test_service(void)
 	    "link_idle_timeout to 60 s");
 	ok(c != NULL && c->ack_timeout == 14 && c->retry_count == 7,
 	    "ack_timeout defaults to 14, retry_count to 7");
+	ok(c != NULL && c->ring_pool == 16777216, "ring_pool defaults to 16 MiB");
 	conf_free(c);
 	c = load("max_pending_per_addr = 2;\nmax_unauth_links = 0;\n"
 	    "link_idle_timeout = 0;\nack_timeout = 18;\nretry_count = 3;\n"
-	    T1);
+	    "ring_pool = 0;\n" T1);
 	ok(c != NULL && c->max_pending_per_addr == 2 &&
 	    c->max_unauth_links == 0 && c->link_idle_timeout == 0 &&
-	    c->ack_timeout == 18 && c->retry_count == 3,
-	    "the link admission and transport settings are read");
+	    c->ack_timeout == 18 && c->retry_count == 3 && c->ring_pool == 0,
+	    "the link admission, transport and ring pool settings are read");
+	ok(fails("ring_pool = 2147483648;\n" T1, 1, "ring_pool 2147483648 is "
+	    "outside 0 to 1073741824"), "a ring_pool over 1 GiB");
 	conf_free(c);
 	ok(fails("ack_timeout = 4;\n" T1, 1, "ack_timeout 4 is outside 8 to "
 	    "24"), "an ack_timeout too short for any fabric");
