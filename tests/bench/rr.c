@@ -1,9 +1,12 @@
 /*
  * rr: request/response round trips over TCP, for the tunnel benchmark.
  * Sends SIZE bytes, waits for SIZE bytes back (an echo server answers),
- * N times, and prints the median and mean round trip in microseconds.
+ * N times on one connection, and prints the median, 99th percentile and
+ * mean round trip in microseconds.  With -c, every round trip is a new
+ * connection (connect, request, response, close): it prints the time from
+ * connect() to the response's last byte, and the connections per second.
  *
- * Usage: rr -p PORT [-H HOST] [-s SIZE] [-n N]
+ * Usage: rr -p PORT [-H HOST] [-s SIZE] [-n N] [-c]
  */
 #include <sys/socket.h>
 
@@ -34,17 +37,48 @@ cmp(const void *a, const void *b)
 	return (x < y ? -1 : x > y);
 }
 
+static int
+dial(const struct sockaddr_in *sin)
+{
+	int fd, one = 1;
+
+	if ((fd = socket(AF_INET, SOCK_STREAM, 0)) < 0 ||
+	    connect(fd, (const struct sockaddr *)sin, sizeof(*sin)) != 0) {
+		perror("rr: connect");
+		exit(1);
+	}
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return (fd);
+}
+
+/* One request of ${size} bytes and its whole echo. */
+static void
+round_trip(int fd, char *buf, int size, int i)
+{
+	ssize_t r, got;
+
+	if (write(fd, buf, (size_t)size) != size) {
+		perror("rr: write");
+		exit(1);
+	}
+	for (got = 0; got < size; got += r) {
+		if ((r = read(fd, buf, (size_t)(size - got))) <= 0) {
+			fprintf(stderr, "rr: read failed after %d\n", i);
+			exit(1);
+		}
+	}
+}
+
 int
 main(int argc, char **argv)
 {
 	const char *host = "127.0.0.1";
 	struct sockaddr_in sin;
-	int port = 0, size = 64, n = 1000, ch, fd, one = 1, i;
-	char buf[65536];
-	double *rtt, sum = 0, t0;
-	ssize_t r, got;
+	int port = 0, size = 64, n = 1000, per_conn = 0, ch, fd = -1, i;
+	static char buf[65536];
+	double *rtt, sum = 0, t0, start;
 
-	while ((ch = getopt(argc, argv, "H:p:s:n:")) != -1) {
+	while ((ch = getopt(argc, argv, "H:p:s:n:c")) != -1) {
 		switch (ch) {
 		case 'H':
 			host = optarg;
@@ -58,6 +92,9 @@ main(int argc, char **argv)
 		case 'n':
 			n = atoi(optarg);
 			break;
+		case 'c':
+			per_conn = 1;
+			break;
 		default:
 			return (2);
 		}
@@ -67,35 +104,32 @@ main(int argc, char **argv)
 	memset(&sin, 0, sizeof(sin));
 	sin.sin_family = AF_INET;
 	sin.sin_port = htons((uint16_t)port);
-	if (inet_pton(AF_INET, host, &sin.sin_addr) != 1 ||
-	    (fd = socket(AF_INET, SOCK_STREAM, 0)) < 0 ||
-	    connect(fd, (struct sockaddr *)&sin, sizeof(sin)) != 0) {
-		perror("rr: connect");
-		return (1);
-	}
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (inet_pton(AF_INET, host, &sin.sin_addr) != 1)
+		return (2);
 	if ((rtt = calloc((size_t)n, sizeof(double))) == NULL)
 		return (1);
 	memset(buf, 'x', sizeof(buf));
+	if (!per_conn)
+		fd = dial(&sin);
+	start = now_us();
 	for (i = 0; i < n; i++) {
 		t0 = now_us();
-		if (write(fd, buf, (size_t)size) != size) {
-			perror("rr: write");
-			return (1);
-		}
-		for (got = 0; got < size; got += r) {
-			if ((r = read(fd, buf, (size_t)(size - got))) <= 0) {
-				fprintf(stderr, "rr: read failed after %d\n", i);
-				return (1);
-			}
-		}
+		if (per_conn)
+			fd = dial(&sin);
+		round_trip(fd, buf, size, i);
 		rtt[i] = now_us() - t0;
 		sum += rtt[i];
+		if (per_conn)
+			close(fd);
 	}
+	start = now_us() - start;
 	qsort(rtt, (size_t)n, sizeof(double), cmp);
-	printf("rr: %d round trips of %d bytes: median %.1f us, mean %.1f us\n",
-	    n, size, rtt[n / 2], sum / n);
-	close(fd);
+	printf("rr: %d %s of %d bytes: median %.1f us, p99 %.1f us, "
+	    "mean %.1f us, %.1f per second\n", n, per_conn ?
+	    "connections with one round trip" : "round trips", size,
+	    rtt[n / 2], rtt[n - 1 - n / 100], sum / n, n / (start / 1e6));
+	if (!per_conn)
+		close(fd);
 	free(rtt);
 	return (0);
 }

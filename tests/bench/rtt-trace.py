@@ -1,0 +1,203 @@
+#!/usr/bin/python3
+"""Read `perf script` output of raw_syscalls (every process's system calls
+with kernel timestamps) taken while rr ran round trips through a tunnel
+(client rr -> daemon A -> RDMA -> daemon B -> echo target and back) and
+print, as Markdown, the median time of each hop and each process's system
+calls per round trip.  See tests/bench/rtt-trace."""
+
+import argparse
+import collections
+import re
+import statistics
+import sys
+
+NAMES = {0: "read", 1: "write", 3: "close", 7: "poll", 16: "ioctl",
+         19: "readv", 20: "writev", 23: "select", 39: "getpid",
+         44: "sendto", 45: "recvfrom", 46: "sendmsg", 47: "recvmsg",
+         202: "futex", 228: "clock_gettime", 232: "epoll_wait",
+         233: "epoll_ctl", 270: "pselect6", 271: "ppoll", 281: "epoll_pwait"}
+READS = {"read", "readv", "recvfrom", "recvmsg"}
+WRITES = {"write", "writev", "sendto", "sendmsg"}
+WAITS = {"epoll_wait", "epoll_pwait", "select", "pselect6", "poll", "ppoll"}
+
+LINE = re.compile(r"^\s*(?P<comm>\S.*?)\s+(?P<pid>\d+)/(?P<tid>\d+)\s+"
+                  r"(?P<time>\d+\.\d+):\s+raw_syscalls:sys_(?P<ev>enter|exit):"
+                  r"\s+NR (?P<nr>-?\d+) (?P<rest>.*)$")
+
+
+class Call:
+    __slots__ = ("nr", "name", "args", "t0", "t1", "ret")
+
+
+def parse(path):
+    """Per pid, the completed system calls of its main thread, in order."""
+    open_calls = {}
+    calls = collections.defaultdict(list)
+    comm = {}
+    with open(path, errors="replace") as f:
+        for line in f:
+            m = LINE.match(line)
+            if not m or m["pid"] != m["tid"]:
+                continue
+            pid, t, nr = int(m["pid"]), float(m["time"]), int(m["nr"])
+            comm[pid] = m["comm"].strip()
+            if m["ev"] == "enter":
+                c = Call()
+                c.nr, c.name, c.t0 = nr, NAMES.get(nr, "nr%d" % nr), t
+                c.args = [int(a, 16) for a in
+                          re.findall(r"([0-9a-f]+)", m["rest"])[:3]]
+                open_calls[pid] = c
+            else:
+                c = open_calls.pop(pid, None)
+                if c is None or c.nr != nr:
+                    continue
+                ret = re.search(r"=\s*(-?\d+)", m["rest"])
+                c.t1, c.ret = t, int(ret.group(1)) if ret else 0
+                calls[pid].append(c)
+    return calls, comm
+
+
+def fd_kinds(path):
+    kinds = collections.defaultdict(dict)
+    with open(path) as f:
+        for line in f:
+            p = line.split(None, 2)
+            if len(p) == 3:
+                kinds[int(p[0])][int(p[1])] = p[2].strip()
+    return kinds
+
+
+def first(calls, since, pred, key="t1"):
+    """The first call with pred(c) whose time ${key} is >= since."""
+    for c in calls:
+        if getattr(c, key) >= since and pred(c):
+            return c
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--trace", required=True)
+    ap.add_argument("--fds", required=True)
+    ap.add_argument("--client", default="rr")
+    ap.add_argument("--a", type=int, required=True)
+    ap.add_argument("--b", type=int, required=True)
+    ap.add_argument("--skip", type=int, default=10)
+    ap.add_argument("--timeline", action="store_true",
+                    help="print one round trip's system calls, in order")
+    o = ap.parse_args()
+    calls, comm = parse(o.trace)
+    kinds = fd_kinds(o.fds)
+    cl = [p for p in calls if comm[p] == o.client]
+    echo = [p for p in calls if comm[p] == "socat"]
+    if not cl or not echo:
+        sys.exit("rtt-trace: no client or echo process in the trace")
+    cl = max(cl, key=lambda p: len(calls[p]))
+    echo = max(echo, key=lambda p: len(calls[p]))
+    A, B, C, E = calls[o.a], calls[o.b], calls[cl], calls[echo]
+
+    def uverbs(pid):
+        return {fd for fd, k in kinds[pid].items() if "uverbs" in k}
+
+    ua, ub = uverbs(o.a), uverbs(o.b)
+
+    def post(u):
+        return lambda c: c.name == "write" and c.args and c.args[0] in u
+
+    def sock_write(u):
+        return lambda c: (c.name in WRITES and c.args and
+                          c.args[0] not in u and c.ret > 0)
+
+    def woke(c):
+        return c.name in WAITS and c.ret > 0
+
+    def got(c):
+        return c.name in READS and c.ret > 0
+
+    starts = [c for c in C if c.name in WRITES and c.ret > 0]
+    hops = collections.OrderedDict((k, []) for k in (
+        "client write -> daemon A wakes",
+        "A: reads the socket, posts the WRITE",
+        "fabric A -> B: post to B's wakeup",
+        "B: completion -> write to the target",
+        "target socket -> echo reads",
+        "echo: read -> write back",
+        "echo write -> daemon B wakes",
+        "B: reads the socket, posts the WRITE",
+        "fabric B -> A: post to A's wakeup",
+        "A: completion -> write to the client",
+        "A's write -> client has the response"))
+    windows = []
+    for i in range(o.skip, len(starts) - 1):
+        t0, tend = starts[i].t0, starts[i + 1].t0
+        m = [t0]
+        steps = [(A, woke, "t1"), (A, post(ua), "t0"), (B, woke, "t1"),
+                 (B, sock_write(ub), "t0"), (E, got, "t1"),
+                 (E, sock_write(set()), "t0"), (B, woke, "t1"),
+                 (B, post(ub), "t0"), (A, woke, "t1"),
+                 (A, sock_write(ua), "t0")]
+        ok = True
+        for seq, pred, key in steps:
+            c = first(seq, m[-1], pred, "t1" if key == "t1" else "t0")
+            if c is None or getattr(c, key) >= tend:
+                ok = False
+                break
+            m.append(getattr(c, key))
+        last = [c for c in C if c.name in READS and t0 <= c.t1 < tend]
+        if not ok or not last:
+            continue
+        m.append(last[-1].t1)
+        for k, (x, y) in zip(hops, zip(m, m[1:])):
+            hops[k].append((y - x) * 1e6)
+        windows.append((t0, tend))
+    if not windows:
+        sys.exit("rtt-trace: no complete round trip found in the trace")
+    if o.timeline:
+        t0, tend = windows[len(windows) // 2]
+        print("One round trip's system calls (us from the request):\n")
+        print("| process | call | fd | enter | exit | returned |")
+        print("|---|---|---:|---:|---:|---:|")
+        rows = []
+        for label, seq in (("client", C), ("A", A), ("B", B), ("echo", E)):
+            for c in seq:
+                if t0 <= c.t0 < tend:
+                    rows.append((c.t0, label, c))
+        for _, label, c in sorted(rows, key=lambda r: r[0]):
+            print("| %s | %s | %s | %.0f | %.0f | %d |" % (
+                label, c.name, c.args[0] if c.args else "",
+                (c.t0 - t0) * 1e6, (c.t1 - t0) * 1e6, c.ret))
+        print()
+    n = len(windows)
+    total = [sum(v[i] for v in hops.values()) for i in range(n)]
+    print("%d round trips traced (the first %d skipped)\n" % (n, o.skip))
+    print("| hop | median us | share |")
+    print("|---|---:|---:|")
+    med_total = statistics.median(total)
+    for k, v in hops.items():
+        med = statistics.median(v)
+        print("| %s | %.0f | %.0f%% |" % (k, med, 100 * med / med_total))
+    print("| **round trip (sum of hops)** | **%.0f** | |" % med_total)
+    print()
+    print("System calls per round trip (counted between the first and the "
+          "last traced window):\n")
+    print("| process | calls | by name |")
+    print("|---|---:|---|")
+    lo, hi = windows[0][0], windows[-1][1]
+    for label, seq, u in (("client (rr)", C, set()),
+                          ("daemon A (client side)", A, ua),
+                          ("daemon B (target side)", B, ub),
+                          ("echo target (socat)", E, set())):
+        cnt = collections.Counter()
+        for c in seq:
+            if lo <= c.t0 < hi:
+                name = c.name
+                if c.args and c.args[0] in u:
+                    name += "(uverbs,%d)" % c.args[2] if len(c.args) > 2 \
+                        else "(uverbs)"
+                cnt[name] += 1
+        tot = sum(cnt.values())
+        by = ", ".join("%s %.1f" % (k, v / n) for k, v in cnt.most_common())
+        print("| %s | %.1f | %s |" % (label, tot / n, by))
+
+
+main()
