@@ -69,6 +69,7 @@ struct stream {
 	struct wire_ring peer_rx;
 	/* Send direction: app put, written, completed, peer consumed. */
 	uint64_t tx_app, tx_sent, tx_done, tx_peer;
+	uint64_t tx_sig;	/* end of our last signalled WRITE */
 	/* Receive direction: arrived, app took, reported to peer, final. */
 	uint64_t rx_tail, rx_cons, rx_rep, rx_final;
 	char name[WIRE_NAME_MAX + 1];
@@ -1071,19 +1072,36 @@ build_send(struct engine *e, uint64_t seq)
 	return (len);
 }
 
+/*
+ * Number the WR and decide whether it asks for a completion.  Only these
+ * WRs need one, so that nothing waits for a completion that never comes
+ * while the rest (a round trip's WRITE, typically) cost no completion
+ * event: every signal_every-th WR (send queue space); every SEND (one
+ * may end a stream, whose release waits for every WR it posted, and a
+ * completion retires every WR before it); and a WRITE after which more
+ * than a quarter of its stream's send ring would be held by WRITEs no
+ * signalled completion will free.  The last keeps the application from
+ * waiting for ring space for ever: once the signalled WRITE completes, at
+ * most a quarter of the ring is held and the rest is free for new data,
+ * whose WRITEs are signalled in turn.
+ */
 static void
 emit(struct engine *e, struct engine_wr *w, uint32_t stream, uint64_t end)
 {
 	struct wrinfo *wi = &e->wri[e->seq % e->conf.sq_size];
+	struct stream *s = stream != NIL ? &e->s[stream] : NULL;
 
 	w->wr_id = e->seq;
 	w->inlined = w->len <= e->conf.inline_size;
 	w->signaled = 0;
-	if (e->last_signaled == UINT64_MAX ||
-	    e->seq - e->last_signaled >= e->signal_every) {
+	if (s == NULL || e->last_signaled == UINT64_MAX ||
+	    e->seq - e->last_signaled >= e->signal_every ||
+	    end - s->tx_sig > s->tx.size / 4) {
 		w->signaled = 1;
 		e->last_signaled = e->seq;
 		e->st.signaled++;
+		if (s != NULL)
+			s->tx_sig = end;
 	}
 	wi->stream = stream;
 	wi->end = end;
@@ -1184,15 +1202,6 @@ engine_take_wrs(struct engine *e, struct engine_wr *wrs, int max)
 		else if (s->tx_app > s->tx_sent)
 			e->st.stall_ring++;
 		check_shutdown(e, id);
-	}
-	/*
-	 * Ask for a completion on the last WR handed out: if nothing follows
-	 * it, the send ring space it holds must still come back.
-	 */
-	if (n > 0 && !wrs[n - 1].signaled) {
-		wrs[n - 1].signaled = 1;
-		e->last_signaled = wrs[n - 1].wr_id;
-		e->st.signaled++;
 	}
 	return (n);
 }
@@ -1495,7 +1504,9 @@ int
 engine_idle(const struct engine *e)
 {
 
-	return (e->seq == e->seq_done && !ctrl_pending(e) &&
+	/* WRs after the last signalled one never report: none is awaited. */
+	return ((e->last_signaled == UINT64_MAX ||
+	    e->last_signaled < e->seq_done) && !ctrl_pending(e) &&
 	    e->q[Q_TX].head == NIL);
 }
 

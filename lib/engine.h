@@ -391,7 +391,8 @@ int engine_peer_goaway(const struct engine *e);
 
 /**
  * engine_idle(e):
- * True when nothing is queued to send and no work request is outstanding.
+ * True when nothing is queued to send and every work request that asked
+ * for a completion had it (those after the last that did never report).
  */
 int engine_idle(const struct engine *e);
 

@@ -183,6 +183,8 @@ def main():
     print("| process | calls | by name |")
     print("|---|---:|---|")
     lo, hi = windows[0][0], windows[-1][1]
+    # Per round trip: those that started in the range, complete or not.
+    n = sum(1 for c in starts if lo <= c.t0 < hi)
     for label, seq, u in (("client (rr)", C, set()),
                           ("daemon A (client side)", A, ua),
                           ("daemon B (target side)", B, ub),
