@@ -5,8 +5,10 @@
  * mean round trip in microseconds.  With -c, every round trip is a new
  * connection (connect, request, response, close): it prints the time from
  * connect() to the response's last byte, and the connections per second.
+ * With -g US, each request is written in two halves US microseconds apart
+ * (an echo then answers in two pieces: what Nagle's algorithm delays).
  *
- * Usage: rr -p PORT [-H HOST] [-s SIZE] [-n N] [-c]
+ * Usage: rr -p PORT [-H HOST] [-s SIZE] [-n N] [-c] [-g US]
  */
 #include <sys/socket.h>
 
@@ -51,15 +53,25 @@ dial(const struct sockaddr_in *sin)
 	return (fd);
 }
 
-/* One request of ${size} bytes and its whole echo. */
+/* One request of ${size} bytes (in two halves ${gap} us apart if not 0)
+ * and its whole echo. */
 static void
-round_trip(int fd, char *buf, int size, int i)
+round_trip(int fd, char *buf, int size, int gap, int i)
 {
 	ssize_t r, got;
+	int first = gap > 0 ? size / 2 : size;
 
-	if (write(fd, buf, (size_t)size) != size) {
+	if (write(fd, buf, (size_t)first) != first) {
 		perror("rr: write");
 		exit(1);
+	}
+	if (first < size) {
+		usleep((useconds_t)gap);
+		if (write(fd, buf + first, (size_t)(size - first)) !=
+		    size - first) {
+			perror("rr: write");
+			exit(1);
+		}
 	}
 	for (got = 0; got < size; got += r) {
 		if ((r = read(fd, buf, (size_t)(size - got))) <= 0) {
@@ -74,11 +86,12 @@ main(int argc, char **argv)
 {
 	const char *host = "127.0.0.1";
 	struct sockaddr_in sin;
-	int port = 0, size = 64, n = 1000, per_conn = 0, ch, fd = -1, i;
+	int port = 0, size = 64, n = 1000, per_conn = 0, gap = 0, ch, fd = -1;
+	int i;
 	static char buf[65536];
 	double *rtt, sum = 0, t0, start;
 
-	while ((ch = getopt(argc, argv, "H:p:s:n:c")) != -1) {
+	while ((ch = getopt(argc, argv, "H:p:s:n:cg:")) != -1) {
 		switch (ch) {
 		case 'H':
 			host = optarg;
@@ -95,11 +108,15 @@ main(int argc, char **argv)
 		case 'c':
 			per_conn = 1;
 			break;
+		case 'g':
+			gap = atoi(optarg);
+			break;
 		default:
 			return (2);
 		}
 	}
-	if (port <= 0 || size < 1 || size > (int)sizeof(buf) || n < 1)
+	if (port <= 0 || size < (gap > 0 ? 2 : 1) || size > (int)sizeof(buf) ||
+	    n < 1 || gap < 0)
 		return (2);
 	memset(&sin, 0, sizeof(sin));
 	sin.sin_family = AF_INET;
@@ -116,7 +133,7 @@ main(int argc, char **argv)
 		t0 = now_us();
 		if (per_conn)
 			fd = dial(&sin);
-		round_trip(fd, buf, size, i);
+		round_trip(fd, buf, size, gap, i);
 		rtt[i] = now_us() - t0;
 		sum += rtt[i];
 		if (per_conn)
