@@ -34,6 +34,21 @@ open_streams() {
 	"$CTL" -j -s "$W/$1.ctl" status | jq -r .streams
 }
 
+# ring_bytes NAME: ring memory the daemon's links hold (streams' and pooled).
+ring_bytes() {
+	"$CTL" -j -s "$W/$1.ctl" links | jq '[.[].ring_bytes // 0] | add // 0'
+}
+
+# pools_empty: wait until no link keeps pooled rings (they go after ~10 s
+# unused), so resident memory is compared without them.
+no_rings() {
+	[ "$(ring_bytes "$1")" = 0 ]
+}
+pools_empty() {
+	wait_until 30 no_rings a
+	wait_until 30 no_rings b
+}
+
 # settled: wait (up to 20 s) until neither daemon has a stream open and
 # their descriptors are down to $base_a/$base_b (when those are set).
 # Closing ends a stream on the client side at once, on the daemons a few
@@ -68,6 +83,7 @@ settled() {
 	echo "# warm-up: $output" >&3
 	assert_success
 	settled
+	pools_empty
 	base_a=$(fd_count "$PID_a")
 	base_b=$(fd_count "$PID_b")
 	rss_a=$(rss_kib "$PID_a")
@@ -94,6 +110,7 @@ settled() {
 	[ "$sent" -eq $((received + 5 * streams)) ]
 
 	settled
+	pools_empty
 	fd_a=$(fd_count "$PID_a")
 	fd_b=$(fd_count "$PID_b")
 	end_a=$(rss_kib "$PID_a")
@@ -126,7 +143,8 @@ settled() {
 	# Descriptors: exactly back (settled waited for that; this says it).
 	[ "$fd_a" -eq "$base_a" ]
 	[ "$fd_b" -eq "$base_b" ]
-	# Memory: rings are mapped per stream and unmapped with it, and the
+	# Memory: rings are mapped per stream and unmapped with it (or kept in
+	# the link's pool, which pools_empty waited to see empty), and the
 	# warm-up has taken the heap to its high-water mark, so resident
 	# memory should hardly move: it grows by 70 KiB at most, nearly all of
 	# it code pages first touched during the soak, the same after 1000
