@@ -352,13 +352,54 @@ daemon_metric(struct render_buf *o, const char *name, const char *type,
 	render_printf(o, "%s %llu\n", name, v);
 }
 
+/* One labelled value of a link metric: a uint64_t in struct link_info. */
+struct link_col {
+	const char *value;
+	size_t off;
+};
+
+/*
+ * Metric ${name}, one sample per link that is up and per column: label
+ * link="...", and ${label}="value".
+ */
+static void
+link_metric(struct rsd *d, struct render_buf *o, const char *name,
+    const char *type, const char *help, const char *label,
+    const struct link_col *cols, size_t ncols)
+{
+	const struct dlink *dl;
+	struct link_info li;
+	size_t k;
+
+	render_metric_head(o, name, type, help);
+	for (dl = link_first(d); dl != NULL; dl = link_next(dl)) {
+		link_info(dl, &li);
+		if (!li.have_stats)
+			continue;
+		for (k = 0; k < ncols; k++) {
+			render_printf(o, "%s{link=", name);
+			render_prom_str(o, li.name);
+			render_printf(o, ",%s=\"%s\"} %llu\n", label,
+			    cols[k].value, (unsigned long long)
+			    *(const uint64_t *)(const void *)
+			    ((const char *)&li + cols[k].off));
+		}
+	}
+}
+
 static int
 cmd_metrics(struct rsd *d, struct render_buf *o, int json)
 {
-	static const struct { const char *kind; size_t off; } stalls[] = {
-		{ "ring", offsetof(struct engine_stats, stall_ring) },
-		{ "message", offsetof(struct engine_stats, stall_msg) },
-		{ "send_queue", offsetof(struct engine_stats, stall_sq) },
+	static const struct link_col stalls[] = {
+		{ "ring", offsetof(struct link_info, st.stall_ring) },
+		{ "message", offsetof(struct link_info, st.stall_msg) },
+		{ "send_queue", offsetof(struct link_info, st.stall_sq) },
+	}, ring_bytes[] = {
+		{ "pinned", offsetof(struct link_info, mem.pinned) },
+		{ "pooled", offsetof(struct link_info, mem.pooled) },
+	}, rings[] = {
+		{ "registered", offsetof(struct link_info, mem.registered) },
+		{ "reused", offsetof(struct link_info, mem.reused) },
 	};
 	static const struct {
 		const char *name, *type, *help;
@@ -444,54 +485,16 @@ cmd_metrics(struct rsd *d, struct render_buf *o, int json)
 		render_printf(o, ",direction=\"%s\"} %d\n", li.dir,
 		    li.state == LINK_UP);
 	}
-	render_metric_head(o, "rstreamd_link_credit_stalls_total", "counter",
+	link_metric(d, o, "rstreamd_link_credit_stalls_total", "counter",
 	    "Times work waited for credit: peer ring space, message credits "
-	    "or send queue space.");
-	for (dl = link_first(d); dl != NULL; dl = link_next(dl)) {
-		link_info(dl, &li);
-		if (!li.have_stats)
-			continue;
-		for (k = 0; k < sizeof(stalls) / sizeof(stalls[0]); k++) {
-			render_printf(o, "rstreamd_link_credit_stalls_total"
-			    "{link=");
-			render_prom_str(o, li.name);
-			render_printf(o, ",kind=\"%s\"} %llu\n", stalls[k].kind,
-			    (unsigned long long)*(const uint64_t *)(const void *)
-			    ((const char *)&li.st + stalls[k].off));
-		}
-	}
-	render_metric_head(o, "rstreamd_link_ring_bytes", "gauge",
+	    "or send queue space.", "kind", stalls, NCOLS(stalls));
+	link_metric(d, o, "rstreamd_link_ring_bytes", "gauge",
 	    "Ring memory registered on the link: all of it (streams' rings "
-	    "and the pool), and the pool's part.");
-	for (dl = link_first(d); dl != NULL; dl = link_next(dl)) {
-		link_info(dl, &li);
-		if (!li.have_stats)
-			continue;
-		render_printf(o, "rstreamd_link_ring_bytes{link=");
-		render_prom_str(o, li.name);
-		render_printf(o, ",kind=\"pinned\"} %llu\n",
-		    (unsigned long long)li.mem.pinned);
-		render_printf(o, "rstreamd_link_ring_bytes{link=");
-		render_prom_str(o, li.name);
-		render_printf(o, ",kind=\"pooled\"} %llu\n",
-		    (unsigned long long)li.mem.pooled);
-	}
-	render_metric_head(o, "rstreamd_link_rings_total", "counter",
+	    "and the pool), and the pool's part.", "kind", ring_bytes,
+	    NCOLS(ring_bytes));
+	link_metric(d, o, "rstreamd_link_rings_total", "counter",
 	    "Rings streams took: newly registered, or reused from the "
-	    "link's pool.");
-	for (dl = link_first(d); dl != NULL; dl = link_next(dl)) {
-		link_info(dl, &li);
-		if (!li.have_stats)
-			continue;
-		render_printf(o, "rstreamd_link_rings_total{link=");
-		render_prom_str(o, li.name);
-		render_printf(o, ",how=\"registered\"} %llu\n",
-		    (unsigned long long)li.mem.registered);
-		render_printf(o, "rstreamd_link_rings_total{link=");
-		render_prom_str(o, li.name);
-		render_printf(o, ",how=\"reused\"} %llu\n",
-		    (unsigned long long)li.mem.reused);
-	}
+	    "link's pool.", "how", rings, NCOLS(rings));
 	return (0);
 }
 
