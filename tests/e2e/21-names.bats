@@ -40,6 +40,10 @@ teardown() {
 @test "names: a name server that never answers blocks nothing; the stream is refused once the lookup fails" {
 	echo_target
 	printf '127.0.0.1 localhost\n' >"$W/etc/hosts"
+	# The lookup must outlast the other stream's round trip and two
+	# rstreamctl calls, which took more than 5 s in a loaded CI run.
+	printf 'nameserver 127.0.0.1\noptions timeout:15 attempts:1\n' \
+	    >"$W/etc/resolv.conf"
 	# A name server that takes the question and never answers.
 	python3 -c 'import socket
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
