@@ -44,4 +44,36 @@ void auth_proof(const uint8_t *key, size_t keylen, int initiator,
 int auth_check(const uint8_t *key, size_t keylen, int initiator,
     const uint8_t hellos[AUTH_HELLOS_LEN], const uint8_t proof[WIRE_AUTH_LEN]);
 
+/*
+ * Resume (see rstreamd-protocol(7), "Resume"): a link's resume secret is
+ * the HMAC, keyed with its key (an empty key on a link without one), of a
+ * label and the hellos of the link where its streams were first opened;
+ * the proof that asks a new link to take them over is the HMAC, keyed
+ * with that secret, of another label and the new link's hellos.  Neither
+ * side ever sends the secret.
+ */
+#define AUTH_SECRET_LEN		32
+
+/**
+ * auth_resume_secret(key, keylen, hellos, secret):
+ * The resume secret of the link with private data ${hellos}.
+ */
+void auth_resume_secret(const uint8_t *key, size_t keylen,
+    const uint8_t hellos[AUTH_HELLOS_LEN], uint8_t secret[AUTH_SECRET_LEN]);
+
+/**
+ * auth_resume_proof(secret, hellos, proof):
+ * The proof asking the new link with private data ${hellos} to resume
+ * the streams that ${secret} belongs to.
+ */
+void auth_resume_proof(const uint8_t secret[AUTH_SECRET_LEN],
+    const uint8_t hellos[AUTH_HELLOS_LEN], uint8_t proof[WIRE_AUTH_LEN]);
+
+/**
+ * auth_resume_check(secret, hellos, proof):
+ * 0 if ${proof} is auth_resume_proof's, in constant time; else -1.
+ */
+int auth_resume_check(const uint8_t secret[AUTH_SECRET_LEN],
+    const uint8_t hellos[AUTH_HELLOS_LEN], const uint8_t proof[WIRE_AUTH_LEN]);
+
 #endif /* !AUTH_H */

@@ -37,6 +37,7 @@ struct bridge {
 	int rd_eof;			/* socket EOF: stream shut down */
 	int wr_shut;			/* peer EOF: socket shut for writing */
 	int closed;			/* engine_close/reset called */
+	int suspended;			/* its link failed; waits for a resume */
 	char who[400];			/* client or target address */
 	uint64_t bytes_in, bytes_out;	/* as in struct tun_stats */
 	uint64_t started_ms;
@@ -351,6 +352,8 @@ target_connected(struct bridge *b)
 		refuse(b, WIRE_REASON_INTERNAL);
 		return;
 	}
+	if (b->t->c->sz.resume_time > 0)
+		(void)engine_keep(e, b->id);
 	b->t->st->opened++;
 	want(b);
 }
@@ -506,7 +509,10 @@ open_stream(struct bridge *b)
 		bridge_free(b);
 		return;
 	}
-	if ((id = engine_open(e, b->t->c->name, &tx, &rx, b)) < 0) {
+	if ((id = engine_open(e, b->t->c->name, &tx, &rx, b)) >= 0 &&
+	    b->t->c->sz.resume_time > 0)
+		(void)engine_keep(e, (uint32_t)id);
+	if (id < 0) {
 		BLOG(LOG_WARNING, b, "cannot open a stream (%s); closing the "
 		    "client", id == ENGINE_ELIMIT ? "link stream limit" :
 		    "link going away");
@@ -651,10 +657,23 @@ bridge_event(struct bridge *b, const struct engine_event *ev)
 		    "down for writing");
 		maybe_finish(b);
 	}
+	if (ev->flags & ENGINE_EV_SUSPENDED) {
+		b->suspended = 1;
+		b->t->st->suspended++;
+		BLOG(LOG_DEBUG, b, "suspended: its link failed");
+	}
+	if (ev->flags & ENGINE_EV_RESUMED) {
+		b->suspended = 0;
+		b->t->st->resumes++;
+		BLOG(LOG_DEBUG, b, "resumed over %s", link_peer(b->dl));
+	}
 	if (ev->flags & ENGINE_EV_RESET) {
 		if (b->fd >= 0)
 			BLOG(LOG_INFO, b, "reset: %s", wire_reason_str(
 			    ev->reason));
+		if (b->suspended)
+			b->t->st->resume_failures++;
+		b->suspended = 0;
 		b->closed = 1;
 		close_fd(b, 1);
 		b->t->st->failed++;
@@ -685,6 +704,8 @@ bridge_info(const struct bridge *b, struct bridge_info *bi)
 		bi->state = "connecting";
 	else if (!b->have_id)
 		bi->state = "waiting for link";
+	else if (b->suspended)
+		bi->state = "suspended";
 	else if (b->closed)
 		bi->state = "closing";
 	else if (b->rd_eof && b->wr_shut)
@@ -697,6 +718,25 @@ bridge_info(const struct bridge *b, struct bridge_info *bi)
 		bi->state = "open";
 	if (e != NULL && b->have_id && !b->connecting)
 		bi->id = b->id;
+}
+
+int
+bridge_adopt(struct bridge *b, struct dlink *dl, struct engine_ring *tx,
+    struct engine_ring *rx)
+{
+	struct verbs_link *vl = link_verbs(dl);
+	char err[200];
+
+	b->dl = dl;
+	if (vl == NULL || verbs_mem_move(b->txm, vl, err, sizeof(err)) ||
+	    verbs_mem_move(b->rxm, vl, err, sizeof(err))) {
+		BLOG(LOG_ERR, b, "cannot resume: %s", vl == NULL ?
+		    "no link" : err);
+		return (-1);
+	}
+	verbs_mem_ring(b->txm, tx);
+	verbs_mem_ring(b->rxm, rx);
+	return (0);
 }
 
 void

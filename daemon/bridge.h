@@ -70,6 +70,15 @@ void bridge_incoming(struct dlink *dl, struct tun *t, uint32_t id);
 void bridge_event(struct bridge *b, const struct engine_event *ev);
 
 /**
+ * bridge_adopt(b, dl, tx, rx):
+ * ${b}'s stream, suspended, moves to link ${dl} (a resume): its rings are
+ * registered there and described in ${tx} and ${rx}.  Returns 0, or -1
+ * (logged): the stream must end.
+ */
+int bridge_adopt(struct bridge *b, struct dlink *dl, struct engine_ring *tx,
+    struct engine_ring *rx);
+
+/**
  * bridge_sweep(t, now_ms):
  * Reset ${t}'s streams that carried no byte for its idle_timeout.
  */

@@ -67,6 +67,8 @@ static const struct size_key {
 	    1, 3600, 0 },
 	{ "idle_timeout", offsetof(struct conf_sizes, idle_timeout),
 	    0, 7 * 86400, 0 },
+	{ "resume_time", offsetof(struct conf_sizes, resume_time),
+	    0, 3600, 0 },
 	{ NULL, 0, 0, 0, 0 }
 };
 
@@ -508,6 +510,43 @@ get_string(const struct parse *p, const config_setting_t *s)
 		return (NULL);
 	}
 	return (config_setting_get_string(s));
+}
+
+/* peer: "HOST:PORT", or an array of them tried in turn. */
+static int
+parse_peers(const struct parse *p, const config_setting_t *s,
+    struct conf_tunnel *t)
+{
+	const config_setting_t *e;
+	const char *v;
+	char why[256];
+	int i, n = 1;
+
+	if (config_setting_type(s) != CONFIG_TYPE_STRING &&
+	    config_setting_type(s) != CONFIG_TYPE_ARRAY &&
+	    config_setting_type(s) != CONFIG_TYPE_LIST)
+		return (errat(p, s, "peer must be a string or an array of "
+		    "strings"));
+	if (config_setting_type(s) != CONFIG_TYPE_STRING) {
+		n = config_setting_length(s);
+		if (n < 1 || n > CONF_PEERS_MAX)
+			return (errat(p, s, "peer lists 1 to %d addresses",
+			    CONF_PEERS_MAX));
+	}
+	for (i = 0; i < n; i++) {
+		e = n == 1 && config_setting_type(s) == CONFIG_TYPE_STRING ?
+		    s : config_setting_get_elem(s, (unsigned)i);
+		if (config_setting_type(e) != CONFIG_TYPE_STRING)
+			return (errat(p, s, "peer must be a string or an "
+			    "array of strings"));
+		v = config_setting_get_string(e);
+		if (conf_parse_hostport(v, CONF_DEFAULT_PORT, &t->peers[i],
+		    why, sizeof(why)))
+			return (errat(p, s, "peer '%s': %s", v, why));
+	}
+	t->npeers = (unsigned)n;
+	t->peer = t->peers[0];
+	return (0);
 }
 
 static int
@@ -1001,11 +1040,8 @@ parse_tunnel(struct parse *p, const config_setting_t *g, struct conf *c,
 				return (errat(p, s, "accept '%s': %s", v, why));
 			acc_s = s;
 		} else if (strcmp(name, "peer") == 0) {
-			if ((v = get_string(p, s)) == NULL)
+			if (parse_peers(p, s, t))
 				return (-1);
-			if (conf_parse_hostport(v, CONF_DEFAULT_PORT,
-			    &t->peer, why, sizeof(why)))
-				return (errat(p, s, "peer '%s': %s", v, why));
 			peer_s = s;
 		} else if (strcmp(name, "target") == 0) {
 			if ((v = get_string(p, s)) == NULL)
@@ -1242,6 +1278,19 @@ conf_addr_same(const struct conf_addr *x, const struct conf_addr *y)
 	    strcmp(x->port, y->port) == 0 && strcmp(x->path, y->path) == 0);
 }
 
+static int
+peers_same(const struct conf_tunnel *x, const struct conf_tunnel *y)
+{
+	unsigned i;
+
+	if (x->npeers != y->npeers)
+		return (0);
+	for (i = 0; i < x->npeers; i++)
+		if (!conf_addr_same(&x->peers[i], &y->peers[i]))
+			return (0);
+	return (1);
+}
+
 int
 conf_tunnel_same(const struct conf_tunnel *x, const struct conf_tunnel *y)
 {
@@ -1249,7 +1298,7 @@ conf_tunnel_same(const struct conf_tunnel *x, const struct conf_tunnel *y)
 	return (strcmp(x->name, y->name) == 0 &&
 	    x->has_accept == y->has_accept && x->has_target == y->has_target &&
 	    (!x->has_accept || (conf_addr_same(&x->accept, &y->accept) &&
-	    conf_addr_same(&x->peer, &y->peer))) &&
+	    peers_same(x, y))) &&
 	    (!x->has_target || conf_addr_same(&x->target, &y->target)) &&
 	    memcmp(&x->sz, &y->sz, sizeof(x->sz)) == 0 &&
 	    x->unix_mode == y->unix_mode &&

@@ -40,7 +40,11 @@ struct conf_sizes {
 	/* Not sizes, but per tunnel with a default in the same way: */
 	uint32_t connect_timeout;	/* seconds to connect to the target, 1..3600 */
 	uint32_t idle_timeout;		/* seconds without a byte either way, 0 = none */
+	uint32_t resume_time;		/* seconds a stream waits for a new link, 0 = none */
 };
+
+/* A client tunnel's peer: one address, or a list tried in turn. */
+#define CONF_PEERS_MAX	8
 
 /*
  * A pre-shared key: the bytes of a key file, at least CONF_KEY_MIN (256
@@ -70,6 +74,8 @@ struct conf_tunnel {
 	int has_accept;			/* client side: accept + peer */
 	struct conf_addr accept;	/* where local clients connect */
 	struct conf_addr peer;		/* the peer rstreamd: kind TCP, host+port (port default 7471) */
+	struct conf_addr peers[CONF_PEERS_MAX];	/* peers[0] is peer */
+	unsigned npeers;
 	int has_target;			/* server side */
 	struct conf_addr target;
 	struct conf_sizes sz;

@@ -162,10 +162,11 @@ stats_tab(struct rsd *d, struct render_tab *tb)
 	    { "bytes_in", 1 }, { "bytes_out", 1 }, { "opened", 1 },
 	    { "active", 1 }, { "refused", 1 }, { "limited", 1 },
 	    { "denied", 1 }, { "failed", 1 }, { "credit_stalls", 1 },
+	    { "suspended", 1 }, { "resumes", 1 }, { "resume_failures", 1 },
 	    { "link", 0 } };
 	const struct tun *t;
 	struct link_info li;
-	char nb[9][24];
+	char nb[12][24];
 	int s;
 
 	render_tab_init(tb, cols, NCOLS(cols));
@@ -184,6 +185,8 @@ stats_tab(struct rsd *d, struct render_tab *tb)
 		    NUM(7, t->st->failed),
 		    s ? NUM(8, li.st.stall_ring + li.st.stall_msg +
 		    li.st.stall_sq) : "",
+		    NUM(9, t->st->suspended), NUM(10, t->st->resumes),
+		    NUM(11, t->st->resume_failures),
 		    t->link != NULL ? link_state_name(li.state) : "");
 	}
 }
@@ -223,10 +226,13 @@ cmd_status(struct rsd *d, struct render_buf *o, int json)
 		render_printf(o, ",\"streams\":%u,\"links\":%u,"
 		    "\"links_up\":%u,\"links_rejected\":%llu,"
 		    "\"links_evicted\":%llu,\"auth_failures\":%llu,"
+		    "\"resume_refusals\":%llu,\"resume_timeouts\":%llu,"
 		    "\"tunnels\":", tunnel_streams(d), links, up,
 		    (unsigned long long)d->links_rejected,
 		    (unsigned long long)d->links_evicted,
-		    (unsigned long long)d->auth_failures);
+		    (unsigned long long)d->auth_failures,
+		    (unsigned long long)d->resume_refusals,
+		    (unsigned long long)d->resume_timeouts);
 		render_tab(o, &tb, 1);
 		render_printf(o, "}");
 		return (0);
@@ -246,10 +252,13 @@ cmd_status(struct rsd *d, struct render_buf *o, int json)
 	line[strcspn(line, ";")] = '\0';
 	render_printf(o, "%s\n", line);
 	render_printf(o, "links rejected: %llu; idle links closed for room: "
-	    "%llu; authentication failures: %llu\n\n",
+	    "%llu; authentication failures: %llu; resumes refused: %llu; "
+	    "suspended streams timed out: %llu\n\n",
 	    (unsigned long long)d->links_rejected,
 	    (unsigned long long)d->links_evicted,
-	    (unsigned long long)d->auth_failures);
+	    (unsigned long long)d->auth_failures,
+	    (unsigned long long)d->resume_refusals,
+	    (unsigned long long)d->resume_timeouts);
 	render_tab(o, &tb, 0);
 	return (0);
 }
@@ -426,6 +435,15 @@ cmd_metrics(struct rsd *d, struct render_buf *o, int json)
 		{ "rstreamd_tunnel_streams_denied_total", "counter",
 		    "Streams refused because their link did not prove this "
 		    "tunnel's key.", offsetof(struct tun_stats, denied), 0 },
+		{ "rstreamd_tunnel_streams_suspended_total", "counter",
+		    "Streams suspended because their link failed.",
+		    offsetof(struct tun_stats, suspended), 0 },
+		{ "rstreamd_tunnel_streams_resumed_total", "counter",
+		    "Suspended streams resumed on a new link.",
+		    offsetof(struct tun_stats, resumes), 0 },
+		{ "rstreamd_tunnel_resume_failures_total", "counter",
+		    "Suspended streams reset instead of resumed.",
+		    offsetof(struct tun_stats, resume_failures), 0 },
 	};
 	const struct dlink *dl;
 	struct link_info li;
@@ -473,6 +491,12 @@ cmd_metrics(struct rsd *d, struct render_buf *o, int json)
 	daemon_metric(o, "rstreamd_auth_failures_total", "counter", "Links "
 	    "that failed to authenticate (wrong key, none, or too late).",
 	    d->auth_failures);
+	daemon_metric(o, "rstreamd_resume_refusals_total", "counter",
+	    "Peers' offers to resume streams refused (unknown streams, a "
+	    "wrong proof, another key).", d->resume_refusals);
+	daemon_metric(o, "rstreamd_resume_timeouts_total", "counter",
+	    "Suspended streams reset because no new link came within "
+	    "resume_time.", d->resume_timeouts);
 
 	render_metric_head(o, "rstreamd_link_up", "gauge", "1 if the RDMA "
 	    "link is up.");

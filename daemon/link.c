@@ -23,8 +23,13 @@
 #include "rsd.h"
 #include "verbs.h"
 
-/* D_AUTH: connected, proofs not yet exchanged; no stream may open. */
-enum dstate { D_IDLE, D_CONNECTING, D_AUTH, D_UP, D_DEAD };
+/*
+ * D_AUTH: connected, proofs not yet exchanged; no stream may open.
+ * D_SUSP: an incoming link that failed with streams suspended: it has no
+ * verbs link, only the failed engine, until the peer resumes them on a
+ * new link or resume_time passes.
+ */
+enum dstate { D_IDLE, D_CONNECTING, D_AUTH, D_UP, D_DEAD, D_SUSP };
 
 struct dlink {
 	struct rsd *d;
@@ -40,6 +45,21 @@ struct dlink {
 	struct loop_timer retry;	/* reconnect after back-off */
 	struct loop_timer reap;		/* incoming: free outside callbacks */
 	struct loop_timer deadline;	/* handshake_timeout */
+	/* Resume: a failed link's engine with its suspended streams, until
+	 * they move to a new link or resume_time passes. */
+	struct engine *old;
+	struct loop_timer resume_tmo;
+	uint64_t susp_since;		/* when they were suspended */
+	uint32_t resume_s;		/* how long they may wait */
+	int resuming;			/* a resume exchange is under way */
+	int moved;			/* its streams moved to another link */
+	struct engine_resume er;
+	struct dlink *from;		/* incoming: the link it resumes */
+	/* The resume identity: the first link of this chain's. */
+	int have_res;
+	uint8_t res_id[WIRE_NONCE_LEN];
+	uint8_t res_secret[AUTH_SECRET_LEN];
+	unsigned next_peer;		/* client: the peer entry to try next */
 	/* Authentication: callbacks for the engine, and the link's key. */
 	struct engine_auth ea;
 	/* The link's key: a client link's tunnel's, or what the peer of an
@@ -50,7 +70,7 @@ struct dlink {
 	int failures;
 	int auth_said;			/* client: an auth failure was logged */
 	int retired;			/* client: its tunnel drains */
-	struct rname *peer_rn, *src_rn;	/* client: the peer, our source */
+	struct rname *peer_rn[CONF_PEERS_MAX], *src_rn;	/* client: peers, source */
 	struct rname_waiter rw;		/* the peer's name is looked up */
 	unsigned next_addr;		/* the peer address to try next */
 	int closing;			/* link_free: do not reconnect */
@@ -89,6 +109,15 @@ static void on_keepalive(void *);
 static void on_retry(void *);
 static void on_reap(void *);
 static void on_deadline(void *);
+static void on_resume_tmo(void *);
+static void link_naming(struct dlink *, const struct conf_addr *);
+static void resume_done(struct dlink *, struct engine *);
+static struct engine *find_cb(void *, const uint8_t[WIRE_NONCE_LEN],
+    const uint8_t[WIRE_AUTH_LEN], uint16_t *);
+static int adopt_cb(void *, uint32_t, void *, struct engine_ring *,
+    struct engine_ring *);
+static void adopted_cb(void *, struct engine *);
+static void deliver(struct dlink *, struct engine *, const struct engine_event *);
 
 /* ---------------------------------------------------------------- links */
 
@@ -104,11 +133,13 @@ dl_new(struct rsd *d, const struct link_ops *ops, void *arg)
 	dl->ops = ops;
 	dl->arg = arg;
 	dl->key = &dl->proved;		/* unset until a peer proves one */
+	dl->er = (struct engine_resume){ find_cb, adopt_cb, adopted_cb, dl };
 	loop_job_init(&dl->flush, d->lp, on_flush, dl);
 	loop_timer_init(&dl->ka, d->lp, on_keepalive, dl);
 	loop_timer_init(&dl->retry, d->lp, on_retry, dl);
 	loop_timer_init(&dl->reap, d->lp, on_reap, dl);
 	loop_timer_init(&dl->deadline, d->lp, on_deadline, dl);
+	loop_timer_init(&dl->resume_tmo, d->lp, on_resume_tmo, dl);
 	return (dl);
 }
 
@@ -124,8 +155,20 @@ struct engine *
 link_engine(const struct dlink *dl)
 {
 
-	return (dl != NULL && dl->vl != NULL ? verbs_link_engine(dl->vl) :
-	    NULL);
+	if (dl == NULL)
+		return (NULL);
+	/* Streams live in the failed engine until they move to a new one. */
+	if (dl->old != NULL)
+		return (dl->old);
+	return (dl->vl != NULL ? verbs_link_engine(dl->vl) : NULL);
+}
+
+/* The engine of the link's current connection (not a failed one). */
+static struct engine *
+cur_engine(const struct dlink *dl)
+{
+
+	return (dl->vl != NULL ? verbs_link_engine(dl->vl) : NULL);
 }
 
 void
@@ -163,7 +206,7 @@ on_keepalive(void *arg)
 	char why[96];
 
 	loop_timer_arm(&dl->ka, LINK_KEEPALIVE_MS);
-	if (dl->state != D_UP || (e = link_engine(dl)) == NULL)
+	if (dl->state != D_UP || (e = cur_engine(dl)) == NULL)
 		return;
 	engine_stats(e, &st);
 	if (st.recvs != dl->heard_recvs) {
@@ -271,9 +314,8 @@ deadline_start(struct dlink *dl)
 
 /* A stream event: the owner's, but a client link takes no OPEN. */
 static void
-deliver(struct dlink *dl, const struct engine_event *ev)
+deliver(struct dlink *dl, struct engine *e, const struct engine_event *ev)
 {
-	struct engine *e = link_engine(dl);
 
 	if ((ev->flags & ENGINE_EV_INCOMING) &&
 	    !(ev->flags & ENGINE_EV_RELEASED)) {
@@ -304,13 +346,16 @@ on_flush(void *arg)
 	struct engine *e;
 	int flushed = 0;
 
-	if ((e = link_engine(dl)) == NULL)
+	/* A failed engine's streams still drain, fill and close. */
+	while (dl->old != NULL && engine_next_event(dl->old, &ev))
+		deliver(dl, dl->old, &ev);
+	if ((e = cur_engine(dl)) == NULL)
 		return;
 	dl->flushing = 1;
 	while (engine_error(e) == NULL) {
 		if (engine_next_event(e, &ev)) {
 			flushed = 0;
-			deliver(dl, &ev);
+			deliver(dl, e, &ev);
 			continue;
 		}
 		if (flushed)
@@ -329,6 +374,8 @@ on_flush(void *arg)
 		link_down(dl, engine_error(e));
 	else if (dl->state == D_AUTH && engine_authenticated(e))
 		link_up(dl);
+	else if (dl->resuming && engine_resume_pending(e) == 0)
+		resume_done(dl, e);
 }
 
 static void
@@ -345,6 +392,253 @@ on_reap(void *arg)
 	link_free(arg);
 }
 
+/* ---------------------------------------------------------------- resume */
+
+/*
+ * How long a failed link's suspended streams wait for a new one: a
+ * client link's tunnel's resume_time; for an incoming link, the longest
+ * of its streams' tunnels'.  0 when nobody will bring a new link: the
+ * daemon stops or drains, or the link was closed or its tunnel retired.
+ */
+static uint32_t
+resume_time(const struct dlink *dl, const struct engine *e)
+{
+	const struct conf *c = dl->d->conf;
+	const char *name;
+	uint32_t id, best = 0;
+	size_t i;
+
+	if (dl->d->stop || dl->d->draining || dl->closing || dl->retired)
+		return (0);
+	if (dl->c != NULL)
+		return (dl->c->sz.resume_time);
+	for (id = 0; id < WIRE_STREAMS_MAX; id++) {
+		if ((name = engine_tunnel(e, id)) == NULL)
+			continue;
+		for (i = 0; i < c->ntunnels; i++)
+			if (c->tunnels[i].has_target &&
+			    strcmp(c->tunnels[i].name, name) == 0 &&
+			    c->tunnels[i].sz.resume_time > best)
+				best = c->tunnels[i].sz.resume_time;
+	}
+	return (best);
+}
+
+/* The link's own resume identity, from its hellos and key. */
+static void
+res_identity(struct dlink *dl)
+{
+	uint8_t hellos[AUTH_HELLOS_LEN];
+
+	if (verbs_link_hellos(dl->vl, hellos) != 0) {
+		dl->have_res = 0;
+		return;
+	}
+	/* The responder's nonce names it; the secret never travels. */
+	memcpy(dl->res_id, hellos + WIRE_HELLO_LEN + 16, WIRE_NONCE_LEN);
+	auth_resume_secret(dl->key->key, dl->key->set ? dl->key->len : 0,
+	    hellos, dl->res_secret);
+	dl->have_res = 1;
+}
+
+/*
+ * The failed engine is done with: streams still in it end with
+ * ${reason}, their events go out, and it is freed.  Returns how many
+ * ended.
+ */
+static uint32_t
+drop_old(struct dlink *dl, uint16_t reason)
+{
+	struct engine *old = dl->old;
+	struct engine_event ev;
+	uint32_t n;
+
+	if (old == NULL)
+		return (0);
+	loop_timer_stop(&dl->resume_tmo);
+	n = engine_suspended(old);
+	engine_abandon(old, reason);
+	while (engine_next_event(old, &ev))
+		deliver(dl, old, &ev);
+	dl->old = NULL;
+	engine_free(old);
+	return (n);
+}
+
+/* No stream waits in it any more: a suspended incoming link goes. */
+static void
+suspend_end(struct dlink *dl, uint16_t reason)
+{
+
+	(void)drop_old(dl, reason);
+	if (dl->state == D_SUSP) {
+		dl->state = D_DEAD;
+		loop_timer_arm(&dl->reap, 0);
+	}
+}
+
+/* resume_time passed (or the streams moved): the rest are reset. */
+static void
+on_resume_tmo(void *arg)
+{
+	struct dlink *dl = arg;
+	uint32_t n;
+
+	if (dl->moved) {
+		suspend_end(dl, WIRE_REASON_NOT_RESUMED);
+		return;
+	}
+	n = drop_old(dl, WIRE_REASON_LINK_LOST);
+	if (n > 0) {
+		dl->d->resume_timeouts += n;
+		LLOG(LOG_WARNING, dl, "%s: %u suspended stream%s reset: no "
+		    "new link within resume_time (%u s)", dl->name,
+		    (unsigned)n, n == 1 ? "" : "s", (unsigned)dl->resume_s);
+	}
+	if (dl->state == D_SUSP) {
+		dl->state = D_DEAD;
+		loop_timer_arm(&dl->reap, 0);
+	}
+}
+
+/* The resume exchange on ${e} settled: say how it went. */
+static void
+resume_done(struct dlink *dl, struct engine *e)
+{
+	struct engine_stats st;
+
+	dl->resuming = 0;
+	engine_stats(e, &st);
+	if (st.resumes_denied > 0) {
+		LLOG(LOG_WARNING, dl, "%s: the peer refused to resume the "
+		    "suspended streams; %llu reset", dl->name,
+		    (unsigned long long)st.streams_not_resumed);
+		/* Nothing carried over: this link is a chain of its own. */
+		res_identity(dl);
+		return;
+	}
+	LLOG(LOG_NOTICE, dl, "%s: %llu stream%s resumed after %.1f s (%llu "
+	    "bytes written again)%s", dl->name,
+	    (unsigned long long)st.streams_resumed,
+	    st.streams_resumed == 1 ? "" : "s",
+	    (double)(loop_now_ms() - dl->susp_since) / 1000,
+	    (unsigned long long)st.resumed_bytes,
+	    st.streams_not_resumed > 0 ? "; some the peer no longer had "
+	    "were reset" : "");
+}
+
+/* A stream moves to this link: its owner re-registers the rings. */
+static int
+adopt_cb(void *arg, uint32_t id, void *user, struct engine_ring *tx,
+    struct engine_ring *rx)
+{
+	struct dlink *dl = arg;
+
+	(void)id;
+	if (user == NULL)
+		return (-1);
+	return (dl->ops->adopt(dl->arg, dl, user, tx, rx));
+}
+
+/* Refuse a peer's resume: counted, said once per burst. */
+static struct engine *
+resume_refuse(struct dlink *dl, uint16_t *reason, uint16_t r, const char *why)
+{
+
+	*reason = r;
+	dl->d->resume_refusals++;
+	log_burst_about(&dl->d->resume_log, loop_now_ms(), LOG_WARNING,
+	    LABOUT(dl), "%s: resume refused: %s", dl->name, why);
+	return (NULL);
+}
+
+/*
+ * The peer of incoming link ${arg} asks to resume the streams of the
+ * link its token names: only with the proof over that link's secret,
+ * and only if it proved the same key.  A link that has not noticed it
+ * failed is ended here (its peer evidently has).
+ */
+static struct engine *
+find_cb(void *arg, const uint8_t token[WIRE_NONCE_LEN],
+    const uint8_t proof[WIRE_AUTH_LEN], uint16_t *reason)
+{
+	struct dlink *dl = arg, *o;
+	uint8_t hellos[AUTH_HELLOS_LEN];
+
+	TAILQ_FOREACH(o, &dl->d->links, entry)
+		if (o != dl && o->c == NULL && o->have_res &&
+		    memcmp(o->res_id, token, WIRE_NONCE_LEN) == 0 &&
+		    (o->state == D_SUSP || o->state == D_UP))
+			break;
+	if (o == NULL)
+		return (resume_refuse(dl, reason, WIRE_REASON_NOT_RESUMED,
+		    "no suspended streams of that link here"));
+	if (verbs_link_hellos(dl->vl, hellos) != 0 ||
+	    auth_resume_check(o->res_secret, hellos, proof) != 0)
+		return (resume_refuse(dl, reason, WIRE_REASON_DENIED,
+		    "wrong proof"));
+	if (o->key->set != dl->key->set ||
+	    (o->key->set && !conf_key_same(o->key, dl->key)))
+		return (resume_refuse(dl, reason, WIRE_REASON_DENIED,
+		    "the peer proved another key than the streams' link"));
+	if (o->state == D_UP)
+		link_down(o, "its peer resumed its streams on a new link");
+	if (o->old == NULL)
+		return (resume_refuse(dl, reason, WIRE_REASON_NOT_RESUMED,
+		    "that link has no suspended streams"));
+	dl->from = o;
+	return (o->old);
+}
+
+/* Incoming: the streams moved over from link dl->from. */
+static void
+adopted_cb(void *arg, struct engine *old)
+{
+	struct dlink *dl = arg, *o = dl->from;
+
+	dl->from = NULL;
+	if (o == NULL || o->old != old)
+		return;
+	memcpy(dl->res_id, o->res_id, WIRE_NONCE_LEN);
+	memcpy(dl->res_secret, o->res_secret, AUTH_SECRET_LEN);
+	dl->have_res = 1;
+	dl->susp_since = o->susp_since;
+	dl->resuming = 1;
+	LLOG(LOG_INFO, dl, "%s: the peer resumes the streams of %s",
+	    dl->name, o->name);
+	/* What could not move ends there, once this call has returned. */
+	o->moved = 1;
+	loop_timer_arm(&o->resume_tmo, 0);
+}
+
+/* Client: the new link takes over the failed one's streams, if it can. */
+static void
+resume_offer(struct dlink *dl, struct engine *e)
+{
+	uint8_t hellos[AUTH_HELLOS_LEN], proof[WIRE_AUTH_LEN];
+	uint64_t gap = loop_now_ms() - dl->susp_since;
+	int n = ENGINE_EINVAL;
+
+	engine_set_resume(e, &dl->er);
+	if (dl->have_res && engine_can_resume(e) &&
+	    verbs_link_hellos(dl->vl, hellos) == 0) {
+		auth_resume_proof(dl->res_secret, hellos, proof);
+		n = engine_resume(e, dl->old, dl->res_id, proof);
+	}
+	if (drop_old(dl, WIRE_REASON_NOT_RESUMED) > 0) {
+		LLOG(LOG_WARNING, dl, "%s: %s; suspended streams reset",
+		    dl->name, engine_can_resume(e) ? "cannot resume on the "
+		    "new link" : "the peer does not resume streams");
+	}
+	if (n < 0) {
+		res_identity(dl);
+		return;
+	}
+	dl->resuming = 1;
+	LLOG(LOG_INFO, dl, "%s: resuming %d stream%s suspended %.1f s ago",
+	    dl->name, n, n == 1 ? "" : "s", (double)gap / 1000);
+}
+
 /*
  * The link ended: reset its streams (the engine already did; delivering
  * the events closes their sockets and frees their rings), free the verbs
@@ -354,11 +648,12 @@ static void
 link_down(struct dlink *dl, const char *why_in)
 {
 	struct engine_event ev;
-	struct engine *e = link_engine(dl);
+	struct engine *e = cur_engine(dl);
 	int was_up = dl->state == D_UP;
 	int auth_failed;
 	enum engine_err kind;
-	char why[256];
+	unsigned nsusp;
+	char why[256], susp[80] = "";
 
 	/* It may be the engine's own message, freed with the link below. */
 	snprintf(why, sizeof(why), "%s", why_in);
@@ -371,18 +666,35 @@ link_down(struct dlink *dl, const char *why_in)
 		dl->d->auth_failures++;
 	loop_timer_stop(&dl->deadline);
 	loop_job_cancel(&dl->flush);
+	nsusp = 0;
 	if (e != NULL) {
 		/* No WRITE may touch a ring once its memory is released. */
 		verbs_link_stop(dl->vl);
 		engine_fail(e, ENGINE_ERR_LOCAL, why);
+		dl->resuming = 0;
+		if (engine_suspended(e) > 0 && dl->old == NULL &&
+		    (dl->resume_s = resume_time(dl, e)) > 0) {
+			/* Its streams wait in the engine for a new link. */
+			dl->old = verbs_link_take_engine(dl->vl);
+			nsusp = engine_suspended(e);
+			dl->susp_since = loop_now_ms();
+			loop_timer_arm(&dl->resume_tmo,
+			    (uint64_t)dl->resume_s * 1000);
+		} else {
+			engine_abandon(e, WIRE_REASON_LINK_LOST);
+		}
 		while (engine_next_event(e, &ev))
-			deliver(dl, &ev);
+			deliver(dl, e, &ev);
 	}
 	loop_fd_del(dl->cqw);
 	dl->cqw = NULL;
 	loop_timer_stop(&dl->ka);
 	verbs_link_free(dl->vl);
 	dl->vl = NULL;
+	if (nsusp > 0)
+		snprintf(susp, sizeof(susp), "; %u stream%s suspended for up "
+		    "to %u s", nsusp, nsusp == 1 ? "" : "s",
+		    (unsigned)dl->resume_s);
 
 	if (dl->c == NULL) {
 		if (auth_failed) {
@@ -392,8 +704,13 @@ link_down(struct dlink *dl, const char *why_in)
 			    "authentication: %s", dl->name, why);
 		} else {
 			/* A peer breaking the protocol is news; leaving not. */
-			LLOG(kind == ENGINE_ERR_PROTOCOL ? LOG_WARNING :
-			    LOG_INFO, dl, "%s ended: %s", dl->name, why);
+			LLOG(kind == ENGINE_ERR_PROTOCOL || nsusp > 0 ?
+			    LOG_WARNING : LOG_INFO, dl, "%s ended: %s%s",
+			    dl->name, why, susp);
+		}
+		if (dl->old != NULL) {
+			dl->state = D_SUSP;
+			return;
 		}
 		dl->state = D_DEAD;
 		if (!loop_timer_armed(&dl->reap))
@@ -409,8 +726,8 @@ link_down(struct dlink *dl, const char *why_in)
 		return;
 	}
 	if (was_up) {
-		LLOG(LOG_WARNING, dl, "%s went down: %s; reconnecting",
-		    dl->name, why);
+		LLOG(LOG_WARNING, dl, "%s went down: %s%s; reconnecting",
+		    dl->name, why, susp);
 		dl->backoff = LINK_BACKOFF_MIN_MS;
 	} else if (dl->failures == 1 || log_level() >= LOG_DEBUG ||
 	    (auth_failed && !dl->auth_said)) {
@@ -437,6 +754,7 @@ link_conf(const struct conf *cf, const struct conf_sizes *sz,
 	lc->ack_timeout = (uint8_t)cf->ack_timeout;
 	lc->retry_count = (uint8_t)cf->retry_count;
 	lc->pool_bytes = cf->ring_pool;
+	lc->resume = sz->resume_time > 0;
 }
 
 static void
@@ -461,18 +779,25 @@ link_connect(struct dlink *dl)
 	const char *why;
 	char err[256], to[80];
 	size_t i, k;
+	unsigned pi;
 
 	if (dl->d->stop || dl->d->draining || dl->closing || dl->retired)
 		return;
 	dl->state = D_CONNECTING;	/* failing, link_down reschedules */
-	switch (rname_get(dl->peer_rn, &dst, &why)) {
+	/* Each attempt to the next peer entry (one per path, say). */
+	pi = dl->next_peer % c->npeers;
+	if (c->npeers > 1)
+		link_naming(dl, &c->peers[pi]);
+	switch (rname_get(dl->peer_rn[pi], &dst, &why)) {
 	case 0:
-		rname_wait(dl->peer_rn, &dl->rw, on_peer_resolved, dl);
+		rname_wait(dl->peer_rn[pi], &dl->rw, on_peer_resolved, dl);
 		return;
 	case -1:
+		dl->next_peer++;
 		link_down(dl, why);
 		return;
 	}
+	dl->next_peer++;
 	if (dl->src_rn != NULL && rname_get(dl->src_rn, &src, &why) != 1) {
 		link_down(dl, "the source address is unusable");
 		return;
@@ -506,25 +831,39 @@ link_connect(struct dlink *dl)
 		link_down(dl, err);
 }
 
+/* A client link's peer and name, for the peer entry it tries. */
+static void
+link_naming(struct dlink *dl, const struct conf_addr *peer)
+{
+
+	/* Always HOST:PORT, however the configuration spelt it. */
+	snprintf(dl->peer, sizeof(dl->peer), strchr(peer->host, ':') ?
+	    "[%s]:%s" : "%s:%s", peer->host, peer->port);
+	snprintf(dl->name, sizeof(dl->name), "tunnel %s: link to %s",
+	    dl->c->name, dl->peer);
+}
+
 struct dlink *
 link_client_new(struct rsd *d, const struct conf_tunnel *c,
     const struct conf *nc, const struct link_ops *ops, void *arg)
 {
 	struct dlink *dl;
+	unsigned i;
 
 	if ((dl = dl_new(d, ops, arg)) == NULL)
 		return (NULL);
 	dl->c = c;
 	dl->key = &c->key;
 	dl->backoff = LINK_BACKOFF_MIN_MS;
-	/* Always HOST:PORT, however the configuration spelt it. */
-	snprintf(dl->peer, sizeof(dl->peer), strchr(c->peer.host, ':') ?
-	    "[%s]:%s" : "%s:%s", c->peer.host, c->peer.port);
-	snprintf(dl->name, sizeof(dl->name), "tunnel %s: link to %s",
-	    c->name, dl->peer);
-	if ((dl->peer_rn = rname_new(d->res, c->peer.host, c->peer.port,
-	    0)) == NULL || (nc->has_source && (dl->src_rn = rname_new(d->res,
-	    nc->source.host, "0", 1)) == NULL)) {
+	link_naming(dl, &c->peers[0]);
+	for (i = 0; i < c->npeers; i++)
+		if ((dl->peer_rn[i] = rname_new(d->res, c->peers[i].host,
+		    c->peers[i].port, 0)) == NULL) {
+			link_free(dl);
+			return (NULL);
+		}
+	if (nc->has_source && (dl->src_rn = rname_new(d->res,
+	    nc->source.host, "0", 1)) == NULL) {
 		link_free(dl);
 		return (NULL);
 	}
@@ -544,6 +883,8 @@ link_client_retire(struct dlink *dl)
 {
 
 	dl->retired = 1;
+	/* It will not connect again: its suspended streams end now. */
+	(void)drop_old(dl, WIRE_REASON_SHUTTING_DOWN);
 	loop_timer_stop(&dl->retry);
 	rname_unwait(&dl->rw);
 }
@@ -558,7 +899,7 @@ link_up(struct dlink *dl)
 		return;
 	}
 	/* Connected: no stream until the peer has proved its key. */
-	if (!engine_authenticated(link_engine(dl))) {
+	if (!engine_authenticated(cur_engine(dl))) {
 		dl->state = D_AUTH;
 		/* Ours: the CM bounds connecting; the proofs get this long. */
 		if (dl->c != NULL)
@@ -569,6 +910,11 @@ link_up(struct dlink *dl)
 	loop_timer_stop(&dl->deadline);
 	dl->state = D_UP;
 	dl->idle_since = dl->heard_ms = loop_now_ms();
+	/* Before any new stream: the suspended ones keep their ids. */
+	if (dl->old != NULL)
+		resume_offer(dl, cur_engine(dl));
+	else if (!dl->resuming)
+		res_identity(dl);
 	dl->failures = 0;
 	dl->auth_said = 0;
 	dl->backoff = LINK_BACKOFF_MIN_MS;
@@ -761,6 +1107,7 @@ link_incoming(struct rsd *d, const struct verbs_ev *ev)
 		dl->ea = (struct engine_auth){ 0, prove, verify, dl };
 		engine_set_auth(verbs_link_engine(dl->vl), &dl->ea);
 	}
+	engine_set_resume(verbs_link_engine(dl->vl), &dl->er);
 	if (watch_cq(dl) || verbs_accept(dl->vl)) {
 		LLOG(LOG_ERR, dl, "%s: cannot accept", dl->name);
 		loop_fd_del(dl->cqw);
@@ -902,6 +1249,7 @@ listener_conf(const struct conf *c, struct verbs_link_conf *lc)
 		if (sz->inline_size > lc->inline_size)
 			lc->inline_size = sz->inline_size;
 		lc->max_streams += sz->max_streams;
+		lc->resume |= sz->resume_time > 0;
 	}
 	if (lc->max_streams > WIRE_STREAMS_MAX)
 		lc->max_streams = WIRE_STREAMS_MAX;
@@ -1017,20 +1365,29 @@ link_listen_commit(struct rsd *d, const struct conf *nc,
 void
 link_free(struct dlink *dl)
 {
+	struct dlink *o;
+	unsigned i;
 
 	if (dl == NULL)
 		return;
 	dl->closing = 1;
 	if (dl->vl != NULL)
 		link_down(dl, "shutting down");
+	(void)drop_old(dl, WIRE_REASON_LINK_LOST);
 	loop_job_cancel(&dl->flush);
+	loop_timer_stop(&dl->resume_tmo);
 	loop_timer_stop(&dl->retry);
 	loop_timer_stop(&dl->reap);
 	loop_timer_stop(&dl->ka);
 	loop_timer_stop(&dl->deadline);
 	rname_unwait(&dl->rw);
-	rname_free(dl->peer_rn);
+	for (i = 0; i < CONF_PEERS_MAX; i++)
+		rname_free(dl->peer_rn[i]);
 	rname_free(dl->src_rn);
+	/* An incoming link whose streams this one was taking over. */
+	TAILQ_FOREACH(o, &dl->d->links, entry)
+		if (o->from == dl)
+			o->from = NULL;
 	if (dl->listed)
 		TAILQ_REMOVE(&dl->d->links, dl, entry);
 	explicit_bzero(&dl->proved, sizeof(dl->proved));
@@ -1058,9 +1415,11 @@ link_goaway_all(struct rsd *d)
 	struct engine *e;
 
 	TAILQ_FOREACH(dl, &d->links, entry) {
+		/* No new link will come for suspended streams now. */
+		suspend_end(dl, WIRE_REASON_SHUTTING_DOWN);
 		if (dl->c != NULL)
 			dl->ops->down(dl->arg, dl, "shutting down");
-		if (dl->state == D_UP && (e = link_engine(dl)) != NULL) {
+		if (dl->state == D_UP && (e = cur_engine(dl)) != NULL) {
 			engine_goaway(e, WIRE_REASON_SHUTTING_DOWN);
 			link_mark(dl);
 		}
@@ -1077,6 +1436,7 @@ link_state_name(enum link_state s)
 		[LINK_AUTHENTICATING] = "authenticating",
 		[LINK_UP] = "up",
 		[LINK_ENDED] = "ended",
+		[LINK_SUSPENDED] = "suspended",
 	};
 
 	return ((unsigned)s < LINK_STATE_N ? names[s] : "?");
@@ -1091,6 +1451,7 @@ link_info(const struct dlink *dl, struct link_info *li)
 		[D_AUTH] = LINK_AUTHENTICATING,
 		[D_UP] = LINK_UP,
 		[D_DEAD] = LINK_ENDED,
+		[D_SUSP] = LINK_SUSPENDED,
 	};
 	struct engine *e = link_engine(dl);
 
@@ -1105,7 +1466,10 @@ link_info(const struct dlink *dl, struct link_info *li)
 	li->device = dl->vl != NULL && dl->state == D_UP ?
 	    verbs_link_device(dl->vl) : "";
 	li->goaway = e != NULL && engine_peer_goaway(e);
-	if (e != NULL && dl->state == D_UP) {
+	li->suspended = dl->old != NULL ? engine_suspended(dl->old) : 0;
+	if (li->suspended > 0 && dl->state != D_UP)
+		li->state = LINK_SUSPENDED;
+	if ((e = cur_engine(dl)) != NULL && dl->state == D_UP) {
 		engine_stats(e, &li->st);
 		verbs_link_mem_stats(dl->vl, &li->mem);
 		li->have_stats = 1;

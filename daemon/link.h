@@ -56,6 +56,13 @@ struct link_ops {
 	void (*up)(void *arg, struct dlink *dl);
 	/* A client link's attempt failed, or it went down or closed. */
 	void (*down)(void *arg, struct dlink *dl, const char *why);
+	/*
+	 * Stream ${user}, suspended when its link failed, moves to link
+	 * ${dl} (a resume): re-register its rings there and describe them
+	 * in ${tx} and ${rx} (same sizes).  Returns 0, or -1 to reset it.
+	 */
+	int (*adopt)(void *arg, struct dlink *dl, void *user,
+	    struct engine_ring *tx, struct engine_ring *rx);
 };
 
 /* A link's state, as rstreamctl shows it. */
@@ -66,6 +73,7 @@ enum link_state {
 	LINK_AUTHENTICATING,	/* connected, proofs not yet exchanged */
 	LINK_UP,
 	LINK_ENDED,		/* an incoming link that ended, about to go */
+	LINK_SUSPENDED,		/* failed; its streams wait for a resume */
 	LINK_STATE_N
 };
 
@@ -78,6 +86,7 @@ struct link_info {
 	enum link_state state;
 	const char *device;
 	int goaway;			/* the peer said GOAWAY */
+	uint32_t suspended;		/* streams waiting for a resume */
 	int have_stats;
 	struct engine_stats st;
 	struct verbs_mem_stats mem;	/* with have_stats */

@@ -41,6 +41,9 @@ struct tun_stats {
 	uint64_t limited;	/* refusals by a limit (included in refused) */
 	uint64_t denied;	/* refusals: link without this tunnel's key */
 	uint64_t accept_pauses;	/* out of descriptors: accepting paused */
+	uint64_t suspended;	/* streams suspended by a link failure */
+	uint64_t resumes;	/* streams resumed on a new link */
+	uint64_t resume_failures;	/* suspended streams reset instead */
 	uint32_t active;
 	int refs;
 };
@@ -93,9 +96,11 @@ struct rsd {
 	uint64_t links_rejected;	/* a limit, allow, an invalid hello */
 	uint64_t links_evicted;		/* idle links closed to make room */
 	uint64_t auth_failures;		/* links that failed to authenticate */
+	uint64_t resume_refusals;	/* peers' resume offers refused */
+	uint64_t resume_timeouts;	/* suspended streams reset: no new link */
 	/* Each kind of refusal is logged once per burst of its own. */
 	struct log_burst refusal_log[ADMIT_N], auth_log, deny_log;
-	struct log_burst cm_log, open_log;
+	struct log_burst cm_log, open_log, resume_log;
 	int noauth_warned;		/* said once that links lack keys */
 	struct loop_timer sweep;	/* idle_timeout, once a second */
 	struct ctl *ctl;

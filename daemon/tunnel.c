@@ -194,11 +194,21 @@ stream_event(void *arg, struct dlink *dl, const struct engine_event *ev)
 	bridge_event(ev->user, ev);
 }
 
+static int
+stream_adopt(void *arg, struct dlink *dl, void *user, struct engine_ring *tx,
+    struct engine_ring *rx)
+{
+
+	(void)arg;
+	return (bridge_adopt(user, dl, tx, rx));
+}
+
 static const struct link_ops client_ops = {
 	.incoming = NULL,		/* a client link takes no OPEN */
 	.event = stream_event,
 	.up = client_link_up,
 	.down = client_link_down,
+	.adopt = stream_adopt,
 };
 
 static const struct link_ops incoming_ops = {
@@ -206,6 +216,7 @@ static const struct link_ops incoming_ops = {
 	.event = stream_event,
 	.up = NULL,
 	.down = NULL,
+	.adopt = stream_adopt,
 };
 
 /*

@@ -38,6 +38,10 @@ enum {
 #define F_WANT_WR	0x0200	/* application saw a full send ring */
 #define F_PEER_MAPPED	0x0400	/* peer id bit set in peer_ids */
 #define F_HAS_RINGS	0x0800	/* application gave rings (needs RELEASED) */
+#define F_KEEP_WANT	0x1000	/* engine_keep: keep bytes, suspend if it can */
+#define F_KEEP		0x2000	/* bytes kept until consumed: resumable */
+#define F_SUSP		0x4000	/* suspended in a failed engine */
+#define F_RESUMING	0x8000	/* adopted; the resume exchange is under way */
 
 /* Pending control records for a stream, in the order they are encoded. */
 #define C_OPEN		0x01
@@ -46,6 +50,7 @@ enum {
 #define C_SHUTDOWN	0x08
 #define C_RESET	0x10
 #define C_CLOSE	0x20
+#define C_RESUME	0x40	/* our RESUME_STREAM (request or answer) */
 
 #define NIL	UINT32_MAX
 
@@ -123,6 +128,25 @@ struct engine {
 	int auth_send;
 	int peer_ok;
 
+	/* Resume (version 2): both sides can; what this link did of it. */
+	int can_resume;
+	struct engine_resume r;
+	int opened_any;		/* the peer opened a stream on this link */
+	int res_hdr;		/* client: RESUME header to send */
+	int res_sent;		/* client: this link offered a resume */
+	int res_denied;		/* client: the peer refused it */
+	uint32_t res_wait;	/* client: answers still expected */
+	int res_seen;		/* server: the peer offered a resume */
+	int res_refused;	/* server: ... and we refused it */
+	int res_deny;		/* server: RESUME_DENIED to send */
+	uint16_t res_reason;
+	uint32_t res_left;	/* server: RESUME_STREAMs still expected */
+	uint8_t res_token[WIRE_NONCE_LEN];
+	uint8_t res_proof[WIRE_AUTH_LEN];
+	uint16_t res_count;
+	uint32_t *gone;		/* server: GONE answers, (peer id << 16 | id) */
+	uint32_t gone_head, gone_n;
+
 	int want_keepalive;
 	int want_goaway;
 	uint16_t goaway_reason;
@@ -134,6 +158,12 @@ struct engine {
 
 static int fail(struct engine *, enum engine_err, const char *, ...)
     __attribute__((format(printf, 3, 4)));
+static void event(struct engine *, uint32_t, uint32_t);
+static void suspend(struct engine *, uint32_t);
+static int suspendable(const struct stream *, enum engine_err);
+static int rec_resume(struct engine *, const struct wire_rec *);
+static int rec_resume_stream(struct engine *, const struct wire_rec *);
+static int rec_resume_denied(struct engine *, const struct wire_rec *);
 
 /* ---------------------------------------------------------------- queues */
 
@@ -186,12 +216,21 @@ fail(struct engine *e, enum engine_err kind, const char *fmt, ...)
 	e->failed = 1;
 	e->err_kind = kind;
 	e->up = 0;
-	/* Every live stream ends: its peer is gone with the link. */
+	/*
+	 * Every live stream ends, its peer gone with the link; but a kept
+	 * stream waits in this engine for a resume on a new link, if the
+	 * transport (not the peer's conduct) failed.
+	 */
 	for (uint32_t id = 0; id < e->conf.max_streams; id++) {
 		struct stream *s = &e->s[id];
 
 		if (s->state == S_FREE || s->state == S_DEAD)
 			continue;
+		if (suspendable(s, kind)) {
+			suspend(e, id);
+			continue;
+		}
+		s->flags &= (uint16_t)~(F_SUSP | F_RESUMING);
 		if (!(s->flags & F_APP_CLOSED)) {
 			s->ev |= ENGINE_EV_RESET;
 			s->ev_reason = WIRE_REASON_RESET;
@@ -329,9 +368,38 @@ static int
 tx_ready(const struct stream *s)
 {
 
-	return (s->state == S_OPEN && !(s->flags & (F_TERM_SENT | F_RESET)) &&
+	return (s->state == S_OPEN &&
+	    !(s->flags & (F_TERM_SENT | F_RESET | F_SUSP | F_RESUMING)) &&
 	    s->tx_app > s->tx_sent &&
 	    s->tx_sent - s->tx_peer < s->peer_rx.size);
+}
+
+/*
+ * Where the send ring's free space starts: a kept stream frees bytes when
+ * the peer consumed them (so all it has not can be written again on a new
+ * link), the others when their WRITE completed.
+ */
+static uint64_t
+tx_base(const struct stream *s)
+{
+
+	return ((s->flags & F_KEEP) ? s->tx_peer : s->tx_done);
+}
+
+/*
+ * Keep a stream's bytes if it asked to and the link can resume, and if
+ * the peer's credit returns often enough: the receiver returns credit
+ * for every quarter of its ring consumed, so a kept send ring smaller
+ * than that would wait for credit for ever.  Decided before the first
+ * WRITE, when both ring sizes are known (until then both bases are 0).
+ */
+static void
+keep_decide(const struct engine *e, struct stream *s)
+{
+
+	if ((s->flags & F_KEEP_WANT) && e->can_resume && s->tx_sent == 0 &&
+	    (uint64_t)s->tx.size * 4 >= s->peer_rx.size)
+		s->flags |= F_KEEP;
 }
 
 /* Queue SHUTDOWN once every committed byte has been written. */
@@ -357,6 +425,324 @@ check_eof(struct engine *e, uint32_t id)
 		s->flags |= F_EOF_DONE;
 		event(e, id, ENGINE_EV_EOF);
 	}
+}
+
+/* ---------------------------------------------------------------- resume */
+
+/*
+ * A failed link's stream waits for a resume if it keeps its bytes, is
+ * open and not being reset, has not exchanged both terminal records, and
+ * the transport (or the embedder) ended the link; a peer that broke the
+ * protocol or failed authentication gets no second chance.
+ */
+static int
+suspendable(const struct stream *s, enum engine_err kind)
+{
+
+	return ((kind == ENGINE_ERR_TRANSPORT || kind == ENGINE_ERR_LOCAL) &&
+	    (s->flags & F_KEEP) && s->state == S_OPEN &&
+	    !(s->flags & F_RESET) &&
+	    (s->flags & (F_TERM_SENT | F_TERM_RECV)) !=
+	    (F_TERM_SENT | F_TERM_RECV));
+}
+
+static void
+suspend(struct engine *e, uint32_t id)
+{
+	struct stream *s = &e->s[id];
+
+	s->flags &= (uint16_t)~F_RESUMING;
+	s->flags |= F_SUSP;
+	/* The queue pair is gone: nothing it held reads our rings any more. */
+	s->wr_out = 0;
+	e->st.streams_suspended++;
+	event(e, id, ENGINE_EV_SUSPENDED);
+}
+
+/* End stream ${id} here and now: RELEASED (and RESET unless closed). */
+static void
+release_now(struct engine *e, uint32_t id, uint16_t reason)
+{
+	struct stream *s = &e->s[id];
+
+	if (!(s->flags & F_APP_CLOSED) && !(s->flags & F_RESET)) {
+		s->ev_reason = reason;
+		event(e, id, ENGINE_EV_RESET);
+		e->st.streams_reset++;
+	}
+	if (s->flags & F_PEER_MAPPED) {
+		peer_bit(e, s->peer_id, 0);
+		s->flags &= (uint16_t)~F_PEER_MAPPED;
+	}
+	s->flags &= (uint16_t)~(F_SUSP | F_RESUMING);
+	s->flags |= F_RESET;
+	s->ctrl = 0;
+	s->state = S_DEAD;
+	s->ev |= ENGINE_EV_RELEASED;
+	qpush(e, Q_EV, id);
+}
+
+/* Free slots go back on the free list, low ids first (after adopting). */
+static void
+rebuild_free(struct engine *e)
+{
+	uint32_t i;
+	struct stream *s;
+
+	e->free_head = NIL;
+	for (i = e->conf.max_streams; i > 0; i--) {
+		s = &e->s[i - 1];
+		if (s->state == S_FREE && !s->in[Q_CTRL] && !s->in[Q_TX] &&
+		    !s->in[Q_EV]) {
+			s->next_free = e->free_head;
+			e->free_head = i - 1;
+		}
+	}
+}
+
+/*
+ * Move suspended stream ${id} of failed engine ${old} into ${e} under the
+ * same id, its rings re-registered by the embedder; it is RESUMING until
+ * the exchange settles its cursors.  Returns 1 if it moved; a stream that
+ * cannot move stays suspended in ${old} (engine_abandon ends it).
+ */
+static int
+adopt(struct engine *e, struct engine *old, uint32_t id)
+{
+	struct stream *o = &old->s[id], *s;
+	struct engine_ring tx, rx;
+
+	if (id >= e->conf.max_streams)
+		return (0);
+	s = &e->s[id];
+	if (s->state != S_FREE || s->in[Q_CTRL] || s->in[Q_TX] || s->in[Q_EV] ||
+	    ((o->flags & F_PEER_MAPPED) && peer_bit_isset(e, o->peer_id)))
+		return (0);
+	*s = *o;
+	memset(s->in, 0, sizeof(s->in));
+	s->next_free = NIL;
+	s->flags &= (uint16_t)~F_SUSP;
+	s->flags |= F_RESUMING;
+	s->ctrl &= (uint8_t)~(C_OPEN | C_OPEN_OK | C_RESUME);
+	e->st.streams_active++;
+	if (s->flags & F_PEER_MAPPED)
+		peer_bit(e, s->peer_id, 1);
+	if (s->ev)
+		qpush(e, Q_EV, id);
+	o->state = S_FREE;
+	o->flags = 0;
+	o->ev = 0;
+	old->st.streams_active--;
+	tx = s->tx;
+	rx = s->rx;
+	if (e->r.adopt(e->r.arg, id, s->user, &tx, &rx) != 0 ||
+	    tx.size != s->tx.size || rx.size != s->rx.size) {
+		release_now(e, id, WIRE_REASON_INTERNAL);
+		return (1);
+	}
+	s->tx = tx;
+	s->rx = rx;
+	return (1);
+}
+
+/* Move every suspended stream of ${old}; returns how many moved. */
+static uint32_t
+adopt_all(struct engine *e, struct engine *old)
+{
+	uint32_t id, n = 0;
+
+	for (id = 0; id < old->conf.max_streams; id++)
+		if (old->s[id].state == S_OPEN && (old->s[id].flags & F_SUSP))
+			n += (uint32_t)adopt(e, old, id);
+	rebuild_free(e);
+	return (n);
+}
+
+/*
+ * The peer's cursors for resumed stream ${id}: the sender writes again
+ * from what arrived, frees what was consumed, and says again whatever
+ * terminal record the peer did not see.
+ */
+static int
+apply_resume(struct engine *e, uint32_t id, const struct wire_rec *r)
+{
+	struct stream *s = &e->s[id];
+
+	if (r->ring.size != s->peer_rx.size)
+		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: "
+		    "stream %u resumed with a %u-byte ring instead of %u",
+		    (unsigned)id, (unsigned)r->ring.size,
+		    (unsigned)s->peer_rx.size));
+	if (r->consumed < s->tx_peer || r->cursor > s->tx_sent)
+		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: "
+		    "stream %u resumed at %llu/%llu, outside the %llu..%llu "
+		    "bytes sent", (unsigned)id,
+		    (unsigned long long)r->consumed,
+		    (unsigned long long)r->cursor,
+		    (unsigned long long)s->tx_peer,
+		    (unsigned long long)s->tx_sent));
+	if (((r->flags & WIRE_RS_SHUT) && (!(s->flags & F_SHUT_SENT) ||
+	    r->cursor != s->tx_app)) ||
+	    ((r->flags & WIRE_RS_CLOSE) && !(s->flags & F_TERM_SENT)))
+		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: "
+		    "stream %u resumed with a terminal record never sent",
+		    (unsigned)id));
+	e->st.resumed_bytes += s->tx_sent - r->cursor;
+	s->peer_rx = r->ring;
+	s->tx_peer = r->consumed;
+	s->tx_sent = s->tx_done = s->tx_sig = r->cursor;
+	/* A SHUTDOWN follows the bytes written again (check_shutdown). */
+	s->ctrl &= (uint8_t)~C_SHUTDOWN;
+	if (!(r->flags & WIRE_RS_SHUT))
+		s->flags &= (uint16_t)~F_SHUT_SENT;
+	if (!(r->flags & WIRE_RS_CLOSE) && (s->flags & F_TERM_SENT)) {
+		s->flags &= (uint16_t)~F_TERM_SENT;
+		s->ctrl |= C_CLOSE;
+	}
+	/* Closed while suspended: the CLOSE engine_close could not queue. */
+	if ((s->flags & F_APP_CLOSED) && !(s->flags & (F_RESET | F_TERM_SENT)))
+		s->ctrl |= C_CLOSE;
+	s->flags &= (uint16_t)~F_RESUMING;
+	e->st.streams_resumed++;
+	event(e, id, ENGINE_EV_RESUMED);
+	if (s->flags & F_WANT_WR) {
+		s->flags &= (uint16_t)~F_WANT_WR;
+		event(e, id, ENGINE_EV_WRITABLE);
+	}
+	if (s->ctrl)
+		qpush(e, Q_CTRL, id);
+	if (tx_ready(s))
+		qpush(e, Q_TX, id);
+	check_shutdown(e, id);
+	check_eof(e, id);
+	maybe_release(e, id);
+	return (0);
+}
+
+/* Server: the RESUME_STREAMs are all in; what the peer did not name ends. */
+static void
+resume_finish(struct engine *e)
+{
+	uint32_t id;
+
+	for (id = 0; id < e->conf.max_streams; id++)
+		if (e->s[id].state == S_OPEN && (e->s[id].flags & F_RESUMING)) {
+			e->st.streams_not_resumed++;
+			release_now(e, id, WIRE_REASON_NOT_RESUMED);
+		}
+}
+
+/* Server: the peer asks for a failed link's streams. */
+static int
+rec_resume(struct engine *e, const struct wire_rec *r)
+{
+	struct engine *old;
+	uint16_t reason = WIRE_REASON_DENIED;
+
+	if (!e->can_resume || e->res_seen || e->res_sent || e->opened_any ||
+	    e->r.find == NULL)
+		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: "
+		    "unexpected RESUME"));
+	e->res_seen = 1;
+	e->res_left = r->count;
+	old = e->r.find(e->r.arg, r->token, r->proof, &reason);
+	if (old == NULL || old == e || !old->failed) {
+		e->res_refused = 1;
+		e->res_deny = 1;
+		e->res_reason = reason;
+		e->st.resumes_denied++;
+		return (0);
+	}
+	(void)adopt_all(e, old);
+	e->r.adopted(e->r.arg, old);
+	if (e->res_left == 0)
+		resume_finish(e);
+	return (0);
+}
+
+/* Client: a stream the server could not resume. */
+static void
+resume_gone(struct engine *e, uint32_t id)
+{
+	struct stream *s = &e->s[id];
+
+	e->st.streams_not_resumed++;
+	/* Our CLOSE was its last word; the peer released it: finished. */
+	if ((s->flags & F_TERM_SENT) && !(s->flags & F_RESET) &&
+	    (s->flags & F_APP_CLOSED)) {
+		s->flags &= (uint16_t)~F_RESUMING;
+		s->flags |= F_TERM_RECV;
+		maybe_release(e, id);
+		return;
+	}
+	release_now(e, id, WIRE_REASON_NOT_RESUMED);
+}
+
+static int
+rec_resume_stream(struct engine *e, const struct wire_rec *r)
+{
+	struct stream *s = live(e, r->stream);
+	uint32_t id = r->stream;
+
+	if (e->res_sent) {
+		/* The server's answer for one of ours. */
+		if (e->res_denied || s == NULL || !(s->flags & F_RESUMING) ||
+		    !(s->flags & F_PEER_MAPPED) || s->peer_id != r->peer_stream)
+			return (fail(e, ENGINE_ERR_PROTOCOL, "protocol "
+			    "violation: RESUME_STREAM for stream %u, which is "
+			    "not resuming", (unsigned)id));
+		e->res_wait--;
+		if (r->flags & WIRE_RS_GONE) {
+			resume_gone(e, id);
+			return (0);
+		}
+		return (apply_resume(e, id, r));
+	}
+	if (!e->res_seen || e->res_left == 0 || (r->flags & WIRE_RS_GONE))
+		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: "
+		    "unexpected RESUME_STREAM"));
+	e->res_left--;
+	if (!e->res_refused) {
+		if (s != NULL && (s->flags & F_RESUMING) &&
+		    (s->flags & F_PEER_MAPPED) &&
+		    s->peer_id == r->peer_stream && !(s->flags & F_RESET)) {
+			if (apply_resume(e, id, r))
+				return (-1);
+			ctrl(e, id, C_RESUME);
+		} else {
+			if (s != NULL && (s->flags & F_RESUMING) &&
+			    s->peer_id == r->peer_stream)
+				release_now(e, id, WIRE_REASON_RESET);
+			/* Bounded: at most the RESUME's count. */
+			e->gone[(e->gone_head + e->gone_n) % WIRE_STREAMS_MAX] =
+			    r->peer_stream << 16 | r->stream;
+			e->gone_n++;
+		}
+	}
+	if (e->res_left == 0)
+		resume_finish(e);
+	return (0);
+}
+
+/* Client: the server refused the resume; every resuming stream ends. */
+static int
+rec_resume_denied(struct engine *e, const struct wire_rec *r)
+{
+	uint32_t id;
+
+	if (!e->res_sent || e->res_denied)
+		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: "
+		    "unexpected RESUME_DENIED"));
+	e->res_denied = 1;
+	e->res_wait = 0;
+	e->st.resumes_denied++;
+	for (id = 0; id < e->conf.max_streams; id++)
+		if (e->s[id].state == S_OPEN &&
+		    (e->s[id].flags & F_RESUMING)) {
+			e->st.streams_not_resumed++;
+			release_now(e, id, r->reason);
+		}
+	return (0);
 }
 
 /* ---------------------------------------------------------------- setup */
@@ -403,6 +789,9 @@ engine_new(const struct engine_conf *conf, const char **errstr)
 		goto err4;
 	if ((e->peer_ids = calloc(WIRE_STREAMS_MAX / 8, 1)) == NULL)
 		goto err5;
+	if (conf->resume &&
+	    (e->gone = calloc(WIRE_STREAMS_MAX, sizeof(uint32_t))) == NULL)
+		goto err6;
 
 	/* Free list in id order, so ids are handed out low first. */
 	e->free_head = NIL;
@@ -432,6 +821,8 @@ engine_new(const struct engine_conf *conf, const char **errstr)
 	e->last_signaled = UINT64_MAX;
 	return (e);
 
+err6:
+	free(e->peer_ids);
 err5:
 	free(e->refusals);
 err4:
@@ -453,6 +844,7 @@ engine_free(struct engine *e)
 
 	if (e == NULL)
 		return;
+	free(e->gone);
 	free(e->peer_ids);
 	free(e->refusals);
 	free(e->wri);
@@ -465,8 +857,10 @@ void
 engine_hello(struct engine *e, struct wire_hello *h)
 {
 
-	h->version = WIRE_VERSION;
-	h->flags = e->auth ? WIRE_HELLO_AUTH : 0;
+	/* Version 1 peers refuse version 2: say 2 only when it matters. */
+	h->version = e->conf.resume ? WIRE_VERSION : 1;
+	h->flags = (uint8_t)((e->auth ? WIRE_HELLO_AUTH : 0) |
+	    (e->conf.resume ? WIRE_HELLO_RESUME : 0));
 	h->credits = (uint16_t)e->conf.rq_size;
 }
 
@@ -502,6 +896,8 @@ engine_connected(struct engine *e, const struct wire_hello *peer)
 		return;
 	}
 	e->auth_send = e->auth && e->a.initiator;
+	e->can_resume = e->conf.resume &&
+	    (peer->flags & WIRE_HELLO_RESUME) != 0;
 	e->peer_rq = peer->credits;
 	e->peer_posted = peer->credits;
 	/* The hello already granted every receive posted so far. */
@@ -599,7 +995,8 @@ engine_on_recv_imm(struct engine *e, uint32_t slot, uint32_t imm,
 	if (n != len)
 		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: immediate says %u bytes "
 		    "but %u were written", (unsigned)n, (unsigned)len));
-	if ((s = live(e, id)) == NULL || s->state != S_OPEN)
+	if ((s = live(e, id)) == NULL || s->state != S_OPEN ||
+	    (s->flags & F_RESUMING))
 		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: data for stream %u, "
 		    "which is not open", (unsigned)id));
 	if (s->flags & (F_PEER_SHUT | F_TERM_RECV))
@@ -630,6 +1027,7 @@ rec_open(struct engine *e, const struct wire_rec *r)
 	if (peer_bit_isset(e, r->stream))
 		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: OPEN for peer stream %u, "
 		    "which is already open", (unsigned)r->stream));
+	e->opened_any = 1;
 	/* The bitmap check above bounds the refusal queue: one per id. */
 	if (e->want_goaway || (id = slot_alloc(e)) == NIL) {
 		e->refusals[(e->ref_head + e->ref_n) % WIRE_STREAMS_MAX] =
@@ -656,7 +1054,7 @@ rec_name(uint8_t type)
 {
 	static const char *names[] = { "?", "MSG_CREDIT", "CREDIT", "OPEN",
 	    "OPEN_OK", "REFUSE", "SHUTDOWN", "CLOSE", "RESET", "KEEPALIVE",
-	    "GOAWAY", "AUTH" };
+	    "GOAWAY", "AUTH", "RESUME", "RESUME_STREAM", "RESUME_DENIED" };
 
 	return (type < sizeof(names) / sizeof(names[0]) ? names[type] : "?");
 }
@@ -668,7 +1066,7 @@ rec_stream(struct engine *e, const struct wire_rec *r)
 	uint32_t id = r->stream;
 	const char *what = rec_name(r->type);
 
-	if (s == NULL || s->state == S_INCOMING)
+	if (s == NULL || s->state == S_INCOMING || (s->flags & F_RESUMING))
 		goto bad;
 
 	switch (r->type) {
@@ -680,6 +1078,7 @@ rec_stream(struct engine *e, const struct wire_rec *r)
 		s->peer_rx = r->ring;
 		s->flags |= F_PEER_MAPPED;
 		peer_bit(e, r->peer_stream, 1);
+		keep_decide(e, s);
 		if (s->flags & F_ABORT) {
 			s->flags |= F_RESET;
 			s->tx_app = s->tx_sent;
@@ -714,6 +1113,10 @@ rec_stream(struct engine *e, const struct wire_rec *r)
 		s->tx_peer = r->cursor;
 		if (tx_ready(s))
 			qpush(e, Q_TX, id);
+		if ((s->flags & (F_KEEP | F_WANT_WR)) == (F_KEEP | F_WANT_WR)) {
+			s->flags &= (uint16_t)~F_WANT_WR;
+			event(e, id, ENGINE_EV_WRITABLE);
+		}
 		return (0);
 
 	case WIRE_SHUTDOWN:
@@ -846,6 +1249,15 @@ engine_on_recv(struct engine *e, uint32_t slot, const uint8_t *buf,
 			e->peer_goaway = 1;
 			err = 0;
 			break;
+		case WIRE_RESUME:
+			err = rec_resume(e, &r);
+			break;
+		case WIRE_RESUME_STREAM:
+			err = rec_resume_stream(e, &r);
+			break;
+		case WIRE_RESUME_DENIED:
+			err = rec_resume_denied(e, &r);
+			break;
 		default:
 			err = rec_stream(e, &r);
 			break;
@@ -874,7 +1286,7 @@ engine_on_send_done(struct engine *e, uint64_t wr_id)
 		s = &e->s[w->stream];
 		s->tx_done = w->end;
 		s->wr_out--;
-		if (s->flags & F_WANT_WR) {
+		if ((s->flags & (F_WANT_WR | F_KEEP)) == F_WANT_WR) {
 			s->flags &= (uint16_t)~F_WANT_WR;
 			event(e, w->stream, ENGINE_EV_WRITABLE);
 		}
@@ -914,7 +1326,7 @@ ctrl_pending(const struct engine *e)
 {
 
 	return (e->q[Q_CTRL].head != NIL || e->ref_n > 0 || e->want_keepalive ||
-	    e->auth_send ||
+	    e->auth_send || e->res_hdr || e->res_deny || e->gone_n > 0 ||
 	    (e->want_goaway && !e->goaway_sent) ||
 	    e->recv_posted - e->recv_reported >= e->msg_credit_threshold);
 }
@@ -949,6 +1361,26 @@ encode_stream(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
 	if (s->state == S_FREE)
 		return (1);
 	memset(&r, 0, sizeof(r));
+	if (s->ctrl & C_RESUME) {
+		r.type = WIRE_RESUME_STREAM;
+		r.stream = s->peer_id;
+		r.peer_stream = id;
+		r.cursor = s->rx_tail;
+		r.consumed = s->rx_cons;
+		r.flags = (uint8_t)(((s->flags & F_PEER_SHUT) ? WIRE_RS_SHUT :
+		    0) | ((s->flags & F_TERM_RECV) ? WIRE_RS_CLOSE : 0));
+		r.ring.addr = s->rx.addr;
+		r.ring.rkey = s->rx.key;
+		r.ring.size = s->rx.size;
+		if (!put(buf, len, &r))
+			return (0);
+		s->rx_rep = s->rx_cons;
+		s->ctrl &= (uint8_t)~C_RESUME;
+		memset(&r, 0, sizeof(r));
+	}
+	/* The rest waits until the peer's answer resumed the stream. */
+	if (s->flags & F_RESUMING)
+		return (1);
 	if (s->ctrl & C_OPEN) {
 		r.type = WIRE_OPEN;
 		r.stream = id;
@@ -1031,6 +1463,34 @@ build_send(struct engine *e, uint64_t seq)
 		if (put(buf, &len, &r))
 			e->goaway_sent = 1;
 	}
+	if (e->res_hdr) {
+		r.type = WIRE_RESUME;
+		memcpy(r.token, e->res_token, WIRE_NONCE_LEN);
+		memcpy(r.proof, e->res_proof, WIRE_AUTH_LEN);
+		r.count = e->res_count;
+		if (!put(buf, &len, &r))
+			return (len);
+		e->res_hdr = 0;
+		memset(&r, 0, sizeof(r));
+	}
+	if (e->res_deny) {
+		r.type = WIRE_RESUME_DENIED;
+		r.reason = e->res_reason;
+		if (put(buf, &len, &r))
+			e->res_deny = 0;
+	}
+	while (e->gone_n > 0) {
+		v = e->gone[e->gone_head];
+		r.type = WIRE_RESUME_STREAM;
+		r.stream = v >> 16;
+		r.peer_stream = v & 0xffff;
+		r.flags = WIRE_RS_GONE;
+		if (!put(buf, &len, &r))
+			break;
+		e->gone_head = (e->gone_head + 1) % WIRE_STREAMS_MAX;
+		e->gone_n--;
+	}
+	memset(&r, 0, sizeof(r));
 	while (e->ref_n > 0) {
 		v = e->refusals[e->ref_head];
 		r.type = WIRE_REFUSE;
@@ -1357,7 +1817,7 @@ engine_tx_space(struct engine *e, uint32_t id, uint32_t *off)
 		return (0);
 	*off = ring_off(s->tx.size, s->tx_app);
 	n = ring_contig(s->tx.size, s->tx_app,
-	    ring_free(s->tx.size, s->tx_app, s->tx_done));
+	    ring_free(s->tx.size, s->tx_app, tx_base(s)));
 	if (n == 0)
 		s->flags |= F_WANT_WR;
 	return ((uint32_t)n);
@@ -1370,7 +1830,7 @@ engine_tx_commit(struct engine *e, uint32_t id, uint32_t n)
 
 	if (s == NULL || (s->flags & (F_APP_SHUT | F_RESET | F_TERM_SENT)) ||
 	    n > ring_contig(s->tx.size, s->tx_app,
-	    ring_free(s->tx.size, s->tx_app, s->tx_done)))
+	    ring_free(s->tx.size, s->tx_app, tx_base(s))))
 		return (ENGINE_EINVAL);
 	s->tx_app += n;
 	if (tx_ready(s))
@@ -1439,8 +1899,12 @@ engine_reset(struct engine *e, uint32_t id, uint16_t reason)
 	s->flags |= F_APP_CLOSED;
 	s->ev &= ENGINE_EV_RELEASED;
 	s->reason = reason;
-	if (e->failed)
+	if (e->failed) {
+		/* A suspended stream the application gave up on goes now. */
+		if (s->flags & F_SUSP)
+			release_now(e, id, reason);
 		return (0);
+	}
 	if (s->state == S_OPENING) {
 		/* The peer does not know our id's partner yet: wait for it. */
 		s->flags |= F_ABORT;
@@ -1523,4 +1987,97 @@ engine_stats(const struct engine *e, struct engine_stats *st)
 
 	*st = e->st;
 	st->peer_credits = (uint32_t)msg_avail(e);
+}
+
+void
+engine_set_resume(struct engine *e, const struct engine_resume *r)
+{
+
+	e->r = *r;
+}
+
+int
+engine_can_resume(const struct engine *e)
+{
+
+	return (e->can_resume);
+}
+
+int
+engine_keep(struct engine *e, uint32_t id)
+{
+	struct stream *s = live(e, id);
+
+	if (s == NULL || !e->conf.resume || s->tx_sent != 0 ||
+	    (s->state != S_OPENING && s->state != S_OPEN))
+		return (ENGINE_EINVAL);
+	s->flags |= F_KEEP_WANT;
+	if (s->state == S_OPEN)
+		keep_decide(e, s);
+	return (0);
+}
+
+int
+engine_kept(const struct engine *e, uint32_t id)
+{
+
+	return (id < e->conf.max_streams && (e->s[id].flags & F_KEEP) != 0);
+}
+
+uint32_t
+engine_suspended(const struct engine *e)
+{
+	uint32_t id, n = 0;
+
+	for (id = 0; id < e->conf.max_streams; id++)
+		if (e->s[id].state == S_OPEN &&
+		    (e->s[id].flags & (F_SUSP | F_RESUMING)))
+			n++;
+	return (n);
+}
+
+int
+engine_resume(struct engine *e, struct engine *old,
+    const uint8_t token[WIRE_NONCE_LEN], const uint8_t proof[WIRE_AUTH_LEN])
+{
+	uint32_t n;
+
+	if (!e->up || e->failed || !engine_authenticated(e))
+		return (ENGINE_EDOWN);
+	if (!e->can_resume || e->res_sent || e->res_seen ||
+	    e->st.streams_active != 0 || old == e || !old->failed ||
+	    e->r.adopt == NULL)
+		return (ENGINE_EINVAL);
+	n = adopt_all(e, old);
+	for (uint32_t id = 0; id < e->conf.max_streams; id++)
+		if (e->s[id].state == S_OPEN && (e->s[id].flags & F_RESUMING))
+			ctrl(e, id, C_RESUME);
+	memcpy(e->res_token, token, WIRE_NONCE_LEN);
+	memcpy(e->res_proof, proof, WIRE_AUTH_LEN);
+	e->res_count = (uint16_t)engine_suspended(e);
+	e->res_wait = e->res_count;
+	e->res_sent = 1;
+	e->res_hdr = 1;
+	return ((int)n);
+}
+
+uint32_t
+engine_resume_pending(const struct engine *e)
+{
+
+	if (e->res_sent)
+		return (e->res_wait);
+	return (e->res_seen ? e->res_left : 0);
+}
+
+void
+engine_abandon(struct engine *e, uint16_t reason)
+{
+	uint32_t id;
+
+	for (id = 0; id < e->conf.max_streams; id++)
+		if (e->s[id].state == S_OPEN && (e->s[id].flags & F_SUSP)) {
+			e->st.streams_not_resumed++;
+			release_now(e, id, reason);
+		}
 }

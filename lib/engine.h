@@ -47,6 +47,22 @@
  * a peer's OPEN or data ends the link, so no ring address or key leaves
  * this side before the peer is known.
  *
+ * Resume (protocol version 2, both sides configured with conf.resume):
+ * a stream marked with engine_keep frees send-ring bytes only when the
+ * peer reports them consumed.  When the transport fails (or the embedder
+ * ends the link with engine_fail), such a stream is SUSPENDED instead of
+ * reset: it stays in the failed engine, the application may still fill
+ * its send ring and drain its receive ring, and its id and rings stay
+ * reserved.  On a new link, the side that connects calls engine_resume
+ * with the failed engine; the other side's engine asks its
+ * engine_resume.find callback for the failed engine the peer names, and
+ * both move the suspended streams over under their old ids (adopt
+ * callback: the embedder re-registers the rings in the new link's
+ * protection domain).  The two sides then exchange each stream's cursors,
+ * each resends what did not arrive, and the stream is RESUMED; a stream
+ * the other side no longer has is RESET.  A failed engine's streams that
+ * were not moved end with engine_abandon; then it may be freed.
+ *
  * Errors: a peer that breaks the protocol, or a transport failure, ends
  * the link: the engine stops emitting work requests, every stream gets
  * RESET (unless already closed by the application) and RELEASED, and
@@ -77,6 +93,7 @@ struct engine_conf {
 	uint8_t *ctrl_send;	/* sq_size * WIRE_MSG_SIZE bytes */
 	uint64_t ctrl_send_addr;	/* its address as the HCA sees it */
 	uint32_t ctrl_send_lkey;
+	uint8_t resume;		/* offer resume (hello version 2) */
 };
 
 /* A ring: send rings use the lkey, receive rings grant the rkey. */
@@ -123,6 +140,8 @@ struct engine_wr {
 #define ENGINE_EV_EOF		0x020	/* peer shut down; all bytes read */
 #define ENGINE_EV_RESET		0x040	/* stream aborted (reason) */
 #define ENGINE_EV_RELEASED	0x080	/* id gone; ring memory may be freed */
+#define ENGINE_EV_SUSPENDED	0x100	/* the link failed; waits for a resume */
+#define ENGINE_EV_RESUMED	0x200	/* flows again, on a new link */
 
 struct engine_event {
 	uint32_t stream;
@@ -142,8 +161,37 @@ struct engine_stats {
 	uint64_t msg_credit_updates;	/* MSG_CREDIT records sent */
 	uint64_t streams_opened, streams_accepted, streams_refused;
 	uint64_t streams_reset;
+	uint64_t streams_suspended;	/* suspended when the link failed */
+	uint64_t streams_resumed;	/* resumed on this link */
+	uint64_t streams_not_resumed;	/* suspended, then ended instead */
+	uint64_t resumes_denied;	/* resume offers refused (either side) */
+	uint64_t resumed_bytes;		/* bytes written again after a resume */
 	uint32_t streams_active;
 	uint32_t peer_credits;		/* message credits we hold now */
+};
+
+/* How a link's engine takes part in resumes (engine_set_resume). */
+struct engine_resume {
+	/*
+	 * The peer asks to resume the streams it names by ${token}, proving
+	 * it may with ${proof}: return the failed engine holding them, or
+	 * NULL with ${*reason} (a wire_reason) to refuse.  Server side only.
+	 */
+	struct engine *(*find)(void *arg, const uint8_t token[WIRE_NONCE_LEN],
+	    const uint8_t proof[WIRE_AUTH_LEN], uint16_t *reason);
+	/*
+	 * Suspended stream ${id} (user pointer ${user}) moves to this
+	 * engine: set ${tx} and ${rx} to the same rings (same sizes and
+	 * contents) registered for this link.  Return 0, or -1 to reset it.
+	 */
+	int (*adopt)(void *arg, uint32_t id, void *user,
+	    struct engine_ring *tx, struct engine_ring *rx);
+	/*
+	 * find's engine gave up every stream it could: end the rest with
+	 * engine_abandon and free it, once this engine's call returned.
+	 */
+	void (*adopted)(void *arg, struct engine *old);
+	void *arg;
 };
 
 /* Error codes for the application-side calls. */
@@ -407,5 +455,64 @@ uint32_t engine_active(const struct engine *e);
  * Copy the link's counters into ${st}.
  */
 void engine_stats(const struct engine *e, struct engine_stats *st);
+
+/**
+ * engine_set_resume(e, r):
+ * How ${e} adopts streams of failed engines (the structure is copied).
+ */
+void engine_set_resume(struct engine *e, const struct engine_resume *r);
+
+/**
+ * engine_can_resume(e):
+ * True once connected if both sides offered resume.
+ */
+int engine_can_resume(const struct engine *e);
+
+/**
+ * engine_keep(e, id):
+ * Keep stream ${id}'s bytes until the peer consumed them, so it can be
+ * suspended and resumed.  Call right after engine_open or engine_accept.
+ * It takes effect if the link can resume and the send ring is at least a
+ * quarter of the peer's receive ring (see engine_kept).  Returns 0 or
+ * ENGINE_EINVAL.
+ */
+int engine_keep(struct engine *e, uint32_t id);
+
+/**
+ * engine_kept(e, id):
+ * True if stream ${id} keeps its bytes (engine_keep took effect).
+ */
+int engine_kept(const struct engine *e, uint32_t id);
+
+/**
+ * engine_suspended(e):
+ * How many streams are suspended or resuming.
+ */
+uint32_t engine_suspended(const struct engine *e);
+
+/**
+ * engine_resume(e, old, token, proof):
+ * On the new link ${e} (up, authenticated, no stream yet), take the
+ * suspended streams of failed engine ${old} and ask the peer to resume
+ * them, naming them ${token} and proving the right with ${proof} (the
+ * embedder's, see rstreamd-protocol(7)).  Returns how many streams moved,
+ * or ENGINE_EINVAL or ENGINE_EDOWN.  Then end ${old}'s remaining streams
+ * with engine_abandon and free it.
+ */
+int engine_resume(struct engine *e, struct engine *old,
+    const uint8_t token[WIRE_NONCE_LEN], const uint8_t proof[WIRE_AUTH_LEN]);
+
+/**
+ * engine_resume_pending(e):
+ * How many streams of a resume on ${e} are not settled yet.
+ */
+uint32_t engine_resume_pending(const struct engine *e);
+
+/**
+ * engine_abandon(e, reason):
+ * Give up failed engine ${e}'s suspended streams: RESET with ${reason}
+ * (unless closed) and RELEASED.
+ */
+void engine_abandon(struct engine *e, uint16_t reason);
 
 #endif /* !ENGINE_H */

@@ -314,6 +314,7 @@ link_setup(struct verbs_link *l, char *err, size_t errlen)
 	ec.ctrl_send = l->ctrl_send;
 	ec.ctrl_send_addr = (uint64_t)(uintptr_t)l->ctrl_send;
 	ec.ctrl_send_lkey = l->ctrl_send_mr->lkey;
+	ec.resume = l->conf.resume;
 	if ((l->e = engine_new(&ec, &why)) == NULL) {
 		say(err, errlen, "%s", why);
 		return (-1);
@@ -820,8 +821,10 @@ mem_release(struct verbs_mem *m)
 {
 	struct verbs_link *l = m->link;
 
-	ibv_dereg_mr(m->mr);
-	munmap(m->buf, m->size);
+	if (m->mr != NULL)
+		ibv_dereg_mr(m->mr);
+	if (m->buf != NULL)
+		munmap(m->buf, m->size);
 	l->ms.pinned -= m->size;
 	free(m);
 	if (--l->nmems == 0 && l->freed && !l->dying)
@@ -914,6 +917,57 @@ verbs_mem_free(struct verbs_mem *m)
 	m->idle = 0;
 	TAILQ_INSERT_HEAD(&l->pool, m, pentry);
 	l->pool_bytes += m->size;
+}
+
+int
+verbs_mem_move(struct verbs_mem *m, struct verbs_link *l, char *err,
+    size_t errlen)
+{
+	struct verbs_link *from = m->link;
+	struct ibv_mr *mr;
+	int access = m->remote ?
+	    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE : 0;
+
+	if (from == l)
+		return (0);
+	if (l->pd == NULL || l->freed) {
+		say(err, errlen, "link has no protection domain");
+		return (-1);
+	}
+	/* The old registration goes first: its rkey must be dead at once. */
+	ibv_dereg_mr(m->mr);
+	m->mr = NULL;
+	if ((mr = ibv_reg_mr(l->pd, m->buf, m->size, access)) == NULL) {
+		say(err, errlen, "cannot register %zu bytes of ring memory "
+		    "again: %s", m->size, strerror(errno));
+		/* Still the old link's: mem_release may run as usual. */
+		m->mr = ibv_reg_mr(from->pd, m->buf, m->size, access);
+		if (m->mr != NULL)
+			return (-1);
+		munmap(m->buf, m->size);
+		m->buf = NULL;
+		from->ms.pinned -= m->size;
+		m->size = 0;
+		return (-1);
+	}
+	m->mr = mr;
+	m->link = l;
+	l->nmems++;
+	l->ms.pinned += m->size;
+	l->ms.registered++;
+	from->ms.pinned -= m->size;
+	if (--from->nmems == 0 && from->freed && !from->dying)
+		link_destroy(from);
+	return (0);
+}
+
+struct engine *
+verbs_link_take_engine(struct verbs_link *l)
+{
+	struct engine *e = l->e;
+
+	l->e = NULL;
+	return (e);
 }
 
 void

@@ -61,6 +61,8 @@ struct verbs_link_conf {
 	uint8_t retry_count;	/* 0: VERBS_RETRY_COUNT */
 	/* Registered ring memory kept for reuse when freed (bytes; 0: none). */
 	uint64_t pool_bytes;
+	/* Offer stream resume to the peer (protocol version 2). */
+	uint8_t resume;
 	/* Connecting side: authenticate the link (copied; NULL: do not). */
 	const struct engine_auth *auth;
 };
@@ -290,6 +292,25 @@ struct verbs_mem *verbs_mem_new(struct verbs_link *link, uint32_t size,
  * NULL is a no-op.
  */
 void verbs_mem_free(struct verbs_mem *m);
+
+/**
+ * verbs_mem_move(m, link, err, errlen):
+ * Register ring memory ${m} in ${link}'s protection domain instead of its
+ * own link's (a resumed stream's rings, same address and contents; the
+ * old registration, and with it the old keys, is gone first).  Returns 0,
+ * or -1 with the reason in ${err}; then ${m} is still its old link's, and
+ * may have lost its memory: the stream must end.
+ */
+int verbs_mem_move(struct verbs_mem *m, struct verbs_link *link, char *err,
+    size_t errlen);
+
+/**
+ * verbs_link_take_engine(link):
+ * Take ${link}'s engine: verbs_link_free no longer frees it (a failed
+ * link's suspended streams wait in it for a resume).  Only after
+ * verbs_link_stop.
+ */
+struct engine *verbs_link_take_engine(struct verbs_link *link);
 
 /**
  * verbs_link_pool_trim(link):

@@ -16,6 +16,9 @@
 #define SZ_KEEPALIVE	(HDR)
 #define SZ_GOAWAY	(HDR + 2)
 #define SZ_AUTH		(HDR + WIRE_AUTH_LEN)
+#define SZ_RESUME	(HDR + WIRE_NONCE_LEN + WIRE_AUTH_LEN + 2)
+#define SZ_RESUME_STREAM	(HDR + 4 + 4 + 8 + 8 + 1 + 16)
+#define SZ_RESUME_DENIED	(HDR + 2)
 
 static void
 put16(uint8_t *p, uint16_t v)
@@ -94,7 +97,9 @@ wire_strerror(int err)
 	case WIRE_EEMPTY:
 		return ("message without records");
 	case WIRE_EFLAGS:
-		return ("unknown hello flags");
+		return ("unknown flags");
+	case WIRE_ECURSOR:
+		return ("consumed cursor beyond the arrived one");
 	}
 	return ("unknown error");
 }
@@ -124,6 +129,10 @@ wire_reason_str(unsigned reason)
 		return ("timed out");
 	case WIRE_REASON_DENIED:
 		return ("not authorised for this tunnel");
+	case WIRE_REASON_LINK_LOST:
+		return ("link lost and not resumed in time");
+	case WIRE_REASON_NOT_RESUMED:
+		return ("the peer did not resume the stream");
 	}
 	return ("unknown reason");
 }
@@ -150,7 +159,7 @@ wire_hello_decode(const uint8_t *buf, size_t len, struct wire_hello *h)
 		return (WIRE_ETRUNC);
 	if (get32(buf) != WIRE_MAGIC)
 		return (WIRE_EMAGIC);
-	if (buf[4] != WIRE_VERSION)
+	if (buf[4] < WIRE_VERSION_MIN || buf[4] > WIRE_VERSION)
 		return (WIRE_EVERSION);
 	for (i = 8; i < 16; i++)
 		if (buf[i] != 0)
@@ -160,7 +169,8 @@ wire_hello_decode(const uint8_t *buf, size_t len, struct wire_hello *h)
 			return (WIRE_ERESERVED);
 	h->version = buf[4];
 	h->flags = buf[5];
-	if (h->flags & ~WIRE_HELLO_FLAGS)
+	if ((h->flags & ~WIRE_HELLO_FLAGS) ||
+	    (h->version < 2 && (h->flags & WIRE_HELLO_RESUME)))
 		return (WIRE_EFLAGS);
 	h->credits = get16(buf + 6);
 	if (h->credits < WIRE_CREDITS_MIN || h->credits > WIRE_CREDITS_MAX)
@@ -216,6 +226,12 @@ wire_rec_size(const struct wire_rec *r)
 		return (SZ_GOAWAY);
 	case WIRE_AUTH:
 		return (SZ_AUTH);
+	case WIRE_RESUME:
+		return (SZ_RESUME);
+	case WIRE_RESUME_STREAM:
+		return (SZ_RESUME_STREAM);
+	case WIRE_RESUME_DENIED:
+		return (SZ_RESUME_DENIED);
 	}
 	return (0);
 }
@@ -270,10 +286,24 @@ wire_rec_encode(uint8_t *buf, size_t cap, const struct wire_rec *r)
 	case WIRE_KEEPALIVE:
 		break;
 	case WIRE_GOAWAY:
+	case WIRE_RESUME_DENIED:
 		put16(p, r->reason);
 		break;
 	case WIRE_AUTH:
 		memcpy(p, r->proof, WIRE_AUTH_LEN);
+		break;
+	case WIRE_RESUME:
+		memcpy(p, r->token, WIRE_NONCE_LEN);
+		memcpy(p + WIRE_NONCE_LEN, r->proof, WIRE_AUTH_LEN);
+		put16(p + WIRE_NONCE_LEN + WIRE_AUTH_LEN, r->count);
+		break;
+	case WIRE_RESUME_STREAM:
+		put32(p, r->stream);
+		put32(p + 4, r->peer_stream);
+		put64(p + 8, r->cursor);
+		put64(p + 16, r->consumed);
+		p[24] = r->flags;
+		put_ring(p + 25, &r->ring);
 		break;
 	}
 	return (sz);
@@ -316,6 +346,31 @@ get_ring(const uint8_t *p, struct wire_ring *ring)
 	ring->rkey = get32(p + 8);
 	ring->size = get32(p + 12);
 	return (ring_size_check(ring->size) == NULL ? WIRE_OK : WIRE_ERING);
+}
+
+/* A RESUME_STREAM body: a GONE answer grants no ring (all zero). */
+static int
+get_resume_stream(const uint8_t *p, struct wire_rec *r)
+{
+	int err;
+	size_t i;
+
+	if ((err = get_stream(p, &r->stream)) != WIRE_OK ||
+	    (err = get_stream(p + 4, &r->peer_stream)) != WIRE_OK)
+		return (err);
+	r->cursor = get64(p + 8);
+	r->consumed = get64(p + 16);
+	r->flags = p[24];
+	if (r->flags & ~WIRE_RS_FLAGS)
+		return (WIRE_EFLAGS);
+	if (r->consumed > r->cursor)
+		return (WIRE_ECURSOR);
+	if (!(r->flags & WIRE_RS_GONE))
+		return (get_ring(p + 25, &r->ring));
+	for (i = 8; i < 41; i++)
+		if (i != 24 && p[i] != 0)
+			return (WIRE_ERESERVED);
+	return (WIRE_OK);
 }
 
 int
@@ -380,11 +435,19 @@ wire_rec_decode(const uint8_t *buf, size_t len, struct wire_rec *r,
 	case WIRE_KEEPALIVE:
 		return (WIRE_OK);
 	case WIRE_GOAWAY:
+	case WIRE_RESUME_DENIED:
 		r->reason = get16(p);
 		return (WIRE_OK);
 	case WIRE_AUTH:
 		memcpy(r->proof, p, WIRE_AUTH_LEN);
 		return (WIRE_OK);
+	case WIRE_RESUME:
+		memcpy(r->token, p, WIRE_NONCE_LEN);
+		memcpy(r->proof, p + WIRE_NONCE_LEN, WIRE_AUTH_LEN);
+		r->count = get16(p + WIRE_NONCE_LEN + WIRE_AUTH_LEN);
+		return (r->count > WIRE_STREAMS_MAX ? WIRE_ESTREAM : WIRE_OK);
+	case WIRE_RESUME_STREAM:
+		return (get_resume_stream(p, r));
 	}
 	return (WIRE_ETYPE);
 }

@@ -15,12 +15,14 @@
 
 /* Connect private data ("hello"). */
 #define WIRE_MAGIC		0x52535452u	/* "RSTR" */
-#define WIRE_VERSION		1
+#define WIRE_VERSION		2		/* newest spoken */
+#define WIRE_VERSION_MIN	1		/* oldest understood */
 #define WIRE_HELLO_LEN		32		/* fits the 56-byte IB CM limit */
 #define WIRE_NONCE_LEN		16
 /* Hello flags. */
 #define WIRE_HELLO_AUTH		0x01		/* this side authenticates */
-#define WIRE_HELLO_FLAGS	0x01		/* every flag defined */
+#define WIRE_HELLO_RESUME	0x02		/* version 2: can resume streams */
+#define WIRE_HELLO_FLAGS	0x03		/* every flag defined */
 /* An AUTH record's proof: an HMAC-SHA-256 tag. */
 #define WIRE_AUTH_LEN		32
 #define WIRE_CREDITS_MIN	4		/* smallest receive queue */
@@ -48,8 +50,17 @@ enum wire_type {
 	WIRE_RESET = 8,		/* stream aborted, with a reason */
 	WIRE_KEEPALIVE = 9,	/* nothing; keeps the QP's timers honest */
 	WIRE_GOAWAY = 10,	/* no new streams on this link */
-	WIRE_AUTH = 11		/* proof of the pre-shared key */
+	WIRE_AUTH = 11,		/* proof of the pre-shared key */
+	WIRE_RESUME = 12,	/* version 2: resume a failed link's streams */
+	WIRE_RESUME_STREAM = 13,	/* version 2: one stream's cursors */
+	WIRE_RESUME_DENIED = 14	/* version 2: the resume is refused */
 };
+
+/* RESUME_STREAM flags: what the sender of the record saw of the stream. */
+#define WIRE_RS_SHUT		0x01	/* the receiver's SHUTDOWN arrived */
+#define WIRE_RS_CLOSE		0x02	/* the receiver's CLOSE arrived */
+#define WIRE_RS_GONE		0x04	/* answer: no such stream to resume */
+#define WIRE_RS_FLAGS		0x07
 
 /* Reasons carried by REFUSE, RESET and GOAWAY. */
 enum wire_reason {
@@ -62,7 +73,9 @@ enum wire_reason {
 	WIRE_REASON_RESET = 6,
 	WIRE_REASON_INTERNAL = 7,
 	WIRE_REASON_TIMEOUT = 8,
-	WIRE_REASON_DENIED = 9
+	WIRE_REASON_DENIED = 9,
+	WIRE_REASON_LINK_LOST = 10,	/* the link died and no resume came */
+	WIRE_REASON_NOT_RESUMED = 11	/* the peer did not resume the stream */
 };
 
 /* Decoder errors. */
@@ -80,7 +93,8 @@ enum wire_err {
 	WIRE_ECREDITS,		/* hello: message credits out of range */
 	WIRE_EOP,		/* immediate: unknown operation */
 	WIRE_EEMPTY,		/* SEND with no records */
-	WIRE_EFLAGS		/* hello: unknown flags */
+	WIRE_EFLAGS,		/* hello, RESUME_STREAM: unknown flags */
+	WIRE_ECURSOR		/* RESUME_STREAM: consumed beyond arrived */
 };
 
 struct wire_hello {
@@ -102,12 +116,17 @@ struct wire_rec {
 	uint8_t type;
 	uint32_t stream;	/* receiver's stream id; OPEN: the opener's */
 	uint32_t peer_stream;	/* OPEN_OK: the acceptor's id */
-	uint64_t cursor;	/* MSG_CREDIT, CREDIT, SHUTDOWN */
-	struct wire_ring ring;	/* OPEN, OPEN_OK */
-	uint16_t reason;	/* REFUSE, RESET, GOAWAY */
+	uint64_t cursor;	/* MSG_CREDIT, CREDIT, SHUTDOWN; RESUME_STREAM:
+				   arrived-up-to */
+	uint64_t consumed;	/* RESUME_STREAM: consumed-up-to */
+	struct wire_ring ring;	/* OPEN, OPEN_OK, RESUME_STREAM */
+	uint16_t reason;	/* REFUSE, RESET, GOAWAY, RESUME_DENIED */
+	uint16_t count;		/* RESUME: RESUME_STREAM records that follow */
+	uint8_t flags;		/* RESUME_STREAM: WIRE_RS_* */
+	uint8_t token[WIRE_NONCE_LEN];	/* RESUME: which streams */
 	uint8_t name_len;	/* OPEN */
 	char name[WIRE_NAME_MAX + 1];	/* OPEN; NUL-terminated */
-	uint8_t proof[WIRE_AUTH_LEN];	/* AUTH */
+	uint8_t proof[WIRE_AUTH_LEN];	/* AUTH, RESUME */
 };
 
 /**

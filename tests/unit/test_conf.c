@@ -776,6 +776,39 @@ test_service(void)
 	    "idle_timeout 604801 is above the maximum 604800"),
 	    "idle_timeout above a week");
 
+	/* Resume: resume_time, and a peer tried at several addresses. */
+	c = load("defaults = { resume_time = 30; };\n"
+	    "tunnels = ( { name = \"a\"; accept = \"tcp://127.0.0.1:1\";\n"
+	    " peer = [ \"10.0.0.2\", \"[fd00::2]:7000\" ]; },\n"
+	    " { name = \"b\"; accept = \"tcp://127.0.0.1:2\"; peer = \"h\";"
+	    " resume_time = 0; } );\n");
+	ok(c != NULL && c->tunnels[0].sz.resume_time == 30 &&
+	    c->tunnels[1].sz.resume_time == 0,
+	    "resume_time from defaults and the tunnel");
+	ok(c != NULL && c->tunnels[0].npeers == 2 &&
+	    strcmp(c->tunnels[0].peers[0].host, "10.0.0.2") == 0 &&
+	    strcmp(c->tunnels[0].peers[0].port, "7471") == 0 &&
+	    strcmp(c->tunnels[0].peers[1].host, "fd00::2") == 0 &&
+	    strcmp(c->tunnels[0].peers[1].port, "7000") == 0 &&
+	    strcmp(c->tunnels[0].peer.host, "10.0.0.2") == 0,
+	    "a peer array: every address, the first is peer");
+	ok(c != NULL && c->tunnels[1].npeers == 1, "a peer string is one");
+	conf_free(c);
+	c = NULL;
+	ok(fails("defaults = { resume_time = 3601; };\n" T1, 1,
+	    "resume_time 3601 is above the maximum 3600"),
+	    "resume_time above an hour");
+	ok(fails("tunnels = ( { name = \"a\"; accept = \"tcp://127.0.0.1:1\";"
+	    "\n peer = [ ]; } );\n", 2, "peer lists 1 to 8 addresses"),
+	    "an empty peer array");
+	ok(fails("tunnels = ( { name = \"a\"; accept = \"tcp://127.0.0.1:1\";"
+	    "\n peer = [ \"a\", \"b\", \"c\", \"d\", \"e\", \"f\", \"g\", "
+	    "\"h\", \"i\" ]; } );\n", 2, "peer lists 1 to 8 addresses"),
+	    "nine peers");
+	ok(fails("tunnels = ( { name = \"a\"; accept = \"tcp://127.0.0.1:1\";"
+	    "\n peer = [ \"h:0\" ]; } );\n", 2, "peer 'h:0'"),
+	    "a bad address in a peer array names it");
+
 	/* What a reload compares. */
 	c = load("listen = \"10.0.0.1\";\ntunnels = ( { name = \"a\"; accept = \"tcp://127.0.0.1:1\";"
 	    " peer = \"h\"; }, { name = \"b\"; target = \"unix:/s\"; } );\n");

@@ -26,6 +26,11 @@ mkrec(uint8_t type)
 		r.proof[i] = (uint8_t)(i * 7 + 1);
 	r.name_len = 2;
 	memcpy(r.name, "pg", 3);
+	r.consumed = 0x0123456789ab0000ULL;
+	r.count = 1234;
+	r.flags = WIRE_RS_SHUT | WIRE_RS_CLOSE;
+	for (size_t i = 0; i < WIRE_NONCE_LEN; i++)
+		r.token[i] = (uint8_t)(i * 5 + 2);
 	return (r);
 }
 
@@ -61,6 +66,18 @@ rec_equal(const struct wire_rec *a, const struct wire_rec *b)
 		return (a->reason == b->reason);
 	case WIRE_AUTH:
 		return (memcmp(a->proof, b->proof, WIRE_AUTH_LEN) == 0);
+	case WIRE_RESUME:
+		return (memcmp(a->proof, b->proof, WIRE_AUTH_LEN) == 0 &&
+		    memcmp(a->token, b->token, WIRE_NONCE_LEN) == 0 &&
+		    a->count == b->count);
+	case WIRE_RESUME_STREAM:
+		return (a->stream == b->stream &&
+		    a->peer_stream == b->peer_stream &&
+		    a->cursor == b->cursor && a->consumed == b->consumed &&
+		    a->flags == b->flags &&
+		    memcmp(&a->ring, &b->ring, sizeof(a->ring)) == 0);
+	case WIRE_RESUME_DENIED:
+		return (a->reason == b->reason);
 	}
 	return (0);
 }
@@ -73,7 +90,7 @@ test_records(void)
 	size_t n, used, i;
 	int t, err, all;
 
-	for (t = WIRE_MSG_CREDIT; t <= WIRE_AUTH; t++) {
+	for (t = WIRE_MSG_CREDIT; t <= WIRE_RESUME_DENIED; t++) {
 		r = mkrec((uint8_t)t);
 		n = wire_rec_encode(buf, sizeof(buf), &r);
 		ok(n == wire_rec_size(&r) && n > 0, "type %d encodes", t);
@@ -108,8 +125,47 @@ test_records(void)
 	/* Unknown types. */
 	buf[0] = 0; buf[1] = 2;
 	ok(wire_rec_decode(buf, 2, &d, &used) == WIRE_ETYPE, "type 0 refused");
-	buf[0] = 12; buf[1] = 2;
-	ok(wire_rec_decode(buf, 2, &d, &used) == WIRE_ETYPE, "type 12 refused");
+	buf[0] = 15; buf[1] = 2;
+	ok(wire_rec_decode(buf, 2, &d, &used) == WIRE_ETYPE, "type 15 refused");
+
+	/* RESUME and RESUME_STREAM: every field checked. */
+	r = mkrec(WIRE_RESUME);
+	r.count = WIRE_STREAMS_MAX + 1;
+	n = wire_rec_encode(buf, sizeof(buf), &r);
+	ok(wire_rec_decode(buf, n, &d, &used) == WIRE_ESTREAM,
+	    "RESUME: a count above the stream limit refused");
+	r = mkrec(WIRE_RESUME_STREAM);
+	r.flags = 0x08;
+	n = wire_rec_encode(buf, sizeof(buf), &r);
+	ok(wire_rec_decode(buf, n, &d, &used) == WIRE_EFLAGS,
+	    "RESUME_STREAM: unknown flags refused");
+	r = mkrec(WIRE_RESUME_STREAM);
+	r.consumed = r.cursor + 1;
+	n = wire_rec_encode(buf, sizeof(buf), &r);
+	ok(wire_rec_decode(buf, n, &d, &used) == WIRE_ECURSOR,
+	    "RESUME_STREAM: consumed beyond arrived refused");
+	r = mkrec(WIRE_RESUME_STREAM);
+	r.ring.size = 3;
+	n = wire_rec_encode(buf, sizeof(buf), &r);
+	ok(wire_rec_decode(buf, n, &d, &used) == WIRE_ERING,
+	    "RESUME_STREAM: an unusable ring refused");
+	r = mkrec(WIRE_RESUME_STREAM);
+	r.peer_stream = WIRE_STREAMS_MAX;
+	n = wire_rec_encode(buf, sizeof(buf), &r);
+	ok(wire_rec_decode(buf, n, &d, &used) == WIRE_ESTREAM,
+	    "RESUME_STREAM: peer stream out of range refused");
+	memset(&r, 0, sizeof(r));
+	r.type = WIRE_RESUME_STREAM;
+	r.stream = 5;
+	r.peer_stream = 6;
+	r.flags = WIRE_RS_GONE;
+	n = wire_rec_encode(buf, sizeof(buf), &r);
+	ok(wire_rec_decode(buf, n, &d, &used) == WIRE_OK &&
+	    d.flags == WIRE_RS_GONE && d.stream == 5 && d.peer_stream == 6,
+	    "RESUME_STREAM: a GONE answer needs no ring");
+	buf[2 + 4 + 4 + 8 + 8 + 1 + 12] = 1;
+	ok(wire_rec_decode(buf, n, &d, &used) == WIRE_ERESERVED,
+	    "RESUME_STREAM: a GONE answer with a ring refused");
 	buf[0] = 255; buf[1] = 2;
 	ok(wire_rec_decode(buf, 2, &d, &used) == WIRE_ETYPE,
 	    "type 255 refused");
@@ -231,9 +287,19 @@ test_hello(void)
 	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_EMAGIC,
 	    "bad magic refused");
 	buf[0] ^= 1;
-	buf[4] = 2;
+	buf[4] = WIRE_VERSION + 1;
 	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_EVERSION,
-	    "version 2 refused");
+	    "a version above ours refused");
+	buf[4] = 1;
+	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_OK &&
+	    d.version == 1, "version 1 understood");
+	buf[5] = WIRE_HELLO_RESUME;
+	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_EFLAGS,
+	    "version 1 with the resume flag refused");
+	buf[4] = 2;
+	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_OK &&
+	    d.flags == WIRE_HELLO_RESUME, "version 2 with the resume flag");
+	buf[5] = 0;
 	buf[4] = 0;
 	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_EVERSION,
 	    "version 0 refused");
