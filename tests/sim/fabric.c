@@ -85,11 +85,26 @@ wire_push(struct fab_side *s, const struct fab_wr *w)
 	s->wire_n++;
 }
 
+/* Make side ${i}'s engine for the current link from its configuration. */
+static int
+side_engine(struct fab *f, int i)
+{
+	struct fab_side *s = &f->side[i];
+	const char *why;
+
+	if ((s->e = engine_new(&s->conf, &why)) == NULL)
+		return (violation(f, "engine_new: %s", why));
+	if (s->has_auth)
+		engine_set_auth(s->e, &s->auth);
+	if (s->has_res)
+		engine_set_resume(s->e, &s->res);
+	return (0);
+}
+
 static int
 side_init(struct fab *f, int i, const struct engine_conf *c)
 {
 	struct fab_side *s = &f->side[i];
-	const char *why;
 
 	s->conf = *c;
 	s->ctrl_send = calloc(c->sq_size, WIRE_MSG_SIZE);
@@ -100,8 +115,39 @@ side_init(struct fab *f, int i, const struct engine_conf *c)
 	s->conf.ctrl_send = s->ctrl_send;
 	s->conf.ctrl_send_addr = (uint64_t)(uintptr_t)s->ctrl_send;
 	s->conf.ctrl_send_lkey = 0x1000u + (uint32_t)i;
-	if ((s->e = engine_new(&s->conf, &why)) == NULL)
-		return (violation(f, "engine_new: %s", why));
+	return (side_engine(f, i));
+}
+
+/*
+ * Post both engines' initial receives, exchange hellos (each link with
+ * nonces of its own) and connect them: side 0 initiates.
+ */
+static int
+connect_pair(struct fab *f)
+{
+	struct wire_hello h[2], d;
+	uint8_t buf[WIRE_HELLO_LEN];
+	int i;
+
+	f->links++;
+	for (i = 0; i < 2; i++) {
+		/* Receives go up before the connection: nothing posted yet. */
+		if (fab_pump(f, i) != 0 ||
+		    f->side[i].posted_n != f->side[i].conf.rq_size)
+			return (violation(f, "side %d: receives were not all "
+			    "posted before connecting", i));
+		engine_hello(f->side[i].e, &h[i]);
+		memset(h[i].nonce, 0x40 + i, sizeof(h[i].nonce));
+		h[i].nonce[0] = (uint8_t)f->links;
+		h[i].nonce[1] = (uint8_t)(f->links >> 8);
+		memcpy(f->side[i].nonce, h[i].nonce, WIRE_NONCE_LEN);
+	}
+	for (i = 0; i < 2; i++) {
+		wire_hello_encode(buf, &h[i]);
+		if (wire_hello_decode(buf, sizeof(buf), &d) != WIRE_OK)
+			return (violation(f, "hello does not decode"));
+		engine_connected(f->side[1 - i].e, &d);
+	}
 	return (0);
 }
 
@@ -129,33 +175,19 @@ fab_init_auth(struct fab *f, const struct engine_conf *a,
     const struct engine_conf *b, const struct engine_auth *auth_a,
     const struct engine_auth *auth_b)
 {
-	struct wire_hello h[2], d;
-	uint8_t buf[WIRE_HELLO_LEN];
-	int i;
 
 	memset(f, 0, sizeof(*f));
+	if (auth_a != NULL) {
+		f->side[0].auth = *auth_a;
+		f->side[0].has_auth = 1;
+	}
+	if (auth_b != NULL) {
+		f->side[1].auth = *auth_b;
+		f->side[1].has_auth = 1;
+	}
 	if (side_init(f, 0, a) || side_init(f, 1, b))
 		return (-1);
-	if (auth_a != NULL)
-		engine_set_auth(f->side[0].e, auth_a);
-	if (auth_b != NULL)
-		engine_set_auth(f->side[1].e, auth_b);
-	for (i = 0; i < 2; i++) {
-		/* Receives go up before the connection: nothing posted yet. */
-		if (fab_pump(f, i) != 0 ||
-		    f->side[i].posted_n != f->side[i].conf.rq_size)
-			return (violation(f, "side %d: receives were not all "
-			    "posted before connecting", i));
-		engine_hello(f->side[i].e, &h[i]);
-		memset(h[i].nonce, 0x40 + i, sizeof(h[i].nonce));
-	}
-	for (i = 0; i < 2; i++) {
-		wire_hello_encode(buf, &h[i]);
-		if (wire_hello_decode(buf, sizeof(buf), &d) != WIRE_OK)
-			return (violation(f, "hello does not decode"));
-		engine_connected(f->side[1 - i].e, &d);
-	}
-	return (0);
+	return (connect_pair(f));
 }
 
 /**
@@ -248,17 +280,27 @@ fab_pump(struct fab *f, int i)
 	return (total);
 }
 
+/*
+ * The region of the current link that ${rkey} opens and that holds
+ * ${len} bytes at ${addr}, or NULL; ${*stale} says whether a region of an
+ * earlier link would have (its rkey is dead: the write fails all the same).
+ */
 static struct fab_mr *
-mr_find(struct fab_side *s, uint64_t addr, uint64_t len, uint32_t rkey)
+mr_find(struct fab_side *s, uint64_t addr, uint64_t len, uint32_t rkey,
+    int *stale)
 {
 	size_t j;
 
+	*stale = 0;
 	for (j = 0; j < s->nmr; j++) {
 		struct fab_mr *m = &s->mrs[j];
 
 		if (m->rkey == rkey && addr >= m->addr &&
-		    len <= m->len && addr - m->addr <= m->len - len)
-			return (m);
+		    len <= m->len && addr - m->addr <= m->len - len) {
+			if (!m->stale)
+				return (m);
+			*stale = 1;
+		}
 	}
 	return (NULL);
 }
@@ -291,6 +333,7 @@ fab_deliver(struct fab *f, int i)
 	struct fab_cqe c;
 	const uint8_t *src;
 	uint32_t slot;
+	int stale;
 
 	if (f->failed)
 		return (-1);
@@ -308,12 +351,13 @@ fab_deliver(struct fab *f, int i)
 	c.len = fw.wr.len;
 	if (fw.wr.op == ENGINE_WR_WRITE_IMM) {
 		if (mr_find(r, fw.wr.remote_addr, fw.wr.len,
-		    fw.wr.rkey) == NULL) {
+		    fw.wr.rkey, &stale) == NULL) {
 			violation(f, "side %d wrote %u bytes at 0x%llx "
-			    "outside any region with rkey 0x%x", i,
+			    "outside any region with rkey 0x%x%s", i,
 			    (unsigned)fw.wr.len,
 			    (unsigned long long)fw.wr.remote_addr,
-			    (unsigned)fw.wr.rkey);
+			    (unsigned)fw.wr.rkey, stale ? " (a stale rkey "
+			    "of a region registered for an earlier link)" : "");
 			goto out;
 		}
 		memcpy((void *)(uintptr_t)fw.wr.remote_addr, src, fw.wr.len);
@@ -410,8 +454,25 @@ fab_mr_add(struct fab *f, int i, uint64_t addr, uint64_t len, uint32_t rkey)
 	s->mrs[s->nmr].addr = addr;
 	s->mrs[s->nmr].len = len;
 	s->mrs[s->nmr].rkey = rkey;
+	s->mrs[s->nmr].stale = 0;
 	s->nmr++;
 	return (0);
+}
+
+int
+fab_mr_rereg(struct fab *f, int i, uint64_t addr, uint32_t rkey)
+{
+	struct fab_side *s = &f->side[i];
+	size_t j;
+
+	for (j = 0; j < s->nmr; j++) {
+		if (s->mrs[j].addr == addr) {
+			s->mrs[j].rkey = rkey;
+			s->mrs[j].stale = 0;
+			return (0);
+		}
+	}
+	return (-1);
 }
 
 void
@@ -450,6 +511,69 @@ fab_rings(struct fab *f, int i, uint32_t txsz, uint32_t rxsz, uint32_t rkey,
 	rx->addr = (uint64_t)(uintptr_t)*rxbuf;
 	rx->size = rxsz;
 	rx->key = rkey;
+}
+
+void
+fab_set_resume(struct fab *f, int i, const struct engine_resume *r)
+{
+	struct fab_side *s = &f->side[i];
+
+	s->res = *r;
+	s->has_res = 1;
+	engine_set_resume(s->e, r);
+}
+
+/* Everything in flight from side ${i} and in its completion queue is gone. */
+static void
+side_drop(struct fab_side *s)
+{
+	size_t j;
+
+	for (j = 0; j < s->wire_n; j++)
+		free(s->wire[(s->wire_head + j) % s->wire_cap].inl);
+	s->wrs_lost += s->wire_n;
+	s->cqes_lost += s->cq_n;
+	s->wire_head = s->wire_n = 0;
+	s->cq_head = s->cq_n = 0;
+	/* The queue pair goes: its receives and send queue with it. */
+	s->posted_head = s->posted_n = 0;
+	s->outstanding = 0;
+	s->completed_upto = 0;
+}
+
+int
+fab_relink(struct fab *f, const size_t deliver[2], struct engine *old[2])
+{
+	size_t j, k;
+	int i, rc = 0;
+
+	/* What the wire carried before it broke still lands, unseen. */
+	for (i = 0; i < 2; i++) {
+		for (k = 0; k < deliver[i] && f->side[i].wire_n > 0 &&
+		    rc == 0; k++) {
+			if (fab_deliver(f, i) < 0)
+				rc = -1;
+			f->side[i].wrs_landed_unseen++;
+		}
+	}
+	for (i = 0; i < 2; i++) {
+		engine_fail(f->side[i].e, ENGINE_ERR_TRANSPORT, "link lost");
+		old[i] = f->side[i].e;
+		f->side[i].e = NULL;
+	}
+	for (i = 0; i < 2; i++) {
+		side_drop(&f->side[i]);
+		for (j = 0; j < f->side[i].nmr; j++)
+			f->side[i].mrs[j].stale = 1;
+	}
+	if (rc != 0)
+		return (-1);
+	for (i = 0; i < 2; i++) {
+		f->side[i].conf.resume = 1;
+		if (side_engine(f, i))
+			return (-1);
+	}
+	return (connect_pair(f));
 }
 
 /**

@@ -9,6 +9,19 @@
  * oldest posted receive, and finding none is an RNR error; completions
  * queue up per side and are fed back when the caller says so.  The caller
  * decides the interleaving (the simulator at random, unit tests by hand).
+ *
+ * A link can be lost and replaced (fab_relink): the failed engines go to
+ * the caller, who keeps them for a resume, and two new engines connect
+ * over the same fabric.  Regions registered for remote writes belong to
+ * the link, as memory regions belong to a link's protection domain: after
+ * the loss they are stale, a WRITE naming their old rkey is a violation,
+ * and a stream moving to the new link gets its receive ring registered
+ * again under a new rkey (fab_mr_rereg, from the engine's adopt callback).
+ *
+ * Ownership: the fabric owns the current engines, the control send and
+ * receive areas, the region table and everything in flight; the caller
+ * owns the ring memory (fab_rings allocates it for the caller) and the
+ * engines fab_relink hands over.
  */
 #ifndef FABRIC_H
 #define FABRIC_H
@@ -38,6 +51,7 @@ struct fab_mr {
 	uint64_t addr;
 	uint64_t len;
 	uint32_t rkey;
+	int stale;		/* registered for an earlier link */
 };
 
 struct fab_side {
@@ -58,10 +72,19 @@ struct fab_side {
 	uint64_t max_outstanding;	/* high-water mark, for tests */
 	uint64_t wrs_posted, sends_posted, writes_posted;
 	uint64_t max_wr_len;
+	/* Kept to make the engines of the next link alike. */
+	struct engine_auth auth;
+	int has_auth;
+	struct engine_resume res;
+	int has_res;
+	uint8_t nonce[WIRE_NONCE_LEN];	/* this side's hello nonce, this link */
+	/* Link losses: WRs executed unseen, WRs and completions dropped. */
+	uint64_t wrs_landed_unseen, wrs_lost, cqes_lost;
 };
 
 struct fab {
 	struct fab_side side[2];
+	unsigned links;			/* links made so far (1 after fab_init) */
 	int failed;			/* the fabric itself saw a violation */
 	char err[256];
 };
@@ -141,6 +164,41 @@ void fab_mr_del(struct fab *f, int i, uint64_t addr);
 void fab_rings(struct fab *f, int i, uint32_t txsz, uint32_t rxsz,
     uint32_t rkey, uint8_t **txbuf, uint8_t **rxbuf, struct engine_ring *tx,
     struct engine_ring *rx);
+
+/**
+ * fab_set_resume(f, i, r):
+ * engine_set_resume(${r}) on side ${i}'s engine, and on the engines of
+ * every later link (the structure is copied).
+ */
+void fab_set_resume(struct fab *f, int i, const struct engine_resume *r);
+
+/**
+ * fab_relink(f, deliver, old):
+ * The link is lost and a new one replaces it.  First up to
+ * ${deliver[i]} of the work requests in flight from side ${i} execute at
+ * the other side (data lands, SENDs fill receive buffers), but neither
+ * their completions nor any other queued completion reaches an engine;
+ * everything else in flight is dropped.  Both engines fail with
+ * ENGINE_ERR_TRANSPORT (unless they already failed) and are stored in
+ * ${old[i]}: the caller owns them from now on (it drains their events,
+ * ends what was not resumed with engine_abandon and frees them).  Every
+ * registered region becomes stale.  Then new engines are made with the
+ * configurations of fab_init plus conf.resume, the same authentication
+ * and resume callbacks, and new nonces; they post their receives and
+ * connect, and side 0 is again the initiator.  The control send and
+ * receive areas are reused: a failed engine never writes its send area.
+ * Returns 0, or -1 with f->err set (a delivered WRITE broke a rule, or a
+ * new engine could not be made; then ${old} is still filled in).
+ */
+int fab_relink(struct fab *f, const size_t deliver[2], struct engine *old[2]);
+
+/**
+ * fab_mr_rereg(f, i, addr, rkey):
+ * Register side ${i}'s region at ${addr} for the current link under
+ * ${rkey}; its earlier rkey stops working.  Returns 0, or -1 if no region
+ * starts at ${addr}.
+ */
+int fab_mr_rereg(struct fab *f, int i, uint64_t addr, uint32_t rkey);
 
 /**
  * fab_busy(f):
