@@ -1382,6 +1382,13 @@ encode_stream(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
 	if (s->flags & F_RESUMING)
 		return (1);
 	if (s->ctrl & C_OPEN) {
+		/*
+		 * The peer may still map an id freed here to a stream it is
+		 * resuming, until our GONE answer for it: a new OPEN waits
+		 * for every RESUME_STREAM and every GONE answer to go first.
+		 */
+		if (e->res_left > 0 || e->gone_n > 0)
+			return (0);
 		r.type = WIRE_OPEN;
 		r.stream = id;
 		r.ring.addr = s->rx.addr;

@@ -5,6 +5,19 @@
  * engine may end the link (that is its job); it must never crash, read or
  * write out of bounds (ASan), hit undefined behaviour (UBSan), or break
  * its own bookkeeping (checked below).
+ *
+ * An input whose first byte is 0xf0 or above uses it as a mode byte
+ * (bit 0: the peer must prove a key; bits 1-2: resume, see below; bit 3:
+ * the adopt callback fails for odd ids); otherwise the first byte is the
+ * first operation and its bit 0 picks authentication, as before.  Resume
+ * modes link with a peer that offers resume and hold a failed engine
+ * with three suspended streams (our ids 0, 1, 2, the peer's 0, 1, 2;
+ * 1000 bytes sent on stream 0, 100 received on stream 2):
+ *   1  this side connected: it resumes them at once (engine_resume), and
+ *      the input plays the answering peer;
+ *   2  this side answers: find hands the failed engine over, and the
+ *      input plays the peer asking to resume;
+ *   3  this side answers but find refuses every resume.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -20,6 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define STREAMS	4
 
 static uint8_t ctrl_send[SQ * WIRE_MSG_SIZE];
+static uint8_t old_ctrl_send[SQ * WIRE_MSG_SIZE];
 
 struct in {
 	const uint8_t *p;
@@ -38,12 +52,28 @@ get(struct in *in, void *out, size_t len)
 	return (1);
 }
 
+/* Events of any engine: ids stay in range; INCOMING is accepted. */
+static void
+events(struct engine *e)
+{
+	struct engine_event ev;
+	struct engine_ring r = { 0x100000, 4096, 7 };
+
+	while (engine_next_event(e, &ev)) {
+		if (ev.stream >= STREAMS)
+			abort();
+		/* A suspended stream waits in a failed engine, nowhere else. */
+		if ((ev.flags & ENGINE_EV_SUSPENDED) && engine_error(e) == NULL)
+			abort();
+		if (ev.flags & ENGINE_EV_INCOMING)
+			engine_accept(e, ev.stream, &r, &r, NULL);
+	}
+}
+
 static void
 drain(struct engine *e, uint32_t *posted, int *nposted, uint64_t *seq_hi)
 {
 	struct engine_wr wrs[8];
-	struct engine_event ev;
-	struct engine_ring r = { 0x100000, 4096, 7 };
 	uint32_t slots[RQ];
 	int n, k;
 
@@ -62,12 +92,7 @@ drain(struct engine *e, uint32_t *posted, int *nposted, uint64_t *seq_hi)
 		if (n < 8)
 			break;
 	}
-	while (engine_next_event(e, &ev)) {
-		if (ev.stream >= STREAMS)
-			abort();
-		if (ev.flags & ENGINE_EV_INCOMING)
-			engine_accept(e, ev.stream, &r, &r, NULL);
-	}
+	events(e);
 }
 
 /* Authentication mode: a proof of all 0x42 bytes is the right one. */
@@ -91,6 +116,141 @@ verify(void *arg, const uint8_t proof[WIRE_AUTH_LEN])
 	return (0);
 }
 
+/* ---------------------------------------------------------------- resume */
+
+struct res {
+	struct engine *old;	/* the failed engine, until given up */
+	int refuse;		/* find refuses */
+	int adopt_fails;	/* adopt fails for odd ids */
+	int adopted;		/* the adopted callback ran */
+};
+
+static struct engine *
+res_find(void *arg, const uint8_t token[WIRE_NONCE_LEN],
+    const uint8_t proof[WIRE_AUTH_LEN], uint16_t *reason)
+{
+	struct res *R = arg;
+
+	(void)token;
+	(void)proof;
+	if (R->refuse || R->old == NULL) {
+		*reason = WIRE_REASON_DENIED;
+		return (NULL);
+	}
+	return (R->old);
+}
+
+static int
+res_adopt(void *arg, uint32_t id, void *user, struct engine_ring *tx,
+    struct engine_ring *rx)
+{
+	struct res *R = arg;
+
+	(void)user;
+	if (id >= STREAMS || tx->size != 4096 || rx->size != 4096)
+		abort();
+	if (R->adopt_fails && (id & 1))
+		return (-1);
+	rx->key = 0x900 + id;
+	return (0);
+}
+
+static void
+res_adopted(void *arg, struct engine *old)
+{
+	struct res *R = arg;
+
+	if (old != R->old)
+		abort();
+	R->adopted = 1;
+}
+
+/* Give up the failed engine: its other streams end, and it goes. */
+static void
+res_drop(struct res *R)
+{
+
+	if (R->old == NULL)
+		return;
+	engine_abandon(R->old, WIRE_REASON_LINK_LOST);
+	events(R->old);
+	if (engine_suspended(R->old) != 0 || engine_active(R->old) != 0)
+		abort();
+	engine_free(R->old);
+	R->old = NULL;
+}
+
+/*
+ * A failed engine with three suspended streams: two it opened (0 and 1,
+ * the peer's 0 and 1), one the peer opened (2, the peer's 2).
+ */
+static struct engine *
+make_old(void)
+{
+	struct engine_conf c;
+	struct engine *o;
+	struct engine_ring r = { 0x300000, 4096, 11 };
+	struct engine_wr wrs[8];
+	struct wire_hello h;
+	struct wire_rec rec;
+	uint8_t msg[WIRE_MSG_SIZE];
+	uint32_t slots[RQ], off;
+	size_t len = 0;
+	const char *why;
+	int k;
+
+	memset(&c, 0, sizeof(c));
+	c.sq_size = SQ;
+	c.rq_size = RQ;
+	c.max_streams = STREAMS;
+	c.ctrl_send = old_ctrl_send;
+	c.ctrl_send_addr = (uint64_t)(uintptr_t)old_ctrl_send;
+	c.resume = 1;
+	if ((o = engine_new(&c, &why)) == NULL)
+		abort();
+	(void)engine_take_recvs(o, slots, RQ);
+	engine_hello(o, &h);
+	engine_connected(o, &h);
+	for (k = 0; k < 2; k++) {
+		if (engine_open(o, k ? "b" : "a", &r, &r, NULL) != k ||
+		    engine_keep(o, (uint32_t)k) != 0)
+			abort();
+	}
+	while (engine_take_wrs(o, wrs, 8) == 8)
+		;
+	memset(&rec, 0, sizeof(rec));
+	rec.ring.addr = 0x400000;
+	rec.ring.rkey = 5;
+	rec.ring.size = 4096;
+	for (k = 0; k < 2; k++) {
+		rec.type = WIRE_OPEN_OK;
+		rec.stream = (uint32_t)k;
+		rec.peer_stream = (uint32_t)k;
+		len += wire_rec_encode(msg + len, sizeof(msg) - len, &rec);
+	}
+	rec.type = WIRE_OPEN;
+	rec.stream = 2;
+	rec.name_len = 1;
+	rec.name[0] = 'c';
+	len += wire_rec_encode(msg + len, sizeof(msg) - len, &rec);
+	if (engine_on_recv(o, slots[0], msg, (uint32_t)len) != 0)
+		abort();
+	events(o);
+	if (engine_keep(o, 2) != 0 ||
+	    engine_on_recv_imm(o, slots[1], wire_imm_encode(2, 100), 100) != 0)
+		abort();
+	if (engine_tx_space(o, 0, &off) < 1000 ||
+	    engine_tx_commit(o, 0, 1000) != 0)
+		abort();
+	while (engine_take_wrs(o, wrs, 8) == 8)
+		;
+	engine_fail(o, ENGINE_ERR_TRANSPORT, "link lost");
+	events(o);
+	if (engine_suspended(o) != 3)
+		abort();
+	return (o);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -100,14 +260,28 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct engine_ring r = { 0x200000, 4096, 9 };
 	struct in in = { data, size };
 	struct engine_stats st;
+	struct engine_resume er;
+	struct res R;
 	uint32_t posted[RQ], slot, imm, u32, off;
 	uint64_t seq_hi = 0;
-	uint8_t op, b, msg[WIRE_MSG_SIZE];
+	uint8_t op, b, msg[WIRE_MSG_SIZE], token[WIRE_NONCE_LEN] = { 0 };
+	uint8_t proof[WIRE_AUTH_LEN] = { 0 };
 	uint16_t len;
-	int nposted = 0, auth;
+	int nposted = 0, auth, resume = 0, id;
 	const char *why;
 	struct engine_auth ea = { 0, prove, verify, NULL };
 
+	memset(&R, 0, sizeof(R));
+	if (size > 0 && data[0] >= 0xf0) {
+		auth = data[0] & 1;
+		resume = (data[0] >> 1) & 3;
+		R.adopt_fails = (data[0] >> 3) & 1;
+		in.p++;
+		in.n--;
+	} else {
+		/* The first byte picks the mode: odd, the peer proves a key. */
+		auth = size > 0 && (data[0] & 1);
+	}
 	memset(&c, 0, sizeof(c));
 	c.sq_size = SQ;
 	c.rq_size = RQ;
@@ -115,18 +289,36 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	c.inline_size = 64;
 	c.ctrl_send = ctrl_send;
 	c.ctrl_send_addr = (uint64_t)(uintptr_t)ctrl_send;
+	c.resume = resume != 0;
 	if ((e = engine_new(&c, &why)) == NULL)
 		abort();
-	/* The first byte picks the mode: odd, the peer must prove a key. */
-	auth = size > 0 && (data[0] & 1);
 	if (auth)
 		engine_set_auth(e, &ea);
+	if (resume) {
+		R.refuse = resume == 3;
+		if (resume != 3)
+			R.old = make_old();
+		er.find = resume == 1 ? NULL : res_find;
+		er.adopt = res_adopt;
+		er.adopted = res_adopted;
+		er.arg = &R;
+		engine_set_resume(e, &er);
+	}
 	drain(e, posted, &nposted, &seq_hi);
 	engine_hello(e, &h);
 	h.credits = RQ;
 	engine_connected(e, &h);
-	engine_open(e, "a", &r, &r, NULL);
-	engine_open(e, "b", &r, &r, NULL);
+	if (resume == 1) {
+		/* Before authentication this fails, and the streams end. */
+		id = engine_resume(e, R.old, token, proof);
+		if (id > 3 || (id < 0 && engine_authenticated(e)))
+			abort();
+		res_drop(&R);
+	}
+	if (resume != 2) {
+		engine_open(e, "a", &r, &r, NULL);
+		engine_open(e, "b", &r, &r, NULL);
+	}
 	drain(e, posted, &nposted, &seq_hi);
 
 	while (get(&in, &op, 1)) {
@@ -179,12 +371,19 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			else
 				engine_reset(e, (b >> 2) % STREAMS, b);
 			break;
-		case 8:		/* open another stream */
-			engine_open(e, "c", &r, &r, NULL);
+		case 8:		/* open another stream, kept if it can be */
+			id = engine_open(e, "c", &r, &r, NULL);
+			if (id >= 0 && resume)
+				engine_keep(e, (uint32_t)id);
 			break;
 		case 9:
 			engine_keepalive(e);
 			break;
+		}
+		/* What find handed over goes once the call returned. */
+		if (R.adopted) {
+			R.adopted = 0;
+			res_drop(&R);
 		}
 		drain(e, posted, &nposted, &seq_hi);
 		/* Nothing but the proof exchange before the proof. */
@@ -193,7 +392,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (st.streams_active > 0)
 				abort();
 		}
+		if (engine_active(e) > STREAMS ||
+		    engine_suspended(e) > engine_active(e))
+			abort();
 	}
+	res_drop(&R);
 	engine_free(e);
 	return (0);
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Write the fuzzers' seed corpora (tests/fuzz/corpus/*): valid hellos,
 one of every control record, multi-record messages, and for the engine an
-input that opens a stream and moves data, so fuzzing starts deep."""
+input that opens a stream and moves data, and inputs that resume streams
+from both sides (see the modes in fuzz_engine.c), so fuzzing starts deep."""
 import os
 import struct
 
@@ -27,7 +28,27 @@ RECS = {
     "reset": rec(8, struct.pack(">IH", 0, 6)),
     "keepalive": rec(9, b""),
     "goaway": rec(10, struct.pack(">H", 5)),
+    "auth": rec(11, bytes([0x42]) * 32),
+    "resume": rec(12, bytes(range(16)) + bytes([0x42]) * 32 +
+                  struct.pack(">H", 3)),
+    "resume_stream": rec(13, struct.pack(">IIQQB", 0, 0, 1000, 800, 0) +
+                         ring()),
+    "resume_stream_gone": rec(13, struct.pack(">IIQQB", 1, 1, 0, 0, 4) +
+                              bytes(16)),
+    "resume_denied": rec(14, struct.pack(">H", 9)),
 }
+
+
+def resume(count, token=bytes(16)):
+    return rec(12, token + bytes(32) + struct.pack(">H", count))
+
+
+def rs(stream, peer, arrived=0, consumed=0, flags=0, size=4096):
+    if flags & 4:
+        return rec(13, struct.pack(">IIQQB", stream, peer, 0, 0, flags) +
+                   bytes(16))
+    return rec(13, struct.pack(">IIQQB", stream, peer, arrived, consumed,
+                               flags) + ring(size=size))
 
 
 def write(kind, name, data):
@@ -39,6 +60,8 @@ def write(kind, name, data):
 
 hello = struct.pack(">IBBH", 0x52535452, 1, 0, 64) + bytes(8) + bytes(range(16))
 write("wire", "hello", hello)
+write("wire", "hello-v2", struct.pack(">IBBH", 0x52535452, 2, 3, 64) +
+      bytes(8) + bytes(range(16)))
 write("wire", "hello-padded", hello + bytes(24))
 for name, data in RECS.items():
     write("wire", name, data)
@@ -65,3 +88,29 @@ write("engine", "shutdown-close", opened + imm(0, 10) +
 write("engine", "incoming", send(RECS["open"] + RECS["msg_credit"]) +
       imm(2, 50))
 write("engine", "reset", opened + send(RECS["reset"]) + bytes([7, 2, 8, 9]))
+
+# Resume (mode byte first).  The failed engine's streams are ours 0, 1, 2
+# and the peer's 0, 1, 2; 1000 bytes went out on 0, 100 came in on 2.
+CLIENT, SERVER, REFUSER, SERVER_ADOPT_FAILS = 0xf2, 0xf4, 0xf6, 0xfc
+answers = send(rs(0, 0, 600, 500) + rs(1, 1) + rs(2, 2, 0, 0))
+write("engine", "resume-client", bytes([CLIENT]) + answers + imm(2, 50) +
+      bytes([6, 2]) + struct.pack("<I", 150) + bytes([5, 0]) +
+      struct.pack("<I", 300) + bytes([4, 0]) +
+      send(RECS["credit"][:2] + struct.pack(">IQ", 0, 1000)))
+write("engine", "resume-client-gone", bytes([CLIENT]) +
+      send(rs(0, 0, flags=4) + rs(1, 1, 0, 0, 2) + rs(2, 2, flags=4)) +
+      bytes([8]))
+write("engine", "resume-client-denied", bytes([CLIENT]) +
+      send(RECS["resume_denied"]) + bytes([8, 8]))
+asks = send(resume(3) + rs(0, 0, 1000, 800) + rs(1, 1) + rs(2, 2))
+write("engine", "resume-server", bytes([SERVER]) + asks + imm(2, 20) +
+      bytes([6, 2]) + struct.pack("<I", 120) + bytes([5, 0]) +
+      struct.pack("<I", 100) + bytes([4, 0, 8]) +
+      send(RECS["open"]))
+write("engine", "resume-server-split", bytes([SERVER]) +
+      send(resume(3) + rs(2, 2)) + bytes([8]) +
+      send(rs(0, 0, 700, 700, 1, 8192)) + send(rs(1, 1, 0, 0)))
+write("engine", "resume-server-adopt-fails", bytes([SERVER_ADOPT_FAILS]) +
+      asks + bytes([7, 0, 7, 1]))
+write("engine", "resume-refused", bytes([REFUSER]) + send(resume(1)) +
+      send(rs(0, 0)) + send(RECS["open"]))

@@ -10,9 +10,20 @@
  *  - never more receives consumed than posted (the fabric reports RNR);
  *    send queues never overflow; no WRITE lands outside a receive ring;
  *  - a misbehaving peer ends the link with a protocol violation, and the
- *    bytes delivered before it stay correct.
+ *    bytes delivered before it stay correct;
+ *  - with link losses (the "resume" configuration, or -l for all): the
+ *    link breaks at random points, some WRs in flight landing unseen, and
+ *    a new link resumes the streams both sides kept.  A kept open stream
+ *    is suspended, never reset, by the loss; the others are reset.  Every
+ *    byte still arrives exactly once, in order; the application keeps
+ *    reading and writing suspended streams; and when a resume runs
+ *    undisturbed (no second loss before it settles, no refusal), every
+ *    stream suspended on both sides is resumed on both.  Runs where losses
+ *    pile up, a resume is refused or never offered, or an adoption fails
+ *    may lose streams, but only with a resume reason and only streams
+ *    that were suspended; they are counted.
  *
- * Usage: sim [-c CONFIG] [-s SEED] [-n COUNT] [-v]
+ * Usage: sim [-c CONFIG] [-s SEED] [-n COUNT] [-l] [-v]
  * Without -s it runs COUNT seeds of each configuration (or of CONFIG) and
  * prints TAP; a failing seed is printed with the command that replays it.
  */
@@ -38,22 +49,31 @@ struct config {
 	uint32_t streams_max;		/* streams opened per run, at most */
 	uint64_t bytes_max;		/* per direction per stream */
 	int faults;
+	unsigned losses;		/* link losses per run, at most */
 };
 
 static const struct config configs[] = {
 	{ "tiny", "queue depths at the minimum (4), 4 KiB rings",
-	    400, 4, 4, 4, 4, 12, 12, 4, 8, 48 << 10, 0 },
+	    400, 4, 4, 4, 4, 12, 12, 4, 8, 48 << 10, 0, 0 },
 	{ "mixed", "random depths 4-64, rings 4-64 KiB, stream limit 16",
-	    400, 4, 64, 4, 64, 12, 16, 16, 24, 128 << 10, 0 },
+	    400, 4, 64, 4, 64, 12, 16, 16, 24, 128 << 10, 0, 0 },
 	{ "bulk", "deep queues, rings up to 1 MiB, MiBs per stream",
-	    40, 64, 256, 64, 256, 16, 20, 8, 4, 3 << 20, 0 },
+	    40, 64, 256, 64, 256, 16, 20, 8, 4, 3 << 20, 0, 0 },
 	{ "faults", "a hostile peer injects invalid input mid-transfer",
-	    200, 4, 32, 4, 32, 12, 15, 16, 12, 64 << 10, 1 },
+	    200, 4, 32, 4, 32, 12, 15, 16, 12, 64 << 10, 1, 0 },
+	{ "resume", "the link is lost at random points and streams resume",
+	    300, 4, 32, 4, 32, 12, 15, 16, 12, 64 << 10, 0, 3 },
 };
 #define NCONFIGS (sizeof(configs) / sizeof(configs[0]))
 
+#define MAXLOSS	8	/* link losses per run, at most (-l included) */
+#define MAXOLD	8	/* failed engines a side holds at once */
+
 static int verbose;
+static int all_lose;		/* -l: link losses in every configuration */
 static uint64_t total_bytes, total_streams, total_eofs;
+static uint64_t total_losses, total_susp, total_resumed, total_lost;
+static uint64_t total_strict, total_unseen;
 
 /* ---------------------------------------------------------------- rng */
 
@@ -106,6 +126,7 @@ struct plan {
 	uint64_t reset_at;	/* bytes the resetting side sends first */
 	uint32_t ring_log[2][2];	/* [side role][0 tx, 1 rx] */
 	int slow_reader[2];
+	int keep[2];		/* [side role]: engine_keep (resume runs) */
 };
 
 static void
@@ -130,6 +151,9 @@ make_plan(const struct config *c, uint64_t seed, uint64_t serial,
 	}
 	p->reset_at = below(&r, (p->bytes[0] < p->bytes[1] ?
 	    p->bytes[0] : p->bytes[1]) + 1);
+	/* Drawn last: the plans of runs without losses stay as they were. */
+	for (i = 0; i < 2; i++)
+		p->keep[i] = below(&r, 10) != 0;
 }
 
 /* ---------------------------------------------------------------- state */
@@ -142,6 +166,13 @@ struct astream {
 	uint32_t txsz, rxsz, rkey;
 	uint64_t tx_total, tx_done, rx_expect, rx_got;
 	int shut, opened, eof, closed, reset_seen, refused;
+	/* Where it lives now: a stream moves with a resume. */
+	struct engine *e;
+	uint32_t id;
+	size_t idx;		/* in its side's all[] */
+	int expect_susp;	/* at the loss: must be suspended, not reset */
+	int suspended;		/* SUSPENDED seen, RESUMED not yet */
+	int susp_loss;		/* the last loss that suspended it, or -1 */
 };
 
 /* Does the plan have this side (or the peer) reset the stream? */
@@ -161,12 +192,48 @@ peer_resets(const struct astream *a)
 	    P_OPENER_RESETS));
 }
 
+/* A failed engine a side keeps for a resume. */
+struct oldeng {
+	struct engine *e;
+	uint8_t token[WIRE_NONCE_LEN];	/* the resume chain it belongs to */
+	int loss;			/* the loss that made it */
+	uint64_t deadline;		/* step to give up at (resume_time) */
+	int abandon;			/* give up after this step */
+	uint16_t reason;		/* ... with this reason */
+};
+
+struct run;
+
 struct side {
-	struct astream **st;	/* by engine stream id */
-	uint32_t nst;
+	struct run *R;
+	int i;
+	struct astream **all;	/* every stream the application holds */
+	size_t n, cap;
 	uint64_t next_serial;	/* streams this side opens: serial*2+side */
 	uint32_t opens_left;
-	uint32_t live;
+	struct oldeng old[MAXOLD];
+	int nold;
+	struct engine *src;	/* adopt moves streams from this engine */
+	/*
+	 * Side 0: the token of its resume chain (it names the streams it
+	 * suspends).  Side 1: the token its current engine answers to.
+	 */
+	uint8_t token[WIRE_NONCE_LEN];
+	unsigned denied_link;	/* side 0: link whose refusal was seen */
+	uint64_t resume_at;	/* side 0: step to offer the resume at */
+};
+
+/* One link loss and what became of its resume. */
+struct loss {
+	int strict;	/* undisturbed: every stream suspended both ways resumes */
+	int settled;	/* its resume is over */
+	int deny;	/* side 1 refuses the resume */
+	int noresume;	/* side 0 does not offer one */
+};
+
+/* Per stream serial: the loss that last suspended it, by side. */
+struct fate {
+	int susp[2];
 };
 
 struct run {
@@ -180,6 +247,16 @@ struct run {
 	int link_dead;
 	uint32_t next_rkey;
 	int progressed;
+	uint64_t step;
+	/* Link losses. */
+	unsigned nloss, loss_max;
+	int messy;		/* losses may come before a resume settled */
+	uint64_t next_loss;
+	uint64_t stall_from;	/* the dying link delivers little from here */
+	struct loss loss[MAXLOSS];
+	struct fate *fate;
+	size_t nfate;
+	int at_loss;		/* draining the engines that just failed */
 };
 
 static int rfail(struct run *, const char *, ...)
@@ -204,6 +281,56 @@ dirkey(uint64_t serial, int dir)
 {
 
 	return (splitmix(serial * 2 + (uint64_t)dir + 0x5eed));
+}
+
+static int
+losing(const struct run *R)
+{
+
+	return (R->loss_max > 0);
+}
+
+static struct fate *
+fate(struct run *R, uint64_t serial)
+{
+
+	if (serial >= R->nfate)
+		abort();
+	return (&R->fate[serial]);
+}
+
+static void
+side_add(struct side *S, struct astream *a)
+{
+
+	if (S->n == S->cap) {
+		S->cap = S->cap ? S->cap * 2 : 16;
+		if ((S->all = realloc(S->all, S->cap * sizeof(*S->all))) ==
+		    NULL)
+			abort();
+	}
+	a->idx = S->n;
+	S->all[S->n++] = a;
+}
+
+static void
+side_del(struct side *S, struct astream *a)
+{
+
+	S->all[a->idx] = S->all[--S->n];
+	S->all[a->idx]->idx = a->idx;
+}
+
+/* The stream side ${i}'s application holds as ${id} of ${e}, or NULL. */
+static struct astream *
+side_find(struct side *S, const struct engine *e, uint32_t id)
+{
+	size_t k;
+
+	for (k = 0; k < S->n; k++)
+		if (S->all[k]->e == e && S->all[k]->id == id)
+			return (S->all[k]);
+	return (NULL);
 }
 
 static int
@@ -234,75 +361,133 @@ free_rings(struct run *R, int i, struct astream *a)
 	a->tx = a->rx = NULL;
 }
 
+static struct astream *
+astream_new(uint64_t serial)
+{
+	struct astream *a;
+
+	if ((a = calloc(1, sizeof(*a))) == NULL)
+		abort();
+	a->serial = serial;
+	a->susp_loss = -1;
+	return (a);
+}
+
 /* ---------------------------------------------------------------- events */
 
 static int
 on_incoming(struct run *R, int i, uint32_t id)
 {
 	struct side *S = &R->side[i];
+	struct engine *e = R->f.side[i].e;
 	struct astream *a;
 	struct engine_ring tx, rx;
-	const char *name = engine_tunnel(R->f.side[i].e, id);
+	const char *name = engine_tunnel(e, id);
 	unsigned long long serial;
 
 	if (name == NULL || sscanf(name, "s%llu", &serial) != 1)
 		return (rfail(R, "side %d: INCOMING with bad name", i));
-	if (S->st[id] != NULL)
+	if (side_find(S, e, id) != NULL)
 		return (rfail(R, "side %d: INCOMING on live id %u", i,
 		    (unsigned)id));
-	if ((a = calloc(1, sizeof(*a))) == NULL)
-		abort();
-	a->serial = serial;
+	a = astream_new(serial);
 	make_plan(R->c, R->seed, serial, &a->plan);
 	if (a->plan.kind == P_REFUSED) {
 		free(a);
-		return (engine_refuse(R->f.side[i].e, id,
-		    WIRE_REASON_NO_TUNNEL) == 0 ? 0 :
+		return (engine_refuse(e, id, WIRE_REASON_NO_TUNNEL) == 0 ? 0 :
 		    rfail(R, "engine_refuse failed"));
 	}
-	S->st[id] = a;
 	if (alloc_rings(R, i, a, a->plan.ring_log[1][0],
-	    a->plan.ring_log[1][1]))
+	    a->plan.ring_log[1][1])) {
+		free(a);
 		return (-1);
+	}
 	a->tx_total = a->plan.bytes[1];
 	a->rx_expect = a->plan.bytes[0];
 	a->opened = 1;
-	S->live++;
+	a->e = e;
+	a->id = id;
+	side_add(S, a);
 	tx.addr = (uint64_t)(uintptr_t)a->tx;
 	tx.size = a->txsz;
 	tx.key = 0;
 	rx.addr = (uint64_t)(uintptr_t)a->rx;
 	rx.size = a->rxsz;
 	rx.key = a->rkey;
-	if (engine_accept(R->f.side[i].e, id, &tx, &rx, a) != 0)
+	if (engine_accept(e, id, &tx, &rx, a) != 0)
 		return (rfail(R, "engine_accept failed"));
+	if (losing(R) && a->plan.keep[1] && engine_keep(e, id) != 0)
+		return (rfail(R, "engine_keep after accept failed"));
+	return (0);
+}
+
+/* The reasons a stream ends with when its resume did not happen. */
+static int
+resume_reason(uint16_t reason)
+{
+
+	return (reason == WIRE_REASON_NOT_RESUMED ||
+	    reason == WIRE_REASON_LINK_LOST || reason == WIRE_REASON_DENIED ||
+	    reason == WIRE_REASON_INTERNAL);
+}
+
+/* Is this RESET one the run allows? */
+static int
+reset_ok(struct run *R, int i, struct astream *a, uint16_t reason)
+{
+	struct fate *F;
+	int L;
+
+	if (peer_resets(a) || R->link_dead)
+		return (0);
+	if (R->at_loss && reason == WIRE_REASON_RESET && !a->expect_susp)
+		return (0);
+	if (!losing(R) || !resume_reason(reason))
+		return (rfail(R, "side %d stream s%llu: unexpected RESET (%s)",
+		    i, (unsigned long long)a->serial, wire_reason_str(reason)));
+	if ((L = a->susp_loss) < 0)
+		return (rfail(R, "side %d stream s%llu: RESET (%s) but it was "
+		    "never suspended", i, (unsigned long long)a->serial,
+		    wire_reason_str(reason)));
+	F = fate(R, a->serial);
+	if (R->loss[L].strict && F->susp[1 - i] == L)
+		return (rfail(R, "side %d stream s%llu: suspended on both "
+		    "sides at loss %d, whose resume was undisturbed, but "
+		    "reset (%s)", i, (unsigned long long)a->serial, L,
+		    wire_reason_str(reason)));
+	total_lost++;
 	return (0);
 }
 
 static int
-drain_events(struct run *R, int i)
+drain_events(struct run *R, int i, struct engine *e)
 {
 	struct side *S = &R->side[i];
 	struct engine_event ev;
 	struct astream *a;
 
-	while (engine_next_event(R->f.side[i].e, &ev)) {
-		if (ev.stream >= S->nst)
-			return (rfail(R, "side %d: event for stream %u",
-			    i, (unsigned)ev.stream));
-		a = S->st[ev.stream];
-		if (verbose)
-			printf("# side %d stream %u (s%lld): events 0x%x "
-			    "reason %u\n", i, (unsigned)ev.stream,
-			    a ? (long long)a->serial : -1LL,
-			    (unsigned)ev.flags, (unsigned)ev.reason);
+	while (engine_next_event(e, &ev)) {
 		if (ev.flags & ENGINE_EV_INCOMING) {
+			/* Offered and gone with the link before a decision. */
+			if (e != R->f.side[i].e &&
+			    (ev.flags & ENGINE_EV_RELEASED))
+				continue;
+			if (e != R->f.side[i].e)
+				return (rfail(R, "side %d: INCOMING from a "
+				    "failed engine", i));
 			if (on_incoming(R, i, ev.stream))
 				return (-1);
 			R->progressed = 1;
 			continue;
 		}
-		if (a == NULL || ev.user != a)
+		a = ev.user;
+		if (verbose)
+			printf("# side %d stream %u (s%lld)%s: events 0x%x "
+			    "reason %u\n", i, (unsigned)ev.stream,
+			    a ? (long long)a->serial : -1LL,
+			    e == R->f.side[i].e ? "" : " (failed engine)",
+			    (unsigned)ev.flags, (unsigned)ev.reason);
+		if (a == NULL || a->e != e || a->id != ev.stream)
 			return (rfail(R, "side %d: event 0x%x for unused "
 			    "stream %u", i, (unsigned)ev.flags,
 			    (unsigned)ev.stream));
@@ -318,6 +503,22 @@ drain_events(struct run *R, int i)
 				    wire_reason_str(ev.reason)));
 			a->refused = 1;
 		}
+		if (ev.flags & ENGINE_EV_SUSPENDED) {
+			/* (Again, for one still resuming when lost again.) */
+			if (!R->at_loss || !a->expect_susp)
+				return (rfail(R, "side %d stream s%llu: "
+				    "SUSPENDED out of place", i,
+				    (unsigned long long)a->serial));
+			a->suspended = 1;
+		}
+		if (ev.flags & ENGINE_EV_RESUMED) {
+			if (!a->suspended || e != R->f.side[i].e)
+				return (rfail(R, "side %d stream s%llu: "
+				    "RESUMED but not suspended", i,
+				    (unsigned long long)a->serial));
+			a->suspended = 0;
+			total_resumed++;
+		}
 		if (ev.flags & ENGINE_EV_EOF) {
 			if (a->rx_got != a->rx_expect)
 				return (rfail(R, "side %d stream s%llu: EOF "
@@ -332,11 +533,8 @@ drain_events(struct run *R, int i)
 			a->eof = 1;
 		}
 		if (ev.flags & ENGINE_EV_RESET) {
-			if (!peer_resets(a) && !R->link_dead)
-				return (rfail(R, "side %d stream s%llu: "
-				    "unexpected RESET (%s)", i,
-				    (unsigned long long)a->serial,
-				    wire_reason_str(ev.reason)));
+			if (reset_ok(R, i, a, ev.reason))
+				return (-1);
 			a->reset_seen = 1;
 		}
 		if (ev.flags & ENGINE_EV_RELEASED) {
@@ -352,11 +550,25 @@ drain_events(struct run *R, int i)
 			total_streams++;
 			total_eofs += a->eof;
 			free_rings(R, i, a);
+			side_del(S, a);
 			free(a);
-			S->st[ev.stream] = NULL;
-			S->live--;
 		}
 	}
+	return (0);
+}
+
+/* Drain every engine of side ${i}: the current one and the failed ones. */
+static int
+drain_side(struct run *R, int i)
+{
+	struct side *S = &R->side[i];
+	int k;
+
+	if (drain_events(R, i, R->f.side[i].e))
+		return (-1);
+	for (k = 0; k < S->nold; k++)
+		if (drain_events(R, i, S->old[k].e))
+			return (-1);
 	return (0);
 }
 
@@ -366,20 +578,21 @@ static int
 open_stream(struct run *R, int i)
 {
 	struct side *S = &R->side[i];
+	struct engine *e = R->f.side[i].e;
 	struct engine_ring tx, rx;
 	struct astream *a;
 	char name[32];
 	uint64_t serial = S->next_serial * 2 + (uint64_t)i;
 	int id;
 
-	if ((a = calloc(1, sizeof(*a))) == NULL)
-		abort();
+	a = astream_new(serial);
 	make_plan(R->c, R->seed, serial, &a->plan);
 	if (alloc_rings(R, i, a, a->plan.ring_log[0][0],
-	    a->plan.ring_log[0][1]))
+	    a->plan.ring_log[0][1])) {
+		free(a);
 		return (-1);
+	}
 	a->opener = 1;
-	a->serial = serial;
 	a->tx_total = a->plan.bytes[0];
 	a->rx_expect = a->plan.bytes[1];
 	tx.addr = (uint64_t)(uintptr_t)a->tx;
@@ -389,7 +602,7 @@ open_stream(struct run *R, int i)
 	rx.size = a->rxsz;
 	rx.key = a->rkey;
 	snprintf(name, sizeof(name), "s%llu", (unsigned long long)serial);
-	id = engine_open(R->f.side[i].e, name, &tx, &rx, a);
+	id = engine_open(e, name, &tx, &rx, a);
 	if (id < 0) {
 		free_rings(R, i, a);
 		free(a);
@@ -397,10 +610,14 @@ open_stream(struct run *R, int i)
 			return (0);	/* try again later */
 		return (rfail(R, "side %d: engine_open failed: %d", i, id));
 	}
-	if (S->st[id] != NULL)
+	if (side_find(S, e, (uint32_t)id) != NULL)
 		return (rfail(R, "side %d: stream id %d reused while live",
 		    i, id));
-	S->st[id] = a;
+	a->e = e;
+	a->id = (uint32_t)id;
+	side_add(S, a);
+	if (losing(R) && a->plan.keep[0] && engine_keep(e, a->id) != 0)
+		return (rfail(R, "engine_keep after open failed"));
 	if (verbose)
 		printf("# side %d opens stream %d as s%llu (plan %d, %llu/%llu "
 		    "bytes)\n", i, id, (unsigned long long)serial,
@@ -408,7 +625,6 @@ open_stream(struct run *R, int i)
 		    (unsigned long long)a->plan.bytes[1]);
 	S->next_serial++;
 	S->opens_left--;
-	S->live++;
 	R->progressed = 1;
 	return (0);
 }
@@ -421,16 +637,21 @@ resets_now(const struct astream *a)
 	return (i_reset(a) && a->tx_done >= a->plan.reset_at);
 }
 
+/*
+ * The application's turn on stream ${a}, wherever it lives: a suspended
+ * stream in a failed engine is read, written, shut down, closed and reset
+ * as any other.
+ */
 static int
-act_stream(struct run *R, int i, uint32_t id)
+act_stream(struct run *R, int i, struct astream *a)
 {
-	struct engine *e = R->f.side[i].e;
-	struct astream *a = R->side[i].st[id];
+	struct engine *e = a->e;
+	uint32_t id = a->id;
 	uint64_t key_tx = dirkey(a->serial, a->opener ? 0 : 1);
 	uint64_t key_rx = dirkey(a->serial, a->opener ? 1 : 0);
 	uint32_t off, n, k, want;
 
-	if (a == NULL || a->closed || a->refused)
+	if (a->closed || a->refused)
 		return (0);
 	if (a->reset_seen) {
 		/* The peer reset it: the application closes its side. */
@@ -466,7 +687,9 @@ act_stream(struct run *R, int i, uint32_t id)
 			R->progressed = 1;
 		}
 	}
-	if (a->tx_done == a->tx_total && !a->shut && !i_reset(a)) {
+	/* The socket's EOF comes when it comes: not always with the bytes. */
+	if (a->tx_done == a->tx_total && !a->shut && !i_reset(a) &&
+	    (!losing(R) || below(&R->r, 3) == 0)) {
 		a->shut = 1;
 		R->progressed = 1;
 		if (engine_shutdown(e, id) != 0)
@@ -501,7 +724,7 @@ act_stream(struct run *R, int i, uint32_t id)
 	}
 
 	/* Close once both directions are done. */
-	if (a->shut && a->eof) {
+	if (a->shut && a->eof && (!losing(R) || below(&R->r, 2) == 0)) {
 		a->closed = 1;
 		R->progressed = 1;
 		if (engine_close(e, id) != 0)
@@ -514,20 +737,26 @@ static int
 app_step(struct run *R, int i)
 {
 	struct side *S = &R->side[i];
-	uint32_t id, tries;
+	size_t k, tries;
 
-	if (S->opens_left > 0 && !R->link_dead && below(&R->r, 8) == 0)
+	/*
+	 * Nothing opens while streams may still come back: side 1 until the
+	 * resume took what it could, side 0 until it offered the resume
+	 * (engine_resume wants a link with no stream yet).
+	 */
+	if (S->opens_left > 0 && !R->link_dead && S->nold == 0 &&
+	    below(&R->r, 8) == 0)
 		return (open_stream(R, i));
-	if (S->live == 0)
+	if (S->n == 0)
 		return (0);
 	for (tries = 0; tries < 8; tries++) {
-		id = (uint32_t)below(&R->r, S->nst);
-		if (S->st[id] != NULL)
-			return (act_stream(R, i, id));
+		k = (size_t)below(&R->r, S->n);
+		if (!S->all[k]->closed)
+			return (act_stream(R, i, S->all[k]));
 	}
-	for (id = 0; id < S->nst; id++)
-		if (S->st[id] != NULL && !S->st[id]->closed)
-			return (act_stream(R, i, id));
+	for (k = 0; k < S->n; k++)
+		if (!S->all[k]->closed)
+			return (act_stream(R, i, S->all[k]));
 	return (0);
 }
 
@@ -537,19 +766,20 @@ static int
 inject_fault(struct run *R)
 {
 	struct side *S = &R->side[0];
+	struct astream *a, *target = NULL;
 	uint8_t buf[64];
 	struct wire_rec r;
-	uint32_t id, target = UINT32_MAX;
-	size_t n;
+	size_t k, n;
 	int kind = (int)(R->seed % 6);
 
-	for (id = 0; id < S->nst; id++)
-		if (S->st[id] != NULL && S->st[id]->opened &&
-		    !S->st[id]->closed && !S->st[id]->reset_seen) {
-			target = id;
-			break;
-		}
-	if (target == UINT32_MAX && (kind == 1 || kind == 2))
+	/* The lowest id, as the fault always picked. */
+	for (k = 0; k < S->n; k++) {
+		a = S->all[k];
+		if (a->opened && !a->closed && !a->reset_seen &&
+		    (target == NULL || a->id < target->id))
+			target = a;
+	}
+	if (target == NULL && (kind == 1 || kind == 2))
 		kind = 0;
 	memset(&r, 0, sizeof(r));
 	switch (kind) {
@@ -558,13 +788,13 @@ inject_fault(struct run *R)
 		    wire_imm_encode(WIRE_STREAMS_MAX - 1, 100));
 		break;
 	case 1:		/* data beyond the free space of the ring */
-		n = S->st[target]->rxsz + 1;
+		n = target->rxsz + 1;
 		fab_inject(&R->f, 0, FAB_CQE_RECV_IMM, NULL, (uint32_t)n,
-		    wire_imm_encode(target, (uint32_t)n));
+		    wire_imm_encode(target->id, (uint32_t)n));
 		break;
 	case 2:		/* ring credit beyond what was sent */
 		r.type = WIRE_CREDIT;
-		r.stream = target;
+		r.stream = target->id;
 		r.cursor = (uint64_t)1 << 40;
 		n = wire_rec_encode(buf, sizeof(buf), &r);
 		fab_inject(&R->f, 0, FAB_CQE_RECV, buf, (uint32_t)n, 0);
@@ -602,6 +832,355 @@ inject_fault(struct run *R)
 	return (0);
 }
 
+/* ---------------------------------------------------------------- resume */
+
+/* The stand-in proof of the right to resume the chain ${token}. */
+static void
+proof_of(const uint8_t token[WIRE_NONCE_LEN], uint8_t proof[WIRE_AUTH_LEN])
+{
+	int k;
+
+	for (k = 0; k < WIRE_AUTH_LEN; k++)
+		proof[k] = (uint8_t)(token[k % WIRE_NONCE_LEN] ^ 0x36 ^ k);
+}
+
+static int
+cb_adopt(void *arg, uint32_t id, void *user, struct engine_ring *tx,
+    struct engine_ring *rx)
+{
+	struct side *S = arg;
+	struct run *R = S->R;
+	struct astream *a = user;
+
+	if (a == NULL || a->e != S->src || a->id != id ||
+	    tx->addr != (uint64_t)(uintptr_t)a->tx ||
+	    rx->addr != (uint64_t)(uintptr_t)a->rx || rx->size != a->rxsz) {
+		rfail(R, "side %d: adopt of stream %u with the wrong user or "
+		    "rings", S->i, (unsigned)id);
+		return (-1);
+	}
+	/* It is in the new engine now, even if it ends there at once. */
+	a->e = R->f.side[S->i].e;
+	/* A messy run sometimes fails to register the rings again. */
+	if (R->messy && below(&R->r, 25) == 0) {
+		R->loss[R->nloss - 1].strict = 0;
+		if (a->susp_loss >= 0)
+			R->loss[a->susp_loss].strict = 0;
+		return (-1);
+	}
+	a->rkey = R->next_rkey++;
+	if (fab_mr_rereg(&R->f, S->i, rx->addr, a->rkey) != 0) {
+		rfail(R, "side %d: the ring to adopt was not registered",
+		    S->i);
+		return (-1);
+	}
+	rx->key = a->rkey;
+	tx->key = 0x100 + R->nloss;
+	return (0);
+}
+
+static void
+give_up_all(struct side *S, const struct engine *but, uint16_t reason)
+{
+	int k;
+
+	for (k = 0; k < S->nold; k++)
+		if (S->old[k].e != but && !S->old[k].abandon) {
+			S->old[k].abandon = 1;
+			S->old[k].reason = reason;
+		}
+}
+
+static struct engine *
+cb_find(void *arg, const uint8_t token[WIRE_NONCE_LEN],
+    const uint8_t proof[WIRE_AUTH_LEN], uint16_t *reason)
+{
+	struct side *S = arg;
+	struct run *R = S->R;
+	uint8_t want[WIRE_AUTH_LEN];
+	int k;
+
+	proof_of(token, want);
+	if (memcmp(want, proof, WIRE_AUTH_LEN) != 0) {
+		rfail(R, "find: the proof does not match the token");
+		*reason = WIRE_REASON_DENIED;
+		return (NULL);
+	}
+	/*
+	 * The peer names one chain from now on: the failed engines of any
+	 * other can never come back (the daemon lets them time out).
+	 */
+	if (R->nloss > 0 && R->loss[R->nloss - 1].deny) {
+		give_up_all(S, NULL, WIRE_REASON_LINK_LOST);
+		*reason = WIRE_REASON_DENIED;
+		return (NULL);
+	}
+	for (k = S->nold - 1; k >= 0; k--)
+		if (!S->old[k].abandon &&
+		    memcmp(S->old[k].token, token, WIRE_NONCE_LEN) == 0)
+			break;
+	if (k < 0) {
+		give_up_all(S, NULL, WIRE_REASON_LINK_LOST);
+		*reason = WIRE_REASON_NOT_RESUMED;
+		return (NULL);
+	}
+	give_up_all(S, S->old[k].e, WIRE_REASON_LINK_LOST);
+	/* The new link carries on the chain. */
+	memcpy(S->token, token, WIRE_NONCE_LEN);
+	S->src = S->old[k].e;
+	return (S->old[k].e);
+}
+
+static void
+cb_adopted(void *arg, struct engine *old)
+{
+	struct side *S = arg;
+	int k;
+
+	for (k = 0; k < S->nold; k++)
+		if (S->old[k].e == old) {
+			S->old[k].abandon = 1;
+			S->old[k].reason = WIRE_REASON_NOT_RESUMED;
+			return;
+		}
+	rfail(S->R, "adopted: an engine side 1 does not hold");
+}
+
+/* End failed engine ${e}'s streams with ${reason}, drain it and free it. */
+static int
+drop_engine(struct run *R, int i, struct engine *e, uint16_t reason)
+{
+	struct side *S = &R->side[i];
+	size_t k;
+
+	engine_abandon(e, reason);
+	if (drain_events(R, i, e))
+		return (-1);
+	for (k = 0; k < S->n; k++)
+		if (S->all[k]->e == e)
+			return (rfail(R, "side %d stream s%llu outlives its "
+			    "abandoned engine", i,
+			    (unsigned long long)S->all[k]->serial));
+	if (engine_active(e) != 0)
+		return (rfail(R, "side %d: an abandoned engine still holds "
+		    "%u streams", i, (unsigned)engine_active(e)));
+	engine_free(e);
+	return (0);
+}
+
+/* Side 1 gives up the failed engines it no longer waits for. */
+static int
+drop_old(struct run *R)
+{
+	struct side *S = &R->side[1];
+	struct oldeng o;
+	int k;
+
+	for (k = 0; k < S->nold; k++) {
+		if (!S->old[k].abandon && R->step < S->old[k].deadline)
+			continue;
+		o = S->old[k];
+		S->old[k] = S->old[--S->nold];
+		k--;
+		if (drop_engine(R, 1, o.e, o.abandon ? o.reason :
+		    WIRE_REASON_LINK_LOST))
+			return (-1);
+		R->progressed = 1;
+	}
+	return (0);
+}
+
+/* Is the last loss's resume over?  Then the next may be undisturbed. */
+static int
+settled(struct run *R)
+{
+	struct loss *L;
+
+	if (R->nloss == 0)
+		return (1);
+	L = &R->loss[R->nloss - 1];
+	if (!L->settled && R->side[0].nold == 0 && R->side[1].nold == 0 &&
+	    engine_resume_pending(R->f.side[0].e) == 0 &&
+	    engine_resume_pending(R->f.side[1].e) == 0)
+		L->settled = 1;
+	return (L->settled);
+}
+
+/* Side 0 saw its offer refused: its streams start a new chain. */
+static void
+check_denied(struct run *R)
+{
+	struct engine_stats st;
+
+	if (R->side[0].denied_link == R->f.links)
+		return;
+	engine_stats(R->f.side[0].e, &st);
+	if (st.resumes_denied > 0) {
+		memcpy(R->side[0].token, R->f.side[1].nonce, WIRE_NONCE_LEN);
+		R->side[0].denied_link = R->f.links;
+	}
+}
+
+/*
+ * The link breaks: some WRs in flight land unseen, both engines fail,
+ * and a new link comes up.  Side 0 offers the resume at once; side 1
+ * keeps its failed engine until the offer comes (or it gives up).
+ */
+static int
+lose_link(struct run *R)
+{
+	struct engine *old[2];
+	struct loss *L;
+	size_t deliver[2], k;
+	struct astream *a;
+	int i, n, prev = (int)R->nloss - 1;
+
+	if (R->nloss == MAXLOSS)
+		return (0);
+	if (prev >= 0 && !settled(R)) {
+		/* Disturbed: its failed engines may wait in vain now. */
+		R->loss[prev].strict = 0;
+		for (i = 0; i < R->side[1].nold; i++)
+			if (R->side[1].old[i].deadline == UINT64_MAX)
+				R->side[1].old[i].deadline = R->step + 500 +
+				    below(&R->r, 5000);
+	}
+	/* Lost again before side 0 offered the resume: those streams end. */
+	if (R->side[0].nold > 0) {
+		R->side[0].nold = 0;
+		if (drop_engine(R, 0, R->side[0].old[0].e,
+		    WIRE_REASON_LINK_LOST))
+			return (-1);
+	}
+	L = &R->loss[R->nloss];
+	memset(L, 0, sizeof(*L));
+	L->deny = R->messy && below(&R->r, 6) == 0;
+	L->noresume = R->messy && below(&R->r, 8) == 0;
+	L->strict = !L->deny && !L->noresume && settled(R);
+	R->nloss++;
+	total_losses++;
+	total_strict += L->strict;
+
+	/* What must survive: kept streams the application still uses. */
+	for (i = 0; i < 2; i++) {
+		struct side *S = &R->side[i];
+
+		for (k = 0; k < S->n; k++) {
+			a = S->all[k];
+			a->expect_susp = a->e == R->f.side[i].e &&
+			    engine_kept(a->e, a->id) && a->opened &&
+			    !a->closed && !a->reset_seen && !a->refused;
+		}
+		deliver[i] = (size_t)below(&R->r, R->f.side[i].wire_n + 1);
+	}
+	total_unseen += deliver[0] + deliver[1];
+	/* Now and then one side's embedder notices first. */
+	if (below(&R->r, 4) == 0)
+		engine_fail(R->f.side[below(&R->r, 2)].e, ENGINE_ERR_LOCAL,
+		    "ended here");
+	if (verbose)
+		printf("# loss %u at step %llu (%s): %zu and %zu WRs land "
+		    "unseen\n", R->nloss - 1, (unsigned long long)R->step,
+		    L->strict ? "undisturbed" : "messy", deliver[0],
+		    deliver[1]);
+	if (fab_relink(&R->f, deliver, old) != 0) {
+		for (i = 0; i < 2; i++)
+			if (old[i] != NULL && R->side[i].nold < MAXOLD)
+				R->side[i].old[R->side[i].nold++].e = old[i];
+		return (rfail(R, "fabric: %s", R->f.err));
+	}
+	R->at_loss = 1;
+	for (i = 0; i < 2; i++) {
+		struct side *S = &R->side[i];
+
+		if (S->nold == MAXOLD) {
+			/* Too many: the oldest goes, as a timeout would. */
+			if (drop_engine(R, i, S->old[0].e,
+			    WIRE_REASON_LINK_LOST))
+				return (-1);
+			S->old[0] = S->old[--S->nold];
+		}
+		memset(&S->old[S->nold], 0, sizeof(S->old[0]));
+		S->old[S->nold].e = old[i];
+		S->old[S->nold].loss = (int)R->nloss - 1;
+		S->old[S->nold].deadline = L->strict ? UINT64_MAX :
+		    R->step + 500 + below(&R->r, 5000);
+		memcpy(S->old[S->nold].token, S->token, WIRE_NONCE_LEN);
+		S->nold++;
+		if (drain_events(R, i, old[i]))
+			return (-1);
+		for (k = 0; k < S->n; k++) {
+			a = S->all[k];
+			if (a->e != old[i])
+				continue;
+			n = engine_tunnel(old[i], a->id) != NULL;
+			/* (A closed stream waits if its last word may be lost.) */
+			if (!a->closed && a->expect_susp != n)
+				return (rfail(R, "side %d stream s%llu: %s "
+				    "by the loss", i,
+				    (unsigned long long)a->serial, n ?
+				    "suspended, but it was not kept" :
+				    "kept, but not suspended"));
+			if (!a->closed && n != a->suspended)
+				return (rfail(R, "side %d stream s%llu: "
+				    "suspended without SUSPENDED", i,
+				    (unsigned long long)a->serial));
+			if (n) {
+				a->susp_loss = (int)R->nloss - 1;
+				fate(R, a->serial)->susp[i] = a->susp_loss;
+				total_susp++;
+			}
+		}
+	}
+	R->at_loss = 0;
+	memcpy(R->side[1].token, R->f.side[1].nonce, WIRE_NONCE_LEN);
+
+	R->side[0].resume_at = R->step + (below(&R->r, 3) == 0 ? 0 :
+	    below(&R->r, 300));
+	R->progressed = 1;
+	return (0);
+}
+
+/*
+ * Side 0, on the new link, offers the resume of its failed engine's
+ * streams (unless the run has it not), then is done with that engine.
+ */
+static int
+offer_resume(struct run *R)
+{
+	struct side *S = &R->side[0];
+	struct engine *old = S->old[0].e;
+	uint8_t proof[WIRE_AUTH_LEN];
+	size_t k;
+	int n, moved;
+
+	if (R->loss[S->old[0].loss].noresume) {
+		memcpy(S->token, R->f.side[1].nonce, WIRE_NONCE_LEN);
+	} else {
+		S->src = old;
+		proof_of(S->token, proof);
+		n = engine_resume(R->f.side[0].e, old, S->token, proof);
+		moved = 0;
+		for (k = 0; k < S->n; k++)
+			moved += S->all[k]->e == R->f.side[0].e;
+		if (n < 0 || n != moved)
+			return (rfail(R, "engine_resume returned %d, %d "
+			    "streams moved", n, moved));
+	}
+	S->nold = 0;
+	R->progressed = 1;
+	return (drop_engine(R, 0, old, WIRE_REASON_NOT_RESUMED));
+}
+
+/* When the next loss comes, and how long the link dies before it. */
+static void
+next_loss(struct run *R)
+{
+
+	R->next_loss = R->step + 50 + below(&R->r, 4000);
+	R->stall_from = R->next_loss - below(&R->r, 40);
+}
+
 /* ---------------------------------------------------------------- run */
 
 static int
@@ -610,7 +1189,7 @@ finished(struct run *R)
 	int i;
 
 	for (i = 0; i < 2; i++) {
-		if (R->side[i].live != 0)
+		if (R->side[i].n != 0 || R->side[i].nold != 0)
 			return (0);
 		if (R->side[i].opens_left != 0 && !R->link_dead)
 			return (0);
@@ -626,8 +1205,9 @@ run_one(const struct config *c, uint64_t seed, char *err, size_t errlen)
 {
 	struct run *R = calloc(1, sizeof(*R));
 	struct engine_conf ec[2];
+	struct engine_resume er;
 	uint64_t step, idle = 0, fault_at = 0;
-	int i, rc = 0;
+	int i, j, rc = 0;
 	struct engine_stats st;
 
 	if (R == NULL)
@@ -645,26 +1225,66 @@ run_one(const struct config *c, uint64_t seed, char *err, size_t errlen)
 		ec[i].inline_size = (uint32_t)below(&R->r, 3) * 128;
 		ec[i].signal_every = (uint32_t)below(&R->r, 8);
 		ec[i].max_streams = c->max_streams;
-		R->side[i].nst = c->max_streams;
-		R->side[i].st = calloc(c->max_streams, sizeof(struct astream *));
+		R->side[i].R = R;
+		R->side[i].i = i;
 		R->side[i].opens_left = 1 + (uint32_t)below(&R->r,
 		    c->streams_max);
 	}
 	if (c->faults)
 		fault_at = 200 + below(&R->r, 3000);
+	R->loss_max = c->faults ? 0 : c->losses ? c->losses : all_lose ? 2 : 0;
+	R->stall_from = UINT64_MAX;
+	if (losing(R)) {
+		/* Drawn after the rest: runs without losses stay the same. */
+		R->loss_max = 1 + (unsigned)below(&R->r, R->loss_max);
+		R->messy = below(&R->r, 4) == 0;
+		next_loss(R);
+		for (i = 0; i < 2; i++)
+			ec[i].resume = 1;
+	}
+	R->nfate = 2 * ((size_t)c->streams_max + 2);
+	if ((R->fate = calloc(R->nfate, sizeof(*R->fate))) == NULL)
+		abort();
+	for (j = 0; j < (int)R->nfate; j++)
+		R->fate[j].susp[0] = R->fate[j].susp[1] = -1;
 	if (fab_init(&R->f, &ec[0], &ec[1])) {
 		rfail(R, "fabric: %s", R->f.err);
 		goto out;
 	}
+	if (losing(R)) {
+		for (i = 0; i < 2; i++) {
+			er.find = i == 1 ? cb_find : NULL;
+			er.adopt = cb_adopt;
+			er.adopted = cb_adopted;
+			er.arg = &R->side[i];
+			fab_set_resume(&R->f, i, &er);
+		}
+		memcpy(R->side[0].token, R->f.side[1].nonce, WIRE_NONCE_LEN);
+		memcpy(R->side[1].token, R->f.side[1].nonce, WIRE_NONCE_LEN);
+	}
 	for (step = 0; step < 20000000 && !R->failed; step++) {
 		uint64_t k = below(&R->r, 100);
 
+		R->step = step;
 		R->progressed = 0;
 		if (c->faults && !R->link_dead && step >= fault_at &&
-		    R->side[0].live > 0 && R->f.side[0].posted_n > 0) {
+		    R->side[0].n > 0 && R->f.side[0].posted_n > 0) {
 			if (inject_fault(R))
 				break;
 			R->progressed = 1;
+		} else if (R->nloss < R->loss_max && step >= R->next_loss &&
+		    R->side[0].n + R->side[1].n > 0 &&
+		    (R->messy || settled(R))) {
+			if (lose_link(R))
+				break;
+			next_loss(R);
+		} else if (R->side[0].nold > 0 && step >= R->side[0].resume_at) {
+			if (offer_resume(R))
+				break;
+		} else if (k < 50 && step >= R->stall_from &&
+		    R->nloss < R->loss_max && below(&R->r, 4) != 0) {
+			/* A dying link: work requests pile up unexecuted. */
+			R->progressed = 0;
 		} else if (k < 25) {
 			R->progressed = fab_deliver(&R->f, 0) > 0;
 		} else if (k < 50) {
@@ -692,19 +1312,25 @@ run_one(const struct config *c, uint64_t seed, char *err, size_t errlen)
 				rfail(R, "fabric: %s", R->f.err);
 				break;
 			}
-			if (drain_events(R, i))
+			if (drain_side(R, i))
 				break;
 		}
 		if (R->failed)
 			break;
+		if (losing(R)) {
+			if (drop_old(R))
+				break;
+			check_denied(R);
+			(void)settled(R);
+		}
 		if (finished(R))
 			break;
 		idle = R->progressed ? 0 : idle + 1;
 		if (idle > 20000) {
-			rfail(R, "deadlock: nothing can move (side 0: %u "
-			    "live, side 1: %u live, in flight %zu/%zu)",
-			    (unsigned)R->side[0].live,
-			    (unsigned)R->side[1].live,
+			rfail(R, "deadlock: nothing can move (side 0: %zu "
+			    "streams, side 1: %zu streams and %d failed "
+			    "engines, in flight %zu/%zu)",
+			    R->side[0].n, R->side[1].n, R->side[1].nold,
 			    R->f.side[0].wire_n, R->f.side[1].wire_n);
 			break;
 		}
@@ -725,16 +1351,18 @@ out:
 		rc = -1;
 	}
 	for (i = 0; i < 2; i++) {
-		uint32_t id;
+		size_t m;
 
-		for (id = 0; id < R->side[i].nst; id++)
-			if (R->side[i].st[id] != NULL) {
-				free(R->side[i].st[id]->tx);
-				free(R->side[i].st[id]->rx);
-				free(R->side[i].st[id]);
-			}
-		free(R->side[i].st);
+		for (m = 0; m < R->side[i].n; m++) {
+			free(R->side[i].all[m]->tx);
+			free(R->side[i].all[m]->rx);
+			free(R->side[i].all[m]);
+		}
+		free(R->side[i].all);
+		for (j = 0; j < R->side[i].nold; j++)
+			engine_free(R->side[i].old[j].e);
 	}
+	free(R->fate);
 	fab_free(&R->f);
 	free(R);
 	return (rc);
@@ -747,9 +1375,9 @@ main(int argc, char **argv)
 	uint64_t seed = 0, count = 0;
 	int have_seed = 0, ch, t = 0, bad = 0;
 	size_t ci;
-	char err[512];
+	char err[512], extra[256];
 
-	while ((ch = getopt(argc, argv, "c:s:n:v")) != -1) {
+	while ((ch = getopt(argc, argv, "c:s:n:lv")) != -1) {
 		switch (ch) {
 		case 'c':
 			only = optarg;
@@ -761,12 +1389,15 @@ main(int argc, char **argv)
 		case 'n':
 			count = strtoull(optarg, NULL, 0);
 			break;
+		case 'l':
+			all_lose = 1;
+			break;
 		case 'v':
 			verbose = 1;
 			break;
 		default:
 			fprintf(stderr, "usage: sim [-c CONFIG] [-s SEED] "
-			    "[-n COUNT] [-v]\n");
+			    "[-n COUNT] [-l] [-v]\n");
 			return (2);
 		}
 	}
@@ -791,21 +1422,35 @@ main(int argc, char **argv)
 				if (failures++ < 5)
 					printf("# %s seed %llu failed: %s\n"
 					    "#   replay: tests/sim/sim -c %s "
-					    "-s %llu -v\n", c->name,
+					    "-s %llu%s -v\n", c->name,
 					    (unsigned long long)s, err,
-					    c->name, (unsigned long long)s);
+					    c->name, (unsigned long long)s,
+					    all_lose ? " -l" : "");
 			}
 		}
+		extra[0] = '\0';
+		if (total_losses > 0)
+			snprintf(extra, sizeof(extra), "; %llu link losses "
+			    "(%llu undisturbed), %llu WRs landed unseen, "
+			    "%llu stream ends suspended, %llu resumed, %llu "
+			    "not resumed", (unsigned long long)total_losses,
+			    (unsigned long long)total_strict,
+			    (unsigned long long)total_unseen,
+			    (unsigned long long)total_susp,
+			    (unsigned long long)total_resumed,
+			    (unsigned long long)total_lost);
 		printf("%s %d - %s: %s: %llu seeds, %llu failed "
-		    "(%llu stream ends, %llu EOFs, %.1f MiB verified, "
+		    "(%llu stream ends, %llu EOFs, %.1f MiB verified%s, "
 		    "%.1f s)\n",
 		    failures ? "not ok" : "ok", ++t, c->name, c->desc,
 		    (unsigned long long)n, (unsigned long long)failures,
 		    (unsigned long long)total_streams,
 		    (unsigned long long)total_eofs,
-		    (double)total_bytes / 1048576,
+		    (double)total_bytes / 1048576, extra,
 		    (double)(clock() - t0) / CLOCKS_PER_SEC);
 		total_bytes = total_streams = total_eofs = 0;
+		total_losses = total_susp = total_resumed = total_lost = 0;
+		total_strict = total_unseen = 0;
 		fflush(stdout);
 		bad |= failures != 0;
 	}

@@ -2033,12 +2033,166 @@ test_resume_violations(void)
 	rz_teardown(&R);
 }
 
+/*
+ * Side 1 opens a stream while side 0's RESUME_STREAMs are still coming:
+ * the id it gets may be one side 0 still maps to a stream it is resuming
+ * (side 1 lost that stream with the link), so the OPEN must not overtake
+ * the GONE answer that unmaps it.
+ */
+static void
+test_resume_open_race(void)
+{
+	struct rz R;
+	struct tstream s[12], n;
+	struct engine_ring tx, rx;
+	int i, id, k;
+
+	rz_setup(&R, rconf(16, 16), rconf(16, 16));
+	for (i = 0; i < 12; i++) {
+		/* s[11]: side 1's 4 KiB send ring is under a quarter of 64. */
+		open_stream(&R.T, &s[i], 4096, i == 11 ? 65536 : 4096);
+		engine_keep(E(&R, 0), s[i].id);
+	}
+	settle(&R.T);
+	for (i = 0; i < 12; i++)
+		engine_keep(E(&R, 1), R.T.acc[i].id);
+	ok(!engine_kept(E(&R, 1), R.T.acc[11].id) &&
+	    R.T.acc[11].id == 11 && s[11].id == 11,
+	    "side 1 does not keep stream 11");
+	rz_loss(&R, 0, 0);
+	ok(rz_resume(&R) == 12, "side 0 resumes twelve streams");
+	fab_pump(&R.T.f, 0);
+	ok(R.T.f.side[0].wire_n >= 2,
+	    "the RESUME_STREAMs take more than one SEND (%zu)",
+	    R.T.f.side[0].wire_n);
+	/* Only the first SEND arrives: side 1 adopts; two answers due. */
+	fab_deliver(&R.T.f, 0);
+	fab_complete(&R.T.f, 1);
+	ok(R.adopted == R.old[1] && engine_resume_pending(E(&R, 1)) == 2,
+	    "side 1 adopted and waits for two more RESUME_STREAMs");
+	engine_abandon(R.old[1], WIRE_REASON_NOT_RESUMED);
+	events_of(&R.T, 1, R.old[1]);
+	engine_free(R.old[1]);
+	R.old[1] = NULL;
+	memset(&n, 0, sizeof(n));
+	rings(&R.T, 1, &n, 4096, 4096, &tx, &rx);
+	id = engine_open(E(&R, 1), "t", &tx, &rx, &n);
+	ok(id == 11, "side 1 opens a stream; it gets the free id 11 (%d)", id);
+	n.id = (uint32_t)id;
+	rz_settle(&R);
+	ok(engine_error(E(&R, 0)) == NULL && engine_error(E(&R, 1)) == NULL,
+	    "no violation: the OPEN follows the GONE answer (%s)",
+	    engine_error(E(&R, 0)) ? engine_error(E(&R, 0)) :
+	    engine_error(E(&R, 1)) ? engine_error(E(&R, 1)) : "fine");
+	ok((s[11].events & ENGINE_EV_RESET) &&
+	    s[11].reason == WIRE_REASON_NOT_RESUMED,
+	    "side 0's stream 11 was not resumed");
+	ok(n.events & ENGINE_EV_OPENED, "side 1's new stream opened");
+	for (i = 0, k = 0; i < 11; i++)
+		k += (s[i].events & ENGINE_EV_RESUMED) != 0;
+	ok(k == 11, "the other eleven resumed");
+	rz_teardown(&R);
+	for (i = 0; i < 12; i++) {
+		free(s[i].tx);
+		free(s[i].rx);
+	}
+	free(n.tx);
+	free(n.rx);
+}
+
+/* Resume on an authenticated link: only once the proofs checked out. */
+static void
+test_resume_auth(void)
+{
+	struct rz R;
+	struct tauth ta, tb;
+	struct tstream k;
+	struct engine_conf c = rconf(8, 8);
+	struct engine_resume er;
+	struct wire_rec r;
+	uint8_t buf[WIRE_MSG_SIZE], proof[WIRE_AUTH_LEN];
+	uint64_t t = 0, got = 0;
+	int i, bad = 0;
+
+	memset(&R, 0, sizeof(R));
+	auth_pair(&R.T, &c, &ta, &tb, 7, 7);
+	R.next_rkey = 0x900;
+	for (i = 0; i < 2; i++) {
+		R.rs[i].R = &R;
+		R.rs[i].side = i;
+		er.find = rz_find;
+		er.adopt = rz_adopt;
+		er.adopted = rz_adopted;
+		er.arg = &R.rs[i];
+		fab_set_resume(&R.T.f, i, &er);
+	}
+	settle(&R.T);
+	open_stream(&R.T, &k, 4096, 4096);
+	engine_keep(E(&R, 0), k.id);
+	settle(&R.T);
+	engine_keep(E(&R, 1), R.T.acc[0].id);
+	putp(E(&R, 0), k.id, k.tx, 2000, 3, &t);
+	fab_pump(&R.T.f, 0);
+	rz_loss(&R, 0, 0);
+	ok(!engine_authenticated(E(&R, 0)) && !engine_authenticated(E(&R, 1)),
+	    "the new link starts unauthenticated");
+	memset(proof, 0xab, sizeof(proof));
+	ok(engine_resume(E(&R, 0), R.old[0], R.token, proof) == ENGINE_EDOWN,
+	    "engine_resume before the peer's proof: EDOWN");
+	/* A RESUME before the proof ends side 1's link. */
+	memset(&r, 0, sizeof(r));
+	r.type = WIRE_RESUME;
+	memcpy(r.token, R.token, WIRE_NONCE_LEN);
+	fab_inject(&R.T.f, 1, FAB_CQE_RECV, buf,
+	    (uint32_t)wire_rec_encode(buf, sizeof(buf), &r), 0);
+	ok(engine_error(E(&R, 1)) != NULL &&
+	    strstr(engine_error(E(&R, 1)), "RESUME before authentication") &&
+	    R.finds == 0, "RESUME before authentication ends the link: %s",
+	    engine_error(E(&R, 1)) ? engine_error(E(&R, 1)) : "(still up)");
+	rz_teardown(&R);
+	free(k.tx);
+	free(k.rx);
+
+	/* Again, resuming once authenticated. */
+	memset(&R, 0, sizeof(R));
+	auth_pair(&R.T, &c, &ta, &tb, 7, 7);
+	R.next_rkey = 0x900;
+	for (i = 0; i < 2; i++) {
+		R.rs[i].R = &R;
+		R.rs[i].side = i;
+		er.arg = &R.rs[i];
+		fab_set_resume(&R.T.f, i, &er);
+	}
+	settle(&R.T);
+	open_stream(&R.T, &k, 4096, 4096);
+	engine_keep(E(&R, 0), k.id);
+	settle(&R.T);
+	engine_keep(E(&R, 1), R.T.acc[0].id);
+	t = 0;
+	putp(E(&R, 0), k.id, k.tx, 2000, 3, &t);
+	fab_pump(&R.T.f, 0);
+	rz_loss(&R, 0, 0);
+	settle(&R.T);
+	ok(engine_authenticated(E(&R, 0)) && engine_authenticated(E(&R, 1)) &&
+	    ta.proved == 2 && tb.verified == 2,
+	    "the new link authenticates again, with proofs of its own");
+	ok(rz_resume(&R) == 1, "then side 0 resumes");
+	rz_settle(&R);
+	ok((k.events & ENGINE_EV_RESUMED) &&
+	    takep(E(&R, 1), R.T.acc[0].id, R.T.acc[0].rx, 8192, 3, &got,
+	    &bad) == 2000 && !bad,
+	    "and the bytes lost in flight arrive on the new link");
+	rz_teardown(&R);
+	free(k.tx);
+	free(k.rx);
+}
+
 static void
 test_resume_calls(void)
 {
 	struct rz R;
 	struct t T;
-	struct tstream k;
+	struct tstream k, k2;
 	uint8_t proof[WIRE_AUTH_LEN] = { 0 };
 	struct engine *old[2];
 	size_t d[2] = { 0, 0 };
@@ -2050,13 +2204,15 @@ test_resume_calls(void)
 	settle(&R.T);
 	engine_keep(E(&R, 1), R.T.acc[0].id);
 	rz_loss(&R, 0, 0);
-	open_stream(&R.T, &k, 4096, 4096);
+	open_stream(&R.T, &k2, 4096, 4096);
 	ok(engine_resume(E(&R, 0), R.old[0], R.token, proof) ==
 	    ENGINE_EINVAL, "engine_resume after a stream was opened: EINVAL");
-	free(k.tx);
-	free(k.rx);
 	ok(engine_suspended(R.old[0]) == 1, "and nothing moved");
 	rz_teardown(&R);
+	free(k.tx);
+	free(k.rx);
+	free(k2.tx);
+	free(k2.rx);
 
 	memset(&T, 0, sizeof(T));
 	setup(&T, rconf(8, 8), conf(8, 8));
@@ -2092,6 +2248,8 @@ main(void)
 	test_abandon();
 	test_stale_rkey();
 	test_resume_violations();
+	test_resume_open_race();
+	test_resume_auth();
 	test_resume_calls();
 	return (tap_done());
 }
