@@ -139,7 +139,7 @@ slow_transfer() {
 	# Counters: the 13 bytes of the finished stream went both ways.
 	run "$CTL" -s "$W/a.ctl" stats
 	assert_success
-	assert_line --regexp "^echo +13 +13 +2 +1 +0 +0 +0 +0 +[0-9]+ +up$"
+	assert_line --regexp "^echo +13 +13 +2 +1 +0 +0 +0 +0 +[0-9]+ +0 +0 +0 +up$"
 	run "$CTL" --json -s "$W/a.ctl" stats
 	assert_success
 	echo "$output" | jq -e '.tunnels[0] | .tunnel == "echo" and
