@@ -660,6 +660,10 @@ bridge_event(struct bridge *b, const struct engine_event *ev)
 	if (ev->flags & ENGINE_EV_SUSPENDED) {
 		b->suspended = 1;
 		b->t->st->suspended++;
+		/* Unregistered while it waits: the failed link's device may be
+		 * going away, and it waits for the link's last registration. */
+		verbs_mem_detach(b->txm);
+		verbs_mem_detach(b->rxm);
 		BLOG(LOG_DEBUG, b, "suspended: its link failed");
 	}
 	if (ev->flags & ENGINE_EV_RESUMED) {

@@ -35,6 +35,18 @@ struct verbs_cm {
 	struct rdma_event_channel *ch;
 	/* Links freed while accepting, waiting to disconnect (see below). */
 	TAILQ_HEAD(, verbs_link) dying;
+	/* Every link whose protection domain still exists. */
+	TAILQ_HEAD(, verbs_link) links;
+	/*
+	 * A hold on every device's context (rdma_get_devices).  librdmacm
+	 * keeps a device open until it lists the devices again and finds it
+	 * gone, and the kernel cannot finish removing a device any process
+	 * still has open; then it closes it with the last cm_id on it, which
+	 * may be before a link's PD, CQ and MRs there are gone.  So we hold
+	 * every device, list them again each tick, and let a removed one go
+	 * only once no link has anything on it (see devices_sync).
+	 */
+	struct ibv_context **held;
 };
 
 /* CM ids' context is a listener or a link: the first member says which. */
@@ -92,6 +104,8 @@ struct verbs_link {
 	int dying;		/* freed, its cm_id kept until it can disconnect */
 	int dying_ticks;	/* verbs_cm_tick calls left before it goes */
 	TAILQ_ENTRY(verbs_link) dentry;
+	struct ibv_context *ctx;	/* where its PD is; NULL: none yet */
+	TAILQ_ENTRY(verbs_link) lentry;	/* in cm->links */
 	char peer[64];
 	char device[32];
 };
@@ -162,6 +176,7 @@ verbs_cm_new(char *err, size_t errlen)
 	if ((cm = calloc(1, sizeof(*cm))) == NULL)
 		goto err0;
 	TAILQ_INIT(&cm->dying);
+	TAILQ_INIT(&cm->links);
 	if ((cm->ch = rdma_create_event_channel()) == NULL) {
 		say(err, errlen, "cannot open the RDMA CM (rdma_ucm loaded? "
 		    "/dev/infiniband/rdma_cm accessible?): %s",
@@ -172,6 +187,7 @@ verbs_cm_new(char *err, size_t errlen)
 		say(err, errlen, "fcntl: %s", strerror(errno));
 		goto err2;
 	}
+	cm->held = rdma_get_devices(NULL);	/* none yet is fine */
 	return (cm);
 
 err2:
@@ -192,6 +208,8 @@ verbs_cm_free(struct verbs_cm *cm)
 		return;
 	while (!TAILQ_EMPTY(&cm->dying))
 		dying_end(TAILQ_FIRST(&cm->dying));
+	if (cm->held != NULL)
+		rdma_free_devices(cm->held);
 	rdma_destroy_event_channel(cm->ch);
 	free(cm);
 }
@@ -246,6 +264,8 @@ link_setup(struct verbs_link *l, char *err, size_t errlen)
 		    l->device, strerror(errno));
 		return (-1);
 	}
+	l->ctx = id->verbs;
+	TAILQ_INSERT_TAIL(&l->cm->links, l, lentry);
 	if ((l->cc = ibv_create_comp_channel(id->verbs)) == NULL ||
 	    nonblock(l->cc->fd)) {
 		say(err, errlen, "%s: cannot create a completion channel: %s",
@@ -439,6 +459,8 @@ link_destroy(struct verbs_link *l)
 
 	if (l->pd != NULL)
 		ibv_dealloc_pd(l->pd);
+	if (l->ctx != NULL)
+		TAILQ_REMOVE(&l->cm->links, l, lentry);
 	free(l);
 }
 
@@ -511,6 +533,45 @@ verbs_link_free(struct verbs_link *l)
 		link_destroy(l);
 }
 
+/* Is ${ctx} in the NULL-terminated ${list}? */
+static int
+listed(struct ibv_context **list, const struct ibv_context *ctx)
+{
+
+	for (; *list != NULL; list++)
+		if (*list == ctx)
+			return (1);
+	return (0);
+}
+
+/*
+ * List the devices again (librdmacm marks those removed) and hold the new
+ * list instead of the old one, unless a link still has something on a
+ * device that is gone: then the next tick tries again.  Letting the old
+ * list go closes the removed devices nobody else holds.
+ */
+static void
+devices_sync(struct verbs_cm *cm)
+{
+	struct ibv_context **now, **h;
+	struct verbs_link *l;
+
+	if ((now = rdma_get_devices(NULL)) == NULL)
+		return;
+	for (h = cm->held; h != NULL && *h != NULL; h++) {
+		if (listed(now, *h))
+			continue;
+		TAILQ_FOREACH(l, &cm->links, lentry)
+			if (l->ctx == *h) {
+				rdma_free_devices(now);
+				return;
+			}
+	}
+	if (cm->held != NULL)
+		rdma_free_devices(cm->held);
+	cm->held = now;
+}
+
 void
 verbs_cm_tick(struct verbs_cm *cm)
 {
@@ -521,6 +582,7 @@ verbs_cm_tick(struct verbs_cm *cm)
 		if (--l->dying_ticks <= 0)
 			dying_end(l);
 	}
+	devices_sync(cm);
 }
 
 void
@@ -815,20 +877,32 @@ verbs_link_poll(struct verbs_link *l)
 
 /* ---------------------------------------------------------------- memory */
 
-/* Free ring memory for good; the link goes with its last ring. */
+/* Ring memory leaves its link; the link goes with its last ring. */
 static void
-mem_release(struct verbs_mem *m)
+mem_unlink(struct verbs_mem *m)
 {
 	struct verbs_link *l = m->link;
 
 	if (m->mr != NULL)
 		ibv_dereg_mr(m->mr);
-	if (m->buf != NULL)
-		munmap(m->buf, m->size);
+	m->mr = NULL;
+	m->link = NULL;
+	if (l == NULL)
+		return;
 	l->ms.pinned -= m->size;
-	free(m);
 	if (--l->nmems == 0 && l->freed && !l->dying)
 		link_destroy(l);
+}
+
+/* Free ring memory for good. */
+static void
+mem_release(struct verbs_mem *m)
+{
+
+	mem_unlink(m);
+	if (m->buf != NULL)
+		munmap(m->buf, m->size);
+	free(m);
 }
 
 static void
@@ -910,7 +984,8 @@ verbs_mem_free(struct verbs_mem *m)
 	if (m == NULL)
 		return;
 	l = m->link;
-	if (l->freed || l->pool_bytes + m->size > l->conf.pool_bytes) {
+	if (l == NULL || l->freed ||
+	    l->pool_bytes + m->size > l->conf.pool_bytes) {
 		mem_release(m);
 		return;
 	}
@@ -919,35 +994,33 @@ verbs_mem_free(struct verbs_mem *m)
 	l->pool_bytes += m->size;
 }
 
+void
+verbs_mem_detach(struct verbs_mem *m)
+{
+
+	if (m != NULL)
+		mem_unlink(m);
+}
+
 int
 verbs_mem_move(struct verbs_mem *m, struct verbs_link *l, char *err,
     size_t errlen)
 {
-	struct verbs_link *from = m->link;
 	struct ibv_mr *mr;
 	int access = m->remote ?
 	    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE : 0;
 
-	if (from == l)
+	if (m->link == l)
 		return (0);
 	if (l->pd == NULL || l->freed) {
 		say(err, errlen, "link has no protection domain");
 		return (-1);
 	}
 	/* The old registration goes first: its rkey must be dead at once. */
-	ibv_dereg_mr(m->mr);
-	m->mr = NULL;
+	mem_unlink(m);
 	if ((mr = ibv_reg_mr(l->pd, m->buf, m->size, access)) == NULL) {
 		say(err, errlen, "cannot register %zu bytes of ring memory "
 		    "again: %s", m->size, strerror(errno));
-		/* Still the old link's: mem_release may run as usual. */
-		m->mr = ibv_reg_mr(from->pd, m->buf, m->size, access);
-		if (m->mr != NULL)
-			return (-1);
-		munmap(m->buf, m->size);
-		m->buf = NULL;
-		from->ms.pinned -= m->size;
-		m->size = 0;
 		return (-1);
 	}
 	m->mr = mr;
@@ -955,9 +1028,6 @@ verbs_mem_move(struct verbs_mem *m, struct verbs_link *l, char *err,
 	l->nmems++;
 	l->ms.pinned += m->size;
 	l->ms.registered++;
-	from->ms.pinned -= m->size;
-	if (--from->nmems == 0 && from->freed && !from->dying)
-		link_destroy(from);
 	return (0);
 }
 

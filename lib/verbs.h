@@ -102,7 +102,9 @@ void verbs_cm_free(struct verbs_cm *cm);
  * Call about once a second: a link freed while it was still being
  * accepted keeps its RDMA CM id until it is established, so that it can
  * be disconnected and the peer learns the link ended, or until
- * VERBS_TEARDOWN_TICKS calls have passed.
+ * VERBS_TEARDOWN_TICKS calls have passed.  And a device that is being
+ * removed is let go of once no link has anything left on it (the kernel
+ * waits for that to finish removing it).
  */
 void verbs_cm_tick(struct verbs_cm *cm);
 
@@ -285,7 +287,8 @@ struct verbs_mem *verbs_mem_new(struct verbs_link *link, uint32_t size,
 /**
  * verbs_mem_free(m):
  * Give ring memory ${m} up: into its link's pool while the link lives and
- * the pool has room (conf.pool_bytes), else deregistered and unmapped.
+ * the pool has room (conf.pool_bytes), else deregistered and unmapped
+ * (memory that belongs to no link, see verbs_mem_detach, is unmapped).
  * The caller guarantees that no work request can still touch it: the
  * stream was released (the peer's last record about it arrived after its
  * last WRITE, an RC QP delivers in order), or the QP was stopped.
@@ -294,12 +297,22 @@ struct verbs_mem *verbs_mem_new(struct verbs_link *link, uint32_t size,
 void verbs_mem_free(struct verbs_mem *m);
 
 /**
+ * verbs_mem_detach(m):
+ * Ring memory ${m} leaves its link: its registration goes (no key to it
+ * works any more) and its bytes stay.  A suspended stream's rings do this,
+ * so that the failed link's protection domain, and with it the device's
+ * context, can go (a device being removed waits for that).  Only after
+ * the link's QP was stopped.  NULL is a no-op.
+ */
+void verbs_mem_detach(struct verbs_mem *m);
+
+/**
  * verbs_mem_move(m, link, err, errlen):
- * Register ring memory ${m} in ${link}'s protection domain instead of its
- * own link's (a resumed stream's rings, same address and contents; the
- * old registration, and with it the old keys, is gone first).  Returns 0,
- * or -1 with the reason in ${err}; then ${m} is still its old link's, and
- * may have lost its memory: the stream must end.
+ * Register ring memory ${m} in ${link}'s protection domain (a resumed
+ * stream's rings, same address and contents; a registration it still
+ * had, and with it the old keys, is gone first).  Returns 0, or -1 with
+ * the reason in ${err}; then ${m} belongs to no link, its bytes intact,
+ * and the stream must end (verbs_mem_free frees it).
  */
 int verbs_mem_move(struct verbs_mem *m, struct verbs_link *link, char *err,
     size_t errlen);
