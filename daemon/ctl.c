@@ -55,6 +55,12 @@ struct ctl {
 #define NUM(i, v) (snprintf(nb[i], sizeof(nb[i]), "%llu",		\
 	(unsigned long long)(v)), nb[i])
 #define NCOLS(c)	((int)(sizeof(c) / sizeof(c[0])))
+/* A table's columns, checked against what render keeps when it builds. */
+#define TAB_INIT(tb, cols) do {						\
+	_Static_assert(NCOLS(cols) <= RENDER_COLS_MAX,			\
+	    "more columns than RENDER_COLS_MAX");			\
+	render_tab_init((tb), (cols), NCOLS(cols));			\
+} while (0)
 
 /* ------------------------------------------------------------- tables */
 
@@ -89,7 +95,7 @@ tunnels_tab(struct rsd *d, struct render_tab *tb)
 	const struct tun *t;
 	char nb[2][24];
 
-	render_tab_init(tb, cols, NCOLS(cols));
+	TAB_INIT(tb, cols);
 	TAILQ_FOREACH(t, &d->tuns, entry)
 		render_tab_row(tb, t->c->name, t->c->has_accept ? "client" :
 		    "target", t->c->has_accept ? (t->bound[0] ? t->bound :
@@ -111,7 +117,7 @@ streams_tab(struct rsd *d, struct render_tab *tb)
 	struct bridge_info bi;
 	char nb[4][24];
 
-	render_tab_init(tb, cols, NCOLS(cols));
+	TAB_INIT(tb, cols);
 	TAILQ_FOREACH(t, &d->tuns, entry) {
 		for (b = bridge_first(t); b != NULL; b = bridge_next(b)) {
 			bridge_info(b, &bi);
@@ -131,13 +137,13 @@ links_tab(struct rsd *d, struct render_tab *tb)
 	    { "state", 0 }, { "device", 0 }, { "streams", 1 },
 	    { "bytes_tx", 1 }, { "bytes_rx", 1 }, { "stall_ring", 1 },
 	    { "stall_msg", 1 }, { "stall_sq", 1 }, { "ring_bytes", 1 },
-	    { "rings_reused", 1 } };
+	    { "rings_reused", 1 }, { "suspended", 1 }, { "resume_id", 0 } };
 	const struct dlink *dl;
 	struct link_info li;
-	char nb[8][24];
+	char nb[9][24];
 	int s;
 
-	render_tab_init(tb, cols, NCOLS(cols));
+	TAB_INIT(tb, cols);
 	for (dl = link_first(d); dl != NULL; dl = link_next(dl)) {
 		link_info(dl, &li);
 		s = li.have_stats;
@@ -151,7 +157,8 @@ links_tab(struct rsd *d, struct render_tab *tb)
 		    s ? NUM(4, li.st.stall_msg) : "",
 		    s ? NUM(5, li.st.stall_sq) : "",
 		    s ? NUM(6, li.mem.pinned) : "",
-		    s ? NUM(7, li.mem.reused) : "");
+		    s ? NUM(7, li.mem.reused) : "",
+		    NUM(8, li.suspended), li.resume_id);
 	}
 }
 
@@ -169,7 +176,7 @@ stats_tab(struct rsd *d, struct render_tab *tb)
 	char nb[12][24];
 	int s;
 
-	render_tab_init(tb, cols, NCOLS(cols));
+	TAB_INIT(tb, cols);
 	TAILQ_FOREACH(t, &d->tuns, entry) {
 		if (counted_elsewhere(d, t))
 			continue;

@@ -87,6 +87,9 @@ struct link_info {
 	const char *device;
 	int goaway;			/* the peer said GOAWAY */
 	uint32_t suspended;		/* streams waiting for a resume */
+	/* The token a resume of this link's streams names (hex; "": none).
+	 * The responder's hello nonce: public on the fabric, no secret. */
+	char resume_id[2 * WIRE_NONCE_LEN + 1];
 	int have_stats;
 	struct engine_stats st;
 	struct verbs_mem_stats mem;	/* with have_stats */
