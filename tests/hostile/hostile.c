@@ -31,6 +31,12 @@
  *                 daemon closed it), or "hold: rejected"
  *   flood N       N connect requests with a bad hello, one after the
  *                 other; prints "flood: R rejected of N"
+ * Cases about resume (version 2; exit 0 when the daemon answers the
+ * RESUME with RESUME_DENIED, printing "resume: denied (reason N: ...)"):
+ *   resume KEYFILE TOKEN  proves KEYFILE (the daemon's key), then asks to
+ *                 resume the streams of the link TOKEN names (32 hex
+ *                 digits, as rstreamctl links shows it, or "random") with
+ *                 a proof it cannot know
  * The control case must succeed, showing the proofs above were computed
  * as the daemon computes them (exit 0 when the stream is accepted):
  *   right-key     proves KEYFILE, checks the daemon's proof, opens TUNNEL
@@ -209,8 +215,8 @@ wait_open_ok(struct wire_rec *ok)
 }
 
 /*
- * Watch for ${ms}: return the type of the first AUTH, OPEN_OK or REFUSE
- * record the daemon sends (into ${r}), -2 when it disconnects, -1 when
+ * Watch for ${ms}: return the type of the first AUTH, OPEN_OK, REFUSE,
+ * RESUME_STREAM or RESUME_DENIED record the daemon sends (into ${r}), -2 when it disconnects, -1 when
  * the time is up.
  */
 static int
@@ -234,7 +240,9 @@ watch(int ms, struct wire_rec *r)
 					break;
 				if (r->type == WIRE_AUTH ||
 				    r->type == WIRE_OPEN_OK ||
-				    r->type == WIRE_REFUSE)
+				    r->type == WIRE_REFUSE ||
+				    r->type == WIRE_RESUME_STREAM ||
+				    r->type == WIRE_RESUME_DENIED)
 					return (r->type);
 			}
 		}
@@ -282,6 +290,53 @@ open_stream(const char *tunnel, struct wire_rec *r)
 	post(IBV_WR_SEND, m, (uint32_t)n, 0, 0, 0);
 	if (wait_open_ok(r) != 0)
 		die("the stream was not accepted");
+}
+
+/*
+ * Ask to resume the streams of the link ${token} names (hex, or
+ * "random"), with a made-up proof and one made-up RESUME_STREAM.
+ */
+static int
+resume(const char *token)
+{
+	uint8_t *m = &msgs[NRECV * WIRE_MSG_SIZE];
+	struct wire_rec r;
+	size_t n;
+	unsigned i, b;
+	int t;
+
+	memset(&r, 0, sizeof(r));
+	r.type = WIRE_RESUME;
+	r.count = 1;
+	if (strcmp(token, "random") == 0)
+		(void)getrandom(r.token, sizeof(r.token), 0);
+	else
+		for (i = 0; i < WIRE_NONCE_LEN; i++) {
+			if (sscanf(token + 2 * i, "%2x", &b) != 1)
+				die("the token is not 32 hex digits");
+			r.token[i] = (uint8_t)b;
+		}
+	(void)getrandom(r.proof, sizeof(r.proof), 0);
+	n = wire_rec_encode(m, WIRE_MSG_SIZE, &r);
+	memset(&r, 0, sizeof(r));
+	r.type = WIRE_RESUME_STREAM;
+	r.stream = 1;
+	r.peer_stream = 1;
+	r.ring.addr = (uintptr_t)ring;
+	r.ring.rkey = ring_mr->rkey;
+	r.ring.size = RING;
+	n += wire_rec_encode(m + n, WIRE_MSG_SIZE - n, &r);
+	post(IBV_WR_SEND, m, (uint32_t)n, 0, 0, 0);
+	t = watch(LIMIT_MS, &r);
+	if (t == WIRE_RESUME_DENIED) {
+		printf("resume: denied (reason %u: %s)\n", r.reason,
+		    wire_reason_str(r.reason));
+		return (0);
+	}
+	printf("resume: %s\n", t == -2 ? "disconnected" :
+	    t == WIRE_RESUME_STREAM ? "the daemon resumed a stream" :
+	    "no answer");
+	return (1);
 }
 
 /* ${n} connect requests with a bad hello; how many were rejected. */
@@ -353,8 +408,11 @@ main(int argc, char **argv)
 	h.version = WIRE_VERSION;
 	h.credits = NRECV;
 	if (strcmp(cs, "open-first") == 0 || strcmp(cs, "wrong-key") == 0 ||
-	    strcmp(cs, "silent") == 0 || strcmp(cs, "right-key") == 0)
+	    strcmp(cs, "silent") == 0 || strcmp(cs, "right-key") == 0 ||
+	    strcmp(cs, "resume") == 0)
 		h.flags = WIRE_HELLO_AUTH;
+	if (strcmp(cs, "resume") == 0)
+		h.flags |= WIRE_HELLO_RESUME;
 	(void)getrandom(h.nonce, sizeof(h.nonce), 0);
 	wire_hello_encode(hello, &h);
 	memset(&cp, 0, sizeof(cp));
@@ -389,7 +447,8 @@ main(int argc, char **argv)
 		return (2);
 	}
 
-	if (strcmp(cs, "wrong-key") == 0 || strcmp(cs, "right-key") == 0) {
+	if (strcmp(cs, "wrong-key") == 0 || strcmp(cs, "right-key") == 0 ||
+	    strcmp(cs, "resume") == 0) {
 		uint8_t key[CONF_KEY_BYTES], hellos[AUTH_HELLOS_LEN];
 		size_t klen;
 		int t;
@@ -419,7 +478,9 @@ main(int argc, char **argv)
 			return (1);
 		}
 		if (argc < 7)
-			die("right-key needs a tunnel");
+			die("right-key and resume need a tunnel or a token");
+		if (strcmp(cs, "resume") == 0)
+			return (resume(argv[6]));
 		open_stream(argv[6], &r);
 		printf("%s: authenticated, stream accepted\n", cs);
 		return (0);
