@@ -827,8 +827,16 @@ link_connect(struct dlink *dl)
 	dl->vl = verbs_connect(dl->d->cm, sa, src != NULL ?
 	    (const struct sockaddr *)&src->a[0] : NULL, &lc, dl, err,
 	    sizeof(err));
-	if (dl->vl == NULL)
+	if (dl->vl == NULL) {
 		link_down(dl, err);
+		return;
+	}
+	/*
+	 * The CM would retry a connect request lost on a dark path for a
+	 * minute or more, its streams suspended meanwhile: a fresh attempt
+	 * after handshake_timeout finds a path that came back sooner.
+	 */
+	deadline_start(dl);
 }
 
 /* A client link's peer and name, for the peer entry it tries. */
@@ -901,9 +909,7 @@ link_up(struct dlink *dl)
 	/* Connected: no stream until the peer has proved its key. */
 	if (!engine_authenticated(cur_engine(dl))) {
 		dl->state = D_AUTH;
-		/* Ours: the CM bounds connecting; the proofs get this long. */
-		if (dl->c != NULL)
-			deadline_start(dl);
+		/* Ours: connecting and the proofs get this long together. */
 		link_mark(dl);
 		return;
 	}
@@ -1454,6 +1460,7 @@ link_info(const struct dlink *dl, struct link_info *li)
 		[D_SUSP] = LINK_SUSPENDED,
 	};
 	struct engine *e = link_engine(dl);
+	size_t i;
 
 	memset(li, 0, sizeof(*li));
 	li->name = dl->name;
@@ -1467,6 +1474,10 @@ link_info(const struct dlink *dl, struct link_info *li)
 	    verbs_link_device(dl->vl) : "";
 	li->goaway = e != NULL && engine_peer_goaway(e);
 	li->suspended = dl->old != NULL ? engine_suspended(dl->old) : 0;
+	if (dl->have_res)
+		for (i = 0; i < WIRE_NONCE_LEN; i++)
+			snprintf(li->resume_id + 2 * i, 3, "%02x",
+			    dl->res_id[i]);
 	if (li->suspended > 0 && dl->state != D_UP)
 		li->state = LINK_SUSPENDED;
 	if ((e = cur_engine(dl)) != NULL && dl->state == D_UP) {
