@@ -53,7 +53,10 @@ while True:
     s.recv(4096)' >"$W/dns.out" 3>&- &
 	RS_PIDS+=("$!")
 	wait_until 30 grep -q bound "$W/dns.out"
-	conf_b "{ name = \"slow\"; target = \"tcp://rs-slow.invalid:$tp\"; },
+	# connect_timeout (10 s by default) outlasts the lookup: the failed
+	# lookup, not the time limit, must end the stream.
+	conf_b "{ name = \"slow\"; target = \"tcp://rs-slow.invalid:$tp\";
+	    connect_timeout = 60; },
 	    { name = \"echo\"; target = \"tcp://127.0.0.1:$tp\"; }"
 	conf_a "{ name = \"slow\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B\"; },
 	    { name = \"echo\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B\"; }"
