@@ -1,0 +1,209 @@
+#!/usr/bin/env bats
+# Streams that outlive their link (resume_time): the RDMA path under a
+# tunnel fails for real (its veth drops every RoCE packet until the QP's
+# retries run out, its rxe device goes away, a whole path is lost) and the
+# streams carry on over a new link, every byte checked by sha256 at the
+# far end and no error seen by the client; a loss longer than resume_time
+# resets them; a peer that tries to take streams it does not own is
+# refused.  These tests take the runner's own veth and rxe devices apart.
+#
+# The path goes dark by dropping RoCE packets (tc), not by taking the veth
+# down: on rxe, a management datagram sent while its netdev is down (the
+# DREQ of the link that just failed) leaves the device's GSI QP in error
+# (6.12) or stuck (6.1), and no RDMA CM connection works on the device
+# again until it is re-created.  And rxe counts retry_count 7 as "retry
+# for ever", so the links here retry 6 times: a dark path ends the QP in
+# about half a second, as on a real fabric.
+
+load helpers
+
+setup() {
+	rs_setup
+	# The runner's own veth pair and rxe devices, never a real fabric.
+	NETDEV_A=$(rdma link show "$RSTREAMD_TEST_DEV_A/1" 2>/dev/null |
+	    sed -n 's/.* netdev \([^ ]*\).*/\1/p')
+	[ -n "$NETDEV_A" ] &&
+	    ip -d -o link show "$NETDEV_A" 2>/dev/null | grep -q ' veth ' ||
+	    skip "takes the fabric apart: only on the runner's own veth and rxe devices"
+	(umask 077; head -c 32 /dev/urandom >"$W/k.key")
+}
+
+teardown() {
+	rs_teardown
+	# The next test of this boot gets the fabric as the runner made it.
+	rdma link show "$RSTREAMD_TEST_DEV_A/1" >/dev/null 2>&1 ||
+	    rdma link add "$RSTREAMD_TEST_DEV_A" type rxe netdev "$NETDEV_A" ||
+	    true
+	path_up 2>/dev/null || true
+	if [ -e /sys/class/net/vethC ]; then
+		rdma link delete rxe2 || true
+		rdma link delete rxe3 || true
+		ip link del vethC || true
+	fi
+}
+
+# path_down / path_up: a's side of the link's veth drops every RoCE
+# packet it sends (so each side's QP runs out of retries, and no connect
+# request gets through), and stops doing so.  ARP and IP are left alone:
+# address resolution stays as it was, as on a fabric whose RDMA path
+# failed.
+path_down() {
+	tc qdisc add dev "$NETDEV_A" root handle 1: prio
+	tc filter add dev "$NETDEV_A" parent 1: protocol ip u32 \
+	    match ip protocol 17 0xff match ip dport 4791 0xffff action drop
+}
+path_up() {
+	tc qdisc del dev "$NETDEV_A" root
+}
+
+# resume_pair RESUME_TIME [PEER]: an echo target behind b, tunnel "echo"
+# with resume_time on both sides and a shared key; a's peer is PEER (an
+# address or an array of them; default b's address).
+resume_pair() {
+	echo_target
+	conf_b "{ name = \"echo\"; target = \"tcp://127.0.0.1:$tp\";
+	    resume_time = $1; }"
+	conf_a "{ name = \"echo\"; accept = \"tcp://127.0.0.1:0\";
+	    peer = ${2:-\"$B:7471\"}; resume_time = $1; }"
+	printf 'key_file = "%s";\nretry_count = 6;\n' "$W/k.key" |
+	    tee -a "$W/a.conf" >>"$W/b.conf"
+}
+
+# stream_bytes NAME: bytes daemon NAME has read from its clients, over all
+# its open streams.
+stream_bytes() {
+	ctl_json "$1" streams '[.[] | .bytes_in] | add // 0'
+}
+
+# echo_bulk MIB: MIB MiB of random data through a's echo tunnel and back,
+# in the background: $W/bulk.in and $W/bulk.out; the client's PID is $bp,
+# its exit status lands in $W/bulk.rc.
+echo_bulk() {
+	head -c "$1M" /dev/urandom >"$W/bulk.in"
+	{ timeout 300 socat -t 120 TCP:127.0.0.1:"$(accept_port a echo)" \
+	    STDIO <"$W/bulk.in" >"$W/bulk.out" 2>"$W/bulk.err"
+	  echo $? >"$W/bulk.rc"; } 3>&- &
+	bp=$!
+	RS_PIDS+=("$bp")
+}
+
+# bulk_intact: the echo client ended cleanly with every byte back.
+bulk_intact() {
+	wait_pid "$bp" 200
+	[ "$(cat "$W/bulk.rc")" = 0 ] || {
+		echo "the client failed: $(cat "$W/bulk.err")" >&2
+		return 1
+	}
+	[ "$(sha "$W/bulk.in")" = "$(sha "$W/bulk.out")" ]
+}
+
+@test "resume: 64 MiB each way survive 3 s of a dark path; nothing lost, no error" {
+	resume_pair 30
+	start_pair echo
+	echo_bulk 64
+	wait_until 120 at_least 8388608 stream_bytes a
+	path_down
+	# The QP dies (retries exhausted); the streams wait, sockets open.
+	wait_log a "went down: .*; 1 stream suspended for up to 30 s" 30
+	sleep 3
+	path_up
+	wait_log a "1 stream resumed after [0-9.]* s" 60
+	bulk_intact
+	wait_log b "the peer resumes the streams of link from $A"
+	[ "$(ctl_json a stats '.tunnels[0].resumes')" = 1 ]
+	[ "$(ctl_json b stats '.tunnels[0].resumes')" = 1 ]
+	[ "$(ctl_json a stats '.tunnels[0].resume_failures')" = 0 ]
+	run grep -E "stream [0-9]+ .*reset" "$W/a.log" "$W/b.log"
+	assert_failure
+}
+
+@test "resume: a loss longer than resume_time resets the streams, counted and logged" {
+	resume_pair 2
+	start_pair echo
+	hold_stream "$(accept_port a echo)"
+	wait_until 20 at_least 1 ctl_json a stats '.tunnels[0].active'
+	path_down
+	wait_log a "1 suspended stream reset: no new link within resume_time (2 s)" 60
+	path_up
+	wait_pid "$cp" 30
+	[ "$(ctl_json a stats '.tunnels[0].resume_failures')" = 1 ]
+	[ "$(ctl_json a stats '.tunnels[0].resumes')" = 0 ]
+	# The tunnel serves again once a new link is up.
+	link_up a echo 60
+	run client "$(accept_port a echo)" "after the loss"
+	assert_output "after the loss"
+}
+
+@test "resume: the rxe device under the link is removed and added again, with a reload between; nothing lost" {
+	resume_pair 30
+	start_pair echo
+	echo_bulk 32
+	wait_until 120 at_least 4194304 stream_bytes a
+	# Removing a device waits until every process let go of it: the
+	# daemon must, though its stream lives on.  (A process waiting there
+	# cannot be killed: wait for it here, and teardown's stopping the
+	# daemons lets it finish if the test fails.)
+	rdma link delete "$RSTREAMD_TEST_DEV_A" 3>&- &
+	dp=$!
+	wait_pid "$dp" 30
+	wait_log a "went down: .*; 1 stream suspended for up to 30 s" 30
+	# A reload while it waits keeps it waiting.
+	run "$CTL" -s "$W/a.ctl" reload
+	assert_success
+	[ "$(ctl_json a streams '.[0].state')" = suspended ]
+	[ "$(ctl_json a links '.[0].state')" != up ]
+	run rdma link add "$RSTREAMD_TEST_DEV_A" type rxe netdev "$NETDEV_A"
+	assert_success
+	wait_log a "1 stream resumed after [0-9.]* s" 60
+	bulk_intact
+	[ "$(ctl_json a stats '.tunnels[0].resumes')" = 1 ]
+}
+
+@test "resume: the first of two paths goes down for good; the streams finish on the second" {
+	[ "$RSTREAMD_TEST_MODE" = vm ] || skip "a second path of veth and rxe devices: VM mode only"
+	A2=10.78.0.1 B2=10.78.0.2
+	sh "$RSTREAMD_SRCDIR/tests/vm/guest-init" pair-up vethC vethD "$A2" "$B2" 24 \
+	    rxe2 rxe3 102
+	resume_pair 30 "[ \"$B:7471\", \"$B2:7471\" ]"
+	# b listens on both paths; a binds no source, so each path's own
+	# address leaves by its own device.
+	sed -i "s|^listen = .*|listen = [ \"$B:7471\", \"$B2:7471\" ];|" "$W/b.conf"
+	sed -i '/^source = /d' "$W/a.conf"
+	start_pair echo
+	echo_bulk 32
+	wait_until 120 at_least 4194304 stream_bytes a
+	path_down
+	wait_log a "went down: .*; 1 stream suspended for up to 30 s" 30
+	wait_log a "1 stream resumed after [0-9.]* s" 60
+	bulk_intact
+	grep -q "tunnel echo: link to $B2:7471 is up (device rxe2" "$W/a.log"
+	[ "$(ctl_json a links '.[0].peer')" = "$B2:7471" ]
+	[ "$(ctl_json b stats '.tunnels[0].resumes')" = 1 ]
+}
+
+@test "resume: a peer that asks for streams it does not own is refused and counted; the real ones resume" {
+	resume_pair 30
+	start_pair echo
+	echo_bulk 32
+	wait_until 120 at_least 4194304 stream_bytes a
+	# The token is no secret (it crossed the fabric in a hello); the proof
+	# needs the secret of the link that opened the streams.
+	token=$(ctl_json b links '.[0].resume_id')
+	[ "${#token}" = 32 ]
+	path_down
+	wait_log a "went down: .*; 1 stream suspended for up to 30 s" 30
+	hostile=${RSTREAMD_BUILDDIR:?}/tests/hostile/hostile
+	# From b's own address: a's path is down.
+	run timeout 60 "$hostile" "$B" "$B" 7471 resume "$W/k.key" "$token"
+	assert_success
+	assert_output --partial "resume: denied (reason 9:"
+	run timeout 60 "$hostile" "$B" "$B" 7471 resume "$W/k.key" random
+	assert_success
+	assert_output --partial "resume: denied (reason 11:"
+	[ "$(ctl_json b status '.resume_refusals')" = 2 ]
+	wait_log b "resume refused: wrong proof"
+	path_up
+	wait_log a "1 stream resumed after [0-9.]* s" 60
+	bulk_intact
+	[ "$(ctl_json b stats '.tunnels[0].resumes')" = 1 ]
+}
