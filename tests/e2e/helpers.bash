@@ -33,12 +33,20 @@ rs_teardown() {
 		done
 		kill -KILL "$pid" 2>/dev/null || true
 	done
-	# A failing test shows what the daemons said.
+	# A failing test shows what the daemons said: the first warnings
+	# (often the cause) and the end; whole logs go to the runner's
+	# output directory when there is one.
 	if [ -z "${BATS_TEST_COMPLETED:-}" ]; then
 		for f in "$W"/*.log; do
 			[ -e "$f" ] || continue
-			echo "# ---- $f" >&3
+			echo "# ---- $f: first warnings" >&3
+			grep -m 15 -E "^rstreamd: (warning|error|critical)" "$f" |
+			    sed 's/^/# /' >&3
+			echo "# ---- $f: last lines" >&3
 			sed 's/^/# /' "$f" | tail -40 >&3
+			[ -d "${RSTREAMD_TEST_OUTDIR:-}" ] &&
+			    cp "$f" "$RSTREAMD_TEST_OUTDIR/${BATS_TEST_FILENAME##*/}.$BATS_TEST_NUMBER.${f##*/}" ||
+			    true
 		done
 	fi
 }

@@ -95,7 +95,14 @@ def server(port, log):
             st[2] += len(data)
             if st[0] == "echo" and data:
                 c.setblocking(True)
-                c.sendall(data)
+                try:
+                    c.sendall(data)
+                except OSError:
+                    # The tunnel reset this one: it alone ends (an
+                    # uncaught error would end every stream of the run).
+                    sel.unregister(c)
+                    c.close()
+                    continue
                 c.setblocking(False)
             elif st[0] == "reset" and st[2] >= 1000:
                 sel.unregister(c)
@@ -107,7 +114,10 @@ def server(port, log):
                         f.write("clean %d\n" % st[2])
                 elif st[0] == "sink":
                     c.setblocking(True)
-                    c.sendall(b"%d\n" % st[2])
+                    try:
+                        c.sendall(b"%d\n" % st[2])
+                    except OSError:
+                        pass
                 sel.unregister(c)
                 c.close()
 
