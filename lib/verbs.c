@@ -5,6 +5,7 @@
 #include <sys/queue.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -43,11 +44,24 @@ struct verbs_cm {
 	 * gone, and the kernel cannot finish removing a device any process
 	 * still has open; then it closes it with the last cm_id on it, which
 	 * may be before a link's PD, CQ and MRs there are gone.  So we hold
-	 * every device, list them again each tick, and let a removed one go
-	 * only once no link has anything on it (see devices_sync).
+	 * every device, list them again when they may have changed, and let
+	 * a removed one go only once no link has anything on it (see
+	 * devices_sync).
 	 */
 	struct ibv_context **held;
+	/*
+	 * Listing the devices is costly (sysfs, netlink: a socket and
+	 * descriptors come and go), so it is done only when due: for a few
+	 * ticks after /dev/infiniband changed (a device's node comes or goes
+	 * before the kernel waits for its last user) or a cm_id reported its
+	 * device removed, and until a removed device is let go.
+	 */
+	int sync_due;
+	struct stat dev_dir;
 };
+
+/* Ticks to list the devices again after a sign that they changed. */
+#define SYNC_TICKS 3
 
 /* CM ids' context is a listener or a link: the first member says which. */
 enum { KIND_LISTENER = 1, KIND_LINK = 2 };
@@ -168,6 +182,8 @@ resolve(const char *host, const char *port, int passive,
 
 /* ---------------------------------------------------------------- cm */
 
+static int devices_changed(struct verbs_cm *);
+
 struct verbs_cm *
 verbs_cm_new(char *err, size_t errlen)
 {
@@ -188,6 +204,7 @@ verbs_cm_new(char *err, size_t errlen)
 		goto err2;
 	}
 	cm->held = rdma_get_devices(NULL);	/* none yet is fine */
+	(void)devices_changed(cm);
 	return (cm);
 
 err2:
@@ -533,6 +550,27 @@ verbs_link_free(struct verbs_link *l)
 		link_destroy(l);
 }
 
+/*
+ * Did /dev/infiniband change since the last look (a device's node came or
+ * went)?  One stat a tick, no descriptor.  A missing directory is a state
+ * like any other.
+ */
+static int
+devices_changed(struct verbs_cm *cm)
+{
+	struct stat st;
+
+	if (stat("/dev/infiniband", &st) != 0)
+		memset(&st, 0, sizeof(st));
+	if (st.st_ino == cm->dev_dir.st_ino &&
+	    st.st_mtim.tv_sec == cm->dev_dir.st_mtim.tv_sec &&
+	    st.st_mtim.tv_nsec == cm->dev_dir.st_mtim.tv_nsec &&
+	    st.st_nlink == cm->dev_dir.st_nlink)
+		return (0);
+	cm->dev_dir = st;
+	return (1);
+}
+
 /* Is ${ctx} in the NULL-terminated ${list}? */
 static int
 listed(struct ibv_context **list, const struct ibv_context *ctx)
@@ -547,29 +585,30 @@ listed(struct ibv_context **list, const struct ibv_context *ctx)
 /*
  * List the devices again (librdmacm marks those removed) and hold the new
  * list instead of the old one, unless a link still has something on a
- * device that is gone: then the next tick tries again.  Letting the old
- * list go closes the removed devices nobody else holds.
+ * device that is gone: then it returns 0 and the next tick tries again.
+ * Letting the old list go closes the removed devices nobody else holds.
  */
-static void
+static int
 devices_sync(struct verbs_cm *cm)
 {
 	struct ibv_context **now, **h;
 	struct verbs_link *l;
 
 	if ((now = rdma_get_devices(NULL)) == NULL)
-		return;
+		return (0);
 	for (h = cm->held; h != NULL && *h != NULL; h++) {
 		if (listed(now, *h))
 			continue;
 		TAILQ_FOREACH(l, &cm->links, lentry)
 			if (l->ctx == *h) {
 				rdma_free_devices(now);
-				return;
+				return (0);
 			}
 	}
 	if (cm->held != NULL)
 		rdma_free_devices(cm->held);
 	cm->held = now;
+	return (1);
 }
 
 void
@@ -582,7 +621,10 @@ verbs_cm_tick(struct verbs_cm *cm)
 		if (--l->dying_ticks <= 0)
 			dying_end(l);
 	}
-	devices_sync(cm);
+	if (devices_changed(cm))
+		cm->sync_due = SYNC_TICKS;
+	if (cm->sync_due > 0 && devices_sync(cm))
+		cm->sync_due--;
 }
 
 void
@@ -1384,6 +1426,9 @@ verbs_cm_handle(struct verbs_cm *cm, struct verbs_ev *ev)
 			on_link_event(l, cme, ev);
 	}
 	/* Other listener events (device removal, address change): none. */
+	/* Any id's device gone: the devices are listed again (see held). */
+	if (cme->event == RDMA_CM_EVENT_DEVICE_REMOVAL)
+		cm->sync_due = SYNC_TICKS;
 	rdma_ack_cm_event(cme);
 	/* Only once the event is acked: destroying waits for that. */
 	if (end)
