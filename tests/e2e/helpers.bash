@@ -33,6 +33,14 @@ rs_teardown() {
 		done
 		kill -KILL "$pid" 2>/dev/null || true
 	done
+	# A daemon that crashed (in the runner, cores land in /tmp, see
+	# guest-init): its backtrace.
+	for pid in "${RS_PIDS[@]}"; do
+		[ -f "/tmp/core.rstreamd.$pid" ] || continue
+		echo "# ---- rstreamd $pid crashed; backtrace:" >&3
+		gdb -q -batch -ex "bt full" "$RSTREAMD_BIN" "/tmp/core.rstreamd.$pid" \
+		    2>&1 | head -120 | sed 's/^/# /' >&3 || true
+	done
 	# A failing test shows what the daemons said: the first warnings
 	# (often the cause) and the end; whole logs go to the runner's
 	# output directory when there is one.
