@@ -936,6 +936,27 @@ mem_unlink(struct verbs_mem *m)
 		link_destroy(l);
 }
 
+/* Ring memory registered as ${mr} joins link ${l} (mem_unlink's twin). */
+static void
+mem_link(struct verbs_mem *m, struct verbs_link *l, struct ibv_mr *mr)
+{
+
+	m->mr = mr;
+	m->link = l;
+	l->nmems++;
+	l->ms.pinned += m->size;
+	l->ms.registered++;
+}
+
+/* The access a ring's registration gives: remote WRITE for receive rings. */
+static int
+ring_access(int remote_write)
+{
+
+	return (remote_write ?
+	    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE : 0);
+}
+
 /* Free ring memory for good. */
 static void
 mem_release(struct verbs_mem *m)
@@ -975,8 +996,7 @@ verbs_mem_new(struct verbs_link *l, uint32_t size, int remote_write,
     char *err, size_t errlen)
 {
 	struct verbs_mem *m;
-	int access = remote_write ?
-	    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE : 0;
+	struct ibv_mr *mr;
 
 	if (l->pd == NULL || l->freed) {
 		say(err, errlen, "link has no protection domain");
@@ -996,7 +1016,8 @@ verbs_mem_new(struct verbs_link *l, uint32_t size, int remote_write,
 	if (m->buf == MAP_FAILED)
 		goto err1;
 	m->size = size;
-	if ((m->mr = ibv_reg_mr(l->pd, m->buf, size, access)) == NULL) {
+	if ((mr = ibv_reg_mr(l->pd, m->buf, size, ring_access(remote_write)))
+	    == NULL) {
 		say(err, errlen, "cannot register %u bytes of ring memory "
 		    "(is RLIMIT_MEMLOCK / LimitMEMLOCK large enough?): %s",
 		    (unsigned)size, strerror(errno));
@@ -1004,11 +1025,8 @@ verbs_mem_new(struct verbs_link *l, uint32_t size, int remote_write,
 		free(m);
 		return (NULL);
 	}
-	m->link = l;
 	m->remote = remote_write;
-	l->nmems++;
-	l->ms.pinned += size;
-	l->ms.registered++;
+	mem_link(m, l, mr);
 	return (m);
 
 err1:
@@ -1049,8 +1067,6 @@ verbs_mem_move(struct verbs_mem *m, struct verbs_link *l, char *err,
     size_t errlen)
 {
 	struct ibv_mr *mr;
-	int access = m->remote ?
-	    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE : 0;
 
 	if (m->link == l)
 		return (0);
@@ -1060,16 +1076,13 @@ verbs_mem_move(struct verbs_mem *m, struct verbs_link *l, char *err,
 	}
 	/* The old registration goes first: its rkey must be dead at once. */
 	mem_unlink(m);
-	if ((mr = ibv_reg_mr(l->pd, m->buf, m->size, access)) == NULL) {
+	if ((mr = ibv_reg_mr(l->pd, m->buf, m->size, ring_access(m->remote)))
+	    == NULL) {
 		say(err, errlen, "cannot register %zu bytes of ring memory "
 		    "again: %s", m->size, strerror(errno));
 		return (-1);
 	}
-	m->mr = mr;
-	m->link = l;
-	l->nmems++;
-	l->ms.pinned += m->size;
-	l->ms.registered++;
+	mem_link(m, l, mr);
 	return (0);
 }
 
@@ -1425,8 +1438,8 @@ verbs_cm_handle(struct verbs_cm *cm, struct verbs_ev *ev)
 		else
 			on_link_event(l, cme, ev);
 	}
-	/* Other listener events (device removal, address change): none. */
-	/* Any id's device gone: the devices are listed again (see held). */
+	/* Other listener events (address change): none.  Any id's device
+	 * gone (a listener's too): the devices are listed again (see held). */
 	if (cme->event == RDMA_CM_EVENT_DEVICE_REMOVAL)
 		cm->sync_due = SYNC_TICKS;
 	rdma_ack_cm_event(cme);
