@@ -2,8 +2,9 @@
 # Streams that outlive their link (resume_time): the RDMA path under a
 # tunnel fails for real (its veth drops every RoCE packet until the QP's
 # retries run out, its rxe device goes away, a whole path is lost) and the
-# streams carry on over a new link, every byte checked by sha256 at the
-# far end and no error seen by the client; a loss longer than resume_time
+# streams carry on over a new link (one stream of tens of MiB, or 50
+# at once), every byte checked at the far end and no error seen by the
+# client; a loss longer than resume_time
 # resets them; a peer that tries to take streams it does not own is
 # refused.  These tests take the runner's own veth and rxe devices apart.
 #
@@ -61,6 +62,12 @@ path_up() {
 # address or an array of them; default b's address).
 resume_pair() {
 	echo_target
+	resume_confs "$@"
+}
+
+# resume_confs RESUME_TIME [PEER]: resume_pair's configs, for the target
+# on port $tp.
+resume_confs() {
 	conf_b "{ name = \"echo\"; target = \"tcp://127.0.0.1:$tp\";
 	    resume_time = $1; }"
 	conf_a "{ name = \"echo\"; accept = \"tcp://127.0.0.1:0\";
@@ -77,18 +84,28 @@ stream_bytes() {
 
 # echo_bulk MIB: MIB MiB of random data through a's echo tunnel and back,
 # in the background: $W/bulk.in and $W/bulk.out; the client's PID is $bp,
-# its exit status lands in $W/bulk.rc.
+# its exit status lands in $W/bulk.rc.  The client shuts down writing only
+# once bulk_intact says so: the stream stays open, however fast the data
+# goes, until the test has done its harm.
 echo_bulk() {
 	head -c "$1M" /dev/urandom >"$W/bulk.in"
-	{ timeout 300 socat -t 120 TCP:127.0.0.1:"$(accept_port a echo)" \
-	    STDIO <"$W/bulk.in" >"$W/bulk.out" 2>"$W/bulk.err"
+	# fd 3 is bats' own: a failed test must not wait for the feeder.
+	{ ( cat "$W/bulk.in"
+	    for ((i = 0; i < 3000; i++)); do
+		[ -e "$W/bulk.go" ] && break
+		sleep 0.1
+	    done ) |
+	    timeout 400 socat -t 120 - TCP:127.0.0.1:"$(accept_port a echo)" \
+	    >"$W/bulk.out" 2>"$W/bulk.err"
 	  echo $? >"$W/bulk.rc"; } 3>&- &
 	bp=$!
 	RS_PIDS+=("$bp")
 }
 
-# bulk_intact: the echo client ended cleanly with every byte back.
+# bulk_intact: let the echo client finish; it ended cleanly with every
+# byte back.
 bulk_intact() {
+	touch "$W/bulk.go"
 	wait_pid "$bp" 200
 	[ "$(cat "$W/bulk.rc")" = 0 ] || {
 		echo "the client failed: $(cat "$W/bulk.err")" >&2
@@ -112,6 +129,35 @@ bulk_intact() {
 	wait_log b "the peer resumes the streams of link from $A"
 	[ "$(ctl_json a stats '.tunnels[0].resumes')" = 1 ]
 	[ "$(ctl_json b stats '.tunnels[0].resumes')" = 1 ]
+	[ "$(ctl_json a stats '.tunnels[0].resume_failures')" = 0 ]
+	run grep -E "stream [0-9]+ .*reset" "$W/a.log" "$W/b.log"
+	assert_failure
+}
+
+@test "resume: 50 concurrent streams ride through a link loss; every byte checked" {
+	# tcp-tool's server echoes each stream; its soak client keeps 50
+	# streams sending and checks every byte that comes back.
+	tp=$(free_port)
+	spawn $TOOL server "$tp" "$W/record.log"
+	wait_port "$tp"
+	resume_confs 30
+	start_pair echo
+	{ timeout 300 $TOOL soak "$(accept_port a echo)" 40 50 0 \
+	    >"$W/soak.out" 2>&1; echo $? >"$W/soak.rc"; } 3>&- &
+	sp=$!
+	RS_PIDS+=("$sp")
+	wait_until 60 at_least 50 ctl_json b status '.streams'
+	path_down
+	wait_log a "went down: .*; 50 streams suspended for up to 30 s" 30
+	sleep 3
+	path_up
+	wait_log a "50 streams resumed after [0-9.]* s" 60
+	wait_pid "$sp" 200
+	echo "# $(cat "$W/soak.out")" >&3
+	[ "$(cat "$W/soak.rc")" = 0 ]
+	grep -qE "^short 0 long 50 failed 0 " "$W/soak.out"
+	[ "$(ctl_json a stats '.tunnels[0].resumes')" = 50 ]
+	[ "$(ctl_json b stats '.tunnels[0].resumes')" = 50 ]
 	[ "$(ctl_json a stats '.tunnels[0].resume_failures')" = 0 ]
 	run grep -E "stream [0-9]+ .*reset" "$W/a.log" "$W/b.log"
 	assert_failure
