@@ -15,6 +15,7 @@
 #include "conf.h"
 #include "ctl.h"
 #include "ctlcmd.h"
+#include "hca.h"
 #include "link.h"
 #include "log.h"
 #include "loop.h"
@@ -137,16 +138,21 @@ links_tab(struct rsd *d, struct render_tab *tb)
 	    { "state", 0 }, { "device", 0 }, { "streams", 1 },
 	    { "bytes_tx", 1 }, { "bytes_rx", 1 }, { "stall_ring", 1 },
 	    { "stall_msg", 1 }, { "stall_sq", 1 }, { "ring_bytes", 1 },
-	    { "rings_reused", 1 }, { "suspended", 1 }, { "resume_id", 0 } };
+	    { "rings_reused", 1 }, { "suspended", 1 }, { "resume_id", 0 },
+	    { "port", 1 }, { "transport", 0 }, { "gid_index", 1 },
+	    { "gid", 0 }, { "peer_gid", 0 }, { "path_mtu", 1 },
+	    { "qpn", 1 }, { "peer_qpn", 1 } };
 	const struct dlink *dl;
+	const struct hca_info *h;
 	struct link_info li;
-	char nb[9][24];
+	char nb[14][24];
 	int s;
 
 	TAB_INIT(tb, cols);
 	for (dl = link_first(d); dl != NULL; dl = link_next(dl)) {
 		link_info(dl, &li);
 		s = li.have_stats;
+		h = li.hca;
 		render_tab_row(tb, li.name, li.dir, li.peer, li.tunnel,
 		    li.goaway ? "up (peer going away)" :
 		    link_state_name(li.state), li.device,
@@ -158,7 +164,14 @@ links_tab(struct rsd *d, struct render_tab *tb)
 		    s ? NUM(5, li.st.stall_sq) : "",
 		    s ? NUM(6, li.mem.pinned) : "",
 		    s ? NUM(7, li.mem.reused) : "",
-		    NUM(8, li.suspended), li.resume_id);
+		    NUM(8, li.suspended), li.resume_id,
+		    h != NULL ? NUM(9, h->port) : "",
+		    h != NULL ? h->transport : "",
+		    h != NULL && h->gid_index >= 0 ? NUM(10, h->gid_index) :
+		    "", h != NULL ? h->gid : "", h != NULL ? h->peer_gid : "",
+		    h != NULL && h->path_mtu > 0 ? NUM(11, h->path_mtu) : "",
+		    h != NULL ? NUM(12, h->qpn) : "",
+		    h != NULL ? NUM(13, h->peer_qpn) : "");
 	}
 }
 
@@ -403,6 +416,84 @@ link_metric(struct rsd *d, struct render_buf *o, const char *name,
 	}
 }
 
+/* One port counter: rstreamd_rdma_port_counter{device,port,set,counter}. */
+struct port_ctx {
+	struct render_buf *o;
+	const struct hca_info *h;
+};
+
+static void
+port_counter(void *arg, const char *dir, const char *name, uint64_t value)
+{
+	struct port_ctx *pc = arg;
+
+	render_printf(pc->o, "rstreamd_rdma_port_counter{device=");
+	render_prom_str(pc->o, pc->h->device);
+	render_printf(pc->o, ",port=\"%u\",set=\"%s\",counter=", pc->h->port,
+	    dir);
+	render_prom_str(pc->o, name);
+	render_printf(pc->o, "} %llu\n", (unsigned long long)value);
+}
+
+/* Whether a link before ${dl} runs on the same device and port as ${h}. */
+static int
+port_seen(struct rsd *d, const struct dlink *dl, const struct hca_info *h)
+{
+	const struct dlink *e;
+	struct link_info li;
+
+	for (e = link_first(d); e != dl; e = link_next(e)) {
+		link_info(e, &li);
+		if (li.hca != NULL && li.hca->port == h->port &&
+		    strcmp(li.hca->device, h->device) == 0)
+			return (1);
+	}
+	return (0);
+}
+
+/*
+ * Where each link runs on the fabric, and the adapter's own counters of
+ * every port a link uses (retransmissions, sequence and access errors):
+ * a fabric problem shows there before it ends a link.
+ */
+static void
+fabric_metrics(struct rsd *d, struct render_buf *o)
+{
+	const struct dlink *dl;
+	struct link_info li;
+	struct port_ctx pc;
+	const struct hca_info *h;
+
+	render_metric_head(o, "rstreamd_link_fabric_info", "gauge", "Where "
+	    "an up link runs: device, port, transport, GID, path MTU and "
+	    "QP numbers (always 1).");
+	for (dl = link_first(d); dl != NULL; dl = link_next(dl)) {
+		link_info(dl, &li);
+		if ((h = li.hca) == NULL)
+			continue;
+		render_printf(o, "rstreamd_link_fabric_info{link=");
+		render_prom_str(o, li.name);
+		render_printf(o, ",device=");
+		render_prom_str(o, h->device);
+		render_printf(o, ",port=\"%u\",transport=\"%s\",gid_index="
+		    "\"%d\",gid=\"%s\",peer_gid=\"%s\",path_mtu=\"%u\","
+		    "qpn=\"%u\",peer_qpn=\"%u\"} 1\n", h->port, h->transport,
+		    h->gid_index, h->gid, h->peer_gid, h->path_mtu,
+		    (unsigned)h->qpn, (unsigned)h->peer_qpn);
+	}
+	render_metric_head(o, "rstreamd_rdma_port_counter", "untyped", "The "
+	    "RDMA adapter's counters of each port an up link uses, as its "
+	    "driver publishes them (set: counters or hw_counters).");
+	pc.o = o;
+	for (dl = link_first(d); dl != NULL; dl = link_next(dl)) {
+		link_info(dl, &li);
+		if ((pc.h = li.hca) == NULL || port_seen(d, dl, pc.h))
+			continue;
+		(void)hca_port_counters(NULL, pc.h->device, pc.h->port,
+		    port_counter, &pc);
+	}
+}
+
 static int
 cmd_metrics(struct rsd *d, struct render_buf *o, int json)
 {
@@ -526,6 +617,7 @@ cmd_metrics(struct rsd *d, struct render_buf *o, int json)
 	link_metric(d, o, "rstreamd_link_rings_total", "counter",
 	    "Rings streams took: newly registered, or reused from the "
 	    "link's pool.", "how", rings, NCOLS(rings));
+	fabric_metrics(d, o);
 	return (0);
 }
 

@@ -16,6 +16,7 @@
 #include "auth.h"
 #include "conf.h"
 #include "engine.h"
+#include "hca.h"
 #include "link.h"
 #include "log.h"
 #include "loop.h"
@@ -897,10 +898,34 @@ link_client_retire(struct dlink *dl)
 	rname_unwait(&dl->rw);
 }
 
+/*
+ * Where on the fabric a link runs, for its "is up" line: "port 1, RoCEv2,
+ * GID 1 fe80::1, path MTU 1024, QP 17 to 18" (and LIDs on IB).
+ */
+static void
+hca_text(const struct dlink *dl, char *buf, size_t len)
+{
+	const struct hca_info *h = verbs_link_hca(dl->vl);
+	char lids[40] = "";
+
+	if (h == NULL) {
+		snprintf(buf, len, "fabric details unknown");
+		return;
+	}
+	if (h->lid != 0)
+		snprintf(lids, sizeof(lids), ", LID %u to %u",
+		    (unsigned)h->lid, (unsigned)h->peer_lid);
+	snprintf(buf, len, "port %u, %s, GID %d %s to %s, path MTU %u, QP %u "
+	    "to %u%s", h->port, h->transport, h->gid_index, h->gid,
+	    h->peer_gid, h->path_mtu, (unsigned)h->qpn, (unsigned)h->peer_qpn,
+	    lids);
+}
+
 static void
 link_up(struct dlink *dl)
 {
 	const struct conf_sizes *sz;
+	char where[200];
 
 	if (watch_cq(dl)) {
 		link_down(dl, "cannot watch the completion channel");
@@ -924,15 +949,17 @@ link_up(struct dlink *dl)
 	dl->failures = 0;
 	dl->auth_said = 0;
 	dl->backoff = LINK_BACKOFF_MIN_MS;
+	hca_text(dl, where, sizeof(where));
 	if (dl->c != NULL) {
 		sz = &dl->c->sz;
 		LLOG(LOG_INFO, dl, "%s is up (device %s, sq_size %u, "
-		    "rq_size %u, inline_size %u, %s)", dl->name,
+		    "rq_size %u, inline_size %u, %s; %s)", dl->name,
 		    verbs_link_device(dl->vl), (unsigned)sz->sq_size,
 		    (unsigned)sz->rq_size, (unsigned)sz->inline_size,
-		    dl->key->set ? "authenticated" : "not authenticated");
-	} else if (dl->key->set) {
-		LLOG(LOG_INFO, dl, "%s authenticated", dl->name);
+		    dl->key->set ? "authenticated" : "not authenticated", where);
+	} else {
+		LLOG(LOG_INFO, dl, "%s %s (%s)", dl->name, dl->key->set ?
+		    "authenticated" : "is up", where);
 	}
 	loop_timer_arm(&dl->ka, LINK_KEEPALIVE_MS);
 	if (dl->c != NULL)
@@ -1472,6 +1499,8 @@ link_info(const struct dlink *dl, struct link_info *li)
 		li->state = LINK_RETRYING;
 	li->device = dl->vl != NULL && dl->state == D_UP ?
 	    verbs_link_device(dl->vl) : "";
+	li->hca = dl->vl != NULL && dl->state == D_UP ?
+	    verbs_link_hca(dl->vl) : NULL;
 	li->goaway = e != NULL && engine_peer_goaway(e);
 	li->suspended = dl->old != NULL ? engine_suspended(dl->old) : 0;
 	if (dl->have_res)

@@ -85,6 +85,7 @@ struct link_info {
 	const char *tunnel;		/* out: its tunnel */
 	enum link_state state;
 	const char *device;
+	const struct hca_info *hca;	/* NULL: not up, or unknown */
 	int goaway;			/* the peer said GOAWAY */
 	uint32_t suspended;		/* streams waiting for a resume */
 	/* The token a resume of this link's streams names (hex; "": none).

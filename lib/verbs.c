@@ -23,6 +23,7 @@
 
 #include "addr.h"
 #include "engine.h"
+#include "hca.h"
 #include "verbs.h"
 #include "wire.h"
 
@@ -122,6 +123,8 @@ struct verbs_link {
 	TAILQ_ENTRY(verbs_link) lentry;	/* in cm->links */
 	char peer[64];
 	char device[32];
+	struct hca_info hca;	/* with have_hca: read once it is up */
+	int have_hca;
 };
 
 struct verbs_mem {
@@ -701,6 +704,13 @@ verbs_link_device(const struct verbs_link *l)
 {
 
 	return (l->device);
+}
+
+const struct hca_info *
+verbs_link_hca(const struct verbs_link *l)
+{
+
+	return (l->have_hca ? &l->hca : NULL);
 }
 
 /* ---------------------------------------------------------------- data path */
@@ -1359,6 +1369,9 @@ on_link_event(struct verbs_link *l, struct rdma_cm_event *cme,
 			engine_connected(l->e, &h);
 		}
 		l->state = L_UP;
+		/* What a query cannot tell shows as unknown. */
+		(void)hca_describe(l->id, &l->hca);
+		l->have_hca = 1;
 		ev->type = VERBS_EV_UP;
 		if (verbs_link_flush(l))
 			link_down(l, ev, engine_error(l->e));

@@ -50,6 +50,7 @@ struct verbs_cm;
 struct verbs_listener;
 struct verbs_link;
 struct verbs_mem;
+struct hca_info;
 
 struct verbs_link_conf {
 	uint32_t sq_size;
@@ -271,6 +272,13 @@ const char *verbs_link_peer(const struct verbs_link *link);
  * The RDMA device the link runs on ("rxe0"), or "?".
  */
 const char *verbs_link_device(const struct verbs_link *link);
+
+/**
+ * verbs_link_hca(link):
+ * The device, port, GID, transport, path MTU and QP numbers the link
+ * uses, read when it came up; NULL before.
+ */
+const struct hca_info *verbs_link_hca(const struct verbs_link *link);
 
 /**
  * verbs_mem_new(link, size, remote_write, err, errlen):

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # Tunnels across real RDMA: TCP and Unix sockets at either end, half-close,
-# refusals, unknown tunnels, per-tunnel sizes, and the ring pool.
+# refusals, unknown tunnels, per-tunnel sizes, the ring pool, and what a
+# link tells of the fabric under it.
 
 load helpers
 
@@ -194,4 +195,45 @@ teardown() {
 	assert_output "0 0"
 	# Unused for about 10 s, a's pool empties.
 	wait_ctl a links '.[0].ring_bytes' 0 30
+}
+
+# port_counters NAME DEVICE: the sum of every counter daemon NAME exports
+# for port 1 of DEVICE (packets and bytes grow with traffic, whatever the
+# driver calls them).
+port_counters() {
+	"$CTL" -s "$W/$1.ctl" metrics | awk -v d="$2" '
+	    /^rstreamd_rdma_port_counter\{/ && index($0, "device=\"" d "\"") {
+		s += $NF } END { printf "%.0f\n", s }'
+}
+
+@test "each link says where it runs on the fabric (device, port, transport, GIDs, path MTU, QPs) and exports its port's counters" {
+	echo_tunnel echo
+	start_pair echo
+	run client "$(accept_port a echo)" "where"
+	assert_output "where"
+	run ctl_json a links '.[0] | "\(.device) \(.port) \(.transport) \(.gid_index)"'
+	assert_output --regexp "^$RSTREAMD_TEST_DEV_A [0-9]+ (IB|RoCEv1|RoCEv2|iWARP) [0-9]+$"
+	transport=$(ctl_json a links '.[0].transport')
+	mtu=$(ctl_json a links '.[0].path_mtu')
+	[[ "$mtu" =~ ^(256|512|1024|2048|4096)$ ]]
+	# The two ends of one connection: each one's QP and GID is the
+	# other's peer.
+	[ "$(ctl_json a links '.[0].qpn')" = "$(ctl_json b links '.[0].peer_qpn')" ]
+	[ "$(ctl_json a links '.[0].peer_qpn')" = "$(ctl_json b links '.[0].qpn')" ]
+	[ "$(ctl_json a links '.[0].gid')" = "$(ctl_json b links '.[0].peer_gid')" ]
+	[ "$(ctl_json a links '.[0].peer_gid')" = "$(ctl_json b links '.[0].gid')" ]
+	[ "$(ctl_json b links '.[0].device')" = "$RSTREAMD_TEST_DEV_B" ]
+	grep -q "link to $B:7471 is up (device $RSTREAMD_TEST_DEV_A, .*; port [0-9]*, $transport, GID [0-9]* .* to .*, path MTU $mtu, QP [0-9]* to [0-9]*)" "$W/a.log"
+	grep -q "link from $A:[0-9]* is up (port [0-9]*, $transport, GID" "$W/b.log"
+	run "$CTL" -s "$W/a.ctl" metrics
+	assert_line --regexp "^rstreamd_link_fabric_info\{link=\"tunnel echo: link to $B:7471\",device=\"$RSTREAMD_TEST_DEV_A\",port=\"[0-9]+\",transport=\"$transport\",.*,path_mtu=\"$mtu\",.*\} 1$"
+	assert_line --regexp "^rstreamd_rdma_port_counter\{device=\"$RSTREAMD_TEST_DEV_A\",port=\"[0-9]+\",set=\"(hw_counters|counters)\",counter=\"[a-z_0-9]+\"\} [0-9]+$"
+	# The adapter's counters move with the link's traffic.
+	before=$(port_counters a "$RSTREAMD_TEST_DEV_A")
+	head -c 1M /dev/urandom >"$W/1m"
+	timeout 60 socat -t 30 - TCP:127.0.0.1:"$(accept_port a echo)" \
+	    <"$W/1m" >"$W/1m.out"
+	[ "$(sha "$W/1m")" = "$(sha "$W/1m.out")" ]
+	after=$(port_counters a "$RSTREAMD_TEST_DEV_A")
+	[ "$after" -gt "$before" ]
 }

@@ -1,0 +1,63 @@
+/*
+ * hca: what an operator asks first when a link misbehaves: which device,
+ * port and GID it used, over which transport, with which path MTU and QP
+ * numbers, and what the adapter's own counters for that port say.
+ *
+ * hca_describe reads a connected cm_id's facts once (a few verbs queries,
+ * no data path); hca_port_counters reads a port's counter files from
+ * sysfs, where every RDMA driver publishes them.
+ */
+#ifndef HCA_H
+#define HCA_H
+
+#include <stdint.h>
+
+struct rdma_cm_id;
+
+/* The RoCE version or IB, and the textual GIDs' room. */
+#define HCA_TRANSPORT_LEN	8
+#define HCA_GID_LEN		46	/* INET6_ADDRSTRLEN */
+
+struct hca_info {
+	char device[32];
+	unsigned port;
+	char transport[HCA_TRANSPORT_LEN];	/* "IB", "RoCEv1", "RoCEv2", "iWARP" */
+	int gid_index;				/* -1: unknown */
+	char gid[HCA_GID_LEN], peer_gid[HCA_GID_LEN];
+	unsigned path_mtu;			/* bytes; 0: unknown */
+	uint32_t qpn, peer_qpn;
+	uint16_t lid, peer_lid;			/* IB only; 0 on RoCE */
+};
+
+/**
+ * hca_describe(id, hi):
+ * Fill ${hi} from the connected ${id} (its device, port and QP).  What a
+ * query cannot tell stays unknown ("?", -1 or 0); returns 0 if every query
+ * answered, else -1 with errno from the first that did not.
+ */
+int hca_describe(struct rdma_cm_id *id, struct hca_info *hi);
+
+/**
+ * hca_mtu_bytes(mtu):
+ * An enum ibv_mtu as bytes (IBV_MTU_1024 is 1024); 0 for anything else.
+ */
+unsigned hca_mtu_bytes(int mtu);
+
+/* One counter of a port: its file's name and value. */
+typedef void hca_counter_fn(void *arg, const char *dir, const char *name,
+    uint64_t value);
+
+/**
+ * hca_port_counters(root, device, port, fn, arg):
+ * Call ${fn}(${arg}, dir, name, value) for each counter of port ${port} of
+ * ${device} under ${root} (NULL: /sys/class/infiniband): the standard
+ * "counters" (IB's port counters) and the driver's "hw_counters"
+ * (retransmissions, sequence errors, ...), in name order within each.
+ * Files that do not hold one decimal number are skipped.  Returns how
+ * many counters it reported, or -1 with errno if the port has neither
+ * directory.
+ */
+int hca_port_counters(const char *root, const char *device, unsigned port,
+    hca_counter_fn *fn, void *arg);
+
+#endif /* !HCA_H */
