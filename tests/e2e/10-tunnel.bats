@@ -148,8 +148,8 @@ teardown() {
 	start_daemon a
 	link_up a small
 	link_up a big
-	wait_log a "tunnel small: link to .* is up (device .*, sq_size 16, rq_size 8, inline_size 0, not authenticated)"
-	wait_log a "tunnel big: link to .* is up (device .*, sq_size 512, rq_size 128, inline_size 64, not authenticated)"
+	wait_log a "tunnel small: link to .* is up (device .*, sq_size 16, rq_size 8, inline_size 0, not authenticated; port [0-9]*, "
+	wait_log a "tunnel big: link to .* is up (device .*, sq_size 512, rq_size 128, inline_size 64, not authenticated; port [0-9]*, "
 	head -c 2000000 /dev/urandom >"$W/in1"
 	head -c 2000000 /dev/urandom >"$W/in2"
 	timeout 120 socat -t 60 - TCP:127.0.0.1:"$(accept_port a small)" <"$W/in1" >"$W/out1" 3>&- &
