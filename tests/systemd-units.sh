@@ -106,6 +106,20 @@ verify() {
 	[ "$rc" -ne 0 ] && echo "# systemd-analyze verify exited with $rc"
 	[ "$rc" -eq 0 ] && [ -z "$ours" ]
 }
+# exposure UNIT: systemd-analyze security's overall exposure of UNIT (0 to
+# 10, lower is tighter), reported, and at most $max_exposure: what keeps it
+# above that is a root daemon that needs the network, /dev/infiniband and
+# pinned memory (see the unit's comments).
+max_exposure=5.0
+exposure() {
+	out=$(cd "$tmp" && SYSTEMD_LOG_TARGET=console SYSTEMD_LOG_COLOR=0 \
+	    systemd-analyze security --offline=yes --no-pager "$tmp/$1" 2>&1)
+	level=$(printf '%s\n' "$out" |
+	    sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')
+	echo "# systemd-analyze security $1: overall exposure ${level:-?}"
+	[ -n "$level" ] || { printf '%s\n' "$out" | tail -n 5 | sed 's/^/# /'; return 1; }
+	awk -v l="$level" -v m="$max_exposure" 'BEGIN { exit !(l <= m) }'
+}
 # Whether FILE's TimeoutStopSec= exceeds the default drain_time, 30 s.
 stop_outlasts_drain() {
 	v=$(values TimeoutStopSec "$1")
@@ -151,6 +165,13 @@ if command -v systemd-analyze >/dev/null 2>&1; then
 		skip "rdma-hw.target is installed" "no rdma-core here; After= it is harmless"
 	fi
 	check "systemd-analyze verify: rstreamd-pg.socket" verify rstreamd-pg.socket
+	# systemd 252 and later judge a unit file offline.
+	if systemd-analyze security --help 2>/dev/null | grep -q -- --offline; then
+		check "systemd-analyze security: exposure at most $max_exposure (the sandboxing is still there)" \
+		    exposure rstreamd.service
+	else
+		skip "systemd-analyze security" "this systemd has no --offline"
+	fi
 else
 	why="no systemd-analyze (apt-get install systemd)"
 	skip "systemd-analyze verify: rstreamd.service" "$why"
