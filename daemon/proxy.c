@@ -1,0 +1,182 @@
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "proxy.h"
+
+/* Version 2's first 12 bytes: no text protocol starts like this. */
+static const uint8_t v2_sig[12] = {
+	0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x51, 0x55, 0x49, 0x54, 0x0a
+};
+
+#define V2_PROXY	0x21	/* version 2, command PROXY */
+#define V2_LOCAL	0x20	/* version 2, command LOCAL */
+#define V2_TCP4		0x11
+#define V2_TCP6		0x21
+#define V2_UNIX_STREAM	0x31
+#define V2_UNIX_PATH	108
+
+/* One end as the header carries it: IPv4, IPv6, or a Unix path. */
+struct end {
+	int family;			/* AF_INET, AF_INET6, AF_UNIX; 0: unknown */
+	uint8_t addr[16];		/* IPv4 in the first 4 bytes */
+	uint16_t port;			/* host order */
+	const char *path;		/* AF_UNIX: sun_path */
+};
+
+static void
+end_of(const struct sockaddr *sa, struct end *e)
+{
+	const struct sockaddr_in *in;
+	const struct sockaddr_in6 *in6;
+
+	memset(e, 0, sizeof(*e));
+	if (sa == NULL)
+		return;
+	switch (sa->sa_family) {
+	case AF_INET:
+		in = (const struct sockaddr_in *)(const void *)sa;
+		e->family = AF_INET;
+		memcpy(e->addr, &in->sin_addr, 4);
+		e->port = ntohs(in->sin_port);
+		break;
+	case AF_INET6:
+		in6 = (const struct sockaddr_in6 *)(const void *)sa;
+		e->port = ntohs(in6->sin6_port);
+		if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) {
+			e->family = AF_INET;
+			memcpy(e->addr, in6->sin6_addr.s6_addr + 12, 4);
+		} else {
+			e->family = AF_INET6;
+			memcpy(e->addr, &in6->sin6_addr, 16);
+		}
+		break;
+	case AF_UNIX:
+		e->family = AF_UNIX;
+		e->path = ((const struct sockaddr_un *)(const void *)sa)->
+		    sun_path;
+		break;
+	}
+}
+
+/* An IPv4 end as IPv6 (::ffff:a.b.c.d), for a pair of mixed families. */
+static void
+to_v6(struct end *e)
+{
+
+	if (e->family != AF_INET)
+		return;
+	memmove(e->addr + 12, e->addr, 4);
+	memset(e->addr, 0, 10);
+	e->addr[10] = e->addr[11] = 0xff;
+	e->family = AF_INET6;
+}
+
+static ssize_t
+v1(const struct end *s, const struct end *d, uint8_t *out, size_t len)
+{
+	char sa[INET6_ADDRSTRLEN], da[INET6_ADDRSTRLEN];
+	int af = s->family, n;
+
+	if (af == AF_INET || af == AF_INET6) {
+		inet_ntop(af, s->addr, sa, sizeof(sa));
+		inet_ntop(af, d->addr, da, sizeof(da));
+		n = snprintf((char *)out, len, "PROXY %s %s %s %u %u\r\n",
+		    af == AF_INET ? "TCP4" : "TCP6", sa, da, (unsigned)s->port,
+		    (unsigned)d->port);
+	} else {
+		n = snprintf((char *)out, len, "PROXY UNKNOWN\r\n");
+	}
+	/* Returned without its NUL: snprintf needed room for it. */
+	if (n < 0 || (size_t)n >= len)
+		return (-1);
+	return (n);
+}
+
+static void
+put_path(uint8_t *p, const char *path)
+{
+
+	memset(p, 0, V2_UNIX_PATH);
+	if (path != NULL)
+		memcpy(p, path, V2_UNIX_PATH);
+}
+
+static ssize_t
+v2(const struct end *s, const struct end *d, uint8_t *out, size_t len)
+{
+	size_t alen;
+	uint8_t *p;
+
+	switch (s->family) {
+	case AF_INET:
+		alen = 12;
+		break;
+	case AF_INET6:
+		alen = 36;
+		break;
+	case AF_UNIX:
+		alen = 2 * V2_UNIX_PATH;
+		break;
+	default:
+		alen = 0;
+		break;
+	}
+	if (len < 16 + alen)
+		return (-1);
+	memcpy(out, v2_sig, sizeof(v2_sig));
+	out[12] = alen > 0 ? V2_PROXY : V2_LOCAL;
+	out[13] = s->family == AF_INET ? V2_TCP4 : s->family == AF_INET6 ?
+	    V2_TCP6 : s->family == AF_UNIX ? V2_UNIX_STREAM : 0;
+	out[14] = (uint8_t)(alen >> 8);
+	out[15] = (uint8_t)alen;
+	p = out + 16;
+	if (s->family == AF_INET || s->family == AF_INET6) {
+		alen = s->family == AF_INET ? 4 : 16;
+		memcpy(p, s->addr, alen);
+		memcpy(p + alen, d->addr, alen);
+		p += 2 * alen;
+		p[0] = (uint8_t)(s->port >> 8);
+		p[1] = (uint8_t)s->port;
+		p[2] = (uint8_t)(d->port >> 8);
+		p[3] = (uint8_t)d->port;
+		p += 4;
+	} else if (s->family == AF_UNIX) {
+		put_path(p, s->path);
+		put_path(p + V2_UNIX_PATH, d->path);
+		p += 2 * V2_UNIX_PATH;
+	}
+	return (p - out);
+}
+
+ssize_t
+proxy_header(int version, const struct sockaddr *src,
+    const struct sockaddr *dst, uint8_t *out, size_t len)
+{
+	struct end s, d;
+
+	end_of(src, &s);
+	end_of(dst, &d);
+	if (s.family != d.family) {
+		if ((s.family == AF_INET || s.family == AF_INET6) &&
+		    (d.family == AF_INET || d.family == AF_INET6)) {
+			to_v6(&s);
+			to_v6(&d);
+		} else {
+			s.family = d.family = 0;
+		}
+	}
+	if (version == 1)
+		return (v1(&s, &d, out, len));
+	if (version == 2)
+		return (v2(&s, &d, out, len));
+	return (-1);
+}

@@ -1,0 +1,35 @@
+/*
+ * proxy: haproxy's PROXY protocol header, which tells a target who the
+ * real client is before the stream's first byte (versions 1 and 2, as
+ * haproxy's proxy-protocol.txt specifies them).
+ *
+ * Pure formatting: no I/O, no allocation.
+ */
+#ifndef PROXY_H
+#define PROXY_H
+
+#include <sys/types.h>
+#include <sys/socket.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The longest header either version makes here (v2 with two Unix paths). */
+#define PROXY_HDR_MAX	232
+
+/**
+ * proxy_header(version, src, dst, out, len):
+ * Write the PROXY header of ${version} (1 or 2) for a stream from ${src}
+ * (the client) to ${dst} (the address it connected to) into ${out}, which
+ * has ${len} bytes.  TCP over IPv4 and IPv6 is said as such (an IPv4
+ * address mapped into IPv6 as IPv4; two families mixed, both as IPv6);
+ * Unix stream sockets as version 2's AF_UNIX (version 1 has none: it says
+ * UNKNOWN); ${src} or ${dst} NULL, or any other family, as "UNKNOWN"
+ * (version 1) or the LOCAL command (version 2), which a target takes as
+ * "use the connection's own addresses".  Returns the header's length, or
+ * -1 if ${version} is neither or ${len} is too small.
+ */
+ssize_t proxy_header(int version, const struct sockaddr *src,
+    const struct sockaddr *dst, uint8_t *out, size_t len);
+
+#endif /* !PROXY_H */

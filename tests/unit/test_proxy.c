@@ -1,0 +1,131 @@
+/*
+ * Unit tests for daemon/proxy: PROXY protocol headers, byte for byte as
+ * haproxy's proxy-protocol.txt gives them.
+ */
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "proxy.h"
+#include "tap.h"
+
+static struct sockaddr_in
+v4(const char *a, unsigned port)
+{
+	struct sockaddr_in s;
+
+	memset(&s, 0, sizeof(s));
+	s.sin_family = AF_INET;
+	s.sin_port = htons(port);
+	inet_pton(AF_INET, a, &s.sin_addr);
+	return (s);
+}
+
+static struct sockaddr_in6
+v6(const char *a, unsigned port)
+{
+	struct sockaddr_in6 s;
+
+	memset(&s, 0, sizeof(s));
+	s.sin6_family = AF_INET6;
+	s.sin6_port = htons(port);
+	inet_pton(AF_INET6, a, &s.sin6_addr);
+	return (s);
+}
+
+static struct sockaddr_un
+un(const char *path)
+{
+	struct sockaddr_un s;
+
+	memset(&s, 0, sizeof(s));
+	s.sun_family = AF_UNIX;
+	snprintf(s.sun_path, sizeof(s.sun_path), "%s", path);
+	return (s);
+}
+
+#define SA(x)	((const struct sockaddr *)(const void *)&(x))
+
+/* The signature and the 4 bytes after it. */
+static int
+v2_head(const uint8_t *h, uint8_t cmd, uint8_t fam, unsigned alen)
+{
+	static const uint8_t sig[12] = "\r\n\r\n\0\r\nQUIT\n";
+
+	return (memcmp(h, sig, 12) == 0 && h[12] == cmd && h[13] == fam &&
+	    h[14] == alen >> 8 && h[15] == (alen & 0xff));
+}
+
+int
+main(void)
+{
+	struct sockaddr_in c4 = v4("192.168.0.1", 56324),
+	    s4 = v4("192.168.0.11", 443);
+	struct sockaddr_in6 c6 = v6("2001:db8::1", 40000),
+	    s6 = v6("fd77::2", 5432), m6 = v6("::ffff:10.0.0.7", 1234);
+	struct sockaddr_un cu = un(""), su = un("/run/pg.sock");
+	uint8_t h[PROXY_HDR_MAX + 8];
+	ssize_t n;
+
+	n = proxy_header(1, SA(c4), SA(s4), h, sizeof(h));
+	ok(n == 47 && memcmp(h, "PROXY TCP4 192.168.0.1 192.168.0.11 56324 "
+	    "443\r\n", 47) == 0, "v1, TCP over IPv4: the specification's own "
+	    "example");
+	n = proxy_header(1, SA(c6), SA(s6), h, sizeof(h));
+	ok(n == 43 && memcmp(h, "PROXY TCP6 2001:db8::1 fd77::2 40000 "
+	    "5432\r\n", 43) == 0, "v1, TCP over IPv6");
+	n = proxy_header(1, SA(m6), SA(s4), h, sizeof(h));
+	ok(n == 43 && memcmp(h, "PROXY TCP4 10.0.0.7 192.168.0.11 1234 "
+	    "443\r\n", 43) == 0, "v1: an IPv4 address mapped into IPv6 is "
+	    "said as IPv4");
+	n = proxy_header(1, SA(c4), SA(s6), h, sizeof(h));
+	ok(n > 0 && memcmp(h, "PROXY TCP6 ::ffff:192.168.0.1 fd77::2 56324 "
+	    "5432\r\n", (size_t)n) == 0, "v1: mixed families, both as IPv6");
+	n = proxy_header(1, SA(cu), SA(su), h, sizeof(h));
+	ok(n == 15 && memcmp(h, "PROXY UNKNOWN\r\n", 15) == 0,
+	    "v1 has no Unix sockets: UNKNOWN");
+	n = proxy_header(1, NULL, SA(s4), h, sizeof(h));
+	ok(n == 15 && memcmp(h, "PROXY UNKNOWN\r\n", 15) == 0,
+	    "v1, the client's address unknown: UNKNOWN");
+	n = proxy_header(1, SA(c6), SA(s6), h, 43);
+	ok(n == -1, "v1: a buffer with no room for snprintf's NUL is refused");
+	n = proxy_header(1, SA(c6), SA(s6), h, 44);
+	ok(n == 43, "v1: ...and one byte more is enough");
+
+	n = proxy_header(2, SA(c4), SA(s4), h, sizeof(h));
+	ok(n == 28 && v2_head(h, 0x21, 0x11, 12) && memcmp(h + 16,
+	    "\xc0\xa8\x00\x01\xc0\xa8\x00\x0b\xdc\x04\x01\xbb", 12) == 0,
+	    "v2, TCP over IPv4: PROXY, AF_INET/STREAM, addresses and ports in "
+	    "network order");
+	n = proxy_header(2, SA(c6), SA(s6), h, sizeof(h));
+	ok(n == 52 && v2_head(h, 0x21, 0x21, 36) &&
+	    memcmp(h + 16, &c6.sin6_addr, 16) == 0 &&
+	    memcmp(h + 32, &s6.sin6_addr, 16) == 0 &&
+	    memcmp(h + 48, "\x9c\x40\x15\x38", 4) == 0,
+	    "v2, TCP over IPv6");
+	n = proxy_header(2, SA(m6), SA(s4), h, sizeof(h));
+	ok(n == 28 && v2_head(h, 0x21, 0x11, 12) &&
+	    memcmp(h + 16, "\x0a\x00\x00\x07", 4) == 0,
+	    "v2: an IPv4 address mapped into IPv6 is said as IPv4");
+	n = proxy_header(2, SA(cu), SA(su), h, sizeof(h));
+	ok(n == 232 && v2_head(h, 0x21, 0x31, 216) && h[16] == 0 &&
+	    memcmp(h + 16 + 108, "/run/pg.sock", 13) == 0 &&
+	    h[16 + 108 + 107] == 0, "v2, Unix stream sockets: two 108-byte "
+	    "paths (an unnamed client's empty)");
+	n = proxy_header(2, NULL, NULL, h, sizeof(h));
+	ok(n == 16 && v2_head(h, 0x20, 0x00, 0), "v2, the addresses unknown: "
+	    "LOCAL, no address block");
+	n = proxy_header(2, SA(cu), SA(s4), h, sizeof(h));
+	ok(n == 16 && v2_head(h, 0x20, 0x00, 0), "v2, a Unix client to a TCP "
+	    "address: LOCAL");
+	n = proxy_header(2, SA(c6), SA(s6), h, 51);
+	ok(n == -1, "v2: a buffer one byte short is refused");
+	n = proxy_header(3, SA(c4), SA(s4), h, sizeof(h));
+	ok(n == -1, "an unknown version is refused");
+	return (tap_done());
+}
