@@ -435,22 +435,6 @@ port_counter(void *arg, const char *dir, const char *name, uint64_t value)
 	render_printf(pc->o, "} %llu\n", (unsigned long long)value);
 }
 
-/* Whether a link before ${dl} runs on the same device and port as ${h}. */
-static int
-port_seen(struct rsd *d, const struct dlink *dl, const struct hca_info *h)
-{
-	const struct dlink *e;
-	struct link_info li;
-
-	for (e = link_first(d); e != dl; e = link_next(e)) {
-		link_info(e, &li);
-		if (li.hca != NULL && li.hca->port == h->port &&
-		    strcmp(li.hca->device, h->device) == 0)
-			return (1);
-	}
-	return (0);
-}
-
 /*
  * Where each link runs on the fabric, and the adapter's own counters of
  * every port a link uses (retransmissions, sequence and access errors):
@@ -462,7 +446,8 @@ fabric_metrics(struct rsd *d, struct render_buf *o)
 	const struct dlink *dl;
 	struct link_info li;
 	struct port_ctx pc;
-	const struct hca_info *h;
+	const struct hca_info *h, *ports[32];
+	int k, nports = 0;
 
 	render_metric_head(o, "rstreamd_link_fabric_info", "gauge", "Where "
 	    "an up link runs: device, port, transport, GID, path MTU and "
@@ -485,10 +470,18 @@ fabric_metrics(struct rsd *d, struct render_buf *o)
 	    "RDMA adapter's counters of each port an up link uses, as its "
 	    "driver publishes them (set: counters or hw_counters).");
 	pc.o = o;
+	/* Each port once, however many links share it (few ports do). */
 	for (dl = link_first(d); dl != NULL; dl = link_next(dl)) {
 		link_info(dl, &li);
-		if ((pc.h = li.hca) == NULL || port_seen(d, dl, pc.h))
+		if ((pc.h = li.hca) == NULL)
 			continue;
+		for (k = 0; k < nports; k++)
+			if (ports[k]->port == pc.h->port &&
+			    strcmp(ports[k]->device, pc.h->device) == 0)
+				break;
+		if (k < nports || nports == NCOLS(ports))
+			continue;
+		ports[nports++] = pc.h;
 		(void)hca_port_counters(NULL, pc.h->device, pc.h->port,
 		    port_counter, &pc);
 	}
