@@ -27,7 +27,7 @@ key() {
 	conf_a "{ name = \"echo\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\";
 	    key_file = \"$W/k1.key\"; }"
 	start_pair echo
-	grep -q "tunnel echo: link to .* is up (.*, authenticated)" "$W/a.log"
+	grep -q "tunnel echo: link to .* is up (.*, authenticated; " "$W/a.log"
 	wait_log b "link from $A:[0-9]* authenticated"
 	run client "$(accept_port a echo)" "through an authenticated link"
 	assert_output "through an authenticated link"
@@ -100,7 +100,7 @@ key() {
 	start_pair pg
 	link_up a redis
 	link_up a open
-	grep -q "tunnel open: link to .* is up (.*, not authenticated)" "$W/a.log"
+	grep -q "tunnel open: link to .* is up (.*, not authenticated; " "$W/a.log"
 	run client "$(accept_port a pg)" "pg ok"
 	assert_output "pg ok"
 	run client "$(accept_port a open)" "open ok"
