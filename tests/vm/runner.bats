@@ -87,6 +87,30 @@ setup() {
 	rm -rf -- "${outdir%/out}"
 }
 
+@test "SOFTROCE_SYSTEMD=1: systemd is PID 1, the root is writable, the command's status comes back" {
+	command -v qemu-system-x86_64 >/dev/null || skip "no qemu"
+	[ -x /lib/systemd/systemd ] || skip "no systemd on this host"
+	cd "$BATS_TEST_TMPDIR"
+	echo host-file >marker
+	# shellcheck disable=SC2016 # expanded by the command's shell
+	local script='
+		echo "pid1=$(ps -p 1 -o comm=) cwd=$(pwd -P) marker=$(cat marker)"
+		touch /etc/written && echo "etc writable"
+		systemctl is-active softroce-test.service
+		rdma link show "$RSTREAMD_TEST_DEV_A/1" | grep -q "state ACTIVE" && echo "rxe up"
+		exit 3
+	'
+	SOFTROCE_FORCE_VM=1 SOFTROCE_SYSTEMD=1 run --separate-stderr "$RUNNER" \
+		--timeout 600 sh -c "$script"
+	assert_failure 3
+	assert_line "pid1=systemd cwd=$(pwd -P) marker=host-file"
+	assert_line "etc writable"
+	assert_line activating
+	assert_line "rxe up"
+	# The host's /etc is untouched.
+	[ ! -e /etc/written ]
+}
+
 @test "a hanging COMMAND is killed at the time limit" {
 	local start=$SECONDS
 	run --separate-stderr "$RUNNER" --timeout 30 sh -c 'echo started; sleep 1000'
