@@ -12,18 +12,9 @@
 #
 # Skipped without debhelper, lintian or a git checkout.
 srcdir=${RSTREAMD_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
-n=0
-failed=0
+# shellcheck source=tests/tap.sh
+. "$srcdir/tests/tap.sh"
 
-ok() {
-	n=$((n + 1))
-	echo "ok $n - $1"
-}
-not_ok() {
-	n=$((n + 1))
-	failed=1
-	echo "not ok $n - $1"
-}
 # check DESCRIPTION COMMAND...: one test, its output shown on failure.
 check() {
 	d=$1
@@ -134,4 +125,4 @@ else
 	check "apt-get purge removes it, the configuration and the service's link" purge
 fi
 echo "1..$n"
-exit $failed
+exit $fail

@@ -42,26 +42,13 @@ sed -e "s|@sbindir@|$(sedrepl "$sbindir")|g" \
     "$srcdir/systemd/rstreamd.service.in" >"$svc" || exit 1
 cp "$srcdir/systemd/rstreamd-pg.socket" "$sock" || exit 1
 
-n=0
-fail=0
-ok() {
-	n=$((n + 1))
-	echo "ok $n - $1"
-}
-notok() {
-	n=$((n + 1))
-	echo "not ok $n - $1"
-	fail=1
-}
-skip() {
-	n=$((n + 1))
-	echo "ok $n - $1 # SKIP $2"
-}
+# shellcheck source=tests/tap.sh
+. "$srcdir/tests/tap.sh"
 # check DESCRIPTION COMMAND...: one test, passing when COMMAND succeeds.
 check() {
 	desc=$1
 	shift
-	if "$@"; then ok "$desc"; else notok "$desc"; fi
+	if "$@"; then ok "$desc"; else not_ok "$desc"; fi
 }
 # values KEY FILE: the value of every KEY= line in FILE, one per line.
 values() {
