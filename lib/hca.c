@@ -195,7 +195,7 @@ counters_in(const char *path, const char *dir, hca_counter_fn *fn,
 
 	if ((dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return (-1);
-	if ((n = scandir(path, &names, skip_entry, alphasort)) < 0) {
+	if ((n = scandirat(dfd, ".", &names, skip_entry, alphasort)) < 0) {
 		close(dfd);
 		return (-1);
 	}

@@ -54,7 +54,7 @@ teardown() {
 	rs_teardown
 }
 
-# status NAME: the unit's STATUS= text as systemd shows it.
+# status_of UNIT: the unit's STATUS= text as systemd shows it.
 status_of() {
 	systemctl show -P StatusText "$1"
 }
