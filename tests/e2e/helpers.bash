@@ -19,6 +19,7 @@ rs_setup() {
 	RS_WRAP=()
 	# The python helper for what socat cannot do (tcp-tool.py -h).
 	TOOL="python3 $RSTREAMD_SRCDIR/tests/e2e/tcp-tool.py"
+	B_PIDS=()
 }
 
 rs_teardown() {
@@ -33,6 +34,7 @@ rs_teardown() {
 		done
 		kill -KILL "$pid" 2>/dev/null || true
 	done
+	((${#B_PIDS[@]} == 0)) || b_teardown
 	# A daemon that crashed (in the runner, cores land in /tmp, see
 	# guest-init): its backtrace.
 	for pid in "${RS_PIDS[@]}"; do
@@ -337,4 +339,125 @@ private_etc() {
 	done
 	shift
 	exec "$@"' sh "$W" "${files[@]}" -- "$@"
+}
+
+# ---- Two hosts: tests/e2e/*-2host.bats run in the runner's two-guest
+# mode (SOFTROCE_GUESTS=2, chosen by tests/run-bats), where daemon "b"
+# runs on host B, reached through its agent (see tests/vm/softroce-run).
+# Host B sees the same files as A, but its own /tmp: $W exists there too,
+# empty at first.
+
+# rs_setup_2host: after rs_setup; skips where there is one host (natively:
+# the runner cannot bring a second one), else prepares $W on B and sets
+# A6 and B6 to the two hosts' IPv6 addresses.
+rs_setup_2host() {
+	[ "${RSTREAMD_TEST_HOSTS:-1}" = 2 ] ||
+	    skip "needs two hosts: the runner's two-guest VM mode (SOFTROCE_GUESTS=2, SOFTROCE_FORCE_VM=1 where the host has RDMA)"
+	A6=$RSTREAMD_TEST_ADDR6_A
+	B6=$RSTREAMD_TEST_ADDR6_B
+	on_b "mkdir -p $(q "$W")"
+}
+
+# q ARGS...: ARGS quoted as bash source (separated by spaces), for on_b's
+# scripts.
+q() {
+	local s
+	printf -v s '%q ' "$@"
+	printf '%s' "${s% }"
+}
+
+# on_b SCRIPT: run SCRIPT (bash source) on host B, in the test command's
+# environment and directory; print its stdout and stderr, return its
+# status (99 when B's agent gives no answer).  Each call costs a
+# connection and a bash: loops that wait belong inside SCRIPT.
+on_b() {
+	local out status
+	out=$(printf '%s\n' "$1" |
+	    timeout 300 socat -t 300 - TCP:"$RSTREAMD_TEST_AGENT_B" 2>&1) || true
+	status=${out%%$'\n'*}
+	if ! [[ $status =~ ^[0-9]+$ ]]; then
+		echo "on_b: no answer from host B's agent at $RSTREAMD_TEST_AGENT_B: $out" >&2
+		return 99
+	fi
+	[[ $out == *$'\n'* ]] && printf '%s\n' "${out#*$'\n'}"
+	return "$status"
+}
+
+# b_spawn NAME CMD...: run CMD on host B in the background, its output in
+# B's $W/NAME.log; its PID there is $bpid, stopped in teardown.
+b_spawn() {
+	local name=$1
+	shift
+	bpid=$(on_b "setsid $(q "$@") </dev/null >$(q "$W/$name.log") 2>&1 & echo \$!") ||
+	    return 1
+	B_PIDS+=("$bpid")
+}
+
+# b_write PATH: stdin into the file PATH on host B.
+b_write() {
+	on_b "base64 -d >$(q "$1") <<'EOF'
+$(base64)
+EOF"
+}
+
+# b_wait_log NAME PATTERN [SECONDS]: wait_log on host B.
+b_wait_log() {
+	on_b "for ((i = 0; i < ${3:-20} * 10; i++)); do
+		grep -q -- $(q "$2") $(q "$W/$1.log") 2>/dev/null && exit 0
+		sleep 0.1
+	done
+	echo 'timed out after ${3:-20}s waiting for '$(q "$2")' in B:$1.log'
+	cat $(q "$W/$1.log")
+	exit 1"
+}
+
+# b_wait_port PORT: wait until something listens on PORT on host B.
+b_wait_port() {
+	on_b "for ((i = 0; i < 100; i++)); do
+		ss -Htln 'sport = :$1' | grep -q . && exit 0
+		sleep 0.1
+	done
+	exit 1"
+}
+
+# b_start_daemon NAME: start_daemon on host B, with B's $W/NAME.conf.
+b_start_daemon() {
+	b_spawn "$1" "$RSTREAMD_BIN" -f -v -c "$W/$1.conf" || return 1
+	b_wait_log "$1" "ready:" 20
+}
+
+# b_ctl_json NAME COMMAND FILTER: ctl_json for a daemon on host B.
+b_ctl_json() {
+	on_b "$(q "$CTL") -j -s $(q "$W/$1.ctl") $(q "$2")" | jq -r "$3"
+}
+
+# b_teardown: rs_teardown's part on host B: its processes stopped, a
+# crashed daemon's backtrace, and a failed test's logs.
+b_teardown() {
+	local failed=0
+	[ -n "${BATS_TEST_COMPLETED:-}" ] || failed=1
+	on_b "pids=($(q "${B_PIDS[@]}"))
+	kill -TERM \"\${pids[@]}\" 2>/dev/null
+	for pid in \"\${pids[@]}\"; do
+		for ((i = 0; i < 50; i++)); do
+			kill -0 \"\$pid\" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL \"\$pid\" 2>/dev/null
+		[ -f /tmp/core.rstreamd.\$pid ] || continue
+		echo \"---- rstreamd \$pid on host B crashed; backtrace:\"
+		gdb -q -batch -ex 'bt full' $(q "$RSTREAMD_BIN") /tmp/core.rstreamd.\$pid 2>&1 | head -120
+	done
+	[ $failed = 1 ] || exit 0
+	for f in $(q "$W")/*.log; do
+		[ -e \"\$f\" ] || continue
+		echo \"---- host B: \$f: first warnings\"
+		grep -m 15 -E '^rstreamd: (warning|error|critical)' \"\$f\"
+		echo \"---- host B: \$f: last lines\"
+		tail -40 \"\$f\"
+		[ -d \"\${RSTREAMD_TEST_OUTDIR:-}\" ] &&
+		    cp \"\$f\" \"\$RSTREAMD_TEST_OUTDIR/\"$(q "${BATS_TEST_FILENAME##*/}.$BATS_TEST_NUMBER.b-")\"\${f##*/}\"
+	done
+	exit 0" 2>&1 | sed 's/^/# /' >&3 || true
+	B_PIDS=()
 }

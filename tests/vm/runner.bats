@@ -111,6 +111,36 @@ setup() {
 	[ ! -e /etc/written ]
 }
 
+@test "SOFTROCE_GUESTS=2: two guests on one wire, with IPv6; guest B's agent runs scripts and returns their status" {
+	command -v qemu-system-x86_64 >/dev/null || skip "no qemu"
+	cd "$BATS_TEST_TMPDIR"
+	echo host-file >marker
+	cat >on-b.sh <<-'EOF'
+		cat marker; ls /sys/class/infiniband
+		ip -6 -o addr show | grep -q " $RSTREAMD_TEST_ADDR6_B/" && echo "B has $RSTREAMD_TEST_ADDR6_B"
+		echo to-stderr >&2
+		exit 5
+	EOF
+	cat >on-a.sh <<-'EOF'
+		echo "hosts=$RSTREAMD_TEST_HOSTS devices=$(ls /sys/class/infiniband)"
+		ip -6 -o addr show | grep -q " $RSTREAMD_TEST_ADDR6_A/" && echo "A has $RSTREAMD_TEST_ADDR6_A"
+		socat -t 60 - TCP:"$RSTREAMD_TEST_AGENT_B" <on-b.sh
+		exit 3
+	EOF
+	SOFTROCE_FORCE_VM=1 SOFTROCE_GUESTS=2 run --separate-stderr "$RUNNER" \
+		--timeout 600 bash on-a.sh
+	assert_failure 3
+	# A has its own device only; B's answer is the script's status, then
+	# its output; it ran in the command's directory.
+	assert_output --regexp "^hosts=2 devices=rxe0
+A has [0-9a-f:]+
+5
+host-file
+rxe1
+B has [0-9a-f:]+
+to-stderr$"
+}
+
 @test "a hanging COMMAND is killed at the time limit" {
 	local start=$SECONDS
 	# The limit leaves a busy machine's guest time to boot and start it
