@@ -2,8 +2,10 @@
 
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,7 @@
 #include "link.h"
 #include "log.h"
 #include "loop.h"
+#include "proxy.h"
 #include "resolve.h"
 #include "rsd.h"
 #include "sock.h"
@@ -44,6 +47,9 @@ struct bridge {
 	uint64_t active_ms;		/* last byte either way */
 	struct loop_timer ctimer;	/* target connect_timeout */
 	struct tconn *tc;		/* while connecting to the target */
+	uint8_t *pp;			/* PROXY header bytes the target has
+					   not taken yet (rarely any) */
+	size_t pp_len;
 	TAILQ_ENTRY(bridge) entry;	/* its tunnel's streams */
 };
 
@@ -133,6 +139,7 @@ bridge_free(struct bridge *b)
 		rname_unwait(&b->tc->rw);
 		free(b->tc);
 	}
+	free(b->pp);
 	verbs_mem_free(b->txm);
 	verbs_mem_free(b->rxm);
 	b->t->st->active--;
@@ -339,13 +346,71 @@ target_failed(struct bridge *b, int err, const char *why)
 	    WIRE_REASON_TARGET_UNREACHABLE);
 }
 
-/* The target is connected: accept the stream. */
+/*
+ * Write the PROXY header the tunnel asks for, with the client the peer's
+ * ORIGIN named (or "unknown"), before the stream is accepted: no byte of
+ * the stream can reach the target before it.  Returns 0 when it is
+ * written, 1 while the target has not taken all of it (the rest waits in
+ * ${b}->pp: the socket stays "connecting" and connect_timeout bounds it),
+ * or -1 when it failed (the stream is refused and ${b} freed).
+ */
+static int
+proxy_send(struct bridge *b)
+{
+	uint8_t hdr[PROXY_HDR_MAX];
+	const uint8_t *p = b->pp;
+	size_t len = b->pp_len;
+	ssize_t n;
+
+	if (p == NULL) {
+		n = proxy_header_origin(b->t->c->proxy_protocol,
+		    engine_origin(link_engine(b->dl), b->id), hdr, sizeof(hdr));
+		if (n < 0) {
+			target_failed(b, EINVAL, "cannot make the PROXY header");
+			return (-1);
+		}
+		p = hdr;
+		len = (size_t)n;
+	}
+	n = send(b->fd, p, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK ||
+	    errno == EINTR))
+		n = 0;
+	if (n < 0) {
+		char why[128];
+
+		snprintf(why, sizeof(why), "writing the PROXY header: %s",
+		    strerror(errno));
+		target_failed(b, errno, why);
+		return (-1);
+	}
+	if ((size_t)n == len) {
+		free(b->pp);
+		b->pp = NULL;
+		return (0);
+	}
+	if (b->pp == NULL) {
+		if ((b->pp = malloc(len - (size_t)n)) == NULL) {
+			target_failed(b, ENOMEM, NULL);
+			return (-1);
+		}
+		memcpy(b->pp, p + n, len - (size_t)n);
+	} else {
+		memmove(b->pp, b->pp + n, len - (size_t)n);
+	}
+	b->pp_len = len - (size_t)n;
+	return (1);
+}
+
+/* The target is connected: accept the stream (after its PROXY header). */
 static void
 target_connected(struct bridge *b)
 {
 	struct engine *e = link_engine(b->dl);
 	struct engine_ring tx, rx;
 
+	if (b->t->c->proxy_protocol != 0 && proxy_send(b) != 0)
+		return;
 	connect_done(b);
 	if (alloc_rings(b, &tx, &rx) ||
 	    engine_accept(e, b->id, &tx, &rx, b) != 0) {
@@ -473,7 +538,8 @@ on_fd(void *arg, uint32_t events)
 	int err;
 
 	if (b->connecting) {
-		if ((err = sock_connect_result(b->fd)) != 0)
+		/* Connected, with a PROXY header still going out: send it. */
+		if (b->pp == NULL && (err = sock_connect_result(b->fd)) != 0)
 			target_retry(b, err);
 		else
 			target_connected(b);
@@ -497,6 +563,29 @@ on_fd(void *arg, uint32_t events)
 	link_mark(dl);
 }
 
+/*
+ * Tell the peer who the client is (its ORIGIN record), for a target that
+ * wants a PROXY header.  Addresses that cannot be read say nothing.
+ */
+static void
+set_origin(struct bridge *b, struct engine *e, uint32_t id)
+{
+	struct sockaddr_storage src, dst;
+	socklen_t slen = sizeof(src), dlen = sizeof(dst);
+	struct wire_origin o;
+
+	if (getpeername(b->fd, (struct sockaddr *)&src, &slen) != 0 ||
+	    getsockname(b->fd, (struct sockaddr *)&dst, &dlen) != 0)
+		return;
+	/* An unnamed Unix peer's sun_path is not filled in: no path. */
+	if (src.ss_family == AF_UNIX && slen <= offsetof(struct sockaddr_un,
+	    sun_path))
+		memset(((struct sockaddr_un *)&src)->sun_path, 0,
+		    sizeof(((struct sockaddr_un *)&src)->sun_path));
+	proxy_origin((struct sockaddr *)&src, (struct sockaddr *)&dst, &o);
+	(void)engine_set_origin(e, id, &o);
+}
+
 /* Open the client's stream on the (now up) link. */
 static void
 open_stream(struct bridge *b)
@@ -509,9 +598,11 @@ open_stream(struct bridge *b)
 		bridge_free(b);
 		return;
 	}
-	if ((id = engine_open(e, b->t->c->name, &tx, &rx, b)) >= 0 &&
-	    b->t->c->sz.resume_time > 0)
-		(void)engine_keep(e, (uint32_t)id);
+	if ((id = engine_open(e, b->t->c->name, &tx, &rx, b)) >= 0) {
+		if (b->t->c->sz.resume_time > 0)
+			(void)engine_keep(e, (uint32_t)id);
+		set_origin(b, e, (uint32_t)id);
+	}
 	if (id < 0) {
 		BLOG(LOG_WARNING, b, "cannot open a stream (%s); closing the "
 		    "client", id == ENGINE_ELIMIT ? "link stream limit" :

@@ -995,7 +995,7 @@ parse_tunnel(struct parse *p, const config_setting_t *g, struct conf *c,
 {
 	struct conf_tunnel *t = &c->tunnels[idx];
 	const config_setting_t *s, *acc_s = NULL, *peer_s = NULL;
-	const config_setting_t *tgt_s = NULL, *unix_s = NULL;
+	const config_setting_t *tgt_s = NULL, *unix_s = NULL, *pp_s = NULL;
 	const struct size_key *k;
 	char scope[16 + WIRE_NAME_MAX], why[256];
 	const char *name, *v;
@@ -1067,6 +1067,17 @@ parse_tunnel(struct parse *p, const config_setting_t *g, struct conf *c,
 		} else if (strcmp(name, "key_file") == 0) {
 			if (parse_key(p, s, &t->key, 1))
 				return (-1);
+		} else if (strcmp(name, "proxy_protocol") == 0) {
+			if ((v = get_string(p, s)) == NULL)
+				return (-1);
+			if (strcmp(v, "v1") == 0 || strcmp(v, "v2") == 0)
+				t->proxy_protocol = v[1] - '0';
+			else if (strcmp(v, "off") == 0)
+				t->proxy_protocol = 0;
+			else
+				return (errat(p, s, "proxy_protocol '%s': use "
+				    "\"v1\", \"v2\" or \"off\"", v));
+			pp_s = s;
 		} else if ((k = size_key_find(name)) != NULL) {
 			if (parse_size(p, s, k, &t->sz))
 				return (-1);
@@ -1089,6 +1100,9 @@ parse_tunnel(struct parse *p, const config_setting_t *g, struct conf *c,
 	t->has_accept = (acc_s != NULL);
 	t->has_target = (tgt_s != NULL);
 
+	if (pp_s != NULL && !t->has_target)
+		return (errat(p, pp_s, "proxy_protocol needs a target (the "
+		    "serving side writes the header to it)"));
 	if (unix_s != NULL &&
 	    !(t->has_accept && t->accept.kind == CONF_ADDR_UNIX))
 		return (errat(p, unix_s, "%s needs a unix: accept address",
@@ -1302,6 +1316,7 @@ conf_tunnel_same(const struct conf_tunnel *x, const struct conf_tunnel *y)
 	    (!x->has_target || conf_addr_same(&x->target, &y->target)) &&
 	    memcmp(&x->sz, &y->sz, sizeof(x->sz)) == 0 &&
 	    x->unix_mode == y->unix_mode &&
+	    x->proxy_protocol == y->proxy_protocol &&
 	    strcmp(x->unix_owner, y->unix_owner) == 0 &&
 	    strcmp(x->unix_group, y->unix_group) == 0 &&
 	    conf_key_same(&x->key, &y->key));

@@ -82,6 +82,8 @@ struct conf_tunnel {
 	uint32_t unix_mode;		/* accept=unix: socket file mode, default 0660 */
 	char unix_owner[64];		/* "" = leave as is */
 	char unix_group[64];
+	/* target: PROXY protocol header version written first (0: none). */
+	int proxy_protocol;
 	/* Its key: its own key_file, else the global one ("" = none). */
 	struct conf_key key;
 };

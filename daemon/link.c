@@ -69,6 +69,10 @@ struct dlink {
 	struct conf_key proved;
 	uint32_t backoff;
 	int failures;
+	/* Client: the newest protocol version to say (0: newest), and the
+	   peer just refused a newer one without a note (an older daemon). */
+	uint8_t version_max;
+	int older;
 	int auth_said;			/* client: an auth failure was logged */
 	int retired;			/* client: its tunnel drains */
 	struct rname *peer_rn[CONF_PEERS_MAX], *src_rn;	/* client: peers, source */
@@ -719,6 +723,20 @@ link_down(struct dlink *dl, const char *why_in)
 		return;
 	}
 	dl->state = D_IDLE;
+	if (dl->older && !dl->d->stop && !dl->d->draining && !dl->closing &&
+	    !dl->retired) {
+		/* Not a failure: waiting clients wait for the next attempt. */
+		dl->older = 0;
+		LLOG(LOG_INFO, dl, "%s: the peer refused protocol version %u "
+		    "(an older rstreamd?); trying again with version %u",
+		    dl->name, (unsigned)WIRE_VERSION,
+		    dl->c->sz.resume_time > 0 ? 2u : 1u);
+		loop_timer_arm(&dl->retry, 0);
+		return;
+	}
+	/* A peer that was up may be newer when it comes back. */
+	if (was_up)
+		dl->version_max = 0;
 	dl->failures++;
 	dl->ops->down(dl->arg, dl, why);
 	/* Nothing more will use a stopping daemon's or old tunnel's link. */
@@ -817,6 +835,7 @@ link_connect(struct dlink *dl)
 		return;
 	}
 	link_conf(dl->d->conf, &c->sz, &lc);
+	lc.version_max = dl->version_max;
 	if (c->key.set) {
 		dl->ea = (struct engine_auth){ 1, prove, verify, dl };
 		lc.auth = &dl->ea;
@@ -1174,8 +1193,13 @@ cm_event(struct rsd *d, const struct verbs_ev *ev)
 		return;
 	case VERBS_EV_DOWN:
 		dl = verbs_link_user(ev->link);
-		if (dl != NULL && dl->vl == ev->link)
-			link_down(dl, ev->why);
+		if (dl == NULL || dl->vl != ev->link)
+			return;
+		if (ev->old_peer && dl->c != NULL && dl->version_max == 0) {
+			dl->version_max = WIRE_VERSION - 1;
+			dl->older = 1;
+		}
+		link_down(dl, ev->why);
 		return;
 	default:
 		return;

@@ -157,26 +157,95 @@ v2(const struct end *s, const struct end *d, uint8_t *out, size_t len)
 	return (p - out);
 }
 
+/* The two ends of a stream, in one family (or both unknown). */
+static void
+ends_of(const struct sockaddr *src, const struct sockaddr *dst,
+    struct end *s, struct end *d)
+{
+
+	end_of(src, s);
+	end_of(dst, d);
+	if (s->family != d->family) {
+		if ((s->family == AF_INET || s->family == AF_INET6) &&
+		    (d->family == AF_INET || d->family == AF_INET6)) {
+			to_v6(s);
+			to_v6(d);
+		} else {
+			s->family = d->family = 0;
+		}
+	}
+}
+
+static ssize_t
+header(int version, const struct end *s, const struct end *d, uint8_t *out,
+    size_t len)
+{
+
+	if (version == 1)
+		return (v1(s, d, out, len));
+	if (version == 2)
+		return (v2(s, d, out, len));
+	return (-1);
+}
+
 ssize_t
 proxy_header(int version, const struct sockaddr *src,
     const struct sockaddr *dst, uint8_t *out, size_t len)
 {
 	struct end s, d;
 
-	end_of(src, &s);
-	end_of(dst, &d);
-	if (s.family != d.family) {
-		if ((s.family == AF_INET || s.family == AF_INET6) &&
-		    (d.family == AF_INET || d.family == AF_INET6)) {
-			to_v6(&s);
-			to_v6(&d);
-		} else {
-			s.family = d.family = 0;
-		}
+	ends_of(src, dst, &s, &d);
+	return (header(version, &s, &d, out, len));
+}
+
+void
+proxy_origin(const struct sockaddr *src, const struct sockaddr *dst,
+    struct wire_origin *o)
+{
+	struct end s, d;
+	size_t alen;
+
+	ends_of(src, dst, &s, &d);
+	memset(o, 0, sizeof(*o));
+	switch (s.family) {
+	case AF_INET:
+	case AF_INET6:
+		o->family = s.family == AF_INET ? WIRE_FAM_INET :
+		    WIRE_FAM_INET6;
+		alen = s.family == AF_INET ? 4 : 16;
+		memcpy(o->src, s.addr, alen);
+		memcpy(o->dst, d.addr, alen);
+		o->src_port = s.port;
+		o->dst_port = d.port;
+		break;
+	case AF_UNIX:
+		/* Paths name files on this host: not carried. */
+		o->family = WIRE_FAM_UNIX;
+		break;
 	}
-	if (version == 1)
-		return (v1(&s, &d, out, len));
-	if (version == 2)
-		return (v2(&s, &d, out, len));
-	return (-1);
+}
+
+ssize_t
+proxy_header_origin(int version, const struct wire_origin *o, uint8_t *out,
+    size_t len)
+{
+	struct end s, d;
+
+	memset(&s, 0, sizeof(s));
+	memset(&d, 0, sizeof(d));
+	switch (o != NULL ? o->family : WIRE_FAM_UNSPEC) {
+	case WIRE_FAM_INET:
+	case WIRE_FAM_INET6:
+		s.family = d.family = o->family == WIRE_FAM_INET ? AF_INET :
+		    AF_INET6;
+		memcpy(s.addr, o->src, 16);
+		memcpy(d.addr, o->dst, 16);
+		s.port = o->src_port;
+		d.port = o->dst_port;
+		break;
+	case WIRE_FAM_UNIX:
+		s.family = d.family = AF_UNIX;
+		break;
+	}
+	return (header(version, &s, &d, out, len));
 }

@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "wire.h"
+
 /* The longest header either version makes here (v2 with two Unix paths). */
 #define PROXY_HDR_MAX	232
 
@@ -31,5 +33,22 @@
  */
 ssize_t proxy_header(int version, const struct sockaddr *src,
     const struct sockaddr *dst, uint8_t *out, size_t len);
+
+/**
+ * proxy_origin(src, dst, o):
+ * A stream's origin for an ORIGIN record: the client at ${src}, connected
+ * to ${dst} (mixed or mapped families as proxy_header says them; a Unix
+ * socket without its paths; anything else WIRE_FAM_UNSPEC).
+ */
+void proxy_origin(const struct sockaddr *src, const struct sockaddr *dst,
+    struct wire_origin *o);
+
+/**
+ * proxy_header_origin(version, o, out, len):
+ * proxy_header for the ends ${o} describes (NULL or WIRE_FAM_UNSPEC:
+ * unknown; WIRE_FAM_UNIX: version 2's AF_UNIX with empty paths).
+ */
+ssize_t proxy_header_origin(int version, const struct wire_origin *o,
+    uint8_t *out, size_t len);
 
 #endif /* !PROXY_H */

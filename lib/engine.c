@@ -51,6 +51,7 @@ enum {
 #define C_RESET	0x10
 #define C_CLOSE	0x20
 #define C_RESUME	0x40	/* our RESUME_STREAM (request or answer) */
+#define C_ORIGIN	0x80	/* an ORIGIN goes before the OPEN */
 
 #define NIL	UINT32_MAX
 
@@ -78,6 +79,8 @@ struct stream {
 	/* Receive direction: arrived, app took, reported to peer, final. */
 	uint64_t rx_tail, rx_cons, rx_rep, rx_final;
 	char name[WIRE_NAME_MAX + 1];
+	/* Opener: the ORIGIN to send; acceptor: the one that came (or none). */
+	struct wire_origin origin;
 };
 
 /* A FIFO of stream ids threaded through one of the next_* fields. */
@@ -127,6 +130,11 @@ struct engine {
 	struct engine_auth a;
 	int auth_send;
 	int peer_ok;
+
+	/* The hello's version: at most ver_cap; what this side said. */
+	uint8_t ver_cap, ver_said;
+	/* ORIGIN records (version 3): both hellos said 3. */
+	int can_origin;
 
 	/* Resume (version 2): both sides can; what this link did of it. */
 	int can_resume;
@@ -779,6 +787,7 @@ engine_new(const struct engine_conf *conf, const char **errstr)
 	if ((e = calloc(1, sizeof(*e))) == NULL)
 		goto err0;
 	e->conf = *conf;
+	e->ver_cap = WIRE_VERSION;
 	if ((e->s = calloc(conf->max_streams, sizeof(*e->s))) == NULL)
 		goto err1;
 	if ((e->repost = calloc(conf->rq_size, sizeof(uint32_t))) == NULL)
@@ -857,11 +866,29 @@ void
 engine_hello(struct engine *e, struct wire_hello *h)
 {
 
-	/* Version 1 peers refuse version 2: say 2 only when it matters. */
-	h->version = e->conf.resume ? WIRE_VERSION : 1;
+	unsigned v = e->ver_cap < WIRE_VERSION ? e->ver_cap : WIRE_VERSION;
+
+	/*
+	 * Version 1 peers refuse 2 and 3, version 2 peers 3: below 3, say 2
+	 * only when resume needs it.  (A version-3 connect that an older
+	 * peer refuses is tried again capped at 2: see verbs_connect.)
+	 */
+	if (v == 2 && !e->conf.resume)
+		v = 1;
+	if (v < 2 && e->conf.resume)
+		v = 2;
+	e->ver_said = (uint8_t)v;
+	h->version = (uint8_t)v;
 	h->flags = (uint8_t)((e->auth ? WIRE_HELLO_AUTH : 0) |
 	    (e->conf.resume ? WIRE_HELLO_RESUME : 0));
 	h->credits = (uint16_t)e->conf.rq_size;
+}
+
+void
+engine_version_cap(struct engine *e, unsigned version)
+{
+
+	e->ver_cap = (uint8_t)(version < WIRE_VERSION ? version : WIRE_VERSION);
 }
 
 void
@@ -898,6 +925,7 @@ engine_connected(struct engine *e, const struct wire_hello *peer)
 	e->auth_send = e->auth && e->a.initiator;
 	e->can_resume = e->conf.resume &&
 	    (peer->flags & WIRE_HELLO_RESUME) != 0;
+	e->can_origin = e->ver_said >= 3 && peer->version >= 3;
 	e->peer_rq = peer->credits;
 	e->peer_posted = peer->credits;
 	/* The hello already granted every receive posted so far. */
@@ -1019,7 +1047,8 @@ engine_on_recv_imm(struct engine *e, uint32_t slot, uint32_t imm,
 }
 
 static int
-rec_open(struct engine *e, const struct wire_rec *r)
+rec_open(struct engine *e, const struct wire_rec *r,
+    const struct wire_origin *origin)
 {
 	uint32_t id;
 	struct stream *s;
@@ -1045,6 +1074,8 @@ rec_open(struct engine *e, const struct wire_rec *r)
 	s->flags |= F_PEER_MAPPED;
 	peer_bit(e, r->stream, 1);
 	memcpy(s->name, r->name, sizeof(s->name));
+	if (origin != NULL)
+		s->origin = *origin;
 	event(e, id, ENGINE_EV_INCOMING);
 	return (0);
 }
@@ -1054,7 +1085,8 @@ rec_name(uint8_t type)
 {
 	static const char *names[] = { "?", "MSG_CREDIT", "CREDIT", "OPEN",
 	    "OPEN_OK", "REFUSE", "SHUTDOWN", "CLOSE", "RESET", "KEEPALIVE",
-	    "GOAWAY", "AUTH", "RESUME", "RESUME_STREAM", "RESUME_DENIED" };
+	    "GOAWAY", "AUTH", "RESUME", "RESUME_STREAM", "RESUME_DENIED",
+	    "ORIGIN" };
 
 	return (type < sizeof(names) / sizeof(names[0]) ? names[type] : "?");
 }
@@ -1207,7 +1239,9 @@ engine_on_recv(struct engine *e, uint32_t slot, const uint8_t *buf,
     uint32_t len)
 {
 	struct wire_rec r;
+	struct wire_origin origin;
 	size_t off = 0, used;
+	uint32_t origin_for = NIL;	/* an ORIGIN waits for its OPEN */
 	int err;
 
 	if (recv_slot(e, slot))
@@ -1232,6 +1266,12 @@ engine_on_recv(struct engine *e, uint32_t slot, const uint8_t *buf,
 		    r.type != WIRE_MSG_CREDIT && r.type != WIRE_KEEPALIVE)
 			return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: %s before "
 			    "authentication", rec_name(r.type)));
+		/* An ORIGIN is followed by its stream's OPEN, nothing else. */
+		if (origin_for != NIL && (r.type != WIRE_OPEN ||
+		    r.stream != origin_for))
+			return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: "
+			    "ORIGIN for peer stream %u not followed by its OPEN",
+			    (unsigned)origin_for));
 		switch (r.type) {
 		case WIRE_AUTH:
 			err = rec_auth(e, &r);
@@ -1239,8 +1279,19 @@ engine_on_recv(struct engine *e, uint32_t slot, const uint8_t *buf,
 		case WIRE_MSG_CREDIT:
 			err = rec_msg_credit(e, r.cursor);
 			break;
+		case WIRE_ORIGIN:
+			if (!e->can_origin)
+				return (fail(e, ENGINE_ERR_PROTOCOL, "protocol "
+				    "violation: ORIGIN on a link below "
+				    "version 3"));
+			origin = r.origin;
+			origin_for = r.stream;
+			err = 0;
+			break;
 		case WIRE_OPEN:
-			err = rec_open(e, &r);
+			err = rec_open(e, &r, origin_for != NIL ? &origin :
+			    NULL);
+			origin_for = NIL;
 			break;
 		case WIRE_KEEPALIVE:
 			err = 0;
@@ -1265,6 +1316,10 @@ engine_on_recv(struct engine *e, uint32_t slot, const uint8_t *buf,
 		if (err)
 			return (-1);
 	}
+	if (origin_for != NIL)
+		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: ORIGIN "
+		    "for peer stream %u not followed by its OPEN",
+		    (unsigned)origin_for));
 	return (0);
 }
 
@@ -1389,6 +1444,20 @@ encode_stream(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
 		 */
 		if (e->res_left > 0 || e->gone_n > 0)
 			return (0);
+		/* The ORIGIN and its OPEN share one SEND. */
+		if ((s->ctrl & C_ORIGIN) && e->can_origin) {
+			size_t at = *len;
+
+			r.type = WIRE_ORIGIN;
+			r.stream = id;
+			r.origin = s->origin;
+			if (!put(buf, len, &r) || WIRE_MSG_SIZE -
+			    MSG_CREDIT_ROOM - *len < 23 + strlen(s->name)) {
+				*len = at;
+				return (0);
+			}
+			memset(&r, 0, sizeof(r));
+		}
 		r.type = WIRE_OPEN;
 		r.stream = id;
 		r.ring.addr = s->rx.addr;
@@ -1398,7 +1467,7 @@ encode_stream(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
 		memcpy(r.name, s->name, r.name_len);
 		if (!put(buf, len, &r))
 			return (0);
-		s->ctrl &= (uint8_t)~C_OPEN;
+		s->ctrl &= (uint8_t)~(C_OPEN | C_ORIGIN);
 	}
 	if (s->ctrl & C_OPEN_OK) {
 		r.type = WIRE_OPEN_OK;
@@ -1733,6 +1802,37 @@ engine_open(struct engine *e, const char *tunnel,
 	ctrl(e, id, C_OPEN);
 	e->st.streams_opened++;
 	return ((int)id);
+}
+
+int
+engine_can_origin(const struct engine *e)
+{
+
+	return (e->can_origin);
+}
+
+int
+engine_set_origin(struct engine *e, uint32_t id,
+    const struct wire_origin *origin)
+{
+	struct stream *s = live(e, id);
+
+	if (s == NULL || s->state != S_OPENING || !(s->ctrl & C_OPEN) ||
+	    origin->family > WIRE_FAM_MAX)
+		return (ENGINE_EINVAL);
+	s->origin = *origin;
+	s->ctrl |= C_ORIGIN;
+	return (0);
+}
+
+const struct wire_origin *
+engine_origin(const struct engine *e, uint32_t id)
+{
+
+	if (id >= e->conf.max_streams || e->s[id].state == S_FREE ||
+	    e->s[id].origin.family == WIRE_FAM_UNSPEC)
+		return (NULL);
+	return (&e->s[id].origin);
 }
 
 const char *

@@ -222,6 +222,14 @@ struct engine *engine_new(const struct engine_conf *conf,
 void engine_free(struct engine *e);
 
 /**
+ * engine_version_cap(e, version):
+ * Say at most protocol ${version} in engine_hello (default: the newest):
+ * the peer's own version when answering its hello, or 2 for a connect
+ * that an older peer refused.  Call before engine_hello.
+ */
+void engine_version_cap(struct engine *e, unsigned version);
+
+/**
  * engine_set_auth(e, auth):
  * Require the peer to authenticate, and authenticate to it, as ${auth}
  * says (the structure is copied).  Call before engine_hello and
@@ -239,7 +247,8 @@ int engine_authenticated(const struct engine *e);
 /**
  * engine_hello(e, h):
  * Fill ${h} with this side's connect private data, except the nonce,
- * which the caller chooses.
+ * which the caller chooses.  The version is the newest both the cap and
+ * the configuration allow (2 only with resume; 3 whenever the cap allows).
  */
 void engine_hello(struct engine *e, struct wire_hello *h);
 
@@ -467,6 +476,29 @@ void engine_set_resume(struct engine *e, const struct engine_resume *r);
  * True once connected if both sides offered resume.
  */
 int engine_can_resume(const struct engine *e);
+
+/**
+ * engine_set_origin(e, id, origin):
+ * Tell the peer, in an ORIGIN record before stream ${id}'s OPEN, who
+ * opened it (copied).  Sent only on a version-3 link (engine_can_origin);
+ * call right after engine_open.  Returns 0 or ENGINE_EINVAL.
+ */
+int engine_set_origin(struct engine *e, uint32_t id,
+    const struct wire_origin *origin);
+
+/**
+ * engine_origin(e, id):
+ * Stream ${id}'s origin: for a stream the peer opened, what its ORIGIN
+ * said; for one opened here, what engine_set_origin gave.  NULL if none
+ * (or it said nothing: WIRE_FAM_UNSPEC).
+ */
+const struct wire_origin *engine_origin(const struct engine *e, uint32_t id);
+
+/**
+ * engine_can_origin(e):
+ * True once connected if both hellos said version 3 (ORIGIN records).
+ */
+int engine_can_origin(const struct engine *e);
 
 /**
  * engine_keep(e, id):

@@ -377,11 +377,29 @@ link_setup(struct verbs_link *l, char *err, size_t errlen)
 	return (0);
 }
 
+/*
+ * Refuse a connect request with a refusal note, so that the peer knows it
+ * was understood (and refused), not that its version is too new for us.
+ */
+static void
+reject(struct rdma_cm_id *id)
+{
+	uint8_t note[WIRE_NOTE_LEN];
+
+	wire_note_encode(note, WIRE_VERSION);
+	rdma_reject(id, note, sizeof(note));
+}
+
 static int
 conn_param(struct verbs_link *l, struct rdma_conn_param *p)
 {
 	struct wire_hello h;
 
+	/* Answer in the peer's version or older; connect capped as told. */
+	if (l->passive)
+		engine_version_cap(l->e, l->peer_hello.version);
+	else if (l->conf.version_max != 0)
+		engine_version_cap(l->e, l->conf.version_max);
 	engine_hello(l->e, &h);
 	/*
 	 * Authentication is only as fresh as this nonce.  Early at boot the
@@ -446,7 +464,7 @@ verbs_accept(struct verbs_link *l)
 		return (-1);
 	if (conn_param(l, &p)) {
 		engine_fail(l->e, ENGINE_ERR_TRANSPORT, "no random numbers available yet");
-		rdma_reject(l->id, NULL, 0);
+		reject(l->id);
 		l->state = L_DOWN;
 		return (-1);
 	}
@@ -469,7 +487,7 @@ verbs_reject(struct verbs_link *l)
 {
 
 	if (l->state == L_INCOMING)
-		rdma_reject(l->id, NULL, 0);
+		reject(l->id);
 	l->state = L_DOWN;
 }
 
@@ -1278,13 +1296,13 @@ on_connect_request(struct verbs_listener *ls, struct rdma_cm_event *cme,
 	if (ls->gate != NULL && (ls->gate(ls->gate_arg, psa, ev->peer,
 	    werr == WIRE_OK ? &h : NULL, werr == WIRE_OK ? NULL :
 	    wire_strerror(werr)) != 0 || werr != WIRE_OK)) {
-		rdma_reject(cme->id, NULL, 0);
+		reject(cme->id);
 		rdma_destroy_id(cme->id);
 		ev->type = VERBS_EV_NONE;
 		return;
 	}
 	if (werr != WIRE_OK) {
-		rdma_reject(cme->id, NULL, 0);
+		reject(cme->id);
 		rdma_destroy_id(cme->id);
 		ev->type = VERBS_EV_REJECTED;
 		snprintf(ev->why, sizeof(ev->why), "invalid connect data: %s",
@@ -1292,7 +1310,7 @@ on_connect_request(struct verbs_listener *ls, struct rdma_cm_event *cme,
 		return;
 	}
 	if ((l = link_new(ls->cm, &ls->conf, NULL)) == NULL) {
-		rdma_reject(cme->id, NULL, 0);
+		reject(cme->id);
 		rdma_destroy_id(cme->id);
 		ev->type = VERBS_EV_REJECTED;
 		snprintf(ev->why, sizeof(ev->why), "out of memory");
@@ -1307,7 +1325,7 @@ on_connect_request(struct verbs_listener *ls, struct rdma_cm_event *cme,
 	l->have_peer = 1;
 	ev->peer_auth = (h.flags & WIRE_HELLO_AUTH) != 0;
 	if (link_setup(l, err, sizeof(err))) {
-		rdma_reject(cme->id, NULL, 0);
+		reject(cme->id);
 		l->state = L_DOWN;
 		verbs_link_free(l);
 		ev->type = VERBS_EV_REJECTED;
@@ -1391,6 +1409,15 @@ on_link_event(struct verbs_link *l, struct rdma_cm_event *cme,
 		return;
 	case RDMA_CM_EVENT_REJECTED:
 		link_down(l, ev, reject_text(cme->status));
+		/*
+		 * A peer that refuses a version-3 hello without a note is
+		 * older (it cannot read it): the caller may try again at once
+		 * with version 2.
+		 */
+		ev->old_peer = cme->status == 28 && l->have_mine &&
+		    l->hello_mine[4] >= 3 && !wire_note_decode(
+		    cme->param.conn.private_data,
+		    cme->param.conn.private_data_len);
 		return;
 	case RDMA_CM_EVENT_DISCONNECTED:
 		link_down(l, ev, "peer disconnected");

@@ -64,6 +64,8 @@ struct verbs_link_conf {
 	uint64_t pool_bytes;
 	/* Offer stream resume to the peer (protocol version 2). */
 	uint8_t resume;
+	/* Connecting side: the newest protocol version to say (0: newest). */
+	uint8_t version_max;
 	/* Connecting side: authenticate the link (copied; NULL: do not). */
 	const struct engine_auth *auth;
 };
@@ -84,6 +86,8 @@ struct verbs_ev {
 	struct sockaddr_storage peer_sa;	/* INCOMING: the same */
 	int peer_auth;			/* INCOMING: the peer authenticates */
 	char why[200];			/* REJECTED, DOWN: what happened */
+	int old_peer;			/* DOWN: the peer refused our version
+					   (see verbs_link_conf.version_max) */
 };
 
 /**

@@ -19,6 +19,7 @@
 #define SZ_RESUME	(HDR + WIRE_NONCE_LEN + WIRE_AUTH_LEN + 2)
 #define SZ_RESUME_STREAM	(HDR + 4 + 4 + 8 + 8 + 1 + 16)
 #define SZ_RESUME_DENIED	(HDR + 2)
+#define SZ_ORIGIN	(HDR + 4 + 1 + 2 + 2 + 16 + 16)
 
 static void
 put16(uint8_t *p, uint16_t v)
@@ -100,6 +101,8 @@ wire_strerror(int err)
 		return ("unknown flags");
 	case WIRE_ECURSOR:
 		return ("consumed cursor beyond the arrived one");
+	case WIRE_EFAMILY:
+		return ("unknown address family");
 	}
 	return ("unknown error");
 }
@@ -179,6 +182,22 @@ wire_hello_decode(const uint8_t *buf, size_t len, struct wire_hello *h)
 	return (WIRE_OK);
 }
 
+void
+wire_note_encode(uint8_t buf[WIRE_NOTE_LEN], uint8_t version)
+{
+
+	memset(buf, 0, WIRE_NOTE_LEN);
+	put32(buf, WIRE_MAGIC);
+	buf[4] = version;
+}
+
+int
+wire_note_decode(const uint8_t *buf, size_t len)
+{
+
+	return (buf != NULL && len >= WIRE_NOTE_LEN && get32(buf) == WIRE_MAGIC);
+}
+
 uint32_t
 wire_imm_encode(uint32_t stream, uint32_t len)
 {
@@ -232,6 +251,8 @@ wire_rec_size(const struct wire_rec *r)
 		return (SZ_RESUME_STREAM);
 	case WIRE_RESUME_DENIED:
 		return (SZ_RESUME_DENIED);
+	case WIRE_ORIGIN:
+		return (SZ_ORIGIN);
 	}
 	return (0);
 }
@@ -305,6 +326,14 @@ wire_rec_encode(uint8_t *buf, size_t cap, const struct wire_rec *r)
 		p[24] = r->flags;
 		put_ring(p + 25, &r->ring);
 		break;
+	case WIRE_ORIGIN:
+		put32(p, r->stream);
+		p[4] = r->origin.family;
+		put16(p + 5, r->origin.src_port);
+		put16(p + 7, r->origin.dst_port);
+		memcpy(p + 9, r->origin.src, 16);
+		memcpy(p + 25, r->origin.dst, 16);
+		break;
 	}
 	return (sz);
 }
@@ -371,6 +400,30 @@ get_resume_stream(const uint8_t *p, struct wire_rec *r)
 		if (i != 24 && p[i] != 0)
 			return (WIRE_ERESERVED);
 	return (WIRE_OK);
+}
+
+/* An ORIGIN body: what a family does not use must be zero. */
+static int
+get_origin(const uint8_t *p, struct wire_rec *r)
+{
+	struct wire_origin *o = &r->origin;
+	size_t used, i;
+
+	o->family = p[4];
+	o->src_port = get16(p + 5);
+	o->dst_port = get16(p + 7);
+	memcpy(o->src, p + 9, 16);
+	memcpy(o->dst, p + 25, 16);
+	if (o->family > WIRE_FAM_MAX)
+		return (WIRE_EFAMILY);
+	used = o->family == WIRE_FAM_INET ? 4 : o->family == WIRE_FAM_INET6 ?
+	    16 : 0;
+	if (used == 0 && (o->src_port != 0 || o->dst_port != 0))
+		return (WIRE_ERESERVED);
+	for (i = used; i < 16; i++)
+		if (o->src[i] != 0 || o->dst[i] != 0)
+			return (WIRE_ERESERVED);
+	return (get_stream(p, &r->stream));
 }
 
 int
@@ -448,6 +501,8 @@ wire_rec_decode(const uint8_t *buf, size_t len, struct wire_rec *r,
 		return (r->count > WIRE_STREAMS_MAX ? WIRE_ESTREAM : WIRE_OK);
 	case WIRE_RESUME_STREAM:
 		return (get_resume_stream(p, r));
+	case WIRE_ORIGIN:
+		return (get_origin(p, r));
 	}
 	return (WIRE_ETYPE);
 }

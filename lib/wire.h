@@ -15,7 +15,7 @@
 
 /* Connect private data ("hello"). */
 #define WIRE_MAGIC		0x52535452u	/* "RSTR" */
-#define WIRE_VERSION		2		/* newest spoken */
+#define WIRE_VERSION		3		/* newest spoken */
 #define WIRE_VERSION_MIN	1		/* oldest understood */
 #define WIRE_HELLO_LEN		32		/* fits the 56-byte IB CM limit */
 #define WIRE_NONCE_LEN		16
@@ -23,6 +23,11 @@
 #define WIRE_HELLO_AUTH		0x01		/* this side authenticates */
 #define WIRE_HELLO_RESUME	0x02		/* version 2: can resume streams */
 #define WIRE_HELLO_FLAGS	0x03		/* every flag defined */
+/*
+ * A refusal note: the private data of a connect request's reject, so that
+ * the connecting side can tell "refused" from "not understood".
+ */
+#define WIRE_NOTE_LEN		8
 /* An AUTH record's proof: an HMAC-SHA-256 tag. */
 #define WIRE_AUTH_LEN		32
 #define WIRE_CREDITS_MIN	4		/* smallest receive queue */
@@ -53,7 +58,28 @@ enum wire_type {
 	WIRE_AUTH = 11,		/* proof of the pre-shared key */
 	WIRE_RESUME = 12,	/* version 2: resume a failed link's streams */
 	WIRE_RESUME_STREAM = 13,	/* version 2: one stream's cursors */
-	WIRE_RESUME_DENIED = 14	/* version 2: the resume is refused */
+	WIRE_RESUME_DENIED = 14,	/* version 2: the resume is refused */
+	WIRE_ORIGIN = 15	/* version 3: who opens the next stream */
+};
+
+/* ORIGIN families: how the opener's client reached it. */
+enum wire_family {
+	WIRE_FAM_UNSPEC = 0,	/* not said */
+	WIRE_FAM_INET = 1,	/* TCP over IPv4 */
+	WIRE_FAM_INET6 = 2,	/* TCP over IPv6 */
+	WIRE_FAM_UNIX = 3	/* a Unix stream socket (no paths carried) */
+};
+#define WIRE_FAM_MAX		3
+
+/*
+ * A stream's origin: the client's address and port, and the address and
+ * port it connected to.  IPv4 addresses use the first 4 bytes; the rest,
+ * and everything for UNSPEC and UNIX, is zero.
+ */
+struct wire_origin {
+	uint8_t family;			/* WIRE_FAM_* */
+	uint16_t src_port, dst_port;
+	uint8_t src[16], dst[16];
 };
 
 /* RESUME_STREAM flags: what the sender of the record saw of the stream. */
@@ -94,7 +120,8 @@ enum wire_err {
 	WIRE_EOP,		/* immediate: unknown operation */
 	WIRE_EEMPTY,		/* SEND with no records */
 	WIRE_EFLAGS,		/* hello, RESUME_STREAM: unknown flags */
-	WIRE_ECURSOR		/* RESUME_STREAM: consumed beyond arrived */
+	WIRE_ECURSOR,		/* RESUME_STREAM: consumed beyond arrived */
+	WIRE_EFAMILY		/* ORIGIN: unknown address family */
 };
 
 struct wire_hello {
@@ -127,6 +154,7 @@ struct wire_rec {
 	uint8_t name_len;	/* OPEN */
 	char name[WIRE_NAME_MAX + 1];	/* OPEN; NUL-terminated */
 	uint8_t proof[WIRE_AUTH_LEN];	/* AUTH, RESUME */
+	struct wire_origin origin;	/* ORIGIN */
 };
 
 /**
@@ -169,6 +197,20 @@ void wire_hello_encode(uint8_t buf[WIRE_HELLO_LEN],
  * allowed but must be zero.
  */
 int wire_hello_decode(const uint8_t *buf, size_t len, struct wire_hello *h);
+
+/**
+ * wire_note_encode(buf, version):
+ * Write the WIRE_NOTE_LEN bytes of a refusal note from a side that speaks
+ * up to ${version}.
+ */
+void wire_note_encode(uint8_t buf[WIRE_NOTE_LEN], uint8_t version);
+
+/**
+ * wire_note_decode(buf, len):
+ * True if the ${len} bytes at ${buf} (reject private data; NULL or short:
+ * none) start with a refusal note.
+ */
+int wire_note_decode(const uint8_t *buf, size_t len);
 
 /**
  * wire_imm_encode(stream, len):

@@ -220,3 +220,21 @@ EOC
 	assert_output "unharmed"
 	stops_clean
 }
+
+@test "an older peer that cannot read a version-3 hello: the daemon asks again in an older version" {
+	op=$(free_port)
+	"$HOSTILE" "$A" "$B" "$op" old-peer >"$W/old.out" 2>&1 3>&- &
+	RS_PIDS+=("$!")
+	wait_until 20 grep -q "old-peer: listening" "$W/old.out"
+	conf_a "{ name = \"old\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:$op\"; }"
+	start_daemon a
+	wait_until 30 grep -q "old-peer: offered" "$W/old.out"
+	run cat "$W/old.out"
+	# Without resume_time the older version is 1 (2 is for resume).
+	assert_line "old-peer: offered 3 1"
+	run grep -c "the peer refused protocol version 3 (an older rstreamd?); trying again with version 1" "$W/a.log"
+	assert_output 1
+	# The note on the second refusal: a refusal, not another step down.
+	run grep -E "link to $B:$op failed: connection rejected by the peer; retrying" "$W/a.log"
+	assert_success
+}

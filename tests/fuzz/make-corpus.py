@@ -36,6 +36,9 @@ RECS = {
     "resume_stream_gone": rec(13, struct.pack(">IIQQB", 1, 1, 0, 0, 4) +
                               bytes(16)),
     "resume_denied": rec(14, struct.pack(">H", 9)),
+    "origin": rec(15, struct.pack(">IBHH", 1, 1, 50123, 443) +
+                  bytes([192, 0, 2, 7]) + bytes(12) +
+                  bytes([127, 0, 0, 1]) + bytes(12)),
 }
 
 
@@ -62,6 +65,8 @@ hello = struct.pack(">IBBH", 0x52535452, 1, 0, 64) + bytes(8) + bytes(range(16))
 write("wire", "hello", hello)
 write("wire", "hello-v2", struct.pack(">IBBH", 0x52535452, 2, 3, 64) +
       bytes(8) + bytes(range(16)))
+write("wire", "hello-v3", struct.pack(">IBBH", 0x52535452, 3, 3, 64) +
+      bytes(8) + bytes(range(16)))
 write("wire", "hello-padded", hello + bytes(24))
 for name, data in RECS.items():
     write("wire", name, data)
@@ -87,6 +92,8 @@ write("engine", "shutdown-close", opened + imm(0, 10) +
       send(RECS["close"]))
 write("engine", "incoming", send(RECS["open"] + RECS["msg_credit"]) +
       imm(2, 50))
+write("engine", "incoming-origin", send(RECS["origin"] + RECS["open"] +
+      RECS["msg_credit"]) + imm(2, 50))
 write("engine", "reset", opened + send(RECS["reset"]) + bytes([7, 2, 8, 9]))
 
 # Resume (mode byte first).  The failed engine's streams are ours 0, 1, 2

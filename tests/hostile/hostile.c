@@ -37,6 +37,14 @@
  *                 resume the streams of the link TOKEN names (32 hex
  *                 digits, as rstreamctl links shows it, or "random") with
  *                 a proof it cannot know
+ * A case where it is the passive side (exit 0 once a hello of version 2
+ * or older came):
+ *   old-peer      listens at PEER_ADDR PORT as an rstreamd older than
+ *                 protocol version 3 does: a version-3 hello is rejected
+ *                 without private data, an older one with a refusal note
+ *                 (so the connecting daemon only backs off); prints
+ *                 "old-peer: listening", then the versions offered, in
+ *                 order, as "old-peer: offered 3 2"
  * The control case must succeed, showing the proofs above were computed
  * as the daemon computes them (exit 0 when the stream is accepted):
  *   right-key     proves KEYFILE, checks the daemon's proof, opens TUNNEL
@@ -376,6 +384,61 @@ flood(const char *src, const char *dst, const char *port, int n)
 	return (0);
 }
 
+static int
+old_peer(const char *addr, const char *port)
+{
+	struct addrinfo hints, *ai;
+	struct rdma_cm_event *ev;
+	struct pollfd p;
+	uint8_t note[WIRE_NOTE_LEN];
+	struct rdma_cm_id *req;
+	const uint8_t *data;
+	char seen[64] = "";
+	int v, done = 0, n = 0;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE;
+	if (getaddrinfo(addr, port, &hints, &ai))
+		die("getaddrinfo");
+	if (rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) ||
+	    rdma_bind_addr(id, ai->ai_addr) || rdma_listen(id, 8))
+		die("cannot listen");
+	freeaddrinfo(ai);
+	printf("old-peer: listening\n");
+	fflush(stdout);
+	wire_note_encode(note, 2);
+	while (!done && n < 8) {
+		p = (struct pollfd){ ch->fd, POLLIN, 0 };
+		if (poll(&p, 1, 60000) <= 0)
+			break;
+		if (rdma_get_cm_event(ch, &ev))
+			die("rdma_get_cm_event");
+		if (ev->event != RDMA_CM_EVENT_CONNECT_REQUEST) {
+			rdma_ack_cm_event(ev);
+			continue;
+		}
+		data = ev->param.conn.private_data;
+		v = data != NULL && ev->param.conn.private_data_len >= 5 ?
+		    data[4] : -1;
+		req = ev->id;
+		snprintf(seen + strlen(seen), sizeof(seen) - strlen(seen),
+		    " %d", v);
+		n++;
+		if (v >= 3) {
+			rdma_reject(req, NULL, 0);
+		} else {
+			rdma_reject(req, note, sizeof(note));
+			done = 1;
+		}
+		/* Acked first: destroying an id waits for its events' acks. */
+		rdma_ack_cm_event(ev);
+		rdma_destroy_id(req);
+	}
+	printf("old-peer: offered%s\n", seen);
+	return (done ? 0 : 1);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -399,6 +462,8 @@ main(int argc, char **argv)
 		die("rdma_create_event_channel");
 	if (strcmp(cs, "flood") == 0 && argc > 5)
 		return (flood(argv[1], argv[2], argv[3], atoi(argv[5])));
+	if (strcmp(cs, "old-peer") == 0)
+		return (old_peer(argv[2], argv[3]));
 	if (rdma_create_id(ch, &id, NULL, RDMA_PS_TCP))
 		die("rdma_create_id");
 	resolve(argv[1], argv[2], argv[3]);

@@ -136,6 +136,9 @@ connect_pair(struct fab *f)
 		    f->side[i].posted_n != f->side[i].conf.rq_size)
 			return (violation(f, "side %d: receives were not all "
 			    "posted before connecting", i));
+		if (f->side[i].version_cap != 0)
+			engine_version_cap(f->side[i].e,
+			    f->side[i].version_cap);
 		engine_hello(f->side[i].e, &h[i]);
 		memset(h[i].nonce, 0x40 + i, sizeof(h[i].nonce));
 		h[i].nonce[0] = (uint8_t)f->links;
@@ -165,18 +168,16 @@ fab_init(struct fab *f, const struct engine_conf *a,
 	return (fab_init_auth(f, a, b, NULL, NULL));
 }
 
-/**
- * fab_init_auth(f, a, b, auth_a, auth_b):
- * fab_init, with engine_set_auth(${auth_a}) on side 0 and ${auth_b} on
- * side 1 where they are not NULL.  Side 0 is the initiator.
- */
-int
-fab_init_auth(struct fab *f, const struct engine_conf *a,
-    const struct engine_conf *b, const struct engine_auth *auth_a,
-    const struct engine_auth *auth_b)
+/* fab_init_auth and fab_init_cap: the one and the other, or both. */
+static int
+init(struct fab *f, const struct engine_conf *a, const struct engine_conf *b,
+    const struct engine_auth *auth_a, const struct engine_auth *auth_b,
+    unsigned cap_a, unsigned cap_b)
 {
 
 	memset(f, 0, sizeof(*f));
+	f->side[0].version_cap = cap_a;
+	f->side[1].version_cap = cap_b;
 	if (auth_a != NULL) {
 		f->side[0].auth = *auth_a;
 		f->side[0].has_auth = 1;
@@ -188,6 +189,32 @@ fab_init_auth(struct fab *f, const struct engine_conf *a,
 	if (side_init(f, 0, a) || side_init(f, 1, b))
 		return (-1);
 	return (connect_pair(f));
+}
+
+/**
+ * fab_init_auth(f, a, b, auth_a, auth_b):
+ * fab_init, with engine_set_auth(${auth_a}) on side 0 and ${auth_b} on
+ * side 1 where they are not NULL.  Side 0 is the initiator.
+ */
+int
+fab_init_auth(struct fab *f, const struct engine_conf *a,
+    const struct engine_conf *b, const struct engine_auth *auth_a,
+    const struct engine_auth *auth_b)
+{
+
+	return (init(f, a, b, auth_a, auth_b, 0, 0));
+}
+
+/**
+ * fab_init_cap(f, a, b, cap_a, cap_b):
+ * fab_init, with the hellos capped at versions ${cap_a} and ${cap_b}.
+ */
+int
+fab_init_cap(struct fab *f, const struct engine_conf *a,
+    const struct engine_conf *b, unsigned cap_a, unsigned cap_b)
+{
+
+	return (init(f, a, b, NULL, NULL, cap_a, cap_b));
 }
 
 /**

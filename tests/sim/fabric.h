@@ -77,6 +77,7 @@ struct fab_side {
 	int has_auth;
 	struct engine_resume res;
 	int has_res;
+	unsigned version_cap;		/* engine_version_cap (0: none) */
 	uint8_t nonce[WIRE_NONCE_LEN];	/* this side's hello nonce, this link */
 	/* Link losses: WRs executed unseen, WRs and completions dropped. */
 	uint64_t wrs_landed_unseen, wrs_lost, cqes_lost;
@@ -106,6 +107,14 @@ int fab_init(struct fab *f, const struct engine_conf *a,
 int fab_init_auth(struct fab *f, const struct engine_conf *a,
     const struct engine_conf *b, const struct engine_auth *auth_a,
     const struct engine_auth *auth_b);
+
+/**
+ * fab_init_cap(f, a, b, cap_a, cap_b):
+ * fab_init, with each side's hello capped at protocol version ${cap_a}
+ * and ${cap_b} (0: the newest), as an older peer's would be.
+ */
+int fab_init_cap(struct fab *f, const struct engine_conf *a,
+    const struct engine_conf *b, unsigned cap_a, unsigned cap_b);
 
 /**
  * fab_free(f):

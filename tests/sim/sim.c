@@ -375,9 +375,33 @@ astream_new(uint64_t serial)
 
 /* ---------------------------------------------------------------- events */
 
+/*
+ * The origin stream ${serial} is opened with: every third none, the rest
+ * IPv4 or IPv6 made of the serial, so the acceptor can check it whole.
+ */
+static int
+sim_origin(unsigned long long serial, struct wire_origin *o)
+{
+	size_t k;
+
+	memset(o, 0, sizeof(*o));
+	if (serial % 3 == 0)
+		return (0);
+	o->family = serial % 3 == 1 ? WIRE_FAM_INET : WIRE_FAM_INET6;
+	for (k = 0; k < (o->family == WIRE_FAM_INET ? 4u : 16u); k++) {
+		o->src[k] = (uint8_t)(serial >> (k % 8 * 8));
+		o->dst[k] = (uint8_t)(k + 1);
+	}
+	o->src_port = (uint16_t)serial;
+	o->dst_port = (uint16_t)(serial >> 16);
+	return (1);
+}
+
 static int
 on_incoming(struct run *R, int i, uint32_t id)
 {
+	struct wire_origin want;
+	const struct wire_origin *got;
 	struct side *S = &R->side[i];
 	struct engine *e = R->f.side[i].e;
 	struct astream *a;
@@ -390,6 +414,12 @@ on_incoming(struct run *R, int i, uint32_t id)
 	if (side_find(S, e, id) != NULL)
 		return (rfail(R, "side %d: INCOMING on live id %u", i,
 		    (unsigned)id));
+	/* Both fabric sides speak version 3: every ORIGIN arrives whole. */
+	got = engine_origin(e, id);
+	if (sim_origin(serial, &want) ? got == NULL ||
+	    memcmp(got, &want, sizeof(want)) != 0 : got != NULL)
+		return (rfail(R, "side %d: s%llu arrived with the wrong "
+		    "origin", i, serial));
 	a = astream_new(serial);
 	make_plan(R->c, R->seed, serial, &a->plan);
 	if (a->plan.kind == P_REFUSED) {
@@ -582,6 +612,7 @@ open_stream(struct run *R, int i)
 	struct engine_ring tx, rx;
 	struct astream *a;
 	char name[32];
+	struct wire_origin origin;
 	uint64_t serial = S->next_serial * 2 + (uint64_t)i;
 	int id;
 
@@ -616,6 +647,9 @@ open_stream(struct run *R, int i)
 	a->e = e;
 	a->id = (uint32_t)id;
 	side_add(S, a);
+	if (sim_origin(serial, &origin) &&
+	    engine_set_origin(e, a->id, &origin) != 0)
+		return (rfail(R, "engine_set_origin after open failed"));
 	if (losing(R) && a->plan.keep[0] && engine_keep(e, a->id) != 0)
 		return (rfail(R, "engine_keep after open failed"));
 	if (verbose)

@@ -156,7 +156,7 @@ test_full(void)
 	    "  {\n"							/* 13 */
 	    "    name = \"redis\"; target = \"tcp://127.0.0.1:6379\";\n"	/* 14 */
 	    "    rq_size = 32768; sendbuf = 1073741824L; },\n"		/* 15 */
-	    "  { name = \"usock\"; target = \"unix:/var/run/r.sock\"; }\n" /* 16 */
+	    "  { name = \"usock\"; target = \"unix:/var/run/r.sock\"; proxy_protocol = \"v2\"; }\n" /* 16 */
 	    ");\n");
 	ok(c != NULL, "full config loads");
 	if (c == NULL)
@@ -216,8 +216,10 @@ test_full(void)
 	    strcmp(t->target.port, "6379") == 0, "redis: tcp target");
 	ok(t != NULL && sizes_are(&t->sz, 1073741824, 262144, 128, 32768, 64,
 	    100), "redis: rq_size and 1 GiB sendbuf at their maxima");
+	ok(t != NULL && t->proxy_protocol == 0, "redis: no PROXY header");
 
 	t = conf_tunnel_find(c, "usock");
+	ok(t != NULL && t->proxy_protocol == 2, "usock: proxy_protocol v2");
 	ok(t != NULL && t->has_target && t->target.kind == CONF_ADDR_UNIX &&
 	    strcmp(t->target.path, "/var/run/r.sock") == 0,
 	    "usock: unix target");
@@ -491,6 +493,15 @@ test_errors(void)
 	ok(fails("defaults = { max_streams = 20000; };\n", 1,
 	    "defaults: max_streams 20000 is above the maximum 16384"),
 	    "defaults: max_streams checked");
+
+	/* PROXY protocol. */
+	ok(fails(TUN1 PEER "  proxy_protocol = \"v1\"; } );\n", 3,
+	    "tunnel pg: proxy_protocol needs a target"),
+	    "proxy_protocol on a client tunnel");
+	ok(fails("listen = \"h\";\ntunnels = ( { name = \"pg\";\n"
+	    " target = \"unix:/s\"; proxy_protocol = \"v3\"; } );\n", 3,
+	    "tunnel pg: proxy_protocol 'v3': use \"v1\", \"v2\" or \"off\""),
+	    "proxy_protocol v3");
 
 	/* Unix socket settings. */
 	ok(fails(TUN1 PEER "  unix_mode = \"0600\"; } );\n", 3,

@@ -230,8 +230,12 @@ test_before_connect(void)
 	    "all 16 receives are handed out before connecting");
 	ok(slots[0] == 0 && slots[15] == 15, "receive slots are 0..15");
 	engine_hello(e, &h);
-	ok(h.credits == 16 && h.version == 1 && h.flags == 0,
+	ok(h.credits == 16 && h.version == WIRE_VERSION && h.flags == 0,
 	    "hello grants the posted receives as credits");
+	engine_version_cap(e, 2);
+	engine_hello(e, &h);
+	ok(h.version == 1 && h.flags == 0,
+	    "capped at 2 without resume, a side says version 1");
 	ok(engine_open(e, "t", &r, &r, NULL) == ENGINE_EDOWN,
 	    "no stream opens before the link is up");
 	ok(engine_take_wrs(e, wrs, 4) == 0, "no work before the link is up");
@@ -1084,8 +1088,12 @@ test_keep(void)
 
 	rz_setup(&R, rconf(16, 16), rconf(16, 16));
 	engine_hello(E(&R, 0), &h);
+	ok(h.version == WIRE_VERSION && h.flags == WIRE_HELLO_RESUME,
+	    "a side offering resume says the newest version with RESUME");
+	engine_version_cap(E(&R, 0), 1);
+	engine_hello(E(&R, 0), &h);
 	ok(h.version == 2 && h.flags == WIRE_HELLO_RESUME,
-	    "a side offering resume says version 2 with the RESUME flag");
+	    "capped below 2, a side offering resume still says 2");
 	ok(engine_can_resume(E(&R, 0)) && engine_can_resume(E(&R, 1)),
 	    "both sides offered it: the link can resume");
 	open_stream(&R.T, &k, 4096, 4096);
@@ -1159,8 +1167,8 @@ test_keep(void)
 	/* The peer does not offer resume. */
 	setup(&T, rconf(16, 16), plain);
 	engine_hello(T.f.side[1].e, &h);
-	ok(h.version == 1 && h.flags == 0,
-	    "a side without conf.resume says version 1, no RESUME flag");
+	ok(h.version == WIRE_VERSION && h.flags == 0,
+	    "a side without conf.resume says no RESUME flag");
 	ok(!engine_can_resume(T.f.side[0].e) &&
 	    !engine_can_resume(T.f.side[1].e),
 	    "one side without resume: the link cannot resume");
@@ -2226,6 +2234,102 @@ test_resume_calls(void)
 	teardown(&T);
 }
 
+/* A stream opened by side 0 with origin ${o} (NULL: none); its accepted id. */
+static int
+open_with_origin(struct t *T, struct tstream *s, const struct wire_origin *o)
+{
+	if (open_stream(T, s, 4096, 4096) < 0)
+		return (-1);
+	if (o != NULL && engine_set_origin(T->f.side[0].e, s->id, o) != 0)
+		return (-1);
+	settle(T);
+	return (T->nacc > 0 ? (int)T->acc[T->nacc - 1].id : -1);
+}
+
+static void
+test_origin(void)
+{
+	struct wire_origin o, bad_o;
+	const struct wire_origin *got;
+	struct wire_rec r[2];
+	uint8_t buf[WIRE_MSG_SIZE];
+	struct tstream s, s2;
+	struct t T;
+	int id;
+
+	memset(&o, 0, sizeof(o));
+	o.family = WIRE_FAM_INET;
+	memcpy(o.src, "\xc0\x00\x02\x07", 4);
+	memcpy(o.dst, "\x7f\x00\x00\x01", 4);
+	o.src_port = 50123;
+	o.dst_port = 15432;
+
+	/* Both sides version 3: the acceptor learns the origin. */
+	setup(&T, conf(16, 16), conf(16, 16));
+	ok(engine_can_origin(T.f.side[0].e) && engine_can_origin(T.f.side[1].e),
+	    "two version-3 sides can send ORIGIN");
+	id = open_with_origin(&T, &s, &o);
+	got = id >= 0 ? engine_origin(T.f.side[1].e, (uint32_t)id) : NULL;
+	ok(got != NULL && memcmp(got, &o, sizeof(o)) == 0,
+	    "the ORIGIN before an OPEN reaches the acceptor whole");
+	ok(engine_origin(T.f.side[0].e, s.id) != NULL,
+	    "the opener's stream keeps its origin too");
+	ok(engine_set_origin(T.f.side[0].e, s.id, &o) == ENGINE_EINVAL,
+	    "an origin once OPEN went out is refused");
+	id = open_with_origin(&T, &s2, NULL);
+	ok(id >= 0 && engine_origin(T.f.side[1].e, (uint32_t)id) == NULL,
+	    "a stream opened without an origin has none");
+	memset(&bad_o, 0, sizeof(bad_o));
+	bad_o.family = WIRE_FAM_MAX + 1;
+	ok(open_stream(&T, &s2, 4096, 4096) >= 0 &&
+	    engine_set_origin(T.f.side[0].e, s2.id, &bad_o) == ENGINE_EINVAL,
+	    "an origin of an unknown family is refused");
+	teardown(&T);
+	free(s.tx); free(s.rx); free(s2.tx); free(s2.rx);
+
+	/* An older peer (capped at 2): no ORIGIN goes out, the OPEN does. */
+	memset(&T, 0, sizeof(T));
+	T.acc_ring = 4096;
+	{
+		struct engine_conf a = conf(16, 16), b = conf(16, 16);
+
+		ok(fab_init_cap(&T.f, &a, &b, 0, 2) == 0 &&
+		    !engine_can_origin(T.f.side[0].e) &&
+		    !engine_can_origin(T.f.side[1].e),
+		    "with a version-2 peer neither side sends ORIGIN");
+	}
+	id = open_with_origin(&T, &s, &o);
+	ok(id >= 0 && engine_origin(T.f.side[1].e, (uint32_t)id) == NULL &&
+	    engine_error(T.f.side[1].e) == NULL,
+	    "the stream opens without its origin on a version-2 link");
+	/* And an ORIGIN sent anyway breaks the protocol. */
+	memset(r, 0, sizeof(r));
+	r[0].type = WIRE_ORIGIN;
+	r[0].stream = 9;
+	r[0].origin = o;
+	fab_inject(&T.f, 1, FAB_CQE_RECV, buf, recs(buf, r, 1), 0);
+	ok(engine_error(T.f.side[1].e) != NULL &&
+	    strstr(engine_error(T.f.side[1].e), "below version 3") != NULL,
+	    "ORIGIN on a version-2 link is a violation");
+	teardown(&T);
+	free(s.tx); free(s.rx);
+
+	/* ORIGIN must be followed by its stream's OPEN. */
+	setup(&T, conf(16, 16), conf(16, 16));
+	r[1].type = WIRE_KEEPALIVE;
+	fab_inject(&T.f, 1, FAB_CQE_RECV, buf, recs(buf, r, 2), 0);
+	ok(engine_error(T.f.side[1].e) != NULL &&
+	    strstr(engine_error(T.f.side[1].e), "not followed by its OPEN"),
+	    "ORIGIN followed by another record is a violation");
+	teardown(&T);
+	setup(&T, conf(16, 16), conf(16, 16));
+	fab_inject(&T.f, 1, FAB_CQE_RECV, buf, recs(buf, r, 1), 0);
+	ok(engine_error(T.f.side[1].e) != NULL &&
+	    strstr(engine_error(T.f.side[1].e), "not followed by its OPEN"),
+	    "ORIGIN at the end of a SEND is a violation");
+	teardown(&T);
+}
+
 int
 main(void)
 {
@@ -2251,5 +2355,6 @@ main(void)
 	test_resume_open_race();
 	test_resume_auth();
 	test_resume_calls();
+	test_origin();
 	return (tap_done());
 }

@@ -70,6 +70,7 @@ main(void)
 	    s6 = v6("fd77::2", 5432), m6 = v6("::ffff:10.0.0.7", 1234);
 	struct sockaddr_un cu = un(""), su = un("/run/pg.sock");
 	uint8_t h[PROXY_HDR_MAX + 8];
+	struct wire_origin o;
 	ssize_t n;
 
 	n = proxy_header(1, SA(c4), SA(s4), h, sizeof(h));
@@ -127,5 +128,37 @@ main(void)
 	ok(n == -1, "v2: a buffer one byte short is refused");
 	n = proxy_header(3, SA(c4), SA(s4), h, sizeof(h));
 	ok(n == -1, "an unknown version is refused");
+
+	/* Through an ORIGIN record's form: the same bytes come out. */
+	proxy_origin(SA(c4), SA(s4), &o);
+	ok(o.family == WIRE_FAM_INET && o.src_port == 56324 &&
+	    o.dst_port == 443 && memcmp(o.src, "\xc0\xa8\x00\x01", 4) == 0 &&
+	    o.src[4] == 0, "origin of a TCP/IPv4 client");
+	n = proxy_header_origin(1, &o, h, sizeof(h));
+	ok(n == 47 && memcmp(h, "PROXY TCP4 192.168.0.1 192.168.0.11 56324 "
+	    "443\r\n", 47) == 0, "v1 from an IPv4 origin");
+	proxy_origin(SA(c6), SA(s6), &o);
+	n = proxy_header_origin(2, &o, h, sizeof(h));
+	ok(o.family == WIRE_FAM_INET6 && n == 52 &&
+	    v2_head(h, 0x21, 0x21, 36) &&
+	    memcmp(h + 16, &c6.sin6_addr, 16) == 0 &&
+	    memcmp(h + 48, "\x9c\x40\x15\x38", 4) == 0, "v2 from an IPv6 origin");
+	proxy_origin(SA(m6), SA(s4), &o);
+	ok(o.family == WIRE_FAM_INET && memcmp(o.src, "\x0a\x00\x00\x07", 4)
+	    == 0, "origin: a mapped IPv4 client is IPv4");
+	proxy_origin(SA(cu), SA(su), &o);
+	ok(o.family == WIRE_FAM_UNIX && o.src_port == 0 && o.src[0] == 0,
+	    "origin of a Unix client: the family only");
+	n = proxy_header_origin(2, &o, h, sizeof(h));
+	ok(n == 232 && v2_head(h, 0x21, 0x31, 216) && h[16] == 0 &&
+	    h[16 + 108] == 0, "v2 from a Unix origin: AF_UNIX, empty paths");
+	n = proxy_header_origin(1, &o, h, sizeof(h));
+	ok(n == 15 && memcmp(h, "PROXY UNKNOWN\r\n", 15) == 0,
+	    "v1 from a Unix origin: UNKNOWN");
+	n = proxy_header_origin(2, NULL, h, sizeof(h));
+	ok(n == 16 && v2_head(h, 0x20, 0x00, 0), "v2 without an origin: LOCAL");
+	proxy_origin(SA(cu), SA(s4), &o);
+	ok(o.family == WIRE_FAM_UNSPEC, "origin of mixed Unix and TCP: "
+	    "unspecified");
 	return (tap_done());
 }

@@ -31,6 +31,13 @@ mkrec(uint8_t type)
 	r.flags = WIRE_RS_SHUT | WIRE_RS_CLOSE;
 	for (size_t i = 0; i < WIRE_NONCE_LEN; i++)
 		r.token[i] = (uint8_t)(i * 5 + 2);
+	r.origin.family = WIRE_FAM_INET6;
+	r.origin.src_port = 40001;
+	r.origin.dst_port = 443;
+	for (size_t i = 0; i < 16; i++) {
+		r.origin.src[i] = (uint8_t)(0xf0 + i);
+		r.origin.dst[i] = (uint8_t)(i * 3);
+	}
 	return (r);
 }
 
@@ -78,8 +85,22 @@ rec_equal(const struct wire_rec *a, const struct wire_rec *b)
 		    memcmp(&a->ring, &b->ring, sizeof(a->ring)) == 0);
 	case WIRE_RESUME_DENIED:
 		return (a->reason == b->reason);
+	case WIRE_ORIGIN:
+		return (a->stream == b->stream &&
+		    memcmp(&a->origin, &b->origin, sizeof(a->origin)) == 0);
 	}
 	return (0);
+}
+
+/* Stream id 16384 (out of range) into a record's first field. */
+static void
+put_stream_max(uint8_t *buf)
+{
+
+	buf[2] = 0;
+	buf[3] = 0;
+	buf[4] = 0x40;
+	buf[5] = 0;
 }
 
 static void
@@ -90,7 +111,7 @@ test_records(void)
 	size_t n, used, i;
 	int t, err, all;
 
-	for (t = WIRE_MSG_CREDIT; t <= WIRE_RESUME_DENIED; t++) {
+	for (t = WIRE_MSG_CREDIT; t <= WIRE_ORIGIN; t++) {
 		r = mkrec((uint8_t)t);
 		n = wire_rec_encode(buf, sizeof(buf), &r);
 		ok(n == wire_rec_size(&r) && n > 0, "type %d encodes", t);
@@ -125,8 +146,45 @@ test_records(void)
 	/* Unknown types. */
 	buf[0] = 0; buf[1] = 2;
 	ok(wire_rec_decode(buf, 2, &d, &used) == WIRE_ETYPE, "type 0 refused");
-	buf[0] = 15; buf[1] = 2;
-	ok(wire_rec_decode(buf, 2, &d, &used) == WIRE_ETYPE, "type 15 refused");
+	buf[0] = 16; buf[1] = 2;
+	ok(wire_rec_decode(buf, 2, &d, &used) == WIRE_ETYPE, "type 16 refused");
+
+	/* ORIGIN: what a family does not use must be zero. */
+	r = mkrec(WIRE_ORIGIN);
+	n = wire_rec_encode(buf, sizeof(buf), &r);
+	ok(n == 43, "ORIGIN is 43 bytes");
+	ok(buf[6] == WIRE_FAM_INET6 && buf[7] == 0x9c && buf[8] == 0x41 &&
+	    buf[9] == 0x01 && buf[10] == 0xbb && buf[11] == 0xf0 &&
+	    buf[27] == 0, "ORIGIN's layout: family, ports, addresses");
+	buf[6] = WIRE_FAM_MAX + 1;
+	ok(wire_rec_decode(buf, n, &d, &used) == WIRE_EFAMILY,
+	    "ORIGIN with an unknown family refused");
+	buf[6] = WIRE_FAM_INET;
+	ok(wire_rec_decode(buf, n, &d, &used) == WIRE_ERESERVED,
+	    "ORIGIN IPv4 with bytes past the IPv4 address refused");
+	memset(r.origin.src + 4, 0, 12);
+	memset(r.origin.dst + 4, 0, 12);
+	r.origin.family = WIRE_FAM_INET;
+	n = wire_rec_encode(buf, sizeof(buf), &r);
+	ok(wire_rec_decode(buf, n, &d, &used) == WIRE_OK &&
+	    d.origin.family == WIRE_FAM_INET && d.origin.src[3] == 0xf3 &&
+	    d.origin.src_port == 40001, "ORIGIN IPv4 decodes");
+	buf[6] = WIRE_FAM_UNIX;
+	ok(wire_rec_decode(buf, n, &d, &used) == WIRE_ERESERVED,
+	    "ORIGIN Unix with addresses refused");
+	memset(&r.origin, 0, sizeof(r.origin));
+	r.origin.family = WIRE_FAM_UNIX;
+	r.origin.dst_port = 1;
+	n = wire_rec_encode(buf, sizeof(buf), &r);
+	ok(wire_rec_decode(buf, n, &d, &used) == WIRE_ERESERVED,
+	    "ORIGIN Unix with a port refused");
+	r.origin.dst_port = 0;
+	n = wire_rec_encode(buf, sizeof(buf), &r);
+	ok(wire_rec_decode(buf, n, &d, &used) == WIRE_OK &&
+	    d.origin.family == WIRE_FAM_UNIX, "ORIGIN Unix decodes");
+	put_stream_max(buf);
+	ok(wire_rec_decode(buf, n, &d, &used) == WIRE_ESTREAM,
+	    "ORIGIN's stream id is checked");
 
 	/* RESUME and RESUME_STREAM: every field checked. */
 	r = mkrec(WIRE_RESUME);
@@ -299,7 +357,13 @@ test_hello(void)
 	buf[4] = 2;
 	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_OK &&
 	    d.flags == WIRE_HELLO_RESUME, "version 2 with the resume flag");
+	buf[4] = 3;
+	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_OK &&
+	    d.version == 3 && d.flags == WIRE_HELLO_RESUME,
+	    "version 3 with the resume flag");
 	buf[5] = 0;
+	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_OK &&
+	    d.version == 3 && d.flags == 0, "version 3 without resume");
 	buf[4] = 0;
 	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_EVERSION,
 	    "version 0 refused");
@@ -354,7 +418,7 @@ test_strings(void)
 {
 	int e, all = 1;
 
-	for (e = WIRE_OK; e <= WIRE_EEMPTY; e++)
+	for (e = WIRE_OK; e <= WIRE_EFAMILY; e++)
 		if (strcmp(wire_strerror(e), "unknown error") == 0)
 			all = 0;
 	ok(all, "every decoder error has a description");
@@ -364,6 +428,23 @@ test_strings(void)
 	    "unknown reason text");
 }
 
+static void
+test_note(void)
+{
+	uint8_t note[WIRE_NOTE_LEN], pad[148];
+
+	wire_note_encode(note, WIRE_VERSION);
+	ok(memcmp(note, "RSTR", 4) == 0 && note[4] == WIRE_VERSION &&
+	    note[5] == 0 && note[7] == 0, "a refusal note: magic, version");
+	ok(wire_note_decode(note, sizeof(note)), "a refusal note decodes");
+	ok(!wire_note_decode(note, sizeof(note) - 1),
+	    "a short refusal note is none");
+	ok(!wire_note_decode(NULL, 0), "no reject data is no note");
+	memset(pad, 0, sizeof(pad));
+	ok(!wire_note_decode(pad, sizeof(pad)),
+	    "zero padding (an older peer's reject) is no note");
+}
+
 int
 main(void)
 {
@@ -371,6 +452,7 @@ main(void)
 	test_records();
 	test_hello();
 	test_imm();
+	test_note();
 	test_strings();
 	return (tap_done());
 }
