@@ -2281,6 +2281,8 @@ test_origin(void)
 	    "a stream opened without an origin has none");
 	memset(&bad_o, 0, sizeof(bad_o));
 	bad_o.family = WIRE_FAM_MAX + 1;
+	free(s2.tx);
+	free(s2.rx);
 	ok(open_stream(&T, &s2, 4096, 4096) >= 0 &&
 	    engine_set_origin(T.f.side[0].e, s2.id, &bad_o) == ENGINE_EINVAL,
 	    "an origin of an unknown family is refused");
