@@ -74,6 +74,7 @@ contents() {
 	    ./usr/share/man/man5/rstreamd.conf.5.gz \
 	    ./usr/share/man/man7/rstreamd-protocol.7.gz \
 	    ./etc/rstreamd.conf ./lib/systemd/system/rstreamd.service \
+	    ./lib/systemd/system/rstreamd@.service \
 	    ./usr/share/doc/rstreamd/examples/rstreamd.conf.example \
 	    ./usr/share/doc/rstreamd/examples/rstreamd-pg.socket \
 	    ./usr/share/doc/rstreamd/copyright; do
@@ -87,8 +88,13 @@ contents() {
 	    tar -xOf - ./lib/systemd/system/rstreamd.service |
 	    grep -qx 'ExecStart=/usr/sbin/rstreamd -c /etc/rstreamd.conf' ||
 	    { echo "the unit does not run /usr/sbin/rstreamd -c /etc/rstreamd.conf"; return 1; }
+	# An instance's configuration sits beside the key files.
+	dpkg-deb --fsys-tarfile "$deb" |
+	    tar -xOf - ./lib/systemd/system/rstreamd@.service |
+	    grep -qx 'ExecStart=/usr/sbin/rstreamd -c /etc/rstreamd/%i.conf' ||
+	    { echo "rstreamd@.service does not run /usr/sbin/rstreamd -c /etc/rstreamd/%i.conf"; return 1; }
 }
-check "the .deb holds the daemon, rstreamctl, the man pages, the unit, the configuration and /etc/rstreamd (0700)" contents
+check "the .deb holds the daemon, rstreamctl, the man pages, the units, the configuration and /etc/rstreamd (0700)" contents
 
 conffile() {
 	dpkg-deb --ctrl-tarfile "$deb" | tar -xOf - ./conffiles |

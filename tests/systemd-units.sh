@@ -1,7 +1,8 @@
 #!/bin/sh
-# rstreamd.service and the socket-activation example pass systemd-analyze
-# verify without a word about them, and the service keeps the settings the
-# daemon depends on (TAP).
+# rstreamd.service, the instance unit rstreamd@.service and the
+# socket-activation example pass systemd-analyze verify without a word
+# about them, the service keeps the settings the daemon depends on, and
+# the instance unit differs from it only where it names the instance (TAP).
 #
 # About systemd-analyze verify, found by trying it in a container where
 # systemd is installed but is not PID 1:
@@ -30,7 +31,9 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/rstreamd-units.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 1' HUP INT TERM
 svc=$tmp/rstreamd.service
+inst=$tmp/rstreamd@.service
 sock=$tmp/rstreamd-pg.socket
+instancedir=$(dirname "$configfile")/rstreamd
 
 # The replacement side of a sed s|||, with |, & and \ escaped.
 sedrepl() {
@@ -40,6 +43,10 @@ sedrepl() {
 sed -e "s|@sbindir@|$(sedrepl "$sbindir")|g" \
     -e "s|@configfile@|$(sedrepl "$configfile")|g" \
     "$srcdir/systemd/rstreamd.service.in" >"$svc" || exit 1
+# And those of the systemd/rstreamd@.service rule.
+sed -e "s|@sbindir@|$(sedrepl "$sbindir")|g" \
+    -e "s|@instancedir@|$(sedrepl "$instancedir")|g" \
+    "$srcdir/systemd/rstreamd@.service.in" >"$inst" || exit 1
 cp "$srcdir/systemd/rstreamd-pg.socket" "$sock" || exit 1
 
 # shellcheck source=tests/tap.sh
@@ -127,6 +134,22 @@ not_yes() {
 	yes | true | on | 1) echo "# $1= is on"; return 1 ;;
 	esac
 }
+# settings FILE: every setting of FILE as SECTION.KEY=VALUE, sorted, but
+# those that name the instance.
+settings() {
+	awk '/^\[/ { sec = $0; next } /^[A-Za-z]/ { print sec "." $0 }' "$1" |
+	    grep -v -e '^\[Unit\]\.Description=' -e '^\[Service\]\.ExecStartPre=' \
+	    -e '^\[Service\]\.ExecStart=' -e '^\[Service\]\.ExecReload=' \
+	    -e '^\[Service\]\.RuntimeDirectory=' | LC_ALL=C sort
+}
+# same_settings A B: A and B say the same but for the instance's names.
+same_settings() {
+	d=$(settings "$1" >"$tmp/a.set" && settings "$2" >"$tmp/b.set" &&
+	    diff "$tmp/a.set" "$tmp/b.set")
+	rc=$?
+	[ -n "$d" ] && printf '%s\n' "$d" | sed 's/^/# /'
+	return "$rc"
+}
 no_placeholders() {
 	! grep -n '@[a-z_]*@' "$1" | sed 's/^/# left unsubstituted: /' | grep .
 }
@@ -151,22 +174,28 @@ if command -v systemd-analyze >/dev/null 2>&1; then
 	else
 		skip "rdma-hw.target is installed" "no rdma-core here; After= it is harmless"
 	fi
+	check "systemd-analyze verify: rstreamd@.service" verify rstreamd@.service
 	check "systemd-analyze verify: rstreamd-pg.socket" verify rstreamd-pg.socket
 	# systemd 252 and later judge a unit file offline.
 	if systemd-analyze security --help 2>/dev/null | grep -q -- --offline; then
 		check "systemd-analyze security: exposure at most $max_exposure (the sandboxing is still there)" \
 		    exposure rstreamd.service
+		check "systemd-analyze security: rstreamd@.service's exposure at most $max_exposure" \
+		    exposure rstreamd@.service
 	else
 		skip "systemd-analyze security" "this systemd has no --offline"
+		skip "systemd-analyze security: rstreamd@.service" "this systemd has no --offline"
 	fi
 else
 	why="no systemd-analyze (apt-get install systemd)"
 	skip "systemd-analyze verify: rstreamd.service" "$why"
 	skip "rdma-hw.target is installed" "$why"
+	skip "systemd-analyze verify: rstreamd@.service" "$why"
 	skip "systemd-analyze verify: rstreamd-pg.socket" "$why"
 fi
 
 check "every @variable@ is substituted" no_placeholders "$svc"
+check "every @variable@ is substituted in rstreamd@.service" no_placeholders "$inst"
 check "Type=notify" is Type "$svc" notify
 check "NotifyAccess=main" is NotifyAccess "$svc" main
 precmd="$sbindir/rstreamd -n -c $configfile"
@@ -187,6 +216,18 @@ check "RuntimeDirectory=rstreamd" is RuntimeDirectory "$svc" rstreamd
 check "TimeoutStopSec= outlasts the default drain_time" stop_outlasts_drain "$svc"
 check "PrivateDevices= is off (it would hide /dev/infiniband)" \
     not_yes PrivateDevices "$svc"
+iprecmd="$sbindir/rstreamd -n -c $instancedir/%i.conf"
+check "rstreamd@.service: ExecStartPre= checks $instancedir/%i.conf (-n)" \
+    is ExecStartPre "$inst" "$iprecmd"
+check "rstreamd@.service: ExecStart= runs the daemon on $instancedir/%i.conf" \
+    is ExecStart "$inst" "$sbindir/rstreamd -c $instancedir/%i.conf"
+check "rstreamd@.service: ExecReload= checks its configuration, then sends SIGHUP" \
+    is ExecReload "$inst" "$iprecmd
+/bin/kill -HUP \$MAINPID"
+check "rstreamd@.service: RuntimeDirectory=rstreamd-%i" \
+    is RuntimeDirectory "$inst" rstreamd-%i
+check "rstreamd@.service says what rstreamd.service says, but for the instance's names" \
+    same_settings "$svc" "$inst"
 check "the socket example: ListenStream=127.0.0.1:15432" \
     is ListenStream "$sock" 127.0.0.1:15432
 check "the socket example: FileDescriptorName=pg" is FileDescriptorName "$sock" pg
