@@ -17,31 +17,15 @@
 load helpers
 
 setup_file() {
-	[ "$(ps -p 1 -o comm=)" = systemd ] && [ "${RSTREAMD_TEST_MODE:-}" = vm ] ||
-	    return 0
-	make -s -C "$RSTREAMD_BUILDDIR" install >"$BATS_FILE_TMPDIR/install.log" 2>&1
+	in_systemd_guest || return 0
+	sd_install
 	systemctl daemon-reload
 }
 
 setup() {
 	rs_setup
-	[ "$(ps -p 1 -o comm=)" = systemd ] && [ "$RSTREAMD_TEST_MODE" = vm ] ||
-	    skip "needs the runner's systemd guest (SOFTROCE_SYSTEMD=1)"
-	tp=$(free_port)
-	spawn socat -t 600 TCP-LISTEN:"$tp",bind=127.0.0.1,reuseaddr,fork EXEC:cat
-	wait_port "$tp"
 	pa=$(free_port)
-	cat >/etc/rstreamd.conf <<-EOF
-		source = "$A";
-		tunnels = ( { name = "pg"; accept = "tcp://127.0.0.1:$pa";
-		    peer = "$B:7471"; } );
-	EOF
-	install -d -m 0700 /etc/rstreamd
-	cat >/etc/rstreamd/b.conf <<-EOF
-		control = "/run/rstreamd-b/control.sock";
-		listen = "$B:7471";
-		tunnels = ( { name = "pg"; target = "tcp://127.0.0.1:$tp"; } );
-	EOF
+	sd_pair "$pa"
 }
 
 teardown() {
@@ -64,10 +48,6 @@ link_up() {
 	[[ "$(status_of rstreamd)" == *"1 of 1 link up"* ]]
 }
 
-# streams: streams rstreamd has open, as the installed rstreamctl says.
-streams() {
-	rstreamctl -j status | jq -r .streams
-}
 
 # state_is UNIT STATE: the unit's ActiveState is STATE.
 state_is() {
@@ -133,7 +113,7 @@ active"
 	assert_success
 	wait_until 60 link_up
 	paced_stream "$pa" r 8
-	wait_until 30 at_least 1 streams
+	wait_until 30 at_least 1 sd_streams
 	run systemctl reload rstreamd rstreamd@b
 	assert_success
 	run journalctl -b --no-pager -o cat -u rstreamd
@@ -145,7 +125,7 @@ active"
 	[ "$(sha "$W/r.in")" = "$(sha "$W/r.out")" ]
 	# A stop while a stream is open: no new streams, the open one finishes.
 	paced_stream "$pa" s 8
-	wait_until 30 at_least 1 streams
+	wait_until 30 at_least 1 sd_streams
 	systemctl stop --no-block rstreamd
 	wait_until 30 state_is rstreamd deactivating
 	touch "$W/s.go"

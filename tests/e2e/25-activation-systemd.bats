@@ -13,9 +13,8 @@
 load helpers
 
 setup_file() {
-	[ "$(ps -p 1 -o comm=)" = systemd ] && [ "${RSTREAMD_TEST_MODE:-}" = vm ] ||
-	    return 0
-	make -s -C "$RSTREAMD_BUILDDIR" install >"$BATS_FILE_TMPDIR/install.log" 2>&1
+	in_systemd_guest || return 0
+	sd_install
 	# The example socket unit as it is installed, as README's "As a
 	# service" copies it.  Once for every test: a reload runs every
 	# generator again, seconds under emulation.
@@ -26,22 +25,7 @@ setup_file() {
 
 setup() {
 	rs_setup
-	[ "$(ps -p 1 -o comm=)" = systemd ] && [ "$RSTREAMD_TEST_MODE" = vm ] ||
-	    skip "needs the runner's systemd guest (SOFTROCE_SYSTEMD=1)"
-	tp=$(free_port)
-	spawn socat -t 600 TCP-LISTEN:"$tp",bind=127.0.0.1,reuseaddr,fork EXEC:cat
-	wait_port "$tp"
-	cat >/etc/rstreamd.conf <<-EOF
-		source = "$A";
-		tunnels = ( { name = "pg"; accept = "tcp://127.0.0.1:15432";
-		    peer = "$B:7471"; } );
-	EOF
-	install -d -m 0700 /etc/rstreamd
-	cat >/etc/rstreamd/b.conf <<-EOF
-		listen = "$B:7471";
-		control = "/run/rstreamd-b/control.sock";
-		tunnels = ( { name = "pg"; target = "tcp://127.0.0.1:$tp"; } );
-	EOF
+	sd_pair 15432
 	run systemctl start rstreamd@b
 	assert_success
 }
@@ -77,10 +61,6 @@ link_up() {
 	[[ "$(prop rstreamd StatusText)" == *"1 of 1 link up"* ]]
 }
 
-# streams: streams rstreamd has open, as rstreamctl says.
-streams() {
-	rstreamctl -j status | jq -r .streams
-}
 
 # clients_in N: N or more client connections to 127.0.0.1:15432 are
 # established (the kernel's part, whether or not anyone accepted them).
@@ -152,7 +132,7 @@ pinged() {
 	# A stream open across the restart keeps the old daemon draining.
 	paced_stream 15432 r 4
 	wait_until 30 clients_in 1
-	wait_until 30 at_least 1 streams
+	wait_until 30 at_least 1 sd_streams
 	run systemctl restart --no-block rstreamd
 	assert_success
 	wait_until 30 is_state rstreamd deactivating

@@ -461,3 +461,44 @@ b_teardown() {
 	exit 0" 2>&1 | sed 's/^/# /' >&3 || true
 	B_PIDS=()
 }
+
+# ---- the runner's systemd guest (*-systemd.bats) ----
+
+# in_systemd_guest: systemd is PID 1 in the runner's guest.
+in_systemd_guest() {
+	[ "$(ps -p 1 -o comm=)" = systemd ] && [ "${RSTREAMD_TEST_MODE:-}" = vm ]
+}
+
+# sd_install: make install into the guest's root (an overlay there).
+sd_install() {
+	make -s -C "$RSTREAMD_BUILDDIR" install >"$BATS_FILE_TMPDIR/install.log" 2>&1
+}
+
+# sd_pair ACCEPT_PORT: an echo target ($tp), /etc/rstreamd.conf for the
+# client side (tunnel pg accepting on 127.0.0.1:ACCEPT_PORT) and
+# /etc/rstreamd/b.conf for the instance rstreamd@b serving pg, as README's
+# "As a service" writes them.  Skips the test outside the systemd guest.
+sd_pair() {
+	in_systemd_guest ||
+	    skip "needs the runner's systemd guest (SOFTROCE_SYSTEMD=1)"
+	tp=$(free_port)
+	spawn socat -t 600 TCP-LISTEN:"$tp",bind=127.0.0.1,reuseaddr,fork EXEC:cat
+	wait_port "$tp"
+	cat >/etc/rstreamd.conf <<-EOF
+		source = "$A";
+		tunnels = ( { name = "pg"; accept = "tcp://127.0.0.1:$1";
+		    peer = "$B:7471"; } );
+	EOF
+	install -d -m 0700 /etc/rstreamd
+	cat >/etc/rstreamd/b.conf <<-EOF
+		listen = "$B:7471";
+		control = "/run/rstreamd-b/control.sock";
+		tunnels = ( { name = "pg"; target = "tcp://127.0.0.1:$tp"; } );
+	EOF
+}
+
+# sd_streams: streams rstreamd (the client side) has open, as the
+# installed rstreamctl says.
+sd_streams() {
+	rstreamctl -j status | jq -r .streams
+}
