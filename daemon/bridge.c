@@ -526,6 +526,9 @@ target_retry(struct bridge *b, int err)
 {
 
 	close_fd(b, 0);
+	/* A header cut short on that connection starts over on the next. */
+	free(b->pp);
+	b->pp = NULL;
 	attempt_failed(b, b->tc->next - 1, err);
 	target_next(b);
 }
