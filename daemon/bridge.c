@@ -2,10 +2,8 @@
 
 #include <sys/epoll.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 
 #include <errno.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -580,11 +578,6 @@ set_origin(struct bridge *b, struct engine *e, uint32_t id)
 	if (getpeername(b->fd, (struct sockaddr *)&src, &slen) != 0 ||
 	    getsockname(b->fd, (struct sockaddr *)&dst, &dlen) != 0)
 		return;
-	/* An unnamed Unix peer's sun_path is not filled in: no path. */
-	if (src.ss_family == AF_UNIX && slen <= offsetof(struct sockaddr_un,
-	    sun_path))
-		memset(((struct sockaddr_un *)&src)->sun_path, 0,
-		    sizeof(((struct sockaddr_un *)&src)->sun_path));
 	proxy_origin((struct sockaddr *)&src, (struct sockaddr *)&dst, &o);
 	(void)engine_set_origin(e, id, &o);
 }
