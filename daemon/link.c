@@ -730,7 +730,7 @@ link_down(struct dlink *dl, const char *why_in)
 		LLOG(LOG_INFO, dl, "%s: the peer refused protocol version %u "
 		    "(an older rstreamd?); trying again with version %u",
 		    dl->name, (unsigned)WIRE_VERSION,
-		    dl->c->sz.resume_time > 0 ? 2u : 1u);
+		    wire_version_said(dl->version_max, dl->c->sz.resume_time > 0));
 		loop_timer_arm(&dl->retry, 0);
 		return;
 	}

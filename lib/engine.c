@@ -866,19 +866,13 @@ void
 engine_hello(struct engine *e, struct wire_hello *h)
 {
 
-	unsigned v = e->ver_cap < WIRE_VERSION ? e->ver_cap : WIRE_VERSION;
-
 	/*
-	 * Version 1 peers refuse 2 and 3, version 2 peers 3: below 3, say 2
-	 * only when resume needs it.  (A version-3 connect that an older
-	 * peer refuses is tried again capped at 2: see verbs_connect.)
+	 * Version 1 peers refuse 2 and 3, version 2 peers 3.  (A version-3
+	 * connect that an older peer refuses is tried again capped at 2: see
+	 * the REJECTED event in verbs.c.)
 	 */
-	if (v == 2 && !e->conf.resume)
-		v = 1;
-	if (v < 2 && e->conf.resume)
-		v = 2;
-	e->ver_said = (uint8_t)v;
-	h->version = (uint8_t)v;
+	e->ver_said = (uint8_t)wire_version_said(e->ver_cap, e->conf.resume);
+	h->version = e->ver_said;
 	h->flags = (uint8_t)((e->auth ? WIRE_HELLO_AUTH : 0) |
 	    (e->conf.resume ? WIRE_HELLO_RESUME : 0));
 	h->credits = (uint16_t)e->conf.rq_size;
@@ -1444,20 +1438,6 @@ encode_stream(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
 		 */
 		if (e->res_left > 0 || e->gone_n > 0)
 			return (0);
-		/* The ORIGIN and its OPEN share one SEND. */
-		if ((s->ctrl & C_ORIGIN) && e->can_origin) {
-			size_t at = *len;
-
-			r.type = WIRE_ORIGIN;
-			r.stream = id;
-			r.origin = s->origin;
-			if (!put(buf, len, &r) || WIRE_MSG_SIZE -
-			    MSG_CREDIT_ROOM - *len < 23 + strlen(s->name)) {
-				*len = at;
-				return (0);
-			}
-			memset(&r, 0, sizeof(r));
-		}
 		r.type = WIRE_OPEN;
 		r.stream = id;
 		r.ring.addr = s->rx.addr;
@@ -1465,6 +1445,18 @@ encode_stream(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
 		r.ring.size = s->rx.size;
 		r.name_len = (uint8_t)strlen(s->name);
 		memcpy(r.name, s->name, r.name_len);
+		/* The ORIGIN and its OPEN share one SEND: room for both. */
+		if ((s->ctrl & C_ORIGIN) && e->can_origin) {
+			struct wire_rec o;
+
+			memset(&o, 0, sizeof(o));
+			o.type = WIRE_ORIGIN;
+			o.stream = id;
+			o.origin = s->origin;
+			if (*len + wire_rec_size(&o) + wire_rec_size(&r) >
+			    WIRE_MSG_SIZE - MSG_CREDIT_ROOM || !put(buf, len, &o))
+				return (0);
+		}
 		if (!put(buf, len, &r))
 			return (0);
 		s->ctrl &= (uint8_t)~(C_OPEN | C_ORIGIN);

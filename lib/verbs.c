@@ -1415,7 +1415,8 @@ on_link_event(struct verbs_link *l, struct rdma_cm_event *cme,
 		 * with version 2.
 		 */
 		ev->old_peer = cme->status == 28 && l->have_mine &&
-		    l->hello_mine[4] >= 3 && !wire_note_decode(
+		    wire_hello_decode(l->hello_mine, WIRE_HELLO_LEN, &h) ==
+		    WIRE_OK && h.version >= 3 && !wire_note_decode(
 		    cme->param.conn.private_data,
 		    cme->param.conn.private_data_len);
 		return;

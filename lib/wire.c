@@ -182,6 +182,18 @@ wire_hello_decode(const uint8_t *buf, size_t len, struct wire_hello *h)
 	return (WIRE_OK);
 }
 
+unsigned
+wire_version_said(unsigned cap, int resume)
+{
+	unsigned v = cap < WIRE_VERSION ? cap : WIRE_VERSION;
+
+	if (v == 2 && !resume)
+		v = 1;
+	if (v < 2 && resume)
+		v = 2;
+	return (v);
+}
+
 void
 wire_note_encode(uint8_t buf[WIRE_NOTE_LEN], uint8_t version)
 {

@@ -199,6 +199,14 @@ void wire_hello_encode(uint8_t buf[WIRE_HELLO_LEN],
 int wire_hello_decode(const uint8_t *buf, size_t len, struct wire_hello *h);
 
 /**
+ * wire_version_said(cap, resume):
+ * The version a hello says when it may say at most ${cap}, for a side
+ * that offers resume if ${resume}: below 3, version 2 only with resume
+ * (version 1 peers refuse 2), and never below 2 with it.
+ */
+unsigned wire_version_said(unsigned cap, int resume);
+
+/**
  * wire_note_encode(buf, version):
  * Write the WIRE_NOTE_LEN bytes of a refusal note from a side that speaks
  * up to ${version}.
