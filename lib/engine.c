@@ -55,6 +55,10 @@ enum {
 
 #define NIL	UINT32_MAX
 
+/* Pending ring resize records for a stream (version 4). */
+#define RS_RING		0x01	/* our RING: the receive ring rx_next */
+#define RS_RING_AT	0x02	/* our RING_AT: we write to peer_next */
+
 /* The queues a stream can wait in: control records, data, events. */
 enum { Q_CTRL, Q_TX, Q_EV, Q_N };
 
@@ -81,6 +85,21 @@ struct stream {
 	char name[WIRE_NAME_MAX + 1];
 	/* Opener: the ORIGIN to send; acceptor: the one that came (or none). */
 	struct wire_origin origin;
+	/*
+	 * Resizing (version 4; sizes 0 mean none).  Send side: the ring
+	 * before the last resize keeps the bytes below tx_switch until
+	 * their WRITEs completed; the peer's announced ring, used once our
+	 * RING_AT is encoded.  Receive side: our announced ring, and the
+	 * one before the switch, which holds the bytes below rx_switch
+	 * until the application read them.
+	 */
+	uint8_t rs;		/* RS_* pending */
+	struct engine_ring tx_old, rx_old, rx_next;
+	struct wire_ring peer_next;
+	uint64_t tx_switch, rx_switch;
+	uint32_t tx_min, rx_min, tx_max, rx_max;	/* 0: fixed */
+	uint64_t tx_mark, rx_mark;	/* cursors at the last resize */
+	uint64_t tx_seen, rx_seen;	/* cursors at the last engine_trim */
 };
 
 /* A FIFO of stream ids threaded through one of the next_* fields. */
@@ -135,6 +154,9 @@ struct engine {
 	uint8_t ver_cap, ver_said;
 	/* ORIGIN records (version 3): both hellos said 3. */
 	int can_origin;
+	/* Ring resizes (version 4, no resume): both said 4; memory for it. */
+	int can_resize;
+	struct engine_mem mem;
 
 	/* Resume (version 2): both sides can; what this link did of it. */
 	int can_resume;
@@ -378,7 +400,7 @@ tx_ready(const struct stream *s)
 
 	return (s->state == S_OPEN &&
 	    !(s->flags & (F_TERM_SENT | F_RESET | F_SUSP | F_RESUMING)) &&
-	    s->tx_app > s->tx_sent &&
+	    !(s->rs & RS_RING_AT) && s->tx_app > s->tx_sent &&
 	    s->tx_sent - s->tx_peer < s->peer_rx.size);
 }
 
@@ -390,8 +412,12 @@ tx_ready(const struct stream *s)
 static uint64_t
 tx_base(const struct stream *s)
 {
+	uint64_t b = (s->flags & F_KEEP) ? s->tx_peer : s->tx_done;
 
-	return ((s->flags & F_KEEP) ? s->tx_peer : s->tx_done);
+	/* After a resize, the new ring holds the bytes from the switch on. */
+	if (s->tx_old.size != 0 && b < s->tx_switch)
+		b = s->tx_switch;
+	return (b);
 }
 
 /*
@@ -433,6 +459,151 @@ check_eof(struct engine *e, uint32_t id)
 		s->flags |= F_EOF_DONE;
 		event(e, id, ENGINE_EV_EOF);
 	}
+}
+
+/* ---------------------------------------------------------------- resize */
+
+/* May stream ${s}'s rings change size now? */
+static int
+resizable(const struct engine *e, const struct stream *s)
+{
+
+	return (e->can_resize && !e->failed && e->mem.alloc != NULL &&
+	    s->state == S_OPEN &&
+	    !(s->flags & (F_RESET | F_TERM_SENT | F_TERM_RECV | F_APP_CLOSED)));
+}
+
+/* The engine is done with ring ${r}: hand it back. */
+static void
+ring_drop(struct engine *e, const struct stream *s, struct engine_ring *r)
+{
+
+	if (r->size != 0 && e->mem.free != NULL)
+		e->mem.free(e->mem.arg, s->user, r);
+	memset(r, 0, sizeof(*r));
+}
+
+/* New ring memory for stream ${s} to replace ${cur}; -1 if refused. */
+static int
+ring_get(struct engine *e, struct stream *s, int rx, uint32_t size,
+    const struct engine_ring *cur, struct engine_ring *r)
+{
+
+	memset(r, 0, sizeof(*r));
+	if (e->mem.alloc(e->mem.arg, s->user, rx, size, cur->size, r) != 0) {
+		e->st.ring_refused++;
+		return (-1);
+	}
+	if (size > cur->size)
+		e->st.ring_grows++;
+	else
+		e->st.ring_shrinks++;
+	return (0);
+}
+
+/*
+ * A send ring of ${size} bytes from now on: bytes committed from here go
+ * into it, and the old ring keeps the rest until their WRITEs completed.
+ */
+static int
+tx_resize(struct engine *e, uint32_t id, uint32_t size)
+{
+	struct stream *s = &e->s[id];
+	struct engine_ring r;
+
+	s->tx_mark = s->tx_app;
+	if (ring_get(e, s, 0, size, &s->tx, &r) != 0)
+		return (-1);
+	if (s->tx_done == s->tx_app && s->wr_out == 0) {
+		ring_drop(e, s, &s->tx);
+	} else {
+		s->tx_old = s->tx;
+		s->tx_switch = s->tx_app;
+	}
+	s->tx = r;
+	return (0);
+}
+
+/* Announce a receive ring of ${size} bytes; the peer's RING_AT switches. */
+static int
+rx_resize(struct engine *e, uint32_t id, uint32_t size)
+{
+	struct stream *s = &e->s[id];
+
+	s->rx_mark = s->rx_tail;
+	if (ring_get(e, s, 1, size, &s->rx, &s->rx_next) != 0)
+		return (-1);
+	s->rs |= RS_RING;
+	qpush(e, Q_CTRL, id);
+	return (0);
+}
+
+/*
+ * The peer used all the credit it had, twice the ring's size since the
+ * last resize: the ring held it back, so double it.
+ */
+static void
+rx_grow(struct engine *e, uint32_t id)
+{
+	struct stream *s = &e->s[id];
+
+	if (s->rx.size >= s->rx_max || !resizable(e, s) ||
+	    s->rx_next.size != 0 || s->rx_old.size != 0 ||
+	    (s->flags & F_PEER_SHUT) ||
+	    s->rx_tail - s->rx_rep < s->rx.size ||
+	    s->rx_tail - s->rx_mark < 2 * (uint64_t)s->rx.size)
+		return;
+	rx_resize(e, id, s->rx.size * 2);
+}
+
+/*
+ * The application found the send ring full, twice its size since the
+ * last resize, while the peer's ring had room: double it.
+ */
+static void
+tx_grow(struct engine *e, uint32_t id)
+{
+	struct stream *s = &e->s[id];
+
+	if (s->tx.size >= s->tx_max || !resizable(e, s) ||
+	    s->tx_old.size != 0 || (s->flags & F_APP_SHUT) ||
+	    s->tx_sent - s->tx_peer >= s->peer_rx.size ||
+	    s->tx_app - s->tx_mark < 2 * (uint64_t)s->tx.size)
+		return;
+	tx_resize(e, id, s->tx.size * 2);
+}
+
+/* The peer writes into our announced ring from now on. */
+static void
+rx_switch(struct engine *e, uint32_t id)
+{
+	struct stream *s = &e->s[id];
+
+	if (s->rx_cons == s->rx_tail) {
+		ring_drop(e, s, &s->rx);
+	} else {
+		s->rx_old = s->rx;
+		s->rx_switch = s->rx_tail;
+	}
+	s->rx = s->rx_next;
+	memset(&s->rx_next, 0, sizeof(s->rx_next));
+	/* A smaller ring may be owed credit no later read would send. */
+	if (!(s->flags & (F_PEER_SHUT | F_TERM_SENT | F_RESET)) &&
+	    s->rx_cons - s->rx_rep >= s->rx.size / 4)
+		ctrl(e, id, C_CREDIT);
+}
+
+/* The ring the application reads now, and the cursor it ends at. */
+static const struct engine_ring *
+rx_read_ring(const struct stream *s, uint64_t *end)
+{
+
+	if (s->rx_old.size != 0) {
+		*end = s->rx_switch;
+		return (&s->rx_old);
+	}
+	*end = s->rx_tail;
+	return (&s->rx);
 }
 
 /* ---------------------------------------------------------------- resume */
@@ -920,6 +1091,8 @@ engine_connected(struct engine *e, const struct wire_hello *peer)
 	e->can_resume = e->conf.resume &&
 	    (peer->flags & WIRE_HELLO_RESUME) != 0;
 	e->can_origin = e->ver_said >= 3 && peer->version >= 3;
+	e->can_resize = e->ver_said >= 4 && peer->version >= 4 &&
+	    !e->can_resume;
 	e->peer_rq = peer->credits;
 	e->peer_posted = peer->credits;
 	/* The hello already granted every receive posted so far. */
@@ -1024,7 +1197,9 @@ engine_on_recv_imm(struct engine *e, uint32_t slot, uint32_t imm,
 	if (s->flags & (F_PEER_SHUT | F_TERM_RECV))
 		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: data for stream %u after "
 		    "its shutdown", (unsigned)id));
-	room = ring_free(s->rx.size, s->rx_tail, s->rx_cons);
+	/* After a shrink the old ring may still hold more than the new. */
+	room = s->rx_tail - s->rx_cons >= s->rx.size ? 0 :
+	    ring_free(s->rx.size, s->rx_tail, s->rx_cons);
 	if (n > room)
 		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: %u bytes for stream %u "
 		    "exceed its free ring space %llu", (unsigned)n,
@@ -1037,6 +1212,7 @@ engine_on_recv_imm(struct engine *e, uint32_t slot, uint32_t imm,
 		return (0);
 	}
 	event(e, id, ENGINE_EV_READABLE);
+	rx_grow(e, id);
 	return (0);
 }
 
@@ -1080,7 +1256,7 @@ rec_name(uint8_t type)
 	static const char *names[] = { "?", "MSG_CREDIT", "CREDIT", "OPEN",
 	    "OPEN_OK", "REFUSE", "SHUTDOWN", "CLOSE", "RESET", "KEEPALIVE",
 	    "GOAWAY", "AUTH", "RESUME", "RESUME_STREAM", "RESUME_DENIED",
-	    "ORIGIN" };
+	    "ORIGIN", "RING", "RING_AT" };
 
 	return (type < sizeof(names) / sizeof(names[0]) ? names[type] : "?");
 }
@@ -1168,6 +1344,31 @@ rec_stream(struct engine *e, const struct wire_rec *r)
 			goto bad;
 		s->flags |= F_TERM_RECV;
 		maybe_release(e, id);
+		return (0);
+
+	case WIRE_RING:
+		/* One resize at a time: the peer waits for our RING_AT. */
+		if (s->state != S_OPEN || (s->flags & F_TERM_RECV) ||
+		    (s->rs & RS_RING_AT))
+			goto bad;
+		/* After our last word the peer frees it without RING_AT. */
+		if (s->flags & F_TERM_SENT)
+			return (0);
+		s->peer_next = r->ring;
+		s->rs |= RS_RING_AT;
+		qpush(e, Q_CTRL, id);
+		return (0);
+
+	case WIRE_RING_AT:
+		if (s->state != S_OPEN || (s->flags & F_TERM_RECV) ||
+		    s->rx_next.size == 0 || (s->rs & RS_RING))
+			goto bad;
+		if (r->cursor != s->rx_tail)
+			return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: RING_AT for "
+			    "stream %u at %llu, but %llu bytes arrived",
+			    (unsigned)id, (unsigned long long)r->cursor,
+			    (unsigned long long)s->rx_tail));
+		rx_switch(e, id);
 		return (0);
 
 	case WIRE_RESET:
@@ -1303,6 +1504,14 @@ engine_on_recv(struct engine *e, uint32_t slot, const uint8_t *buf,
 		case WIRE_RESUME_DENIED:
 			err = rec_resume_denied(e, &r);
 			break;
+		case WIRE_RING:
+		case WIRE_RING_AT:
+			if (!e->can_resize)
+				return (fail(e, ENGINE_ERR_PROTOCOL, "protocol "
+				    "violation: %s on a link that cannot resize "
+				    "rings", rec_name(r.type)));
+			err = rec_stream(e, &r);
+			break;
 		default:
 			err = rec_stream(e, &r);
 			break;
@@ -1335,6 +1544,9 @@ engine_on_send_done(struct engine *e, uint64_t wr_id)
 		s = &e->s[w->stream];
 		s->tx_done = w->end;
 		s->wr_out--;
+		if (s->tx_old.size != 0 && s->tx_done >= s->tx_switch &&
+		    !e->failed)
+			ring_drop(e, s, &s->tx_old);
 		if ((s->flags & (F_WANT_WR | F_KEEP)) == F_WANT_WR) {
 			s->flags &= (uint16_t)~F_WANT_WR;
 			event(e, w->stream, ENGINE_EV_WRITABLE);
@@ -1471,6 +1683,29 @@ encode_stream(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
 		if (!put(buf, len, &r))
 			return (0);
 		s->ctrl &= (uint8_t)~C_OPEN_OK;
+	}
+	if (s->rs & RS_RING_AT) {
+		/* Every WRITE before this record went to the old ring. */
+		r.type = WIRE_RING_AT;
+		r.stream = s->peer_id;
+		r.cursor = s->tx_sent;
+		if (!put(buf, len, &r))
+			return (0);
+		s->rs &= (uint8_t)~RS_RING_AT;
+		s->peer_rx = s->peer_next;
+		memset(&s->peer_next, 0, sizeof(s->peer_next));
+		if (tx_ready(s))
+			qpush(e, Q_TX, id);
+	}
+	if (s->rs & RS_RING) {
+		r.type = WIRE_RING;
+		r.stream = s->peer_id;
+		r.ring.addr = s->rx_next.addr;
+		r.ring.rkey = s->rx_next.key;
+		r.ring.size = s->rx_next.size;
+		if (!put(buf, len, &r))
+			return (0);
+		s->rs &= (uint8_t)~RS_RING;
 	}
 	if (s->ctrl & C_CREDIT) {
 		r.type = WIRE_CREDIT;
@@ -1642,6 +1877,7 @@ static int
 take_write(struct engine *e, uint32_t id, struct engine_wr *w)
 {
 	struct stream *s = &e->s[id];
+	const struct engine_ring *src = &s->tx;
 	uint64_t n, cur = s->tx_sent;
 
 	n = s->tx_app - cur;
@@ -1649,16 +1885,22 @@ take_write(struct engine *e, uint32_t id, struct engine_wr *w)
 		n = s->peer_rx.size - (cur - s->tx_peer);
 	if (n > WIRE_WRITE_MAX)
 		n = WIRE_WRITE_MAX;
+	/* Bytes from before a resize are in the old ring, up to the switch. */
+	if (s->tx_old.size != 0 && cur < s->tx_switch) {
+		src = &s->tx_old;
+		if (n > s->tx_switch - cur)
+			n = s->tx_switch - cur;
+	}
 	/* Both rings are powers of two: the smaller one's wrap is the cut. */
-	n = ring_contig(s->tx.size, cur, n);
+	n = ring_contig(src->size, cur, n);
 	n = ring_contig(s->peer_rx.size, cur, n);
 	if (n == 0)
 		return (0);
 	memset(w, 0, sizeof(*w));
 	w->op = ENGINE_WR_WRITE_IMM;
 	w->len = (uint32_t)n;
-	w->local_addr = s->tx.addr + ring_off(s->tx.size, cur);
-	w->lkey = s->tx.key;
+	w->local_addr = src->addr + ring_off(src->size, cur);
+	w->lkey = src->key;
 	w->remote_addr = s->peer_rx.addr + ring_off(s->peer_rx.size, cur);
 	w->rkey = s->peer_rx.rkey;
 	w->imm = wire_imm_encode(s->peer_id, (uint32_t)n);
@@ -1914,9 +2156,13 @@ engine_tx_space(struct engine *e, uint32_t id, uint32_t *off)
 	*off = 0;
 	if (s == NULL || (s->flags & (F_APP_SHUT | F_RESET | F_TERM_SENT)))
 		return (0);
+	n = ring_free(s->tx.size, s->tx_app, tx_base(s));
+	if (n == 0) {
+		tx_grow(e, id);
+		n = ring_free(s->tx.size, s->tx_app, tx_base(s));
+	}
 	*off = ring_off(s->tx.size, s->tx_app);
-	n = ring_contig(s->tx.size, s->tx_app,
-	    ring_free(s->tx.size, s->tx_app, tx_base(s)));
+	n = ring_contig(s->tx.size, s->tx_app, n);
 	if (n == 0)
 		s->flags |= F_WANT_WR;
 	return ((uint32_t)n);
@@ -1942,24 +2188,33 @@ engine_rx_data(struct engine *e, uint32_t id, uint32_t *off)
 {
 	struct stream *s = app_stream(e, id);
 
+	const struct engine_ring *ring;
+	uint64_t end;
+
 	*off = 0;
 	if (s == NULL || (s->flags & F_RESET))
 		return (0);
-	*off = ring_off(s->rx.size, s->rx_cons);
-	return ((uint32_t)ring_contig(s->rx.size, s->rx_cons,
-	    ring_used(s->rx_tail, s->rx_cons)));
+	ring = rx_read_ring(s, &end);
+	*off = ring_off(ring->size, s->rx_cons);
+	return ((uint32_t)ring_contig(ring->size, s->rx_cons,
+	    ring_used(end, s->rx_cons)));
 }
 
 int
 engine_rx_consume(struct engine *e, uint32_t id, uint32_t n)
 {
 	struct stream *s = app_stream(e, id);
+	const struct engine_ring *ring;
+	uint64_t end;
 
-	if (s == NULL || (s->flags & F_RESET) ||
-	    n > ring_contig(s->rx.size, s->rx_cons,
-	    ring_used(s->rx_tail, s->rx_cons)))
+	if (s == NULL || (s->flags & F_RESET))
+		return (ENGINE_EINVAL);
+	ring = rx_read_ring(s, &end);
+	if (n > ring_contig(ring->size, s->rx_cons, ring_used(end, s->rx_cons)))
 		return (ENGINE_EINVAL);
 	s->rx_cons += n;
+	if (s->rx_old.size != 0 && s->rx_cons == s->rx_switch)
+		ring_drop(e, s, &s->rx_old);
 	/*
 	 * Return credit once a quarter of the ring was consumed; a sender
 	 * stalls only on a full ring, and a fully read full ring always
@@ -2179,4 +2434,91 @@ engine_abandon(struct engine *e, uint16_t reason)
 			e->st.streams_not_resumed++;
 			release_now(e, id, reason);
 		}
+}
+
+void
+engine_set_mem(struct engine *e, const struct engine_mem *mem)
+{
+
+	e->mem = *mem;
+}
+
+int
+engine_can_resize(const struct engine *e)
+{
+
+	return (e->can_resize);
+}
+
+int
+engine_ring_limits(struct engine *e, uint32_t id, uint32_t tx_max,
+    uint32_t rx_max)
+{
+	struct stream *s = live(e, id);
+
+	if (s == NULL || !e->can_resize ||
+	    (s->state != S_OPEN && s->state != S_OPENING) ||
+	    s->tx_sent != 0 || s->rx_tail != 0 ||
+	    ring_size_check(tx_max) != NULL || ring_size_check(rx_max) != NULL ||
+	    tx_max < s->tx.size || rx_max < s->rx.size)
+		return (ENGINE_EINVAL);
+	s->tx_min = s->tx.size;
+	s->rx_min = s->rx.size;
+	s->tx_max = tx_max;
+	s->rx_max = rx_max;
+	return (0);
+}
+
+void
+engine_trim(struct engine *e)
+{
+	struct stream *s;
+	uint32_t id;
+
+	for (id = 0; id < e->conf.max_streams; id++) {
+		s = &e->s[id];
+		if (s->tx_max == 0 || !resizable(e, s))
+			continue;
+		/* (Its last WRITEs may complete only with a later one.) */
+		if (s->tx.size > s->tx_min && s->tx_old.size == 0 &&
+		    s->tx_app == s->tx_seen && s->tx_sent == s->tx_app)
+			tx_resize(e, id, s->tx_min);
+		if (s->rx.size > s->rx_min && s->rx_next.size == 0 &&
+		    s->rx_old.size == 0 && !(s->flags & F_PEER_SHUT) &&
+		    s->rx_tail == s->rx_seen && s->rx_cons == s->rx_tail)
+			rx_resize(e, id, s->rx_min);
+		s->tx_seen = s->tx_app;
+		s->rx_seen = s->rx_tail;
+	}
+}
+
+uint64_t
+engine_tx_base(const struct engine *e, uint32_t id)
+{
+
+	if (id >= e->conf.max_streams || e->s[id].state == S_FREE)
+		return (0);
+	return (e->s[id].tx.addr);
+}
+
+uint64_t
+engine_rx_base(const struct engine *e, uint32_t id)
+{
+	uint64_t end;
+
+	if (id >= e->conf.max_streams || e->s[id].state == S_FREE)
+		return (0);
+	return (rx_read_ring(&e->s[id], &end)->addr);
+}
+
+int
+engine_rings(const struct engine *e, uint32_t id, struct engine_ring *tx,
+    struct engine_ring *rx)
+{
+
+	if (id >= e->conf.max_streams || e->s[id].state == S_FREE)
+		return (-1);
+	*tx = e->s[id].tx;
+	*rx = e->s[id].rx;
+	return (0);
 }

@@ -101,6 +101,32 @@ struct engine_ring {
 	uint64_t addr;
 	uint32_t size;
 	uint32_t key;
+	void *mem;		/* the embedder's handle (engine_mem) */
+};
+
+/*
+ * Where a link's engine gets ring memory to grow and shrink streams' rings
+ * (engine_set_mem, protocol version 4).
+ */
+struct engine_mem {
+	/*
+	 * Ring memory of ${size} bytes for the stream whose user pointer is
+	 * ${user}: a receive ring (remote write) if ${rx}, else a send ring,
+	 * to replace one of ${replaces} bytes (smaller for a shrink, which
+	 * frees more than it takes).  Fill ${ring} (exactly ${size} bytes;
+	 * its mem is the embedder's own handle) and return 0, or return -1 to
+	 * refuse (the stream keeps the ring it has).
+	 */
+	int (*alloc)(void *arg, void *user, int rx, uint32_t size,
+	    uint32_t replaces, struct engine_ring *ring);
+	/*
+	 * The engine is done with ${ring}, which alloc (or engine_open or
+	 * engine_accept) gave: nothing reads or writes it any more.  Rings a
+	 * stream still holds when it is RELEASED are not passed here: the
+	 * embedder frees every ring it still holds for it then.
+	 */
+	void (*free)(void *arg, void *user, const struct engine_ring *ring);
+	void *arg;
 };
 
 /* How this side proves itself and checks the peer (engine_set_auth). */
@@ -166,6 +192,9 @@ struct engine_stats {
 	uint64_t streams_not_resumed;	/* suspended, then ended instead */
 	uint64_t resumes_denied;	/* resume offers refused (either side) */
 	uint64_t resumed_bytes;		/* bytes written again after a resume */
+	uint64_t ring_grows;		/* rings made larger */
+	uint64_t ring_shrinks;		/* rings made smaller again */
+	uint64_t ring_refused;		/* growths engine_mem.alloc refused */
 	uint32_t streams_active;
 	uint32_t peer_credits;		/* message credits we hold now */
 };
@@ -248,7 +277,7 @@ int engine_authenticated(const struct engine *e);
  * engine_hello(e, h):
  * Fill ${h} with this side's connect private data, except the nonce,
  * which the caller chooses.  The version is the newest both the cap and
- * the configuration allow (2 only with resume; 3 whenever the cap allows).
+ * the configuration allow (see wire_version_said).
  */
 void engine_hello(struct engine *e, struct wire_hello *h);
 
@@ -496,9 +525,70 @@ const struct wire_origin *engine_origin(const struct engine *e, uint32_t id);
 
 /**
  * engine_can_origin(e):
- * True once connected if both hellos said version 3 (ORIGIN records).
+ * True once connected if both hellos said version 3 or later (ORIGIN
+ * records).
  */
 int engine_can_origin(const struct engine *e);
+
+/**
+ * engine_set_mem(e, mem):
+ * How ${e} allocates and frees ring memory when it resizes rings (the
+ * structure is copied).  Needed before engine_ring_limits has an effect.
+ */
+void engine_set_mem(struct engine *e, const struct engine_mem *mem);
+
+/**
+ * engine_can_resize(e):
+ * True once connected if both hellos said version 4 and the link cannot
+ * resume streams (a stream that may be resumed keeps its rings' sizes).
+ */
+int engine_can_resize(const struct engine *e);
+
+/**
+ * engine_ring_limits(e, id, tx_max, rx_max):
+ * Let stream ${id}'s rings grow with its traffic, the send ring up to
+ * ${tx_max} and the receive ring up to ${rx_max} bytes (powers of two),
+ * and shrink back to the sizes it was opened or accepted with once it is
+ * idle (engine_trim).  Call right after engine_open or engine_accept, on
+ * a link where engine_can_resize is true.  Returns 0 or ENGINE_EINVAL.
+ *
+ * A receive ring grows when the peer used all the credit it had twice
+ * over since the last resize (the ring, not the reader, held it back);
+ * a send ring grows when the application found it full twice over while
+ * the peer's ring had room.  Each growth doubles the ring; engine_mem's
+ * alloc may refuse it (counted in ring_refused).  A receive ring changes
+ * in two steps: this side announces the new ring (RING), the peer says
+ * from which byte on it writes there (RING_AT), and the old ring goes once
+ * the application read its last byte.  A send ring changes at once; the
+ * old one goes when its last WRITE completed.
+ */
+int engine_ring_limits(struct engine *e, uint32_t id, uint32_t tx_max,
+    uint32_t rx_max);
+
+/**
+ * engine_trim(e):
+ * Shrink the rings of streams that carried no byte since the previous
+ * call and hold none, back to the sizes they started with.  Call it
+ * every few seconds; it visits every stream.
+ */
+void engine_trim(struct engine *e);
+
+/**
+ * engine_tx_base(e, id), engine_rx_base(e, id):
+ * The address the offset engine_tx_space (engine_rx_data) just gave is
+ * relative to: the ring the application writes (reads) now.  0 if ${id}
+ * is not a live stream.
+ */
+uint64_t engine_tx_base(const struct engine *e, uint32_t id);
+uint64_t engine_rx_base(const struct engine *e, uint32_t id);
+
+/**
+ * engine_rings(e, id, tx, rx):
+ * Stream ${id}'s current send and receive rings (the ones new bytes go
+ * into); -1 if it is not a live stream.
+ */
+int engine_rings(const struct engine *e, uint32_t id, struct engine_ring *tx,
+    struct engine_ring *rx);
 
 /**
  * engine_keep(e, id):

@@ -1337,6 +1337,30 @@ on_connect_request(struct verbs_listener *ls, struct rdma_cm_event *cme,
 	ev->link = l;
 }
 
+/*
+ * The newest version a peer that rejected our connect request speaks, if
+ * it is older than the one we offered; else 0.  A reject (IB CM reason 28)
+ * without a refusal note comes from a peer older than version 3, which
+ * cannot read a version-3 hello: it gets 2 (or 1; see wire_version_said).
+ * A note that says an older version than ours is a peer that refused our
+ * hello for its version.
+ */
+static int
+older_peer(struct verbs_link *l, const struct rdma_cm_event *cme)
+{
+	struct wire_hello h;
+	int said;
+
+	if (cme->status != 28 || !l->have_mine ||
+	    wire_hello_decode(l->hello_mine, WIRE_HELLO_LEN, &h) != WIRE_OK)
+		return (0);
+	said = wire_note_decode(cme->param.conn.private_data,
+	    cme->param.conn.private_data_len);
+	if (said == 0)
+		return (h.version >= 3 ? 2 : 0);
+	return (said < h.version ? said : 0);
+}
+
 static void
 on_link_event(struct verbs_link *l, struct rdma_cm_event *cme,
     struct verbs_ev *ev)
@@ -1409,16 +1433,7 @@ on_link_event(struct verbs_link *l, struct rdma_cm_event *cme,
 		return;
 	case RDMA_CM_EVENT_REJECTED:
 		link_down(l, ev, reject_text(cme->status));
-		/*
-		 * A peer that refuses a version-3 hello without a note is
-		 * older (it cannot read it): the caller may try again at once
-		 * with version 2.
-		 */
-		ev->old_peer = cme->status == 28 && l->have_mine &&
-		    wire_hello_decode(l->hello_mine, WIRE_HELLO_LEN, &h) ==
-		    WIRE_OK && h.version >= 3 && !wire_note_decode(
-		    cme->param.conn.private_data,
-		    cme->param.conn.private_data_len);
+		ev->peer_version = older_peer(l, cme);
 		return;
 	case RDMA_CM_EVENT_DISCONNECTED:
 		link_down(l, ev, "peer disconnected");

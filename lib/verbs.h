@@ -86,8 +86,9 @@ struct verbs_ev {
 	struct sockaddr_storage peer_sa;	/* INCOMING: the same */
 	int peer_auth;			/* INCOMING: the peer authenticates */
 	char why[200];			/* REJECTED, DOWN: what happened */
-	int old_peer;			/* DOWN: the peer refused our version
-					   (see verbs_link_conf.version_max) */
+	int peer_version;		/* DOWN: the peer refused our version
+					   and speaks at most this one (see
+					   verbs_link_conf.version_max); or 0 */
 };
 
 /**

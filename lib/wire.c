@@ -20,6 +20,8 @@
 #define SZ_RESUME_STREAM	(HDR + 4 + 4 + 8 + 8 + 1 + 16)
 #define SZ_RESUME_DENIED	(HDR + 2)
 #define SZ_ORIGIN	(HDR + 4 + 1 + 2 + 2 + 16 + 16)
+#define SZ_RING		(HDR + 4 + 16)
+#define SZ_RING_AT	(HDR + 4 + 8)
 
 static void
 put16(uint8_t *p, uint16_t v)
@@ -207,7 +209,9 @@ int
 wire_note_decode(const uint8_t *buf, size_t len)
 {
 
-	return (buf != NULL && len >= WIRE_NOTE_LEN && get32(buf) == WIRE_MAGIC);
+	if (buf == NULL || len < WIRE_NOTE_LEN || get32(buf) != WIRE_MAGIC)
+		return (0);
+	return (buf[4] > 0 ? buf[4] : 1);
 }
 
 uint32_t
@@ -265,6 +269,10 @@ wire_rec_size(const struct wire_rec *r)
 		return (SZ_RESUME_DENIED);
 	case WIRE_ORIGIN:
 		return (SZ_ORIGIN);
+	case WIRE_RING:
+		return (SZ_RING);
+	case WIRE_RING_AT:
+		return (SZ_RING_AT);
 	}
 	return (0);
 }
@@ -294,8 +302,13 @@ wire_rec_encode(uint8_t *buf, size_t cap, const struct wire_rec *r)
 		break;
 	case WIRE_CREDIT:
 	case WIRE_SHUTDOWN:
+	case WIRE_RING_AT:
 		put32(p, r->stream);
 		put64(p + 4, r->cursor);
+		break;
+	case WIRE_RING:
+		put32(p, r->stream);
+		put_ring(p + 4, &r->ring);
 		break;
 	case WIRE_OPEN:
 		put32(p, r->stream);
@@ -473,8 +486,13 @@ wire_rec_decode(const uint8_t *buf, size_t len, struct wire_rec *r,
 		return (WIRE_OK);
 	case WIRE_CREDIT:
 	case WIRE_SHUTDOWN:
+	case WIRE_RING_AT:
 		r->cursor = get64(p + 4);
 		return (get_stream(p, &r->stream));
+	case WIRE_RING:
+		if ((err = get_stream(p, &r->stream)) != WIRE_OK)
+			return (err);
+		return (get_ring(p + 4, &r->ring));
 	case WIRE_OPEN:
 		if ((err = get_stream(p, &r->stream)) != WIRE_OK)
 			return (err);

@@ -15,7 +15,7 @@
 
 /* Connect private data ("hello"). */
 #define WIRE_MAGIC		0x52535452u	/* "RSTR" */
-#define WIRE_VERSION		3		/* newest spoken */
+#define WIRE_VERSION		4		/* newest spoken */
 #define WIRE_VERSION_MIN	1		/* oldest understood */
 #define WIRE_HELLO_LEN		32		/* fits the 56-byte IB CM limit */
 #define WIRE_NONCE_LEN		16
@@ -59,7 +59,9 @@ enum wire_type {
 	WIRE_RESUME = 12,	/* version 2: resume a failed link's streams */
 	WIRE_RESUME_STREAM = 13,	/* version 2: one stream's cursors */
 	WIRE_RESUME_DENIED = 14,	/* version 2: the resume is refused */
-	WIRE_ORIGIN = 15	/* version 3: who opens the next stream */
+	WIRE_ORIGIN = 15,	/* version 3: who opens the next stream */
+	WIRE_RING = 16,		/* version 4: a stream's new receive ring */
+	WIRE_RING_AT = 17	/* version 4: writes go there from this cursor */
 };
 
 /* ORIGIN families: how the opener's client reached it. */
@@ -143,10 +145,10 @@ struct wire_rec {
 	uint8_t type;
 	uint32_t stream;	/* receiver's stream id; OPEN: the opener's */
 	uint32_t peer_stream;	/* OPEN_OK: the acceptor's id */
-	uint64_t cursor;	/* MSG_CREDIT, CREDIT, SHUTDOWN; RESUME_STREAM:
-				   arrived-up-to */
+	uint64_t cursor;	/* MSG_CREDIT, CREDIT, SHUTDOWN, RING_AT;
+				   RESUME_STREAM: arrived-up-to */
 	uint64_t consumed;	/* RESUME_STREAM: consumed-up-to */
-	struct wire_ring ring;	/* OPEN, OPEN_OK, RESUME_STREAM */
+	struct wire_ring ring;	/* OPEN, OPEN_OK, RESUME_STREAM, RING */
 	uint16_t reason;	/* REFUSE, RESET, GOAWAY, RESUME_DENIED */
 	uint16_t count;		/* RESUME: RESUME_STREAM records that follow */
 	uint8_t flags;		/* RESUME_STREAM: WIRE_RS_* */
@@ -215,8 +217,8 @@ void wire_note_encode(uint8_t buf[WIRE_NOTE_LEN], uint8_t version);
 
 /**
  * wire_note_decode(buf, len):
- * True if the ${len} bytes at ${buf} (reject private data; NULL or short:
- * none) start with a refusal note.
+ * If the ${len} bytes at ${buf} (reject private data; NULL or short: none)
+ * start with a refusal note, the version it says (at least 1); else 0.
  */
 int wire_note_decode(const uint8_t *buf, size_t len);
 

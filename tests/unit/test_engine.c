@@ -218,7 +218,7 @@ test_before_connect(void)
 	struct engine_conf c = conf(8, 16);
 	uint8_t buf[8 * WIRE_MSG_SIZE];
 	struct engine_wr wrs[4];
-	struct engine_ring r = { 0x1000, 4096, 1 };
+	struct engine_ring r = { 0x1000, 4096, 1, NULL };
 	uint32_t slots[64];
 	const char *why;
 	struct engine *e;
@@ -247,7 +247,7 @@ test_sizes(void)
 {
 	struct t T;
 	struct tstream s, big;
-	struct engine_ring bad = { 0x1000, 6000, 1 }, good = { 0x1000, 4096, 1 };
+	struct engine_ring bad = { 0x1000, 6000, 1, NULL }, good = { 0x1000, 4096, 1, NULL };
 	int bad_bytes = 0;
 	uint32_t got = 0;
 
@@ -567,7 +567,7 @@ test_idle_abort_goaway(void)
 {
 	struct t T;
 	struct tstream s, g;
-	struct engine_ring r = { 0x1000, 4096, 1 };
+	struct engine_ring r = { 0x1000, 4096, 1, NULL };
 
 	setup(&T, conf(8, 8), conf(8, 8));
 	ok(settle(&T) == 0, "a new link with nothing to say sends nothing");
@@ -1201,7 +1201,7 @@ test_suspend(void)
 	struct tstream *ak, *au;
 	struct engine_stats st;
 	struct engine_wr wrs[4];
-	struct engine_ring r = { 0x1000, 4096, 1 };
+	struct engine_ring r = { 0x1000, 4096, 1, NULL };
 	uint64_t t0 = 0, r1 = 0, t1 = 0, r0 = 0;
 	uint32_t off;
 	uint8_t junk[2] = { 0xee, 2 };
@@ -2332,6 +2332,347 @@ test_origin(void)
 	teardown(&T);
 }
 
+/* ---------------------------------------------------------------- resize */
+
+/* Ring memory for the resize tests: counted, and registered with the fabric. */
+struct tmem {
+	struct t *T;
+	int side;
+	int allocs, frees, refuse;
+	uint8_t *live[64];
+	uint32_t last_replaces;
+};
+
+static int
+tm_alloc(void *arg, void *user, int rx, uint32_t size, uint32_t replaces,
+    struct engine_ring *ring)
+{
+	struct tmem *m = arg;
+	uint8_t *p;
+	int k;
+
+	(void)user;
+	m->last_replaces = replaces;
+	if (m->refuse)
+		return (-1);
+	for (k = 0; k < 64 && m->live[k] != NULL; k++)
+		;
+	if (k == 64 || (p = calloc(1, size)) == NULL)
+		abort();
+	m->live[k] = p;
+	if (rx)
+		fab_mr_add(&m->T->f, m->side, (uint64_t)(uintptr_t)p, size,
+		    0x99);
+	ring->addr = (uint64_t)(uintptr_t)p;
+	ring->size = size;
+	ring->key = rx ? 0x99 : 1;
+	ring->mem = p;
+	m->allocs++;
+	return (0);
+}
+
+static void
+tm_free(void *arg, void *user, const struct engine_ring *ring)
+{
+	struct tmem *m = arg;
+	int k;
+
+	(void)user;
+	for (k = 0; k < 64; k++) {
+		if (m->live[k] == ring->mem && ring->mem != NULL) {
+			fab_mr_del(&m->T->f, m->side, ring->addr);
+			free(m->live[k]);
+			m->live[k] = NULL;
+			m->frees++;
+			return;
+		}
+	}
+	abort();	/* not ours, or freed twice */
+}
+
+static int
+tm_live(const struct tmem *m)
+{
+	int k, n = 0;
+
+	for (k = 0; k < 64; k++)
+		n += m->live[k] != NULL;
+	return (n);
+}
+
+static void
+tm_release(struct tmem *m)
+{
+	int k;
+
+	for (k = 0; k < 64; k++) {
+		free(m->live[k]);
+		m->live[k] = NULL;
+	}
+}
+
+/* A byte that depends on its position, so a misplaced one shows. */
+static uint8_t
+gpat(uint64_t pos)
+{
+
+	return ((uint8_t)(pos * 7 + (pos >> 9)));
+}
+
+/* Put up to ${n} pattern bytes from ${*pos}; returns bytes put. */
+static uint32_t
+put_pat(struct engine *e, uint32_t id, uint64_t *pos, uint32_t n)
+{
+	uint32_t off, k, j, done = 0;
+	uint8_t *base;
+
+	while (done < n && (k = engine_tx_space(e, id, &off))) {
+		base = (uint8_t *)(uintptr_t)engine_tx_base(e, id);
+		if (k > n - done)
+			k = n - done;
+		for (j = 0; j < k; j++)
+			base[off + j] = gpat(*pos + j);
+		engine_tx_commit(e, id, k);
+		*pos += k;
+		done += k;
+	}
+	return (done);
+}
+
+/* Take what there is, checking the pattern from ${*pos}. */
+static uint32_t
+take_pat(struct engine *e, uint32_t id, uint64_t *pos, int *bad)
+{
+	uint32_t off, k, j, done = 0;
+	uint8_t *base;
+
+	while ((k = engine_rx_data(e, id, &off)) > 0) {
+		base = (uint8_t *)(uintptr_t)engine_rx_base(e, id);
+		for (j = 0; j < k; j++)
+			if (base[off + j] != gpat(*pos + j))
+				*bad = 1;
+		memset(base + off, 0x5a, k);
+		engine_rx_consume(e, id, k);
+		*pos += k;
+		done += k;
+	}
+	return (done);
+}
+
+/* Open a stream from side 0 whose rings start at 4096 and may grow. */
+static int
+open_grow(struct t *T, struct tmem *m0, struct tmem *m1, uint32_t max)
+{
+	struct engine_ring tx, rx;
+	struct engine_event ev;
+	int id;
+	uint32_t peer;
+
+	tm_alloc(m0, NULL, 0, 4096, 0, &tx);
+	tm_alloc(m0, NULL, 1, 4096, 0, &rx);
+	id = engine_open(T->f.side[0].e, "t", &tx, &rx, NULL);
+	if (id < 0 || engine_ring_limits(T->f.side[0].e, (uint32_t)id, max,
+	    max) != 0)
+		return (-1);
+	fab_pump(&T->f, 0);
+	while (fab_deliver(&T->f, 0) > 0)
+		;
+	while (fab_complete(&T->f, 1) > 0)
+		;
+	if (!engine_next_event(T->f.side[1].e, &ev) ||
+	    !(ev.flags & ENGINE_EV_INCOMING))
+		return (-1);
+	peer = ev.stream;
+	tm_alloc(m1, NULL, 0, 4096, 0, &tx);
+	tm_alloc(m1, NULL, 1, 4096, 0, &rx);
+	if (engine_accept(T->f.side[1].e, peer, &tx, &rx, NULL) != 0 ||
+	    engine_ring_limits(T->f.side[1].e, peer, max, max) != 0)
+		return (-1);
+	T->by_id[1][0] = NULL;
+	T->acc[0].id = peer;
+	settle(T);
+	return (id);
+}
+
+/* Move ${total} bytes side 0 -> 1, the reader keeping up. */
+static int
+flow(struct t *T, uint32_t a, uint32_t b, uint64_t *tx, uint64_t *rx,
+    uint64_t total, int *bad)
+{
+	int rounds = 0;
+
+	while (*rx < total && rounds++ < 100000) {
+		put_pat(T->f.side[0].e, a, tx, (uint32_t)(total - *tx));
+		settle(T);
+		take_pat(T->f.side[1].e, b, rx, bad);
+		settle(T);
+	}
+	return (*rx == total);
+}
+
+static void
+test_resize(void)
+{
+	struct t T;
+	struct tmem m0, m1;
+	struct engine_mem em0, em1;
+	struct engine_stats st0, st1;
+	struct engine_ring tx, rx;
+	struct wire_rec r[2];
+	uint8_t buf[WIRE_MSG_SIZE];
+	uint64_t ptx = 0, prx = 0;
+	int id, bad = 0;
+	uint32_t b;
+
+	ok(setup(&T, conf(64, 64), conf(64, 64)) == 0 &&
+	    engine_can_resize(T.f.side[0].e) &&
+	    engine_can_resize(T.f.side[1].e),
+	    "two version-4 sides can resize rings");
+	memset(&m0, 0, sizeof(m0));
+	memset(&m1, 0, sizeof(m1));
+	m0.T = m1.T = &T;
+	m1.side = 1;
+	em0.alloc = em1.alloc = tm_alloc;
+	em0.free = em1.free = tm_free;
+	em0.arg = &m0;
+	em1.arg = &m1;
+	engine_set_mem(T.f.side[0].e, &em0);
+	engine_set_mem(T.f.side[1].e, &em1);
+	id = open_grow(&T, &m0, &m1, 65536);
+	b = T.acc[0].id;
+	ok(id >= 0, "a stream opens with 4096-byte rings and a 65536 limit");
+
+	/* A bulk transfer grows both rings to the limit. */
+	ok(flow(&T, (uint32_t)id, b, &ptx, &prx, 1 << 20, &bad) && !bad,
+	    "1 MiB arrives intact while the rings grow");
+	engine_stats(T.f.side[0].e, &st0);
+	engine_stats(T.f.side[1].e, &st1);
+	engine_rings(T.f.side[0].e, (uint32_t)id, &tx, &rx);
+	ok(tx.size == 65536 && st0.ring_grows == 4,
+	    "the sender's send ring doubled up to 65536 (4 growths): %u, %llu",
+	    (unsigned)tx.size, (unsigned long long)st0.ring_grows);
+	engine_rings(T.f.side[1].e, b, &tx, &rx);
+	ok(rx.size == 65536 && st1.ring_grows == 4,
+	    "the receiver's receive ring doubled up to 65536: %u, %llu",
+	    (unsigned)rx.size, (unsigned long long)st1.ring_grows);
+	ok(tm_live(&m0) == 2 && tm_live(&m1) == 2 &&
+	    m0.frees == m0.allocs - 2 && m1.frees == m1.allocs - 2,
+	    "every replaced ring was freed (side 0 %d of %d, side 1 %d of %d)",
+	    m0.frees, m0.allocs, m1.frees, m1.allocs);
+	engine_rings(T.f.side[0].e, (uint32_t)id, &tx, &rx);
+	ok(rx.size == 4096,
+	    "the direction that carried nothing kept its small ring");
+
+	/* Idle for two trims: back to 4096, and still carrying data. */
+	engine_trim(T.f.side[0].e);
+	engine_trim(T.f.side[1].e);
+	settle(&T);
+	engine_rings(T.f.side[1].e, b, &tx, &rx);
+	ok(rx.size == 65536, "one trim does not shrink (no idle period yet)");
+	engine_trim(T.f.side[0].e);
+	engine_trim(T.f.side[1].e);
+	settle(&T);
+	engine_stats(T.f.side[0].e, &st0);
+	engine_stats(T.f.side[1].e, &st1);
+	engine_rings(T.f.side[1].e, b, &tx, &rx);
+	ok(rx.size == 4096 && st1.ring_shrinks == 1 && m1.last_replaces ==
+	    65536, "an idle receive ring shrinks back to 4096");
+	engine_rings(T.f.side[0].e, (uint32_t)id, &tx, &rx);
+	ok(tx.size == 4096 && st0.ring_shrinks == 1,
+	    "an idle send ring shrinks back to 4096");
+	ok(tm_live(&m0) == 2 && tm_live(&m1) == 2,
+	    "the big rings were freed on shrinking");
+	ok(flow(&T, (uint32_t)id, b, &ptx, &prx, (1 << 20) + 100000, &bad) &&
+	    !bad, "data flows intact after the shrink (and regrows)");
+
+	/*
+	 * A shrink that races data: the receiver announces the small ring
+	 * while WRITEs to the big one are on the wire.
+	 */
+	engine_trim(T.f.side[1].e);
+	engine_trim(T.f.side[0].e);
+	put_pat(T.f.side[0].e, (uint32_t)id, &ptx, 3000);
+	fab_pump(&T.f, 0);		/* the WRITE is on the wire */
+	engine_trim(T.f.side[1].e);	/* nothing arrived: it shrinks */
+	fab_pump(&T.f, 1);		/* RING crosses the WRITE */
+	engine_stats(T.f.side[1].e, &st1);
+	ok(st1.ring_shrinks == 2, "the receiver announced a small ring "
+	    "with bytes in flight");
+	ok(flow(&T, (uint32_t)id, b, &ptx, &prx, prx + 3000 + 200000, &bad) &&
+	    !bad && engine_error(T.f.side[0].e) == NULL &&
+	    engine_error(T.f.side[1].e) == NULL,
+	    "bytes written to the old ring and after the switch arrive in order");
+
+	/* A refused growth is counted; the stream keeps its ring and flows. */
+	engine_trim(T.f.side[0].e);
+	engine_trim(T.f.side[1].e);
+	engine_trim(T.f.side[0].e);
+	engine_trim(T.f.side[1].e);
+	settle(&T);
+	m0.refuse = m1.refuse = 1;
+	ok(flow(&T, (uint32_t)id, b, &ptx, &prx, prx + 300000, &bad) && !bad,
+	    "data flows when every growth is refused");
+	engine_stats(T.f.side[1].e, &st1);
+	engine_rings(T.f.side[1].e, b, &tx, &rx);
+	ok(st1.ring_refused > 0 && rx.size == 4096,
+	    "refusals are counted and the ring stays: %llu",
+	    (unsigned long long)st1.ring_refused);
+	m0.refuse = m1.refuse = 0;
+
+	/* Violations: RING_AT at the wrong cursor, RING_AT never asked for. */
+	memset(r, 0, sizeof(r));
+	r[0].type = WIRE_RING_AT;
+	r[0].stream = b;
+	r[0].cursor = 5;
+	fab_inject(&T.f, 1, FAB_CQE_RECV, buf, recs(buf, r, 1), 0);
+	ok(engine_error(T.f.side[1].e) != NULL &&
+	    strstr(engine_error(T.f.side[1].e), "RING_AT") != NULL,
+	    "RING_AT with no RING outstanding is a violation: %s",
+	    engine_error(T.f.side[1].e) ? engine_error(T.f.side[1].e) : "");
+	settle(&T);
+	events(&T, 0);
+	events(&T, 1);
+	teardown(&T);
+	tm_release(&m0);
+	tm_release(&m1);
+
+	/* A version-3 peer: no resizing; a RING from it is a violation. */
+	memset(&T, 0, sizeof(T));
+	T.acc_ring = 4096;
+	{
+		struct engine_conf a = conf(16, 16), c = conf(16, 16);
+
+		ok(fab_init_cap(&T.f, &a, &c, 0, 3) == 0 &&
+		    !engine_can_resize(T.f.side[0].e) &&
+		    !engine_can_resize(T.f.side[1].e),
+		    "with a version-3 peer neither side resizes");
+	}
+	memset(r, 0, sizeof(r));
+	r[0].type = WIRE_RING;
+	r[0].stream = 0;
+	r[0].ring.addr = 0x1000;
+	r[0].ring.rkey = 1;
+	r[0].ring.size = 8192;
+	fab_inject(&T.f, 0, FAB_CQE_RECV, buf, recs(buf, r, 1), 0);
+	ok(engine_error(T.f.side[0].e) != NULL &&
+	    strstr(engine_error(T.f.side[0].e), "cannot resize") != NULL,
+	    "RING on a version-3 link is a violation");
+	teardown(&T);
+
+	/* A link that can resume keeps fixed rings. */
+	{
+		struct engine_conf a = conf(16, 16), c = conf(16, 16);
+
+		a.resume = c.resume = 1;
+		memset(&T, 0, sizeof(T));
+		ok(fab_init(&T.f, &a, &c) == 0 &&
+		    engine_can_resume(T.f.side[0].e) &&
+		    !engine_can_resize(T.f.side[0].e),
+		    "a link that can resume streams does not resize rings");
+		teardown(&T);
+	}
+}
+
 int
 main(void)
 {
@@ -2358,5 +2699,6 @@ main(void)
 	test_resume_auth();
 	test_resume_calls();
 	test_origin();
+	test_resize();
 	return (tap_done());
 }

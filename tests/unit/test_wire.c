@@ -52,7 +52,11 @@ rec_equal(const struct wire_rec *a, const struct wire_rec *b)
 		return (a->cursor == b->cursor);
 	case WIRE_CREDIT:
 	case WIRE_SHUTDOWN:
+	case WIRE_RING_AT:
 		return (a->stream == b->stream && a->cursor == b->cursor);
+	case WIRE_RING:
+		return (a->stream == b->stream &&
+		    memcmp(&a->ring, &b->ring, sizeof(a->ring)) == 0);
 	case WIRE_OPEN:
 		return (a->stream == b->stream &&
 		    memcmp(&a->ring, &b->ring, sizeof(a->ring)) == 0 &&
@@ -111,7 +115,7 @@ test_records(void)
 	size_t n, used, i;
 	int t, err, all;
 
-	for (t = WIRE_MSG_CREDIT; t <= WIRE_ORIGIN; t++) {
+	for (t = WIRE_MSG_CREDIT; t <= WIRE_RING_AT; t++) {
 		r = mkrec((uint8_t)t);
 		n = wire_rec_encode(buf, sizeof(buf), &r);
 		ok(n == wire_rec_size(&r) && n > 0, "type %d encodes", t);
@@ -146,8 +150,28 @@ test_records(void)
 	/* Unknown types. */
 	buf[0] = 0; buf[1] = 2;
 	ok(wire_rec_decode(buf, 2, &d, &used) == WIRE_ETYPE, "type 0 refused");
-	buf[0] = 16; buf[1] = 2;
-	ok(wire_rec_decode(buf, 2, &d, &used) == WIRE_ETYPE, "type 16 refused");
+	buf[0] = 18; buf[1] = 2;
+	ok(wire_rec_decode(buf, 2, &d, &used) == WIRE_ETYPE, "type 18 refused");
+
+	/* RING and RING_AT: the stream id, and RING's ring size. */
+	for (t = WIRE_RING; t <= WIRE_RING_AT; t++) {
+		r = mkrec((uint8_t)t);
+		r.stream = WIRE_STREAMS_MAX;
+		n = wire_rec_encode(buf, sizeof(buf), &r);
+		ok(wire_rec_decode(buf, n, &d, &used) == WIRE_ESTREAM,
+		    "type %d: stream %u refused", t, (unsigned)r.stream);
+	}
+	r = mkrec(WIRE_RING);
+	n = wire_rec_encode(buf, sizeof(buf), &r);
+	ok(n == 22 && buf[0] == 16 && buf[1] == 22 &&
+	    memcmp(buf + 6, "\xfe\xdc\xba\x98\x76\x54\x32\x10", 8) == 0 &&
+	    memcmp(buf + 18, "\x00\x10\x00\x00", 4) == 0,
+	    "RING: 22 bytes, the ring's address at 6 and size at 18");
+	r = mkrec(WIRE_RING_AT);
+	n = wire_rec_encode(buf, sizeof(buf), &r);
+	ok(n == 14 && buf[0] == 17 && buf[1] == 14 &&
+	    memcmp(buf + 6, "\x01\x23\x45\x67\x89\xab\xcd\xef", 8) == 0,
+	    "RING_AT: 14 bytes, the cursor at 6");
 
 	/* ORIGIN: what a family does not use must be zero. */
 	r = mkrec(WIRE_ORIGIN);
@@ -257,6 +281,11 @@ test_records(void)
 			n = wire_rec_encode(buf, sizeof(buf), &r);
 			ok(wire_rec_decode(buf, n, &d, &used) == WIRE_ERING,
 			    "OPEN_OK: ring size %u refused", (unsigned)bad[i]);
+			r = mkrec(WIRE_RING);
+			r.ring.size = bad[i];
+			n = wire_rec_encode(buf, sizeof(buf), &r);
+			ok(wire_rec_decode(buf, n, &d, &used) == WIRE_ERING,
+			    "RING: ring size %u refused", (unsigned)bad[i]);
 		}
 	}
 
@@ -364,6 +393,13 @@ test_hello(void)
 	buf[5] = 0;
 	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_OK &&
 	    d.version == 3 && d.flags == 0, "version 3 without resume");
+	buf[4] = 4;
+	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_OK &&
+	    d.version == 4, "version 4 understood");
+	ok(wire_version_said(4, 0) == 4 && wire_version_said(3, 1) == 3 &&
+	    wire_version_said(2, 0) == 1 && wire_version_said(2, 1) == 2 &&
+	    wire_version_said(9, 0) == WIRE_VERSION,
+	    "the version a hello says: the cap, 1 below 3 without resume");
 	buf[4] = 0;
 	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_EVERSION,
 	    "version 0 refused");
@@ -436,7 +472,11 @@ test_note(void)
 	wire_note_encode(note, WIRE_VERSION);
 	ok(memcmp(note, "RSTR", 4) == 0 && note[4] == WIRE_VERSION &&
 	    note[5] == 0 && note[7] == 0, "a refusal note: magic, version");
-	ok(wire_note_decode(note, sizeof(note)), "a refusal note decodes");
+	ok(wire_note_decode(note, sizeof(note)) == WIRE_VERSION,
+	    "a refusal note decodes to the version it says");
+	wire_note_encode(note, 3);
+	ok(wire_note_decode(note, sizeof(note)) == 3,
+	    "a version-3 peer's note says 3 (a version-4 side steps down)");
 	ok(!wire_note_decode(note, sizeof(note) - 1),
 	    "a short refusal note is none");
 	ok(!wire_note_decode(NULL, 0), "no reject data is no note");
