@@ -24,6 +24,13 @@
 /* At most this many recv() calls per readiness event, for fairness. */
 #define READS_PER_EVENT	4
 
+/*
+ * Rings a stream holds at once: a send and a receive ring, each with the
+ * one it replaces until that one's bytes are gone (or, for a receive
+ * ring, the one announced to the peer).
+ */
+#define BRIDGE_RINGS	4
+
 struct bridge {
 	struct tun *t;
 	struct dlink *dl;
@@ -32,7 +39,9 @@ struct bridge {
 	uint32_t id;
 	int fd;
 	struct loop_fd *w;
-	struct verbs_mem *txm, *rxm;
+	/* Its ring memory: the first send and receive rings, then whatever
+	   growing and shrinking them gave (see ring_alloc). */
+	struct verbs_mem *mem[BRIDGE_RINGS];
 	int server;			/* we connected to a target */
 	int connecting;			/* target connect in progress */
 	int rd_eof;			/* socket EOF: stream shut down */
@@ -127,9 +136,91 @@ close_fd(struct bridge *b, int reset)
 	b->fd = -1;
 }
 
+/* Ring memory slot ${k} goes (to the link's pool, or for good). */
+static void
+mem_drop(struct bridge *b, int k)
+{
+	struct verbs_mem *m = b->mem[k];
+
+	if (m == NULL)
+		return;
+	b->t->st->pinned -= verbs_mem_size(m);
+	verbs_mem_free(m);
+	b->mem[k] = NULL;
+}
+
+/*
+ * Ring memory of ${size} bytes into a free slot, or NULL after saying why
+ * (max_memory refusals, errno ENOBUFS, once per burst, counted).
+ */
+static struct verbs_mem *
+mem_get(struct bridge *b, uint32_t size, int flags)
+{
+	struct verbs_mem *m;
+	char err[200];
+	int k;
+
+	for (k = 0; k < BRIDGE_RINGS && b->mem[k] != NULL; k++)
+		;
+	if (k == BRIDGE_RINGS)
+		return (NULL);
+	if ((m = verbs_mem_new(link_verbs(b->dl), size, flags, err,
+	    sizeof(err))) == NULL) {
+		if (errno == ENOBUFS) {
+			b->t->st->ring_refusals++;
+			log_burst_about(&b->t->d->memory_log, loop_now_ms(),
+			    LOG_WARNING, BABOUT(b), "tunnel %s: %s", b->t->c->name,
+			    err);
+			errno = ENOBUFS;
+		} else {
+			BLOG(LOG_ERR, b, "%s", err);
+			errno = ENOMEM;
+		}
+		return (NULL);
+	}
+	b->mem[k] = m;
+	b->t->st->pinned += size;
+	return (m);
+}
+
+/* engine_mem: the engine grows or shrinks one of the stream's rings. */
+static int
+ring_alloc(void *arg, void *user, int rx, uint32_t size, uint32_t replaces,
+    struct engine_ring *ring)
+{
+	struct bridge *b = user;
+	struct verbs_mem *m;
+
+	(void)arg;
+	if (b == NULL || (m = mem_get(b, size, (rx ? VERBS_MEM_REMOTE : 0) |
+	    (size < replaces ? VERBS_MEM_NOCAP : 0))) == NULL)
+		return (-1);
+	verbs_mem_ring(m, ring);
+	return (0);
+}
+
+static void
+ring_free(void *arg, void *user, const struct engine_ring *ring)
+{
+	struct bridge *b = user;
+	int k;
+
+	(void)arg;
+	for (k = 0; k < BRIDGE_RINGS; k++)
+		if (b->mem[k] != NULL && b->mem[k] == ring->mem)
+			mem_drop(b, k);
+}
+
+static const struct engine_mem bridge_mem = {
+	.alloc = ring_alloc,
+	.free = ring_free,
+	.arg = NULL
+};
+
 static void
 bridge_free(struct bridge *b)
 {
+	int k;
 
 	close_fd(b, 1);
 	loop_timer_stop(&b->ctimer);
@@ -138,8 +229,8 @@ bridge_free(struct bridge *b)
 		free(b->tc);
 	}
 	free(b->pp);
-	verbs_mem_free(b->txm);
-	verbs_mem_free(b->rxm);
+	for (k = 0; k < BRIDGE_RINGS; k++)
+		mem_drop(b, k);
 	b->t->st->active--;
 	b->t->nstreams--;
 	TAILQ_REMOVE(&b->t->streams, b, entry);
@@ -149,29 +240,66 @@ bridge_free(struct bridge *b)
 	free(b);
 }
 
-/* Ring memory for a stream: send ring local, receive ring remote-write. */
-static int
-alloc_rings(struct bridge *b, struct engine_ring *tx, struct engine_ring *rx)
+/*
+ * The size a stream's ring starts at: ring_min where rings may grow (a
+ * link of version 4 that does not resume), else the full size.
+ */
+static uint32_t
+ring_start(const struct bridge *b, uint32_t full)
 {
 	const struct conf_sizes *sz = &b->t->c->sz;
-	struct verbs_link *vl = link_verbs(b->dl);
-	char err[200];
+	struct engine *e = link_engine(b->dl);
 
-	if ((b->txm = verbs_mem_new(vl, sz->sendbuf, 0, err,
-	    sizeof(err))) == NULL ||
-	    (b->rxm = verbs_mem_new(vl, sz->recvbuf, 1, err,
-	    sizeof(err))) == NULL) {
-		BLOG(LOG_ERR, b, "%s", err);
-		verbs_mem_free(b->txm);
-		b->txm = NULL;
+	if (sz->ring_min == 0 || sz->ring_min >= full || e == NULL ||
+	    !engine_can_resize(e))
+		return (full);
+	return (sz->ring_min);
+}
+
+/*
+ * Ring memory for a stream: send ring local, receive ring remote-write,
+ * into slots 0 and 1.  -1 with errno ENOBUFS if max_memory refused it.
+ */
+static int
+alloc_rings(struct bridge *b)
+{
+	const struct conf_sizes *sz = &b->t->c->sz;
+	uint32_t txs = ring_start(b, sz->sendbuf), rxs = ring_start(b,
+	    sz->recvbuf);
+	struct verbs_mem *tm, *rm;
+
+	if ((tm = mem_get(b, txs, 0)) == NULL)
+		return (-1);
+	if ((rm = mem_get(b, rxs, VERBS_MEM_REMOTE)) == NULL) {
+		int err = errno;
+
+		mem_drop(b, 0);
+		errno = err;
 		return (-1);
 	}
-	verbs_mem_ring(b->txm, tx);
-	verbs_mem_ring(b->rxm, rx);
-	BLOG(LOG_INFO, b, "%s over %s, rings: send %u, receive %u bytes",
-	    b->server ? "accepted" : "opening", link_peer(b->dl),
-	    (unsigned)sz->sendbuf, (unsigned)sz->recvbuf);
+	engine_set_mem(link_engine(b->dl), &bridge_mem);
+	if (txs != sz->sendbuf || rxs != sz->recvbuf)
+		BLOG(LOG_INFO, b, "%s over %s, rings: send %u, receive %u "
+		    "bytes, growing up to %u and %u",
+		    b->server ? "accepted" : "opening", link_peer(b->dl),
+		    (unsigned)txs, (unsigned)rxs, (unsigned)sz->sendbuf,
+		    (unsigned)sz->recvbuf);
+	else
+		BLOG(LOG_INFO, b, "%s over %s, rings: send %u, receive %u "
+		    "bytes", b->server ? "accepted" : "opening",
+		    link_peer(b->dl), (unsigned)txs, (unsigned)rxs);
 	return (0);
+}
+
+/* Let the stream's rings grow, if they started small. */
+static void
+ring_limits(struct bridge *b, struct engine *e)
+{
+	const struct conf_sizes *sz = &b->t->c->sz;
+
+	if (verbs_mem_size(b->mem[0]) < sz->sendbuf ||
+	    verbs_mem_size(b->mem[1]) < sz->recvbuf)
+		(void)engine_ring_limits(e, b->id, sz->sendbuf, sz->recvbuf);
 }
 
 static void
@@ -229,7 +357,7 @@ static void
 from_socket(struct bridge *b)
 {
 	struct engine *e = link_engine(b->dl);
-	uint8_t *ring = verbs_mem_buf(b->txm);
+	uint8_t *ring;
 	uint32_t off, space;
 	ssize_t n;
 	int k;
@@ -237,6 +365,7 @@ from_socket(struct bridge *b)
 	for (k = 0; k < READS_PER_EVENT; k++) {
 		if ((space = engine_tx_space(e, b->id, &off)) == 0)
 			return;		/* full: WRITABLE resumes reading */
+		ring = (uint8_t *)(uintptr_t)engine_tx_base(e, b->id);
 		n = recv(b->fd, ring + off, space, MSG_DONTWAIT);
 		if (n > 0) {
 			engine_tx_commit(e, b->id, (uint32_t)n);
@@ -269,11 +398,12 @@ static void
 to_socket(struct bridge *b)
 {
 	struct engine *e = link_engine(b->dl);
-	uint8_t *ring = verbs_mem_buf(b->rxm);
+	uint8_t *ring;
 	uint32_t off, avail;
 	ssize_t n;
 
 	while ((avail = engine_rx_data(e, b->id, &off)) > 0) {
+		ring = (uint8_t *)(uintptr_t)engine_rx_base(e, b->id);
 		n = send(b->fd, ring + off, avail, MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (n > 0) {
 			engine_rx_consume(e, b->id, (uint32_t)n);
@@ -410,11 +540,13 @@ target_connected(struct bridge *b)
 	if (b->t->c->proxy_protocol != 0 && proxy_send(b) != 0)
 		return;
 	connect_done(b);
-	if (alloc_rings(b, &tx, &rx) ||
-	    engine_accept(e, b->id, &tx, &rx, b) != 0) {
+	verbs_mem_ring(b->mem[0], &tx);
+	verbs_mem_ring(b->mem[1], &rx);
+	if (engine_accept(e, b->id, &tx, &rx, b) != 0) {
 		refuse(b, WIRE_REASON_INTERNAL);
 		return;
 	}
+	ring_limits(b, e);
 	if (b->t->c->sz.resume_time > 0)
 		(void)engine_keep(e, b->id);
 	b->t->st->opened++;
@@ -590,11 +722,18 @@ open_stream(struct bridge *b)
 	struct engine_ring tx, rx;
 	int id;
 
-	if (alloc_rings(b, &tx, &rx)) {
+	if (alloc_rings(b)) {
+		b->t->st->refused++;
+		if (errno == ENOBUFS)
+			b->t->st->limited++;
 		bridge_free(b);
 		return;
 	}
+	verbs_mem_ring(b->mem[0], &tx);
+	verbs_mem_ring(b->mem[1], &rx);
 	if ((id = engine_open(e, b->t->c->name, &tx, &rx, b)) >= 0) {
+		b->id = (uint32_t)id;
+		ring_limits(b, e);
 		if (b->t->c->sz.resume_time > 0)
 			(void)engine_keep(e, (uint32_t)id);
 		set_origin(b, e, (uint32_t)id);
@@ -714,6 +853,15 @@ bridge_incoming(struct dlink *dl, struct tun *t, uint32_t id)
 	}
 	/* Its events (the link failing while we connect) come to ${b}. */
 	engine_set_user(e, id, b);
+	/* Its rings first: a stream max_memory has no room for is refused
+	 * before the target hears of it. */
+	if (alloc_rings(b) != 0) {
+		if (errno == ENOBUFS)
+			t->st->limited++;
+		refuse(b, errno == ENOBUFS ? WIRE_REASON_LIMIT :
+		    WIRE_REASON_INTERNAL);
+		return;
+	}
 	target_next(b);
 }
 
@@ -749,8 +897,8 @@ bridge_event(struct bridge *b, const struct engine_event *ev)
 		b->t->st->suspended++;
 		/* Unregistered while it waits: the failed link's device may be
 		 * going away, and it waits for the link's last registration. */
-		verbs_mem_detach(b->txm);
-		verbs_mem_detach(b->rxm);
+		verbs_mem_detach(b->mem[0]);
+		verbs_mem_detach(b->mem[1]);
 		BLOG(LOG_DEBUG, b, "suspended: its link failed");
 	}
 	if (ev->flags & ENGINE_EV_RESUMED) {
@@ -819,14 +967,15 @@ bridge_adopt(struct bridge *b, struct dlink *dl, struct engine_ring *tx,
 	char err[200];
 
 	b->dl = dl;
-	if (vl == NULL || verbs_mem_move(b->txm, vl, err, sizeof(err)) ||
-	    verbs_mem_move(b->rxm, vl, err, sizeof(err))) {
+	/* (A link that resumes streams never resized their rings.) */
+	if (vl == NULL || verbs_mem_move(b->mem[0], vl, err, sizeof(err)) ||
+	    verbs_mem_move(b->mem[1], vl, err, sizeof(err))) {
 		BLOG(LOG_ERR, b, "cannot resume: %s", vl == NULL ?
 		    "no link" : err);
 		return (-1);
 	}
-	verbs_mem_ring(b->txm, tx);
-	verbs_mem_ring(b->rxm, rx);
+	verbs_mem_ring(b->mem[0], tx);
+	verbs_mem_ring(b->mem[1], rx);
 	return (0);
 }
 

@@ -38,6 +38,7 @@
 static const struct conf_sizes builtin_sizes = {
 	.sendbuf = 262144,
 	.recvbuf = 262144,
+	.ring_min = 16384,
 	.sq_size = 256,
 	.rq_size = 256,
 	.inline_size = 64,
@@ -51,10 +52,12 @@ static const struct size_key {
 	const char *name;
 	size_t off;		/* in struct conf_sizes */
 	long long min, max;
-	int ring;		/* ring_size_check() decides, not min/max */
+	int ring;		/* ring_size_check() decides, not min/max;
+				   2: the same, or 0 */
 } size_keys[] = {
 	{ "sendbuf", offsetof(struct conf_sizes, sendbuf), 0, 0, 1 },
 	{ "recvbuf", offsetof(struct conf_sizes, recvbuf), 0, 0, 1 },
+	{ "ring_min", offsetof(struct conf_sizes, ring_min), 0, 0, 2 },
 	{ "sq_size", offsetof(struct conf_sizes, sq_size),
 	    ENGINE_SQ_MIN, ENGINE_SQ_MAX, 0 },
 	{ "rq_size", offsetof(struct conf_sizes, rq_size),
@@ -473,7 +476,9 @@ parse_size(const struct parse *p, const config_setting_t *s,
 	if (int_value(s, &v))
 		return (errat(p, s, "%s must be an integer", k->name));
 
-	if (k->ring) {
+	if (k->ring == 2 && v == 0) {
+		/* 0: off */
+	} else if (k->ring) {
 		/* Negative sizes are as much "below the minimum" as 0. */
 		why = ring_size_check(v < 0 ? 0 : (uint64_t)v);
 		if (why != NULL)
@@ -818,6 +823,7 @@ static const struct global globals[] = {
 	{ "retry_count", G_UINT, FIELD(retry_count), 1, 7, "retries" },
 	{ "ring_pool", G_UINT, FIELD(ring_pool), 0, CONF_MAX_RING_POOL,
 	    "bytes" },
+	{ "max_memory", G_UINT, FIELD(max_memory), 0, 1024 * 1024, "MiB" },
 	{ "allow", G_ALLOW, 0, 0, 0, 0, NULL },
 	{ "listen", G_LATER, 0, 0, 0, 0, NULL },
 	{ "key_file", G_LATER, 0, 0, 0, 0, NULL },

@@ -34,6 +34,7 @@ struct conf_addr {
 
 struct conf_sizes {
 	uint32_t sendbuf, recvbuf;	/* ring bytes: power of two, 4 KiB..1 GiB */
+	uint32_t ring_min;		/* rings start here and grow; 0: fixed */
 	uint32_t sq_size, rq_size;	/* queue depths: 4..65536 / 4..32768 */
 	uint32_t inline_size;		/* 0..1024 */
 	uint32_t max_streams;		/* concurrent streams on this tunnel, 1..16384 */
@@ -145,6 +146,7 @@ struct conf {
 	uint32_t ack_timeout;		/* exponent, 8..24 */
 	uint32_t retry_count;		/* 1..7 */
 	uint32_t ring_pool;		/* bytes per link, 0: none */
+	uint32_t max_memory;		/* MiB of ring memory, 0: no limit */
 	struct conf_key key;		/* global key_file */
 	struct conf_net *allow;		/* peers that may link to us; none: any */
 	size_t nallow;

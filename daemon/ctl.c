@@ -183,10 +183,10 @@ stats_tab(struct rsd *d, struct render_tab *tb)
 	    { "active", 1 }, { "refused", 1 }, { "limited", 1 },
 	    { "denied", 1 }, { "failed", 1 }, { "credit_stalls", 1 },
 	    { "suspended", 1 }, { "resumes", 1 }, { "resume_failures", 1 },
-	    { "link", 0 } };
+	    { "pinned", 1 }, { "ring_refusals", 1 }, { "link", 0 } };
 	const struct tun *t;
 	struct link_info li;
-	char nb[12][24];
+	char nb[14][24];
 	int s;
 
 	TAB_INIT(tb, cols);
@@ -206,7 +206,8 @@ stats_tab(struct rsd *d, struct render_tab *tb)
 		    s ? NUM(8, li.st.stall_ring + li.st.stall_msg +
 		    li.st.stall_sq) : "",
 		    NUM(9, t->st->suspended), NUM(10, t->st->resumes),
-		    NUM(11, t->st->resume_failures),
+		    NUM(11, t->st->resume_failures), NUM(12, t->st->pinned),
+		    NUM(13, t->st->ring_refusals),
 		    t->link != NULL ? link_state_name(li.state) : "");
 	}
 }
@@ -247,12 +248,15 @@ cmd_status(struct rsd *d, struct render_buf *o, int json)
 		    "\"links_up\":%u,\"links_rejected\":%llu,"
 		    "\"links_evicted\":%llu,\"auth_failures\":%llu,"
 		    "\"resume_refusals\":%llu,\"resume_timeouts\":%llu,"
+		    "\"ring_bytes\":%llu,\"max_memory\":%llu,"
 		    "\"tunnels\":", tunnel_streams(d), links, up,
 		    (unsigned long long)d->links_rejected,
 		    (unsigned long long)d->links_evicted,
 		    (unsigned long long)d->auth_failures,
 		    (unsigned long long)d->resume_refusals,
-		    (unsigned long long)d->resume_timeouts);
+		    (unsigned long long)d->resume_timeouts,
+		    (unsigned long long)link_pinned(d),
+		    (unsigned long long)d->conf->max_memory << 20);
 		render_tab(o, &tb, 1);
 		render_printf(o, "}");
 		return (0);
@@ -273,12 +277,19 @@ cmd_status(struct rsd *d, struct render_buf *o, int json)
 	render_printf(o, "%s\n", line);
 	render_printf(o, "links rejected: %llu; idle links closed for room: "
 	    "%llu; authentication failures: %llu; resumes refused: %llu; "
-	    "suspended streams timed out: %llu\n\n",
+	    "suspended streams timed out: %llu\n",
 	    (unsigned long long)d->links_rejected,
 	    (unsigned long long)d->links_evicted,
 	    (unsigned long long)d->auth_failures,
 	    (unsigned long long)d->resume_refusals,
 	    (unsigned long long)d->resume_timeouts);
+	if (d->conf->max_memory != 0)
+		render_printf(o, "ring memory: %llu of %llu bytes (max_memory)"
+		    "\n\n", (unsigned long long)link_pinned(d),
+		    (unsigned long long)d->conf->max_memory << 20);
+	else
+		render_printf(o, "ring memory: %llu bytes\n\n",
+		    (unsigned long long)link_pinned(d));
 	render_tab(o, &tb, 0);
 	return (0);
 }
@@ -500,6 +511,10 @@ cmd_metrics(struct rsd *d, struct render_buf *o, int json)
 	}, rings[] = {
 		{ "registered", offsetof(struct link_info, mem.registered) },
 		{ "reused", offsetof(struct link_info, mem.reused) },
+	}, resizes[] = {
+		{ "grow", offsetof(struct link_info, st.ring_grows) },
+		{ "shrink", offsetof(struct link_info, st.ring_shrinks) },
+		{ "refused", offsetof(struct link_info, st.ring_refused) },
 	};
 	static const struct {
 		const char *name, *type, *help;
@@ -535,6 +550,14 @@ cmd_metrics(struct rsd *d, struct render_buf *o, int json)
 		{ "rstreamd_tunnel_resume_failures_total", "counter",
 		    "Suspended streams reset instead of resumed.",
 		    offsetof(struct tun_stats, resume_failures), 0 },
+		{ "rstreamd_tunnel_ring_bytes", "gauge",
+		    "Ring memory the tunnel's streams hold (their rings grow "
+		    "with traffic and shrink when idle).",
+		    offsetof(struct tun_stats, pinned), 0 },
+		{ "rstreamd_tunnel_ring_refusals_total", "counter",
+		    "Rings refused because max_memory was reached: streams "
+		    "refused, and rings that could not grow.",
+		    offsetof(struct tun_stats, ring_refusals), 0 },
 	};
 	const struct dlink *dl;
 	struct link_info li;
@@ -588,6 +611,12 @@ cmd_metrics(struct rsd *d, struct render_buf *o, int json)
 	daemon_metric(o, "rstreamd_resume_timeouts_total", "counter",
 	    "Suspended streams reset because no new link came within "
 	    "resume_time.", d->resume_timeouts);
+	daemon_metric(o, "rstreamd_ring_bytes", "gauge", "Ring memory "
+	    "registered over all links (streams' rings and the pools).",
+	    link_pinned(d));
+	daemon_metric(o, "rstreamd_ring_bytes_max", "gauge", "max_memory in "
+	    "bytes; 0: no limit.", (unsigned long long)d->conf->max_memory <<
+	    20);
 
 	render_metric_head(o, "rstreamd_link_up", "gauge", "1 if the RDMA "
 	    "link is up.");
@@ -610,6 +639,10 @@ cmd_metrics(struct rsd *d, struct render_buf *o, int json)
 	link_metric(d, o, "rstreamd_link_rings_total", "counter",
 	    "Rings streams took: newly registered, or reused from the "
 	    "link's pool.", "how", rings, NCOLS(rings));
+	link_metric(d, o, "rstreamd_link_ring_resizes_total", "counter",
+	    "Streams' rings grown with traffic, shrunk back when idle, and "
+	    "growths refused (max_memory).", "kind", resizes,
+	    NCOLS(resizes));
 	fabric_metrics(d, o);
 	return (0);
 }

@@ -70,7 +70,7 @@ struct dlink {
 	uint32_t backoff;
 	int failures;
 	/* Client: the newest protocol version to say (0: newest), and the
-	   peer just refused a newer one without a note (an older daemon). */
+	   peer just refused a newer one (an older daemon). */
 	uint8_t version_max;
 	int older;
 	int auth_said;			/* client: an auth failure was logged */
@@ -224,6 +224,8 @@ on_keepalive(void *arg)
 		return;
 	}
 	engine_keepalive(e);
+	/* Streams idle for a whole period get their small rings back. */
+	engine_trim(e);
 	link_mark(dl);
 	/* Pooled rings unused for a whole period go (see verbs.h). */
 	verbs_link_pool_trim(dl->vl);
@@ -1195,8 +1197,9 @@ cm_event(struct rsd *d, const struct verbs_ev *ev)
 		dl = verbs_link_user(ev->link);
 		if (dl == NULL || dl->vl != ev->link)
 			return;
-		if (ev->old_peer && dl->c != NULL && dl->version_max == 0) {
-			dl->version_max = WIRE_VERSION - 1;
+		if (ev->peer_version != 0 && dl->c != NULL &&
+		    dl->version_max == 0) {
+			dl->version_max = (uint8_t)ev->peer_version;
 			dl->older = 1;
 		}
 		link_down(dl, ev->why);
@@ -1278,6 +1281,13 @@ link_stop(struct rsd *d)
 	d->cm_w = NULL;
 	verbs_cm_free(d->cm);
 	d->cm = NULL;
+}
+
+uint64_t
+link_pinned(const struct rsd *d)
+{
+
+	return (d->cm != NULL ? verbs_cm_pinned(d->cm) : 0);
 }
 
 void
@@ -1407,6 +1417,7 @@ link_listen_commit(struct rsd *d, const struct conf *nc,
 	for (i = 0; i < p->n; i++)
 		d->lsn[i] = p->nl[i].l;
 	free(p);
+	verbs_cm_set_max_pinned(d->cm, (uint64_t)nc->max_memory << 20);
 	listener_conf(nc, &lc);
 	for (i = 0; i < d->nlsn; i++)
 		verbs_listener_set_conf(d->lsn[i], &lc);

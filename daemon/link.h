@@ -137,6 +137,12 @@ void link_listen_commit(struct rsd *d, const struct conf *nc,
 void link_listen_undo(struct rsd *d, struct link_listen_plan *p);
 
 /**
+ * link_pinned(d):
+ * Bytes of ring memory registered now, over every link (max_memory).
+ */
+uint64_t link_pinned(const struct rsd *d);
+
+/**
  * link_listen_close(d):
  * Stop listening for peers' links (a stopping daemon).
  */

@@ -44,6 +44,9 @@ struct tun_stats {
 	uint64_t suspended;	/* streams suspended by a link failure */
 	uint64_t resumes;	/* streams resumed on a new link */
 	uint64_t resume_failures;	/* suspended streams reset instead */
+	uint64_t ring_refusals;	/* rings refused by max_memory (streams
+				   refused, and growths) */
+	uint64_t pinned;	/* bytes of ring memory its streams hold */
 	uint32_t active;
 	int refs;
 };
@@ -100,7 +103,7 @@ struct rsd {
 	uint64_t resume_timeouts;	/* suspended streams reset: no new link */
 	/* Each kind of refusal is logged once per burst of its own. */
 	struct log_burst refusal_log[ADMIT_N], auth_log, deny_log;
-	struct log_burst cm_log, open_log, resume_log;
+	struct log_burst cm_log, open_log, resume_log, memory_log;
 	int noauth_warned;		/* said once that links lack keys */
 	struct loop_timer sweep;	/* idle_timeout, once a second */
 	struct ctl *ctl;

@@ -35,6 +35,8 @@
 
 struct verbs_cm {
 	struct rdma_event_channel *ch;
+	/* Ring memory registered over all links, and the cap (0: none). */
+	uint64_t pinned, max_pinned;
 	/* Links freed while accepting, waiting to disconnect (see below). */
 	TAILQ_HEAD(, verbs_link) dying;
 	/* Every link whose protection domain still exists. */
@@ -960,6 +962,7 @@ mem_unlink(struct verbs_mem *m)
 	if (l == NULL)
 		return;
 	l->ms.pinned -= m->size;
+	l->cm->pinned -= m->size;
 	if (--l->nmems == 0 && l->freed && !l->dying)
 		link_destroy(l);
 }
@@ -973,6 +976,7 @@ mem_link(struct verbs_mem *m, struct verbs_link *l, struct ibv_mr *mr)
 	m->link = l;
 	l->nmems++;
 	l->ms.pinned += m->size;
+	l->cm->pinned += m->size;
 	l->ms.registered++;
 }
 
@@ -1019,10 +1023,33 @@ pool_drain(struct verbs_link *l, int only_stale)
 	}
 }
 
+/*
+ * Would ${size} more bytes take the pinned memory past the cap?  Pooled
+ * rings go first, the link's own, then every link's: idle rings must not
+ * refuse a stream.
+ */
+static int
+over_cap(struct verbs_link *l, uint32_t size)
+{
+	struct verbs_cm *cm = l->cm;
+	struct verbs_link *o;
+
+	if (cm->max_pinned == 0 || cm->pinned + size <= cm->max_pinned)
+		return (0);
+	pool_drain(l, 0);
+	TAILQ_FOREACH(o, &cm->links, lentry) {
+		if (cm->pinned + size <= cm->max_pinned)
+			break;
+		pool_drain(o, 0);
+	}
+	return (cm->pinned + size > cm->max_pinned);
+}
+
 struct verbs_mem *
-verbs_mem_new(struct verbs_link *l, uint32_t size, int remote_write,
+verbs_mem_new(struct verbs_link *l, uint32_t size, int flags,
     char *err, size_t errlen)
 {
+	int remote_write = (flags & VERBS_MEM_REMOTE) != 0;
 	struct verbs_mem *m;
 	struct ibv_mr *mr;
 
@@ -1036,6 +1063,14 @@ verbs_mem_new(struct verbs_link *l, uint32_t size, int remote_write,
 			l->ms.reused++;
 			return (m);
 		}
+	}
+	if (over_cap(l, size) && !(flags & VERBS_MEM_NOCAP)) {
+		say(err, errlen, "max_memory: %llu bytes of ring memory are "
+		    "registered, the limit is %llu",
+		    (unsigned long long)l->cm->pinned,
+		    (unsigned long long)l->cm->max_pinned);
+		errno = ENOBUFS;
+		return (NULL);
 	}
 	if ((m = calloc(1, sizeof(*m))) == NULL)
 		goto err0;
@@ -1152,6 +1187,7 @@ verbs_mem_ring(const struct verbs_mem *m, struct engine_ring *ring)
 	ring->addr = (uint64_t)(uintptr_t)m->buf;
 	ring->size = (uint32_t)m->size;
 	ring->key = m->remote ? m->mr->rkey : m->mr->lkey;
+	ring->mem = (void *)(uintptr_t)m;
 }
 
 /* ---------------------------------------------------------------- listeners */
@@ -1503,4 +1539,25 @@ verbs_cm_handle(struct verbs_cm *cm, struct verbs_ev *ev)
 	if (end)
 		dying_end(l);
 	return (1);
+}
+
+void
+verbs_cm_set_max_pinned(struct verbs_cm *cm, uint64_t bytes)
+{
+
+	cm->max_pinned = bytes;
+}
+
+uint64_t
+verbs_cm_pinned(const struct verbs_cm *cm)
+{
+
+	return (cm->pinned);
+}
+
+uint32_t
+verbs_mem_size(const struct verbs_mem *m)
+{
+
+	return (m != NULL ? (uint32_t)m->size : 0);
 }

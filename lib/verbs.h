@@ -115,6 +115,19 @@ void verbs_cm_free(struct verbs_cm *cm);
 void verbs_cm_tick(struct verbs_cm *cm);
 
 /**
+ * verbs_cm_set_max_pinned(cm, bytes):
+ * Register no more than ${bytes} of ring memory (streams' rings and the
+ * links' pools) over all links of ${cm}; 0: no limit.
+ */
+void verbs_cm_set_max_pinned(struct verbs_cm *cm, uint64_t bytes);
+
+/**
+ * verbs_cm_pinned(cm):
+ * The bytes of ring memory registered now over all links of ${cm}.
+ */
+uint64_t verbs_cm_pinned(const struct verbs_cm *cm);
+
+/**
  * verbs_cm_fd(cm):
  * The channel's file descriptor (non-blocking): readable when
  * verbs_cm_handle has an event to process.
@@ -285,17 +298,25 @@ const char *verbs_link_device(const struct verbs_link *link);
  */
 const struct hca_info *verbs_link_hca(const struct verbs_link *link);
 
+/* verbs_mem_new flags. */
+#define VERBS_MEM_REMOTE	0x01	/* remote write: a receive ring */
+#define VERBS_MEM_NOCAP		0x02	/* may pass verbs_cm_set_max_pinned */
+
 /**
- * verbs_mem_new(link, size, remote_write, err, errlen):
+ * verbs_mem_new(link, size, flags, err, errlen):
  * Ring memory of ${size} bytes in ${link}'s protection domain: local
- * access only, or, with ${remote_write}, local and remote write (a receive
- * ring).  Taken from the link's pool of freed rings of that size and kind
- * when it has one (no mmap, no registration: its keys are the old ones),
- * else allocated and registered.  Its old contents are not cleared: a
- * stream only ever reads what its own cursors cover.
+ * access only, or, with VERBS_MEM_REMOTE, local and remote write (a
+ * receive ring).  Taken from the link's pool of freed rings of that size
+ * and kind when it has one (no mmap, no registration: its keys are the old
+ * ones), else allocated and registered.  Its old contents are not
+ * cleared: a stream only ever reads what its own cursors cover.  A new
+ * registration that would take the channel's pinned bytes past its cap
+ * (verbs_cm_set_max_pinned) drops the link's pool first, and if that is
+ * not enough fails with errno ENOBUFS, unless VERBS_MEM_NOCAP (a ring
+ * that replaces a bigger one).
  */
 struct verbs_mem *verbs_mem_new(struct verbs_link *link, uint32_t size,
-    int remote_write, char *err, size_t errlen);
+    int flags, char *err, size_t errlen);
 
 /**
  * verbs_mem_free(m):
@@ -370,9 +391,15 @@ void verbs_link_mem_stats(const struct verbs_link *link,
 uint8_t *verbs_mem_buf(const struct verbs_mem *m);
 
 /**
+ * verbs_mem_size(m):
+ * The size of ring memory ${m} in bytes; 0 for NULL.
+ */
+uint32_t verbs_mem_size(const struct verbs_mem *m);
+
+/**
  * verbs_mem_ring(m, ring):
- * Describe the memory as an engine ring: address, size, and the lkey
- * (local memory) or rkey (remote-writable memory).
+ * Describe the memory as an engine ring: address, size, the lkey (local
+ * memory) or rkey (remote-writable memory), and ${m} itself as its mem.
  */
 void verbs_mem_ring(const struct verbs_mem *m, struct engine_ring *ring);
 

@@ -56,7 +56,7 @@ start_a_notify() {
 	assert_output "via two"
 	run client "$port" "via the changed echo"
 	assert_output "via the changed echo"
-	grep -q "tunnel echo stream .*rings: send 262144, receive 131072 bytes" "$W/a.log"
+	grep -q "tunnel echo stream .*rings: send 16384, receive 16384 bytes, growing up to 262144 and 131072" "$W/a.log"
 
 	# The old stream finished on the old link, every byte intact.
 	wait_pid "$cp" 200

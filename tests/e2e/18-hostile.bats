@@ -231,10 +231,24 @@ EOC
 	wait_until 30 grep -q "old-peer: offered" "$W/old.out"
 	run cat "$W/old.out"
 	# Without resume_time the older version is 1 (2 is for resume).
-	assert_line "old-peer: offered 3 1"
-	run grep -c "the peer refused protocol version 3 (an older rstreamd?); trying again with version 1" "$W/a.log"
+	assert_line "old-peer: offered 4 1"
+	run grep -c "the peer refused protocol version 4 (an older rstreamd?); trying again with version 1" "$W/a.log"
 	assert_output 1
 	# The note on the second refusal: a refusal, not another step down.
 	run grep -E "link to $B:$op failed: connection rejected by the peer; retrying" "$W/a.log"
 	assert_success
+}
+
+@test "a version-3 peer refuses a version-4 hello with its note: the daemon asks again in version 3" {
+	op=$(free_port)
+	"$HOSTILE" "$A" "$B" "$op" old-peer 3 >"$W/old3.out" 2>&1 3>&- &
+	RS_PIDS+=("$!")
+	wait_until 20 grep -q "old-peer: listening" "$W/old3.out"
+	conf_a "{ name = \"old3\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:$op\"; resume_time = 5; }"
+	start_daemon a
+	wait_until 30 grep -q "old-peer: offered" "$W/old3.out"
+	run cat "$W/old3.out"
+	assert_line "old-peer: offered 4 3"
+	run grep -c "the peer refused protocol version 4 (an older rstreamd?); trying again with version 3" "$W/a.log"
+	assert_output 1
 }

@@ -39,12 +39,13 @@
  *                 a proof it cannot know
  * A case where it is the passive side (exit 0 once a hello of version 2
  * or older came):
- *   old-peer      listens at PEER_ADDR PORT as an rstreamd older than
- *                 protocol version 3 does: a version-3 hello is rejected
- *                 without private data, an older one with a refusal note
- *                 (so the connecting daemon only backs off); prints
- *                 "old-peer: listening", then the versions offered, in
- *                 order, as "old-peer: offered 3 2"
+ *   old-peer [V]  listens at PEER_ADDR PORT as an rstreamd that speaks
+ *                 protocol versions up to V (default 2) does: a newer
+ *                 hello is rejected without private data below version
+ *                 3, with a refusal note saying V from 3 on; a hello it
+ *                 can read with a refusal note (so the connecting daemon
+ *                 only backs off); prints "old-peer: listening", then the
+ *                 versions offered, in order, as "old-peer: offered 3 2"
  * The control case must succeed, showing the proofs above were computed
  * as the daemon computes them (exit 0 when the stream is accepted):
  *   right-key     proves KEYFILE, checks the daemon's proof, opens TUNNEL
@@ -385,7 +386,7 @@ flood(const char *src, const char *dst, const char *port, int n)
 }
 
 static int
-old_peer(const char *addr, const char *port)
+old_peer(const char *addr, const char *port, int newest)
 {
 	struct addrinfo hints, *ai;
 	struct rdma_cm_event *ev;
@@ -407,7 +408,7 @@ old_peer(const char *addr, const char *port)
 	freeaddrinfo(ai);
 	printf("old-peer: listening\n");
 	fflush(stdout);
-	wire_note_encode(note, 2);
+	wire_note_encode(note, (uint8_t)newest);
 	while (!done && n < 8) {
 		p = (struct pollfd){ ch->fd, POLLIN, 0 };
 		if (poll(&p, 1, 60000) <= 0)
@@ -425,8 +426,10 @@ old_peer(const char *addr, const char *port)
 		snprintf(seen + strlen(seen), sizeof(seen) - strlen(seen),
 		    " %d", v);
 		n++;
-		if (v >= 3) {
+		if (v > newest && newest < 3) {
 			rdma_reject(req, NULL, 0);
+		} else if (v > newest) {
+			rdma_reject(req, note, sizeof(note));
 		} else {
 			rdma_reject(req, note, sizeof(note));
 			done = 1;
@@ -463,7 +466,8 @@ main(int argc, char **argv)
 	if (strcmp(cs, "flood") == 0 && argc > 5)
 		return (flood(argv[1], argv[2], argv[3], atoi(argv[5])));
 	if (strcmp(cs, "old-peer") == 0)
-		return (old_peer(argv[2], argv[3]));
+		return (old_peer(argv[2], argv[3], argc > 5 ? atoi(argv[5]) :
+		    2));
 	if (rdma_create_id(ch, &id, NULL, RDMA_PS_TCP))
 		die("rdma_create_id");
 	resolve(argv[1], argv[2], argv[3]);

@@ -23,7 +23,7 @@
 #include "conf.h"
 #include "tap.h"
 
-#define MAXFILES	128
+#define MAXFILES	256
 #define DIRMAX		256
 #define FILEMAX		(DIRMAX + 16)
 
@@ -760,6 +760,29 @@ test_service(void)
 	ok(fails("ring_pool = 2147483648;\n" T1, 1, "ring_pool 2147483648 is "
 	    "outside 0 to 1073741824"), "a ring_pool over 1 GiB");
 	conf_free(c);
+
+	/* Memory that follows the traffic: ring_min and max_memory. */
+	c = load(T1);
+	ok(c != NULL && c->max_memory == 0 && c->defaults.ring_min == 16384 &&
+	    c->tunnels[0].sz.ring_min == 16384,
+	    "max_memory defaults to none, ring_min to 16384");
+	conf_free(c);
+	c = load("max_memory = 4096;\ndefaults = { ring_min = 4096; };\n"
+	    "tunnels = ( { name = \"a\"; accept = \"tcp://127.0.0.1:1\"; "
+	    "peer = \"p:1\"; },\n { name = \"b\"; accept = "
+	    "\"tcp://127.0.0.1:2\"; peer = \"p:1\"; ring_min = 0; } );\n");
+	ok(c != NULL && c->max_memory == 4096 &&
+	    c->tunnels[0].sz.ring_min == 4096 && c->tunnels[1].sz.ring_min == 0,
+	    "max_memory is read; ring_min from defaults, 0 in a tunnel");
+	conf_free(c);
+	ok(fails(TUN1 PEER "  ring_min = 1000; } );\n", 3,
+	    "tunnel pg: ring_min 1000 is below the minimum 4096"),
+	    "a ring_min below 4096 (and not 0)");
+	ok(fails(TUN1 PEER "  ring_min = 6000; } );\n", 3,
+	    "tunnel pg: ring_min 6000 is not a power of two"),
+	    "a ring_min not a power of two");
+	ok(fails("max_memory = 2000000;\n" T1, 1, "max_memory 2000000 is "
+	    "outside 0 to 1048576"), "a max_memory over 1 TiB");
 	ok(fails("ack_timeout = 4;\n" T1, 1, "ack_timeout 4 is outside 8 to "
 	    "24"), "an ack_timeout too short for any fabric");
 	ok(fails("retry_count = 8;\n" T1, 1, "retry_count 8 is outside 1 to "
