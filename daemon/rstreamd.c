@@ -9,8 +9,10 @@
 #include "config.h"
 
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -120,6 +122,25 @@ on_signal(void *arg, uint32_t events)
 	}
 }
 
+/*
+ * Every stream takes a descriptor on each side (client or target), and the
+ * soft limit many systems start services with is 1024, kept low only for
+ * programs that still use select(): take the hard limit (the unit sets
+ * LimitNOFILE).
+ */
+static void
+raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= rl.rlim_max)
+		return;
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+		log_warn("cannot raise the descriptor limit to %llu: %s",
+		    (unsigned long long)rl.rlim_max, strerror(errno));
+}
+
 int
 main(int argc, char **argv)
 {
@@ -186,6 +207,7 @@ main(int argc, char **argv)
 		return (0);
 	}
 	log_init(reload_log_level(&d));
+	raise_nofile();
 	if (auth_init() != 0) {
 		fprintf(stderr, "rstreamd: cannot initialise libsodium\n");
 		conf_free(d.conf);

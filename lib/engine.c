@@ -55,6 +55,9 @@ enum {
 
 #define NIL	UINT32_MAX
 
+/* CREDIT cursors a stream remembers for its growth signal (rx_grow). */
+#define REPS		8
+
 /* Pending ring resize records for a stream (version 4). */
 #define RS_RING		0x01	/* our RING: the receive ring rx_next */
 #define RS_RING_AT	0x02	/* our RING_AT: we write to peer_next */
@@ -99,6 +102,8 @@ struct stream {
 	uint64_t tx_switch, rx_switch;
 	uint32_t tx_min, rx_min, tx_max, rx_max;	/* 0: fixed */
 	uint64_t tx_mark, rx_mark;	/* cursors at the last resize */
+	uint64_t rx_reps[REPS];	/* the last CREDIT cursors sent (0 at first) */
+	uint8_t rx_rep_n;
 	uint64_t tx_seen, rx_seen;	/* cursors at the last engine_trim */
 };
 
@@ -539,21 +544,29 @@ rx_resize(struct engine *e, uint32_t id, uint32_t size)
 }
 
 /*
- * The peer used all the credit it had, twice the ring's size since the
- * last resize: the ring held it back, so double it.
+ * The peer used all the credit it had, and twice the ring's size arrived
+ * since the last resize: the ring held it back, so double it.  A sender
+ * with more to send writes up to exactly the credit it holds plus the
+ * ring's size, and the credit it holds is one of the last REPS we sent
+ * (each moves a quarter of the ring or more, so at most 4 follow the one
+ * it holds), so arriving bytes that end exactly there mean it had to
+ * stop.
  */
 static void
 rx_grow(struct engine *e, uint32_t id)
 {
 	struct stream *s = &e->s[id];
+	int k, edge = 0;
 
 	if (s->rx.size >= s->rx_max || !resizable(e, s) ||
 	    s->rx_next.size != 0 || s->rx_old.size != 0 ||
 	    (s->flags & F_PEER_SHUT) ||
-	    s->rx_tail - s->rx_rep < s->rx.size ||
 	    s->rx_tail - s->rx_mark < 2 * (uint64_t)s->rx.size)
 		return;
-	rx_resize(e, id, s->rx.size * 2);
+	for (k = 0; k < REPS; k++)
+		edge |= s->rx_tail == s->rx_reps[k] + s->rx.size;
+	if (edge)
+		rx_resize(e, id, s->rx.size * 2);
 }
 
 /*
@@ -1714,6 +1727,7 @@ encode_stream(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
 		if (!put(buf, len, &r))
 			return (0);
 		s->rx_rep = s->rx_cons;
+		s->rx_reps[s->rx_rep_n++ % REPS] = s->rx_cons;
 		s->ctrl &= (uint8_t)~C_CREDIT;
 		e->st.credit_updates++;
 	}
