@@ -64,37 +64,44 @@ size() {
 
 @test "max_memory: streams beyond it are refused and counted, growth stops at it, bytes stay intact" {
 	echo_target
-	# Fixed 256 KiB rings: two streams pin the whole MiB on b.
+	# Fixed rings: a "fixed" stream pins 512 KiB on b, a "fill" one
+	# 384 KiB; with one of each open, 128 KiB of the MiB are left.
 	conf_b "{ name = \"fixed\"; target = \"tcp://127.0.0.1:$tp\"; ring_min = 0; },
+	    { name = \"fill\"; target = \"tcp://127.0.0.1:$tp\"; ring_min = 0; recvbuf = 131072; },
 	    { name = \"grow\"; target = \"tcp://127.0.0.1:$tp\"; sendbuf = 1048576; recvbuf = 1048576; }"
 	sed -i '1i max_memory = 1;' "$W/b.conf"
-	conf_a "{ name = \"fixed\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; ring_min = 0; },
+	conf_a "{ name = \"fixed\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; },
+	    { name = \"fill\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; },
 	    { name = \"grow\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; sendbuf = 1048576; recvbuf = 1048576; }"
 	start_pair fixed
+	link_up a fill
 	link_up a grow
 	wait_ctl b status '.max_memory' 1048576
 	hold_stream "$(accept_port a fixed)"
 	h1=$cp
-	hold_stream "$(accept_port a fixed)"
+	hold_stream "$(accept_port a fill)"
 	h2=$cp
-	wait_ctl b stats '.tunnels[] | select(.tunnel == "fixed") | .pinned' 1048576
+	wait_ctl b stats '.tunnels[] | select(.tunnel == "fixed") | .pinned' 524288
+	wait_ctl b stats '.tunnels[] | select(.tunnel == "fill") | .pinned' 393216
+	# Another "fixed" stream does not fit: refused before the target.
 	run client "$(accept_port a fixed)" "no room"
 	assert_output ""
-	wait_log b "tunnel fixed: max_memory: 1048576 bytes of ring memory are registered, the limit is 1048576"
-	[ "$(ctl_json b stats '.tunnels[] | select(.tunnel == "fixed") | .ring_refusals')" -ge 1 ]
+	wait_log b "tunnel fixed: max_memory: 917504 bytes of ring memory are registered, the limit is 1048576"
+	[ "$(ctl_json b stats '.tunnels[] | select(.tunnel == "fixed") | .ring_refusals')" = 1 ]
 	[ "$(ctl_json b stats '.tunnels[] | select(.tunnel == "fixed") | .limited')" = 1 ]
 	run "$CTL" -s "$W/b.ctl" status
-	assert_line "ring memory: 1048576 of 1048576 bytes (max_memory)"
-	kill "$h1" "$h2"
-	wait_ctl b stats '.tunnels[] | select(.tunnel == "fixed") | .pinned' 0
+	assert_line "ring memory: 917504 of 1048576 bytes (max_memory)"
 
-	# A stream that wants 2 MiB of rings on b gets what the cap leaves.
+	# A stream that could grow to 2 MiB of rings on b gets what is left.
 	head -c 6M /dev/urandom >"$W/g.in"
 	timeout 300 socat -t 60 - TCP:127.0.0.1:"$(accept_port a grow)" <"$W/g.in" >"$W/g.out" 3>&- &
 	wait_pid $! 300
 	[ "$(sha "$W/g.in")" = "$(sha "$W/g.out")" ]
 	run resizes b refused
 	[ "$output" -gt 0 ]
+	[ "$(ctl_json b stats '.tunnels[] | select(.tunnel == "grow") | .ring_refusals')" -gt 0 ]
 	run resizes a refused
 	assert_output 0
+	kill "$h1" "$h2"
+	wait_ctl b status '.streams' 0
 }
