@@ -18,6 +18,14 @@
  *   2  this side answers: find hands the failed engine over, and the
  *      input plays the peer asking to resume;
  *   3  this side answers but find refuses every resume.
+ *
+ * Without resume the link can resize rings (protocol version 4): every
+ * stream of the engine under test may grow its rings up to LIMIT, from
+ * ring memory with made-up addresses (the engine never touches ring
+ * memory), which the input can make the embedder refuse; it can also
+ * trim.  The engine must never give back a ring twice, one it did not
+ * get, or one of a stream it already released, nor keep using one it
+ * gave back.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -32,8 +40,33 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define RQ	8
 #define STREAMS	4
 
+/* Resizing: the rings' limit; fake ring memory, where and how much. */
+#define LIMIT		65536
+#define FAKE_BASE	0x10000000ULL
+#define FAKE_STRIDE	0x100000ULL
+#define MEMS		32
+#define TAGS		8
+
 static uint8_t ctrl_send[SQ * WIRE_MSG_SIZE];
 static uint8_t old_ctrl_send[SQ * WIRE_MSG_SIZE];
+
+/* A ring engine_mem's alloc gave, and for which stream (its tag). */
+struct fmem {
+	int live;
+	int tag;
+	uint64_t addr;
+	uint32_t size;
+};
+
+/*
+ * The engine under test; its streams' user pointers are tags (&tags[k],
+ * in use while tags[k] is set), so that their rings can be forgotten
+ * when they are RELEASED.
+ */
+static struct engine *cur;
+static struct fmem mems[MEMS];
+static uint8_t tags[TAGS];
+static int mem_refuse;		/* the embedder is out of ring memory */
 
 struct in {
 	const uint8_t *p;
@@ -52,12 +85,151 @@ get(struct in *in, void *out, size_t len)
 	return (1);
 }
 
+/* ---------------------------------------------------------------- memory */
+
+/* A tag for a new stream of the engine under test. */
+static void *
+tag_get(void)
+{
+	int k;
+
+	for (k = 0; k < TAGS; k++)
+		if (!tags[k]) {
+			tags[k] = 1;
+			return (&tags[k]);
+		}
+	abort();	/* more streams than the engine holds */
+}
+
+/* The tag ${user} is, or -1 if it is none. */
+static int
+tag_of(const void *user)
+{
+	const uint8_t *p = user;
+
+	if (p == NULL || p < tags || p >= tags + TAGS)
+		return (-1);
+	return ((int)(p - tags));
+}
+
+/* The stream tagged ${user} was released: its rings are forgotten. */
+static void
+tag_put(void *user)
+{
+	int t = tag_of(user), k;
+
+	if (t < 0)
+		return;
+	if (!tags[t])
+		abort();
+	tags[t] = 0;
+	for (k = 0; k < MEMS; k++)
+		if (mems[k].live && mems[k].tag == t)
+			mems[k].live = 0;
+}
+
+static int
+mem_alloc(void *arg, void *user, int rx, uint32_t size, uint32_t replaces,
+    struct engine_ring *ring)
+{
+	int t = tag_of(user), k;
+
+	(void)arg;
+	if (t < 0 || !tags[t] || size < 4096 || size > LIMIT ||
+	    (size & (size - 1)) != 0 ||
+	    (size != 2 * replaces && (size != 4096 || replaces <= size)))
+		abort();
+	if (mem_refuse)
+		return (-1);
+	for (k = 0; k < MEMS && mems[k].live; k++)
+		;
+	if (k == MEMS)
+		return (-1);
+	mems[k].live = 1;
+	mems[k].tag = t;
+	mems[k].addr = FAKE_BASE + (uint64_t)k * FAKE_STRIDE;
+	mems[k].size = size;
+	ring->addr = mems[k].addr;
+	ring->size = size;
+	ring->key = rx ? 0x700u + (uint32_t)k : 0x800u + (uint32_t)k;
+	ring->mem = &mems[k];
+	return (0);
+}
+
+static void
+mem_free(void *arg, void *user, const struct engine_ring *ring)
+{
+	struct fmem *m = ring->mem;
+
+	(void)arg;
+	/* The first rings (engine_open's, engine_accept's) are not ours. */
+	if (m == NULL) {
+		if (ring->addr != 0x100000 && ring->addr != 0x200000)
+			abort();
+		return;
+	}
+	if (m < mems || m >= mems + MEMS || !m->live ||
+	    m->addr != ring->addr || m->size != ring->size ||
+	    m->tag != tag_of(user))
+		abort();
+	m->live = 0;
+}
+
+/* A ring the engine uses must be one it was given and still holds. */
+static void
+ring_held(uint64_t addr)
+{
+	uint64_t k;
+
+	if (addr < FAKE_BASE)
+		return;
+	k = (addr - FAKE_BASE) / FAKE_STRIDE;
+	if (k >= MEMS || !mems[k].live || mems[k].addr != addr)
+		abort();
+}
+
+static void
+check_rings(struct engine *e)
+{
+	struct engine_ring tx, rx;
+	uint32_t id;
+
+	for (id = 0; id < STREAMS; id++) {
+		if (engine_rings(e, id, &tx, &rx) != 0)
+			continue;
+		if (tx.size > LIMIT || rx.size > LIMIT)
+			abort();
+		ring_held(tx.addr);
+		ring_held(rx.addr);
+		ring_held(engine_tx_base(e, id));
+		ring_held(engine_rx_base(e, id));
+	}
+}
+
+/* Open a stream on the engine under test, which may resize its rings. */
+static int
+open_stream(struct engine *e, const char *name,
+    const struct engine_ring *r)
+{
+	void *tag = tag_get();
+	int id;
+
+	if ((id = engine_open(e, name, r, r, tag)) < 0)
+		tag_put(tag);
+	else
+		engine_ring_limits(e, (uint32_t)id, LIMIT, LIMIT);
+	return (id);
+}
+
+/* ---------------------------------------------------------------- events */
+
 /* Events of any engine: ids stay in range; INCOMING is accepted. */
 static void
 events(struct engine *e)
 {
 	struct engine_event ev;
-	struct engine_ring r = { 0x100000, 4096, 7 };
+	struct engine_ring r = { 0x100000, 4096, 7, NULL };
+	void *tag;
 
 	while (engine_next_event(e, &ev)) {
 		if (ev.stream >= STREAMS)
@@ -65,8 +237,17 @@ events(struct engine *e)
 		/* A suspended stream waits in a failed engine, nowhere else. */
 		if ((ev.flags & ENGINE_EV_SUSPENDED) && engine_error(e) == NULL)
 			abort();
-		if (ev.flags & ENGINE_EV_INCOMING)
+		if ((ev.flags & ENGINE_EV_INCOMING) && e != cur) {
 			engine_accept(e, ev.stream, &r, &r, NULL);
+		} else if (ev.flags & ENGINE_EV_INCOMING) {
+			tag = tag_get();
+			if (engine_accept(e, ev.stream, &r, &r, tag) == 0)
+				engine_ring_limits(e, ev.stream, LIMIT, LIMIT);
+			else
+				tag_put(tag);
+		}
+		if (ev.flags & ENGINE_EV_RELEASED)
+			tag_put(ev.user);
 	}
 }
 
@@ -189,7 +370,7 @@ make_old(void)
 {
 	struct engine_conf c;
 	struct engine *o;
-	struct engine_ring r = { 0x300000, 4096, 11 };
+	struct engine_ring r = { 0x300000, 4096, 11, NULL };
 	struct engine_wr wrs[8];
 	struct wire_hello h;
 	struct wire_rec rec;
@@ -257,10 +438,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct engine_conf c;
 	struct engine *e;
 	struct wire_hello h;
-	struct engine_ring r = { 0x200000, 4096, 9 };
+	struct engine_ring r = { 0x200000, 4096, 9, NULL };
 	struct in in = { data, size };
 	struct engine_stats st;
 	struct engine_resume er;
+	struct engine_mem em = { mem_alloc, mem_free, NULL };
 	struct res R;
 	uint32_t posted[RQ], slot, imm, u32, off;
 	uint64_t seq_hi = 0;
@@ -292,6 +474,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	c.resume = resume != 0;
 	if ((e = engine_new(&c, &why)) == NULL)
 		abort();
+	cur = e;
+	memset(mems, 0, sizeof(mems));
+	memset(tags, 0, sizeof(tags));
+	mem_refuse = 0;
+	engine_set_mem(e, &em);
 	if (auth)
 		engine_set_auth(e, &ea);
 	if (resume) {
@@ -316,13 +503,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		res_drop(&R);
 	}
 	if (resume != 2) {
-		engine_open(e, "a", &r, &r, NULL);
-		engine_open(e, "b", &r, &r, NULL);
+		open_stream(e, "a", &r);
+		open_stream(e, "b", &r);
 	}
 	drain(e, posted, &nposted, &seq_hi);
 
 	while (get(&in, &op, 1)) {
-		switch (op % 10) {
+		switch (op % 12) {
 		case 0:		/* a SEND arrives */
 		case 1:
 			if (!get(&in, &len, 2))
@@ -372,12 +559,20 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				engine_reset(e, (b >> 2) % STREAMS, b);
 			break;
 		case 8:		/* open another stream, kept if it can be */
-			id = engine_open(e, "c", &r, &r, NULL);
+			id = open_stream(e, "c", &r);
 			if (id >= 0 && resume)
 				engine_keep(e, (uint32_t)id);
 			break;
 		case 9:
 			engine_keepalive(e);
+			break;
+		case 10:	/* idle rings shrink (on a second trim) */
+			engine_trim(e);
+			break;
+		case 11:	/* ring memory runs out, or comes back */
+			if (!get(&in, &b, 1))
+				break;
+			mem_refuse = b & 1;
 			break;
 		}
 		/* What find handed over goes once the call returned. */
@@ -395,6 +590,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (engine_active(e) > STREAMS ||
 		    engine_suspended(e) > engine_active(e))
 			abort();
+		check_rings(e);
 	}
 	res_drop(&R);
 	engine_free(e);

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Write the fuzzers' seed corpora (tests/fuzz/corpus/*): valid hellos,
 one of every control record, multi-record messages, and for the engine an
-input that opens a stream and moves data, and inputs that resume streams
-from both sides (see the modes in fuzz_engine.c), so fuzzing starts deep."""
+input that opens a stream and moves data, inputs that resume streams
+from both sides (see the modes in fuzz_engine.c), and inputs that grow and
+shrink rings on a version-4 link, so fuzzing starts deep."""
 import os
 import struct
 
@@ -39,6 +40,8 @@ RECS = {
     "origin": rec(15, struct.pack(">IBHH", 1, 1, 50123, 443) +
                   bytes([192, 0, 2, 7]) + bytes(12) +
                   bytes([127, 0, 0, 1]) + bytes(12)),
+    "ring": rec(16, struct.pack(">I", 0) + ring(0x20000, 0x78, 8192)),
+    "ring_at": rec(17, struct.pack(">IQ", 0, 8192)),
 }
 
 
@@ -121,3 +124,81 @@ write("engine", "resume-server-adopt-fails", bytes([SERVER_ADOPT_FAILS]) +
       asks + bytes([7, 0, 7, 1]))
 write("engine", "resume-refused", bytes([REFUSER]) + send(resume(1)) +
       send(rs(0, 0)) + send(RECS["open"]))
+
+# Ring resizes (version 4: the links above that do not resume).  Our
+# streams 0 and 1 start with 4 KiB rings and may grow to 64 KiB; the
+# input plays the peer, whose stream 0 is our 0.
+def app_write(stream, n):
+    return bytes([5, stream]) + struct.pack("<I", n)
+
+
+def app_read(stream, n):
+    return bytes([6, stream]) + struct.pack("<I", n)
+
+
+def ring_rec(stream, size, addr=0x20000, rkey=0x78):
+    return rec(16, struct.pack(">I", stream) + ring(addr, rkey, size))
+
+
+def ring_at(stream, cursor):
+    return rec(17, struct.pack(">IQ", stream, cursor))
+
+
+def credit(stream, cursor):
+    return rec(2, struct.pack(">IQ", stream, cursor))
+
+
+def msg_credit(posted):
+    return rec(1, struct.pack(">Q", posted))
+
+
+TRIM, DONE = bytes([10]), bytes([4, 0])
+# The peer grows its ring (RING; we answer RING_AT and write there), then
+# our send ring grows: full twice over while the peer's ring had room.
+write("engine", "ring-peer", opened + send(ring_rec(0, 8192) +
+      msg_credit(9)) + app_write(0, 4096) + app_write(0, 4096) + DONE +
+      app_write(0, 4096) + send(credit(0, 4096) + msg_credit(12)) +
+      app_write(0, 4000) + DONE + app_write(0, 3000))
+# Our send ring grows while the peer's message credit holds bytes back:
+# they are written from the old ring once credit comes (MSG_CREDIT), the
+# rest from the new.  Then two idle trims shrink it again.
+tx_grown = (opened + send(ring_rec(0, 16384)) +
+            (app_write(0, 4096) + DONE) * 4 + send(credit(0, 16384)) +
+            app_write(0, 4096) + DONE + app_write(0, 4096) +
+            app_write(0, 4000) + send(msg_credit(15)) + DONE +
+            send(credit(0, 28576)) + app_write(0, 100))
+# (The last WRITE still out when the send ring shrinks, or done.)
+write("engine", "ring-tx-old", tx_grown + TRIM + TRIM + DONE +
+      app_write(0, 100))
+write("engine", "ring-tx-idle", tx_grown + DONE + TRIM + TRIM +
+      app_write(0, 100) + DONE + app_write(0, 100))
+# Our receive ring grows: the peer used all its credit, twice the ring
+# arrived; RING goes out, the peer's RING_AT switches with bytes left in
+# the old ring, which goes once read.  Then two idle trims shrink it back
+# (RING, RING_AT at the end) and the small ring carries on.
+grow = (opened + send(msg_credit(9)) + imm(0, 4096) + app_read(0, 4096) +
+        imm(0, 4096) + send(ring_at(0, 8192) + msg_credit(12)) +
+        imm(0, 4096) + app_read(0, 4096) + app_read(0, 4096) + DONE)
+write("engine", "ring-grow", grow + imm(0, 8192) + app_read(0, 4096) +
+      app_read(0, 4096) + TRIM + TRIM + send(ring_at(0, 20480) +
+      msg_credit(17)) + imm(0, 100) + app_read(0, 100))
+# A shrink that races data: the peer's bytes cross our RING, so its
+# RING_AT comes after them and the big ring keeps them until read.
+write("engine", "ring-shrink-race", grow + app_read(0, 4096) + TRIM +
+      TRIM + imm(0, 3000) + send(ring_at(0, 15288) + msg_credit(16)) +
+      imm(0, 1000) + app_read(0, 3000) + app_read(0, 1000))
+# Growth refused (op 11: out of memory), then allowed again.
+write("engine", "ring-refused", opened + bytes([11, 1]) + imm(0, 4096) +
+      app_read(0, 4096) + imm(0, 4096) + bytes([11, 0]) +
+      app_read(0, 4096) + imm(0, 4096) + app_read(0, 4096) +
+      imm(0, 4096))
+# Violations: RING_AT nobody asked for, or at the wrong cursor; a second
+# RING before our RING_AT.  A RING after our RESET is old news.
+write("engine", "ring-at-unasked", opened + send(ring_at(0, 0)))
+write("engine", "ring-at-wrong", opened + send(msg_credit(9)) +
+      imm(0, 4096) + app_read(0, 4096) + imm(0, 4096) +
+      send(ring_at(0, 5000)))
+write("engine", "ring-twice", opened + send(ring_rec(0, 8192) +
+      ring_rec(0, 16384)))
+write("engine", "ring-after-reset", opened + bytes([7, 2]) +
+      send(ring_rec(0, 8192) + RECS["close"]))

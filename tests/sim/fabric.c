@@ -98,6 +98,8 @@ side_engine(struct fab *f, int i)
 		engine_set_auth(s->e, &s->auth);
 	if (s->has_res)
 		engine_set_resume(s->e, &s->res);
+	if (s->has_mem)
+		engine_set_mem(s->e, &s->mem);
 	return (0);
 }
 
@@ -548,6 +550,16 @@ fab_set_resume(struct fab *f, int i, const struct engine_resume *r)
 	s->res = *r;
 	s->has_res = 1;
 	engine_set_resume(s->e, r);
+}
+
+void
+fab_set_mem(struct fab *f, int i, const struct engine_mem *mem)
+{
+	struct fab_side *s = &f->side[i];
+
+	s->mem = *mem;
+	s->has_mem = 1;
+	engine_set_mem(s->e, mem);
 }
 
 /* Everything in flight from side ${i} and in its completion queue is gone. */

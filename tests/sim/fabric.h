@@ -77,6 +77,8 @@ struct fab_side {
 	int has_auth;
 	struct engine_resume res;
 	int has_res;
+	struct engine_mem mem;
+	int has_mem;
 	unsigned version_cap;		/* engine_version_cap (0: none) */
 	uint8_t nonce[WIRE_NONCE_LEN];	/* this side's hello nonce, this link */
 	/* Link losses: WRs executed unseen, WRs and completions dropped. */
@@ -182,6 +184,13 @@ void fab_rings(struct fab *f, int i, uint32_t txsz, uint32_t rxsz,
 void fab_set_resume(struct fab *f, int i, const struct engine_resume *r);
 
 /**
+ * fab_set_mem(f, i, mem):
+ * engine_set_mem(${mem}) on side ${i}'s engine, and on the engines of
+ * every later link (the structure is copied).
+ */
+void fab_set_mem(struct fab *f, int i, const struct engine_mem *mem);
+
+/**
  * fab_relink(f, deliver, old):
  * The link is lost and a new one replaces it.  First up to
  * ${deliver[i]} of the work requests in flight from side ${i} execute at
@@ -192,10 +201,11 @@ void fab_set_resume(struct fab *f, int i, const struct engine_resume *r);
  * ${old[i]}: the caller owns them from now on (it drains their events,
  * ends what was not resumed with engine_abandon and frees them).  Every
  * registered region becomes stale.  Then new engines are made with the
- * configurations of fab_init plus conf.resume, the same authentication
- * and resume callbacks, and new nonces; they post their receives and
- * connect, and side 0 is again the initiator.  The control send and
- * receive areas are reused: a failed engine never writes its send area.
+ * configurations of fab_init plus conf.resume, the same authentication,
+ * resume and ring memory callbacks, and new nonces; they post their
+ * receives and connect, and side 0 is again the initiator.  The control
+ * send and receive areas are reused: a failed engine never writes its
+ * send area.
  * Returns 0, or -1 with f->err set (a delivered WRITE broke a rule, or a
  * new engine could not be made; then ${old} is still filled in).
  */

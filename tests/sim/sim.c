@@ -22,6 +22,15 @@
  *    pile up, a resume is refused or never offered, or an adoption fails
  *    may lose streams, but only with a resume reason and only streams
  *    that were suspended; they are counted.
+ *  - ring resizes (protocol version 4, on links that cannot resume): half
+ *    the streams start with 4 KiB rings that may grow to a random limit;
+ *    both sides trim at random points, so shrinks race data in flight;
+ *    ring memory comes from callbacks that sometimes refuse.  The
+ *    application reads and writes wherever the engine says its rings are
+ *    now, which must be a ring the stream holds; a receive ring the
+ *    engine gives back is deregistered and freed at once, so a late WRITE
+ *    into it is caught; every byte is still checked.  A many-seed run
+ *    fails if resizable streams never grew or never shrank.
  *
  * Usage: sim [-c CONFIG] [-s SEED] [-n COUNT] [-l] [-v]
  * Without -s it runs COUNT seeds of each configuration (or of CONFIG) and
@@ -74,6 +83,13 @@ static int all_lose;		/* -l: link losses in every configuration */
 static uint64_t total_bytes, total_streams, total_eofs;
 static uint64_t total_losses, total_susp, total_resumed, total_lost;
 static uint64_t total_strict, total_unseen;
+static uint64_t total_rs, total_grows, total_shrinks, total_refused;
+static uint64_t all_rs, all_grows, all_shrinks, all_refused;
+
+/* Resizable streams start with rings of this many bytes. */
+#define RS_START	4096
+/* Rings a stream holds at once: send, old send, receive, old, announced. */
+#define MAXRINGS	8
 
 /* ---------------------------------------------------------------- rng */
 
@@ -158,12 +174,26 @@ make_plan(const struct config *c, uint64_t seed, uint64_t serial,
 
 /* ---------------------------------------------------------------- state */
 
+/* A ring a stream holds: the first two, or one the engine asked for. */
+struct sring {
+	uint8_t *p;
+	uint32_t size;
+	uint32_t key;		/* a receive ring's rkey */
+	int rx;			/* a receive ring (registered) */
+};
+
 struct astream {
 	uint64_t serial;
 	int opener;		/* this side opened it */
 	struct plan plan;
-	uint8_t *tx, *rx;
-	uint32_t txsz, rxsz, rkey;
+	/*
+	 * Every ring it holds; all are freed when it is RELEASED.  Which of
+	 * them it reads and writes now, only the engine says (engine_tx_base,
+	 * engine_rx_base): rings resize under the application.
+	 */
+	struct sring ring[MAXRINGS];
+	int nring;
+	uint32_t tx_max, rx_max;	/* resizable up to these; 0: fixed */
 	uint64_t tx_total, tx_done, rx_expect, rx_got;
 	int shut, opened, eof, closed, reset_seen, refused;
 	/* Where it lives now: a stream moves with a resume. */
@@ -221,6 +251,7 @@ struct side {
 	uint8_t token[WIRE_NONCE_LEN];
 	unsigned denied_link;	/* side 0: link whose refusal was seen */
 	uint64_t resume_at;	/* side 0: step to offer the resume at */
+	uint64_t allocs, refused;	/* engine_mem: rings given, refused */
 };
 
 /* One link loss and what became of its resume. */
@@ -240,6 +271,12 @@ struct run {
 	const struct config *c;
 	uint64_t seed;
 	struct rng r;
+	/*
+	 * Resizing's own draws (which streams, their limits, refusals,
+	 * trims): runs on links that cannot resize stay as they were.
+	 */
+	struct rng rz;
+	int resizing;		/* the link can resize rings */
 	struct fab f;
 	struct side side[2];
 	int failed;
@@ -333,32 +370,164 @@ side_find(struct side *S, const struct engine *e, uint32_t id)
 	return (NULL);
 }
 
+/* A new ring of ${size} bytes for stream ${a} of side ${i}. */
+static struct sring *
+sring_new(struct run *R, int i, struct astream *a, int rx, uint32_t size)
+{
+	struct sring *g;
+
+	if (a->nring == MAXRINGS) {
+		rfail(R, "side %d stream s%llu: a ring more than the %d it "
+		    "may hold", i, (unsigned long long)a->serial, MAXRINGS);
+		return (NULL);
+	}
+	g = &a->ring[a->nring];
+	memset(g, 0, sizeof(*g));
+	if ((g->p = calloc(1, size)) == NULL) {
+		rfail(R, "out of memory");
+		return (NULL);
+	}
+	g->size = size;
+	g->rx = rx;
+	if (rx) {
+		/* Poison: a byte the peer never wrote shows as a mismatch. */
+		memset(g->p, 0xa5, size);
+		g->key = R->next_rkey++;
+		fab_mr_add(&R->f, i, (uint64_t)(uintptr_t)g->p, size, g->key);
+	}
+	a->nring++;
+	return (g);
+}
+
+/* Ring ${k} of stream ${a} of side ${i} goes. */
+static void
+sring_free(struct run *R, int i, struct astream *a, int k)
+{
+	struct sring *g = &a->ring[k];
+
+	if (g->rx)
+		fab_mr_del(&R->f, i, (uint64_t)(uintptr_t)g->p);
+	/* A stale read of it (a WRITE from a freed send ring) shows. */
+	memset(g->p, 0xdd, g->size);
+	free(g->p);
+	*g = a->ring[--a->nring];
+}
+
+/* Which of ${a}'s rings of direction ${rx} starts at ${addr}: -1 if none. */
+static int
+sring_find(const struct astream *a, uint64_t addr, int rx)
+{
+	int k;
+
+	for (k = 0; k < a->nring; k++)
+		if ((uint64_t)(uintptr_t)a->ring[k].p == addr &&
+		    a->ring[k].rx == rx)
+			return (k);
+	return (-1);
+}
+
+/* Describe ring ${g} for the engine. */
+static void
+sring_desc(const struct sring *g, struct engine_ring *r)
+{
+
+	r->addr = (uint64_t)(uintptr_t)g->p;
+	r->size = g->size;
+	r->key = g->rx ? g->key : 0;
+	r->mem = g->p;
+}
+
+/*
+ * The first rings of side ${i}'s stream ${a}: sizes from the plan, or
+ * small ones if it resizes.
+ */
 static int
 alloc_rings(struct run *R, int i, struct astream *a, uint32_t txlog,
     uint32_t rxlog)
 {
+	uint32_t txsz = 1u << txlog, rxsz = 1u << rxlog;
 
-	a->txsz = 1u << txlog;
-	a->rxsz = 1u << rxlog;
-	a->tx = malloc(a->txsz);
-	a->rx = malloc(a->rxsz);
-	if (a->tx == NULL || a->rx == NULL)
-		return (rfail(R, "out of memory"));
-	/* Poison: a byte the peer never wrote shows up as a mismatch. */
-	memset(a->rx, 0xa5, a->rxsz);
-	a->rkey = R->next_rkey++;
-	fab_mr_add(&R->f, i, (uint64_t)(uintptr_t)a->rx, a->rxsz, a->rkey);
+	if (a->tx_max != 0)
+		txsz = rxsz = RS_START;
+	if (sring_new(R, i, a, 0, txsz) == NULL ||
+	    sring_new(R, i, a, 1, rxsz) == NULL)
+		return (-1);
 	return (0);
 }
 
+/* Every ring the stream still holds goes (it was RELEASED, or never was). */
 static void
 free_rings(struct run *R, int i, struct astream *a)
 {
 
-	fab_mr_del(&R->f, i, (uint64_t)(uintptr_t)a->rx);
-	free(a->tx);
-	free(a->rx);
-	a->tx = a->rx = NULL;
+	while (a->nring > 0)
+		sring_free(R, i, a, a->nring - 1);
+}
+
+/*
+ * Where the ${n} bytes at offset ${off} of the ring at ${base} are: the
+ * engine's answer must be one of ${a}'s rings of that direction, and the
+ * bytes inside it.  NULL (and the run fails) if not.
+ */
+static uint8_t *
+sring_at(struct run *R, int i, struct astream *a, int rx, uint64_t base,
+    uint32_t off, uint32_t n)
+{
+	int k = sring_find(a, base, rx);
+
+	if (k < 0 || off > a->ring[k].size || n > a->ring[k].size - off) {
+		rfail(R, "side %d stream s%llu: the engine's %s ring at 0x%llx "
+		    "(%u bytes at %u) is not one the stream holds", i,
+		    (unsigned long long)a->serial, rx ? "receive" : "send",
+		    (unsigned long long)base, (unsigned)n, (unsigned)off);
+		return (NULL);
+	}
+	return (a->ring[k].p + off);
+}
+
+/* The rings the engine uses for ${a} now must be ones it holds. */
+static int
+check_rings(struct run *R, int i, struct astream *a)
+{
+	struct engine_ring tx, rx;
+	int t, r;
+
+	if (engine_rings(a->e, a->id, &tx, &rx) != 0)
+		return (rfail(R, "side %d stream s%llu: engine_rings failed",
+		    i, (unsigned long long)a->serial));
+	t = sring_find(a, tx.addr, 0);
+	r = sring_find(a, rx.addr, 1);
+	if (t < 0 || a->ring[t].size != tx.size || r < 0 ||
+	    a->ring[r].size != rx.size || a->ring[r].key != rx.key)
+		return (rfail(R, "side %d stream s%llu: the engine uses rings "
+		    "it does not hold (send 0x%llx %u, receive 0x%llx %u)", i,
+		    (unsigned long long)a->serial, (unsigned long long)tx.addr,
+		    (unsigned)tx.size, (unsigned long long)rx.addr,
+		    (unsigned)rx.size));
+	if (a->tx_max == 0 ? a->nring != 2 : tx.size < RS_START ||
+	    tx.size > a->tx_max || rx.size < RS_START || rx.size > a->rx_max)
+		return (rfail(R, "side %d stream s%llu: rings of %u and %u "
+		    "bytes (%d held), outside its limits", i,
+		    (unsigned long long)a->serial, (unsigned)tx.size,
+		    (unsigned)rx.size, a->nring));
+	return (0);
+}
+
+/*
+ * Does side ${i}'s new stream ${a} on ${e} resize its rings?  On a link
+ * that can, half the streams do, starting small, up to limits from 8 KiB
+ * to 256 KiB (32 KiB in the faults configuration, whose oversized WRITE
+ * must stay within WIRE_WRITE_MAX).
+ */
+static void
+pick_limits(struct run *R, struct engine *e, struct astream *a)
+{
+	uint64_t top = R->c->faults ? 15 : 18;
+
+	if (!engine_can_resize(e) || below(&R->rz, 2) != 0)
+		return;
+	a->tx_max = 1u << (13 + below(&R->rz, top - 12));
+	a->rx_max = 1u << (13 + below(&R->rz, top - 12));
 }
 
 static struct astream *
@@ -371,6 +540,97 @@ astream_new(uint64_t serial)
 	a->serial = serial;
 	a->susp_loss = -1;
 	return (a);
+}
+
+/* ---------------------------------------------------------------- memory */
+
+/* Side ${S}'s stream ${a}, which asks the engine_mem callbacks: checked. */
+static int
+mem_stream(struct side *S, struct astream *a, const char *what)
+{
+	struct run *R = S->R;
+
+	if (a == NULL || side_find(S, a->e, a->id) != a ||
+	    a->e != R->f.side[S->i].e)
+		return (rfail(R, "side %d: ring %s for a stream the "
+		    "application does not hold on this link", S->i, what));
+	if (a->tx_max == 0)
+		return (rfail(R, "side %d stream s%llu: ring %s, but it has no "
+		    "limits to resize within", S->i,
+		    (unsigned long long)a->serial, what));
+	return (0);
+}
+
+/*
+ * Ring memory for a resize: a double of the ring it replaces up to the
+ * stream's limit, or back to the start; refused now and then, as memory
+ * may run out.
+ */
+static int
+cb_alloc(void *arg, void *user, int rx, uint32_t size, uint32_t replaces,
+    struct engine_ring *ring)
+{
+	struct side *S = arg;
+	struct run *R = S->R;
+	struct astream *a = user;
+	struct engine_ring cur[2];
+	struct sring *g;
+
+	if (mem_stream(S, a, "asked for"))
+		return (-1);
+	if (engine_rings(a->e, a->id, &cur[0], &cur[1]) != 0 ||
+	    replaces != cur[rx].size ||
+	    (size != 2 * replaces && (size != RS_START || replaces <= size)) ||
+	    size > (rx ? a->rx_max : a->tx_max))
+		return (rfail(R, "side %d stream s%llu: a %u-byte %s ring to "
+		    "replace one of %u (limit %u)", S->i,
+		    (unsigned long long)a->serial, (unsigned)size,
+		    rx ? "receive" : "send", (unsigned)replaces,
+		    (unsigned)(rx ? a->rx_max : a->tx_max)));
+	if (below(&R->rz, 8) == 0) {
+		S->refused++;
+		return (-1);
+	}
+	if ((g = sring_new(R, S->i, a, rx, size)) == NULL)
+		return (-1);
+	sring_desc(g, ring);
+	S->allocs++;
+	if (verbose)
+		printf("# side %d stream s%llu: new %s ring of %u for one of "
+		    "%u\n", S->i, (unsigned long long)a->serial,
+		    rx ? "receive" : "send", (unsigned)size,
+		    (unsigned)replaces);
+	return (0);
+}
+
+/* The engine is done with a ring: it goes at once. */
+static void
+cb_free(void *arg, void *user, const struct engine_ring *ring)
+{
+	struct side *S = arg;
+	struct run *R = S->R;
+	struct astream *a = user;
+	int k;
+
+	if (mem_stream(S, a, "given back"))
+		return;
+	for (k = 0; k < a->nring; k++)
+		if (a->ring[k].p == ring->mem &&
+		    (uint64_t)(uintptr_t)a->ring[k].p == ring->addr &&
+		    a->ring[k].size == ring->size)
+			break;
+	if (k == a->nring) {
+		rfail(R, "side %d stream s%llu: the engine gives back a ring "
+		    "at 0x%llx it does not hold (or twice)", S->i,
+		    (unsigned long long)a->serial,
+		    (unsigned long long)ring->addr);
+		return;
+	}
+	if (verbose)
+		printf("# side %d stream s%llu: %s ring of %u given back\n",
+		    S->i, (unsigned long long)a->serial,
+		    a->ring[k].rx ? "receive" : "send", (unsigned)ring->size);
+	sring_free(R, S->i, a, k);
 }
 
 /* ---------------------------------------------------------------- events */
@@ -427,8 +687,10 @@ on_incoming(struct run *R, int i, uint32_t id)
 		return (engine_refuse(e, id, WIRE_REASON_NO_TUNNEL) == 0 ? 0 :
 		    rfail(R, "engine_refuse failed"));
 	}
+	pick_limits(R, e, a);
 	if (alloc_rings(R, i, a, a->plan.ring_log[1][0],
 	    a->plan.ring_log[1][1])) {
+		free_rings(R, i, a);
 		free(a);
 		return (-1);
 	}
@@ -438,14 +700,13 @@ on_incoming(struct run *R, int i, uint32_t id)
 	a->e = e;
 	a->id = id;
 	side_add(S, a);
-	tx.addr = (uint64_t)(uintptr_t)a->tx;
-	tx.size = a->txsz;
-	tx.key = 0;
-	rx.addr = (uint64_t)(uintptr_t)a->rx;
-	rx.size = a->rxsz;
-	rx.key = a->rkey;
+	sring_desc(&a->ring[0], &tx);
+	sring_desc(&a->ring[1], &rx);
 	if (engine_accept(e, id, &tx, &rx, a) != 0)
 		return (rfail(R, "engine_accept failed"));
+	if (a->tx_max != 0 &&
+	    engine_ring_limits(e, id, a->tx_max, a->rx_max) != 0)
+		return (rfail(R, "engine_ring_limits after accept failed"));
 	if (losing(R) && a->plan.keep[1] && engine_keep(e, id) != 0)
 		return (rfail(R, "engine_keep after accept failed"));
 	return (0);
@@ -579,6 +840,8 @@ drain_events(struct run *R, int i, struct engine *e)
 			total_bytes += a->rx_got;
 			total_streams++;
 			total_eofs += a->eof;
+			total_rs += a->tx_max != 0;
+			/* The rings the engine did not give back go now. */
 			free_rings(R, i, a);
 			side_del(S, a);
 			free(a);
@@ -618,20 +881,18 @@ open_stream(struct run *R, int i)
 
 	a = astream_new(serial);
 	make_plan(R->c, R->seed, serial, &a->plan);
+	pick_limits(R, e, a);
 	if (alloc_rings(R, i, a, a->plan.ring_log[0][0],
 	    a->plan.ring_log[0][1])) {
+		free_rings(R, i, a);
 		free(a);
 		return (-1);
 	}
 	a->opener = 1;
 	a->tx_total = a->plan.bytes[0];
 	a->rx_expect = a->plan.bytes[1];
-	tx.addr = (uint64_t)(uintptr_t)a->tx;
-	tx.size = a->txsz;
-	tx.key = 0;
-	rx.addr = (uint64_t)(uintptr_t)a->rx;
-	rx.size = a->rxsz;
-	rx.key = a->rkey;
+	sring_desc(&a->ring[0], &tx);
+	sring_desc(&a->ring[1], &rx);
 	snprintf(name, sizeof(name), "s%llu", (unsigned long long)serial);
 	id = engine_open(e, name, &tx, &rx, a);
 	if (id < 0) {
@@ -652,11 +913,19 @@ open_stream(struct run *R, int i)
 		return (rfail(R, "engine_set_origin after open failed"));
 	if (losing(R) && a->plan.keep[0] && engine_keep(e, a->id) != 0)
 		return (rfail(R, "engine_keep after open failed"));
-	if (verbose)
+	if (a->tx_max != 0 &&
+	    engine_ring_limits(e, a->id, a->tx_max, a->rx_max) != 0)
+		return (rfail(R, "engine_ring_limits after open failed"));
+	if (verbose) {
 		printf("# side %d opens stream %d as s%llu (plan %d, %llu/%llu "
-		    "bytes)\n", i, id, (unsigned long long)serial,
-		    a->plan.kind, (unsigned long long)a->plan.bytes[0],
+		    "bytes", i, id, (unsigned long long)serial, a->plan.kind,
+		    (unsigned long long)a->plan.bytes[0],
 		    (unsigned long long)a->plan.bytes[1]);
+		if (a->tx_max != 0)
+			printf(", rings may grow to %u/%u", (unsigned)a->tx_max,
+			    (unsigned)a->rx_max);
+		printf(")\n");
+	}
 	S->next_serial++;
 	S->opens_left--;
 	R->progressed = 1;
@@ -684,9 +953,12 @@ act_stream(struct run *R, int i, struct astream *a)
 	uint64_t key_tx = dirkey(a->serial, a->opener ? 0 : 1);
 	uint64_t key_rx = dirkey(a->serial, a->opener ? 1 : 0);
 	uint32_t off, n, k, want;
+	uint8_t *p;
 
 	if (a->closed || a->refused)
 		return (0);
+	if (check_rings(R, i, a))
+		return (-1);
 	if (a->reset_seen) {
 		/* The peer reset it: the application closes its side. */
 		a->closed = 1;
@@ -712,9 +984,13 @@ act_stream(struct run *R, int i, struct astream *a)
 			n = (uint32_t)(a->tx_total - a->tx_done);
 		if (i_reset(a) && a->tx_done + n > a->plan.reset_at)
 			n = (uint32_t)(a->plan.reset_at - a->tx_done);
-		for (k = 0; k < n; k++)
-			a->tx[off + k] = gen(key_tx, a->tx_done + k);
 		if (n > 0) {
+			/* (engine_tx_space may have given a new ring.) */
+			if ((p = sring_at(R, i, a, 0, engine_tx_base(e, id),
+			    off, n)) == NULL)
+				return (-1);
+			for (k = 0; k < n; k++)
+				p[k] = gen(key_tx, a->tx_done + k);
 			if (engine_tx_commit(e, id, n) != 0)
 				return (rfail(R, "engine_tx_commit failed"));
 			a->tx_done += n;
@@ -736,8 +1012,12 @@ act_stream(struct run *R, int i, struct astream *a)
 		want = (uint32_t)below(&R->r, 16384) + 1;
 		if (n > want)
 			n = want;
+		p = NULL;
+		if (n > 0 && (p = sring_at(R, i, a, 1, engine_rx_base(e, id),
+		    off, n)) == NULL)
+			return (-1);
 		for (k = 0; k < n; k++) {
-			if (a->rx[off + k] != gen(key_rx, a->rx_got + k))
+			if (p[k] != gen(key_rx, a->rx_got + k))
 				return (rfail(R, "side %d stream s%llu: byte "
 				    "%llu is wrong", i,
 				    (unsigned long long)a->serial,
@@ -749,7 +1029,7 @@ act_stream(struct run *R, int i, struct astream *a)
 				    "bytes than were sent", i,
 				    (unsigned long long)a->serial));
 			/* Scribble: the engine must not hand this out again. */
-			memset(a->rx + off, 0x5a, n);
+			memset(p, 0x5a, n);
 			if (engine_rx_consume(e, id, n) != 0)
 				return (rfail(R, "engine_rx_consume failed"));
 			a->rx_got += n;
@@ -801,6 +1081,7 @@ inject_fault(struct run *R)
 {
 	struct side *S = &R->side[0];
 	struct astream *a, *target = NULL;
+	struct engine_ring tx, rx;
 	uint8_t buf[64];
 	struct wire_rec r;
 	size_t k, n;
@@ -822,7 +1103,9 @@ inject_fault(struct run *R)
 		    wire_imm_encode(WIRE_STREAMS_MAX - 1, 100));
 		break;
 	case 1:		/* data beyond the free space of the ring */
-		n = target->rxsz + 1;
+		if (engine_rings(target->e, target->id, &tx, &rx) != 0)
+			return (rfail(R, "fault 1: engine_rings failed"));
+		n = rx.size + 1;
 		fab_inject(&R->f, 0, FAB_CQE_RECV_IMM, NULL, (uint32_t)n,
 		    wire_imm_encode(target->id, (uint32_t)n));
 		break;
@@ -885,10 +1168,14 @@ cb_adopt(void *arg, uint32_t id, void *user, struct engine_ring *tx,
 	struct side *S = arg;
 	struct run *R = S->R;
 	struct astream *a = user;
+	int t = -1, r = -1;
 
-	if (a == NULL || a->e != S->src || a->id != id ||
-	    tx->addr != (uint64_t)(uintptr_t)a->tx ||
-	    rx->addr != (uint64_t)(uintptr_t)a->rx || rx->size != a->rxsz) {
+	if (a != NULL) {
+		t = sring_find(a, tx->addr, 0);
+		r = sring_find(a, rx->addr, 1);
+	}
+	if (a == NULL || a->e != S->src || a->id != id || t < 0 || r < 0 ||
+	    a->ring[t].size != tx->size || a->ring[r].size != rx->size) {
 		rfail(R, "side %d: adopt of stream %u with the wrong user or "
 		    "rings", S->i, (unsigned)id);
 		return (-1);
@@ -902,13 +1189,13 @@ cb_adopt(void *arg, uint32_t id, void *user, struct engine_ring *tx,
 			R->loss[a->susp_loss].strict = 0;
 		return (-1);
 	}
-	a->rkey = R->next_rkey++;
-	if (fab_mr_rereg(&R->f, S->i, rx->addr, a->rkey) != 0) {
+	a->ring[r].key = R->next_rkey++;
+	if (fab_mr_rereg(&R->f, S->i, rx->addr, a->ring[r].key) != 0) {
 		rfail(R, "side %d: the ring to adopt was not registered",
 		    S->i);
 		return (-1);
 	}
-	rx->key = a->rkey;
+	rx->key = a->ring[r].key;
 	tx->key = 0x100 + R->nloss;
 	return (0);
 }
@@ -1243,12 +1530,14 @@ run_one(const struct config *c, uint64_t seed, char *err, size_t errlen)
 	uint64_t step, idle = 0, fault_at = 0;
 	int i, j, rc = 0;
 	struct engine_stats st;
+	struct engine_mem em;
 
 	if (R == NULL)
 		abort();
 	R->c = c;
 	R->seed = seed;
 	R->r.s = splitmix(seed);
+	R->rz.s = splitmix(seed ^ 0x7e512eULL);
 	R->next_rkey = 0x100;
 	for (i = 0; i < 2; i++) {
 		memset(&ec[i], 0, sizeof(ec[i]));
@@ -1296,6 +1585,20 @@ run_one(const struct config *c, uint64_t seed, char *err, size_t errlen)
 		memcpy(R->side[0].token, R->f.side[1].nonce, WIRE_NONCE_LEN);
 		memcpy(R->side[1].token, R->f.side[1].nonce, WIRE_NONCE_LEN);
 	}
+	/* Every engine gets ring memory (links that can resume never ask). */
+	for (i = 0; i < 2; i++) {
+		em.alloc = cb_alloc;
+		em.free = cb_free;
+		em.arg = &R->side[i];
+		fab_set_mem(&R->f, i, &em);
+	}
+	R->resizing = engine_can_resize(R->f.side[0].e) &&
+	    engine_can_resize(R->f.side[1].e);
+	if (engine_can_resize(R->f.side[0].e) == losing(R)) {
+		rfail(R, "the link can%s resize rings, but it can%s resume",
+		    losing(R) ? "" : "not", losing(R) ? "" : "not");
+		goto out;
+	}
 	for (step = 0; step < 20000000 && !R->failed; step++) {
 		uint64_t k = below(&R->r, 100);
 
@@ -1330,6 +1633,17 @@ run_one(const struct config *c, uint64_t seed, char *err, size_t errlen)
 		} else {
 			if (app_step(R, (int)below(&R->r, 2)))
 				break;
+		}
+		/*
+		 * Now and then a side trims, wherever the streams are; twice
+		 * in a row, every grown ring with nothing to read or write
+		 * just then shrinks, however much is in flight.
+		 */
+		if (R->resizing && below(&R->rz, 32) == 0) {
+			i = (int)below(&R->rz, 2);
+			engine_trim(R->f.side[i].e);
+			if (below(&R->rz, 4) == 0)
+				engine_trim(R->f.side[i].e);
 		}
 		if (R->f.failed) {
 			rfail(R, "fabric: %s", R->f.err);
@@ -1379,6 +1693,22 @@ run_one(const struct config *c, uint64_t seed, char *err, size_t errlen)
 				    i, (unsigned)st.streams_active);
 		}
 	}
+	/* Resizes happen on the first link only (the next ones resume). */
+	for (i = 0; i < 2 && !R->failed && R->f.links == 1; i++) {
+		engine_stats(R->f.side[i].e, &st);
+		if (st.ring_grows + st.ring_shrinks != R->side[i].allocs ||
+		    st.ring_refused != R->side[i].refused)
+			rfail(R, "side %d: %llu growths and %llu shrinks, %llu "
+			    "refused, but %llu rings given, %llu refused", i,
+			    (unsigned long long)st.ring_grows,
+			    (unsigned long long)st.ring_shrinks,
+			    (unsigned long long)st.ring_refused,
+			    (unsigned long long)R->side[i].allocs,
+			    (unsigned long long)R->side[i].refused);
+		total_grows += st.ring_grows;
+		total_shrinks += st.ring_shrinks;
+		total_refused += st.ring_refused;
+	}
 out:
 	if (R->failed) {
 		snprintf(err, errlen, "%s", R->err);
@@ -1388,8 +1718,7 @@ out:
 		size_t m;
 
 		for (m = 0; m < R->side[i].n; m++) {
-			free(R->side[i].all[m]->tx);
-			free(R->side[i].all[m]->rx);
+			free_rings(R, i, R->side[i].all[m]);
 			free(R->side[i].all[m]);
 		}
 		free(R->side[i].all);
@@ -1409,7 +1738,7 @@ main(int argc, char **argv)
 	uint64_t seed = 0, count = 0;
 	int have_seed = 0, ch, t = 0, bad = 0;
 	size_t ci;
-	char err[512], extra[256];
+	char err[512], extra[256], rs[160];
 
 	while ((ch = getopt(argc, argv, "c:s:n:lv")) != -1) {
 		switch (ch) {
@@ -1473,20 +1802,50 @@ main(int argc, char **argv)
 			    (unsigned long long)total_susp,
 			    (unsigned long long)total_resumed,
 			    (unsigned long long)total_lost);
+		rs[0] = '\0';
+		if (total_rs > 0)
+			snprintf(rs, sizeof(rs), "; %llu resizable stream "
+			    "ends, %llu ring growths, %llu shrinks, %llu refused",
+			    (unsigned long long)total_rs,
+			    (unsigned long long)total_grows,
+			    (unsigned long long)total_shrinks,
+			    (unsigned long long)total_refused);
 		printf("%s %d - %s: %s: %llu seeds, %llu failed "
-		    "(%llu stream ends, %llu EOFs, %.1f MiB verified%s, "
+		    "(%llu stream ends, %llu EOFs, %.1f MiB verified%s%s, "
 		    "%.1f s)\n",
 		    failures ? "not ok" : "ok", ++t, c->name, c->desc,
 		    (unsigned long long)n, (unsigned long long)failures,
 		    (unsigned long long)total_streams,
 		    (unsigned long long)total_eofs,
-		    (double)total_bytes / 1048576, extra,
+		    (double)total_bytes / 1048576, extra, rs,
 		    (double)(clock() - t0) / CLOCKS_PER_SEC);
+		all_rs += total_rs;
+		all_grows += total_grows;
+		all_shrinks += total_shrinks;
+		all_refused += total_refused;
 		total_bytes = total_streams = total_eofs = 0;
 		total_losses = total_susp = total_resumed = total_lost = 0;
 		total_strict = total_unseen = 0;
+		total_rs = total_grows = total_shrinks = total_refused = 0;
 		fflush(stdout);
 		bad |= failures != 0;
+	}
+	/*
+	 * Resizing must have happened, both ways, wherever it could: a
+	 * change that stopped rings growing or shrinking would otherwise
+	 * pass unseen.  (One seed may well do neither.)
+	 */
+	if (!have_seed) {
+		int none = all_rs > 0 && (all_grows == 0 || all_shrinks == 0);
+
+		printf("%s %d - ring resizes: %llu resizable stream ends, %llu "
+		    "growths, %llu shrinks, %llu refused%s\n",
+		    none ? "not ok" : "ok", ++t, (unsigned long long)all_rs,
+		    (unsigned long long)all_grows,
+		    (unsigned long long)all_shrinks,
+		    (unsigned long long)all_refused, all_rs == 0 ?
+		    " (no run's link could resize)" : "");
+		bad |= none;
 	}
 	printf("1..%d\n", t);
 	return (bad ? 1 : 0);
