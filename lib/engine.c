@@ -127,6 +127,12 @@ struct engine {
 
 	struct stream *s;
 	uint32_t free_head;
+	/*
+	 * Slots ever handed out are below ${used}; those above have never
+	 * been touched, so a link sized for 16384 streams that carries ten
+	 * costs the memory of ten (calloc's pages stay unmapped).
+	 */
+	uint32_t used;
 
 	struct queue q[Q_N];
 
@@ -256,7 +262,7 @@ fail(struct engine *e, enum engine_err kind, const char *fmt, ...)
 	 * stream waits in this engine for a resume on a new link, if the
 	 * transport (not the peer's conduct) failed.
 	 */
-	for (uint32_t id = 0; id < e->conf.max_streams; id++) {
+	for (uint32_t id = 0; id < e->used; id++) {
 		struct stream *s = &e->s[id];
 
 		if (s->state == S_FREE || s->state == S_DEAD)
@@ -320,10 +326,13 @@ slot_alloc(struct engine *e)
 	uint32_t id = e->free_head;
 	struct stream *s;
 
-	if (id == NIL)
+	if (id != NIL)
+		e->free_head = e->s[id].next_free;
+	else if (e->used < e->conf.max_streams)
+		id = e->used++;
+	else
 		return (NIL);
 	s = &e->s[id];
-	e->free_head = s->next_free;
 	/* qpush sets the next[] links; in[] is zero: in no queue. */
 	memset(s, 0, sizeof(*s));
 	s->next_free = NIL;
@@ -682,7 +691,7 @@ rebuild_free(struct engine *e)
 	struct stream *s;
 
 	e->free_head = NIL;
-	for (i = e->conf.max_streams; i > 0; i--) {
+	for (i = e->used; i > 0; i--) {
 		s = &e->s[i - 1];
 		if (s->state == S_FREE && !s->in[Q_CTRL] && !s->in[Q_TX] &&
 		    !s->in[Q_EV]) {
@@ -712,6 +721,8 @@ adopt(struct engine *e, struct engine *old, uint32_t id)
 		return (0);
 	*s = *o;
 	memset(s->in, 0, sizeof(s->in));
+	if (e->used <= id)
+		e->used = id + 1;	/* rebuild_free lists the slots below */
 	s->next_free = NIL;
 	s->flags &= (uint16_t)~F_SUSP;
 	s->flags |= F_RESUMING;
@@ -743,7 +754,7 @@ adopt_all(struct engine *e, struct engine *old)
 {
 	uint32_t id, n = 0;
 
-	for (id = 0; id < old->conf.max_streams; id++)
+	for (id = 0; id < old->used; id++)
 		if (old->s[id].state == S_OPEN && (old->s[id].flags & F_SUSP))
 			n += (uint32_t)adopt(e, old, id);
 	rebuild_free(e);
@@ -817,7 +828,7 @@ resume_finish(struct engine *e)
 {
 	uint32_t id;
 
-	for (id = 0; id < e->conf.max_streams; id++)
+	for (id = 0; id < e->used; id++)
 		if (e->s[id].state == S_OPEN && (e->s[id].flags & F_RESUMING)) {
 			e->st.streams_not_resumed++;
 			release_now(e, id, WIRE_REASON_NOT_RESUMED);
@@ -928,7 +939,7 @@ rec_resume_denied(struct engine *e, const struct wire_rec *r)
 	e->res_denied = 1;
 	e->res_wait = 0;
 	e->st.resumes_denied++;
-	for (id = 0; id < e->conf.max_streams; id++)
+	for (id = 0; id < e->used; id++)
 		if (e->s[id].state == S_OPEN &&
 		    (e->s[id].flags & F_RESUMING)) {
 			e->st.streams_not_resumed++;
@@ -986,12 +997,8 @@ engine_new(const struct engine_conf *conf, const char **errstr)
 	    (e->gone = calloc(WIRE_STREAMS_MAX, sizeof(uint32_t))) == NULL)
 		goto err6;
 
-	/* Free list in id order, so ids are handed out low first. */
+	/* No slot used yet: ids are handed out low first (slot_alloc). */
 	e->free_head = NIL;
-	for (i = conf->max_streams; i > 0; i--) {
-		e->s[i - 1].next_free = e->free_head;
-		e->free_head = i - 1;
-	}
 	for (i = 0; i < Q_N; i++)
 		e->q[i].head = e->q[i].tail = NIL;
 
@@ -2397,7 +2404,7 @@ engine_suspended(const struct engine *e)
 {
 	uint32_t id, n = 0;
 
-	for (id = 0; id < e->conf.max_streams; id++)
+	for (id = 0; id < e->used; id++)
 		if (e->s[id].state == S_OPEN &&
 		    (e->s[id].flags & (F_SUSP | F_RESUMING)))
 			n++;
@@ -2417,7 +2424,7 @@ engine_resume(struct engine *e, struct engine *old,
 	    e->r.adopt == NULL)
 		return (ENGINE_EINVAL);
 	n = adopt_all(e, old);
-	for (uint32_t id = 0; id < e->conf.max_streams; id++)
+	for (uint32_t id = 0; id < e->used; id++)
 		if (e->s[id].state == S_OPEN && (e->s[id].flags & F_RESUMING))
 			ctrl(e, id, C_RESUME);
 	memcpy(e->res_token, token, WIRE_NONCE_LEN);
@@ -2443,7 +2450,7 @@ engine_abandon(struct engine *e, uint16_t reason)
 {
 	uint32_t id;
 
-	for (id = 0; id < e->conf.max_streams; id++)
+	for (id = 0; id < e->used; id++)
 		if (e->s[id].state == S_OPEN && (e->s[id].flags & F_SUSP)) {
 			e->st.streams_not_resumed++;
 			release_now(e, id, reason);
@@ -2489,7 +2496,7 @@ engine_trim(struct engine *e)
 	struct stream *s;
 	uint32_t id;
 
-	for (id = 0; id < e->conf.max_streams; id++) {
+	for (id = 0; id < e->used; id++) {
 		s = &e->s[id];
 		if (s->tx_max == 0 || !resizable(e, s))
 			continue;

@@ -75,7 +75,7 @@ say() {
 		ta+="${ta:+, }{ name = \"t$i\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; }"
 	done
 	conf_b "$tb"
-	sed -i '1i max_links = 128; max_pending = 128; max_pending_per_addr = 128;' "$W/b.conf"
+	sed -i '1i max_links = 128; max_pending = 128; max_pending_per_addr = 128; max_unauth_links = 128;' "$W/b.conf"
 	conf_a "$ta"
 	start_daemon b
 	rb=$(rss "$PID_b")
