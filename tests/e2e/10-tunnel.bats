@@ -183,13 +183,14 @@ teardown() {
 		assert_output "stream $i"
 		wait_ctl a links '.[0].streams' 0
 	done
-	# a registered one send and one receive ring; the three streams after
-	# the first took both from the pool, where they are now.
+	# a registered one send and one receive ring (16384 bytes each: rings
+	# start at ring_min); the three streams after the first took both
+	# from the pool, where they are now.
 	run ctl_json a links '.[0] | "\(.rings_reused) \(.ring_bytes)"'
-	assert_output "6 196608"
+	assert_output "6 32768"
 	run "$CTL" -s "$W/a.ctl" metrics
 	assert_line --regexp '^rstreamd_link_rings_total\{link="tunnel echo: link to [^"]*",how="registered"\} 2$'
-	assert_line --regexp '^rstreamd_link_ring_bytes\{link="tunnel echo: link to [^"]*",kind="pooled"\} 196608$'
+	assert_line --regexp '^rstreamd_link_ring_bytes\{link="tunnel echo: link to [^"]*",kind="pooled"\} 32768$'
 	# b keeps none: every stream registered its own.
 	wait_ctl b links '.[0].streams' 0
 	run ctl_json b links '.[0] | "\(.rings_reused) \(.ring_bytes)"'
