@@ -2636,6 +2636,56 @@ test_resize(void)
 	tm_release(&m0);
 	tm_release(&m1);
 
+	/*
+	 * After a shrink the old ring may hold more unread bytes than the
+	 * new one holds at all: the peer has no room, and a WRITE beyond it
+	 * breaks the protocol (the room must not wrap around to a huge one).
+	 */
+	memset(&T, 0, sizeof(T));
+	T.acc_ring = 4096;
+	memset(&m0, 0, sizeof(m0));
+	memset(&m1, 0, sizeof(m1));
+	m0.T = m1.T = &T;
+	m1.side = 1;
+	{
+		struct engine_conf a = conf(64, 64), c = conf(64, 64);
+
+		ok(fab_init(&T.f, &a, &c) == 0, "a second link for the shrink");
+	}
+	engine_set_mem(T.f.side[0].e, &em0);
+	engine_set_mem(T.f.side[1].e, &em1);
+	id = open_grow(&T, &m0, &m1, 65536);
+	b = T.acc[0].id;
+	ptx = prx = 0;
+	ok(flow(&T, (uint32_t)id, b, &ptx, &prx, 1 << 20, &bad) && !bad,
+	    "its receive ring grew");
+	engine_trim(T.f.side[1].e);
+	engine_trim(T.f.side[1].e);	/* announces a 4096-byte ring */
+	put_pat(T.f.side[0].e, (uint32_t)id, &ptx, 20000);
+	fab_pump(&T.f, 0);		/* 20000 bytes to the old ring */
+	while (fab_deliver(&T.f, 0) > 0)
+		;
+	while (fab_complete(&T.f, 1) > 0)
+		;
+	settle(&T);			/* RING, RING_AT: the switch */
+	engine_rings(T.f.side[1].e, b, &tx, &rx);
+	ok(rx.size == 4096 && engine_error(T.f.side[1].e) == NULL,
+	    "the switch to 4096 bytes happened with 20000 unread in the old "
+	    "ring");
+	fab_inject(&T.f, 1, FAB_CQE_RECV_IMM, NULL, 100,
+	    wire_imm_encode(b, 100));
+	ok(engine_error(T.f.side[1].e) != NULL &&
+	    strstr(engine_error(T.f.side[1].e), "exceed its free ring space") !=
+	    NULL, "a WRITE while the old ring holds more than the new one is "
+	    "a violation: %s", engine_error(T.f.side[1].e) ?
+	    engine_error(T.f.side[1].e) : "(none)");
+	settle(&T);
+	events(&T, 0);
+	events(&T, 1);
+	teardown(&T);
+	tm_release(&m0);
+	tm_release(&m1);
+
 	/* A version-3 peer: no resizing; a RING from it is a violation. */
 	memset(&T, 0, sizeof(T));
 	T.acc_ring = 4096;
