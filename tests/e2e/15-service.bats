@@ -139,7 +139,9 @@ slow_transfer() {
 	# Counters: the 13 bytes of the finished stream went both ways.
 	run "$CTL" -s "$W/a.ctl" stats
 	assert_success
-	assert_line --regexp "^echo +13 +13 +2 +1 +0 +0 +0 +0 +[0-9]+ +0 +0 +0 +up$"
+	# (PINNED: the held stream's rings, and the finished one's until its
+	# release; RING REFUSALS: none.)
+	assert_line --regexp "^echo +13 +13 +2 +1 +0 +0 +0 +0 +[0-9]+ +0 +0 +0 +[0-9]+ +0 +up$"
 	run "$CTL" --json -s "$W/a.ctl" stats
 	assert_success
 	echo "$output" | jq -e '.tunnels[0] | .tunnel == "echo" and
@@ -159,6 +161,8 @@ slow_transfer() {
 	assert_line 'rstreamd_tunnel_streams_active{tunnel="echo"} 1'
 	assert_line --regexp "^rstreamd_link_up\{link=\"tunnel echo: link to $B:7471\",peer=\"$B:7471\",direction=\"out\"\} 1$"
 	assert_line --regexp '^rstreamd_link_credit_stalls_total\{link="tunnel echo: .*",kind="ring"\} [0-9]+$'
+	assert_line --regexp '^rstreamd_tunnel_ring_bytes\{tunnel="echo"\} [0-9]+$'
+	assert_line --regexp '^rstreamd_ring_bytes [0-9]+$'
 	# Every other line is a sample: name, optional labels, a value.
 	bad=$(echo "$output" | grep -v '^# \(HELP\|TYPE\) ' |
 	    grep -Ev '^[a-z_]+(\{([a-z_]+="[^"]*",?)+\})? [0-9]+$' || true)
