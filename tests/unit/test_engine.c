@@ -2510,6 +2510,19 @@ flow(struct t *T, uint32_t a, uint32_t b, uint64_t *tx, uint64_t *rx,
 	return (*rx == total);
 }
 
+/* The end of a resize test's link: settled, freed, every ring too. */
+static void
+grow_done(struct t *T, struct tmem *m0, struct tmem *m1)
+{
+
+	settle(T);
+	events(T, 0);
+	events(T, 1);
+	teardown(T);
+	tm_release(m0);
+	tm_release(m1);
+}
+
 static void
 test_resize(void)
 {
@@ -2629,12 +2642,7 @@ test_resize(void)
 	    strstr(engine_error(T.f.side[1].e), "RING_AT") != NULL,
 	    "RING_AT with no RING outstanding is a violation: %s",
 	    engine_error(T.f.side[1].e) ? engine_error(T.f.side[1].e) : "");
-	settle(&T);
-	events(&T, 0);
-	events(&T, 1);
-	teardown(&T);
-	tm_release(&m0);
-	tm_release(&m1);
+	grow_done(&T, &m0, &m1);
 
 	/*
 	 * After a shrink the old ring may hold more unread bytes than the
@@ -2679,12 +2687,7 @@ test_resize(void)
 	    NULL, "a WRITE while the old ring holds more than the new one is "
 	    "a violation: %s", engine_error(T.f.side[1].e) ?
 	    engine_error(T.f.side[1].e) : "(none)");
-	settle(&T);
-	events(&T, 0);
-	events(&T, 1);
-	teardown(&T);
-	tm_release(&m0);
-	tm_release(&m1);
+	grow_done(&T, &m0, &m1);
 
 	/* A version-3 peer: no resizing; a RING from it is a violation. */
 	memset(&T, 0, sizeof(T));
