@@ -266,11 +266,11 @@ alloc_rings(struct bridge *b)
 	const struct conf_sizes *sz = &b->t->c->sz;
 	uint32_t txs = ring_start(b, sz->sendbuf), rxs = ring_start(b,
 	    sz->recvbuf);
-	struct verbs_mem *tm, *rm;
+	char grow[64] = "";
 
-	if ((tm = mem_get(b, txs, 0)) == NULL)
+	if (mem_get(b, txs, 0) == NULL)
 		return (-1);
-	if ((rm = mem_get(b, rxs, VERBS_MEM_REMOTE)) == NULL) {
+	if (mem_get(b, rxs, VERBS_MEM_REMOTE) == NULL) {
 		int err = errno;
 
 		mem_drop(b, 0);
@@ -279,15 +279,11 @@ alloc_rings(struct bridge *b)
 	}
 	engine_set_mem(link_engine(b->dl), &bridge_mem);
 	if (txs != sz->sendbuf || rxs != sz->recvbuf)
-		BLOG(LOG_INFO, b, "%s over %s, rings: send %u, receive %u "
-		    "bytes, growing up to %u and %u",
-		    b->server ? "accepted" : "opening", link_peer(b->dl),
-		    (unsigned)txs, (unsigned)rxs, (unsigned)sz->sendbuf,
-		    (unsigned)sz->recvbuf);
-	else
-		BLOG(LOG_INFO, b, "%s over %s, rings: send %u, receive %u "
-		    "bytes", b->server ? "accepted" : "opening",
-		    link_peer(b->dl), (unsigned)txs, (unsigned)rxs);
+		snprintf(grow, sizeof(grow), ", growing up to %u and %u",
+		    (unsigned)sz->sendbuf, (unsigned)sz->recvbuf);
+	BLOG(LOG_INFO, b, "%s over %s, rings: send %u, receive %u bytes%s",
+	    b->server ? "accepted" : "opening", link_peer(b->dl),
+	    (unsigned)txs, (unsigned)rxs, grow);
 	return (0);
 }
 

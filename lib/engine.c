@@ -1058,9 +1058,9 @@ engine_hello(struct engine *e, struct wire_hello *h)
 {
 
 	/*
-	 * Version 1 peers refuse 2 and 3, version 2 peers 3.  (A version-3
-	 * connect that an older peer refuses is tried again capped at 2: see
-	 * the REJECTED event in verbs.c.)
+	 * Each version refuses any newer one.  (A connect that an older peer
+	 * refuses is tried again capped at the version its refusal note says,
+	 * or at 2 without a note: see older_peer in verbs.c.)
 	 */
 	e->ver_said = (uint8_t)wire_version_said(e->ver_cap, e->conf.resume);
 	h->version = e->ver_said;
@@ -1629,6 +1629,18 @@ put(uint8_t *buf, size_t *len, const struct wire_rec *r)
 	return (n != 0);
 }
 
+/* What the peer is granted of receive ring ${ring}: address, rkey, size. */
+static struct wire_ring
+ring_grant(const struct engine_ring *ring)
+{
+	struct wire_ring w;
+
+	w.addr = ring->addr;
+	w.rkey = ring->key;
+	w.size = ring->size;
+	return (w);
+}
+
 /*
  * Encode the records stream ${id} has pending, in protocol order, as far
  * as they fit.  Returns 1 if all were encoded.
@@ -1650,9 +1662,7 @@ encode_stream(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
 		r.consumed = s->rx_cons;
 		r.flags = (uint8_t)(((s->flags & F_PEER_SHUT) ? WIRE_RS_SHUT :
 		    0) | ((s->flags & F_TERM_RECV) ? WIRE_RS_CLOSE : 0));
-		r.ring.addr = s->rx.addr;
-		r.ring.rkey = s->rx.key;
-		r.ring.size = s->rx.size;
+		r.ring = ring_grant(&s->rx);
 		if (!put(buf, len, &r))
 			return (0);
 		s->rx_rep = s->rx_cons;
@@ -1672,9 +1682,7 @@ encode_stream(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
 			return (0);
 		r.type = WIRE_OPEN;
 		r.stream = id;
-		r.ring.addr = s->rx.addr;
-		r.ring.rkey = s->rx.key;
-		r.ring.size = s->rx.size;
+		r.ring = ring_grant(&s->rx);
 		r.name_len = (uint8_t)strlen(s->name);
 		memcpy(r.name, s->name, r.name_len);
 		/* The ORIGIN and its OPEN share one SEND: room for both. */
@@ -1697,9 +1705,7 @@ encode_stream(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
 		r.type = WIRE_OPEN_OK;
 		r.stream = s->peer_id;
 		r.peer_stream = id;
-		r.ring.addr = s->rx.addr;
-		r.ring.rkey = s->rx.key;
-		r.ring.size = s->rx.size;
+		r.ring = ring_grant(&s->rx);
 		if (!put(buf, len, &r))
 			return (0);
 		s->ctrl &= (uint8_t)~C_OPEN_OK;
@@ -1720,9 +1726,7 @@ encode_stream(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
 	if (s->rs & RS_RING) {
 		r.type = WIRE_RING;
 		r.stream = s->peer_id;
-		r.ring.addr = s->rx_next.addr;
-		r.ring.rkey = s->rx_next.key;
-		r.ring.size = s->rx_next.size;
+		r.ring = ring_grant(&s->rx_next);
 		if (!put(buf, len, &r))
 			return (0);
 		s->rs &= (uint8_t)~RS_RING;
@@ -2208,7 +2212,6 @@ uint32_t
 engine_rx_data(struct engine *e, uint32_t id, uint32_t *off)
 {
 	struct stream *s = app_stream(e, id);
-
 	const struct engine_ring *ring;
 	uint64_t end;
 

@@ -194,7 +194,7 @@ struct engine_stats {
 	uint64_t resumed_bytes;		/* bytes written again after a resume */
 	uint64_t ring_grows;		/* rings made larger */
 	uint64_t ring_shrinks;		/* rings made smaller again */
-	uint64_t ring_refused;		/* growths engine_mem.alloc refused */
+	uint64_t ring_refused;		/* resizes engine_mem.alloc refused */
 	uint32_t streams_active;
 	uint32_t peer_credits;		/* message credits we hold now */
 };

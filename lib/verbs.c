@@ -1064,7 +1064,7 @@ verbs_mem_new(struct verbs_link *l, uint32_t size, int flags,
 			return (m);
 		}
 	}
-	if (over_cap(l, size) && !(flags & VERBS_MEM_NOCAP)) {
+	if (!(flags & VERBS_MEM_NOCAP) && over_cap(l, size)) {
 		say(err, errlen, "max_memory: %llu bytes of ring memory are "
 		    "registered, the limit is %llu",
 		    (unsigned long long)l->cm->pinned,
