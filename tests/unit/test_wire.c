@@ -153,14 +153,7 @@ test_records(void)
 	buf[0] = 18; buf[1] = 2;
 	ok(wire_rec_decode(buf, 2, &d, &used) == WIRE_ETYPE, "type 18 refused");
 
-	/* RING and RING_AT: the stream id, and RING's ring size. */
-	for (t = WIRE_RING; t <= WIRE_RING_AT; t++) {
-		r = mkrec((uint8_t)t);
-		r.stream = WIRE_STREAMS_MAX;
-		n = wire_rec_encode(buf, sizeof(buf), &r);
-		ok(wire_rec_decode(buf, n, &d, &used) == WIRE_ESTREAM,
-		    "type %d: stream %u refused", t, (unsigned)r.stream);
-	}
+	/* RING and RING_AT: their layout (their stream ids below). */
 	r = mkrec(WIRE_RING);
 	n = wire_rec_encode(buf, sizeof(buf), &r);
 	ok(n == 22 && buf[0] == 16 && buf[1] == 22 &&
@@ -253,7 +246,9 @@ test_records(void)
 	    "type 255 refused");
 
 	/* Stream ids out of range, in each record that carries one. */
-	for (t = WIRE_CREDIT; t <= WIRE_RESET; t++) {
+	for (t = WIRE_CREDIT; t <= WIRE_RING_AT; t++) {
+		if (t > WIRE_RESET && t < WIRE_RING)
+			continue;
 		r = mkrec((uint8_t)t);
 		r.stream = WIRE_STREAMS_MAX;
 		n = wire_rec_encode(buf, sizeof(buf), &r);
