@@ -10,8 +10,10 @@ load helpers
 setup() {
 	rs_setup
 	SWARM=${RSTREAMD_BUILDDIR:?}/tests/bench/swarm
-	# Two descriptors per stream on each side, and the daemons inherit it.
-	ulimit -n 65536
+	# Two descriptors per stream on each side: the hard limit allows it,
+	# and the daemons (and swarm) raise the soft limit of 1024 to it.
+	ulimit -Hn 65536
+	ulimit -Sn 1024
 }
 
 teardown() {
@@ -35,6 +37,8 @@ say() {
 	conf_b "{ name = \"many\"; target = \"tcp://127.0.0.1:$tp\"; max_streams = 12000; ring_min = 4096; }"
 	conf_a "{ name = \"many\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; max_streams = 12000; ring_min = 4096; }"
 	start_pair many
+	run grep "^Max open files" "/proc/$PID_a/limits"
+	assert_output --regexp '^Max open files +65536 +65536 +files *$'
 	ra=$(rss "$PID_a")
 	rb=$(rss "$PID_b")
 	"$SWARM" open "$(accept_port a many)" 10000 1000 "$W/go" >"$W/swarm.out" 2>&1 3>&- &
