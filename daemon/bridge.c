@@ -114,7 +114,7 @@ bridge_new(struct tun *t, int fd)
 	b->fd = fd;
 	b->serial = ++t->d->next_serial;
 	b->started_ms = b->active_ms = loop_now_ms();
-	t->st->active++;
+	ST_ADD(t->st, active, 1);
 	t->nstreams++;
 	TAILQ_INSERT_HEAD(&t->streams, b, entry);
 	return (b);
@@ -144,7 +144,7 @@ mem_drop(struct bridge *b, int k)
 
 	if (m == NULL)
 		return;
-	b->t->st->pinned -= verbs_mem_size(m);
+	ST_ADD(b->t->st, pinned, -(uint64_t)verbs_mem_size(m));
 	verbs_mem_free(m);
 	b->mem[k] = NULL;
 }
@@ -164,10 +164,13 @@ mem_get(struct bridge *b, uint32_t size, int flags)
 		;
 	if (k == BRIDGE_RINGS)
 		return (NULL);
+	/* Other links' pools are other workers' while this turn is shared. */
+	if (!loop_exclusive())
+		flags |= VERBS_MEM_OWNPOOL;
 	if ((m = verbs_mem_new(link_verbs(b->dl), size, flags, err,
 	    sizeof(err))) == NULL) {
 		if (errno == ENOBUFS) {
-			b->t->st->ring_refusals++;
+			ST_ADD(b->t->st, ring_refusals, 1);
 			log_burst_about(&b->t->d->memory_log, loop_now_ms(),
 			    LOG_WARNING, BABOUT(b), "tunnel %s: %s", b->t->c->name,
 			    err);
@@ -179,7 +182,7 @@ mem_get(struct bridge *b, uint32_t size, int flags)
 		return (NULL);
 	}
 	b->mem[k] = m;
-	b->t->st->pinned += size;
+	ST_ADD(b->t->st, pinned, size);
 	return (m);
 }
 
@@ -231,12 +234,15 @@ bridge_free(struct bridge *b)
 	free(b->pp);
 	for (k = 0; k < BRIDGE_RINGS; k++)
 		mem_drop(b, k);
-	b->t->st->active--;
+	ST_ADD(b->t->st, active, -1);
 	b->t->nstreams--;
 	TAILQ_REMOVE(&b->t->streams, b, entry);
 	/* A draining tunnel goes with its last stream (tunnel.c's timer). */
 	if (b->t->draining && b->t->nstreams == 0)
 		loop_timer_arm(&b->t->reap, 0);
+	/* A stopping daemon stops with its last stream. */
+	if (b->t->d->draining && b->t->d->drained != NULL)
+		loop_job_defer(b->t->d->drained);
 	free(b);
 }
 
@@ -318,6 +324,8 @@ want(struct bridge *b)
 			ev |= EPOLLOUT;
 	}
 	loop_fd_set(b->w, ev);
+	/* Moving bytes of an open stream touches nothing but its link. */
+	loop_fd_share(b->w, !b->connecting && b->have_id);
 }
 
 /* Abort: the peer sees RESET, the local socket sees a reset too. */
@@ -331,7 +339,7 @@ abort_stream(struct bridge *b, uint16_t reason)
 		b->closed = 1;
 		engine_reset(e, b->id, reason);
 	}
-	b->t->st->failed++;
+	ST_ADD(b->t->st, failed, 1);
 }
 
 /* Both directions are done: close the stream and the socket gracefully. */
@@ -365,7 +373,7 @@ from_socket(struct bridge *b)
 		n = recv(b->fd, ring + off, space, MSG_DONTWAIT);
 		if (n > 0) {
 			engine_tx_commit(e, b->id, (uint32_t)n);
-			b->t->st->bytes_in += (uint64_t)n;
+			ST_ADD(b->t->st, bytes_in, (uint64_t)n);
 			b->bytes_in += (uint64_t)n;
 			b->active_ms = loop_now_ms();
 			if ((uint32_t)n < space)
@@ -403,7 +411,7 @@ to_socket(struct bridge *b)
 		n = send(b->fd, ring + off, avail, MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (n > 0) {
 			engine_rx_consume(e, b->id, (uint32_t)n);
-			b->t->st->bytes_out += (uint64_t)n;
+			ST_ADD(b->t->st, bytes_out, (uint64_t)n);
 			b->bytes_out += (uint64_t)n;
 			b->active_ms = loop_now_ms();
 			continue;
@@ -423,7 +431,7 @@ start_io(struct bridge *b)
 {
 
 	if (b->w == NULL)
-		b->w = loop_fd_add(b->t->d->lp, b->fd, 0, on_fd, b);
+		b->w = loop_fd_add(link_loop(b->dl), b->fd, 0, on_fd, b);
 	if (b->w == NULL) {
 		BLOG(LOG_ERR, b, "cannot watch the socket");
 		abort_stream(b, WIRE_REASON_INTERNAL);
@@ -451,7 +459,7 @@ refuse(struct bridge *b, uint16_t reason)
 
 	engine_refuse(link_engine(b->dl), b->id, reason);
 	b->have_id = 0;
-	b->t->st->refused++;
+	ST_ADD(b->t->st, refused, 1);
 	bridge_free(b);
 }
 
@@ -545,7 +553,7 @@ target_connected(struct bridge *b)
 	ring_limits(b, e);
 	if (b->t->c->sz.resume_time > 0)
 		(void)engine_keep(e, b->id);
-	b->t->st->opened++;
+	ST_ADD(b->t->st, opened, 1);
 	want(b);
 }
 
@@ -571,7 +579,8 @@ watch_target(struct bridge *b, int fd, uint32_t events)
 {
 
 	b->fd = fd;
-	if ((b->w = loop_fd_add(b->t->d->lp, fd, events, on_fd, b)) == NULL) {
+	if ((b->w = loop_fd_add(link_loop(b->dl), fd, events, on_fd, b)) ==
+	    NULL) {
 		BLOG(LOG_ERR, b, "cannot watch the target socket");
 		connect_done(b);
 		refuse(b, WIRE_REASON_INTERNAL);
@@ -719,9 +728,9 @@ open_stream(struct bridge *b)
 	int id;
 
 	if (alloc_rings(b)) {
-		b->t->st->refused++;
+		ST_ADD(b->t->st, refused, 1);
 		if (errno == ENOBUFS)
-			b->t->st->limited++;
+			ST_ADD(b->t->st, limited, 1);
 		bridge_free(b);
 		return;
 	}
@@ -739,10 +748,10 @@ open_stream(struct bridge *b)
 		    "client", id == ENGINE_ELIMIT ? "link stream limit" :
 		    "link going away");
 		if (id == ENGINE_ELIMIT) {
-			b->t->st->refused++;
-			b->t->st->limited++;
+			ST_ADD(b->t->st, refused, 1);
+			ST_ADD(b->t->st, limited, 1);
 		} else {
-			b->t->st->failed++;
+			ST_ADD(b->t->st, failed, 1);
 		}
 		bridge_free(b);
 		return;
@@ -840,7 +849,7 @@ bridge_incoming(struct dlink *dl, struct tun *t, uint32_t id)
 	b->id = id;
 	b->connecting = 1;
 	snprintf(b->who, sizeof(b->who), "%s", t->c->target.text);
-	loop_timer_init(&b->ctimer, t->d->lp, on_connect_timeout, b);
+	loop_timer_init(&b->ctimer, link_loop(dl), on_connect_timeout, b);
 	loop_timer_arm(&b->ctimer, (uint64_t)t->c->sz.connect_timeout * 1000);
 	if (b->tc != NULL) {
 		b->tc->deadline = loop_now_ms() +
@@ -853,7 +862,7 @@ bridge_incoming(struct dlink *dl, struct tun *t, uint32_t id)
 	 * before the target hears of it. */
 	if (alloc_rings(b) != 0) {
 		if (errno == ENOBUFS)
-			t->st->limited++;
+			ST_ADD(t->st, limited, 1);
 		refuse(b, errno == ENOBUFS ? WIRE_REASON_LIMIT :
 		    WIRE_REASON_INTERNAL);
 		return;
@@ -866,13 +875,13 @@ bridge_event(struct bridge *b, const struct engine_event *ev)
 {
 
 	if (ev->flags & ENGINE_EV_OPENED) {
-		b->t->st->opened++;
+		ST_ADD(b->t->st, opened, 1);
 		BLOG(LOG_DEBUG, b, "opened");
 	}
 	if (ev->flags & ENGINE_EV_REFUSED) {
 		BLOG_BURST(&b->t->refused_log, LOG_WARNING, b, "refused by "
 		    "%s: %s", link_peer(b->dl), wire_reason_str(ev->reason));
-		b->t->st->refused++;
+		ST_ADD(b->t->st, refused, 1);
 		b->closed = 1;
 		close_fd(b, 1);
 	}
@@ -890,7 +899,7 @@ bridge_event(struct bridge *b, const struct engine_event *ev)
 	}
 	if (ev->flags & ENGINE_EV_SUSPENDED) {
 		b->suspended = 1;
-		b->t->st->suspended++;
+		ST_ADD(b->t->st, suspended, 1);
 		/* Unregistered while it waits: the failed link's device may be
 		 * going away, and it waits for the link's last registration. */
 		verbs_mem_detach(b->mem[0]);
@@ -899,7 +908,7 @@ bridge_event(struct bridge *b, const struct engine_event *ev)
 	}
 	if (ev->flags & ENGINE_EV_RESUMED) {
 		b->suspended = 0;
-		b->t->st->resumes++;
+		ST_ADD(b->t->st, resumes, 1);
 		BLOG(LOG_DEBUG, b, "resumed over %s", link_peer(b->dl));
 	}
 	if (ev->flags & ENGINE_EV_RESET) {
@@ -907,11 +916,11 @@ bridge_event(struct bridge *b, const struct engine_event *ev)
 			BLOG(LOG_INFO, b, "reset: %s", wire_reason_str(
 			    ev->reason));
 		if (b->suspended)
-			b->t->st->resume_failures++;
+			ST_ADD(b->t->st, resume_failures, 1);
 		b->suspended = 0;
 		b->closed = 1;
 		close_fd(b, 1);
-		b->t->st->failed++;
+		ST_ADD(b->t->st, failed, 1);
 	}
 	if (ev->flags & ENGINE_EV_RELEASED) {
 		bridge_free(b);
@@ -960,8 +969,22 @@ bridge_adopt(struct bridge *b, struct dlink *dl, struct engine_ring *tx,
     struct engine_ring *rx)
 {
 	struct verbs_link *vl = link_verbs(dl);
+	struct loop_fd *w;
 	char err[200];
 
+	/* The new link may run on another worker: the socket goes with it. */
+	if (b->w != NULL && link_loop(dl) != link_loop(b->dl)) {
+		if ((w = loop_fd_add(link_loop(dl), b->fd, 0, on_fd, b)) ==
+		    NULL) {
+			BLOG(LOG_ERR, b, "cannot resume: cannot watch the "
+			    "socket");
+			return (-1);
+		}
+		loop_fd_del(b->w);
+		b->w = w;
+	}
+	loop_timer_stop(&b->ctimer);
+	loop_timer_init(&b->ctimer, link_loop(dl), on_connect_timeout, b);
 	b->dl = dl;
 	/* (A link that resumes streams never resized their rings.) */
 	if (vl == NULL || verbs_mem_move(b->mem[0], vl, err, sizeof(err)) ||

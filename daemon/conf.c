@@ -824,6 +824,7 @@ static const struct global globals[] = {
 	{ "ring_pool", G_UINT, FIELD(ring_pool), 0, CONF_MAX_RING_POOL,
 	    "bytes" },
 	{ "max_memory", G_UINT, FIELD(max_memory), 0, 1024 * 1024, "MiB" },
+	{ "workers", G_UINT, FIELD(workers), 0, CONF_MAX_WORKERS, "threads" },
 	{ "allow", G_ALLOW, 0, 0, 0, 0, NULL },
 	{ "listen", G_LATER, 0, 0, 0, 0, NULL },
 	{ "key_file", G_LATER, 0, 0, 0, 0, NULL },

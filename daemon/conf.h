@@ -118,6 +118,7 @@ struct conf_tunnel {
  * (bytes), so that opening a stream neither maps nor registers memory. */
 #define CONF_DEFAULT_RING_POOL (16 * 1024 * 1024)
 #define CONF_MAX_RING_POOL (1024 * 1024 * 1024)
+#define CONF_MAX_WORKERS 256
 
 /* RDMA listen address (TCP kind, host+port). */
 struct conf_listen {
@@ -147,6 +148,7 @@ struct conf {
 	uint32_t retry_count;		/* 1..7 */
 	uint32_t ring_pool;		/* bytes per link, 0: none */
 	uint32_t max_memory;		/* MiB of ring memory, 0: no limit */
+	uint32_t workers;		/* threads carrying links; 0: a CPU's */
 	struct conf_key key;		/* global key_file */
 	struct conf_net *allow;		/* peers that may link to us; none: any */
 	size_t nallow;

@@ -141,11 +141,11 @@ links_tab(struct rsd *d, struct render_tab *tb)
 	    { "rings_reused", 1 }, { "suspended", 1 }, { "resume_id", 0 },
 	    { "port", 1 }, { "transport", 0 }, { "gid_index", 1 },
 	    { "gid", 0 }, { "peer_gid", 0 }, { "path_mtu", 1 },
-	    { "qpn", 1 }, { "peer_qpn", 1 } };
+	    { "qpn", 1 }, { "peer_qpn", 1 }, { "worker", 1 } };
 	const struct dlink *dl;
 	const struct hca_info *h;
 	struct link_info li;
-	char nb[14][24];
+	char nb[15][24];
 	int s;
 
 	TAB_INIT(tb, cols);
@@ -171,7 +171,8 @@ links_tab(struct rsd *d, struct render_tab *tb)
 		    "", h != NULL ? h->gid : "", h != NULL ? h->peer_gid : "",
 		    h != NULL && h->path_mtu > 0 ? NUM(11, h->path_mtu) : "",
 		    h != NULL ? NUM(12, h->qpn) : "",
-		    h != NULL ? NUM(13, h->peer_qpn) : "");
+		    h != NULL ? NUM(13, h->peer_qpn) : "",
+		    NUM(14, li.worker));
 	}
 }
 
@@ -249,14 +250,15 @@ cmd_status(struct rsd *d, struct render_buf *o, int json)
 		    "\"links_evicted\":%llu,\"auth_failures\":%llu,"
 		    "\"resume_refusals\":%llu,\"resume_timeouts\":%llu,"
 		    "\"ring_bytes\":%llu,\"max_memory\":%llu,"
-		    "\"tunnels\":", tunnel_streams(d), links, up,
+		    "\"workers\":%zu,\"tunnels\":", tunnel_streams(d), links, up,
 		    (unsigned long long)d->links_rejected,
 		    (unsigned long long)d->links_evicted,
 		    (unsigned long long)d->auth_failures,
 		    (unsigned long long)d->resume_refusals,
 		    (unsigned long long)d->resume_timeouts,
 		    (unsigned long long)link_pinned(d),
-		    (unsigned long long)d->conf->max_memory << 20);
+		    (unsigned long long)d->conf->max_memory << 20,
+		    d->nworkers > 0 ? d->nworkers : 1);
 		render_tab(o, &tb, 1);
 		render_printf(o, "}");
 		return (0);
@@ -283,6 +285,7 @@ cmd_status(struct rsd *d, struct render_buf *o, int json)
 	    (unsigned long long)d->auth_failures,
 	    (unsigned long long)d->resume_refusals,
 	    (unsigned long long)d->resume_timeouts);
+	render_printf(o, "workers: %zu\n", d->nworkers > 0 ? d->nworkers : 1);
 	if (d->conf->max_memory != 0)
 		render_printf(o, "ring memory: %llu of %llu bytes (max_memory)"
 		    "\n\n", (unsigned long long)link_pinned(d),

@@ -34,6 +34,7 @@ enum dstate { D_IDLE, D_CONNECTING, D_AUTH, D_UP, D_DEAD, D_SUSP };
 
 struct dlink {
 	struct rsd *d;
+	struct loop *lp;		/* its worker's (its streams' too) */
 	const struct conf_tunnel *c;	/* client link: its tunnel's */
 	const struct link_ops *ops;
 	void *arg;
@@ -42,6 +43,9 @@ struct dlink {
 	struct loop_fd *cqw;
 	struct loop_job flush;		/* post work, deliver events */
 	int flushing;
+	/* An event a shared turn may not handle, for the next turn. */
+	int stashed;
+	struct engine_event stash;
 	struct loop_timer ka;		/* keepalive and liveness */
 	struct loop_timer retry;	/* reconnect after back-off */
 	struct loop_timer reap;		/* incoming: free outside callbacks */
@@ -126,6 +130,19 @@ static void deliver(struct dlink *, struct engine *, const struct engine_event *
 
 /* ---------------------------------------------------------------- links */
 
+/*
+ * The loop a new link runs on: the workers' in turn (a client link's
+ * streams run with it), or the one loop when there are no workers.
+ */
+static struct loop *
+pick_loop(struct rsd *d)
+{
+
+	if (d->nworkers == 0)
+		return (d->lp);
+	return (d->workers[d->next_worker++ % d->nworkers]);
+}
+
 /* A new link of daemon ${d}, in no list yet. */
 static struct dlink *
 dl_new(struct rsd *d, const struct link_ops *ops, void *arg)
@@ -135,16 +152,17 @@ dl_new(struct rsd *d, const struct link_ops *ops, void *arg)
 	if ((dl = calloc(1, sizeof(*dl))) == NULL)
 		return (NULL);
 	dl->d = d;
+	dl->lp = pick_loop(d);
 	dl->ops = ops;
 	dl->arg = arg;
 	dl->key = &dl->proved;		/* unset until a peer proves one */
 	dl->er = (struct engine_resume){ find_cb, adopt_cb, adopted_cb, dl };
-	loop_job_init(&dl->flush, d->lp, on_flush, dl);
-	loop_timer_init(&dl->ka, d->lp, on_keepalive, dl);
-	loop_timer_init(&dl->retry, d->lp, on_retry, dl);
-	loop_timer_init(&dl->reap, d->lp, on_reap, dl);
-	loop_timer_init(&dl->deadline, d->lp, on_deadline, dl);
-	loop_timer_init(&dl->resume_tmo, d->lp, on_resume_tmo, dl);
+	loop_job_init(&dl->flush, dl->lp, on_flush, dl);
+	loop_timer_init(&dl->ka, dl->lp, on_keepalive, dl);
+	loop_timer_init(&dl->retry, dl->lp, on_retry, dl);
+	loop_timer_init(&dl->reap, dl->lp, on_reap, dl);
+	loop_timer_init(&dl->deadline, dl->lp, on_deadline, dl);
+	loop_timer_init(&dl->resume_tmo, dl->lp, on_resume_tmo, dl);
 	return (dl);
 }
 
@@ -154,6 +172,13 @@ list_add(struct dlink *dl)
 
 	TAILQ_INSERT_TAIL(&dl->d->links, dl, entry);
 	dl->listed = 1;
+}
+
+struct loop *
+link_loop(const struct dlink *dl)
+{
+
+	return (dl->lp);
 }
 
 struct engine *
@@ -237,7 +262,7 @@ watch_cq(struct dlink *dl)
 
 	if (dl->cqw != NULL || verbs_link_fd(dl->vl) < 0)
 		return (0);
-	dl->cqw = loop_fd_add(dl->d->lp, verbs_link_fd(dl->vl), EPOLLIN,
+	dl->cqw = loop_fd_add(dl->lp, verbs_link_fd(dl->vl), EPOLLIN,
 	    on_cq, dl);
 	return (dl->cqw == NULL ? -1 : 0);
 }
@@ -340,6 +365,69 @@ deliver(struct dlink *dl, struct engine *e, const struct engine_event *ev)
 		dl->ops->event(dl->arg, dl, ev);
 }
 
+/* Stream events a shared turn may not handle: they change tunnels. */
+#define EV_EXCLUSIVE	(ENGINE_EV_INCOMING | ENGINE_EV_OPENED |	\
+	ENGINE_EV_REFUSED | ENGINE_EV_RESET | ENGINE_EV_RELEASED |	\
+	ENGINE_EV_SUSPENDED | ENGINE_EV_RESUMED)
+
+/*
+ * Whether the link's completions and job may run in shared turns (see
+ * loop.h): while it is up with nothing but data to move.  Set in
+ * exclusive turns only.
+ */
+static void
+share(struct dlink *dl)
+{
+	int on = dl->state == D_UP && dl->old == NULL && !dl->resuming &&
+	    !dl->stashed && cur_engine(dl) != NULL &&
+	    engine_error(cur_engine(dl)) == NULL;
+
+	if (dl->cqw != NULL)
+		loop_fd_share(dl->cqw, on);
+	loop_job_share(&dl->flush, on);
+}
+
+/*
+ * The job in a shared turn: deliver data events and post, as below, but
+ * stop at the first event that changes more than its stream (and at a
+ * failed engine): the next turn, exclusive, goes on from there.
+ */
+static void
+flush_shared(struct dlink *dl, struct engine *e)
+{
+	struct engine_event ev;
+	int flushed = 0;
+
+	dl->flushing = 1;
+	while (engine_error(e) == NULL) {
+		if (engine_next_event(e, &ev)) {
+			flushed = 0;
+			if (ev.flags & EV_EXCLUSIVE) {
+				dl->stash = ev;
+				dl->stashed = 1;
+				break;
+			}
+			deliver(dl, e, &ev);
+			continue;
+		}
+		if (flushed)
+			break;
+		(void)verbs_link_flush(dl->vl);
+		flushed = 1;
+	}
+	dl->flushing = 0;
+	if (engine_active(e) > 0)
+		dl->idle_since = 0;
+	else if (dl->idle_since == 0)
+		dl->idle_since = loop_now_ms();
+	if (dl->stashed || engine_error(e) != NULL) {
+		loop_job_share(&dl->flush, 0);
+		if (dl->cqw != NULL)
+			loop_fd_share(dl->cqw, 0);
+		loop_job_defer(&dl->flush);
+	}
+}
+
 /*
  * The job: deliver the engine's events, then post the work they and
  * everyone else queued this turn, with one doorbell; repeat while posting
@@ -353,12 +441,21 @@ on_flush(void *arg)
 	struct engine *e;
 	int flushed = 0;
 
+	if (!loop_exclusive()) {
+		if ((e = cur_engine(dl)) != NULL)
+			flush_shared(dl, e);
+		return;
+	}
 	/* A failed engine's streams still drain, fill and close. */
 	while (dl->old != NULL && engine_next_event(dl->old, &ev))
 		deliver(dl, dl->old, &ev);
 	if ((e = cur_engine(dl)) == NULL)
 		return;
 	dl->flushing = 1;
+	if (dl->stashed) {
+		dl->stashed = 0;
+		deliver(dl, e, &dl->stash);
+	}
 	while (engine_error(e) == NULL) {
 		if (engine_next_event(e, &ev)) {
 			flushed = 0;
@@ -383,6 +480,7 @@ on_flush(void *arg)
 		link_up(dl);
 	else if (dl->resuming && engine_resume_pending(e) == 0)
 		resume_done(dl, e);
+	share(dl);
 }
 
 static void
@@ -673,6 +771,11 @@ link_down(struct dlink *dl, const char *why_in)
 		dl->d->auth_failures++;
 	loop_timer_stop(&dl->deadline);
 	loop_job_cancel(&dl->flush);
+	/* An event a shared turn left for the next one is handled first. */
+	if (dl->stashed) {
+		dl->stashed = 0;
+		deliver(dl, e, &dl->stash);
+	}
 	nsusp = 0;
 	if (e != NULL) {
 		/* No WRITE may touch a ring once its memory is released. */
@@ -698,6 +801,7 @@ link_down(struct dlink *dl, const char *why_in)
 	loop_timer_stop(&dl->ka);
 	verbs_link_free(dl->vl);
 	dl->vl = NULL;
+	share(dl);
 	if (nsusp > 0)
 		snprintf(susp, sizeof(susp), "; %u stream%s suspended for up "
 		    "to %u s", nsusp, nsusp == 1 ? "" : "s",
@@ -986,6 +1090,7 @@ link_up(struct dlink *dl)
 	if (dl->c != NULL)
 		dl->ops->up(dl->arg, dl);
 	link_mark(dl);
+	share(dl);
 }
 
 /* ------------------------------------------------------ incoming links */
@@ -1530,6 +1635,10 @@ link_info(const struct dlink *dl, struct link_info *li)
 	li->dir = dl->c != NULL ? "out" : "in";
 	li->tunnel = dl->c != NULL ? dl->c->name : "";
 	li->state = states[dl->state];
+	li->worker = 1;
+	for (i = 0; i < dl->d->nworkers; i++)
+		if (dl->d->workers[i] == dl->lp)
+			li->worker = (unsigned)i + 1;
 	if (dl->state == D_IDLE && loop_timer_armed(&dl->retry))
 		li->state = LINK_RETRYING;
 	li->device = dl->vl != NULL && dl->state == D_UP ?

@@ -36,6 +36,7 @@ struct conf;
 struct conf_key;
 struct conf_tunnel;
 struct dlink;
+struct loop;
 struct rsd;
 struct verbs_link;
 struct verbs_listener;
@@ -91,6 +92,7 @@ struct link_info {
 	/* The token a resume of this link's streams names (hex; "": none).
 	 * The responder's hello nonce: public on the fabric, no secret. */
 	char resume_id[2 * WIRE_NONCE_LEN + 1];
+	unsigned worker;		/* the worker it runs on, from 1 */
 	int have_stats;
 	struct engine_stats st;
 	struct verbs_mem_stats mem;	/* with have_stats */
@@ -238,6 +240,13 @@ struct engine *link_engine(const struct dlink *dl);
 struct verbs_link *link_verbs(const struct dlink *dl);
 const char *link_peer(const struct dlink *dl);
 const char *link_name(const struct dlink *dl);
+
+/**
+ * link_loop(dl):
+ * The loop ${dl} runs on (a worker's): its streams' sockets and timers
+ * go there too.
+ */
+struct loop *link_loop(const struct dlink *dl);
 
 /**
  * link_key(dl):

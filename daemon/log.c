@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -193,8 +194,14 @@ emit(int level, const struct log_about *a, const char *fmt, va_list ap)
 	fflush(stderr);
 }
 
-int
-log_burst(struct log_burst *b, uint64_t now_ms, char *held, size_t len)
+/*
+ * Bursts: workers' shared turns may count the same burst at once (a
+ * daemon-wide one such as max_memory's); it is never on the data path.
+ */
+static pthread_mutex_t burst_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static int
+burst_count(struct log_burst *b, uint64_t now_ms, char *held, size_t len)
 {
 
 	if (now_ms < b->quiet_until) {
@@ -216,6 +223,17 @@ log_burst(struct log_burst *b, uint64_t now_ms, char *held, size_t len)
 	b->logged = 1;
 	b->quiet_until = now_ms + LOG_BURST_MS;
 	return (1);
+}
+
+int
+log_burst(struct log_burst *b, uint64_t now_ms, char *held, size_t len)
+{
+	int r;
+
+	pthread_mutex_lock(&burst_mu);
+	r = burst_count(b, now_ms, held, len);
+	pthread_mutex_unlock(&burst_mu);
+	return (r);
 }
 
 int

@@ -1,8 +1,10 @@
 #include "config.h"
 
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <time.h>
@@ -21,6 +23,21 @@ struct loop_fd {
 	struct loop_fd *next_dead;
 	struct loop_timer pause;	/* loop_fd_pause: resumes it */
 	uint32_t paused_events;
+	int shared;
+};
+
+#define WORLD_MAX	257
+
+/*
+ * A world's loops, and the lock an exclusive turn takes first: while a
+ * thread holds it (pending set), no loop starts a shared turn, and the
+ * thread then takes every loop's turn lock in order.
+ */
+struct world {
+	pthread_mutex_t excl;
+	int pending;			/* atomic: an exclusive turn waits */
+	size_t n;
+	struct loop *loops[WORLD_MAX];
 };
 
 struct loop {
@@ -29,10 +46,22 @@ struct loop {
 	TAILQ_HEAD(, loop_job) jobs;
 	struct loop_fd *dead;		/* freed after dispatch */
 	int dispatching;
+	pthread_t owner;		/* the thread that runs it */
+	/* In a world: */
+	struct world *world;
+	pthread_mutex_t turn;		/* held for each of its turns */
+	int always_excl;		/* the first loop: every turn exclusive */
+	int touched;			/* changed by another loop's turn */
+	uint64_t next_when;		/* the next turn, at the latest */
+	int wake_fd;
+	struct loop_fd *wake_w;
 };
 
-/* The clock as of this turn (one process, one loop thread). */
-static uint64_t turn_ms;
+/* The clock as of this thread's turn. */
+static __thread uint64_t turn_ms;
+/* The loop this thread runs, and whether its turn is a shared one. */
+static __thread struct loop *cur;
+static __thread int in_shared;
 
 static void
 clock_read(void)
@@ -63,8 +92,201 @@ loop_new(void)
 	}
 	timerq_init(&lp->timers);
 	TAILQ_INIT(&lp->jobs);
+	lp->owner = pthread_self();
+	lp->wake_fd = -1;
 	clock_read();
 	return (lp);
+}
+
+void
+loop_bind(struct loop *lp)
+{
+
+	lp->owner = pthread_self();
+	cur = lp;
+	clock_read();
+}
+
+int
+loop_exclusive(void)
+{
+
+	return (!in_shared);
+}
+
+/*
+ * Another thread's turn changed ${lp} (a timer, a job, a watcher): ${lp}
+ * may sleep on an old timeout, so it is woken when that turn ends.  A
+ * shared turn touches only its own loop: anything else is a race, and
+ * stops the daemon here rather than corrupting it.
+ */
+static void
+touch(struct loop *lp)
+{
+
+	if (lp == cur || lp->world == NULL)
+		return;
+	if (in_shared)
+		abort();
+	lp->touched = 1;
+}
+
+static void
+on_wake(void *arg, uint32_t events)
+{
+	struct loop *lp = arg;
+	uint64_t v;
+
+	(void)events;
+	(void)!read(lp->wake_fd, &v, sizeof(v));
+}
+
+void
+loop_wake(struct loop *lp)
+{
+	uint64_t one = 1;
+
+	if (lp->wake_fd >= 0)
+		(void)!write(lp->wake_fd, &one, sizeof(one));
+}
+
+/* ${lp} joins world ${w}: a turn lock and a way to wake it. */
+static int
+world_add(struct world *w, struct loop *lp)
+{
+
+	if (w->n == WORLD_MAX) {
+		errno = EINVAL;
+		return (-1);
+	}
+	if ((lp->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0)
+		return (-1);
+	if ((lp->wake_w = loop_fd_add(lp, lp->wake_fd, EPOLLIN, on_wake,
+	    lp)) == NULL) {
+		close(lp->wake_fd);
+		lp->wake_fd = -1;
+		return (-1);
+	}
+	lp->wake_w->shared = 1;
+	lp->next_when = 0;
+	pthread_mutex_init(&lp->turn, NULL);
+	lp->world = w;
+	w->loops[w->n++] = lp;
+	return (0);
+}
+
+int
+loop_world_new(struct loop *lp)
+{
+	struct world *w;
+
+	if ((w = calloc(1, sizeof(*w))) == NULL)
+		return (-1);
+	pthread_mutex_init(&w->excl, NULL);
+	if (world_add(w, lp)) {
+		pthread_mutex_destroy(&w->excl);
+		free(w);
+		return (-1);
+	}
+	lp->always_excl = 1;
+	cur = lp;
+	return (0);
+}
+
+int
+loop_world_join(struct loop *lp, struct loop *first)
+{
+
+	return (world_add(first->world, lp));
+}
+
+/* Take ${lp}'s turn lock for a shared turn, after any exclusive one. */
+static void
+lock_shared(struct loop *lp)
+{
+	struct world *w = lp->world;
+
+	for (;;) {
+		pthread_mutex_lock(&lp->turn);
+		if (!__atomic_load_n(&w->pending, __ATOMIC_ACQUIRE))
+			return;
+		pthread_mutex_unlock(&lp->turn);
+		pthread_mutex_lock(&w->excl);
+		pthread_mutex_unlock(&w->excl);
+	}
+}
+
+static void
+lock_all(struct world *w)
+{
+	size_t i;
+
+	pthread_mutex_lock(&w->excl);
+	__atomic_store_n(&w->pending, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < w->n; i++)
+		pthread_mutex_lock(&w->loops[i]->turn);
+}
+
+static void
+unlock_all(struct world *w)
+{
+	struct loop *lp;
+	size_t i;
+
+	for (i = 0; i < w->n; i++) {
+		lp = w->loops[i];
+		pthread_mutex_unlock(&lp->turn);
+		if (lp->touched) {
+			lp->touched = 0;
+			loop_wake(lp);
+		}
+	}
+	__atomic_store_n(&w->pending, 0, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&w->excl);
+}
+
+/*
+ * Start a turn of ${lp} (in a world) with events ${evs}: shared if every
+ * watcher with an event and every job may run shared and no timer is due,
+ * else exclusive.  Returns whether it is shared.
+ */
+static int
+turn_begin(struct loop *lp, const struct epoll_event *evs, int n)
+{
+	struct timerq_node *first;
+	struct loop_job *j;
+	struct loop_fd *w;
+	int k, shared = !lp->always_excl;
+
+	if (shared) {
+		lock_shared(lp);
+		for (k = 0; k < n && shared; k++) {
+			w = evs[k].data.ptr;
+			if (!w->dead && !w->shared)
+				shared = 0;
+		}
+		if ((first = timerq_first(&lp->timers)) != NULL &&
+		    first->when <= turn_ms)
+			shared = 0;
+		TAILQ_FOREACH(j, &lp->jobs, entry)
+			if (!j->shared)
+				shared = 0;
+		if (shared)
+			return (1);
+		pthread_mutex_unlock(&lp->turn);
+	}
+	lock_all(lp->world);
+	return (0);
+}
+
+static void
+turn_end(struct loop *lp, int shared)
+{
+
+	if (shared)
+		pthread_mutex_unlock(&lp->turn);
+	else
+		unlock_all(lp->world);
 }
 
 static void
@@ -84,6 +306,15 @@ loop_free(struct loop *lp)
 
 	if (lp == NULL)
 		return;
+	if (lp->wake_w != NULL) {
+		loop_fd_del(lp->wake_w);
+		close(lp->wake_fd);
+		pthread_mutex_destroy(&lp->turn);
+		if (lp->world != NULL && lp->always_excl) {
+			pthread_mutex_destroy(&lp->world->excl);
+			free(lp->world);
+		}
+	}
 	reap(lp);
 	close(lp->ep);
 	free(lp);
@@ -112,7 +343,15 @@ loop_fd_add(struct loop *lp, int fd, uint32_t events, loop_fd_cb *cb,
 		free(w);
 		return (NULL);
 	}
+	touch(lp);
 	return (w);
+}
+
+void
+loop_fd_share(struct loop_fd *w, int shared)
+{
+
+	w->shared = shared;
 }
 
 int
@@ -122,6 +361,7 @@ loop_fd_set(struct loop_fd *w, uint32_t events)
 
 	if (w->events == events)
 		return (0);
+	touch(w->lp);
 	ev.events = events;
 	ev.data.ptr = w;
 	/*
@@ -173,14 +413,19 @@ loop_fd_del(struct loop_fd *w)
 
 	if (w == NULL)
 		return;
+	touch(w->lp);
 	loop_timer_stop(&w->pause);
 	if (w->events != 0)
 		epoll_ctl(w->lp->ep, EPOLL_CTL_DEL, w->fd, NULL);
-	/* Events for it may still sit in this round's array: free later. */
+	/*
+	 * Events for it may still sit in this round's array, or (another
+	 * loop's) in the array its thread has yet to dispatch: only that
+	 * thread frees it, after dispatching.
+	 */
 	w->dead = 1;
 	w->next_dead = w->lp->dead;
 	w->lp->dead = w;
-	if (!w->lp->dispatching)
+	if (!w->lp->dispatching && pthread_equal(w->lp->owner, pthread_self()))
 		reap(w->lp);
 }
 
@@ -199,6 +444,7 @@ void
 loop_timer_arm(struct loop_timer *t, uint64_t ms)
 {
 
+	touch(t->lp);
 	timerq_del(&t->lp->timers, &t->node);
 	timerq_add(&t->lp->timers, &t->node, loop_now_ms() + ms);
 }
@@ -207,8 +453,10 @@ void
 loop_timer_stop(struct loop_timer *t)
 {
 
-	if (t->lp != NULL)
+	if (t->lp != NULL && t->node.queued) {
+		touch(t->lp);
 		timerq_del(&t->lp->timers, &t->node);
+	}
 }
 
 int
@@ -227,6 +475,14 @@ loop_job_init(struct loop_job *j, struct loop *lp, loop_timer_cb *cb,
 	j->cb = cb;
 	j->arg = arg;
 	j->queued = 0;
+	j->shared = 0;
+}
+
+void
+loop_job_share(struct loop_job *j, int shared)
+{
+
+	j->shared = shared;
 }
 
 void
@@ -235,6 +491,7 @@ loop_job_defer(struct loop_job *j)
 
 	if (j->queued)
 		return;
+	touch(j->lp);
 	j->queued = 1;
 	TAILQ_INSERT_TAIL(&j->lp->jobs, j, entry);
 }
@@ -245,8 +502,22 @@ loop_job_cancel(struct loop_job *j)
 
 	if (!j->queued)
 		return;
+	touch(j->lp);
 	TAILQ_REMOVE(&j->lp->jobs, j, entry);
 	j->queued = 0;
+}
+
+/* When the next turn must start at the latest: a queued job means now. */
+static void
+plan_wait(struct loop *lp)
+{
+	struct timerq_node *first;
+
+	lp->next_when = UINT64_MAX;
+	if ((first = timerq_first(&lp->timers)) != NULL)
+		lp->next_when = first->when;
+	if (!TAILQ_EMPTY(&lp->jobs))
+		lp->next_when = 0;
 }
 
 int
@@ -257,27 +528,36 @@ loop_run_once(struct loop *lp, int max_ms)
 	struct loop_timer *t;
 	struct loop_job *j;
 	struct loop_fd *w;
-	int n, k, wait = max_ms;
+	int n, k, wait = max_ms, shared = 0;
 
 	/*
 	 * Timeouts count from the turn's clock, read when epoll_wait
 	 * returned: a timer armed late in a turn fires early, and one due
 	 * during it late, by at most the time that turn's handlers took.
+	 * In a world, other threads may change the timers between turns:
+	 * the last turn noted when the first was due (under its lock), and
+	 * whoever arms an earlier one wakes the loop.
 	 */
-	if ((first = timerq_first(&lp->timers)) != NULL) {
-		int64_t d = (int64_t)(first->when - turn_ms);
+	if (lp->world == NULL)
+		plan_wait(lp);
+	if (lp->next_when != UINT64_MAX) {
+		int64_t d = (int64_t)(lp->next_when - turn_ms);
 
 		if (d < 0)
 			d = 0;
 		if (wait < 0 || d < wait)
 			wait = (int)d;
 	}
-	if (!TAILQ_EMPTY(&lp->jobs))
-		wait = 0;
 	n = epoll_wait(lp->ep, evs, 64, wait);
 	if (n < 0 && errno != EINTR)
 		return (-1);
+	if (n < 0)
+		n = 0;
 	clock_read();
+	cur = lp;
+	if (lp->world != NULL)
+		shared = turn_begin(lp, evs, n);
+	in_shared = shared;
 	lp->dispatching = 1;
 	for (k = 0; k < n; k++) {
 		w = evs[k].data.ptr;
@@ -286,19 +566,32 @@ loop_run_once(struct loop *lp, int max_ms)
 	}
 	/*
 	 * Timers due now; one armed from a callback for "now" fires in this
-	 * turn too, after those already due (arming order among ties).
+	 * turn too, after those already due (arming order among ties).  A
+	 * shared turn had none due: those armed in it wait for the next.
 	 */
-	while ((first = timerq_pop(&lp->timers, turn_ms)) != NULL) {
+	while (!shared && (first = timerq_pop(&lp->timers, turn_ms)) != NULL) {
 		t = (struct loop_timer *)(void *)((char *)first -
 		    offsetof(struct loop_timer, node));
 		t->cb(t->arg);
 	}
-	while ((j = TAILQ_FIRST(&lp->jobs)) != NULL) {
+	/* A shared turn leaves the jobs it may not run for the next one. */
+	j = TAILQ_FIRST(&lp->jobs);
+	while (j != NULL) {
+		if (shared && !j->shared) {
+			j = TAILQ_NEXT(j, entry);
+			continue;
+		}
 		TAILQ_REMOVE(&lp->jobs, j, entry);
 		j->queued = 0;
 		j->cb(j->arg);
+		j = TAILQ_FIRST(&lp->jobs);
 	}
 	lp->dispatching = 0;
+	in_shared = 0;
 	reap(lp);
+	if (lp->world != NULL) {
+		plan_wait(lp);
+		turn_end(lp, shared);
+	}
 	return (0);
 }

@@ -3,6 +3,19 @@
  * on the monotonic clock.  Level-triggered; each watched descriptor has
  * one callback and an interest mask the owner changes as its needs change
  * (reading stops while a ring is full: that is the backpressure).
+ *
+ * Several loops, each run by its own thread, may form a world (the
+ * daemon's workers): every object belongs to one loop, and each turn of
+ * a loop is either shared or exclusive.  A shared turn runs at the same
+ * time as other loops' shared turns and may touch only its own loop's
+ * objects (the data path: a link's completions, its streams' sockets).
+ * An exclusive turn runs while every other loop of the world waits
+ * between turns, and may touch anything, in any loop.  A turn is shared
+ * when every watcher with an event and every job queued was marked
+ * shared (loop_fd_share, loop_job_share) and no timer is due; work a
+ * shared turn finds it cannot do (a job not marked shared) waits for the
+ * next turn, which is then exclusive.  Each loop has its own turn lock,
+ * which only a thread starting an exclusive turn ever waits for.
  */
 #ifndef LOOP_H
 #define LOOP_H
@@ -118,6 +131,7 @@ struct loop_job {
 	loop_timer_cb *cb;
 	void *arg;
 	int queued;
+	int shared;
 	TAILQ_ENTRY(loop_job) entry;
 };
 
@@ -149,6 +163,49 @@ void loop_job_cancel(struct loop_job *j);
  * clock source has no vDSO path, as under emulation).
  */
 uint64_t loop_now_ms(void);
+
+/**
+ * loop_world_new(lp):
+ * Make ${lp} the first loop of a new world.  Its every turn is exclusive
+ * (the thread that runs control, reloads and signals).  Returns 0, or -1
+ * (errno set).
+ */
+int loop_world_new(struct loop *lp);
+
+/**
+ * loop_world_join(lp, first):
+ * Make ${lp} (a new loop) a loop of the world of ${first}, run by another
+ * thread (see loop_bind).  Call before any thread but the first's runs.
+ * Returns 0, or -1 (errno set).
+ */
+int loop_world_join(struct loop *lp, struct loop *first);
+
+/**
+ * loop_bind(lp):
+ * The calling thread runs ${lp} from now on.
+ */
+void loop_bind(struct loop *lp);
+
+/**
+ * loop_wake(lp):
+ * End ${lp}'s wait for events now (from any thread).
+ */
+void loop_wake(struct loop *lp);
+
+/**
+ * loop_fd_share(w, shared) / loop_job_share(j, shared):
+ * Whether ${w}'s events and ${j} may run in a shared turn (see above).
+ * Watchers and jobs start not shared.
+ */
+void loop_fd_share(struct loop_fd *w, int shared);
+void loop_job_share(struct loop_job *j, int shared);
+
+/**
+ * loop_exclusive():
+ * True unless the calling thread is in a shared turn (outside any world,
+ * every turn is exclusive).
+ */
+int loop_exclusive(void);
 
 /**
  * loop_run_once(lp, max_ms):

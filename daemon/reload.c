@@ -2,6 +2,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "conf.h"
 #include "log.h"
@@ -17,6 +18,19 @@ reload_log_level(const struct rsd *d)
 	int level = d->conf->log_level + d->verbose;
 
 	return (level > LOG_DEBUG ? LOG_DEBUG : level);
+}
+
+unsigned
+reload_workers(const struct conf *c)
+{
+	long n;
+
+	if (c->workers != 0)
+		return (c->workers);
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	if (n < 1)
+		return (1);
+	return (n > CONF_MAX_WORKERS ? CONF_MAX_WORKERS : (unsigned)n);
 }
 
 int
@@ -55,6 +69,9 @@ reload_config(struct rsd *d, char *err, size_t errlen)
 		log_warn("the control socket settings changed; they take "
 		    "effect when rstreamd restarts (still on %s)",
 		    d->control_path[0] != '\0' ? d->control_path : "nothing");
+	if (reload_workers(nc) != (d->nworkers > 0 ? d->nworkers : 1))
+		log_warn("workers changed; that takes effect when rstreamd "
+		    "restarts (still %zu)", d->nworkers > 0 ? d->nworkers : 1);
 	d->reload_error[0] = '\0';
 	d->reloads++;
 	d->reloaded_ms = loop_now_ms();

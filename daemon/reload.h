@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 
+struct conf;
 struct rsd;
 
 /**
@@ -17,6 +18,14 @@ struct rsd;
  * until a reload works.
  */
 int reload_config(struct rsd *d, char *err, size_t errlen);
+
+/**
+ * reload_workers(c):
+ * How many threads carry links under configuration ${c}: its workers
+ * setting, or one per online CPU.  1 means the daemon's one thread does
+ * everything.
+ */
+unsigned reload_workers(const struct conf *c);
 
 /**
  * reload_log_level(d):

@@ -32,8 +32,12 @@ struct resolver;
 
 /*
  * Per-tunnel counters (bytes are stream payload).  Shared by the tunnels
- * of one name across reloads, so a changed tunnel keeps counting.
+ * of one name across reloads, so a changed tunnel keeps counting.  Streams
+ * of one tunnel may run on several workers at once: they count with
+ * ST_ADD (an atomic add, no lock), and readers run in exclusive turns.
  */
+#define ST_ADD(st, field, n)						\
+	((void)__atomic_fetch_add(&(st)->field, (n), __ATOMIC_RELAXED))
 struct tun_stats {
 	uint64_t bytes_in;	/* from local sockets into the tunnel */
 	uint64_t bytes_out;	/* from the tunnel out to local sockets */
@@ -83,7 +87,12 @@ struct tun {
 TAILQ_HEAD(tun_list, tun);
 
 struct rsd {
-	struct loop *lp;
+	struct loop *lp;		/* control, reloads, signals, the CM */
+	/* Workers' loops: links (and their streams) run there, in turn.
+	 * None: everything runs on lp. */
+	struct loop **workers;
+	size_t nworkers;
+	size_t next_worker;
 	struct conf *conf;
 	int verbose;			/* -v count, added to log_level */
 	struct verbs_cm *cm;
@@ -117,6 +126,7 @@ struct rsd {
 	unsigned reloads;
 	char reload_error[1100];	/* last failed reload, "" if it worked */
 	int draining;			/* SIGTERM: finishing open streams */
+	struct loop_job *drained;	/* defer when a stream ends, draining */
 	int stop;
 };
 

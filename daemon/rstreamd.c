@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,7 +52,90 @@ struct sigctx {
 	struct rsd *d;
 	int fd;
 	struct loop_timer drain;
+	struct loop_job drained;	/* stop once no stream is left */
 };
+
+/* Set (then every worker woken) when the workers are to end. */
+static int workers_end;
+
+static void *
+worker_main(void *arg)
+{
+	struct loop *lp = arg;
+
+	loop_bind(lp);
+	while (!__atomic_load_n(&workers_end, __ATOMIC_ACQUIRE)) {
+		if (loop_run_once(lp, 1000) != 0) {
+			/* Its links cannot run on: no half-working daemon. */
+			log_err("a worker's event loop failed: %m");
+			abort();
+		}
+	}
+	return (NULL);
+}
+
+/*
+ * The loops links run on (see loop.h): with more than one worker, each
+ * has its own thread, started by workers_run once everything is set up.
+ */
+static int
+workers_new(struct rsd *d, unsigned n)
+{
+	size_t i;
+
+	if (n < 2)
+		return (0);
+	if (loop_world_new(d->lp) != 0 ||
+	    (d->workers = calloc(n, sizeof(*d->workers))) == NULL)
+		return (-1);
+	for (i = 0; i < n; i++) {
+		if ((d->workers[i] = loop_new()) == NULL ||
+		    loop_world_join(d->workers[i], d->lp) != 0) {
+			loop_free(d->workers[i]);
+			return (-1);
+		}
+		d->nworkers++;
+	}
+	return (0);
+}
+
+static int
+workers_run(struct rsd *d, pthread_t *th)
+{
+	size_t i;
+	int e;
+
+	for (i = 0; i < d->nworkers; i++)
+		if ((e = pthread_create(&th[i], NULL, worker_main,
+		    d->workers[i])) != 0) {
+			errno = e;
+			return ((int)i);
+		}
+	return ((int)i);
+}
+
+static void
+workers_join(struct rsd *d, pthread_t *th, size_t started)
+{
+	size_t i;
+
+	__atomic_store_n(&workers_end, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < started; i++)
+		loop_wake(d->workers[i]);
+	for (i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+}
+
+static void
+on_drained(void *arg)
+{
+	struct sigctx *sc = arg;
+
+	if (sc->d->draining && tunnel_streams(sc->d) == 0) {
+		log_notice("every stream has finished");
+		sc->d->stop = 1;
+	}
+}
 
 static void
 on_drain_over(void *arg)
@@ -82,6 +166,7 @@ start_drain(struct sigctx *sc, const char *sig)
 	tunnel_drain(d);
 	notify_draining(d->conf->drain_time);
 	loop_timer_arm(&sc->drain, (uint64_t)d->conf->drain_time * 1000);
+	loop_job_defer(&sc->drained);
 }
 
 static void
@@ -157,9 +242,10 @@ main(int argc, char **argv)
 	struct rsd d = { 0 };
 	struct sigctx sc;
 	struct loop_fd *sw = NULL;
+	pthread_t *th = NULL;
 	sigset_t mask;
 	char err[1024];
-	int c, check = 0, rc = 1;
+	int c, check = 0, rc = 1, nth = 0;
 	size_t i, nclient = 0;
 
 	while ((c = getopt_long(argc, argv, "c:fnvhV", longopts, NULL)) != -1) {
@@ -241,6 +327,13 @@ main(int argc, char **argv)
 		goto out;
 	}
 	loop_timer_init(&sc.drain, d.lp, on_drain_over, &sc);
+	loop_job_init(&sc.drained, d.lp, on_drained, &sc);
+	d.drained = &sc.drained;
+	if (workers_new(&d, reload_workers(d.conf)) != 0 ||
+	    (th = calloc(d.nworkers + 1, sizeof(*th))) == NULL) {
+		log_err("cannot set up the workers' event loops: %m");
+		goto out;
+	}
 	if (tunnel_activation(&d, err, sizeof(err)) < 0 ||
 	    tunnel_start(&d, err, sizeof(err)) != 0) {
 		log_err("%s", err);
@@ -255,28 +348,37 @@ main(int argc, char **argv)
 		snprintf(d.control_path, sizeof(d.control_path), "%s",
 		    ctl_path(d.ctl));
 	log_notice("ready: %zu tunnels (%zu client, %zu target), %zu RDMA "
-	    "listeners, control socket %s", d.conf->ntunnels, nclient,
-	    d.conf->ntunnels - nclient, d.nlsn,
-	    d.ctl != NULL ? ctl_path(d.ctl) : "off");
+	    "listeners, control socket %s, %zu worker%s",
+	    d.conf->ntunnels, nclient, d.conf->ntunnels - nclient, d.nlsn,
+	    d.ctl != NULL ? ctl_path(d.ctl) : "off",
+	    d.nworkers > 0 ? d.nworkers : 1, d.nworkers > 1 ? "s" : "");
 	tunnel_warn_keys(&d);
 	notify_ready(d.lp, status_line, &d);
+	/* From here on, this thread touches shared state only in its turns. */
+	if ((nth = workers_run(&d, th)) < (int)d.nworkers) {
+		log_err("cannot start a worker thread: %m");
+		goto out;
+	}
 	while (!d.stop) {
 		if (loop_run_once(d.lp, 1000) != 0) {
 			log_err("event loop failed: %m");
 			goto out;
 		}
-		if (d.draining && tunnel_streams(&d) == 0) {
-			log_notice("every stream has finished");
-			d.stop = 1;
-		}
 	}
 	rc = 0;
 	notify_stopping();
 out:
+	if (th != NULL)
+		workers_join(&d, th, (size_t)nth);
+	free(th);
+	loop_job_cancel(&sc.drained);
 	loop_timer_stop(&sc.drain);
 	ctl_free(d.ctl);
 	tunnel_stop(&d);
 	loop_fd_del(sw);
+	for (i = 0; i < d.nworkers; i++)
+		loop_free(d.workers[i]);
+	free(d.workers);
 	loop_free(d.lp);
 	if (sc.fd >= 0)
 		close(sc.fd);

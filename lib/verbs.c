@@ -962,7 +962,7 @@ mem_unlink(struct verbs_mem *m)
 	if (l == NULL)
 		return;
 	l->ms.pinned -= m->size;
-	l->cm->pinned -= m->size;
+	__atomic_fetch_sub(&l->cm->pinned, m->size, __ATOMIC_RELAXED);
 	if (--l->nmems == 0 && l->freed && !l->dying)
 		link_destroy(l);
 }
@@ -976,7 +976,7 @@ mem_link(struct verbs_mem *m, struct verbs_link *l, struct ibv_mr *mr)
 	m->link = l;
 	l->nmems++;
 	l->ms.pinned += m->size;
-	l->cm->pinned += m->size;
+	__atomic_fetch_add(&l->cm->pinned, m->size, __ATOMIC_RELAXED);
 	l->ms.registered++;
 }
 
@@ -1023,26 +1023,35 @@ pool_drain(struct verbs_link *l, int only_stale)
 	}
 }
 
+/* Ring memory registered over every link now. */
+static uint64_t
+pinned_now(const struct verbs_cm *cm)
+{
+
+	return (__atomic_load_n(&cm->pinned, __ATOMIC_RELAXED));
+}
+
 /*
  * Would ${size} more bytes take the pinned memory past the cap?  Pooled
- * rings go first, the link's own, then every link's: idle rings must not
+ * rings go first, the link's own, then (unless ${own_only}: other links
+ * may be in use by other threads) every link's: idle rings must not
  * refuse a stream.
  */
 static int
-over_cap(struct verbs_link *l, uint32_t size)
+over_cap(struct verbs_link *l, uint32_t size, int own_only)
 {
 	struct verbs_cm *cm = l->cm;
 	struct verbs_link *o;
 
-	if (cm->max_pinned == 0 || cm->pinned + size <= cm->max_pinned)
+	if (cm->max_pinned == 0 || pinned_now(cm) + size <= cm->max_pinned)
 		return (0);
 	pool_drain(l, 0);
 	TAILQ_FOREACH(o, &cm->links, lentry) {
-		if (cm->pinned + size <= cm->max_pinned)
+		if (own_only || pinned_now(cm) + size <= cm->max_pinned)
 			break;
 		pool_drain(o, 0);
 	}
-	return (cm->pinned + size > cm->max_pinned);
+	return (pinned_now(cm) + size > cm->max_pinned);
 }
 
 struct verbs_mem *
@@ -1064,10 +1073,11 @@ verbs_mem_new(struct verbs_link *l, uint32_t size, int flags,
 			return (m);
 		}
 	}
-	if (!(flags & VERBS_MEM_NOCAP) && over_cap(l, size)) {
+	if (!(flags & VERBS_MEM_NOCAP) &&
+	    over_cap(l, size, (flags & VERBS_MEM_OWNPOOL) != 0)) {
 		say(err, errlen, "max_memory: %llu bytes of ring memory are "
 		    "registered, the limit is %llu",
-		    (unsigned long long)l->cm->pinned,
+		    (unsigned long long)pinned_now(l->cm),
 		    (unsigned long long)l->cm->max_pinned);
 		errno = ENOBUFS;
 		return (NULL);
@@ -1552,7 +1562,7 @@ uint64_t
 verbs_cm_pinned(const struct verbs_cm *cm)
 {
 
-	return (cm->pinned);
+	return (pinned_now(cm));
 }
 
 uint32_t

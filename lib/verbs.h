@@ -301,6 +301,7 @@ const struct hca_info *verbs_link_hca(const struct verbs_link *link);
 /* verbs_mem_new flags. */
 #define VERBS_MEM_REMOTE	0x01	/* remote write: a receive ring */
 #define VERBS_MEM_NOCAP		0x02	/* may pass verbs_cm_set_max_pinned */
+#define VERBS_MEM_OWNPOOL	0x04	/* drop no other link's pool */
 
 /**
  * verbs_mem_new(link, size, flags, err, errlen):
@@ -313,7 +314,10 @@ const struct hca_info *verbs_link_hca(const struct verbs_link *link);
  * registration that would take the channel's pinned bytes past its cap
  * (verbs_cm_set_max_pinned) drops the link's pool first, and if that is
  * not enough fails with errno ENOBUFS, unless VERBS_MEM_NOCAP (a ring
- * that replaces a bigger one).
+ * that replaces a bigger one).  Other links' pools are dropped too unless
+ * VERBS_MEM_OWNPOOL (they may be in use by another thread).  Links are
+ * not thread-safe, but the pinned count is: threads may allocate at once
+ * on different links.
  */
 struct verbs_mem *verbs_mem_new(struct verbs_link *link, uint32_t size,
     int flags, char *err, size_t errlen);

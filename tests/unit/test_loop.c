@@ -1,0 +1,351 @@
+/*
+ * Unit tests for daemon/loop's worlds, with real threads: shared turns of
+ * two workers run at the same time, never while an exclusive turn runs;
+ * a watcher not marked shared makes its turn exclusive; work a shared
+ * turn may not do waits for the next, exclusive, turn; a timer another
+ * thread arms wakes a sleeping loop; and a shared turn that touches
+ * another loop stops the process.
+ */
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/wait.h>
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "loop.h"
+#include "tap.h"
+
+#define NW 2
+
+static struct loop *main_lp, *wl[NW];
+static int stop_workers;
+static int inside;		/* atomic: threads inside a shared handler */
+static int most_inside;		/* the most seen at once */
+static int excl_saw_shared;	/* an exclusive turn found one inside */
+static int excl_turns, shared_calls, bad_mode;
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000);
+}
+
+static void
+spin_us(unsigned us)
+{
+	struct timespec a, b;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &b);
+	while ((b.tv_sec - a.tv_sec) * 1000000 +
+	    (b.tv_nsec - a.tv_nsec) / 1000 < us);
+}
+
+static void *
+worker(void *arg)
+{
+	struct loop *lp = arg;
+
+	loop_bind(lp);
+	while (!__atomic_load_n(&stop_workers, __ATOMIC_ACQUIRE))
+		(void)loop_run_once(lp, 50);
+	return (NULL);
+}
+
+/* A shared watcher on an eventfd left readable: it runs every turn. */
+static void
+on_busy(void *arg, uint32_t events)
+{
+	int n;
+
+	(void)arg;
+	(void)events;
+	if (loop_exclusive())
+		__atomic_add_fetch(&bad_mode, 1, __ATOMIC_RELAXED);
+	n = __atomic_add_fetch(&inside, 1, __ATOMIC_SEQ_CST);
+	if (n > __atomic_load_n(&most_inside, __ATOMIC_RELAXED))
+		__atomic_store_n(&most_inside, n, __ATOMIC_RELAXED);
+	spin_us(50);
+	__atomic_sub_fetch(&inside, 1, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&shared_calls, 1, __ATOMIC_RELAXED);
+}
+
+/* Main's timer: an exclusive turn, which no shared handler may overlap. */
+static struct loop_timer excl_t;
+
+static void
+on_excl(void *arg)
+{
+
+	(void)arg;
+	if (!loop_exclusive())
+		bad_mode++;
+	if (__atomic_load_n(&inside, __ATOMIC_SEQ_CST) != 0)
+		excl_saw_shared++;
+	spin_us(200);
+	if (__atomic_load_n(&inside, __ATOMIC_SEQ_CST) != 0)
+		excl_saw_shared++;
+	excl_turns++;
+	loop_timer_arm(&excl_t, 1);
+}
+
+/* A job a shared handler defers without marking it shared. */
+static struct loop_job later;
+static int later_ran, later_excl;
+
+static void
+on_later(void *arg)
+{
+
+	(void)arg;
+	later_ran++;
+	later_excl = loop_exclusive() &&
+	    __atomic_load_n(&inside, __ATOMIC_SEQ_CST) == 0;
+}
+
+static void
+on_defer(void *arg, uint32_t events)
+{
+	int fd = *(int *)arg;
+	uint64_t v;
+
+	(void)events;
+	(void)!read(fd, &v, sizeof(v));
+	if (!loop_exclusive())
+		loop_job_defer(&later);
+}
+
+/* A watcher not marked shared: its turn is exclusive. */
+static int plain_ran, plain_excl;
+
+static void
+on_plain(void *arg, uint32_t events)
+{
+	int fd = *(int *)arg;
+	uint64_t v;
+
+	(void)events;
+	(void)!read(fd, &v, sizeof(v));
+	plain_ran++;
+	plain_excl = loop_exclusive() &&
+	    __atomic_load_n(&inside, __ATOMIC_SEQ_CST) == 0;
+}
+
+/* A timer main arms on a sleeping worker's loop. */
+static struct loop_timer remote_t;
+static uint64_t remote_fired;
+
+static void
+on_remote(void *arg)
+{
+
+	(void)arg;
+	__atomic_store_n(&remote_fired, now_ms(), __ATOMIC_RELEASE);
+}
+
+static void
+kick(int fd)
+{
+	uint64_t one = 1;
+
+	(void)!write(fd, &one, sizeof(one));
+}
+
+/* Run main's loop until ${cond} holds or ${ms} pass. */
+#define RUN_UNTIL(cond, ms) do {					\
+	uint64_t until_ = now_ms() + (ms);				\
+	while (!(cond) && now_ms() < until_)				\
+		(void)loop_run_once(main_lp, 10);			\
+} while (0)
+
+static void
+test_world(void)
+{
+	pthread_t th[NW];
+	struct loop_fd *busy[NW], *dw, *pw;
+	int busy_fd[NW], dfd, pfd, i;
+
+	ok((main_lp = loop_new()) != NULL, "main loop");
+	ok(loop_world_new(main_lp) == 0, "a world");
+	for (i = 0; i < NW; i++) {
+		ok((wl[i] = loop_new()) != NULL &&
+		    loop_world_join(wl[i], main_lp) == 0, "worker %d joins", i);
+		busy_fd[i] = eventfd(1, EFD_NONBLOCK);
+		busy[i] = loop_fd_add(wl[i], busy_fd[i], EPOLLIN, on_busy,
+		    NULL);
+		loop_fd_share(busy[i], 1);
+	}
+	dfd = eventfd(0, EFD_NONBLOCK);
+	dw = loop_fd_add(wl[0], dfd, EPOLLIN, on_defer, &dfd);
+	loop_fd_share(dw, 1);
+	loop_job_init(&later, wl[0], on_later, NULL);
+	pfd = eventfd(0, EFD_NONBLOCK);
+	pw = loop_fd_add(wl[1], pfd, EPOLLIN, on_plain, &pfd);
+	loop_timer_init(&excl_t, main_lp, on_excl, NULL);
+	loop_timer_arm(&excl_t, 1);
+	for (i = 0; i < NW; i++)
+		pthread_create(&th[i], NULL, worker, wl[i]);
+
+	RUN_UNTIL(excl_turns >= 200 &&
+	    __atomic_load_n(&most_inside, __ATOMIC_RELAXED) >= 2, 20000);
+	ok(excl_turns >= 200, "main ran %d exclusive turns", excl_turns);
+	ok(__atomic_load_n(&shared_calls, __ATOMIC_RELAXED) > 1000,
+	    "workers ran %d shared handlers meanwhile", shared_calls);
+	ok(most_inside == NW, "both workers' shared turns ran at once");
+	ok(excl_saw_shared == 0, "no shared handler ran during an exclusive "
+	    "turn (%d did)", excl_saw_shared);
+	ok(bad_mode == 0, "loop_exclusive says which turn it is");
+
+	kick(dfd);
+	RUN_UNTIL(__atomic_load_n(&later_ran, __ATOMIC_ACQUIRE) > 0, 10000);
+	ok(later_ran == 1 && later_excl, "a job a shared turn deferred ran "
+	    "in the next turn, exclusive");
+	kick(pfd);
+	RUN_UNTIL(__atomic_load_n(&plain_ran, __ATOMIC_ACQUIRE) > 0, 10000);
+	ok(plain_ran == 1 && plain_excl, "a watcher not marked shared ran "
+	    "in an exclusive turn");
+
+	/* Quiet the workers: they sleep in epoll_wait, 50 ms at a time. */
+	loop_timer_stop(&excl_t);
+	for (i = 0; i < NW; i++) {
+		loop_fd_del(busy[i]);
+		close(busy_fd[i]);
+	}
+	loop_fd_del(dw);
+	loop_fd_del(pw);
+	__atomic_store_n(&stop_workers, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < NW; i++)
+		pthread_join(th[i], NULL);
+	close(dfd);
+	close(pfd);
+}
+
+/* A worker that waits up to 30 s; main arms it a timer due now. */
+static void *
+sleeper(void *arg)
+{
+	struct loop *lp = arg;
+
+	loop_bind(lp);
+	while (__atomic_load_n(&remote_fired, __ATOMIC_ACQUIRE) == 0 &&
+	    !__atomic_load_n(&stop_workers, __ATOMIC_ACQUIRE))
+		(void)loop_run_once(lp, 30000);
+	return (NULL);
+}
+
+static struct loop_timer arm_t;
+
+static void
+on_arm(void *arg)
+{
+
+	(void)arg;
+	loop_timer_arm(&remote_t, 0);
+}
+
+static void
+test_wake(void)
+{
+	pthread_t th;
+	uint64_t armed;
+
+	__atomic_store_n(&stop_workers, 0, __ATOMIC_RELEASE);
+	loop_timer_init(&remote_t, wl[0], on_remote, NULL);
+	loop_timer_init(&arm_t, main_lp, on_arm, NULL);
+	pthread_create(&th, NULL, sleeper, wl[0]);
+	/* Let it settle into its long wait, then arm from a main turn. */
+	RUN_UNTIL(0, 300);
+	armed = now_ms();
+	loop_timer_arm(&arm_t, 0);
+	RUN_UNTIL(__atomic_load_n(&remote_fired, __ATOMIC_ACQUIRE) != 0,
+	    20000);
+	ok(remote_fired != 0 && remote_fired - armed < 15000, "a timer main "
+	    "armed on a sleeping worker's loop woke it (%llu ms, its wait "
+	    "was 30 s)", (unsigned long long)(remote_fired - armed));
+	__atomic_store_n(&stop_workers, 1, __ATOMIC_RELEASE);
+	loop_wake(wl[0]);
+	pthread_join(th, NULL);
+}
+
+/* In a child: a shared handler arms a timer of another loop. */
+static struct loop_timer other_t;
+
+static void
+on_nothing(void *arg)
+{
+
+	(void)arg;
+}
+
+static void
+on_trespass(void *arg, uint32_t events)
+{
+
+	(void)arg;
+	(void)events;
+	loop_timer_arm(&other_t, 1000);
+}
+
+static void
+test_trespass(void)
+{
+	struct loop_fd *w;
+	pid_t pid;
+	int st, fd;
+
+	if ((pid = fork()) == 0) {
+		fd = eventfd(1, EFD_NONBLOCK);
+		loop_timer_init(&other_t, wl[1], on_nothing, NULL);
+		w = loop_fd_add(wl[0], fd, EPOLLIN, on_trespass, NULL);
+		loop_fd_share(w, 1);
+		loop_bind(wl[0]);
+		(void)loop_run_once(wl[0], 1000);
+		_exit(0);
+	}
+	ok(pid > 0 && waitpid(pid, &st, 0) == pid && WIFSIGNALED(st) &&
+	    WTERMSIG(st) == SIGABRT, "a shared turn that touches another "
+	    "loop's timer aborts");
+}
+
+/* Without a world, every turn is exclusive, as before. */
+static void
+test_plain(void)
+{
+	struct loop *lp = loop_new();
+	struct loop_fd *w;
+	int fd = eventfd(1, EFD_NONBLOCK);
+
+	plain_ran = 0;
+	w = loop_fd_add(lp, fd, EPOLLIN, on_plain, &fd);
+	loop_fd_share(w, 1);
+	(void)loop_run_once(lp, 1000);
+	ok(plain_ran == 1 && loop_exclusive(), "a loop in no world runs "
+	    "every turn exclusive");
+	loop_fd_del(w);
+	close(fd);
+	loop_free(lp);
+}
+
+int
+main(void)
+{
+	int i;
+
+	test_plain();
+	test_world();
+	test_wake();
+	test_trespass();
+	for (i = 0; i < NW; i++)
+		loop_free(wl[i]);
+	loop_free(main_lp);
+	return (tap_done());
+}
