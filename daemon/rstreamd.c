@@ -102,15 +102,20 @@ workers_new(struct rsd *d, unsigned n)
 static int
 workers_run(struct rsd *d, pthread_t *th)
 {
+	char name[16];
 	size_t i;
 	int e;
 
-	for (i = 0; i < d->nworkers; i++)
+	for (i = 0; i < d->nworkers; i++) {
 		if ((e = pthread_create(&th[i], NULL, worker_main,
 		    d->workers[i])) != 0) {
 			errno = e;
 			return ((int)i);
 		}
+		/* For top -H and /proc: which thread is which worker. */
+		snprintf(name, sizeof(name), "rstreamd-w%u", (unsigned)(i + 1) % 1000);
+		(void)pthread_setname_np(th[i], name);
+	}
 	return ((int)i);
 }
 
