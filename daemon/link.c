@@ -372,15 +372,17 @@ deliver(struct dlink *dl, struct engine *e, const struct engine_event *ev)
 
 /*
  * Whether the link's completions and job may run in shared turns (see
- * loop.h): while it is up with nothing but data to move.  Set in
- * exclusive turns only.
+ * loop.h): while it is up with nothing but data to move, and no resume
+ * (which takes another link's streams, on another worker) can come.  Set
+ * in exclusive turns only.
  */
 static void
 share(struct dlink *dl)
 {
+	struct engine *e = cur_engine(dl);
 	int on = dl->state == D_UP && dl->old == NULL && !dl->resuming &&
-	    !dl->stashed && cur_engine(dl) != NULL &&
-	    engine_error(cur_engine(dl)) == NULL;
+	    !dl->stashed && e != NULL && engine_error(e) == NULL &&
+	    engine_resume_settled(e);
 
 	if (dl->cqw != NULL)
 		loop_fd_share(dl->cqw, on);

@@ -2475,6 +2475,15 @@ engine_can_resize(const struct engine *e)
 }
 
 int
+engine_resume_settled(const struct engine *e)
+{
+
+	/* rec_resume's test: no RESUME may come any more. */
+	return (!e->can_resume || e->res_seen || e->res_sent ||
+	    e->opened_any || e->r.find == NULL);
+}
+
+int
 engine_ring_limits(struct engine *e, uint32_t id, uint32_t tx_max,
     uint32_t rx_max)
 {

@@ -545,6 +545,15 @@ void engine_set_mem(struct engine *e, const struct engine_mem *mem);
 int engine_can_resize(const struct engine *e);
 
 /**
+ * engine_resume_settled(e):
+ * True once the peer can no longer ask for a failed link's streams on
+ * ${e} (a RESUME comes first or never: the link cannot resume, one came,
+ * one was sent, or the peer opened a stream), so receiving on ${e} calls
+ * no engine_resume callback.
+ */
+int engine_resume_settled(const struct engine *e);
+
+/**
  * engine_ring_limits(e, id, tx_max, rx_max):
  * Let stream ${id}'s rings grow with its traffic, the send ring up to
  * ${tx_max} and the receive ring up to ${rx_max} bytes (powers of two),

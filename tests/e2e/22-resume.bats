@@ -47,7 +47,9 @@ teardown() {
 # packet it sends (so each side's QP runs out of retries, and no connect
 # request gets through), and stops doing so.  ARP and IP are left alone:
 # address resolution stays as it was, as on a fabric whose RDMA path
-# failed.
+# failed.  On 6.12 some of a's packets still get through (b hears a's
+# DREQ, and a new link may come up in the dark, then fail too): the tests
+# count every failure's resume rather than expect exactly one.
 path_down() {
 	tc qdisc add dev "$NETDEV_A" root handle 1: prio
 	tc filter add dev "$NETDEV_A" parent 1: protocol ip u32 \
@@ -127,8 +129,13 @@ bulk_intact() {
 	wait_log a "1 stream resumed after [0-9.]* s" 60
 	bulk_intact
 	wait_log b "the peer resumes the streams of link from $A"
-	[ "$(ctl_json a stats '.tunnels[0].resumes')" = 1 ]
-	[ "$(ctl_json b stats '.tunnels[0].resumes')" = 1 ]
+	# Every failure of the link was followed by a resume of the stream
+	# (on 6.12, a reconnect may get through while the path is dark and
+	# fail again: see path_down), each counted once on both sides.
+	n=$(count_log a "1 stream resumed after")
+	[ "$n" -ge 1 ]
+	[ "$(ctl_json a stats '.tunnels[0].resumes')" = "$n" ]
+	[ "$(ctl_json b stats '.tunnels[0].resumes')" = "$n" ]
 	[ "$(ctl_json a stats '.tunnels[0].resume_failures')" = 0 ]
 	run grep -E "stream [0-9]+ .*reset" "$W/a.log" "$W/b.log"
 	assert_failure
@@ -156,8 +163,10 @@ bulk_intact() {
 	echo "# $(cat "$W/soak.out")" >&3
 	[ "$(cat "$W/soak.rc")" = 0 ]
 	grep -qE "^short 0 long 50 failed 0 " "$W/soak.out"
-	[ "$(ctl_json a stats '.tunnels[0].resumes')" = 50 ]
-	[ "$(ctl_json b stats '.tunnels[0].resumes')" = 50 ]
+	n=$(count_log a "50 streams resumed after")
+	[ "$n" -ge 1 ]
+	[ "$(ctl_json a stats '.tunnels[0].resumes')" = $((50 * n)) ]
+	[ "$(ctl_json b stats '.tunnels[0].resumes')" = $((50 * n)) ]
 	[ "$(ctl_json a stats '.tunnels[0].resume_failures')" = 0 ]
 	run grep -E "stream [0-9]+ .*reset" "$W/a.log" "$W/b.log"
 	assert_failure
