@@ -390,12 +390,13 @@ share(struct dlink *dl)
 }
 
 /*
- * The job in a shared turn: deliver data events and post, as below, but
- * stop at the first event that changes more than its stream (and at a
- * failed engine): the next turn, exclusive, goes on from there.
+ * Deliver the engine's events, then post the work they and everyone else
+ * queued this turn, with one doorbell; repeat while posting made more
+ * events.  A shared turn stops at the first event that changes more than
+ * its stream: it waits in the stash for the next turn, an exclusive one.
  */
 static void
-flush_shared(struct dlink *dl, struct engine *e)
+pump(struct dlink *dl, struct engine *e, int shared)
 {
 	struct engine_event ev;
 	int flushed = 0;
@@ -404,63 +405,11 @@ flush_shared(struct dlink *dl, struct engine *e)
 	while (engine_error(e) == NULL) {
 		if (engine_next_event(e, &ev)) {
 			flushed = 0;
-			if (ev.flags & EV_EXCLUSIVE) {
+			if (shared && (ev.flags & EV_EXCLUSIVE)) {
 				dl->stash = ev;
 				dl->stashed = 1;
 				break;
 			}
-			deliver(dl, e, &ev);
-			continue;
-		}
-		if (flushed)
-			break;
-		(void)verbs_link_flush(dl->vl);
-		flushed = 1;
-	}
-	dl->flushing = 0;
-	if (engine_active(e) > 0)
-		dl->idle_since = 0;
-	else if (dl->idle_since == 0)
-		dl->idle_since = loop_now_ms();
-	if (dl->stashed || engine_error(e) != NULL) {
-		loop_job_share(&dl->flush, 0);
-		if (dl->cqw != NULL)
-			loop_fd_share(dl->cqw, 0);
-		loop_job_defer(&dl->flush);
-	}
-}
-
-/*
- * The job: deliver the engine's events, then post the work they and
- * everyone else queued this turn, with one doorbell; repeat while posting
- * made more events.  Then act on what the engine says.
- */
-static void
-on_flush(void *arg)
-{
-	struct dlink *dl = arg;
-	struct engine_event ev;
-	struct engine *e;
-	int flushed = 0;
-
-	if (!loop_exclusive()) {
-		if ((e = cur_engine(dl)) != NULL)
-			flush_shared(dl, e);
-		return;
-	}
-	/* A failed engine's streams still drain, fill and close. */
-	while (dl->old != NULL && engine_next_event(dl->old, &ev))
-		deliver(dl, dl->old, &ev);
-	if ((e = cur_engine(dl)) == NULL)
-		return;
-	dl->flushing = 1;
-	if (dl->stashed) {
-		dl->stashed = 0;
-		deliver(dl, e, &dl->stash);
-	}
-	while (engine_error(e) == NULL) {
-		if (engine_next_event(e, &ev)) {
-			flushed = 0;
 			deliver(dl, e, &ev);
 			continue;
 		}
@@ -475,6 +424,44 @@ on_flush(void *arg)
 		dl->idle_since = 0;
 	else if (dl->idle_since == 0 && dl->state == D_UP)
 		dl->idle_since = loop_now_ms();
+}
+
+/*
+ * The job: move the data (pump), then act on what the engine says.  In
+ * a shared turn only the data: anything else (a stashed event, a failed
+ * engine) is left for the next turn, exclusive.
+ */
+static void
+on_flush(void *arg)
+{
+	struct dlink *dl = arg;
+	struct engine_event ev;
+	struct engine *e;
+
+	if (!loop_exclusive()) {
+		if ((e = cur_engine(dl)) == NULL)
+			return;
+		pump(dl, e, 1);
+		if (dl->stashed || engine_error(e) != NULL) {
+			loop_job_share(&dl->flush, 0);
+			if (dl->cqw != NULL)
+				loop_fd_share(dl->cqw, 0);
+			loop_job_defer(&dl->flush);
+		}
+		return;
+	}
+	/* A failed engine's streams still drain, fill and close. */
+	while (dl->old != NULL && engine_next_event(dl->old, &ev))
+		deliver(dl, dl->old, &ev);
+	if ((e = cur_engine(dl)) == NULL)
+		return;
+	if (dl->stashed) {
+		dl->stashed = 0;
+		dl->flushing = 1;
+		deliver(dl, e, &dl->stash);
+		dl->flushing = 0;
+	}
+	pump(dl, e, 0);
 	if (engine_error(e) != NULL && dl->state != D_DEAD &&
 	    dl->state != D_IDLE)
 		link_down(dl, engine_error(e));
