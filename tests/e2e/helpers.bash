@@ -148,11 +148,14 @@ accept_port() {
 	    .state == \"active\") | .address" | sed -n 's/^tcp:.*:\([0-9]*\)$/\1/p'
 }
 
-# free_port: a TCP port nothing listens on (checked, not guessed).
+# free_port: a TCP port no socket uses (checked, not guessed): not only
+# no listener, but no connection either, since a socket still closing on
+# it (FIN_WAIT2, say, tens of thousands of them after 28-scale's first
+# test) keeps a listener from binding it even with SO_REUSEADDR.
 free_port() {
 	local p
 	for p in $(shuf -i 20000-60000 -n 100); do
-		if ! ss -Htln "sport = :$p" | grep -q .; then
+		if ! ss -Htan "sport = :$p" | grep -q .; then
 			echo "$p"
 			return 0
 		fi
