@@ -258,7 +258,7 @@ cmd_status(struct rsd *d, struct render_buf *o, int json)
 		    (unsigned long long)d->resume_timeouts,
 		    (unsigned long long)link_pinned(d),
 		    (unsigned long long)d->conf->max_memory << 20,
-		    d->nworkers > 0 ? d->nworkers : 1);
+		    link_workers(d));
 		render_tab(o, &tb, 1);
 		render_printf(o, "}");
 		return (0);
@@ -285,7 +285,7 @@ cmd_status(struct rsd *d, struct render_buf *o, int json)
 	    (unsigned long long)d->auth_failures,
 	    (unsigned long long)d->resume_refusals,
 	    (unsigned long long)d->resume_timeouts);
-	render_printf(o, "workers: %zu\n", d->nworkers > 0 ? d->nworkers : 1);
+	render_printf(o, "workers: %zu\n", link_workers(d));
 	if (d->conf->max_memory != 0)
 		render_printf(o, "ring memory: %llu of %llu bytes (max_memory)"
 		    "\n\n", (unsigned long long)link_pinned(d),

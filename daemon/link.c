@@ -181,6 +181,13 @@ link_loop(const struct dlink *dl)
 	return (dl->lp);
 }
 
+size_t
+link_workers(const struct rsd *d)
+{
+
+	return (d->nworkers > 0 ? d->nworkers : 1);
+}
+
 struct engine *
 link_engine(const struct dlink *dl)
 {
@@ -373,8 +380,9 @@ deliver(struct dlink *dl, struct engine *e, const struct engine_event *ev)
 /*
  * Whether the link's completions and job may run in shared turns (see
  * loop.h): while it is up with nothing but data to move, and no resume
- * (which takes another link's streams, on another worker) can come.  Set
- * in exclusive turns only.
+ * (which takes another link's streams, on another worker) can come.  A
+ * shared turn only ever turns it off (a stash, a failed engine); the
+ * exclusive turn that follows turns it on again.
  */
 static void
 share(struct dlink *dl)
@@ -387,6 +395,17 @@ share(struct dlink *dl)
 	if (dl->cqw != NULL)
 		loop_fd_share(dl->cqw, on);
 	loop_job_share(&dl->flush, on);
+}
+
+/* An event a shared turn left for the next turn: it goes first. */
+static void
+unstash(struct dlink *dl, struct engine *e)
+{
+
+	if (!dl->stashed)
+		return;
+	dl->stashed = 0;
+	deliver(dl, e, &dl->stash);
 }
 
 /*
@@ -402,6 +421,8 @@ pump(struct dlink *dl, struct engine *e, int shared)
 	int flushed = 0;
 
 	dl->flushing = 1;
+	if (!shared)
+		unstash(dl, e);
 	while (engine_error(e) == NULL) {
 		if (engine_next_event(e, &ev)) {
 			flushed = 0;
@@ -443,9 +464,7 @@ on_flush(void *arg)
 			return;
 		pump(dl, e, 1);
 		if (dl->stashed || engine_error(e) != NULL) {
-			loop_job_share(&dl->flush, 0);
-			if (dl->cqw != NULL)
-				loop_fd_share(dl->cqw, 0);
+			share(dl);
 			loop_job_defer(&dl->flush);
 		}
 		return;
@@ -455,12 +474,6 @@ on_flush(void *arg)
 		deliver(dl, dl->old, &ev);
 	if ((e = cur_engine(dl)) == NULL)
 		return;
-	if (dl->stashed) {
-		dl->stashed = 0;
-		dl->flushing = 1;
-		deliver(dl, e, &dl->stash);
-		dl->flushing = 0;
-	}
 	pump(dl, e, 0);
 	if (engine_error(e) != NULL && dl->state != D_DEAD &&
 	    dl->state != D_IDLE)
@@ -760,11 +773,7 @@ link_down(struct dlink *dl, const char *why_in)
 		dl->d->auth_failures++;
 	loop_timer_stop(&dl->deadline);
 	loop_job_cancel(&dl->flush);
-	/* An event a shared turn left for the next one is handled first. */
-	if (dl->stashed) {
-		dl->stashed = 0;
-		deliver(dl, e, &dl->stash);
-	}
+	unstash(dl, e);
 	nsusp = 0;
 	if (e != NULL) {
 		/* No WRITE may touch a ring once its memory is released. */

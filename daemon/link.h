@@ -249,6 +249,13 @@ const char *link_name(const struct dlink *dl);
 struct loop *link_loop(const struct dlink *dl);
 
 /**
+ * link_workers(d):
+ * How many threads carry links: the workers, or 1 (the daemon's one
+ * thread) when there are none.
+ */
+size_t link_workers(const struct rsd *d);
+
+/**
  * link_key(dl):
  * The key the link's peer proved (an incoming link), or its tunnel's (a
  * client link); an unset key when it is not authenticated.

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "conf.h"
+#include "link.h"
 #include "log.h"
 #include "loop.h"
 #include "notify.h"
@@ -69,9 +70,9 @@ reload_config(struct rsd *d, char *err, size_t errlen)
 		log_warn("the control socket settings changed; they take "
 		    "effect when rstreamd restarts (still on %s)",
 		    d->control_path[0] != '\0' ? d->control_path : "nothing");
-	if (reload_workers(nc) != (d->nworkers > 0 ? d->nworkers : 1))
+	if (reload_workers(nc) != link_workers(d))
 		log_warn("workers changed; that takes effect when rstreamd "
-		    "restarts (still %zu)", d->nworkers > 0 ? d->nworkers : 1);
+		    "restarts (still %zu)", link_workers(d));
 	d->reload_error[0] = '\0';
 	d->reloads++;
 	d->reloaded_ms = loop_now_ms();

@@ -24,6 +24,7 @@
 #include "auth.h"
 #include "conf.h"
 #include "ctl.h"
+#include "link.h"
 #include "log.h"
 #include "loop.h"
 #include "notify.h"
@@ -113,7 +114,8 @@ workers_run(struct rsd *d, pthread_t *th)
 			return ((int)i);
 		}
 		/* For top -H and /proc: which thread is which worker. */
-		snprintf(name, sizeof(name), "rstreamd-w%u", (unsigned)(i + 1) % 1000);
+		snprintf(name, sizeof(name), "rstreamd-w%u",
+		    (unsigned)(i + 1) % 1000);
 		(void)pthread_setname_np(th[i], name);
 	}
 	return ((int)i);
@@ -355,8 +357,8 @@ main(int argc, char **argv)
 	log_notice("ready: %zu tunnels (%zu client, %zu target), %zu RDMA "
 	    "listeners, control socket %s, %zu worker%s",
 	    d.conf->ntunnels, nclient, d.conf->ntunnels - nclient, d.nlsn,
-	    d.ctl != NULL ? ctl_path(d.ctl) : "off",
-	    d.nworkers > 0 ? d.nworkers : 1, d.nworkers > 1 ? "s" : "");
+	    d.ctl != NULL ? ctl_path(d.ctl) : "off", link_workers(&d),
+	    link_workers(&d) == 1 ? "" : "s");
 	tunnel_warn_keys(&d);
 	notify_ready(d.lp, status_line, &d);
 	/* From here on, this thread touches shared state only in its turns. */
