@@ -644,7 +644,8 @@ cmd_metrics(struct rsd *d, struct render_buf *o, int json)
 	    "link's pool.", "how", rings, NCOLS(rings));
 	link_metric(d, o, "rstreamd_link_ring_resizes_total", "counter",
 	    "Streams' rings grown with traffic, shrunk back when idle, and "
-	    "growths refused (max_memory).", "kind", resizes,
+	    "resizes refused (max_memory: a growth, or the smaller ring of "
+	    "a shrink).", "kind", resizes,
 	    NCOLS(resizes));
 	fabric_metrics(d, o);
 	return (0);
