@@ -235,6 +235,17 @@ int conf_net_match(const struct conf_net *nets, size_t n,
 int conf_key_same(const struct conf_key *x, const struct conf_key *y);
 
 /**
+ * conf_max_memory_bytes(c):
+ * ${c}'s max_memory in bytes; 0: no limit.
+ */
+static inline uint64_t
+conf_max_memory_bytes(const struct conf *c)
+{
+
+	return ((uint64_t)c->max_memory << 20);
+}
+
+/**
  * conf_tunnel_find(c, name):
  * The tunnel of ${c} called ${name}, or NULL if there is none.
  */

@@ -257,7 +257,7 @@ cmd_status(struct rsd *d, struct render_buf *o, int json)
 		    (unsigned long long)d->resume_refusals,
 		    (unsigned long long)d->resume_timeouts,
 		    (unsigned long long)link_pinned(d),
-		    (unsigned long long)d->conf->max_memory << 20,
+		    (unsigned long long)conf_max_memory_bytes(d->conf),
 		    link_workers(d));
 		render_tab(o, &tb, 1);
 		render_printf(o, "}");
@@ -289,7 +289,7 @@ cmd_status(struct rsd *d, struct render_buf *o, int json)
 	if (d->conf->max_memory != 0)
 		render_printf(o, "ring memory: %llu of %llu bytes (max_memory)"
 		    "\n\n", (unsigned long long)link_pinned(d),
-		    (unsigned long long)d->conf->max_memory << 20);
+		    (unsigned long long)conf_max_memory_bytes(d->conf));
 	else
 		render_printf(o, "ring memory: %llu bytes\n\n",
 		    (unsigned long long)link_pinned(d));
@@ -618,8 +618,8 @@ cmd_metrics(struct rsd *d, struct render_buf *o, int json)
 	    "registered over all links (streams' rings and the pools).",
 	    link_pinned(d));
 	daemon_metric(o, "rstreamd_ring_bytes_max", "gauge", "max_memory in "
-	    "bytes; 0: no limit.", (unsigned long long)d->conf->max_memory <<
-	    20);
+	    "bytes; 0: no limit.",
+	    (unsigned long long)conf_max_memory_bytes(d->conf));
 
 	render_metric_head(o, "rstreamd_link_up", "gauge", "1 if the RDMA "
 	    "link is up.");

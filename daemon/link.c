@@ -1520,7 +1520,7 @@ link_listen_commit(struct rsd *d, const struct conf *nc,
 	for (i = 0; i < p->n; i++)
 		d->lsn[i] = p->nl[i].l;
 	free(p);
-	verbs_cm_set_max_pinned(d->cm, (uint64_t)nc->max_memory << 20);
+	verbs_cm_set_max_pinned(d->cm, conf_max_memory_bytes(nc));
 	listener_conf(nc, &lc);
 	for (i = 0; i < d->nlsn; i++)
 		verbs_listener_set_conf(d->lsn[i], &lc);
