@@ -191,3 +191,29 @@ to-stderr$"
 		fail "panic not reported: $stderr"
 	[[ $stderr == *"last lines of the guest console"* ]] || fail "no console tail: $stderr"
 }
+
+@test "a QEMU older than 8.1 is named as a cause of boot failures" {
+	# A stand-in QEMU that answers --version and fails to boot, so that
+	# nothing but the version check runs: before 8.1, TCG may run stale
+	# code after the guest kernel patched itself (an "Oops: int3" at boot).
+	mkdir "$BATS_TEST_TMPDIR/bin"
+	local v
+	for v in 7.2.19 8.0.5 8.1.0 10.0.2; do
+		printf '#!/bin/sh\n[ "$1" = --version ] && echo "QEMU emulator version %s (Debian)" && exit 0\nexit 1\n' \
+			"$v" >"$BATS_TEST_TMPDIR/bin/qemu-system-x86_64"
+		chmod +x "$BATS_TEST_TMPDIR/bin/qemu-system-x86_64"
+		PATH=$BATS_TEST_TMPDIR/bin:$PATH SOFTROCE_FORCE_VM=1 \
+			run --separate-stderr "$RUNNER" --timeout 60 true
+		assert_failure 99
+		[[ $stderr == *"qemu failed (exit status 1)"* ]] || fail "$v: no qemu failure: $stderr"
+		case $v in
+		7.* | 8.0.*)
+			[[ $stderr == *"warning: QEMU ${v%.*} is older than 8.1"*"Oops: int3"* ]] ||
+				fail "$v: no warning: $stderr"
+			;;
+		*)
+			[[ $stderr != *"older than 8.1"* ]] || fail "$v: warned: $stderr"
+			;;
+		esac
+	done
+}
