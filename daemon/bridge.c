@@ -49,6 +49,7 @@ struct bridge {
 	int closed;			/* engine_close/reset called */
 	int suspended;			/* its link failed; waits for a resume */
 	char who[400];			/* client or target address */
+	char origin[ADDR_TEXT_MAX];	/* target side: the peer's client */
 	uint64_t bytes_in, bytes_out;	/* as in struct tun_stats */
 	uint64_t started_ms;
 	uint64_t active_ms;		/* last byte either way */
@@ -287,9 +288,14 @@ alloc_rings(struct bridge *b)
 	if (txs != sz->sendbuf || rxs != sz->recvbuf)
 		snprintf(grow, sizeof(grow), ", growing up to %u and %u",
 		    (unsigned)sz->sendbuf, (unsigned)sz->recvbuf);
-	BLOG(LOG_INFO, b, "%s over %s, rings: send %u, receive %u bytes%s",
-	    b->server ? "accepted" : "opening", link_peer(b->dl),
-	    (unsigned)txs, (unsigned)rxs, grow);
+	if (b->server)
+		BLOG(LOG_INFO, b, "accepted from %s over %s, rings: send %u, "
+		    "receive %u bytes%s", b->origin, link_peer(b->dl),
+		    (unsigned)txs, (unsigned)rxs, grow);
+	else
+		BLOG(LOG_INFO, b, "opening over %s, rings: send %u, receive "
+		    "%u bytes%s", link_peer(b->dl), (unsigned)txs,
+		    (unsigned)rxs, grow);
 	return (0);
 }
 
@@ -849,6 +855,8 @@ bridge_incoming(struct dlink *dl, struct tun *t, uint32_t id)
 	b->id = id;
 	b->connecting = 1;
 	snprintf(b->who, sizeof(b->who), "%s", t->c->target.text);
+	/* The peer's ORIGIN record came before its OPEN (see wire.h). */
+	proxy_origin_text(engine_origin(e, id), b->origin, sizeof(b->origin));
 	loop_timer_init(&b->ctimer, link_loop(dl), on_connect_timeout, b);
 	loop_timer_arm(&b->ctimer, (uint64_t)t->c->sz.connect_timeout * 1000);
 	if (b->tc != NULL) {
@@ -938,6 +946,7 @@ bridge_info(const struct bridge *b, struct bridge_info *bi)
 	bi->serial = b->serial;
 	bi->side = b->server ? "target" : "client";
 	bi->who = b->who;
+	bi->origin = b->server ? b->origin : b->who;
 	bi->peer = b->dl ? link_peer(b->dl) : "";
 	bi->bytes_in = b->bytes_in;
 	bi->bytes_out = b->bytes_out;

@@ -96,6 +96,7 @@ struct bridge_info {
 	uint64_t serial;
 	const char *side;		/* "client" or "target" */
 	const char *who;		/* its address */
+	const char *origin;		/* the client's, wherever it is */
 	const char *peer;		/* the link's peer */
 	const char *state;
 	uint32_t id;			/* stream id on the link */

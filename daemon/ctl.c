@@ -111,8 +111,8 @@ streams_tab(struct rsd *d, struct render_tab *tb)
 {
 	static const struct render_col cols[] = { { "tunnel", 0 },
 	    { "stream", 1 }, { "side", 0 }, { "address", 0 }, { "peer", 0 },
-	    { "state", 0 }, { "bytes_in", 1 }, { "bytes_out", 1 },
-	    { "age_s", 1 } };
+	    { "origin", 0 }, { "state", 0 }, { "bytes_in", 1 },
+	    { "bytes_out", 1 }, { "age_s", 1 } };
 	const struct tun *t;
 	const struct bridge *b;
 	struct bridge_info bi;
@@ -123,7 +123,7 @@ streams_tab(struct rsd *d, struct render_tab *tb)
 		for (b = bridge_first(t); b != NULL; b = bridge_next(b)) {
 			bridge_info(b, &bi);
 			render_tab_row(tb, t->c->name, NUM(0, bi.serial),
-			    bi.side, bi.who, bi.peer, bi.state,
+			    bi.side, bi.who, bi.peer, bi.origin, bi.state,
 			    NUM(1, bi.bytes_in), NUM(2, bi.bytes_out),
 			    NUM(3, bi.age_ms / 1000));
 		}

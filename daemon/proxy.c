@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "addr.h"
 #include "proxy.h"
 
 /* Version 2's first 12 bytes: no text protocol starts like this. */
@@ -248,4 +249,33 @@ proxy_header_origin(int version, const struct wire_origin *o, uint8_t *out,
 		break;
 	}
 	return (header(version, &s, &d, out, len));
+}
+
+void
+proxy_origin_text(const struct wire_origin *o, char *buf, size_t len)
+{
+	struct sockaddr_storage ss;
+	struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+
+	memset(&ss, 0, sizeof(ss));
+	switch (o != NULL ? o->family : WIRE_FAM_UNSPEC) {
+	case WIRE_FAM_INET:
+		in->sin_family = AF_INET;
+		memcpy(&in->sin_addr, o->src, 4);
+		in->sin_port = htons(o->src_port);
+		break;
+	case WIRE_FAM_INET6:
+		in6->sin6_family = AF_INET6;
+		memcpy(&in6->sin6_addr, o->src, 16);
+		in6->sin6_port = htons(o->src_port);
+		break;
+	case WIRE_FAM_UNIX:
+		ss.ss_family = AF_UNIX;
+		break;
+	default:
+		addr_text(NULL, buf, len);
+		return;
+	}
+	addr_text((struct sockaddr *)&ss, buf, len);
 }

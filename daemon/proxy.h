@@ -51,4 +51,12 @@ void proxy_origin(const struct sockaddr *src, const struct sockaddr *dst,
 ssize_t proxy_header_origin(int version, const struct wire_origin *o,
     uint8_t *out, size_t len);
 
+/**
+ * proxy_origin_text(o, buf, len):
+ * The client ${o} names, as addr_text writes an address ("192.0.2.1:5432",
+ * "[2001:db8::1]:5432", "unix"; "?" for NULL or WIRE_FAM_UNSPEC), into
+ * ${buf} of ${len} bytes (ADDR_TEXT_MAX is enough).
+ */
+void proxy_origin_text(const struct wire_origin *o, char *buf, size_t len);
+
 #endif /* !PROXY_H */

@@ -41,7 +41,7 @@ teardown() {
 	# A long-lived client: its connection ends when the peer goes.
 	hold_stream "$port"
 	wait_log a "tunnel echo stream .*opening over"
-	wait_log b "tunnel echo stream .*accepted over"
+	wait_log b "tunnel echo stream .*accepted from 127.0.0.1:[0-9]* over"
 	kill -TERM "$PID_b"
 	wait_pid "$PID_b" 20
 	wait_log a "tunnel echo: link to $B:7471 went down"

@@ -127,8 +127,15 @@ slow_transfer() {
 
 	run "$CTL" -s "$W/a.ctl" streams
 	assert_success
-	assert_line --regexp "^TUNNEL +STREAM +SIDE +ADDRESS +PEER +STATE +BYTES IN +BYTES OUT +AGE S$"
-	assert_line --regexp "^echo +[0-9]+ +client +127.0.0.1:[0-9]+ +$B:7471 +open +0 +0 +[0-9]+$"
+	assert_line --regexp "^TUNNEL +STREAM +SIDE +ADDRESS +PEER +ORIGIN +STATE +BYTES IN +BYTES OUT +AGE S$"
+	assert_line --regexp "^echo +[0-9]+ +client +127.0.0.1:[0-9]+ +$B:7471 +127.0.0.1:[0-9]+ +open +0 +0 +[0-9]+$"
+	# The serving side names the client on a's host (the peer's ORIGIN).
+	client=$(ctl_json a streams '.[0].address')
+	run "$CTL" -s "$W/b.ctl" streams
+	assert_success
+	assert_line --regexp "^echo +[0-9]+ +target +tcp://127.0.0.1:[0-9]+ +$A:[0-9]+ +$client +open "
+	[ "$(ctl_json b streams '.[0].origin')" = "$client" ]
+	grep -q "tunnel echo stream [0-9]* (target, .*): accepted from $client over $A:" "$W/b.log"
 
 	run "$CTL" -s "$W/a.ctl" links
 	assert_success

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "addr.h"
 #include "proxy.h"
 #include "tap.h"
 
@@ -71,6 +72,7 @@ main(void)
 	struct sockaddr_un cu = un(""), su = un("/run/pg.sock");
 	uint8_t h[PROXY_HDR_MAX + 8];
 	struct wire_origin o;
+	char t[ADDR_TEXT_MAX];
 	ssize_t n;
 
 	n = proxy_header(1, SA(c4), SA(s4), h, sizeof(h));
@@ -160,5 +162,34 @@ main(void)
 	proxy_origin(SA(cu), SA(s4), &o);
 	ok(o.family == WIRE_FAM_UNSPEC, "origin of mixed Unix and TCP: "
 	    "unspecified");
+
+	/* As rstreamctl and the serving side's log show it. */
+	proxy_origin_text(&o, t, sizeof(t));
+	ok(strcmp(t, "?") == 0, "origin text, unspecified: ?");
+	proxy_origin_text(NULL, t, sizeof(t));
+	ok(strcmp(t, "?") == 0, "origin text, none: ?");
+	proxy_origin(SA(c4), SA(s4), &o);
+	proxy_origin_text(&o, t, sizeof(t));
+	ok(strcmp(t, "192.168.0.1:56324") == 0, "origin text, IPv4: %s", t);
+	proxy_origin(SA(c6), SA(s6), &o);
+	proxy_origin_text(&o, t, sizeof(t));
+	ok(strcmp(t, "[2001:db8::1]:40000") == 0, "origin text, IPv6: %s", t);
+	proxy_origin(SA(m6), SA(s4), &o);
+	proxy_origin_text(&o, t, sizeof(t));
+	ok(strcmp(t, "10.0.0.7:1234") == 0, "origin text, a mapped IPv4 "
+	    "client: %s", t);
+	proxy_origin(SA(c4), SA(s6), &o);
+	proxy_origin_text(&o, t, sizeof(t));
+	ok(strcmp(t, "[::ffff:192.168.0.1]:56324") == 0, "origin text, "
+	    "mixed families: %s", t);
+	proxy_origin(SA(cu), SA(su), &o);
+	proxy_origin_text(&o, t, sizeof(t));
+	ok(strcmp(t, "unix") == 0, "origin text, a Unix client: %s", t);
+	o.family = WIRE_FAM_INET6;
+	memset(o.src, 0xff, sizeof(o.src));
+	o.src_port = 65535;
+	proxy_origin_text(&o, t, sizeof(t));
+	ok(strcmp(t, "[ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]:65535") == 0,
+	    "origin text, the longest fits in ADDR_TEXT_MAX: %s", t);
 	return (tap_done());
 }
