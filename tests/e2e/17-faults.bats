@@ -43,7 +43,7 @@ fds_back() {
 		cps+=("$!")
 		RS_PIDS+=("$!")
 	done
-	wait_log b "tunnel echo stream 3 .*accepted over"
+	wait_log b "tunnel echo stream 3 .*accepted from 127.0.0.1:[0-9]* over"
 	# Bytes in flight when the peer dies.
 	wait_until 20 at_least 1 ctl_json b stats '.tunnels[0].bytes_out'
 	kill -KILL "$PID_b"
