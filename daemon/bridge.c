@@ -273,7 +273,7 @@ alloc_rings(struct bridge *b)
 	const struct conf_sizes *sz = &b->t->c->sz;
 	uint32_t txs = ring_start(b, sz->sendbuf), rxs = ring_start(b,
 	    sz->recvbuf);
-	char grow[64] = "";
+	char grow[64] = "", what[ADDR_TEXT_MAX + 16] = "opening";
 
 	if (mem_get(b, txs, 0) == NULL)
 		return (-1);
@@ -289,13 +289,9 @@ alloc_rings(struct bridge *b)
 		snprintf(grow, sizeof(grow), ", growing up to %u and %u",
 		    (unsigned)sz->sendbuf, (unsigned)sz->recvbuf);
 	if (b->server)
-		BLOG(LOG_INFO, b, "accepted from %s over %s, rings: send %u, "
-		    "receive %u bytes%s", b->origin, link_peer(b->dl),
-		    (unsigned)txs, (unsigned)rxs, grow);
-	else
-		BLOG(LOG_INFO, b, "opening over %s, rings: send %u, receive "
-		    "%u bytes%s", link_peer(b->dl), (unsigned)txs,
-		    (unsigned)rxs, grow);
+		snprintf(what, sizeof(what), "accepted from %s", b->origin);
+	BLOG(LOG_INFO, b, "%s over %s, rings: send %u, receive %u bytes%s",
+	    what, link_peer(b->dl), (unsigned)txs, (unsigned)rxs, grow);
 	return (0);
 }
 
