@@ -217,3 +217,67 @@ to-stderr$"
 		esac
 	done
 }
+
+# fake_crashing_qemu MODE: a qemu-system-x86_64 first in PATH that answers
+# --version as the real one and, when asked to boot, counts the boot in
+# $BATS_TEST_TMPDIR/boots and then: "first": aborts on the first boot and
+# runs the real qemu on the next; "always": always aborts; "started": acts
+# as if the command had started (its stdout exists in the run share), then
+# aborts.  Its abort says what QEMU 10.0's TCG says.
+fake_crashing_qemu() {
+	local real
+	real=$(command -v qemu-system-x86_64)
+	mkdir -p "$BATS_TEST_TMPDIR/bin"
+	: >"$BATS_TEST_TMPDIR/boots"
+	cat >"$BATS_TEST_TMPDIR/bin/qemu-system-x86_64" <<-SH
+		#!/bin/sh
+		[ "\$1" = --version ] && exec $real --version
+		echo boot >>$BATS_TEST_TMPDIR/boots
+		n=\$(wc -l <$BATS_TEST_TMPDIR/boots)
+		if [ $1 = first ] && [ "\$n" -gt 1 ]; then
+			exec $real "\$@"
+		fi
+		if [ $1 = started ]; then
+			for a; do
+				case \$a in
+				local,path=*,mount_tag=softroce,*)
+					p=\${a#local,path=}
+					echo partial >"\${p%%,mount_tag=*}/stdout"
+					;;
+				esac
+			done
+		fi
+		echo "qemu-system-x86_64: ../system/physmem.c:2678: iotlb_to_section: Assertion 'section_index < d->map.sections_nb' failed." >&2
+		kill -ABRT \$\$
+	SH
+	chmod +x "$BATS_TEST_TMPDIR/bin/qemu-system-x86_64"
+}
+
+@test "a qemu crash before the command started boots once more; a later or second crash fails" {
+	command -v qemu-system-x86_64 >/dev/null || skip "no qemu"
+	fake_crashing_qemu first
+	PATH=$BATS_TEST_TMPDIR/bin:$PATH SOFTROCE_FORCE_VM=1 \
+		run --separate-stderr "$RUNNER" --timeout 120 sh -c 'echo ran; exit 3'
+	assert_failure 3
+	assert_output ran
+	[[ $stderr == *"warning: qemu crashed (exit status 134, signal 6) before the command started; booting again (once)"* ]] ||
+		fail "no warning: $stderr"
+	[[ $stderr == *"iotlb_to_section: Assertion"* ]] || fail "qemu's words not shown: $stderr"
+	assert_equal "$(wc -l <"$BATS_TEST_TMPDIR/boots")" 2
+
+	fake_crashing_qemu always
+	PATH=$BATS_TEST_TMPDIR/bin:$PATH SOFTROCE_FORCE_VM=1 \
+		run --separate-stderr "$RUNNER" --timeout 60 true
+	assert_failure 99
+	[[ $stderr == *"qemu failed (exit status 134)"* ]] || fail "no failure: $stderr"
+	assert_equal "$(wc -l <"$BATS_TEST_TMPDIR/boots")" 2
+
+	fake_crashing_qemu started
+	PATH=$BATS_TEST_TMPDIR/bin:$PATH SOFTROCE_FORCE_VM=1 \
+		run --separate-stderr "$RUNNER" --timeout 60 true
+	assert_failure 99
+	assert_output partial
+	[[ $stderr == *"qemu failed (exit status 134)"* ]] || fail "no failure: $stderr"
+	[[ $stderr != *"booting again"* ]] || fail "booted again after the command started: $stderr"
+	assert_equal "$(wc -l <"$BATS_TEST_TMPDIR/boots")" 1
+}
