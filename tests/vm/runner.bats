@@ -253,11 +253,18 @@ fake_crashing_qemu() {
 	chmod +x "$BATS_TEST_TMPDIR/bin/qemu-system-x86_64"
 }
 
+# run_with_fake_qemu MODE RUNNER-ARGS...: bats' run of the runner in VM
+# mode with fake_crashing_qemu MODE first in PATH.
+run_with_fake_qemu() {
+	fake_crashing_qemu "$1"
+	shift
+	PATH=$BATS_TEST_TMPDIR/bin:$PATH SOFTROCE_FORCE_VM=1 \
+		run --separate-stderr "$RUNNER" "$@"
+}
+
 @test "a qemu crash before the command started boots once more; a later or second crash fails" {
 	command -v qemu-system-x86_64 >/dev/null || skip "no qemu"
-	fake_crashing_qemu first
-	PATH=$BATS_TEST_TMPDIR/bin:$PATH SOFTROCE_FORCE_VM=1 \
-		run --separate-stderr "$RUNNER" --timeout 120 sh -c 'echo ran; exit 3'
+	run_with_fake_qemu first --timeout 120 sh -c 'echo ran; exit 3'
 	assert_failure 3
 	assert_output ran
 	[[ $stderr == *"warning: qemu crashed (exit status 134, signal 6) before the command started; booting again (once)"* ]] ||
@@ -265,16 +272,12 @@ fake_crashing_qemu() {
 	[[ $stderr == *"iotlb_to_section: Assertion"* ]] || fail "qemu's words not shown: $stderr"
 	assert_equal "$(wc -l <"$BATS_TEST_TMPDIR/boots")" 2
 
-	fake_crashing_qemu always
-	PATH=$BATS_TEST_TMPDIR/bin:$PATH SOFTROCE_FORCE_VM=1 \
-		run --separate-stderr "$RUNNER" --timeout 60 true
+	run_with_fake_qemu always --timeout 60 true
 	assert_failure 99
 	[[ $stderr == *"qemu failed (exit status 134)"* ]] || fail "no failure: $stderr"
 	assert_equal "$(wc -l <"$BATS_TEST_TMPDIR/boots")" 2
 
-	fake_crashing_qemu started
-	PATH=$BATS_TEST_TMPDIR/bin:$PATH SOFTROCE_FORCE_VM=1 \
-		run --separate-stderr "$RUNNER" --timeout 60 true
+	run_with_fake_qemu started --timeout 60 true
 	assert_failure 99
 	assert_output partial
 	[[ $stderr == *"qemu failed (exit status 134)"* ]] || fail "no failure: $stderr"
