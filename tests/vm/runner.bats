@@ -218,13 +218,14 @@ to-stderr$"
 	done
 }
 
-# fake_crashing_qemu MODE: a qemu-system-x86_64 first in PATH that answers
+# fake_failing_qemu MODE: a qemu-system-x86_64 first in PATH that answers
 # --version as the real one and, when asked to boot, counts the boot in
 # $BATS_TEST_TMPDIR/boots and then: "first": aborts on the first boot and
 # runs the real qemu on the next; "always": always aborts; "started": acts
 # as if the command had started (its stdout exists in the run share), then
-# aborts.  Its abort says what QEMU 10.0's TCG says.
-fake_crashing_qemu() {
+# aborts; "hang-first" and "hang-always": as "first" and "always", but the
+# boot hangs instead of aborting.  Its abort says what QEMU 10.0's TCG says.
+fake_failing_qemu() {
 	local real
 	real=$(command -v qemu-system-x86_64)
 	mkdir -p "$BATS_TEST_TMPDIR/bin"
@@ -234,9 +235,12 @@ fake_crashing_qemu() {
 		[ "\$1" = --version ] && exec $real --version
 		echo boot >>$BATS_TEST_TMPDIR/boots
 		n=\$(wc -l <$BATS_TEST_TMPDIR/boots)
-		if [ $1 = first ] && [ "\$n" -gt 1 ]; then
-			exec $real "\$@"
-		fi
+		case $1 in
+		first | hang-first) [ "\$n" -gt 1 ] && exec $real "\$@" ;;
+		esac
+		case $1 in
+		hang-*) exec sleep 600 ;;
+		esac
 		if [ $1 = started ]; then
 			for a; do
 				case \$a in
@@ -254,12 +258,16 @@ fake_crashing_qemu() {
 }
 
 # run_with_fake_qemu MODE RUNNER-ARGS...: bats' run of the runner in VM
-# mode with fake_crashing_qemu MODE first in PATH.
+# mode with fake_failing_qemu MODE first in PATH.
 run_with_fake_qemu() {
-	fake_crashing_qemu "$1"
+	fake_failing_qemu "$1"
 	shift
 	PATH=$BATS_TEST_TMPDIR/bin:$PATH SOFTROCE_FORCE_VM=1 \
 		run --separate-stderr "$RUNNER" "$@"
+}
+
+boots() {
+	wc -l <"$BATS_TEST_TMPDIR/boots"
 }
 
 @test "a qemu crash before the command started boots once more; a later or second crash fails" {
@@ -270,17 +278,33 @@ run_with_fake_qemu() {
 	[[ $stderr == *"warning: qemu crashed (exit status 134, signal 6) before the command started; booting again (once)"* ]] ||
 		fail "no warning: $stderr"
 	[[ $stderr == *"iotlb_to_section: Assertion"* ]] || fail "qemu's words not shown: $stderr"
-	assert_equal "$(wc -l <"$BATS_TEST_TMPDIR/boots")" 2
+	assert_equal "$(boots)" 2
 
 	run_with_fake_qemu always --timeout 60 true
 	assert_failure 99
 	[[ $stderr == *"qemu failed (exit status 134)"* ]] || fail "no failure: $stderr"
-	assert_equal "$(wc -l <"$BATS_TEST_TMPDIR/boots")" 2
+	assert_equal "$(boots)" 2
 
 	run_with_fake_qemu started --timeout 60 true
 	assert_failure 99
 	assert_output partial
 	[[ $stderr == *"qemu failed (exit status 134)"* ]] || fail "no failure: $stderr"
 	[[ $stderr != *"booting again"* ]] || fail "booted again after the command started: $stderr"
-	assert_equal "$(wc -l <"$BATS_TEST_TMPDIR/boots")" 1
+	assert_equal "$(boots)" 1
+}
+
+@test "a guest that has not started the command within SOFTROCE_BOOT_TIMEOUT boots once more; a second stall fails" {
+	command -v qemu-system-x86_64 >/dev/null || skip "no qemu"
+	# Long enough for the real boot that follows the stall.
+	SOFTROCE_BOOT_TIMEOUT=30 run_with_fake_qemu hang-first --timeout 120 sh -c 'echo ran; exit 3'
+	assert_failure 3
+	assert_output ran
+	[[ $stderr == *"warning: the guest did not start the command within 30 s; booting again (once)"* ]] ||
+		fail "no warning: $stderr"
+	assert_equal "$(boots)" 2
+
+	SOFTROCE_BOOT_TIMEOUT=2 run_with_fake_qemu hang-always --timeout 60 true
+	assert_failure 99
+	[[ $stderr == *"softroce-run: the guest did not start the command within 2 s"* ]] || fail "no failure: $stderr"
+	assert_equal "$(boots)" 2
 }
