@@ -25,16 +25,34 @@
 
 /* ------------------------------------------------------------- streams */
 
-/* Why a stream may not come in (both sides ask the same). */
+/* Why a stream may not come in. */
 enum admission { ADMITTED, NO_TUNNEL, SHUTTING_DOWN, DENIED, LIMITED };
 
 /*
- * Stream admission, one rule for both sides: a tunnel that takes new
- * streams, a link that proved its key (keyed tunnels), and room under
- * max_streams.  Counts what it refuses.
+ * The question both sides ask: room under the tunnel's max_streams.
+ * Counts what it refuses.
  */
 static enum admission
-tunnel_admit(struct rsd *d, struct tun *t, const struct conf_key *proved)
+tunnel_room(struct tun *t)
+{
+
+	if (t->nstreams >= t->c->sz.max_streams) {
+		t->st->refused++;
+		t->st->limited++;
+		return (LIMITED);
+	}
+	return (ADMITTED);
+}
+
+/*
+ * The serving side's questions first: a tunnel of that name that takes
+ * new streams, and a link that proved its key (keyed tunnels); then
+ * room.  A client tunnel has no proof to check: its own link carries its
+ * key.  Counts what it refuses.
+ */
+static enum admission
+tunnel_admit_incoming(struct rsd *d, struct tun *t,
+    const struct conf_key *proved)
 {
 
 	if (t == NULL)
@@ -45,12 +63,7 @@ tunnel_admit(struct rsd *d, struct tun *t, const struct conf_key *proved)
 		t->st->denied++;
 		return (DENIED);
 	}
-	if (t->nstreams >= t->c->sz.max_streams) {
-		t->st->refused++;
-		t->st->limited++;
-		return (LIMITED);
-	}
-	return (ADMITTED);
+	return (tunnel_room(t));
 }
 
 /* A client accepted on ${t}'s listener: its stream, or why not. */
@@ -61,7 +74,7 @@ client_arrives(struct tun *t, int fd)
 	enum admission a;
 	char why[160];
 
-	a = tunnel_admit(t->d, t, NULL);
+	a = tunnel_room(t);
 	if ((b = bridge_client(t, fd, t->link)) == NULL)
 		return;
 	if (a == LIMITED) {
@@ -152,7 +165,7 @@ stream_arrives(void *arg, struct dlink *dl, uint32_t id, const char *name)
 	struct tun *t = tunnel_find_target(d, name);
 	uint64_t now = loop_now_ms();
 
-	switch (tunnel_admit(d, t, link_key(dl))) {
+	switch (tunnel_admit_incoming(d, t, link_key(dl))) {
 	case ADMITTED:
 		bridge_incoming(dl, t, id);
 		return;

@@ -25,16 +25,31 @@ key() {
 	conf_b "{ name = \"echo\"; target = \"tcp://127.0.0.1:$tp\"; }"
 	echo "key_file = \"$W/k1.key\";" >>"$W/b.conf"
 	conf_a "{ name = \"echo\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\";
-	    key_file = \"$W/k1.key\"; }"
+	    key_file = \"$W/k1.key\"; max_streams = 2; }"
 	start_pair echo
 	grep -q "tunnel echo: link to .* is up (.*, authenticated; " "$W/a.log"
 	wait_log b "link from $A:[0-9]* authenticated"
-	run client "$(accept_port a echo)" "through an authenticated link"
+	port=$(accept_port a echo)
+	run client "$port" "through an authenticated link"
 	assert_output "through an authenticated link"
 	# Every tunnel has a key: no warning about unauthenticated links.
 	run grep "not authenticated for" "$W/a.log" "$W/b.log"
 	assert_failure
 	[ "$(metric rstreamd_auth_failures_total b)" = 0 ]
+
+	# The keyed client tunnel's own max_streams: two streams held, the
+	# third client refused by a's limit (its message, its counter), and
+	# not one stream counted refused or denied anywhere else.
+	hold_stream "$port"
+	hold_stream "$port"
+	wait_ctl a stats '.tunnels[] | select(.tunnel == "echo") | .active' 2
+	run client "$port" "one too many" 20
+	refute_output "one too many"
+	wait_log a "tunnel echo stream .*stream limit 2 reached"
+	run ctl_json a stats '.tunnels[] | select(.tunnel == "echo") | "\(.opened) \(.refused) \(.limited) \(.denied)"'
+	assert_output "3 1 1 0"
+	run ctl_json b stats '.tunnels[] | select(.tunnel == "echo") | "\(.opened) \(.refused) \(.limited) \(.denied)"'
+	assert_output "3 0 0 0"
 
 	# A key the group or others can read is no key.
 	chmod 640 "$W/k1.key"
