@@ -72,6 +72,8 @@ static const struct size_key {
 	    0, 7 * 86400, 0 },
 	{ "resume_time", offsetof(struct conf_sizes, resume_time),
 	    0, 3600, 0 },
+	{ "min_version", offsetof(struct conf_sizes, min_version),
+	    WIRE_VERSION_MIN, WIRE_VERSION, 0 },
 	{ NULL, 0, 0, 0, 0 }
 };
 
@@ -783,6 +785,18 @@ parse_uint(const struct parse *p, const config_setting_t *s, long long min,
 	return (0);
 }
 
+/* A boolean setting: true or false. */
+static int
+parse_bool(const struct parse *p, const config_setting_t *s, int *out)
+{
+
+	if (config_setting_type(s) != CONFIG_TYPE_BOOL)
+		return (errat(p, s, "%s must be true or false",
+		    config_setting_name(s)));
+	*out = config_setting_get_bool(s) != 0;
+	return (0);
+}
+
 /*
  * The top-level settings, in one table: how each is read, into which
  * field.  G_LATER ones are read after the loop over the file, in an order
@@ -1003,6 +1017,7 @@ parse_tunnel(struct parse *p, const config_setting_t *g, struct conf *c,
 	struct conf_tunnel *t = &c->tunnels[idx];
 	const config_setting_t *s, *acc_s = NULL, *peer_s = NULL;
 	const config_setting_t *tgt_s = NULL, *unix_s = NULL, *pp_s = NULL;
+	const config_setting_t *trust_s = NULL;
 	const struct size_key *k;
 	char scope[16 + WIRE_NAME_MAX], why[256];
 	const char *name, *v;
@@ -1085,6 +1100,10 @@ parse_tunnel(struct parse *p, const config_setting_t *g, struct conf *c,
 				return (errat(p, s, "proxy_protocol '%s': use "
 				    "\"v1\", \"v2\" or \"off\"", v));
 			pp_s = s;
+		} else if (strcmp(name, "proxy_trust_any_peer") == 0) {
+			if (parse_bool(p, s, &t->proxy_trust_any_peer))
+				return (-1);
+			trust_s = s;
 		} else if ((k = size_key_find(name)) != NULL) {
 			if (parse_size(p, s, k, &t->sz))
 				return (-1);
@@ -1110,6 +1129,18 @@ parse_tunnel(struct parse *p, const config_setting_t *g, struct conf *c,
 	if (pp_s != NULL && !t->has_target)
 		return (errat(p, pp_s, "proxy_protocol needs a target (the "
 		    "serving side writes the header to it)"));
+	if (trust_s != NULL && t->proxy_protocol == 0)
+		return (errat(p, trust_s, "proxy_trust_any_peer goes with "
+		    "proxy_protocol"));
+	/* Set or not, a key file is named (rstreamctl reads no keys). */
+	if (t->proxy_protocol != 0 && t->key.file[0] == '\0' &&
+	    !t->proxy_trust_any_peer)
+		return (errat(p, pp_s, "proxy_protocol without a key_file "
+		    "would tell the target whatever client address any host "
+		    "on the fabric claims; set key_file, or "
+		    "proxy_trust_any_peer = true to trust them all"));
+	if (t->sz.min_version == 0)
+		t->sz.min_version = conf_tunnel_needs(t, NULL);
 	if (unix_s != NULL &&
 	    !(t->has_accept && t->accept.kind == CONF_ADDR_UNIX))
 		return (errat(p, unix_s, "%s needs a unix: accept address",
@@ -1312,6 +1343,29 @@ peers_same(const struct conf_tunnel *x, const struct conf_tunnel *y)
 	return (1);
 }
 
+unsigned
+conf_tunnel_needs(const struct conf_tunnel *c, const char **why)
+{
+	const char *w = "nothing newer";
+	unsigned v = 1;
+
+	/* Rings resize only on links without resume (see engine.h). */
+	if (c->sz.resume_time == 0 && c->sz.ring_min != 0 &&
+	    (c->sz.ring_min < c->sz.sendbuf || c->sz.ring_min < c->sz.recvbuf)) {
+		v = 4;
+		w = "ring_min below the ring size";
+	} else if (c->has_target && c->proxy_protocol != 0) {
+		v = 3;
+		w = "proxy_protocol";
+	} else if (c->sz.resume_time > 0) {
+		v = 2;
+		w = "resume_time";
+	}
+	if (why != NULL)
+		*why = w;
+	return (v);
+}
+
 int
 conf_tunnel_same(const struct conf_tunnel *x, const struct conf_tunnel *y)
 {
@@ -1324,6 +1378,7 @@ conf_tunnel_same(const struct conf_tunnel *x, const struct conf_tunnel *y)
 	    memcmp(&x->sz, &y->sz, sizeof(x->sz)) == 0 &&
 	    x->unix_mode == y->unix_mode &&
 	    x->proxy_protocol == y->proxy_protocol &&
+	    x->proxy_trust_any_peer == y->proxy_trust_any_peer &&
 	    strcmp(x->unix_owner, y->unix_owner) == 0 &&
 	    strcmp(x->unix_group, y->unix_group) == 0 &&
 	    conf_key_same(&x->key, &y->key));

@@ -42,6 +42,9 @@ struct conf_sizes {
 	uint32_t connect_timeout;	/* seconds to connect to the target, 1..3600 */
 	uint32_t idle_timeout;		/* seconds without a byte either way, 0 = none */
 	uint32_t resume_time;		/* seconds a stream waits for a new link, 0 = none */
+	/* The oldest protocol version the tunnel's links may speak (1 to
+	 * WIRE_VERSION); 0 in defaults: each tunnel's conf_tunnel_needs. */
+	uint32_t min_version;
 };
 
 /* A client tunnel's peer: one address, or a list tried in turn. */
@@ -85,6 +88,9 @@ struct conf_tunnel {
 	char unix_group[64];
 	/* target: PROXY protocol header version written first (0: none). */
 	int proxy_protocol;
+	/* target: believe the client address (ORIGIN) any peer claims,
+	 * keyless ones included (proxy_protocol without a key). */
+	int proxy_trust_any_peer;
 	/* Its key: its own key_file, else the global one ("" = none). */
 	struct conf_key key;
 };
@@ -244,6 +250,15 @@ conf_max_memory_bytes(const struct conf *c)
 
 	return ((uint64_t)c->max_memory << 20);
 }
+
+/**
+ * conf_tunnel_needs(c, why):
+ * The protocol version tunnel ${c}'s own settings need: 4 (RING) for
+ * rings that grow from ring_min without resume, 3 (ORIGIN) for a target
+ * with proxy_protocol, 2 for resume_time, else 1; what needs it (for
+ * messages: "ring_min below the ring size", ...) in ${*why} if not NULL.
+ */
+unsigned conf_tunnel_needs(const struct conf_tunnel *c, const char **why);
 
 /**
  * conf_tunnel_find(c, name):

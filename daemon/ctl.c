@@ -141,11 +141,12 @@ links_tab(struct rsd *d, struct render_tab *tb)
 	    { "rings_reused", 1 }, { "suspended", 1 }, { "resume_id", 0 },
 	    { "port", 1 }, { "transport", 0 }, { "gid_index", 1 },
 	    { "gid", 0 }, { "peer_gid", 0 }, { "path_mtu", 1 },
-	    { "qpn", 1 }, { "peer_qpn", 1 }, { "worker", 1 } };
+	    { "qpn", 1 }, { "peer_qpn", 1 }, { "worker", 1 },
+	    { "version", 1 } };
 	const struct dlink *dl;
 	const struct hca_info *h;
 	struct link_info li;
-	char nb[15][24];
+	char nb[16][24];
 	int s;
 
 	TAB_INIT(tb, cols);
@@ -172,7 +173,7 @@ links_tab(struct rsd *d, struct render_tab *tb)
 		    h != NULL && h->path_mtu > 0 ? NUM(11, h->path_mtu) : "",
 		    h != NULL ? NUM(12, h->qpn) : "",
 		    h != NULL ? NUM(13, h->peer_qpn) : "",
-		    NUM(14, li.worker));
+		    NUM(14, li.worker), li.version ? NUM(15, li.version) : "");
 	}
 }
 
@@ -249,6 +250,7 @@ cmd_status(struct rsd *d, struct render_buf *o, int json)
 		    "\"links_up\":%u,\"links_rejected\":%llu,"
 		    "\"links_evicted\":%llu,\"auth_failures\":%llu,"
 		    "\"resume_refusals\":%llu,\"resume_timeouts\":%llu,"
+		    "\"stepdowns\":%llu,\"stepdowns_refused\":%llu,"
 		    "\"ring_bytes\":%llu,\"max_memory\":%llu,"
 		    "\"workers\":%zu,\"tunnels\":", tunnel_streams(d), links, up,
 		    (unsigned long long)d->links_rejected,
@@ -256,6 +258,8 @@ cmd_status(struct rsd *d, struct render_buf *o, int json)
 		    (unsigned long long)d->auth_failures,
 		    (unsigned long long)d->resume_refusals,
 		    (unsigned long long)d->resume_timeouts,
+		    (unsigned long long)d->stepdowns,
+		    (unsigned long long)d->stepdowns_refused,
 		    (unsigned long long)link_pinned(d),
 		    (unsigned long long)conf_max_memory_bytes(d->conf),
 		    link_workers(d));
@@ -285,6 +289,9 @@ cmd_status(struct rsd *d, struct render_buf *o, int json)
 	    (unsigned long long)d->auth_failures,
 	    (unsigned long long)d->resume_refusals,
 	    (unsigned long long)d->resume_timeouts);
+	render_printf(o, "protocol step-downs: %llu; refused below "
+	    "min_version: %llu\n", (unsigned long long)d->stepdowns,
+	    (unsigned long long)d->stepdowns_refused);
 	render_printf(o, "workers: %zu\n", link_workers(d));
 	if (d->conf->max_memory != 0)
 		render_printf(o, "ring memory: %llu of %llu bytes (max_memory)"
@@ -614,6 +621,13 @@ cmd_metrics(struct rsd *d, struct render_buf *o, int json)
 	daemon_metric(o, "rstreamd_resume_timeouts_total", "counter",
 	    "Suspended streams reset because no new link came within "
 	    "resume_time.", d->resume_timeouts);
+	daemon_metric(o, "rstreamd_link_stepdowns_total", "counter",
+	    "Client links that connected again in an older protocol version "
+	    "because a peer refused the newer one.", d->stepdowns);
+	daemon_metric(o, "rstreamd_link_stepdowns_refused_total", "counter",
+	    "Peers' refusals that asked for a protocol version below the "
+	    "tunnel's min_version (an older peer, or a forged reject).",
+	    d->stepdowns_refused);
 	daemon_metric(o, "rstreamd_ring_bytes", "gauge", "Ring memory "
 	    "registered over all links (streams' rings and the pools).",
 	    link_pinned(d));
@@ -631,6 +645,19 @@ cmd_metrics(struct rsd *d, struct render_buf *o, int json)
 		render_prom_str(o, li.peer);
 		render_printf(o, ",direction=\"%s\"} %d\n", li.dir,
 		    li.state == LINK_UP);
+	}
+	render_metric_head(o, "rstreamd_link_protocol_version", "gauge",
+	    "The protocol version a connected link speaks.");
+	for (dl = link_first(d); dl != NULL; dl = link_next(dl)) {
+		link_info(dl, &li);
+		if (li.version == 0)
+			continue;
+		render_printf(o, "rstreamd_link_protocol_version{link=");
+		render_prom_str(o, li.name);
+		render_printf(o, ",peer=");
+		render_prom_str(o, li.peer);
+		render_printf(o, ",direction=\"%s\"} %u\n", li.dir,
+		    li.version);
 	}
 	link_metric(d, o, "rstreamd_link_credit_stalls_total", "counter",
 	    "Times work waited for credit: peer ring space, message credits "

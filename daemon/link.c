@@ -64,7 +64,20 @@ struct dlink {
 	int have_res;
 	uint8_t res_id[WIRE_NONCE_LEN];
 	uint8_t res_secret[AUTH_SECRET_LEN];
-	unsigned next_peer;		/* client: the peer entry to try next */
+	/* Client: each attempt goes to the next peer entry and address; it
+	 * went to entry att_pi's address att_ai, saying at most att_version
+	 * (0: the newest).  A step-down the peer asked for (step_version) is
+	 * one attempt to that same address. */
+	unsigned next_peer;
+	unsigned att_pi, att_ai;
+	uint8_t att_version, step_version;
+	int busy;			/* the peer said WIRE_NOTE_BUSY */
+	/* Client: a connect slot to the peer address dst (see
+	 * LINK_CONNECT_SLOTS), held from the connect until the link is up
+	 * or down; or waiting in d->connq for one. */
+	int slot, queued;
+	struct sockaddr_storage dst;
+	TAILQ_ENTRY(dlink) qentry;
 	/* Authentication: callbacks for the engine, and the link's key. */
 	struct engine_auth ea;
 	/* The link's key: a client link's tunnel's, or what the peer of an
@@ -73,10 +86,6 @@ struct dlink {
 	struct conf_key proved;
 	uint32_t backoff;
 	int failures;
-	/* Client: the newest protocol version to say (0: newest), and the
-	   peer just refused a newer one (an older daemon). */
-	uint8_t version_max;
-	int older;
 	int auth_said;			/* client: an auth failure was logged */
 	int retired;			/* client: its tunnel drains */
 	struct rname *peer_rn[CONF_PEERS_MAX], *src_rn;	/* client: peers, source */
@@ -359,8 +368,9 @@ deliver(struct dlink *dl, struct engine *e, const struct engine_event *ev)
 	if ((ev->flags & ENGINE_EV_INCOMING) &&
 	    !(ev->flags & ENGINE_EV_RELEASED)) {
 		if (dl->c != NULL) {
-			LLOG(LOG_WARNING, dl, "%s: the peer opened a stream "
-			    "on it; refused", dl->name);
+			log_burst_about(&dl->open_log, loop_now_ms(),
+			    LOG_WARNING, LABOUT(dl), "%s: the peer opened a "
+			    "stream on it; refused", dl->name);
 			engine_refuse(e, ev->stream, WIRE_REASON_NO_TUNNEL);
 			return;
 		}
@@ -746,6 +756,96 @@ resume_offer(struct dlink *dl, struct engine *e)
 	    dl->name, n, n == 1 ? "" : "s", (double)gap / 1000);
 }
 
+/* Client links holding a connect slot to peer address ${sa}. */
+static unsigned
+slots_taken(struct rsd *d, const struct sockaddr *sa)
+{
+	struct dlink *o;
+	unsigned n = 0;
+
+	TAILQ_FOREACH(o, &d->links, entry)
+		n += o->slot && addr_same((const struct sockaddr *)&o->dst, sa,
+		    1);
+	return (n);
+}
+
+static void
+slot_unqueue(struct dlink *dl)
+{
+
+	if (!dl->queued)
+		return;
+	TAILQ_REMOVE(&dl->d->connq, dl, qentry);
+	dl->queued = 0;
+}
+
+/* Waiting links whose address has a free slot now take it, in turn. */
+static void
+slots_kick(struct rsd *d)
+{
+	struct dlink *o, *next;
+
+	for (o = TAILQ_FIRST(&d->connq); o != NULL; o = next) {
+		next = TAILQ_NEXT(o, qentry);
+		if (slots_taken(d, (const struct sockaddr *)&o->dst) >=
+		    LINK_CONNECT_SLOTS)
+			continue;
+		slot_unqueue(o);
+		o->slot = 1;
+		loop_timer_arm(&o->retry, 0);
+	}
+}
+
+/* ${dl} is up or down: its slot goes to the next link waiting for one. */
+static void
+slot_release(struct dlink *dl)
+{
+
+	if (!dl->slot)
+		return;
+	dl->slot = 0;
+	slots_kick(dl->d);
+}
+
+/* Wait for a slot to ${dl->dst}: connecting, as far as clients can tell. */
+static void
+slot_wait(struct dlink *dl)
+{
+
+	dl->state = D_CONNECTING;
+	if (!dl->queued)
+		TAILQ_INSERT_TAIL(&dl->d->connq, dl, qentry);
+	dl->queued = 1;
+}
+
+/*
+ * A client link's attempt was refused, but not failed: a step-down goes
+ * to the same address at once; a busy peer (see LINK_CONNECT_SLOTS) is
+ * asked again when one of this daemon's links connecting to it is up,
+ * or after the back-off if none is.  Its clients wait meanwhile.
+ */
+static void
+link_again(struct dlink *dl)
+{
+
+	dl->state = D_CONNECTING;
+	if (dl->step_version != 0) {
+		dl->busy = 0;
+		loop_timer_arm(&dl->retry, 0);
+		return;
+	}
+	dl->busy = 0;
+	LLOG(LOG_INFO, dl, "%s: the peer has too many links from here "
+	    "connecting; trying again when one is up", dl->name);
+	if (slots_taken(dl->d, (const struct sockaddr *)&dl->dst) > 0) {
+		slot_wait(dl);
+		return;
+	}
+	loop_timer_arm(&dl->retry, dl->backoff);
+	dl->backoff = dl->backoff * 2 > LINK_BACKOFF_MAX_MS ?
+	    LINK_BACKOFF_MAX_MS : dl->backoff * 2;
+}
+
 /*
  * The link ended: reset its streams (the engine already did; delivering
  * the events closes their sockets and frees their rings), free the verbs
@@ -774,6 +874,7 @@ link_down(struct dlink *dl, const char *why_in)
 	loop_timer_stop(&dl->deadline);
 	loop_job_cancel(&dl->flush);
 	unstash(dl, e);
+	slot_release(dl);
 	nsusp = 0;
 	if (e != NULL) {
 		/* No WRITE may touch a ring once its memory is released. */
@@ -827,20 +928,13 @@ link_down(struct dlink *dl, const char *why_in)
 		return;
 	}
 	dl->state = D_IDLE;
-	if (dl->older && !dl->d->stop && !dl->d->draining && !dl->closing &&
-	    !dl->retired) {
-		/* Not a failure: waiting clients wait for the next attempt. */
-		dl->older = 0;
-		LLOG(LOG_INFO, dl, "%s: the peer refused protocol version %u "
-		    "(an older rstreamd?); trying again with version %u",
-		    dl->name, (unsigned)WIRE_VERSION,
-		    wire_version_said(dl->version_max, dl->c->sz.resume_time > 0));
-		loop_timer_arm(&dl->retry, 0);
+	if (!dl->d->stop && !dl->d->draining && !dl->closing &&
+	    !dl->retired && (dl->step_version != 0 || dl->busy)) {
+		link_again(dl);
 		return;
 	}
-	/* A peer that was up may be newer when it comes back. */
-	if (was_up)
-		dl->version_max = 0;
+	dl->step_version = 0;
+	dl->busy = 0;
 	dl->failures++;
 	dl->ops->down(dl->arg, dl, why);
 	/* Nothing more will use a stopping daemon's or old tunnel's link. */
@@ -888,27 +982,51 @@ on_peer_resolved(void *arg)
 }
 
 /*
+ * The address of this attempt: the next of entry ${pi}'s addresses ${dst}
+ * (of the source address's family, if there is one), or the one the last
+ * attempt went to (a step-down).  Its index, or -1 if there is none.
+ */
+static long
+pick_addr(struct dlink *dl, const struct resolve_addrs *dst,
+    const struct resolve_addrs *src, int again)
+{
+	const struct sockaddr *sa;
+	size_t i, k;
+
+	for (k = 0; k < dst->n; k++) {
+		i = ((again ? dl->att_ai : dl->next_addr) + k) % dst->n;
+		sa = (const struct sockaddr *)&dst->a[i];
+		if (src == NULL || sa->sa_family ==
+		    ((const struct sockaddr *)&src->a[0])->sa_family)
+			return ((long)i);
+	}
+	return (-1);
+}
+
+/*
  * Connect to the peer's next address (every one is tried in turn, one per
- * attempt), once its name is resolved.  Nothing starts while the daemon
- * or the tunnel drains: a retry that comes due then does nothing.
+ * attempt), once its name is resolved and one of the connect slots to
+ * that address is free.  Nothing starts while the daemon or the tunnel
+ * drains: a retry that comes due then does nothing.
  */
 static void
 link_connect(struct dlink *dl)
 {
 	const struct conf_tunnel *c = dl->c;
 	const struct resolve_addrs *dst, *src = NULL;
-	const struct sockaddr *sa = NULL;
+	const struct sockaddr *sa;
 	struct verbs_link_conf lc;
 	const char *why;
 	char err[256], to[80];
-	size_t i, k;
+	int again = dl->step_version != 0;
 	unsigned pi;
+	long i;
 
 	if (dl->d->stop || dl->d->draining || dl->closing || dl->retired)
 		return;
 	dl->state = D_CONNECTING;	/* failing, link_down reschedules */
 	/* Each attempt to the next peer entry (one per path, say). */
-	pi = dl->next_peer % c->npeers;
+	pi = again ? dl->att_pi : dl->next_peer % c->npeers;
 	if (c->npeers > 1)
 		link_naming(dl, &c->peers[pi]);
 	switch (rname_get(dl->peer_rn[pi], &dst, &why)) {
@@ -916,30 +1034,42 @@ link_connect(struct dlink *dl)
 		rname_wait(dl->peer_rn[pi], &dl->rw, on_peer_resolved, dl);
 		return;
 	case -1:
+		dl->step_version = 0;
 		dl->next_peer++;
 		link_down(dl, why);
 		return;
 	}
-	dl->next_peer++;
 	if (dl->src_rn != NULL && rname_get(dl->src_rn, &src, &why) != 1) {
+		dl->step_version = 0;
+		dl->next_peer++;
 		link_down(dl, "the source address is unusable");
 		return;
 	}
-	/* With a source address, only peer addresses of its family. */
-	for (k = 0; k < dst->n; k++) {
-		i = dl->next_addr++ % dst->n;
-		sa = (const struct sockaddr *)&dst->a[i];
-		if (src == NULL || sa->sa_family ==
-		    ((const struct sockaddr *)&src->a[0])->sa_family)
-			break;
-	}
-	if (k == dst->n) {
+	if ((i = pick_addr(dl, dst, src, again)) < 0) {
+		dl->step_version = 0;
+		dl->next_peer++;
 		link_down(dl, "the peer has no address of the source "
 		    "address's family");
 		return;
 	}
+	sa = (const struct sockaddr *)&dst->a[i];
+	memcpy(&dl->dst, sa, sizeof(dst->a[i]));
+	if (!dl->slot && slots_taken(dl->d, sa) >= LINK_CONNECT_SLOTS) {
+		slot_wait(dl);
+		return;
+	}
+	dl->slot = 1;
+	/* This is the attempt: the next one goes on from here. */
+	if (!again) {
+		dl->next_peer++;
+		dl->next_addr = (unsigned)i + 1;
+	}
+	dl->att_pi = pi;
+	dl->att_ai = (unsigned)i;
+	dl->att_version = dl->step_version;
+	dl->step_version = 0;
 	link_conf(dl->d->conf, &c->sz, &lc);
-	lc.version_max = dl->version_max;
+	lc.version_max = dl->att_version;
 	if (c->key.set) {
 		dl->ea = (struct engine_auth){ 1, prove, verify, dl };
 		lc.auth = &dl->ea;
@@ -1015,6 +1145,7 @@ link_client_retire(struct dlink *dl)
 {
 
 	dl->retired = 1;
+	slot_unqueue(dl);
 	/* It will not connect again: its suspended streams end now. */
 	(void)drop_old(dl, WIRE_REASON_SHUTTING_DOWN);
 	loop_timer_stop(&dl->retry);
@@ -1049,6 +1180,7 @@ link_up(struct dlink *dl)
 {
 	const struct conf_sizes *sz;
 	char where[200];
+	unsigned version;
 
 	if (watch_cq(dl)) {
 		link_down(dl, "cannot watch the completion channel");
@@ -1063,6 +1195,7 @@ link_up(struct dlink *dl)
 	}
 	loop_timer_stop(&dl->deadline);
 	dl->state = D_UP;
+	slot_release(dl);
 	dl->idle_since = dl->heard_ms = loop_now_ms();
 	/* Before any new stream: the suspended ones keep their ids. */
 	if (dl->old != NULL)
@@ -1073,16 +1206,18 @@ link_up(struct dlink *dl)
 	dl->auth_said = 0;
 	dl->backoff = LINK_BACKOFF_MIN_MS;
 	hca_text(dl, where, sizeof(where));
+	version = engine_version(cur_engine(dl));
 	if (dl->c != NULL) {
 		sz = &dl->c->sz;
-		LLOG(LOG_INFO, dl, "%s is up (device %s, sq_size %u, "
+		LLOG(version < WIRE_VERSION ? LOG_NOTICE : LOG_INFO, dl,
+		    "%s is up (device %s, protocol version %u, sq_size %u, "
 		    "rq_size %u, inline_size %u, %s; %s)", dl->name,
-		    verbs_link_device(dl->vl), (unsigned)sz->sq_size,
+		    verbs_link_device(dl->vl), version, (unsigned)sz->sq_size,
 		    (unsigned)sz->rq_size, (unsigned)sz->inline_size,
 		    dl->key->set ? "authenticated" : "not authenticated", where);
 	} else {
-		LLOG(LOG_INFO, dl, "%s %s (%s)", dl->name, dl->key->set ?
-		    "authenticated" : "is up", where);
+		LLOG(LOG_INFO, dl, "%s %s (%s; protocol version %u)", dl->name,
+		    dl->key->set ? "authenticated" : "is up", where, version);
 	}
 	loop_timer_arm(&dl->ka, LINK_KEEPALIVE_MS);
 	if (dl->c != NULL)
@@ -1092,24 +1227,6 @@ link_up(struct dlink *dl)
 }
 
 /* ------------------------------------------------------ incoming links */
-
-/* Whether two socket addresses are the same host (ports aside). */
-static int
-same_host(const struct sockaddr *x, const struct sockaddr *y)
-{
-
-	if (x->sa_family != y->sa_family)
-		return (0);
-	if (x->sa_family == AF_INET)
-		return (((const struct sockaddr_in *)(const void *)x)->
-		    sin_addr.s_addr == ((const struct sockaddr_in *)
-		    (const void *)y)->sin_addr.s_addr);
-	if (x->sa_family == AF_INET6)
-		return (memcmp(&((const struct sockaddr_in6 *)(const void *)x)->
-		    sin6_addr, &((const struct sockaddr_in6 *)(const void *)y)->
-		    sin6_addr, sizeof(struct in6_addr)) == 0);
-	return (0);
-}
 
 /*
  * Ask admit.c about a new link from ${peer}: what it needs to know of the
@@ -1145,8 +1262,8 @@ incoming_limit(struct rsd *d, const struct sockaddr *peer, int auth,
 			continue;
 		who[n] = dl;
 		al[n].pending = dl->state == D_CONNECTING || dl->state == D_AUTH;
-		al[n].same_addr = peer != NULL && same_host(
-		    (const struct sockaddr *)&dl->peer_sa, peer);
+		al[n].same_addr = peer != NULL && addr_same(
+		    (const struct sockaddr *)&dl->peer_sa, peer, 0);
 		al[n].unauth = !dl->auth;
 		al[n].idle_since = dl->state == D_UP ? dl->idle_since : 0;
 		n++;
@@ -1208,7 +1325,7 @@ keys_here(const struct conf *c, int *keyed, int *open)
  */
 static int
 gate(void *arg, const struct sockaddr *peer, const char *peer_text,
-    const struct wire_hello *hello, const char *invalid)
+    const struct wire_hello *hello, const char *invalid, uint8_t *note)
 {
 	struct rsd *d = arg;
 	const struct conf *c = d->conf;
@@ -1236,11 +1353,13 @@ gate(void *arg, const struct sockaddr *peer, const char *peer_text,
 		return (reject(peer_text, &d->auth_failures, &d->auth_log,
 		    "it does not authenticate, and every tunnel here needs a "
 		    "key_file"));
-	if ((why = incoming_limit(d, peer, auth, &value)) != ADMIT_OK)
-		return (reject(peer_text, &d->links_rejected,
-		    &d->refusal_log[why], "%s %u reached", admit_setting(why),
-		    (unsigned)value));
-	return (0);
+	if ((why = incoming_limit(d, peer, auth, &value)) == ADMIT_OK)
+		return (0);
+	/* The peer may wait for one of its links to come up and ask again. */
+	if (why == ADMIT_MAX_PENDING || why == ADMIT_MAX_PENDING_PER_ADDR)
+		*note = WIRE_NOTE_BUSY;
+	return (reject(peer_text, &d->links_rejected, &d->refusal_log[why],
+	    "%s %u reached", admit_setting(why), (unsigned)value));
 }
 
 static void
@@ -1280,17 +1399,58 @@ link_incoming(struct rsd *d, const struct verbs_ev *ev)
 	    "not authenticated");
 }
 
+/*
+ * What a client link's peer said when it refused the connect request
+ * (see verbs_ev), and why the link is down, into ${why}.  Busy: try again
+ * once a sibling is up.  An older version: one more attempt to the same
+ * address in that version, never below the tunnel's min_version, and
+ * never silently, as CM messages carry no authentication: a reject can
+ * be forged, and the kernel sends one without a note when a listener
+ * goes with requests pending.  What the next attempt says is decided
+ * afresh, so no refusal holds a link at an older version.
+ */
+static const char *
+refusal(struct dlink *dl, const struct verbs_ev *ev, char *why, size_t len)
+{
+	int resume = dl->c->sz.resume_time > 0;
+	unsigned said, v, min = dl->c->sz.min_version;
+
+	dl->busy = ev->peer_busy;
+	/* A step-down's own attempt does not step again. */
+	if (ev->peer_version == 0 || dl->att_version != 0)
+		return (ev->why);
+	said = wire_version_said(WIRE_VERSION, resume);
+	v = wire_version_said((unsigned)ev->peer_version, resume);
+	if (v < min) {
+		dl->d->stepdowns_refused++;
+		snprintf(why, len, "the peer refused protocol version %u and "
+		    "speaks %d at most (an older rstreamd, or a forged "
+		    "reject); not stepping down below min_version %u", said,
+		    ev->peer_version, min);
+		return (why);
+	}
+	dl->d->stepdowns++;
+	dl->step_version = (uint8_t)v;
+	LLOG(LOG_WARNING, dl, "%s: the peer refused protocol version %u (an "
+	    "older rstreamd, or a forged reject); trying that address once "
+	    "more with version %u (min_version %u)", dl->name, said, v, min);
+	return (ev->why);
+}
+
 static void
 cm_event(struct rsd *d, const struct verbs_ev *ev)
 {
 	struct dlink *dl;
+	char why[400];
 
 	switch (ev->type) {
 	case VERBS_EV_INCOMING:
 		link_incoming(d, ev);
 		return;
 	case VERBS_EV_REJECTED:
-		log_warn("link from %s rejected: %s", ev->peer, ev->why);
+		log_burst_about(&d->reject_log, loop_now_ms(), LOG_WARNING,
+		    &(struct log_about){ NULL, 0, ev->peer }, "link from %s "
+		    "rejected: %s", ev->peer, ev->why);
 		return;
 	case VERBS_EV_UP:
 		if ((dl = verbs_link_user(ev->link)) != NULL)
@@ -1300,12 +1460,8 @@ cm_event(struct rsd *d, const struct verbs_ev *ev)
 		dl = verbs_link_user(ev->link);
 		if (dl == NULL || dl->vl != ev->link)
 			return;
-		if (ev->peer_version != 0 && dl->c != NULL &&
-		    dl->version_max == 0) {
-			dl->version_max = (uint8_t)ev->peer_version;
-			dl->older = 1;
-		}
-		link_down(dl, ev->why);
+		link_down(dl, dl->c != NULL ? refusal(dl, ev, why,
+		    sizeof(why)) : ev->why);
 		return;
 	default:
 		return;
@@ -1346,6 +1502,7 @@ link_start(struct rsd *d, const struct link_ops *ops, void *arg, char *err,
 {
 
 	TAILQ_INIT(&d->links);
+	TAILQ_INIT(&d->connq);
 	d->in_ops = ops;
 	d->in_arg = arg;
 	if ((d->cm = verbs_cm_new(err, errlen)) == NULL)
@@ -1552,6 +1709,8 @@ link_free(struct dlink *dl)
 	loop_timer_stop(&dl->ka);
 	loop_timer_stop(&dl->deadline);
 	rname_unwait(&dl->rw);
+	slot_unqueue(dl);
+	slot_release(dl);
 	for (i = 0; i < CONF_PEERS_MAX; i++)
 		rname_free(dl->peer_rn[i]);
 	rname_free(dl->src_rn);
@@ -1644,6 +1803,7 @@ link_info(const struct dlink *dl, struct link_info *li)
 	li->hca = dl->vl != NULL && dl->state == D_UP ?
 	    verbs_link_hca(dl->vl) : NULL;
 	li->goaway = e != NULL && engine_peer_goaway(e);
+	li->version = e != NULL ? engine_version(e) : 0;
 	li->suspended = dl->old != NULL ? engine_suspended(dl->old) : 0;
 	if (dl->have_res)
 		for (i = 0; i < WIRE_NONCE_LEN; i++)

@@ -24,6 +24,7 @@
 
 #include <stdint.h>
 
+#include "conf.h"
 #include "engine.h"
 #include "verbs.h"
 
@@ -31,6 +32,16 @@
 #define LINK_SILENCE_MS		(5 * LINK_KEEPALIVE_MS)
 #define LINK_BACKOFF_MIN_MS	100
 #define LINK_BACKOFF_MAX_MS	2000
+/*
+ * A daemon's client links connecting to one peer address at once, at
+ * most: a peer's default max_pending_per_addr, so that many tunnels to
+ * one peer never trip it.  The others wait for a slot, connecting as far
+ * as their clients can tell; a link the peer still turns away for a
+ * pending limit (WIRE_NOTE_BUSY: its limit is lower, or other daemons on
+ * this host connect too) waits for the next slot the same way, and so
+ * does not count as a failure.
+ */
+#define LINK_CONNECT_SLOTS	CONF_DEFAULT_MAX_PENDING_PER_ADDR
 
 struct conf;
 struct conf_key;
@@ -88,6 +99,8 @@ struct link_info {
 	const char *device;
 	const struct hca_info *hca;	/* NULL: not up, or unknown */
 	int goaway;			/* the peer said GOAWAY */
+	unsigned version;		/* the protocol version it speaks; 0:
+					   not connected */
 	uint32_t suspended;		/* streams waiting for a resume */
 	/* The token a resume of this link's streams names (hex; "": none).
 	 * The responder's hello nonce: public on the fabric, no secret. */

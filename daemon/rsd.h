@@ -102,6 +102,8 @@ struct rsd {
 	struct verbs_listener **lsn;
 	size_t nlsn;
 	TAILQ_HEAD(dlink_list, dlink) links;	/* every link: link.c's */
+	struct dlink_list connq;	/* client links waiting for a connect
+					   slot (LINK_CONNECT_SLOTS): link.c's */
 	const struct link_ops *in_ops;	/* incoming links report here */
 	void *in_arg;
 	uint64_t next_serial;		/* stream numbers, for logs */
@@ -110,8 +112,12 @@ struct rsd {
 	uint64_t auth_failures;		/* links that failed to authenticate */
 	uint64_t resume_refusals;	/* peers' resume offers refused */
 	uint64_t resume_timeouts;	/* suspended streams reset: no new link */
+	uint64_t stepdowns;		/* client links that connected again in
+					   an older version a peer asked for */
+	uint64_t stepdowns_refused;	/* such requests below min_version */
 	/* Each kind of refusal is logged once per burst of its own. */
 	struct log_burst refusal_log[ADMIT_N], auth_log, deny_log;
+	struct log_burst version_log, origin_log, reject_log, drain_log;
 	struct log_burst cm_log, open_log, resume_log, memory_log;
 	int noauth_warned;		/* said once that links lack keys */
 	struct loop_timer sweep;	/* idle_timeout, once a second */

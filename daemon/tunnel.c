@@ -26,7 +26,8 @@
 /* ------------------------------------------------------------- streams */
 
 /* Why a stream may not come in. */
-enum admission { ADMITTED, NO_TUNNEL, SHUTTING_DOWN, DENIED, LIMITED };
+enum admission { ADMITTED, NO_TUNNEL, SHUTTING_DOWN, DENIED, OLD_VERSION,
+    NO_ORIGIN, LIMITED };
 
 /*
  * The question both sides ask: room under the tunnel's max_streams.
@@ -46,24 +47,37 @@ tunnel_room(struct tun *t)
 
 /*
  * The serving side's questions first: a tunnel of that name that takes
- * new streams, and a link that proved its key (keyed tunnels); then
- * room.  A client tunnel has no proof to check: its own link carries its
- * key.  Counts what it refuses.
+ * new streams, a link that proved its key (keyed tunnels) and speaks at
+ * least the tunnel's min_version, and the client's address (ORIGIN) if
+ * the target is to be told it; then room.  A client tunnel has none of
+ * these to check: its own link carries its key and its version.  Counts
+ * what it refuses.
  */
 static enum admission
-tunnel_admit_incoming(struct rsd *d, struct tun *t,
-    const struct conf_key *proved)
+tunnel_admit_incoming(struct rsd *d, struct tun *t, struct dlink *dl,
+    uint32_t id)
 {
+	const struct conf_key *proved = link_key(dl);
+	struct engine *e = link_engine(dl);
+	enum admission a = ADMITTED;
 
 	if (t == NULL)
 		return (d->draining ? SHUTTING_DOWN : NO_TUNNEL);
 	if (t->c->key.set && (proved == NULL || !proved->set ||
 	    !conf_key_same(proved, &t->c->key))) {
-		t->st->refused++;
 		t->st->denied++;
-		return (DENIED);
+		a = DENIED;
+	} else if (engine_version(e) < t->c->sz.min_version) {
+		a = OLD_VERSION;
+	} else if (t->c->proxy_protocol != 0 &&
+	    engine_origin(e, id) == NULL) {
+		/* A header naming this host would make every client local. */
+		a = NO_ORIGIN;
 	}
-	return (tunnel_room(t));
+	if (a == ADMITTED)
+		return (tunnel_room(t));
+	t->st->refused++;
+	return (a);
 }
 
 /* A client accepted on ${t}'s listener: its stream, or why not. */
@@ -165,37 +179,62 @@ stream_arrives(void *arg, struct dlink *dl, uint32_t id, const char *name)
 	struct tun *t = tunnel_find_target(d, name);
 	uint64_t now = loop_now_ms();
 
-	switch (tunnel_admit_incoming(d, t, link_key(dl))) {
+	struct log_burst *b = &d->deny_log;
+	int level = LOG_WARNING;
+	uint16_t reason;
+	char why[200], tn[80] = "";
+
+	switch (tunnel_admit_incoming(d, t, dl, id)) {
 	case ADMITTED:
 		bridge_incoming(dl, t, id);
 		return;
 	case SHUTTING_DOWN:
-		log_info("%s: refused a stream for tunnel '%s': shutting "
-		    "down", link_name(dl), name);
-		engine_refuse(e, id, WIRE_REASON_SHUTTING_DOWN);
-		return;
+		b = &d->drain_log;
+		level = LOG_INFO;
+		reason = WIRE_REASON_SHUTTING_DOWN;
+		snprintf(why, sizeof(why), "refused a stream for tunnel '%s': "
+		    "shutting down", name);
+		break;
 	case NO_TUNNEL:
-		log_burst_about(&d->open_log, now, LOG_WARNING,
-		    &(struct log_about){ NULL, 0, link_peer(dl) }, "%s: "
-		    "refused a stream for tunnel '%s', which is not configured "
-		    "here", link_name(dl), name);
-		engine_refuse(e, id, WIRE_REASON_NO_TUNNEL);
-		return;
+		b = &d->open_log;
+		reason = WIRE_REASON_NO_TUNNEL;
+		snprintf(why, sizeof(why), "refused a stream for tunnel '%s', "
+		    "which is not configured here", name);
+		break;
 	case DENIED:
-		log_burst_about(&d->deny_log, now, LOG_WARNING,
-		    &(struct log_about){ t->c->name, 0, link_peer(dl) },
-		    "tunnel %s: %s: refused a stream: the link is not "
-		    "authenticated with this tunnel's key", t->c->name,
-		    link_name(dl));
-		engine_refuse(e, id, WIRE_REASON_DENIED);
-		return;
+		reason = WIRE_REASON_DENIED;
+		snprintf(why, sizeof(why), "refused a stream: the link is not "
+		    "authenticated with this tunnel's key");
+		break;
+	case OLD_VERSION:
+		b = &d->version_log;
+		reason = WIRE_REASON_VERSION;
+		snprintf(why, sizeof(why), "refused a stream: the link speaks "
+		    "protocol version %u, below the tunnel's min_version %u",
+		    engine_version(e), (unsigned)t->c->sz.min_version);
+		break;
+	case NO_ORIGIN:
+		b = &d->origin_log;
+		reason = WIRE_REASON_NO_ORIGIN;
+		snprintf(why, sizeof(why), "refused a stream that does not say "
+		    "its client's address (no ORIGIN): proxy_protocol would "
+		    "name this host instead");
+		break;
 	case LIMITED:
-		log_burst_about(&t->limit_log, now, LOG_WARNING, NULL,
-		    "tunnel %s: %s: stream limit %u reached, refusing",
-		    t->c->name, link_name(dl), (unsigned)t->c->sz.max_streams);
-		engine_refuse(e, id, WIRE_REASON_LIMIT);
-		return;
+	default:
+		b = &t->limit_log;
+		reason = WIRE_REASON_LIMIT;
+		snprintf(why, sizeof(why), "stream limit %u reached, refusing",
+		    (unsigned)t->c->sz.max_streams);
+		break;
 	}
+	/* Said once per burst of each kind: a peer can send OPENs at will. */
+	if (t != NULL)
+		snprintf(tn, sizeof(tn), "tunnel %s: ", t->c->name);
+	log_burst_about(b, now, level, &(struct log_about){ t != NULL ?
+	    t->c->name : NULL, 0, link_peer(dl) }, "%s%s: %s", tn,
+	    link_name(dl), why);
+	engine_refuse(e, id, reason);
 }
 
 static void

@@ -19,4 +19,10 @@
  */
 void addr_text(const struct sockaddr *sa, char *buf, size_t len);
 
+/*
+ * addr_same(x, y, ports): whether IPv4 or IPv6 addresses x and y are the
+ * same host, and (if ports) the same port.  Other families never are.
+ */
+int addr_same(const struct sockaddr *x, const struct sockaddr *y, int ports);
+
 #endif

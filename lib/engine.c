@@ -161,8 +161,9 @@ struct engine {
 	int auth_send;
 	int peer_ok;
 
-	/* The hello's version: at most ver_cap; what this side said. */
-	uint8_t ver_cap, ver_said;
+	/* The hello's version: at most ver_cap; what this side said; what
+	 * the link speaks once connected (the older hello's). */
+	uint8_t ver_cap, ver_said, ver_link;
 	/* ORIGIN records (version 3): both hellos said 3. */
 	int can_origin;
 	/* Ring resizes (version 4, no resume): both said 4; memory for it. */
@@ -1065,7 +1066,7 @@ engine_hello(struct engine *e, struct wire_hello *h)
 	e->ver_said = (uint8_t)wire_version_said(e->ver_cap, e->conf.resume);
 	h->version = e->ver_said;
 	h->flags = (uint8_t)((e->auth ? WIRE_HELLO_AUTH : 0) |
-	    (e->conf.resume ? WIRE_HELLO_RESUME : 0));
+	    (e->conf.resume && e->ver_said >= 2 ? WIRE_HELLO_RESUME : 0));
 	h->credits = (uint16_t)e->conf.rq_size;
 }
 
@@ -1108,8 +1109,10 @@ engine_connected(struct engine *e, const struct wire_hello *peer)
 		return;
 	}
 	e->auth_send = e->auth && e->a.initiator;
-	e->can_resume = e->conf.resume &&
+	e->can_resume = e->conf.resume && e->ver_said >= 2 &&
 	    (peer->flags & WIRE_HELLO_RESUME) != 0;
+	e->ver_link = e->ver_said < peer->version ? e->ver_said :
+	    peer->version;
 	e->can_origin = e->ver_said >= 3 && peer->version >= 3;
 	e->can_resize = e->ver_said >= 4 && peer->version >= 4 &&
 	    !e->can_resume;
@@ -2061,6 +2064,13 @@ engine_open(struct engine *e, const char *tunnel,
 	ctrl(e, id, C_OPEN);
 	e->st.streams_opened++;
 	return ((int)id);
+}
+
+unsigned
+engine_version(const struct engine *e)
+{
+
+	return (e->up ? e->ver_link : 0);
 }
 
 int

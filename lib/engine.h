@@ -524,6 +524,13 @@ int engine_set_origin(struct engine *e, uint32_t id,
 const struct wire_origin *engine_origin(const struct engine *e, uint32_t id);
 
 /**
+ * engine_version(e):
+ * The protocol version the link speaks once connected: the older of the
+ * two hellos' (0 before).
+ */
+unsigned engine_version(const struct engine *e);
+
+/**
  * engine_can_origin(e):
  * True once connected if both hellos said version 3 or later (ORIGIN
  * records).

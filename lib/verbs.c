@@ -384,11 +384,11 @@ link_setup(struct verbs_link *l, char *err, size_t errlen)
  * was understood (and refused), not that its version is too new for us.
  */
 static void
-reject(struct rdma_cm_id *id)
+reject(struct rdma_cm_id *id, uint8_t why)
 {
 	uint8_t note[WIRE_NOTE_LEN];
 
-	wire_note_encode(note, WIRE_VERSION);
+	wire_note_encode(note, &(struct wire_note){ WIRE_VERSION, why });
 	rdma_reject(id, note, sizeof(note));
 }
 
@@ -466,7 +466,7 @@ verbs_accept(struct verbs_link *l)
 		return (-1);
 	if (conn_param(l, &p)) {
 		engine_fail(l->e, ENGINE_ERR_TRANSPORT, "no random numbers available yet");
-		reject(l->id);
+		reject(l->id, WIRE_NOTE_REFUSED);
 		l->state = L_DOWN;
 		return (-1);
 	}
@@ -489,7 +489,7 @@ verbs_reject(struct verbs_link *l)
 {
 
 	if (l->state == L_INCOMING)
-		reject(l->id);
+		reject(l->id, WIRE_NOTE_REFUSED);
 	l->state = L_DOWN;
 }
 
@@ -1327,6 +1327,7 @@ on_connect_request(struct verbs_listener *ls, struct rdma_cm_event *cme,
 	const struct sockaddr *psa = rdma_get_peer_addr(cme->id);
 	struct verbs_link *l;
 	struct wire_hello h;
+	uint8_t why = WIRE_NOTE_REFUSED;
 	char err[200];
 	int werr;
 
@@ -1341,14 +1342,14 @@ on_connect_request(struct verbs_listener *ls, struct rdma_cm_event *cme,
 	/* Limits and allow lists cost a peer nothing to hit: check first. */
 	if (ls->gate != NULL && (ls->gate(ls->gate_arg, psa, ev->peer,
 	    werr == WIRE_OK ? &h : NULL, werr == WIRE_OK ? NULL :
-	    wire_strerror(werr)) != 0 || werr != WIRE_OK)) {
-		reject(cme->id);
+	    wire_strerror(werr), &why) != 0 || werr != WIRE_OK)) {
+		reject(cme->id, why);
 		rdma_destroy_id(cme->id);
 		ev->type = VERBS_EV_NONE;
 		return;
 	}
 	if (werr != WIRE_OK) {
-		reject(cme->id);
+		reject(cme->id, WIRE_NOTE_REFUSED);
 		rdma_destroy_id(cme->id);
 		ev->type = VERBS_EV_REJECTED;
 		snprintf(ev->why, sizeof(ev->why), "invalid connect data: %s",
@@ -1356,7 +1357,7 @@ on_connect_request(struct verbs_listener *ls, struct rdma_cm_event *cme,
 		return;
 	}
 	if ((l = link_new(ls->cm, &ls->conf, NULL)) == NULL) {
-		reject(cme->id);
+		reject(cme->id, WIRE_NOTE_REFUSED);
 		rdma_destroy_id(cme->id);
 		ev->type = VERBS_EV_REJECTED;
 		snprintf(ev->why, sizeof(ev->why), "out of memory");
@@ -1371,7 +1372,7 @@ on_connect_request(struct verbs_listener *ls, struct rdma_cm_event *cme,
 	l->have_peer = 1;
 	ev->peer_auth = (h.flags & WIRE_HELLO_AUTH) != 0;
 	if (link_setup(l, err, sizeof(err))) {
-		reject(cme->id);
+		reject(cme->id, WIRE_NOTE_REFUSED);
 		l->state = L_DOWN;
 		verbs_link_free(l);
 		ev->type = VERBS_EV_REJECTED;
@@ -1384,27 +1385,31 @@ on_connect_request(struct verbs_listener *ls, struct rdma_cm_event *cme,
 }
 
 /*
- * The newest version a peer that rejected our connect request speaks, if
- * it is older than the one we offered; else 0.  A reject (IB CM reason 28)
- * without a refusal note comes from a peer older than version 3, which
- * cannot read a version-3 hello: it gets 2 (or 1; see wire_version_said).
- * A note that says an older version than ours is a peer that refused our
- * hello for its version.
+ * What a peer that rejected our connect request said (IB CM reason 28 is
+ * a consumer's reject): busy, or the newest version it speaks when that
+ * is older than the one we offered.  A reject without a refusal note
+ * comes from a peer older than version 3, which cannot read a version-3
+ * hello: it gets 2 (or 1; see wire_version_said).  A note that says an
+ * older version than ours is a peer that refused our hello for its
+ * version.  Either may be forged: the caller decides what to believe.
  */
-static int
-older_peer(struct verbs_link *l, const struct rdma_cm_event *cme)
+static void
+refused(struct verbs_link *l, const struct rdma_cm_event *cme,
+    struct verbs_ev *ev)
 {
 	struct wire_hello h;
-	int said;
+	struct wire_note n;
 
 	if (cme->status != 28 || !l->have_mine ||
 	    wire_hello_decode(l->hello_mine, WIRE_HELLO_LEN, &h) != WIRE_OK)
-		return (0);
-	said = wire_note_decode(cme->param.conn.private_data,
-	    cme->param.conn.private_data_len);
-	if (said == 0)
-		return (h.version >= 3 ? 2 : 0);
-	return (said < h.version ? said : 0);
+		return;
+	if (!wire_note_decode(cme->param.conn.private_data,
+	    cme->param.conn.private_data_len, &n)) {
+		ev->peer_version = h.version >= 3 ? 2 : 0;
+		return;
+	}
+	ev->peer_busy = n.why == WIRE_NOTE_BUSY;
+	ev->peer_version = n.version < h.version ? n.version : 0;
 }
 
 static void
@@ -1479,7 +1484,7 @@ on_link_event(struct verbs_link *l, struct rdma_cm_event *cme,
 		return;
 	case RDMA_CM_EVENT_REJECTED:
 		link_down(l, ev, reject_text(cme->status));
-		ev->peer_version = older_peer(l, cme);
+		refused(l, cme, ev);
 		return;
 	case RDMA_CM_EVENT_DISCONNECTED:
 		link_down(l, ev, "peer disconnected");

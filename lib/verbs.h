@@ -89,6 +89,9 @@ struct verbs_ev {
 	int peer_version;		/* DOWN: the peer refused our version
 					   and speaks at most this one (see
 					   verbs_link_conf.version_max); or 0 */
+	int peer_busy;			/* DOWN: the peer refused it for now:
+					   too many of our links still
+					   connecting (WIRE_NOTE_BUSY) */
 };
 
 /**
@@ -157,12 +160,13 @@ struct verbs_listener *verbs_listen(struct verbs_cm *cm, const char *host,
  * address and as text) and its hello, or NULL and why not when the hello
  * is invalid (such a request is rejected whatever the gate says).
  * Returns 0 to go on (an INCOMING event follows), or -1 to reject the
- * request at once; the gate reports and counts the rejection itself, and
- * no event follows.
+ * request at once with a refusal note that says ${*why} (enum
+ * wire_note_why; WIRE_NOTE_REFUSED unless the gate sets it); the gate
+ * reports and counts the rejection itself, and no event follows.
  */
 typedef int verbs_gate_fn(void *arg, const struct sockaddr *peer,
     const char *peer_text, const struct wire_hello *hello,
-    const char *invalid);
+    const char *invalid, uint8_t *why);
 
 /**
  * verbs_listener_set_gate(l, gate, arg):

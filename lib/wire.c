@@ -138,6 +138,10 @@ wire_reason_str(unsigned reason)
 		return ("link lost and not resumed in time");
 	case WIRE_REASON_NOT_RESUMED:
 		return ("the peer did not resume the stream");
+	case WIRE_REASON_VERSION:
+		return ("protocol version too old for this tunnel");
+	case WIRE_REASON_NO_ORIGIN:
+		return ("the stream did not say its client's address");
 	}
 	return ("unknown reason");
 }
@@ -191,27 +195,29 @@ wire_version_said(unsigned cap, int resume)
 
 	if (v == 2 && !resume)
 		v = 1;
-	if (v < 2 && resume)
-		v = 2;
 	return (v);
 }
 
 void
-wire_note_encode(uint8_t buf[WIRE_NOTE_LEN], uint8_t version)
+wire_note_encode(uint8_t buf[WIRE_NOTE_LEN], const struct wire_note *n)
 {
 
 	memset(buf, 0, WIRE_NOTE_LEN);
 	put32(buf, WIRE_MAGIC);
-	buf[4] = version;
+	buf[4] = n->version;
+	buf[5] = n->why;
 }
 
 int
-wire_note_decode(const uint8_t *buf, size_t len)
+wire_note_decode(const uint8_t *buf, size_t len, struct wire_note *n)
 {
 
 	if (buf == NULL || len < WIRE_NOTE_LEN || get32(buf) != WIRE_MAGIC)
 		return (0);
-	return (buf[4] > 0 ? buf[4] : 1);
+	n->version = buf[4] > 0 ? buf[4] : 1;
+	/* Before WIRE_NOTE_BUSY the byte was reserved (zero): refused. */
+	n->why = buf[5] == WIRE_NOTE_BUSY ? WIRE_NOTE_BUSY : WIRE_NOTE_REFUSED;
+	return (1);
 }
 
 uint32_t

@@ -25,7 +25,8 @@
 #define WIRE_HELLO_FLAGS	0x03		/* every flag defined */
 /*
  * A refusal note: the private data of a connect request's reject, so that
- * the connecting side can tell "refused" from "not understood".
+ * the connecting side can tell "refused" from "not understood", and a
+ * refusal it should simply wait out from one it should report.
  */
 #define WIRE_NOTE_LEN		8
 /* An AUTH record's proof: an HMAC-SHA-256 tag. */
@@ -84,6 +85,18 @@ struct wire_origin {
 	uint8_t src[16], dst[16];
 };
 
+/* Why a refusal note's sender refused (unknown values: REFUSED). */
+enum wire_note_why {
+	WIRE_NOTE_REFUSED = 0,	/* a key, allow, a limit: a failure */
+	WIRE_NOTE_BUSY = 1	/* too many of the sender's links still
+				   connecting: try again once one is up */
+};
+
+struct wire_note {
+	uint8_t version;		/* the newest the refusing side speaks */
+	uint8_t why;			/* enum wire_note_why */
+};
+
 /* RESUME_STREAM flags: what the sender of the record saw of the stream. */
 #define WIRE_RS_SHUT		0x01	/* the receiver's SHUTDOWN arrived */
 #define WIRE_RS_CLOSE		0x02	/* the receiver's CLOSE arrived */
@@ -103,7 +116,11 @@ enum wire_reason {
 	WIRE_REASON_TIMEOUT = 8,
 	WIRE_REASON_DENIED = 9,
 	WIRE_REASON_LINK_LOST = 10,	/* the link died and no resume came */
-	WIRE_REASON_NOT_RESUMED = 11	/* the peer did not resume the stream */
+	WIRE_REASON_NOT_RESUMED = 11,	/* the peer did not resume the stream */
+	WIRE_REASON_VERSION = 12,	/* the link's version is below the
+					   tunnel's min_version */
+	WIRE_REASON_NO_ORIGIN = 13	/* the tunnel needs the client's
+					   address, and no ORIGIN said it */
 };
 
 /* Decoder errors. */
@@ -204,23 +221,25 @@ int wire_hello_decode(const uint8_t *buf, size_t len, struct wire_hello *h);
  * wire_version_said(cap, resume):
  * The version a hello says when it may say at most ${cap}, for a side
  * that offers resume if ${resume}: below 3, version 2 only with resume
- * (version 1 peers refuse 2), and never below 2 with it.
+ * (version 1 peers refuse 2); capped at 1, a side says 1 and does not
+ * offer resume (a version-1 peer refuses the flag).  Whether a link that
+ * cannot resume will do is the tunnels' min_version's to say.
  */
 unsigned wire_version_said(unsigned cap, int resume);
 
 /**
- * wire_note_encode(buf, version):
- * Write the WIRE_NOTE_LEN bytes of a refusal note from a side that speaks
- * up to ${version}.
+ * wire_note_encode(buf, n):
+ * Write the WIRE_NOTE_LEN bytes of refusal note ${n}.
  */
-void wire_note_encode(uint8_t buf[WIRE_NOTE_LEN], uint8_t version);
+void wire_note_encode(uint8_t buf[WIRE_NOTE_LEN], const struct wire_note *n);
 
 /**
- * wire_note_decode(buf, len):
+ * wire_note_decode(buf, len, n):
  * If the ${len} bytes at ${buf} (reject private data; NULL or short: none)
- * start with a refusal note, the version it says (at least 1); else 0.
+ * start with a refusal note, fill ${n} (a version of at least 1) and
+ * return 1; else return 0.
  */
-int wire_note_decode(const uint8_t *buf, size_t len);
+int wire_note_decode(const uint8_t *buf, size_t len, struct wire_note *n);
 
 /**
  * wire_imm_encode(stream, len):

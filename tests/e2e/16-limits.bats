@@ -117,3 +117,44 @@ EOC
 	run client "$port" "back in business" 60
 	assert_output "back in business"
 }
+
+@test "ten tunnels to one peer come up with no warning on either side; a busy peer is waited for, not failed" {
+	echo_target
+	(umask 077; head -c 32 /dev/urandom >"$W/k.key")
+	bt= at=
+	for i in 0 1 2 3 4 5 6 7 8 9; do
+		bt+="${bt:+,} { name = \"t$i\"; target = \"tcp://127.0.0.1:$tp\"; }"
+		at+="${at:+,} { name = \"t$i\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; }"
+	done
+	conf_b "$bt"
+	conf_a "$at"
+	# Keys, so that no warning about keyless links is expected either.
+	echo "key_file = \"$W/k.key\";" | tee -a "$W/a.conf" >>"$W/b.conf"
+	start_daemon b
+	start_daemon a
+	for i in 0 1 2 3 4 5 6 7 8 9; do
+		link_up a "t$i"
+	done
+	run grep -E "^rstreamd: (warning|error|critical)" "$W/a.log" "$W/b.log"
+	assert_failure
+	[ "$(metric rstreamd_links_rejected_total b)" = 0 ]
+	run client "$(accept_port a t9)" "the tenth"
+	assert_output "the tenth"
+
+	# A peer with a lower limit turns some away as busy (it says so,
+	# once per burst): a waits for its links up, and warns of nothing.
+	sed -i '1i max_pending_per_addr = 2;' "$W/b.conf"
+	run "$CTL" -s "$W/b.ctl" reload
+	assert_success
+	kill -TERM "$PID_a"
+	wait "$PID_a" || true
+	start_daemon a
+	for i in 0 1 2 3 4 5 6 7 8 9; do
+		link_up a "t$i"
+	done
+	[ "$(metric rstreamd_links_rejected_total b)" -ge 1 ]
+	grep -q "rejected: max_pending_per_addr 2 reached" "$W/b.log"
+	grep -q "info: tunnel t[0-9]: link to $B:7471: the peer has too many links from here connecting; trying again when one is up" "$W/a.log"
+	run grep -E "^rstreamd: (warning|error|critical)" "$W/a.log"
+	assert_failure
+}

@@ -221,19 +221,20 @@ EOC
 	stops_clean
 }
 
-@test "an older peer that cannot read a version-3 hello: the daemon asks again in an older version" {
+@test "an older peer that cannot read a version-3 hello: the daemon asks again in an older version, if min_version allows" {
 	op=$(free_port)
 	"$HOSTILE" "$A" "$B" "$op" old-peer >"$W/old.out" 2>&1 3>&- &
 	RS_PIDS+=("$!")
 	wait_until 20 grep -q "old-peer: listening" "$W/old.out"
-	conf_a "{ name = \"old\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:$op\"; }"
+	conf_a "{ name = \"old\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:$op\"; min_version = 1; }"
 	start_daemon a
 	wait_until 30 grep -q "old-peer: offered" "$W/old.out"
 	run cat "$W/old.out"
 	# Without resume_time the older version is 1 (2 is for resume).
 	assert_line "old-peer: offered 4 1"
-	run grep -c "the peer refused protocol version 4 (an older rstreamd?); trying again with version 1" "$W/a.log"
+	run grep -c "warning: tunnel old: link to $B:$op: the peer refused protocol version 4 (an older rstreamd, or a forged reject); trying that address once more with version 1 (min_version 1)" "$W/a.log"
 	assert_output 1
+	[ "$(metric rstreamd_link_stepdowns_total a)" = 1 ]
 	# The note on the second refusal: a refusal, not another step down.
 	run grep -E "link to $B:$op failed: connection rejected by the peer; retrying" "$W/a.log"
 	assert_success
@@ -249,6 +250,90 @@ EOC
 	wait_until 30 grep -q "old-peer: offered" "$W/old3.out"
 	run cat "$W/old3.out"
 	assert_line "old-peer: offered 4 3"
-	run grep -c "the peer refused protocol version 4 (an older rstreamd?); trying again with version 3" "$W/a.log"
+	run grep -c "the peer refused protocol version 4 (an older rstreamd, or a forged reject); trying that address once more with version 3 (min_version 2)" "$W/a.log"
 	assert_output 1
+}
+
+@test "a step-down is for the address that refused, once, and never below min_version: the next address gets the newest version" {
+	echo_target
+	conf_b "{ name = \"low\"; target = \"tcp://127.0.0.1:$tp\"; },
+	    { name = \"dflt\"; target = \"tcp://127.0.0.1:$tp\"; }"
+	op1=$(free_port)
+	op2=$(free_port)
+	"$HOSTILE" "$A" "$B" "$op1" old-peer >"$W/old1.out" 2>&1 3>&- &
+	RS_PIDS+=("$!")
+	"$HOSTILE" "$A" "$B" "$op2" old-peer >"$W/old2.out" 2>&1 3>&- &
+	RS_PIDS+=("$!")
+	wait_until 20 grep -q "old-peer: listening" "$W/old1.out"
+	wait_until 20 grep -q "old-peer: listening" "$W/old2.out"
+	# An older peer (or a forged reject) first, the real daemon second.
+	conf_a "{ name = \"low\"; accept = \"tcp://127.0.0.1:0\"; peer = [ \"$B:$op1\", \"$B:7471\" ]; min_version = 1; },
+	    { name = \"dflt\"; accept = \"tcp://127.0.0.1:0\"; peer = [ \"$B:$op2\", \"$B:7471\" ]; }"
+	start_daemon b
+	start_daemon a
+	link_up a low
+	link_up a dflt
+	# low stepped down once, to the address that asked, and went on to
+	# the next address in the newest version; dflt (min_version 4, for
+	# rings that grow) did not step down at all.
+	wait_until 30 grep -q "old-peer: offered" "$W/old1.out"
+	run cat "$W/old1.out"
+	assert_line "old-peer: offered 4 1"
+	grep -q "warning: tunnel low: link to $B:$op1: the peer refused protocol version 4 (an older rstreamd, or a forged reject); trying that address once more with version 1 (min_version 1)" "$W/a.log"
+	grep -q "warning: tunnel dflt: link to $B:$op2 failed: the peer refused protocol version 4 and speaks 2 at most (an older rstreamd, or a forged reject); not stepping down below min_version 4" "$W/a.log"
+	[ "$(metric rstreamd_link_stepdowns_total a)" = 1 ]
+	[ "$(metric rstreamd_link_stepdowns_refused_total a)" -ge 1 ]
+	# Both links run at version 4 with the real daemon, as both say.
+	run ctl_json a links '.[] | "\(.tunnel) \(.peer) \(.state) \(.version)"'
+	assert_line "low $B:7471 up 4"
+	assert_line "dflt $B:7471 up 4"
+	run ctl_json b links '[.[] | select(.state == "up") | .version] | map(tostring) | join(" ")'
+	assert_output "4 4"
+	run "$CTL" -s "$W/a.ctl" metrics
+	assert_line "rstreamd_link_protocol_version{link=\"tunnel low: link to $B:7471\",peer=\"$B:7471\",direction=\"out\"} 4"
+	run client "$(accept_port a low)" "low ok"
+	assert_output "low ok"
+	run client "$(accept_port a dflt)" "dflt ok"
+	assert_output "dflt ok"
+}
+
+@test "a hostile peer and the client's address: no ORIGIN, a forged one, an older version" {
+	(umask 077; head -c 32 /dev/urandom >"$W/k1.key")
+	rp=$(free_port)
+	spawn socat -u TCP-LISTEN:"$rp",bind=127.0.0.1,reuseaddr,fork \
+	    OPEN:"$W/web.rec",creat,append
+	wait_port "$rp"
+	echo_target
+	# web believes the address only from holders of k1; open is keyless,
+	# so keyless links get in at all.
+	conf_b "{ name = \"web\"; target = \"tcp://127.0.0.1:$rp\"; proxy_protocol = \"v1\"; key_file = \"$W/k1.key\"; },
+	    { name = \"open\"; target = \"tcp://127.0.0.1:$tp\"; }"
+	start_daemon b
+
+	# Without the key, no claim about a client reaches the target.
+	hostile forged-origin - web
+	assert_success
+	assert_output "forged-origin: refused (reason 9: not authorised for this tunnel)"
+	# With it, a stream that names no client is refused, not written as
+	# coming from this host.
+	hostile no-origin "$W/k1.key" web
+	assert_success
+	assert_output "no-origin: refused (reason 13: the stream did not say its client's address)"
+	wait_log b "tunnel web: link from $A:[0-9]*: refused a stream that does not say its client's address (no ORIGIN)"
+	# So is a link in a version without ORIGIN.
+	HOSTILE_VERSION=1 hostile no-origin "$W/k1.key" web
+	assert_success
+	assert_output "no-origin: refused (reason 12: protocol version too old for this tunnel)"
+	wait_log b "tunnel web: link from $A:[0-9]*: refused a stream: the link speaks protocol version 1, below the tunnel's min_version 4"
+	run test -s "$W/web.rec"
+	assert_failure
+	# A key holder may name any client: that is what the key is trusted
+	# with (rstreamd(8), SECURITY).
+	hostile forged-origin "$W/k1.key" web
+	assert_success
+	assert_output "forged-origin: accepted"
+	wait_until 20 grep -q "PROXY TCP4 203.0.113.7 198.51.100.1 4444 80" "$W/web.rec"
+	run ctl_json b stats '.tunnels[] | select(.tunnel == "web") | "\(.opened) \(.refused) \(.denied)"'
+	assert_output "1 3 1"
+	stops_clean
 }

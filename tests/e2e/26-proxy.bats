@@ -3,7 +3,9 @@
 # starts each stream with haproxy's PROXY header, carrying the client as
 # the client-side daemon saw it (its ORIGIN record).  Checked byte for
 # byte for both versions (IPv4, IPv6 and Unix clients), and by a real
-# server that parses it: nginx with proxy_protocol on its listen line.
+# server that parses it: nginx with proxy_protocol on its listen line,
+# through a serving daemon killed and restarted under the client side's
+# reconnects (no step-down may stick and cost the address).
 
 load helpers
 
@@ -42,9 +44,10 @@ hexof() {
 	tp2=$tp
 	recorder v2u
 	tp3=$tp
-	conf_b "{ name = \"v1\"; target = \"tcp://127.0.0.1:$tp1\"; proxy_protocol = \"v1\"; },
-	    { name = \"v2\"; target = \"tcp://127.0.0.1:$tp2\"; proxy_protocol = \"v2\"; },
-	    { name = \"v2u\"; target = \"tcp://127.0.0.1:$tp3\"; proxy_protocol = \"v2\"; }"
+	# Keyless: the operator says any peer is believed.
+	conf_b "{ name = \"v1\"; target = \"tcp://127.0.0.1:$tp1\"; proxy_protocol = \"v1\"; proxy_trust_any_peer = true; },
+	    { name = \"v2\"; target = \"tcp://127.0.0.1:$tp2\"; proxy_protocol = \"v2\"; proxy_trust_any_peer = true; },
+	    { name = \"v2u\"; target = \"tcp://127.0.0.1:$tp3\"; proxy_protocol = \"v2\"; proxy_trust_any_peer = true; }"
 	p1=$(free_port)
 	p2=$(free_port)
 	conf_a "{ name = \"v1\"; accept = \"tcp://127.0.0.1:$p1\"; peer = \"$B\"; },
@@ -79,7 +82,7 @@ hexof() {
 	assert_output "$want"
 }
 
-@test "nginx behind a proxy_protocol tunnel sees the real client" {
+@test "nginx behind a keyed proxy_protocol tunnel sees the real client, also after the serving daemon's restarts" {
 	command -v nginx || skip "nginx not installed (tools/install-deps installs it)"
 	np=$(free_port)
 	mkdir -p "$W/nginx/logs"
@@ -113,6 +116,8 @@ hexof() {
 	# Clients come from the host's RDMA address, not from loopback.
 	conf_a "{ name = \"web\"; accept = \"tcp://$A:$pw\"; peer = \"$B\"; },
 	    { name = \"web1\"; accept = \"tcp://$A:$pw1\"; peer = \"$B\"; }"
+	(umask 077; head -c 32 /dev/urandom >"$W/k.key")
+	echo "key_file = \"$W/k.key\";" | tee -a "$W/a.conf" >>"$W/b.conf"
 	start_pair web
 	sp=$(free_port)
 	run timeout 30 socat -t 10 - "TCP:$A:$pw,bind=$A:$sp" <<<$'GET / HTTP/1.0\r\n\r'
@@ -123,6 +128,24 @@ hexof() {
 	run timeout 30 socat -t 10 - "TCP:$A:$pw1,bind=$A:$sp" <<<$'GET / HTTP/1.0\r\n\r'
 	assert_success
 	assert_output --partial "client $A:$sp via 127.0.0.1"
+
+	# b dies hard and comes back, again and again, while a reconnects
+	# (connect requests pending when it dies get the kernel's reject,
+	# which carries no refusal note); then new streams still carry the
+	# client's address, at version 4, and nothing stepped down.
+	for i in 1 2 3 4 5; do
+		kill -KILL "$PID_b"
+		wait "$PID_b" || true
+		start_daemon b
+	done
+	link_up a web
+	link_up a web1
+	sp=$(free_port)
+	run timeout 30 socat -t 10 - "TCP:$A:$pw,bind=$A:$sp" <<<$'GET / HTTP/1.0\r\n\r'
+	assert_output --partial "client $A:$sp via 127.0.0.1"
+	run ctl_json a links '[.[] | .version] | map(tostring) | join(" ")'
+	assert_output "4 4"
+	[ "$(metric rstreamd_link_stepdowns_total a)" = 0 ]
 	# nginx found nothing wrong with either header.
 	run grep -c "broken header" "$W/nginx/logs/error.log"
 	assert_output 0

@@ -4,6 +4,7 @@
  * protocol (rstreamd-protocol(7)) to get where it wants to break it.
  *
  * usage: hostile SOURCE_ADDR PEER_ADDR PORT CASE [TUNNEL | KEYFILE [TUNNEL]]
+ *        (KEYFILE may be "-", no key, where a case says so)
  *
  * Cases that the daemon must reject at connect time (exit 0 on REJECTED):
  *   bad-magic, bad-version, short-hello, bad-credits
@@ -31,6 +32,13 @@
  *                 daemon closed it), or "hold: rejected"
  *   flood N       N connect requests with a bad hello, one after the
  *                 other; prints "flood: R rejected of N"
+ * Cases about the client's address (ORIGIN, version 3; exit 0 when the
+ * daemon answers the OPEN, printing "CASE: accepted" or "CASE: refused
+ * (reason N: ...)"):
+ *   forged-origin KEYFILE|- TUNNEL  proves KEYFILE ("-": no key), then
+ *                 opens a stream on TUNNEL claiming a client at
+ *                 203.0.113.7:4444 that connected to 198.51.100.1:80
+ *   no-origin KEYFILE|- TUNNEL      the same, but says no client at all
  * Cases about resume (version 2; exit 0 when the daemon answers the
  * RESUME with RESUME_DENIED, printing "resume: denied (reason N: ...)"):
  *   resume KEYFILE TOKEN  proves KEYFILE (the daemon's key), then asks to
@@ -49,6 +57,7 @@
  * The control case must succeed, showing the proofs above were computed
  * as the daemon computes them (exit 0 when the stream is accepted):
  *   right-key     proves KEYFILE, checks the daemon's proof, opens TUNNEL
+ * With HOSTILE_VERSION=N in its environment, its hello says version N.
  * Exit 1 when the daemon let it through, 2 on a setup error.
  */
 #include <sys/random.h>
@@ -348,6 +357,46 @@ resume(const char *token)
 	return (1);
 }
 
+/* Open a stream on ${tunnel}, with a forged ORIGIN or none (see above). */
+static int
+origin_open(const char *cs, const char *tunnel)
+{
+	static const uint8_t client[4] = { 203, 0, 113, 7 },
+	    server[4] = { 198, 51, 100, 1 };
+	uint8_t *m = &msgs[NRECV * WIRE_MSG_SIZE];
+	struct wire_rec r;
+	size_t n = 0;
+	int t;
+
+	memset(&r, 0, sizeof(r));
+	if (strcmp(cs, "forged-origin") == 0) {
+		r.type = WIRE_ORIGIN;
+		r.origin.family = WIRE_FAM_INET;
+		memcpy(r.origin.src, client, sizeof(client));
+		memcpy(r.origin.dst, server, sizeof(server));
+		r.origin.src_port = 4444;
+		r.origin.dst_port = 80;
+		n = wire_rec_encode(m, WIRE_MSG_SIZE, &r);
+		memset(&r, 0, sizeof(r));
+	}
+	r.type = WIRE_OPEN;
+	r.ring.addr = (uintptr_t)ring;
+	r.ring.rkey = ring_mr->rkey;
+	r.ring.size = RING;
+	r.name_len = (uint8_t)strlen(tunnel);
+	snprintf(r.name, sizeof(r.name), "%s", tunnel);
+	n += wire_rec_encode(m + n, WIRE_MSG_SIZE - n, &r);
+	post(IBV_WR_SEND, m, (uint32_t)n, 0, 0, 0);
+	t = watch(LIMIT_MS, &r);
+	if (t == WIRE_REFUSE)
+		printf("%s: refused (reason %u: %s)\n", cs, r.reason,
+		    wire_reason_str(r.reason));
+	else
+		printf("%s: %s\n", cs, t == WIRE_OPEN_OK ? "accepted" :
+		    t == -2 ? "disconnected" : "no answer");
+	return (t == WIRE_REFUSE || t == WIRE_OPEN_OK ? 0 : 1);
+}
+
 /* ${n} connect requests with a bad hello; how many were rejected. */
 static int
 flood(const char *src, const char *dst, const char *port, int n)
@@ -408,7 +457,7 @@ old_peer(const char *addr, const char *port, int newest)
 	freeaddrinfo(ai);
 	printf("old-peer: listening\n");
 	fflush(stdout);
-	wire_note_encode(note, (uint8_t)newest);
+	wire_note_encode(note, &(struct wire_note){ (uint8_t)newest, 0 });
 	while (!done && n < 8) {
 		p = (struct pollfd){ ch->fd, POLLIN, 0 };
 		if (poll(&p, 1, 60000) <= 0)
@@ -453,7 +502,7 @@ main(int argc, char **argv)
 	const char *cs;
 	size_t plen = 0;
 	uint64_t off;
-	int ev;
+	int ev, keyed;
 
 	if (argc < 5) {
 		fprintf(stderr, "usage: hostile SOURCE PEER PORT CASE "
@@ -474,7 +523,10 @@ main(int argc, char **argv)
 	setup_qp();
 
 	memset(&h, 0, sizeof(h));
-	h.version = WIRE_VERSION;
+	/* HOSTILE_VERSION: an older daemon's hello, for the cases that work
+	 * at any version. */
+	h.version = getenv("HOSTILE_VERSION") != NULL ?
+	    (uint8_t)atoi(getenv("HOSTILE_VERSION")) : WIRE_VERSION;
 	h.credits = NRECV;
 	if (strcmp(cs, "open-first") == 0 || strcmp(cs, "wrong-key") == 0 ||
 	    strcmp(cs, "silent") == 0 || strcmp(cs, "right-key") == 0 ||
@@ -482,6 +534,10 @@ main(int argc, char **argv)
 		h.flags = WIRE_HELLO_AUTH;
 	if (strcmp(cs, "resume") == 0)
 		h.flags |= WIRE_HELLO_RESUME;
+	/* forged-origin and no-origin: with a key unless it is "-". */
+	keyed = argc > 6 && strcmp(argv[5], "-") != 0;
+	if (strstr(cs, "-origin") != NULL && keyed)
+		h.flags = WIRE_HELLO_AUTH;
 	(void)getrandom(h.nonce, sizeof(h.nonce), 0);
 	wire_hello_encode(hello, &h);
 	memset(&cp, 0, sizeof(cp));
@@ -516,8 +572,13 @@ main(int argc, char **argv)
 		return (2);
 	}
 
+	if (strstr(cs, "-origin") != NULL && !keyed) {
+		if (argc < 7)
+			die("forged-origin and no-origin need - and a tunnel");
+		return (origin_open(cs, argv[6]));
+	}
 	if (strcmp(cs, "wrong-key") == 0 || strcmp(cs, "right-key") == 0 ||
-	    strcmp(cs, "resume") == 0) {
+	    strcmp(cs, "resume") == 0 || strstr(cs, "-origin") != NULL) {
 		uint8_t key[CONF_KEY_BYTES], hellos[AUTH_HELLOS_LEN];
 		size_t klen;
 		int t;
@@ -550,6 +611,8 @@ main(int argc, char **argv)
 			die("right-key and resume need a tunnel or a token");
 		if (strcmp(cs, "resume") == 0)
 			return (resume(argv[6]));
+		if (strstr(cs, "-origin") != NULL)
+			return (origin_open(cs, argv[6]));
 		open_stream(argv[6], &r);
 		printf("%s: authenticated, stream accepted\n", cs);
 		return (0);

@@ -156,7 +156,7 @@ test_full(void)
 	    "  {\n"							/* 13 */
 	    "    name = \"redis\"; target = \"tcp://127.0.0.1:6379\";\n"	/* 14 */
 	    "    rq_size = 32768; sendbuf = 1073741824L; },\n"		/* 15 */
-	    "  { name = \"usock\"; target = \"unix:/var/run/r.sock\"; proxy_protocol = \"v2\"; }\n" /* 16 */
+	    "  { name = \"usock\"; target = \"unix:/var/run/r.sock\"; proxy_protocol = \"v2\"; proxy_trust_any_peer = true; }\n" /* 16 */
 	    ");\n");
 	ok(c != NULL, "full config loads");
 	if (c == NULL)
@@ -217,9 +217,14 @@ test_full(void)
 	ok(t != NULL && sizes_are(&t->sz, 1073741824, 262144, 128, 32768, 64,
 	    100), "redis: rq_size and 1 GiB sendbuf at their maxima");
 	ok(t != NULL && t->proxy_protocol == 0, "redis: no PROXY header");
+	ok(t != NULL && t->sz.min_version == 4,
+	    "redis: min_version 4 (rings grow from ring_min)");
 
 	t = conf_tunnel_find(c, "usock");
-	ok(t != NULL && t->proxy_protocol == 2, "usock: proxy_protocol v2");
+	ok(t != NULL && t->proxy_protocol == 2 && t->proxy_trust_any_peer,
+	    "usock: proxy_protocol v2, trusting any peer");
+	ok(t != NULL && t->sz.min_version == 4,
+	    "usock: min_version 4 (RING, which has ORIGIN too)");
 	ok(t != NULL && t->has_target && t->target.kind == CONF_ADDR_UNIX &&
 	    strcmp(t->target.path, "/var/run/r.sock") == 0,
 	    "usock: unix target");
@@ -298,6 +303,59 @@ test_minimal(void)
 
 #define TUN1	"tunnels = ( { name = \"pg\"; accept = \"tcp://127.0.0.1:1\";\n"
 #define PEER	"  peer = \"p\";\n"
+
+/* min_version: what each tunnel's own settings need, unless set. */
+static void
+test_versions(void)
+{
+	static const struct {
+		const char *tunnel;
+		unsigned want;
+		const char *why;
+	} cases[] = {
+		{ "accept = \"tcp://h:0\"; peer = \"p\";", 4,
+		    "ring_min below the ring size" },
+		{ "accept = \"tcp://h:0\"; peer = \"p\"; ring_min = 0;", 1,
+		    "nothing newer" },
+		{ "accept = \"tcp://h:0\"; peer = \"p\"; ring_min = 262144;",
+		    1, "nothing newer" },
+		{ "accept = \"tcp://h:0\"; peer = \"p\"; resume_time = 5;", 2,
+		    "resume_time" },
+		{ "target = \"tcp://h:1\"; ring_min = 0; proxy_protocol = "
+		    "\"v1\"; proxy_trust_any_peer = true;", 3,
+		    "proxy_protocol" },
+		{ "target = \"tcp://h:1\"; resume_time = 5; proxy_protocol = "
+		    "\"v2\"; proxy_trust_any_peer = true;", 3,
+		    "proxy_protocol" },
+		{ "target = \"tcp://h:1\";", 4,
+		    "ring_min below the ring size" },
+		{ "target = \"tcp://h:1\"; min_version = 1;", 1, NULL },
+	};
+	const char *why;
+	struct conf *c;
+	char text[512];
+	size_t k;
+
+	for (k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		snprintf(text, sizeof(text), "listen = \"h\";\ntunnels = ( { "
+		    "name = \"t\"; %s } );\n", cases[k].tunnel);
+		c = load(text);
+		why = "";
+		ok(c != NULL && c->tunnels[0].sz.min_version == cases[k].want &&
+		    (cases[k].why == NULL || (conf_tunnel_needs(&c->tunnels[0],
+		    &why) == cases[k].want && strcmp(why, cases[k].why) == 0)),
+		    "min_version %u for { %s } (%s)", cases[k].want,
+		    cases[k].tunnel, cases[k].why ? cases[k].why : "set");
+		conf_free(c);
+	}
+	c = load("defaults = { min_version = 2; };\nlisten = \"h\";\n"
+	    "tunnels = ( { name = \"a\"; target = \"tcp://h:1\"; },\n"
+	    "  { name = \"b\"; target = \"tcp://h:1\"; min_version = 3; } );\n");
+	ok(c != NULL && c->tunnels[0].sz.min_version == 2 &&
+	    c->tunnels[1].sz.min_version == 3,
+	    "defaults' min_version for every tunnel that sets none");
+	conf_free(c);
+}
 
 static void
 test_errors(void)
@@ -502,6 +560,29 @@ test_errors(void)
 	    " target = \"unix:/s\"; proxy_protocol = \"v3\"; } );\n", 3,
 	    "tunnel pg: proxy_protocol 'v3': use \"v1\", \"v2\" or \"off\""),
 	    "proxy_protocol v3");
+	ok(fails("listen = \"h\";\ntunnels = ( { name = \"pg\";\n"
+	    " target = \"unix:/s\";\n proxy_protocol = \"v1\"; } );\n", 4,
+	    "tunnel pg: proxy_protocol without a key_file would tell the "
+	    "target whatever client address any host on the fabric claims; "
+	    "set key_file, or proxy_trust_any_peer = true"),
+	    "proxy_protocol without a key needs proxy_trust_any_peer");
+	ok(fails("listen = \"h\";\ntunnels = ( { name = \"pg\";\n"
+	    " target = \"unix:/s\";\n proxy_trust_any_peer = true; } );\n",
+	    4, "tunnel pg: proxy_trust_any_peer goes with proxy_protocol"),
+	    "proxy_trust_any_peer without proxy_protocol");
+	ok(fails("listen = \"h\";\ntunnels = ( { name = \"pg\";\n"
+	    " target = \"unix:/s\"; proxy_protocol = \"v1\";\n"
+	    " proxy_trust_any_peer = 1; } );\n", 4,
+	    "tunnel pg: proxy_trust_any_peer must be true or false"),
+	    "proxy_trust_any_peer is a boolean");
+
+	/* Protocol versions. */
+	ok(fails(TUN1 PEER "  min_version = 0; } );\n", 3,
+	    "tunnel pg: min_version 0 is below the minimum 1"),
+	    "min_version 0");
+	ok(fails("defaults = { min_version = 5; };\n", 1,
+	    "defaults: min_version 5 is above the maximum 4"),
+	    "defaults: min_version checked");
 
 	/* Unix socket settings. */
 	ok(fails(TUN1 PEER "  unix_mode = \"0600\"; } );\n", 3,
@@ -1065,6 +1146,7 @@ main(void)
 	test_minimal();
 	test_errors();
 	test_addr();
+	test_versions();
 	test_example();
 	test_service();
 	test_keys();

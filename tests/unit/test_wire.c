@@ -393,6 +393,7 @@ test_hello(void)
 	    d.version == 4, "version 4 understood");
 	ok(wire_version_said(4, 0) == 4 && wire_version_said(3, 1) == 3 &&
 	    wire_version_said(2, 0) == 1 && wire_version_said(2, 1) == 2 &&
+	    wire_version_said(1, 1) == 1 &&
 	    wire_version_said(9, 0) == WIRE_VERSION,
 	    "the version a hello says: the cap, 1 below 3 without resume");
 	buf[4] = 0;
@@ -463,20 +464,29 @@ static void
 test_note(void)
 {
 	uint8_t note[WIRE_NOTE_LEN], pad[148];
+	struct wire_note n;
 
-	wire_note_encode(note, WIRE_VERSION);
+	wire_note_encode(note, &(struct wire_note){ WIRE_VERSION, 0 });
 	ok(memcmp(note, "RSTR", 4) == 0 && note[4] == WIRE_VERSION &&
 	    note[5] == 0 && note[7] == 0, "a refusal note: magic, version");
-	ok(wire_note_decode(note, sizeof(note)) == WIRE_VERSION,
-	    "a refusal note decodes to the version it says");
-	wire_note_encode(note, 3);
-	ok(wire_note_decode(note, sizeof(note)) == 3,
+	ok(wire_note_decode(note, sizeof(note), &n) && n.version ==
+	    WIRE_VERSION && n.why == WIRE_NOTE_REFUSED,
+	    "a refusal note decodes to the version it says, refused");
+	wire_note_encode(note, &(struct wire_note){ 3, 0 });
+	ok(wire_note_decode(note, sizeof(note), &n) && n.version == 3,
 	    "a version-3 peer's note says 3 (a version-4 side steps down)");
-	ok(!wire_note_decode(note, sizeof(note) - 1),
+	wire_note_encode(note, &(struct wire_note){ WIRE_VERSION,
+	    WIRE_NOTE_BUSY });
+	ok(note[5] == WIRE_NOTE_BUSY && wire_note_decode(note, sizeof(note),
+	    &n) && n.why == WIRE_NOTE_BUSY, "a busy note says so in byte 5");
+	note[5] = 77;
+	ok(wire_note_decode(note, sizeof(note), &n) &&
+	    n.why == WIRE_NOTE_REFUSED, "an unknown why is a refusal");
+	ok(!wire_note_decode(note, sizeof(note) - 1, &n),
 	    "a short refusal note is none");
-	ok(!wire_note_decode(NULL, 0), "no reject data is no note");
+	ok(!wire_note_decode(NULL, 0, &n), "no reject data is no note");
 	memset(pad, 0, sizeof(pad));
-	ok(!wire_note_decode(pad, sizeof(pad)),
+	ok(!wire_note_decode(pad, sizeof(pad), &n),
 	    "zero padding (an older peer's reject) is no note");
 }
 
