@@ -1,5 +1,7 @@
 #include "config.h"
 
+#include <string.h>
+
 #include "admit.h"
 
 const char *
@@ -7,6 +9,7 @@ admit_setting(enum admit_refusal why)
 {
 	static const char *const names[ADMIT_N] = {
 		[ADMIT_OK] = "admitted",
+		[ADMIT_RATE] = "connect rate",
 		[ADMIT_NOT_ALLOWED] = "not in allow",
 		[ADMIT_BAD_HELLO] = "invalid connect data",
 		[ADMIT_MAX_PENDING] = "max_pending",
@@ -89,4 +92,38 @@ admit_link(const struct admit_limits *lim, const struct admit_link *links,
 		*room = ADMIT_MAX_LINKS;
 	}
 	return (ADMIT_OK);
+}
+
+int
+admit_rate_take(struct admit_rate *r, const uint8_t key[ADMIT_KEY_LEN],
+    uint32_t per_s, uint64_t now)
+{
+	struct admit_source *src = NULL, *old = &r->s[0];
+	uint64_t add, full = (uint64_t)per_s * 2000;
+	size_t i;
+
+	for (i = 0; i < ADMIT_RATE_SOURCES && src == NULL; i++) {
+		if (r->s[i].used &&
+		    memcmp(r->s[i].key, key, ADMIT_KEY_LEN) == 0)
+			src = &r->s[i];
+		else if (!r->s[i].used ||
+		    (old->used && r->s[i].last_ms < old->last_ms))
+			old = &r->s[i];
+	}
+	if (src == NULL) {
+		src = old;
+		memcpy(src->key, key, ADMIT_KEY_LEN);
+		src->used = 1;
+		src->last_ms = now;
+		src->mtokens = full;
+	}
+	/* per_s a second is that many thousandths a millisecond. */
+	add = now > src->last_ms ? (now - src->last_ms) * per_s : 0;
+	src->last_ms = now > src->last_ms ? now : src->last_ms;
+	src->mtokens = add >= full - src->mtokens ? full :
+	    src->mtokens + add;
+	if (src->mtokens < 1000)
+		return (0);
+	src->mtokens -= 1000;
+	return (1);
 }

@@ -9,6 +9,10 @@
  * max_links); then max_links.  At max_unauth_links or max_links, a link
  * that has carried no stream for idle_ms makes room: an unauthenticated one
  * first, then the one idle longest.
+ *
+ * Before any of that, each source address may send max_connect_rate
+ * connect requests a second (twice that at once): a flood from one
+ * address is turned away before it costs more than a lookup here.
  */
 #ifndef ADMIT_H
 #define ADMIT_H
@@ -19,6 +23,7 @@
 /* Why an incoming link is turned away before it costs anything. */
 enum admit_refusal {
 	ADMIT_OK = 0,
+	ADMIT_RATE,			/* too many requests from one address */
 	ADMIT_NOT_ALLOWED,		/* allow */
 	ADMIT_BAD_HELLO,		/* invalid connect data */
 	ADMIT_MAX_PENDING,
@@ -59,6 +64,29 @@ struct admit_link {
 enum admit_refusal admit_link(const struct admit_limits *lim,
     const struct admit_link *links, size_t n, int auth, uint64_t now,
     size_t *victim, enum admit_refusal *room, uint32_t *value);
+
+#define ADMIT_RATE_SOURCES	256
+#define ADMIT_KEY_LEN		16
+
+/* Token buckets per source address; all zero is empty. */
+struct admit_rate {
+	struct admit_source {
+		uint8_t key[ADMIT_KEY_LEN];
+		int used;
+		uint64_t last_ms;	/* when its tokens were counted */
+		uint64_t mtokens;	/* requests it may send, x 1000 */
+	} s[ADMIT_RATE_SOURCES];
+};
+
+/**
+ * admit_rate_take(r, key, per_s, now):
+ * A connect request from the source address ${key} (16 bytes; IPv4 as
+ * v4-mapped IPv6) at ${now} ms: 1 if it is within ${per_s} a second,
+ * 2 * ${per_s} at once; else 0.  A source not in the table takes the
+ * entry heard from longest ago (with a full bucket).
+ */
+int admit_rate_take(struct admit_rate *r, const uint8_t key[ADMIT_KEY_LEN],
+    uint32_t per_s, uint64_t now);
 
 /**
  * admit_setting(why):

@@ -826,6 +826,8 @@ static const struct global globals[] = {
 	{ "max_pending", G_UINT, FIELD(max_pending), 1, 1024, "links" },
 	{ "max_pending_per_addr", G_UINT, FIELD(max_pending_per_addr), 1,
 	    1024, "links" },
+	{ "max_connect_rate", G_UINT, FIELD(max_connect_rate), 1, 100000,
+	    "connect requests a second" },
 	{ "max_unauth_links", G_UINT, FIELD(max_unauth_links), 0, 4096,
 	    "links" },
 	{ "link_idle_timeout", G_UINT, FIELD(link_idle_timeout), 0, 86400,
@@ -1248,6 +1250,7 @@ conf_load(const char *path, int flags, struct conf **out, char *err,
 	c->max_links = CONF_DEFAULT_MAX_LINKS;
 	c->max_pending = CONF_DEFAULT_MAX_PENDING;
 	c->max_pending_per_addr = CONF_DEFAULT_MAX_PENDING_PER_ADDR;
+	c->max_connect_rate = CONF_DEFAULT_MAX_CONNECT_RATE;
 	c->max_unauth_links = CONF_DEFAULT_MAX_UNAUTH_LINKS;
 	c->link_idle_timeout = CONF_DEFAULT_LINK_IDLE_TIMEOUT;
 	c->handshake_timeout = CONF_DEFAULT_HANDSHAKE_TIMEOUT;

@@ -107,6 +107,8 @@ struct conf_tunnel {
 #define CONF_DEFAULT_MAX_PENDING 16
 /* From one peer address, at most this many links still connecting. */
 #define CONF_DEFAULT_MAX_PENDING_PER_ADDR 4
+/* Connect requests a second from one address (twice that at once). */
+#define CONF_DEFAULT_MAX_CONNECT_RATE 32
 /* Unauthenticated incoming links at once (counted in max_links too). */
 #define CONF_DEFAULT_MAX_UNAUTH_LINKS 16
 /* Seconds without a stream after which an incoming link gives its slot
@@ -147,6 +149,7 @@ struct conf {
 	uint32_t max_links;		/* incoming links at once */
 	uint32_t max_pending;		/* incoming links not yet up */
 	uint32_t max_pending_per_addr;	/* the same, from one address */
+	uint32_t max_connect_rate;	/* connect requests a second, one address */
 	uint32_t max_unauth_links;	/* incoming links without a key */
 	uint32_t link_idle_timeout;	/* seconds; 0: idle links stay */
 	uint32_t handshake_timeout;	/* seconds, 1..300 */

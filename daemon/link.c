@@ -95,7 +95,9 @@ struct dlink {
 	int listed;			/* in d->links */
 	struct sockaddr_storage peer_sa;	/* incoming: the peer's address */
 	int auth;			/* incoming: the peer authenticates */
-	uint64_t idle_since;		/* up with no stream since; 0: busy */
+	/* Up with no stream since; 0: busy.  Atomic: its loop's shared
+	 * turns write it, the gate reads it alongside them. */
+	uint64_t idle_since;
 	uint64_t heard_recvs, heard_ms;	/* receives seen, and when last */
 	struct log_burst open_log;	/* refusals of the peer's OPENs */
 	char peer[420];
@@ -113,6 +115,9 @@ struct link_listen_plan {
 };
 
 #define NEW_LISTENER	((size_t)-1)
+
+/* How long an RDMA CM channel rests after an error it keeps returning. */
+#define CM_PAUSE_MS	1000
 
 /* A message about link ${dl}: the journal gets TUNNEL= and PEER=. */
 #define LABOUT(dl)							\
@@ -136,6 +141,7 @@ static int adopt_cb(void *, uint32_t, void *, struct engine_ring *,
     struct engine_ring *);
 static void adopted_cb(void *, struct engine *);
 static void deliver(struct dlink *, struct engine *, const struct engine_event *);
+static void cm_event(struct rsd *, const struct verbs_ev *);
 
 /* ---------------------------------------------------------------- links */
 
@@ -240,7 +246,9 @@ on_cq(void *arg, uint32_t events)
  * Every LINK_KEEPALIVE_MS: make sure the peer hears from us, and that we
  * hear from it.  A peer that sent nothing (not even its keepalive) for
  * LINK_SILENCE_MS is gone, even if our own sends still get acknowledged
- * or we have no message credit left to send with.
+ * or we have no message credit left to send with: its engine fails, and
+ * the flush that follows takes the link down (in an exclusive turn; this
+ * one is shared while the link's flush is, see share()).
  */
 static void
 on_keepalive(void *arg)
@@ -261,7 +269,8 @@ on_keepalive(void *arg)
 	} else if (now - dl->heard_ms >= LINK_SILENCE_MS) {
 		snprintf(why, sizeof(why), "nothing heard from the peer for "
 		    "%llu s", (unsigned long long)(now - dl->heard_ms) / 1000);
-		link_down(dl, why);
+		engine_fail(e, ENGINE_ERR_LOCAL, why);
+		link_mark(dl);
 		return;
 	}
 	engine_keepalive(e);
@@ -388,8 +397,8 @@ deliver(struct dlink *dl, struct engine *e, const struct engine_event *ev)
 	ENGINE_EV_SUSPENDED | ENGINE_EV_RESUMED)
 
 /*
- * Whether the link's completions and job may run in shared turns (see
- * loop.h): while it is up with nothing but data to move, and no resume
+ * Whether the link's completions, job and keepalive may run in shared
+ * turns (see loop.h): while it is up with nothing but data to move, and no resume
  * (which takes another link's streams, on another worker) can come.  A
  * shared turn only ever turns it off (a stash, a failed engine); the
  * exclusive turn that follows turns it on again.
@@ -405,6 +414,7 @@ share(struct dlink *dl)
 	if (dl->cqw != NULL)
 		loop_fd_share(dl->cqw, on);
 	loop_job_share(&dl->flush, on);
+	loop_timer_share(&dl->ka, on);
 }
 
 /* An event a shared turn left for the next turn: it goes first. */
@@ -452,9 +462,10 @@ pump(struct dlink *dl, struct engine *e, int shared)
 	dl->flushing = 0;
 	/* Idle since when: the link may give its slot up (see admit.h). */
 	if (engine_active(e) > 0)
-		dl->idle_since = 0;
+		__atomic_store_n(&dl->idle_since, 0, __ATOMIC_RELAXED);
 	else if (dl->idle_since == 0 && dl->state == D_UP)
-		dl->idle_since = loop_now_ms();
+		__atomic_store_n(&dl->idle_since, loop_now_ms(),
+		    __ATOMIC_RELAXED);
 }
 
 /*
@@ -1196,7 +1207,8 @@ link_up(struct dlink *dl)
 	loop_timer_stop(&dl->deadline);
 	dl->state = D_UP;
 	slot_release(dl);
-	dl->idle_since = dl->heard_ms = loop_now_ms();
+	dl->heard_ms = loop_now_ms();
+	__atomic_store_n(&dl->idle_since, dl->heard_ms, __ATOMIC_RELAXED);
 	/* Before any new stream: the suspended ones keep their ids. */
 	if (dl->old != NULL)
 		resume_offer(dl, cur_engine(dl));
@@ -1230,11 +1242,13 @@ link_up(struct dlink *dl)
 
 /*
  * Ask admit.c about a new link from ${peer}: what it needs to know of the
- * links there are, then act on the answer (closing a link that makes
- * room).  Returns ADMIT_OK or the limit in the way, with its value.
+ * links there are, then (if ${act}: in an exclusive turn) act on the
+ * answer, closing a link that makes room.  Returns ADMIT_OK or the limit
+ * in the way, with its value.  Links change only in exclusive turns, so
+ * the list may be read in any turn of the daemon's loop.
  */
 static enum admit_refusal
-incoming_limit(struct rsd *d, const struct sockaddr *peer, int auth,
+incoming_limit(struct rsd *d, const struct sockaddr *peer, int auth, int act,
     uint32_t *value)
 {
 	const struct conf *c = d->conf;
@@ -1265,11 +1279,12 @@ incoming_limit(struct rsd *d, const struct sockaddr *peer, int auth,
 		al[n].same_addr = peer != NULL && addr_same(
 		    (const struct sockaddr *)&dl->peer_sa, peer, 0);
 		al[n].unauth = !dl->auth;
-		al[n].idle_since = dl->state == D_UP ? dl->idle_since : 0;
+		al[n].idle_since = dl->state == D_UP ? __atomic_load_n(
+		    &dl->idle_since, __ATOMIC_RELAXED) : 0;
 		n++;
 	}
 	why = admit_link(&lim, al, n, auth, now, &victim, &room, value);
-	if (why == ADMIT_OK && victim != ADMIT_NONE) {
+	if (why == ADMIT_OK && victim != ADMIT_NONE && act) {
 		dl = who[victim];
 		snprintf(msg, sizeof(msg), "closed after %llu s without a "
 		    "stream, to make room for a new link (%s reached)",
@@ -1318,10 +1333,44 @@ keys_here(const struct conf *c, int *keyed, int *open)
 	}
 }
 
+/* The rate limiter's key for ${sa}: its address, IPv4 as v4-mapped. */
+static void
+rate_key(const struct sockaddr *sa, uint8_t key[ADMIT_KEY_LEN])
+{
+	const struct sockaddr_in *in = (const void *)sa;
+	const struct sockaddr_in6 *in6 = (const void *)sa;
+
+	memset(key, 0, ADMIT_KEY_LEN);
+	if (sa != NULL && sa->sa_family == AF_INET) {
+		key[10] = key[11] = 0xff;
+		memcpy(key + 12, &in->sin_addr, 4);
+	} else if (sa != NULL && sa->sa_family == AF_INET6) {
+		memcpy(key, &in6->sin6_addr, ADMIT_KEY_LEN);
+	}
+}
+
+/* Refuse a request the limits turn away; a pending limit may be waited
+ * out (the peer asks again when one of its links is up). */
+static int
+refuse_limited(struct rsd *d, const char *peer_text, enum admit_refusal why,
+    uint32_t value, uint8_t *note)
+{
+
+	if (why == ADMIT_MAX_PENDING || why == ADMIT_MAX_PENDING_PER_ADDR)
+		*note = WIRE_NOTE_BUSY;
+	return (reject(peer_text, &d->links_rejected, &d->refusal_log[why],
+	    "%s %u reached", admit_setting(why), (unsigned)value));
+}
+
 /*
  * The RDMA listeners' gate (see verbs_gate_fn): a connect request is
  * checked before anything is made for it, what costs the peer nothing
- * first: allow, its hello, the keys, then the limits (admit.h).
+ * first: its address's rate, allow, its hello, the keys, then the limits
+ * (admit.h), which on_take asks again, in an exclusive turn, before the
+ * link is made.  It runs in the daemon's loop alongside the workers: it
+ * reads the configuration and the links (both change only in exclusive
+ * turns) and changes nothing but the counts and log bursts of refusals,
+ * which are that loop's alone.
  */
 static int
 gate(void *arg, const struct sockaddr *peer, const char *peer_text,
@@ -1330,11 +1379,21 @@ gate(void *arg, const struct sockaddr *peer, const char *peer_text,
 	struct rsd *d = arg;
 	const struct conf *c = d->conf;
 	enum admit_refusal why;
+	uint8_t key[ADMIT_KEY_LEN];
 	uint32_t value;
 	int keyed, open, auth;
 
 	if (d->stop)
 		return (-1);
+	rate_key(peer, key);
+	if (!admit_rate_take(d->rate, key, c->max_connect_rate,
+	    loop_now_ms())) {
+		*note = WIRE_NOTE_BUSY;
+		return (reject(peer_text, &d->links_rejected,
+		    &d->refusal_log[ADMIT_RATE], "more than max_connect_rate "
+		    "%u connect requests a second from it",
+		    (unsigned)c->max_connect_rate));
+	}
 	if (c->nallow > 0 && (peer == NULL ||
 	    !conf_net_match(c->allow, c->nallow, peer)))
 		return (reject(peer_text, &d->links_rejected,
@@ -1353,13 +1412,64 @@ gate(void *arg, const struct sockaddr *peer, const char *peer_text,
 		return (reject(peer_text, &d->auth_failures, &d->auth_log,
 		    "it does not authenticate, and every tunnel here needs a "
 		    "key_file"));
-	if ((why = incoming_limit(d, peer, auth, &value)) == ADMIT_OK)
-		return (0);
-	/* The peer may wait for one of its links to come up and ask again. */
-	if (why == ADMIT_MAX_PENDING || why == ADMIT_MAX_PENDING_PER_ADDR)
-		*note = WIRE_NOTE_BUSY;
-	return (reject(peer_text, &d->links_rejected, &d->refusal_log[why],
-	    "%s %u reached", admit_setting(why), (unsigned)value));
+	if ((why = incoming_limit(d, peer, auth, 0, &value)) != ADMIT_OK)
+		return (refuse_limited(d, peer_text, why, value, note));
+	return (0);
+}
+
+/* Connect requests wait for on_take: the next turn, exclusive. */
+static void
+on_listen(void *arg, uint32_t events)
+{
+	struct rsd *d = arg;
+	int k, rc;
+
+	(void)events;
+	for (k = 0; k < 64; k++) {
+		if ((rc = verbs_cm_handle_listen(d->cm)) < 0) {
+			log_burst_about(&d->cm_log, loop_now_ms(), LOG_ERR,
+			    NULL, "the RDMA CM listeners' channel failed: %s; "
+			    "retrying every %d ms", strerror(errno),
+			    CM_PAUSE_MS);
+			loop_fd_pause(d->lcm_w, CM_PAUSE_MS);
+		}
+		if (rc <= 0)
+			break;
+	}
+	if (verbs_cm_request(d->cm) != NULL)
+		loop_job_defer(&d->take);
+}
+
+/* The requests the gate let through: the limits again, then a link. */
+static void
+on_take(void *arg)
+{
+	struct rsd *d = arg;
+	struct verbs_request *r;
+	const struct sockaddr *peer;
+	struct verbs_ev ev;
+	enum admit_refusal why;
+	const char *text;
+	uint32_t value;
+	uint8_t note;
+	int auth;
+
+	while ((r = verbs_cm_request(d->cm)) != NULL) {
+		peer = verbs_request_peer(r, &text, &auth);
+		note = WIRE_NOTE_REFUSED;
+		if (d->stop || d->draining) {
+			verbs_request_refuse(r, note);
+			continue;
+		}
+		if ((why = incoming_limit(d, peer, auth, 1, &value)) !=
+		    ADMIT_OK) {
+			(void)refuse_limited(d, text, why, value, &note);
+			verbs_request_refuse(r, note);
+			continue;
+		}
+		verbs_request_take(r, &ev);
+		cm_event(d, &ev);
+	}
 }
 
 static void
@@ -1468,8 +1578,6 @@ cm_event(struct rsd *d, const struct verbs_ev *ev)
 	}
 }
 
-/* How long the RDMA CM channel rests after an error it keeps returning. */
-#define CM_PAUSE_MS	1000
 
 static void
 on_cm(void *arg, uint32_t events)
@@ -1505,13 +1613,21 @@ link_start(struct rsd *d, const struct link_ops *ops, void *arg, char *err,
 	TAILQ_INIT(&d->connq);
 	d->in_ops = ops;
 	d->in_arg = arg;
+	loop_job_init(&d->take, d->lp, on_take, d);
+	if ((d->rate = calloc(1, sizeof(*d->rate))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return (-1);
+	}
 	if ((d->cm = verbs_cm_new(err, errlen)) == NULL)
 		return (-1);
 	if ((d->cm_w = loop_fd_add(d->lp, verbs_cm_fd(d->cm), EPOLLIN, on_cm,
-	    d)) == NULL) {
-		snprintf(err, errlen, "cannot watch the RDMA CM channel");
+	    d)) == NULL || (d->lcm_w = loop_fd_add(d->lp,
+	    verbs_cm_listen_fd(d->cm), EPOLLIN, on_listen, d)) == NULL) {
+		snprintf(err, errlen, "cannot watch the RDMA CM channels");
 		return (-1);
 	}
+	/* Anyone can send connect requests: they stop no worker. */
+	loop_fd_share(d->lcm_w, 1);
 	return (0);
 }
 
@@ -1537,10 +1653,14 @@ link_stop(struct rsd *d)
 	while ((dl = TAILQ_FIRST(&d->links)) != NULL)
 		link_free(dl);
 	link_listen_close(d);
+	loop_job_cancel(&d->take);
 	loop_fd_del(d->cm_w);
-	d->cm_w = NULL;
+	loop_fd_del(d->lcm_w);
+	d->cm_w = d->lcm_w = NULL;
 	verbs_cm_free(d->cm);
 	d->cm = NULL;
+	free(d->rate);
+	d->rate = NULL;
 }
 
 uint64_t

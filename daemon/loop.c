@@ -42,7 +42,7 @@ struct world {
 
 struct loop {
 	int ep;
-	struct timerq timers;
+	struct timerq timers, stimers;	/* not shared, shared */
 	TAILQ_HEAD(, loop_job) jobs;
 	struct loop_fd *dead;		/* freed after dispatch */
 	int dispatching;
@@ -50,7 +50,7 @@ struct loop {
 	/* In a world: */
 	struct world *world;
 	pthread_mutex_t turn;		/* held for each of its turns */
-	int always_excl;		/* the first loop: every turn exclusive */
+	int first;			/* the world's first loop: frees it */
 	int touched;			/* changed by another loop's turn */
 	uint64_t next_when;		/* the next turn, at the latest */
 	int wake_fd;
@@ -91,6 +91,7 @@ loop_new(void)
 		return (NULL);
 	}
 	timerq_init(&lp->timers);
+	timerq_init(&lp->stimers);
 	TAILQ_INIT(&lp->jobs);
 	lp->owner = pthread_self();
 	lp->wake_fd = -1;
@@ -188,7 +189,7 @@ loop_world_new(struct loop *lp)
 		free(w);
 		return (-1);
 	}
-	lp->always_excl = 1;
+	lp->first = 1;
 	cur = lp;
 	return (0);
 }
@@ -247,8 +248,8 @@ unlock_all(struct world *w)
 
 /*
  * Start a turn of ${lp} (in a world) with events ${evs}: shared if every
- * watcher with an event and every job may run shared and no timer is due,
- * else exclusive.  Returns whether it is shared.
+ * watcher with an event and every job may run shared and no timer but
+ * shared ones is due, else exclusive.  Returns whether it is shared.
  */
 static int
 turn_begin(struct loop *lp, const struct epoll_event *evs, int n)
@@ -256,25 +257,23 @@ turn_begin(struct loop *lp, const struct epoll_event *evs, int n)
 	struct timerq_node *first;
 	struct loop_job *j;
 	struct loop_fd *w;
-	int k, shared = !lp->always_excl;
+	int k, shared = 1;
 
-	if (shared) {
-		lock_shared(lp);
-		for (k = 0; k < n && shared; k++) {
-			w = evs[k].data.ptr;
-			if (!w->dead && !w->shared)
-				shared = 0;
-		}
-		if ((first = timerq_first(&lp->timers)) != NULL &&
-		    first->when <= turn_ms)
+	lock_shared(lp);
+	for (k = 0; k < n && shared; k++) {
+		w = evs[k].data.ptr;
+		if (!w->dead && !w->shared)
 			shared = 0;
-		TAILQ_FOREACH(j, &lp->jobs, entry)
-			if (!j->shared)
-				shared = 0;
-		if (shared)
-			return (1);
-		pthread_mutex_unlock(&lp->turn);
 	}
+	if ((first = timerq_first(&lp->timers)) != NULL &&
+	    first->when <= turn_ms)
+		shared = 0;
+	TAILQ_FOREACH(j, &lp->jobs, entry)
+		if (!j->shared)
+			shared = 0;
+	if (shared)
+		return (1);
+	pthread_mutex_unlock(&lp->turn);
 	lock_all(lp->world);
 	return (0);
 }
@@ -310,7 +309,7 @@ loop_free(struct loop *lp)
 		loop_fd_del(lp->wake_w);
 		close(lp->wake_fd);
 		pthread_mutex_destroy(&lp->turn);
-		if (lp->world != NULL && lp->always_excl) {
+		if (lp->world != NULL && lp->first) {
 			pthread_mutex_destroy(&lp->world->excl);
 			free(lp->world);
 		}
@@ -438,6 +437,15 @@ loop_timer_init(struct loop_timer *t, struct loop *lp, loop_timer_cb *cb,
 	t->lp = lp;
 	t->cb = cb;
 	t->arg = arg;
+	t->shared = 0;
+}
+
+/* The queue ${t} is in when armed. */
+static struct timerq *
+queue_of(const struct loop_timer *t)
+{
+
+	return (t->shared ? &t->lp->stimers : &t->lp->timers);
 }
 
 void
@@ -445,8 +453,8 @@ loop_timer_arm(struct loop_timer *t, uint64_t ms)
 {
 
 	touch(t->lp);
-	timerq_del(&t->lp->timers, &t->node);
-	timerq_add(&t->lp->timers, &t->node, loop_now_ms() + ms);
+	timerq_del(queue_of(t), &t->node);
+	timerq_add(queue_of(t), &t->node, loop_now_ms() + ms);
 }
 
 void
@@ -455,8 +463,26 @@ loop_timer_stop(struct loop_timer *t)
 
 	if (t->lp != NULL && t->node.queued) {
 		touch(t->lp);
-		timerq_del(&t->lp->timers, &t->node);
+		timerq_del(queue_of(t), &t->node);
 	}
+}
+
+void
+loop_timer_share(struct loop_timer *t, int shared)
+{
+	uint64_t when;
+
+	if (!t->shared == !shared)
+		return;
+	if (!t->node.queued) {
+		t->shared = shared != 0;
+		return;
+	}
+	touch(t->lp);
+	when = t->node.when;
+	timerq_del(queue_of(t), &t->node);
+	t->shared = shared != 0;
+	timerq_add(queue_of(t), &t->node, when);
 }
 
 int
@@ -516,15 +542,38 @@ plan_wait(struct loop *lp)
 	lp->next_when = UINT64_MAX;
 	if ((first = timerq_first(&lp->timers)) != NULL)
 		lp->next_when = first->when;
+	if ((first = timerq_first(&lp->stimers)) != NULL &&
+	    first->when < lp->next_when)
+		lp->next_when = first->when;
 	if (!TAILQ_EMPTY(&lp->jobs))
 		lp->next_when = 0;
+}
+
+/*
+ * The next timer due by now: a shared turn takes only shared ones; an
+ * exclusive turn the earliest of either (ties: not shared first).
+ */
+static struct loop_timer *
+next_due(struct loop *lp, int shared)
+{
+	struct timerq_node *x = timerq_first(&lp->timers),
+	    *s = timerq_first(&lp->stimers), *n;
+
+	if (shared || x == NULL || x->when > turn_ms ||
+	    (s != NULL && s->when < x->when))
+		n = timerq_pop(&lp->stimers, turn_ms);
+	else
+		n = timerq_pop(&lp->timers, turn_ms);
+	if (n == NULL)
+		return (NULL);
+	return ((struct loop_timer *)(void *)((char *)n -
+	    offsetof(struct loop_timer, node)));
 }
 
 int
 loop_run_once(struct loop *lp, int max_ms)
 {
 	struct epoll_event evs[64];
-	struct timerq_node *first;
 	struct loop_timer *t;
 	struct loop_job *j;
 	struct loop_fd *w;
@@ -567,13 +616,11 @@ loop_run_once(struct loop *lp, int max_ms)
 	/*
 	 * Timers due now; one armed from a callback for "now" fires in this
 	 * turn too, after those already due (arming order among ties).  A
-	 * shared turn had none due: those armed in it wait for the next.
+	 * shared turn had none due but shared ones: those armed in it that
+	 * are not shared wait for the next.
 	 */
-	while (!shared && (first = timerq_pop(&lp->timers, turn_ms)) != NULL) {
-		t = (struct loop_timer *)(void *)((char *)first -
-		    offsetof(struct loop_timer, node));
+	while ((t = next_due(lp, shared)) != NULL)
 		t->cb(t->arg);
-	}
 	/* A shared turn leaves the jobs it may not run for the next one. */
 	j = TAILQ_FIRST(&lp->jobs);
 	while (j != NULL) {

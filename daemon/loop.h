@@ -11,11 +11,15 @@
  * objects (the data path: a link's completions, its streams' sockets).
  * An exclusive turn runs while every other loop of the world waits
  * between turns, and may touch anything, in any loop.  A turn is shared
- * when every watcher with an event and every job queued was marked
- * shared (loop_fd_share, loop_job_share) and no timer is due; work a
- * shared turn finds it cannot do (a job not marked shared) waits for the
- * next turn, which is then exclusive.  Each loop has its own turn lock,
- * which only a thread starting an exclusive turn ever waits for.
+ * when every watcher with an event, every job queued and every timer due
+ * was marked shared (loop_fd_share, loop_job_share, loop_timer_share);
+ * work a shared turn finds it cannot do (a job not marked shared) waits
+ * for the next turn, which is then exclusive.  Each loop has its own turn
+ * lock, which only a thread starting an exclusive turn ever waits for.
+ * The first loop of a world (control, reloads, signals, the RDMA CM) is
+ * no different: what it does for untrusted parties (a peer's connect
+ * request, a control client) runs shared, and only what needs the whole
+ * daemon stops the others.
  */
 #ifndef LOOP_H
 #define LOOP_H
@@ -43,6 +47,7 @@ struct loop_timer {
 	struct loop *lp;
 	loop_timer_cb *cb;
 	void *arg;
+	int shared;			/* in the loop's shared queue */
 };
 
 /**
@@ -114,6 +119,15 @@ void loop_timer_arm(struct loop_timer *t, uint64_t ms);
 void loop_timer_stop(struct loop_timer *t);
 
 /**
+ * loop_timer_share(t, shared):
+ * Whether ${t} may fire in a shared turn (see above; an armed timer keeps
+ * its time).  Timers start not shared.  In an exclusive turn, due timers
+ * fire earliest first, and among those due at the same time the ones not
+ * shared first.
+ */
+void loop_timer_share(struct loop_timer *t, int shared);
+
+/**
  * loop_timer_armed(t):
  * True while ${t} is armed (it is no longer armed in its own callback).
  */
@@ -166,9 +180,8 @@ uint64_t loop_now_ms(void);
 
 /**
  * loop_world_new(lp):
- * Make ${lp} the first loop of a new world.  Its every turn is exclusive
- * (the thread that runs control, reloads and signals).  Returns 0, or -1
- * (errno set).
+ * Make ${lp} the first loop of a new world (the thread that runs control,
+ * reloads and signals).  Returns 0, or -1 (errno set).
  */
 int loop_world_new(struct loop *lp);
 

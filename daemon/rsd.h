@@ -96,7 +96,10 @@ struct rsd {
 	struct conf *conf;
 	int verbose;			/* -v count, added to log_level */
 	struct verbs_cm *cm;
-	struct loop_fd *cm_w;
+	struct loop_fd *cm_w;		/* the links' CM channel */
+	struct loop_fd *lcm_w;		/* the listeners' (shared turns) */
+	struct loop_job take;		/* connect requests let through */
+	struct admit_rate *rate;	/* connect requests per address */
 	struct resolver *res;		/* host names, off the loop */
 	struct tun_list tuns;		/* configured first, then draining */
 	struct verbs_listener **lsn;

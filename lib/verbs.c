@@ -35,6 +35,10 @@
 
 struct verbs_cm {
 	struct rdma_event_channel *ch;
+	/* Listeners' own channel: connect requests, which anyone can send,
+	 * are gated there without touching any link (see verbs.h). */
+	struct rdma_event_channel *lch;
+	TAILQ_HEAD(, verbs_request) reqs;	/* let through, not yet taken */
 	/* Ring memory registered over all links, and the cap (0: none). */
 	uint64_t pinned, max_pinned;
 	/* Links freed while accepting, waiting to disconnect (see below). */
@@ -66,8 +70,9 @@ struct verbs_cm {
 /* Ticks to list the devices again after a sign that they changed. */
 #define SYNC_TICKS 3
 
-/* CM ids' context is a listener or a link: the first member says which. */
-enum { KIND_LISTENER = 1, KIND_LINK = 2 };
+/* CM ids' context is a listener, a link or a request: the first member
+ * says which. */
+enum { KIND_LISTENER = 1, KIND_LINK = 2, KIND_REQUEST = 3 };
 
 struct verbs_listener {
 	int kind;
@@ -77,6 +82,19 @@ struct verbs_listener {
 	void *user;
 	verbs_gate_fn *gate;
 	void *gate_arg;
+};
+
+/* A connect request the gate let through, on the listeners' channel. */
+struct verbs_request {
+	int kind;
+	struct verbs_cm *cm;
+	struct rdma_cm_id *id;
+	struct verbs_link_conf conf;	/* its listener's */
+	struct wire_hello h;
+	uint8_t hello[WIRE_HELLO_LEN];	/* as sent */
+	char peer[64];
+	struct sockaddr_storage peer_sa;
+	TAILQ_ENTRY(verbs_request) entry;
 };
 
 enum {
@@ -198,13 +216,15 @@ verbs_cm_new(char *err, size_t errlen)
 		goto err0;
 	TAILQ_INIT(&cm->dying);
 	TAILQ_INIT(&cm->links);
-	if ((cm->ch = rdma_create_event_channel()) == NULL) {
+	TAILQ_INIT(&cm->reqs);
+	if ((cm->ch = rdma_create_event_channel()) == NULL ||
+	    (cm->lch = rdma_create_event_channel()) == NULL) {
 		say(err, errlen, "cannot open the RDMA CM (rdma_ucm loaded? "
 		    "/dev/infiniband/rdma_cm accessible?): %s",
 		    strerror(errno));
-		goto err1;
+		goto err2;
 	}
-	if (nonblock(cm->ch->fd)) {
+	if (nonblock(cm->ch->fd) || nonblock(cm->lch->fd)) {
 		say(err, errlen, "fcntl: %s", strerror(errno));
 		goto err2;
 	}
@@ -213,8 +233,10 @@ verbs_cm_new(char *err, size_t errlen)
 	return (cm);
 
 err2:
-	rdma_destroy_event_channel(cm->ch);
-err1:
+	if (cm->lch != NULL)
+		rdma_destroy_event_channel(cm->lch);
+	if (cm->ch != NULL)
+		rdma_destroy_event_channel(cm->ch);
 	free(cm);
 	return (NULL);
 err0:
@@ -228,10 +250,13 @@ verbs_cm_free(struct verbs_cm *cm)
 
 	if (cm == NULL)
 		return;
+	while (!TAILQ_EMPTY(&cm->reqs))
+		verbs_request_refuse(TAILQ_FIRST(&cm->reqs), WIRE_NOTE_REFUSED);
 	while (!TAILQ_EMPTY(&cm->dying))
 		dying_end(TAILQ_FIRST(&cm->dying));
 	if (cm->held != NULL)
 		rdma_free_devices(cm->held);
+	rdma_destroy_event_channel(cm->lch);
 	rdma_destroy_event_channel(cm->ch);
 	free(cm);
 }
@@ -241,6 +266,13 @@ verbs_cm_fd(const struct verbs_cm *cm)
 {
 
 	return (cm->ch->fd);
+}
+
+int
+verbs_cm_listen_fd(const struct verbs_cm *cm)
+{
+
+	return (cm->lch->fd);
 }
 
 /* ---------------------------------------------------------------- links */
@@ -1221,7 +1253,7 @@ verbs_listen(struct verbs_cm *cm, const char *host, const char *port,
 	ls->cm = cm;
 	ls->conf = *conf;
 	ls->user = user;
-	if (rdma_create_id(cm->ch, &ls->id, ls, RDMA_PS_TCP)) {
+	if (rdma_create_id(cm->lch, &ls->id, ls, RDMA_PS_TCP)) {
 		say(err, errlen, "rdma_create_id: %s", strerror(errno));
 		goto err1;
 	}
@@ -1284,13 +1316,6 @@ verbs_listener_user(const struct verbs_listener *ls)
 
 /* ---------------------------------------------------------------- events */
 
-static int
-is_listener(const struct rdma_cm_event *cme)
-{
-
-	return (cme->event == RDMA_CM_EVENT_CONNECT_REQUEST);
-}
-
 static void
 link_down(struct verbs_link *l, struct verbs_ev *ev, const char *why)
 {
@@ -1320,62 +1345,150 @@ reject_text(int status)
 	}
 }
 
+/* Reject a connect request with a note saying ${why}, and let it go. */
 static void
-on_connect_request(struct verbs_listener *ls, struct rdma_cm_event *cme,
-    struct verbs_ev *ev)
+request_end(struct rdma_cm_id *id, uint8_t why)
+{
+
+	reject(id, why);
+	rdma_destroy_id(id);
+}
+
+/* A connect request: through the gate, or turned away at once. */
+static void
+on_request(struct verbs_listener *ls, struct rdma_cm_event *cme)
 {
 	const struct sockaddr *psa = rdma_get_peer_addr(cme->id);
-	struct verbs_link *l;
+	struct verbs_request *r;
 	struct wire_hello h;
 	uint8_t why = WIRE_NOTE_REFUSED;
-	char err[200];
+	char peer[64];
 	int werr;
 
-	ev->listener = ls;
-	addr_text(psa, ev->peer, sizeof(ev->peer));
-	if (psa != NULL && (psa->sa_family == AF_INET ||
-	    psa->sa_family == AF_INET6))
-		memcpy(&ev->peer_sa, psa, psa->sa_family == AF_INET ?
-		    sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6));
+	addr_text(psa, peer, sizeof(peer));
 	werr = wire_hello_decode(cme->param.conn.private_data,
 	    cme->param.conn.private_data_len, &h);
 	/* Limits and allow lists cost a peer nothing to hit: check first. */
-	if (ls->gate != NULL && (ls->gate(ls->gate_arg, psa, ev->peer,
+	if ((ls->gate != NULL && ls->gate(ls->gate_arg, psa, peer,
 	    werr == WIRE_OK ? &h : NULL, werr == WIRE_OK ? NULL :
-	    wire_strerror(werr), &why) != 0 || werr != WIRE_OK)) {
-		reject(cme->id, why);
-		rdma_destroy_id(cme->id);
-		ev->type = VERBS_EV_NONE;
+	    wire_strerror(werr), &why) != 0) || werr != WIRE_OK ||
+	    (r = calloc(1, sizeof(*r))) == NULL) {
+		request_end(cme->id, why);
 		return;
 	}
-	if (werr != WIRE_OK) {
-		reject(cme->id, WIRE_NOTE_REFUSED);
-		rdma_destroy_id(cme->id);
-		ev->type = VERBS_EV_REJECTED;
-		snprintf(ev->why, sizeof(ev->why), "invalid connect data: %s",
-		    wire_strerror(werr));
+	r->kind = KIND_REQUEST;
+	r->cm = ls->cm;
+	r->id = cme->id;
+	r->conf = ls->conf;
+	r->h = h;
+	memcpy(r->hello, cme->param.conn.private_data, WIRE_HELLO_LEN);
+	memcpy(r->peer, peer, sizeof(r->peer));
+	if (psa != NULL && (psa->sa_family == AF_INET ||
+	    psa->sa_family == AF_INET6))
+		memcpy(&r->peer_sa, psa, psa->sa_family == AF_INET ?
+		    sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6));
+	r->id->context = r;
+	TAILQ_INSERT_TAIL(&ls->cm->reqs, r, entry);
+}
+
+static void
+request_free(struct verbs_request *r)
+{
+
+	TAILQ_REMOVE(&r->cm->reqs, r, entry);
+	free(r);
+}
+
+int
+verbs_cm_handle_listen(struct verbs_cm *cm)
+{
+	struct rdma_cm_event *cme;
+	struct verbs_request *r = NULL;
+
+	if (rdma_get_cm_event(cm->lch, &cme)) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+			return (0);
+		return (-1);
+	}
+	if (cme->event == RDMA_CM_EVENT_CONNECT_REQUEST)
+		on_request(cme->listen_id->context, cme);
+	else if (cme->id->context != NULL &&
+	    *(const int *)cme->id->context == KIND_REQUEST)
+		r = cme->id->context;	/* the peer gave up on it */
+	/* A listener's device gone: the devices are listed again. */
+	if (cme->event == RDMA_CM_EVENT_DEVICE_REMOVAL)
+		cm->sync_due = SYNC_TICKS;
+	rdma_ack_cm_event(cme);
+	/* Only once the event is acked: destroying waits for that. */
+	if (r != NULL) {
+		rdma_destroy_id(r->id);
+		request_free(r);
+	}
+	return (1);
+}
+
+struct verbs_request *
+verbs_cm_request(const struct verbs_cm *cm)
+{
+
+	return (TAILQ_FIRST(&cm->reqs));
+}
+
+const struct sockaddr *
+verbs_request_peer(const struct verbs_request *r, const char **text,
+    int *auth)
+{
+
+	*text = r->peer;
+	*auth = (r->h.flags & WIRE_HELLO_AUTH) != 0;
+	return (r->peer_sa.ss_family != 0 ?
+	    (const struct sockaddr *)&r->peer_sa : NULL);
+}
+
+void
+verbs_request_refuse(struct verbs_request *r, uint8_t why)
+{
+
+	request_end(r->id, why);
+	request_free(r);
+}
+
+void
+verbs_request_take(struct verbs_request *r, struct verbs_ev *ev)
+{
+	struct verbs_cm *cm = r->cm;
+	struct verbs_link *l;
+	char err[200];
+
+	memset(ev, 0, sizeof(*ev));
+	memcpy(ev->peer, r->peer, sizeof(ev->peer));
+	ev->peer_sa = r->peer_sa;
+	ev->type = VERBS_EV_REJECTED;
+	/* From now on its events come with the links'. */
+	if (rdma_migrate_id(r->id, cm->ch)) {
+		snprintf(ev->why, sizeof(ev->why), "rdma_migrate_id: %s",
+		    strerror(errno));
+		verbs_request_refuse(r, WIRE_NOTE_REFUSED);
 		return;
 	}
-	if ((l = link_new(ls->cm, &ls->conf, NULL)) == NULL) {
-		reject(cme->id, WIRE_NOTE_REFUSED);
-		rdma_destroy_id(cme->id);
-		ev->type = VERBS_EV_REJECTED;
+	if ((l = link_new(cm, &r->conf, NULL)) == NULL) {
 		snprintf(ev->why, sizeof(ev->why), "out of memory");
+		verbs_request_refuse(r, WIRE_NOTE_REFUSED);
 		return;
 	}
-	l->id = cme->id;
+	l->id = r->id;
 	l->id->context = l;
 	l->passive = 1;
-	snprintf(l->peer, sizeof(l->peer), "%s", ev->peer);
-	l->peer_hello = h;
-	memcpy(l->hello_peer, cme->param.conn.private_data, WIRE_HELLO_LEN);
+	snprintf(l->peer, sizeof(l->peer), "%s", r->peer);
+	l->peer_hello = r->h;
+	memcpy(l->hello_peer, r->hello, WIRE_HELLO_LEN);
 	l->have_peer = 1;
-	ev->peer_auth = (h.flags & WIRE_HELLO_AUTH) != 0;
+	ev->peer_auth = (r->h.flags & WIRE_HELLO_AUTH) != 0;
+	request_free(r);
 	if (link_setup(l, err, sizeof(err))) {
-		reject(cme->id, WIRE_NOTE_REFUSED);
+		reject(l->id, WIRE_NOTE_REFUSED);
 		l->state = L_DOWN;
 		verbs_link_free(l);
-		ev->type = VERBS_EV_REJECTED;
 		snprintf(ev->why, sizeof(ev->why), "%s", err);
 		return;
 	}
@@ -1535,9 +1648,7 @@ verbs_cm_handle(struct verbs_cm *cm, struct verbs_ev *ev)
 			return (0);
 		return (-1);
 	}
-	if (is_listener(cme)) {
-		on_connect_request(cme->listen_id->context, cme, ev);
-	} else if (cme->id->context != NULL &&
+	if (cme->id->context != NULL &&
 	    *(const int *)cme->id->context == KIND_LINK) {
 		l = cme->id->context;
 		if (l->dying)
@@ -1545,8 +1656,7 @@ verbs_cm_handle(struct verbs_cm *cm, struct verbs_ev *ev)
 		else
 			on_link_event(l, cme, ev);
 	}
-	/* Other listener events (address change): none.  Any id's device
-	 * gone (a listener's too): the devices are listed again (see held). */
+	/* A link's device gone: the devices are listed again (see held). */
 	if (cme->event == RDMA_CM_EVENT_DEVICE_REMOVAL)
 		cm->sync_due = SYNC_TICKS;
 	rdma_ack_cm_event(cme);

@@ -7,8 +7,9 @@
  * and the engine; it posts what the engine asks for (receives first, then
  * chains of send work requests with one ibv_post_send) and feeds
  * completions back in batches.  Everything is non-blocking and driven by
- * two kinds of file descriptor the caller's event loop waits on: the RDMA
- * CM event channel (verbs_cm_fd) and each link's completion channel
+ * three kinds of file descriptor the caller's event loop waits on: the
+ * RDMA CM event channels, the links' (verbs_cm_fd) and the listeners'
+ * (verbs_cm_listen_fd), and each link's completion channel
  * (verbs_link_fd).
  *
  * Dead peers: links use an ACK timeout of 14 (4.096 us * 2^14, about
@@ -50,6 +51,7 @@ struct verbs_cm;
 struct verbs_listener;
 struct verbs_link;
 struct verbs_mem;
+struct verbs_request;
 struct hca_info;
 
 struct verbs_link_conf {
@@ -73,7 +75,7 @@ struct verbs_link_conf {
 enum verbs_ev_type {
 	VERBS_EV_NONE = 0,	/* handled internally; nothing to do */
 	VERBS_EV_INCOMING,	/* a peer connects: verbs_accept or _reject */
-	VERBS_EV_REJECTED,	/* a connect request was refused (invalid) */
+	VERBS_EV_REJECTED,	/* a connect request could not be taken */
 	VERBS_EV_UP,		/* link established: streams may open */
 	VERBS_EV_DOWN		/* link failed or ended: free it */
 };
@@ -81,7 +83,6 @@ enum verbs_ev_type {
 struct verbs_ev {
 	int type;
 	struct verbs_link *link;	/* INCOMING, UP, DOWN */
-	struct verbs_listener *listener;	/* INCOMING, REJECTED */
 	char peer[64];			/* peer address, for logs */
 	struct sockaddr_storage peer_sa;	/* INCOMING: the same */
 	int peer_auth;			/* INCOMING: the peer authenticates */
@@ -146,6 +147,56 @@ int verbs_cm_fd(const struct verbs_cm *cm);
 int verbs_cm_handle(struct verbs_cm *cm, struct verbs_ev *ev);
 
 /**
+ * verbs_cm_listen_fd(cm):
+ * The listeners' channel's file descriptor (non-blocking): readable when
+ * verbs_cm_handle_listen has an event to process.
+ */
+int verbs_cm_listen_fd(const struct verbs_cm *cm);
+
+/**
+ * verbs_cm_handle_listen(cm):
+ * Process one event of the listeners' channel: a connect request is
+ * asked about at its listener's gate (see verbs_gate_fn) and rejected at
+ * once, or kept for verbs_cm_request; a request kept that its peer gave
+ * up on goes.  Nothing else is touched: no link, no queue, no memory of
+ * a link's, so this may run while links run on other threads.  Returns
+ * 1 if an event was processed, 0 if none was pending, -1 on a channel
+ * error.
+ */
+int verbs_cm_handle_listen(struct verbs_cm *cm);
+
+/**
+ * verbs_cm_request(cm):
+ * The oldest connect request the gate let through, or NULL.  The caller
+ * ends it with verbs_request_take or verbs_request_refuse.
+ */
+struct verbs_request *verbs_cm_request(const struct verbs_cm *cm);
+
+/**
+ * verbs_request_peer(r, text, auth):
+ * Who asks: the peer's socket address (NULL if unknown), its text in
+ * ${*text}, and in ${*auth} whether its hello says it authenticates.
+ */
+const struct sockaddr *verbs_request_peer(const struct verbs_request *r,
+    const char **text, int *auth);
+
+/**
+ * verbs_request_take(r, ev):
+ * Make connect request ${r} a link (queues, buffers, engine, every
+ * receive posted), its events from now on on the links' channel: ${ev}
+ * is then an INCOMING event (verbs_accept or verbs_reject follows), or a
+ * REJECTED one saying why it could not be made.  Frees ${r}.
+ */
+void verbs_request_take(struct verbs_request *r, struct verbs_ev *ev);
+
+/**
+ * verbs_request_refuse(r, why):
+ * Reject connect request ${r} with a refusal note saying ${why} (enum
+ * wire_note_why), and free it.
+ */
+void verbs_request_refuse(struct verbs_request *r, uint8_t why);
+
+/**
  * verbs_listen(cm, host, port, conf, user, err, errlen):
  * Listen for links on ${host}:${port}; incoming links get queues and an
  * engine configured by ${conf}.  ${user} is verbs_listener_user's value.
@@ -158,11 +209,12 @@ struct verbs_listener *verbs_listen(struct verbs_cm *cm, const char *host,
  * A listener's gate: asked about every connect request before any queue,
  * buffer or engine is made for it, with the peer's address (as a socket
  * address and as text) and its hello, or NULL and why not when the hello
- * is invalid (such a request is rejected whatever the gate says).
- * Returns 0 to go on (an INCOMING event follows), or -1 to reject the
- * request at once with a refusal note that says ${*why} (enum
+ * is invalid (such a request is rejected whatever the gate says).  It
+ * runs in verbs_cm_handle_listen, alongside the links' threads.  Returns
+ * 0 to let the request through (verbs_cm_request has it), or -1 to
+ * reject it at once with a refusal note that says ${*why} (enum
  * wire_note_why; WIRE_NOTE_REFUSED unless the gate sets it); the gate
- * reports and counts the rejection itself, and no event follows.
+ * reports and counts the rejection itself.
  */
 typedef int verbs_gate_fn(void *arg, const struct sockaddr *peer,
     const char *peer_text, const struct wire_hello *hello,

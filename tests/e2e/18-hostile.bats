@@ -337,3 +337,25 @@ EOC
 	assert_output "1 3 1"
 	stops_clean
 }
+
+@test "a flood of connect requests from one address meets max_connect_rate first; the links that are up never notice" {
+	echo_target
+	conf_b "{ name = \"echo\"; target = \"tcp://127.0.0.1:$tp\"; }"
+	sed -i '1i max_connect_rate = 1;' "$W/b.conf"
+	conf_a "{ name = \"echo\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; }"
+	start_pair echo
+	port=$(accept_port a echo)
+	# a's link is up: nothing it does needs a connect request now.  At
+	# one a second, two at once, at most a few of 30 get past the rate.
+	hostile flood 30
+	assert_success
+	assert_output "flood: 30 rejected of 30"
+	wait_log b "link from $A:[0-9]* rejected: more than max_connect_rate 1 connect requests a second from it"
+	[ "$(metric rstreamd_links_rejected_total b)" = 30 ]
+	[ "$(grep -c "rejected: more than max_connect_rate" "$W/b.log")" -le 2 ]
+	run grep "went down" "$W/a.log"
+	assert_failure
+	run client "$port" "unharmed"
+	assert_output "unharmed"
+	stops_clean
+}

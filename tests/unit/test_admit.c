@@ -22,6 +22,46 @@ ask(const struct admit_limits *l, const struct admit_link *ls, size_t n,
 	return (admit_link(l, ls, n, auth, 10000, victim, &room, value));
 }
 
+/* Requests from ${key} at ${now} until one is refused: how many went. */
+static int
+burst(struct admit_rate *r, unsigned key, uint64_t now)
+{
+	uint8_t k[ADMIT_KEY_LEN];
+	int n = 0;
+
+	memset(k, 0, sizeof(k));
+	k[14] = (uint8_t)(key >> 8);
+	k[15] = (uint8_t)key;
+	while (n < 10000 && admit_rate_take(r, k, 32, now))
+		n++;
+	return (n);
+}
+
+static void
+test_rate(void)
+{
+	static struct admit_rate r;
+	int i, n;
+
+	ok(burst(&r, 1, 1000) == 64, "at 32 a second, a source may send a "
+	    "burst of 64 connect requests");
+	ok(burst(&r, 1, 1000) == 0, "then none at the same instant");
+	ok(burst(&r, 1, 1500) == 16, "half a second later, "
+	    "half a second's worth");
+	ok(burst(&r, 2, 1500) == 64, "another source has its "
+	    "own bucket");
+	ok(burst(&r, 1, 100000) == 64, "a quiet source's bucket "
+	    "fills up to the burst, no more");
+	/* Fill the table with new sources: source 1, heard from at 100000,
+	 * gives its entry up only once all older ones have. */
+	for (i = 0, n = 0; i < ADMIT_RATE_SOURCES; i++)
+		n += burst(&r, 1000 + (unsigned)i, 200000 + (uint64_t)i) ==
+		    64;
+	ok(n == ADMIT_RATE_SOURCES, "each new source starts with a full bucket");
+	ok(burst(&r, 1, 300000) == 64, "a source that lost its "
+	    "entry starts afresh");
+}
+
 int
 main(void)
 {
@@ -100,6 +140,8 @@ main(void)
 	ok(ask(&l2, ls, 3, 0, &v, &val) == ADMIT_MAX_LINKS &&
 	    v == ADMIT_NONE, "over max_links by more than one (after a "
 	    "reload lowered it): refused, nothing closed");
+
+	test_rate();
 
 	ok(strcmp(admit_setting(ADMIT_MAX_PENDING_PER_ADDR),
 	    "max_pending_per_addr") == 0 && strcmp(admit_setting(

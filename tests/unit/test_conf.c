@@ -824,22 +824,25 @@ test_service(void)
 	    c->tunnels[0].sz.idle_timeout == 0,
 	    "connect_timeout defaults to 10 s, idle_timeout to none");
 	ok(c != NULL && c->max_pending_per_addr == 4 &&
-	    c->max_unauth_links == 16 && c->link_idle_timeout == 60,
+	    c->max_unauth_links == 16 && c->link_idle_timeout == 60 &&
+	    c->max_connect_rate == 32,
 	    "max_pending_per_addr defaults to 4, max_unauth_links to 16, "
-	    "link_idle_timeout to 60 s");
+	    "link_idle_timeout to 60 s, max_connect_rate to 32");
 	ok(c != NULL && c->ack_timeout == 14 && c->retry_count == 7,
 	    "ack_timeout defaults to 14, retry_count to 7");
 	ok(c != NULL && c->ring_pool == 16777216, "ring_pool defaults to 16 MiB");
 	conf_free(c);
 	c = load("max_pending_per_addr = 2;\nmax_unauth_links = 0;\n"
 	    "link_idle_timeout = 0;\nack_timeout = 18;\nretry_count = 3;\n"
-	    "ring_pool = 0;\n" T1);
-	ok(c != NULL && c->max_pending_per_addr == 2 &&
+	    "ring_pool = 0;\nmax_connect_rate = 1;\n" T1);
+	ok(c != NULL && c->max_pending_per_addr == 2 && c->max_connect_rate == 1 &&
 	    c->max_unauth_links == 0 && c->link_idle_timeout == 0 &&
 	    c->ack_timeout == 18 && c->retry_count == 3 && c->ring_pool == 0,
 	    "the link admission, transport and ring pool settings are read");
 	ok(fails("ring_pool = 2147483648;\n" T1, 1, "ring_pool 2147483648 is "
 	    "outside 0 to 1073741824"), "a ring_pool over 1 GiB");
+	ok(fails("max_connect_rate = 0;\n" T1, 1, "max_connect_rate 0 is "
+	    "outside 1 to 100000"), "max_connect_rate 0");
 	conf_free(c);
 
 	/* Memory that follows the traffic: ring_min and max_memory. */

@@ -2,9 +2,11 @@
  * Unit tests for daemon/loop's worlds, with real threads: shared turns of
  * two workers run at the same time, never while an exclusive turn runs;
  * a watcher not marked shared makes its turn exclusive; work a shared
- * turn may not do waits for the next, exclusive, turn; a timer another
- * thread arms wakes a sleeping loop; and a shared turn that touches
- * another loop stops the process.
+ * turn may not do waits for the next, exclusive, turn; a timer marked
+ * shared fires in shared turns, one that is not makes its turn exclusive;
+ * the first loop (main) runs shared turns too, alongside the workers'; a
+ * timer another thread arms wakes a sleeping loop; and a shared turn that
+ * touches another loop stops the process.
  */
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -140,6 +142,38 @@ on_plain(void *arg, uint32_t events)
 	    __atomic_load_n(&inside, __ATOMIC_SEQ_CST) == 0;
 }
 
+/* A shared timer on a worker, re-armed every millisecond. */
+static struct loop_timer shared_t;
+static int st_runs, st_shared;
+
+static void
+on_shared_timer(void *arg)
+{
+
+	(void)arg;
+	__atomic_add_fetch(&st_runs, 1, __ATOMIC_RELAXED);
+	if (!loop_exclusive())
+		__atomic_add_fetch(&st_shared, 1, __ATOMIC_RELAXED);
+	loop_timer_arm(&shared_t, 1);
+}
+
+/* A shared watcher on main: its turns overlap the workers' shared ones. */
+static int main_shared, main_overlap;
+
+static void
+on_main_busy(void *arg, uint32_t events)
+{
+
+	(void)arg;
+	(void)events;
+	if (loop_exclusive())
+		return;
+	main_shared++;
+	spin_us(50);
+	if (__atomic_load_n(&inside, __ATOMIC_SEQ_CST) != 0)
+		main_overlap++;
+}
+
 /* A timer main arms on a sleeping worker's loop. */
 static struct loop_timer remote_t;
 static uint64_t remote_fired;
@@ -171,8 +205,8 @@ static void
 test_world(void)
 {
 	pthread_t th[NW];
-	struct loop_fd *busy[NW], *dw, *pw;
-	int busy_fd[NW], dfd, pfd, i;
+	struct loop_fd *busy[NW], *dw, *pw, *mw;
+	int busy_fd[NW], dfd, pfd, mfd, i;
 
 	ok((main_lp = loop_new()) != NULL, "main loop");
 	ok(loop_world_new(main_lp) == 0, "a world");
@@ -192,6 +226,12 @@ test_world(void)
 	pw = loop_fd_add(wl[1], pfd, EPOLLIN, on_plain, &pfd);
 	loop_timer_init(&excl_t, main_lp, on_excl, NULL);
 	loop_timer_arm(&excl_t, 1);
+	loop_timer_init(&shared_t, wl[1], on_shared_timer, NULL);
+	loop_timer_arm(&shared_t, 1);
+	loop_timer_share(&shared_t, 1);
+	mfd = eventfd(1, EFD_NONBLOCK);
+	mw = loop_fd_add(main_lp, mfd, EPOLLIN, on_main_busy, NULL);
+	loop_fd_share(mw, 1);
 	for (i = 0; i < NW; i++)
 		pthread_create(&th[i], NULL, worker, wl[i]);
 
@@ -204,6 +244,10 @@ test_world(void)
 	ok(excl_saw_shared == 0, "no shared handler ran during an exclusive "
 	    "turn (%d did)", excl_saw_shared);
 	ok(bad_mode == 0, "loop_exclusive says which turn it is");
+	ok(st_runs > 50 && st_shared > st_runs / 2, "a shared timer fired "
+	    "in shared turns (%d of %d)", st_shared, st_runs);
+	ok(main_shared > 50 && main_overlap > 0, "main ran shared turns (%d), "
+	    "%d of them alongside a worker's", main_shared, main_overlap);
 
 	kick(dfd);
 	RUN_UNTIL(__atomic_load_n(&later_ran, __ATOMIC_ACQUIRE) > 0, 10000);
@@ -216,6 +260,8 @@ test_world(void)
 
 	/* Quiet the workers: they sleep in epoll_wait, 50 ms at a time. */
 	loop_timer_stop(&excl_t);
+	loop_fd_del(mw);
+	close(mfd);
 	for (i = 0; i < NW; i++) {
 		loop_fd_del(busy[i]);
 		close(busy_fd[i]);
@@ -225,6 +271,7 @@ test_world(void)
 	__atomic_store_n(&stop_workers, 1, __ATOMIC_RELEASE);
 	for (i = 0; i < NW; i++)
 		pthread_join(th[i], NULL);
+	loop_timer_stop(&shared_t);
 	close(dfd);
 	close(pfd);
 }
