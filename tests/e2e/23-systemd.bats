@@ -8,7 +8,11 @@
 # them, rstreamctl on both daemons, the journal with TUNNEL=, socat and nc
 # through the tunnel, a reload of both during a transfer, a stop that
 # drains one, an instance without its own control socket refused, and
-# systemd-analyze security's verdict on both units.
+# systemd-analyze security's verdict on both units.  The units' sandbox
+# as the running daemons have it, with traffic flowing: a /dev without raw
+# devices, a device allow-list that refuses them, /proc without other
+# processes, IPC of their own; the system call filter kills neither
+# daemon through a transfer, a reload and a stop.
 # 25-activation-systemd.bats has socket activation and the watchdog.
 #
 # Only in the runner's systemd guest: it installs into the root file
@@ -20,6 +24,17 @@ setup_file() {
 	in_systemd_guest || return 0
 	sd_install
 	systemctl daemon-reload
+	# A raw device for the sandbox to keep out: a SCSI generic node (no
+	# such driver or disk in the guest: opening it for real would fail
+	# with ENXIO, not EPERM).
+	if [ ! -e /dev/sg0 ]; then
+		mknod -m 0600 /dev/sg0 c 21 0
+		export SD_SG0_MADE=1
+	fi
+}
+
+teardown_file() {
+	[ -z "${SD_SG0_MADE:-}" ] || rm -f /dev/sg0
 }
 
 setup() {
@@ -52,6 +67,35 @@ link_up() {
 # state_is UNIT STATE: the unit's ActiveState is STATE.
 state_is() {
 	[ "$(systemctl show -P ActiveState "$1")" = "$2" ]
+}
+
+# sandboxed UNIT: UNIT's main process runs in the unit's sandbox.
+sandboxed() {
+	local pid
+	pid=$(systemctl show -P MainPID "$1")
+	[ "$pid" -gt 0 ]
+	# PrivateDevices=, BindReadOnlyPaths=: its /dev has the RDMA devices
+	# and the pseudo devices, and nothing else (not setup_file's /dev/sg0).
+	run find "/proc/$pid/root/dev" \( -type c -o -type b \) -printf '%P\n'
+	assert_success
+	assert_line infiniband/rdma_cm
+	assert_line --regexp '^infiniband/uverbs[0-9]+$'
+	[ -e /dev/sg0 ]
+	refute_line sg0
+	run grep -vxE 'null|zero|full|random|urandom|tty|ptmx|pts/ptmx|infiniband/(rdma_cm|uverbs[0-9]+)' <<<"$output"
+	assert_output ""
+	# DeviceAllow=: the device allow-list (the unit's control group's)
+	# refuses /dev/sg0 even where a path to it exists, here the real /dev.
+	run bash -c 'echo $$ >"$1/cgroup.procs" && exec cat "$2"' _ \
+	    "/sys/fs/cgroup$(systemctl show -P ControlGroup "$1")" /dev/sg0
+	assert_failure
+	assert_output --partial "/dev/sg0: Operation not permitted"
+	# ProtectProc=invisible, ProcSubset=pid: its /proc.
+	run awk '$5 == "/proc" { o = $NF } END { print o }' "/proc/$pid/mountinfo"
+	assert_output --partial hidepid=invisible
+	assert_output --partial subset=pid
+	# PrivateIPC=yes.
+	[ "$(readlink "/proc/$pid/ns/ipc")" != "$(readlink /proc/self/ns/ipc)" ]
 }
 
 @test "systemd: systemctl enable --now on both sides, READY and STATUS, rstreamctl on both daemons, the journal by tunnel, socat and nc through the tunnel" {
@@ -90,6 +134,9 @@ active"
 	[ "$(sha "$W/4m")" = "$(sha "$W/4m.out")" ]
 	run bash -c "echo 'through nc' | timeout 20 nc -q 5 127.0.0.1 $pa"
 	assert_output "through nc"
+	# In the sandbox, with a link up and traffic through both.
+	sandboxed rstreamd
+	sandboxed rstreamd@b
 	# Stream lines carry TUNNEL=, on both sides.
 	run journalctl -b --no-pager -o cat -u rstreamd TUNNEL=pg
 	assert_output --partial "tunnel pg stream 1 (client"
@@ -134,9 +181,17 @@ active"
 	wait_until 60 state_is rstreamd inactive
 	run journalctl -b --no-pager -o cat -u rstreamd
 	assert_output --partial "every stream has finished"
+	# SystemCallFilter=: no call through all that was outside it (one
+	# would have killed a daemon with SIGSYS, and it would have been
+	# restarted).
+	[ "$(systemctl show -P Result rstreamd)" = success ]
+	[ "$(systemctl show -P NRestarts rstreamd)" = 0 ]
+	[ "$(systemctl show -P NRestarts rstreamd@b)" = 0 ]
+	run systemctl is-active rstreamd@b
+	assert_output active
 }
 
-@test "systemd: systemd-analyze security's exposure of both units is at most tests/systemd-units.sh's bound" {
+@test "systemd: systemd-analyze security's exposure of both units is at most tests/systemd-units.sh's bound, 3.0" {
 	max=$(sed -n 's/^max_exposure=\([0-9.]*\)$/\1/p' \
 	    "$RSTREAMD_SRCDIR/tests/systemd-units.sh")
 	[ -n "$max" ]
