@@ -175,6 +175,23 @@ fd_chown(int fd, uid_t uid, gid_t gid)
 	return (fchownat(fd, "", uid, gid, AT_EMPTY_PATH));
 }
 
+/*
+ * A failed chown or chmod of a socket file.  Refused (EPERM), it is the
+ * capability rstreamd.service leaves out: say so, and where it is given.
+ */
+static void
+perms_error(char *err, size_t errlen, const char *op, const char *path,
+    const char *cap)
+{
+
+	if (errno == EPERM)
+		snprintf(err, errlen, "%s %s: %s (rstreamd lacks %s: under "
+		    "systemd, add the drop-in rstreamd-unix-owner.conf; see "
+		    "rstreamd(8))", op, path, strerror(EPERM), cap);
+	else
+		snprintf(err, errlen, "%s %s: %s", op, path, strerror(errno));
+}
+
 int
 sock_unix_perms(const char *path, const struct sock_file *sf,
     unsigned mode, const char *owner, const char *group,
@@ -199,12 +216,12 @@ sock_unix_perms(const char *path, const struct sock_file *sf,
 		old->gid = st.st_gid;
 	}
 	if ((st.st_mode & 07777) != mode && fd_chmod(fd, (mode_t)mode) != 0) {
-		snprintf(err, errlen, "chmod %s: %s", path, strerror(errno));
+		perms_error(err, errlen, "chmod", path, "CAP_FOWNER");
 		goto out;
 	}
 	if ((uid != (uid_t)-1 || gid != (gid_t)-1) &&
 	    fd_chown(fd, uid, gid) != 0) {
-		snprintf(err, errlen, "chown %s: %s", path, strerror(errno));
+		perms_error(err, errlen, "chown", path, "CAP_CHOWN");
 		if (old != NULL)
 			(void)fd_chmod(fd, old->mode);
 		goto out;

@@ -77,6 +77,7 @@ contents() {
 	    ./lib/systemd/system/rstreamd@.service \
 	    ./usr/share/doc/rstreamd/examples/rstreamd.conf.example \
 	    ./usr/share/doc/rstreamd/examples/rstreamd-pg.socket \
+	    ./usr/share/doc/rstreamd/examples/rstreamd-unix-owner.conf \
 	    ./usr/share/doc/rstreamd/copyright; do
 		printf '%s\n' "$c" | grep -q " $f\$" ||
 		    { echo "missing: $f"; return 1; }

@@ -1,9 +1,9 @@
 #!/bin/sh
-# rstreamd.service, the instance unit rstreamd@.service and the
-# socket-activation example pass systemd-analyze verify without a word
-# about them, the service keeps the settings the daemon depends on and its
-# sandbox, and the instance unit differs from it only where it names the
-# instance (TAP).
+# rstreamd.service, the instance unit rstreamd@.service, the
+# socket-activation example and the drop-in rstreamd-unix-owner.conf pass
+# systemd-analyze verify without a word about them, the service keeps the
+# settings the daemon depends on and its sandbox, and the instance unit
+# differs from it only where it names the instance (TAP).
 #
 # About systemd-analyze verify, found by trying it in a container where
 # systemd is installed but is not PID 1:
@@ -34,6 +34,7 @@ trap 'exit 1' HUP INT TERM
 svc=$tmp/rstreamd.service
 inst=$tmp/rstreamd@.service
 sock=$tmp/rstreamd-pg.socket
+dropin=$srcdir/systemd/rstreamd-unix-owner.conf
 instancedir=$(dirname "$configfile")/rstreamd
 
 # The replacement side of a sed s|||, with |, & and \ escaped.
@@ -49,6 +50,11 @@ sed -e "s|@sbindir@|$(sedrepl "$sbindir")|g" \
     -e "s|@instancedir@|$(sedrepl "$instancedir")|g" \
     "$srcdir/systemd/rstreamd@.service.in" >"$inst" || exit 1
 cp "$srcdir/systemd/rstreamd-pg.socket" "$sock" || exit 1
+# The service once more, with the drop-in where systemd looks for it
+# (verify reads the drop-in directory beside a unit file).
+mkdir "$tmp/owner" "$tmp/owner/rstreamd.service.d" &&
+    cp "$svc" "$tmp/owner/" &&
+    cp "$dropin" "$tmp/owner/rstreamd.service.d/" || exit 1
 
 # shellcheck source=tests/tap.sh
 . "$srcdir/tests/tap.sh"
@@ -89,7 +95,8 @@ has() {
 	done
 }
 # verify UNIT: systemd-analyze verify exits 0 and says nothing about our
-# units (every line naming them is a warning or an error).
+# units (every line naming them is a warning or an error).  UNIT is under
+# $tmp.
 verify() {
 	out=$(cd "$tmp" && SYSTEMD_LOG_TARGET=console SYSTEMD_LOG_LEVEL=info \
 	    SYSTEMD_LOG_COLOR=0 systemd-analyze verify --man=no "$tmp/$1" 2>&1)
@@ -173,6 +180,8 @@ if command -v systemd-analyze >/dev/null 2>&1; then
 	fi
 	check "systemd-analyze verify: rstreamd@.service" verify rstreamd@.service
 	check "systemd-analyze verify: rstreamd-pg.socket" verify rstreamd-pg.socket
+	check "systemd-analyze verify: rstreamd.service with the drop-in rstreamd-unix-owner.conf" \
+	    verify owner/rstreamd.service
 	# systemd 252 and later judge a unit file offline.
 	if systemd-analyze security --help 2>/dev/null | grep -q -- --offline; then
 		check "systemd-analyze security: exposure at most $max_exposure (the sandboxing is still there)" \
@@ -189,6 +198,7 @@ else
 	skip "rdma-hw.target is installed" "$why"
 	skip "systemd-analyze verify: rstreamd@.service" "$why"
 	skip "systemd-analyze verify: rstreamd-pg.socket" "$why"
+	skip "systemd-analyze verify: rstreamd.service with the drop-in rstreamd-unix-owner.conf" "$why"
 fi
 
 check "every @variable@ is substituted" no_placeholders "$svc"
@@ -223,6 +233,11 @@ check "SystemCallFilter=@system-service" is SystemCallFilter "$svc" @system-serv
 check "ProtectProc=invisible" is ProtectProc "$svc" invisible
 check "ProcSubset=pid" is ProcSubset "$svc" pid
 check "PrivateIPC=yes" is PrivateIPC "$svc" yes
+check "CapabilityBoundingSet=CAP_NET_BIND_SERVICE CAP_IPC_LOCK (not CAP_CHOWN, CAP_FOWNER, CAP_DAC_OVERRIDE)" \
+    is CapabilityBoundingSet "$svc" "CAP_NET_BIND_SERVICE CAP_IPC_LOCK"
+# Added to the unit's, not in place of them: no empty assignment.
+check "the drop-in rstreamd-unix-owner.conf adds CAP_CHOWN, CAP_FOWNER and CAP_DAC_OVERRIDE, and nothing else" \
+    is CapabilityBoundingSet "$dropin" "CAP_CHOWN CAP_FOWNER CAP_DAC_OVERRIDE"
 iprecmd="$sbindir/rstreamd -n -c $instancedir/%i.conf"
 check "rstreamd@.service: ExecStartPre= checks $instancedir/%i.conf (-n)" \
     is ExecStartPre "$inst" "$iprecmd"

@@ -11,8 +11,10 @@
 # systemd-analyze security's verdict on both units.  The units' sandbox
 # as the running daemons have it, with traffic flowing: a /dev without raw
 # devices, a device allow-list that refuses them, /proc without other
-# processes, IPC of their own; the system call filter kills neither
-# daemon through a transfer, a reload and a stop.
+# processes, IPC of their own, no CAP_CHOWN and co.; the system call filter
+# kills neither daemon through a transfer, a reload and a stop; unix_owner
+# fails without the drop-in rstreamd-unix-owner.conf, naming it, and works
+# with it.
 # 25-activation-systemd.bats has socket activation and the watchdog.
 #
 # Only in the runner's systemd guest: it installs into the root file
@@ -49,6 +51,10 @@ teardown() {
 		journalctl -b --no-pager -u rstreamd -u rstreamd@b -u rstreamd@x |
 		    tail -60 | sed 's/^/# /' >&3
 	fi
+	if [ -e /etc/systemd/system/rstreamd.service.d ]; then
+		rm -rf /etc/systemd/system/rstreamd.service.d
+		systemctl daemon-reload
+	fi
 	systemctl reset-failed rstreamd rstreamd@b rstreamd@x 2>/dev/null || true
 	rs_teardown
 }
@@ -67,6 +73,21 @@ link_up() {
 # state_is UNIT STATE: the unit's ActiveState is STATE.
 state_is() {
 	[ "$(systemctl show -P ActiveState "$1")" = "$2" ]
+}
+
+# has_cap UNIT BIT: capability number BIT is in the bounding set of UNIT's
+# main process.
+has_cap() {
+	local bnd
+	bnd=$(sed -n 's/^CapBnd:[[:space:]]*//p' \
+	    "/proc/$(systemctl show -P MainPID "$1")/status")
+	[ -n "$bnd" ]
+	(((0x$bnd >> $2) & 1))
+}
+
+# sock_is "OWNER MODE": /run/rstreamd/pg.sock has that owner and mode.
+sock_is() {
+	[ "$(stat -c '%U %a' /run/rstreamd/pg.sock)" = "$1" ]
 }
 
 # sandboxed UNIT: UNIT's main process runs in the unit's sandbox.
@@ -96,6 +117,16 @@ sandboxed() {
 	assert_output --partial subset=pid
 	# PrivateIPC=yes.
 	[ "$(readlink "/proc/$pid/ns/ipc")" != "$(readlink /proc/self/ns/ipc)" ]
+	# CapabilityBoundingSet=: CAP_NET_BIND_SERVICE (10) and CAP_IPC_LOCK
+	# (14), not CAP_CHOWN (0), CAP_DAC_OVERRIDE (1) or CAP_FOWNER (3).
+	has_cap "$1" 10
+	has_cap "$1" 14
+	run has_cap "$1" 0
+	assert_failure
+	run has_cap "$1" 1
+	assert_failure
+	run has_cap "$1" 3
+	assert_failure
 }
 
 @test "systemd: systemctl enable --now on both sides, READY and STATUS, rstreamctl on both daemons, the journal by tunnel, socat and nc through the tunnel" {
@@ -189,6 +220,48 @@ active"
 	[ "$(systemctl show -P NRestarts rstreamd@b)" = 0 ]
 	run systemctl is-active rstreamd@b
 	assert_output active
+}
+
+@test "systemd: unix_owner needs the drop-in rstreamd-unix-owner.conf: without it the start fails and says so; with it the socket is the owner's, a reload changes its mode, and a stream goes through it" {
+	cat >/etc/rstreamd.conf <<-EOF
+		source = "$A";
+		tunnels = ( { name = "pg"; accept = "unix:/run/rstreamd/pg.sock";
+		    unix_owner = "nobody"; unix_mode = "0600";
+		    peer = "$B:7471"; } );
+	EOF
+	run systemctl start rstreamd@b
+	assert_success
+	run systemctl start rstreamd
+	assert_failure
+	run journalctl -b --no-pager -o cat -u rstreamd
+	assert_output --partial "tunnel pg: chown /run/rstreamd/pg.sock: Operation not permitted (rstreamd lacks CAP_CHOWN: under systemd, add the drop-in rstreamd-unix-owner.conf; see rstreamd(8))"
+	# (Restart=on-failure would try again and again.)
+	systemctl stop rstreamd
+	# As README's "As a service" installs it.
+	examples=$(sed -n 's/^prefix = //p' "$RSTREAMD_BUILDDIR/Makefile")/share/doc/rstreamd/examples
+	mkdir -p /etc/systemd/system/rstreamd.service.d
+	cp "$examples/rstreamd-unix-owner.conf" /etc/systemd/system/rstreamd.service.d/
+	systemctl daemon-reload
+	run systemctl start rstreamd
+	assert_success
+	wait_until 60 link_up
+	# It adds to the unit's capabilities.
+	has_cap rstreamd 0
+	has_cap rstreamd 1
+	has_cap rstreamd 3
+	has_cap rstreamd 10
+	has_cap rstreamd 14
+	run stat -c '%U %a' /run/rstreamd/pg.sock
+	assert_output "nobody 600"
+	# The socket is nobody's now: changing its mode takes CAP_FOWNER.
+	sed -i 's/"0600"/"0660"/' /etc/rstreamd.conf
+	run systemctl reload rstreamd
+	assert_success
+	wait_until 30 sock_is "nobody 660"
+	head -c 1M /dev/urandom >"$W/u.in"
+	timeout 60 runuser -u nobody -- socat -t 30 - \
+	    UNIX-CONNECT:/run/rstreamd/pg.sock <"$W/u.in" >"$W/u.out"
+	[ "$(sha "$W/u.in")" = "$(sha "$W/u.out")" ]
 }
 
 @test "systemd: systemd-analyze security's exposure of both units is at most tests/systemd-units.sh's bound, 3.0" {
