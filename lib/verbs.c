@@ -1102,6 +1102,15 @@ verbs_mem_new(struct verbs_link *l, uint32_t size, int flags,
 		if (m->size == size && m->remote == remote_write) {
 			pool_take(l, m);
 			l->ms.reused++;
+			/*
+			 * The peer places its writes where it likes and the
+			 * cursors only trust it: a write put elsewhere would
+			 * let the new stream deliver what its last tenant
+			 * left here.  A send ring needs nothing: only bytes
+			 * its own stream put in are ever written out.
+			 */
+			if (remote_write)
+				memset(m->buf, 0, m->size);
 			return (m);
 		}
 	}

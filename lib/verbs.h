@@ -365,8 +365,9 @@ const struct hca_info *verbs_link_hca(const struct verbs_link *link);
  * access only, or, with VERBS_MEM_REMOTE, local and remote write (a
  * receive ring).  Taken from the link's pool of freed rings of that size
  * and kind when it has one (no mmap, no registration: its keys are the old
- * ones), else allocated and registered.  Its old contents are not
- * cleared: a stream only ever reads what its own cursors cover.  A new
+ * ones), else allocated and registered.  A receive ring from the pool
+ * is zeroed first (no byte of its last stream stays in it); a send ring
+ * keeps its old bytes, which no stream ever reads or sends.  A new
  * registration that would take the channel's pinned bytes past its cap
  * (verbs_cm_set_max_pinned) drops the link's pool first, and if that is
  * not enough fails with errno ENOBUFS, unless VERBS_MEM_NOCAP (a ring

@@ -2,7 +2,8 @@
 # A hostile peer (tests/hostile/hostile) connects to the serving daemon
 # and misbehaves.  Each time the daemon rejects the connection or ends
 # that link with a logged reason, while another daemon's link to it keeps
-# working; at the end it stops cleanly (under a sanitizer build, CI runs
+# working, or gives it nothing it should not have (a reused ring's old
+# bytes); at the end it stops cleanly (under a sanitizer build, CI runs
 # this file too: any error report fails it).
 
 load helpers
@@ -92,6 +93,30 @@ hold_link() {
 	assert_output "unharmed"
 
 	# And the daemon stops cleanly, with nothing for a sanitizer to say.
+	stops_clean
+}
+
+@test "a hostile peer's misplaced write gets a reused receive ring's zeros, not its last stream's bytes" {
+	# Two targets that keep what they get, one tunnel each: one link
+	# carries both, and a ring of the first is reused for the second.
+	p1=$(free_port)
+	spawn socat -u TCP-LISTEN:"$p1",bind=127.0.0.1,reuseaddr,fork OPEN:"$W/t1.out",creat,append
+	p2=$(free_port)
+	spawn socat -u TCP-LISTEN:"$p2",bind=127.0.0.1,reuseaddr,fork OPEN:"$W/t2.out",creat,append
+	wait_port "$p1"
+	wait_port "$p2"
+	conf_b "{ name = \"t1\"; target = \"tcp://127.0.0.1:$p1\"; },
+	    { name = \"t2\"; target = \"tcp://127.0.0.1:$p2\"; }"
+	start_daemon b
+	hostile stale t1 t2
+	assert_success
+	assert_output "stale: ring reused"
+	# t2's target got the bytes the write claimed: the ring's start,
+	# zeros, not t1's marker.
+	wait_until 20 test -s "$W/t2.out"
+	run grep -c STALE "$W/t2.out"
+	assert_output 0
+	[ "$(tr -d '\000' <"$W/t2.out" | wc -c)" = 0 ]
 	stops_clean
 }
 

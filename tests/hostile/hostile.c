@@ -25,6 +25,17 @@
  *   mute          connects (no authentication), then sends nothing at
  *                 all: the daemon must end the link once it has heard
  *                 nothing for its liveness bound (within 30 s)
+ * A case about reused rings (exit 0 when its writes went through):
+ *   stale T1 T2   opens a stream on tunnel T1, writes a marker
+ *                 ("STALE-RING-BYTES") into the first half of the ring it
+ *                 was granted, resets the stream and waits for the
+ *                 daemon's CLOSE (or RESET); then opens a stream on tunnel T2 and
+ *                 writes a quarter ring of 'x' into the new ring's second
+ *                 half while the immediate claims its start, so the
+ *                 daemon's target for T2 gets whatever the ring's start
+ *                 holds; waits for the daemon's CREDIT (its target took
+ *                 the bytes) and prints "stale: ring reused" or "stale:
+ *                 new ring" (the second ring has the first's address)
  * Cases about admission (exit 0 unless a setup step fails):
  *   hold SECONDS  connects (no authentication) and holds an idle link,
  *                 with a KEEPALIVE every second, like an idle daemon;
@@ -202,9 +213,13 @@ post(enum ibv_wr_opcode op, const void *buf, uint32_t len, uint32_t imm,
 		die("ibv_post_send");
 }
 
-/* Wait for a receive carrying an OPEN_OK; fill ${ok}.  0 on success. */
+/*
+ * Wait for a receive carrying a record of ${type} (WIRE_CLOSE: a RESET
+ * too, either terminal record); fill ${r}.  0 on success; -1 on a REFUSE,
+ * an error or after LIMIT_MS.
+ */
 static int
-wait_open_ok(struct wire_rec *ok)
+wait_rec(uint8_t type, struct wire_rec *r)
 {
 	struct ibv_wc wc;
 	size_t off, used;
@@ -219,11 +234,12 @@ wait_open_ok(struct wire_rec *ok)
 			for (off = 0; off < wc.byte_len; off += used) {
 				if (wire_rec_decode(&msgs[wc.wr_id *
 				    WIRE_MSG_SIZE] + off, wc.byte_len - off,
-				    ok, &used) != WIRE_OK)
+				    r, &used) != WIRE_OK)
 					return (-1);
-				if (ok->type == WIRE_OPEN_OK)
+				if (r->type == type || (type == WIRE_CLOSE &&
+				    r->type == WIRE_RESET))
 					return (0);
-				if (ok->type == WIRE_REFUSE)
+				if (r->type == WIRE_REFUSE)
 					return (-1);
 			}
 		}
@@ -289,16 +305,16 @@ read_key(const char *path, uint8_t *key, size_t cap)
 	return (n);
 }
 
-/* Open a stream on ${tunnel}; ${r} gets the OPEN_OK (its ring). */
+/* Open stream ${sid} on ${tunnel}; ${r} gets the OPEN_OK (its ring). */
 static void
-open_stream(const char *tunnel, struct wire_rec *r)
+open_stream(const char *tunnel, uint32_t sid, struct wire_rec *r)
 {
 	uint8_t *m = &msgs[NRECV * WIRE_MSG_SIZE];
 	size_t n;
 
 	memset(r, 0, sizeof(*r));
 	r->type = WIRE_OPEN;
-	r->stream = 0;
+	r->stream = sid;
 	r->ring.addr = (uintptr_t)ring;
 	r->ring.rkey = ring_mr->rkey;
 	r->ring.size = RING;
@@ -306,8 +322,48 @@ open_stream(const char *tunnel, struct wire_rec *r)
 	snprintf(r->name, sizeof(r->name), "%s", tunnel);
 	n = wire_rec_encode(m, WIRE_MSG_SIZE, r);
 	post(IBV_WR_SEND, m, (uint32_t)n, 0, 0, 0);
-	if (wait_open_ok(r) != 0)
+	if (wait_rec(WIRE_OPEN_OK, r) != 0)
 		die("the stream was not accepted");
+}
+
+/*
+ * Leave a marker in a receive ring of the daemon, end that stream, then
+ * make the next stream's data claim the ring's start without writing
+ * there (see "stale" above).
+ */
+static int
+stale(const char *t1, const char *t2)
+{
+	static const char marker[] = "STALE-RING-BYTES";
+	uint8_t *m = &msgs[NRECV * WIRE_MSG_SIZE];
+	struct wire_rec r1, r2, x;
+	uint32_t len, k;
+
+	open_stream(t1, 0, &r1);
+	len = r1.ring.size / 2;
+	for (k = 0; k < len; k++)
+		ring[k] = (uint8_t)marker[k % (sizeof(marker) - 1)];
+	post(IBV_WR_RDMA_WRITE_WITH_IMM, ring, len,
+	    wire_imm_encode(r1.peer_stream, len), r1.ring.addr, r1.ring.rkey);
+	memset(&x, 0, sizeof(x));
+	x.type = WIRE_RESET;
+	x.stream = r1.peer_stream;
+	x.reason = WIRE_REASON_RESET;
+	post(IBV_WR_SEND, m, (uint32_t)wire_rec_encode(m, WIRE_MSG_SIZE, &x),
+	    0, 0, 0);
+	if (wait_rec(WIRE_CLOSE, &x) != 0)
+		die("no terminal record for the first stream");
+	open_stream(t2, 1, &r2);
+	len = r2.ring.size / 4;
+	memset(ring, 'x', len);
+	post(IBV_WR_RDMA_WRITE_WITH_IMM, ring, len,
+	    wire_imm_encode(r2.peer_stream, len),
+	    r2.ring.addr + r2.ring.size / 2, r2.ring.rkey);
+	if (wait_rec(WIRE_CREDIT, &x) != 0)
+		die("no CREDIT for the second stream");
+	printf("stale: %s\n", r2.ring.addr == r1.ring.addr &&
+	    r2.ring.rkey == r1.ring.rkey ? "ring reused" : "new ring");
+	return (0);
 }
 
 /*
@@ -613,7 +669,7 @@ main(int argc, char **argv)
 			return (resume(argv[6]));
 		if (strstr(cs, "-origin") != NULL)
 			return (origin_open(cs, argv[6]));
-		open_stream(argv[6], &r);
+		open_stream(argv[6], 0, &r);
 		printf("%s: authenticated, stream accepted\n", cs);
 		return (0);
 	}
@@ -657,6 +713,8 @@ main(int argc, char **argv)
 		return (0);
 	}
 
+	if (strcmp(cs, "stale") == 0 && argc > 6)
+		return (stale(argv[5], argv[6]));
 	if (strcmp(cs, "garbage") == 0) {
 		(void)getrandom(m, WIRE_MSG_SIZE, 0);
 		post(IBV_WR_SEND, m, WIRE_MSG_SIZE, 0, 0, 0);
@@ -668,7 +726,7 @@ main(int argc, char **argv)
 		post(IBV_WR_SEND, m, 16, 0, 0, 0);
 	} else if ((strcmp(cs, "unopened") == 0 ||
 	    strcmp(cs, "beyond-credit") == 0) && argc > 5) {
-		open_stream(argv[5], &r);
+		open_stream(argv[5], 0, &r);
 		if (strcmp(cs, "unopened") == 0) {
 			/* Into the ring it granted, but for another stream. */
 			post(IBV_WR_RDMA_WRITE_WITH_IMM, ring, 16,
