@@ -25,6 +25,7 @@
 #include "wire.h"
 
 #include "conf.h"
+#include "secmem.h"
 
 /*
  * Inline data beyond 1 KiB is more than any HCA offers, so a bigger value
@@ -1177,7 +1178,7 @@ parse_tunnels(struct parse *p, const config_setting_t *s, struct conf *c)
 		    "( { name = ...; ... }, ... )"));
 	if ((n = (size_t)config_setting_length(s)) == 0)
 		return (0);
-	if ((c->tunnels = calloc(n, sizeof(*c->tunnels))) == NULL)
+	if ((c->tunnels = secmem_alloc(n * sizeof(*c->tunnels))) == NULL)
 		return (errat(p, s, "tunnels: %s", strerror(errno)));
 	for (i = 0; i < n; i++) {
 		if (parse_tunnel(p, config_setting_get_elem(s,
@@ -1233,7 +1234,8 @@ conf_load(const char *path, int flags, struct conf **out, char *err,
 
 	if (errlen > 0)
 		err[0] = '\0';
-	if ((c = calloc(1, sizeof(*c))) == NULL) {
+	/* It holds the keys: out of core dumps, wiped when freed. */
+	if ((c = secmem_alloc(sizeof(*c))) == NULL) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		goto err0;
 	}
@@ -1315,14 +1317,10 @@ conf_free(struct conf *c)
 
 	if (c == NULL)
 		return;
-	/* Keys should not outlive their configuration in freed memory. */
-	explicit_bzero(&c->key, sizeof(c->key));
-	if (c->tunnels != NULL)
-		explicit_bzero(c->tunnels, c->ntunnels * sizeof(*c->tunnels));
 	free(c->allow);
-	free(c->tunnels);
+	secmem_free(c->tunnels);
 	free(c->listen);
-	free(c);
+	secmem_free(c);
 }
 
 int

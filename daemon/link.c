@@ -22,6 +22,7 @@
 #include "loop.h"
 #include "resolve.h"
 #include "rsd.h"
+#include "secmem.h"
 #include "verbs.h"
 
 /*
@@ -164,7 +165,8 @@ dl_new(struct rsd *d, const struct link_ops *ops, void *arg)
 {
 	struct dlink *dl;
 
-	if ((dl = calloc(1, sizeof(*dl))) == NULL)
+	/* It holds a proved key and a resume secret (see secmem.h). */
+	if ((dl = secmem_alloc(sizeof(*dl))) == NULL)
 		return (NULL);
 	dl->d = d;
 	dl->lp = pick_loop(d);
@@ -560,6 +562,7 @@ res_identity(struct dlink *dl)
 
 	if (verbs_link_hellos(dl->vl, hellos) != 0) {
 		dl->have_res = 0;
+		explicit_bzero(dl->res_secret, sizeof(dl->res_secret));
 		return;
 	}
 	/* The responder's nonce names it; the secret never travels. */
@@ -1498,7 +1501,7 @@ link_incoming(struct rsd *d, const struct verbs_ev *ev)
 		LLOG(LOG_ERR, dl, "%s: cannot accept", dl->name);
 		loop_fd_del(dl->cqw);
 		verbs_link_free(dl->vl);
-		free(dl);
+		secmem_free(dl);
 		return;
 	}
 	dl->state = D_CONNECTING;
@@ -1840,8 +1843,8 @@ link_free(struct dlink *dl)
 			o->from = NULL;
 	if (dl->listed)
 		TAILQ_REMOVE(&dl->d->links, dl, entry);
-	explicit_bzero(&dl->proved, sizeof(dl->proved));
-	free(dl);
+	/* The proved key and the resume secret are wiped with it. */
+	secmem_free(dl);
 }
 
 unsigned

@@ -19,6 +19,7 @@
 #include "loop.h"
 #include "resolve.h"
 #include "rsd.h"
+#include "secmem.h"
 #include "sock.h"
 #include "tunnel.h"
 #include "verbs.h"
@@ -422,8 +423,7 @@ tun_free(struct tun *t)
 	loop_timer_stop(&t->reap);
 	if (t->st != NULL && --t->st->refs == 0)
 		free(t->st);
-	explicit_bzero(&t->conf.key, sizeof(t->conf.key));
-	free(t);
+	secmem_free(t);
 }
 
 static void
@@ -453,10 +453,11 @@ tun_new(struct rsd *d, const struct conf_tunnel *c, struct tun_stats *st)
 {
 	struct tun *t;
 
-	if ((t = calloc(1, sizeof(*t))) == NULL)
+	/* Its copy of the configuration holds its key (see secmem.h). */
+	if ((t = secmem_alloc(sizeof(*t))) == NULL)
 		return (NULL);
 	if (st == NULL && (st = calloc(1, sizeof(*st))) == NULL) {
-		free(t);
+		secmem_free(t);
 		return (NULL);
 	}
 	st->refs++;

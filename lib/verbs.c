@@ -1129,6 +1129,8 @@ verbs_mem_new(struct verbs_link *l, uint32_t size, int flags,
 	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m->buf == MAP_FAILED)
 		goto err1;
+	/* Tenants' bytes stay out of core dumps (and a ring can be big). */
+	(void)madvise(m->buf, size, MADV_DONTDUMP);
 	m->size = size;
 	if ((mr = ibv_reg_mr(l->pd, m->buf, size, ring_access(remote_write)))
 	    == NULL) {

@@ -25,7 +25,8 @@
  * for local and remote write; nothing is ever registered for remote read
  * or atomics.  Ring memory belongs to the link's protection domain and is
  * deregistered when freed; a link and its memory may be freed in either
- * order.
+ * order.  Rings hold tenants' bytes: core dumps leave them out
+ * (MADV_DONTDUMP).
  */
 #ifndef VERBS_H
 #define VERBS_H

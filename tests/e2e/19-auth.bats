@@ -32,6 +32,17 @@ key() {
 	port=$(accept_port a echo)
 	run client "$port" "through an authenticated link"
 	assert_output "through an authenticated link"
+	# Neither the key nor a stream's bytes (in the rings, pooled once
+	# the stream ended) would be in a core dump of either daemon.
+	printf 'marker-%s' "$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')" >"$W/mark"
+	run client "$(accept_port a echo)" "$(cat "$W/mark")"
+	assert_output "$(cat "$W/mark")"
+	for pid in "$PID_a" "$PID_b"; do
+		run python3 "$RSTREAMD_SRCDIR/tests/e2e/memscan.py" "$pid" "$W/k1.key" "$W/mark"
+		assert_success
+		assert_line --regexp "k1.key dumped 0 left-out [1-9]"
+		assert_line --regexp "mark dumped 0 left-out [1-9]"
+	done
 	# Every tunnel has a key: no warning about unauthenticated links.
 	run grep "not authenticated for" "$W/a.log" "$W/b.log"
 	assert_failure
