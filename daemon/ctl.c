@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bridge.h"
@@ -27,12 +28,20 @@
 
 /* A client that sends nothing for this long is closed. */
 #define CTL_IDLE_MS	5000
+/*
+ * A reload over the socket comes at least this long after the previous
+ * one ended: a reload blocks the main thread (control, signals, links
+ * being set up) while it reads files and rebuilds listeners, so a client
+ * asking in a loop must not keep it there.
+ */
+#define CTL_RELOAD_GAP_MS	1000
 #define CTL_REQ_MAX	256
 #define CTL_CONNS_MAX	16
 
 struct ctl_conn {
 	struct ctl *ctl;
 	int fd;
+	long uid;			/* the client's (SO_PEERCRED); -1: unknown */
 	struct loop_fd *w;
 	struct loop_timer idle;
 	char req[CTL_REQ_MAX];
@@ -50,6 +59,11 @@ struct ctl {
 	struct sock_file sf;
 	TAILQ_HEAD(ctl_conn_list, ctl_conn) conns;	/* newest first */
 	unsigned nconns;
+	int reloaded;			/* reload_end_ms says when */
+	uint64_t reload_end_ms;		/* the last reload over the socket ended */
+	/* Refusals, each kind logged once per burst: a client not allowed
+	   the command, a reload too soon after the last. */
+	struct log_burst who_log, soon_log;
 };
 
 /* Numbers as cells: a few at a time, each in its own small buffer. */
@@ -352,13 +366,54 @@ cmd_stats(struct rsd *d, struct render_buf *o, int json)
 	return (0);
 }
 
+/* The monotonic clock now (a reload outlasts the turn's reading). */
+static uint64_t
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000);
+}
+
+/*
+ * Whether a reload may start now (see CTL_RELOAD_GAP_MS); if not, the
+ * refusal, with when to ask again, goes into ${o}.
+ */
+static int
+reload_due(struct ctl *ctl, struct render_buf *o)
+{
+	uint64_t now = mono_ms(), since;
+
+	if (ctl == NULL || !ctl->reloaded ||
+	    (since = now - ctl->reload_end_ms) >= CTL_RELOAD_GAP_MS)
+		return (1);
+	render_printf(o, "reload refused: the previous one ended %.1f s ago, "
+	    "and reloads over the control socket come at least %.0f s "
+	    "apart; " CTL_RETRY_IN "%.1f s\n", (double)since / 1000,
+	    (double)CTL_RELOAD_GAP_MS / 1000,
+	    (double)(CTL_RELOAD_GAP_MS - since) / 1000);
+	log_burst_about(&ctl->soon_log, loop_now_ms(), LOG_NOTICE, NULL,
+	    "control socket: reload refused: %.1f s after the previous one",
+	    (double)since / 1000);
+	return (0);
+}
+
 static int
 cmd_reload(struct rsd *d, struct render_buf *o, int json)
 {
 	char err[1100];
+	int rc;
 
+	if (!reload_due(d->ctl, o))
+		return (-1);
 	log_notice("reload requested on the control socket");
-	if (reload_config(d, err, sizeof(err)) != 0) {
+	rc = reload_config(d, err, sizeof(err));
+	if (d->ctl != NULL) {
+		d->ctl->reloaded = 1;
+		d->ctl->reload_end_ms = mono_ms();
+	}
+	if (rc != 0) {
 		render_printf(o, "reload failed, still running the previous "
 		    "configuration: %s\n", err);
 		return (-1);
@@ -690,16 +745,43 @@ cmd_version(struct rsd *d, struct render_buf *o, int json)
 
 static const struct ctl_cmd {
 	const char *name;
+	enum ctl_who who;
 	cmd_fn *fn;
 	const char *help;
 } cmds[] = {
-#define X(name, help) { #name, cmd_##name, help },
+#define X(name, who, help) { #name, who, cmd_##name, help },
 	CTL_COMMANDS(X)
 #undef X
 };
 
+/*
+ * May client ${uid} use command ${c}?  If not, the refusal goes into ${o}
+ * and the log (once per burst).
+ */
+static int
+allowed(struct rsd *d, const struct ctl_cmd *c, long uid,
+    struct render_buf *o)
+{
+	long self = (long)geteuid();
+
+	if (c->who == CTL_ANYONE || uid == 0 || uid == self)
+		return (1);
+	render_printf(o, "error: %s is only for root and rstreamd's own user "
+	    "(uid %ld); this client is ", c->name, self);
+	if (uid < 0)
+		render_printf(o, "of unknown uid\n");
+	else
+		render_printf(o, "uid %ld\n", uid);
+	if (d->ctl != NULL)
+		log_burst_about(&d->ctl->who_log, loop_now_ms(),
+		    LOG_WARNING, NULL, "control socket: %s refused to uid %ld "
+		    "(only root and uid %ld may)", c->name, uid, self);
+	return (0);
+}
+
 int
-ctl_answer(struct rsd *d, const char *request, char **out, size_t *outlen)
+ctl_answer(struct rsd *d, const char *request, long uid, char **out,
+    size_t *outlen)
 {
 	struct render_buf o = { NULL, 0, 0, 0 }, body = { NULL, 0, 0, 0 };
 	char cmd[32], fmt[32], extra[2];
@@ -719,7 +801,7 @@ ctl_answer(struct rsd *d, const char *request, char **out, size_t *outlen)
 		for (k = 0; k < sizeof(cmds) / sizeof(cmds[0]); k++)
 			render_printf(&o, "%s %s", k ? "," : "", cmds[k].name);
 		render_printf(&o, ")\n");
-	} else {
+	} else if (allowed(d, &cmds[k], uid, &o)) {
 		n = cmds[k].fn(d, &body, json);
 		render_printf(&o, "%s", n == 0 ? "ok\n" : "error: ");
 		if (body.len > 0)
@@ -814,7 +896,7 @@ on_conn(void *arg, uint32_t events)
 		nl = cc->req + cc->reqlen;	/* too long: answer anyway */
 	}
 	*nl = '\0';
-	if (ctl_answer(cc->ctl->d, cc->req, &cc->out, &cc->outlen)) {
+	if (ctl_answer(cc->ctl->d, cc->req, cc->uid, &cc->out, &cc->outlen)) {
 		conn_free(cc);
 		return;
 	}
@@ -835,6 +917,7 @@ on_listen(void *arg, uint32_t events)
 {
 	struct ctl *ctl = arg;
 	struct ctl_conn *cc;
+	uid_t uid;
 	int fd;
 
 	(void)events;
@@ -855,6 +938,7 @@ on_listen(void *arg, uint32_t events)
 		}
 		cc->ctl = ctl;
 		cc->fd = fd;
+		cc->uid = sock_peer_uid(fd, &uid) == 0 ? (long)uid : -1;
 		if ((cc->w = loop_fd_add(ctl->d->lp, fd, EPOLLIN, on_conn,
 		    cc)) == NULL) {
 			close(fd);

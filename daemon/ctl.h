@@ -5,7 +5,8 @@
  * A request is one line, "COMMAND" or "COMMAND json"; the answer is "ok"
  * or "error: REASON" on the first line, then the body, then the daemon
  * closes the connection.  Commands: status, tunnels, streams, links,
- * stats, reload, metrics (Prometheus text format), version.  The text
+ * stats, reload (root and the daemon's user only, SO_PEERCRED),
+ * metrics (Prometheus text format), version.  The text
  * bodies are tables for people; "json" asks for one JSON document.
  */
 #ifndef CTL_H
@@ -37,12 +38,15 @@ const char *ctl_path(const struct ctl *ctl);
 void ctl_free(struct ctl *ctl);
 
 /**
- * ctl_answer(d, request, out, outlen):
- * The complete answer to ${request} (one line without its newline), in
- * a new buffer ${*out} of ${*outlen} bytes (free it).  Returns 0, or -1
- * when out of memory.
+ * ctl_answer(d, request, uid, out, outlen):
+ * The complete answer to ${request} (one line without its newline) from a
+ * client of user id ${uid} (-1: unknown), in a new buffer ${*out} of
+ * ${*outlen} bytes (free it).  Commands for root and the daemon's user
+ * only (ctlcmd.h) are refused to others; a reload comes at least a second
+ * after the previous one over the socket ended, or is refused saying when
+ * to try again.  Returns 0, or -1 when out of memory.
  */
-int ctl_answer(struct rsd *d, const char *request, char **out,
+int ctl_answer(struct rsd *d, const char *request, long uid, char **out,
     size_t *outlen);
 
 #endif /* !CTL_H */

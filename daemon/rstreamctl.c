@@ -29,7 +29,7 @@
 #define TIMEOUT_MS	30000
 
 static const char *const commands[] = {
-#define X(name, help) #name,
+#define X(name, who, help) #name,
 	CTL_COMMANDS(X)
 #undef X
 	NULL
@@ -45,7 +45,8 @@ usage(FILE *f)
 	    "Show what a running rstreamd is doing, or make it reload.\n"
 	    "\n"
 	    "commands:\n");
-#define X(name, help) fprintf(f, "  %-9s %s\n", #name, help);
+#define X(name, who, help) fprintf(f, "  %-9s %s\n%s", #name, help,	\
+	(who) == CTL_ADMIN ? "            (root and rstreamd's own user only)\n" : "");
 	CTL_COMMANDS(X)
 #undef X
 	fprintf(f,
@@ -174,6 +175,25 @@ fail:
 	return (-1);
 }
 
+/*
+ * The milliseconds after which a refused request may be asked again, if
+ * answer line ${line} says so (CTL_RETRY_IN); else -1.
+ */
+static int
+retry_after(const char *line)
+{
+	const char *p;
+	double s;
+
+	if (strncmp(line, "error: ", 7) != 0 ||
+	    (p = strstr(line, CTL_RETRY_IN)) == NULL ||
+	    sscanf(p + strlen(CTL_RETRY_IN), "%lf", &s) != 1 || s < 0 ||
+	    s > TIMEOUT_MS / 1000)
+		return (-1);
+	/* A little late rather than early: the daemon's clock said it. */
+	return ((int)(s * 1000) + 100);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -188,7 +208,7 @@ main(int argc, char **argv)
 	const char *sock = NULL, *cfile = NULL, *cmd = "status";
 	char path[108], req[64], *resp, *body;
 	size_t len;
-	int c, json = 0, i;
+	int c, json = 0, i, wait, waited;
 
 	while ((c = getopt_long(argc, argv, "js:c:hV", longopts, NULL)) !=
 	    -1) {
@@ -230,10 +250,18 @@ main(int argc, char **argv)
 	if (socket_path(sock, cfile, path, sizeof(path)) != 0)
 		return (1);
 	snprintf(req, sizeof(req), "%s%s\n", cmd, json ? " json" : "");
-	if (talk(path, req, &resp, &len) != 0)
-		return (2);
-	if ((body = strchr(resp, '\n')) != NULL)
-		*body++ = '\0';
+	for (waited = 0;; waited += wait) {
+		if (talk(path, req, &resp, &len) != 0)
+			return (2);
+		if ((body = strchr(resp, '\n')) != NULL)
+			*body++ = '\0';
+		if ((wait = retry_after(resp)) < 0 ||
+		    waited + wait > TIMEOUT_MS)
+			break;
+		fprintf(stderr, "rstreamctl: %s\n", resp + 7);
+		free(resp);
+		usleep((useconds_t)wait * 1000);
+	}
 	if (strcmp(resp, "ok") != 0) {
 		fprintf(stderr, "rstreamctl: %s\n", strncmp(resp, "error: ",
 		    7) == 0 ? resp + 7 : resp[0] ? resp :

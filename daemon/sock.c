@@ -481,3 +481,16 @@ sock_peer_text(int fd, char *buf, size_t len)
 	}
 	addr_text((struct sockaddr *)&ss, buf, len);
 }
+
+int
+sock_peer_uid(int fd, uid_t *uid)
+{
+	struct ucred cr;
+	socklen_t l = sizeof(cr);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &l) != 0 ||
+	    l != sizeof(cr))
+		return (-1);
+	*uid = cr.uid;
+	return (0);
+}

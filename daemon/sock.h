@@ -132,4 +132,12 @@ void sock_close_reset(int fd);
  */
 void sock_peer_text(int fd, char *buf, size_t len);
 
+/**
+ * sock_peer_uid(fd, uid):
+ * The user id of the process at the other end of Unix socket ${fd}, as
+ * the kernel recorded it at connect (SO_PEERCRED), into ${*uid}.  Returns
+ * 0, or -1 when the kernel cannot tell.
+ */
+int sock_peer_uid(int fd, uid_t *uid);
+
 #endif /* !SOCK_H */

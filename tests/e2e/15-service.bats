@@ -59,7 +59,7 @@ slow_transfer() {
 	assert_failure
 }
 
-@test "rstreamctl -c: a control_group member needs the control socket, not the keys" {
+@test "rstreamctl -c: a control_group member needs the control socket, not the keys, and may not reload; root reloads one at a time" {
 	(umask 077; head -c 32 /dev/urandom >"$W/k.key")
 	conf_a "{ name = \"k\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; key_file = \"$W/k.key\"; }"
 	printf 'control_group = "nogroup";\n' >>"$W/a.conf"
@@ -75,6 +75,37 @@ slow_transfer() {
 	run setpriv --reuid=65534 --regid=65534 --clear-groups "$CTL" -c "$W/a.conf" status
 	assert_success
 	assert_output --partial "1 tunnel, 0 streams"
+	# A reload is root's and the daemon's own user's (here both root).
+	run setpriv --reuid=65534 --regid=65534 --clear-groups "$CTL" -c "$W/a.conf" reload
+	assert_failure
+	assert_output "rstreamctl: reload is only for root and rstreamd's own user (uid 0); this client is uid 65534"
+	wait_log a "control socket: reload refused to uid 65534 (only root and uid 0 may)"
+	run grep "reloading" "$W/a.log"
+	assert_failure
+	# Root's reloads come a second apart: of eight asked at once, the
+	# first runs and the rest are told when to try again.
+	python3 -c 'import socket, sys
+ss = [socket.socket(socket.AF_UNIX) for i in range(8)]
+for s in ss:
+    s.connect(sys.argv[1])
+for s in ss:
+    s.sendall(b"reload\n")
+for s in ss:
+    print(s.makefile().readline().strip())' "$W/a.ctl" >"$W/burst.out"
+	run grep -c "^ok$" "$W/burst.out"
+	[ "$output" -ge 1 ]
+	run grep -c "^error: reload refused: the previous one ended [0-9.]* s ago, and reloads over the control socket come at least 1 s apart; try again in [0-9.]* s$" "$W/burst.out"
+	[ "$output" -ge 1 ]
+	[ "$(grep -c . "$W/burst.out")" = 8 ]
+	[ "$(grep -c "^ok$" "$W/burst.out")" = "$(grep -c "reloaded $W/a.conf" "$W/a.log")" ]
+	wait_log a "control socket: reload refused: [0-9.]* s after the previous one"
+	# rstreamctl waits as told and asks again.
+	run "$CTL" -s "$W/a.ctl" reload
+	assert_success
+	assert_output --partial "reloaded $W/a.conf"
+	run "$CTL" -s "$W/a.ctl" reload
+	assert_success
+	assert_output --partial "reloaded $W/a.conf"
 }
 
 @test "stop: streams still open at the end of drain_time are closed; a second SIGTERM stops at once" {
