@@ -32,17 +32,22 @@ key() {
 	port=$(accept_port a echo)
 	run client "$port" "through an authenticated link"
 	assert_output "through an authenticated link"
-	# Neither the key nor a stream's bytes (in the rings, pooled once
-	# the stream ended) would be in a core dump of either daemon.
+	# Neither the key nor a stream's bytes (in its rings: the stream
+	# stays open, its echo back) would be in a core dump of either daemon.
 	printf 'marker-%s' "$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')" >"$W/mark"
-	run client "$(accept_port a echo)" "$(cat "$W/mark")"
-	assert_output "$(cat "$W/mark")"
+	n=$(ctl_json a stats '.tunnels[0].bytes_out')
+	timeout 60 socat SYSTEM:"cat $W/mark; echo; exec sleep 100" \
+	    TCP:127.0.0.1:"$(accept_port a echo)" </dev/null >/dev/null 2>&1 3>&- &
+	RS_PIDS+=("$!")
+	wait_until 30 at_least $((n + 40)) ctl_json a stats '.tunnels[0].bytes_out'
 	for pid in "$PID_a" "$PID_b"; do
 		run python3 "$RSTREAMD_SRCDIR/tests/e2e/memscan.py" "$pid" "$W/k1.key" "$W/mark"
 		assert_success
 		assert_line --regexp "k1.key dumped 0 left-out [1-9]"
 		assert_line --regexp "mark dumped 0 left-out [1-9]"
 	done
+	kill "${RS_PIDS[-1]}"
+	wait_ctl a stats '.tunnels[] | select(.tunnel == "echo") | .active' 0
 	# Every tunnel has a key: no warning about unauthenticated links.
 	run grep "not authenticated for" "$W/a.log" "$W/b.log"
 	assert_failure
@@ -58,9 +63,9 @@ key() {
 	refute_output "one too many"
 	wait_log a "tunnel echo stream .*stream limit 2 reached"
 	run ctl_json a stats '.tunnels[] | select(.tunnel == "echo") | "\(.opened) \(.refused) \(.limited) \(.denied)"'
-	assert_output "3 1 1 0"
+	assert_output "4 1 1 0"
 	run ctl_json b stats '.tunnels[] | select(.tunnel == "echo") | "\(.opened) \(.refused) \(.limited) \(.denied)"'
-	assert_output "3 0 0 0"
+	assert_output "4 0 0 0"
 
 	# A key the group or others can read is no key.
 	chmod 640 "$W/k1.key"
