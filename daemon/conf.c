@@ -1033,6 +1033,7 @@ parse_tunnel(struct parse *p, const config_setting_t *g, struct conf *c,
 	t->line = (int)config_setting_source_line(g);
 	t->sz = c->defaults;
 	t->unix_mode = 0660;
+	t->unix_uid = t->unix_gid = -1;
 	t->key = c->key;
 
 	/* The name first: every later message is about this tunnel. */

@@ -86,6 +86,9 @@ struct conf_tunnel {
 	uint32_t unix_mode;		/* accept=unix: socket file mode, default 0660 */
 	char unix_owner[64];		/* "" = leave as is */
 	char unix_group[64];
+	/* Their ids, looked up by the daemon before it applies the
+	 * configuration (not by conf_load); -1: leave as is. */
+	long unix_uid, unix_gid;
 	/* target: PROXY protocol header version written first (0: none). */
 	int proxy_protocol;
 	/* target: believe the client address (ORIGIN) any peer claims,

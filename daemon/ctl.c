@@ -38,14 +38,25 @@
 #define CTL_REQ_MAX	256
 #define CTL_CONNS_MAX	16
 
+/*
+ * A client.  Its socket and timer run in shared turns of the daemon's
+ * loop (a client, or a hundred asking in a loop, stop no worker); a
+ * command's first step runs there too (ctlcmd.h), and only the answer
+ * itself is rendered in an exclusive turn (the run job).
+ */
 struct ctl_conn {
 	struct ctl *ctl;
 	int fd;
 	long uid;			/* the client's (SO_PEERCRED); -1: unknown */
 	struct loop_fd *w;
 	struct loop_timer idle;
+	struct loop_job run;
 	char req[CTL_REQ_MAX];
 	size_t reqlen;
+	int asked;			/* a request came: no more reading */
+	int cmd, json, rc;		/* the command, and how it went */
+	struct render_buf body;
+	struct render_buf first;	/* what its first step found */
 	char *out;
 	size_t outlen, outoff;
 	TAILQ_ENTRY(ctl_conn) entry;
@@ -399,25 +410,11 @@ reload_due(struct ctl *ctl, struct render_buf *o)
 	return (0);
 }
 
+/* A reload's answer (see first_reload): it worked. */
 static int
 cmd_reload(struct rsd *d, struct render_buf *o, int json)
 {
-	char err[1100];
-	int rc;
 
-	if (!reload_due(d->ctl, o))
-		return (-1);
-	log_notice("reload requested on the control socket");
-	rc = reload_config(d, err, sizeof(err));
-	if (d->ctl != NULL) {
-		d->ctl->reloaded = 1;
-		d->ctl->reload_end_ms = mono_ms();
-	}
-	if (rc != 0) {
-		render_printf(o, "reload failed, still running the previous "
-		    "configuration: %s\n", err);
-		return (-1);
-	}
 	if (json)
 		render_printf(o, "{\"reloaded\":true,\"tunnels\":%zu}",
 		    d->conf->ntunnels);
@@ -426,7 +423,6 @@ cmd_reload(struct rsd *d, struct render_buf *o, int json)
 		    d->conf->ntunnels);
 	return (0);
 }
-
 static void
 tunnel_metric(struct rsd *d, struct render_buf *o, const char *name,
     const char *type, const char *help, size_t off, int u32)
@@ -511,19 +507,13 @@ port_counter(void *arg, const char *dir, const char *name, uint64_t value)
 	render_printf(pc->o, "} %llu\n", (unsigned long long)value);
 }
 
-/*
- * Where each link runs on the fabric, and the adapter's own counters of
- * every port a link uses (retransmissions, sequence and access errors):
- * a fabric problem shows there before it ends a link.
- */
+/* Where each link runs on the fabric. */
 static void
 fabric_metrics(struct rsd *d, struct render_buf *o)
 {
 	const struct dlink *dl;
 	struct link_info li;
-	struct port_ctx pc;
-	const struct hca_info *h, *ports[32];
-	int k, nports = 0;
+	const struct hca_info *h;
 
 	render_metric_head(o, "rstreamd_link_fabric_info", "gauge", "Where "
 	    "an up link runs: device, port, transport, GID, path MTU and "
@@ -542,14 +532,30 @@ fabric_metrics(struct rsd *d, struct render_buf *o)
 		    h->gid_index, h->gid, h->peer_gid, h->path_mtu,
 		    (unsigned)h->qpn, (unsigned)h->peer_qpn);
 	}
+}
+
+/*
+ * The adapter's own counters of every port a link uses (retransmissions,
+ * sequence and access errors): a fabric problem shows there before it
+ * ends a link.  Dozens of sysfs files per port: this is metrics' first
+ * step (ctlcmd.h), in a turn that stops no worker, reading of the links
+ * only where they run, which never changes once they are up.
+ */
+static int
+ports_metrics(struct rsd *d, struct render_buf *o)
+{
+	const struct dlink *dl;
+	struct port_ctx pc;
+	const struct hca_info *ports[32];
+	int k, nports = 0;
+
 	render_metric_head(o, "rstreamd_rdma_port_counter", "untyped", "The "
 	    "RDMA adapter's counters of each port an up link uses, as its "
 	    "driver publishes them (set: counters or hw_counters).");
 	pc.o = o;
 	/* Each port once, however many links share it (few ports do). */
 	for (dl = link_first(d); dl != NULL; dl = link_next(dl)) {
-		link_info(dl, &li);
-		if ((pc.h = li.hca) == NULL)
+		if ((pc.h = link_hca(dl)) == NULL)
 			continue;
 		for (k = 0; k < nports; k++)
 			if (ports[k]->port == pc.h->port &&
@@ -561,6 +567,7 @@ fabric_metrics(struct rsd *d, struct render_buf *o)
 		(void)hca_port_counters(NULL, pc.h->device, pc.h->port,
 		    port_counter, &pc);
 	}
+	return (0);
 }
 
 static int
@@ -641,6 +648,10 @@ cmd_metrics(struct rsd *d, struct render_buf *o, int json)
 	daemon_metric(o, "rstreamd_reload_failed", "gauge", "1 if the last "
 	    "reload failed (the previous configuration is running).",
 	    d->reload_error[0] != '\0');
+	daemon_metric(o, "rstreamd_exclusive_turns_total", "counter", "Turns "
+	    "that stopped every worker thread (setting links and streams up "
+	    "and down, answering control requests); 0 with one thread.",
+	    loop_exclusive_turns(d->lp));
 
 	render_metric_head(o, "rstreamd_tunnel_bytes_total", "counter",
 	    "Stream payload bytes, in from local sockets and out to them.");
@@ -743,13 +754,21 @@ cmd_version(struct rsd *d, struct render_buf *o, int json)
 	return (0);
 }
 
+/* A command's first step (ctlcmd.h): 0, go on; 1, the answer comes
+ * later; -1, the body says why not. */
+typedef int first_fn(struct ctl_conn *cc);
+static first_fn first_ports, first_reload;
+#define first_none NULL
+
 static const struct ctl_cmd {
 	const char *name;
 	enum ctl_who who;
+	first_fn *first;
 	cmd_fn *fn;
 	const char *help;
 } cmds[] = {
-#define X(name, who, help) { #name, who, cmd_##name, help },
+#define X(name, who, first, help) { #name, who, first_##first, cmd_##name, \
+	help },
 	CTL_COMMANDS(X)
 #undef X
 };
@@ -766,7 +785,7 @@ allowed(struct rsd *d, const struct ctl_cmd *c, long uid,
 
 	if (c->who == CTL_ANYONE || uid == 0 || uid == self)
 		return (1);
-	render_printf(o, "error: %s is only for root and rstreamd's own user "
+	render_printf(o, "%s is only for root and rstreamd's own user "
 	    "(uid %ld); this client is ", c->name, self);
 	if (uid < 0)
 		render_printf(o, "of unknown uid\n");
@@ -779,60 +798,21 @@ allowed(struct rsd *d, const struct ctl_cmd *c, long uid,
 	return (0);
 }
 
-int
-ctl_answer(struct rsd *d, const char *request, long uid, char **out,
-    size_t *outlen)
-{
-	struct render_buf o = { NULL, 0, 0, 0 }, body = { NULL, 0, 0, 0 };
-	char cmd[32], fmt[32], extra[2];
-	size_t k;
-	int n, json;
-
-	n = sscanf(request, "%31s %31s %1s", cmd, fmt, extra);
-	json = n >= 2 && strcmp(fmt, "json") == 0;
-	for (k = 0; n >= 1 && k < sizeof(cmds) / sizeof(cmds[0]); k++)
-		if (strcmp(cmd, cmds[k].name) == 0)
-			break;
-	if (n < 1 || n > 2 || (n == 2 && !json)) {
-		render_printf(&o, "error: bad request; send COMMAND or "
-		    "\"COMMAND json\"\n");
-	} else if (k == sizeof(cmds) / sizeof(cmds[0])) {
-		render_printf(&o, "error: unknown command '%s' (try", cmd);
-		for (k = 0; k < sizeof(cmds) / sizeof(cmds[0]); k++)
-			render_printf(&o, "%s %s", k ? "," : "", cmds[k].name);
-		render_printf(&o, ")\n");
-	} else if (allowed(d, &cmds[k], uid, &o)) {
-		n = cmds[k].fn(d, &body, json);
-		render_printf(&o, "%s", n == 0 ? "ok\n" : "error: ");
-		if (body.len > 0)
-			render_printf(&o, "%s", body.p);
-		/* A JSON document ends with its newline. */
-		if (n == 0 && json)
-			render_printf(&o, "\n");
-		if (body.oom)
-			o.oom = 1;
-		free(body.p);
-	}
-	if (o.oom) {
-		free(o.p);
-		return (-1);
-	}
-	*out = o.p;
-	*outlen = o.len;
-	return (0);
-}
-
 /* ---------------------------------------------------------- connections */
 
 static void
 conn_free(struct ctl_conn *cc)
 {
 
+	reload_forget(cc->ctl->d, cc);
 	TAILQ_REMOVE(&cc->ctl->conns, cc, entry);
 	cc->ctl->nconns--;
 	loop_fd_del(cc->w);
 	loop_timer_stop(&cc->idle);
+	loop_job_cancel(&cc->run);
 	close(cc->fd);
+	free(cc->body.p);
+	free(cc->first.p);
 	free(cc->out);
 	free(cc);
 }
@@ -868,6 +848,121 @@ conn_write(struct ctl_conn *cc)
 	conn_free(cc);
 }
 
+/*
+ * The answer, as cc->rc says: "ok" and the body (and its first step's,
+ * and a JSON document's newline), or "error: " and why.  May free ${cc}.
+ */
+static void
+conn_answer(struct ctl_conn *cc)
+{
+	struct render_buf o = { NULL, 0, 0, 0 };
+
+	render_printf(&o, "%s", cc->rc == 0 ? "ok\n" : "error: ");
+	if (cc->body.len > 0)
+		render_printf(&o, "%s", cc->body.p);
+	if (cc->rc == 0 && cc->first.len > 0)
+		render_printf(&o, "%s", cc->first.p);
+	if (cc->rc == 0 && cc->json)
+		render_printf(&o, "\n");
+	if (o.oom || cc->body.oom || cc->first.oom) {
+		free(o.p);
+		conn_free(cc);
+		return;
+	}
+	cc->out = o.p;
+	cc->outlen = o.len;
+	conn_write(cc);
+}
+
+/* The exclusive turn: the command reads the daemon and answers. */
+static void
+on_run(void *arg)
+{
+	struct ctl_conn *cc = arg;
+
+	cc->rc = cmds[cc->cmd].fn(cc->ctl->d, &cc->body, cc->json);
+	conn_answer(cc);
+}
+
+static int
+first_ports(struct ctl_conn *cc)
+{
+
+	/* Text after the body: Prometheus has no JSON form to keep whole. */
+	return (ports_metrics(cc->ctl->d, &cc->first));
+}
+
+/* The reload is applied (or failed): its answer. */
+static void
+reloaded(void *arg, int rc, const char *err)
+{
+	struct ctl_conn *cc = arg;
+
+	cc->ctl->reloaded = 1;
+	cc->ctl->reload_end_ms = mono_ms();
+	if (rc != 0) {
+		render_printf(&cc->body, "reload failed, still running the "
+		    "previous configuration: %s\n", err);
+		cc->rc = -1;
+	} else {
+		cc->rc = cmd_reload(cc->ctl->d, &cc->body, cc->json);
+	}
+	conn_answer(cc);
+}
+
+static int
+first_reload(struct ctl_conn *cc)
+{
+
+	if (!reload_due(cc->ctl, &cc->body))
+		return (-1);
+	log_notice("reload requested on the control socket");
+	(void)reload_start(cc->ctl->d, reloaded, cc);
+	return (1);
+}
+
+/*
+ * A request came (in a shared turn): refused at once, or its first step
+ * now and its answer in the next exclusive turn.  May free ${cc}.
+ */
+static void
+conn_request(struct ctl_conn *cc)
+{
+	struct rsd *d = cc->ctl->d;
+	char cmd[32], fmt[32], extra[2];
+	size_t k, ncmds = sizeof(cmds) / sizeof(cmds[0]);
+	int n;
+
+	cc->asked = 1;
+	loop_fd_set(cc->w, 0);
+	cc->rc = -1;
+	n = sscanf(cc->req, "%31s %31s %1s", cmd, fmt, extra);
+	cc->json = n >= 2 && strcmp(fmt, "json") == 0;
+	for (k = 0; n >= 1 && k < ncmds; k++)
+		if (strcmp(cmd, cmds[k].name) == 0)
+			break;
+	if (n < 1 || n > 2 || (n == 2 && !cc->json)) {
+		render_printf(&cc->body, "bad request; send COMMAND or "
+		    "\"COMMAND json\"\n");
+	} else if (k == ncmds) {
+		render_printf(&cc->body, "unknown command '%s' (try", cmd);
+		for (k = 0; k < ncmds; k++)
+			render_printf(&cc->body, "%s %s", k ? "," : "",
+			    cmds[k].name);
+		render_printf(&cc->body, ")\n");
+	} else if (allowed(d, &cmds[k], cc->uid, &cc->body)) {
+		cc->cmd = (int)k;
+		n = cmds[k].first != NULL ? cmds[k].first(cc) : 0;
+		if (n > 0)
+			return;
+		if (n == 0) {
+			loop_job_defer(&cc->run);
+			return;
+		}
+	}
+	conn_answer(cc);
+}
+
 static void
 on_conn(void *arg, uint32_t events)
 {
@@ -880,6 +975,8 @@ on_conn(void *arg, uint32_t events)
 		conn_write(cc);
 		return;
 	}
+	if (cc->asked)
+		return;
 	n = recv(cc->fd, cc->req + cc->reqlen, sizeof(cc->req) - 1 -
 	    cc->reqlen, MSG_DONTWAIT);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
@@ -896,11 +993,7 @@ on_conn(void *arg, uint32_t events)
 		nl = cc->req + cc->reqlen;	/* too long: answer anyway */
 	}
 	*nl = '\0';
-	if (ctl_answer(cc->ctl->d, cc->req, cc->uid, &cc->out, &cc->outlen)) {
-		conn_free(cc);
-		return;
-	}
-	conn_write(cc);
+	conn_request(cc);
 }
 
 /* Close the connection waiting longest (the list is newest first). */
@@ -945,8 +1038,11 @@ on_listen(void *arg, uint32_t events)
 			free(cc);
 			continue;
 		}
+		loop_fd_share(cc->w, 1);
 		loop_timer_init(&cc->idle, ctl->d->lp, on_idle, cc);
+		loop_timer_share(&cc->idle, 1);
 		loop_timer_arm(&cc->idle, CTL_IDLE_MS);
+		loop_job_init(&cc->run, ctl->d->lp, on_run, cc);
 		TAILQ_INSERT_HEAD(&ctl->conns, cc, entry);
 		ctl->nconns++;
 	}
@@ -957,6 +1053,7 @@ ctl_new(struct rsd *d, char *err, size_t errlen)
 {
 	const struct conf *c = d->conf;
 	struct conf_addr a;
+	struct sock_ids ids;
 	char bound[160], why[512];
 	struct ctl *ctl;
 
@@ -974,8 +1071,9 @@ ctl_new(struct rsd *d, char *err, size_t errlen)
 	snprintf(a.path, sizeof(a.path), "%s", c->control);
 	snprintf(a.text, sizeof(a.text), "unix:%s", c->control);
 	snprintf(ctl->path, sizeof(ctl->path), "%s", c->control);
-	ctl->fd = sock_listen(&a, c->control_mode, "", c->control_group,
-	    &ctl->sf, bound, sizeof(bound), why, sizeof(why));
+	ctl->fd = sock_ids("", c->control_group, &ids, why, sizeof(why)) ?
+	    -1 : sock_listen(&a, c->control_mode, &ids, &ctl->sf, bound,
+	    sizeof(bound), why, sizeof(why));
 	if (ctl->fd < 0) {
 		snprintf(err, errlen, "control socket: %s", why);
 		free(ctl);
@@ -987,6 +1085,7 @@ ctl_new(struct rsd *d, char *err, size_t errlen)
 		ctl_free(ctl);
 		return (NULL);
 	}
+	loop_fd_share(ctl->w, 1);
 	return (ctl);
 }
 

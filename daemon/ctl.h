@@ -8,6 +8,11 @@
  * stats, reload (root and the daemon's user only, SO_PEERCRED),
  * metrics (Prometheus text format), version.  The text
  * bodies are tables for people; "json" asks for one JSON document.
+ * Commands for root and the daemon's user only (ctlcmd.h) are refused to
+ * others; a reload comes at least a second after the previous one over
+ * the socket ended, or is refused saying when to try again.  Clients are
+ * served in turns that stop no worker; only the answer itself is made in
+ * an exclusive turn (see ctlcmd.h).
  */
 #ifndef CTL_H
 #define CTL_H
@@ -36,17 +41,5 @@ const char *ctl_path(const struct ctl *ctl);
  * NULL is a no-op.
  */
 void ctl_free(struct ctl *ctl);
-
-/**
- * ctl_answer(d, request, uid, out, outlen):
- * The complete answer to ${request} (one line without its newline) from a
- * client of user id ${uid} (-1: unknown), in a new buffer ${*out} of
- * ${*outlen} bytes (free it).  Commands for root and the daemon's user
- * only (ctlcmd.h) are refused to others; a reload comes at least a second
- * after the previous one over the socket ended, or is refused saying when
- * to try again.  Returns 0, or -1 when out of memory.
- */
-int ctl_answer(struct rsd *d, const char *request, long uid, char **out,
-    size_t *outlen);
 
 #endif /* !CTL_H */

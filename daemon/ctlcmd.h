@@ -1,7 +1,14 @@
 /*
  * ctlcmd: the control socket's commands, in one list: the daemon answers
  * them (ctl.c), rstreamctl names and explains them (its help) from it.
- * X(name, who may use it, what it shows or does).
+ * X(name, who may use it, its first step, what it shows or does).
+ *
+ * The daemon answers a command in a turn that stops every worker, as it
+ * reads what they change; anything slow a command needs comes first, in
+ * a turn of its own that stops none: its first step.  none: nothing;
+ * ports: read the counters of the RDMA ports links use (sysfs files);
+ * reload: read and check the configuration file and look its names up
+ * (the answer comes once it is applied).
  */
 #ifndef CTLCMD_H
 #define CTLCMD_H
@@ -20,17 +27,20 @@ enum ctl_who { CTL_ANYONE, CTL_ADMIN };
 #define CTL_RETRY_IN	"try again in "
 
 #define CTL_COMMANDS(X)							\
-	X(status, CTL_ANYONE,						\
+	X(status, CTL_ANYONE, none,					\
 	    "the daemon, its tunnels and links (the default)")		\
-	X(tunnels, CTL_ANYONE,						\
+	X(tunnels, CTL_ANYONE, none,					\
 	    "every tunnel: address, peer or target, streams, link")	\
-	X(streams, CTL_ANYONE, "every open stream: addresses, state, bytes") \
-	X(links, CTL_ANYONE,						\
+	X(streams, CTL_ANYONE, none,					\
+	    "every open stream: addresses, state, bytes")		\
+	X(links, CTL_ANYONE, none,					\
 	    "every RDMA link: state, streams, bytes, credit stalls")	\
-	X(stats, CTL_ANYONE, "per-tunnel counters and per-link counters") \
-	X(reload, CTL_ADMIN,						\
+	X(stats, CTL_ANYONE, none,					\
+	    "per-tunnel counters and per-link counters")		\
+	X(reload, CTL_ADMIN, reload,					\
 	    "re-read the configuration (like SIGHUP) and report")	\
-	X(metrics, CTL_ANYONE, "counters in the Prometheus text format") \
-	X(version, CTL_ANYONE, "the daemon's version")
+	X(metrics, CTL_ANYONE, ports,					\
+	    "counters in the Prometheus text format")			\
+	X(version, CTL_ANYONE, none, "the daemon's version")
 
 #endif /* !CTLCMD_H */

@@ -1673,6 +1673,13 @@ link_pinned(const struct rsd *d)
 	return (d->cm != NULL ? verbs_cm_pinned(d->cm) : 0);
 }
 
+int
+link_tick_due(struct rsd *d)
+{
+
+	return (verbs_cm_tick_due(d->cm));
+}
+
 void
 link_tick(struct rsd *d)
 {
@@ -1939,6 +1946,14 @@ link_info(const struct dlink *dl, struct link_info *li)
 		verbs_link_mem_stats(dl->vl, &li->mem);
 		li->have_stats = 1;
 	}
+}
+
+const struct hca_info *
+link_hca(const struct dlink *dl)
+{
+
+	return (dl->vl != NULL && dl->state == D_UP ?
+	    verbs_link_hca(dl->vl) : NULL);
 }
 
 int

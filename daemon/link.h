@@ -171,6 +171,13 @@ void link_listen_close(struct rsd *d);
 void link_tick(struct rsd *d);
 
 /**
+ * link_tick_due(d):
+ * Whether link_tick has anything to do now (see verbs_cm_tick_due): it
+ * needs an exclusive turn, this does not.
+ */
+int link_tick_due(struct rsd *d);
+
+/**
  * link_client_new(d, c, nc, ops, arg):
  * A link for client tunnel ${c} (from configuration ${nc}, for its source
  * address), reporting to ${ops} with ${arg}.  Nothing happens until
@@ -229,6 +236,14 @@ const struct dlink *link_next(const struct dlink *dl);
  * Describe ${dl} for rstreamctl.
  */
 void link_info(const struct dlink *dl, struct link_info *li);
+
+/**
+ * link_hca(dl):
+ * Where up link ${dl} runs on the fabric (link_info's hca), or NULL.
+ * Read once when the link came up and never written after: unlike the
+ * rest of link_info, it may be read in any turn of the daemon's loop.
+ */
+const struct hca_info *link_hca(const struct dlink *dl);
 
 /**
  * link_state_name(s):

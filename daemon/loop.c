@@ -36,6 +36,7 @@ struct loop_fd {
 struct world {
 	pthread_mutex_t excl;
 	int pending;			/* atomic: an exclusive turn waits */
+	uint64_t excl_turns;		/* taken so far (under excl) */
 	size_t n;
 	struct loop *loops[WORLD_MAX];
 };
@@ -106,6 +107,13 @@ loop_bind(struct loop *lp)
 	lp->owner = pthread_self();
 	cur = lp;
 	clock_read();
+}
+
+uint64_t
+loop_exclusive_turns(const struct loop *lp)
+{
+
+	return (lp->world != NULL ? lp->world->excl_turns : 0);
 }
 
 int
@@ -223,6 +231,7 @@ lock_all(struct world *w)
 	size_t i;
 
 	pthread_mutex_lock(&w->excl);
+	w->excl_turns++;
 	__atomic_store_n(&w->pending, 1, __ATOMIC_RELEASE);
 	for (i = 0; i < w->n; i++)
 		pthread_mutex_lock(&w->loops[i]->turn);

@@ -221,6 +221,13 @@ void loop_job_share(struct loop_job *j, int shared);
 int loop_exclusive(void);
 
 /**
+ * loop_exclusive_turns(lp):
+ * How many exclusive turns ${lp}'s world has taken, each stopping every
+ * loop of it (0 outside a world).  Read it in an exclusive turn.
+ */
+uint64_t loop_exclusive_turns(const struct loop *lp);
+
+/**
  * loop_run_once(lp, max_ms):
  * Wait up to ${max_ms} (or until the next timer; not at all if a job is
  * deferred) for events, dispatch them, then any due timers, then the

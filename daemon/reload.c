@@ -34,35 +34,67 @@ reload_workers(const struct conf *c)
 	return (n > CONF_MAX_WORKERS ? CONF_MAX_WORKERS : (unsigned)n);
 }
 
-int
-reload_config(struct rsd *d, char *err, size_t errlen)
+/* A reload that failed: the running configuration stays, and says so. */
+static int
+failed(struct rsd *d, struct conf *nc, const char *err)
 {
-	struct conf *nc = NULL;
-	char file[sizeof(d->conf->file)], why[1024];
+
+	conf_free(nc);
+	snprintf(d->reload_error, sizeof(d->reload_error), "%s", err);
+	log_err("reload failed, still running the previous configuration: "
+	    "%s", err);
+	notify_reloaded();
+	return (-1);
+}
+
+/* Tell whoever asked how it went (once), then forget them. */
+static void
+report(struct rsd *d, int rc, const char *err)
+{
+	void (*done)(void *, int, const char *) = d->reload_done;
+
+	d->reload_done = NULL;
+	if (done != NULL)
+		done(d->reload_arg, rc, err);
+}
+
+/*
+ * The second half, in an exclusive turn: switch to the configuration the
+ * first half read.  Nothing here reads a file but the log file it may
+ * open, or asks the name service.
+ */
+static void
+on_apply(void *arg)
+{
+	struct rsd *d = arg;
+	struct conf *nc = d->reload_nc;
+	char file[sizeof(d->conf->file)], err[1100], why[1024];
 	int control_moved;
 
+	d->reload_nc = NULL;
+	if (nc == NULL)
+		return;
 	if (d->draining) {
-		snprintf(err, errlen, "not reloading: the daemon is stopping");
-		return (-1);
+		snprintf(err, sizeof(err), "not reloading: the daemon is "
+		    "stopping");
+		report(d, failed(d, nc, err), err);
+		return;
 	}
-	notify_reloading();
 	snprintf(file, sizeof(file), "%s", d->conf->file);
-	log_notice("reloading %s", file);
-	if (conf_load(file, 0, &nc, err, errlen) != 0)
-		goto fail;
 	control_moved = strcmp(nc->control, d->conf->control) != 0 ||
 	    nc->control_mode != d->conf->control_mode ||
 	    strcmp(nc->control_group, d->conf->control_group) != 0;
 	/* The log file first: failing to open it fails the reload. */
 	if (strcmp(nc->log_file, d->conf->log_file) != 0 &&
 	    log_file_open(nc->log_file, why, sizeof(why)) != 0) {
-		snprintf(err, errlen, "%s", why);
-		goto fail;
+		report(d, failed(d, nc, why), why);
+		return;
 	}
-	if (tunnel_reload(d, nc, err, errlen) != 0) {
+	if (tunnel_reload(d, nc, err, sizeof(err)) != 0) {
 		/* Back to the old log file, if it moved. */
 		log_file_open(d->conf->log_file, why, sizeof(why));
-		goto fail;
+		report(d, failed(d, nc, err), err);
+		return;
 	}
 	/* d->conf is nc now. */
 	log_set_level(reload_log_level(d));
@@ -79,13 +111,58 @@ reload_config(struct rsd *d, char *err, size_t errlen)
 	log_notice("reloaded %s: %zu tunnels", file, d->conf->ntunnels);
 	tunnel_warn_keys(d);
 	notify_reloaded();
-	return (0);
+	report(d, 0, "");
+}
 
-fail:
-	conf_free(nc);
-	snprintf(d->reload_error, sizeof(d->reload_error), "%s", err);
-	log_err("reload failed, still running the previous configuration: "
-	    "%s", err);
-	notify_reloaded();
-	return (-1);
+int
+reload_start(struct rsd *d, void (*done)(void *, int, const char *),
+    void *arg)
+{
+	struct conf *nc = NULL;
+	char err[1100];
+
+	if (d->reload_nc != NULL || d->draining) {
+		snprintf(err, sizeof(err), "not reloading: %s",
+		    d->draining ? "the daemon is stopping" :
+		    "a reload is already under way");
+		log_notice("%s", err);
+		if (done != NULL)
+			done(arg, -1, err);
+		return (-1);
+	}
+	notify_reloading();
+	log_notice("reloading %s", d->conf->file);
+	/* Files and the name service may block: not in an exclusive turn. */
+	if (conf_load(d->conf->file, 0, &nc, err, sizeof(err)) != 0 ||
+	    tunnel_resolve(nc, err, sizeof(err)) != 0) {
+		(void)failed(d, nc, err);
+		if (done != NULL)
+			done(arg, -1, err);
+		return (-1);
+	}
+	if (d->reload_job.cb == NULL)
+		loop_job_init(&d->reload_job, d->lp, on_apply, d);
+	d->reload_nc = nc;
+	d->reload_done = done;
+	d->reload_arg = arg;
+	loop_job_defer(&d->reload_job);
+	return (0);
+}
+
+void
+reload_forget(struct rsd *d, void *arg)
+{
+
+	if (d->reload_arg == arg)
+		d->reload_done = NULL;
+}
+
+void
+reload_stop(struct rsd *d)
+{
+
+	loop_job_cancel(&d->reload_job);
+	conf_free(d->reload_nc);
+	d->reload_nc = NULL;
+	d->reload_done = NULL;
 }

@@ -1,6 +1,7 @@
 /*
  * reload: re-reading the configuration file and applying it, on SIGHUP
- * and rstreamctl reload.
+ * and rstreamctl reload: read (and names looked up) where the workers run
+ * on, applied in an exclusive turn.
  */
 #ifndef RELOAD_H
 #define RELOAD_H
@@ -11,13 +12,32 @@ struct conf;
 struct rsd;
 
 /**
- * reload_config(d, err, errlen):
- * Re-read the configuration file and apply it, telling systemd
- * RELOADING=1 then READY=1.  Returns 0, or -1 with the reason in ${err}:
- * the previous configuration keeps running, and the STATUS line says so
- * until a reload works.
+ * reload_start(d, done, arg):
+ * Re-read and check the configuration file, and look up the names it
+ * needs (this may block on files and the name service: call it from a
+ * shared turn of the daemon's loop, or where nothing else runs), telling
+ * systemd RELOADING=1; then apply it in the next exclusive turn, telling
+ * READY=1.  ${done}(${arg}, rc, err), if not NULL, is called once with
+ * the outcome (0, or -1 and the reason): from here when reading fails or
+ * a reload is already under way, else from that turn.  A failed reload
+ * keeps the previous configuration running, and the STATUS line says so
+ * until a reload works.  Returns 0 if the second half is to come, else
+ * -1.
  */
-int reload_config(struct rsd *d, char *err, size_t errlen);
+int reload_start(struct rsd *d, void (*done)(void *, int, const char *),
+    void *arg);
+
+/**
+ * reload_forget(d, arg):
+ * ${arg} goes away: a reload under way for it calls no ${done}.
+ */
+void reload_forget(struct rsd *d, void *arg);
+
+/**
+ * reload_stop(d):
+ * The daemon stops: a reload not yet applied is dropped.
+ */
+void reload_stop(struct rsd *d);
 
 /**
  * reload_workers(c):

@@ -124,6 +124,7 @@ struct rsd {
 	struct log_burst cm_log, open_log, resume_log, memory_log;
 	int noauth_warned;		/* said once that links lack keys */
 	struct loop_timer sweep;	/* idle_timeout, once a second */
+	struct loop_job sweep_job;	/* its exclusive part, when due */
 	struct ctl *ctl;
 	char control_path[108];		/* where the control socket is */
 	/* Sockets systemd passed (socket activation), until a tunnel takes them. */
@@ -134,6 +135,12 @@ struct rsd {
 	uint64_t started_ms, reloaded_ms;
 	unsigned reloads;
 	char reload_error[1100];	/* last failed reload, "" if it worked */
+	/* A reload read and checked, applied in the next exclusive turn
+	 * (reload.c's), and whom to tell. */
+	struct loop_job reload_job;
+	struct conf *reload_nc;
+	void (*reload_done)(void *, int, const char *);
+	void *reload_arg;
 	int draining;			/* SIGTERM: finishing open streams */
 	struct loop_job *drained;	/* defer when a stream ends, draining */
 	int stop;

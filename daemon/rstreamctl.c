@@ -29,7 +29,7 @@
 #define TIMEOUT_MS	30000
 
 static const char *const commands[] = {
-#define X(name, who, help) #name,
+#define X(name, who, first, help) #name,
 	CTL_COMMANDS(X)
 #undef X
 	NULL
@@ -45,7 +45,7 @@ usage(FILE *f)
 	    "Show what a running rstreamd is doing, or make it reload.\n"
 	    "\n"
 	    "commands:\n");
-#define X(name, who, help) fprintf(f, "  %-9s %s\n%s", #name, help,	\
+#define X(name, who, first, help) fprintf(f, "  %-9s %s\n%s", #name, help,	\
 	(who) == CTL_ADMIN ? "            (root and rstreamd's own user only)\n" : "");
 	CTL_COMMANDS(X)
 #undef X

@@ -54,6 +54,10 @@ struct sigctx {
 	int fd;
 	struct loop_timer drain;
 	struct loop_job drained;	/* stop once no stream is left */
+	/* Signals that need the whole daemon, for the next exclusive turn
+	 * (a SIGHUP's reload reads its file first, in the turn it came in). */
+	struct loop_job act;
+	int term, intr, usr1;
 };
 
 /* Set (then every worker woken) when the workers are to end. */
@@ -183,35 +187,50 @@ status_line(void *arg, char *buf, size_t len)
 	tunnel_status(arg, buf, len);
 }
 
+/* What the signals that came need of the whole daemon. */
+static void
+on_act(void *arg)
+{
+	struct sigctx *sc = arg;
+
+	for (; sc->term > 0; sc->term--)
+		start_drain(sc, "SIGTERM");
+	for (; sc->intr > 0; sc->intr--)
+		start_drain(sc, "SIGINT");
+	if (sc->usr1)
+		log_reopen();
+	sc->usr1 = 0;
+}
+
+/* Anyone may signal us as often as they like: this turn stops no worker. */
 static void
 on_signal(void *arg, uint32_t events)
 {
 	struct sigctx *sc = arg;
 	struct signalfd_siginfo si;
-	char err[1100];
 
 	(void)events;
 	while (read(sc->fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		switch (si.ssi_signo) {
 		case SIGTERM:
-			start_drain(sc, "SIGTERM");
+			sc->term++;
 			break;
 		case SIGINT:
-			start_drain(sc, "SIGINT");
+			sc->intr++;
 			break;
 		case SIGHUP:
 			log_notice("received SIGHUP");
-			if (reload_config(sc->d, err, sizeof(err)) != 0 &&
-			    sc->d->draining)
-				log_notice("%s", err);
+			(void)reload_start(sc->d, NULL, NULL);
 			break;
 		case SIGUSR1:
-			log_reopen();
+			sc->usr1 = 1;
 			break;
 		default:
 			break;
 		}
 	}
+	if (sc->term || sc->intr || sc->usr1)
+		loop_job_defer(&sc->act);
 }
 
 /*
@@ -333,8 +352,10 @@ main(int argc, char **argv)
 		log_err("cannot set up the event loop: %m");
 		goto out;
 	}
+	loop_fd_share(sw, 1);
 	loop_timer_init(&sc.drain, d.lp, on_drain_over, &sc);
 	loop_job_init(&sc.drained, d.lp, on_drained, &sc);
+	loop_job_init(&sc.act, d.lp, on_act, &sc);
 	d.drained = &sc.drained;
 	if (workers_new(&d, reload_workers(d.conf)) != 0 ||
 	    (th = calloc(d.nworkers + 1, sizeof(*th))) == NULL) {
@@ -379,7 +400,9 @@ out:
 		workers_join(&d, th, (size_t)nth);
 	free(th);
 	loop_job_cancel(&sc.drained);
+	loop_job_cancel(&sc.act);
 	loop_timer_stop(&sc.drain);
+	reload_stop(&d);
 	ctl_free(d.ctl);
 	tunnel_stop(&d);
 	loop_fd_del(sw);

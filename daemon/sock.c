@@ -90,33 +90,32 @@ unix_clear_stale(const char *path, char *err, size_t errlen)
 	return (0);
 }
 
-/* User and group names (or numbers, as chown(1) takes them) to ids. */
-static int
-unix_ids(const char *owner, const char *group, uid_t *uid, gid_t *gid,
+int
+sock_ids(const char *owner, const char *group, struct sock_ids *ids,
     char *err, size_t errlen)
 {
 	struct passwd *pw;
 	struct group *gr;
 
-	*uid = (uid_t)-1;
-	*gid = (gid_t)-1;
+	ids->uid = (uid_t)-1;
+	ids->gid = (gid_t)-1;
 	if (owner[0] != '\0' && owner[strspn(owner, "0123456789")] == '\0') {
-		*uid = (uid_t)strtoul(owner, NULL, 10);
+		ids->uid = (uid_t)strtoul(owner, NULL, 10);
 	} else if (owner[0] != '\0') {
 		if ((pw = getpwnam(owner)) == NULL) {
 			snprintf(err, errlen, "unknown user '%s'", owner);
 			return (-1);
 		}
-		*uid = pw->pw_uid;
+		ids->uid = pw->pw_uid;
 	}
 	if (group[0] != '\0' && group[strspn(group, "0123456789")] == '\0') {
-		*gid = (gid_t)strtoul(group, NULL, 10);
+		ids->gid = (gid_t)strtoul(group, NULL, 10);
 	} else if (group[0] != '\0') {
 		if ((gr = getgrnam(group)) == NULL) {
 			snprintf(err, errlen, "unknown group '%s'", group);
 			return (-1);
 		}
-		*gid = gr->gr_gid;
+		ids->gid = gr->gr_gid;
 	}
 	return (0);
 }
@@ -194,16 +193,13 @@ perms_error(char *err, size_t errlen, const char *op, const char *path,
 
 int
 sock_unix_perms(const char *path, const struct sock_file *sf,
-    unsigned mode, const char *owner, const char *group,
-    struct sock_perms *old, char *err, size_t errlen)
+    unsigned mode, const struct sock_ids *ids, struct sock_perms *old,
+    char *err, size_t errlen)
 {
 	struct stat st;
-	uid_t uid;
-	gid_t gid;
 	int fd, rc = -1;
 
-	if (unix_ids(owner, group, &uid, &gid, err, errlen) ||
-	    (fd = unix_open_own(path, sf, err, errlen)) < 0)
+	if ((fd = unix_open_own(path, sf, err, errlen)) < 0)
 		return (-1);
 	if (fstat(fd, &st) != 0) {
 		snprintf(err, errlen, "cannot check %s: %s", path,
@@ -219,8 +215,8 @@ sock_unix_perms(const char *path, const struct sock_file *sf,
 		perms_error(err, errlen, "chmod", path, "CAP_FOWNER");
 		goto out;
 	}
-	if ((uid != (uid_t)-1 || gid != (gid_t)-1) &&
-	    fd_chown(fd, uid, gid) != 0) {
+	if ((ids->uid != (uid_t)-1 || ids->gid != (gid_t)-1) &&
+	    fd_chown(fd, ids->uid, ids->gid) != 0) {
 		perms_error(err, errlen, "chown", path, "CAP_CHOWN");
 		if (old != NULL)
 			(void)fd_chmod(fd, old->mode);
@@ -299,9 +295,9 @@ resolve_tcp(const struct conf_addr *a, int passive, struct addrinfo **ai,
 }
 
 int
-sock_listen(const struct conf_addr *a, unsigned mode, const char *owner,
-    const char *group, struct sock_file *sf, char *bound, size_t boundlen,
-    char *err, size_t errlen)
+sock_listen(const struct conf_addr *a, unsigned mode,
+    const struct sock_ids *ids, struct sock_file *sf, char *bound,
+    size_t boundlen, char *err, size_t errlen)
 {
 	struct addrinfo *ai = NULL;
 	struct sockaddr_storage ss;
@@ -338,9 +334,8 @@ sock_listen(const struct conf_addr *a, unsigned mode, const char *owner,
 		sf->set = 1;
 		sf->dev = st.st_dev;
 		sf->ino = st.st_ino;
-		if ((owner[0] != '\0' || group[0] != '\0') &&
-		    sock_unix_perms(a->path, sf, mode, owner, group, NULL, err,
-		    errlen))
+		if ((ids->uid != (uid_t)-1 || ids->gid != (gid_t)-1) &&
+		    sock_unix_perms(a->path, sf, mode, ids, NULL, err, errlen))
 			goto fail;
 		if (listen(fd, 512) != 0)
 			goto syserr;

@@ -30,31 +30,47 @@ struct sock_perms {
 	gid_t gid;
 };
 
+/* A socket file's owner and group as ids: (uid_t)-1, (gid_t)-1: keep. */
+struct sock_ids {
+	uid_t uid;
+	gid_t gid;
+};
+
 /**
- * sock_listen(a, mode, owner, group, sf, bound, boundlen, err, errlen):
+ * sock_ids(owner, group, ids, err, errlen):
+ * The ids of user ${owner} and group ${group} (names, or numbers as
+ * chown(1) takes them; "": keep), looked up in the name service, which
+ * may block: never call it on the data path.  Returns 0, or -1 with the
+ * reason in ${err} ("unknown user 'NAME'").
+ */
+int sock_ids(const char *owner, const char *group, struct sock_ids *ids,
+    char *err, size_t errlen);
+
+/**
+ * sock_listen(a, mode, ids, sf, bound, boundlen, err, errlen):
  * A non-blocking listening socket for ${a}.  TCP: the address actually
  * bound (port 0 picks one) is written to ${bound} as tcp://HOST:PORT.
  * Unix: a stale socket file (nobody accepting on it) is replaced; a live
  * one (even one whose backlog is full), or a file that is not a socket, is
- * an error.  The new file is created with ${mode} and, if not empty, gets
- * ${owner} and ${group}; ${*sf} records it.  Returns the descriptor, or -1
+ * an error.  The new file is created with ${mode} and gets the owner and
+ * group ${ids} say; ${*sf} records it.  Returns the descriptor, or -1
  * with the reason in ${err} and no file left behind.
  */
-int sock_listen(const struct conf_addr *a, unsigned mode, const char *owner,
-    const char *group, struct sock_file *sf, char *bound, size_t boundlen,
-    char *err, size_t errlen);
+int sock_listen(const struct conf_addr *a, unsigned mode,
+    const struct sock_ids *ids, struct sock_file *sf, char *bound,
+    size_t boundlen, char *err, size_t errlen);
 
 /**
- * sock_unix_perms(path, sf, mode, owner, group, old, err, errlen):
- * Give the socket file ${path} ${mode} and, if not empty, ${owner} and
- * ${group}, storing what it had into ${old} (NULL: not wanted).  Only the
+ * sock_unix_perms(path, sf, mode, ids, old, err, errlen):
+ * Give the socket file ${path} ${mode} and the owner and group ${ids}
+ * say, storing what it had into ${old} (NULL: not wanted).  Only the
  * file ${sf} recorded is changed: a symbolic link or any other file found
  * at ${path} is an error and is left alone.  Returns 0, or -1 with the
  * reason in ${err}.
  */
 int sock_unix_perms(const char *path, const struct sock_file *sf,
-    unsigned mode, const char *owner, const char *group,
-    struct sock_perms *old, char *err, size_t errlen);
+    unsigned mode, const struct sock_ids *ids, struct sock_perms *old,
+    char *err, size_t errlen);
 
 /**
  * sock_unix_restore(path, sf, old):

@@ -273,21 +273,39 @@ static const struct link_ops incoming_ops = {
 };
 
 /*
- * Once a second: streams idle past their tunnel's idle_timeout end, and
+ * The sweep: streams idle past their tunnel's idle_timeout end, and
  * links freed while being accepted get their turn to go (verbs_cm_tick).
+ */
+static void
+on_sweep_job(void *arg)
+{
+	struct rsd *d = arg;
+	struct tun *t;
+	uint64_t now = loop_now_ms();
+
+	link_tick(d);
+	TAILQ_FOREACH(t, &d->tuns, entry)
+		if (t->c->sz.idle_timeout > 0)
+			bridge_sweep(t, now);
+}
+
+/*
+ * Once a second, in a shared turn: the sweep's exclusive turn comes only
+ * when it has work, so an idle daemon never stops its workers.
  */
 static void
 on_sweep(void *arg)
 {
 	struct rsd *d = arg;
 	struct tun *t;
-	uint64_t now = loop_now_ms();
+	int due;
 
 	loop_timer_arm(&d->sweep, 1000);
-	link_tick(d);
+	due = link_tick_due(d);
 	TAILQ_FOREACH(t, &d->tuns, entry)
-		if (t->c->sz.idle_timeout > 0)
-			bridge_sweep(t, now);
+		due |= t->c->sz.idle_timeout > 0 && t->nstreams > 0;
+	if (due)
+		loop_job_defer(&d->sweep_job);
 }
 
 /* ---------------------------------------------------- socket activation */
@@ -559,6 +577,8 @@ plan_listener(struct rsd *d, const struct conf *nc, struct plan *pl,
     size_t i, char *err, size_t errlen)
 {
 	const struct conf_tunnel *c = &nc->tunnels[i];
+	/* Looked up before the apply (tunnel_resolve): no name service here. */
+	const struct sock_ids ids = { (uid_t)c->unix_uid, (gid_t)c->unix_gid };
 	struct tun *nt = pl[i].nt, *t;
 	size_t j;
 
@@ -584,8 +604,7 @@ plan_listener(struct rsd *d, const struct conf *nc, struct plan *pl,
 		if (c->accept.kind == CONF_ADDR_UNIX && !t->activated &&
 		    perms_differ(t->c, c)) {
 			if (sock_unix_perms(c->accept.path, &t->sf,
-			    c->unix_mode, c->unix_owner, c->unix_group,
-			    &pl[i].perms, err, errlen)) {
+			    c->unix_mode, &ids, &pl[i].perms, err, errlen)) {
 				blame(nc, c, err, errlen);
 				return (-1);
 			}
@@ -594,9 +613,8 @@ plan_listener(struct rsd *d, const struct conf *nc, struct plan *pl,
 	} else if ((nt->lfd = act_take(d, c->name)) >= 0) {
 		nt->activated = 1;
 		sock_local_text(nt->lfd, nt->bound, sizeof(nt->bound));
-	} else if ((nt->lfd = sock_listen(&c->accept, c->unix_mode,
-	    c->unix_owner, c->unix_group, &nt->sf, nt->bound,
-	    sizeof(nt->bound), err, errlen)) < 0) {
+	} else if ((nt->lfd = sock_listen(&c->accept, c->unix_mode, &ids,
+	    &nt->sf, nt->bound, sizeof(nt->bound), err, errlen)) < 0) {
 		blame(nc, c, err, errlen);
 		return (-1);
 	}
@@ -764,12 +782,37 @@ tunnel_apply(struct rsd *d, struct conf *nc, char *err, size_t errlen)
 }
 
 int
+tunnel_resolve(struct conf *nc, char *err, size_t errlen)
+{
+	struct conf_tunnel *c;
+	struct sock_ids ids;
+	size_t i;
+
+	for (i = 0; i < nc->ntunnels; i++) {
+		c = &nc->tunnels[i];
+		if (!c->has_accept || c->accept.kind != CONF_ADDR_UNIX)
+			continue;
+		if (sock_ids(c->unix_owner, c->unix_group, &ids, err,
+		    errlen) != 0) {
+			blame(nc, c, err, errlen);
+			return (-1);
+		}
+		c->unix_uid = ids.uid == (uid_t)-1 ? -1 : (long)ids.uid;
+		c->unix_gid = ids.gid == (gid_t)-1 ? -1 : (long)ids.gid;
+	}
+	return (0);
+}
+
+int
 tunnel_start(struct rsd *d, char *err, size_t errlen)
 {
 
 	TAILQ_INIT(&d->tuns);
 	loop_timer_init(&d->sweep, d->lp, on_sweep, d);
-	if ((d->res = resolver_new(d->lp, err, errlen)) == NULL ||
+	loop_timer_share(&d->sweep, 1);
+	loop_job_init(&d->sweep_job, d->lp, on_sweep_job, d);
+	if (tunnel_resolve(d->conf, err, errlen) != 0 ||
+	    (d->res = resolver_new(d->lp, err, errlen)) == NULL ||
 	    link_start(d, &incoming_ops, d, err, errlen) != 0 ||
 	    tunnel_apply(d, d->conf, err, errlen) != 0)
 		return (-1);
@@ -823,6 +866,7 @@ tunnel_stop(struct rsd *d)
 
 	d->stop = 1;
 	loop_timer_stop(&d->sweep);
+	loop_job_cancel(&d->sweep_job);
 	/*
 	 * Links first: resetting their streams frees the bridges, which
 	 * need their tunnels.  Client tunnels own their links.

@@ -666,6 +666,15 @@ devices_sync(struct verbs_cm *cm)
 	return (1);
 }
 
+int
+verbs_cm_tick_due(struct verbs_cm *cm)
+{
+
+	if (devices_changed(cm))
+		cm->sync_due = SYNC_TICKS;
+	return (!TAILQ_EMPTY(&cm->dying) || cm->sync_due > 0);
+}
+
 void
 verbs_cm_tick(struct verbs_cm *cm)
 {

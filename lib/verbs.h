@@ -120,6 +120,15 @@ void verbs_cm_free(struct verbs_cm *cm);
 void verbs_cm_tick(struct verbs_cm *cm);
 
 /**
+ * verbs_cm_tick_due(cm):
+ * Whether verbs_cm_tick has anything to do: links waiting to disconnect,
+ * or devices to list again (a stat of /dev/infiniband tells).  It touches
+ * only the channel's bookkeeping, not the links, so it may run while they
+ * run on other threads.
+ */
+int verbs_cm_tick_due(struct verbs_cm *cm);
+
+/**
  * verbs_cm_set_max_pinned(cm, bytes):
  * Register no more than ${bytes} of ring memory (streams' rings and the
  * links' pools) over all links of ${cm}; 0: no limit.

@@ -205,6 +205,17 @@ for s in ss:
 	bad=$(echo "$output" | grep -v '^# \(HELP\|TYPE\) ' |
 	    grep -Ev '^[a-z_]+(\{([a-z_]+="[^"]*",?)+\})? [0-9]+$' || true)
 	assert_equal "$bad" ""
+	# The ports' counters come after the rest (read in a turn of their
+	# own), and each request stops the workers once, to be answered:
+	# not to be accepted, read or written.
+	assert_line --regexp '^rstreamd_rdma_port_counter\{device="[^"]*",port="[0-9]+",set="[a-z_]+",counter="[^"]*"\} [0-9]+$'
+	e0=$(metric rstreamd_exclusive_turns_total a)
+	for i in $(seq 30); do
+		"$CTL" -s "$W/a.ctl" metrics >/dev/null
+	done
+	e1=$(metric rstreamd_exclusive_turns_total a)
+	echo "# 30 metrics requests: $((e1 - e0)) exclusive turns" >&3
+	[ $((e1 - e0)) -lt 45 ]
 
 	# The path can come from the configuration file.
 	run "$CTL" -c "$W/a.conf" tunnels

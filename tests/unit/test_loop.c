@@ -238,6 +238,10 @@ test_world(void)
 	RUN_UNTIL(excl_turns >= 200 &&
 	    __atomic_load_n(&most_inside, __ATOMIC_RELAXED) >= 2, 20000);
 	ok(excl_turns >= 200, "main ran %d exclusive turns", excl_turns);
+	ok(loop_exclusive_turns(main_lp) >= (uint64_t)excl_turns &&
+	    loop_exclusive_turns(main_lp) < (uint64_t)excl_turns +
+	    (uint64_t)main_shared, "the world counted them (%llu)",
+	    (unsigned long long)loop_exclusive_turns(main_lp));
 	ok(__atomic_load_n(&shared_calls, __ATOMIC_RELAXED) > 1000,
 	    "workers ran %d shared handlers meanwhile", shared_calls);
 	ok(most_inside == NW, "both workers' shared turns ran at once");
