@@ -389,3 +389,18 @@ EOC
 	assert_output "unharmed"
 	stops_clean
 }
+
+@test "a serving peer that opens streams on a client's link: each refused, said once per burst" {
+	op=$(free_port)
+	"$HOSTILE" "$A" "$B" "$op" evil-server 40 >"$W/evil.out" 2>&1 3>&- &
+	RS_PIDS+=("$!")
+	wait_until 20 grep -q "evil-server: listening" "$W/evil.out"
+	conf_a "{ name = \"x\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:$op\"; }"
+	start_daemon a
+	wait_until 60 grep -q "evil-server: [0-9]* refused of 40" "$W/evil.out"
+	run cat "$W/evil.out"
+	assert_line "evil-server: 40 refused of 40"
+	n=$(grep -c "tunnel x: link to $B:$op: the peer opened a stream on it; refused" "$W/a.log")
+	[ "$n" -ge 1 ]
+	[ "$n" -le 2 ]
+}

@@ -65,6 +65,12 @@
  *                 can read with a refusal note (so the connecting daemon
  *                 only backs off); prints "old-peer: listening", then the
  *                 versions offered, in order, as "old-peer: offered 3 2"
+ * A case where it is the passive side and serves a daemon's client link,
+ * then misbehaves on it (exit 0 once it counted the answers):
+ *   evil-server N listens at PEER_ADDR PORT, accepts the first link as an
+ *                 rstreamd of the newest version would, then opens N
+ *                 streams on it (a client link takes none) and counts
+ *                 the refusals: "evil-server: R refused of N"
  * The control case must succeed, showing the proofs above were computed
  * as the daemon computes them (exit 0 when the stream is accepted):
  *   right-key     proves KEYFILE, checks the daemon's proof, opens TUNNEL
@@ -490,17 +496,11 @@ flood(const char *src, const char *dst, const char *port, int n)
 	return (0);
 }
 
-static int
-old_peer(const char *addr, const char *port, int newest)
+/* Listen at ${addr} ${port} (into id), and say so as ${who}. */
+static void
+listen_at(const char *addr, const char *port, const char *who)
 {
 	struct addrinfo hints, *ai;
-	struct rdma_cm_event *ev;
-	struct pollfd p;
-	uint8_t note[WIRE_NOTE_LEN];
-	struct rdma_cm_id *req;
-	const uint8_t *data;
-	char seen[64] = "";
-	int v, done = 0, n = 0;
 
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_socktype = SOCK_STREAM;
@@ -511,8 +511,103 @@ old_peer(const char *addr, const char *port, int newest)
 	    rdma_bind_addr(id, ai->ai_addr) || rdma_listen(id, 8))
 		die("cannot listen");
 	freeaddrinfo(ai);
-	printf("old-peer: listening\n");
+	printf("%s: listening\n", who);
 	fflush(stdout);
+}
+
+/*
+ * Serve the first link that comes as an rstreamd would, then open ${n}
+ * streams on it, which a client link must refuse: prints "evil-server:
+ * R refused of N".
+ */
+static int
+evil_server(const char *addr, const char *port, int n)
+{
+	struct rdma_cm_event *ev;
+	struct rdma_conn_param cp;
+	struct pollfd p = { 0, POLLIN, 0 };
+	struct wire_hello h;
+	struct wire_rec r;
+	struct ibv_wc wc;
+	uint8_t hello[WIRE_HELLO_LEN], *m;
+	size_t len, off, used;
+	int k, t, refused = 0;
+
+	listen_at(addr, port, "evil-server");
+	for (;;) {
+		p.fd = ch->fd;
+		if (poll(&p, 1, 60000) <= 0 || rdma_get_cm_event(ch, &ev))
+			die("no connect request");
+		if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
+			break;
+		rdma_ack_cm_event(ev);
+	}
+	id = ev->id;
+	rdma_ack_cm_event(ev);
+	setup_qp();
+	memset(&h, 0, sizeof(h));
+	h.version = WIRE_VERSION;
+	h.credits = NRECV;
+	(void)getrandom(h.nonce, sizeof(h.nonce), 0);
+	wire_hello_encode(hello, &h);
+	memset(&cp, 0, sizeof(cp));
+	cp.private_data = hello;
+	cp.private_data_len = sizeof(hello);
+	cp.rnr_retry_count = 7;
+	if (rdma_accept(id, &cp) ||
+	    (t = next_event(LIMIT_MS, NULL, NULL)) != RDMA_CM_EVENT_ESTABLISHED)
+		die("the link did not come up");
+	/* Each SEND from a slot of the ring of its own: they run at once. */
+	for (k = 0, m = ring, len = 0; k < n; k++) {
+		memset(&r, 0, sizeof(r));
+		r.type = WIRE_OPEN;
+		r.stream = (uint32_t)k;
+		r.ring.addr = (uintptr_t)ring;
+		r.ring.rkey = ring_mr->rkey;
+		r.ring.size = RING;
+		r.name_len = 1;
+		snprintf(r.name, sizeof(r.name), "x");
+		if (len + wire_rec_size(&r) > WIRE_MSG_SIZE) {
+			post(IBV_WR_SEND, m, (uint32_t)len, 0, 0, 0);
+			m += WIRE_MSG_SIZE;
+			len = 0;
+		}
+		len += wire_rec_encode(m + len, WIRE_MSG_SIZE - len, &r);
+	}
+	post(IBV_WR_SEND, m, (uint32_t)len, 0, 0, 0);
+	/* Every REFUSE of every message, until all came or time is up. */
+	for (k = 0; k < LIMIT_MS / 10 && refused < n; k++) {
+		while (ibv_poll_cq(cq, 1, &wc) > 0) {
+			if (wc.status != IBV_WC_SUCCESS)
+				die(ibv_wc_status_str(wc.status));
+			if (wc.opcode != IBV_WC_RECV)
+				continue;
+			for (off = 0; off < wc.byte_len; off += used)
+				if (wire_rec_decode(&msgs[wc.wr_id *
+				    WIRE_MSG_SIZE] + off, wc.byte_len - off,
+				    &r, &used) != WIRE_OK)
+					die("the client sent a bad record");
+				else if (r.type == WIRE_REFUSE)
+					refused++;
+		}
+		usleep(10000);
+	}
+	printf("evil-server: %d refused of %d\n", refused, n);
+	return (0);
+}
+
+static int
+old_peer(const char *addr, const char *port, int newest)
+{
+	struct rdma_cm_event *ev;
+	struct pollfd p;
+	uint8_t note[WIRE_NOTE_LEN];
+	struct rdma_cm_id *req;
+	const uint8_t *data;
+	char seen[64] = "";
+	int v, done = 0, n = 0;
+
+	listen_at(addr, port, "old-peer");
 	wire_note_encode(note, &(struct wire_note){ (uint8_t)newest, 0 });
 	while (!done && n < 8) {
 		p = (struct pollfd){ ch->fd, POLLIN, 0 };
@@ -573,6 +668,8 @@ main(int argc, char **argv)
 	if (strcmp(cs, "old-peer") == 0)
 		return (old_peer(argv[2], argv[3], argc > 5 ? atoi(argv[5]) :
 		    2));
+	if (strcmp(cs, "evil-server") == 0 && argc > 5)
+		return (evil_server(argv[2], argv[3], atoi(argv[5])));
 	if (rdma_create_id(ch, &id, NULL, RDMA_PS_TCP))
 		die("rdma_create_id");
 	resolve(argv[1], argv[2], argv[3]);
