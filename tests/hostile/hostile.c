@@ -496,6 +496,21 @@ flood(const char *src, const char *dst, const char *port, int n)
 	return (0);
 }
 
+/* Hello ${h} with a fresh nonce into ${hello}, as ${cp}'s private data. */
+static void
+conn_hello(struct wire_hello *h, uint8_t hello[WIRE_HELLO_LEN],
+    struct rdma_conn_param *cp)
+{
+
+	(void)getrandom(h->nonce, sizeof(h->nonce), 0);
+	wire_hello_encode(hello, h);
+	memset(cp, 0, sizeof(*cp));
+	cp->private_data = hello;
+	cp->private_data_len = WIRE_HELLO_LEN;
+	cp->retry_count = 7;
+	cp->rnr_retry_count = 7;
+}
+
 /* Listen at ${addr} ${port} (into id), and say so as ${who}. */
 static void
 listen_at(const char *addr, const char *port, const char *who)
@@ -548,12 +563,7 @@ evil_server(const char *addr, const char *port, int n)
 	memset(&h, 0, sizeof(h));
 	h.version = WIRE_VERSION;
 	h.credits = NRECV;
-	(void)getrandom(h.nonce, sizeof(h.nonce), 0);
-	wire_hello_encode(hello, &h);
-	memset(&cp, 0, sizeof(cp));
-	cp.private_data = hello;
-	cp.private_data_len = sizeof(hello);
-	cp.rnr_retry_count = 7;
+	conn_hello(&h, hello, &cp);
 	if (rdma_accept(id, &cp) ||
 	    (t = next_event(LIMIT_MS, NULL, NULL)) != RDMA_CM_EVENT_ESTABLISHED)
 		die("the link did not come up");
@@ -691,13 +701,7 @@ main(int argc, char **argv)
 	keyed = argc > 6 && strcmp(argv[5], "-") != 0;
 	if (strstr(cs, "-origin") != NULL && keyed)
 		h.flags = WIRE_HELLO_AUTH;
-	(void)getrandom(h.nonce, sizeof(h.nonce), 0);
-	wire_hello_encode(hello, &h);
-	memset(&cp, 0, sizeof(cp));
-	cp.private_data = hello;
-	cp.private_data_len = sizeof(hello);
-	cp.retry_count = 7;
-	cp.rnr_retry_count = 7;
+	conn_hello(&h, hello, &cp);
 	if (strcmp(cs, "bad-magic") == 0)
 		hello[0] ^= 0xff;
 	else if (strcmp(cs, "bad-version") == 0)
