@@ -78,3 +78,49 @@ while True:
 	wait_log a "tunnel slow stream .*refused by $B:7471: target unreachable"
 	[ ! -s "$W/slow.out" ]
 }
+
+@test "names: a reload whose user lookup hangs stops no worker; it goes on once the lookup answers" {
+	echo_tunnel echo
+	printf '127.0.0.1 localhost\n' >"$W/etc/hosts"
+	# A name service that hangs: getpwnam waits for a file, then asks
+	# the real one (the C library's, through /etc/passwd).
+	cat >"$W/slow.c" <<-'EOC'
+		#define _GNU_SOURCE
+		#include <dlfcn.h>
+		#include <pwd.h>
+		#include <stdlib.h>
+		#include <unistd.h>
+		struct passwd *
+		getpwnam(const char *name)
+		{
+			struct passwd *(*real)(const char *) =
+			    (struct passwd *(*)(const char *))dlsym(RTLD_NEXT, "getpwnam");
+			while (access(getenv("SLOW_GATE"), F_OK) != 0)
+				usleep(10000);
+			return (real(name));
+		}
+	EOC
+	cc -shared -fPIC -o "$W/slow.so" "$W/slow.c" -ldl
+	start_daemon b
+	start_daemon a LD_PRELOAD="$W/slow.so" SLOW_GATE="$W/slow.go"
+	link_up a echo
+	paced_stream "$(accept_port a echo)" s1
+	wait_until 30 at_least 524288 stat -c %s "$W/s1.out"
+	# The reload adds a Unix tunnel whose owner must be looked up.
+	sed -i "s|^tunnels = ( \(.*\) );|tunnels = ( \1, { name = \"u\"; accept = \"unix:$W/u.sock\"; peer = \"$B:7471\"; unix_owner = \"nobody\"; } );|" "$W/a.conf"
+	grep -q 'unix_owner = "nobody"' "$W/a.conf"
+	n=$(count_log a "reloading")
+	kill -HUP "$PID_a"
+	wait_log_more a "reloading" "$n"
+	# While the lookup hangs, the open stream's second half goes through
+	# on its worker.
+	touch "$W/s1.go"
+	wait_pid "$sp" 60
+	[ "$(sha "$W/s1.in")" = "$(sha "$W/s1.out")" ]
+	run grep "reloaded" "$W/a.log"
+	assert_failure
+	# The name service answers: the reload completes.
+	touch "$W/slow.go"
+	wait_log a "reloaded .*: 2 tunnels"
+	[ "$(stat -c %U "$W/u.sock")" = nobody ]
+}
