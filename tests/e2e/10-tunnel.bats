@@ -72,7 +72,7 @@ teardown() {
 	# A live listener that accepts nothing: the probe must not block.
 	$TOOL unix-deaf "$W/deaf.sock" >"$W/deaf.out" 3>&- &
 	RS_PIDS+=("$!")
-	for i in $(seq 50); do grep -q full "$W/deaf.out" && break; sleep 0.1; done
+	wait_until 60 grep -q full "$W/deaf.out"
 	conf_a "{ name = \"x\"; accept = \"unix:$W/deaf.sock\"; peer = \"$B\"; }"
 	run timeout -k 2 10 "$RSTREAMD_BIN" -f -c "$W/a.conf"
 	assert_failure 1
