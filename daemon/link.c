@@ -52,7 +52,8 @@ struct dlink {
 	struct loop_timer reap;		/* incoming: free outside callbacks */
 	struct loop_timer deadline;	/* handshake_timeout */
 	/* Resume: a failed link's engine with its suspended streams, until
-	 * they move to a new link or resume_time passes. */
+	 * they move to a new link or resume_time passes.  The timer: when
+	 * the next of them gives up. */
 	struct engine *old;
 	struct loop_timer resume_tmo;
 	uint64_t susp_since;		/* when they were suspended */
@@ -134,6 +135,7 @@ static void on_retry(void *);
 static void on_reap(void *);
 static void on_deadline(void *);
 static void on_resume_tmo(void *);
+static void susp_wait(struct dlink *);
 static void link_naming(struct dlink *, const struct conf_addr *);
 static void resume_done(struct dlink *, struct engine *);
 static struct engine *find_cb(void *, const uint8_t[WIRE_NONCE_LEN],
@@ -525,33 +527,117 @@ on_reap(void *arg)
 /* ---------------------------------------------------------------- resume */
 
 /*
+ * Nobody will bring a new link for ${dl}'s streams: the daemon stops or
+ * drains, or the link was closed or its tunnel retired.
+ */
+static int
+no_resume(const struct dlink *dl)
+{
+
+	return (dl->d->stop || dl->d->draining || dl->closing || dl->retired);
+}
+
+/*
+ * How long suspended streams of tunnel ${name} wait for a new link on
+ * incoming link ${dl}: the tunnel's resume_time (0 if it has none or is
+ * gone, or no_resume).
+ */
+static uint32_t
+tunnel_resume_time(const struct dlink *dl, const char *name)
+{
+	const struct conf_tunnel *t;
+
+	if (no_resume(dl))
+		return (0);
+	t = conf_tunnel_find(dl->d->conf, name);
+	return (t != NULL && t->has_target ? t->sz.resume_time : 0);
+}
+
+/*
  * How long a failed link's suspended streams wait for a new one: a
  * client link's tunnel's resume_time; for an incoming link, the longest
- * of its streams' tunnels'.  0 when nobody will bring a new link: the
- * daemon stops or drains, or the link was closed or its tunnel retired.
+ * of its streams' tunnels' (each stream waits for its own, susp_expire).
+ * 0 when nobody will bring a new link.
  */
 static uint32_t
 resume_time(const struct dlink *dl, const struct engine *e)
 {
-	const struct conf *c = dl->d->conf;
 	const char *name;
-	uint32_t id, best = 0;
-	size_t i;
+	uint32_t id, rt, best = 0;
 
-	if (dl->d->stop || dl->d->draining || dl->closing || dl->retired)
-		return (0);
 	if (dl->c != NULL)
-		return (dl->c->sz.resume_time);
-	for (id = 0; id < WIRE_STREAMS_MAX; id++) {
-		if ((name = engine_tunnel(e, id)) == NULL)
-			continue;
-		for (i = 0; i < c->ntunnels; i++)
-			if (c->tunnels[i].has_target &&
-			    strcmp(c->tunnels[i].name, name) == 0 &&
-			    c->tunnels[i].sz.resume_time > best)
-				best = c->tunnels[i].sz.resume_time;
-	}
+		return (no_resume(dl) ? 0 : dl->c->sz.resume_time);
+	for (id = 0; id < WIRE_STREAMS_MAX; id++)
+		if ((name = engine_tunnel(e, id)) != NULL &&
+		    (rt = tunnel_resume_time(dl, name)) > best)
+			best = rt;
 	return (best);
+}
+
+/*
+ * Incoming: each suspended stream waits for its own tunnel's resume_time
+ * (a link may carry several tunnels' streams).  End those whose time is
+ * up, counted and said once per tunnel, and arm the timer for the next;
+ * returns how many still wait.
+ */
+static uint32_t
+susp_expire(struct dlink *dl)
+{
+	struct engine *old = dl->old;
+	struct engine_event ev;
+	uint64_t now = loop_now_ms(), next, end;
+	char name[WIRE_NAME_MAX + 1];
+	const char *t;
+	uint32_t id, rt, rt_name = 0, n, left;
+
+	do {
+		/* One tunnel whose streams' time is up, per pass. */
+		name[0] = '\0';
+		next = UINT64_MAX;
+		n = left = 0;
+		for (id = 0; id < WIRE_STREAMS_MAX; id++) {
+			if ((t = engine_tunnel(old, id)) == NULL)
+				continue;
+			rt = tunnel_resume_time(dl, t);
+			end = dl->susp_since + (uint64_t)rt * 1000;
+			if (end > now) {
+				left++;
+				next = end < next ? end : next;
+				continue;
+			}
+			if (name[0] == '\0') {
+				snprintf(name, sizeof(name), "%s", t);
+				rt_name = rt;
+			}
+			if (strcmp(t, name) == 0 && engine_abandon_stream(old,
+			    id, WIRE_REASON_LINK_LOST) == 0)
+				n++;
+		}
+		while (engine_next_event(old, &ev))
+			deliver(dl, old, &ev);
+		if (n == 0)
+			break;
+		dl->d->resume_timeouts += n;
+		log_about(LOG_WARNING, &(struct log_about){ name, 0, dl->peer },
+		    "%s: %u suspended stream%s of tunnel %s reset: no new "
+		    "link within its resume_time (%u s)", dl->name,
+		    (unsigned)n, n == 1 ? "" : "s", name, (unsigned)rt_name);
+	} while (name[0] != '\0');
+	if (left > 0)
+		loop_timer_arm(&dl->resume_tmo, next - now);
+	return (left);
+}
+
+/* The failed link's streams start waiting (its engine is dl->old). */
+static void
+susp_wait(struct dlink *dl)
+{
+
+	dl->susp_since = loop_now_ms();
+	if (dl->c != NULL)
+		loop_timer_arm(&dl->resume_tmo, (uint64_t)dl->resume_s * 1000);
+	else if (susp_expire(dl) == 0)
+		loop_timer_arm(&dl->resume_tmo, 0);	/* it goes */
 }
 
 /* The link's own resume identity, from its hellos and key. */
@@ -608,7 +694,10 @@ suspend_end(struct dlink *dl, uint16_t reason)
 	}
 }
 
-/* resume_time passed (or the streams moved): the rest are reset. */
+/*
+ * resume_time passed (or the streams moved): the rest are reset; on an
+ * incoming link, those whose tunnel's time is up (susp_expire).
+ */
 static void
 on_resume_tmo(void *arg)
 {
@@ -619,16 +708,17 @@ on_resume_tmo(void *arg)
 		suspend_end(dl, WIRE_REASON_NOT_RESUMED);
 		return;
 	}
+	if (dl->c == NULL) {
+		if (dl->old != NULL && susp_expire(dl) == 0)
+			suspend_end(dl, WIRE_REASON_LINK_LOST);
+		return;
+	}
 	n = drop_old(dl, WIRE_REASON_LINK_LOST);
 	if (n > 0) {
 		dl->d->resume_timeouts += n;
 		LLOG(LOG_WARNING, dl, "%s: %u suspended stream%s reset: no "
 		    "new link within resume_time (%u s)", dl->name,
 		    (unsigned)n, n == 1 ? "" : "s", (unsigned)dl->resume_s);
-	}
-	if (dl->state == D_SUSP) {
-		dl->state = D_DEAD;
-		loop_timer_arm(&dl->reap, 0);
 	}
 }
 
@@ -900,9 +990,7 @@ link_down(struct dlink *dl, const char *why_in)
 			/* Its streams wait in the engine for a new link. */
 			dl->old = verbs_link_take_engine(dl->vl);
 			nsusp = engine_suspended(e);
-			dl->susp_since = loop_now_ms();
-			loop_timer_arm(&dl->resume_tmo,
-			    (uint64_t)dl->resume_s * 1000);
+			susp_wait(dl);
 		} else {
 			engine_abandon(e, WIRE_REASON_LINK_LOST);
 		}

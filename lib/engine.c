@@ -2458,16 +2458,25 @@ engine_resume_pending(const struct engine *e)
 	return (e->res_seen ? e->res_left : 0);
 }
 
+int
+engine_abandon_stream(struct engine *e, uint32_t id, uint16_t reason)
+{
+
+	if (id >= e->used || e->s[id].state != S_OPEN ||
+	    !(e->s[id].flags & F_SUSP))
+		return (ENGINE_EINVAL);
+	e->st.streams_not_resumed++;
+	release_now(e, id, reason);
+	return (0);
+}
+
 void
 engine_abandon(struct engine *e, uint16_t reason)
 {
 	uint32_t id;
 
 	for (id = 0; id < e->used; id++)
-		if (e->s[id].state == S_OPEN && (e->s[id].flags & F_SUSP)) {
-			e->st.streams_not_resumed++;
-			release_now(e, id, reason);
-		}
+		(void)engine_abandon_stream(e, id, reason);
 }
 
 void

@@ -653,4 +653,12 @@ uint32_t engine_resume_pending(const struct engine *e);
  */
 void engine_abandon(struct engine *e, uint16_t reason);
 
+/**
+ * engine_abandon_stream(e, id, reason):
+ * Give up failed engine ${e}'s suspended stream ${id} alone, as
+ * engine_abandon does.  Returns 0, or ENGINE_EINVAL if it is not a
+ * suspended stream of ${e}.
+ */
+int engine_abandon_stream(struct engine *e, uint32_t id, uint16_t reason);
+
 #endif /* !ENGINE_H */

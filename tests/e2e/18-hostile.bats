@@ -404,3 +404,23 @@ EOC
 	[ "$n" -ge 1 ]
 	[ "$n" -le 2 ]
 }
+
+@test "an incoming link's suspended streams each wait for their own tunnel's resume_time" {
+	echo_target
+	(umask 077; head -c 32 /dev/urandom >"$W/k.key")
+	conf_b "{ name = \"short\"; target = \"tcp://127.0.0.1:$tp\"; resume_time = 2; },
+	    { name = \"long\"; target = \"tcp://127.0.0.1:$tp\"; resume_time = 900; }"
+	printf 'key_file = "%s";\n' "$W/k.key" >>"$W/b.conf"
+	start_daemon b
+	# One link with a stream of each; then it is gone.
+	hostile suspend-two "$W/k.key" short long
+	assert_success
+	assert_output "suspend-two: 2 streams accepted"
+	wait_log b "link from $A:[0-9]* ended: .*; 2 streams suspended for up to 900 s"
+	wait_log b "link from $A:[0-9]*: 1 suspended stream of tunnel short reset: no new link within its resume_time (2 s)" 20
+	[ "$(ctl_json b links '.[0].suspended')" = 1 ]
+	run ctl_json b stats '[.tunnels[] | "\(.tunnel) \(.suspended) \(.resume_failures)"] | join(",")'
+	assert_output "short 1 1,long 1 0"
+	[ "$(ctl_json b status '.resume_timeouts')" = 1 ]
+	stops_clean
+}

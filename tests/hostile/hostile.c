@@ -56,6 +56,10 @@
  *                 resume the streams of the link TOKEN names (32 hex
  *                 digits, as rstreamctl links shows it, or "random") with
  *                 a proof it cannot know
+ *   suspend-two KEYFILE T1 T2  proves KEYFILE, offers resume, opens a
+ *                 stream on tunnel T1 and one on T2, then leaves (the
+ *                 daemon suspends both); exit 0 once both were accepted,
+ *                 printing "suspend-two: 2 streams accepted"
  * A case where it is the passive side (exit 0 once a hello of version 2
  * or older came):
  *   old-peer [V]  listens at PEER_ADDR PORT as an rstreamd that speaks
@@ -652,6 +656,24 @@ old_peer(const char *addr, const char *port, int newest)
 	return (done ? 0 : 1);
 }
 
+/*
+ * The daemon's side of a suspended stream's link is gone: open a stream
+ * on each of ${t1} and ${t2} (this link offers resume, so the daemon
+ * keeps them), then leave.
+ */
+static int
+suspend_two(const char *t1, const char *t2)
+{
+	struct wire_rec r;
+
+	open_stream(t1, 0, &r);
+	open_stream(t2, 1, &r);
+	printf("suspend-two: 2 streams accepted\n");
+	fflush(stdout);
+	rdma_disconnect(id);
+	return (0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -693,9 +715,9 @@ main(int argc, char **argv)
 	h.credits = NRECV;
 	if (strcmp(cs, "open-first") == 0 || strcmp(cs, "wrong-key") == 0 ||
 	    strcmp(cs, "silent") == 0 || strcmp(cs, "right-key") == 0 ||
-	    strcmp(cs, "resume") == 0)
+	    strcmp(cs, "resume") == 0 || strcmp(cs, "suspend-two") == 0)
 		h.flags = WIRE_HELLO_AUTH;
-	if (strcmp(cs, "resume") == 0)
+	if (strcmp(cs, "resume") == 0 || strcmp(cs, "suspend-two") == 0)
 		h.flags |= WIRE_HELLO_RESUME;
 	/* forged-origin and no-origin: with a key unless it is "-". */
 	keyed = argc > 6 && strcmp(argv[5], "-") != 0;
@@ -735,7 +757,8 @@ main(int argc, char **argv)
 		return (origin_open(cs, argv[6]));
 	}
 	if (strcmp(cs, "wrong-key") == 0 || strcmp(cs, "right-key") == 0 ||
-	    strcmp(cs, "resume") == 0 || strstr(cs, "-origin") != NULL) {
+	    strcmp(cs, "resume") == 0 || strcmp(cs, "suspend-two") == 0 ||
+	    strstr(cs, "-origin") != NULL) {
 		uint8_t key[CONF_KEY_BYTES], hellos[AUTH_HELLOS_LEN];
 		size_t klen;
 		int t;
@@ -768,6 +791,11 @@ main(int argc, char **argv)
 			die("right-key and resume need a tunnel or a token");
 		if (strcmp(cs, "resume") == 0)
 			return (resume(argv[6]));
+		if (strcmp(cs, "suspend-two") == 0) {
+			if (argc < 8)
+				die("suspend-two needs two tunnels");
+			return (suspend_two(argv[6], argv[7]));
+		}
 		if (strstr(cs, "-origin") != NULL)
 			return (origin_open(cs, argv[6]));
 		open_stream(argv[6], 0, &r);
