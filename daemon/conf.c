@@ -1020,7 +1020,7 @@ parse_tunnel(struct parse *p, const config_setting_t *g, struct conf *c,
 	struct conf_tunnel *t = &c->tunnels[idx];
 	const config_setting_t *s, *acc_s = NULL, *peer_s = NULL;
 	const config_setting_t *tgt_s = NULL, *unix_s = NULL, *pp_s = NULL;
-	const config_setting_t *trust_s = NULL;
+	const config_setting_t *trust_s = NULL, *rt_s = NULL, *nokey_s = NULL;
 	const struct size_key *k;
 	char scope[16 + WIRE_NAME_MAX], why[256];
 	const char *name, *v;
@@ -1108,9 +1108,15 @@ parse_tunnel(struct parse *p, const config_setting_t *g, struct conf *c,
 			if (parse_bool(p, s, &t->proxy_trust_any_peer))
 				return (-1);
 			trust_s = s;
+		} else if (strcmp(name, "resume_without_key") == 0) {
+			if (parse_bool(p, s, &t->resume_without_key))
+				return (-1);
+			nokey_s = s;
 		} else if ((k = size_key_find(name)) != NULL) {
 			if (parse_size(p, s, k, &t->sz))
 				return (-1);
+			if (strcmp(name, "resume_time") == 0)
+				rt_s = s;
 		} else {
 			return (errat_plain(p, s, "unknown setting '%s' in "
 			    "tunnel %s", name, t->name));
@@ -1143,6 +1149,17 @@ parse_tunnel(struct parse *p, const config_setting_t *g, struct conf *c,
 		    "would tell the target whatever client address any host "
 		    "on the fabric claims; set key_file, or "
 		    "proxy_trust_any_peer = true to trust them all"));
+	if (nokey_s != NULL && t->sz.resume_time == 0)
+		return (errat(p, nokey_s, "resume_without_key goes with "
+		    "resume_time"));
+	/* The secret of a link without a key follows from its hellos. */
+	if (t->sz.resume_time > 0 && t->key.file[0] == '\0' &&
+	    !t->resume_without_key)
+		return (errat(p, rt_s != NULL ? rt_s : g, "resume_time%s "
+		    "without a key_file would let any host that saw this "
+		    "tunnel's links come up take its streams over; set "
+		    "key_file, or resume_without_key = true to allow it",
+		    rt_s != NULL ? "" : " (from defaults)"));
 	if (t->sz.min_version == 0)
 		t->sz.min_version = conf_tunnel_needs(t, NULL);
 	if (unix_s != NULL &&
@@ -1381,6 +1398,7 @@ conf_tunnel_same(const struct conf_tunnel *x, const struct conf_tunnel *y)
 	    x->unix_mode == y->unix_mode &&
 	    x->proxy_protocol == y->proxy_protocol &&
 	    x->proxy_trust_any_peer == y->proxy_trust_any_peer &&
+	    x->resume_without_key == y->resume_without_key &&
 	    strcmp(x->unix_owner, y->unix_owner) == 0 &&
 	    strcmp(x->unix_group, y->unix_group) == 0 &&
 	    conf_key_same(&x->key, &y->key));

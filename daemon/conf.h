@@ -94,6 +94,9 @@ struct conf_tunnel {
 	/* target: believe the client address (ORIGIN) any peer claims,
 	 * keyless ones included (proxy_protocol without a key). */
 	int proxy_trust_any_peer;
+	/* resume_time without a key: allowed, though anyone who saw the
+	 * link's hellos can take its streams over. */
+	int resume_without_key;
 	/* Its key: its own key_file, else the global one ("" = none). */
 	struct conf_key key;
 };

@@ -270,7 +270,7 @@ EOC
 	"$HOSTILE" "$A" "$B" "$op" old-peer 3 >"$W/old3.out" 2>&1 3>&- &
 	RS_PIDS+=("$!")
 	wait_until 20 grep -q "old-peer: listening" "$W/old3.out"
-	conf_a "{ name = \"old3\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:$op\"; resume_time = 5; }"
+	conf_a "{ name = \"old3\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:$op\"; resume_time = 5; resume_without_key = true; }"
 	start_daemon a
 	wait_until 30 grep -q "old-peer: offered" "$W/old3.out"
 	run cat "$W/old3.out"

@@ -319,14 +319,14 @@ test_versions(void)
 		    "nothing newer" },
 		{ "accept = \"tcp://h:0\"; peer = \"p\"; ring_min = 262144;",
 		    1, "nothing newer" },
-		{ "accept = \"tcp://h:0\"; peer = \"p\"; resume_time = 5;", 2,
-		    "resume_time" },
+		{ "accept = \"tcp://h:0\"; peer = \"p\"; resume_time = 5; "
+		    "resume_without_key = true;", 2, "resume_time" },
 		{ "target = \"tcp://h:1\"; ring_min = 0; proxy_protocol = "
 		    "\"v1\"; proxy_trust_any_peer = true;", 3,
 		    "proxy_protocol" },
 		{ "target = \"tcp://h:1\"; resume_time = 5; proxy_protocol = "
-		    "\"v2\"; proxy_trust_any_peer = true;", 3,
-		    "proxy_protocol" },
+		    "\"v2\"; proxy_trust_any_peer = true; "
+		    "resume_without_key = true;", 3, "proxy_protocol" },
 		{ "target = \"tcp://h:1\";", 4,
 		    "ring_min below the ring size" },
 		{ "target = \"tcp://h:1\"; min_version = 1;", 1, NULL },
@@ -897,7 +897,8 @@ test_service(void)
 	/* Resume: resume_time, and a peer tried at several addresses. */
 	c = load("defaults = { resume_time = 30; };\n"
 	    "tunnels = ( { name = \"a\"; accept = \"tcp://127.0.0.1:1\";\n"
-	    " peer = [ \"10.0.0.2\", \"[fd00::2]:7000\" ]; },\n"
+	    " peer = [ \"10.0.0.2\", \"[fd00::2]:7000\" ];"
+	    " resume_without_key = true; },\n"
 	    " { name = \"b\"; accept = \"tcp://127.0.0.1:2\"; peer = \"h\";"
 	    " resume_time = 0; } );\n");
 	ok(c != NULL && c->tunnels[0].sz.resume_time == 30 &&
@@ -916,6 +917,26 @@ test_service(void)
 	ok(fails("defaults = { resume_time = 3601; };\n" T1, 1,
 	    "resume_time 3601 is above the maximum 3600"),
 	    "resume_time above an hour");
+	/* Without a key, anyone who saw the hellos could take the streams. */
+	ok(fails("tunnels = ( { name = \"a\"; accept = \"tcp://127.0.0.1:1\";"
+	    "\n peer = \"h\";\n resume_time = 30; } );\n", 3, "tunnel a: "
+	    "resume_time without a key_file would let any host that saw this "
+	    "tunnel's links come up take its streams over; set key_file, or "
+	    "resume_without_key = true to allow it"),
+	    "resume_time without a key: the line, and the setting to use");
+	ok(fails("listen = \"h\";\ndefaults = { resume_time = 30; };\n"
+	    "tunnels = ( { name = \"a\";\n target = \"tcp://h:1\"; } );\n",
+	    3, "tunnel a: resume_time (from defaults) without a key_file"),
+	    "a target tunnel too; resume_time from defaults: the tunnel's "
+	    "line");
+	ok(fails("tunnels = ( { name = \"a\"; accept = \"tcp://127.0.0.1:1\";"
+	    "\n peer = \"h\";\n resume_without_key = true; } );\n", 3,
+	    "tunnel a: resume_without_key goes with resume_time"),
+	    "resume_without_key without resume_time");
+	ok(fails("tunnels = ( { name = \"a\"; accept = \"tcp://127.0.0.1:1\";"
+	    "\n peer = \"h\"; resume_time = 3;\n resume_without_key = 1; } );"
+	    "\n", 3, "tunnel a: resume_without_key must be true or false"),
+	    "resume_without_key is a boolean");
 	ok(fails("tunnels = ( { name = \"a\"; accept = \"tcp://127.0.0.1:1\";"
 	    "\n peer = [ ]; } );\n", 2, "peer lists 1 to 8 addresses"),
 	    "an empty peer array");
@@ -1121,6 +1142,26 @@ test_keys(void)
 	    "an empty allow list is refused");
 	ok(fails(KEYCONF("handshake_timeout = 0;", ""), 2,
 	    "outside 1 to 300 seconds"), "handshake_timeout 0 is refused");
+	/* A key, the global one or the tunnel's, lets resume_time be. */
+	snprintf(gl, sizeof(gl), "key_file = \"%s\";", k32);
+	c = load(KEYCONF(gl, "resume_time = 9;"));
+	ok(c != NULL && c->tunnels[0].sz.resume_time == 9,
+	    "resume_time with the global key");
+	conf_free(c);
+	snprintf(gl, sizeof(gl), "resume_time = 9; key_file = \"%s\";", k32);
+	c = load(KEYCONF("", gl));
+	ok(c != NULL && c->tunnels[0].sz.resume_time == 9,
+	    "resume_time with the tunnel's own key");
+	conf_free(c);
+	c = load(KEYCONF("", "resume_time = 9; resume_without_key = true;"));
+	if (c != NULL) {
+		struct conf_tunnel t = c->tunnels[0];
+
+		t.resume_without_key = 0;
+		ok(!conf_tunnel_same(&c->tunnels[0], &t),
+		    "resume_without_key changes a tunnel");
+	}
+	conf_free(c);
 #undef KEYCONF
 	unlink(k32);
 	unlink(k40);
