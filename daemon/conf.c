@@ -1368,17 +1368,21 @@ conf_tunnel_needs(const struct conf_tunnel *c, const char **why)
 	const char *w = "nothing newer";
 	unsigned v = 1;
 
-	/* Rings resize only on links without resume (see engine.h). */
-	if (c->sz.resume_time == 0 && c->sz.ring_min != 0 &&
-	    (c->sz.ring_min < c->sz.sendbuf || c->sz.ring_min < c->sz.recvbuf)) {
+	/*
+	 * Resume without the peer's proof of the secret (before version 5)
+	 * names the streams to whoever answers; rings resize only on links
+	 * without resume (see engine.h).
+	 */
+	if (c->sz.resume_time > 0) {
+		v = 5;
+		w = "resume_time";
+	} else if (c->sz.ring_min != 0 && (c->sz.ring_min < c->sz.sendbuf ||
+	    c->sz.ring_min < c->sz.recvbuf)) {
 		v = 4;
 		w = "ring_min below the ring size";
 	} else if (c->has_target && c->proxy_protocol != 0) {
 		v = 3;
 		w = "proxy_protocol";
-	} else if (c->sz.resume_time > 0) {
-		v = 2;
-		w = "resume_time";
 	}
 	if (why != NULL)
 		*why = w;

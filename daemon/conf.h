@@ -262,9 +262,10 @@ conf_max_memory_bytes(const struct conf *c)
 
 /**
  * conf_tunnel_needs(c, why):
- * The protocol version tunnel ${c}'s own settings need: 4 (RING) for
- * rings that grow from ring_min without resume, 3 (ORIGIN) for a target
- * with proxy_protocol, 2 for resume_time, else 1; what needs it (for
+ * The protocol version tunnel ${c}'s own settings need: 5 (the
+ * responder's proof of the resume secret) for resume_time, 4 (RING) for
+ * rings that grow from ring_min, 3 (ORIGIN) for a target with
+ * proxy_protocol, else 1; what needs it (for
  * messages: "ring_min below the ring size", ...) in ${*why} if not NULL.
  */
 unsigned conf_tunnel_needs(const struct conf_tunnel *c, const char **why);

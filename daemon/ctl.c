@@ -679,7 +679,8 @@ cmd_metrics(struct rsd *d, struct render_buf *o, int json)
 	    "Incoming links closed after link_idle_timeout without a stream, "
 	    "to make room for a new link.", d->links_evicted);
 	daemon_metric(o, "rstreamd_auth_failures_total", "counter", "Links "
-	    "that failed to authenticate (wrong key, none, or too late).",
+	    "that failed to authenticate (wrong key, none, or too late; or "
+	    "whose peer did not prove a resume's secret).",
 	    d->auth_failures);
 	daemon_metric(o, "rstreamd_resume_refusals_total", "counter",
 	    "Peers' offers to resume streams refused (unknown streams, a "

@@ -53,7 +53,8 @@ struct dlink {
 	struct loop_timer deadline;	/* handshake_timeout */
 	/* Resume: a failed link's engine with its suspended streams, until
 	 * they move to a new link or resume_time passes.  The timer: when
-	 * the next of them gives up. */
+	 * the next of them gives up, or until when a new client link waits
+	 * for the peer's proof (engine_resume_proven). */
 	struct engine *old;
 	struct loop_timer resume_tmo;
 	uint64_t susp_since;		/* when they were suspended */
@@ -62,10 +63,17 @@ struct dlink {
 	int moved;			/* its streams moved to another link */
 	struct engine_resume er;
 	struct dlink *from;		/* incoming: the link it resumes */
-	/* The resume identity: the first link of this chain's. */
-	int have_res;
+	/*
+	 * The resume identity (see auth.h): the chain's token (its first
+	 * link's) and secret, this link's own from version 5 (ratchet: the
+	 * chain then never resumes on an older link).  An incoming link that
+	 * took a chain over keeps the secret it replaced (prev) until the
+	 * peer shows it has the new one: a loss before the peer saw our
+	 * proof leaves it with the old one.
+	 */
+	int have_res, res_ratchet, has_prev;
 	uint8_t res_id[WIRE_NONCE_LEN];
-	uint8_t res_secret[AUTH_SECRET_LEN];
+	uint8_t res_secret[AUTH_SECRET_LEN], res_prev[AUTH_SECRET_LEN];
 	/* Client: each attempt goes to the next peer entry and address; it
 	 * went to entry att_pi's address att_ai, saying at most att_version
 	 * (0: the newest).  A step-down the peer asked for (step_version) is
@@ -139,7 +147,8 @@ static void susp_wait(struct dlink *);
 static void link_naming(struct dlink *, const struct conf_addr *);
 static void resume_done(struct dlink *, struct engine *);
 static struct engine *find_cb(void *, const uint8_t[WIRE_NONCE_LEN],
-    const uint8_t[WIRE_AUTH_LEN], uint16_t *);
+    const uint8_t[WIRE_AUTH_LEN], uint8_t[WIRE_AUTH_LEN], uint16_t *);
+static int proved_cb(void *, const uint8_t[WIRE_AUTH_LEN]);
 static int adopt_cb(void *, uint32_t, void *, struct engine_ring *,
     struct engine_ring *);
 static void adopted_cb(void *, struct engine *);
@@ -175,7 +184,8 @@ dl_new(struct rsd *d, const struct link_ops *ops, void *arg)
 	dl->ops = ops;
 	dl->arg = arg;
 	dl->key = &dl->proved;		/* unset until a peer proves one */
-	dl->er = (struct engine_resume){ find_cb, adopt_cb, adopted_cb, dl };
+	dl->er = (struct engine_resume){ find_cb, proved_cb, adopt_cb,
+	    adopted_cb, dl };
 	loop_job_init(&dl->flush, dl->lp, on_flush, dl);
 	loop_timer_init(&dl->ka, dl->lp, on_keepalive, dl);
 	loop_timer_init(&dl->retry, dl->lp, on_retry, dl);
@@ -640,21 +650,41 @@ susp_wait(struct dlink *dl)
 		loop_timer_arm(&dl->resume_tmo, 0);	/* it goes */
 }
 
-/* The link's own resume identity, from its hellos and key. */
+/* The length of the key the link proved, 0 for none. */
+static size_t
+key_len(const struct dlink *dl)
+{
+
+	return (dl->key->set ? dl->key->len : 0);
+}
+
+/* The resume secrets go, wiped. */
+static void
+res_forget(struct dlink *dl)
+{
+
+	explicit_bzero(dl->res_secret, sizeof(dl->res_secret));
+	explicit_bzero(dl->res_prev, sizeof(dl->res_prev));
+	dl->has_prev = 0;
+}
+
+/* The link's own resume identity, from its hellos, version and key. */
 static void
 res_identity(struct dlink *dl)
 {
 	uint8_t hellos[AUTH_HELLOS_LEN];
+	unsigned v = engine_version(cur_engine(dl));
 
+	res_forget(dl);
 	if (verbs_link_hellos(dl->vl, hellos) != 0) {
 		dl->have_res = 0;
-		explicit_bzero(dl->res_secret, sizeof(dl->res_secret));
 		return;
 	}
 	/* The responder's nonce names it; the secret never travels. */
 	memcpy(dl->res_id, hellos + WIRE_HELLO_LEN + 16, WIRE_NONCE_LEN);
-	auth_resume_secret(dl->key->key, dl->key->set ? dl->key->len : 0,
-	    hellos, dl->res_secret);
+	auth_resume_secret(v, dl->key->key, key_len(dl), hellos,
+	    dl->res_secret);
+	dl->res_ratchet = v >= AUTH_RESUME_RATCHET;
 	dl->have_res = 1;
 }
 
@@ -695,8 +725,28 @@ suspend_end(struct dlink *dl, uint16_t reason)
 }
 
 /*
- * resume_time passed (or the streams moved): the rest are reset; on an
- * incoming link, those whose tunnel's time is up (susp_expire).
+ * A client link's peer did not prove the resume secret in time (it took
+ * the resume, or would have said no): a peer that does not hold the
+ * streams gets nothing more, and they are reset with the link.
+ */
+static void
+proof_timeout(struct dlink *dl)
+{
+	struct engine *e = cur_engine(dl);
+	char why[160];
+
+	if (dl->state != D_UP || e == NULL || engine_resume_proven(e))
+		return;
+	snprintf(why, sizeof(why), "authentication failed: the peer did not "
+	    "prove the streams' resume secret within handshake_timeout "
+	    "(%u s)", (unsigned)dl->d->conf->handshake_timeout);
+	engine_fail(e, ENGINE_ERR_AUTH, why);
+	link_down(dl, why);
+}
+
+/*
+ * resume_time passed (or the streams moved): the rest are reset; or a
+ * client link's proof is overdue.
  */
 static void
 on_resume_tmo(void *arg)
@@ -711,6 +761,10 @@ on_resume_tmo(void *arg)
 	if (dl->c == NULL) {
 		if (dl->old != NULL && susp_expire(dl) == 0)
 			suspend_end(dl, WIRE_REASON_LINK_LOST);
+		return;
+	}
+	if (dl->old == NULL) {
+		proof_timeout(dl);
 		return;
 	}
 	n = drop_old(dl, WIRE_REASON_LINK_LOST);
@@ -729,6 +783,12 @@ resume_done(struct dlink *dl, struct engine *e)
 	struct engine_stats st;
 
 	dl->resuming = 0;
+	/* The peer named its streams: it holds the new secret.  (One that
+	 * named none may not have seen our proof: its old one still goes.) */
+	if (engine_resume_confirmed(e)) {
+		explicit_bzero(dl->res_prev, sizeof(dl->res_prev));
+		dl->has_prev = 0;
+	}
 	engine_stats(e, &st);
 	if (st.resumes_denied > 0) {
 		LLOG(LOG_WARNING, dl, "%s: the peer refused to resume the "
@@ -775,16 +835,22 @@ resume_refuse(struct dlink *dl, uint16_t *reason, uint16_t r, const char *why)
 
 /*
  * The peer of incoming link ${arg} asks to resume the streams of the
- * link its token names: only with the proof over that link's secret,
- * and only if it proved the same key.  A link that has not noticed it
- * failed is ended here (its peer evidently has).
+ * link its token names: only with the proof over that link's secret (or
+ * the one it replaced, which the peer may still hold), never below
+ * version 5 once the chain got there, and only if it proved the same
+ * key.  A link that has not noticed it failed is ended here (its peer
+ * evidently has).  Our own proof goes in ${answer}; adopted_cb moves the
+ * identity on.
  */
 static struct engine *
 find_cb(void *arg, const uint8_t token[WIRE_NONCE_LEN],
-    const uint8_t proof[WIRE_AUTH_LEN], uint16_t *reason)
+    const uint8_t proof[WIRE_AUTH_LEN], uint8_t answer[WIRE_AUTH_LEN],
+    uint16_t *reason)
 {
 	struct dlink *dl = arg, *o;
 	uint8_t hellos[AUTH_HELLOS_LEN];
+	const uint8_t *sec;
+	unsigned v = engine_version(cur_engine(dl));
 
 	TAILQ_FOREACH(o, &dl->d->links, entry)
 		if (o != dl && o->c == NULL && o->have_res &&
@@ -794,8 +860,17 @@ find_cb(void *arg, const uint8_t token[WIRE_NONCE_LEN],
 	if (o == NULL)
 		return (resume_refuse(dl, reason, WIRE_REASON_NOT_RESUMED,
 		    "no suspended streams of that link here"));
-	if (verbs_link_hellos(dl->vl, hellos) != 0 ||
-	    auth_resume_check(o->res_secret, hellos, proof) != 0)
+	if (o->res_ratchet && v < AUTH_RESUME_RATCHET)
+		return (resume_refuse(dl, reason, WIRE_REASON_VERSION,
+		    "the streams' link spoke protocol version 5 or later, "
+		    "the new one an older version"));
+	sec = o->res_secret;
+	if (verbs_link_hellos(dl->vl, hellos) != 0)
+		sec = NULL;
+	else if (auth_resume_check(v, 1, sec, hellos, proof) != 0)
+		sec = o->has_prev && auth_resume_check(v, 1, o->res_prev,
+		    hellos, proof) == 0 ? o->res_prev : NULL;
+	if (sec == NULL)
 		return (resume_refuse(dl, reason, WIRE_REASON_DENIED,
 		    "wrong proof"));
 	if (o->key->set != dl->key->set ||
@@ -807,21 +882,41 @@ find_cb(void *arg, const uint8_t token[WIRE_NONCE_LEN],
 	if (o->old == NULL)
 		return (resume_refuse(dl, reason, WIRE_REASON_NOT_RESUMED,
 		    "that link has no suspended streams"));
+	auth_resume_proof(v, 0, sec, hellos, answer);
+	/* The secret the peer proved: adopted_cb derives ours from it. */
+	memcpy(dl->res_prev, sec, AUTH_SECRET_LEN);
 	dl->from = o;
 	return (o->old);
 }
 
-/* Incoming: the streams moved over from link dl->from. */
+/*
+ * Incoming: the streams moved over from link dl->from.  This link
+ * carries on the chain: its token, and from version 5 a secret of its
+ * own, derived from the one the peer proved (kept until the peer shows
+ * it has the new one); below version 5, the chain's secret.
+ */
 static void
 adopted_cb(void *arg, struct engine *old)
 {
 	struct dlink *dl = arg, *o = dl->from;
+	uint8_t hellos[AUTH_HELLOS_LEN];
+	unsigned v = engine_version(cur_engine(dl));
 
 	dl->from = NULL;
-	if (o == NULL || o->old != old)
+	if (o == NULL || o->old != old || verbs_link_hellos(dl->vl,
+	    hellos) != 0) {
+		res_identity(dl);
 		return;
+	}
 	memcpy(dl->res_id, o->res_id, WIRE_NONCE_LEN);
-	memcpy(dl->res_secret, o->res_secret, AUTH_SECRET_LEN);
+	memcpy(dl->res_secret, dl->res_prev, AUTH_SECRET_LEN);
+	dl->res_ratchet = o->res_ratchet || v >= AUTH_RESUME_RATCHET;
+	dl->has_prev = v >= AUTH_RESUME_RATCHET;
+	if (dl->has_prev)
+		auth_resume_next(dl->res_secret, dl->key->key, key_len(dl),
+		    hellos);
+	else
+		explicit_bzero(dl->res_prev, sizeof(dl->res_prev));
 	dl->have_res = 1;
 	dl->susp_since = o->susp_since;
 	dl->resuming = 1;
@@ -832,30 +927,65 @@ adopted_cb(void *arg, struct engine *old)
 	loop_timer_arm(&o->resume_tmo, 0);
 }
 
-/* Client: the new link takes over the failed one's streams, if it can. */
+/*
+ * Client, version 5: the peer took the resume and proves it holds the
+ * chain's secret; if it does, this link's secret replaces it.
+ */
+static int
+proved_cb(void *arg, const uint8_t proof[WIRE_AUTH_LEN])
+{
+	struct dlink *dl = arg;
+	uint8_t hellos[AUTH_HELLOS_LEN];
+	unsigned v = engine_version(cur_engine(dl));
+
+	if (!dl->have_res || verbs_link_hellos(dl->vl, hellos) != 0 ||
+	    auth_resume_check(v, 0, dl->res_secret, hellos, proof) != 0)
+		return (-1);
+	auth_resume_next(dl->res_secret, dl->key->key, key_len(dl), hellos);
+	dl->res_ratchet = 1;
+	loop_timer_stop(&dl->resume_tmo);
+	return (0);
+}
+
+/*
+ * Client: the new link takes over the failed one's streams, if it can:
+ * never on a link older than version 5 once the chain got there (a
+ * forged step-down must not get the streams named to a peer that proves
+ * nothing), and from version 5 only if the peer proves the secret in
+ * time (proof_timeout).
+ */
 static void
 resume_offer(struct dlink *dl, struct engine *e)
 {
 	uint8_t hellos[AUTH_HELLOS_LEN], proof[WIRE_AUTH_LEN];
 	uint64_t gap = loop_now_ms() - dl->susp_since;
+	unsigned v = engine_version(e);
+	int older = dl->res_ratchet && v < AUTH_RESUME_RATCHET;
 	int n = ENGINE_EINVAL;
 
 	engine_set_resume(e, &dl->er);
-	if (dl->have_res && engine_can_resume(e) &&
+	if (dl->have_res && engine_can_resume(e) && !older &&
 	    verbs_link_hellos(dl->vl, hellos) == 0) {
-		auth_resume_proof(dl->res_secret, hellos, proof);
+		auth_resume_proof(v, 1, dl->res_secret, hellos, proof);
 		n = engine_resume(e, dl->old, dl->res_id, proof);
+		explicit_bzero(proof, sizeof(proof));
 	}
 	if (drop_old(dl, WIRE_REASON_NOT_RESUMED) > 0) {
 		LLOG(LOG_WARNING, dl, "%s: %s; suspended streams reset",
-		    dl->name, engine_can_resume(e) ? "cannot resume on the "
-		    "new link" : "the peer does not resume streams");
+		    dl->name, !engine_can_resume(e) ? "the peer does not "
+		    "resume streams" : older ? "the new link speaks an older "
+		    "protocol version than the streams' link, and resumes "
+		    "without the peer's proof" : "cannot resume on the new "
+		    "link");
 	}
 	if (n < 0) {
 		res_identity(dl);
 		return;
 	}
 	dl->resuming = 1;
+	if (!engine_resume_proven(e))
+		loop_timer_arm(&dl->resume_tmo,
+		    (uint64_t)dl->d->conf->handshake_timeout * 1000);
 	LLOG(LOG_INFO, dl, "%s: resuming %d stream%s suspended %.1f s ago",
 	    dl->name, n, n == 1 ? "" : "s", (double)gap / 1000);
 }
@@ -1938,7 +2068,7 @@ link_free(struct dlink *dl)
 			o->from = NULL;
 	if (dl->listed)
 		TAILQ_REMOVE(&dl->d->links, dl, entry);
-	/* The proved key and the resume secret are wiped with it. */
+	/* The proved key and the resume secrets are wiped with it. */
 	secmem_free(dl);
 }
 

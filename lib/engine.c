@@ -177,15 +177,24 @@ struct engine {
 	int res_hdr;		/* client: RESUME header to send */
 	int res_sent;		/* client: this link offered a resume */
 	int res_denied;		/* client: the peer refused it */
+	int res_proven;		/* client: the peer proved the secret (or,
+				   below version 5, need not) */
+	int res_naming;		/* client: RESUME_STREAMs from stream
+				   res_name on go out before any OPEN */
+	uint32_t res_name;
 	uint32_t res_wait;	/* client: answers still expected */
 	int res_seen;		/* server: the peer offered a resume */
 	int res_refused;	/* server: ... and we refused it */
 	int res_deny;		/* server: RESUME_DENIED to send */
 	uint16_t res_reason;
 	uint32_t res_left;	/* server: RESUME_STREAMs still expected */
+	/* Version 5: the responder proves the secret too (RESUME_PROOF). */
+	int can_res_proof;
+	int res_prove;		/* server: our RESUME_PROOF to send */
+	int res_proof_sent;	/* server: ... and it went */
 	uint8_t res_token[WIRE_NONCE_LEN];
-	uint8_t res_proof[WIRE_AUTH_LEN];
-	uint16_t res_count;
+	uint8_t res_proof[WIRE_AUTH_LEN];	/* ours: RESUME or RESUME_PROOF */
+	uint16_t res_count;	/* RESUME_STREAMs of the RESUME */
 	uint32_t *gone;		/* server: GONE answers, (peer id << 16 | id) */
 	uint32_t gone_head, gone_n;
 
@@ -206,6 +215,7 @@ static int suspendable(const struct stream *, enum engine_err);
 static int rec_resume(struct engine *, const struct wire_rec *);
 static int rec_resume_stream(struct engine *, const struct wire_rec *);
 static int rec_resume_denied(struct engine *, const struct wire_rec *);
+static int rec_resume_proof(struct engine *, const struct wire_rec *);
 
 /* ---------------------------------------------------------------- queues */
 
@@ -408,14 +418,18 @@ live(struct engine *e, uint32_t id)
 	return (&e->s[id]);
 }
 
-/* Can the stream put data on the wire now? */
+/*
+ * Can the stream put data on the wire now?  Not before a RING_AT or a
+ * resume answer it owes: those say where and from which byte it writes.
+ */
 static int
 tx_ready(const struct stream *s)
 {
 
 	return (s->state == S_OPEN &&
 	    !(s->flags & (F_TERM_SENT | F_RESET | F_SUSP | F_RESUMING)) &&
-	    !(s->rs & RS_RING_AT) && s->tx_app > s->tx_sent &&
+	    !(s->rs & RS_RING_AT) && !(s->ctrl & C_RESUME) &&
+	    s->tx_app > s->tx_sent &&
 	    s->tx_sent - s->tx_peer < s->peer_rx.size);
 }
 
@@ -848,17 +862,25 @@ rec_resume(struct engine *e, const struct wire_rec *r)
 		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: "
 		    "unexpected RESUME"));
 	e->res_seen = 1;
-	e->res_left = r->count;
-	old = e->r.find(e->r.arg, r->token, r->proof, &reason);
+	e->res_left = e->res_count = r->count;
+	old = e->r.find(e->r.arg, r->token, r->proof, e->res_proof, &reason);
 	if (old == NULL || old == e || !old->failed) {
+		memset(e->res_proof, 0, sizeof(e->res_proof));
 		e->res_refused = 1;
 		e->res_deny = 1;
 		e->res_reason = reason;
 		e->st.resumes_denied++;
+		/* From version 5 the peer names its streams only once we
+		 * proved the secret: none will come. */
+		if (e->can_res_proof)
+			e->res_left = 0;
 		return (0);
 	}
 	(void)adopt_all(e, old);
 	e->r.adopted(e->r.arg, old);
+	/* Before it names its streams (and grants rings), the peer checks
+	 * that we hold the secret, which it proved it holds. */
+	e->res_prove = e->can_res_proof;
 	if (e->res_left == 0)
 		resume_finish(e);
 	return (0);
@@ -889,7 +911,10 @@ rec_resume_stream(struct engine *e, const struct wire_rec *r)
 	uint32_t id = r->stream;
 
 	if (e->res_sent) {
-		/* The server's answer for one of ours. */
+		/* The server's answer for one of ours: never before its proof. */
+		if (!e->res_proven)
+			return (fail(e, ENGINE_ERR_PROTOCOL, "protocol "
+			    "violation: RESUME_STREAM before RESUME_PROOF"));
 		if (e->res_denied || s == NULL || !(s->flags & F_RESUMING) ||
 		    !(s->flags & F_PEER_MAPPED) || s->peer_id != r->peer_stream)
 			return (fail(e, ENGINE_ERR_PROTOCOL, "protocol "
@@ -902,7 +927,8 @@ rec_resume_stream(struct engine *e, const struct wire_rec *r)
 		}
 		return (apply_resume(e, id, r));
 	}
-	if (!e->res_seen || e->res_left == 0 || (r->flags & WIRE_RS_GONE))
+	if (!e->res_seen || e->res_left == 0 || (r->flags & WIRE_RS_GONE) ||
+	    (e->can_res_proof && !e->res_proof_sent))
 		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: "
 		    "unexpected RESUME_STREAM"));
 	e->res_left--;
@@ -934,7 +960,9 @@ rec_resume_denied(struct engine *e, const struct wire_rec *r)
 {
 	uint32_t id;
 
-	if (!e->res_sent || e->res_denied)
+	/* Once the peer proved the secret, it has taken the streams. */
+	if (!e->res_sent || e->res_denied ||
+	    (e->can_res_proof && e->res_proven))
 		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: "
 		    "unexpected RESUME_DENIED"));
 	e->res_denied = 1;
@@ -946,6 +974,39 @@ rec_resume_denied(struct engine *e, const struct wire_rec *r)
 			e->st.streams_not_resumed++;
 			release_now(e, id, r->reason);
 		}
+	return (0);
+}
+
+/*
+ * Client, version 5: the server took the resume and proves it holds the
+ * secret.  Only now does this side name its streams, grant their rings
+ * and trust the cursors of the answers; a wrong proof is a peer posing as
+ * the one that holds the streams, and ends the link (the streams with
+ * it: they are not suspended again for a peer that failed a proof).
+ */
+static int
+rec_resume_proof(struct engine *e, const struct wire_rec *r)
+{
+	uint32_t id;
+
+	if (!e->res_sent || e->res_denied || e->res_proven)
+		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: "
+		    "unexpected RESUME_PROOF"));
+	if (e->r.proved == NULL || e->r.proved(e->r.arg, r->proof) != 0)
+		return (fail(e, ENGINE_ERR_AUTH, "authentication failed: the "
+		    "peer's RESUME_PROOF is wrong (it does not hold the "
+		    "streams' resume secret)"));
+	e->res_proven = 1;
+	/*
+	 * New streams may have been opened since the RESUME: their OPENs
+	 * wait until every RESUME_STREAM went (build_send), so the peer
+	 * never sees an id its resuming streams still map.
+	 */
+	for (id = 0; id < e->used; id++)
+		if (e->s[id].state == S_OPEN && (e->s[id].flags & F_RESUMING))
+			e->s[id].ctrl |= C_RESUME;
+	e->res_naming = 1;
+	e->res_name = 0;
 	return (0);
 }
 
@@ -1114,6 +1175,7 @@ engine_connected(struct engine *e, const struct wire_hello *peer)
 	e->ver_link = e->ver_said < peer->version ? e->ver_said :
 	    peer->version;
 	e->can_origin = e->ver_said >= 3 && peer->version >= 3;
+	e->can_res_proof = e->ver_said >= 5 && peer->version >= 5;
 	e->can_resize = e->ver_said >= 4 && peer->version >= 4 &&
 	    !e->can_resume;
 	e->peer_rq = peer->credits;
@@ -1279,7 +1341,7 @@ rec_name(uint8_t type)
 	static const char *names[] = { "?", "MSG_CREDIT", "CREDIT", "OPEN",
 	    "OPEN_OK", "REFUSE", "SHUTDOWN", "CLOSE", "RESET", "KEEPALIVE",
 	    "GOAWAY", "AUTH", "RESUME", "RESUME_STREAM", "RESUME_DENIED",
-	    "ORIGIN", "RING", "RING_AT" };
+	    "ORIGIN", "RING", "RING_AT", "RESUME_PROOF" };
 
 	return (type < sizeof(names) / sizeof(names[0]) ? names[type] : "?");
 }
@@ -1527,6 +1589,13 @@ engine_on_recv(struct engine *e, uint32_t slot, const uint8_t *buf,
 		case WIRE_RESUME_DENIED:
 			err = rec_resume_denied(e, &r);
 			break;
+		case WIRE_RESUME_PROOF:
+			if (!e->can_res_proof)
+				return (fail(e, ENGINE_ERR_PROTOCOL, "protocol "
+				    "violation: RESUME_PROOF on a link below "
+				    "version 5"));
+			err = rec_resume_proof(e, &r);
+			break;
 		case WIRE_RING:
 		case WIRE_RING_AT:
 			if (!e->can_resize)
@@ -1610,7 +1679,8 @@ ctrl_pending(const struct engine *e)
 {
 
 	return (e->q[Q_CTRL].head != NIL || e->ref_n > 0 || e->want_keepalive ||
-	    e->auth_send || e->res_hdr || e->res_deny || e->gone_n > 0 ||
+	    e->auth_send || e->res_hdr || e->res_deny || e->res_prove ||
+	    e->res_naming || e->gone_n > 0 ||
 	    (e->want_goaway && !e->goaway_sent) ||
 	    e->recv_posted - e->recv_reported >= e->msg_credit_threshold);
 }
@@ -1671,6 +1741,8 @@ encode_stream(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
 		s->rx_rep = s->rx_cons;
 		s->ctrl &= (uint8_t)~C_RESUME;
 		memset(&r, 0, sizeof(r));
+		if (tx_ready(s))
+			qpush(e, Q_TX, id);
 	}
 	/* The rest waits until the peer's answer resumed the stream. */
 	if (s->flags & F_RESUMING)
@@ -1678,10 +1750,13 @@ encode_stream(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
 	if (s->ctrl & C_OPEN) {
 		/*
 		 * The peer may still map an id freed here to a stream it is
-		 * resuming, until our GONE answer for it: a new OPEN waits
-		 * for every RESUME_STREAM and every GONE answer to go first.
+		 * resuming, until our GONE answer for it (or, asking, until
+		 * the RESUME_STREAMs that end what we did not name): a new
+		 * OPEN waits for every RESUME_STREAM and every GONE answer to
+		 * go first, and from version 5 for the peer's proof too.
 		 */
-		if (e->res_left > 0 || e->gone_n > 0)
+		if (e->res_left > 0 || e->gone_n > 0 || e->res_naming ||
+		    !engine_resume_proven(e))
 			return (0);
 		r.type = WIRE_OPEN;
 		r.stream = id;
@@ -1802,6 +1877,7 @@ build_send(struct engine *e, uint64_t seq)
 		if (!put(buf, &len, &r))
 			return (len);
 		e->res_hdr = 0;
+		memset(e->res_proof, 0, sizeof(e->res_proof));
 		memset(&r, 0, sizeof(r));
 	}
 	if (e->res_deny) {
@@ -1809,6 +1885,16 @@ build_send(struct engine *e, uint64_t seq)
 		r.reason = e->res_reason;
 		if (put(buf, &len, &r))
 			e->res_deny = 0;
+	}
+	if (e->res_prove) {
+		r.type = WIRE_RESUME_PROOF;
+		memcpy(r.proof, e->res_proof, WIRE_AUTH_LEN);
+		if (put(buf, &len, &r)) {
+			e->res_prove = 0;
+			e->res_proof_sent = 1;
+			memset(e->res_proof, 0, sizeof(e->res_proof));
+		}
+		memset(&r, 0, sizeof(r));
 	}
 	while (e->gone_n > 0) {
 		v = e->gone[e->gone_head];
@@ -1821,6 +1907,13 @@ build_send(struct engine *e, uint64_t seq)
 		e->gone_head = (e->gone_head + 1) % WIRE_STREAMS_MAX;
 		e->gone_n--;
 	}
+	/* Version 5: a proven resume's streams are named before any OPEN. */
+	for (; e->res_naming && e->res_name < e->used; e->res_name++)
+		if ((e->s[e->res_name].ctrl & C_RESUME) &&
+		    !encode_stream(e, e->res_name, buf, &len))
+			break;
+	if (e->res_naming && e->res_name >= e->used)
+		e->res_naming = 0;
 	memset(&r, 0, sizeof(r));
 	while (e->ref_n > 0) {
 		v = e->refusals[e->ref_head];
@@ -2437,7 +2530,10 @@ engine_resume(struct engine *e, struct engine *old,
 	    e->r.adopt == NULL)
 		return (ENGINE_EINVAL);
 	n = adopt_all(e, old);
-	for (uint32_t id = 0; id < e->used; id++)
+	/* From version 5 the streams are named once the peer proved the
+	 * secret (rec_resume_proof). */
+	e->res_proven = !e->can_res_proof;
+	for (uint32_t id = 0; id < e->used && e->res_proven; id++)
 		if (e->s[id].state == S_OPEN && (e->s[id].flags & F_RESUMING))
 			ctrl(e, id, C_RESUME);
 	memcpy(e->res_token, token, WIRE_NONCE_LEN);
@@ -2456,6 +2552,20 @@ engine_resume_pending(const struct engine *e)
 	if (e->res_sent)
 		return (e->res_wait);
 	return (e->res_seen ? e->res_left : 0);
+}
+
+int
+engine_resume_proven(const struct engine *e)
+{
+
+	return (!e->res_sent || e->res_proven || e->res_denied || e->failed);
+}
+
+int
+engine_resume_confirmed(const struct engine *e)
+{
+
+	return (e->res_seen && !e->res_refused && e->res_left < e->res_count);
 }
 
 int

@@ -61,7 +61,11 @@
  * protection domain).  The two sides then exchange each stream's cursors,
  * each resends what did not arrive, and the stream is RESUMED; a stream
  * the other side no longer has is RESET.  A failed engine's streams that
- * were not moved end with engine_abandon; then it may be freed.
+ * were not moved end with engine_abandon; then it may be freed.  From
+ * version 5 the other side proves the right to the streams too (find
+ * gives its proof, the proved callback checks it), and the side that
+ * connects names its streams and grants their rings only once that proof
+ * checked out.
  *
  * Errors: a peer that breaks the protocol, or a transport failure, ends
  * the link: the engine stops emitting work requests, every stream gets
@@ -203,11 +207,21 @@ struct engine_stats {
 struct engine_resume {
 	/*
 	 * The peer asks to resume the streams it names by ${token}, proving
-	 * it may with ${proof}: return the failed engine holding them, or
-	 * NULL with ${*reason} (a wire_reason) to refuse.  Server side only.
+	 * it may with ${proof}: return the failed engine holding them, with
+	 * this side's own proof in ${answer} (sent on a link of version 5
+	 * or later, see engine_version), or NULL with ${*reason} (a
+	 * wire_reason) to refuse.  Server side only.
 	 */
 	struct engine *(*find)(void *arg, const uint8_t token[WIRE_NONCE_LEN],
-	    const uint8_t proof[WIRE_AUTH_LEN], uint16_t *reason);
+	    const uint8_t proof[WIRE_AUTH_LEN], uint8_t answer[WIRE_AUTH_LEN],
+	    uint16_t *reason);
+	/*
+	 * Version 5, client side: the peer took the resume engine_resume
+	 * asked for and proves its right with ${proof}.  Return 0 if it is
+	 * right (the streams are named to it now), or -1: the link fails
+	 * (ENGINE_ERR_AUTH) and the streams are reset.
+	 */
+	int (*proved)(void *arg, const uint8_t proof[WIRE_AUTH_LEN]);
 	/*
 	 * Suspended stream ${id} (user pointer ${user}) moves to this
 	 * engine: set ${tx} and ${rx} to the same rings (same sizes and
@@ -635,7 +649,9 @@ uint32_t engine_suspended(const struct engine *e);
  * them, naming them ${token} and proving the right with ${proof} (the
  * embedder's, see rstreamd-protocol(7)).  Returns how many streams moved,
  * or ENGINE_EINVAL or ENGINE_EDOWN.  Then end ${old}'s remaining streams
- * with engine_abandon and free it.
+ * with engine_abandon and free it.  From version 5 the streams stay
+ * RESUMING, unnamed, until the peer's proof checked out (the proved
+ * callback; see engine_resume_proven).
  */
 int engine_resume(struct engine *e, struct engine *old,
     const uint8_t token[WIRE_NONCE_LEN], const uint8_t proof[WIRE_AUTH_LEN]);
@@ -645,6 +661,22 @@ int engine_resume(struct engine *e, struct engine *old,
  * How many streams of a resume on ${e} are not settled yet.
  */
 uint32_t engine_resume_pending(const struct engine *e);
+
+/**
+ * engine_resume_proven(e):
+ * False while this side asked for a resume on ${e} and waits for the
+ * peer's proof (version 5): it neither proved the secret nor refused.
+ */
+int engine_resume_proven(const struct engine *e);
+
+/**
+ * engine_resume_confirmed(e):
+ * Server side: true once the peer named a stream of the resume it asked
+ * for on ${e}.  From version 5 a peer names its streams only after it
+ * checked this side's proof, so it now holds the secret that follows the
+ * one it proved.
+ */
+int engine_resume_confirmed(const struct engine *e);
 
 /**
  * engine_abandon(e, reason):

@@ -22,6 +22,7 @@
 #define SZ_ORIGIN	(HDR + 4 + 1 + 2 + 2 + 16 + 16)
 #define SZ_RING		(HDR + 4 + 16)
 #define SZ_RING_AT	(HDR + 4 + 8)
+#define SZ_RESUME_PROOF	(HDR + WIRE_AUTH_LEN)
 
 static void
 put16(uint8_t *p, uint16_t v)
@@ -279,6 +280,8 @@ wire_rec_size(const struct wire_rec *r)
 		return (SZ_RING);
 	case WIRE_RING_AT:
 		return (SZ_RING_AT);
+	case WIRE_RESUME_PROOF:
+		return (SZ_RESUME_PROOF);
 	}
 	return (0);
 }
@@ -342,6 +345,7 @@ wire_rec_encode(uint8_t *buf, size_t cap, const struct wire_rec *r)
 		put16(p, r->reason);
 		break;
 	case WIRE_AUTH:
+	case WIRE_RESUME_PROOF:
 		memcpy(p, r->proof, WIRE_AUTH_LEN);
 		break;
 	case WIRE_RESUME:
@@ -528,6 +532,7 @@ wire_rec_decode(const uint8_t *buf, size_t len, struct wire_rec *r,
 		r->reason = get16(p);
 		return (WIRE_OK);
 	case WIRE_AUTH:
+	case WIRE_RESUME_PROOF:
 		memcpy(r->proof, p, WIRE_AUTH_LEN);
 		return (WIRE_OK);
 	case WIRE_RESUME:

@@ -15,7 +15,7 @@
 
 /* Connect private data ("hello"). */
 #define WIRE_MAGIC		0x52535452u	/* "RSTR" */
-#define WIRE_VERSION		4		/* newest spoken */
+#define WIRE_VERSION		5		/* newest spoken */
 #define WIRE_VERSION_MIN	1		/* oldest understood */
 #define WIRE_HELLO_LEN		32		/* fits the 56-byte IB CM limit */
 #define WIRE_NONCE_LEN		16
@@ -62,7 +62,8 @@ enum wire_type {
 	WIRE_RESUME_DENIED = 14,	/* version 2: the resume is refused */
 	WIRE_ORIGIN = 15,	/* version 3: who opens the next stream */
 	WIRE_RING = 16,		/* version 4: a stream's new receive ring */
-	WIRE_RING_AT = 17	/* version 4: writes go there from this cursor */
+	WIRE_RING_AT = 17,	/* version 4: writes go there from this cursor */
+	WIRE_RESUME_PROOF = 18	/* version 5: resume taken, secret proved */
 };
 
 /* ORIGIN families: how the opener's client reached it. */
@@ -172,7 +173,7 @@ struct wire_rec {
 	uint8_t token[WIRE_NONCE_LEN];	/* RESUME: which streams */
 	uint8_t name_len;	/* OPEN */
 	char name[WIRE_NAME_MAX + 1];	/* OPEN; NUL-terminated */
-	uint8_t proof[WIRE_AUTH_LEN];	/* AUTH, RESUME */
+	uint8_t proof[WIRE_AUTH_LEN];	/* AUTH, RESUME, RESUME_PROOF */
 	struct wire_origin origin;	/* ORIGIN */
 };
 

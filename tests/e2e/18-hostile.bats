@@ -256,8 +256,8 @@ EOC
 	wait_until 30 grep -q "old-peer: offered" "$W/old.out"
 	run cat "$W/old.out"
 	# Without resume_time the older version is 1 (2 is for resume).
-	assert_line "old-peer: offered 4 1"
-	run grep -c "warning: tunnel old: link to $B:$op: the peer refused protocol version 4 (an older rstreamd, or a forged reject); trying that address once more with version 1 (min_version 1)" "$W/a.log"
+	assert_line "old-peer: offered 5 1"
+	run grep -c "warning: tunnel old: link to $B:$op: the peer refused protocol version 5 (an older rstreamd, or a forged reject); trying that address once more with version 1 (min_version 1)" "$W/a.log"
 	assert_output 1
 	[ "$(metric rstreamd_link_stepdowns_total a)" = 1 ]
 	# The note on the second refusal: a refusal, not another step down.
@@ -265,17 +265,17 @@ EOC
 	assert_success
 }
 
-@test "a version-3 peer refuses a version-4 hello with its note: the daemon asks again in version 3" {
+@test "a version-3 peer refuses a version-5 hello with its note: the daemon asks again in version 3" {
 	op=$(free_port)
 	"$HOSTILE" "$A" "$B" "$op" old-peer 3 >"$W/old3.out" 2>&1 3>&- &
 	RS_PIDS+=("$!")
 	wait_until 20 grep -q "old-peer: listening" "$W/old3.out"
-	conf_a "{ name = \"old3\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:$op\"; resume_time = 5; resume_without_key = true; }"
+	conf_a "{ name = \"old3\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:$op\"; resume_time = 5; resume_without_key = true; min_version = 2; }"
 	start_daemon a
 	wait_until 30 grep -q "old-peer: offered" "$W/old3.out"
 	run cat "$W/old3.out"
-	assert_line "old-peer: offered 4 3"
-	run grep -c "the peer refused protocol version 4 (an older rstreamd, or a forged reject); trying that address once more with version 3 (min_version 2)" "$W/a.log"
+	assert_line "old-peer: offered 5 3"
+	run grep -c "the peer refused protocol version 5 (an older rstreamd, or a forged reject); trying that address once more with version 3 (min_version 2)" "$W/a.log"
 	assert_output 1
 }
 
@@ -303,19 +303,19 @@ EOC
 	# rings that grow) did not step down at all.
 	wait_until 30 grep -q "old-peer: offered" "$W/old1.out"
 	run cat "$W/old1.out"
-	assert_line "old-peer: offered 4 1"
-	grep -q "warning: tunnel low: link to $B:$op1: the peer refused protocol version 4 (an older rstreamd, or a forged reject); trying that address once more with version 1 (min_version 1)" "$W/a.log"
-	grep -q "warning: tunnel dflt: link to $B:$op2 failed: the peer refused protocol version 4 and speaks 2 at most (an older rstreamd, or a forged reject); not stepping down below min_version 4" "$W/a.log"
+	assert_line "old-peer: offered 5 1"
+	grep -q "warning: tunnel low: link to $B:$op1: the peer refused protocol version 5 (an older rstreamd, or a forged reject); trying that address once more with version 1 (min_version 1)" "$W/a.log"
+	grep -q "warning: tunnel dflt: link to $B:$op2 failed: the peer refused protocol version 5 and speaks 2 at most (an older rstreamd, or a forged reject); not stepping down below min_version 4" "$W/a.log"
 	[ "$(metric rstreamd_link_stepdowns_total a)" = 1 ]
 	[ "$(metric rstreamd_link_stepdowns_refused_total a)" -ge 1 ]
-	# Both links run at version 4 with the real daemon, as both say.
+	# Both links run at version 5 with the real daemon, as both say.
 	run ctl_json a links '.[] | "\(.tunnel) \(.peer) \(.state) \(.version)"'
-	assert_line "low $B:7471 up 4"
-	assert_line "dflt $B:7471 up 4"
+	assert_line "low $B:7471 up 5"
+	assert_line "dflt $B:7471 up 5"
 	run ctl_json b links '[.[] | select(.state == "up") | .version] | map(tostring) | join(" ")'
-	assert_output "4 4"
+	assert_output "5 5"
 	run "$CTL" -s "$W/a.ctl" metrics
-	assert_line "rstreamd_link_protocol_version{link=\"tunnel low: link to $B:7471\",peer=\"$B:7471\",direction=\"out\"} 4"
+	assert_line "rstreamd_link_protocol_version{link=\"tunnel low: link to $B:7471\",peer=\"$B:7471\",direction=\"out\"} 5"
 	run client "$(accept_port a low)" "low ok"
 	assert_output "low ok"
 	run client "$(accept_port a dflt)" "dflt ok"
@@ -403,6 +403,49 @@ EOC
 	n=$(grep -c "tunnel x: link to $B:$op: the peer opened a stream on it; refused" "$W/a.log")
 	[ "$n" -ge 1 ]
 	[ "$n" -le 2 ]
+}
+
+@test "a peer posing as the server gets no stream: not with the key and a reflected proof, nor at an older version" {
+	echo_target
+	(umask 077; head -c 32 /dev/urandom >"$W/k.key")
+	fp1=$(free_port)
+	fp2=$(free_port)
+	conf_b "{ name = \"e1\"; target = \"tcp://127.0.0.1:$tp\"; resume_time = 30; },
+	    { name = \"e2\"; target = \"tcp://127.0.0.1:$tp\"; resume_time = 30; }"
+	# Each tunnel's second address is a fake that holds the key.
+	conf_a "{ name = \"e1\"; accept = \"tcp://127.0.0.1:0\"; peer = [ \"$B:7471\", \"$B:$fp1\" ]; resume_time = 30; },
+	    { name = \"e2\"; accept = \"tcp://127.0.0.1:0\"; peer = [ \"$B:7471\", \"$B:$fp2\" ]; resume_time = 30; }"
+	printf 'key_file = "%s";\n' "$W/k.key" | tee -a "$W/a.conf" >>"$W/b.conf"
+	start_daemon b
+	start_daemon a
+	link_up a e1
+	link_up a e2
+	hold_stream "$(accept_port a e1)"
+	hold_stream "$(accept_port a e2)"
+	wait_until 20 at_least 2 ctl_json b status '.streams'
+	"$HOSTILE" "$A" "$B" "$fp1" fake-server "$W/k.key" >"$W/fake1.out" 2>&1 3>&- &
+	f1=$!
+	RS_PIDS+=("$f1")
+	# A fake of version 4: a forged refusal can steer a link there too.
+	HOSTILE_VERSION=4 "$HOSTILE" "$A" "$B" "$fp2" fake-server "$W/k.key" >"$W/fake2.out" 2>&1 3>&- &
+	RS_PIDS+=("$!")
+	wait_until 20 grep -q "fake-server: listening" "$W/fake1.out"
+	wait_until 20 grep -q "fake-server: listening" "$W/fake2.out"
+	# b dies; a's links go to their next addresses, the fakes.
+	kill -KILL "$PID_b"
+	wait "$PID_b" || true
+	wait_log a "tunnel e1: link to $B:$fp1 went down: authentication failed: the peer's RESUME_PROOF is wrong" 60
+	wait_pid "$f1" 30
+	run cat "$W/fake1.out"
+	assert_line "fake-server: RESUME"
+	assert_line "fake-server: disconnected; no stream named"
+	wait_log a "tunnel e2: link to $B:$fp2: the new link speaks an older protocol version than the streams' link, and resumes without the peer's proof; suspended streams reset" 60
+	run grep -E "RESUME|named a stream" "$W/fake2.out"
+	assert_failure
+	run ctl_json a stats '[.tunnels[] | "\(.tunnel) \(.resumes) \(.resume_failures)"] | join(",")'
+	assert_output "e1 0 1,e2 0 1"
+	run ctl_json a status '.auth_failures'
+	assert_output 1
 }
 
 @test "an incoming link's suspended streams each wait for their own tunnel's resume_time" {

@@ -74,13 +74,15 @@ path_up() {
 	tc filter del dev "$NETDEV_A" parent 1:
 }
 
-# resumed_all N: a's link failed once and its N streams resumed, each
-# counted once on both sides.  Once: nothing crosses a dark path, so no
-# link comes up in the dark to fail again.
+# resumed_all N [LOSSES]: a's link failed LOSSES times (default once) and
+# its N streams resumed each time, counted on both sides.  Exactly: nothing
+# crosses a dark path, so no link comes up in the dark to fail again.
 resumed_all() {
-	[ "$(count_log a ": $1 streams\\? resumed after")" = 1 ] || return 1
-	[ "$(ctl_json a stats '.tunnels[0].resumes')" = "$1" ] || return 1
-	[ "$(ctl_json b stats '.tunnels[0].resumes')" = "$1" ]
+	local k=${2:-1}
+	[ "$(count_log a ": $1 streams\\? resumed after")" = "$k" ] || return 1
+	[ "$(ctl_json a stats '.tunnels[0].resumes')" = "$(($1 * k))" ] ||
+	    return 1
+	[ "$(ctl_json b stats '.tunnels[0].resumes')" = "$(($1 * k))" ]
 }
 
 # resume_pair RESUME_TIME [PEER]: an echo target behind b, tunnel "echo"
@@ -140,7 +142,7 @@ bulk_intact() {
 	[ "$(sha "$W/bulk.in")" = "$(sha "$W/bulk.out")" ]
 }
 
-@test "resume: 64 MiB each way survive 3 s of a dark path; nothing lost, no error" {
+@test "resume: 64 MiB each way survive 3 s of a dark path, twice; nothing lost, no error" {
 	resume_pair 30
 	start_pair echo
 	echo_bulk 64
@@ -151,9 +153,15 @@ bulk_intact() {
 	sleep 3
 	path_up
 	wait_log a "1 stream resumed after [0-9.]* s" 60
+	# Again, on the link that took the streams over: its secret is its
+	# own, derived on both sides from the first link's.
+	path_down
+	wait_log_more a "went down: .*; 1 stream suspended for up to 30 s" 1 30
+	path_up
+	wait_log_more a "1 stream resumed after [0-9.]* s" 1 60
 	bulk_intact
 	wait_log b "the peer resumes the streams of link from $A"
-	resumed_all 1
+	resumed_all 1 2
 	[ "$(ctl_json a stats '.tunnels[0].resume_failures')" = 0 ]
 	run grep -E "stream [0-9]+ .*reset" "$W/a.log" "$W/b.log"
 	assert_failure

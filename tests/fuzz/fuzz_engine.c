@@ -6,17 +6,19 @@
  * write out of bounds (ASan), hit undefined behaviour (UBSan), or break
  * its own bookkeeping (checked below).
  *
- * An input whose first byte is 0xf0 or above uses it as a mode byte
+ * An input whose first byte is 0xe0 or above uses it as a mode byte
  * (bit 0: the peer must prove a key; bits 1-2: resume, see below; bit 3:
- * the adopt callback fails for odd ids); otherwise the first byte is the
- * first operation and its bit 0 picks authentication, as before.  Resume
- * modes link with a peer that offers resume and hold a failed engine
- * with three suspended streams (our ids 0, 1, 2, the peer's 0, 1, 2;
- * 1000 bytes sent on stream 0, 100 received on stream 2):
+ * the adopt callback fails for odd ids; 0xe0 to 0xef: the peer's hello
+ * says version 4, so a resume goes as before version 5); otherwise the
+ * first byte is the first operation and its bit 0 picks authentication,
+ * as before.  Resume modes link with a peer that offers resume and hold a
+ * failed engine with three suspended streams (our ids 0, 1, 2, the
+ * peer's 0, 1, 2; 1000 bytes sent on stream 0, 100 received on stream 2):
  *   1  this side connected: it resumes them at once (engine_resume), and
- *      the input plays the answering peer;
- *   2  this side answers: find hands the failed engine over, and the
- *      input plays the peer asking to resume;
+ *      the input plays the answering peer, whose RESUME_PROOF is right if
+ *      it is all 0x5a bytes;
+ *   2  this side answers: find hands the failed engine over (and its
+ *      RESUME_PROOF), and the input plays the peer asking to resume;
  *   3  this side answers but find refuses every resume.
  *
  * Without resume the link can resize rings (protocol version 4): every
@@ -285,16 +287,24 @@ prove(void *arg, uint8_t proof[WIRE_AUTH_LEN])
 	memset(proof, 0x17, WIRE_AUTH_LEN);
 }
 
+/* 0 if ${proof} is all ${b} bytes, else -1. */
 static int
-verify(void *arg, const uint8_t proof[WIRE_AUTH_LEN])
+proof_is(const uint8_t proof[WIRE_AUTH_LEN], uint8_t b)
 {
 	size_t i;
 
-	(void)arg;
 	for (i = 0; i < WIRE_AUTH_LEN; i++)
-		if (proof[i] != 0x42)
+		if (proof[i] != b)
 			return (-1);
 	return (0);
+}
+
+static int
+verify(void *arg, const uint8_t proof[WIRE_AUTH_LEN])
+{
+
+	(void)arg;
+	return (proof_is(proof, 0x42));
 }
 
 /* ---------------------------------------------------------------- resume */
@@ -308,7 +318,8 @@ struct res {
 
 static struct engine *
 res_find(void *arg, const uint8_t token[WIRE_NONCE_LEN],
-    const uint8_t proof[WIRE_AUTH_LEN], uint16_t *reason)
+    const uint8_t proof[WIRE_AUTH_LEN], uint8_t answer[WIRE_AUTH_LEN],
+    uint16_t *reason)
 {
 	struct res *R = arg;
 
@@ -318,7 +329,17 @@ res_find(void *arg, const uint8_t token[WIRE_NONCE_LEN],
 		*reason = WIRE_REASON_DENIED;
 		return (NULL);
 	}
+	memset(answer, 0x5a, WIRE_AUTH_LEN);
 	return (R->old);
+}
+
+/* Version 5: a RESUME_PROOF of all 0x5a bytes is the right one. */
+static int
+res_proved(void *arg, const uint8_t proof[WIRE_AUTH_LEN])
+{
+
+	(void)arg;
+	return (proof_is(proof, 0x5a));
 }
 
 static int
@@ -449,15 +470,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint8_t op, b, msg[WIRE_MSG_SIZE], token[WIRE_NONCE_LEN] = { 0 };
 	uint8_t proof[WIRE_AUTH_LEN] = { 0 };
 	uint16_t len;
-	int nposted = 0, auth, resume = 0, id;
+	int nposted = 0, auth, resume = 0, v4 = 0, id;
 	const char *why;
 	struct engine_auth ea = { 0, prove, verify, NULL };
 
 	memset(&R, 0, sizeof(R));
-	if (size > 0 && data[0] >= 0xf0) {
+	if (size > 0 && data[0] >= 0xe0) {
 		auth = data[0] & 1;
 		resume = (data[0] >> 1) & 3;
 		R.adopt_fails = (data[0] >> 3) & 1;
+		v4 = data[0] < 0xf0;
 		in.p++;
 		in.n--;
 	} else {
@@ -486,6 +508,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (resume != 3)
 			R.old = make_old();
 		er.find = resume == 1 ? NULL : res_find;
+		er.proved = res_proved;
 		er.adopt = res_adopt;
 		er.adopted = res_adopted;
 		er.arg = &R;
@@ -494,6 +517,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	drain(e, posted, &nposted, &seq_hi);
 	engine_hello(e, &h);
 	h.credits = RQ;
+	if (v4)
+		h.version = 4;
 	engine_connected(e, &h);
 	if (resume == 1) {
 		/* Before authentication this fails, and the streams end. */

@@ -2,8 +2,8 @@
 """Write the fuzzers' seed corpora (tests/fuzz/corpus/*): valid hellos,
 one of every control record, multi-record messages, and for the engine an
 input that opens a stream and moves data, inputs that resume streams
-from both sides (see the modes in fuzz_engine.c), and inputs that grow and
-shrink rings on a version-4 link, so fuzzing starts deep."""
+from both sides (see the modes in fuzz_engine.c), at version 5 and 4, and
+inputs that grow and shrink rings, so fuzzing starts deep."""
 import os
 import struct
 
@@ -42,6 +42,7 @@ RECS = {
                   bytes([127, 0, 0, 1]) + bytes(12)),
     "ring": rec(16, struct.pack(">I", 0) + ring(0x20000, 0x78, 8192)),
     "ring_at": rec(17, struct.pack(">IQ", 0, 8192)),
+    "resume_proof": rec(18, bytes([0x5a]) * 32),
 }
 
 
@@ -69,6 +70,8 @@ write("wire", "hello", hello)
 write("wire", "hello-v2", struct.pack(">IBBH", 0x52535452, 2, 3, 64) +
       bytes(8) + bytes(range(16)))
 write("wire", "hello-v3", struct.pack(">IBBH", 0x52535452, 3, 3, 64) +
+      bytes(8) + bytes(range(16)))
+write("wire", "hello-v5", struct.pack(">IBBH", 0x52535452, 5, 3, 64) +
       bytes(8) + bytes(range(16)))
 write("wire", "hello-padded", hello + bytes(24))
 for name, data in RECS.items():
@@ -101,25 +104,37 @@ write("engine", "reset", opened + send(RECS["reset"]) + bytes([7, 2, 8, 9]))
 
 # Resume (mode byte first).  The failed engine's streams are ours 0, 1, 2
 # and the peer's 0, 1, 2; 1000 bytes went out on 0, 100 came in on 2.
+# From version 5 the answering side proves the secret (RESUME_PROOF) before
+# the other names its streams; the modes 0xe0 and up minus 0x10 are the
+# same at version 4, where the names come with the RESUME.
 CLIENT, SERVER, REFUSER, SERVER_ADOPT_FAILS = 0xf2, 0xf4, 0xf6, 0xfc
-answers = send(rs(0, 0, 600, 500) + rs(1, 1) + rs(2, 2, 0, 0))
+V4 = -0x10
+proof = send(RECS["resume_proof"])
+answers = proof + send(rs(0, 0, 600, 500) + rs(1, 1) + rs(2, 2, 0, 0))
 write("engine", "resume-client", bytes([CLIENT]) + answers + imm(2, 50) +
       bytes([6, 2]) + struct.pack("<I", 150) + bytes([5, 0]) +
       struct.pack("<I", 300) + bytes([4, 0]) +
       send(RECS["credit"][:2] + struct.pack(">IQ", 0, 1000)))
-write("engine", "resume-client-gone", bytes([CLIENT]) +
+write("engine", "resume-client-gone", bytes([CLIENT]) + proof +
       send(rs(0, 0, flags=4) + rs(1, 1, 0, 0, 2) + rs(2, 2, flags=4)) +
       bytes([8]))
+write("engine", "resume-client-wrong-proof", bytes([CLIENT]) +
+      send(rec(18, bytes([0x5b]) * 32)) + bytes([8]))
+write("engine", "resume-client-v4", bytes([CLIENT + V4]) +
+      send(rs(0, 0, 600, 500) + rs(1, 1) + rs(2, 2, 0, 0)) + imm(2, 50))
 write("engine", "resume-client-denied", bytes([CLIENT]) +
       send(RECS["resume_denied"]) + bytes([8, 8]))
-asks = send(resume(3) + rs(0, 0, 1000, 800) + rs(1, 1) + rs(2, 2))
+names = rs(0, 0, 1000, 800) + rs(1, 1) + rs(2, 2)
+asks = send(resume(3)) + send(names)
 write("engine", "resume-server", bytes([SERVER]) + asks + imm(2, 20) +
       bytes([6, 2]) + struct.pack("<I", 120) + bytes([5, 0]) +
       struct.pack("<I", 100) + bytes([4, 0, 8]) +
       send(RECS["open"]))
 write("engine", "resume-server-split", bytes([SERVER]) +
-      send(resume(3) + rs(2, 2)) + bytes([8]) +
+      send(resume(3)) + send(rs(2, 2)) + bytes([8]) +
       send(rs(0, 0, 700, 700, 1, 8192)) + send(rs(1, 1, 0, 0)))
+write("engine", "resume-server-v4", bytes([SERVER + V4]) +
+      send(resume(3) + names) + imm(2, 20) + bytes([4, 0, 8]))
 write("engine", "resume-server-adopt-fails", bytes([SERVER_ADOPT_FAILS]) +
       asks + bytes([7, 0, 7, 1]))
 write("engine", "resume-refused", bytes([REFUSER]) + send(resume(1)) +

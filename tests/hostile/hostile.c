@@ -75,6 +75,20 @@
  *                 rstreamd of the newest version would, then opens N
  *                 streams on it (a client link takes none) and counts
  *                 the refusals: "evil-server: R refused of N"
+ * A case where it is the passive side and poses as a serving daemon whose
+ * client lost its link (exit 0 unless that client names a stream to it):
+ *   fake-server KEYFILE|-  listens at PEER_ADDR PORT and poses as the
+ *                 daemon the connecting one lost its link to: it accepts
+ *                 the first connect request (in the version offered, at
+ *                 most its own), proves KEYFILE ("-": no key) and, asked
+ *                 to resume, answers with a RESUME_PROOF that reflects
+ *                 the asker's own proof (from version 5; below, nothing);
+ *                 prints "fake-server: listening", then "fake-server:
+ *                 RESUME" if one came, and how it ended: "fake-server:
+ *                 the daemon named a stream" (it revealed the stream
+ *                 to a peer that proved nothing), "fake-server:
+ *                 disconnected; no stream named" or "fake-server: no
+ *                 stream named" (after 10 s)
  * The control case must succeed, showing the proofs above were computed
  * as the daemon computes them (exit 0 when the stream is accepted):
  *   right-key     proves KEYFILE, checks the daemon's proof, opens TUNNEL
@@ -260,8 +274,8 @@ wait_rec(uint8_t type, struct wire_rec *r)
 
 /*
  * Watch for ${ms}: return the type of the first AUTH, OPEN_OK, REFUSE,
- * RESUME_STREAM or RESUME_DENIED record the daemon sends (into ${r}), -2 when it disconnects, -1 when
- * the time is up.
+ * RESUME, RESUME_STREAM or RESUME_DENIED record the daemon sends (into
+ * ${r}), -2 when it disconnects, -1 when the time is up.
  */
 static int
 watch(int ms, struct wire_rec *r)
@@ -283,6 +297,7 @@ watch(int ms, struct wire_rec *r)
 				    r, &used) != WIRE_OK)
 					break;
 				if (r->type == WIRE_AUTH ||
+				    r->type == WIRE_RESUME ||
 				    r->type == WIRE_OPEN_OK ||
 				    r->type == WIRE_REFUSE ||
 				    r->type == WIRE_RESUME_STREAM ||
@@ -378,7 +393,9 @@ stale(const char *t1, const char *t2)
 
 /*
  * Ask to resume the streams of the link ${token} names (hex, or
- * "random"), with a made-up proof and one made-up RESUME_STREAM.
+ * "random"), with a made-up proof.  (Its RESUME_STREAMs would follow
+ * only the daemon's proof, from version 5; before, its answer is the
+ * same without them.)
  */
 static int
 resume(const char *token)
@@ -402,14 +419,6 @@ resume(const char *token)
 		}
 	(void)getrandom(r.proof, sizeof(r.proof), 0);
 	n = wire_rec_encode(m, WIRE_MSG_SIZE, &r);
-	memset(&r, 0, sizeof(r));
-	r.type = WIRE_RESUME_STREAM;
-	r.stream = 1;
-	r.peer_stream = 1;
-	r.ring.addr = (uintptr_t)ring;
-	r.ring.rkey = ring_mr->rkey;
-	r.ring.size = RING;
-	n += wire_rec_encode(m + n, WIRE_MSG_SIZE - n, &r);
 	post(IBV_WR_SEND, m, (uint32_t)n, 0, 0, 0);
 	t = watch(LIMIT_MS, &r);
 	if (t == WIRE_RESUME_DENIED) {
@@ -535,24 +544,15 @@ listen_at(const char *addr, const char *port, const char *who)
 }
 
 /*
- * Serve the first link that comes as an rstreamd would, then open ${n}
- * streams on it, which a client link must refuse: prints "evil-server:
- * R refused of N".
+ * Wait for the first connect request at the listener; it is id from now
+ * on, and its hello goes to ${hello} if not NULL.
  */
-static int
-evil_server(const char *addr, const char *port, int n)
+static void
+first_request(uint8_t hello[WIRE_HELLO_LEN])
 {
 	struct rdma_cm_event *ev;
-	struct rdma_conn_param cp;
 	struct pollfd p = { 0, POLLIN, 0 };
-	struct wire_hello h;
-	struct wire_rec r;
-	struct ibv_wc wc;
-	uint8_t hello[WIRE_HELLO_LEN], *m;
-	size_t len, off, used;
-	int k, t, refused = 0;
 
-	listen_at(addr, port, "evil-server");
 	for (;;) {
 		p.fd = ch->fd;
 		if (poll(&p, 1, 60000) <= 0 || rdma_get_cm_event(ch, &ev))
@@ -561,16 +561,49 @@ evil_server(const char *addr, const char *port, int n)
 			break;
 		rdma_ack_cm_event(ev);
 	}
+	if (hello != NULL && (ev->param.conn.private_data == NULL ||
+	    ev->param.conn.private_data_len < WIRE_HELLO_LEN))
+		die("a connect request without a hello");
+	if (hello != NULL)
+		memcpy(hello, ev->param.conn.private_data, WIRE_HELLO_LEN);
 	id = ev->id;
 	rdma_ack_cm_event(ev);
+}
+
+/* Accept it with hello ${h} (its nonce made here, the bytes in ${hello}). */
+static void
+accept_first(struct wire_hello *h, uint8_t hello[WIRE_HELLO_LEN])
+{
+	struct rdma_conn_param cp;
+
 	setup_qp();
+	conn_hello(h, hello, &cp);
+	if (rdma_accept(id, &cp) ||
+	    next_event(LIMIT_MS, NULL, NULL) != RDMA_CM_EVENT_ESTABLISHED)
+		die("the link did not come up");
+}
+
+/*
+ * Serve the first link that comes as an rstreamd would, then open ${n}
+ * streams on it, which a client link must refuse: prints "evil-server:
+ * R refused of N".
+ */
+static int
+evil_server(const char *addr, const char *port, int n)
+{
+	struct wire_hello h;
+	struct wire_rec r;
+	struct ibv_wc wc;
+	uint8_t hello[WIRE_HELLO_LEN], *m;
+	size_t len, off, used;
+	int k, refused = 0;
+
+	listen_at(addr, port, "evil-server");
+	first_request(NULL);
 	memset(&h, 0, sizeof(h));
 	h.version = WIRE_VERSION;
 	h.credits = NRECV;
-	conn_hello(&h, hello, &cp);
-	if (rdma_accept(id, &cp) ||
-	    (t = next_event(LIMIT_MS, NULL, NULL)) != RDMA_CM_EVENT_ESTABLISHED)
-		die("the link did not come up");
+	accept_first(&h, hello);
 	/* Each SEND from a slot of the ring of its own: they run at once. */
 	for (k = 0, m = ring, len = 0; k < n; k++) {
 		memset(&r, 0, sizeof(r));
@@ -674,6 +707,62 @@ suspend_two(const char *t1, const char *t2)
 	return (0);
 }
 
+/* See fake-server above. */
+static int
+fake_server(const char *addr, const char *port, const char *keyfile)
+{
+	struct wire_hello peer, h;
+	struct wire_rec r;
+	uint8_t *m = &msgs[NRECV * WIRE_MSG_SIZE];
+	uint8_t key[CONF_KEY_BYTES], hellos[AUTH_HELLOS_LEN];
+	size_t klen = 0;
+	int t, keyed = strcmp(keyfile, "-") != 0;
+
+	if (keyed)
+		klen = read_key(keyfile, key, sizeof(key));
+	if (auth_init() != 0)
+		die("auth_init");
+	listen_at(addr, port, "fake-server");
+	first_request(hellos);
+	if (wire_hello_decode(hellos, WIRE_HELLO_LEN, &peer) != WIRE_OK)
+		die("the connect request's hello does not decode");
+	memset(&h, 0, sizeof(h));
+	h.version = getenv("HOSTILE_VERSION") != NULL ?
+	    (uint8_t)atoi(getenv("HOSTILE_VERSION")) : WIRE_VERSION;
+	if (h.version > peer.version)
+		h.version = peer.version;
+	h.flags = (uint8_t)((keyed ? WIRE_HELLO_AUTH : 0) |
+	    (h.version >= 2 ? peer.flags & WIRE_HELLO_RESUME : 0));
+	h.credits = NRECV;
+	accept_first(&h, hellos + WIRE_HELLO_LEN);
+	/* Its proof of the key first: this peer holds the key too. */
+	if (keyed) {
+		if (watch(LIMIT_MS, &r) != WIRE_AUTH)
+			die("no AUTH from the daemon");
+		memset(&r, 0, sizeof(r));
+		r.type = WIRE_AUTH;
+		auth_proof(key, klen, 0, hellos, r.proof);
+		post(IBV_WR_SEND, m, (uint32_t)wire_rec_encode(m,
+		    WIRE_MSG_SIZE, &r), 0, 0, 0);
+	}
+	while ((t = watch(10000, &r)) >= 0 && t != WIRE_RESUME_STREAM) {
+		if (t != WIRE_RESUME)
+			continue;
+		printf("fake-server: RESUME\n");
+		fflush(stdout);
+		if (h.version < 5)
+			continue;
+		/* No secret here: the best it can do is the asker's own. */
+		r.type = WIRE_RESUME_PROOF;
+		post(IBV_WR_SEND, m, (uint32_t)wire_rec_encode(m,
+		    WIRE_MSG_SIZE, &r), 0, 0, 0);
+	}
+	printf("fake-server: %s\n", t == WIRE_RESUME_STREAM ? "the daemon "
+	    "named a stream" : t == -2 ? "disconnected; no stream named" :
+	    "no stream named");
+	return (t == WIRE_RESUME_STREAM ? 1 : 0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -702,6 +791,9 @@ main(int argc, char **argv)
 		    2));
 	if (strcmp(cs, "evil-server") == 0 && argc > 5)
 		return (evil_server(argv[2], argv[3], atoi(argv[5])));
+	if (strcmp(cs, "fake-server") == 0)
+		return (fake_server(argv[2], argv[3], argc > 5 ? argv[5] :
+		    "-"));
 	if (rdma_create_id(ch, &id, NULL, RDMA_PS_TCP))
 		die("rdma_create_id");
 	resolve(argv[1], argv[2], argv[3]);

@@ -21,7 +21,13 @@
  *    stream suspended on both sides is resumed on both.  Runs where losses
  *    pile up, a resume is refused or never offered, or an adoption fails
  *    may lose streams, but only with a resume reason and only streams
- *    that were suspended; they are counted.
+ *    that were suspended; they are counted.  From version 5 (three runs
+ *    in four; the others are capped at version 4) each link of a chain
+ *    has a resume secret of its own, derived from the one before (a
+ *    stand-in for auth.c's ratchet): both sides must prove the secret
+ *    they hold and derive the same next one, however the losses fall
+ *    (a run fails if one side's proof does not match the other's); a
+ *    many-seed run fails if no chain ever moved on.
  *  - ring resizes (protocol version 4, on links that cannot resume): half
  *    the streams start with 4 KiB rings that may grow to a random limit;
  *    both sides trim at random points, so shrinks race data in flight;
@@ -82,9 +88,10 @@ static int verbose;
 static int all_lose;		/* -l: link losses in every configuration */
 static uint64_t total_bytes, total_streams, total_eofs;
 static uint64_t total_losses, total_susp, total_resumed, total_lost;
-static uint64_t total_strict, total_unseen;
+static uint64_t total_strict, total_unseen, total_ratchets;
 static uint64_t total_rs, total_grows, total_shrinks, total_refused;
 static uint64_t all_rs, all_grows, all_shrinks, all_refused;
+static uint64_t all_losses, all_ratchets;
 
 /* Resizable streams start with rings of this many bytes. */
 #define RS_START	4096
@@ -222,10 +229,15 @@ peer_resets(const struct astream *a)
 	    P_OPENER_RESETS));
 }
 
+/* A resume secret's length (auth.c's). */
+#define SECRET	32
+
 /* A failed engine a side keeps for a resume. */
 struct oldeng {
 	struct engine *e;
 	uint8_t token[WIRE_NONCE_LEN];	/* the resume chain it belongs to */
+	uint8_t sec[SECRET], prev[SECRET];	/* and its secrets (has_prev) */
+	int has_prev;
 	int loss;			/* the loss that made it */
 	uint64_t deadline;		/* step to give up at (resume_time) */
 	int abandon;			/* give up after this step */
@@ -249,6 +261,12 @@ struct side {
 	 * suspends).  Side 1: the token its current engine answers to.
 	 */
 	uint8_t token[WIRE_NONCE_LEN];
+	/*
+	 * The chain's secret (side 0), or the current engine's (side 1),
+	 * which keeps the one it replaced until the peer named a stream.
+	 */
+	uint8_t sec[SECRET], prev[SECRET];
+	int has_prev;
 	unsigned denied_link;	/* side 0: link whose refusal was seen */
 	uint64_t resume_at;	/* side 0: step to offer the resume at */
 	uint64_t allocs, refused;	/* engine_mem: rings given, refused */
@@ -288,6 +306,7 @@ struct run {
 	/* Link losses. */
 	unsigned nloss, loss_max;
 	int messy;		/* losses may come before a resume settled */
+	int v4;			/* both sides capped at version 4: no ratchet */
 	uint64_t next_loss;
 	uint64_t stall_from;	/* the dying link delivers little from here */
 	struct loss loss[MAXLOSS];
@@ -1151,14 +1170,50 @@ inject_fault(struct run *R)
 
 /* ---------------------------------------------------------------- resume */
 
-/* The stand-in proof of the right to resume the chain ${token}. */
-static void
-proof_of(const uint8_t token[WIRE_NONCE_LEN], uint8_t proof[WIRE_AUTH_LEN])
-{
-	int k;
+/*
+ * Stand-ins for auth.c's derivations, bound to the current link's nonces
+ * as they are to its hellos: the sim checks that both sides keep in step,
+ * not the cryptography.
+ */
+enum { D_FIRST = 1, D_NEXT, D_INITIATOR, D_RESPONDER, D_V2 };
 
-	for (k = 0; k < WIRE_AUTH_LEN; k++)
-		proof[k] = (uint8_t)(token[k % WIRE_NONCE_LEN] ^ 0x36 ^ k);
+static void
+derive(const struct run *R, const uint8_t *from, int what,
+    uint8_t out[SECRET])
+{
+	uint64_t h = splitmix((uint64_t)what);
+	int i, k;
+
+	for (k = 0; from != NULL && k < SECRET; k++)
+		h = splitmix(h ^ from[k]);
+	for (i = 0; i < 2; i++)
+		for (k = 0; k < WIRE_NONCE_LEN; k++)
+			h = splitmix(h ^ R->f.side[i].nonce[k] ^
+			    (uint64_t)(i + 1) << 8);
+	for (k = 0; k < SECRET; k += 8) {
+		h = splitmix(h);
+		memcpy(out + k, &h, 8);
+	}
+}
+
+/* Side ${i} starts a chain of its own on the current link. */
+static void
+new_chain(struct run *R, int i)
+{
+	struct side *S = &R->side[i];
+
+	memcpy(S->token, R->f.side[1].nonce, WIRE_NONCE_LEN);
+	derive(R, NULL, D_FIRST, S->sec);
+	S->has_prev = 0;
+}
+
+/* Side ${role}'s proof of ${sec} on the current link (0: initiator). */
+static void
+proof_of(const struct run *R, const uint8_t sec[SECRET], int role,
+    uint8_t proof[WIRE_AUTH_LEN])
+{
+
+	derive(R, sec, role ? D_RESPONDER : R->v4 ? D_V2 : D_INITIATOR, proof);
 }
 
 static int
@@ -1214,19 +1269,15 @@ give_up_all(struct side *S, const struct engine *but, uint16_t reason)
 
 static struct engine *
 cb_find(void *arg, const uint8_t token[WIRE_NONCE_LEN],
-    const uint8_t proof[WIRE_AUTH_LEN], uint16_t *reason)
+    const uint8_t proof[WIRE_AUTH_LEN], uint8_t answer[WIRE_AUTH_LEN],
+    uint16_t *reason)
 {
 	struct side *S = arg;
 	struct run *R = S->R;
 	uint8_t want[WIRE_AUTH_LEN];
+	const uint8_t *sec;
 	int k;
 
-	proof_of(token, want);
-	if (memcmp(want, proof, WIRE_AUTH_LEN) != 0) {
-		rfail(R, "find: the proof does not match the token");
-		*reason = WIRE_REASON_DENIED;
-		return (NULL);
-	}
 	/*
 	 * The peer names one chain from now on: the failed engines of any
 	 * other can never come back (the daemon lets them time out).
@@ -1245,9 +1296,24 @@ cb_find(void *arg, const uint8_t token[WIRE_NONCE_LEN],
 		*reason = WIRE_REASON_NOT_RESUMED;
 		return (NULL);
 	}
+	/* Side 0 holds the chain's secret, or the one it replaced. */
+	sec = S->old[k].sec;
+	proof_of(R, sec, 0, want);
+	if (memcmp(want, proof, WIRE_AUTH_LEN) != 0 && S->old[k].has_prev) {
+		sec = S->old[k].prev;
+		proof_of(R, sec, 0, want);
+	}
+	if (memcmp(want, proof, WIRE_AUTH_LEN) != 0) {
+		rfail(R, "find: side 0's proof matches neither secret side 1 "
+		    "holds for the chain: the sides are out of step");
+		*reason = WIRE_REASON_DENIED;
+		return (NULL);
+	}
 	give_up_all(S, S->old[k].e, WIRE_REASON_LINK_LOST);
-	/* The new link carries on the chain. */
+	/* The new link carries on the chain (cb_adopted: its secret). */
 	memcpy(S->token, token, WIRE_NONCE_LEN);
+	memcpy(S->prev, sec, SECRET);
+	proof_of(R, sec, 1, answer);
 	S->src = S->old[k].e;
 	return (S->old[k].e);
 }
@@ -1258,6 +1324,12 @@ cb_adopted(void *arg, struct engine *old)
 	struct side *S = arg;
 	int k;
 
+	/* Version 5: a secret of its own; below, the chain's. */
+	S->has_prev = !S->R->v4;
+	if (S->has_prev)
+		derive(S->R, S->prev, D_NEXT, S->sec);
+	else
+		memcpy(S->sec, S->prev, SECRET);
 	for (k = 0; k < S->nold; k++)
 		if (S->old[k].e == old) {
 			S->old[k].abandon = 1;
@@ -1265,6 +1337,25 @@ cb_adopted(void *arg, struct engine *old)
 			return;
 		}
 	rfail(S->R, "adopted: an engine side 1 does not hold");
+}
+
+/* Side 0: side 1 took the resume and proves the chain's secret. */
+static int
+cb_proved(void *arg, const uint8_t proof[WIRE_AUTH_LEN])
+{
+	struct side *S = arg;
+	struct run *R = S->R;
+	uint8_t want[WIRE_AUTH_LEN];
+
+	if (R->v4)
+		return (rfail(R, "side 0: a RESUME_PROOF at version 4"));
+	proof_of(R, S->sec, 1, want);
+	if (memcmp(want, proof, WIRE_AUTH_LEN) != 0)
+		return (rfail(R, "side 0: side 1's proof does not match the "
+		    "chain's secret: the sides are out of step"));
+	derive(R, S->sec, D_NEXT, S->sec);
+	total_ratchets++;
+	return (0);
 }
 
 /* End failed engine ${e}'s streams with ${reason}, drain it and free it. */
@@ -1327,6 +1418,16 @@ settled(struct run *R)
 	return (L->settled);
 }
 
+/* Side 1's resume settled and the peer named streams: prev goes. */
+static void
+confirmed(struct run *R)
+{
+	struct engine *e = R->f.side[1].e;
+
+	if (engine_resume_pending(e) == 0 && engine_resume_confirmed(e))
+		R->side[1].has_prev = 0;
+}
+
 /* Side 0 saw its offer refused: its streams start a new chain. */
 static void
 check_denied(struct run *R)
@@ -1337,7 +1438,7 @@ check_denied(struct run *R)
 		return;
 	engine_stats(R->f.side[0].e, &st);
 	if (st.resumes_denied > 0) {
-		memcpy(R->side[0].token, R->f.side[1].nonce, WIRE_NONCE_LEN);
+		new_chain(R, 0);
 		R->side[0].denied_link = R->f.links;
 	}
 }
@@ -1427,6 +1528,9 @@ lose_link(struct run *R)
 		S->old[S->nold].deadline = L->strict ? UINT64_MAX :
 		    R->step + 500 + below(&R->r, 5000);
 		memcpy(S->old[S->nold].token, S->token, WIRE_NONCE_LEN);
+		memcpy(S->old[S->nold].sec, S->sec, SECRET);
+		memcpy(S->old[S->nold].prev, S->prev, SECRET);
+		S->old[S->nold].has_prev = S->has_prev;
 		S->nold++;
 		if (drain_events(R, i, old[i]))
 			return (-1);
@@ -1454,7 +1558,7 @@ lose_link(struct run *R)
 		}
 	}
 	R->at_loss = 0;
-	memcpy(R->side[1].token, R->f.side[1].nonce, WIRE_NONCE_LEN);
+	new_chain(R, 1);
 
 	R->side[0].resume_at = R->step + (below(&R->r, 3) == 0 ? 0 :
 	    below(&R->r, 300));
@@ -1476,10 +1580,10 @@ offer_resume(struct run *R)
 	int n, moved;
 
 	if (R->loss[S->old[0].loss].noresume) {
-		memcpy(S->token, R->f.side[1].nonce, WIRE_NONCE_LEN);
+		new_chain(R, 0);
 	} else {
 		S->src = old;
-		proof_of(S->token, proof);
+		proof_of(R, S->sec, 0, proof);
 		n = engine_resume(R->f.side[0].e, old, S->token, proof);
 		moved = 0;
 		for (k = 0; k < S->n; k++)
@@ -1499,6 +1603,10 @@ next_loss(struct run *R)
 {
 
 	R->next_loss = R->step + 50 + below(&R->r, 4000);
+	/* Now and then a messy run loses the link again in the midst of the
+	 * resume, where the sides' secrets move on. */
+	if (R->messy && R->nloss > 0 && below(&R->r, 3) == 0)
+		R->next_loss = R->side[0].resume_at + below(&R->r, 60);
 	R->stall_from = R->next_loss - below(&R->r, 40);
 }
 
@@ -1561,6 +1669,7 @@ run_one(const struct config *c, uint64_t seed, char *err, size_t errlen)
 		/* Drawn after the rest: runs without losses stay the same. */
 		R->loss_max = 1 + (unsigned)below(&R->r, R->loss_max);
 		R->messy = below(&R->r, 4) == 0;
+		R->v4 = below(&R->r, 4) == 0;
 		next_loss(R);
 		for (i = 0; i < 2; i++)
 			ec[i].resume = 1;
@@ -1570,20 +1679,22 @@ run_one(const struct config *c, uint64_t seed, char *err, size_t errlen)
 		abort();
 	for (j = 0; j < (int)R->nfate; j++)
 		R->fate[j].susp[0] = R->fate[j].susp[1] = -1;
-	if (fab_init(&R->f, &ec[0], &ec[1])) {
+	if (fab_init_cap(&R->f, &ec[0], &ec[1], R->v4 ? 4 : 0,
+	    R->v4 ? 4 : 0)) {
 		rfail(R, "fabric: %s", R->f.err);
 		goto out;
 	}
 	if (losing(R)) {
 		for (i = 0; i < 2; i++) {
 			er.find = i == 1 ? cb_find : NULL;
+			er.proved = i == 0 ? cb_proved : NULL;
 			er.adopt = cb_adopt;
 			er.adopted = cb_adopted;
 			er.arg = &R->side[i];
 			fab_set_resume(&R->f, i, &er);
 		}
-		memcpy(R->side[0].token, R->f.side[1].nonce, WIRE_NONCE_LEN);
-		memcpy(R->side[1].token, R->f.side[1].nonce, WIRE_NONCE_LEN);
+		new_chain(R, 0);
+		new_chain(R, 1);
 	}
 	/* Every engine gets ring memory (links that can resume never ask). */
 	for (i = 0; i < 2; i++) {
@@ -1669,6 +1780,7 @@ run_one(const struct config *c, uint64_t seed, char *err, size_t errlen)
 			if (drop_old(R))
 				break;
 			check_denied(R);
+			confirmed(R);
 			(void)settled(R);
 		}
 		if (finished(R))
@@ -1796,12 +1908,14 @@ main(int argc, char **argv)
 			snprintf(extra, sizeof(extra), "; %llu link losses "
 			    "(%llu undisturbed), %llu WRs landed unseen, "
 			    "%llu stream ends suspended, %llu resumed, %llu "
-			    "not resumed", (unsigned long long)total_losses,
+			    "not resumed, %llu secrets moved on",
+			    (unsigned long long)total_losses,
 			    (unsigned long long)total_strict,
 			    (unsigned long long)total_unseen,
 			    (unsigned long long)total_susp,
 			    (unsigned long long)total_resumed,
-			    (unsigned long long)total_lost);
+			    (unsigned long long)total_lost,
+			    (unsigned long long)total_ratchets);
 		rs[0] = '\0';
 		if (total_rs > 0)
 			snprintf(rs, sizeof(rs), "; %llu resizable stream "
@@ -1823,9 +1937,11 @@ main(int argc, char **argv)
 		all_grows += total_grows;
 		all_shrinks += total_shrinks;
 		all_refused += total_refused;
+		all_losses += total_losses;
+		all_ratchets += total_ratchets;
 		total_bytes = total_streams = total_eofs = 0;
 		total_losses = total_susp = total_resumed = total_lost = 0;
-		total_strict = total_unseen = 0;
+		total_strict = total_unseen = total_ratchets = 0;
 		total_rs = total_grows = total_shrinks = total_refused = 0;
 		fflush(stdout);
 		bad |= failures != 0;
@@ -1845,6 +1961,14 @@ main(int argc, char **argv)
 		    (unsigned long long)all_shrinks,
 		    (unsigned long long)all_refused, all_rs == 0 ?
 		    " (no run's link could resize)" : "");
+		bad |= none;
+		/* Likewise chains moving on to a secret of their own. */
+		none = all_losses > 0 && all_ratchets == 0;
+		printf("%s %d - resume secrets: %llu link losses, %llu secrets "
+		    "moved on%s\n", none ? "not ok" : "ok", ++t,
+		    (unsigned long long)all_losses,
+		    (unsigned long long)all_ratchets, all_losses == 0 ?
+		    " (no run lost its link)" : "");
 		bad |= none;
 	}
 	printf("1..%d\n", t);

@@ -1,7 +1,9 @@
 /*
- * Unit tests for daemon/auth: the link proofs.  The known answers were
- * computed independently (Python's hmac module) from the framing that
- * rstreamd-protocol(7) describes, so they pin the wire format down.
+ * Unit tests for daemon/auth: the link proofs and the resume secrets.
+ * The known answers were computed independently (Python's hmac module;
+ * HKDF as RFC 5869 gives it, checked against its test case 1) from the
+ * framing that rstreamd-protocol(7) describes, so they pin the wire
+ * format down.
  */
 #include <stdint.h>
 #include <string.h>
@@ -24,6 +26,105 @@ unhex(const char *h, uint8_t *out, size_t n)
 		}
 		out[i] = (uint8_t)v;
 	}
+}
+
+/* Equal? */
+static int
+same(const uint8_t *a, const char *hex)
+{
+	uint8_t want[32];
+
+	unhex(hex, want, sizeof(want));
+	return (memcmp(a, want, sizeof(want)) == 0);
+}
+
+/*
+ * The resume secrets: known answers, both sides of a chain of links in
+ * step, each link's secret its own, and no proof good as another.
+ */
+static void
+test_resume(const uint8_t key[32], const uint8_t h1[AUTH_HELLOS_LEN])
+{
+	uint8_t h[AUTH_HELLOS_LEN], c[AUTH_SECRET_LEN], sv[AUTH_SECRET_LEN];
+	uint8_t seen[6][AUTH_SECRET_LEN], p[WIRE_AUTH_LEN], q[WIRE_AUTH_LEN];
+	uint8_t nokey[AUTH_SECRET_LEN];
+	size_t i;
+	int n, k, agree = 1, fresh = 1, labels = 1;
+
+	for (i = 0; i < sizeof(h); i++)
+		h[i] = (uint8_t)(i * 5 + 7);
+
+	/* Versions 2 to 4, as they always were. */
+	auth_resume_secret(4, key, 32, h1, c);
+	ok(same(c, "076cbb55695a28eec47aa1e514a06a3a03ce524c2c3b30f28d19de84"
+	    "a4475efa"), "version 4: the secret, known answer");
+	auth_resume_proof(4, 1, c, h, p);
+	ok(same(p, "ef646ccbbbceaee650d41cd0157301bde1738c3684f41dccdac8c0b5"
+	    "5ac56d2f"), "version 4: the initiator's proof, known answer");
+	ok(auth_resume_check(2, 1, c, h, p) == 0 &&
+	    auth_resume_check(5, 1, c, h, p) != 0,
+	    "it checks at versions 2 to 4, not at 5");
+
+	/* Version 5. */
+	auth_resume_secret(5, key, 32, h1, c);
+	ok(same(c, "02c7df0ffa7f02614bc510c08bad7d9d013e06503d1a6ce4965dda95"
+	    "63e136a1"), "version 5: the first link's secret, known answer");
+	auth_resume_secret(5, NULL, 0, h1, nokey);
+	ok(same(nokey, "765723583cc78c84f5de0b3ac5d7c0014f324bc056f6b0b98aed7"
+	    "3f6f21369fd"), "version 5 without a key: known answer");
+	auth_resume_proof(5, 1, c, h, p);
+	ok(same(p, "c9280dd9c1d9b2cf7f0007201df356557c4d1fe8850956c734c9fdc2"
+	    "daf027b6"), "version 5: the initiator's proof, known answer");
+	auth_resume_proof(5, 0, c, h, q);
+	ok(same(q, "e67dcdf39b800badf3c74e8dc93501d8b0be4f87f715a40b3ce40568"
+	    "8ed9ae33"), "version 5: the responder's proof, known answer");
+	ok(auth_resume_check(5, 0, c, h, p) != 0 &&
+	    auth_resume_check(5, 1, c, h, q) != 0,
+	    "neither role's proof checks as the other's (no reflection)");
+	auth_resume_next(c, key, 32, h);
+	ok(same(c, "d1298bc9c569ba3da458744d452269a9bd4b2e3974714add4aeee035"
+	    "57dfa17c"), "the next link's secret, known answer");
+
+	/*
+	 * A chain of five more links, each side deriving on its own: they
+	 * agree, prove to each other, and no secret comes back.
+	 */
+	auth_resume_secret(5, key, 32, h1, c);
+	auth_resume_secret(5, key, 32, h1, sv);
+	memcpy(seen[0], c, sizeof(c));
+	for (n = 1; n < 6; n++) {
+		h[0] = (uint8_t)n;		/* the new link's nonces */
+		auth_resume_proof(5, 1, c, h, p);
+		auth_resume_proof(5, 0, sv, h, q);
+		agree &= auth_resume_check(5, 1, sv, h, p) == 0 &&
+		    auth_resume_check(5, 0, c, h, q) == 0;
+		labels &= memcmp(p, q, sizeof(p)) != 0;
+		auth_resume_next(c, key, 32, h);
+		auth_resume_next(sv, key, 32, h);
+		agree &= memcmp(c, sv, sizeof(c)) == 0;
+		for (k = 0; k < n; k++)
+			fresh &= memcmp(c, seen[k], sizeof(c)) != 0;
+		memcpy(seen[n], c, sizeof(c));
+		/* The old secret no longer proves anything. */
+		fresh &= auth_resume_check(5, 1, c, h, p) != 0;
+	}
+	ok(agree, "both sides of a chain derive the same secrets and "
+	    "accept each other's proofs, link after link");
+	ok(fresh, "no two links of the chain share a secret");
+	ok(labels, "the two roles' proofs differ on every link");
+
+	/* The key counts: the same hellos without it, another chain. */
+	auth_resume_secret(5, key, 32, h1, c);
+	auth_resume_next(c, key, 32, h);
+	memcpy(sv, nokey, sizeof(sv));
+	auth_resume_next(sv, NULL, 0, h);
+	ok(memcmp(c, sv, sizeof(c)) != 0 && memcmp(c, nokey, 32) != 0,
+	    "a keyless chain and a keyed one never meet");
+	auth_resume_secret(5, key, 32, h1, c);
+	memcpy(sv, c, sizeof(sv));
+	auth_resume_next(c, key, 32, h);
+	auth_resume_next(sv, key, 31, h);
+	ok(memcmp(c, sv, sizeof(c)) != 0, "every byte of the key counts");
 }
 
 int
@@ -77,5 +178,7 @@ main(void)
 	    "a 200-byte key works");
 	ok(auth_check(longkey, 199, 1, hellos, p) != 0,
 	    "and all of its bytes count");
+
+	test_resume(key, hellos);
 	return (tap_done());
 }

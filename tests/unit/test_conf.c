@@ -320,13 +320,18 @@ test_versions(void)
 		{ "accept = \"tcp://h:0\"; peer = \"p\"; ring_min = 262144;",
 		    1, "nothing newer" },
 		{ "accept = \"tcp://h:0\"; peer = \"p\"; resume_time = 5; "
-		    "resume_without_key = true;", 2, "resume_time" },
+		    "resume_without_key = true;", 5, "resume_time" },
+		{ "accept = \"tcp://h:0\"; peer = \"p\"; resume_time = 5; "
+		    "ring_min = 0; resume_without_key = true;", 5,
+		    "resume_time" },
 		{ "target = \"tcp://h:1\"; ring_min = 0; proxy_protocol = "
 		    "\"v1\"; proxy_trust_any_peer = true;", 3,
 		    "proxy_protocol" },
 		{ "target = \"tcp://h:1\"; resume_time = 5; proxy_protocol = "
 		    "\"v2\"; proxy_trust_any_peer = true; "
-		    "resume_without_key = true;", 3, "proxy_protocol" },
+		    "resume_without_key = true;", 5, "resume_time" },
+		{ "target = \"tcp://h:1\"; resume_time = 5; min_version = 2; "
+		    "resume_without_key = true;", 2, NULL },
 		{ "target = \"tcp://h:1\";", 4,
 		    "ring_min below the ring size" },
 		{ "target = \"tcp://h:1\"; min_version = 1;", 1, NULL },
@@ -580,8 +585,8 @@ test_errors(void)
 	ok(fails(TUN1 PEER "  min_version = 0; } );\n", 3,
 	    "tunnel pg: min_version 0 is below the minimum 1"),
 	    "min_version 0");
-	ok(fails("defaults = { min_version = 5; };\n", 1,
-	    "defaults: min_version 5 is above the maximum 4"),
+	ok(fails("defaults = { min_version = 6; };\n", 1,
+	    "defaults: min_version 6 is above the maximum 5"),
 	    "defaults: min_version checked");
 
 	/* Unix socket settings. */
@@ -1145,8 +1150,9 @@ test_keys(void)
 	/* A key, the global one or the tunnel's, lets resume_time be. */
 	snprintf(gl, sizeof(gl), "key_file = \"%s\";", k32);
 	c = load(KEYCONF(gl, "resume_time = 9;"));
-	ok(c != NULL && c->tunnels[0].sz.resume_time == 9,
-	    "resume_time with the global key");
+	ok(c != NULL && c->tunnels[0].sz.resume_time == 9 &&
+	    c->tunnels[0].sz.min_version == 5,
+	    "resume_time with the global key; min_version 5");
 	conf_free(c);
 	snprintf(gl, sizeof(gl), "resume_time = 9; key_file = \"%s\";", k32);
 	c = load(KEYCONF("", gl));

@@ -874,7 +874,13 @@ struct rz {
 	int finds;
 	uint16_t deny;			/* find refuses with this reason */
 	struct engine *adopted;		/* what the adopted callback got */
+	int proofs;			/* proved calls (side 0) */
+	int wrong_answer;		/* find answers with a wrong proof */
 };
+
+/* The stand-in proofs: side 0's (RESUME), side 1's (RESUME_PROOF). */
+#define RZ_ASK		0xab
+#define RZ_ANSWER	0xcd
 
 static int
 rz_adopt(void *arg, uint32_t id, void *user, struct engine_ring *tx,
@@ -902,7 +908,8 @@ rz_adopt(void *arg, uint32_t id, void *user, struct engine_ring *tx,
 
 static struct engine *
 rz_find(void *arg, const uint8_t token[WIRE_NONCE_LEN],
-    const uint8_t proof[WIRE_AUTH_LEN], uint16_t *reason)
+    const uint8_t proof[WIRE_AUTH_LEN], uint8_t answer[WIRE_AUTH_LEN],
+    uint16_t *reason)
 {
 	struct rzside *rs = arg;
 	struct rz *R = rs->R;
@@ -912,12 +919,22 @@ rz_find(void *arg, const uint8_t token[WIRE_NONCE_LEN],
 		*reason = R->deny;
 		return (NULL);
 	}
-	if (memcmp(token, R->token, WIRE_NONCE_LEN) != 0 || proof[0] != 0xab ||
-	    R->old[1] == NULL) {
+	if (memcmp(token, R->token, WIRE_NONCE_LEN) != 0 ||
+	    proof[0] != RZ_ASK || R->old[1] == NULL) {
 		*reason = WIRE_REASON_NOT_RESUMED;
 		return (NULL);
 	}
+	memset(answer, R->wrong_answer ? RZ_ASK : RZ_ANSWER, WIRE_AUTH_LEN);
 	return (R->old[1]);
+}
+
+static int
+rz_proved(void *arg, const uint8_t proof[WIRE_AUTH_LEN])
+{
+	struct rzside *rs = arg;
+
+	rs->R->proofs++;
+	return (proof[0] == RZ_ANSWER ? 0 : -1);
 }
 
 static void
@@ -937,24 +954,35 @@ rconf(uint32_t sq, uint32_t rq)
 	return (c);
 }
 
+/* rz_setup, the hellos capped at versions ${cap_a} and ${cap_b} (0: none). */
 static void
-rz_setup(struct rz *R, struct engine_conf a, struct engine_conf b)
+rz_setup_cap(struct rz *R, struct engine_conf a, struct engine_conf b,
+    unsigned cap_a, unsigned cap_b)
 {
 	struct engine_resume er;
 	int i;
 
 	memset(R, 0, sizeof(*R));
-	setup(&R->T, a, b);
+	R->T.acc_ring = 4096;
+	(void)fab_init_cap(&R->T.f, &a, &b, cap_a, cap_b);
 	R->next_rkey = 0x900;
 	for (i = 0; i < 2; i++) {
 		R->rs[i].R = R;
 		R->rs[i].side = i;
 		er.find = rz_find;
+		er.proved = rz_proved;
 		er.adopt = rz_adopt;
 		er.adopted = rz_adopted;
 		er.arg = &R->rs[i];
 		fab_set_resume(&R->T.f, i, &er);
 	}
+}
+
+static void
+rz_setup(struct rz *R, struct engine_conf a, struct engine_conf b)
+{
+
+	rz_setup_cap(R, a, b, 0, 0);
 }
 
 static struct engine *
@@ -984,7 +1012,7 @@ rz_resume(struct rz *R)
 	uint8_t proof[WIRE_AUTH_LEN];
 	int n;
 
-	memset(proof, 0xab, sizeof(proof));
+	memset(proof, RZ_ASK, sizeof(proof));
 	n = engine_resume(E(R, 0), R->old[0], R->token, proof);
 	engine_abandon(R->old[0], WIRE_REASON_NOT_RESUMED);
 	events_of(&R->T, 0, R->old[0]);
@@ -1680,7 +1708,7 @@ test_resume_denied(void)
 	rz_loss(&R, 0, 0);
 	memcpy(tok, R.token, sizeof(tok));
 	tok[0] ^= 1;
-	memset(proof, 0xab, sizeof(proof));
+	memset(proof, RZ_ASK, sizeof(proof));
 	ok(engine_resume(E(&R, 0), R.old[0], tok, proof) == 1,
 	    "side 0 names a token side 1 does not know");
 	rz_settle(&R);
@@ -1817,7 +1845,7 @@ rec_resume(struct wire_rec *r, const uint8_t *token, uint16_t count)
 	memset(r, 0, sizeof(*r));
 	r->type = WIRE_RESUME;
 	memcpy(r->token, token, WIRE_NONCE_LEN);
-	memset(r->proof, 0xab, WIRE_AUTH_LEN);
+	memset(r->proof, RZ_ASK, WIRE_AUTH_LEN);
 	r->count = count;
 }
 
@@ -1855,6 +1883,35 @@ inject_recs(struct rz *R, int i, const struct wire_rec *r, int n,
 		return (0);
 	}
 	return (engine_error_kind(E(R, i)) == ENGINE_ERR_PROTOCOL);
+}
+
+/*
+ * Side 1 takes ${r}, a RESUME, and sends its RESUME_PROOF (into the
+ * fabric, undelivered): from version 5 side 0 names its streams after
+ * that.  1 if side 1 adopted and proved.
+ */
+static int
+inject_resume(struct rz *R, const struct wire_rec *r)
+{
+	uint8_t buf[WIRE_MSG_SIZE];
+
+	fab_inject(&R->T.f, 1, FAB_CQE_RECV, buf, recs(buf, r, 1), 0);
+	fab_pump(&R->T.f, 1);
+	return (engine_error(E(R, 1)) == NULL && R->adopted != NULL);
+}
+
+/* Side 0 takes side 1's right RESUME_PROOF, as if it came. */
+static int
+inject_answer(struct rz *R)
+{
+	struct wire_rec r;
+	uint8_t buf[WIRE_MSG_SIZE];
+
+	memset(&r, 0, sizeof(r));
+	r.type = WIRE_RESUME_PROOF;
+	memset(r.proof, RZ_ANSWER, WIRE_AUTH_LEN);
+	fab_inject(&R->T.f, 0, FAB_CQE_RECV, buf, recs(buf, &r, 1), 0);
+	return (engine_error(E(R, 0)) == NULL && R->proofs == 1);
 }
 
 /*
@@ -1928,19 +1985,44 @@ test_resume_violations(void)
 	ok(inject_recs(&R, 1, r, 1, "unexpected RESUME_STREAM"),
 	    "RESUME_STREAM without RESUME ends the link");
 	rz_teardown(&R);
+	/* From version 5, a RESUME_STREAM only after our RESUME_PROOF. */
+	rz_lost_stream(&R, &k);
+	rec_resume(&r[0], R.token, 1);
+	rec_rs(&r[1], R.T.acc[0].id, k.id, 100, 0, 0, 4096);
+	ok(inject_recs(&R, 1, r, 2, "unexpected RESUME_STREAM") &&
+	    R.adopted != NULL,
+	    "a RESUME_STREAM before side 1 sent its proof ends the link");
+	rz_teardown(&R);
+	free(k.tx);
+	free(k.rx);
 	rz_setup(&R, rconf(8, 8), rconf(8, 8));
 	rec_resume(&r[0], tok, 1);
 	rec_rs(&r[1], 0, 0, 0, 0, 0, 4096);
+	ok(inject_resume(&R, r) == 0 && engine_error(E(&R, 1)) == NULL &&
+	    engine_resume_pending(E(&R, 1)) == 0,
+	    "a RESUME side 1 refuses: no RESUME_STREAM is to come");
+	ok(inject_recs(&R, 1, &r[1], 1, "unexpected RESUME_STREAM"),
+	    "and one that comes anyway ends the link");
+	rz_teardown(&R);
+	rz_lost_stream(&R, &k);
+	rec_resume(&r[0], R.token, 1);
+	rec_rs(&r[1], R.T.acc[0].id, k.id, 100, 0, 0, 4096);
 	rec_rs(&r[2], 1, 1, 0, 0, 0, 4096);
-	ok(inject_recs(&R, 1, r, 3, "unexpected RESUME_STREAM"),
+	ok(inject_resume(&R, r), "side 1 adopts and proves");
+	ok(inject_recs(&R, 1, &r[1], 2, "unexpected RESUME_STREAM"),
 	    "a RESUME_STREAM beyond the RESUME's count ends the link");
 	rz_teardown(&R);
-	rz_setup(&R, rconf(8, 8), rconf(8, 8));
-	rec_resume(&r[0], tok, 1);
+	free(k.tx);
+	free(k.rx);
+	rz_lost_stream(&R, &k);
+	rec_resume(&r[0], R.token, 1);
 	rec_rs(&r[1], 0, 0, 0, 0, WIRE_RS_GONE, 0);
-	ok(inject_recs(&R, 1, r, 2, "unexpected RESUME_STREAM"),
+	(void)inject_resume(&R, r);
+	ok(inject_recs(&R, 1, &r[1], 1, "unexpected RESUME_STREAM"),
 	    "a GONE from the side that asked ends the link");
 	rz_teardown(&R);
+	free(k.tx);
+	free(k.rx);
 
 	/* Cursors and rings of a real suspended stream, misreported. */
 	rz_lost_stream(&R, &k);
@@ -1948,7 +2030,7 @@ test_resume_violations(void)
 	cid = k.id;
 	rec_resume(&r[0], R.token, 1);
 	rec_rs(&r[1], sid, cid, 101, 0, 0, 4096);
-	ok(inject_recs(&R, 1, r, 2, "outside"),
+	ok(inject_resume(&R, r) && inject_recs(&R, 1, &r[1], 1, "outside"),
 	    "arrived beyond what was sent (101 of 100) ends the link");
 	ok(R.adopted != NULL, "(after the streams were adopted)");
 	rz_teardown(&R);
@@ -1958,7 +2040,7 @@ test_resume_violations(void)
 	rz_lost_stream(&R, &k);
 	rec_resume(&r[0], R.token, 1);
 	rec_rs(&r[1], R.T.acc[0].id, k.id, 100, 0, 0, 8192);
-	ok(inject_recs(&R, 1, r, 2, "instead of"),
+	ok(inject_resume(&R, r) && inject_recs(&R, 1, &r[1], 1, "instead of"),
 	    "a resumed ring of another size ends the link");
 	rz_teardown(&R);
 	free(k.tx);
@@ -1967,7 +2049,7 @@ test_resume_violations(void)
 	rz_lost_stream(&R, &k);
 	rec_resume(&r[0], R.token, 1);
 	rec_rs(&r[1], R.T.acc[0].id, k.id, 100, 100, WIRE_RS_SHUT, 4096);
-	ok(inject_recs(&R, 1, r, 2, "never sent"),
+	ok(inject_resume(&R, r) && inject_recs(&R, 1, &r[1], 1, "never sent"),
 	    "a SHUTDOWN seen that was never sent ends the link");
 	rz_teardown(&R);
 	free(k.tx);
@@ -1978,9 +2060,20 @@ test_resume_violations(void)
 	sid = R.T.acc[0].id;
 	cid = k.id;
 	rz_resume(&R);
+	rec_rs(&r[0], cid, sid, 2000, 2000, 0, 4096);
+	ok(inject_recs(&R, 0, r, 1, "RESUME_STREAM before RESUME_PROOF"),
+	    "an answer before side 1's proof ends the link");
+	rz_teardown(&R);
+	free(k.tx);
+	free(k.rx);
+
+	rz_lost_stream(&R, &k);
+	sid = R.T.acc[0].id;
+	cid = k.id;
+	rz_resume(&R);
 	/* Side 1 consumed 2000 and may have credited it: consumed 0 is old. */
 	rec_rs(&r[0], cid, sid, 2000, 0, 0, 4096);
-	ok(inject_recs(&R, 0, r, 1, "outside"),
+	ok(inject_answer(&R) && inject_recs(&R, 0, r, 1, "outside"),
 	    "a consumed cursor behind the last CREDIT ends the link");
 	rz_teardown(&R);
 	free(k.tx);
@@ -1991,7 +2084,7 @@ test_resume_violations(void)
 	cid = k.id;
 	rz_resume(&R);
 	rec_rs(&r[0], cid, sid + 1, 2000, 2000, 0, 4096);
-	ok(inject_recs(&R, 0, r, 1, "not resuming"),
+	ok(inject_answer(&R) && inject_recs(&R, 0, r, 1, "not resuming"),
 	    "an answer naming another peer stream ends the link");
 	rz_teardown(&R);
 	free(k.tx);
@@ -2001,6 +2094,7 @@ test_resume_violations(void)
 	sid = R.T.acc[0].id;
 	cid = k.id;
 	rz_resume(&R);
+	ok(inject_answer(&R), "side 1's proof is taken");
 	rec_rs(&r[0], cid, sid, 2000, 2000, 0, 4096);
 	fab_inject(&R.T.f, 0, FAB_CQE_RECV, buf, recs(buf, r, 1), 0);
 	ok(engine_error(E(&R, 0)) == NULL,
@@ -2017,7 +2111,7 @@ test_resume_violations(void)
 	r[0].type = WIRE_CREDIT;
 	r[0].stream = k.id;
 	r[0].cursor = 1;
-	ok(inject_recs(&R, 0, r, 1, "does not allow"),
+	ok(inject_answer(&R) && inject_recs(&R, 0, r, 1, "does not allow"),
 	    "a CREDIT for a stream still resuming ends the link");
 	rz_teardown(&R);
 	free(k.tx);
@@ -2041,6 +2135,171 @@ test_resume_violations(void)
 	r[0].type = WIRE_RESUME_DENIED;
 	ok(inject_recs(&R, 0, r, 1, "unexpected RESUME_DENIED"),
 	    "RESUME_DENIED without a RESUME ends the link");
+	rz_teardown(&R);
+}
+
+/* Deliver side ${i}'s work requests in flight and feed the completions. */
+static void
+rz_flow(struct rz *R, int i)
+{
+
+	fab_pump(&R->T.f, i);
+	while (fab_deliver(&R->T.f, i) > 0)
+		;
+	while (fab_complete(&R->T.f, 1 - i) > 0 ||
+	    fab_complete(&R->T.f, i) > 0)
+		;
+}
+
+/*
+ * A link (hellos capped at ${cap_a} and ${cap_b}) with one kept stream
+ * ${k}, on which side 0 wrote 3000 bytes of pattern 4, then lost.
+ */
+static void
+rz_kept_lost(struct rz *R, struct tstream *k, unsigned cap_a, unsigned cap_b)
+{
+	uint64_t t = 0;
+
+	rz_setup_cap(R, rconf(16, 16), rconf(16, 16), cap_a, cap_b);
+	open_stream(&R->T, k, 4096, 4096);
+	engine_keep(E(R, 0), k->id);
+	settle(&R->T);
+	engine_keep(E(R, 1), R->T.acc[0].id);
+	putp(E(R, 0), k->id, k->tx, 3000, 4, &t);
+	fab_pump(&R->T.f, 0);
+	rz_loss(R, 0, 0);
+}
+
+/*
+ * Version 5: side 1 proves the secret before side 0 names its streams,
+ * grants their rings, opens new ones or trusts any cursor.
+ */
+static void
+test_resume_mutual(void)
+{
+	struct rz R;
+	struct tstream k, n;
+	uint64_t got = 0;
+	int bad = 0, nacc;
+
+	rz_kept_lost(&R, &k, 0, 0);
+	ok(engine_version(E(&R, 0)) == 5 && engine_version(E(&R, 1)) == 5,
+	    "two sides of version 5");
+	ok(rz_resume(&R) == 1, "side 0 asks to resume its stream");
+	ok(!engine_resume_proven(E(&R, 0)),
+	    "side 0 waits for side 1's proof");
+	/* Side 0 opens a stream meanwhile: its OPEN waits too. */
+	nacc = R.T.nacc;
+	ok(open_stream(&R.T, &n, 4096, 4096) >= 0, "side 0 opens a new stream");
+	rz_flow(&R, 0);
+	ok(R.finds == 1 && R.adopted == R.old[1] &&
+	    engine_resume_pending(E(&R, 1)) == 1,
+	    "side 1 adopted, but side 0 named no stream (%u to come)",
+	    (unsigned)engine_resume_pending(E(&R, 1)));
+	ok(R.T.nacc == nacc, "nor sent the new stream's OPEN");
+	ok(R.proofs == 0 && !(k.events & ENGINE_EV_RESUMED),
+	    "nothing is resumed before the proof");
+	rz_flow(&R, 1);
+	ok(R.proofs == 1 && engine_resume_proven(E(&R, 0)),
+	    "side 1's RESUME_PROOF comes and checks out");
+	rz_settle(&R);
+	ok(engine_error(E(&R, 0)) == NULL && engine_error(E(&R, 1)) == NULL,
+	    "no violation");
+	ok((k.events & ENGINE_EV_RESUMED) &&
+	    takep(E(&R, 1), R.T.acc[0].id, R.T.acc[0].rx, 8192, 4, &got,
+	    &bad) == 3000 && !bad,
+	    "the stream resumes and its bytes arrive");
+	ok((n.events & ENGINE_EV_OPENED) && R.T.nacc == nacc + 1,
+	    "the new stream opens after the names");
+	ok(engine_resume_confirmed(E(&R, 1)),
+	    "side 1 saw a stream named: the peer holds the new secret");
+	rz_teardown(&R);
+	free(k.tx);
+	free(k.rx);
+	free(n.tx);
+	free(n.rx);
+}
+
+/* Version 5: a wrong RESUME_PROOF ends the link; nothing was named. */
+static void
+test_resume_wrong_proof(void)
+{
+	struct rz R;
+	struct tstream k;
+	struct engine_stats st;
+
+	rz_kept_lost(&R, &k, 0, 0);
+	R.wrong_answer = 1;
+	ok(rz_resume(&R) == 1, "side 0 asks to resume its stream");
+	rz_flow(&R, 0);
+	rz_flow(&R, 1);
+	events_of(&R.T, 0, E(&R, 0));
+	ok(R.proofs == 1 && engine_error_kind(E(&R, 0)) == ENGINE_ERR_AUTH &&
+	    strstr(engine_error(E(&R, 0)), "RESUME_PROOF is wrong") != NULL,
+	    "a wrong proof ends side 0's link: %s",
+	    engine_error(E(&R, 0)) ? engine_error(E(&R, 0)) : "(still up)");
+	ok((k.events & ENGINE_EV_RESET) && (k.events & ENGINE_EV_RELEASED) &&
+	    !(k.events & ENGINE_EV_RESUMED),
+	    "its stream is reset, not suspended for another try");
+	engine_stats(E(&R, 0), &st);
+	ok(st.streams_suspended == 0 && engine_suspended(E(&R, 0)) == 0,
+	    "nothing waits in the failed engine");
+	ok(engine_resume_pending(E(&R, 1)) == 1,
+	    "side 1 never saw the stream named, nor its ring");
+	rz_teardown(&R);
+	free(k.tx);
+	free(k.rx);
+}
+
+/* A peer of version 4 resumes as before: no proof back, names at once. */
+static void
+test_resume_v4(void)
+{
+	struct rz R;
+	struct tstream k;
+	struct wire_rec r;
+	uint8_t buf[WIRE_MSG_SIZE];
+	uint64_t got = 0;
+	int bad = 0, side;
+
+	for (side = 0; side < 2; side++) {
+		rz_kept_lost(&R, &k, side ? 0 : 4, side ? 4 : 0);
+		ok(engine_version(E(&R, 0)) == 4 &&
+		    engine_version(E(&R, 1)) == 4,
+		    "side %d says 4: the link speaks 4", side);
+		got = 0;
+		ok(rz_resume(&R) == 1 && engine_resume_proven(E(&R, 0)),
+		    "side 0 asks, and waits for no proof");
+		rz_flow(&R, 0);
+		ok(R.adopted == R.old[1] &&
+		    engine_resume_pending(E(&R, 1)) == 0,
+		    "the RESUME_STREAM came with the RESUME");
+		rz_settle(&R);
+		ok(R.proofs == 0 && (k.events & ENGINE_EV_RESUMED) &&
+		    takep(E(&R, 1), R.T.acc[0].id, R.T.acc[0].rx, 8192, 4,
+		    &got, &bad) == 3000 && !bad,
+		    "the stream resumed without a RESUME_PROOF");
+		rz_teardown(&R);
+		free(k.tx);
+		free(k.rx);
+	}
+	/* A RESUME_PROOF below version 5 is a violation. */
+	rz_setup_cap(&R, rconf(8, 8), rconf(8, 8), 4, 0);
+	memset(&r, 0, sizeof(r));
+	r.type = WIRE_RESUME_PROOF;
+	fab_inject(&R.T.f, 0, FAB_CQE_RECV, buf, recs(buf, &r, 1), 0);
+	ok(engine_error(E(&R, 0)) != NULL && strstr(engine_error(E(&R, 0)),
+	    "RESUME_PROOF on a link below version 5") != NULL,
+	    "a RESUME_PROOF on a version-4 link ends it: %s",
+	    engine_error(E(&R, 0)) ? engine_error(E(&R, 0)) : "(still up)");
+	rz_teardown(&R);
+	/* And where nothing asked for one, from version 5. */
+	rz_setup(&R, rconf(8, 8), rconf(8, 8));
+	fab_inject(&R.T.f, 0, FAB_CQE_RECV, buf, recs(buf, &r, 1), 0);
+	ok(engine_error(E(&R, 0)) != NULL && strstr(engine_error(E(&R, 0)),
+	    "unexpected RESUME_PROOF") != NULL,
+	    "a RESUME_PROOF without a RESUME ends the link: %s",
+	    engine_error(E(&R, 0)) ? engine_error(E(&R, 0)) : "(still up)");
 	rz_teardown(&R);
 }
 
@@ -2072,15 +2331,31 @@ test_resume_open_race(void)
 	    "side 1 does not keep stream 11");
 	rz_loss(&R, 0, 0);
 	ok(rz_resume(&R) == 12, "side 0 resumes twelve streams");
+	/* The RESUME goes; side 1 adopts, and its proof comes back. */
+	fab_pump(&R.T.f, 0);
+	fab_deliver(&R.T.f, 0);
+	while (fab_complete(&R.T.f, 1) > 0)
+		;
+	fab_pump(&R.T.f, 1);
+	fab_deliver(&R.T.f, 1);
+	while (fab_complete(&R.T.f, 0) > 0)
+		;
+	ok(R.adopted == R.old[1] && R.proofs == 1 &&
+	    engine_resume_pending(E(&R, 1)) == 12,
+	    "side 1 adopted and proved before a stream was named");
 	fab_pump(&R.T.f, 0);
 	ok(R.T.f.side[0].wire_n >= 2,
 	    "the RESUME_STREAMs take more than one SEND (%zu)",
 	    R.T.f.side[0].wire_n);
-	/* Only the first SEND arrives: side 1 adopts; two answers due. */
-	fab_deliver(&R.T.f, 0);
-	fab_complete(&R.T.f, 1);
-	ok(R.adopted == R.old[1] && engine_resume_pending(E(&R, 1)) == 2,
-	    "side 1 adopted and waits for two more RESUME_STREAMs");
+	/* Only the first SEND of names arrives: some are still due. */
+	while (engine_resume_pending(E(&R, 1)) == 12 &&
+	    fab_deliver(&R.T.f, 0) > 0)
+		while (fab_complete(&R.T.f, 1) > 0)
+			;
+	ok(engine_resume_pending(E(&R, 1)) > 0 &&
+	    engine_resume_pending(E(&R, 1)) < 12,
+	    "side 1 waits for more RESUME_STREAMs (%u)",
+	    (unsigned)engine_resume_pending(E(&R, 1)));
 	engine_abandon(R.old[1], WIRE_REASON_NOT_RESUMED);
 	events_of(&R.T, 1, R.old[1]);
 	engine_free(R.old[1]);
@@ -2132,6 +2407,7 @@ test_resume_auth(void)
 		R.rs[i].R = &R;
 		R.rs[i].side = i;
 		er.find = rz_find;
+		er.proved = rz_proved;
 		er.adopt = rz_adopt;
 		er.adopted = rz_adopted;
 		er.arg = &R.rs[i];
@@ -2147,7 +2423,7 @@ test_resume_auth(void)
 	rz_loss(&R, 0, 0);
 	ok(!engine_authenticated(E(&R, 0)) && !engine_authenticated(E(&R, 1)),
 	    "the new link starts unauthenticated");
-	memset(proof, 0xab, sizeof(proof));
+	memset(proof, RZ_ASK, sizeof(proof));
 	ok(engine_resume(E(&R, 0), R.old[0], R.token, proof) == ENGINE_EDOWN,
 	    "engine_resume before the peer's proof: EDOWN");
 	/* A RESUME before the proof ends side 1's link. */
@@ -2751,6 +3027,9 @@ main(void)
 	test_abandon();
 	test_stale_rkey();
 	test_resume_violations();
+	test_resume_mutual();
+	test_resume_wrong_proof();
+	test_resume_v4();
 	test_resume_open_race();
 	test_resume_auth();
 	test_resume_calls();

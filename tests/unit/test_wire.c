@@ -76,6 +76,7 @@ rec_equal(const struct wire_rec *a, const struct wire_rec *b)
 	case WIRE_GOAWAY:
 		return (a->reason == b->reason);
 	case WIRE_AUTH:
+	case WIRE_RESUME_PROOF:
 		return (memcmp(a->proof, b->proof, WIRE_AUTH_LEN) == 0);
 	case WIRE_RESUME:
 		return (memcmp(a->proof, b->proof, WIRE_AUTH_LEN) == 0 &&
@@ -115,7 +116,7 @@ test_records(void)
 	size_t n, used, i;
 	int t, err, all;
 
-	for (t = WIRE_MSG_CREDIT; t <= WIRE_RING_AT; t++) {
+	for (t = WIRE_MSG_CREDIT; t <= WIRE_RESUME_PROOF; t++) {
 		r = mkrec((uint8_t)t);
 		n = wire_rec_encode(buf, sizeof(buf), &r);
 		ok(n == wire_rec_size(&r) && n > 0, "type %d encodes", t);
@@ -150,8 +151,15 @@ test_records(void)
 	/* Unknown types. */
 	buf[0] = 0; buf[1] = 2;
 	ok(wire_rec_decode(buf, 2, &d, &used) == WIRE_ETYPE, "type 0 refused");
-	buf[0] = 18; buf[1] = 2;
-	ok(wire_rec_decode(buf, 2, &d, &used) == WIRE_ETYPE, "type 18 refused");
+	buf[0] = 19; buf[1] = 2;
+	ok(wire_rec_decode(buf, 2, &d, &used) == WIRE_ETYPE, "type 19 refused");
+
+	/* RESUME_PROOF: type 18, the proof after the header, as AUTH. */
+	r = mkrec(WIRE_RESUME_PROOF);
+	n = wire_rec_encode(buf, sizeof(buf), &r);
+	ok(n == 34 && buf[0] == 18 && buf[1] == 34 &&
+	    memcmp(buf + 2, r.proof, WIRE_AUTH_LEN) == 0,
+	    "RESUME_PROOF: 34 bytes, the proof at offset 2");
 
 	/* RING and RING_AT: their layout (their stream ids below). */
 	r = mkrec(WIRE_RING);
@@ -391,7 +399,14 @@ test_hello(void)
 	buf[4] = 4;
 	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_OK &&
 	    d.version == 4, "version 4 understood");
-	ok(wire_version_said(4, 0) == 4 && wire_version_said(3, 1) == 3 &&
+	buf[4] = 5;
+	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_OK &&
+	    d.version == 5, "version 5 understood");
+	buf[4] = 6;
+	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_EVERSION,
+	    "version 6 refused");
+	ok(wire_version_said(5, 1) == 5 && wire_version_said(4, 1) == 4 &&
+	    wire_version_said(4, 0) == 4 && wire_version_said(3, 1) == 3 &&
 	    wire_version_said(2, 0) == 1 && wire_version_said(2, 1) == 2 &&
 	    wire_version_said(1, 1) == 1 &&
 	    wire_version_said(9, 0) == WIRE_VERSION,
