@@ -1411,11 +1411,20 @@ static void
 link_up(struct dlink *dl)
 {
 	const struct conf_sizes *sz;
-	char where[200];
-	unsigned version;
+	char where[200], why[160];
+	unsigned version = engine_version(cur_engine(dl));
 
 	if (watch_cq(dl)) {
 		link_down(dl, "cannot watch the completion channel");
+		return;
+	}
+	/* The answer's version, not only a refusal's, is held to it. */
+	if (dl->c != NULL && version < dl->c->sz.min_version) {
+		dl->d->stepdowns_refused++;
+		snprintf(why, sizeof(why), "the peer answered in protocol "
+		    "version %u, below min_version %u", version,
+		    (unsigned)dl->c->sz.min_version);
+		link_down(dl, why);
 		return;
 	}
 	/* Connected: no stream until the peer has proved its key. */
@@ -1439,7 +1448,6 @@ link_up(struct dlink *dl)
 	dl->auth_said = 0;
 	dl->backoff = LINK_BACKOFF_MIN_MS;
 	hca_text(dl, where, sizeof(where));
-	version = engine_version(cur_engine(dl));
 	if (dl->c != NULL) {
 		sz = &dl->c->sz;
 		LLOG(version < WIRE_VERSION ? LOG_NOTICE : LOG_INFO, dl,

@@ -467,3 +467,16 @@ EOC
 	[ "$(ctl_json b status '.resume_timeouts')" = 1 ]
 	stops_clean
 }
+
+@test "a serving peer that answers in a version below min_version: the client link does not come up" {
+	op=$(free_port)
+	HOSTILE_VERSION=2 "$HOSTILE" "$A" "$B" "$op" evil-server 1 >"$W/old.out" 2>&1 3>&- &
+	RS_PIDS+=("$!")
+	wait_until 20 grep -q "evil-server: listening" "$W/old.out"
+	conf_a "{ name = \"x\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:$op\"; }"
+	start_daemon a
+	wait_log a "tunnel x: link to $B:$op failed: the peer answered in protocol version 2, below min_version 4"
+	[ "$(metric rstreamd_link_stepdowns_refused_total a)" -ge 1 ]
+	run grep "tunnel x: link to .* is up" "$W/a.log"
+	assert_failure
+}

@@ -509,6 +509,16 @@ flood(const char *src, const char *dst, const char *port, int n)
 	return (0);
 }
 
+/* The version our hellos say: HOSTILE_VERSION's, an older daemon's, for
+ * the cases that work at any version; else the newest. */
+static uint8_t
+hello_version(void)
+{
+	const char *v = getenv("HOSTILE_VERSION");
+
+	return (v != NULL ? (uint8_t)atoi(v) : WIRE_VERSION);
+}
+
 /* Hello ${h} with a fresh nonce into ${hello}, as ${cp}'s private data. */
 static void
 conn_hello(struct wire_hello *h, uint8_t hello[WIRE_HELLO_LEN],
@@ -601,7 +611,7 @@ evil_server(const char *addr, const char *port, int n)
 	listen_at(addr, port, "evil-server");
 	first_request(NULL);
 	memset(&h, 0, sizeof(h));
-	h.version = WIRE_VERSION;
+	h.version = hello_version();
 	h.credits = NRECV;
 	accept_first(&h, hello);
 	/* Each SEND from a slot of the ring of its own: they run at once. */
@@ -727,8 +737,7 @@ fake_server(const char *addr, const char *port, const char *keyfile)
 	if (wire_hello_decode(hellos, WIRE_HELLO_LEN, &peer) != WIRE_OK)
 		die("the connect request's hello does not decode");
 	memset(&h, 0, sizeof(h));
-	h.version = getenv("HOSTILE_VERSION") != NULL ?
-	    (uint8_t)atoi(getenv("HOSTILE_VERSION")) : WIRE_VERSION;
+	h.version = hello_version();
 	if (h.version > peer.version)
 		h.version = peer.version;
 	h.flags = (uint8_t)((keyed ? WIRE_HELLO_AUTH : 0) |
@@ -800,10 +809,7 @@ main(int argc, char **argv)
 	setup_qp();
 
 	memset(&h, 0, sizeof(h));
-	/* HOSTILE_VERSION: an older daemon's hello, for the cases that work
-	 * at any version. */
-	h.version = getenv("HOSTILE_VERSION") != NULL ?
-	    (uint8_t)atoi(getenv("HOSTILE_VERSION")) : WIRE_VERSION;
+	h.version = hello_version();
 	h.credits = NRECV;
 	if (strcmp(cs, "open-first") == 0 || strcmp(cs, "wrong-key") == 0 ||
 	    strcmp(cs, "silent") == 0 || strcmp(cs, "right-key") == 0 ||
