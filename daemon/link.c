@@ -288,8 +288,10 @@ on_keepalive(void *arg)
 		return;
 	}
 	engine_keepalive(e);
-	/* Streams idle for a whole period get their small rings back. */
+	/* Streams idle for a whole period get their small rings back;
+	 * a RING unanswered for ENGINE_RING_AT_TICKS periods ends the link. */
 	engine_trim(e);
+	engine_tick(e);
 	link_mark(dl);
 	/* Pooled rings unused for a whole period go (see verbs.h). */
 	verbs_link_pool_trim(dl->vl);

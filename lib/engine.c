@@ -105,6 +105,7 @@ struct stream {
 	uint64_t rx_reps[REPS];	/* the last CREDIT cursors sent (0 at first) */
 	uint8_t rx_rep_n;
 	uint64_t tx_seen, rx_seen;	/* cursors at the last engine_trim */
+	uint8_t ring_ticks;	/* engine_tick calls since our RING went out */
 };
 
 /* A FIFO of stream ids threaded through one of the next_* fields. */
@@ -1808,6 +1809,7 @@ encode_stream(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
 		if (!put(buf, len, &r))
 			return (0);
 		s->rs &= (uint8_t)~RS_RING;
+		s->ring_ticks = 0;
 	}
 	if (s->ctrl & C_CREDIT) {
 		r.type = WIRE_CREDIT;
@@ -2651,6 +2653,38 @@ engine_trim(struct engine *e)
 			rx_resize(e, id, s->rx_min);
 		s->tx_seen = s->tx_app;
 		s->rx_seen = s->rx_tail;
+	}
+}
+
+/*
+ * Our RING for stream ${s} went out and its RING_AT has not come: a peer
+ * answers at once (it may write nothing for the stream until it does), so
+ * one that has not by the ENGINE_RING_AT_TICKS-th tick never will; and
+ * both rings stay until it does or the link ends.
+ */
+static int
+ring_at_overdue(struct stream *s)
+{
+
+	return (s->state == S_OPEN && s->rx_next.size != 0 &&
+	    !(s->rs & RS_RING) && !(s->flags & (F_TERM_SENT | F_TERM_RECV)) &&
+	    ++s->ring_ticks >= ENGINE_RING_AT_TICKS);
+}
+
+void
+engine_tick(struct engine *e)
+{
+	uint32_t id;
+
+	if (e->failed)
+		return;
+	for (id = 0; id < e->used; id++) {
+		if (ring_at_overdue(&e->s[id])) {
+			fail(e, ENGINE_ERR_PROTOCOL, "no RING_AT for stream %u: "
+			    "the peer left its RING unanswered for %d ticks",
+			    (unsigned)id, ENGINE_RING_AT_TICKS);
+			return;
+		}
 	}
 }
 

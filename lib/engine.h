@@ -604,6 +604,20 @@ int engine_ring_limits(struct engine *e, uint32_t id, uint32_t tx_max,
 void engine_trim(struct engine *e);
 
 /**
+ * engine_tick(e):
+ * A period of the embedder's clock passed: call it every few seconds (the
+ * engine has no clock; its deadlines count these calls).  A RING this
+ * side sent that the peer has not answered by the ENGINE_RING_AT_TICKS-th
+ * call after it went out ends the link (ENGINE_ERR_PROTOCOL), so that
+ * both rings can go: a peer answers a RING at once and writes nothing more
+ * for the stream until it does, and resetting the stream would free
+ * nothing, since a stream is released only when that same peer sends its
+ * terminal record.  It visits every stream.
+ */
+#define ENGINE_RING_AT_TICKS	3
+void engine_tick(struct engine *e);
+
+/**
  * engine_tx_base(e, id), engine_rx_base(e, id):
  * The address the offset engine_tx_space (engine_rx_data) just gave is
  * relative to: the ring the application writes (reads) now.  0 if ${id}

@@ -1402,6 +1402,15 @@ drop_old(struct run *R)
 	return (0);
 }
 
+/* Nothing in flight or waiting to complete, either way. */
+static int
+quiet(const struct fab *f)
+{
+
+	return (f->side[0].wire_n == 0 && f->side[1].wire_n == 0 &&
+	    f->side[0].cq_n == 0 && f->side[1].cq_n == 0);
+}
+
 /* Is the last loss's resume over?  Then the next may be undisturbed. */
 static int
 settled(struct run *R)
@@ -1776,6 +1785,15 @@ run_one(const struct config *c, uint64_t seed, char *err, size_t errlen)
 		}
 		if (R->failed)
 			break;
+		/*
+		 * With nothing in flight either way, a period of the daemon's
+		 * clock may as well have passed: a RING must have its answer
+		 * by now, or the RING_AT deadline ends the link.
+		 */
+		if (R->resizing && !R->link_dead && quiet(&R->f)) {
+			engine_tick(R->f.side[0].e);
+			engine_tick(R->f.side[1].e);
+		}
 		if (losing(R)) {
 			if (drop_old(R))
 				break;

@@ -2968,6 +2968,47 @@ test_resize(void)
 	    engine_error(T.f.side[1].e) : "(none)");
 	grow_done(&T, &m0, &m1);
 
+	/*
+	 * A peer that never answers a RING: both rings would stay for the
+	 * stream's life; the RING_AT deadline ends the link instead.
+	 */
+	memset(&T, 0, sizeof(T));
+	T.acc_ring = 4096;
+	memset(&m0, 0, sizeof(m0));
+	memset(&m1, 0, sizeof(m1));
+	m0.T = m1.T = &T;
+	m1.side = 1;
+	{
+		struct engine_conf a = conf(64, 64), c = conf(64, 64);
+
+		ok(fab_init(&T.f, &a, &c) == 0, "a link for the RING_AT deadline");
+	}
+	engine_set_mem(T.f.side[0].e, &em0);
+	engine_set_mem(T.f.side[1].e, &em1);
+	id = open_grow(&T, &m0, &m1, 65536);
+	b = T.acc[0].id;
+	ptx = prx = 0;
+	ok(flow(&T, (uint32_t)id, b, &ptx, &prx, 1 << 20, &bad) && !bad,
+	    "its receive ring grew");
+	engine_trim(T.f.side[1].e);
+	engine_trim(T.f.side[1].e);	/* announces a 4096-byte ring */
+	fab_pump(&T.f, 1);		/* the RING is out, never delivered */
+	engine_stats(T.f.side[1].e, &st1);
+	ok(st1.ring_shrinks == 1 && tm_live(&m1) == 3,
+	    "the receiver holds the old ring and the announced one");
+	for (int k = 1; k < ENGINE_RING_AT_TICKS; k++)
+		engine_tick(T.f.side[1].e);
+	ok(engine_error(T.f.side[1].e) == NULL,
+	    "%d ticks after the RING the peer still has time",
+	    ENGINE_RING_AT_TICKS - 1);
+	engine_tick(T.f.side[1].e);
+	ok(engine_error(T.f.side[1].e) != NULL &&
+	    engine_error_kind(T.f.side[1].e) == ENGINE_ERR_PROTOCOL &&
+	    strstr(engine_error(T.f.side[1].e), "no RING_AT for stream") !=
+	    NULL, "tick %d ends the link: %s", ENGINE_RING_AT_TICKS,
+	    engine_error(T.f.side[1].e) ? engine_error(T.f.side[1].e) : "");
+	grow_done(&T, &m0, &m1);
+
 	/* A version-3 peer: no resizing; a RING from it is a violation. */
 	memset(&T, 0, sizeof(T));
 	T.acc_ring = 4096;
