@@ -11,6 +11,7 @@
 
 #include "addr.h"
 #include "bridge.h"
+#include "budget.h"
 #include "engine.h"
 #include "link.h"
 #include "log.h"
@@ -145,18 +146,36 @@ mem_drop(struct bridge *b, int k)
 
 	if (m == NULL)
 		return;
-	ST_ADD(b->t->st, pinned, -(uint64_t)verbs_mem_size(m));
+	budget_give(&b->t->st->pinned, verbs_mem_size(m));
 	verbs_mem_free(m);
 	b->mem[k] = NULL;
 }
 
 /*
+ * A ring refused by a max_memory (${burst}'s), counted and said once per
+ * burst; errno ENOBUFS.
+ */
+static void
+mem_refused(struct bridge *b, struct log_burst *burst, const char *why)
+{
+
+	ST_ADD(b->t->st, ring_refusals, 1);
+	log_burst_about(burst, loop_now_ms(), LOG_WARNING, BABOUT(b),
+	    "tunnel %s: %s", b->t->c->name, why);
+	errno = ENOBUFS;
+}
+
+/*
  * Ring memory of ${size} bytes into a free slot, or NULL after saying why
- * (max_memory refusals, errno ENOBUFS, once per burst, counted).
+ * (max_memory refusals, errno ENOBUFS, once per burst, counted).  The
+ * tunnel's budget is charged first, then the daemon's (in verbs): each
+ * in one atomic step, so streams on several workers cannot pass either
+ * together; a charge whose ring does not come is given back.
  */
 static struct verbs_mem *
 mem_get(struct bridge *b, uint32_t size, int flags)
 {
+	uint64_t max = conf_tunnel_max_memory(b->t->d->conf, b->t->c);
 	struct verbs_mem *m;
 	char err[200];
 	int k;
@@ -165,17 +184,24 @@ mem_get(struct bridge *b, uint32_t size, int flags)
 		;
 	if (k == BRIDGE_RINGS)
 		return (NULL);
+	if (budget_take(&b->t->st->pinned, max, size) != 0) {
+		snprintf(err, sizeof(err), "max_memory of the tunnel%s: its "
+		    "streams hold %llu bytes of ring memory, the limit is %llu",
+		    b->t->c->sz.max_memory == CONF_MEMORY_SHARE ? " (its share "
+		    "of the daemon's)" : "",
+		    (unsigned long long)budget_now(&b->t->st->pinned),
+		    (unsigned long long)max);
+		mem_refused(b, &b->t->memory_log, err);
+		return (NULL);
+	}
 	/* Other links' pools are other workers' while this turn is shared. */
 	if (!loop_exclusive())
 		flags |= VERBS_MEM_OWNPOOL;
 	if ((m = verbs_mem_new(link_verbs(b->dl), size, flags, err,
 	    sizeof(err))) == NULL) {
+		budget_give(&b->t->st->pinned, size);
 		if (errno == ENOBUFS) {
-			ST_ADD(b->t->st, ring_refusals, 1);
-			log_burst_about(&b->t->d->memory_log, loop_now_ms(),
-			    LOG_WARNING, BABOUT(b), "tunnel %s: %s", b->t->c->name,
-			    err);
-			errno = ENOBUFS;
+			mem_refused(b, &b->t->d->memory_log, err);
 		} else {
 			BLOG(LOG_ERR, b, "%s", err);
 			errno = ENOMEM;
@@ -183,11 +209,14 @@ mem_get(struct bridge *b, uint32_t size, int flags)
 		return (NULL);
 	}
 	b->mem[k] = m;
-	ST_ADD(b->t->st, pinned, size);
 	return (m);
 }
 
-/* engine_mem: the engine grows or shrinks one of the stream's rings. */
+/*
+ * engine_mem: the engine grows or shrinks one of the stream's rings.  A
+ * shrink is charged like a growth: both rings are held until the larger
+ * one goes (a receive ring only once the peer's RING_AT came).
+ */
 static int
 ring_alloc(void *arg, void *user, int rx, uint32_t size, uint32_t replaces,
     struct engine_ring *ring)
@@ -196,8 +225,9 @@ ring_alloc(void *arg, void *user, int rx, uint32_t size, uint32_t replaces,
 	struct verbs_mem *m;
 
 	(void)arg;
-	if (b == NULL || (m = mem_get(b, size, (rx ? VERBS_MEM_REMOTE : 0) |
-	    (size < replaces ? VERBS_MEM_NOCAP : 0))) == NULL)
+	(void)replaces;
+	if (b == NULL || (m = mem_get(b, size, rx ? VERBS_MEM_REMOTE : 0)) ==
+	    NULL)
 		return (-1);
 	verbs_mem_ring(m, ring);
 	return (0);

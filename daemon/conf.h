@@ -35,6 +35,9 @@ struct conf_addr {
 struct conf_sizes {
 	uint32_t sendbuf, recvbuf;	/* ring bytes: power of two, 4 KiB..1 GiB */
 	uint32_t ring_min;		/* rings start here and grow; 0: fixed */
+	uint32_t max_memory;		/* MiB its streams' rings may hold; 0: no
+					   limit of its own; CONF_MEMORY_SHARE:
+					   unset, an equal share (see below) */
 	uint32_t sq_size, rq_size;	/* queue depths: 4..65536 / 4..32768 */
 	uint32_t inline_size;		/* 0..1024 */
 	uint32_t max_streams;		/* concurrent streams on this tunnel, 1..16384 */
@@ -258,6 +261,28 @@ conf_max_memory_bytes(const struct conf *c)
 {
 
 	return ((uint64_t)c->max_memory << 20);
+}
+
+/* A tunnel's max_memory left unset: an equal share of the daemon's. */
+#define CONF_MEMORY_SHARE	UINT32_MAX
+
+/**
+ * conf_tunnel_max_memory(c, t):
+ * The bytes of ring memory tunnel ${t}'s streams may hold under
+ * configuration ${c}; 0: no limit of its own (only ${c}'s max_memory).
+ * Its own max_memory if set; else, when ${c} has a max_memory, an equal
+ * share of it among ${c}'s tunnels, so that no tunnel's streams (a peer's
+ * on a keyless tunnel, say) can take what the others need.
+ */
+static inline uint64_t
+conf_tunnel_max_memory(const struct conf *c, const struct conf_tunnel *t)
+{
+
+	if (t->sz.max_memory != CONF_MEMORY_SHARE)
+		return ((uint64_t)t->sz.max_memory << 20);
+	if (c->ntunnels == 0)
+		return (conf_max_memory_bytes(c));
+	return (conf_max_memory_bytes(c) / c->ntunnels);
 }
 
 /**

@@ -163,7 +163,8 @@ links_tab(struct rsd *d, struct render_tab *tb)
 	    { "state", 0 }, { "device", 0 }, { "streams", 1 },
 	    { "bytes_tx", 1 }, { "bytes_rx", 1 }, { "stall_ring", 1 },
 	    { "stall_msg", 1 }, { "stall_sq", 1 }, { "ring_bytes", 1 },
-	    { "rings_reused", 1 }, { "suspended", 1 }, { "resume_id", 0 },
+	    { "rings_reused", 1 }, { "ctrl_bytes", 1 }, { "suspended", 1 },
+	    { "resume_id", 0 },
 	    { "port", 1 }, { "transport", 0 }, { "gid_index", 1 },
 	    { "gid", 0 }, { "peer_gid", 0 }, { "path_mtu", 1 },
 	    { "qpn", 1 }, { "peer_qpn", 1 }, { "worker", 1 },
@@ -171,7 +172,7 @@ links_tab(struct rsd *d, struct render_tab *tb)
 	const struct dlink *dl;
 	const struct hca_info *h;
 	struct link_info li;
-	char nb[16][24];
+	char nb[17][24];
 	int s;
 
 	TAB_INIT(tb, cols);
@@ -190,6 +191,7 @@ links_tab(struct rsd *d, struct render_tab *tb)
 		    s ? NUM(5, li.st.stall_sq) : "",
 		    s ? NUM(6, li.mem.pinned) : "",
 		    s ? NUM(7, li.mem.reused) : "",
+		    s ? NUM(16, li.mem.control) : "",
 		    NUM(8, li.suspended), li.resume_id,
 		    h != NULL ? NUM(9, h->port) : "",
 		    h != NULL ? h->transport : "",
@@ -210,10 +212,11 @@ stats_tab(struct rsd *d, struct render_tab *tb)
 	    { "active", 1 }, { "refused", 1 }, { "limited", 1 },
 	    { "denied", 1 }, { "failed", 1 }, { "credit_stalls", 1 },
 	    { "suspended", 1 }, { "resumes", 1 }, { "resume_failures", 1 },
-	    { "pinned", 1 }, { "ring_refusals", 1 }, { "link", 0 } };
+	    { "pinned", 1 }, { "max_memory", 1 }, { "ring_refusals", 1 },
+	    { "link", 0 } };
 	const struct tun *t;
 	struct link_info li;
-	char nb[14][24];
+	char nb[15][24];
 	int s;
 
 	TAB_INIT(tb, cols);
@@ -234,6 +237,7 @@ stats_tab(struct rsd *d, struct render_tab *tb)
 		    li.st.stall_sq) : "",
 		    NUM(9, t->st->suspended), NUM(10, t->st->resumes),
 		    NUM(11, t->st->resume_failures), NUM(12, t->st->pinned),
+		    NUM(14, conf_tunnel_max_memory(d->conf, t->c)),
 		    NUM(13, t->st->ring_refusals),
 		    t->link != NULL ? link_state_name(li.state) : "");
 	}
@@ -253,9 +257,11 @@ cmd_status(struct rsd *d, struct render_buf *o, int json)
 	uint64_t now = loop_now_ms();
 	unsigned up, links = link_count(d, &up);
 	const char *state = d->draining ? "stopping" : "running";
+	struct verbs_cm_mem cmm;
 	struct render_tab tb;
 	char line[1400];
 
+	link_mem(d, &cmm);
 	tunnels_tab(d, &tb);
 	if (json) {
 		render_printf(o, "{\"version\":\"%s\",\"pid\":%ld,"
@@ -276,7 +282,8 @@ cmd_status(struct rsd *d, struct render_buf *o, int json)
 		    "\"links_evicted\":%llu,\"auth_failures\":%llu,"
 		    "\"resume_refusals\":%llu,\"resume_timeouts\":%llu,"
 		    "\"stepdowns\":%llu,\"stepdowns_refused\":%llu,"
-		    "\"ring_bytes\":%llu,\"max_memory\":%llu,"
+		    "\"ring_bytes\":%llu,\"control_bytes\":%llu,"
+		    "\"suspended_bytes\":%llu,\"max_memory\":%llu,"
 		    "\"workers\":%zu,\"tunnels\":", tunnel_streams(d), links, up,
 		    (unsigned long long)d->links_rejected,
 		    (unsigned long long)d->links_evicted,
@@ -285,7 +292,9 @@ cmd_status(struct rsd *d, struct render_buf *o, int json)
 		    (unsigned long long)d->resume_timeouts,
 		    (unsigned long long)d->stepdowns,
 		    (unsigned long long)d->stepdowns_refused,
-		    (unsigned long long)link_pinned(d),
+		    (unsigned long long)cmm.total,
+		    (unsigned long long)cmm.control,
+		    (unsigned long long)cmm.detached,
 		    (unsigned long long)conf_max_memory_bytes(d->conf),
 		    link_workers(d));
 		render_tab(o, &tb, 1);
@@ -319,12 +328,15 @@ cmd_status(struct rsd *d, struct render_buf *o, int json)
 	    (unsigned long long)d->stepdowns_refused);
 	render_printf(o, "workers: %zu\n", link_workers(d));
 	if (d->conf->max_memory != 0)
-		render_printf(o, "ring memory: %llu of %llu bytes (max_memory)"
-		    "\n\n", (unsigned long long)link_pinned(d),
+		render_printf(o, "ring memory: %llu of %llu bytes (max_memory)",
+		    (unsigned long long)cmm.total,
 		    (unsigned long long)conf_max_memory_bytes(d->conf));
 	else
-		render_printf(o, "ring memory: %llu bytes\n\n",
-		    (unsigned long long)link_pinned(d));
+		render_printf(o, "ring memory: %llu bytes",
+		    (unsigned long long)cmm.total);
+	render_printf(o, "; links' control buffers %llu, suspended streams' "
+	    "rings %llu\n\n", (unsigned long long)cmm.control,
+	    (unsigned long long)cmm.detached);
 	render_tab(o, &tb, 0);
 	return (0);
 }
@@ -423,9 +435,17 @@ cmd_reload(struct rsd *d, struct render_buf *o, int json)
 		    d->conf->ntunnels);
 	return (0);
 }
+
+/* Where a tunnel metric's value comes from (the table says 0 or 1). */
+enum tm_kind {
+	TM_U64 = 0,	/* a uint64_t in struct tun_stats */
+	TM_U32 = 1,	/* a uint32_t there */
+	TM_MAX_MEMORY	/* the tunnel's max_memory, in bytes */
+};
+
 static void
 tunnel_metric(struct rsd *d, struct render_buf *o, const char *name,
-    const char *type, const char *help, size_t off, int u32)
+    const char *type, const char *help, size_t off, enum tm_kind kind)
 {
 	const struct tun *t;
 	const char *p;
@@ -436,7 +456,8 @@ tunnel_metric(struct rsd *d, struct render_buf *o, const char *name,
 		if (counted_elsewhere(d, t))
 			continue;
 		p = (const char *)t->st + off;
-		v = u32 ? *(const uint32_t *)(const void *)p :
+		v = kind == TM_MAX_MEMORY ? conf_tunnel_max_memory(d->conf,
+		    t->c) : kind == TM_U32 ? *(const uint32_t *)(const void *)p :
 		    *(const uint64_t *)(const void *)p;
 		render_printf(o, "%s{tunnel=", name);
 		render_prom_str(o, t->c->name);
@@ -580,6 +601,7 @@ cmd_metrics(struct rsd *d, struct render_buf *o, int json)
 	}, ring_bytes[] = {
 		{ "pinned", offsetof(struct link_info, mem.pinned) },
 		{ "pooled", offsetof(struct link_info, mem.pooled) },
+		{ "control", offsetof(struct link_info, mem.control) },
 	}, rings[] = {
 		{ "registered", offsetof(struct link_info, mem.registered) },
 		{ "reused", offsetof(struct link_info, mem.reused) },
@@ -591,7 +613,7 @@ cmd_metrics(struct rsd *d, struct render_buf *o, int json)
 	static const struct {
 		const char *name, *type, *help;
 		size_t off;
-		int u32;
+		enum tm_kind kind;
 	} tunnel_metrics[] = {
 		{ "rstreamd_tunnel_streams_opened_total", "counter",
 		    "Streams opened.", offsetof(struct tun_stats, opened), 0 },
@@ -626,11 +648,17 @@ cmd_metrics(struct rsd *d, struct render_buf *o, int json)
 		    "Ring memory the tunnel's streams hold (their rings grow "
 		    "with traffic and shrink when idle).",
 		    offsetof(struct tun_stats, pinned), 0 },
+		{ "rstreamd_tunnel_ring_bytes_max", "gauge",
+		    "The tunnel's max_memory in bytes (its own, or its share of "
+		    "the daemon's); 0: no limit of its own.", 0,
+		    TM_MAX_MEMORY },
 		{ "rstreamd_tunnel_ring_refusals_total", "counter",
-		    "Rings refused because max_memory was reached: streams "
-		    "refused, and rings that could not grow.",
+		    "Rings refused because max_memory (the daemon's or the "
+		    "tunnel's) was reached: streams refused, and rings that "
+		    "could not grow or shrink.",
 		    offsetof(struct tun_stats, ring_refusals), 0 },
 	};
+	struct verbs_cm_mem cmm;
 	const struct dlink *dl;
 	struct link_info li;
 	const struct tun *t;
@@ -671,7 +699,7 @@ cmd_metrics(struct rsd *d, struct render_buf *o, int json)
 	    k++)
 		tunnel_metric(d, o, tunnel_metrics[k].name,
 		    tunnel_metrics[k].type, tunnel_metrics[k].help,
-		    tunnel_metrics[k].off, tunnel_metrics[k].u32);
+		    tunnel_metrics[k].off, tunnel_metrics[k].kind);
 	daemon_metric(o, "rstreamd_links_rejected_total", "counter",
 	    "Incoming links rejected by a limit, allow, or an invalid hello.",
 	    d->links_rejected);
@@ -695,9 +723,15 @@ cmd_metrics(struct rsd *d, struct render_buf *o, int json)
 	    "Peers' refusals that asked for a protocol version below the "
 	    "tunnel's min_version (an older peer, or a forged reject).",
 	    d->stepdowns_refused);
-	daemon_metric(o, "rstreamd_ring_bytes", "gauge", "Ring memory "
-	    "registered over all links (streams' rings and the pools).",
-	    link_pinned(d));
+	link_mem(d, &cmm);
+	daemon_metric(o, "rstreamd_ring_bytes", "gauge", "Memory counted "
+	    "against max_memory over all links: streams' rings (suspended "
+	    "ones' too), the pools, and the links' control buffers.",
+	    cmm.total);
+	daemon_metric(o, "rstreamd_control_bytes", "gauge", "Of which the "
+	    "links' control buffers.", cmm.control);
+	daemon_metric(o, "rstreamd_suspended_ring_bytes", "gauge", "Of which "
+	    "the rings of suspended streams (not registered).", cmm.detached);
 	daemon_metric(o, "rstreamd_ring_bytes_max", "gauge", "max_memory in "
 	    "bytes; 0: no limit.",
 	    (unsigned long long)conf_max_memory_bytes(d->conf));
@@ -731,15 +765,15 @@ cmd_metrics(struct rsd *d, struct render_buf *o, int json)
 	    "or send queue space.", "kind", stalls, NCOLS(stalls));
 	link_metric(d, o, "rstreamd_link_ring_bytes", "gauge",
 	    "Ring memory registered on the link: all of it (streams' rings "
-	    "and the pool), and the pool's part.", "kind", ring_bytes,
-	    NCOLS(ring_bytes));
+	    "and the pool), the pool's part, and apart from them its control "
+	    "buffers.", "kind", ring_bytes, NCOLS(ring_bytes));
 	link_metric(d, o, "rstreamd_link_rings_total", "counter",
 	    "Rings streams took: newly registered, or reused from the "
 	    "link's pool.", "how", rings, NCOLS(rings));
 	link_metric(d, o, "rstreamd_link_ring_resizes_total", "counter",
 	    "Streams' rings grown with traffic, shrunk back when idle, and "
-	    "resizes refused (max_memory: a growth, or the smaller ring of "
-	    "a shrink).", "kind", resizes,
+	    "resizes refused (a max_memory: a growth, or the smaller ring "
+	    "of a shrink).", "kind", resizes,
 	    NCOLS(resizes));
 	fabric_metrics(d, o);
 	return (0);

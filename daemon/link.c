@@ -1909,6 +1909,15 @@ link_tick_due(struct rsd *d)
 }
 
 void
+link_mem(const struct rsd *d, struct verbs_cm_mem *cmm)
+{
+
+	memset(cmm, 0, sizeof(*cmm));
+	if (d->cm != NULL)
+		verbs_cm_mem(d->cm, cmm);
+}
+
+void
 link_tick(struct rsd *d)
 {
 

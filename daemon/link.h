@@ -153,9 +153,16 @@ void link_listen_undo(struct rsd *d, struct link_listen_plan *p);
 
 /**
  * link_pinned(d):
- * Bytes of ring memory registered now, over every link (max_memory).
+ * Bytes of memory counted against max_memory now, over every link:
+ * streams' rings (suspended ones' too), the pools, and control buffers.
  */
 uint64_t link_pinned(const struct rsd *d);
+
+/**
+ * link_mem(d, cmm):
+ * The same, with its parts (see verbs_cm_mem), into ${*cmm}.
+ */
+void link_mem(const struct rsd *d, struct verbs_cm_mem *cmm);
 
 /**
  * link_listen_close(d):

@@ -46,7 +46,7 @@ struct render_col {
 	int numeric;
 };
 
-#define RENDER_COLS_MAX	26
+#define RENDER_COLS_MAX	32
 
 struct render_tab {
 	const struct render_col *cols;

@@ -48,9 +48,12 @@ struct tun_stats {
 	uint64_t suspended;	/* streams suspended by a link failure */
 	uint64_t resumes;	/* streams resumed on a new link */
 	uint64_t resume_failures;	/* suspended streams reset instead */
-	uint64_t ring_refusals;	/* rings refused by max_memory (streams
-				   refused, and growths) */
-	uint64_t pinned;	/* bytes of ring memory its streams hold */
+	uint64_t ring_refusals;	/* rings refused by max_memory, the daemon's
+				   or the tunnel's (streams refused, and
+				   growths and shrinks) */
+	uint64_t pinned;	/* bytes of ring memory its streams hold
+				   (suspended ones' too): charged with
+				   budget_take against its max_memory */
 	uint32_t active;
 	int refs;
 };
@@ -76,7 +79,7 @@ struct tun {
 	struct tun_stats *st;
 	/* Per-stream troubles, each logged once per burst. */
 	struct log_burst emfile_log, limit_log, refused_log, target_log;
-	struct log_burst down_log;
+	struct log_burst down_log, memory_log;
 	uint32_t nstreams;		/* bridges on this tun */
 	TAILQ_HEAD(bridge_list, bridge) streams;	/* bridge.c's */
 	int draining;

@@ -22,6 +22,7 @@
 #include <rdma/rdma_cma.h>
 
 #include "addr.h"
+#include "budget.h"
 #include "engine.h"
 #include "hca.h"
 #include "verbs.h"
@@ -39,8 +40,15 @@ struct verbs_cm {
 	 * are gated there without touching any link (see verbs.h). */
 	struct rdma_event_channel *lch;
 	TAILQ_HEAD(, verbs_request) reqs;	/* let through, not yet taken */
-	/* Ring memory registered over all links, and the cap (0: none). */
+	/*
+	 * Memory counted against the cap (0: none), over all links: rings,
+	 * registered or detached (a suspended stream's), pooled or in use,
+	 * and the links' control buffers; of which the last two, apart.
+	 * Charged (budget_take) before it is mapped or registered.  Atomic:
+	 * links on other threads charge at once.
+	 */
 	uint64_t pinned, max_pinned;
+	uint64_t control, detached;
 	/* Links freed while accepting, waiting to disconnect (see below). */
 	TAILQ_HEAD(, verbs_link) dying;
 	/* Every link whose protection domain still exists. */
@@ -123,6 +131,7 @@ struct verbs_link {
 	struct ibv_mr *ctrl_send_mr;
 	uint8_t *recv_buf;
 	struct ibv_mr *recv_mr;
+	uint64_t ctrl_bytes;	/* both, as charged to cm->pinned */
 	struct engine *e;
 	struct wire_hello peer_hello;	/* passive: from the request */
 	/* Both sides' connect private data, as sent (see verbs_link_hellos). */
@@ -148,17 +157,22 @@ struct verbs_link {
 };
 
 struct verbs_mem {
+	struct verbs_cm *cm;	/* charged to it from mapping to unmapping */
 	struct verbs_link *link;
 	uint8_t *buf;
 	size_t size;
 	struct ibv_mr *mr;
 	int remote;
+	int detached;		/* left its link's registration (suspended) */
 	int idle;		/* pooled: trims since it was freed */
 	TAILQ_ENTRY(verbs_mem) pentry;
 };
 
 static void dying_end(struct verbs_link *);
 static void pool_drain(struct verbs_link *, int);
+static int charge(struct verbs_link *, uint64_t, int);
+static uint64_t pinned_now(const struct verbs_cm *);
+static uint64_t max_now(const struct verbs_cm *);
 
 static void
 say(char *err, size_t errlen, const char *fmt, ...)
@@ -358,6 +372,18 @@ link_setup(struct verbs_link *l, char *err, size_t errlen)
 	}
 	l->have_qp = 1;
 
+	sz = (size_t)(l->conf.sq_size + l->conf.rq_size) * WIRE_MSG_SIZE;
+	if (charge(l, sz, 1) != 0) {
+		say(err, errlen, "max_memory: no room for the link's %zu bytes "
+		    "of control buffers: %llu bytes of ring memory are "
+		    "registered, the limit is %llu", sz,
+		    (unsigned long long)pinned_now(l->cm),
+		    (unsigned long long)max_now(l->cm));
+		errno = ENOBUFS;
+		return (-1);
+	}
+	l->ctrl_bytes = sz;
+	__atomic_fetch_add(&l->cm->control, sz, __ATOMIC_RELAXED);
 	if ((l->posted = calloc(l->conf.sq_size, sizeof(*l->posted))) ==
 	    NULL) {
 		say(err, errlen, "out of memory");
@@ -587,6 +613,12 @@ verbs_link_free(struct verbs_link *l)
 	free(l->ctrl_send);
 	free(l->posted);
 	free(l->recv_buf);
+	if (l->ctrl_bytes != 0) {
+		budget_give(&l->cm->pinned, l->ctrl_bytes);
+		__atomic_fetch_sub(&l->cm->control, l->ctrl_bytes,
+		    __ATOMIC_RELAXED);
+		l->ctrl_bytes = 0;
+	}
 	engine_free(l->e);
 	l->cq = NULL;
 	l->cc = NULL;
@@ -990,7 +1022,10 @@ verbs_link_poll(struct verbs_link *l)
 
 /* ---------------------------------------------------------------- memory */
 
-/* Ring memory leaves its link; the link goes with its last ring. */
+/*
+ * Ring memory leaves its link's registration (its charge stays with the
+ * channel); the link goes with its last ring.
+ */
 static void
 mem_unlink(struct verbs_mem *m)
 {
@@ -1003,7 +1038,6 @@ mem_unlink(struct verbs_mem *m)
 	if (l == NULL)
 		return;
 	l->ms.pinned -= m->size;
-	__atomic_fetch_sub(&l->cm->pinned, m->size, __ATOMIC_RELAXED);
 	if (--l->nmems == 0 && l->freed && !l->dying)
 		link_destroy(l);
 }
@@ -1017,8 +1051,12 @@ mem_link(struct verbs_mem *m, struct verbs_link *l, struct ibv_mr *mr)
 	m->link = l;
 	l->nmems++;
 	l->ms.pinned += m->size;
-	__atomic_fetch_add(&l->cm->pinned, m->size, __ATOMIC_RELAXED);
 	l->ms.registered++;
+	if (m->detached) {
+		m->detached = 0;
+		__atomic_fetch_sub(&m->cm->detached, m->size,
+		    __ATOMIC_RELAXED);
+	}
 }
 
 /* The access a ring's registration gives: remote WRITE for receive rings. */
@@ -1030,14 +1068,18 @@ ring_access(int remote_write)
 	    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE : 0);
 }
 
-/* Free ring memory for good. */
+/* Free ring memory for good, and its charge. */
 static void
 mem_release(struct verbs_mem *m)
 {
 
 	mem_unlink(m);
+	if (m->detached)
+		__atomic_fetch_sub(&m->cm->detached, m->size,
+		    __ATOMIC_RELAXED);
 	if (m->buf != NULL)
 		munmap(m->buf, m->size);
+	budget_give(&m->cm->pinned, m->size);
 	free(m);
 }
 
@@ -1064,35 +1106,46 @@ pool_drain(struct verbs_link *l, int only_stale)
 	}
 }
 
-/* Ring memory registered over every link now. */
+/* Memory counted against the cap now, and the cap. */
 static uint64_t
 pinned_now(const struct verbs_cm *cm)
 {
 
-	return (__atomic_load_n(&cm->pinned, __ATOMIC_RELAXED));
+	return (budget_now(&cm->pinned));
+}
+
+static uint64_t
+max_now(const struct verbs_cm *cm)
+{
+
+	return (__atomic_load_n(&cm->max_pinned, __ATOMIC_RELAXED));
 }
 
 /*
- * Would ${size} more bytes take the pinned memory past the cap?  Pooled
- * rings go first, the link's own, then (unless ${own_only}: other links
- * may be in use by other threads) every link's: idle rings must not
- * refuse a stream.
+ * Charge ${size} bytes to the cap, before they are mapped or registered:
+ * 0, or -1 when it has no room.  Pooled rings go first to make room, the
+ * link's own, then (unless ${own_only}: other links may be in use by
+ * other threads) every link's: idle rings must not refuse a stream.
  */
 static int
-over_cap(struct verbs_link *l, uint32_t size, int own_only)
+charge(struct verbs_link *l, uint64_t size, int own_only)
 {
 	struct verbs_cm *cm = l->cm;
 	struct verbs_link *o;
 
-	if (cm->max_pinned == 0 || pinned_now(cm) + size <= cm->max_pinned)
+	if (budget_take(&cm->pinned, max_now(cm), size) == 0)
 		return (0);
 	pool_drain(l, 0);
+	if (budget_take(&cm->pinned, max_now(cm), size) == 0)
+		return (0);
+	if (own_only)
+		return (-1);
 	TAILQ_FOREACH(o, &cm->links, lentry) {
-		if (own_only || pinned_now(cm) + size <= cm->max_pinned)
-			break;
 		pool_drain(o, 0);
+		if (budget_take(&cm->pinned, max_now(cm), size) == 0)
+			return (0);
 	}
-	return (pinned_now(cm) + size > cm->max_pinned);
+	return (-1);
 }
 
 struct verbs_mem *
@@ -1123,12 +1176,11 @@ verbs_mem_new(struct verbs_link *l, uint32_t size, int flags,
 			return (m);
 		}
 	}
-	if (!(flags & VERBS_MEM_NOCAP) &&
-	    over_cap(l, size, (flags & VERBS_MEM_OWNPOOL) != 0)) {
+	if (charge(l, size, (flags & VERBS_MEM_OWNPOOL) != 0) != 0) {
 		say(err, errlen, "max_memory: %llu bytes of ring memory are "
 		    "registered, the limit is %llu",
 		    (unsigned long long)pinned_now(l->cm),
-		    (unsigned long long)l->cm->max_pinned);
+		    (unsigned long long)max_now(l->cm));
 		errno = ENOBUFS;
 		return (NULL);
 	}
@@ -1148,8 +1200,10 @@ verbs_mem_new(struct verbs_link *l, uint32_t size, int flags,
 		    (unsigned)size, strerror(errno));
 		munmap(m->buf, size);
 		free(m);
+		budget_give(&l->cm->pinned, size);
 		return (NULL);
 	}
+	m->cm = l->cm;
 	m->remote = remote_write;
 	mem_link(m, l, mr);
 	return (m);
@@ -1157,6 +1211,7 @@ verbs_mem_new(struct verbs_link *l, uint32_t size, int flags,
 err1:
 	free(m);
 err0:
+	budget_give(&l->cm->pinned, size);
 	say(err, errlen, "out of memory for a %u-byte ring", (unsigned)size);
 	return (NULL);
 }
@@ -1183,8 +1238,11 @@ void
 verbs_mem_detach(struct verbs_mem *m)
 {
 
-	if (m != NULL)
-		mem_unlink(m);
+	if (m == NULL || m->link == NULL)
+		return;
+	mem_unlink(m);
+	m->detached = 1;
+	__atomic_fetch_add(&m->cm->detached, m->size, __ATOMIC_RELAXED);
 }
 
 int
@@ -1233,6 +1291,7 @@ verbs_link_mem_stats(const struct verbs_link *l, struct verbs_mem_stats *ms)
 
 	*ms = l->ms;
 	ms->pooled = l->pool_bytes;
+	ms->control = l->ctrl_bytes;
 }
 
 uint8_t *
@@ -1690,7 +1749,7 @@ void
 verbs_cm_set_max_pinned(struct verbs_cm *cm, uint64_t bytes)
 {
 
-	cm->max_pinned = bytes;
+	__atomic_store_n(&cm->max_pinned, bytes, __ATOMIC_RELAXED);
 }
 
 uint64_t
@@ -1698,6 +1757,15 @@ verbs_cm_pinned(const struct verbs_cm *cm)
 {
 
 	return (pinned_now(cm));
+}
+
+void
+verbs_cm_mem(const struct verbs_cm *cm, struct verbs_cm_mem *cmm)
+{
+
+	cmm->total = pinned_now(cm);
+	cmm->control = __atomic_load_n(&cm->control, __ATOMIC_RELAXED);
+	cmm->detached = __atomic_load_n(&cm->detached, __ATOMIC_RELAXED);
 }
 
 uint32_t

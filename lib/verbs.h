@@ -130,16 +130,35 @@ int verbs_cm_tick_due(struct verbs_cm *cm);
 
 /**
  * verbs_cm_set_max_pinned(cm, bytes):
- * Register no more than ${bytes} of ring memory (streams' rings and the
- * links' pools) over all links of ${cm}; 0: no limit.
+ * Hold no more than ${bytes} of memory for the links of ${cm} (0: no
+ * limit): streams' rings, registered or detached (verbs_mem_detach), the
+ * links' pools, and each link's control buffers (sq_size + rq_size
+ * messages).  Each is charged before it is mapped or registered, in one
+ * atomic step with the check, so links on several threads cannot pass
+ * the limit together; and given back when it is freed.  A link whose
+ * control buffers do not fit fails to set up (ENOBUFS; an incoming one
+ * is rejected).
  */
 void verbs_cm_set_max_pinned(struct verbs_cm *cm, uint64_t bytes);
 
 /**
  * verbs_cm_pinned(cm):
- * The bytes of ring memory registered now over all links of ${cm}.
+ * The bytes counted against the limit now, over all links of ${cm}.
  */
 uint64_t verbs_cm_pinned(const struct verbs_cm *cm);
+
+/* What verbs_cm_pinned counts, and two parts of it. */
+struct verbs_cm_mem {
+	uint64_t total;		/* all of it */
+	uint64_t control;	/* the links' control buffers */
+	uint64_t detached;	/* suspended streams' rings (not registered) */
+};
+
+/**
+ * verbs_cm_mem(cm, cmm):
+ * ${cm}'s memory figures into ${*cmm}.
+ */
+void verbs_cm_mem(const struct verbs_cm *cm, struct verbs_cm_mem *cmm);
 
 /**
  * verbs_cm_fd(cm):
@@ -366,7 +385,6 @@ const struct hca_info *verbs_link_hca(const struct verbs_link *link);
 
 /* verbs_mem_new flags. */
 #define VERBS_MEM_REMOTE	0x01	/* remote write: a receive ring */
-#define VERBS_MEM_NOCAP		0x02	/* may pass verbs_cm_set_max_pinned */
 #define VERBS_MEM_OWNPOOL	0x04	/* drop no other link's pool */
 
 /**
@@ -377,14 +395,14 @@ const struct hca_info *verbs_link_hca(const struct verbs_link *link);
  * and kind when it has one (no mmap, no registration: its keys are the old
  * ones), else allocated and registered.  A receive ring from the pool
  * is zeroed first (no byte of its last stream stays in it); a send ring
- * keeps its old bytes, which no stream ever reads or sends.  A new
- * registration that would take the channel's pinned bytes past its cap
- * (verbs_cm_set_max_pinned) drops the link's pool first, and if that is
- * not enough fails with errno ENOBUFS, unless VERBS_MEM_NOCAP (a ring
- * that replaces a bigger one).  Other links' pools are dropped too unless
- * VERBS_MEM_OWNPOOL (they may be in use by another thread).  Links are
- * not thread-safe, but the pinned count is: threads may allocate at once
- * on different links.
+ * keeps its old bytes, which no stream ever reads or sends.  New memory
+ * is charged to the channel's limit (verbs_cm_set_max_pinned) first;
+ * without room the link's pool is dropped, and if that is not enough the
+ * call fails with errno ENOBUFS (a ring that replaces a bigger one too:
+ * both are held until the old one goes).  Other links' pools are dropped
+ * too unless VERBS_MEM_OWNPOOL (they may be in use by another thread).
+ * Links are not thread-safe, but the charge is: threads may allocate at
+ * once on different links.
  */
 struct verbs_mem *verbs_mem_new(struct verbs_link *link, uint32_t size,
     int flags, char *err, size_t errlen);
@@ -404,7 +422,8 @@ void verbs_mem_free(struct verbs_mem *m);
 /**
  * verbs_mem_detach(m):
  * Ring memory ${m} leaves its link: its registration goes (no key to it
- * works any more) and its bytes stay.  A suspended stream's rings do this,
+ * works any more) and its bytes stay, still charged to the channel's
+ * limit (see verbs_cm_mem).  A suspended stream's rings do this,
  * so that the failed link's protection domain, and with it the device's
  * context, can go (a device being removed waits for that).  Only after
  * the link's QP was stopped.  NULL is a no-op.
@@ -444,6 +463,7 @@ void verbs_link_pool_trim(struct verbs_link *link);
 struct verbs_mem_stats {
 	uint64_t pinned;	/* bytes registered: streams' rings and pool */
 	uint64_t pooled;	/* of which in the pool */
+	uint64_t control;	/* its control buffers (not in pinned) */
 	uint64_t registered;	/* rings registered, ever */
 	uint64_t reused;	/* rings taken from the pool, ever */
 };

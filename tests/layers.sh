@@ -10,7 +10,7 @@ cd "$srcdir" || exit 1
 level() {
 	case $1 in
 	config) echo 0 ;;
-	addr | ring | wire | timerq | secmem) echo 1 ;;
+	addr | ring | wire | timerq | secmem | budget) echo 1 ;;
 	engine | admit | render | ctlcmd | log | conf | auth | hca | proxy) echo 2 ;;
 	verbs | loop) echo 3 ;;
 	sock | resolve | notify) echo 4 ;;

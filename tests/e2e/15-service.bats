@@ -178,8 +178,8 @@ for s in ss:
 	run "$CTL" -s "$W/a.ctl" stats
 	assert_success
 	# (PINNED: the held stream's rings, and the finished one's until its
-	# release; RING REFUSALS: none.)
-	assert_line --regexp "^echo +13 +13 +2 +1 +0 +0 +0 +0 +[0-9]+ +0 +0 +0 +[0-9]+ +0 +up$"
+	# release; MAX MEMORY: none; RING REFUSALS: none.)
+	assert_line --regexp "^echo +13 +13 +2 +1 +0 +0 +0 +0 +[0-9]+ +0 +0 +0 +[0-9]+ +0 +0 +up$"
 	run "$CTL" --json -s "$W/a.ctl" stats
 	assert_success
 	echo "$output" | jq -e '.tunnels[0] | .tunnel == "echo" and

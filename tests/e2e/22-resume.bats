@@ -230,6 +230,10 @@ bulk_intact() {
 	assert_success
 	[ "$(ctl_json a streams '.[0].state')" = suspended ]
 	[ "$(ctl_json a links '.[0].state')" != up ]
+	# Its rings, unregistered, still count against max_memory.
+	[ "$(ctl_json a status '.suspended_bytes')" -gt 0 ]
+	[ "$(ctl_json a status '.suspended_bytes')" = "$(ctl_json a stats '.tunnels[0].pinned')" ]
+	[ "$(ctl_json a status '.ring_bytes')" -ge "$(ctl_json a status '.suspended_bytes')" ]
 	run rdma link add "$RSTREAMD_TEST_DEV_A" type rxe netdev "$NETDEV_A"
 	assert_success
 	wait_log a "1 stream resumed after [0-9.]* s" 60

@@ -2,7 +2,9 @@
 # Ring memory that follows the traffic: a stream's rings start at ring_min
 # and grow with a bulk transfer (protocol version 4, RING and RING_AT),
 # shrink back once the stream idles, and max_memory caps what all streams
-# may pin, refusing streams (and growth) beyond it.
+# (and the links' control buffers) may pin, refusing streams (and growth)
+# beyond it; each tunnel gets a share of it, so a peer that fills one
+# tunnel's leaves the others theirs.
 
 load helpers
 
@@ -65,11 +67,14 @@ size() {
 @test "max_memory: streams beyond it are refused and counted, growth stops at it, bytes stay intact" {
 	echo_target
 	# Fixed rings: a "fixed" stream pins 512 KiB on b, a "fill" one
-	# 384 KiB; with one of each open, 128 KiB of the MiB are left.
+	# 384 KiB; the three links' control buffers 16 KiB each (16 + 16
+	# messages); with one stream of each open, 80 KiB of the MiB are
+	# left.  One pool for all tunnels (max_memory = 0 in defaults: no
+	# tunnel has a share of its own).
 	conf_b "{ name = \"fixed\"; target = \"tcp://127.0.0.1:$tp\"; ring_min = 0; },
 	    { name = \"fill\"; target = \"tcp://127.0.0.1:$tp\"; ring_min = 0; recvbuf = 131072; },
 	    { name = \"grow\"; target = \"tcp://127.0.0.1:$tp\"; sendbuf = 1048576; recvbuf = 1048576; }"
-	sed -i '1i max_memory = 1;' "$W/b.conf"
+	sed -i '1i max_memory = 1;\ndefaults = { max_memory = 0; sq_size = 16; rq_size = 16; };' "$W/b.conf"
 	conf_a "{ name = \"fixed\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; },
 	    { name = \"fill\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; },
 	    { name = \"grow\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; sendbuf = 1048576; recvbuf = 1048576; }"
@@ -86,11 +91,12 @@ size() {
 	# Another "fixed" stream does not fit: refused before the target.
 	run client "$(accept_port a fixed)" "no room"
 	assert_output ""
-	wait_log b "tunnel fixed: max_memory: 917504 bytes of ring memory are registered, the limit is 1048576"
+	wait_log b "tunnel fixed: max_memory: 966656 bytes of ring memory are registered, the limit is 1048576"
 	[ "$(ctl_json b stats '.tunnels[] | select(.tunnel == "fixed") | .ring_refusals')" = 1 ]
 	[ "$(ctl_json b stats '.tunnels[] | select(.tunnel == "fixed") | .limited')" = 1 ]
+	[ "$(ctl_json b stats '.tunnels[] | select(.tunnel == "fixed") | .max_memory')" = 0 ]
 	run "$CTL" -s "$W/b.ctl" status
-	assert_line "ring memory: 917504 of 1048576 bytes (max_memory)"
+	assert_line "ring memory: 966656 of 1048576 bytes (max_memory); links' control buffers 49152, suspended streams' rings 0"
 
 	# A stream that could grow to 2 MiB of rings on b gets what is left.
 	head -c 6M /dev/urandom >"$W/g.in"
@@ -104,4 +110,47 @@ size() {
 	assert_output 0
 	kill "$h1" "$h2"
 	wait_ctl b status '.streams' 0
+}
+
+@test "max_memory shares: a peer that fills a keyless tunnel's share cannot keep a keyed tunnel's next stream out" {
+	(umask 077; head -c 32 /dev/urandom >"$W/k.key")
+	echo_target
+	# On b every stream pins 1 MiB (fixed 512 KiB rings); each of the
+	# two tunnels has an equal share of the 4 MiB, 2 MiB; the two links'
+	# control buffers take 16 KiB each.
+	conf_b "{ name = \"open\"; target = \"tcp://127.0.0.1:$tp\"; },
+	    { name = \"keyed\"; target = \"tcp://127.0.0.1:$tp\"; key_file = \"$W/k.key\"; }"
+	sed -i '1i max_memory = 4;\ndefaults = { ring_min = 0; sendbuf = 524288; recvbuf = 524288; sq_size = 16; rq_size = 16; };' "$W/b.conf"
+	conf_a "{ name = \"open\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; },
+	    { name = \"keyed\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; key_file = \"$W/k.key\"; }"
+	start_pair open
+	link_up a keyed
+	# A greedy peer: streams on the keyless tunnel until its share is full.
+	hold_stream "$(accept_port a open)"
+	hold_stream "$(accept_port a open)"
+	wait_ctl b stats '.tunnels[] | select(.tunnel == "open") | .pinned' 2097152
+	run client "$(accept_port a open)" "no room"
+	assert_output ""
+	wait_ctl b stats '.tunnels[] | select(.tunnel == "open") | .ring_refusals' 1
+	wait_log b "tunnel open: max_memory of the tunnel (its share of the daemon's): its streams hold 2097152 bytes of ring memory, the limit is 2097152"
+	# The keyed tunnel's next stream opens and carries its bytes.
+	run client "$(accept_port a keyed)" "still room for the keyed tunnel"
+	assert_output "still room for the keyed tunnel"
+
+	# What each daemon says: b refused on the tunnel that hit its share,
+	# a's client saw the refusal; b's keyed tunnel refused nothing.
+	[ "$(ctl_json b stats '.tunnels[] | select(.tunnel == "open") | .limited')" = 1 ]
+	[ "$(ctl_json b stats '.tunnels[] | select(.tunnel == "open") | .max_memory')" = 2097152 ]
+	[ "$(ctl_json b stats '.tunnels[] | select(.tunnel == "keyed") | .ring_refusals')" = 0 ]
+	[ "$(ctl_json b stats '.tunnels[] | select(.tunnel == "keyed") | .refused')" = 0 ]
+	[ "$(ctl_json b stats '.tunnels[] | select(.tunnel == "keyed") | .opened')" = 1 ]
+	[ "$(tunnel_metric rstreamd_tunnel_ring_refusals_total b open)" = 1 ]
+	[ "$(tunnel_metric rstreamd_tunnel_ring_bytes_max b keyed)" = 2097152 ]
+	[ "$(ctl_json a stats '.tunnels[] | select(.tunnel == "open") | .refused')" = 1 ]
+	[ "$(ctl_json a stats '.tunnels[] | select(.tunnel == "open") | .opened')" = 2 ]
+	[ "$(ctl_json a stats '.tunnels[] | select(.tunnel == "keyed") | .refused')" = 0 ]
+	[ "$(ctl_json a stats '.tunnels[] | select(.tunnel == "keyed") | .opened')" = 1 ]
+	wait_ctl b status '.ring_bytes' $((2097152 + 32768))
+	[ "$(ctl_json b status '.control_bytes')" = 32768 ]
+	[ "$(metric rstreamd_control_bytes b)" = 32768 ]
 }

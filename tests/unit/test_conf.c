@@ -872,6 +872,45 @@ test_service(void)
 	    "a ring_min not a power of two");
 	ok(fails("max_memory = 2000000;\n" T1, 1, "max_memory 2000000 is "
 	    "outside 0 to 1048576"), "a max_memory over 1 TiB");
+
+	/* Each tunnel's budget: its own max_memory, or an equal share. */
+	c = load(T1);
+	ok(c != NULL && c->tunnels[0].sz.max_memory == CONF_MEMORY_SHARE &&
+	    conf_tunnel_max_memory(c, &c->tunnels[0]) == 0,
+	    "no max_memory anywhere: no tunnel has a limit of its own");
+	conf_free(c);
+	c = load("max_memory = 10;\n" T1);
+	ok(c != NULL && conf_tunnel_max_memory(c, &c->tunnels[0]) ==
+	    10 << 20, "one tunnel: its share is the whole max_memory");
+	conf_free(c);
+	c = load("max_memory = 12;\ndefaults = { max_memory = 0; };\n"
+	    "listen = \"10.0.0.1\";\ntunnels = ( { name = \"a\"; "
+	    "target = \"tcp://h:1\"; },\n { name = \"b\"; target = "
+	    "\"tcp://h:2\"; max_memory = 5; },\n { name = \"c\"; target = "
+	    "\"tcp://h:3\"; max_memory = 0; } );\n");
+	ok(c != NULL && conf_tunnel_max_memory(c, &c->tunnels[0]) == 0 &&
+	    conf_tunnel_max_memory(c, &c->tunnels[1]) == 5 << 20 &&
+	    conf_tunnel_max_memory(c, &c->tunnels[2]) == 0,
+	    "max_memory = 0 in defaults: one pool, as without budgets; a "
+	    "tunnel's own max_memory is its limit");
+	conf_free(c);
+	c = load("max_memory = 12;\n"
+	    "listen = \"10.0.0.1\";\ntunnels = ( { name = \"a\"; "
+	    "target = \"tcp://h:1\"; },\n { name = \"b\"; target = "
+	    "\"tcp://h:2\"; max_memory = 8; },\n { name = \"c\"; accept = "
+	    "\"tcp://127.0.0.1:1\"; peer = \"p:1\"; } );\n");
+	ok(c != NULL && conf_tunnel_max_memory(c, &c->tunnels[0]) == 4 << 20 &&
+	    conf_tunnel_max_memory(c, &c->tunnels[1]) == 8 << 20 &&
+	    conf_tunnel_max_memory(c, &c->tunnels[2]) == 4 << 20,
+	    "unset: an equal share of max_memory among all tunnels, client "
+	    "ones too");
+	conf_free(c);
+	ok(fails(TUN1 PEER "  max_memory = 2000000; } );\n", 3,
+	    "tunnel pg: max_memory 2000000 is above the maximum 1048576"),
+	    "a tunnel's max_memory over 1 TiB");
+	ok(fails("defaults = { max_memory = -1; };\n" T1, 1,
+	    "defaults: max_memory -1 is below the minimum 0"),
+	    "a negative max_memory in defaults");
 	ok(fails("ack_timeout = 4;\n" T1, 1, "ack_timeout 4 is outside 8 to "
 	    "24"), "an ack_timeout too short for any fabric");
 	ok(fails("retry_count = 8;\n" T1, 1, "retry_count 8 is outside 1 to "

@@ -2802,6 +2802,36 @@ grow_done(struct t *T, struct tmem *m0, struct tmem *m1)
 	tm_release(m1);
 }
 
+/*
+ * A new link (with ${em0} and ${em1} for memory) whose stream from side 0
+ * moved 1 MiB, so that side 1's receive ring grew; its id, the peer's in
+ * ${*b}, the cursors in ${*ptx} and ${*prx}.
+ */
+static int
+grown(struct t *T, struct tmem *m0, struct tmem *m1,
+    const struct engine_mem *em0, const struct engine_mem *em1,
+    uint64_t *ptx, uint64_t *prx, uint32_t *b)
+{
+	struct engine_conf a = conf(64, 64), c = conf(64, 64);
+	int id, bad = 0;
+
+	memset(T, 0, sizeof(*T));
+	T->acc_ring = 4096;
+	memset(m0, 0, sizeof(*m0));
+	memset(m1, 0, sizeof(*m1));
+	m0->T = m1->T = T;
+	m1->side = 1;
+	ok(fab_init(&T->f, &a, &c) == 0, "a new link");
+	engine_set_mem(T->f.side[0].e, em0);
+	engine_set_mem(T->f.side[1].e, em1);
+	id = open_grow(T, m0, m1, 65536);
+	*b = T->acc[0].id;
+	*ptx = *prx = 0;
+	ok(flow(T, (uint32_t)id, *b, ptx, prx, 1 << 20, &bad) && !bad,
+	    "its receive ring grew");
+	return (id);
+}
+
 static void
 test_resize(void)
 {
@@ -2928,24 +2958,7 @@ test_resize(void)
 	 * new one holds at all: the peer has no room, and a WRITE beyond it
 	 * breaks the protocol (the room must not wrap around to a huge one).
 	 */
-	memset(&T, 0, sizeof(T));
-	T.acc_ring = 4096;
-	memset(&m0, 0, sizeof(m0));
-	memset(&m1, 0, sizeof(m1));
-	m0.T = m1.T = &T;
-	m1.side = 1;
-	{
-		struct engine_conf a = conf(64, 64), c = conf(64, 64);
-
-		ok(fab_init(&T.f, &a, &c) == 0, "a second link for the shrink");
-	}
-	engine_set_mem(T.f.side[0].e, &em0);
-	engine_set_mem(T.f.side[1].e, &em1);
-	id = open_grow(&T, &m0, &m1, 65536);
-	b = T.acc[0].id;
-	ptx = prx = 0;
-	ok(flow(&T, (uint32_t)id, b, &ptx, &prx, 1 << 20, &bad) && !bad,
-	    "its receive ring grew");
+	id = grown(&T, &m0, &m1, &em0, &em1, &ptx, &prx, &b);
 	engine_trim(T.f.side[1].e);
 	engine_trim(T.f.side[1].e);	/* announces a 4096-byte ring */
 	put_pat(T.f.side[0].e, (uint32_t)id, &ptx, 20000);
@@ -2972,24 +2985,7 @@ test_resize(void)
 	 * A peer that never answers a RING: both rings would stay for the
 	 * stream's life; the RING_AT deadline ends the link instead.
 	 */
-	memset(&T, 0, sizeof(T));
-	T.acc_ring = 4096;
-	memset(&m0, 0, sizeof(m0));
-	memset(&m1, 0, sizeof(m1));
-	m0.T = m1.T = &T;
-	m1.side = 1;
-	{
-		struct engine_conf a = conf(64, 64), c = conf(64, 64);
-
-		ok(fab_init(&T.f, &a, &c) == 0, "a link for the RING_AT deadline");
-	}
-	engine_set_mem(T.f.side[0].e, &em0);
-	engine_set_mem(T.f.side[1].e, &em1);
-	id = open_grow(&T, &m0, &m1, 65536);
-	b = T.acc[0].id;
-	ptx = prx = 0;
-	ok(flow(&T, (uint32_t)id, b, &ptx, &prx, 1 << 20, &bad) && !bad,
-	    "its receive ring grew");
+	id = grown(&T, &m0, &m1, &em0, &em1, &ptx, &prx, &b);
 	engine_trim(T.f.side[1].e);
 	engine_trim(T.f.side[1].e);	/* announces a 4096-byte ring */
 	fab_pump(&T.f, 1);		/* the RING is out, never delivered */
