@@ -414,7 +414,7 @@ EOC
 	    { name = \"e2\"; target = \"tcp://127.0.0.1:$tp\"; resume_time = 30; }"
 	# Each tunnel's second address is a fake that holds the key.
 	conf_a "{ name = \"e1\"; accept = \"tcp://127.0.0.1:0\"; peer = [ \"$B:7471\", \"$B:$fp1\" ]; resume_time = 30; },
-	    { name = \"e2\"; accept = \"tcp://127.0.0.1:0\"; peer = [ \"$B:7471\", \"$B:$fp2\" ]; resume_time = 30; }"
+	    { name = \"e2\"; accept = \"tcp://127.0.0.1:0\"; peer = [ \"$B:7471\", \"$B:$fp2\" ]; resume_time = 30; min_version = 4; }"
 	printf 'key_file = "%s";\n' "$W/k.key" | tee -a "$W/a.conf" >>"$W/b.conf"
 	start_daemon b
 	start_daemon a
@@ -426,7 +426,9 @@ EOC
 	"$HOSTILE" "$A" "$B" "$fp1" fake-server "$W/k.key" >"$W/fake1.out" 2>&1 3>&- &
 	f1=$!
 	RS_PIDS+=("$f1")
-	# A fake of version 4: a forged refusal can steer a link there too.
+	# A fake of version 4: a forged refusal can steer a link there too
+	# (e2 accepts version 4 links; with the default min_version 5 the
+	# link would not even come up).
 	HOSTILE_VERSION=4 "$HOSTILE" "$A" "$B" "$fp2" fake-server "$W/k.key" >"$W/fake2.out" 2>&1 3>&- &
 	RS_PIDS+=("$!")
 	wait_until 20 grep -q "fake-server: listening" "$W/fake1.out"
