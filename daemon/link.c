@@ -1648,6 +1648,20 @@ gate(void *arg, const struct sockaddr *peer, const char *peer_text,
 	return (0);
 }
 
+/*
+ * An RDMA CM channel failed (errno says how): it rests, as it is
+ * level-triggered and retrying at once would spin.
+ */
+static void
+cm_failed(struct rsd *d, struct loop_fd *w, const char *which)
+{
+
+	log_burst_about(&d->cm_log, loop_now_ms(), LOG_ERR, NULL, "the RDMA "
+	    "CM %s failed: %s; retrying every %d ms", which, strerror(errno),
+	    CM_PAUSE_MS);
+	loop_fd_pause(w, CM_PAUSE_MS);
+}
+
 /* Connect requests wait for on_take: the next turn, exclusive. */
 static void
 on_listen(void *arg, uint32_t events)
@@ -1657,13 +1671,8 @@ on_listen(void *arg, uint32_t events)
 
 	(void)events;
 	for (k = 0; k < 64; k++) {
-		if ((rc = verbs_cm_handle_listen(d->cm)) < 0) {
-			log_burst_about(&d->cm_log, loop_now_ms(), LOG_ERR,
-			    NULL, "the RDMA CM listeners' channel failed: %s; "
-			    "retrying every %d ms", strerror(errno),
-			    CM_PAUSE_MS);
-			loop_fd_pause(d->lcm_w, CM_PAUSE_MS);
-		}
+		if ((rc = verbs_cm_handle_listen(d->cm)) < 0)
+			cm_failed(d, d->lcm_w, "listeners' channel");
 		if (rc <= 0)
 			break;
 	}
@@ -1819,14 +1828,8 @@ on_cm(void *arg, uint32_t events)
 
 	(void)events;
 	for (k = 0; k < 64; k++) {
-		if ((rc = verbs_cm_handle(d->cm, &ev)) < 0) {
-			/* Level-triggered: retrying at once would spin. */
-			log_burst_about(&d->cm_log, loop_now_ms(), LOG_ERR,
-			    NULL, "the RDMA CM event channel failed: %s; "
-			    "retrying every %d ms", strerror(errno),
-			    CM_PAUSE_MS);
-			loop_fd_pause(d->cm_w, CM_PAUSE_MS);
-		}
+		if ((rc = verbs_cm_handle(d->cm, &ev)) < 0)
+			cm_failed(d, d->cm_w, "event channel");
 		if (rc <= 0)
 			return;
 		cm_event(d, &ev);
