@@ -1240,6 +1240,45 @@ read_error(const struct parse *p, const config_t *cf, int saved_errno)
 	    config_error_text(cf));
 }
 
+/* The least ring memory a stream of ${t} opens with (send and receive). */
+static uint64_t
+first_rings(const struct conf_tunnel *t)
+{
+	const struct conf_sizes *sz = &t->sz;
+
+	/* Rings start at ring_min only where they may grow (no resume). */
+	if (sz->ring_min == 0 || sz->resume_time > 0)
+		return ((uint64_t)sz->sendbuf + sz->recvbuf);
+	return ((uint64_t)(sz->ring_min < sz->sendbuf ? sz->ring_min :
+	    sz->sendbuf) + (sz->ring_min < sz->recvbuf ? sz->ring_min :
+	    sz->recvbuf));
+}
+
+/* A tunnel whose memory could never hold one stream's rings is a mistake. */
+static int
+check_memory(const struct parse *p, const struct conf *c)
+{
+	const struct conf_tunnel *t;
+	uint64_t max, need;
+	size_t i;
+
+	for (i = 0; i < c->ntunnels; i++) {
+		t = &c->tunnels[i];
+		max = conf_tunnel_max_memory(c, t);
+		if (max == 0 || max >= (need = first_rings(t)))
+			continue;
+		snprintf(p->err, p->errlen, "%s:%d: tunnel %s: max_memory "
+		    "leaves it %llu bytes%s, less than one stream's first "
+		    "rings (%llu bytes): no stream could open; raise "
+		    "max_memory, or give the tunnel its own", p->path,
+		    t->line, t->name, (unsigned long long)max,
+		    t->sz.max_memory == CONF_MEMORY_SHARE ? " (its share of "
+		    "the daemon's)" : "", (unsigned long long)need);
+		return (-1);
+	}
+	return (0);
+}
+
 int
 conf_load(const char *path, int flags, struct conf **out, char *err,
     size_t errlen)
@@ -1317,7 +1356,8 @@ conf_load(const char *path, int flags, struct conf **out, char *err,
 	if ((s = config_setting_get_member(root, "key_file")) != NULL &&
 	    parse_key(&p, s, &c->key, 0))
 		goto err2;
-	if (parse_tunnels(&p, config_setting_get_member(root, "tunnels"), c))
+	if (parse_tunnels(&p, config_setting_get_member(root, "tunnels"), c) ||
+	    check_memory(&p, c))
 		goto err2;
 
 	config_destroy(&cf);

@@ -908,6 +908,20 @@ test_service(void)
 	ok(fails(TUN1 PEER "  max_memory = 2000000; } );\n", 3,
 	    "tunnel pg: max_memory 2000000 is above the maximum 1048576"),
 	    "a tunnel's max_memory over 1 TiB");
+	ok(fails("max_memory = 3;\ntunnels = ( { name = \"a\";\n"
+	    " accept = \"tcp://127.0.0.1:1\"; peer = \"p\"; },\n"
+	    " { name = \"b\"; accept = \"tcp://127.0.0.1:2\"; peer = \"p\";\n"
+	    "  sendbuf = 1048576; recvbuf = 1048576; ring_min = 0; } );\n", 4,
+	    "tunnel b: max_memory leaves it 1572864 bytes (its share of the "
+	    "daemon's), less than one stream's first rings (2097152 bytes): "
+	    "no stream could open"),
+	    "a share that cannot hold one stream's rings, at its tunnel's line");
+	c = load("max_memory = 3;\ntunnels = ( { name = \"a\";\n"
+	    " accept = \"tcp://127.0.0.1:1\"; peer = \"p\"; },\n"
+	    " { name = \"b\"; accept = \"tcp://127.0.0.1:2\"; peer = \"p\";\n"
+	    "  sendbuf = 1048576; recvbuf = 1048576; } );\n");
+	ok(c != NULL, "the same, with rings that start at ring_min, fits");
+	conf_free(c);
 	ok(fails("defaults = { max_memory = -1; };\n" T1, 1,
 	    "defaults: max_memory -1 is below the minimum 0"),
 	    "a negative max_memory in defaults");
