@@ -482,3 +482,18 @@ EOC
 	run grep "tunnel x: link to .* is up" "$W/a.log"
 	assert_failure
 }
+
+@test "a listener whose links cannot be made: each request rejected, said once per burst" {
+	echo_target
+	# A completion queue this deep is more than rxe (or most HCAs) makes:
+	# every link from a peer fails to be set up, after the gate.
+	conf_b "{ name = \"deep\"; target = \"tcp://127.0.0.1:$tp\"; sq_size = 65536; }"
+	start_daemon b
+	for i in 1 2 3 4 5 6; do
+		hostile hold 1
+		assert_output "hold: rejected"
+	done
+	grep -q "link from $A:[0-9]* rejected: .*cannot create" "$W/b.log"
+	[ "$(grep -c "link from $A:[0-9]* rejected: " "$W/b.log")" -le 2 ]
+	stops_clean
+}
