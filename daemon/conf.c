@@ -209,6 +209,90 @@ parse_port(const char *s, int allow_port0, char out[8], char *err,
 }
 
 /*
+ * Split "HOST:PORT", "[V6]:PORT", "HOST" or "[V6]" into the host (${*host},
+ * ${*hlen} bytes) and the port (${*port}, NULL if none); ${*v6} says which
+ * spelling it was.
+ */
+static int
+split_hostport(const char *hp, const char **host, size_t *hlen,
+    const char **port, int *v6, char *err, size_t errlen)
+{
+	const char *end, *colon;
+
+	*v6 = hp[0] == '[';
+	if (*v6) {
+		if ((end = strchr(hp, ']')) == NULL)
+			return (reason(err, errlen,
+			    "missing ']' after the IPv6 address"));
+		*host = hp + 1;
+		*hlen = (size_t)(end - *host);
+		if (end[1] == '\0')
+			*port = NULL;
+		else if (end[1] == ':')
+			*port = end + 2;
+		else
+			return (reason(err, errlen,
+			    "expected ':PORT' after ']', not '%s'", end + 1));
+		return (0);
+	}
+	colon = strchr(hp, ':');
+	if (colon != NULL && strchr(colon + 1, ':') != NULL)
+		return (reason(err, errlen, "an IPv6 address must be "
+		    "in brackets, like [::1]:PORT"));
+	*host = hp;
+	*hlen = colon != NULL ? (size_t)(colon - hp) : strlen(hp);
+	*port = colon != NULL ? colon + 1 : NULL;
+	return (0);
+}
+
+/* The bracketed host ${h}: an IPv6 address, with a zone or not. */
+static int
+check_v6_host(const char *h, char *err, size_t errlen)
+{
+	char buf[INET6_ADDRSTRLEN];
+	unsigned char bin[sizeof(struct in6_addr)];
+	const char *pct, *q;
+	size_t hlen = strlen(h);
+
+	/* A zone ("fe80::1%eth0") is the interface, not address. */
+	if ((pct = strchr(h, '%')) != NULL) {
+		for (q = pct + 1; *q != '\0'; q++)
+			if (!wire_name_char(*q))
+				break;
+		if (pct[1] == '\0' || *q != '\0')
+			return (reason(err, errlen, "bad IPv6 zone in '%s'", h));
+	}
+	hlen = pct != NULL ? (size_t)(pct - h) : hlen;
+	if (hlen >= sizeof(buf))
+		return (reason(err, errlen, "bad IPv6 address '%s'", h));
+	memcpy(buf, h, hlen);
+	buf[hlen] = '\0';
+	if (inet_pton(AF_INET6, buf, bin) != 1)
+		return (reason(err, errlen, "bad IPv6 address '%s'", h));
+	return (0);
+}
+
+/* The host ${h} without brackets: a name, or (all digits and dots) IPv4. */
+static int
+check_host(const char *h, char *err, size_t errlen)
+{
+	unsigned char bin[sizeof(struct in_addr)];
+	const char *q;
+	int dotted = 1;
+
+	for (q = h; *q != '\0'; q++) {
+		if (!wire_name_char(*q))
+			return (reason(err, errlen, "bad host '%s'", h));
+		if (!is_digit(*q) && *q != '.')
+			dotted = 0;
+	}
+	/* All digits and dots is meant as IPv4, never a name. */
+	if (dotted && inet_pton(AF_INET, h, bin) != 1)
+		return (reason(err, errlen, "bad IPv4 address '%s'", h));
+	return (0);
+}
+
+/*
  * Split "HOST:PORT", "[V6]:PORT", "HOST" or "[V6]" into ${a}->host and
  * ${a}->port.  Without a port, ${default_port} is used, or it is an error
  * if that is NULL.
@@ -217,37 +301,12 @@ static int
 parse_hostport(const char *hp, const char *default_port, int allow_port0,
     struct conf_addr *a, char *err, size_t errlen)
 {
-	const char *host, *port, *end, *colon, *q;
-	char buf[INET6_ADDRSTRLEN];
-	unsigned char bin[sizeof(struct in6_addr)];
-	size_t hlen;
-	int v6 = 0, dotted = 1;
-	char *pct;
+	const char *host = NULL, *port = NULL;
+	size_t hlen = 0;
+	int v6 = 0;
 
-	if (hp[0] == '[') {
-		if ((end = strchr(hp, ']')) == NULL)
-			return (reason(err, errlen,
-			    "missing ']' after the IPv6 address"));
-		host = hp + 1;
-		hlen = (size_t)(end - host);
-		if (end[1] == '\0')
-			port = NULL;
-		else if (end[1] == ':')
-			port = end + 2;
-		else
-			return (reason(err, errlen,
-			    "expected ':PORT' after ']', not '%s'", end + 1));
-		v6 = 1;
-	} else {
-		colon = strchr(hp, ':');
-		if (colon != NULL && strchr(colon + 1, ':') != NULL)
-			return (reason(err, errlen, "an IPv6 address must be "
-			    "in brackets, like [::1]:PORT"));
-		host = hp;
-		hlen = colon != NULL ? (size_t)(colon - hp) : strlen(hp);
-		port = colon != NULL ? colon + 1 : NULL;
-	}
-
+	if (split_hostport(hp, &host, &hlen, &port, &v6, err, errlen))
+		return (-1);
 	if (hlen == 0)
 		return (reason(err, errlen, "missing host"));
 	if (hlen >= sizeof(a->host))
@@ -255,39 +314,9 @@ parse_hostport(const char *hp, const char *default_port, int allow_port0,
 		    sizeof(a->host) - 1));
 	memcpy(a->host, host, hlen);
 	a->host[hlen] = '\0';
-
-	if (v6) {
-		/* A zone ("fe80::1%eth0") is the interface, not address. */
-		if ((pct = strchr(a->host, '%')) != NULL) {
-			for (q = pct + 1; *q != '\0'; q++)
-				if (!wire_name_char(*q))
-					break;
-			if (pct[1] == '\0' || *q != '\0')
-				return (reason(err, errlen,
-				    "bad IPv6 zone in '%s'", a->host));
-		}
-		hlen = pct != NULL ? (size_t)(pct - a->host) : hlen;
-		if (hlen >= sizeof(buf))
-			return (reason(err, errlen, "bad IPv6 address '%s'",
-			    a->host));
-		memcpy(buf, a->host, hlen);
-		buf[hlen] = '\0';
-		if (inet_pton(AF_INET6, buf, bin) != 1)
-			return (reason(err, errlen, "bad IPv6 address '%s'",
-			    a->host));
-	} else {
-		for (q = a->host; *q != '\0'; q++) {
-			if (!wire_name_char(*q))
-				return (reason(err, errlen, "bad host '%s'",
-				    a->host));
-			if (!is_digit(*q) && *q != '.')
-				dotted = 0;
-		}
-		/* All digits and dots is meant as IPv4, never a name. */
-		if (dotted && inet_pton(AF_INET, a->host, bin) != 1)
-			return (reason(err, errlen, "bad IPv4 address '%s'",
-			    a->host));
-	}
+	if (v6 ? check_v6_host(a->host, err, errlen) :
+	    check_host(a->host, err, errlen))
+		return (-1);
 
 	if (port == NULL) {
 		if (default_port == NULL)
@@ -361,6 +390,88 @@ conf_parse_hostport(const char *text, const char *default_port,
 	return (parse_hostport(text, default_port, 0, a, err, errlen));
 }
 
+/* Line ${line} of ${file} (malloc'd), or NULL. */
+static char *
+source_line(const char *file, unsigned int line)
+{
+	char *buf = NULL;
+	size_t cap = 0;
+	unsigned int n = 0;
+	FILE *f;
+
+	if ((f = fopen(file, "r")) == NULL)
+		return (NULL);
+	while (n < line && getline(&buf, &cap, f) != -1)
+		n++;
+	fclose(f);
+	if (n != line) {
+		free(buf);
+		return (NULL);
+	}
+	return (buf);
+}
+
+/* A number as written: its value saturated, and its digits' 64 bits. */
+struct written {
+	long long w;
+	unsigned long long acc;
+	int neg, over;
+};
+
+/* Read "[-+]DIGITS" or "[-+]0xHEX" at ${r}; the count of digits. */
+static int
+written_number(const char *r, struct written *n)
+{
+	unsigned long long base = 10, d;
+	int digits = 0;
+
+	if ((n->neg = (*r == '-')) != 0 || *r == '+')
+		r++;
+	if (r[0] == '0' && (r[1] == 'x' || r[1] == 'X')) {
+		base = 16;
+		r += 2;
+	}
+	n->acc = 0;
+	n->over = 0;
+	for (;; r++) {
+		if (is_digit(*r))
+			d = (unsigned long long)(*r - '0');
+		else if (base == 16 && *r >= 'a' && *r <= 'f')
+			d = (unsigned long long)(*r - 'a' + 10);
+		else if (base == 16 && *r >= 'A' && *r <= 'F')
+			d = (unsigned long long)(*r - 'A' + 10);
+		else
+			break;
+		digits++;
+		if (n->acc > ((unsigned long long)LLONG_MAX - d) / base)
+			n->over = 1;
+		else
+			n->acc = n->acc * base + d;
+	}
+	if (n->over)
+		n->w = n->neg ? LLONG_MIN : LLONG_MAX;
+	else
+		n->w = n->neg ? -(long long)n->acc : (long long)n->acc;
+	return (digits);
+}
+
+/* Where the value of "NAME = " starts if ${q} (in ${buf}) is one, or NULL. */
+static const char *
+assigned_at(const char *buf, const char *q, size_t namelen)
+{
+	const char *r;
+
+	if (q > buf && wire_name_char(q[-1]))
+		return (NULL);
+	for (r = q + namelen; *r == ' ' || *r == '\t'; r++)
+		;
+	if (*r != '=' && *r != ':')
+		return (NULL);
+	for (r++; *r == ' ' || *r == '\t'; r++)
+		;
+	return (r);
+}
+
 /*
  * libconfig 1.5 (the one in Debian 12) reads an integer without an L
  * suffix into an int and silently wraps anything larger, so
@@ -374,81 +485,37 @@ static int
 int_unwrap(const config_setting_t *s, long long *v)
 {
 	const char *file = config_setting_source_file(s);
-	const char *name = config_setting_name(s);
-	unsigned int line = config_setting_source_line(s), n = 0;
-	unsigned long long acc, base, d;
-	size_t namelen, cap = 0;
-	char *buf = NULL, *q, *r;
-	long long w, cand = 0;
-	int neg, over, digits, found = 0;
-	FILE *f;
+	const char *name = config_setting_name(s), *q, *r;
+	unsigned int line = config_setting_source_line(s);
+	struct written n;
+	long long cand = 0;
+	size_t namelen;
+	char *buf;
+	int found = 0;
 
-	if (file == NULL || name == NULL || line == 0)
+	if (file == NULL || name == NULL || line == 0 ||
+	    (buf = source_line(file, line)) == NULL)
 		return (0);
-	if ((f = fopen(file, "r")) == NULL)
-		return (0);
-	while (n < line && getline(&buf, &cap, f) != -1)
-		n++;
-	fclose(f);
-	if (n != line)
-		goto done;
-
 	/* Every "NAME = number" on the line, in case a comment has one. */
 	namelen = strlen(name);
 	for (q = buf; (q = strstr(q, name)) != NULL; q += namelen) {
-		if (q > buf && wire_name_char(q[-1]))
+		if ((r = assigned_at(buf, q, namelen)) == NULL ||
+		    written_number(r, &n) == 0)
 			continue;
-		for (r = q + namelen; *r == ' ' || *r == '\t'; r++)
-			;
-		if (*r != '=' && *r != ':')
-			continue;
-		for (r++; *r == ' ' || *r == '\t'; r++)
-			;
-		if ((neg = (*r == '-')) != 0 || *r == '+')
-			r++;
-		base = 10;
-		if (r[0] == '0' && (r[1] == 'x' || r[1] == 'X')) {
-			base = 16;
-			r += 2;
-		}
-		acc = 0;
-		over = digits = 0;
-		for (;; r++) {
-			if (is_digit(*r))
-				d = (unsigned long long)(*r - '0');
-			else if (base == 16 && *r >= 'a' && *r <= 'f')
-				d = (unsigned long long)(*r - 'a' + 10);
-			else if (base == 16 && *r >= 'A' && *r <= 'F')
-				d = (unsigned long long)(*r - 'A' + 10);
-			else
-				break;
-			digits++;
-			if (acc > ((unsigned long long)LLONG_MAX - d) / base)
-				over = 1;
-			else
-				acc = acc * base + d;
-		}
-		if (digits == 0)
-			continue;
-		if (over)
-			w = neg ? LLONG_MIN : LLONG_MAX;
-		else
-			w = neg ? -(long long)acc : (long long)acc;
-		if (w == *v) {
+		if (n.w == *v) {
 			found = 0;
 			break;
 		}
 		/* libconfig keeps the low 32 bits, or -1/0 if it saturated. */
-		if ((long long)(int32_t)(uint32_t)acc == (neg ? -*v : *v) ||
-		    (over && (*v == -1 || *v == 0))) {
+		if ((long long)(int32_t)(uint32_t)n.acc == (n.neg ? -*v : *v) ||
+		    (n.over && (*v == -1 || *v == 0))) {
 			if (!found)
-				cand = w;
+				cand = n.w;
 			found = 1;
 		}
 	}
 	if (found)
 		*v = cand;
-done:
 	free(buf);
 	return (found);
 }
@@ -1012,23 +1079,127 @@ parse_allow(const struct parse *p, const config_setting_t *s, struct conf *c)
 }
 
 /*
- * Parse tunnel ${idx} of ${c} from group ${g}; the tunnels before it are
- * already parsed, and ${*first_target} is set to the target setting of
- * the first tunnel that has one.
+ * The settings of a tunnel group besides the sizes (size_keys), in one
+ * table: how each is read, into which field, and which of the settings
+ * the checks after the group (tunnel_check) point at it remembers.
+ */
+enum tkey_kind { TK_NAME, TK_ADDR, TK_PORT0_ADDR, TK_PEERS, TK_MODE,
+    TK_STRING, TK_KEY, TK_PROXY, TK_BOOL };
+
+/* The settings tunnel_check() names in its messages. */
+enum tkey_seen { TS_NONE, TS_ACCEPT, TS_PEER, TS_TARGET, TS_UNIX,
+    TS_PROXY, TS_TRUST, TS_NOKEY, TS_RESUME, TS_N };
+
+static const struct tunnel_key {
+	const char *name;
+	enum tkey_kind kind;
+	size_t off;			/* in struct conf_tunnel */
+	size_t size;			/* TK_STRING: the buffer */
+	enum tkey_seen seen;
+} tunnel_keys[] = {
+#define FIELD(f) offsetof(struct conf_tunnel, f), \
+	sizeof(((struct conf_tunnel *)0)->f)
+	{ "name", TK_NAME, 0, 0, TS_NONE },
+	{ "accept", TK_PORT0_ADDR, FIELD(accept), TS_ACCEPT },
+	{ "peer", TK_PEERS, 0, 0, TS_PEER },
+	{ "target", TK_ADDR, FIELD(target), TS_TARGET },
+	{ "unix_mode", TK_MODE, FIELD(unix_mode), TS_UNIX },
+	{ "unix_owner", TK_STRING, FIELD(unix_owner), TS_UNIX },
+	{ "unix_group", TK_STRING, FIELD(unix_group), TS_UNIX },
+	{ "key_file", TK_KEY, FIELD(key), TS_NONE },
+	{ "proxy_protocol", TK_PROXY, FIELD(proxy_protocol), TS_PROXY },
+	{ "proxy_trust_any_peer", TK_BOOL, FIELD(proxy_trust_any_peer),
+	    TS_TRUST },
+	{ "resume_without_key", TK_BOOL, FIELD(resume_without_key),
+	    TS_NOKEY },
+	{ NULL, TK_NAME, 0, 0, TS_NONE }
+#undef FIELD
+};
+
+/* One tunnel being read: where its settings are, for tunnel_check(). */
+struct tunnel_parse {
+	struct conf_tunnel *t;
+	const config_setting_t *g;		/* its group */
+	const config_setting_t *at[TS_N];	/* the first of each */
+};
+
+static const struct tunnel_key *
+tunnel_key_find(const char *name)
+{
+	const struct tunnel_key *k;
+
+	for (k = tunnel_keys; k->name != NULL; k++)
+		if (strcmp(k->name, name) == 0)
+			return (k);
+	return (NULL);
+}
+
+/* proxy_protocol: "v1", "v2" or "off". */
+static int
+parse_proxy(const struct parse *p, const config_setting_t *s, int *out)
+{
+	const char *v;
+
+	if ((v = get_string(p, s)) == NULL)
+		return (-1);
+	if (strcmp(v, "v1") == 0 || strcmp(v, "v2") == 0)
+		*out = v[1] - '0';
+	else if (strcmp(v, "off") == 0)
+		*out = 0;
+	else
+		return (errat(p, s, "proxy_protocol '%s': use \"v1\", \"v2\" "
+		    "or \"off\"", v));
+	return (0);
+}
+
+/* Read setting ${s}, key ${k} of the table, into tunnel ${t}. */
+static int
+parse_tunnel_key(const struct parse *p, const config_setting_t *s,
+    const struct tunnel_key *k, struct conf_tunnel *t)
+{
+	char *field = (char *)t + k->off, why[256];
+	struct conf_addr *a = (struct conf_addr *)(void *)field;
+	const char *v;
+
+	switch (k->kind) {
+	case TK_ADDR:
+	case TK_PORT0_ADDR:
+		if ((v = get_string(p, s)) == NULL)
+			return (-1);
+		if (conf_parse_addr(v, k->kind == TK_PORT0_ADDR, a, why,
+		    sizeof(why)))
+			return (errat(p, s, "%s '%s': %s", k->name, v, why));
+		return (0);
+	case TK_PEERS:
+		return (parse_peers(p, s, t));
+	case TK_MODE:
+		return (parse_mode(p, s, (uint32_t *)(void *)field));
+	case TK_STRING:
+		return (parse_string(p, s, field, k->size, 0));
+	case TK_KEY:
+		return (parse_key(p, s, (struct conf_key *)(void *)field, 1));
+	case TK_PROXY:
+		return (parse_proxy(p, s, (int *)(void *)field));
+	case TK_BOOL:
+		return (parse_bool(p, s, (int *)(void *)field));
+	default:
+		return (0);
+	}
+}
+
+/*
+ * Start tunnel ${idx} of ${c} from group ${g}: the defaults it inherits
+ * and its name, checked first because every later message is about
+ * this tunnel.  Sets the scope to it (${scope} holds the text).
  */
 static int
-parse_tunnel(struct parse *p, const config_setting_t *g, struct conf *c,
-    size_t idx, const config_setting_t **first_target)
+tunnel_begin(struct parse *p, const config_setting_t *g, struct conf *c,
+    size_t idx, char *scope, size_t scopelen)
 {
 	struct conf_tunnel *t = &c->tunnels[idx];
-	const config_setting_t *s, *acc_s = NULL, *peer_s = NULL;
-	const config_setting_t *tgt_s = NULL, *unix_s = NULL, *pp_s = NULL;
-	const config_setting_t *trust_s = NULL, *rt_s = NULL, *nokey_s = NULL;
-	const struct size_key *k;
-	char scope[16 + WIRE_NAME_MAX], why[256];
-	const char *name, *v;
+	const config_setting_t *s;
+	const char *name;
 	size_t j;
-	int i;
 
 	if (!config_setting_is_group(g))
 		return (errat_plain(p, g, "each tunnel must be a group "
@@ -1039,7 +1210,6 @@ parse_tunnel(struct parse *p, const config_setting_t *g, struct conf *c,
 	t->unix_uid = t->unix_gid = -1;
 	t->key = c->key;
 
-	/* The name first: every later message is about this tunnel. */
 	if ((s = config_setting_get_member(g, "name")) == NULL)
 		return (errat_plain(p, g, "tunnel without a name"));
 	if (config_setting_type(s) != CONFIG_TYPE_STRING)
@@ -1053,80 +1223,52 @@ parse_tunnel(struct parse *p, const config_setting_t *g, struct conf *c,
 			return (errat_plain(p, s, "tunnel %s is defined twice "
 			    "(first at line %d)", name, c->tunnels[j].line));
 	memcpy(t->name, name, strlen(name) + 1);
-	snprintf(scope, sizeof(scope), "tunnel %s", name);
+	snprintf(scope, scopelen, "tunnel %s", name);
 	p->scope = scope;
+	return (0);
+}
 
-	for (i = 0; i < config_setting_length(g); i++) {
-		s = config_setting_get_elem(g, (unsigned int)i);
+/* Every setting of the group, by tunnel_keys and size_keys. */
+static int
+tunnel_keys_read(const struct parse *p, struct tunnel_parse *tp)
+{
+	const struct tunnel_key *k;
+	const struct size_key *sk;
+	const config_setting_t *s;
+	enum tkey_seen seen;
+	const char *name;
+	int i;
+
+	for (i = 0; i < config_setting_length(tp->g); i++) {
+		s = config_setting_get_elem(tp->g, (unsigned int)i);
 		name = config_setting_name(s);
-		if (strcmp(name, "name") == 0) {
-			continue;
-		} else if (strcmp(name, "accept") == 0) {
-			if ((v = get_string(p, s)) == NULL)
+		if ((k = tunnel_key_find(name)) != NULL) {
+			if (parse_tunnel_key(p, s, k, tp->t))
 				return (-1);
-			if (conf_parse_addr(v, 1, &t->accept, why,
-			    sizeof(why)))
-				return (errat(p, s, "accept '%s': %s", v, why));
-			acc_s = s;
-		} else if (strcmp(name, "peer") == 0) {
-			if (parse_peers(p, s, t))
+			seen = k->seen;
+		} else if ((sk = size_key_find(name)) != NULL) {
+			if (parse_size(p, s, sk, &tp->t->sz))
 				return (-1);
-			peer_s = s;
-		} else if (strcmp(name, "target") == 0) {
-			if ((v = get_string(p, s)) == NULL)
-				return (-1);
-			if (conf_parse_addr(v, 0, &t->target, why,
-			    sizeof(why)))
-				return (errat(p, s, "target '%s': %s", v, why));
-			tgt_s = s;
-		} else if (strcmp(name, "unix_mode") == 0) {
-			if (parse_mode(p, s, &t->unix_mode))
-				return (-1);
-			unix_s = unix_s != NULL ? unix_s : s;
-		} else if (strcmp(name, "unix_owner") == 0) {
-			if (parse_string(p, s, t->unix_owner,
-			    sizeof(t->unix_owner), 0))
-				return (-1);
-			unix_s = unix_s != NULL ? unix_s : s;
-		} else if (strcmp(name, "unix_group") == 0) {
-			if (parse_string(p, s, t->unix_group,
-			    sizeof(t->unix_group), 0))
-				return (-1);
-			unix_s = unix_s != NULL ? unix_s : s;
-		} else if (strcmp(name, "key_file") == 0) {
-			if (parse_key(p, s, &t->key, 1))
-				return (-1);
-		} else if (strcmp(name, "proxy_protocol") == 0) {
-			if ((v = get_string(p, s)) == NULL)
-				return (-1);
-			if (strcmp(v, "v1") == 0 || strcmp(v, "v2") == 0)
-				t->proxy_protocol = v[1] - '0';
-			else if (strcmp(v, "off") == 0)
-				t->proxy_protocol = 0;
-			else
-				return (errat(p, s, "proxy_protocol '%s': use "
-				    "\"v1\", \"v2\" or \"off\"", v));
-			pp_s = s;
-		} else if (strcmp(name, "proxy_trust_any_peer") == 0) {
-			if (parse_bool(p, s, &t->proxy_trust_any_peer))
-				return (-1);
-			trust_s = s;
-		} else if (strcmp(name, "resume_without_key") == 0) {
-			if (parse_bool(p, s, &t->resume_without_key))
-				return (-1);
-			nokey_s = s;
-		} else if ((k = size_key_find(name)) != NULL) {
-			if (parse_size(p, s, k, &t->sz))
-				return (-1);
-			if (strcmp(name, "resume_time") == 0)
-				rt_s = s;
+			seen = sk->off == offsetof(struct conf_sizes,
+			    resume_time) ? TS_RESUME : TS_NONE;
 		} else {
 			return (errat_plain(p, s, "unknown setting '%s' in "
-			    "tunnel %s", name, t->name));
+			    "tunnel %s", name, tp->t->name));
 		}
+		if (tp->at[seen] == NULL)
+			tp->at[seen] = s;
 	}
+	return (0);
+}
 
-	/* One tunnel is one direction; mixing them hides a mistake. */
+/* One tunnel is one direction; mixing them hides a mistake. */
+static int
+tunnel_check_sides(const struct parse *p, struct tunnel_parse *tp)
+{
+	const config_setting_t *acc_s = tp->at[TS_ACCEPT];
+	const config_setting_t *peer_s = tp->at[TS_PEER];
+	const config_setting_t *tgt_s = tp->at[TS_TARGET];
+
 	if (tgt_s != NULL && (acc_s != NULL || peer_s != NULL))
 		return (errat(p, tgt_s, "has both accept/peer and target; "
 		    "define two tunnels"));
@@ -1135,16 +1277,30 @@ parse_tunnel(struct parse *p, const config_setting_t *g, struct conf *c,
 	if (peer_s != NULL && acc_s == NULL)
 		return (errat(p, peer_s, "peer needs an accept address"));
 	if (acc_s == NULL && tgt_s == NULL)
-		return (errat(p, g, "needs either accept and peer, or target"));
-	t->has_accept = (acc_s != NULL);
-	t->has_target = (tgt_s != NULL);
+		return (errat(p, tp->g, "needs either accept and peer, or "
+		    "target"));
+	tp->t->has_accept = (acc_s != NULL);
+	tp->t->has_target = (tgt_s != NULL);
+	return (0);
+}
 
+/* The settings that only make sense with others, and the keyless ones. */
+static int
+tunnel_check(const struct parse *p, struct tunnel_parse *tp)
+{
+	struct conf_tunnel *t = tp->t;
+	const config_setting_t *pp_s = tp->at[TS_PROXY];
+	const config_setting_t *rt_s = tp->at[TS_RESUME];
+	const config_setting_t *unix_s = tp->at[TS_UNIX];
+
+	if (tunnel_check_sides(p, tp))
+		return (-1);
 	if (pp_s != NULL && !t->has_target)
 		return (errat(p, pp_s, "proxy_protocol needs a target (the "
 		    "serving side writes the header to it)"));
-	if (trust_s != NULL && t->proxy_protocol == 0)
-		return (errat(p, trust_s, "proxy_trust_any_peer goes with "
-		    "proxy_protocol"));
+	if (tp->at[TS_TRUST] != NULL && t->proxy_protocol == 0)
+		return (errat(p, tp->at[TS_TRUST], "proxy_trust_any_peer goes "
+		    "with proxy_protocol"));
 	/* Set or not, a key file is named (rstreamctl reads no keys). */
 	if (t->proxy_protocol != 0 && t->key.file[0] == '\0' &&
 	    !t->proxy_trust_any_peer)
@@ -1152,13 +1308,13 @@ parse_tunnel(struct parse *p, const config_setting_t *g, struct conf *c,
 		    "would tell the target whatever client address any host "
 		    "on the fabric claims; set key_file, or "
 		    "proxy_trust_any_peer = true to trust them all"));
-	if (nokey_s != NULL && t->sz.resume_time == 0)
-		return (errat(p, nokey_s, "resume_without_key goes with "
-		    "resume_time"));
+	if (tp->at[TS_NOKEY] != NULL && t->sz.resume_time == 0)
+		return (errat(p, tp->at[TS_NOKEY], "resume_without_key goes "
+		    "with resume_time"));
 	/* The secret of a link without a key follows from its hellos. */
 	if (t->sz.resume_time > 0 && t->key.file[0] == '\0' &&
 	    !t->resume_without_key)
-		return (errat(p, rt_s != NULL ? rt_s : g, "resume_time%s "
+		return (errat(p, rt_s != NULL ? rt_s : tp->g, "resume_time%s "
 		    "without a key_file would let any host that saw this "
 		    "tunnel's links come up take its streams over; set "
 		    "key_file, or resume_without_key = true to allow it",
@@ -1169,17 +1325,36 @@ parse_tunnel(struct parse *p, const config_setting_t *g, struct conf *c,
 	    !(t->has_accept && t->accept.kind == CONF_ADDR_UNIX))
 		return (errat(p, unix_s, "%s needs a unix: accept address",
 		    config_setting_name(unix_s)));
+	return (0);
+}
 
+/*
+ * Parse tunnel ${idx} of ${c} from group ${g}; the tunnels before it are
+ * already parsed, and ${*first_target} is set to the target setting of
+ * the first tunnel that has one.
+ */
+static int
+parse_tunnel(struct parse *p, const config_setting_t *g, struct conf *c,
+    size_t idx, const config_setting_t **first_target)
+{
+	struct tunnel_parse tp = { &c->tunnels[idx], g, { NULL } };
+	struct conf_tunnel *t = tp.t;
+	char scope[16 + WIRE_NAME_MAX];
+	size_t j;
+
+	if (tunnel_begin(p, g, c, idx, scope, sizeof(scope)) ||
+	    tunnel_keys_read(p, &tp) || tunnel_check(p, &tp))
+		return (-1);
 	if (t->has_accept) {
 		for (j = 0; j < idx; j++)
 			if (c->tunnels[j].has_accept &&
 			    addr_clash(&c->tunnels[j].accept, &t->accept))
-				return (errat(p, acc_s, "accept '%s' is "
-				    "already used by tunnel %s",
+				return (errat(p, tp.at[TS_ACCEPT], "accept "
+				    "'%s' is already used by tunnel %s",
 				    t->accept.text, c->tunnels[j].name));
 	}
-	if (tgt_s != NULL && *first_target == NULL)
-		*first_target = tgt_s;
+	if (tp.at[TS_TARGET] != NULL && *first_target == NULL)
+		*first_target = tp.at[TS_TARGET];
 	p->scope = NULL;
 	return (0);
 }
@@ -1279,29 +1454,22 @@ check_memory(const struct parse *p, const struct conf *c)
 	return (0);
 }
 
-int
-conf_load(const char *path, int flags, struct conf **out, char *err,
-    size_t errlen)
+/* A configuration of ${path} with every built-in default, or NULL. */
+static struct conf *
+conf_new(const char *path, char *err, size_t errlen)
 {
-	struct parse p = { path, err, errlen, NULL, flags };
-	config_t cf;
-	config_setting_t *root, *s;
 	struct conf *c;
-	const struct global *g;
-	const char *name;
 	size_t len;
-	int i;
 
-	if (errlen > 0)
-		err[0] = '\0';
 	/* It holds the keys: out of core dumps, wiped when freed. */
 	if ((c = secmem_alloc(sizeof(*c))) == NULL) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		goto err0;
+		return (NULL);
 	}
 	if ((len = strlen(path)) >= sizeof(c->file)) {
 		snprintf(err, errlen, "%.64s...: file name too long", path);
-		goto err1;
+		conf_free(c);
+		return (NULL);
 	}
 	memcpy(c->file, path, len + 1);
 	c->log_level = LOG_INFO;
@@ -1319,57 +1487,79 @@ conf_load(const char *path, int flags, struct conf **out, char *err,
 	c->ack_timeout = CONF_DEFAULT_ACK_TIMEOUT;
 	c->retry_count = CONF_DEFAULT_RETRY_COUNT;
 	c->ring_pool = CONF_DEFAULT_RING_POOL;
+	return (c);
+}
 
-	config_init(&cf);
-	errno = 0;
-	if (config_read_file(&cf, path) != CONFIG_TRUE) {
-		read_error(&p, &cf, errno);
-		goto err2;
-	}
-	root = config_root_setting(&cf);
+/*
+ * The settings of ${root} into ${c}: the table's in the file's order,
+ * then the G_LATER ones in their own.
+ */
+static int
+parse_root(struct parse *p, const config_setting_t *root, struct conf *c)
+{
+	const config_setting_t *s;
+	const struct global *g;
+	const char *name;
+	int i;
 
 	for (i = 0; i < config_setting_length(root); i++) {
 		s = config_setting_get_elem(root, (unsigned int)i);
 		name = config_setting_name(s);
-		if ((g = global_find(name)) == NULL) {
-			errat_plain(&p, s, "unknown setting '%s'", name);
-			goto err2;
-		}
-		if (g->kind != G_LATER && parse_global(&p, s, g, c))
-			goto err2;
+		if ((g = global_find(name)) == NULL)
+			return (errat_plain(p, s, "unknown setting '%s'", name));
+		if (g->kind != G_LATER && parse_global(p, s, g, c))
+			return (-1);
 	}
 
 	/* Defaults before tunnels, wherever the file puts them. */
 	if ((s = config_setting_get_member(root, "log_level")) != NULL &&
-	    parse_log_level(&p, s, c))
-		goto err2;
+	    parse_log_level(p, s, c))
+		return (-1);
 	if ((s = config_setting_get_member(root, "defaults")) != NULL &&
-	    parse_defaults(&p, s, c))
-		goto err2;
+	    parse_defaults(p, s, c))
+		return (-1);
 	if ((s = config_setting_get_member(root, "listen")) != NULL &&
-	    parse_listen(&p, s, c))
-		goto err2;
+	    parse_listen(p, s, c))
+		return (-1);
 	if ((s = config_setting_get_member(root, "source")) != NULL &&
-	    parse_source(&p, s, c))
-		goto err2;
+	    parse_source(p, s, c))
+		return (-1);
 	/* Tunnels inherit the global key. */
 	if ((s = config_setting_get_member(root, "key_file")) != NULL &&
-	    parse_key(&p, s, &c->key, 0))
-		goto err2;
-	if (parse_tunnels(&p, config_setting_get_member(root, "tunnels"), c) ||
-	    check_memory(&p, c))
-		goto err2;
+	    parse_key(p, s, &c->key, 0))
+		return (-1);
+	if (parse_tunnels(p, config_setting_get_member(root, "tunnels"), c) ||
+	    check_memory(p, c))
+		return (-1);
+	return (0);
+}
 
+int
+conf_load(const char *path, int flags, struct conf **out, char *err,
+    size_t errlen)
+{
+	struct parse p = { path, err, errlen, NULL, flags };
+	config_t cf;
+	struct conf *c;
+	int rc = -1;
+
+	if (errlen > 0)
+		err[0] = '\0';
+	if ((c = conf_new(path, err, errlen)) == NULL)
+		return (-1);
+	config_init(&cf);
+	errno = 0;
+	if (config_read_file(&cf, path) != CONFIG_TRUE)
+		read_error(&p, &cf, errno);
+	else
+		rc = parse_root(&p, config_root_setting(&cf), c);
 	config_destroy(&cf);
+	if (rc != 0) {
+		conf_free(c);
+		return (-1);
+	}
 	*out = c;
 	return (0);
-
-err2:
-	config_destroy(&cf);
-err1:
-	conf_free(c);
-err0:
-	return (-1);
 }
 
 void
