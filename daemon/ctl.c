@@ -77,9 +77,6 @@ struct ctl {
 	struct log_burst who_log, soon_log;
 };
 
-/* Numbers as cells: a few at a time, each in its own small buffer. */
-#define NUM(i, v) (snprintf(nb[i], sizeof(nb[i]), "%llu",		\
-	(unsigned long long)(v)), nb[i])
 #define NCOLS(c)	((int)(sizeof(c) / sizeof(c[0])))
 /* A table's columns, checked against what render keeps when it builds. */
 #define TAB_INIT(tb, cols) do {						\
@@ -87,6 +84,39 @@ struct ctl {
 	    "more columns than RENDER_COLS_MAX");			\
 	render_tab_init((tb), (cols), NCOLS(cols));			\
 } while (0)
+/*
+ * A row of the table of ${cols}: the build fails unless it has one cell
+ * per column (render_tab_row reads as many as the table has).
+ */
+#define TAB_ROW(tb, cols, ...) do {					\
+	_Static_assert(sizeof((const char *[]){ __VA_ARGS__ }) /	\
+	    sizeof(const char *) == NCOLS(cols),			\
+	    "a row has not one cell per column");			\
+	render_tab_row((tb), __VA_ARGS__);				\
+} while (0)
+
+/*
+ * Numbers as cells: each NUM(v) of a row takes the next buffer of ${nb}
+ * (a row has at most RENDER_COLS_MAX cells), until NUMS_ROW starts the
+ * next row.
+ */
+struct nums {
+	char b[RENDER_COLS_MAX][24];
+	int n;
+};
+#define NUMS_ROW()	(nb.n = 0)
+#define NUM(v)		num(&nb, (v))
+
+static const char *
+num(struct nums *nb, uint64_t v)
+{
+
+	if (nb->n >= RENDER_COLS_MAX)
+		abort();
+	snprintf(nb->b[nb->n], sizeof(nb->b[0]), "%llu",
+	    (unsigned long long)v);
+	return (nb->b[nb->n++]);
+}
 
 /* ------------------------------------------------------------- tables */
 
@@ -119,16 +149,18 @@ tunnels_tab(struct rsd *d, struct render_tab *tb)
 	    { "side", 0 }, { "address", 0 }, { "peer", 0 }, { "state", 0 },
 	    { "streams", 1 }, { "max_streams", 1 }, { "link", 0 } };
 	const struct tun *t;
-	char nb[2][24];
+	struct nums nb;
 
 	TAB_INIT(tb, cols);
-	TAILQ_FOREACH(t, &d->tuns, entry)
-		render_tab_row(tb, t->c->name, t->c->has_accept ? "client" :
+	TAILQ_FOREACH(t, &d->tuns, entry) {
+		NUMS_ROW();
+		TAB_ROW(tb, cols, t->c->name, t->c->has_accept ? "client" :
 		    "target", t->c->has_accept ? (t->bound[0] ? t->bound :
 		    "-") : t->c->target.text, t->c->has_accept && t->link ?
 		    link_peer(t->link) : "", t->draining || d->draining ?
-		    "draining" : "active", NUM(0, t->nstreams),
-		    NUM(1, t->c->sz.max_streams), tun_link_state(t));
+		    "draining" : "active", NUM(t->nstreams),
+		    NUM(t->c->sz.max_streams), tun_link_state(t));
+	}
 }
 
 static void
@@ -141,16 +173,17 @@ streams_tab(struct rsd *d, struct render_tab *tb)
 	const struct tun *t;
 	const struct bridge *b;
 	struct bridge_info bi;
-	char nb[4][24];
+	struct nums nb;
 
 	TAB_INIT(tb, cols);
 	TAILQ_FOREACH(t, &d->tuns, entry) {
 		for (b = bridge_first(t); b != NULL; b = bridge_next(b)) {
 			bridge_info(b, &bi);
-			render_tab_row(tb, t->c->name, NUM(0, bi.serial),
+			NUMS_ROW();
+			TAB_ROW(tb, cols, t->c->name, NUM(bi.serial),
 			    bi.side, bi.who, bi.peer, bi.origin, bi.state,
-			    NUM(1, bi.bytes_in), NUM(2, bi.bytes_out),
-			    NUM(3, bi.age_ms / 1000));
+			    NUM(bi.bytes_in), NUM(bi.bytes_out),
+			    NUM(bi.age_ms / 1000));
 		}
 	}
 }
@@ -172,7 +205,7 @@ links_tab(struct rsd *d, struct render_tab *tb)
 	const struct dlink *dl;
 	const struct hca_info *h;
 	struct link_info li;
-	char nb[17][24];
+	struct nums nb;
 	int s;
 
 	TAB_INIT(tb, cols);
@@ -180,27 +213,28 @@ links_tab(struct rsd *d, struct render_tab *tb)
 		link_info(dl, &li);
 		s = li.have_stats;
 		h = li.hca;
-		render_tab_row(tb, li.name, li.dir, li.peer, li.tunnel,
+		NUMS_ROW();
+		TAB_ROW(tb, cols, li.name, li.dir, li.peer, li.tunnel,
 		    li.goaway ? "up (peer going away)" :
 		    link_state_name(li.state), li.device,
-		    s ? NUM(0, li.st.streams_active) : "",
-		    s ? NUM(1, li.st.bytes_tx) : "",
-		    s ? NUM(2, li.st.bytes_rx) : "",
-		    s ? NUM(3, li.st.stall_ring) : "",
-		    s ? NUM(4, li.st.stall_msg) : "",
-		    s ? NUM(5, li.st.stall_sq) : "",
-		    s ? NUM(6, li.mem.pinned) : "",
-		    s ? NUM(7, li.mem.reused) : "",
-		    s ? NUM(16, li.mem.control) : "",
-		    NUM(8, li.suspended), li.resume_id,
-		    h != NULL ? NUM(9, h->port) : "",
+		    s ? NUM(li.st.streams_active) : "",
+		    s ? NUM(li.st.bytes_tx) : "",
+		    s ? NUM(li.st.bytes_rx) : "",
+		    s ? NUM(li.st.stall_ring) : "",
+		    s ? NUM(li.st.stall_msg) : "",
+		    s ? NUM(li.st.stall_sq) : "",
+		    s ? NUM(li.mem.pinned) : "",
+		    s ? NUM(li.mem.reused) : "",
+		    s ? NUM(li.mem.control) : "",
+		    NUM(li.suspended), li.resume_id,
+		    h != NULL ? NUM(h->port) : "",
 		    h != NULL ? h->transport : "",
-		    h != NULL && h->gid_index >= 0 ? NUM(10, h->gid_index) :
+		    h != NULL && h->gid_index >= 0 ? NUM(h->gid_index) :
 		    "", h != NULL ? h->gid : "", h != NULL ? h->peer_gid : "",
-		    h != NULL && h->path_mtu > 0 ? NUM(11, h->path_mtu) : "",
-		    h != NULL ? NUM(12, h->qpn) : "",
-		    h != NULL ? NUM(13, h->peer_qpn) : "",
-		    NUM(14, li.worker), li.version ? NUM(15, li.version) : "");
+		    h != NULL && h->path_mtu > 0 ? NUM(h->path_mtu) : "",
+		    h != NULL ? NUM(h->qpn) : "",
+		    h != NULL ? NUM(h->peer_qpn) : "",
+		    NUM(li.worker), li.version ? NUM(li.version) : "");
 	}
 }
 
@@ -216,7 +250,7 @@ stats_tab(struct rsd *d, struct render_tab *tb)
 	    { "link", 0 } };
 	const struct tun *t;
 	struct link_info li;
-	char nb[15][24];
+	struct nums nb;
 	int s;
 
 	TAB_INIT(tb, cols);
@@ -228,17 +262,18 @@ stats_tab(struct rsd *d, struct render_tab *tb)
 			link_info(t->link, &li);
 			s = li.have_stats;
 		}
-		render_tab_row(tb, t->c->name, NUM(0, t->st->bytes_in),
-		    NUM(1, t->st->bytes_out), NUM(2, t->st->opened),
-		    NUM(3, t->st->active), NUM(4, t->st->refused),
-		    NUM(5, t->st->limited), NUM(6, t->st->denied),
-		    NUM(7, t->st->failed),
-		    s ? NUM(8, li.st.stall_ring + li.st.stall_msg +
+		NUMS_ROW();
+		TAB_ROW(tb, cols, t->c->name, NUM(t->st->bytes_in),
+		    NUM(t->st->bytes_out), NUM(t->st->opened),
+		    NUM(t->st->active), NUM(t->st->refused),
+		    NUM(t->st->limited), NUM(t->st->denied),
+		    NUM(t->st->failed),
+		    s ? NUM(li.st.stall_ring + li.st.stall_msg +
 		    li.st.stall_sq) : "",
-		    NUM(9, t->st->suspended), NUM(10, t->st->resumes),
-		    NUM(11, t->st->resume_failures), NUM(12, t->st->pinned),
-		    NUM(14, conf_tunnel_max_memory(d->conf, t->c)),
-		    NUM(13, t->st->ring_refusals),
+		    NUM(t->st->suspended), NUM(t->st->resumes),
+		    NUM(t->st->resume_failures), NUM(t->st->pinned),
+		    NUM(conf_tunnel_max_memory(d->conf, t->c)),
+		    NUM(t->st->ring_refusals),
 		    t->link != NULL ? link_state_name(li.state) : "");
 	}
 }
@@ -251,59 +286,61 @@ stats_tab(struct rsd *d, struct render_tab *tb)
  */
 typedef int cmd_fn(struct rsd *d, struct render_buf *o, int json);
 
-static int
-cmd_status(struct rsd *d, struct render_buf *o, int json)
-{
-	uint64_t now = loop_now_ms();
-	unsigned up, links = link_count(d, &up);
-	const char *state = d->draining ? "stopping" : "running";
+/* What status says about the daemon, in both forms. */
+struct status {
+	unsigned long long uptime_s;
+	unsigned links, up;
+	const char *state;
 	struct verbs_cm_mem cmm;
-	struct render_tab tb;
+	struct render_tab tb;		/* the tunnels */
+};
+
+static void
+status_json(struct rsd *d, struct render_buf *o, struct status *st)
+{
+
+	render_printf(o, "{\"version\":\"%s\",\"pid\":%ld,"
+	    "\"state\":\"%s\",\"uptime_s\":%llu,\"config\":",
+	    PACKAGE_VERSION, (long)getpid(), st->state, st->uptime_s);
+	render_json_str(o, d->conf->file);
+	render_printf(o, ",\"reloads\":%u,\"reload_error\":", d->reloads);
+	if (d->reload_error[0] != '\0')
+		render_json_str(o, d->reload_error);
+	else
+		render_printf(o, "null");
+	render_printf(o, ",\"log\":");
+	render_json_str(o, log_destination());
+	render_printf(o, ",\"streams\":%u,\"links\":%u,"
+	    "\"links_up\":%u,\"links_rejected\":%llu,"
+	    "\"links_evicted\":%llu,\"auth_failures\":%llu,"
+	    "\"resume_refusals\":%llu,\"resume_timeouts\":%llu,"
+	    "\"stepdowns\":%llu,\"stepdowns_refused\":%llu,"
+	    "\"ring_bytes\":%llu,\"control_bytes\":%llu,"
+	    "\"suspended_bytes\":%llu,\"max_memory\":%llu,"
+	    "\"workers\":%zu,\"tunnels\":", tunnel_streams(d), st->links,
+	    st->up, (unsigned long long)d->links_rejected,
+	    (unsigned long long)d->links_evicted,
+	    (unsigned long long)d->auth_failures,
+	    (unsigned long long)d->resume_refusals,
+	    (unsigned long long)d->resume_timeouts,
+	    (unsigned long long)d->stepdowns,
+	    (unsigned long long)d->stepdowns_refused,
+	    (unsigned long long)st->cmm.total,
+	    (unsigned long long)st->cmm.control,
+	    (unsigned long long)st->cmm.detached,
+	    (unsigned long long)conf_max_memory_bytes(d->conf),
+	    link_workers(d));
+	render_tab(o, &st->tb, 1);
+	render_printf(o, "}");
+}
+
+static void
+status_text(struct rsd *d, struct render_buf *o, struct status *st)
+{
 	char line[1400];
 
-	link_mem(d, &cmm);
-	tunnels_tab(d, &tb);
-	if (json) {
-		render_printf(o, "{\"version\":\"%s\",\"pid\":%ld,"
-		    "\"state\":\"%s\",\"uptime_s\":%llu,\"config\":",
-		    PACKAGE_VERSION, (long)getpid(), state,
-		    (unsigned long long)((now - d->started_ms) / 1000));
-		render_json_str(o, d->conf->file);
-		render_printf(o, ",\"reloads\":%u,\"reload_error\":",
-		    d->reloads);
-		if (d->reload_error[0] != '\0')
-			render_json_str(o, d->reload_error);
-		else
-			render_printf(o, "null");
-		render_printf(o, ",\"log\":");
-		render_json_str(o, log_destination());
-		render_printf(o, ",\"streams\":%u,\"links\":%u,"
-		    "\"links_up\":%u,\"links_rejected\":%llu,"
-		    "\"links_evicted\":%llu,\"auth_failures\":%llu,"
-		    "\"resume_refusals\":%llu,\"resume_timeouts\":%llu,"
-		    "\"stepdowns\":%llu,\"stepdowns_refused\":%llu,"
-		    "\"ring_bytes\":%llu,\"control_bytes\":%llu,"
-		    "\"suspended_bytes\":%llu,\"max_memory\":%llu,"
-		    "\"workers\":%zu,\"tunnels\":", tunnel_streams(d), links, up,
-		    (unsigned long long)d->links_rejected,
-		    (unsigned long long)d->links_evicted,
-		    (unsigned long long)d->auth_failures,
-		    (unsigned long long)d->resume_refusals,
-		    (unsigned long long)d->resume_timeouts,
-		    (unsigned long long)d->stepdowns,
-		    (unsigned long long)d->stepdowns_refused,
-		    (unsigned long long)cmm.total,
-		    (unsigned long long)cmm.control,
-		    (unsigned long long)cmm.detached,
-		    (unsigned long long)conf_max_memory_bytes(d->conf),
-		    link_workers(d));
-		render_tab(o, &tb, 1);
-		render_printf(o, "}");
-		return (0);
-	}
 	render_printf(o, "rstreamd %s, pid %ld, %s for %llu s\n",
-	    PACKAGE_VERSION, (long)getpid(), state,
-	    (unsigned long long)((now - d->started_ms) / 1000));
+	    PACKAGE_VERSION, (long)getpid(), st->state, st->uptime_s);
 	render_printf(o, "config: %s (%u reload%s%s)\n", d->conf->file,
 	    d->reloads, d->reloads == 1 ? "" : "s",
 	    d->reload_error[0] ? "; the last one FAILED" : "");
@@ -329,15 +366,32 @@ cmd_status(struct rsd *d, struct render_buf *o, int json)
 	render_printf(o, "workers: %zu\n", link_workers(d));
 	if (d->conf->max_memory != 0)
 		render_printf(o, "ring memory: %llu of %llu bytes (max_memory)",
-		    (unsigned long long)cmm.total,
+		    (unsigned long long)st->cmm.total,
 		    (unsigned long long)conf_max_memory_bytes(d->conf));
 	else
 		render_printf(o, "ring memory: %llu bytes",
-		    (unsigned long long)cmm.total);
+		    (unsigned long long)st->cmm.total);
 	render_printf(o, "; links' control buffers %llu, suspended streams' "
-	    "rings %llu\n\n", (unsigned long long)cmm.control,
-	    (unsigned long long)cmm.detached);
-	render_tab(o, &tb, 0);
+	    "rings %llu\n\n", (unsigned long long)st->cmm.control,
+	    (unsigned long long)st->cmm.detached);
+	render_tab(o, &st->tb, 0);
+}
+
+static int
+cmd_status(struct rsd *d, struct render_buf *o, int json)
+{
+	struct status st;
+
+	st.uptime_s = (unsigned long long)((loop_now_ms() - d->started_ms) /
+	    1000);
+	st.links = link_count(d, &st.up);
+	st.state = d->draining ? "stopping" : "running";
+	link_mem(d, &st.cmm);
+	tunnels_tab(d, &st.tb);
+	if (json)
+		status_json(d, o, &st);
+	else
+		status_text(d, o, &st);
 	return (0);
 }
 
@@ -591,80 +645,135 @@ ports_metrics(struct rsd *d, struct render_buf *o)
 	return (0);
 }
 
-static int
-cmd_metrics(struct rsd *d, struct render_buf *o, int json)
-{
-	static const struct link_col stalls[] = {
-		{ "ring", offsetof(struct link_info, st.stall_ring) },
-		{ "message", offsetof(struct link_info, st.stall_msg) },
-		{ "send_queue", offsetof(struct link_info, st.stall_sq) },
-	}, ring_bytes[] = {
-		{ "pinned", offsetof(struct link_info, mem.pinned) },
-		{ "pooled", offsetof(struct link_info, mem.pooled) },
-		{ "control", offsetof(struct link_info, mem.control) },
-	}, rings[] = {
-		{ "registered", offsetof(struct link_info, mem.registered) },
-		{ "reused", offsetof(struct link_info, mem.reused) },
-	}, resizes[] = {
-		{ "grow", offsetof(struct link_info, st.ring_grows) },
-		{ "shrink", offsetof(struct link_info, st.ring_shrinks) },
-		{ "refused", offsetof(struct link_info, st.ring_refused) },
-	};
-	static const struct {
-		const char *name, *type, *help;
-		size_t off;
-		enum tm_kind kind;
-	} tunnel_metrics[] = {
-		{ "rstreamd_tunnel_streams_opened_total", "counter",
-		    "Streams opened.", offsetof(struct tun_stats, opened), 0 },
-		{ "rstreamd_tunnel_streams_active", "gauge",
-		    "Streams open now.", offsetof(struct tun_stats, active), 1 },
-		{ "rstreamd_tunnel_streams_refused_total", "counter",
-		    "Streams refused (no target, a limit, the peer refused).",
-		    offsetof(struct tun_stats, refused), 0 },
-		{ "rstreamd_tunnel_streams_limited_total", "counter",
-		    "Streams refused because a limit was reached.",
-		    offsetof(struct tun_stats, limited), 0 },
-		{ "rstreamd_tunnel_streams_failed_total", "counter",
-		    "Streams that ended with a reset or an error.",
-		    offsetof(struct tun_stats, failed), 0 },
-		{ "rstreamd_tunnel_accept_pauses_total", "counter",
-		    "Times accepting paused because the process ran out of "
-		    "file descriptors.",
-		    offsetof(struct tun_stats, accept_pauses), 0 },
-		{ "rstreamd_tunnel_streams_denied_total", "counter",
-		    "Streams refused because their link did not prove this "
-		    "tunnel's key.", offsetof(struct tun_stats, denied), 0 },
-		{ "rstreamd_tunnel_streams_suspended_total", "counter",
-		    "Streams suspended because their link failed.",
-		    offsetof(struct tun_stats, suspended), 0 },
-		{ "rstreamd_tunnel_streams_resumed_total", "counter",
-		    "Suspended streams resumed on a new link.",
-		    offsetof(struct tun_stats, resumes), 0 },
-		{ "rstreamd_tunnel_resume_failures_total", "counter",
-		    "Suspended streams reset instead of resumed.",
-		    offsetof(struct tun_stats, resume_failures), 0 },
-		{ "rstreamd_tunnel_ring_bytes", "gauge",
-		    "Ring memory the tunnel's streams hold (their rings grow "
-		    "with traffic and shrink when idle).",
-		    offsetof(struct tun_stats, pinned), 0 },
-		{ "rstreamd_tunnel_ring_bytes_max", "gauge",
-		    "The tunnel's max_memory in bytes (its own, or its share of "
-		    "the daemon's); 0: no limit of its own.", 0,
-		    TM_MAX_MEMORY },
-		{ "rstreamd_tunnel_ring_refusals_total", "counter",
-		    "Rings refused because max_memory (the daemon's or the "
-		    "tunnel's) was reached: streams refused, and rings that "
-		    "could not grow or shrink.",
-		    offsetof(struct tun_stats, ring_refusals), 0 },
-	};
-	struct verbs_cm_mem cmm;
-	const struct dlink *dl;
-	struct link_info li;
-	const struct tun *t;
-	size_t k;
+/* The per-tunnel metrics of struct tun_stats, in the order they show. */
+static const struct tunnel_metric_def {
+	const char *name, *type, *help;
+	size_t off;			/* in struct tun_stats */
+	enum tm_kind kind;
+} tunnel_metrics[] = {
+	{ "rstreamd_tunnel_streams_opened_total", "counter",
+	    "Streams opened.", offsetof(struct tun_stats, opened), 0 },
+	{ "rstreamd_tunnel_streams_active", "gauge",
+	    "Streams open now.", offsetof(struct tun_stats, active), 1 },
+	{ "rstreamd_tunnel_streams_refused_total", "counter",
+	    "Streams refused (no target, a limit, the peer refused).",
+	    offsetof(struct tun_stats, refused), 0 },
+	{ "rstreamd_tunnel_streams_limited_total", "counter",
+	    "Streams refused because a limit was reached.",
+	    offsetof(struct tun_stats, limited), 0 },
+	{ "rstreamd_tunnel_streams_failed_total", "counter",
+	    "Streams that ended with a reset or an error.",
+	    offsetof(struct tun_stats, failed), 0 },
+	{ "rstreamd_tunnel_accept_pauses_total", "counter",
+	    "Times accepting paused because the process ran out of "
+	    "file descriptors.",
+	    offsetof(struct tun_stats, accept_pauses), 0 },
+	{ "rstreamd_tunnel_streams_denied_total", "counter",
+	    "Streams refused because their link did not prove this "
+	    "tunnel's key.", offsetof(struct tun_stats, denied), 0 },
+	{ "rstreamd_tunnel_streams_suspended_total", "counter",
+	    "Streams suspended because their link failed.",
+	    offsetof(struct tun_stats, suspended), 0 },
+	{ "rstreamd_tunnel_streams_resumed_total", "counter",
+	    "Suspended streams resumed on a new link.",
+	    offsetof(struct tun_stats, resumes), 0 },
+	{ "rstreamd_tunnel_resume_failures_total", "counter",
+	    "Suspended streams reset instead of resumed.",
+	    offsetof(struct tun_stats, resume_failures), 0 },
+	{ "rstreamd_tunnel_ring_bytes", "gauge",
+	    "Ring memory the tunnel's streams hold (their rings grow "
+	    "with traffic and shrink when idle).",
+	    offsetof(struct tun_stats, pinned), 0 },
+	{ "rstreamd_tunnel_ring_bytes_max", "gauge",
+	    "The tunnel's max_memory in bytes (its own, or its share of "
+	    "the daemon's); 0: no limit of its own.", 0,
+	    TM_MAX_MEMORY },
+	{ "rstreamd_tunnel_ring_refusals_total", "counter",
+	    "Rings refused because max_memory (the daemon's or the "
+	    "tunnel's) was reached: streams refused, and rings that "
+	    "could not grow or shrink.",
+	    offsetof(struct tun_stats, ring_refusals), 0 },
+};
 
-	(void)json;
+/* The daemon's own counters: uint64_t fields of struct rsd. */
+static const struct daemon_counter {
+	const char *name, *help;
+	size_t off;			/* in struct rsd */
+} daemon_counters[] = {
+	{ "rstreamd_links_rejected_total",
+	    "Incoming links rejected by a limit, allow, or an invalid hello.",
+	    offsetof(struct rsd, links_rejected) },
+	{ "rstreamd_links_evicted_total",
+	    "Incoming links closed after link_idle_timeout without a stream, "
+	    "to make room for a new link.", offsetof(struct rsd,
+	    links_evicted) },
+	{ "rstreamd_auth_failures_total", "Links "
+	    "that failed to authenticate (wrong key, none, or too late; or "
+	    "whose peer did not prove a resume's secret).",
+	    offsetof(struct rsd, auth_failures) },
+	{ "rstreamd_resume_refusals_total",
+	    "Peers' offers to resume streams refused (unknown streams, a "
+	    "wrong proof, another key).", offsetof(struct rsd,
+	    resume_refusals) },
+	{ "rstreamd_resume_timeouts_total",
+	    "Suspended streams reset because no new link came within "
+	    "resume_time.", offsetof(struct rsd, resume_timeouts) },
+	{ "rstreamd_link_stepdowns_total",
+	    "Client links that connected again in an older protocol version "
+	    "because a peer refused the newer one.", offsetof(struct rsd,
+	    stepdowns) },
+	{ "rstreamd_link_stepdowns_refused_total",
+	    "Peers' refusals that asked for a protocol version below the "
+	    "tunnel's min_version (an older peer, or a forged reject).",
+	    offsetof(struct rsd, stepdowns_refused) },
+};
+
+static const struct link_col stalls[] = {
+	{ "ring", offsetof(struct link_info, st.stall_ring) },
+	{ "message", offsetof(struct link_info, st.stall_msg) },
+	{ "send_queue", offsetof(struct link_info, st.stall_sq) },
+}, ring_bytes[] = {
+	{ "pinned", offsetof(struct link_info, mem.pinned) },
+	{ "pooled", offsetof(struct link_info, mem.pooled) },
+	{ "control", offsetof(struct link_info, mem.control) },
+}, rings[] = {
+	{ "registered", offsetof(struct link_info, mem.registered) },
+	{ "reused", offsetof(struct link_info, mem.reused) },
+}, resizes[] = {
+	{ "grow", offsetof(struct link_info, st.ring_grows) },
+	{ "shrink", offsetof(struct link_info, st.ring_shrinks) },
+	{ "refused", offsetof(struct link_info, st.ring_refused) },
+};
+
+/* The labelled per-link metrics (link_metric), in the order they show. */
+static const struct link_metric_def {
+	const char *name, *type, *help, *label;
+	const struct link_col *cols;
+	size_t ncols;
+} link_metrics[] = {
+#define COLS(c)	c, sizeof(c) / sizeof(c[0])
+	{ "rstreamd_link_credit_stalls_total", "counter",
+	    "Times work waited for credit: peer ring space, message credits "
+	    "or send queue space.", "kind", COLS(stalls) },
+	{ "rstreamd_link_ring_bytes", "gauge",
+	    "Ring memory registered on the link: all of it (streams' rings "
+	    "and the pool), the pool's part, and apart from them its control "
+	    "buffers.", "kind", COLS(ring_bytes) },
+	{ "rstreamd_link_rings_total", "counter",
+	    "Rings streams took: newly registered, or reused from the "
+	    "link's pool.", "how", COLS(rings) },
+	{ "rstreamd_link_ring_resizes_total", "counter",
+	    "Streams' rings grown with traffic, shrunk back when idle, and "
+	    "resizes refused (a max_memory: a growth, or the smaller ring "
+	    "of a shrink).", "kind", COLS(resizes) },
+#undef COLS
+};
+
+/* What the daemon is: version, uptime, reloads, exclusive turns. */
+static void
+metrics_daemon(struct rsd *d, struct render_buf *o)
+{
+
 	render_metric_head(o, "rstreamd_info", "gauge", "Version of the "
 	    "running rstreamd.");
 	render_printf(o, "rstreamd_info{version=\"%s\"} 1\n",
@@ -680,6 +789,14 @@ cmd_metrics(struct rsd *d, struct render_buf *o, int json)
 	    "that stopped every worker thread (setting links and streams up "
 	    "and down, answering control requests); 0 with one thread.",
 	    loop_exclusive_turns(d->lp));
+}
+
+/* Each tunnel's bytes both ways, then tunnel_metrics[]. */
+static void
+metrics_tunnels(struct rsd *d, struct render_buf *o)
+{
+	const struct tunnel_metric_def *m;
+	const struct tun *t;
 
 	render_metric_head(o, "rstreamd_tunnel_bytes_total", "counter",
 	    "Stream payload bytes, in from local sockets and out to them.");
@@ -695,34 +812,24 @@ cmd_metrics(struct rsd *d, struct render_buf *o, int json)
 		render_printf(o, ",direction=\"out\"} %llu\n",
 		    (unsigned long long)t->st->bytes_out);
 	}
-	for (k = 0; k < sizeof(tunnel_metrics) / sizeof(tunnel_metrics[0]);
-	    k++)
-		tunnel_metric(d, o, tunnel_metrics[k].name,
-		    tunnel_metrics[k].type, tunnel_metrics[k].help,
-		    tunnel_metrics[k].off, tunnel_metrics[k].kind);
-	daemon_metric(o, "rstreamd_links_rejected_total", "counter",
-	    "Incoming links rejected by a limit, allow, or an invalid hello.",
-	    d->links_rejected);
-	daemon_metric(o, "rstreamd_links_evicted_total", "counter",
-	    "Incoming links closed after link_idle_timeout without a stream, "
-	    "to make room for a new link.", d->links_evicted);
-	daemon_metric(o, "rstreamd_auth_failures_total", "counter", "Links "
-	    "that failed to authenticate (wrong key, none, or too late; or "
-	    "whose peer did not prove a resume's secret).",
-	    d->auth_failures);
-	daemon_metric(o, "rstreamd_resume_refusals_total", "counter",
-	    "Peers' offers to resume streams refused (unknown streams, a "
-	    "wrong proof, another key).", d->resume_refusals);
-	daemon_metric(o, "rstreamd_resume_timeouts_total", "counter",
-	    "Suspended streams reset because no new link came within "
-	    "resume_time.", d->resume_timeouts);
-	daemon_metric(o, "rstreamd_link_stepdowns_total", "counter",
-	    "Client links that connected again in an older protocol version "
-	    "because a peer refused the newer one.", d->stepdowns);
-	daemon_metric(o, "rstreamd_link_stepdowns_refused_total", "counter",
-	    "Peers' refusals that asked for a protocol version below the "
-	    "tunnel's min_version (an older peer, or a forged reject).",
-	    d->stepdowns_refused);
+	for (m = tunnel_metrics; m < tunnel_metrics + NCOLS(tunnel_metrics);
+	    m++)
+		tunnel_metric(d, o, m->name, m->type, m->help, m->off,
+		    m->kind);
+}
+
+/* daemon_counters[], then the memory counted against max_memory. */
+static void
+metrics_counters(struct rsd *d, struct render_buf *o)
+{
+	const struct daemon_counter *m;
+	struct verbs_cm_mem cmm;
+
+	for (m = daemon_counters; m < daemon_counters +
+	    NCOLS(daemon_counters); m++)
+		daemon_metric(o, m->name, "counter", m->help,
+		    *(const uint64_t *)(const void *)((const char *)d +
+		    m->off));
 	link_mem(d, &cmm);
 	daemon_metric(o, "rstreamd_ring_bytes", "gauge", "Memory counted "
 	    "against max_memory over all links: streams' rings (suspended "
@@ -735,6 +842,15 @@ cmd_metrics(struct rsd *d, struct render_buf *o, int json)
 	daemon_metric(o, "rstreamd_ring_bytes_max", "gauge", "max_memory in "
 	    "bytes; 0: no limit.",
 	    (unsigned long long)conf_max_memory_bytes(d->conf));
+}
+
+/* Each link: up or not, its version, then link_metrics[]. */
+static void
+metrics_links(struct rsd *d, struct render_buf *o)
+{
+	const struct link_metric_def *m;
+	const struct dlink *dl;
+	struct link_info li;
 
 	render_metric_head(o, "rstreamd_link_up", "gauge", "1 if the RDMA "
 	    "link is up.");
@@ -760,21 +876,20 @@ cmd_metrics(struct rsd *d, struct render_buf *o, int json)
 		render_printf(o, ",direction=\"%s\"} %u\n", li.dir,
 		    li.version);
 	}
-	link_metric(d, o, "rstreamd_link_credit_stalls_total", "counter",
-	    "Times work waited for credit: peer ring space, message credits "
-	    "or send queue space.", "kind", stalls, NCOLS(stalls));
-	link_metric(d, o, "rstreamd_link_ring_bytes", "gauge",
-	    "Ring memory registered on the link: all of it (streams' rings "
-	    "and the pool), the pool's part, and apart from them its control "
-	    "buffers.", "kind", ring_bytes, NCOLS(ring_bytes));
-	link_metric(d, o, "rstreamd_link_rings_total", "counter",
-	    "Rings streams took: newly registered, or reused from the "
-	    "link's pool.", "how", rings, NCOLS(rings));
-	link_metric(d, o, "rstreamd_link_ring_resizes_total", "counter",
-	    "Streams' rings grown with traffic, shrunk back when idle, and "
-	    "resizes refused (a max_memory: a growth, or the smaller ring "
-	    "of a shrink).", "kind", resizes,
-	    NCOLS(resizes));
+	for (m = link_metrics; m < link_metrics + NCOLS(link_metrics); m++)
+		link_metric(d, o, m->name, m->type, m->help, m->label,
+		    m->cols, m->ncols);
+}
+
+static int
+cmd_metrics(struct rsd *d, struct render_buf *o, int json)
+{
+
+	(void)json;
+	metrics_daemon(d, o);
+	metrics_tunnels(d, o);
+	metrics_counters(d, o);
+	metrics_links(d, o);
 	fabric_metrics(d, o);
 	return (0);
 }
