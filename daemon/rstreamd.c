@@ -252,8 +252,12 @@ raise_nofile(void)
 		    (unsigned long long)rl.rlim_max, strerror(errno));
 }
 
-int
-main(int argc, char **argv)
+/*
+ * The command line into ${path}, ${check} and ${d}'s verbosity: -1 to go
+ * on, else the exit status (--help, --version, a mistake).
+ */
+static int
+options(int argc, char **argv, const char **path, int *check, struct rsd *d)
 {
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
@@ -264,15 +268,7 @@ main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *path = RSTREAMD_CONF;
-	struct rsd d = { 0 };
-	struct sigctx sc;
-	struct loop_fd *sw = NULL;
-	pthread_t *th = NULL;
-	sigset_t mask;
-	char err[1024];
-	int c, check = 0, rc = 1, nth = 0;
-	size_t i, nclient = 0;
+	int c;
 
 	while ((c = getopt_long(argc, argv, "c:fnvhV", longopts, NULL)) != -1) {
 		switch (c) {
@@ -283,15 +279,15 @@ main(int argc, char **argv)
 			printf("rstreamd %s\n", PACKAGE_VERSION);
 			return (0);
 		case 'c':
-			path = optarg;
+			*path = optarg;
 			break;
 		case 'f':
 			break;
 		case 'n':
-			check = 1;
+			*check = 1;
 			break;
 		case 'v':
-			d.verbose++;
+			d->verbose++;
 			break;
 		default:
 			usage(stderr);
@@ -304,36 +300,54 @@ main(int argc, char **argv)
 		usage(stderr);
 		return (1);
 	}
+	return (-1);
+}
 
-	if (conf_load(path, 0, &d.conf, err, sizeof(err)) != 0) {
+/*
+ * Load ${path} into ${d} (its client tunnels counted in ${*nclient}), and
+ * with ${check} say whether it is valid; then logging and keys.  -1 to
+ * go on, else the exit status.
+ */
+static int
+load(const char *path, int check, struct rsd *d, size_t *nclient)
+{
+	char err[1024];
+	size_t i;
+
+	if (conf_load(path, 0, &d->conf, err, sizeof(err)) != 0) {
 		fprintf(stderr, "rstreamd: %s\n", err);
 		return (1);
 	}
-	for (i = 0; i < d.conf->ntunnels; i++)
-		nclient += d.conf->tunnels[i].has_accept;
+	for (i = 0; i < d->conf->ntunnels; i++)
+		*nclient += d->conf->tunnels[i].has_accept;
 	if (check) {
 		printf("rstreamd: %s: configuration is valid (%zu tunnels: "
-		    "%zu client, %zu target)\n", path, d.conf->ntunnels,
-		    nclient, d.conf->ntunnels - nclient);
-		conf_free(d.conf);
+		    "%zu client, %zu target)\n", path, d->conf->ntunnels,
+		    *nclient, d->conf->ntunnels - *nclient);
+		conf_free(d->conf);
 		return (0);
 	}
-	log_init(reload_log_level(&d));
+	log_init(reload_log_level(d));
 	raise_nofile();
 	if (auth_init() != 0) {
 		fprintf(stderr, "rstreamd: cannot initialise libsodium\n");
-		conf_free(d.conf);
+		conf_free(d->conf);
 		return (1);
 	}
-	if (d.conf->log_file[0] != '\0' &&
-	    log_file_open(d.conf->log_file, err, sizeof(err)) != 0) {
+	if (d->conf->log_file[0] != '\0' &&
+	    log_file_open(d->conf->log_file, err, sizeof(err)) != 0) {
 		fprintf(stderr, "rstreamd: %s\n", err);
-		conf_free(d.conf);
+		conf_free(d->conf);
 		return (1);
 	}
-	d.started_ms = loop_now_ms();
-	/* Each failed peer is news, up to a flood. */
-	d.auth_log.allow = 5;
+	return (-1);
+}
+
+/* The daemon's loop, with the signals arriving through it (${*sw}). */
+static int
+loop_setup(struct rsd *d, struct sigctx *sc, struct loop_fd **sw)
+{
+	sigset_t mask;
 
 	/* Signals arrive through the loop, never in the middle of work. */
 	signal(SIGPIPE, SIG_IGN);
@@ -343,45 +357,105 @@ main(int argc, char **argv)
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
-	memset(&sc, 0, sizeof(sc));
-	sc.fd = -1;
-	sc.d = &d;
-	if ((sc.fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC)) < 0 ||
-	    (d.lp = loop_new()) == NULL ||
-	    (sw = loop_fd_add(d.lp, sc.fd, EPOLLIN, on_signal, &sc)) == NULL) {
+	memset(sc, 0, sizeof(*sc));
+	sc->fd = -1;
+	sc->d = d;
+	if ((sc->fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC)) < 0 ||
+	    (d->lp = loop_new()) == NULL ||
+	    (*sw = loop_fd_add(d->lp, sc->fd, EPOLLIN, on_signal, sc)) ==
+	    NULL) {
 		log_err("cannot set up the event loop: %m");
-		goto out;
+		return (-1);
 	}
-	loop_fd_share(sw, 1);
-	loop_timer_init(&sc.drain, d.lp, on_drain_over, &sc);
-	loop_job_init(&sc.drained, d.lp, on_drained, &sc);
-	loop_job_init(&sc.act, d.lp, on_act, &sc);
-	d.drained = &sc.drained;
-	if (workers_new(&d, reload_workers(d.conf)) != 0 ||
-	    (th = calloc(d.nworkers + 1, sizeof(*th))) == NULL) {
+	loop_fd_share(*sw, 1);
+	loop_timer_init(&sc->drain, d->lp, on_drain_over, sc);
+	loop_job_init(&sc->drained, d->lp, on_drained, sc);
+	loop_job_init(&sc->act, d->lp, on_act, sc);
+	d->drained = &sc->drained;
+	return (0);
+}
+
+/* Workers' loops (their threads in ${*th}), tunnels, the control socket. */
+static int
+start(struct rsd *d, pthread_t **th, size_t nclient)
+{
+	char err[1024];
+
+	if (workers_new(d, reload_workers(d->conf)) != 0 ||
+	    (*th = calloc(d->nworkers + 1, sizeof(**th))) == NULL) {
 		log_err("cannot set up the workers' event loops: %m");
-		goto out;
+		return (-1);
 	}
-	if (tunnel_activation(&d, err, sizeof(err)) < 0 ||
-	    tunnel_start(&d, err, sizeof(err)) != 0) {
+	if (tunnel_activation(d, err, sizeof(err)) < 0 ||
+	    tunnel_start(d, err, sizeof(err)) != 0) {
 		log_err("%s", err);
-		goto out;
+		return (-1);
 	}
-	if (d.conf->control[0] != '\0' &&
-	    (d.ctl = ctl_new(&d, err, sizeof(err))) == NULL) {
+	if (d->conf->control[0] != '\0' &&
+	    (d->ctl = ctl_new(d, err, sizeof(err))) == NULL) {
 		log_err("%s", err);
-		goto out;
+		return (-1);
 	}
-	if (d.ctl != NULL)
-		snprintf(d.control_path, sizeof(d.control_path), "%s",
-		    ctl_path(d.ctl));
+	if (d->ctl != NULL)
+		snprintf(d->control_path, sizeof(d->control_path), "%s",
+		    ctl_path(d->ctl));
 	log_notice("ready: %zu tunnels (%zu client, %zu target), %zu RDMA "
 	    "listeners, control socket %s, %zu worker%s",
-	    d.conf->ntunnels, nclient, d.conf->ntunnels - nclient, d.nlsn,
-	    d.ctl != NULL ? ctl_path(d.ctl) : "off", link_workers(&d),
-	    link_workers(&d) == 1 ? "" : "s");
-	tunnel_warn_keys(&d);
-	notify_ready(d.lp, status_line, &d);
+	    d->conf->ntunnels, nclient, d->conf->ntunnels - nclient, d->nlsn,
+	    d->ctl != NULL ? ctl_path(d->ctl) : "off", link_workers(d),
+	    link_workers(d) == 1 ? "" : "s");
+	tunnel_warn_keys(d);
+	notify_ready(d->lp, status_line, d);
+	return (0);
+}
+
+/* Undo what loop_setup and start did, however far they got. */
+static void
+stop(struct rsd *d, struct sigctx *sc, struct loop_fd *sw, pthread_t *th,
+    int nth)
+{
+	size_t i;
+
+	if (th != NULL)
+		workers_join(d, th, (size_t)nth);
+	free(th);
+	loop_job_cancel(&sc->drained);
+	loop_job_cancel(&sc->act);
+	loop_timer_stop(&sc->drain);
+	reload_stop(d);
+	ctl_free(d->ctl);
+	tunnel_stop(d);
+	loop_fd_del(sw);
+	for (i = 0; i < d->nworkers; i++)
+		loop_free(d->workers[i]);
+	free(d->workers);
+	loop_free(d->lp);
+	if (sc->fd >= 0)
+		close(sc->fd);
+	conf_free(d->conf);
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *path = RSTREAMD_CONF;
+	struct rsd d = { 0 };
+	struct sigctx sc;
+	struct loop_fd *sw = NULL;
+	pthread_t *th = NULL;
+	int check = 0, rc = 1, nth = 0;
+	size_t nclient = 0;
+
+	if ((rc = options(argc, argv, &path, &check, &d)) >= 0 ||
+	    (rc = load(path, check, &d, &nclient)) >= 0)
+		return (rc);
+	rc = 1;
+	d.started_ms = loop_now_ms();
+	/* Each failed peer is news, up to a flood. */
+	d.auth_log.allow = 5;
+
+	if (loop_setup(&d, &sc, &sw) != 0 || start(&d, &th, nclient) != 0)
+		goto out;
 	/* From here on, this thread touches shared state only in its turns. */
 	if ((nth = workers_run(&d, th)) < (int)d.nworkers) {
 		log_err("cannot start a worker thread: %m");
@@ -396,23 +470,7 @@ main(int argc, char **argv)
 	rc = 0;
 	notify_stopping();
 out:
-	if (th != NULL)
-		workers_join(&d, th, (size_t)nth);
-	free(th);
-	loop_job_cancel(&sc.drained);
-	loop_job_cancel(&sc.act);
-	loop_timer_stop(&sc.drain);
-	reload_stop(&d);
-	ctl_free(d.ctl);
-	tunnel_stop(&d);
-	loop_fd_del(sw);
-	for (i = 0; i < d.nworkers; i++)
-		loop_free(d.workers[i]);
-	free(d.workers);
-	loop_free(d.lp);
-	if (sc.fd >= 0)
-		close(sc.fd);
-	conf_free(d.conf);
+	stop(&d, &sc, sw, th, nth);
 	if (rc == 0)
 		log_notice("stopped");
 	return (rc);
