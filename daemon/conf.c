@@ -24,6 +24,7 @@
 #include "ring.h"
 #include "wire.h"
 
+#include "cfg.h"
 #include "conf.h"
 #include "secmem.h"
 
@@ -32,8 +33,6 @@
  * is a typo, not a wish.  The queue limits are the engine's.
  */
 #define INLINE_MAX	1024
-
-#define ADDR_HINT	"use tcp://HOST:PORT or unix:/PATH"
 
 /* What every tunnel gets unless defaults or the tunnel say otherwise. */
 static const struct conf_sizes builtin_sizes = {
@@ -93,85 +92,6 @@ static const struct {
 	{ NULL, 0 }
 };
 
-/* State of one conf_load(): where errors go and what they are about. */
-struct parse {
-	const char *path;	/* as given to conf_load() */
-	char *err;
-	size_t errlen;
-	const char *scope;	/* "tunnel pg", "defaults", or NULL */
-	int flags;		/* CONF_* */
-};
-
-static int __attribute__((format(printf, 4, 0)))
-verrat(const struct parse *p, const config_setting_t *s, int scoped,
-    const char *fmt, va_list ap)
-{
-	char msg[1024];
-	const char *file = NULL;
-	unsigned int line = 0;
-	int use_scope = scoped && p->scope != NULL;
-
-	/*
-	 * Elements of arrays and the root have no line of their own; the
-	 * nearest enclosing setting that has one is still the right place
-	 * to send the user.
-	 */
-	for (; s != NULL; s = config_setting_parent(s)) {
-		if ((line = config_setting_source_line(s)) != 0) {
-			file = config_setting_source_file(s);
-			break;
-		}
-	}
-	if (file == NULL)
-		file = p->path;
-
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	if (line != 0)
-		snprintf(p->err, p->errlen, "%s:%u: %s%s%s", file, line,
-		    use_scope ? p->scope : "", use_scope ? ": " : "", msg);
-	else
-		snprintf(p->err, p->errlen, "%s: %s%s%s", file,
-		    use_scope ? p->scope : "", use_scope ? ": " : "", msg);
-	return (-1);
-}
-
-/* Report an error at ${s}, prefixed with the scope ("tunnel pg: "). */
-static int __attribute__((format(printf, 3, 4)))
-errat(const struct parse *p, const config_setting_t *s, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	verrat(p, s, 1, fmt, ap);
-	va_end(ap);
-	return (-1);
-}
-
-/* Report an error at ${s} whose text names its own context. */
-static int __attribute__((format(printf, 3, 4)))
-errat_plain(const struct parse *p, const config_setting_t *s,
-    const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	verrat(p, s, 0, fmt, ap);
-	va_end(ap);
-	return (-1);
-}
-
-/* Write a reason into ${err} for the address parsers; returns -1. */
-static int __attribute__((format(printf, 3, 4)))
-reason(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return (-1);
-}
-
 static int
 is_digit(char ch)
 {
@@ -179,375 +99,16 @@ is_digit(char ch)
 	return (ch >= '0' && ch <= '9');
 }
 
-/*
- * Parse a decimal port.  The text is stored normalized ("07471" becomes
- * "7471") so that two spellings of one port compare equal.
- */
-static int
-parse_port(const char *s, int allow_port0, char out[8], char *err,
-    size_t errlen)
-{
-	unsigned long v = 0;
-	const char *q;
-
-	if (*s == '\0')
-		return (reason(err, errlen, "missing port"));
-	for (q = s; *q != '\0'; q++) {
-		if (!is_digit(*q))
-			return (reason(err, errlen, "bad port '%s'", s));
-		if (v <= 65535)
-			v = v * 10 + (unsigned long)(*q - '0');
-	}
-	if (v > 65535)
-		return (reason(err, errlen,
-		    "port %s is out of range (1 to 65535)", s));
-	if (v == 0 && !allow_port0)
-		return (reason(err, errlen,
-		    "port 0 is not allowed here; use 1 to 65535"));
-	snprintf(out, 8, "%lu", v);
-	return (0);
-}
-
-/*
- * Split "HOST:PORT", "[V6]:PORT", "HOST" or "[V6]" into the host (${*host},
- * ${*hlen} bytes) and the port (${*port}, NULL if none); ${*v6} says which
- * spelling it was.
- */
-static int
-split_hostport(const char *hp, const char **host, size_t *hlen,
-    const char **port, int *v6, char *err, size_t errlen)
-{
-	const char *end, *colon;
-
-	*v6 = hp[0] == '[';
-	if (*v6) {
-		if ((end = strchr(hp, ']')) == NULL)
-			return (reason(err, errlen,
-			    "missing ']' after the IPv6 address"));
-		*host = hp + 1;
-		*hlen = (size_t)(end - *host);
-		if (end[1] == '\0')
-			*port = NULL;
-		else if (end[1] == ':')
-			*port = end + 2;
-		else
-			return (reason(err, errlen,
-			    "expected ':PORT' after ']', not '%s'", end + 1));
-		return (0);
-	}
-	colon = strchr(hp, ':');
-	if (colon != NULL && strchr(colon + 1, ':') != NULL)
-		return (reason(err, errlen, "an IPv6 address must be "
-		    "in brackets, like [::1]:PORT"));
-	*host = hp;
-	*hlen = colon != NULL ? (size_t)(colon - hp) : strlen(hp);
-	*port = colon != NULL ? colon + 1 : NULL;
-	return (0);
-}
-
-/* The bracketed host ${h}: an IPv6 address, with a zone or not. */
-static int
-check_v6_host(const char *h, char *err, size_t errlen)
-{
-	char buf[INET6_ADDRSTRLEN];
-	unsigned char bin[sizeof(struct in6_addr)];
-	const char *pct, *q;
-	size_t hlen = strlen(h);
-
-	/* A zone ("fe80::1%eth0") is the interface, not address. */
-	if ((pct = strchr(h, '%')) != NULL) {
-		for (q = pct + 1; *q != '\0'; q++)
-			if (!wire_name_char(*q))
-				break;
-		if (pct[1] == '\0' || *q != '\0')
-			return (reason(err, errlen, "bad IPv6 zone in '%s'", h));
-	}
-	hlen = pct != NULL ? (size_t)(pct - h) : hlen;
-	if (hlen >= sizeof(buf))
-		return (reason(err, errlen, "bad IPv6 address '%s'", h));
-	memcpy(buf, h, hlen);
-	buf[hlen] = '\0';
-	if (inet_pton(AF_INET6, buf, bin) != 1)
-		return (reason(err, errlen, "bad IPv6 address '%s'", h));
-	return (0);
-}
-
-/* The host ${h} without brackets: a name, or (all digits and dots) IPv4. */
-static int
-check_host(const char *h, char *err, size_t errlen)
-{
-	unsigned char bin[sizeof(struct in_addr)];
-	const char *q;
-	int dotted = 1;
-
-	for (q = h; *q != '\0'; q++) {
-		if (!wire_name_char(*q))
-			return (reason(err, errlen, "bad host '%s'", h));
-		if (!is_digit(*q) && *q != '.')
-			dotted = 0;
-	}
-	/* All digits and dots is meant as IPv4, never a name. */
-	if (dotted && inet_pton(AF_INET, h, bin) != 1)
-		return (reason(err, errlen, "bad IPv4 address '%s'", h));
-	return (0);
-}
-
-/*
- * Split "HOST:PORT", "[V6]:PORT", "HOST" or "[V6]" into ${a}->host and
- * ${a}->port.  Without a port, ${default_port} is used, or it is an error
- * if that is NULL.
- */
-static int
-parse_hostport(const char *hp, const char *default_port, int allow_port0,
-    struct conf_addr *a, char *err, size_t errlen)
-{
-	const char *host = NULL, *port = NULL;
-	size_t hlen = 0;
-	int v6 = 0;
-
-	if (split_hostport(hp, &host, &hlen, &port, &v6, err, errlen))
-		return (-1);
-	if (hlen == 0)
-		return (reason(err, errlen, "missing host"));
-	if (hlen >= sizeof(a->host))
-		return (reason(err, errlen, "host too long (max %zu bytes)",
-		    sizeof(a->host) - 1));
-	memcpy(a->host, host, hlen);
-	a->host[hlen] = '\0';
-	if (v6 ? check_v6_host(a->host, err, errlen) :
-	    check_host(a->host, err, errlen))
-		return (-1);
-
-	if (port == NULL) {
-		if (default_port == NULL)
-			return (reason(err, errlen, "missing port"));
-		port = default_port;
-	}
-	return (parse_port(port, allow_port0, a->port, err, errlen));
-}
-
-/* Copy ${text} into ${a}->text, which must hold it whole. */
-static int
-addr_text(const char *text, struct conf_addr *a, char *err, size_t errlen)
-{
-	size_t len = strlen(text);
-
-	if (len >= sizeof(a->text))
-		return (reason(err, errlen, "address too long (max %zu bytes)",
-		    sizeof(a->text) - 1));
-	memcpy(a->text, text, len + 1);
-	return (0);
-}
-
-int
-conf_parse_addr(const char *text, int allow_port0, struct conf_addr *a,
-    char *err, size_t errlen)
-{
-	const char *path, *sep;
-	size_t len;
-
-	memset(a, 0, sizeof(*a));
-	if (addr_text(text, a, err, errlen))
-		return (-1);
-
-	if (strncmp(text, "unix:", 5) == 0) {
-		path = text + 5;
-		/* Accept the URL spelling too; "unix://run/x" stays wrong. */
-		if (strncmp(path, "//", 2) == 0)
-			path += 2;
-		if (path[0] != '/')
-			return (reason(err, errlen,
-			    "unix path must be absolute"));
-		if ((len = strlen(path)) >= sizeof(a->path))
-			return (reason(err, errlen,
-			    "unix path too long (max %zu bytes)",
-			    sizeof(a->path) - 1));
-		memcpy(a->path, path, len + 1);
-		a->kind = CONF_ADDR_UNIX;
-		return (0);
-	}
-
-	if ((sep = strstr(text, "://")) == NULL)
-		return (reason(err, errlen, "missing scheme; " ADDR_HINT));
-	if (sep - text != 3 || strncmp(text, "tcp", 3) != 0)
-		return (reason(err, errlen, "unknown scheme '%.*s'; " ADDR_HINT,
-		    (int)(sep - text), text));
-	a->kind = CONF_ADDR_TCP;
-	return (parse_hostport(sep + 3, NULL, allow_port0, a, err, errlen));
-}
-
-int
-conf_parse_hostport(const char *text, const char *default_port,
-    struct conf_addr *a, char *err, size_t errlen)
-{
-
-	memset(a, 0, sizeof(*a));
-	if (addr_text(text, a, err, errlen))
-		return (-1);
-	if (strstr(text, "://") != NULL)
-		return (reason(err, errlen, "no scheme here; write HOST:PORT"));
-	a->kind = CONF_ADDR_TCP;
-	return (parse_hostport(text, default_port, 0, a, err, errlen));
-}
-
-/* Line ${line} of ${file} (malloc'd), or NULL. */
-static char *
-source_line(const char *file, unsigned int line)
-{
-	char *buf = NULL;
-	size_t cap = 0;
-	unsigned int n = 0;
-	FILE *f;
-
-	if ((f = fopen(file, "r")) == NULL)
-		return (NULL);
-	while (n < line && getline(&buf, &cap, f) != -1)
-		n++;
-	fclose(f);
-	if (n != line) {
-		free(buf);
-		return (NULL);
-	}
-	return (buf);
-}
-
-/* A number as written: its value saturated, and its digits' 64 bits. */
-struct written {
-	long long w;
-	unsigned long long acc;
-	int neg, over;
-};
-
-/* Read "[-+]DIGITS" or "[-+]0xHEX" at ${r}; the count of digits. */
-static int
-written_number(const char *r, struct written *n)
-{
-	unsigned long long base = 10, d;
-	int digits = 0;
-
-	if ((n->neg = (*r == '-')) != 0 || *r == '+')
-		r++;
-	if (r[0] == '0' && (r[1] == 'x' || r[1] == 'X')) {
-		base = 16;
-		r += 2;
-	}
-	n->acc = 0;
-	n->over = 0;
-	for (;; r++) {
-		if (is_digit(*r))
-			d = (unsigned long long)(*r - '0');
-		else if (base == 16 && *r >= 'a' && *r <= 'f')
-			d = (unsigned long long)(*r - 'a' + 10);
-		else if (base == 16 && *r >= 'A' && *r <= 'F')
-			d = (unsigned long long)(*r - 'A' + 10);
-		else
-			break;
-		digits++;
-		if (n->acc > ((unsigned long long)LLONG_MAX - d) / base)
-			n->over = 1;
-		else
-			n->acc = n->acc * base + d;
-	}
-	if (n->over)
-		n->w = n->neg ? LLONG_MIN : LLONG_MAX;
-	else
-		n->w = n->neg ? -(long long)n->acc : (long long)n->acc;
-	return (digits);
-}
-
-/* Where the value of "NAME = " starts if ${q} (in ${buf}) is one, or NULL. */
-static const char *
-assigned_at(const char *buf, const char *q, size_t namelen)
-{
-	const char *r;
-
-	if (q > buf && wire_name_char(q[-1]))
-		return (NULL);
-	for (r = q + namelen; *r == ' ' || *r == '\t'; r++)
-		;
-	if (*r != '=' && *r != ':')
-		return (NULL);
-	for (r++; *r == ' ' || *r == '\t'; r++)
-		;
-	return (r);
-}
-
-/*
- * libconfig 1.5 (the one in Debian 12) reads an integer without an L
- * suffix into an int and silently wraps anything larger, so
- * "sendbuf = 4294971392" would arrive as 4096.  Look at the digits as
- * written on ${s}'s line: if they are a number that wraps to ${*v}, set
- * ${*v} to that number and return 1.  Otherwise (no wrap, or the text is
- * not found: value on another line, file gone) return 0.  Numbers beyond
- * long long saturate, which is enough to report them as too big.
- */
-static int
-int_unwrap(const config_setting_t *s, long long *v)
-{
-	const char *file = config_setting_source_file(s);
-	const char *name = config_setting_name(s), *q, *r;
-	unsigned int line = config_setting_source_line(s);
-	struct written n;
-	long long cand = 0;
-	size_t namelen;
-	char *buf;
-	int found = 0;
-
-	if (file == NULL || name == NULL || line == 0 ||
-	    (buf = source_line(file, line)) == NULL)
-		return (0);
-	/* Every "NAME = number" on the line, in case a comment has one. */
-	namelen = strlen(name);
-	for (q = buf; (q = strstr(q, name)) != NULL; q += namelen) {
-		if ((r = assigned_at(buf, q, namelen)) == NULL ||
-		    written_number(r, &n) == 0)
-			continue;
-		if (n.w == *v) {
-			found = 0;
-			break;
-		}
-		/* libconfig keeps the low 32 bits, or -1/0 if it saturated. */
-		if ((long long)(int32_t)(uint32_t)n.acc == (n.neg ? -*v : *v) ||
-		    (n.over && (*v == -1 || *v == 0))) {
-			if (!found)
-				cand = n.w;
-			found = 1;
-		}
-	}
-	if (found)
-		*v = cand;
-	free(buf);
-	return (found);
-}
-
-/*
- * The integer value of ${s} as written (libconfig's 32-bit wrap undone:
- * every wrapped value is outside every range this file accepts), or -1
- * if ${s} is not an integer; the caller reports that.
- */
-static int
-int_value(const config_setting_t *s, long long *v)
-{
-	int type = config_setting_type(s);
-
-	if (type != CONFIG_TYPE_INT && type != CONFIG_TYPE_INT64)
-		return (-1);
-	*v = config_setting_get_int64(s);
-	if (type == CONFIG_TYPE_INT)
-		int_unwrap(s, v);
-	return (0);
-}
-
 /* Read one integer setting of struct conf_sizes and check its range. */
 static int
-parse_size(const struct parse *p, const config_setting_t *s,
+parse_size(const struct cfg *p, const config_setting_t *s,
     const struct size_key *k, struct conf_sizes *sz)
 {
 	long long v;
 	const char *why;
 
-	if (int_value(s, &v))
-		return (errat(p, s, "%s must be an integer", k->name));
+	if (cfg_int(s, &v))
+		return (cfg_err(p, s, "%s must be an integer", k->name));
 
 	if (k->ring == 2 && v == 0) {
 		/* 0: off */
@@ -555,12 +116,12 @@ parse_size(const struct parse *p, const config_setting_t *s,
 		/* Negative sizes are as much "below the minimum" as 0. */
 		why = ring_size_check(v < 0 ? 0 : (uint64_t)v);
 		if (why != NULL)
-			return (errat(p, s, "%s %lld %s", k->name, v, why));
+			return (cfg_err(p, s, "%s %lld %s", k->name, v, why));
 	} else if (v < k->min) {
-		return (errat(p, s, "%s %lld is below the minimum %lld",
+		return (cfg_err(p, s, "%s %lld is below the minimum %lld",
 		    k->name, v, k->min));
 	} else if (v > k->max) {
-		return (errat(p, s, "%s %lld is above the maximum %lld",
+		return (cfg_err(p, s, "%s %lld is above the maximum %lld",
 		    k->name, v, k->max));
 	}
 	*(uint32_t *)(void *)((char *)sz + k->off) = (uint32_t)v;
@@ -578,21 +139,9 @@ size_key_find(const char *name)
 	return (NULL);
 }
 
-/* The string value of ${s}, or NULL after reporting a type error. */
-static const char *
-get_string(const struct parse *p, const config_setting_t *s)
-{
-
-	if (config_setting_type(s) != CONFIG_TYPE_STRING) {
-		errat(p, s, "%s must be a string", config_setting_name(s));
-		return (NULL);
-	}
-	return (config_setting_get_string(s));
-}
-
 /* peer: "HOST:PORT", or an array of them tried in turn. */
 static int
-parse_peers(const struct parse *p, const config_setting_t *s,
+parse_peers(const struct cfg *p, const config_setting_t *s,
     struct conf_tunnel *t)
 {
 	const config_setting_t *e;
@@ -603,24 +152,24 @@ parse_peers(const struct parse *p, const config_setting_t *s,
 	if (config_setting_type(s) != CONFIG_TYPE_STRING &&
 	    config_setting_type(s) != CONFIG_TYPE_ARRAY &&
 	    config_setting_type(s) != CONFIG_TYPE_LIST)
-		return (errat(p, s, "peer must be a string or an array of "
+		return (cfg_err(p, s, "peer must be a string or an array of "
 		    "strings"));
 	if (config_setting_type(s) != CONFIG_TYPE_STRING) {
 		n = config_setting_length(s);
 		if (n < 1 || n > CONF_PEERS_MAX)
-			return (errat(p, s, "peer lists 1 to %d addresses",
+			return (cfg_err(p, s, "peer lists 1 to %d addresses",
 			    CONF_PEERS_MAX));
 	}
 	for (i = 0; i < n; i++) {
 		e = n == 1 && config_setting_type(s) == CONFIG_TYPE_STRING ?
 		    s : config_setting_get_elem(s, (unsigned)i);
 		if (config_setting_type(e) != CONFIG_TYPE_STRING)
-			return (errat(p, s, "peer must be a string or an "
+			return (cfg_err(p, s, "peer must be a string or an "
 			    "array of strings"));
 		v = config_setting_get_string(e);
 		if (conf_parse_hostport(v, CONF_DEFAULT_PORT, &t->peers[i],
 		    why, sizeof(why)))
-			return (errat(p, s, "peer '%s': %s", v, why));
+			return (cfg_err(p, s, "peer '%s': %s", v, why));
 	}
 	t->npeers = (unsigned)n;
 	t->peer = t->peers[0];
@@ -628,13 +177,13 @@ parse_peers(const struct parse *p, const config_setting_t *s,
 }
 
 static int
-parse_log_level(const struct parse *p, const config_setting_t *s,
+parse_log_level(const struct cfg *p, const config_setting_t *s,
     struct conf *c)
 {
 	const char *v;
 	size_t i;
 
-	if ((v = get_string(p, s)) == NULL)
+	if ((v = cfg_str(p, s)) == NULL)
 		return (-1);
 	for (i = 0; log_levels[i].name != NULL; i++) {
 		if (strcmp(v, log_levels[i].name) == 0) {
@@ -642,24 +191,24 @@ parse_log_level(const struct parse *p, const config_setting_t *s,
 			return (0);
 		}
 	}
-	return (errat(p, s, "log_level '%s' is not one of error, warning, "
+	return (cfg_err(p, s, "log_level '%s' is not one of error, warning, "
 	    "notice, info, debug", v));
 }
 
 static int
-parse_defaults(struct parse *p, const config_setting_t *g, struct conf *c)
+parse_defaults(struct cfg *p, const config_setting_t *g, struct conf *c)
 {
 	const struct size_key *k;
 	const config_setting_t *s;
 	int i;
 
 	if (!config_setting_is_group(g))
-		return (errat(p, g, "defaults must be a group { ... }"));
+		return (cfg_err(p, g, "defaults must be a group { ... }"));
 	p->scope = "defaults";
 	for (i = 0; i < config_setting_length(g); i++) {
 		s = config_setting_get_elem(g, (unsigned int)i);
 		if ((k = size_key_find(config_setting_name(s))) == NULL)
-			return (errat_plain(p, s,
+			return (cfg_err_plain(p, s,
 			    "unknown setting '%s' in defaults",
 			    config_setting_name(s)));
 		if (parse_size(p, s, k, &c->defaults))
@@ -669,40 +218,8 @@ parse_defaults(struct parse *p, const config_setting_t *g, struct conf *c)
 	return (0);
 }
 
-/* A setting that is a string or a list of strings: how many there are. */
 static int
-strings_count(const struct parse *p, const config_setting_t *s, size_t *n)
-{
-
-	*n = 0;
-	if (config_setting_type(s) == CONFIG_TYPE_STRING)
-		*n = 1;
-	else if (config_setting_is_list(s) || config_setting_is_array(s))
-		*n = (size_t)config_setting_length(s);
-	else
-		return (errat(p, s, "%s must be a string or a list of strings",
-		    config_setting_name(s)));
-	return (0);
-}
-
-/* String ${i} of such a setting (its element in ${*e}), or NULL. */
-static const char *
-strings_get(const struct parse *p, const config_setting_t *s, size_t i,
-    const config_setting_t **e)
-{
-
-	*e = config_setting_is_aggregate(s) ?
-	    config_setting_get_elem(s, (unsigned int)i) : s;
-	if (config_setting_type(*e) != CONFIG_TYPE_STRING) {
-		errat(p, *e, "%s: each entry must be a string",
-		    config_setting_name(s));
-		return (NULL);
-	}
-	return (config_setting_get_string(*e));
-}
-
-static int
-parse_listen(const struct parse *p, const config_setting_t *s,
+parse_listen(const struct cfg *p, const config_setting_t *s,
     struct conf *c)
 {
 	const config_setting_t *e;
@@ -711,20 +228,20 @@ parse_listen(const struct parse *p, const config_setting_t *s,
 	const char *v;
 	size_t i, j, n;
 
-	if (strings_count(p, s, &n))
+	if (cfg_strings_count(p, s, &n))
 		return (-1);
 	if (n == 0)
-		return (errat(p, s, "listen is an empty list"));
+		return (cfg_err(p, s, "listen is an empty list"));
 	if ((c->listen = calloc(n, sizeof(*c->listen))) == NULL)
-		return (errat(p, s, "listen: %s", strerror(errno)));
+		return (cfg_err(p, s, "listen: %s", strerror(errno)));
 
 	for (i = 0; i < n; i++) {
-		if ((v = strings_get(p, s, i, &e)) == NULL)
+		if ((v = cfg_strings_get(p, s, i, &e)) == NULL)
 			return (-1);
 		l = &c->listen[i];
 		if (conf_parse_hostport(v, CONF_DEFAULT_PORT, &l->addr, why,
 		    sizeof(why)))
-			return (errat(p, e, "listen '%s': %s", v, why));
+			return (cfg_err(p, e, "listen '%s': %s", v, why));
 		l->line = (int)config_setting_source_line(e);
 		if (l->line == 0)
 			l->line = (int)config_setting_source_line(s);
@@ -732,7 +249,7 @@ parse_listen(const struct parse *p, const config_setting_t *s,
 			if (strcasecmp(c->listen[j].addr.host,
 			    l->addr.host) == 0 &&
 			    strcmp(c->listen[j].addr.port, l->addr.port) == 0)
-				return (errat(p, e, "listen '%s' is given "
+				return (cfg_err(p, e, "listen '%s' is given "
 				    "twice", v));
 		}
 		c->nlisten = i + 1;
@@ -745,20 +262,20 @@ parse_listen(const struct parse *p, const config_setting_t *s,
  * is not given; on hosts with several RDMA devices it says which to use.
  */
 static int
-parse_source(const struct parse *p, const config_setting_t *s,
+parse_source(const struct cfg *p, const config_setting_t *s,
     struct conf *c)
 {
 	unsigned char buf[sizeof(struct in6_addr)];
 	const char *v;
 
 	if (config_setting_type(s) != CONFIG_TYPE_STRING)
-		return (errat(p, s, "source must be a string"));
+		return (cfg_err(p, s, "source must be a string"));
 	v = config_setting_get_string(s);
 	if (inet_pton(AF_INET, v, buf) != 1 && inet_pton(AF_INET6, v, buf) != 1)
-		return (errat(p, s, "source '%s' is not an IPv4 or IPv6 "
+		return (cfg_err(p, s, "source '%s' is not an IPv4 or IPv6 "
 		    "address", v));
 	if (strlen(v) >= sizeof(c->source.host))
-		return (errat(p, s, "source '%s' is too long", v));
+		return (cfg_err(p, s, "source '%s' is too long", v));
 	c->source.kind = CONF_ADDR_TCP;
 	strcpy(c->source.host, v);
 	snprintf(c->source.text, sizeof(c->source.text), "%s", v);
@@ -778,94 +295,6 @@ addr_clash(const struct conf_addr *x, const struct conf_addr *y)
 	return (strcmp(x->port, "0") != 0 &&
 	    strcmp(x->port, y->port) == 0 &&
 	    strcasecmp(x->host, y->host) == 0);
-}
-
-/* An octal file mode written as a string, like "0660". */
-static int
-parse_mode(const struct parse *p, const config_setting_t *s, uint32_t *out)
-{
-	const char *name = config_setting_name(s), *v, *q;
-	unsigned long mode = 0;
-
-	if (config_setting_type(s) != CONFIG_TYPE_STRING)
-		return (errat(p, s, "%s must be a string of octal "
-		    "digits, like \"0660\"", name));
-	v = config_setting_get_string(s);
-	for (q = v; *q != '\0'; q++) {
-		if (*q < '0' || *q > '7' || q - v >= 4)
-			return (errat(p, s, "%s '%s' is not octal "
-			    "digits, like \"0660\"", name, v));
-		mode = mode * 8 + (unsigned long)(*q - '0');
-	}
-	if (q == v)
-		return (errat(p, s, "%s is empty; write it like "
-		    "\"0660\"", name));
-	if (mode > 0777)
-		return (errat(p, s, "%s '%s' is above 0777", name, v));
-	*out = (uint32_t)mode;
-	return (0);
-}
-
-/* A string setting copied into ${out}; empty allowed if ${empty_ok}. */
-static int
-parse_string(const struct parse *p, const config_setting_t *s, char *out,
-    size_t outlen, int empty_ok)
-{
-	const char *v;
-	size_t len;
-
-	if ((v = get_string(p, s)) == NULL)
-		return (-1);
-	if ((len = strlen(v)) == 0 && !empty_ok)
-		return (errat(p, s, "%s is empty", config_setting_name(s)));
-	if (len >= outlen)
-		return (errat(p, s, "%s '%s' is too long (max %zu bytes)",
-		    config_setting_name(s), v, outlen - 1));
-	memcpy(out, v, len + 1);
-	return (0);
-}
-
-/* An absolute path (or "" where allowed). */
-static int
-parse_path(const struct parse *p, const config_setting_t *s, char *out,
-    size_t outlen, int empty_ok)
-{
-
-	if (parse_string(p, s, out, outlen, empty_ok))
-		return (-1);
-	if (out[0] != '\0' && out[0] != '/')
-		return (errat(p, s, "%s '%s' is not an absolute path",
-		    config_setting_name(s), out));
-	return (0);
-}
-
-/* A global integer setting in [min, max], in ${unit}. */
-static int
-parse_uint(const struct parse *p, const config_setting_t *s, long long min,
-    long long max, const char *unit, uint32_t *out)
-{
-	const char *name = config_setting_name(s);
-	long long v;
-
-	if (int_value(s, &v))
-		return (errat(p, s, "%s must be an integer (%s)", name, unit));
-	if (v < min || v > max)
-		return (errat(p, s, "%s %lld is outside %lld to %lld %s",
-		    name, v, min, max, unit));
-	*out = (uint32_t)v;
-	return (0);
-}
-
-/* A boolean setting: true or false. */
-static int
-parse_bool(const struct parse *p, const config_setting_t *s, int *out)
-{
-
-	if (config_setting_type(s) != CONFIG_TYPE_BOOL)
-		return (errat(p, s, "%s must be true or false",
-		    config_setting_name(s)));
-	*out = config_setting_get_bool(s) != 0;
-	return (0);
 }
 
 /*
@@ -933,27 +362,27 @@ global_find(const char *name)
 	return (NULL);
 }
 
-static int parse_allow(const struct parse *, const config_setting_t *,
+static int parse_allow(const struct cfg *, const config_setting_t *,
     struct conf *);
 
 static int
-parse_global(const struct parse *p, const config_setting_t *s,
+parse_global(const struct cfg *p, const config_setting_t *s,
     const struct global *g, struct conf *c)
 {
 	char *field = (char *)c + g->off;
 
 	switch (g->kind) {
 	case G_UINT:
-		return (parse_uint(p, s, g->min, g->max, g->unit,
+		return (cfg_uint(p, s, g->min, g->max, g->unit,
 		    (uint32_t *)(void *)field));
 	case G_PATH:
 	case G_PATH_OR_EMPTY:
-		return (parse_path(p, s, field, g->size,
+		return (cfg_path(p, s, field, g->size,
 		    g->kind == G_PATH_OR_EMPTY));
 	case G_STRING:
-		return (parse_string(p, s, field, g->size, 0));
+		return (cfg_string(p, s, field, g->size, 0));
 	case G_MODE:
-		return (parse_mode(p, s, (uint32_t *)(void *)field));
+		return (cfg_mode(p, s, (uint32_t *)(void *)field));
 	case G_ALLOW:
 		return (parse_allow(p, s, c));
 	default:
@@ -968,7 +397,7 @@ parse_global(const struct parse *p, const config_setting_t *s,
  * the daemon (it is then refused as not a regular file).
  */
 static int
-parse_key(const struct parse *p, const config_setting_t *s,
+parse_key(const struct cfg *p, const config_setting_t *s,
     struct conf_key *k, int empty_ok)
 {
 	struct stat st;
@@ -978,28 +407,29 @@ parse_key(const struct parse *p, const config_setting_t *s,
 	int fd;
 
 	memset(k, 0, sizeof(*k));
-	if (parse_path(p, s, k->file, sizeof(k->file), empty_ok))
+	if (cfg_path(p, s, k->file, sizeof(k->file), empty_ok))
 		return (-1);
 	if (k->file[0] == '\0' || (p->flags & CONF_NO_KEYS))
 		return (0);
 	if ((fd = open(k->file, O_RDONLY | O_NONBLOCK | O_CLOEXEC |
 	    O_NOCTTY)) < 0)
-		return (errat(p, s, "key_file %s: cannot read: %s", k->file,
+		return (cfg_err(p, s, "key_file %s: cannot read: %s", k->file,
 		    strerror(errno)));
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return (errat(p, s, "key_file %s is not a regular file",
+		return (cfg_err(p, s, "key_file %s is not a regular file",
 		    k->file));
 	}
 	if (st.st_uid != 0 && st.st_uid != geteuid()) {
 		close(fd);
-		return (errat(p, s, "key_file %s belongs to uid %u; a key must "
-		    "belong to root or to the user rstreamd runs as (uid %u)",
-		    k->file, (unsigned)st.st_uid, (unsigned)geteuid()));
+		return (cfg_err(p, s, "key_file %s belongs to uid %u; a key "
+		    "must belong to root or to the user rstreamd runs as "
+		    "(uid %u)", k->file, (unsigned)st.st_uid,
+		    (unsigned)geteuid()));
 	}
 	if (st.st_mode & 077) {
 		close(fd);
-		return (errat(p, s, "key_file %s is accessible by group or "
+		return (cfg_err(p, s, "key_file %s is accessible by group or "
 		    "others (mode %04o); a key must be private: chmod 600 %s",
 		    k->file, (unsigned)(st.st_mode & 07777), k->file));
 	}
@@ -1015,14 +445,14 @@ parse_key(const struct parse *p, const config_setting_t *s,
 	}
 	close(fd);
 	if (n < 0)
-		return (errat(p, s, "key_file %s: cannot read: %s", k->file,
+		return (cfg_err(p, s, "key_file %s: cannot read: %s", k->file,
 		    strerror(errno)));
 	if (len > CONF_KEY_MAX)
-		return (errat(p, s, "key_file %s is longer than %d bytes; is "
+		return (cfg_err(p, s, "key_file %s is longer than %d bytes; is "
 		    "it the right file?", k->file, CONF_KEY_MAX));
 	if (len < CONF_KEY_MIN)
-		return (errat(p, s, "key_file %s holds %zu bytes; a key needs "
-		    "at least %d random bytes (256 bits), e.g. from "
+		return (cfg_err(p, s, "key_file %s holds %zu bytes; a key "
+		    "needs at least %d random bytes (256 bits), e.g. from "
 		    "head -c 32 /dev/urandom", k->file, len, CONF_KEY_MIN));
 	k->len = len;
 	k->set = 1;
@@ -1031,7 +461,7 @@ parse_key(const struct parse *p, const config_setting_t *s,
 
 /* The allow list: "ADDRESS" or "ADDRESS/PREFIX", IPv4 or IPv6. */
 static int
-parse_allow(const struct parse *p, const config_setting_t *s, struct conf *c)
+parse_allow(const struct cfg *p, const config_setting_t *s, struct conf *c)
 {
 	const config_setting_t *e;
 	struct conf_net *a;
@@ -1040,19 +470,20 @@ parse_allow(const struct parse *p, const config_setting_t *s, struct conf *c)
 	unsigned long pfx;
 	size_t i, n;
 
-	if (strings_count(p, s, &n))
+	if (cfg_strings_count(p, s, &n))
 		return (-1);
 	if (n == 0)
-		return (errat(p, s, "allow is an empty list (leave it out to "
+		return (cfg_err(p, s, "allow is an empty list (leave it out to "
 		    "allow any peer)"));
 	if ((c->allow = calloc(n, sizeof(*c->allow))) == NULL)
-		return (errat(p, s, "allow: %s", strerror(errno)));
+		return (cfg_err(p, s, "allow: %s", strerror(errno)));
 	for (i = 0; i < n; i++) {
-		if ((v = strings_get(p, s, i, &e)) == NULL)
+		if ((v = cfg_strings_get(p, s, i, &e)) == NULL)
 			return (-1);
 		a = &c->allow[i];
 		if (strlen(v) >= sizeof(buf))
-			return (errat(p, e, "allow '%.40s...' is too long", v));
+			return (cfg_err(p, e, "allow '%.40s...' is too long",
+			    v));
 		strcpy(buf, v);
 		strcpy(a->text, v);
 		if ((slash = strchr(buf, '/')) != NULL)
@@ -1062,15 +493,15 @@ parse_allow(const struct parse *p, const config_setting_t *s, struct conf *c)
 		else if (inet_pton(AF_INET6, buf, a->addr) == 1)
 			a->family = AF_INET6;
 		else
-			return (errat(p, e, "allow '%s': '%s' is not an IPv4 "
+			return (cfg_err(p, e, "allow '%s': '%s' is not an IPv4 "
 			    "or IPv6 address", v, buf));
 		a->prefix = a->family == AF_INET ? 32 : 128;
 		if (slash != NULL) {
 			/* Digits only; an overflow gives ULONG_MAX, too big. */
 			if (!is_digit(*slash) || (pfx = strtoul(slash, &end,
 			    10)) > a->prefix || *end != '\0')
-				return (errat(p, e, "allow '%s': prefix must be "
-				    "0 to %u", v, a->prefix));
+				return (cfg_err(p, e, "allow '%s': prefix "
+				    "must be 0 to %u", v, a->prefix));
 			a->prefix = (unsigned)pfx;
 		}
 		c->nallow = i + 1;
@@ -1136,25 +567,25 @@ tunnel_key_find(const char *name)
 
 /* proxy_protocol: "v1", "v2" or "off". */
 static int
-parse_proxy(const struct parse *p, const config_setting_t *s, int *out)
+parse_proxy(const struct cfg *p, const config_setting_t *s, int *out)
 {
 	const char *v;
 
-	if ((v = get_string(p, s)) == NULL)
+	if ((v = cfg_str(p, s)) == NULL)
 		return (-1);
 	if (strcmp(v, "v1") == 0 || strcmp(v, "v2") == 0)
 		*out = v[1] - '0';
 	else if (strcmp(v, "off") == 0)
 		*out = 0;
 	else
-		return (errat(p, s, "proxy_protocol '%s': use \"v1\", \"v2\" "
+		return (cfg_err(p, s, "proxy_protocol '%s': use \"v1\", \"v2\" "
 		    "or \"off\"", v));
 	return (0);
 }
 
 /* Read setting ${s}, key ${k} of the table, into tunnel ${t}. */
 static int
-parse_tunnel_key(const struct parse *p, const config_setting_t *s,
+parse_tunnel_key(const struct cfg *p, const config_setting_t *s,
     const struct tunnel_key *k, struct conf_tunnel *t)
 {
 	char *field = (char *)t + k->off, why[256];
@@ -1164,24 +595,24 @@ parse_tunnel_key(const struct parse *p, const config_setting_t *s,
 	switch (k->kind) {
 	case TK_ADDR:
 	case TK_PORT0_ADDR:
-		if ((v = get_string(p, s)) == NULL)
+		if ((v = cfg_str(p, s)) == NULL)
 			return (-1);
 		if (conf_parse_addr(v, k->kind == TK_PORT0_ADDR, a, why,
 		    sizeof(why)))
-			return (errat(p, s, "%s '%s': %s", k->name, v, why));
+			return (cfg_err(p, s, "%s '%s': %s", k->name, v, why));
 		return (0);
 	case TK_PEERS:
 		return (parse_peers(p, s, t));
 	case TK_MODE:
-		return (parse_mode(p, s, (uint32_t *)(void *)field));
+		return (cfg_mode(p, s, (uint32_t *)(void *)field));
 	case TK_STRING:
-		return (parse_string(p, s, field, k->size, 0));
+		return (cfg_string(p, s, field, k->size, 0));
 	case TK_KEY:
 		return (parse_key(p, s, (struct conf_key *)(void *)field, 1));
 	case TK_PROXY:
 		return (parse_proxy(p, s, (int *)(void *)field));
 	case TK_BOOL:
-		return (parse_bool(p, s, (int *)(void *)field));
+		return (cfg_bool(p, s, (int *)(void *)field));
 	default:
 		return (0);
 	}
@@ -1193,7 +624,7 @@ parse_tunnel_key(const struct parse *p, const config_setting_t *s,
  * this tunnel.  Sets the scope to it (${scope} holds the text).
  */
 static int
-tunnel_begin(struct parse *p, const config_setting_t *g, struct conf *c,
+tunnel_begin(struct cfg *p, const config_setting_t *g, struct conf *c,
     size_t idx, char *scope, size_t scopelen)
 {
 	struct conf_tunnel *t = &c->tunnels[idx];
@@ -1202,7 +633,7 @@ tunnel_begin(struct parse *p, const config_setting_t *g, struct conf *c,
 	size_t j;
 
 	if (!config_setting_is_group(g))
-		return (errat_plain(p, g, "each tunnel must be a group "
+		return (cfg_err_plain(p, g, "each tunnel must be a group "
 		    "{ name = ...; ... }"));
 	t->line = (int)config_setting_source_line(g);
 	t->sz = c->defaults;
@@ -1211,17 +642,18 @@ tunnel_begin(struct parse *p, const config_setting_t *g, struct conf *c,
 	t->key = c->key;
 
 	if ((s = config_setting_get_member(g, "name")) == NULL)
-		return (errat_plain(p, g, "tunnel without a name"));
+		return (cfg_err_plain(p, g, "tunnel without a name"));
 	if (config_setting_type(s) != CONFIG_TYPE_STRING)
-		return (errat_plain(p, s, "tunnel name must be a string"));
+		return (cfg_err_plain(p, s, "tunnel name must be a string"));
 	name = config_setting_get_string(s);
 	if (!wire_name_valid(name, strlen(name)))
-		return (errat_plain(p, s, "tunnel name '%s' is not valid: use "
-		    "1 to 64 characters from A-Z a-z 0-9 . _ -", name));
+		return (cfg_err_plain(p, s, "tunnel name '%s' is not valid: "
+		    "use 1 to 64 characters from A-Z a-z 0-9 . _ -", name));
 	for (j = 0; j < idx; j++)
 		if (strcmp(c->tunnels[j].name, name) == 0)
-			return (errat_plain(p, s, "tunnel %s is defined twice "
-			    "(first at line %d)", name, c->tunnels[j].line));
+			return (cfg_err_plain(p, s, "tunnel %s is defined "
+			    "twice (first at line %d)", name,
+			    c->tunnels[j].line));
 	memcpy(t->name, name, strlen(name) + 1);
 	snprintf(scope, scopelen, "tunnel %s", name);
 	p->scope = scope;
@@ -1230,7 +662,7 @@ tunnel_begin(struct parse *p, const config_setting_t *g, struct conf *c,
 
 /* Every setting of the group, by tunnel_keys and size_keys. */
 static int
-tunnel_keys_read(const struct parse *p, struct tunnel_parse *tp)
+tunnel_keys_read(const struct cfg *p, struct tunnel_parse *tp)
 {
 	const struct tunnel_key *k;
 	const struct size_key *sk;
@@ -1252,7 +684,7 @@ tunnel_keys_read(const struct parse *p, struct tunnel_parse *tp)
 			seen = sk->off == offsetof(struct conf_sizes,
 			    resume_time) ? TS_RESUME : TS_NONE;
 		} else {
-			return (errat_plain(p, s, "unknown setting '%s' in "
+			return (cfg_err_plain(p, s, "unknown setting '%s' in "
 			    "tunnel %s", name, tp->t->name));
 		}
 		if (tp->at[seen] == NULL)
@@ -1263,21 +695,21 @@ tunnel_keys_read(const struct parse *p, struct tunnel_parse *tp)
 
 /* One tunnel is one direction; mixing them hides a mistake. */
 static int
-tunnel_check_sides(const struct parse *p, struct tunnel_parse *tp)
+tunnel_check_sides(const struct cfg *p, struct tunnel_parse *tp)
 {
 	const config_setting_t *acc_s = tp->at[TS_ACCEPT];
 	const config_setting_t *peer_s = tp->at[TS_PEER];
 	const config_setting_t *tgt_s = tp->at[TS_TARGET];
 
 	if (tgt_s != NULL && (acc_s != NULL || peer_s != NULL))
-		return (errat(p, tgt_s, "has both accept/peer and target; "
+		return (cfg_err(p, tgt_s, "has both accept/peer and target; "
 		    "define two tunnels"));
 	if (acc_s != NULL && peer_s == NULL)
-		return (errat(p, acc_s, "accept needs a peer"));
+		return (cfg_err(p, acc_s, "accept needs a peer"));
 	if (peer_s != NULL && acc_s == NULL)
-		return (errat(p, peer_s, "peer needs an accept address"));
+		return (cfg_err(p, peer_s, "peer needs an accept address"));
 	if (acc_s == NULL && tgt_s == NULL)
-		return (errat(p, tp->g, "needs either accept and peer, or "
+		return (cfg_err(p, tp->g, "needs either accept and peer, or "
 		    "target"));
 	tp->t->has_accept = (acc_s != NULL);
 	tp->t->has_target = (tgt_s != NULL);
@@ -1286,7 +718,7 @@ tunnel_check_sides(const struct parse *p, struct tunnel_parse *tp)
 
 /* The settings that only make sense with others, and the keyless ones. */
 static int
-tunnel_check(const struct parse *p, struct tunnel_parse *tp)
+tunnel_check(const struct cfg *p, struct tunnel_parse *tp)
 {
 	struct conf_tunnel *t = tp->t;
 	const config_setting_t *pp_s = tp->at[TS_PROXY];
@@ -1296,25 +728,25 @@ tunnel_check(const struct parse *p, struct tunnel_parse *tp)
 	if (tunnel_check_sides(p, tp))
 		return (-1);
 	if (pp_s != NULL && !t->has_target)
-		return (errat(p, pp_s, "proxy_protocol needs a target (the "
+		return (cfg_err(p, pp_s, "proxy_protocol needs a target (the "
 		    "serving side writes the header to it)"));
 	if (tp->at[TS_TRUST] != NULL && t->proxy_protocol == 0)
-		return (errat(p, tp->at[TS_TRUST], "proxy_trust_any_peer goes "
-		    "with proxy_protocol"));
+		return (cfg_err(p, tp->at[TS_TRUST], "proxy_trust_any_peer "
+		    "goes with proxy_protocol"));
 	/* Set or not, a key file is named (rstreamctl reads no keys). */
 	if (t->proxy_protocol != 0 && t->key.file[0] == '\0' &&
 	    !t->proxy_trust_any_peer)
-		return (errat(p, pp_s, "proxy_protocol without a key_file "
+		return (cfg_err(p, pp_s, "proxy_protocol without a key_file "
 		    "would tell the target whatever client address any host "
 		    "on the fabric claims; set key_file, or "
 		    "proxy_trust_any_peer = true to trust them all"));
 	if (tp->at[TS_NOKEY] != NULL && t->sz.resume_time == 0)
-		return (errat(p, tp->at[TS_NOKEY], "resume_without_key goes "
+		return (cfg_err(p, tp->at[TS_NOKEY], "resume_without_key goes "
 		    "with resume_time"));
 	/* The secret of a link without a key follows from its hellos. */
 	if (t->sz.resume_time > 0 && t->key.file[0] == '\0' &&
 	    !t->resume_without_key)
-		return (errat(p, rt_s != NULL ? rt_s : tp->g, "resume_time%s "
+		return (cfg_err(p, rt_s != NULL ? rt_s : tp->g, "resume_time%s "
 		    "without a key_file would let any host that saw this "
 		    "tunnel's links come up take its streams over; set "
 		    "key_file, or resume_without_key = true to allow it",
@@ -1323,7 +755,7 @@ tunnel_check(const struct parse *p, struct tunnel_parse *tp)
 		t->sz.min_version = conf_tunnel_needs(t, NULL);
 	if (unix_s != NULL &&
 	    !(t->has_accept && t->accept.kind == CONF_ADDR_UNIX))
-		return (errat(p, unix_s, "%s needs a unix: accept address",
+		return (cfg_err(p, unix_s, "%s needs a unix: accept address",
 		    config_setting_name(unix_s)));
 	return (0);
 }
@@ -1334,7 +766,7 @@ tunnel_check(const struct parse *p, struct tunnel_parse *tp)
  * the first tunnel that has one.
  */
 static int
-parse_tunnel(struct parse *p, const config_setting_t *g, struct conf *c,
+parse_tunnel(struct cfg *p, const config_setting_t *g, struct conf *c,
     size_t idx, const config_setting_t **first_target)
 {
 	struct tunnel_parse tp = { &c->tunnels[idx], g, { NULL } };
@@ -1349,7 +781,7 @@ parse_tunnel(struct parse *p, const config_setting_t *g, struct conf *c,
 		for (j = 0; j < idx; j++)
 			if (c->tunnels[j].has_accept &&
 			    addr_clash(&c->tunnels[j].accept, &t->accept))
-				return (errat(p, tp.at[TS_ACCEPT], "accept "
+				return (cfg_err(p, tp.at[TS_ACCEPT], "accept "
 				    "'%s' is already used by tunnel %s",
 				    t->accept.text, c->tunnels[j].name));
 	}
@@ -1360,22 +792,22 @@ parse_tunnel(struct parse *p, const config_setting_t *g, struct conf *c,
 }
 
 static int
-parse_tunnels(struct parse *p, const config_setting_t *s, struct conf *c)
+parse_tunnels(struct cfg *p, const config_setting_t *s, struct conf *c)
 {
 	const config_setting_t *first_target = NULL;
 	size_t i, n;
 
 	/* Forgetting them is likely a mistake; "( )" says "none yet". */
 	if (s == NULL)
-		return (errat(p, NULL, "no tunnels defined (write tunnels = "
+		return (cfg_err(p, NULL, "no tunnels defined (write tunnels = "
 		    "( ); for none)"));
 	if (!config_setting_is_list(s))
-		return (errat(p, s, "tunnels must be a list "
+		return (cfg_err(p, s, "tunnels must be a list "
 		    "( { name = ...; ... }, ... )"));
 	if ((n = (size_t)config_setting_length(s)) == 0)
 		return (0);
 	if ((c->tunnels = secmem_alloc(n * sizeof(*c->tunnels))) == NULL)
-		return (errat(p, s, "tunnels: %s", strerror(errno)));
+		return (cfg_err(p, s, "tunnels: %s", strerror(errno)));
 	for (i = 0; i < n; i++) {
 		if (parse_tunnel(p, config_setting_get_elem(s,
 		    (unsigned int)i), c, i, &first_target))
@@ -1386,7 +818,7 @@ parse_tunnels(struct parse *p, const config_setting_t *s, struct conf *c)
 	if (first_target != NULL && c->nlisten == 0) {
 		for (i = 0; !c->tunnels[i].has_target; i++)
 			;
-		return (errat_plain(p, first_target, "tunnel %s: a target "
+		return (cfg_err_plain(p, first_target, "tunnel %s: a target "
 		    "needs a global listen address for peers to connect to, "
 		    "like listen = \"192.0.2.20:7471\"", c->tunnels[i].name));
 	}
@@ -1395,7 +827,7 @@ parse_tunnels(struct parse *p, const config_setting_t *s, struct conf *c)
 
 /* Explain why config_read_file() failed. */
 static void
-read_error(const struct parse *p, const config_t *cf, int saved_errno)
+read_error(const struct cfg *p, const config_t *cf, int saved_errno)
 {
 	struct stat st;
 	const char *file;
@@ -1431,7 +863,7 @@ first_rings(const struct conf_tunnel *t)
 
 /* A tunnel whose memory could never hold one stream's rings is a mistake. */
 static int
-check_memory(const struct parse *p, const struct conf *c)
+check_memory(const struct cfg *p, const struct conf *c)
 {
 	const struct conf_tunnel *t;
 	uint64_t max, need;
@@ -1495,7 +927,7 @@ conf_new(const char *path, char *err, size_t errlen)
  * then the G_LATER ones in their own.
  */
 static int
-parse_root(struct parse *p, const config_setting_t *root, struct conf *c)
+parse_root(struct cfg *p, const config_setting_t *root, struct conf *c)
 {
 	const config_setting_t *s;
 	const struct global *g;
@@ -1506,7 +938,8 @@ parse_root(struct parse *p, const config_setting_t *root, struct conf *c)
 		s = config_setting_get_elem(root, (unsigned int)i);
 		name = config_setting_name(s);
 		if ((g = global_find(name)) == NULL)
-			return (errat_plain(p, s, "unknown setting '%s'", name));
+			return (cfg_err_plain(p, s, "unknown setting '%s'",
+			    name));
 		if (g->kind != G_LATER && parse_global(p, s, g, c))
 			return (-1);
 	}
@@ -1538,7 +971,7 @@ int
 conf_load(const char *path, int flags, struct conf **out, char *err,
     size_t errlen)
 {
-	struct parse p = { path, err, errlen, NULL, flags };
+	struct cfg p = { path, err, errlen, NULL, flags };
 	config_t cf;
 	struct conf *c;
 	int rc = -1;
@@ -1572,14 +1005,6 @@ conf_free(struct conf *c)
 	secmem_free(c->tunnels);
 	free(c->listen);
 	secmem_free(c);
-}
-
-int
-conf_addr_same(const struct conf_addr *x, const struct conf_addr *y)
-{
-
-	return (x->kind == y->kind && strcmp(x->host, y->host) == 0 &&
-	    strcmp(x->port, y->port) == 0 && strcmp(x->path, y->path) == 0);
 }
 
 static int
@@ -1648,46 +1073,6 @@ conf_key_same(const struct conf_key *x, const struct conf_key *y)
 	if (!x->set || !y->set)
 		return (x->set == y->set);
 	return (x->len == y->len && memcmp(x->key, y->key, x->len) == 0);
-}
-
-int
-conf_net_match(const struct conf_net *nets, size_t n,
-    const struct sockaddr *sa)
-{
-	const uint8_t *addr;
-	size_t i;
-	unsigned bits, full;
-	int family;
-
-	if (sa->sa_family == AF_INET) {
-		family = AF_INET;
-		addr = (const uint8_t *)
-		    &((const struct sockaddr_in *)(const void *)sa)->sin_addr;
-	} else if (sa->sa_family == AF_INET6) {
-		family = AF_INET6;
-		addr = ((const struct sockaddr_in6 *)(const void *)sa)->
-		    sin6_addr.s6_addr;
-		if (IN6_IS_ADDR_V4MAPPED((const struct in6_addr *)
-		    (const void *)addr)) {
-			family = AF_INET;
-			addr += 12;
-		}
-	} else {
-		return (0);
-	}
-	for (i = 0; i < n; i++) {
-		if (nets[i].family != family)
-			continue;
-		bits = nets[i].prefix;
-		full = bits / 8;
-		if (memcmp(nets[i].addr, addr, full) != 0)
-			continue;
-		if (bits % 8 != 0 && ((nets[i].addr[full] ^ addr[full]) &
-		    (uint8_t)(0xff << (8 - bits % 8))) != 0)
-			continue;
-		return (1);
-	}
-	return (0);
 }
 
 const struct conf_tunnel *
