@@ -18,7 +18,7 @@ level() {
 	link) echo 6 ;;
 	bridge) echo 7 ;;
 	tunnel) echo 8 ;;
-	reload) echo 9 ;;
+	reload | metrics) echo 9 ;;
 	ctl) echo 10 ;;
 	rstreamd | rstreamctl) echo 11 ;;
 	*) echo unknown ;;
