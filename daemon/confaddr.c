@@ -16,9 +16,9 @@
 
 /*
  * The addresses of rstreamd.conf: "tcp://HOST:PORT", "tcp://[V6]:PORT" and
- * "unix:/PATH" (accept, target), "HOST:PORT" (peer, listen), and the
- * address prefixes of allow; parsed into and compared as struct conf_addr
- * and struct conf_net (see conf.h).
+ * "unix:/PATH" (accept, target) and "HOST:PORT" (peer, listen), parsed
+ * into and compared as struct conf_addr; and a peer's address matched
+ * against allow's prefixes, struct conf_net (see conf.h).
  */
 
 #define ADDR_HINT	"use tcp://HOST:PORT or unix:/PATH"
