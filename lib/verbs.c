@@ -87,7 +87,6 @@ struct verbs_listener {
 	struct verbs_cm *cm;
 	struct rdma_cm_id *id;
 	struct verbs_link_conf conf;
-	void *user;
 	verbs_gate_fn *gate;
 	void *gate_arg;
 };
@@ -292,7 +291,7 @@ verbs_cm_listen_fd(const struct verbs_cm *cm)
 /* ---------------------------------------------------------------- links */
 
 static struct verbs_link *
-link_new(struct verbs_cm *cm, const struct verbs_link_conf *conf, void *user)
+vl_new(struct verbs_cm *cm, const struct verbs_link_conf *conf, void *user)
 {
 	struct verbs_link *l;
 
@@ -313,7 +312,7 @@ link_new(struct verbs_cm *cm, const struct verbs_link_conf *conf, void *user)
  * bound to, and post every receive: all before connect or accept.
  */
 static int
-link_setup(struct verbs_link *l, char *err, size_t errlen)
+vl_setup(struct verbs_link *l, char *err, size_t errlen)
 {
 	struct ibv_qp_init_attr qa;
 	struct engine_conf ec;
@@ -442,7 +441,7 @@ link_setup(struct verbs_link *l, char *err, size_t errlen)
  * was understood (and refused), not that its version is too new for us.
  */
 static void
-reject(struct rdma_cm_id *id, uint8_t why)
+vl_reject(struct rdma_cm_id *id, uint8_t why)
 {
 	uint8_t note[WIRE_NOTE_LEN];
 
@@ -490,7 +489,7 @@ verbs_connect(struct verbs_cm *cm, const struct sockaddr *dst,
 {
 	struct verbs_link *l;
 
-	if ((l = link_new(cm, conf, user)) == NULL) {
+	if ((l = vl_new(cm, conf, user)) == NULL) {
 		say(err, errlen, "out of memory");
 		return (NULL);
 	}
@@ -524,7 +523,7 @@ verbs_accept(struct verbs_link *l)
 		return (-1);
 	if (conn_param(l, &p)) {
 		engine_fail(l->e, ENGINE_ERR_TRANSPORT, "no random numbers available yet");
-		reject(l->id, WIRE_NOTE_REFUSED);
+		vl_reject(l->id, WIRE_NOTE_REFUSED);
 		l->state = L_DOWN;
 		return (-1);
 	}
@@ -547,12 +546,12 @@ verbs_reject(struct verbs_link *l)
 {
 
 	if (l->state == L_INCOMING)
-		reject(l->id, WIRE_NOTE_REFUSED);
+		vl_reject(l->id, WIRE_NOTE_REFUSED);
 	l->state = L_DOWN;
 }
 
 static void
-link_destroy(struct verbs_link *l)
+vl_destroy(struct verbs_link *l)
 {
 
 	if (l->pd != NULL)
@@ -572,7 +571,7 @@ dying_end(struct verbs_link *l)
 	l->id = NULL;
 	l->dying = 0;
 	if (l->nmems == 0)
-		link_destroy(l);
+		vl_destroy(l);
 }
 
 void
@@ -634,7 +633,7 @@ verbs_link_free(struct verbs_link *l)
 	l->nmems++;
 	pool_drain(l, 0);
 	if (--l->nmems == 0 && !l->dying)
-		link_destroy(l);
+		vl_destroy(l);
 }
 
 /*
@@ -733,15 +732,6 @@ verbs_link_stop(struct verbs_link *l)
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_ERR;
 	(void)ibv_modify_qp(l->id->qp, &a, IBV_QP_STATE);
-}
-
-void
-verbs_link_disconnect(struct verbs_link *l)
-{
-
-	if (l->id != NULL && (l->state == L_UP || l->state == L_ACCEPTING ||
-	    l->state == L_CONNECTING))
-		rdma_disconnect(l->id);
 }
 
 int
@@ -1039,7 +1029,7 @@ mem_unlink(struct verbs_mem *m)
 		return;
 	l->ms.pinned -= m->size;
 	if (--l->nmems == 0 && l->freed && !l->dying)
-		link_destroy(l);
+		vl_destroy(l);
 }
 
 /* Ring memory registered as ${mr} joins link ${l} (mem_unlink's twin). */
@@ -1331,7 +1321,7 @@ verbs_listen(struct verbs_cm *cm, const char *host, const char *port,
 	ls->kind = KIND_LISTENER;
 	ls->cm = cm;
 	ls->conf = *conf;
-	ls->user = user;
+	(void)user;
 	if (rdma_create_id(cm->lch, &ls->id, ls, RDMA_PS_TCP)) {
 		say(err, errlen, "rdma_create_id: %s", strerror(errno));
 		goto err1;
@@ -1386,17 +1376,10 @@ verbs_listener_set_gate(struct verbs_listener *ls, verbs_gate_fn *gate,
 	ls->gate_arg = arg;
 }
 
-void *
-verbs_listener_user(const struct verbs_listener *ls)
-{
-
-	return (ls->user);
-}
-
 /* ---------------------------------------------------------------- events */
 
 static void
-link_down(struct verbs_link *l, struct verbs_ev *ev, const char *why)
+vl_down(struct verbs_link *l, struct verbs_ev *ev, const char *why)
 {
 
 	if (l->e != NULL)
@@ -1429,7 +1412,7 @@ static void
 request_end(struct rdma_cm_id *id, uint8_t why)
 {
 
-	reject(id, why);
+	vl_reject(id, why);
 	rdma_destroy_id(id);
 }
 
@@ -1550,7 +1533,7 @@ verbs_request_take(struct verbs_request *r, struct verbs_ev *ev)
 		verbs_request_refuse(r, WIRE_NOTE_REFUSED);
 		return;
 	}
-	if ((l = link_new(cm, &r->conf, NULL)) == NULL) {
+	if ((l = vl_new(cm, &r->conf, NULL)) == NULL) {
 		snprintf(ev->why, sizeof(ev->why), "out of memory");
 		verbs_request_refuse(r, WIRE_NOTE_REFUSED);
 		return;
@@ -1564,8 +1547,8 @@ verbs_request_take(struct verbs_request *r, struct verbs_ev *ev)
 	l->have_peer = 1;
 	ev->peer_auth = (r->h.flags & WIRE_HELLO_AUTH) != 0;
 	request_free(r);
-	if (link_setup(l, err, sizeof(err))) {
-		reject(l->id, WIRE_NOTE_REFUSED);
+	if (vl_setup(l, err, sizeof(err))) {
+		vl_reject(l->id, WIRE_NOTE_REFUSED);
 		l->state = L_DOWN;
 		verbs_link_free(l);
 		snprintf(ev->why, sizeof(ev->why), "%s", err);
@@ -1618,21 +1601,21 @@ on_link_event(struct verbs_link *l, struct rdma_cm_event *cme,
 	switch (cme->event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
 		if (rdma_resolve_route(l->id, VERBS_RESOLVE_MS))
-			link_down(l, ev, "cannot resolve a route");
+			vl_down(l, ev, "cannot resolve a route");
 		return;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
-		if (link_setup(l, err, sizeof(err))) {
-			link_down(l, ev, err);
+		if (vl_setup(l, err, sizeof(err))) {
+			vl_down(l, ev, err);
 			return;
 		}
 		if (conn_param(l, &p)) {
-			link_down(l, ev, "no random numbers available yet");
+			vl_down(l, ev, "no random numbers available yet");
 			return;
 		}
 		if (rdma_connect(l->id, &p)) {
 			snprintf(err, sizeof(err), "rdma_connect: %s",
 			    strerror(errno));
-			link_down(l, ev, err);
+			vl_down(l, ev, err);
 			return;
 		}
 		l->state = L_CONNECTING;
@@ -1643,7 +1626,7 @@ on_link_event(struct verbs_link *l, struct rdma_cm_event *cme,
 		    cme->param.conn.private_data_len, &h)) != WIRE_OK) {
 			snprintf(err, sizeof(err), "peer's accept data is "
 			    "invalid: %s", wire_strerror(werr));
-			link_down(l, ev, err);
+			vl_down(l, ev, err);
 			rdma_disconnect(l->id);
 			return;
 		}
@@ -1659,30 +1642,30 @@ on_link_event(struct verbs_link *l, struct rdma_cm_event *cme,
 		l->have_hca = 1;
 		ev->type = VERBS_EV_UP;
 		if (verbs_link_flush(l))
-			link_down(l, ev, engine_error(l->e));
+			vl_down(l, ev, engine_error(l->e));
 		return;
 	case RDMA_CM_EVENT_ADDR_ERROR:
-		link_down(l, ev, "address resolution failed (no RDMA device "
+		vl_down(l, ev, "address resolution failed (no RDMA device "
 		    "reaches the peer?)");
 		return;
 	case RDMA_CM_EVENT_ROUTE_ERROR:
-		link_down(l, ev, "route resolution failed");
+		vl_down(l, ev, "route resolution failed");
 		return;
 	case RDMA_CM_EVENT_UNREACHABLE:
-		link_down(l, ev, "peer unreachable");
+		vl_down(l, ev, "peer unreachable");
 		return;
 	case RDMA_CM_EVENT_CONNECT_ERROR:
-		link_down(l, ev, "connection failed");
+		vl_down(l, ev, "connection failed");
 		return;
 	case RDMA_CM_EVENT_REJECTED:
-		link_down(l, ev, reject_text(cme->status));
+		vl_down(l, ev, reject_text(cme->status));
 		refused(l, cme, ev);
 		return;
 	case RDMA_CM_EVENT_DISCONNECTED:
-		link_down(l, ev, "peer disconnected");
+		vl_down(l, ev, "peer disconnected");
 		return;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
-		link_down(l, ev, "RDMA device removed");
+		vl_down(l, ev, "RDMA device removed");
 		return;
 	default:
 		return;		/* TIMEWAIT_EXIT, ADDR_CHANGE, ...: nothing */
