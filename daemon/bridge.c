@@ -20,7 +20,6 @@
 #include "resolve.h"
 #include "rsd.h"
 #include "sock.h"
-#include "verbs.h"
 
 /* At most this many recv() calls per readiness event, for fairness. */
 #define READS_PER_EVENT	4
@@ -42,7 +41,7 @@ struct bridge {
 	struct loop_fd *w;
 	/* Its ring memory: the first send and receive rings, then whatever
 	   growing and shrinking them gave (see ring_alloc). */
-	struct verbs_mem *mem[BRIDGE_RINGS];
+	struct link_ring *mem[BRIDGE_RINGS];
 	int server;			/* we connected to a target */
 	int connecting;			/* target connect in progress */
 	int rd_eof;			/* socket EOF: stream shut down */
@@ -142,12 +141,12 @@ close_fd(struct bridge *b, int reset)
 static void
 mem_drop(struct bridge *b, int k)
 {
-	struct verbs_mem *m = b->mem[k];
+	struct link_ring *m = b->mem[k];
 
 	if (m == NULL)
 		return;
-	budget_give(&b->t->st->pinned, verbs_mem_size(m));
-	verbs_mem_free(m);
+	budget_give(&b->t->st->pinned, link_ring_size(m));
+	link_ring_free(m);
 	b->mem[k] = NULL;
 }
 
@@ -168,15 +167,15 @@ mem_refused(struct bridge *b, struct log_burst *burst, const char *why)
 /*
  * Ring memory of ${size} bytes into a free slot, or NULL after saying why
  * (max_memory refusals, errno ENOBUFS, once per burst, counted).  The
- * tunnel's budget is charged first, then the daemon's (in verbs): each
+ * tunnel's budget is charged first, then the daemon's (link_ring_new): each
  * in one atomic step, so streams on several workers cannot pass either
  * together; a charge whose ring does not come is given back.
  */
-static struct verbs_mem *
+static struct link_ring *
 mem_get(struct bridge *b, uint32_t size, int flags)
 {
 	uint64_t max = conf_tunnel_max_memory(b->t->d->conf, b->t->c);
-	struct verbs_mem *m;
+	struct link_ring *m;
 	char err[200];
 	int k;
 
@@ -194,11 +193,8 @@ mem_get(struct bridge *b, uint32_t size, int flags)
 		mem_refused(b, &b->t->memory_log, err);
 		return (NULL);
 	}
-	/* Other links' pools are other workers' while this turn is shared. */
-	if (!loop_exclusive())
-		flags |= VERBS_MEM_OWNPOOL;
-	if ((m = verbs_mem_new(link_verbs(b->dl), size, flags, err,
-	    sizeof(err))) == NULL) {
+	if ((m = link_ring_new(b->dl, size, flags, err, sizeof(err))) ==
+	    NULL) {
 		budget_give(&b->t->st->pinned, size);
 		if (errno == ENOBUFS) {
 			mem_refused(b, &b->t->d->memory_log, err);
@@ -222,14 +218,14 @@ ring_alloc(void *arg, void *user, int rx, uint32_t size, uint32_t replaces,
     struct engine_ring *ring)
 {
 	struct bridge *b = user;
-	struct verbs_mem *m;
+	struct link_ring *m;
 
 	(void)arg;
 	(void)replaces;
-	if (b == NULL || (m = mem_get(b, size, rx ? VERBS_MEM_REMOTE : 0)) ==
+	if (b == NULL || (m = mem_get(b, size, rx ? LINK_RING_RX : 0)) ==
 	    NULL)
 		return (-1);
-	verbs_mem_ring(m, ring);
+	link_ring_describe(m, ring);
 	return (0);
 }
 
@@ -307,7 +303,7 @@ alloc_rings(struct bridge *b)
 
 	if (mem_get(b, txs, 0) == NULL)
 		return (-1);
-	if (mem_get(b, rxs, VERBS_MEM_REMOTE) == NULL) {
+	if (mem_get(b, rxs, LINK_RING_RX) == NULL) {
 		int err = errno;
 
 		mem_drop(b, 0);
@@ -331,8 +327,8 @@ ring_limits(struct bridge *b, struct engine *e)
 {
 	const struct conf_sizes *sz = &b->t->c->sz;
 
-	if (verbs_mem_size(b->mem[0]) < sz->sendbuf ||
-	    verbs_mem_size(b->mem[1]) < sz->recvbuf)
+	if (link_ring_size(b->mem[0]) < sz->sendbuf ||
+	    link_ring_size(b->mem[1]) < sz->recvbuf)
 		(void)engine_ring_limits(e, b->id, sz->sendbuf, sz->recvbuf);
 }
 
@@ -576,8 +572,8 @@ target_connected(struct bridge *b)
 	if (b->t->c->proxy_protocol != 0 && proxy_send(b) != 0)
 		return;
 	connect_done(b);
-	verbs_mem_ring(b->mem[0], &tx);
-	verbs_mem_ring(b->mem[1], &rx);
+	link_ring_describe(b->mem[0], &tx);
+	link_ring_describe(b->mem[1], &rx);
 	if (engine_accept(e, b->id, &tx, &rx, b) != 0) {
 		refuse(b, WIRE_REASON_INTERNAL);
 		return;
@@ -766,8 +762,8 @@ open_stream(struct bridge *b)
 		bridge_free(b);
 		return;
 	}
-	verbs_mem_ring(b->mem[0], &tx);
-	verbs_mem_ring(b->mem[1], &rx);
+	link_ring_describe(b->mem[0], &tx);
+	link_ring_describe(b->mem[1], &rx);
 	if ((id = engine_open(e, b->t->c->name, &tx, &rx, b)) >= 0) {
 		b->id = (uint32_t)id;
 		ring_limits(b, e);
@@ -936,8 +932,8 @@ bridge_event(struct bridge *b, const struct engine_event *ev)
 		ST_ADD(b->t->st, suspended, 1);
 		/* Unregistered while it waits: the failed link's device may be
 		 * going away, and it waits for the link's last registration. */
-		verbs_mem_detach(b->mem[0]);
-		verbs_mem_detach(b->mem[1]);
+		link_ring_detach(b->mem[0]);
+		link_ring_detach(b->mem[1]);
 		BLOG(LOG_DEBUG, b, "suspended: its link failed");
 	}
 	if (ev->flags & ENGINE_EV_RESUMED) {
@@ -1003,7 +999,6 @@ int
 bridge_adopt(struct bridge *b, struct dlink *dl, struct engine_ring *tx,
     struct engine_ring *rx)
 {
-	struct verbs_link *vl = link_verbs(dl);
 	struct loop_fd *w;
 	char err[200];
 
@@ -1022,14 +1017,13 @@ bridge_adopt(struct bridge *b, struct dlink *dl, struct engine_ring *tx,
 	loop_timer_init(&b->ctimer, link_loop(dl), on_connect_timeout, b);
 	b->dl = dl;
 	/* (A link that resumes streams never resized their rings.) */
-	if (vl == NULL || verbs_mem_move(b->mem[0], vl, err, sizeof(err)) ||
-	    verbs_mem_move(b->mem[1], vl, err, sizeof(err))) {
-		BLOG(LOG_ERR, b, "cannot resume: %s", vl == NULL ?
-		    "no link" : err);
+	if (link_ring_move(b->mem[0], dl, err, sizeof(err)) ||
+	    link_ring_move(b->mem[1], dl, err, sizeof(err))) {
+		BLOG(LOG_ERR, b, "cannot resume: %s", err);
 		return (-1);
 	}
-	verbs_mem_ring(b->mem[0], tx);
-	verbs_mem_ring(b->mem[1], rx);
+	link_ring_describe(b->mem[0], tx);
+	link_ring_describe(b->mem[1], rx);
 	return (0);
 }
 
