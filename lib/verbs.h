@@ -27,6 +27,16 @@
  * deregistered when freed; a link and its memory may be freed in either
  * order.  Rings hold tenants' bytes: core dumps leave them out
  * (MADV_DONTDUMP).
+ *
+ * Failing half-way: setting a link up (its protection domain, completion
+ * channel and queue, queue pair, control buffers charged and registered,
+ * engine, every receive posted; done by verbs_request_take for an
+ * incoming link and once the route is resolved for a connecting one)
+ * stops at the first step that fails and leaves in the link what the
+ * steps before it made.  verbs_link_free frees any part of a link, so
+ * such a link goes like any other: a connecting one's DOWN event says
+ * why, and verbs_request_take rejects and frees its own.  Every other
+ * constructor here that fails gives back all it took before returning.
  */
 #ifndef VERBS_H
 #define VERBS_H
