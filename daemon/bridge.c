@@ -12,15 +12,14 @@
 #include "addr.h"
 #include "bridge.h"
 #include "budget.h"
+#include "dial.h"
 #include "engine.h"
 #include "link.h"
 #include "log.h"
 #include "loop.h"
 #include "proxy.h"
-#include "resolve.h"
 #include "rsd.h"
 #include "sock.h"
-#include "verbs.h"
 
 /* At most this many recv() calls per readiness event, for fairness. */
 #define READS_PER_EVENT	4
@@ -42,9 +41,9 @@ struct bridge {
 	struct loop_fd *w;
 	/* Its ring memory: the first send and receive rings, then whatever
 	   growing and shrinking them gave (see ring_alloc). */
-	struct verbs_mem *mem[BRIDGE_RINGS];
+	struct link_ring *mem[BRIDGE_RINGS];
 	int server;			/* we connected to a target */
-	int connecting;			/* target connect in progress */
+	struct dial *dial;		/* while connecting to the target */
 	int rd_eof;			/* socket EOF: stream shut down */
 	int wr_shut;			/* peer EOF: socket shut for writing */
 	int closed;			/* engine_close/reset called */
@@ -54,26 +53,7 @@ struct bridge {
 	uint64_t bytes_in, bytes_out;	/* as in struct tun_stats */
 	uint64_t started_ms;
 	uint64_t active_ms;		/* last byte either way */
-	struct loop_timer ctimer;	/* target connect_timeout */
-	struct tconn *tc;		/* while connecting to the target */
-	uint8_t *pp;			/* PROXY header bytes the target has
-					   not taken yet (rarely any) */
-	size_t pp_len;
 	TAILQ_ENTRY(bridge) entry;	/* its tunnel's streams */
-};
-
-/*
- * Connecting to a TCP target: its addresses (as resolved when the stream
- * came), tried in turn, each getting an even share of the time left of
- * connect_timeout.
- */
-struct tconn {
-	struct rname_waiter rw;		/* the name is being looked up */
-	struct resolve_addrs addrs;
-	size_t next;			/* the address to try next */
-	uint64_t deadline;		/* connect_timeout runs out */
-	int err;			/* the last attempt's errno */
-	int refused;			/* every attempt so far was refused */
 };
 
 /* A message about stream ${b}; BLOG_BURST: once per burst of ${burst}. */
@@ -142,12 +122,12 @@ close_fd(struct bridge *b, int reset)
 static void
 mem_drop(struct bridge *b, int k)
 {
-	struct verbs_mem *m = b->mem[k];
+	struct link_ring *m = b->mem[k];
 
 	if (m == NULL)
 		return;
-	budget_give(&b->t->st->pinned, verbs_mem_size(m));
-	verbs_mem_free(m);
+	budget_give(&b->t->st->pinned, link_ring_size(m));
+	link_ring_free(m);
 	b->mem[k] = NULL;
 }
 
@@ -168,15 +148,15 @@ mem_refused(struct bridge *b, struct log_burst *burst, const char *why)
 /*
  * Ring memory of ${size} bytes into a free slot, or NULL after saying why
  * (max_memory refusals, errno ENOBUFS, once per burst, counted).  The
- * tunnel's budget is charged first, then the daemon's (in verbs): each
+ * tunnel's budget is charged first, then the daemon's (link_ring_new): each
  * in one atomic step, so streams on several workers cannot pass either
  * together; a charge whose ring does not come is given back.
  */
-static struct verbs_mem *
+static struct link_ring *
 mem_get(struct bridge *b, uint32_t size, int flags)
 {
 	uint64_t max = conf_tunnel_max_memory(b->t->d->conf, b->t->c);
-	struct verbs_mem *m;
+	struct link_ring *m;
 	char err[200];
 	int k;
 
@@ -194,11 +174,8 @@ mem_get(struct bridge *b, uint32_t size, int flags)
 		mem_refused(b, &b->t->memory_log, err);
 		return (NULL);
 	}
-	/* Other links' pools are other workers' while this turn is shared. */
-	if (!loop_exclusive())
-		flags |= VERBS_MEM_OWNPOOL;
-	if ((m = verbs_mem_new(link_verbs(b->dl), size, flags, err,
-	    sizeof(err))) == NULL) {
+	if ((m = link_ring_new(b->dl, size, flags, err, sizeof(err))) ==
+	    NULL) {
 		budget_give(&b->t->st->pinned, size);
 		if (errno == ENOBUFS) {
 			mem_refused(b, &b->t->d->memory_log, err);
@@ -222,14 +199,14 @@ ring_alloc(void *arg, void *user, int rx, uint32_t size, uint32_t replaces,
     struct engine_ring *ring)
 {
 	struct bridge *b = user;
-	struct verbs_mem *m;
+	struct link_ring *m;
 
 	(void)arg;
 	(void)replaces;
-	if (b == NULL || (m = mem_get(b, size, rx ? VERBS_MEM_REMOTE : 0)) ==
+	if (b == NULL || (m = mem_get(b, size, rx ? LINK_RING_RX : 0)) ==
 	    NULL)
 		return (-1);
-	verbs_mem_ring(m, ring);
+	link_ring_describe(m, ring);
 	return (0);
 }
 
@@ -257,12 +234,7 @@ bridge_free(struct bridge *b)
 	int k;
 
 	close_fd(b, 1);
-	loop_timer_stop(&b->ctimer);
-	if (b->tc != NULL) {
-		rname_unwait(&b->tc->rw);
-		free(b->tc);
-	}
-	free(b->pp);
+	dial_free(b->dial);
 	for (k = 0; k < BRIDGE_RINGS; k++)
 		mem_drop(b, k);
 	ST_ADD(b->t->st, active, -1);
@@ -307,7 +279,7 @@ alloc_rings(struct bridge *b)
 
 	if (mem_get(b, txs, 0) == NULL)
 		return (-1);
-	if (mem_get(b, rxs, VERBS_MEM_REMOTE) == NULL) {
+	if (mem_get(b, rxs, LINK_RING_RX) == NULL) {
 		int err = errno;
 
 		mem_drop(b, 0);
@@ -331,8 +303,8 @@ ring_limits(struct bridge *b, struct engine *e)
 {
 	const struct conf_sizes *sz = &b->t->c->sz;
 
-	if (verbs_mem_size(b->mem[0]) < sz->sendbuf ||
-	    verbs_mem_size(b->mem[1]) < sz->recvbuf)
+	if (link_ring_size(b->mem[0]) < sz->sendbuf ||
+	    link_ring_size(b->mem[1]) < sz->recvbuf)
 		(void)engine_ring_limits(e, b->id, sz->sendbuf, sz->recvbuf);
 }
 
@@ -345,9 +317,7 @@ want(struct bridge *b)
 
 	if (b->fd < 0 || b->w == NULL)
 		return;
-	if (b->connecting) {
-		ev = EPOLLOUT;
-	} else if (b->have_id && (e = link_engine(b->dl)) != NULL) {
+	if (b->have_id && (e = link_engine(b->dl)) != NULL) {
 		/* Read only while the send ring has room: backpressure. */
 		if (!b->rd_eof && !b->closed &&
 		    engine_tx_space(e, b->id, &off) > 0)
@@ -357,7 +327,7 @@ want(struct bridge *b)
 	}
 	loop_fd_set(b->w, ev);
 	/* Moving bytes of an open stream touches nothing but its link. */
-	loop_fd_share(b->w, !b->connecting && b->have_id);
+	loop_fd_share(b->w, b->have_id);
 }
 
 /* Abort: the peer sees RESET, the local socket sees a reset too. */
@@ -470,20 +440,6 @@ start_io(struct bridge *b)
 	}
 }
 
-/* The target connect is over, whichever way it went. */
-static void
-connect_done(struct bridge *b)
-{
-
-	b->connecting = 0;
-	loop_timer_stop(&b->ctimer);
-	if (b->tc != NULL) {
-		rname_unwait(&b->tc->rw);
-		free(b->tc);
-		b->tc = NULL;
-	}
-}
-
 /* Refuse the peer's stream with ${reason} and free ${b}. */
 static void
 refuse(struct bridge *b, uint16_t reason)
@@ -495,89 +451,21 @@ refuse(struct bridge *b, uint16_t reason)
 	bridge_free(b);
 }
 
-/* Every address failed: refuse the stream with what the last one said. */
+/* The target is connected on ${fd} (its PROXY header sent): accept. */
 static void
-target_failed(struct bridge *b, int err, const char *why)
-{
-	int refused = b->tc != NULL ? b->tc->refused : err == ECONNREFUSED;
-
-	BLOG_BURST(&b->t->target_log, LOG_WARNING, b, "cannot connect to "
-	    "target %s: %s", b->t->c->target.text, why != NULL ? why :
-	    strerror(err));
-	connect_done(b);
-	refuse(b, refused ? WIRE_REASON_TARGET_REFUSED :
-	    err == ETIMEDOUT ? WIRE_REASON_TIMEOUT :
-	    WIRE_REASON_TARGET_UNREACHABLE);
-}
-
-/*
- * Write the PROXY header the tunnel asks for, with the client the peer's
- * ORIGIN named (or "unknown"), before the stream is accepted: no byte of
- * the stream can reach the target before it.  Returns 0 when it is
- * written, 1 while the target has not taken all of it (the rest waits in
- * ${b}->pp: the socket stays "connecting" and connect_timeout bounds it),
- * or -1 when it failed (the stream is refused and ${b} freed).
- */
-static int
-proxy_send(struct bridge *b)
-{
-	uint8_t hdr[PROXY_HDR_MAX];
-	const uint8_t *p = b->pp;
-	size_t len = b->pp_len;
-	ssize_t n;
-
-	if (p == NULL) {
-		n = proxy_header_origin(b->t->c->proxy_protocol,
-		    engine_origin(link_engine(b->dl), b->id), hdr, sizeof(hdr));
-		if (n < 0) {
-			target_failed(b, EINVAL, "cannot make the PROXY header");
-			return (-1);
-		}
-		p = hdr;
-		len = (size_t)n;
-	}
-	n = send(b->fd, p, len, MSG_DONTWAIT | MSG_NOSIGNAL);
-	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK ||
-	    errno == EINTR))
-		n = 0;
-	if (n < 0) {
-		char why[128];
-
-		snprintf(why, sizeof(why), "writing the PROXY header: %s",
-		    strerror(errno));
-		target_failed(b, errno, why);
-		return (-1);
-	}
-	if ((size_t)n == len) {
-		free(b->pp);
-		b->pp = NULL;
-		return (0);
-	}
-	if (b->pp == NULL) {
-		if ((b->pp = malloc(len - (size_t)n)) == NULL) {
-			target_failed(b, ENOMEM, NULL);
-			return (-1);
-		}
-		memcpy(b->pp, p + n, len - (size_t)n);
-	} else {
-		memmove(b->pp, b->pp + n, len - (size_t)n);
-	}
-	b->pp_len = len - (size_t)n;
-	return (1);
-}
-
-/* The target is connected: accept the stream (after its PROXY header). */
-static void
-target_connected(struct bridge *b)
+target_connected(struct bridge *b, int fd)
 {
 	struct engine *e = link_engine(b->dl);
 	struct engine_ring tx, rx;
 
-	if (b->t->c->proxy_protocol != 0 && proxy_send(b) != 0)
+	b->fd = fd;
+	if ((b->w = loop_fd_add(link_loop(b->dl), fd, 0, on_fd, b)) == NULL) {
+		BLOG(LOG_ERR, b, "cannot watch the target socket");
+		refuse(b, WIRE_REASON_INTERNAL);
 		return;
-	connect_done(b);
-	verbs_mem_ring(b->mem[0], &tx);
-	verbs_mem_ring(b->mem[1], &rx);
+	}
+	link_ring_describe(b->mem[0], &tx);
+	link_ring_describe(b->mem[1], &rx);
 	if (engine_accept(e, b->id, &tx, &rx, b) != 0) {
 		refuse(b, WIRE_REASON_INTERNAL);
 		return;
@@ -589,117 +477,6 @@ target_connected(struct bridge *b)
 	want(b);
 }
 
-static void on_target_resolved(void *);
-
-/* Connecting to the target's address ${i} failed with ${err}. */
-static void
-attempt_failed(struct bridge *b, size_t i, int err)
-{
-	char who[80];
-
-	addr_text((struct sockaddr *)&b->tc->addrs.a[i], who,
-	    sizeof(who));
-	BLOG(LOG_DEBUG, b, "target %s at %s: %s", b->t->c->target.text, who,
-	    strerror(err));
-	b->tc->err = err;
-	b->tc->refused &= err == ECONNREFUSED;
-}
-
-/* Take target socket ${fd} and watch it; on failure refuse (frees ${b}). */
-static int
-watch_target(struct bridge *b, int fd, uint32_t events)
-{
-
-	b->fd = fd;
-	if ((b->w = loop_fd_add(link_loop(b->dl), fd, events, on_fd, b)) ==
-	    NULL) {
-		BLOG(LOG_ERR, b, "cannot watch the target socket");
-		connect_done(b);
-		refuse(b, WIRE_REASON_INTERNAL);
-		return (-1);
-	}
-	return (0);
-}
-
-/*
- * Start connecting to the target's next address, skipping those that
- * fail at once; when none is left, refuse.  May free ${b}.
- */
-static void
-target_next(struct bridge *b)
-{
-	const struct conf_tunnel *c = b->t->c;
-	const struct resolve_addrs *ra;
-	struct tconn *tc = b->tc;
-	const char *why;
-	uint64_t now, left;
-	size_t i;
-	int fd;
-
-	if (c->target.kind == CONF_ADDR_UNIX) {
-		/* Unix connects finish at once; EAGAIN is a full backlog. */
-		if ((fd = sock_connect_unix(c->target.path)) < 0) {
-			target_failed(b, errno, NULL);
-			return;
-		}
-		if (watch_target(b, fd, 0) == 0)
-			target_connected(b);
-		return;
-	}
-	if (tc->addrs.n == 0) {
-		switch (rname_get(b->t->target_rn, &ra, &why)) {
-		case 0:
-			rname_wait(b->t->target_rn, &tc->rw, on_target_resolved,
-			    b);
-			return;
-		case -1:
-			tc->refused = 0;
-			target_failed(b, EHOSTUNREACH, why);
-			return;
-		}
-		tc->addrs = *ra;
-	}
-	while ((i = tc->next) < tc->addrs.n) {
-		tc->next++;
-		if ((fd = sock_connect_addr((struct sockaddr *)&tc->addrs.a[i],
-		    tc->addrs.len[i])) < 0) {
-			attempt_failed(b, i, errno);
-			continue;
-		}
-		if (watch_target(b, fd, EPOLLOUT) != 0)
-			return;
-		/* A black hole must not eat the time the others need. */
-		now = loop_now_ms();
-		left = tc->deadline > now ? tc->deadline - now : 0;
-		loop_timer_arm(&b->ctimer, left / (tc->addrs.n - i));
-		return;
-	}
-	target_failed(b, tc->err, NULL);
-}
-
-static void
-on_target_resolved(void *arg)
-{
-	struct bridge *b = arg;
-	struct dlink *dl = b->dl;
-
-	target_next(b);
-	link_mark(dl);
-}
-
-/* This address did not answer in its share of the time: the next one. */
-static void
-target_retry(struct bridge *b, int err)
-{
-
-	close_fd(b, 0);
-	/* A header cut short on that connection starts over on the next. */
-	free(b->pp);
-	b->pp = NULL;
-	attempt_failed(b, b->tc->next - 1, err);
-	target_next(b);
-}
-
 static void
 on_fd(void *arg, uint32_t events)
 {
@@ -707,15 +484,6 @@ on_fd(void *arg, uint32_t events)
 	struct dlink *dl = b->dl;
 	int err;
 
-	if (b->connecting) {
-		/* Connected, with a PROXY header still going out: send it. */
-		if (b->pp == NULL && (err = sock_connect_result(b->fd)) != 0)
-			target_retry(b, err);
-		else
-			target_connected(b);
-		link_mark(dl);
-		return;
-	}
 	if (!b->have_id)
 		return;
 	if ((events & EPOLLERR) && (err = sock_connect_result(b->fd)) != 0) {
@@ -766,8 +534,8 @@ open_stream(struct bridge *b)
 		bridge_free(b);
 		return;
 	}
-	verbs_mem_ring(b->mem[0], &tx);
-	verbs_mem_ring(b->mem[1], &rx);
+	link_ring_describe(b->mem[0], &tx);
+	link_ring_describe(b->mem[1], &rx);
 	if ((id = engine_open(e, b->t->c->name, &tx, &rx, b)) >= 0) {
 		b->id = (uint32_t)id;
 		ring_limits(b, e);
@@ -837,29 +605,39 @@ bridge_waiting(const struct bridge *b)
 	return (!b->server && !b->have_id);
 }
 
-/* An address did not answer in its time; past connect_timeout, refuse. */
+/* A word from the dial to the target, about ${b}. */
 static void
-on_connect_timeout(void *arg)
+dial_say(void *arg, int level, const char *what)
+{
+	struct bridge *b = arg;
+
+	BLOG(level, b, "%s", what);
+}
+
+/* The dial to the target ended: accept the stream, or refuse it. */
+static void
+dial_done(void *arg, const struct dial_end *end)
 {
 	struct bridge *b = arg;
 	struct dlink *dl = b->dl;
 
-	if (!b->connecting || link_engine(dl) == NULL)
-		return;
-	if (b->tc != NULL && b->tc->next < b->tc->addrs.n &&
-	    loop_now_ms() < b->tc->deadline) {
-		target_retry(b, ETIMEDOUT);
+	b->dial = NULL;
+	if (end->fd >= 0) {
+		target_connected(b, end->fd);
 	} else {
-		char why[64];
-
-		snprintf(why, sizeof(why), "no answer in %u s",
-		    (unsigned)b->t->c->sz.connect_timeout);
-		if (b->tc != NULL)
-			b->tc->refused = 0;
-		target_failed(b, ETIMEDOUT, why);
+		if (end->why != NULL)
+			BLOG_BURST(&b->t->target_log, LOG_WARNING, b, "cannot "
+			    "connect to target %s: %s", b->t->c->target.text,
+			    end->why);
+		refuse(b, end->reason);
 	}
 	link_mark(dl);
 }
+
+static const struct dial_ops bridge_dial = {
+	.say = dial_say,
+	.done = dial_done
+};
 
 void
 bridge_incoming(struct dlink *dl, struct tun *t, uint32_t id)
@@ -867,9 +645,10 @@ bridge_incoming(struct dlink *dl, struct tun *t, uint32_t id)
 	struct engine *e = link_engine(dl);
 	struct bridge *b;
 
+	/* The peer's ORIGIN record came before its OPEN (see wire.h). */
 	if ((b = bridge_new(t, -1)) == NULL ||
-	    (t->c->target.kind == CONF_ADDR_TCP &&
-	    (b->tc = calloc(1, sizeof(*b->tc))) == NULL)) {
+	    (b->dial = dial_new(link_loop(dl), t->c, t->target_rn,
+	    engine_origin(e, id), &bridge_dial, b)) == NULL) {
 		engine_refuse(e, id, WIRE_REASON_INTERNAL);
 		if (b != NULL)
 			bridge_free(b);
@@ -879,17 +658,8 @@ bridge_incoming(struct dlink *dl, struct tun *t, uint32_t id)
 	b->server = 1;
 	b->have_id = 1;
 	b->id = id;
-	b->connecting = 1;
 	snprintf(b->who, sizeof(b->who), "%s", t->c->target.text);
-	/* The peer's ORIGIN record came before its OPEN (see wire.h). */
 	proxy_origin_text(engine_origin(e, id), b->origin, sizeof(b->origin));
-	loop_timer_init(&b->ctimer, link_loop(dl), on_connect_timeout, b);
-	loop_timer_arm(&b->ctimer, (uint64_t)t->c->sz.connect_timeout * 1000);
-	if (b->tc != NULL) {
-		b->tc->deadline = loop_now_ms() +
-		    (uint64_t)t->c->sz.connect_timeout * 1000;
-		b->tc->refused = 1;
-	}
 	/* Its events (the link failing while we connect) come to ${b}. */
 	engine_set_user(e, id, b);
 	/* Its rings first: a stream max_memory has no room for is refused
@@ -901,7 +671,7 @@ bridge_incoming(struct dlink *dl, struct tun *t, uint32_t id)
 		    WIRE_REASON_INTERNAL);
 		return;
 	}
-	target_next(b);
+	dial_start(b->dial);
 }
 
 void
@@ -936,8 +706,8 @@ bridge_event(struct bridge *b, const struct engine_event *ev)
 		ST_ADD(b->t->st, suspended, 1);
 		/* Unregistered while it waits: the failed link's device may be
 		 * going away, and it waits for the link's last registration. */
-		verbs_mem_detach(b->mem[0]);
-		verbs_mem_detach(b->mem[1]);
+		link_ring_detach(b->mem[0]);
+		link_ring_detach(b->mem[1]);
 		BLOG(LOG_DEBUG, b, "suspended: its link failed");
 	}
 	if (ev->flags & ENGINE_EV_RESUMED) {
@@ -977,9 +747,9 @@ bridge_info(const struct bridge *b, struct bridge_info *bi)
 	bi->bytes_in = b->bytes_in;
 	bi->bytes_out = b->bytes_out;
 	bi->age_ms = loop_now_ms() - b->started_ms;
-	if (b->connecting && b->tc != NULL && b->tc->rw.n != NULL)
+	if (b->dial != NULL && dial_resolving(b->dial))
 		bi->state = "resolving";
-	else if (b->connecting)
+	else if (b->dial != NULL)
 		bi->state = "connecting";
 	else if (!b->have_id)
 		bi->state = "waiting for link";
@@ -995,7 +765,7 @@ bridge_info(const struct bridge *b, struct bridge_info *bi)
 		bi->state = "half-closed (out)";
 	else
 		bi->state = "open";
-	if (e != NULL && b->have_id && !b->connecting)
+	if (e != NULL && b->have_id && b->dial == NULL)
 		bi->id = b->id;
 }
 
@@ -1003,7 +773,6 @@ int
 bridge_adopt(struct bridge *b, struct dlink *dl, struct engine_ring *tx,
     struct engine_ring *rx)
 {
-	struct verbs_link *vl = link_verbs(dl);
 	struct loop_fd *w;
 	char err[200];
 
@@ -1018,18 +787,15 @@ bridge_adopt(struct bridge *b, struct dlink *dl, struct engine_ring *tx,
 		loop_fd_del(b->w);
 		b->w = w;
 	}
-	loop_timer_stop(&b->ctimer);
-	loop_timer_init(&b->ctimer, link_loop(dl), on_connect_timeout, b);
 	b->dl = dl;
 	/* (A link that resumes streams never resized their rings.) */
-	if (vl == NULL || verbs_mem_move(b->mem[0], vl, err, sizeof(err)) ||
-	    verbs_mem_move(b->mem[1], vl, err, sizeof(err))) {
-		BLOG(LOG_ERR, b, "cannot resume: %s", vl == NULL ?
-		    "no link" : err);
+	if (link_ring_move(b->mem[0], dl, err, sizeof(err)) ||
+	    link_ring_move(b->mem[1], dl, err, sizeof(err))) {
+		BLOG(LOG_ERR, b, "cannot resume: %s", err);
 		return (-1);
 	}
-	verbs_mem_ring(b->mem[0], tx);
-	verbs_mem_ring(b->mem[1], rx);
+	link_ring_describe(b->mem[0], tx);
+	link_ring_describe(b->mem[1], rx);
 	return (0);
 }
 
@@ -1041,7 +807,7 @@ bridge_sweep(struct tun *t, uint64_t now_ms)
 
 	/* Resetting frees nothing now: the links post it at the turn's end. */
 	TAILQ_FOREACH(b, &t->streams, entry) {
-		if (!b->have_id || b->connecting || b->closed || b->fd < 0 ||
+		if (!b->have_id || b->dial != NULL || b->closed || b->fd < 0 ||
 		    now_ms - b->active_ms < limit)
 			continue;
 		BLOG(LOG_INFO, b, "idle for %u s; resetting the stream",

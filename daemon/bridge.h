@@ -7,7 +7,9 @@
  * waits for the socket, so backpressure reaches both ends.  EOF from the
  * socket becomes the stream's shutdown (after every byte); the peer's
  * end-of-stream becomes shutdown(SHUT_WR) on the socket; a reset either
- * way becomes a reset the other way.
+ * way becomes a reset the other way.  Connecting to a target (its
+ * addresses, connect_timeout, the PROXY header) is dial.h's; ring memory
+ * comes from the link (link_ring_new), never from verbs directly.
  *
  * A bridge is one of its tunnel's streams (rstreamctl lists them, limits
  * count them) from the moment its client is accepted, or its peer asks

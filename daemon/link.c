@@ -2253,3 +2253,68 @@ link_key(const struct dlink *dl)
 
 	return (dl->key);
 }
+
+/*
+ * Ring memory (link.h): a link_ring is the verbs_mem itself under a name
+ * above verbs, so the seam costs no allocation and an engine ring's mem
+ * is the same pointer either way.
+ */
+static struct verbs_mem *
+vmem(const struct link_ring *r)
+{
+
+	return ((struct verbs_mem *)(uintptr_t)r);
+}
+
+struct link_ring *
+link_ring_new(struct dlink *dl, uint32_t size, int flags, char *err,
+    size_t errlen)
+{
+	int vflags = (flags & LINK_RING_RX) ? VERBS_MEM_REMOTE : 0;
+
+	/* Other links' pools are other workers' while this turn is shared. */
+	if (!loop_exclusive())
+		vflags |= VERBS_MEM_OWNPOOL;
+	return ((struct link_ring *)verbs_mem_new(dl->vl, size, vflags, err,
+	    errlen));
+}
+
+void
+link_ring_free(struct link_ring *r)
+{
+
+	verbs_mem_free(vmem(r));
+}
+
+uint32_t
+link_ring_size(const struct link_ring *r)
+{
+
+	return (verbs_mem_size(vmem(r)));
+}
+
+void
+link_ring_describe(const struct link_ring *r, struct engine_ring *ring)
+{
+
+	verbs_mem_ring(vmem(r), ring);
+}
+
+void
+link_ring_detach(struct link_ring *r)
+{
+
+	verbs_mem_detach(vmem(r));
+}
+
+int
+link_ring_move(struct link_ring *r, struct dlink *dl, char *err,
+    size_t errlen)
+{
+
+	if (dl->vl == NULL) {
+		snprintf(err, errlen, "no link");
+		return (-1);
+	}
+	return (verbs_mem_move(vmem(r), dl->vl, err, errlen));
+}

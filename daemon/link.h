@@ -297,4 +297,61 @@ size_t link_workers(const struct rsd *d);
  */
 const struct conf_key *link_key(const struct dlink *dl);
 
+/*
+ * Ring memory: a stream's rings, registered on its link's device.  The
+ * only way to RDMA memory above link (verbs stays below it, as a
+ * connection type keeps ibv_* out of its callers): bridge moves bytes
+ * through rings it holds as link_rings, and knows nothing of verbs.  A
+ * ring may outlive its link (see verbs_mem_new and verbs_mem_free).
+ */
+struct link_ring;
+
+/* link_ring_new flags. */
+#define LINK_RING_RX	0x01	/* a receive ring: the peer writes into it */
+
+/**
+ * link_ring_new(dl, size, flags, err, errlen):
+ * A ring of ${size} bytes on ${dl}'s device (see verbs_mem_new): a send
+ * ring, or with LINK_RING_RX a receive ring.  Outside an exclusive turn
+ * only ${dl}'s own pool of freed rings is drawn on (other links' are
+ * other workers').  NULL with the reason in ${err}: errno ENOBUFS when
+ * the daemon's max_memory has no room.
+ */
+struct link_ring *link_ring_new(struct dlink *dl, uint32_t size, int flags,
+    char *err, size_t errlen);
+
+/**
+ * link_ring_free(r):
+ * Give ring ${r} up (see verbs_mem_free).  NULL is a no-op.
+ */
+void link_ring_free(struct link_ring *r);
+
+/**
+ * link_ring_size(r):
+ * ${r}'s size in bytes; 0 for NULL.
+ */
+uint32_t link_ring_size(const struct link_ring *r);
+
+/**
+ * link_ring_describe(r, ring):
+ * Describe ${r} as an engine ring (its mem is ${r}).
+ */
+void link_ring_describe(const struct link_ring *r, struct engine_ring *ring);
+
+/**
+ * link_ring_detach(r):
+ * ${r} leaves its failed link's registration, its bytes kept (a suspended
+ * stream's; see verbs_mem_detach).  NULL is a no-op.
+ */
+void link_ring_detach(struct link_ring *r);
+
+/**
+ * link_ring_move(r, dl, err, errlen):
+ * Register ${r} on ${dl} (a resumed stream's; see verbs_mem_move).
+ * Returns 0, or -1 with the reason in ${err} ("no link" when ${dl} has
+ * none): then the stream must end.
+ */
+int link_ring_move(struct link_ring *r, struct dlink *dl, char *err,
+    size_t errlen);
+
 #endif /* !LINK_H */

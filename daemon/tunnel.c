@@ -22,7 +22,6 @@
 #include "secmem.h"
 #include "sock.h"
 #include "tunnel.h"
-#include "verbs.h"
 
 /* ------------------------------------------------------------- streams */
 

@@ -87,7 +87,6 @@ struct verbs_listener {
 	struct verbs_cm *cm;
 	struct rdma_cm_id *id;
 	struct verbs_link_conf conf;
-	void *user;
 	verbs_gate_fn *gate;
 	void *gate_arg;
 };
@@ -226,8 +225,10 @@ verbs_cm_new(char *err, size_t errlen)
 {
 	struct verbs_cm *cm;
 
-	if ((cm = calloc(1, sizeof(*cm))) == NULL)
-		goto err0;
+	if ((cm = calloc(1, sizeof(*cm))) == NULL) {
+		say(err, errlen, "out of memory");
+		return (NULL);
+	}
 	TAILQ_INIT(&cm->dying);
 	TAILQ_INIT(&cm->links);
 	TAILQ_INIT(&cm->reqs);
@@ -236,26 +237,17 @@ verbs_cm_new(char *err, size_t errlen)
 		say(err, errlen, "cannot open the RDMA CM (rdma_ucm loaded? "
 		    "/dev/infiniband/rdma_cm accessible?): %s",
 		    strerror(errno));
-		goto err2;
+		verbs_cm_free(cm);
+		return (NULL);
 	}
 	if (nonblock(cm->ch->fd) || nonblock(cm->lch->fd)) {
 		say(err, errlen, "fcntl: %s", strerror(errno));
-		goto err2;
+		verbs_cm_free(cm);
+		return (NULL);
 	}
 	cm->held = rdma_get_devices(NULL);	/* none yet is fine */
 	(void)devices_changed(cm);
 	return (cm);
-
-err2:
-	if (cm->lch != NULL)
-		rdma_destroy_event_channel(cm->lch);
-	if (cm->ch != NULL)
-		rdma_destroy_event_channel(cm->ch);
-	free(cm);
-	return (NULL);
-err0:
-	say(err, errlen, "out of memory");
-	return (NULL);
 }
 
 void
@@ -270,8 +262,10 @@ verbs_cm_free(struct verbs_cm *cm)
 		dying_end(TAILQ_FIRST(&cm->dying));
 	if (cm->held != NULL)
 		rdma_free_devices(cm->held);
-	rdma_destroy_event_channel(cm->lch);
-	rdma_destroy_event_channel(cm->ch);
+	if (cm->lch != NULL)
+		rdma_destroy_event_channel(cm->lch);
+	if (cm->ch != NULL)
+		rdma_destroy_event_channel(cm->ch);
 	free(cm);
 }
 
@@ -292,7 +286,7 @@ verbs_cm_listen_fd(const struct verbs_cm *cm)
 /* ---------------------------------------------------------------- links */
 
 static struct verbs_link *
-link_new(struct verbs_cm *cm, const struct verbs_link_conf *conf, void *user)
+vl_new(struct verbs_cm *cm, const struct verbs_link_conf *conf, void *user)
 {
 	struct verbs_link *l;
 
@@ -308,39 +302,28 @@ link_new(struct verbs_cm *cm, const struct verbs_link_conf *conf, void *user)
 	return (l);
 }
 
-/*
- * Give the link its queues, buffers and engine on the device ${id} was
- * bound to, and post every receive: all before connect or accept.
- */
+/* Its protection domain and completion queue on ${l}'s device. */
 static int
-link_setup(struct verbs_link *l, char *err, size_t errlen)
+vl_cq(struct verbs_link *l, struct ibv_context *dev, char *err,
+    size_t errlen)
 {
-	struct ibv_qp_init_attr qa;
-	struct engine_conf ec;
-	struct rdma_cm_id *id = l->id;
-	const char *why;
-	size_t sz;
 
-	if (id->verbs == NULL) {
-		say(err, errlen, "no RDMA device for this address");
-		return (-1);
-	}
 	snprintf(l->device, sizeof(l->device), "%s",
-	    ibv_get_device_name(id->verbs->device));
-	if ((l->pd = ibv_alloc_pd(id->verbs)) == NULL) {
+	    ibv_get_device_name(dev->device));
+	if ((l->pd = ibv_alloc_pd(dev)) == NULL) {
 		say(err, errlen, "%s: cannot allocate a protection domain: %s",
 		    l->device, strerror(errno));
 		return (-1);
 	}
-	l->ctx = id->verbs;
+	l->ctx = dev;
 	TAILQ_INSERT_TAIL(&l->cm->links, l, lentry);
-	if ((l->cc = ibv_create_comp_channel(id->verbs)) == NULL ||
+	if ((l->cc = ibv_create_comp_channel(dev)) == NULL ||
 	    nonblock(l->cc->fd)) {
 		say(err, errlen, "%s: cannot create a completion channel: %s",
 		    l->device, strerror(errno));
 		return (-1);
 	}
-	if ((l->cq = ibv_create_cq(id->verbs,
+	if ((l->cq = ibv_create_cq(dev,
 	    (int)(l->conf.sq_size + l->conf.rq_size), l, l->cc, 0)) == NULL) {
 		say(err, errlen, "%s: cannot create a completion queue of %u "
 		    "entries: %s", l->device,
@@ -353,6 +336,15 @@ link_setup(struct verbs_link *l, char *err, size_t errlen)
 		    strerror(errno));
 		return (-1);
 	}
+	return (0);
+}
+
+/* Its RC queue pair, both queues on the one completion queue. */
+static int
+vl_qp(struct verbs_link *l, char *err, size_t errlen)
+{
+	struct ibv_qp_init_attr qa;
+
 	memset(&qa, 0, sizeof(qa));
 	qa.send_cq = l->cq;
 	qa.recv_cq = l->cq;
@@ -363,7 +355,7 @@ link_setup(struct verbs_link *l, char *err, size_t errlen)
 	qa.cap.max_send_sge = 1;
 	qa.cap.max_recv_sge = 1;
 	qa.cap.max_inline_data = l->conf.inline_size;
-	if (rdma_create_qp(id, l->pd, &qa)) {
+	if (rdma_create_qp(l->id, l->pd, &qa)) {
 		say(err, errlen, "%s: cannot create a queue pair (sq_size %u, "
 		    "rq_size %u, inline_size %u): %s", l->device,
 		    (unsigned)l->conf.sq_size, (unsigned)l->conf.rq_size,
@@ -371,6 +363,14 @@ link_setup(struct verbs_link *l, char *err, size_t errlen)
 		return (-1);
 	}
 	l->have_qp = 1;
+	return (0);
+}
+
+/* Its control buffers, charged to the cap, then registered. */
+static int
+vl_buffers(struct verbs_link *l, char *err, size_t errlen)
+{
+	size_t sz;
 
 	sz = (size_t)(l->conf.sq_size + l->conf.rq_size) * WIRE_MSG_SIZE;
 	if (charge(l, sz, 1) != 0) {
@@ -404,6 +404,15 @@ link_setup(struct verbs_link *l, char *err, size_t errlen)
 		    sz, strerror(errno));
 		return (-1);
 	}
+	return (0);
+}
+
+/* Its engine, over the control buffers, with every receive posted. */
+static int
+vl_engine(struct verbs_link *l, char *err, size_t errlen)
+{
+	struct engine_conf ec;
+	const char *why;
 
 	memset(&ec, 0, sizeof(ec));
 	ec.sq_size = l->conf.sq_size;
@@ -426,14 +435,31 @@ link_setup(struct verbs_link *l, char *err, size_t errlen)
 		    engine_error(l->e));
 		return (-1);
 	}
-	/* A dead peer must be noticed in bounded time (see verbs.h). */
-	{
-		uint8_t t = l->conf.ack_timeout ? l->conf.ack_timeout :
-		    VERBS_ACK_TIMEOUT;
+	return (0);
+}
 
-		(void)rdma_set_option(id, RDMA_OPTION_ID,
-		    RDMA_OPTION_ID_ACK_TIMEOUT, &t, sizeof(t));
+/*
+ * Give the link its queues, buffers and engine on the device ${id} was
+ * bound to, and post every receive: all before connect or accept.  A step
+ * that fails stops it, leaving what the steps before made in the link:
+ * verbs_link_free frees any part of it (see verbs.h).
+ */
+static int
+vl_setup(struct verbs_link *l, char *err, size_t errlen)
+{
+	uint8_t t = l->conf.ack_timeout ? l->conf.ack_timeout :
+	    VERBS_ACK_TIMEOUT;
+
+	if (l->id->verbs == NULL) {
+		say(err, errlen, "no RDMA device for this address");
+		return (-1);
 	}
+	if (vl_cq(l, l->id->verbs, err, errlen) || vl_qp(l, err, errlen) ||
+	    vl_buffers(l, err, errlen) || vl_engine(l, err, errlen))
+		return (-1);
+	/* A dead peer must be noticed in bounded time (see verbs.h). */
+	(void)rdma_set_option(l->id, RDMA_OPTION_ID,
+	    RDMA_OPTION_ID_ACK_TIMEOUT, &t, sizeof(t));
 	return (0);
 }
 
@@ -442,7 +468,7 @@ link_setup(struct verbs_link *l, char *err, size_t errlen)
  * was understood (and refused), not that its version is too new for us.
  */
 static void
-reject(struct rdma_cm_id *id, uint8_t why)
+vl_reject(struct rdma_cm_id *id, uint8_t why)
 {
 	uint8_t note[WIRE_NOTE_LEN];
 
@@ -490,29 +516,26 @@ verbs_connect(struct verbs_cm *cm, const struct sockaddr *dst,
 {
 	struct verbs_link *l;
 
-	if ((l = link_new(cm, conf, user)) == NULL) {
+	if ((l = vl_new(cm, conf, user)) == NULL) {
 		say(err, errlen, "out of memory");
 		return (NULL);
 	}
 	addr_text(dst, l->peer, sizeof(l->peer));
 	if (rdma_create_id(cm->ch, &l->id, l, RDMA_PS_TCP)) {
 		say(err, errlen, "rdma_create_id: %s", strerror(errno));
-		goto err1;
+		l->id = NULL;
+		verbs_link_free(l);
+		return (NULL);
 	}
 	if (rdma_resolve_addr(l->id, (struct sockaddr *)(uintptr_t)src,
 	    (struct sockaddr *)(uintptr_t)dst, VERBS_RESOLVE_MS)) {
 		say(err, errlen, "cannot resolve an RDMA path to %s: %s",
 		    l->peer, strerror(errno));
-		goto err2;
+		verbs_link_free(l);
+		return (NULL);
 	}
 	l->state = L_RESOLVING;
 	return (l);
-
-err2:
-	rdma_destroy_id(l->id);
-err1:
-	free(l);
-	return (NULL);
 }
 
 int
@@ -524,7 +547,7 @@ verbs_accept(struct verbs_link *l)
 		return (-1);
 	if (conn_param(l, &p)) {
 		engine_fail(l->e, ENGINE_ERR_TRANSPORT, "no random numbers available yet");
-		reject(l->id, WIRE_NOTE_REFUSED);
+		vl_reject(l->id, WIRE_NOTE_REFUSED);
 		l->state = L_DOWN;
 		return (-1);
 	}
@@ -547,12 +570,12 @@ verbs_reject(struct verbs_link *l)
 {
 
 	if (l->state == L_INCOMING)
-		reject(l->id, WIRE_NOTE_REFUSED);
+		vl_reject(l->id, WIRE_NOTE_REFUSED);
 	l->state = L_DOWN;
 }
 
 static void
-link_destroy(struct verbs_link *l)
+vl_destroy(struct verbs_link *l)
 {
 
 	if (l->pd != NULL)
@@ -572,7 +595,7 @@ dying_end(struct verbs_link *l)
 	l->id = NULL;
 	l->dying = 0;
 	if (l->nmems == 0)
-		link_destroy(l);
+		vl_destroy(l);
 }
 
 void
@@ -634,7 +657,7 @@ verbs_link_free(struct verbs_link *l)
 	l->nmems++;
 	pool_drain(l, 0);
 	if (--l->nmems == 0 && !l->dying)
-		link_destroy(l);
+		vl_destroy(l);
 }
 
 /*
@@ -733,15 +756,6 @@ verbs_link_stop(struct verbs_link *l)
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_ERR;
 	(void)ibv_modify_qp(l->id->qp, &a, IBV_QP_STATE);
-}
-
-void
-verbs_link_disconnect(struct verbs_link *l)
-{
-
-	if (l->id != NULL && (l->state == L_UP || l->state == L_ACCEPTING ||
-	    l->state == L_CONNECTING))
-		rdma_disconnect(l->id);
 }
 
 int
@@ -1039,7 +1053,7 @@ mem_unlink(struct verbs_mem *m)
 		return;
 	l->ms.pinned -= m->size;
 	if (--l->nmems == 0 && l->freed && !l->dying)
-		link_destroy(l);
+		vl_destroy(l);
 }
 
 /* Ring memory registered as ${mr} joins link ${l} (mem_unlink's twin). */
@@ -1148,18 +1162,12 @@ charge(struct verbs_link *l, uint64_t size, int own_only)
 	return (-1);
 }
 
-struct verbs_mem *
-verbs_mem_new(struct verbs_link *l, uint32_t size, int flags,
-    char *err, size_t errlen)
+/* A ring of ${size} bytes from ${l}'s pool, or NULL when it has none. */
+static struct verbs_mem *
+pool_get(struct verbs_link *l, uint32_t size, int remote_write)
 {
-	int remote_write = (flags & VERBS_MEM_REMOTE) != 0;
 	struct verbs_mem *m;
-	struct ibv_mr *mr;
 
-	if (l->pd == NULL || l->freed) {
-		say(err, errlen, "link has no protection domain");
-		return (NULL);
-	}
 	TAILQ_FOREACH(m, &l->pool, pentry) {
 		if (m->size == size && m->remote == remote_write) {
 			pool_take(l, m);
@@ -1176,6 +1184,66 @@ verbs_mem_new(struct verbs_link *l, uint32_t size, int flags,
 			return (m);
 		}
 	}
+	return (NULL);
+}
+
+/*
+ * Map and register a new ring of ${size} bytes, already charged: on
+ * failure mem_release gives up whatever part of it exists, the charge
+ * too.
+ */
+static struct verbs_mem *
+mem_map(struct verbs_link *l, uint32_t size, int remote_write, char *err,
+    size_t errlen)
+{
+	struct verbs_mem *m;
+	struct ibv_mr *mr;
+
+	if ((m = calloc(1, sizeof(*m))) == NULL) {
+		budget_give(&l->cm->pinned, size);
+		say(err, errlen, "out of memory for a %u-byte ring",
+		    (unsigned)size);
+		return (NULL);
+	}
+	m->cm = l->cm;
+	m->size = size;
+	m->remote = remote_write;
+	m->buf = mmap(NULL, size, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m->buf == MAP_FAILED) {
+		m->buf = NULL;
+		say(err, errlen, "out of memory for a %u-byte ring",
+		    (unsigned)size);
+		mem_release(m);
+		return (NULL);
+	}
+	/* Tenants' bytes stay out of core dumps (and a ring can be big). */
+	(void)madvise(m->buf, size, MADV_DONTDUMP);
+	if ((mr = ibv_reg_mr(l->pd, m->buf, size, ring_access(remote_write)))
+	    == NULL) {
+		say(err, errlen, "cannot register %u bytes of ring memory "
+		    "(is RLIMIT_MEMLOCK / LimitMEMLOCK large enough?): %s",
+		    (unsigned)size, strerror(errno));
+		mem_release(m);
+		return (NULL);
+	}
+	mem_link(m, l, mr);
+	return (m);
+}
+
+struct verbs_mem *
+verbs_mem_new(struct verbs_link *l, uint32_t size, int flags,
+    char *err, size_t errlen)
+{
+	int remote_write = (flags & VERBS_MEM_REMOTE) != 0;
+	struct verbs_mem *m;
+
+	if (l->pd == NULL || l->freed) {
+		say(err, errlen, "link has no protection domain");
+		return (NULL);
+	}
+	if ((m = pool_get(l, size, remote_write)) != NULL)
+		return (m);
 	if (charge(l, size, (flags & VERBS_MEM_OWNPOOL) != 0) != 0) {
 		say(err, errlen, "max_memory: %llu bytes of ring memory are "
 		    "registered, the limit is %llu",
@@ -1184,36 +1252,7 @@ verbs_mem_new(struct verbs_link *l, uint32_t size, int flags,
 		errno = ENOBUFS;
 		return (NULL);
 	}
-	if ((m = calloc(1, sizeof(*m))) == NULL)
-		goto err0;
-	m->buf = mmap(NULL, size, PROT_READ | PROT_WRITE,
-	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (m->buf == MAP_FAILED)
-		goto err1;
-	/* Tenants' bytes stay out of core dumps (and a ring can be big). */
-	(void)madvise(m->buf, size, MADV_DONTDUMP);
-	m->size = size;
-	if ((mr = ibv_reg_mr(l->pd, m->buf, size, ring_access(remote_write)))
-	    == NULL) {
-		say(err, errlen, "cannot register %u bytes of ring memory "
-		    "(is RLIMIT_MEMLOCK / LimitMEMLOCK large enough?): %s",
-		    (unsigned)size, strerror(errno));
-		munmap(m->buf, size);
-		free(m);
-		budget_give(&l->cm->pinned, size);
-		return (NULL);
-	}
-	m->cm = l->cm;
-	m->remote = remote_write;
-	mem_link(m, l, mr);
-	return (m);
-
-err1:
-	free(m);
-err0:
-	budget_give(&l->cm->pinned, size);
-	say(err, errlen, "out of memory for a %u-byte ring", (unsigned)size);
-	return (NULL);
+	return (mem_map(l, size, remote_write, err, errlen));
 }
 
 void
@@ -1313,6 +1352,31 @@ verbs_mem_ring(const struct verbs_mem *m, struct engine_ring *ring)
 
 /* ---------------------------------------------------------------- listeners */
 
+/* Listener ${ls} on ${sa} (${where}, for messages): 0, or -1 and why. */
+static int
+listener_open(struct verbs_listener *ls, struct sockaddr *sa,
+    const char *where, char *err, size_t errlen)
+{
+
+	if (rdma_create_id(ls->cm->lch, &ls->id, ls, RDMA_PS_TCP)) {
+		say(err, errlen, "rdma_create_id: %s", strerror(errno));
+		ls->id = NULL;
+		return (-1);
+	}
+	if (rdma_bind_addr(ls->id, sa)) {
+		say(err, errlen, "cannot listen for RDMA links on %s: %s "
+		    "(is there an RDMA device with that address?)", where,
+		    strerror(errno));
+		return (-1);
+	}
+	if (rdma_listen(ls->id, 64)) {
+		say(err, errlen, "rdma_listen on %s: %s", where,
+		    strerror(errno));
+		return (-1);
+	}
+	return (0);
+}
+
 struct verbs_listener *
 verbs_listen(struct verbs_cm *cm, const char *host, const char *port,
     const struct verbs_link_conf *conf, void *user, char *err, size_t errlen)
@@ -1321,42 +1385,23 @@ verbs_listen(struct verbs_cm *cm, const char *host, const char *port,
 	struct addrinfo *ai;
 	char where[80];
 
+	(void)user;
 	if (resolve(host, port, 1, &ai, err, errlen))
 		return (NULL);
 	addr_text(ai->ai_addr, where, sizeof(where));
 	if ((ls = calloc(1, sizeof(*ls))) == NULL) {
 		say(err, errlen, "out of memory");
-		goto err0;
-	}
-	ls->kind = KIND_LISTENER;
-	ls->cm = cm;
-	ls->conf = *conf;
-	ls->user = user;
-	if (rdma_create_id(cm->lch, &ls->id, ls, RDMA_PS_TCP)) {
-		say(err, errlen, "rdma_create_id: %s", strerror(errno));
-		goto err1;
-	}
-	if (rdma_bind_addr(ls->id, ai->ai_addr)) {
-		say(err, errlen, "cannot listen for RDMA links on %s: %s "
-		    "(is there an RDMA device with that address?)", where,
-		    strerror(errno));
-		goto err2;
-	}
-	if (rdma_listen(ls->id, 64)) {
-		say(err, errlen, "rdma_listen on %s: %s", where,
-		    strerror(errno));
-		goto err2;
+	} else {
+		ls->kind = KIND_LISTENER;
+		ls->cm = cm;
+		ls->conf = *conf;
+		if (listener_open(ls, ai->ai_addr, where, err, errlen) != 0) {
+			verbs_listener_free(ls);
+			ls = NULL;
+		}
 	}
 	freeaddrinfo(ai);
 	return (ls);
-
-err2:
-	rdma_destroy_id(ls->id);
-err1:
-	free(ls);
-err0:
-	freeaddrinfo(ai);
-	return (NULL);
 }
 
 void
@@ -1365,7 +1410,8 @@ verbs_listener_free(struct verbs_listener *ls)
 
 	if (ls == NULL)
 		return;
-	rdma_destroy_id(ls->id);
+	if (ls->id != NULL)
+		rdma_destroy_id(ls->id);
 	free(ls);
 }
 
@@ -1386,17 +1432,10 @@ verbs_listener_set_gate(struct verbs_listener *ls, verbs_gate_fn *gate,
 	ls->gate_arg = arg;
 }
 
-void *
-verbs_listener_user(const struct verbs_listener *ls)
-{
-
-	return (ls->user);
-}
-
 /* ---------------------------------------------------------------- events */
 
 static void
-link_down(struct verbs_link *l, struct verbs_ev *ev, const char *why)
+vl_down(struct verbs_link *l, struct verbs_ev *ev, const char *why)
 {
 
 	if (l->e != NULL)
@@ -1429,7 +1468,7 @@ static void
 request_end(struct rdma_cm_id *id, uint8_t why)
 {
 
-	reject(id, why);
+	vl_reject(id, why);
 	rdma_destroy_id(id);
 }
 
@@ -1550,7 +1589,7 @@ verbs_request_take(struct verbs_request *r, struct verbs_ev *ev)
 		verbs_request_refuse(r, WIRE_NOTE_REFUSED);
 		return;
 	}
-	if ((l = link_new(cm, &r->conf, NULL)) == NULL) {
+	if ((l = vl_new(cm, &r->conf, NULL)) == NULL) {
 		snprintf(ev->why, sizeof(ev->why), "out of memory");
 		verbs_request_refuse(r, WIRE_NOTE_REFUSED);
 		return;
@@ -1564,8 +1603,8 @@ verbs_request_take(struct verbs_request *r, struct verbs_ev *ev)
 	l->have_peer = 1;
 	ev->peer_auth = (r->h.flags & WIRE_HELLO_AUTH) != 0;
 	request_free(r);
-	if (link_setup(l, err, sizeof(err))) {
-		reject(l->id, WIRE_NOTE_REFUSED);
+	if (vl_setup(l, err, sizeof(err))) {
+		vl_reject(l->id, WIRE_NOTE_REFUSED);
 		l->state = L_DOWN;
 		verbs_link_free(l);
 		snprintf(ev->why, sizeof(ev->why), "%s", err);
@@ -1604,85 +1643,102 @@ refused(struct verbs_link *l, const struct rdma_cm_event *cme,
 	ev->peer_version = n.version < h.version ? n.version : 0;
 }
 
+/* The route to the peer is known: set the link up, then connect. */
+static void
+on_route_resolved(struct verbs_link *l, struct verbs_ev *ev)
+{
+	struct rdma_conn_param p;
+	char err[200];
+
+	if (vl_setup(l, err, sizeof(err))) {
+		vl_down(l, ev, err);
+		return;
+	}
+	if (conn_param(l, &p)) {
+		vl_down(l, ev, "no random numbers available yet");
+		return;
+	}
+	if (rdma_connect(l->id, &p)) {
+		snprintf(err, sizeof(err), "rdma_connect: %s", strerror(errno));
+		vl_down(l, ev, err);
+		return;
+	}
+	l->state = L_CONNECTING;
+}
+
+/* The link is established: up, once a connecting side read the hello. */
+static void
+on_established(struct verbs_link *l, const struct rdma_cm_event *cme,
+    struct verbs_ev *ev)
+{
+	struct wire_hello h;
+	char err[200];
+	int werr;
+
+	if (!l->passive && (werr = wire_hello_decode(
+	    cme->param.conn.private_data, cme->param.conn.private_data_len,
+	    &h)) != WIRE_OK) {
+		snprintf(err, sizeof(err), "peer's accept data is invalid: %s",
+		    wire_strerror(werr));
+		vl_down(l, ev, err);
+		rdma_disconnect(l->id);
+		return;
+	}
+	if (!l->passive) {
+		memcpy(l->hello_peer, cme->param.conn.private_data,
+		    WIRE_HELLO_LEN);
+		l->have_peer = 1;
+		engine_connected(l->e, &h);
+	}
+	l->state = L_UP;
+	/* What a query cannot tell shows as unknown. */
+	(void)hca_describe(l->id, &l->hca);
+	l->have_hca = 1;
+	ev->type = VERBS_EV_UP;
+	if (verbs_link_flush(l))
+		vl_down(l, ev, engine_error(l->e));
+}
+
 static void
 on_link_event(struct verbs_link *l, struct rdma_cm_event *cme,
     struct verbs_ev *ev)
 {
-	struct rdma_conn_param p;
-	struct wire_hello h;
-	char err[200];
-	int werr;
 
 	ev->link = l;
 	snprintf(ev->peer, sizeof(ev->peer), "%s", l->peer);
 	switch (cme->event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
 		if (rdma_resolve_route(l->id, VERBS_RESOLVE_MS))
-			link_down(l, ev, "cannot resolve a route");
+			vl_down(l, ev, "cannot resolve a route");
 		return;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
-		if (link_setup(l, err, sizeof(err))) {
-			link_down(l, ev, err);
-			return;
-		}
-		if (conn_param(l, &p)) {
-			link_down(l, ev, "no random numbers available yet");
-			return;
-		}
-		if (rdma_connect(l->id, &p)) {
-			snprintf(err, sizeof(err), "rdma_connect: %s",
-			    strerror(errno));
-			link_down(l, ev, err);
-			return;
-		}
-		l->state = L_CONNECTING;
+		on_route_resolved(l, ev);
 		return;
 	case RDMA_CM_EVENT_ESTABLISHED:
-		if (!l->passive && (werr = wire_hello_decode(
-		    cme->param.conn.private_data,
-		    cme->param.conn.private_data_len, &h)) != WIRE_OK) {
-			snprintf(err, sizeof(err), "peer's accept data is "
-			    "invalid: %s", wire_strerror(werr));
-			link_down(l, ev, err);
-			rdma_disconnect(l->id);
-			return;
-		}
-		if (!l->passive) {
-			memcpy(l->hello_peer, cme->param.conn.private_data,
-			    WIRE_HELLO_LEN);
-			l->have_peer = 1;
-			engine_connected(l->e, &h);
-		}
-		l->state = L_UP;
-		/* What a query cannot tell shows as unknown. */
-		(void)hca_describe(l->id, &l->hca);
-		l->have_hca = 1;
-		ev->type = VERBS_EV_UP;
-		if (verbs_link_flush(l))
-			link_down(l, ev, engine_error(l->e));
+		on_established(l, cme, ev);
 		return;
 	case RDMA_CM_EVENT_ADDR_ERROR:
-		link_down(l, ev, "address resolution failed (no RDMA device "
+		vl_down(l, ev, "address resolution failed (no RDMA device "
 		    "reaches the peer?)");
 		return;
 	case RDMA_CM_EVENT_ROUTE_ERROR:
-		link_down(l, ev, "route resolution failed");
+		vl_down(l, ev, "route resolution failed");
 		return;
 	case RDMA_CM_EVENT_UNREACHABLE:
-		link_down(l, ev, "peer unreachable");
+		vl_down(l, ev, "peer unreachable");
 		return;
 	case RDMA_CM_EVENT_CONNECT_ERROR:
-		link_down(l, ev, "connection failed");
+		vl_down(l, ev, "connection failed");
 		return;
 	case RDMA_CM_EVENT_REJECTED:
-		link_down(l, ev, reject_text(cme->status));
+		vl_down(l, ev, reject_text(cme->status));
 		refused(l, cme, ev);
 		return;
 	case RDMA_CM_EVENT_DISCONNECTED:
-		link_down(l, ev, "peer disconnected");
+		vl_down(l, ev, "peer disconnected");
 		return;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
-		link_down(l, ev, "RDMA device removed");
+		vl_down(l, ev, "RDMA device removed");
 		return;
 	default:
 		return;		/* TIMEWAIT_EXIT, ADDR_CHANGE, ...: nothing */

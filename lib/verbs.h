@@ -27,6 +27,16 @@
  * deregistered when freed; a link and its memory may be freed in either
  * order.  Rings hold tenants' bytes: core dumps leave them out
  * (MADV_DONTDUMP).
+ *
+ * Failing half-way: setting a link up (its protection domain, completion
+ * channel and queue, queue pair, control buffers charged and registered,
+ * engine, every receive posted; done by verbs_request_take for an
+ * incoming link and once the route is resolved for a connecting one)
+ * stops at the first step that fails and leaves in the link what the
+ * steps before it made.  verbs_link_free frees any part of a link, so
+ * such a link goes like any other: a connecting one's DOWN event says
+ * why, and verbs_request_take rejects and frees its own.  Every other
+ * constructor here that fails gives back all it took before returning.
  */
 #ifndef VERBS_H
 #define VERBS_H
@@ -228,7 +238,8 @@ void verbs_request_refuse(struct verbs_request *r, uint8_t why);
 /**
  * verbs_listen(cm, host, port, conf, user, err, errlen):
  * Listen for links on ${host}:${port}; incoming links get queues and an
- * engine configured by ${conf}.  ${user} is verbs_listener_user's value.
+ * engine configured by ${conf}.  ${user} is not read (nothing asked for it
+ * back; it goes with its callers' next change).
  */
 struct verbs_listener *verbs_listen(struct verbs_cm *cm, const char *host,
     const char *port, const struct verbs_link_conf *conf, void *user,
@@ -270,12 +281,6 @@ void verbs_listener_set_conf(struct verbs_listener *l,
     const struct verbs_link_conf *conf);
 
 /**
- * verbs_listener_user(l):
- * The user pointer given to verbs_listen.
- */
-void *verbs_listener_user(const struct verbs_listener *l);
-
-/**
  * verbs_connect(cm, dst, src, conf, user, err, errlen):
  * Start connecting a link to the peer at ${dst} (an IPv4 or IPv6 socket
  * address with its port), from local address ${src} (NULL: chosen by
@@ -308,12 +313,6 @@ void verbs_link_free(struct verbs_link *link);
  * after this, so ring memory may be released safely.
  */
 void verbs_link_stop(struct verbs_link *link);
-
-/**
- * verbs_link_disconnect(link):
- * Start an orderly disconnect; a DOWN event follows.
- */
-void verbs_link_disconnect(struct verbs_link *link);
 
 /**
  * verbs_link_fd(link):
