@@ -1530,7 +1530,8 @@ incoming_limit(struct rsd *d, const struct sockaddr *peer, int auth, int act,
 	return (why);
 }
 
-/* Turn a connect request away: count it, say it once per burst. */
+/* Turn a connect request away: count it (the gate runs in shared turns:
+ * atomic), say it once per burst. */
 static int __attribute__((format(printf, 4, 5)))
 reject(const char *peer, uint64_t *count, struct log_burst *b,
     const char *fmt, ...)
@@ -1538,7 +1539,7 @@ reject(const char *peer, uint64_t *count, struct log_burst *b,
 	char msg[200];
 	va_list ap;
 
-	(*count)++;
+	(void)__atomic_fetch_add(count, 1, __ATOMIC_RELAXED);
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
@@ -1599,9 +1600,9 @@ refuse_limited(struct rsd *d, const char *peer_text, enum admit_refusal why,
  * first: its address's rate, allow, its hello, the keys, then the limits
  * (admit.h), which on_take asks again, in an exclusive turn, before the
  * link is made.  It runs in the daemon's loop alongside the workers: it
- * reads the configuration and the links (both change only in exclusive
- * turns) and changes nothing but the counts and log bursts of refusals,
- * which are that loop's alone.
+ * reads the configuration and the links and changes nothing but the rate
+ * limiter (the daemon's loop's), and the counts and log bursts of
+ * refusals (atomic; see Threads in loop.h).
  */
 static int
 gate(void *arg, const struct sockaddr *peer, const char *peer_text,

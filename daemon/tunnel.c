@@ -39,8 +39,8 @@ tunnel_room(struct tun *t)
 {
 
 	if (t->nstreams >= t->c->sz.max_streams) {
-		t->st->refused++;
-		t->st->limited++;
+		ST_ADD(t->st, refused, 1);
+		ST_ADD(t->st, limited, 1);
 		return (LIMITED);
 	}
 	return (ADMITTED);
@@ -66,7 +66,7 @@ tunnel_admit_incoming(struct rsd *d, struct tun *t, struct dlink *dl,
 		return (d->draining ? SHUTTING_DOWN : NO_TUNNEL);
 	if (t->c->key.set && (proved == NULL || !proved->set ||
 	    !conf_key_same(proved, &t->c->key))) {
-		t->st->denied++;
+		ST_ADD(t->st, denied, 1);
 		a = DENIED;
 	} else if (engine_version(e) < t->c->sz.min_version) {
 		a = OLD_VERSION;
@@ -77,7 +77,7 @@ tunnel_admit_incoming(struct rsd *d, struct tun *t, struct dlink *dl,
 	}
 	if (a == ADMITTED)
 		return (tunnel_room(t));
-	t->st->refused++;
+	ST_ADD(t->st, refused, 1);
 	return (a);
 }
 
@@ -100,7 +100,7 @@ client_arrives(struct tun *t, int fd)
 		bridge_open(b);
 	} else if (!link_is_connecting(t->link)) {
 		/* Waiting is for a link on its way, not one in back-off. */
-		t->st->failed++;
+		ST_ADD(t->st, failed, 1);
 		snprintf(why, sizeof(why), "link to %s is down",
 		    link_peer(t->link));
 		bridge_refuse_client(b, &t->down_log, why);
@@ -122,7 +122,7 @@ on_accept(void *arg, uint32_t events)
 			continue;
 		}
 		if (errno == EMFILE || errno == ENFILE) {
-			t->st->accept_pauses++;
+			ST_ADD(t->st, accept_pauses, 1);
 			log_burst_about(&t->emfile_log, loop_now_ms(),
 			    LOG_WARNING, NULL, "tunnel %s: out of file "
 			    "descriptors (%s); pausing accepts for %d ms at a "
@@ -166,7 +166,7 @@ client_link_down(void *arg, struct dlink *dl, const char *why)
 		next = bridge_next(b);
 		if (!bridge_waiting(b))
 			continue;
-		t->st->failed++;
+		ST_ADD(t->st, failed, 1);
 		bridge_refuse_client(b, NULL, msg);
 	}
 }
