@@ -194,7 +194,7 @@ mem_get(struct bridge *b, uint32_t size, int flags)
 		mem_refused(b, &b->t->memory_log, err);
 		return (NULL);
 	}
-	/* Other links' pools are other workers' while this turn is shared. */
+	/* Other links' pools are other workers' (Threads in loop.h). */
 	if (!loop_exclusive())
 		flags |= VERBS_MEM_OWNPOOL;
 	if ((m = verbs_mem_new(link_verbs(b->dl), size, flags, err,
@@ -356,7 +356,8 @@ want(struct bridge *b)
 			ev |= EPOLLOUT;
 	}
 	loop_fd_set(b->w, ev);
-	/* Moving bytes of an open stream touches nothing but its link. */
+	/* Moving bytes of an open stream touches nothing but its link: it
+	 * may run shared (Threads in loop.h). */
 	loop_fd_share(b->w, !b->connecting && b->have_id);
 }
 

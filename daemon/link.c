@@ -407,17 +407,17 @@ deliver(struct dlink *dl, struct engine *e, const struct engine_event *ev)
 		dl->ops->event(dl->arg, dl, ev);
 }
 
-/* Stream events a shared turn may not handle: they change tunnels. */
+/* Stream events that change tunnels: exclusive only (Threads in loop.h). */
 #define EV_EXCLUSIVE	(ENGINE_EV_INCOMING | ENGINE_EV_OPENED |	\
 	ENGINE_EV_REFUSED | ENGINE_EV_RESET | ENGINE_EV_RELEASED |	\
 	ENGINE_EV_SUSPENDED | ENGINE_EV_RESUMED)
 
 /*
  * Whether the link's completions, job and keepalive may run in shared
- * turns (see loop.h): while it is up with nothing but data to move, and no resume
- * (which takes another link's streams, on another worker) can come.  A
- * shared turn only ever turns it off (a stash, a failed engine); the
- * exclusive turn that follows turns it on again.
+ * turns (Threads in loop.h): while it is up with nothing but data to
+ * move, and no resume (which takes another link's streams, on another
+ * worker) can come.  A shared turn only ever turns it off (a stash, a
+ * failed engine); the exclusive turn that follows turns it on again.
  */
 static void
 share(struct dlink *dl)
@@ -486,8 +486,8 @@ pump(struct dlink *dl, struct engine *e, int shared)
 
 /*
  * The job: move the data (pump), then act on what the engine says.  In
- * a shared turn only the data: anything else (a stashed event, a failed
- * engine) is left for the next turn, exclusive.
+ * a shared turn only the data; a stashed event or a failed engine waits
+ * for the next turn (Threads in loop.h).
  */
 static void
 on_flush(void *arg)

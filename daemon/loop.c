@@ -136,8 +136,8 @@ loop_assert_exclusive(void)
 /*
  * Another thread's turn changed ${lp} (a timer, a job, a watcher): ${lp}
  * may sleep on an old timeout, so it is woken when that turn ends.  A
- * shared turn touches only its own loop: anything else is a race, and
- * stops the daemon here rather than corrupting it.
+ * shared turn touches only its own loop (Threads in loop.h): anything
+ * else is a race, and stops the daemon here rather than corrupting it.
  */
 static void
 touch(struct loop *lp)
