@@ -110,6 +110,7 @@ bridge_new(struct tun *t, int fd)
 {
 	struct bridge *b;
 
+	loop_assert_exclusive();
 	if ((b = calloc(1, sizeof(*b))) == NULL)
 		return (NULL);
 	b->t = t;
@@ -256,6 +257,7 @@ bridge_free(struct bridge *b)
 {
 	int k;
 
+	loop_assert_exclusive();
 	close_fd(b, 1);
 	loop_timer_stop(&b->ctimer);
 	if (b->tc != NULL) {
@@ -1008,6 +1010,7 @@ bridge_adopt(struct bridge *b, struct dlink *dl, struct engine_ring *tx,
 	struct loop_fd *w;
 	char err[200];
 
+	loop_assert_exclusive();
 	/* The new link may run on another worker: the socket goes with it. */
 	if (b->w != NULL && link_loop(dl) != link_loop(b->dl)) {
 		if ((w = loop_fd_add(link_loop(dl), b->fd, 0, on_fd, b)) ==

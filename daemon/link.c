@@ -176,6 +176,7 @@ dl_new(struct rsd *d, const struct link_ops *ops, void *arg)
 {
 	struct dlink *dl;
 
+	loop_assert_exclusive();
 	/* It holds a proved key and a resume secret (see secmem.h). */
 	if ((dl = secmem_alloc(sizeof(*dl))) == NULL)
 		return (NULL);
@@ -199,6 +200,7 @@ static void
 list_add(struct dlink *dl)
 {
 
+	loop_assert_exclusive();
 	TAILQ_INSERT_TAIL(&dl->d->links, dl, entry);
 	dl->listed = 1;
 }
@@ -1009,6 +1011,7 @@ static void
 slot_unqueue(struct dlink *dl)
 {
 
+	loop_assert_exclusive();
 	if (!dl->queued)
 		return;
 	TAILQ_REMOVE(&dl->d->connq, dl, qentry);
@@ -1048,6 +1051,7 @@ static void
 slot_wait(struct dlink *dl)
 {
 
+	loop_assert_exclusive();
 	dl->state = D_CONNECTING;
 	if (!dl->queued)
 		TAILQ_INSERT_TAIL(&dl->d->connq, dl, qentry);
@@ -1098,6 +1102,7 @@ link_down(struct dlink *dl, const char *why_in)
 	unsigned nsusp;
 	char why[256], susp[80] = "";
 
+	loop_assert_exclusive();
 	/* It may be the engine's own message, freed with the link below. */
 	snprintf(why, sizeof(why), "%s", why_in);
 	kind = e != NULL ? engine_error_kind(e) : ENGINE_ERR_NONE;
@@ -1416,6 +1421,7 @@ link_up(struct dlink *dl)
 	char where[200], why[160];
 	unsigned version = engine_version(cur_engine(dl));
 
+	loop_assert_exclusive();
 	if (watch_cq(dl)) {
 		link_down(dl, "cannot watch the completion channel");
 		return;
@@ -2035,6 +2041,7 @@ link_listen_commit(struct rsd *d, const struct conf *nc,
 	struct verbs_link_conf lc;
 	size_t i;
 
+	loop_assert_exclusive();
 	for (i = 0; i < d->nlsn; i++) {
 		if (d->lsn[i] != NULL) {
 			log_notice("no longer listening for RDMA links on %s",
@@ -2067,6 +2074,7 @@ link_free(struct dlink *dl)
 	struct dlink *o;
 	unsigned i;
 
+	loop_assert_exclusive();
 	if (dl == NULL)
 		return;
 	dl->closing = 1;

@@ -38,6 +38,7 @@ static enum admission
 tunnel_room(struct tun *t)
 {
 
+	loop_assert_exclusive();
 	if (t->nstreams >= t->c->sz.max_streams) {
 		ST_ADD(t->st, refused, 1);
 		ST_ADD(t->st, limited, 1);
@@ -62,6 +63,7 @@ tunnel_admit_incoming(struct rsd *d, struct tun *t, struct dlink *dl,
 	struct engine *e = link_engine(dl);
 	enum admission a = ADMITTED;
 
+	loop_assert_exclusive();
 	if (t == NULL)
 		return (d->draining ? SHUTTING_DOWN : NO_TUNNEL);
 	if (t->c->key.set && (proved == NULL || !proved->set ||
@@ -434,6 +436,7 @@ static void
 tun_free(struct tun *t)
 {
 
+	loop_assert_exclusive();
 	TAILQ_REMOVE(&t->d->tuns, t, entry);
 	tun_close_listener(t);
 	link_free(t->link);
@@ -471,6 +474,7 @@ tun_new(struct rsd *d, const struct conf_tunnel *c, struct tun_stats *st)
 {
 	struct tun *t;
 
+	loop_assert_exclusive();
 	/* Its copy of the configuration holds its key (see secmem.h). */
 	if ((t = secmem_alloc(sizeof(*t))) == NULL)
 		return (NULL);
@@ -742,6 +746,7 @@ tunnel_apply(struct rsd *d, struct conf *nc, char *err, size_t errlen)
 	struct tun *t, *next;
 	size_t i;
 
+	loop_assert_exclusive();
 	if ((pl = calloc(nc->ntunnels + 1, sizeof(*pl))) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return (-1);
