@@ -90,6 +90,7 @@ bridge_new(struct tun *t, int fd)
 {
 	struct bridge *b;
 
+	loop_assert_exclusive();
 	if ((b = calloc(1, sizeof(*b))) == NULL)
 		return (NULL);
 	b->t = t;
@@ -233,6 +234,7 @@ bridge_free(struct bridge *b)
 {
 	int k;
 
+	loop_assert_exclusive();
 	close_fd(b, 1);
 	dial_free(b->dial);
 	for (k = 0; k < BRIDGE_RINGS; k++)
@@ -326,7 +328,8 @@ want(struct bridge *b)
 			ev |= EPOLLOUT;
 	}
 	loop_fd_set(b->w, ev);
-	/* Moving bytes of an open stream touches nothing but its link. */
+	/* Moving bytes of an open stream touches nothing but its link: it
+	 * may run shared (Threads in loop.h). */
 	loop_fd_share(b->w, b->have_id);
 }
 
@@ -776,6 +779,7 @@ bridge_adopt(struct bridge *b, struct dlink *dl, struct engine_ring *tx,
 	struct loop_fd *w;
 	char err[200];
 
+	loop_assert_exclusive();
 	/* The new link may run on another worker: the socket goes with it. */
 	if (b->w != NULL && link_loop(dl) != link_loop(b->dl)) {
 		if ((w = loop_fd_add(link_loop(dl), b->fd, 0, on_fd, b)) ==

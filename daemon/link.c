@@ -176,6 +176,7 @@ dl_new(struct rsd *d, const struct link_ops *ops, void *arg)
 {
 	struct dlink *dl;
 
+	loop_assert_exclusive();
 	/* It holds a proved key and a resume secret (see secmem.h). */
 	if ((dl = secmem_alloc(sizeof(*dl))) == NULL)
 		return (NULL);
@@ -199,6 +200,7 @@ static void
 list_add(struct dlink *dl)
 {
 
+	loop_assert_exclusive();
 	TAILQ_INSERT_TAIL(&dl->d->links, dl, entry);
 	dl->listed = 1;
 }
@@ -407,17 +409,17 @@ deliver(struct dlink *dl, struct engine *e, const struct engine_event *ev)
 		dl->ops->event(dl->arg, dl, ev);
 }
 
-/* Stream events a shared turn may not handle: they change tunnels. */
+/* Stream events that change tunnels: exclusive only (Threads in loop.h). */
 #define EV_EXCLUSIVE	(ENGINE_EV_INCOMING | ENGINE_EV_OPENED |	\
 	ENGINE_EV_REFUSED | ENGINE_EV_RESET | ENGINE_EV_RELEASED |	\
 	ENGINE_EV_SUSPENDED | ENGINE_EV_RESUMED)
 
 /*
  * Whether the link's completions, job and keepalive may run in shared
- * turns (see loop.h): while it is up with nothing but data to move, and no resume
- * (which takes another link's streams, on another worker) can come.  A
- * shared turn only ever turns it off (a stash, a failed engine); the
- * exclusive turn that follows turns it on again.
+ * turns (Threads in loop.h): while it is up with nothing but data to
+ * move, and no resume (which takes another link's streams, on another
+ * worker) can come.  A shared turn only ever turns it off (a stash, a
+ * failed engine); the exclusive turn that follows turns it on again.
  */
 static void
 share(struct dlink *dl)
@@ -486,8 +488,8 @@ pump(struct dlink *dl, struct engine *e, int shared)
 
 /*
  * The job: move the data (pump), then act on what the engine says.  In
- * a shared turn only the data: anything else (a stashed event, a failed
- * engine) is left for the next turn, exclusive.
+ * a shared turn only the data; a stashed event or a failed engine waits
+ * for the next turn (Threads in loop.h).
  */
 static void
 on_flush(void *arg)
@@ -1009,6 +1011,7 @@ static void
 slot_unqueue(struct dlink *dl)
 {
 
+	loop_assert_exclusive();
 	if (!dl->queued)
 		return;
 	TAILQ_REMOVE(&dl->d->connq, dl, qentry);
@@ -1048,6 +1051,7 @@ static void
 slot_wait(struct dlink *dl)
 {
 
+	loop_assert_exclusive();
 	dl->state = D_CONNECTING;
 	if (!dl->queued)
 		TAILQ_INSERT_TAIL(&dl->d->connq, dl, qentry);
@@ -1098,6 +1102,7 @@ link_down(struct dlink *dl, const char *why_in)
 	unsigned nsusp;
 	char why[256], susp[80] = "";
 
+	loop_assert_exclusive();
 	/* It may be the engine's own message, freed with the link below. */
 	snprintf(why, sizeof(why), "%s", why_in);
 	kind = e != NULL ? engine_error_kind(e) : ENGINE_ERR_NONE;
@@ -1416,6 +1421,7 @@ link_up(struct dlink *dl)
 	char where[200], why[160];
 	unsigned version = engine_version(cur_engine(dl));
 
+	loop_assert_exclusive();
 	if (watch_cq(dl)) {
 		link_down(dl, "cannot watch the completion channel");
 		return;
@@ -1530,7 +1536,8 @@ incoming_limit(struct rsd *d, const struct sockaddr *peer, int auth, int act,
 	return (why);
 }
 
-/* Turn a connect request away: count it, say it once per burst. */
+/* Turn a connect request away: count it (the gate runs in shared turns:
+ * atomic), say it once per burst. */
 static int __attribute__((format(printf, 4, 5)))
 reject(const char *peer, uint64_t *count, struct log_burst *b,
     const char *fmt, ...)
@@ -1538,7 +1545,7 @@ reject(const char *peer, uint64_t *count, struct log_burst *b,
 	char msg[200];
 	va_list ap;
 
-	(*count)++;
+	(void)__atomic_fetch_add(count, 1, __ATOMIC_RELAXED);
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
@@ -1599,9 +1606,9 @@ refuse_limited(struct rsd *d, const char *peer_text, enum admit_refusal why,
  * first: its address's rate, allow, its hello, the keys, then the limits
  * (admit.h), which on_take asks again, in an exclusive turn, before the
  * link is made.  It runs in the daemon's loop alongside the workers: it
- * reads the configuration and the links (both change only in exclusive
- * turns) and changes nothing but the counts and log bursts of refusals,
- * which are that loop's alone.
+ * reads the configuration and the links and changes nothing but the rate
+ * limiter (the daemon's loop's), and the counts and log bursts of
+ * refusals (atomic; see Threads in loop.h).
  */
 static int
 gate(void *arg, const struct sockaddr *peer, const char *peer_text,
@@ -2034,6 +2041,7 @@ link_listen_commit(struct rsd *d, const struct conf *nc,
 	struct verbs_link_conf lc;
 	size_t i;
 
+	loop_assert_exclusive();
 	for (i = 0; i < d->nlsn; i++) {
 		if (d->lsn[i] != NULL) {
 			log_notice("no longer listening for RDMA links on %s",
@@ -2066,6 +2074,7 @@ link_free(struct dlink *dl)
 	struct dlink *o;
 	unsigned i;
 
+	loop_assert_exclusive();
 	if (dl == NULL)
 		return;
 	dl->closing = 1;
@@ -2272,7 +2281,7 @@ link_ring_new(struct dlink *dl, uint32_t size, int flags, char *err,
 {
 	int vflags = (flags & LINK_RING_RX) ? VERBS_MEM_REMOTE : 0;
 
-	/* Other links' pools are other workers' while this turn is shared. */
+	/* Other links' pools are other workers' (Threads in loop.h). */
 	if (!loop_exclusive())
 		vflags |= VERBS_MEM_OWNPOOL;
 	return ((struct link_ring *)verbs_mem_new(dl->vl, size, vflags, err,

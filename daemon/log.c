@@ -196,7 +196,8 @@ emit(int level, const struct log_about *a, const char *fmt, va_list ap)
 
 /*
  * Bursts: workers' shared turns may count the same burst at once (a
- * daemon-wide one such as max_memory's); it is never on the data path.
+ * daemon-wide one such as max_memory's), so a burst is "atomic" (Threads
+ * in loop.h) through this lock; it is never on the data path.
  */
 static pthread_mutex_t burst_mu = PTHREAD_MUTEX_INITIALIZER;
 

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "conf.h"
 #include "loop.h"
 #include "timerq.h"
 
@@ -26,7 +27,8 @@ struct loop_fd {
 	int shared;
 };
 
-#define WORLD_MAX	257
+/* The daemon's loop and its workers. */
+#define WORLD_MAX	(CONF_MAX_WORKERS + 1)
 
 /*
  * A world's loops, and the lock an exclusive turn takes first: while a
@@ -123,11 +125,19 @@ loop_exclusive(void)
 	return (!in_shared);
 }
 
+void
+loop_assert_exclusive(void)
+{
+
+	if (in_shared)
+		abort();
+}
+
 /*
  * Another thread's turn changed ${lp} (a timer, a job, a watcher): ${lp}
  * may sleep on an old timeout, so it is woken when that turn ends.  A
- * shared turn touches only its own loop: anything else is a race, and
- * stops the daemon here rather than corrupting it.
+ * shared turn touches only its own loop (Threads in loop.h): anything
+ * else is a race, and stops the daemon here rather than corrupting it.
  */
 static void
 touch(struct loop *lp)

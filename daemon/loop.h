@@ -4,22 +4,59 @@
  * one callback and an interest mask the owner changes as its needs change
  * (reading stops while a ring is full: that is the backpressure).
  *
- * Several loops, each run by its own thread, may form a world (the
- * daemon's workers): every object belongs to one loop, and each turn of
- * a loop is either shared or exclusive.  A shared turn runs at the same
- * time as other loops' shared turns and may touch only its own loop's
- * objects (the data path: a link's completions, its streams' sockets).
- * An exclusive turn runs while every other loop of the world waits
- * between turns, and may touch anything, in any loop.  A turn is shared
- * when every watcher with an event, every job queued and every timer due
- * was marked shared (loop_fd_share, loop_job_share, loop_timer_share);
- * work a shared turn finds it cannot do (a job not marked shared) waits
- * for the next turn, which is then exclusive.  Each loop has its own turn
- * lock, which only a thread starting an exclusive turn ever waits for.
- * The first loop of a world (control, reloads, signals, the RDMA CM) is
- * no different: what it does for untrusted parties (a peer's connect
- * request, a control client) runs shared, and only what needs the whole
- * daemon stops the others.
+ * Threads: the daemon's one contract for data that several threads can
+ * reach.  Every other file points here rather than restating it.
+ *
+ * A worker is a thread that runs one loop (rstreamd.c's workers_run; the
+ * main thread runs the daemon's loop, rsd.lp: control, reloads, signals,
+ * the RDMA CM).  Their loops form a world; with fewer than two workers
+ * there is no world, one loop does everything and every turn is
+ * exclusive.  Every object belongs to one loop, its owner loop: the one
+ * its watchers, timers and jobs were made on (a link and its streams:
+ * link_loop(); tunnels, listeners, control clients: rsd.lp).
+ *
+ * Each turn of a loop (one loop_run_once) is shared or exclusive.  A
+ * shared turn runs at the same time as other loops' shared turns and may
+ * touch only its own loop's objects: the data path (a link's completions,
+ * its streams' sockets), and what the daemon's loop does for untrusted
+ * parties (a peer's connect request, a control client, a signal), which
+ * stops no worker.  An exclusive turn runs while every other loop of the
+ * world waits between turns (all workers stopped), and may touch
+ * anything, in any loop.  A turn is shared when every watcher with an
+ * event, every job queued and every timer due was marked shared
+ * (loop_fd_share, loop_job_share, loop_timer_share); work a shared turn
+ * finds it cannot do (a job not marked shared, a link's stream event that
+ * changes a tunnel) waits for the next turn, which is then exclusive.
+ * Each loop has its own turn lock, which only a thread starting an
+ * exclusive turn ever waits for.
+ *
+ * Every field of the daemon's shared structures (rsd.h; link.c's struct
+ * dlink) ends with one of three labels naming what guards it, optionally
+ * followed by a few words (excl: set at apply):
+ *   owner   only turns of the loop that owns the object (shared or
+ *           exclusive) read or write it, or an exclusive turn of another
+ *           loop (the owner then waits);
+ *   excl    written only in exclusive turns: any turn may read it (no
+ *           writer runs alongside a shared turn);
+ *   atomic  any turn, through atomics: ST_ADD (rsd.h) for counters,
+ *           budget_take and budget_give (budget.h) for memory charges,
+ *           __atomic loads and stores, or a lock of its own (log.h's
+ *           bursts).
+ * What follows from them:
+ *  - the daemon's lists (links, tunnels, a tunnel's streams, listeners),
+ *    its configuration, and whatever makes, frees or moves a link, a
+ *    tunnel or a stream change only in exclusive turns; such functions
+ *    start with loop_assert_exclusive(), and a shared turn may walk the
+ *    lists to read them;
+ *  - a counter that a shared turn may write counts with ST_ADD; any other
+ *    is written in exclusive turns only; readers (status, metrics) run in
+ *    exclusive turns;
+ *  - a limit is reserved before the work it limits (an atomic add, a
+ *    check, a roll back), never checked in one turn and charged in
+ *    another;
+ *  - a shared turn that touches another loop's watcher, timer or job, or
+ *    calls an exclusive-only function, stops the daemon (abort) rather
+ *    than corrupting it.
  */
 #ifndef LOOP_H
 #define LOOP_H
@@ -219,6 +256,14 @@ void loop_job_share(struct loop_job *j, int shared);
  * every turn is exclusive).
  */
 int loop_exclusive(void);
+
+/**
+ * loop_assert_exclusive():
+ * Abort unless the calling thread may touch anything (see Threads above):
+ * the first line of every function that may only run in an exclusive
+ * turn.
+ */
+void loop_assert_exclusive(void);
 
 /**
  * loop_exclusive_turns(lp):

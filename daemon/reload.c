@@ -71,6 +71,7 @@ on_apply(void *arg)
 	char file[sizeof(d->conf->file)], err[1100], why[1024];
 	int control_moved;
 
+	loop_assert_exclusive();
 	d->reload_nc = NULL;
 	if (nc == NULL)
 		return;

@@ -31,31 +31,43 @@ struct rname;
 struct resolver;
 
 /*
+ * Every field below carries its guard, one of the labels of Threads in
+ * loop.h: owner, excl or atomic.  The daemon's loop (lp) owns what has
+ * an owner here.
+ */
+
+/*
  * Per-tunnel counters (bytes are stream payload).  Shared by the tunnels
  * of one name across reloads, so a changed tunnel keeps counting.  Streams
- * of one tunnel may run on several workers at once: they count with
- * ST_ADD (an atomic add, no lock), and readers run in exclusive turns.
+ * of one tunnel run on several workers: every counter counts with ST_ADD,
+ * even in exclusive turns, so no writer needs to know which turn it is in.
  */
 #define ST_ADD(st, field, n)						\
 	((void)__atomic_fetch_add(&(st)->field, (n), __ATOMIC_RELAXED))
 struct tun_stats {
-	uint64_t bytes_in;	/* from local sockets into the tunnel */
-	uint64_t bytes_out;	/* from the tunnel out to local sockets */
-	uint64_t opened, refused, failed;
-	uint64_t limited;	/* refusals by a limit (included in refused) */
-	uint64_t denied;	/* refusals: link without this tunnel's key */
-	uint64_t accept_pauses;	/* out of descriptors: accepting paused */
-	uint64_t suspended;	/* streams suspended by a link failure */
-	uint64_t resumes;	/* streams resumed on a new link */
-	uint64_t resume_failures;	/* suspended streams reset instead */
-	uint64_t ring_refusals;	/* rings refused by max_memory, the daemon's
-				   or the tunnel's (streams refused, and
-				   growths and shrinks) */
-	uint64_t pinned;	/* bytes of ring memory its streams hold
-				   (suspended ones' too): charged with
+	uint64_t bytes_in;	/* atomic: from local sockets into the tunnel */
+	uint64_t bytes_out;	/* atomic: from the tunnel out to local
+				   sockets */
+	uint64_t opened, refused, failed;	/* atomic */
+	uint64_t limited;	/* atomic: refusals by a limit (included in
+				   refused) */
+	uint64_t denied;	/* atomic: refusals: link without this
+				   tunnel's key */
+	uint64_t accept_pauses;	/* atomic: out of descriptors: accepting
+				   paused */
+	uint64_t suspended;	/* atomic: streams suspended by a link
+				   failure */
+	uint64_t resumes;	/* atomic: streams resumed on a new link */
+	uint64_t resume_failures;	/* atomic: suspended streams reset
+					   instead */
+	uint64_t ring_refusals;	/* atomic: rings refused by max_memory, the
+				   daemon's or the tunnel's (streams refused,
+				   and growths and shrinks) */
+	uint64_t pinned;	/* atomic: bytes of ring memory its streams
+				   hold (suspended ones' too): charged with
 				   budget_take against its max_memory */
-	uint32_t active;
-	int refs;
+	uint32_t active;	/* atomic: open streams */
+	int refs;		/* excl: tunnels counting here */
 };
 
 /*
@@ -65,88 +77,111 @@ struct tun_stats {
  * the last one ends.
  */
 struct tun {
-	struct rsd *d;
-	const struct conf_tunnel *c;	/* = &conf */
-	struct conf_tunnel conf;	/* own copy: outlives the file's */
+	struct rsd *d;			/* excl */
+	const struct conf_tunnel *c;	/* excl: = &conf */
+	struct conf_tunnel conf;	/* excl: own copy: outlives the
+					   file's */
 	/* Client side: the local listener and the link to the peer. */
-	int lfd;
-	int activated;			/* lfd came from systemd */
-	struct sock_file sf;		/* a Unix listener's socket file */
-	struct loop_fd *lw;
-	char bound[160];
-	struct dlink *link;
-	struct rname *target_rn;	/* target side, TCP: its addresses */
-	struct tun_stats *st;
+	int lfd;			/* excl */
+	int activated;			/* excl: lfd came from systemd */
+	struct sock_file sf;		/* excl: a Unix listener's socket
+					   file */
+	struct loop_fd *lw;		/* excl: not shared: accepts are
+					   exclusive */
+	char bound[160];		/* excl */
+	struct dlink *link;		/* excl */
+	struct rname *target_rn;	/* excl: target side, TCP: its
+					   addresses */
+	struct tun_stats *st;		/* excl: the pointer (fields: atomic) */
 	/* Per-stream troubles, each logged once per burst. */
-	struct log_burst emfile_log, limit_log, refused_log, target_log;
-	struct log_burst down_log, memory_log;
-	uint32_t nstreams;		/* bridges on this tun */
-	TAILQ_HEAD(bridge_list, bridge) streams;	/* bridge.c's */
-	int draining;
-	struct loop_timer reap;
-	TAILQ_ENTRY(tun) entry;
+	struct log_burst emfile_log, limit_log, refused_log;	/* atomic */
+	struct log_burst target_log, down_log, memory_log;	/* atomic */
+	uint32_t nstreams;		/* excl: bridges on this tun */
+	TAILQ_HEAD(bridge_list, bridge) streams;	/* excl: bridge.c's */
+	int draining;			/* excl */
+	struct loop_timer reap;		/* owner: lp's timer */
+	TAILQ_ENTRY(tun) entry;		/* excl */
 };
 
 TAILQ_HEAD(tun_list, tun);
 
 struct rsd {
-	struct loop *lp;		/* control, reloads, signals, the CM */
+	struct loop *lp;		/* excl: control, reloads, signals, the
+					   CM */
 	/* Workers' loops: links (and their streams) run there, in turn.
 	 * None: everything runs on lp. */
-	struct loop **workers;
-	size_t nworkers;
-	size_t next_worker;
-	struct conf *conf;
-	int verbose;			/* -v count, added to log_level */
-	struct verbs_cm *cm;
-	struct loop_fd *cm_w;		/* the links' CM channel */
-	struct loop_fd *lcm_w;		/* the listeners' (shared turns) */
-	struct loop_job take;		/* connect requests let through */
-	struct admit_rate *rate;	/* connect requests per address */
-	struct resolver *res;		/* host names, off the loop */
-	struct tun_list tuns;		/* configured first, then draining */
-	struct verbs_listener **lsn;
-	size_t nlsn;
-	TAILQ_HEAD(dlink_list, dlink) links;	/* every link: link.c's */
-	struct dlink_list connq;	/* client links waiting for a connect
-					   slot (LINK_CONNECT_SLOTS): link.c's */
-	const struct link_ops *in_ops;	/* incoming links report here */
-	void *in_arg;
-	uint64_t next_serial;		/* stream numbers, for logs */
-	uint64_t links_rejected;	/* a limit, allow, an invalid hello */
-	uint64_t links_evicted;		/* idle links closed to make room */
-	uint64_t auth_failures;		/* links that failed to authenticate */
-	uint64_t resume_refusals;	/* peers' resume offers refused */
-	uint64_t resume_timeouts;	/* suspended streams reset: no new link */
-	uint64_t stepdowns;		/* client links that connected again in
-					   an older version a peer asked for */
-	uint64_t stepdowns_refused;	/* such requests below min_version */
+	struct loop **workers;		/* excl: set at start */
+	size_t nworkers;		/* excl: set at start */
+	size_t next_worker;		/* excl */
+	struct conf *conf;		/* excl: swapped at apply */
+	int verbose;			/* excl: -v count, added to log_level */
+	struct verbs_cm *cm;		/* excl */
+	struct loop_fd *cm_w;		/* excl: the links' CM channel */
+	struct loop_fd *lcm_w;		/* excl: the listeners' (shared
+					   turns) */
+	struct loop_job take;		/* owner: connect requests let
+					   through */
+	struct admit_rate *rate;	/* owner: connect requests per
+					   address (the gate's) */
+	struct resolver *res;		/* excl: host names, off the loop */
+	struct tun_list tuns;		/* excl: configured first, then
+					   draining */
+	struct verbs_listener **lsn;	/* excl */
+	size_t nlsn;			/* excl */
+	TAILQ_HEAD(dlink_list, dlink) links;	/* excl: every link: link.c's */
+	struct dlink_list connq;	/* excl: client links waiting for a
+					   connect slot (LINK_CONNECT_SLOTS):
+					   link.c's */
+	const struct link_ops *in_ops;	/* excl: incoming links report here */
+	void *in_arg;			/* excl */
+	uint64_t next_serial;		/* excl: stream numbers, for logs */
+	uint64_t links_rejected;	/* atomic: a limit, allow, an invalid
+					   hello (the gate counts, shared) */
+	uint64_t links_evicted;		/* excl: idle links closed to make
+					   room */
+	uint64_t auth_failures;		/* atomic: links that failed to
+					   authenticate (the gate too) */
+	uint64_t resume_refusals;	/* excl: peers' resume offers refused */
+	uint64_t resume_timeouts;	/* excl: suspended streams reset: no
+					   new link */
+	uint64_t stepdowns;		/* excl: client links that connected
+					   again in an older version a peer
+					   asked for */
+	uint64_t stepdowns_refused;	/* excl: such requests below
+					   min_version */
 	/* Each kind of refusal is logged once per burst of its own. */
-	struct log_burst refusal_log[ADMIT_N], auth_log, deny_log;
-	struct log_burst version_log, origin_log, reject_log, drain_log;
-	struct log_burst cm_log, open_log, resume_log, memory_log;
-	int noauth_warned;		/* said once that links lack keys */
-	struct loop_timer sweep;	/* idle_timeout, once a second */
-	struct loop_job sweep_job;	/* its exclusive part, when due */
-	struct ctl *ctl;
-	char control_path[108];		/* where the control socket is */
+	struct log_burst refusal_log[ADMIT_N], auth_log;	/* atomic */
+	struct log_burst deny_log, version_log, origin_log;	/* atomic */
+	struct log_burst reject_log, drain_log, cm_log;	/* atomic */
+	struct log_burst open_log, resume_log, memory_log;	/* atomic */
+	int noauth_warned;		/* excl: said once that links lack
+					   keys */
+	struct loop_timer sweep;	/* owner: idle_timeout, once a second
+					   (shared) */
+	struct loop_job sweep_job;	/* owner: its exclusive part, when
+					   due */
+	struct ctl *ctl;		/* excl: set at start */
+	char control_path[108];		/* excl: where the control socket is */
 	/* Sockets systemd passed (socket activation), until a tunnel takes them. */
-	int *act_fds;
-	char **act_names;
-	size_t nact;
+	int *act_fds;			/* excl */
+	char **act_names;		/* excl */
+	size_t nact;			/* excl */
 	/* Life cycle. */
-	uint64_t started_ms, reloaded_ms;
-	unsigned reloads;
-	char reload_error[1100];	/* last failed reload, "" if it worked */
-	/* A reload read and checked, applied in the next exclusive turn
-	 * (reload.c's), and whom to tell. */
-	struct loop_job reload_job;
-	struct conf *reload_nc;
-	void (*reload_done)(void *, int, const char *);
-	void *reload_arg;
-	int draining;			/* SIGTERM: finishing open streams */
-	struct loop_job *drained;	/* defer when a stream ends, draining */
-	int stop;
+	uint64_t started_ms, reloaded_ms;	/* excl */
+	unsigned reloads;		/* excl */
+	char reload_error[1100];	/* owner: last failed reload, "" if it
+					   worked */
+	/* A reload read and checked in a turn of lp, maybe shared, applied
+	 * in the next exclusive turn (reload.c's), and whom to tell. */
+	struct loop_job reload_job;	/* owner */
+	struct conf *reload_nc;		/* owner */
+	void (*reload_done)(void *, int, const char *);	/* owner */
+	void *reload_arg;		/* owner */
+	int draining;			/* excl: SIGTERM: finishing open
+					   streams */
+	struct loop_job *drained;	/* excl: defer when a stream ends,
+					   draining */
+	int stop;			/* excl */
 };
 
 #endif /* !RSD_H */

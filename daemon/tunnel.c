@@ -37,9 +37,10 @@ static enum admission
 tunnel_room(struct tun *t)
 {
 
+	loop_assert_exclusive();
 	if (t->nstreams >= t->c->sz.max_streams) {
-		t->st->refused++;
-		t->st->limited++;
+		ST_ADD(t->st, refused, 1);
+		ST_ADD(t->st, limited, 1);
 		return (LIMITED);
 	}
 	return (ADMITTED);
@@ -61,11 +62,12 @@ tunnel_admit_incoming(struct rsd *d, struct tun *t, struct dlink *dl,
 	struct engine *e = link_engine(dl);
 	enum admission a = ADMITTED;
 
+	loop_assert_exclusive();
 	if (t == NULL)
 		return (d->draining ? SHUTTING_DOWN : NO_TUNNEL);
 	if (t->c->key.set && (proved == NULL || !proved->set ||
 	    !conf_key_same(proved, &t->c->key))) {
-		t->st->denied++;
+		ST_ADD(t->st, denied, 1);
 		a = DENIED;
 	} else if (engine_version(e) < t->c->sz.min_version) {
 		a = OLD_VERSION;
@@ -76,7 +78,7 @@ tunnel_admit_incoming(struct rsd *d, struct tun *t, struct dlink *dl,
 	}
 	if (a == ADMITTED)
 		return (tunnel_room(t));
-	t->st->refused++;
+	ST_ADD(t->st, refused, 1);
 	return (a);
 }
 
@@ -99,7 +101,7 @@ client_arrives(struct tun *t, int fd)
 		bridge_open(b);
 	} else if (!link_is_connecting(t->link)) {
 		/* Waiting is for a link on its way, not one in back-off. */
-		t->st->failed++;
+		ST_ADD(t->st, failed, 1);
 		snprintf(why, sizeof(why), "link to %s is down",
 		    link_peer(t->link));
 		bridge_refuse_client(b, &t->down_log, why);
@@ -121,7 +123,7 @@ on_accept(void *arg, uint32_t events)
 			continue;
 		}
 		if (errno == EMFILE || errno == ENFILE) {
-			t->st->accept_pauses++;
+			ST_ADD(t->st, accept_pauses, 1);
 			log_burst_about(&t->emfile_log, loop_now_ms(),
 			    LOG_WARNING, NULL, "tunnel %s: out of file "
 			    "descriptors (%s); pausing accepts for %d ms at a "
@@ -165,7 +167,7 @@ client_link_down(void *arg, struct dlink *dl, const char *why)
 		next = bridge_next(b);
 		if (!bridge_waiting(b))
 			continue;
-		t->st->failed++;
+		ST_ADD(t->st, failed, 1);
 		bridge_refuse_client(b, NULL, msg);
 	}
 }
@@ -433,6 +435,7 @@ static void
 tun_free(struct tun *t)
 {
 
+	loop_assert_exclusive();
 	TAILQ_REMOVE(&t->d->tuns, t, entry);
 	tun_close_listener(t);
 	link_free(t->link);
@@ -470,6 +473,7 @@ tun_new(struct rsd *d, const struct conf_tunnel *c, struct tun_stats *st)
 {
 	struct tun *t;
 
+	loop_assert_exclusive();
 	/* Its copy of the configuration holds its key (see secmem.h). */
 	if ((t = secmem_alloc(sizeof(*t))) == NULL)
 		return (NULL);
@@ -741,6 +745,7 @@ tunnel_apply(struct rsd *d, struct conf *nc, char *err, size_t errlen)
 	struct tun *t, *next;
 	size_t i;
 
+	loop_assert_exclusive();
 	if ((pl = calloc(nc->ntunnels + 1, sizeof(*pl))) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return (-1);

@@ -401,7 +401,8 @@ const struct hca_info *verbs_link_hca(const struct verbs_link *link);
  * both are held until the old one goes).  Other links' pools are dropped
  * too unless VERBS_MEM_OWNPOOL (they may be in use by another thread).
  * Links are not thread-safe, but the charge is: threads may allocate at
- * once on different links.
+ * once on different links (how the daemon's workers do: Threads in
+ * daemon/loop.h).
  */
 struct verbs_mem *verbs_mem_new(struct verbs_link *link, uint32_t size,
     int flags, char *err, size_t errlen);

@@ -5,8 +5,9 @@
  * turn may not do waits for the next, exclusive, turn; a timer marked
  * shared fires in shared turns, one that is not makes its turn exclusive;
  * the first loop (main) runs shared turns too, alongside the workers'; a
- * timer another thread arms wakes a sleeping loop; and a shared turn that
- * touches another loop stops the process.
+ * timer another thread arms wakes a sleeping loop; a shared turn that
+ * touches another loop stops the process; and so does a shared turn that
+ * calls loop_assert_exclusive(), which an exclusive one passes.
  */
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -367,6 +368,76 @@ test_trespass(void)
 	    "loop's timer aborts");
 }
 
+/*
+ * In a child, with real threads: a fresh world of the main loop and one
+ * worker, both running; the worker's watcher calls loop_assert_exclusive()
+ * in a shared turn (if ${shared}) or an exclusive one.  The child exits 0
+ * once the handler got past the assertion, 3 if it never ran.
+ */
+static int asserted;
+
+static void
+on_assert(void *arg, uint32_t events)
+{
+	int *fd = arg;
+	uint64_t v;
+
+	(void)events;
+	(void)!read(*fd, &v, sizeof(v));
+	loop_assert_exclusive();
+	__atomic_store_n(&asserted, 1, __ATOMIC_RELEASE);
+}
+
+static int
+assert_child(int shared)
+{
+	struct loop *m, *w;
+	struct loop_fd *mw, *aw;
+	pthread_t th;
+	uint64_t until;
+	int st, fd, mfd;
+	pid_t pid;
+
+	if ((pid = fork()) == 0) {
+		m = loop_new();
+		w = loop_new();
+		if (m == NULL || w == NULL || loop_world_new(m) != 0 ||
+		    loop_world_join(w, m) != 0)
+			_exit(2);
+		/* Main keeps taking shared turns alongside the worker's. */
+		mfd = eventfd(1, EFD_NONBLOCK);
+		mw = loop_fd_add(m, mfd, EPOLLIN, on_main_busy, NULL);
+		loop_fd_share(mw, 1);
+		fd = eventfd(0, EFD_NONBLOCK);
+		aw = loop_fd_add(w, fd, EPOLLIN, on_assert, &fd);
+		loop_fd_share(aw, shared);
+		stop_workers = 0;
+		pthread_create(&th, NULL, worker, w);
+		(void)!write(fd, &(uint64_t){ 1 }, sizeof(uint64_t));
+		until = now_ms() + 10000;
+		while (!__atomic_load_n(&asserted, __ATOMIC_ACQUIRE) &&
+		    now_ms() < until)
+			(void)loop_run_once(m, 10);
+		_exit(asserted ? 0 : 3);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+		return (-1);
+	return (st);
+}
+
+static void
+test_assert(void)
+{
+	int st;
+
+	st = assert_child(1);
+	ok(st != -1 && WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT,
+	    "loop_assert_exclusive() in a worker's shared turn aborts");
+	st = assert_child(0);
+	ok(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	    "loop_assert_exclusive() in a worker's exclusive turn passes");
+}
+
 /* Without a world, every turn is exclusive, as before. */
 static void
 test_plain(void)
@@ -395,6 +466,7 @@ main(void)
 	test_world();
 	test_wake();
 	test_trespass();
+	test_assert();
 	for (i = 0; i < NW; i++)
 		loop_free(wl[i]);
 	loop_free(main_lp);
