@@ -1042,23 +1042,27 @@ engine_new(const struct engine_conf *conf, const char **errstr)
 
 	if ((*errstr = engine_conf_check(conf)) != NULL)
 		return (NULL);
-	if ((e = calloc(1, sizeof(*e))) == NULL)
-		goto err0;
+	if ((e = calloc(1, sizeof(*e))) == NULL) {
+		*errstr = "out of memory";
+		return (NULL);
+	}
 	e->conf = *conf;
 	e->ver_cap = WIRE_VERSION;
-	if ((e->s = calloc(conf->max_streams, sizeof(*e->s))) == NULL)
-		goto err1;
-	if ((e->repost = calloc(conf->rq_size, sizeof(uint32_t))) == NULL)
-		goto err2;
-	if ((e->wri = calloc(conf->sq_size, sizeof(*e->wri))) == NULL)
-		goto err3;
-	if ((e->refusals = calloc(WIRE_STREAMS_MAX, sizeof(uint32_t))) == NULL)
-		goto err4;
-	if ((e->peer_ids = calloc(WIRE_STREAMS_MAX / 8, 1)) == NULL)
-		goto err5;
-	if (conf->resume &&
-	    (e->gone = calloc(WIRE_STREAMS_MAX, sizeof(uint32_t))) == NULL)
-		goto err6;
+	/* engine_free takes what was allocated of these and skips the rest. */
+	e->s = calloc(conf->max_streams, sizeof(*e->s));
+	e->repost = calloc(conf->rq_size, sizeof(uint32_t));
+	e->wri = calloc(conf->sq_size, sizeof(*e->wri));
+	e->refusals = calloc(WIRE_STREAMS_MAX, sizeof(uint32_t));
+	e->peer_ids = calloc(WIRE_STREAMS_MAX / 8, 1);
+	if (conf->resume)
+		e->gone = calloc(WIRE_STREAMS_MAX, sizeof(uint32_t));
+	if (e->s == NULL || e->repost == NULL || e->wri == NULL ||
+	    e->refusals == NULL || e->peer_ids == NULL ||
+	    (conf->resume && e->gone == NULL)) {
+		engine_free(e);
+		*errstr = "out of memory";
+		return (NULL);
+	}
 
 	/* No slot used yet: ids are handed out low first (slot_alloc). */
 	e->free_head = NIL;
@@ -1083,22 +1087,6 @@ engine_new(const struct engine_conf *conf, const char **errstr)
 		e->signal_every = 1;
 	e->last_signaled = UINT64_MAX;
 	return (e);
-
-err6:
-	free(e->peer_ids);
-err5:
-	free(e->refusals);
-err4:
-	free(e->wri);
-err3:
-	free(e->repost);
-err2:
-	free(e->s);
-err1:
-	free(e);
-err0:
-	*errstr = "out of memory";
-	return (NULL);
 }
 
 void
