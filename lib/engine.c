@@ -1335,138 +1335,197 @@ rec_name(uint8_t type)
 	return (type < sizeof(names) / sizeof(names[0]) ? names[type] : "?");
 }
 
+/*
+ * The records that name one of our streams, in rec_stream's table: each
+ * handler returns 0, -1 once it ended the link, or REC_BAD when the
+ * stream's state does not allow the record (rec_stream says so).
+ */
+#define REC_BAD	1
+
+static int
+rs_open_ok(struct engine *e, uint32_t id, const struct wire_rec *r)
+{
+	struct stream *s = &e->s[id];
+
+	if (peer_bit_isset(e, r->peer_stream))
+		return (REC_BAD);
+	s->state = S_OPEN;
+	s->peer_id = r->peer_stream;
+	s->peer_rx = r->ring;
+	s->flags |= F_PEER_MAPPED;
+	peer_bit(e, r->peer_stream, 1);
+	keep_decide(e, s);
+	if (s->flags & F_ABORT) {
+		s->flags |= F_RESET;
+		s->tx_app = s->tx_sent;
+		ctrl(e, id, C_RESET);
+		return (0);
+	}
+	event(e, id, ENGINE_EV_OPENED);
+	if (tx_ready(s))
+		qpush(e, Q_TX, id);
+	check_shutdown(e, id);
+	return (0);
+}
+
+static int
+rs_refuse(struct engine *e, uint32_t id, const struct wire_rec *r)
+{
+	struct stream *s = &e->s[id];
+
+	s->ev_reason = r->reason;
+	event(e, id, ENGINE_EV_REFUSED);
+	s->flags |= F_TERM_SENT | F_TERM_RECV;
+	maybe_release(e, id);
+	return (0);
+}
+
+static int
+rs_credit(struct engine *e, uint32_t id, const struct wire_rec *r)
+{
+	struct stream *s = &e->s[id];
+
+	if (r->cursor > s->tx_sent)
+		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: CREDIT for stream "
+		    "%u up to %llu, beyond the %llu bytes sent",
+		    (unsigned)id, (unsigned long long)r->cursor,
+		    (unsigned long long)s->tx_sent));
+	if (r->cursor <= s->tx_peer)
+		return (0);	/* old news: cursors are absolute */
+	s->tx_peer = r->cursor;
+	if (tx_ready(s))
+		qpush(e, Q_TX, id);
+	if ((s->flags & (F_KEEP | F_WANT_WR)) == (F_KEEP | F_WANT_WR)) {
+		s->flags &= (uint16_t)~F_WANT_WR;
+		event(e, id, ENGINE_EV_WRITABLE);
+	}
+	return (0);
+}
+
+static int
+rs_shutdown(struct engine *e, uint32_t id, const struct wire_rec *r)
+{
+	struct stream *s = &e->s[id];
+
+	if (r->cursor != s->rx_tail)
+		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: SHUTDOWN for "
+		    "stream %u at %llu, but %llu bytes arrived",
+		    (unsigned)id, (unsigned long long)r->cursor,
+		    (unsigned long long)s->rx_tail));
+	s->flags |= F_PEER_SHUT;
+	s->rx_final = r->cursor;
+	check_eof(e, id);
+	return (0);
+}
+
+static int
+rs_close(struct engine *e, uint32_t id, const struct wire_rec *r)
+{
+	struct stream *s = &e->s[id];
+
+	(void)r;
+	/* Graceful only after both shutdowns, or as our reset's answer. */
+	if (!(s->flags & F_TERM_SENT && s->flags & F_RESET) &&
+	    !((s->flags & F_PEER_SHUT) && (s->flags & F_SHUT_SENT)))
+		return (REC_BAD);
+	s->flags |= F_TERM_RECV;
+	maybe_release(e, id);
+	return (0);
+}
+
+static int
+rs_ring(struct engine *e, uint32_t id, const struct wire_rec *r)
+{
+	struct stream *s = &e->s[id];
+
+	/* One resize at a time: the peer waits for our RING_AT. */
+	if (s->rs & RS_RING_AT)
+		return (REC_BAD);
+	/* After our last word the peer frees it without RING_AT. */
+	if (s->flags & F_TERM_SENT)
+		return (0);
+	s->peer_next = r->ring;
+	s->rs |= RS_RING_AT;
+	qpush(e, Q_CTRL, id);
+	return (0);
+}
+
+static int
+rs_ring_at(struct engine *e, uint32_t id, const struct wire_rec *r)
+{
+	struct stream *s = &e->s[id];
+
+	if (s->rx_next.size == 0 || (s->rs & RS_RING))
+		return (REC_BAD);
+	if (r->cursor != s->rx_tail)
+		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: RING_AT for "
+		    "stream %u at %llu, but %llu bytes arrived",
+		    (unsigned)id, (unsigned long long)r->cursor,
+		    (unsigned long long)s->rx_tail));
+	rx_switch(e, id);
+	return (0);
+}
+
+static int
+rs_reset(struct engine *e, uint32_t id, const struct wire_rec *r)
+{
+	struct stream *s = &e->s[id];
+
+	s->flags |= F_TERM_RECV;
+	if (!(s->flags & F_RESET)) {
+		s->flags |= F_RESET;
+		s->ev_reason = r->reason;
+		s->tx_app = s->tx_sent;
+		s->rx_cons = s->rx_tail;
+		e->st.streams_reset++;
+		event(e, id, ENGINE_EV_RESET);
+	}
+	if (!(s->flags & F_TERM_SENT)) {
+		s->ctrl &= (uint8_t)~(C_CREDIT | C_SHUTDOWN);
+		ctrl(e, id, C_CLOSE);
+	}
+	maybe_release(e, id);
+	return (0);
+}
+
+/*
+ * Per record type: the state the stream must be in, the flags it must not
+ * have, and the handler.  (An INCOMING stream or one still resuming takes
+ * none of them.)
+ */
+static const struct stream_rec {
+	uint8_t state;
+	uint16_t not;
+	int (*rec)(struct engine *, uint32_t, const struct wire_rec *);
+} stream_recs[] = {
+	[WIRE_OPEN_OK] =	{ S_OPENING, 0, rs_open_ok },
+	[WIRE_REFUSE] =		{ S_OPENING, 0, rs_refuse },
+	[WIRE_CREDIT] =		{ S_OPEN, F_TERM_RECV, rs_credit },
+	[WIRE_SHUTDOWN] =	{ S_OPEN, F_PEER_SHUT | F_TERM_RECV,
+				    rs_shutdown },
+	[WIRE_CLOSE] =		{ S_OPEN, F_TERM_RECV, rs_close },
+	[WIRE_RING] =		{ S_OPEN, F_TERM_RECV, rs_ring },
+	[WIRE_RING_AT] =	{ S_OPEN, F_TERM_RECV, rs_ring_at },
+	[WIRE_RESET] =		{ S_OPEN, F_TERM_RECV, rs_reset },
+};
+
 static int
 rec_stream(struct engine *e, const struct wire_rec *r)
 {
 	struct stream *s = live(e, r->stream);
-	uint32_t id = r->stream;
-	const char *what = rec_name(r->type);
+	const struct stream_rec *t = NULL;
+	int err = REC_BAD;
 
-	if (s == NULL || s->state == S_INCOMING || (s->flags & F_RESUMING))
-		goto bad;
-
-	switch (r->type) {
-	case WIRE_OPEN_OK:
-		if (s->state != S_OPENING || peer_bit_isset(e, r->peer_stream))
-			goto bad;
-		s->state = S_OPEN;
-		s->peer_id = r->peer_stream;
-		s->peer_rx = r->ring;
-		s->flags |= F_PEER_MAPPED;
-		peer_bit(e, r->peer_stream, 1);
-		keep_decide(e, s);
-		if (s->flags & F_ABORT) {
-			s->flags |= F_RESET;
-			s->tx_app = s->tx_sent;
-			ctrl(e, id, C_RESET);
-			return (0);
-		}
-		event(e, id, ENGINE_EV_OPENED);
-		if (tx_ready(s))
-			qpush(e, Q_TX, id);
-		check_shutdown(e, id);
-		return (0);
-
-	case WIRE_REFUSE:
-		if (s->state != S_OPENING)
-			goto bad;
-		s->ev_reason = r->reason;
-		event(e, id, ENGINE_EV_REFUSED);
-		s->flags |= F_TERM_SENT | F_TERM_RECV;
-		maybe_release(e, id);
-		return (0);
-
-	case WIRE_CREDIT:
-		if (s->state != S_OPEN || (s->flags & F_TERM_RECV))
-			goto bad;
-		if (r->cursor > s->tx_sent)
-			return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: CREDIT for stream "
-			    "%u up to %llu, beyond the %llu bytes sent",
-			    (unsigned)id, (unsigned long long)r->cursor,
-			    (unsigned long long)s->tx_sent));
-		if (r->cursor <= s->tx_peer)
-			return (0);	/* old news: cursors are absolute */
-		s->tx_peer = r->cursor;
-		if (tx_ready(s))
-			qpush(e, Q_TX, id);
-		if ((s->flags & (F_KEEP | F_WANT_WR)) == (F_KEEP | F_WANT_WR)) {
-			s->flags &= (uint16_t)~F_WANT_WR;
-			event(e, id, ENGINE_EV_WRITABLE);
-		}
-		return (0);
-
-	case WIRE_SHUTDOWN:
-		if (s->state != S_OPEN ||
-		    (s->flags & (F_PEER_SHUT | F_TERM_RECV)))
-			goto bad;
-		if (r->cursor != s->rx_tail)
-			return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: SHUTDOWN for "
-			    "stream %u at %llu, but %llu bytes arrived",
-			    (unsigned)id, (unsigned long long)r->cursor,
-			    (unsigned long long)s->rx_tail));
-		s->flags |= F_PEER_SHUT;
-		s->rx_final = r->cursor;
-		check_eof(e, id);
-		return (0);
-
-	case WIRE_CLOSE:
-		if (s->state != S_OPEN || (s->flags & F_TERM_RECV))
-			goto bad;
-		/* Graceful only after both shutdowns, or as our reset's answer. */
-		if (!(s->flags & F_TERM_SENT && s->flags & F_RESET) &&
-		    !((s->flags & F_PEER_SHUT) && (s->flags & F_SHUT_SENT)))
-			goto bad;
-		s->flags |= F_TERM_RECV;
-		maybe_release(e, id);
-		return (0);
-
-	case WIRE_RING:
-		/* One resize at a time: the peer waits for our RING_AT. */
-		if (s->state != S_OPEN || (s->flags & F_TERM_RECV) ||
-		    (s->rs & RS_RING_AT))
-			goto bad;
-		/* After our last word the peer frees it without RING_AT. */
-		if (s->flags & F_TERM_SENT)
-			return (0);
-		s->peer_next = r->ring;
-		s->rs |= RS_RING_AT;
-		qpush(e, Q_CTRL, id);
-		return (0);
-
-	case WIRE_RING_AT:
-		if (s->state != S_OPEN || (s->flags & F_TERM_RECV) ||
-		    s->rx_next.size == 0 || (s->rs & RS_RING))
-			goto bad;
-		if (r->cursor != s->rx_tail)
-			return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: RING_AT for "
-			    "stream %u at %llu, but %llu bytes arrived",
-			    (unsigned)id, (unsigned long long)r->cursor,
-			    (unsigned long long)s->rx_tail));
-		rx_switch(e, id);
-		return (0);
-
-	case WIRE_RESET:
-		if (s->state != S_OPEN || (s->flags & F_TERM_RECV))
-			goto bad;
-		s->flags |= F_TERM_RECV;
-		if (!(s->flags & F_RESET)) {
-			s->flags |= F_RESET;
-			s->ev_reason = r->reason;
-			s->tx_app = s->tx_sent;
-			s->rx_cons = s->rx_tail;
-			e->st.streams_reset++;
-			event(e, id, ENGINE_EV_RESET);
-		}
-		if (!(s->flags & F_TERM_SENT)) {
-			s->ctrl &= (uint8_t)~(C_CREDIT | C_SHUTDOWN);
-			ctrl(e, id, C_CLOSE);
-		}
-		maybe_release(e, id);
-		return (0);
-	}
-bad:
+	if (r->type < sizeof(stream_recs) / sizeof(stream_recs[0]) &&
+	    stream_recs[r->type].rec != NULL)
+		t = &stream_recs[r->type];
+	if (t != NULL && s != NULL && !(s->flags & F_RESUMING) &&
+	    s->state == t->state && !(s->flags & t->not))
+		err = t->rec(e, r->stream, r);
+	if (err != REC_BAD)
+		return (err);
 	return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: %s for stream %u in a state "
-	    "that does not allow it", what, (unsigned)id));
+	    "that does not allow it", rec_name(r->type), (unsigned)r->stream));
 }
 
 /* The peer's proof: the initiator's first, then the responder's answer. */
