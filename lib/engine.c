@@ -1548,8 +1548,9 @@ rec_auth(struct engine *e, const struct wire_rec *r)
 }
 
 static int
-rec_msg_credit(struct engine *e, uint64_t posted)
+rec_msg_credit(struct engine *e, const struct wire_rec *r)
 {
+	uint64_t posted = r->cursor;
 
 	/* The peer cannot have more receives out than its queue holds. */
 	if (posted > e->msgs_sent + e->peer_rq)
@@ -1562,15 +1563,43 @@ rec_msg_credit(struct engine *e, uint64_t posted)
 	return (0);
 }
 
-int
-engine_on_recv(struct engine *e, uint32_t slot, const uint8_t *buf,
-    uint32_t len)
+static int
+rec_goaway(struct engine *e, const struct wire_rec *r)
 {
-	struct wire_rec r;
-	struct wire_origin origin;
-	size_t off = 0, used;
-	uint32_t origin_for = NIL;	/* an ORIGIN waits for its OPEN */
-	int err;
+
+	(void)r;
+	e->peer_goaway = 1;
+	return (0);
+}
+
+static int
+rec_keepalive(struct engine *e, const struct wire_rec *r)
+{
+
+	(void)e;
+	(void)r;
+	return (0);
+}
+
+/*
+ * Records about the link rather than one stream, by type; the rest (but
+ * OPEN and ORIGIN, which engine_on_recv pairs) go to rec_stream.
+ */
+static int (*const link_recs[])(struct engine *, const struct wire_rec *) = {
+	[WIRE_AUTH] = rec_auth,
+	[WIRE_MSG_CREDIT] = rec_msg_credit,
+	[WIRE_KEEPALIVE] = rec_keepalive,
+	[WIRE_GOAWAY] = rec_goaway,
+	[WIRE_RESUME] = rec_resume,
+	[WIRE_RESUME_STREAM] = rec_resume_stream,
+	[WIRE_RESUME_DENIED] = rec_resume_denied,
+	[WIRE_RESUME_PROOF] = rec_resume_proof,
+};
+
+/* Checks a message passes before its records are decoded. */
+static int
+recv_check(struct engine *e, uint32_t slot, uint32_t len)
+{
 
 	if (recv_slot(e, slot))
 		return (-1);
@@ -1583,86 +1612,103 @@ engine_on_recv(struct engine *e, uint32_t slot, const uint8_t *buf,
 	if (len > WIRE_MSG_SIZE)
 		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: message of %u bytes "
 		    "exceeds %u", (unsigned)len, WIRE_MSG_SIZE));
+	return (0);
+}
+
+static int
+orphan_origin(struct engine *e, uint32_t origin_for)
+{
+
+	return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: ORIGIN for "
+	    "peer stream %u not followed by its OPEN", (unsigned)origin_for));
+}
+
+/* Records of a version the link does not speak end it. */
+static int
+rec_version(struct engine *e, const struct wire_rec *r)
+{
+
+	switch (r->type) {
+	case WIRE_ORIGIN:
+		if (!e->can_origin)
+			return (fail(e, ENGINE_ERR_PROTOCOL, "protocol "
+			    "violation: ORIGIN on a link below version 3"));
+		break;
+	case WIRE_RESUME_PROOF:
+		if (!e->can_res_proof)
+			return (fail(e, ENGINE_ERR_PROTOCOL, "protocol "
+			    "violation: RESUME_PROOF on a link below "
+			    "version 5"));
+		break;
+	case WIRE_RING:
+	case WIRE_RING_AT:
+		if (!e->can_resize)
+			return (fail(e, ENGINE_ERR_PROTOCOL, "protocol "
+			    "violation: %s on a link that cannot resize "
+			    "rings", rec_name(r->type)));
+		break;
+	}
+	return (0);
+}
+
+/*
+ * May record ${r} come now?  Before the proof only what proving needs;
+ * after an ORIGIN (for peer stream ${origin_for}) only its OPEN; and only
+ * records the link's version carries.
+ */
+static int
+rec_allowed(struct engine *e, const struct wire_rec *r, uint32_t origin_for)
+{
+
+	if (!engine_authenticated(e) && r->type != WIRE_AUTH &&
+	    r->type != WIRE_MSG_CREDIT && r->type != WIRE_KEEPALIVE)
+		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: %s before "
+		    "authentication", rec_name(r->type)));
+	if (origin_for != NIL && (r->type != WIRE_OPEN ||
+	    r->stream != origin_for))
+		return (orphan_origin(e, origin_for));
+	return (rec_version(e, r));
+}
+
+int
+engine_on_recv(struct engine *e, uint32_t slot, const uint8_t *buf,
+    uint32_t len)
+{
+	struct wire_rec r;
+	struct wire_origin origin;
+	size_t off = 0, used;
+	uint32_t origin_for = NIL;	/* an ORIGIN waits for its OPEN */
+	int err;
+
+	if (recv_check(e, slot, len))
+		return (-1);
 	while (off < len) {
 		if ((err = wire_rec_decode(buf + off, len - off, &r, &used)))
 			return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: bad control "
 			    "record at offset %zu: %s", off,
 			    wire_strerror(err)));
 		off += used;
-		/* Before the proof, only what proving needs. */
-		if (!engine_authenticated(e) && r.type != WIRE_AUTH &&
-		    r.type != WIRE_MSG_CREDIT && r.type != WIRE_KEEPALIVE)
-			return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: %s before "
-			    "authentication", rec_name(r.type)));
-		/* An ORIGIN is followed by its stream's OPEN, nothing else. */
-		if (origin_for != NIL && (r.type != WIRE_OPEN ||
-		    r.stream != origin_for))
-			return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: "
-			    "ORIGIN for peer stream %u not followed by its OPEN",
-			    (unsigned)origin_for));
-		switch (r.type) {
-		case WIRE_AUTH:
-			err = rec_auth(e, &r);
-			break;
-		case WIRE_MSG_CREDIT:
-			err = rec_msg_credit(e, r.cursor);
-			break;
-		case WIRE_ORIGIN:
-			if (!e->can_origin)
-				return (fail(e, ENGINE_ERR_PROTOCOL, "protocol "
-				    "violation: ORIGIN on a link below "
-				    "version 3"));
+		if (rec_allowed(e, &r, origin_for))
+			return (-1);
+		if (r.type == WIRE_ORIGIN) {
 			origin = r.origin;
 			origin_for = r.stream;
-			err = 0;
-			break;
-		case WIRE_OPEN:
+			continue;
+		}
+		if (r.type == WIRE_OPEN) {
 			err = rec_open(e, &r, origin_for != NIL ? &origin :
 			    NULL);
 			origin_for = NIL;
-			break;
-		case WIRE_KEEPALIVE:
-			err = 0;
-			break;
-		case WIRE_GOAWAY:
-			e->peer_goaway = 1;
-			err = 0;
-			break;
-		case WIRE_RESUME:
-			err = rec_resume(e, &r);
-			break;
-		case WIRE_RESUME_STREAM:
-			err = rec_resume_stream(e, &r);
-			break;
-		case WIRE_RESUME_DENIED:
-			err = rec_resume_denied(e, &r);
-			break;
-		case WIRE_RESUME_PROOF:
-			if (!e->can_res_proof)
-				return (fail(e, ENGINE_ERR_PROTOCOL, "protocol "
-				    "violation: RESUME_PROOF on a link below "
-				    "version 5"));
-			err = rec_resume_proof(e, &r);
-			break;
-		case WIRE_RING:
-		case WIRE_RING_AT:
-			if (!e->can_resize)
-				return (fail(e, ENGINE_ERR_PROTOCOL, "protocol "
-				    "violation: %s on a link that cannot resize "
-				    "rings", rec_name(r.type)));
+		} else if (r.type < sizeof(link_recs) / sizeof(link_recs[0]) &&
+		    link_recs[r.type] != NULL)
+			err = link_recs[r.type](e, &r);
+		else
 			err = rec_stream(e, &r);
-			break;
-		default:
-			err = rec_stream(e, &r);
-			break;
-		}
 		if (err)
 			return (-1);
 	}
 	if (origin_for != NIL)
-		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: ORIGIN "
-		    "for peer stream %u not followed by its OPEN",
-		    (unsigned)origin_for));
+		return (orphan_origin(e, origin_for));
 	return (0);
 }
 
