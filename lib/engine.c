@@ -1809,135 +1809,233 @@ ring_grant(const struct engine_ring *ring)
 }
 
 /*
- * Encode the records stream ${id} has pending, in protocol order, as far
- * as they fit.  Returns 1 if all were encoded.
+ * One of encode_stream's steps: a record of stream ${id} if it has one
+ * pending.  ENC_ON when it went (or none was due), ENC_FULL when it did not
+ * fit this SEND, ENC_WAIT when the stream's other records must wait.
  */
-static int
-encode_stream(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
+enum enc { ENC_ON, ENC_FULL, ENC_WAIT };
+
+/* A record of ${type} to the peer about stream ${s}. */
+static void
+enc_rec(struct wire_rec *r, const struct stream *s, uint8_t type)
+{
+
+	memset(r, 0, sizeof(*r));
+	r->type = type;
+	r->stream = s->peer_id;
+}
+
+static enum enc
+enc_resume(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
 {
 	struct stream *s = &e->s[id];
 	struct wire_rec r;
 
-	if (s->state == S_FREE)
-		return (1);
-	memset(&r, 0, sizeof(r));
-	if (s->ctrl & C_RESUME) {
-		r.type = WIRE_RESUME_STREAM;
-		r.stream = s->peer_id;
-		r.peer_stream = id;
-		r.cursor = s->rx_tail;
-		r.consumed = s->rx_cons;
-		r.flags = (uint8_t)(((s->flags & F_PEER_SHUT) ? WIRE_RS_SHUT :
-		    0) | ((s->flags & F_TERM_RECV) ? WIRE_RS_CLOSE : 0));
-		r.ring = ring_grant(&s->rx);
-		if (!put(buf, len, &r))
-			return (0);
-		s->rx_rep = s->rx_cons;
-		s->ctrl &= (uint8_t)~C_RESUME;
-		memset(&r, 0, sizeof(r));
-		if (tx_ready(s))
-			qpush(e, Q_TX, id);
-	}
-	/* The rest waits until the peer's answer resumed the stream. */
-	if (s->flags & F_RESUMING)
-		return (1);
-	if (s->ctrl & C_OPEN) {
-		/*
-		 * The peer may still map an id freed here to a stream it is
-		 * resuming, until our GONE answer for it (or, asking, until
-		 * the RESUME_STREAMs that end what we did not name): a new
-		 * OPEN waits for every RESUME_STREAM and every GONE answer to
-		 * go first, and from version 5 for the peer's proof too.
-		 */
-		if (e->res_left > 0 || e->gone_n > 0 || e->res_naming ||
-		    !engine_resume_proven(e))
-			return (0);
-		r.type = WIRE_OPEN;
-		r.stream = id;
-		r.ring = ring_grant(&s->rx);
-		r.name_len = (uint8_t)strlen(s->name);
-		memcpy(r.name, s->name, r.name_len);
-		/* The ORIGIN and its OPEN share one SEND: room for both. */
-		if ((s->ctrl & C_ORIGIN) && e->can_origin) {
-			struct wire_rec o;
+	if (!(s->ctrl & C_RESUME))
+		return (ENC_ON);
+	enc_rec(&r, s, WIRE_RESUME_STREAM);
+	r.peer_stream = id;
+	r.cursor = s->rx_tail;
+	r.consumed = s->rx_cons;
+	r.flags = (uint8_t)(((s->flags & F_PEER_SHUT) ? WIRE_RS_SHUT : 0) |
+	    ((s->flags & F_TERM_RECV) ? WIRE_RS_CLOSE : 0));
+	r.ring = ring_grant(&s->rx);
+	if (!put(buf, len, &r))
+		return (ENC_FULL);
+	s->rx_rep = s->rx_cons;
+	s->ctrl &= (uint8_t)~C_RESUME;
+	if (tx_ready(s))
+		qpush(e, Q_TX, id);
+	return (ENC_ON);
+}
 
-			memset(&o, 0, sizeof(o));
-			o.type = WIRE_ORIGIN;
-			o.stream = id;
-			o.origin = s->origin;
-			if (*len + wire_rec_size(&o) + wire_rec_size(&r) >
-			    WIRE_MSG_SIZE - MSG_CREDIT_ROOM || !put(buf, len, &o))
-				return (0);
-		}
-		if (!put(buf, len, &r))
-			return (0);
-		s->ctrl &= (uint8_t)~(C_OPEN | C_ORIGIN);
+/* The rest waits until the peer's answer resumed the stream. */
+static enum enc
+enc_resuming(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
+{
+
+	(void)buf;
+	(void)len;
+	return ((e->s[id].flags & F_RESUMING) ? ENC_WAIT : ENC_ON);
+}
+
+static enum enc
+enc_open(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
+{
+	struct stream *s = &e->s[id];
+	struct wire_rec r, o;
+
+	if (!(s->ctrl & C_OPEN))
+		return (ENC_ON);
+	/*
+	 * The peer may still map an id freed here to a stream it is
+	 * resuming, until our GONE answer for it (or, asking, until the
+	 * RESUME_STREAMs that end what we did not name): a new OPEN waits
+	 * for every RESUME_STREAM and every GONE answer to go first, and
+	 * from version 5 for the peer's proof too.
+	 */
+	if (e->res_left > 0 || e->gone_n > 0 || e->res_naming ||
+	    !engine_resume_proven(e))
+		return (ENC_FULL);
+	memset(&r, 0, sizeof(r));
+	r.type = WIRE_OPEN;
+	r.stream = id;
+	r.ring = ring_grant(&s->rx);
+	r.name_len = (uint8_t)strlen(s->name);
+	memcpy(r.name, s->name, r.name_len);
+	/* The ORIGIN and its OPEN share one SEND: room for both. */
+	if ((s->ctrl & C_ORIGIN) && e->can_origin) {
+		memset(&o, 0, sizeof(o));
+		o.type = WIRE_ORIGIN;
+		o.stream = id;
+		o.origin = s->origin;
+		if (*len + wire_rec_size(&o) + wire_rec_size(&r) >
+		    WIRE_MSG_SIZE - MSG_CREDIT_ROOM || !put(buf, len, &o))
+			return (ENC_FULL);
 	}
-	if (s->ctrl & C_OPEN_OK) {
-		r.type = WIRE_OPEN_OK;
-		r.stream = s->peer_id;
-		r.peer_stream = id;
-		r.ring = ring_grant(&s->rx);
-		if (!put(buf, len, &r))
-			return (0);
-		s->ctrl &= (uint8_t)~C_OPEN_OK;
-	}
-	if (s->rs & RS_RING_AT) {
-		/* Every WRITE before this record went to the old ring. */
-		r.type = WIRE_RING_AT;
-		r.stream = s->peer_id;
-		r.cursor = s->tx_sent;
-		if (!put(buf, len, &r))
-			return (0);
-		s->rs &= (uint8_t)~RS_RING_AT;
-		s->peer_rx = s->peer_next;
-		memset(&s->peer_next, 0, sizeof(s->peer_next));
-		if (tx_ready(s))
-			qpush(e, Q_TX, id);
-	}
-	if (s->rs & RS_RING) {
-		r.type = WIRE_RING;
-		r.stream = s->peer_id;
-		r.ring = ring_grant(&s->rx_next);
-		if (!put(buf, len, &r))
-			return (0);
-		s->rs &= (uint8_t)~RS_RING;
-		s->ring_ticks = 0;
-	}
-	if (s->ctrl & C_CREDIT) {
-		r.type = WIRE_CREDIT;
-		r.stream = s->peer_id;
-		r.cursor = s->rx_cons;
-		if (!put(buf, len, &r))
-			return (0);
-		s->rx_rep = s->rx_cons;
-		s->rx_reps[s->rx_rep_n++ % REPS] = s->rx_cons;
-		s->ctrl &= (uint8_t)~C_CREDIT;
-		e->st.credit_updates++;
-	}
-	if (s->ctrl & C_SHUTDOWN) {
-		r.type = WIRE_SHUTDOWN;
-		r.stream = s->peer_id;
-		r.cursor = s->tx_sent;
-		if (!put(buf, len, &r))
-			return (0);
-		s->flags |= F_SHUT_SENT;
-		s->ctrl &= (uint8_t)~C_SHUTDOWN;
-	}
-	if (s->ctrl & (C_RESET | C_CLOSE)) {
-		/* CLOSE waits for our SHUTDOWN (a graceful close implies it). */
-		if ((s->ctrl & C_CLOSE) && !(s->flags & (F_SHUT_SENT | F_RESET)))
-			return (1);
-		r.type = (s->ctrl & C_RESET) ? WIRE_RESET : WIRE_CLOSE;
-		r.stream = s->peer_id;
-		r.reason = s->reason;
-		if (!put(buf, len, &r))
-			return (0);
-		s->flags |= F_TERM_SENT;
-		s->ctrl &= (uint8_t)~(C_RESET | C_CLOSE);
-		maybe_release(e, id);
-	}
-	return (1);
+	if (!put(buf, len, &r))
+		return (ENC_FULL);
+	s->ctrl &= (uint8_t)~(C_OPEN | C_ORIGIN);
+	return (ENC_ON);
+}
+
+static enum enc
+enc_open_ok(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
+{
+	struct stream *s = &e->s[id];
+	struct wire_rec r;
+
+	if (!(s->ctrl & C_OPEN_OK))
+		return (ENC_ON);
+	enc_rec(&r, s, WIRE_OPEN_OK);
+	r.peer_stream = id;
+	r.ring = ring_grant(&s->rx);
+	if (!put(buf, len, &r))
+		return (ENC_FULL);
+	s->ctrl &= (uint8_t)~C_OPEN_OK;
+	return (ENC_ON);
+}
+
+static enum enc
+enc_ring_at(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
+{
+	struct stream *s = &e->s[id];
+	struct wire_rec r;
+
+	if (!(s->rs & RS_RING_AT))
+		return (ENC_ON);
+	/* Every WRITE before this record went to the old ring. */
+	enc_rec(&r, s, WIRE_RING_AT);
+	r.cursor = s->tx_sent;
+	if (!put(buf, len, &r))
+		return (ENC_FULL);
+	s->rs &= (uint8_t)~RS_RING_AT;
+	s->peer_rx = s->peer_next;
+	memset(&s->peer_next, 0, sizeof(s->peer_next));
+	if (tx_ready(s))
+		qpush(e, Q_TX, id);
+	return (ENC_ON);
+}
+
+static enum enc
+enc_ring(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
+{
+	struct stream *s = &e->s[id];
+	struct wire_rec r;
+
+	if (!(s->rs & RS_RING))
+		return (ENC_ON);
+	enc_rec(&r, s, WIRE_RING);
+	r.ring = ring_grant(&s->rx_next);
+	if (!put(buf, len, &r))
+		return (ENC_FULL);
+	s->rs &= (uint8_t)~RS_RING;
+	s->ring_ticks = 0;
+	return (ENC_ON);
+}
+
+static enum enc
+enc_credit(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
+{
+	struct stream *s = &e->s[id];
+	struct wire_rec r;
+
+	if (!(s->ctrl & C_CREDIT))
+		return (ENC_ON);
+	enc_rec(&r, s, WIRE_CREDIT);
+	r.cursor = s->rx_cons;
+	if (!put(buf, len, &r))
+		return (ENC_FULL);
+	s->rx_rep = s->rx_cons;
+	s->rx_reps[s->rx_rep_n++ % REPS] = s->rx_cons;
+	s->ctrl &= (uint8_t)~C_CREDIT;
+	e->st.credit_updates++;
+	return (ENC_ON);
+}
+
+static enum enc
+enc_shutdown(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
+{
+	struct stream *s = &e->s[id];
+	struct wire_rec r;
+
+	if (!(s->ctrl & C_SHUTDOWN))
+		return (ENC_ON);
+	enc_rec(&r, s, WIRE_SHUTDOWN);
+	r.cursor = s->tx_sent;
+	if (!put(buf, len, &r))
+		return (ENC_FULL);
+	s->flags |= F_SHUT_SENT;
+	s->ctrl &= (uint8_t)~C_SHUTDOWN;
+	return (ENC_ON);
+}
+
+/* RESET or CLOSE: this side's last word on the stream. */
+static enum enc
+enc_term(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
+{
+	struct stream *s = &e->s[id];
+	struct wire_rec r;
+
+	if (!(s->ctrl & (C_RESET | C_CLOSE)))
+		return (ENC_ON);
+	/* CLOSE waits for our SHUTDOWN (a graceful close implies it). */
+	if ((s->ctrl & C_CLOSE) && !(s->flags & (F_SHUT_SENT | F_RESET)))
+		return (ENC_WAIT);
+	enc_rec(&r, s, (s->ctrl & C_RESET) ? WIRE_RESET : WIRE_CLOSE);
+	r.reason = s->reason;
+	if (!put(buf, len, &r))
+		return (ENC_FULL);
+	s->flags |= F_TERM_SENT;
+	s->ctrl &= (uint8_t)~(C_RESET | C_CLOSE);
+	maybe_release(e, id);
+	return (ENC_ON);
+}
+
+/* A stream's records in protocol order. */
+static enum enc (*const enc_steps[])(struct engine *, uint32_t, uint8_t *,
+    size_t *) = {
+	enc_resume, enc_resuming, enc_open, enc_open_ok, enc_ring_at,
+	enc_ring, enc_credit, enc_shutdown, enc_term
+};
+
+/*
+ * Encode the records stream ${id} has pending, in protocol order, as far
+ * as they fit.  Returns 1 if all were encoded (or the rest must wait for
+ * the peer), 0 if the SEND is full.
+ */
+static int
+encode_stream(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
+{
+	size_t i;
+	enum enc step = ENC_ON;
+
+	if (e->s[id].state == S_FREE)
+		return (1);
+	for (i = 0; step == ENC_ON &&
+	    i < sizeof(enc_steps) / sizeof(enc_steps[0]); i++)
+		step = enc_steps[i](e, id, buf, len);
+	return (step != ENC_FULL);
 }
 
 /* Build one SEND of control records into the slot for sequence ${seq}. */
