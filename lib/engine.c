@@ -2038,97 +2038,200 @@ encode_stream(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
 	return (step != ENC_FULL);
 }
 
-/* Build one SEND of control records into the slot for sequence ${seq}. */
-static size_t
-build_send(struct engine *e, uint64_t seq)
+/*
+ * build_send's steps: each puts the link's records of one kind that are
+ * due, as far as they fit.  They return 1, or 0 when the SEND must go as
+ * it is (the RESUME header did not fit: nothing may pass it).
+ */
+static int
+send_auth(struct engine *e, uint8_t *buf, size_t *len)
 {
-	uint8_t *buf = e->conf.ctrl_send +
-	    (size_t)(seq % e->conf.sq_size) * WIRE_MSG_SIZE;
-	size_t len = 0;
 	struct wire_rec r;
-	uint32_t id, v;
+
+	if (!e->auth_send)
+		return (1);
+	memset(&r, 0, sizeof(r));
+	r.type = WIRE_AUTH;
+	e->a.prove(e->a.arg, r.proof);
+	if (put(buf, len, &r))
+		e->auth_send = 0;
+	memset(r.proof, 0, sizeof(r.proof));
+	return (1);
+}
+
+static int
+send_goaway(struct engine *e, uint8_t *buf, size_t *len)
+{
+	struct wire_rec r;
+
+	if (!e->want_goaway || e->goaway_sent)
+		return (1);
+	memset(&r, 0, sizeof(r));
+	r.type = WIRE_GOAWAY;
+	r.reason = e->goaway_reason;
+	if (put(buf, len, &r))
+		e->goaway_sent = 1;
+	return (1);
+}
+
+static int
+send_resume(struct engine *e, uint8_t *buf, size_t *len)
+{
+	struct wire_rec r;
+
+	if (!e->res_hdr)
+		return (1);
+	memset(&r, 0, sizeof(r));
+	r.type = WIRE_RESUME;
+	memcpy(r.token, e->res_token, WIRE_NONCE_LEN);
+	memcpy(r.proof, e->res_proof, WIRE_AUTH_LEN);
+	r.count = e->res_count;
+	if (!put(buf, len, &r))
+		return (0);
+	e->res_hdr = 0;
+	memset(e->res_proof, 0, sizeof(e->res_proof));
+	memset(&r, 0, sizeof(r));	/* and the proof's copy */
+	return (1);
+}
+
+static int
+send_resume_denied(struct engine *e, uint8_t *buf, size_t *len)
+{
+	struct wire_rec r;
+
+	if (!e->res_deny)
+		return (1);
+	memset(&r, 0, sizeof(r));
+	r.type = WIRE_RESUME_DENIED;
+	r.reason = e->res_reason;
+	if (put(buf, len, &r))
+		e->res_deny = 0;
+	return (1);
+}
+
+static int
+send_resume_proof(struct engine *e, uint8_t *buf, size_t *len)
+{
+	struct wire_rec r;
+
+	if (!e->res_prove)
+		return (1);
+	memset(&r, 0, sizeof(r));
+	r.type = WIRE_RESUME_PROOF;
+	memcpy(r.proof, e->res_proof, WIRE_AUTH_LEN);
+	if (put(buf, len, &r)) {
+		e->res_prove = 0;
+		e->res_proof_sent = 1;
+		memset(e->res_proof, 0, sizeof(e->res_proof));
+	}
+	memset(&r, 0, sizeof(r));	/* and the proof's copy */
+	return (1);
+}
+
+/* Server: the streams of a resume we no longer have (GONE answers). */
+static int
+send_gone(struct engine *e, uint8_t *buf, size_t *len)
+{
+	struct wire_rec r;
+	uint32_t v;
 
 	memset(&r, 0, sizeof(r));
-	if (e->auth_send) {
-		r.type = WIRE_AUTH;
-		e->a.prove(e->a.arg, r.proof);
-		if (put(buf, &len, &r))
-			e->auth_send = 0;
-		memset(r.proof, 0, sizeof(r.proof));
-	}
-	if (e->want_goaway && !e->goaway_sent) {
-		r.type = WIRE_GOAWAY;
-		r.reason = e->goaway_reason;
-		if (put(buf, &len, &r))
-			e->goaway_sent = 1;
-	}
-	if (e->res_hdr) {
-		r.type = WIRE_RESUME;
-		memcpy(r.token, e->res_token, WIRE_NONCE_LEN);
-		memcpy(r.proof, e->res_proof, WIRE_AUTH_LEN);
-		r.count = e->res_count;
-		if (!put(buf, &len, &r))
-			return (len);
-		e->res_hdr = 0;
-		memset(e->res_proof, 0, sizeof(e->res_proof));
-		memset(&r, 0, sizeof(r));
-	}
-	if (e->res_deny) {
-		r.type = WIRE_RESUME_DENIED;
-		r.reason = e->res_reason;
-		if (put(buf, &len, &r))
-			e->res_deny = 0;
-	}
-	if (e->res_prove) {
-		r.type = WIRE_RESUME_PROOF;
-		memcpy(r.proof, e->res_proof, WIRE_AUTH_LEN);
-		if (put(buf, &len, &r)) {
-			e->res_prove = 0;
-			e->res_proof_sent = 1;
-			memset(e->res_proof, 0, sizeof(e->res_proof));
-		}
-		memset(&r, 0, sizeof(r));
-	}
 	while (e->gone_n > 0) {
 		v = e->gone[e->gone_head];
 		r.type = WIRE_RESUME_STREAM;
 		r.stream = v >> 16;
 		r.peer_stream = v & 0xffff;
 		r.flags = WIRE_RS_GONE;
-		if (!put(buf, &len, &r))
+		if (!put(buf, len, &r))
 			break;
 		e->gone_head = (e->gone_head + 1) % WIRE_STREAMS_MAX;
 		e->gone_n--;
 	}
-	/* Version 5: a proven resume's streams are named before any OPEN. */
+	return (1);
+}
+
+/* Version 5: a proven resume's streams are named before any OPEN. */
+static int
+send_naming(struct engine *e, uint8_t *buf, size_t *len)
+{
+
 	for (; e->res_naming && e->res_name < e->used; e->res_name++)
 		if ((e->s[e->res_name].ctrl & C_RESUME) &&
-		    !encode_stream(e, e->res_name, buf, &len))
+		    !encode_stream(e, e->res_name, buf, len))
 			break;
 	if (e->res_naming && e->res_name >= e->used)
 		e->res_naming = 0;
+	return (1);
+}
+
+static int
+send_refusals(struct engine *e, uint8_t *buf, size_t *len)
+{
+	struct wire_rec r;
+	uint32_t v;
+
 	memset(&r, 0, sizeof(r));
 	while (e->ref_n > 0) {
 		v = e->refusals[e->ref_head];
 		r.type = WIRE_REFUSE;
 		r.stream = v >> 16;
 		r.reason = (uint16_t)v;
-		if (!put(buf, &len, &r))
+		if (!put(buf, len, &r))
 			break;
 		peer_bit(e, r.stream, 0);
 		e->ref_head = (e->ref_head + 1) % WIRE_STREAMS_MAX;
 		e->ref_n--;
 	}
+	return (1);
+}
+
+/* The streams' records, in the order they asked. */
+static int
+send_streams(struct engine *e, uint8_t *buf, size_t *len)
+{
+	uint32_t id;
+
 	while ((id = e->q[Q_CTRL].head) != NIL) {
-		if (!encode_stream(e, id, buf, &len))
+		if (!encode_stream(e, id, buf, len))
 			break;
 		qpop(e, Q_CTRL);
 		queue_drop(e, id);
 	}
-	if (len == 0 && e->want_keepalive) {
+	return (1);
+}
+
+static int
+send_keepalive(struct engine *e, uint8_t *buf, size_t *len)
+{
+	struct wire_rec r;
+
+	if (*len == 0 && e->want_keepalive) {
+		memset(&r, 0, sizeof(r));
 		r.type = WIRE_KEEPALIVE;
-		put(buf, &len, &r);
+		put(buf, len, &r);
 	}
+	return (1);
+}
+
+/* What a SEND carries, in this order. */
+static int (*const send_steps[])(struct engine *, uint8_t *, size_t *) = {
+	send_auth, send_goaway, send_resume, send_resume_denied,
+	send_resume_proof, send_gone, send_naming, send_refusals,
+	send_streams, send_keepalive
+};
+
+/* Build one SEND of control records into the slot for sequence ${seq}. */
+static size_t
+build_send(struct engine *e, uint64_t seq)
+{
+	uint8_t *buf = e->conf.ctrl_send +
+	    (size_t)(seq % e->conf.sq_size) * WIRE_MSG_SIZE;
+	size_t len = 0, i;
+	struct wire_rec r;
+
+	for (i = 0; i < sizeof(send_steps) / sizeof(send_steps[0]); i++)
+		if (!send_steps[i](e, buf, &len))
+			return (len);
 	/*
 	 * Report our receives whenever the threshold is reached, and always
 	 * when this SEND takes the peer's last message credit: a message
@@ -2137,6 +2240,7 @@ build_send(struct engine *e, uint64_t seq)
 	 */
 	if (e->recv_posted - e->recv_reported >= e->msg_credit_threshold ||
 	    (len > 0 && msg_avail(e) <= 1)) {
+		memset(&r, 0, sizeof(r));
 		r.type = WIRE_MSG_CREDIT;
 		r.cursor = e->recv_posted;
 		put(buf, &len, &r);
