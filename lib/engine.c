@@ -16,7 +16,7 @@
 #define STR_(x)	#x
 #define STR(x)	STR_(x)
 
-/* Stream slot states. */
+/* Stream slot states, and the names engine_stream_flags_str gives them. */
 enum {
 	S_FREE = 0,
 	S_OPENING,	/* we sent OPEN, waiting for OPEN_OK or REFUSE */
@@ -24,24 +24,46 @@ enum {
 	S_OPEN,		/* rings known on both sides */
 	S_DEAD		/* finished; slot freed when RELEASED is delivered */
 };
+static const char *const state_names[] = {
+	[S_FREE] = "FREE", [S_OPENING] = "OPENING",
+	[S_INCOMING] = "INCOMING", [S_OPEN] = "OPEN", [S_DEAD] = "DEAD"
+};
+_Static_assert(sizeof(state_names) / sizeof(state_names[0]) == S_DEAD + 1,
+    "every stream state has a name");
 
-/* Stream flags. */
-#define F_APP_SHUT	0x0001	/* application shut its sending side */
-#define F_SHUT_SENT	0x0002	/* SHUTDOWN encoded */
-#define F_PEER_SHUT	0x0004	/* SHUTDOWN received */
-#define F_EOF_DONE	0x0008	/* EOF event queued */
-#define F_TERM_SENT	0x0010	/* CLOSE or RESET encoded */
-#define F_TERM_RECV	0x0020	/* CLOSE or RESET received */
-#define F_APP_CLOSED	0x0040	/* application closed: only RELEASED now */
-#define F_RESET	0x0080	/* stream aborted (either side) */
-#define F_ABORT	0x0100	/* closed while OPENING: reset once open */
-#define F_WANT_WR	0x0200	/* application saw a full send ring */
-#define F_PEER_MAPPED	0x0400	/* peer id bit set in peer_ids */
-#define F_HAS_RINGS	0x0800	/* application gave rings (needs RELEASED) */
-#define F_KEEP_WANT	0x1000	/* engine_keep: keep bytes, suspend if it can */
-#define F_KEEP		0x2000	/* bytes kept until consumed: resumable */
-#define F_SUSP		0x4000	/* suspended in a failed engine */
-#define F_RESUMING	0x8000	/* adopted; the resume exchange is under way */
+/*
+ * Stream flags.  A flag exists only as a line of this list, which gives
+ * it its bit (its place) and the name engine_stream_flags_str prints, so
+ * none goes unnamed.
+ */
+#define STREAM_FLAGS(X)							\
+	X(APP_SHUT)	/* application shut its sending side */		\
+	X(SHUT_SENT)	/* SHUTDOWN encoded */				\
+	X(PEER_SHUT)	/* SHUTDOWN received */				\
+	X(EOF_DONE)	/* EOF event queued */				\
+	X(TERM_SENT)	/* CLOSE or RESET encoded */			\
+	X(TERM_RECV)	/* CLOSE or RESET received */			\
+	X(APP_CLOSED)	/* application closed: only RELEASED now */	\
+	X(RESET)	/* stream aborted (either side) */		\
+	X(ABORT)	/* closed while OPENING: reset once open */	\
+	X(WANT_WR)	/* application saw a full send ring */		\
+	X(PEER_MAPPED)	/* peer id bit set in peer_ids */		\
+	X(HAS_RINGS)	/* application gave rings (needs RELEASED) */	\
+	X(KEEP_WANT)	/* engine_keep: keep bytes, suspend if it can */ \
+	X(KEEP)		/* bytes kept until consumed: resumable */	\
+	X(SUSP)		/* suspended in a failed engine */		\
+	X(RESUMING)	/* adopted; the resume exchange is under way */
+
+#define F_BIT_(name)	FB_##name,
+enum { STREAM_FLAGS(F_BIT_) F_COUNT };
+#define F_MASK_(name)	F_##name = 1 << FB_##name,
+enum { STREAM_FLAGS(F_MASK_) };
+#define F_NAME_(name)	#name,
+static const char *const flag_names[] = { STREAM_FLAGS(F_NAME_) };
+/* The longest engine_stream_flags_str: "INCOMING", then every flag. */
+#define F_LEN_(name)	+ sizeof(#name)
+_Static_assert(sizeof("INCOMING") STREAM_FLAGS(F_LEN_) <=
+    ENGINE_FLAGS_STR_LEN, "engine_stream_flags_str has room for them all");
 
 /* Pending control records for a stream, in the order they are encoded. */
 #define C_OPEN		0x01
@@ -107,6 +129,9 @@ struct stream {
 	uint64_t tx_seen, rx_seen;	/* cursors at the last engine_trim */
 	uint8_t ring_ticks;	/* engine_tick calls since our RING went out */
 };
+
+_Static_assert(F_COUNT <= 8 * sizeof(((struct stream *)0)->flags),
+    "struct stream's flags has a bit for every flag");
 
 /* A FIFO of stream ids threaded through one of the next_* fields. */
 struct queue {
@@ -2765,6 +2790,46 @@ engine_stats(const struct engine *e, struct engine_stats *st)
 
 	*st = e->st;
 	st->peer_credits = (uint32_t)msg_avail(e);
+}
+
+/* Append ${word} to ${buf}, after ${sep} unless it is the first. */
+static void
+str_add(char *buf, size_t size, size_t *n, const char *sep, const char *word)
+{
+	int k;
+
+	if (*n >= size)
+		return;
+	k = snprintf(buf + *n, size - *n, "%s%s", *n > 0 ? sep : "", word);
+	if (k > 0)
+		*n += (size_t)k;
+}
+
+const char *
+engine_stream_flags_str(const struct engine *e, uint32_t id, char *buf,
+    size_t size)
+{
+	const struct stream *s;
+	const char *sep = " ";
+	size_t n = 0;
+	int i;
+
+	if (size == 0)
+		return (buf);
+	buf[0] = '\0';
+	if (id >= e->conf.max_streams) {
+		str_add(buf, size, &n, "", "?");
+		return (buf);
+	}
+	/* Slots above used were never touched: free, all zero. */
+	s = id < e->used ? &e->s[id] : NULL;
+	str_add(buf, size, &n, "", state_names[s != NULL ? s->state : S_FREE]);
+	for (i = 0; s != NULL && i < F_COUNT; i++)
+		if (s->flags & (1u << i)) {
+			str_add(buf, size, &n, sep, flag_names[i]);
+			sep = "|";
+		}
+	return (buf);
 }
 
 void
