@@ -2084,17 +2084,24 @@ send_auth(struct engine *e, uint8_t *buf, size_t *len)
 	return (1);
 }
 
+/* A record of ${type} that carries ${reason} alone; 1 if it fit. */
 static int
-send_goaway(struct engine *e, uint8_t *buf, size_t *len)
+put_reason(uint8_t *buf, size_t *len, uint8_t type, uint16_t reason)
 {
 	struct wire_rec r;
 
-	if (!e->want_goaway || e->goaway_sent)
-		return (1);
 	memset(&r, 0, sizeof(r));
-	r.type = WIRE_GOAWAY;
-	r.reason = e->goaway_reason;
-	if (put(buf, len, &r))
+	r.type = type;
+	r.reason = reason;
+	return (put(buf, len, &r));
+}
+
+static int
+send_goaway(struct engine *e, uint8_t *buf, size_t *len)
+{
+
+	if (e->want_goaway && !e->goaway_sent &&
+	    put_reason(buf, len, WIRE_GOAWAY, e->goaway_reason))
 		e->goaway_sent = 1;
 	return (1);
 }
@@ -2122,14 +2129,9 @@ send_resume(struct engine *e, uint8_t *buf, size_t *len)
 static int
 send_resume_denied(struct engine *e, uint8_t *buf, size_t *len)
 {
-	struct wire_rec r;
 
-	if (!e->res_deny)
-		return (1);
-	memset(&r, 0, sizeof(r));
-	r.type = WIRE_RESUME_DENIED;
-	r.reason = e->res_reason;
-	if (put(buf, len, &r))
+	if (e->res_deny &&
+	    put_reason(buf, len, WIRE_RESUME_DENIED, e->res_reason))
 		e->res_deny = 0;
 	return (1);
 }
