@@ -1411,8 +1411,9 @@ rs_credit(struct engine *e, uint32_t id, const struct wire_rec *r)
 	struct stream *s = &e->s[id];
 
 	if (r->cursor > s->tx_sent)
-		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: CREDIT for stream "
-		    "%u up to %llu, beyond the %llu bytes sent",
+		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: "
+		    "CREDIT for stream %u up to %llu, beyond the %llu bytes "
+		    "sent",
 		    (unsigned)id, (unsigned long long)r->cursor,
 		    (unsigned long long)s->tx_sent));
 	if (r->cursor <= s->tx_peer)
@@ -1433,8 +1434,8 @@ rs_shutdown(struct engine *e, uint32_t id, const struct wire_rec *r)
 	struct stream *s = &e->s[id];
 
 	if (r->cursor != s->rx_tail)
-		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: SHUTDOWN for "
-		    "stream %u at %llu, but %llu bytes arrived",
+		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: "
+		    "SHUTDOWN for stream %u at %llu, but %llu bytes arrived",
 		    (unsigned)id, (unsigned long long)r->cursor,
 		    (unsigned long long)s->rx_tail));
 	s->flags |= F_PEER_SHUT;
@@ -1483,8 +1484,8 @@ rs_ring_at(struct engine *e, uint32_t id, const struct wire_rec *r)
 	if (s->rx_next.size == 0 || (s->rs & RS_RING))
 		return (REC_BAD);
 	if (r->cursor != s->rx_tail)
-		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: RING_AT for "
-		    "stream %u at %llu, but %llu bytes arrived",
+		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: "
+		    "RING_AT for stream %u at %llu, but %llu bytes arrived",
 		    (unsigned)id, (unsigned long long)r->cursor,
 		    (unsigned long long)s->rx_tail));
 	rx_switch(e, id);
@@ -1687,8 +1688,8 @@ rec_allowed(struct engine *e, const struct wire_rec *r, uint32_t origin_for)
 
 	if (!engine_authenticated(e) && r->type != WIRE_AUTH &&
 	    r->type != WIRE_MSG_CREDIT && r->type != WIRE_KEEPALIVE)
-		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: %s before "
-		    "authentication", rec_name(r->type)));
+		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: "
+		    "%s before authentication", rec_name(r->type)));
 	if (origin_for != NIL && (r->type != WIRE_OPEN ||
 	    r->stream != origin_for))
 		return (orphan_origin(e, origin_for));

@@ -1656,8 +1656,9 @@ print_streams(const struct run *R)
 			if (held && a->e != NULL)
 				printf("# side %d s%llu (stream %u): %s\n", i,
 				    (unsigned long long)a->serial,
-				    (unsigned)a->id, engine_stream_flags_str(a->e,
-				    a->id, b, sizeof(b)));
+				    (unsigned)a->id,
+				    engine_stream_flags_str(a->e, a->id, b,
+				    sizeof(b)));
 		}
 }
 
