@@ -16,7 +16,7 @@
 #define STR_(x)	#x
 #define STR(x)	STR_(x)
 
-/* Stream slot states. */
+/* Stream slot states, and the names engine_stream_flags_str gives them. */
 enum {
 	S_FREE = 0,
 	S_OPENING,	/* we sent OPEN, waiting for OPEN_OK or REFUSE */
@@ -24,24 +24,46 @@ enum {
 	S_OPEN,		/* rings known on both sides */
 	S_DEAD		/* finished; slot freed when RELEASED is delivered */
 };
+static const char *const state_names[] = {
+	[S_FREE] = "FREE", [S_OPENING] = "OPENING",
+	[S_INCOMING] = "INCOMING", [S_OPEN] = "OPEN", [S_DEAD] = "DEAD"
+};
+_Static_assert(sizeof(state_names) / sizeof(state_names[0]) == S_DEAD + 1,
+    "every stream state has a name");
 
-/* Stream flags. */
-#define F_APP_SHUT	0x0001	/* application shut its sending side */
-#define F_SHUT_SENT	0x0002	/* SHUTDOWN encoded */
-#define F_PEER_SHUT	0x0004	/* SHUTDOWN received */
-#define F_EOF_DONE	0x0008	/* EOF event queued */
-#define F_TERM_SENT	0x0010	/* CLOSE or RESET encoded */
-#define F_TERM_RECV	0x0020	/* CLOSE or RESET received */
-#define F_APP_CLOSED	0x0040	/* application closed: only RELEASED now */
-#define F_RESET	0x0080	/* stream aborted (either side) */
-#define F_ABORT	0x0100	/* closed while OPENING: reset once open */
-#define F_WANT_WR	0x0200	/* application saw a full send ring */
-#define F_PEER_MAPPED	0x0400	/* peer id bit set in peer_ids */
-#define F_HAS_RINGS	0x0800	/* application gave rings (needs RELEASED) */
-#define F_KEEP_WANT	0x1000	/* engine_keep: keep bytes, suspend if it can */
-#define F_KEEP		0x2000	/* bytes kept until consumed: resumable */
-#define F_SUSP		0x4000	/* suspended in a failed engine */
-#define F_RESUMING	0x8000	/* adopted; the resume exchange is under way */
+/*
+ * Stream flags.  A flag exists only as a line of this list, which gives
+ * it its bit (its place) and the name engine_stream_flags_str prints, so
+ * none goes unnamed.
+ */
+#define STREAM_FLAGS(X)							\
+	X(APP_SHUT)	/* application shut its sending side */		\
+	X(SHUT_SENT)	/* SHUTDOWN encoded */				\
+	X(PEER_SHUT)	/* SHUTDOWN received */				\
+	X(EOF_DONE)	/* EOF event queued */				\
+	X(TERM_SENT)	/* CLOSE or RESET encoded */			\
+	X(TERM_RECV)	/* CLOSE or RESET received */			\
+	X(APP_CLOSED)	/* application closed: only RELEASED now */	\
+	X(RESET)	/* stream aborted (either side) */		\
+	X(ABORT)	/* closed while OPENING: reset once open */	\
+	X(WANT_WR)	/* application saw a full send ring */		\
+	X(PEER_MAPPED)	/* peer id bit set in peer_ids */		\
+	X(HAS_RINGS)	/* application gave rings (needs RELEASED) */	\
+	X(KEEP_WANT)	/* engine_keep: keep bytes, suspend if it can */ \
+	X(KEEP)		/* bytes kept until consumed: resumable */	\
+	X(SUSP)		/* suspended in a failed engine */		\
+	X(RESUMING)	/* adopted; the resume exchange is under way */
+
+#define F_BIT_(name)	FB_##name,
+enum { STREAM_FLAGS(F_BIT_) F_COUNT };
+#define F_MASK_(name)	F_##name = 1 << FB_##name,
+enum { STREAM_FLAGS(F_MASK_) };
+#define F_NAME_(name)	#name,
+static const char *const flag_names[] = { STREAM_FLAGS(F_NAME_) };
+/* The longest engine_stream_flags_str: "INCOMING", then every flag. */
+#define F_LEN_(name)	+ sizeof(#name)
+_Static_assert(sizeof("INCOMING") STREAM_FLAGS(F_LEN_) <=
+    ENGINE_FLAGS_STR_LEN, "engine_stream_flags_str has room for them all");
 
 /* Pending control records for a stream, in the order they are encoded. */
 #define C_OPEN		0x01
@@ -107,6 +129,9 @@ struct stream {
 	uint64_t tx_seen, rx_seen;	/* cursors at the last engine_trim */
 	uint8_t ring_ticks;	/* engine_tick calls since our RING went out */
 };
+
+_Static_assert(F_COUNT <= 8 * sizeof(((struct stream *)0)->flags),
+    "struct stream's flags has a bit for every flag");
 
 /* A FIFO of stream ids threaded through one of the next_* fields. */
 struct queue {
@@ -1042,23 +1067,27 @@ engine_new(const struct engine_conf *conf, const char **errstr)
 
 	if ((*errstr = engine_conf_check(conf)) != NULL)
 		return (NULL);
-	if ((e = calloc(1, sizeof(*e))) == NULL)
-		goto err0;
+	if ((e = calloc(1, sizeof(*e))) == NULL) {
+		*errstr = "out of memory";
+		return (NULL);
+	}
 	e->conf = *conf;
 	e->ver_cap = WIRE_VERSION;
-	if ((e->s = calloc(conf->max_streams, sizeof(*e->s))) == NULL)
-		goto err1;
-	if ((e->repost = calloc(conf->rq_size, sizeof(uint32_t))) == NULL)
-		goto err2;
-	if ((e->wri = calloc(conf->sq_size, sizeof(*e->wri))) == NULL)
-		goto err3;
-	if ((e->refusals = calloc(WIRE_STREAMS_MAX, sizeof(uint32_t))) == NULL)
-		goto err4;
-	if ((e->peer_ids = calloc(WIRE_STREAMS_MAX / 8, 1)) == NULL)
-		goto err5;
-	if (conf->resume &&
-	    (e->gone = calloc(WIRE_STREAMS_MAX, sizeof(uint32_t))) == NULL)
-		goto err6;
+	/* engine_free takes what was allocated of these and skips the rest. */
+	e->s = calloc(conf->max_streams, sizeof(*e->s));
+	e->repost = calloc(conf->rq_size, sizeof(uint32_t));
+	e->wri = calloc(conf->sq_size, sizeof(*e->wri));
+	e->refusals = calloc(WIRE_STREAMS_MAX, sizeof(uint32_t));
+	e->peer_ids = calloc(WIRE_STREAMS_MAX / 8, 1);
+	if (conf->resume)
+		e->gone = calloc(WIRE_STREAMS_MAX, sizeof(uint32_t));
+	if (e->s == NULL || e->repost == NULL || e->wri == NULL ||
+	    e->refusals == NULL || e->peer_ids == NULL ||
+	    (conf->resume && e->gone == NULL)) {
+		engine_free(e);
+		*errstr = "out of memory";
+		return (NULL);
+	}
 
 	/* No slot used yet: ids are handed out low first (slot_alloc). */
 	e->free_head = NIL;
@@ -1083,22 +1112,6 @@ engine_new(const struct engine_conf *conf, const char **errstr)
 		e->signal_every = 1;
 	e->last_signaled = UINT64_MAX;
 	return (e);
-
-err6:
-	free(e->peer_ids);
-err5:
-	free(e->refusals);
-err4:
-	free(e->wri);
-err3:
-	free(e->repost);
-err2:
-	free(e->s);
-err1:
-	free(e);
-err0:
-	*errstr = "out of memory";
-	return (NULL);
 }
 
 void
@@ -1347,138 +1360,198 @@ rec_name(uint8_t type)
 	return (type < sizeof(names) / sizeof(names[0]) ? names[type] : "?");
 }
 
+/*
+ * The records that name one of our streams, in rec_stream's table: each
+ * handler returns 0, -1 once it ended the link, or REC_BAD when the
+ * stream's state does not allow the record (rec_stream says so).
+ */
+#define REC_BAD	1
+
+static int
+rs_open_ok(struct engine *e, uint32_t id, const struct wire_rec *r)
+{
+	struct stream *s = &e->s[id];
+
+	if (peer_bit_isset(e, r->peer_stream))
+		return (REC_BAD);
+	s->state = S_OPEN;
+	s->peer_id = r->peer_stream;
+	s->peer_rx = r->ring;
+	s->flags |= F_PEER_MAPPED;
+	peer_bit(e, r->peer_stream, 1);
+	keep_decide(e, s);
+	if (s->flags & F_ABORT) {
+		s->flags |= F_RESET;
+		s->tx_app = s->tx_sent;
+		ctrl(e, id, C_RESET);
+		return (0);
+	}
+	event(e, id, ENGINE_EV_OPENED);
+	if (tx_ready(s))
+		qpush(e, Q_TX, id);
+	check_shutdown(e, id);
+	return (0);
+}
+
+static int
+rs_refuse(struct engine *e, uint32_t id, const struct wire_rec *r)
+{
+	struct stream *s = &e->s[id];
+
+	s->ev_reason = r->reason;
+	event(e, id, ENGINE_EV_REFUSED);
+	s->flags |= F_TERM_SENT | F_TERM_RECV;
+	maybe_release(e, id);
+	return (0);
+}
+
+static int
+rs_credit(struct engine *e, uint32_t id, const struct wire_rec *r)
+{
+	struct stream *s = &e->s[id];
+
+	if (r->cursor > s->tx_sent)
+		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: "
+		    "CREDIT for stream %u up to %llu, beyond the %llu bytes "
+		    "sent",
+		    (unsigned)id, (unsigned long long)r->cursor,
+		    (unsigned long long)s->tx_sent));
+	if (r->cursor <= s->tx_peer)
+		return (0);	/* old news: cursors are absolute */
+	s->tx_peer = r->cursor;
+	if (tx_ready(s))
+		qpush(e, Q_TX, id);
+	if ((s->flags & (F_KEEP | F_WANT_WR)) == (F_KEEP | F_WANT_WR)) {
+		s->flags &= (uint16_t)~F_WANT_WR;
+		event(e, id, ENGINE_EV_WRITABLE);
+	}
+	return (0);
+}
+
+static int
+rs_shutdown(struct engine *e, uint32_t id, const struct wire_rec *r)
+{
+	struct stream *s = &e->s[id];
+
+	if (r->cursor != s->rx_tail)
+		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: "
+		    "SHUTDOWN for stream %u at %llu, but %llu bytes arrived",
+		    (unsigned)id, (unsigned long long)r->cursor,
+		    (unsigned long long)s->rx_tail));
+	s->flags |= F_PEER_SHUT;
+	s->rx_final = r->cursor;
+	check_eof(e, id);
+	return (0);
+}
+
+static int
+rs_close(struct engine *e, uint32_t id, const struct wire_rec *r)
+{
+	struct stream *s = &e->s[id];
+
+	(void)r;
+	/* Graceful only after both shutdowns, or as our reset's answer. */
+	if (!(s->flags & F_TERM_SENT && s->flags & F_RESET) &&
+	    !((s->flags & F_PEER_SHUT) && (s->flags & F_SHUT_SENT)))
+		return (REC_BAD);
+	s->flags |= F_TERM_RECV;
+	maybe_release(e, id);
+	return (0);
+}
+
+static int
+rs_ring(struct engine *e, uint32_t id, const struct wire_rec *r)
+{
+	struct stream *s = &e->s[id];
+
+	/* One resize at a time: the peer waits for our RING_AT. */
+	if (s->rs & RS_RING_AT)
+		return (REC_BAD);
+	/* After our last word the peer frees it without RING_AT. */
+	if (s->flags & F_TERM_SENT)
+		return (0);
+	s->peer_next = r->ring;
+	s->rs |= RS_RING_AT;
+	qpush(e, Q_CTRL, id);
+	return (0);
+}
+
+static int
+rs_ring_at(struct engine *e, uint32_t id, const struct wire_rec *r)
+{
+	struct stream *s = &e->s[id];
+
+	if (s->rx_next.size == 0 || (s->rs & RS_RING))
+		return (REC_BAD);
+	if (r->cursor != s->rx_tail)
+		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: "
+		    "RING_AT for stream %u at %llu, but %llu bytes arrived",
+		    (unsigned)id, (unsigned long long)r->cursor,
+		    (unsigned long long)s->rx_tail));
+	rx_switch(e, id);
+	return (0);
+}
+
+static int
+rs_reset(struct engine *e, uint32_t id, const struct wire_rec *r)
+{
+	struct stream *s = &e->s[id];
+
+	s->flags |= F_TERM_RECV;
+	if (!(s->flags & F_RESET)) {
+		s->flags |= F_RESET;
+		s->ev_reason = r->reason;
+		s->tx_app = s->tx_sent;
+		s->rx_cons = s->rx_tail;
+		e->st.streams_reset++;
+		event(e, id, ENGINE_EV_RESET);
+	}
+	if (!(s->flags & F_TERM_SENT)) {
+		s->ctrl &= (uint8_t)~(C_CREDIT | C_SHUTDOWN);
+		ctrl(e, id, C_CLOSE);
+	}
+	maybe_release(e, id);
+	return (0);
+}
+
+/*
+ * Per record type: the state the stream must be in, the flags it must not
+ * have, and the handler.  (An INCOMING stream or one still resuming takes
+ * none of them.)
+ */
+static const struct stream_rec {
+	uint8_t state;
+	uint16_t not;
+	int (*rec)(struct engine *, uint32_t, const struct wire_rec *);
+} stream_recs[] = {
+	[WIRE_OPEN_OK] =	{ S_OPENING, 0, rs_open_ok },
+	[WIRE_REFUSE] =		{ S_OPENING, 0, rs_refuse },
+	[WIRE_CREDIT] =		{ S_OPEN, F_TERM_RECV, rs_credit },
+	[WIRE_SHUTDOWN] =	{ S_OPEN, F_PEER_SHUT | F_TERM_RECV,
+				    rs_shutdown },
+	[WIRE_CLOSE] =		{ S_OPEN, F_TERM_RECV, rs_close },
+	[WIRE_RING] =		{ S_OPEN, F_TERM_RECV, rs_ring },
+	[WIRE_RING_AT] =	{ S_OPEN, F_TERM_RECV, rs_ring_at },
+	[WIRE_RESET] =		{ S_OPEN, F_TERM_RECV, rs_reset },
+};
+
 static int
 rec_stream(struct engine *e, const struct wire_rec *r)
 {
 	struct stream *s = live(e, r->stream);
-	uint32_t id = r->stream;
-	const char *what = rec_name(r->type);
+	const struct stream_rec *t = NULL;
+	int err = REC_BAD;
 
-	if (s == NULL || s->state == S_INCOMING || (s->flags & F_RESUMING))
-		goto bad;
-
-	switch (r->type) {
-	case WIRE_OPEN_OK:
-		if (s->state != S_OPENING || peer_bit_isset(e, r->peer_stream))
-			goto bad;
-		s->state = S_OPEN;
-		s->peer_id = r->peer_stream;
-		s->peer_rx = r->ring;
-		s->flags |= F_PEER_MAPPED;
-		peer_bit(e, r->peer_stream, 1);
-		keep_decide(e, s);
-		if (s->flags & F_ABORT) {
-			s->flags |= F_RESET;
-			s->tx_app = s->tx_sent;
-			ctrl(e, id, C_RESET);
-			return (0);
-		}
-		event(e, id, ENGINE_EV_OPENED);
-		if (tx_ready(s))
-			qpush(e, Q_TX, id);
-		check_shutdown(e, id);
-		return (0);
-
-	case WIRE_REFUSE:
-		if (s->state != S_OPENING)
-			goto bad;
-		s->ev_reason = r->reason;
-		event(e, id, ENGINE_EV_REFUSED);
-		s->flags |= F_TERM_SENT | F_TERM_RECV;
-		maybe_release(e, id);
-		return (0);
-
-	case WIRE_CREDIT:
-		if (s->state != S_OPEN || (s->flags & F_TERM_RECV))
-			goto bad;
-		if (r->cursor > s->tx_sent)
-			return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: CREDIT for stream "
-			    "%u up to %llu, beyond the %llu bytes sent",
-			    (unsigned)id, (unsigned long long)r->cursor,
-			    (unsigned long long)s->tx_sent));
-		if (r->cursor <= s->tx_peer)
-			return (0);	/* old news: cursors are absolute */
-		s->tx_peer = r->cursor;
-		if (tx_ready(s))
-			qpush(e, Q_TX, id);
-		if ((s->flags & (F_KEEP | F_WANT_WR)) == (F_KEEP | F_WANT_WR)) {
-			s->flags &= (uint16_t)~F_WANT_WR;
-			event(e, id, ENGINE_EV_WRITABLE);
-		}
-		return (0);
-
-	case WIRE_SHUTDOWN:
-		if (s->state != S_OPEN ||
-		    (s->flags & (F_PEER_SHUT | F_TERM_RECV)))
-			goto bad;
-		if (r->cursor != s->rx_tail)
-			return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: SHUTDOWN for "
-			    "stream %u at %llu, but %llu bytes arrived",
-			    (unsigned)id, (unsigned long long)r->cursor,
-			    (unsigned long long)s->rx_tail));
-		s->flags |= F_PEER_SHUT;
-		s->rx_final = r->cursor;
-		check_eof(e, id);
-		return (0);
-
-	case WIRE_CLOSE:
-		if (s->state != S_OPEN || (s->flags & F_TERM_RECV))
-			goto bad;
-		/* Graceful only after both shutdowns, or as our reset's answer. */
-		if (!(s->flags & F_TERM_SENT && s->flags & F_RESET) &&
-		    !((s->flags & F_PEER_SHUT) && (s->flags & F_SHUT_SENT)))
-			goto bad;
-		s->flags |= F_TERM_RECV;
-		maybe_release(e, id);
-		return (0);
-
-	case WIRE_RING:
-		/* One resize at a time: the peer waits for our RING_AT. */
-		if (s->state != S_OPEN || (s->flags & F_TERM_RECV) ||
-		    (s->rs & RS_RING_AT))
-			goto bad;
-		/* After our last word the peer frees it without RING_AT. */
-		if (s->flags & F_TERM_SENT)
-			return (0);
-		s->peer_next = r->ring;
-		s->rs |= RS_RING_AT;
-		qpush(e, Q_CTRL, id);
-		return (0);
-
-	case WIRE_RING_AT:
-		if (s->state != S_OPEN || (s->flags & F_TERM_RECV) ||
-		    s->rx_next.size == 0 || (s->rs & RS_RING))
-			goto bad;
-		if (r->cursor != s->rx_tail)
-			return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: RING_AT for "
-			    "stream %u at %llu, but %llu bytes arrived",
-			    (unsigned)id, (unsigned long long)r->cursor,
-			    (unsigned long long)s->rx_tail));
-		rx_switch(e, id);
-		return (0);
-
-	case WIRE_RESET:
-		if (s->state != S_OPEN || (s->flags & F_TERM_RECV))
-			goto bad;
-		s->flags |= F_TERM_RECV;
-		if (!(s->flags & F_RESET)) {
-			s->flags |= F_RESET;
-			s->ev_reason = r->reason;
-			s->tx_app = s->tx_sent;
-			s->rx_cons = s->rx_tail;
-			e->st.streams_reset++;
-			event(e, id, ENGINE_EV_RESET);
-		}
-		if (!(s->flags & F_TERM_SENT)) {
-			s->ctrl &= (uint8_t)~(C_CREDIT | C_SHUTDOWN);
-			ctrl(e, id, C_CLOSE);
-		}
-		maybe_release(e, id);
-		return (0);
-	}
-bad:
+	if (r->type < sizeof(stream_recs) / sizeof(stream_recs[0]) &&
+	    stream_recs[r->type].rec != NULL)
+		t = &stream_recs[r->type];
+	if (t != NULL && s != NULL && !(s->flags & F_RESUMING) &&
+	    s->state == t->state && !(s->flags & t->not))
+		err = t->rec(e, r->stream, r);
+	if (err != REC_BAD)
+		return (err);
 	return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: %s for stream %u in a state "
-	    "that does not allow it", what, (unsigned)id));
+	    "that does not allow it", rec_name(r->type), (unsigned)r->stream));
 }
 
 /* The peer's proof: the initiator's first, then the responder's answer. */
@@ -1501,8 +1574,9 @@ rec_auth(struct engine *e, const struct wire_rec *r)
 }
 
 static int
-rec_msg_credit(struct engine *e, uint64_t posted)
+rec_msg_credit(struct engine *e, const struct wire_rec *r)
 {
+	uint64_t posted = r->cursor;
 
 	/* The peer cannot have more receives out than its queue holds. */
 	if (posted > e->msgs_sent + e->peer_rq)
@@ -1515,15 +1589,43 @@ rec_msg_credit(struct engine *e, uint64_t posted)
 	return (0);
 }
 
-int
-engine_on_recv(struct engine *e, uint32_t slot, const uint8_t *buf,
-    uint32_t len)
+static int
+rec_goaway(struct engine *e, const struct wire_rec *r)
 {
-	struct wire_rec r;
-	struct wire_origin origin;
-	size_t off = 0, used;
-	uint32_t origin_for = NIL;	/* an ORIGIN waits for its OPEN */
-	int err;
+
+	(void)r;
+	e->peer_goaway = 1;
+	return (0);
+}
+
+static int
+rec_keepalive(struct engine *e, const struct wire_rec *r)
+{
+
+	(void)e;
+	(void)r;
+	return (0);
+}
+
+/*
+ * Records about the link rather than one stream, by type; the rest (but
+ * OPEN and ORIGIN, which engine_on_recv pairs) go to rec_stream.
+ */
+static int (*const link_recs[])(struct engine *, const struct wire_rec *) = {
+	[WIRE_AUTH] = rec_auth,
+	[WIRE_MSG_CREDIT] = rec_msg_credit,
+	[WIRE_KEEPALIVE] = rec_keepalive,
+	[WIRE_GOAWAY] = rec_goaway,
+	[WIRE_RESUME] = rec_resume,
+	[WIRE_RESUME_STREAM] = rec_resume_stream,
+	[WIRE_RESUME_DENIED] = rec_resume_denied,
+	[WIRE_RESUME_PROOF] = rec_resume_proof,
+};
+
+/* Checks a message passes before its records are decoded. */
+static int
+recv_check(struct engine *e, uint32_t slot, uint32_t len)
+{
 
 	if (recv_slot(e, slot))
 		return (-1);
@@ -1536,86 +1638,103 @@ engine_on_recv(struct engine *e, uint32_t slot, const uint8_t *buf,
 	if (len > WIRE_MSG_SIZE)
 		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: message of %u bytes "
 		    "exceeds %u", (unsigned)len, WIRE_MSG_SIZE));
+	return (0);
+}
+
+static int
+orphan_origin(struct engine *e, uint32_t origin_for)
+{
+
+	return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: ORIGIN for "
+	    "peer stream %u not followed by its OPEN", (unsigned)origin_for));
+}
+
+/* Records of a version the link does not speak end it. */
+static int
+rec_version(struct engine *e, const struct wire_rec *r)
+{
+
+	switch (r->type) {
+	case WIRE_ORIGIN:
+		if (!e->can_origin)
+			return (fail(e, ENGINE_ERR_PROTOCOL, "protocol "
+			    "violation: ORIGIN on a link below version 3"));
+		break;
+	case WIRE_RESUME_PROOF:
+		if (!e->can_res_proof)
+			return (fail(e, ENGINE_ERR_PROTOCOL, "protocol "
+			    "violation: RESUME_PROOF on a link below "
+			    "version 5"));
+		break;
+	case WIRE_RING:
+	case WIRE_RING_AT:
+		if (!e->can_resize)
+			return (fail(e, ENGINE_ERR_PROTOCOL, "protocol "
+			    "violation: %s on a link that cannot resize "
+			    "rings", rec_name(r->type)));
+		break;
+	}
+	return (0);
+}
+
+/*
+ * May record ${r} come now?  Before the proof only what proving needs;
+ * after an ORIGIN (for peer stream ${origin_for}) only its OPEN; and only
+ * records the link's version carries.
+ */
+static int
+rec_allowed(struct engine *e, const struct wire_rec *r, uint32_t origin_for)
+{
+
+	if (!engine_authenticated(e) && r->type != WIRE_AUTH &&
+	    r->type != WIRE_MSG_CREDIT && r->type != WIRE_KEEPALIVE)
+		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: "
+		    "%s before authentication", rec_name(r->type)));
+	if (origin_for != NIL && (r->type != WIRE_OPEN ||
+	    r->stream != origin_for))
+		return (orphan_origin(e, origin_for));
+	return (rec_version(e, r));
+}
+
+int
+engine_on_recv(struct engine *e, uint32_t slot, const uint8_t *buf,
+    uint32_t len)
+{
+	struct wire_rec r;
+	struct wire_origin origin;
+	size_t off = 0, used;
+	uint32_t origin_for = NIL;	/* an ORIGIN waits for its OPEN */
+	int err;
+
+	if (recv_check(e, slot, len))
+		return (-1);
 	while (off < len) {
 		if ((err = wire_rec_decode(buf + off, len - off, &r, &used)))
 			return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: bad control "
 			    "record at offset %zu: %s", off,
 			    wire_strerror(err)));
 		off += used;
-		/* Before the proof, only what proving needs. */
-		if (!engine_authenticated(e) && r.type != WIRE_AUTH &&
-		    r.type != WIRE_MSG_CREDIT && r.type != WIRE_KEEPALIVE)
-			return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: %s before "
-			    "authentication", rec_name(r.type)));
-		/* An ORIGIN is followed by its stream's OPEN, nothing else. */
-		if (origin_for != NIL && (r.type != WIRE_OPEN ||
-		    r.stream != origin_for))
-			return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: "
-			    "ORIGIN for peer stream %u not followed by its OPEN",
-			    (unsigned)origin_for));
-		switch (r.type) {
-		case WIRE_AUTH:
-			err = rec_auth(e, &r);
-			break;
-		case WIRE_MSG_CREDIT:
-			err = rec_msg_credit(e, r.cursor);
-			break;
-		case WIRE_ORIGIN:
-			if (!e->can_origin)
-				return (fail(e, ENGINE_ERR_PROTOCOL, "protocol "
-				    "violation: ORIGIN on a link below "
-				    "version 3"));
+		if (rec_allowed(e, &r, origin_for))
+			return (-1);
+		if (r.type == WIRE_ORIGIN) {
 			origin = r.origin;
 			origin_for = r.stream;
-			err = 0;
-			break;
-		case WIRE_OPEN:
+			continue;
+		}
+		if (r.type == WIRE_OPEN) {
 			err = rec_open(e, &r, origin_for != NIL ? &origin :
 			    NULL);
 			origin_for = NIL;
-			break;
-		case WIRE_KEEPALIVE:
-			err = 0;
-			break;
-		case WIRE_GOAWAY:
-			e->peer_goaway = 1;
-			err = 0;
-			break;
-		case WIRE_RESUME:
-			err = rec_resume(e, &r);
-			break;
-		case WIRE_RESUME_STREAM:
-			err = rec_resume_stream(e, &r);
-			break;
-		case WIRE_RESUME_DENIED:
-			err = rec_resume_denied(e, &r);
-			break;
-		case WIRE_RESUME_PROOF:
-			if (!e->can_res_proof)
-				return (fail(e, ENGINE_ERR_PROTOCOL, "protocol "
-				    "violation: RESUME_PROOF on a link below "
-				    "version 5"));
-			err = rec_resume_proof(e, &r);
-			break;
-		case WIRE_RING:
-		case WIRE_RING_AT:
-			if (!e->can_resize)
-				return (fail(e, ENGINE_ERR_PROTOCOL, "protocol "
-				    "violation: %s on a link that cannot resize "
-				    "rings", rec_name(r.type)));
+		} else if (r.type < sizeof(link_recs) / sizeof(link_recs[0]) &&
+		    link_recs[r.type] != NULL)
+			err = link_recs[r.type](e, &r);
+		else
 			err = rec_stream(e, &r);
-			break;
-		default:
-			err = rec_stream(e, &r);
-			break;
-		}
 		if (err)
 			return (-1);
 	}
 	if (origin_for != NIL)
-		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: ORIGIN "
-		    "for peer stream %u not followed by its OPEN",
-		    (unsigned)origin_for));
+		return (orphan_origin(e, origin_for));
 	return (0);
 }
 
@@ -1716,136 +1835,418 @@ ring_grant(const struct engine_ring *ring)
 }
 
 /*
- * Encode the records stream ${id} has pending, in protocol order, as far
- * as they fit.  Returns 1 if all were encoded.
+ * One of encode_stream's steps: a record of stream ${id} if it has one
+ * pending.  ENC_ON when it went (or none was due), ENC_FULL when it did not
+ * fit this SEND, ENC_WAIT when the stream's other records must wait.
  */
-static int
-encode_stream(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
+enum enc { ENC_ON, ENC_FULL, ENC_WAIT };
+
+/* A record of ${type} to the peer about stream ${s}. */
+static void
+enc_rec(struct wire_rec *r, const struct stream *s, uint8_t type)
+{
+
+	memset(r, 0, sizeof(*r));
+	r->type = type;
+	r->stream = s->peer_id;
+}
+
+static enum enc
+enc_resume(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
 {
 	struct stream *s = &e->s[id];
 	struct wire_rec r;
 
-	if (s->state == S_FREE)
+	if (!(s->ctrl & C_RESUME))
+		return (ENC_ON);
+	enc_rec(&r, s, WIRE_RESUME_STREAM);
+	r.peer_stream = id;
+	r.cursor = s->rx_tail;
+	r.consumed = s->rx_cons;
+	r.flags = (uint8_t)(((s->flags & F_PEER_SHUT) ? WIRE_RS_SHUT : 0) |
+	    ((s->flags & F_TERM_RECV) ? WIRE_RS_CLOSE : 0));
+	r.ring = ring_grant(&s->rx);
+	if (!put(buf, len, &r))
+		return (ENC_FULL);
+	s->rx_rep = s->rx_cons;
+	s->ctrl &= (uint8_t)~C_RESUME;
+	if (tx_ready(s))
+		qpush(e, Q_TX, id);
+	return (ENC_ON);
+}
+
+/* The rest waits until the peer's answer resumed the stream. */
+static enum enc
+enc_resuming(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
+{
+
+	(void)buf;
+	(void)len;
+	return ((e->s[id].flags & F_RESUMING) ? ENC_WAIT : ENC_ON);
+}
+
+static enum enc
+enc_open(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
+{
+	struct stream *s = &e->s[id];
+	struct wire_rec r, o;
+
+	if (!(s->ctrl & C_OPEN))
+		return (ENC_ON);
+	/*
+	 * The peer may still map an id freed here to a stream it is
+	 * resuming, until our GONE answer for it (or, asking, until the
+	 * RESUME_STREAMs that end what we did not name): a new OPEN waits
+	 * for every RESUME_STREAM and every GONE answer to go first, and
+	 * from version 5 for the peer's proof too.
+	 */
+	if (e->res_left > 0 || e->gone_n > 0 || e->res_naming ||
+	    !engine_resume_proven(e))
+		return (ENC_FULL);
+	memset(&r, 0, sizeof(r));
+	r.type = WIRE_OPEN;
+	r.stream = id;
+	r.ring = ring_grant(&s->rx);
+	r.name_len = (uint8_t)strlen(s->name);
+	memcpy(r.name, s->name, r.name_len);
+	/* The ORIGIN and its OPEN share one SEND: room for both. */
+	if ((s->ctrl & C_ORIGIN) && e->can_origin) {
+		memset(&o, 0, sizeof(o));
+		o.type = WIRE_ORIGIN;
+		o.stream = id;
+		o.origin = s->origin;
+		if (*len + wire_rec_size(&o) + wire_rec_size(&r) >
+		    WIRE_MSG_SIZE - MSG_CREDIT_ROOM || !put(buf, len, &o))
+			return (ENC_FULL);
+	}
+	if (!put(buf, len, &r))
+		return (ENC_FULL);
+	s->ctrl &= (uint8_t)~(C_OPEN | C_ORIGIN);
+	return (ENC_ON);
+}
+
+static enum enc
+enc_open_ok(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
+{
+	struct stream *s = &e->s[id];
+	struct wire_rec r;
+
+	if (!(s->ctrl & C_OPEN_OK))
+		return (ENC_ON);
+	enc_rec(&r, s, WIRE_OPEN_OK);
+	r.peer_stream = id;
+	r.ring = ring_grant(&s->rx);
+	if (!put(buf, len, &r))
+		return (ENC_FULL);
+	s->ctrl &= (uint8_t)~C_OPEN_OK;
+	return (ENC_ON);
+}
+
+static enum enc
+enc_ring_at(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
+{
+	struct stream *s = &e->s[id];
+	struct wire_rec r;
+
+	if (!(s->rs & RS_RING_AT))
+		return (ENC_ON);
+	/* Every WRITE before this record went to the old ring. */
+	enc_rec(&r, s, WIRE_RING_AT);
+	r.cursor = s->tx_sent;
+	if (!put(buf, len, &r))
+		return (ENC_FULL);
+	s->rs &= (uint8_t)~RS_RING_AT;
+	s->peer_rx = s->peer_next;
+	memset(&s->peer_next, 0, sizeof(s->peer_next));
+	if (tx_ready(s))
+		qpush(e, Q_TX, id);
+	return (ENC_ON);
+}
+
+static enum enc
+enc_ring(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
+{
+	struct stream *s = &e->s[id];
+	struct wire_rec r;
+
+	if (!(s->rs & RS_RING))
+		return (ENC_ON);
+	enc_rec(&r, s, WIRE_RING);
+	r.ring = ring_grant(&s->rx_next);
+	if (!put(buf, len, &r))
+		return (ENC_FULL);
+	s->rs &= (uint8_t)~RS_RING;
+	s->ring_ticks = 0;
+	return (ENC_ON);
+}
+
+static enum enc
+enc_credit(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
+{
+	struct stream *s = &e->s[id];
+	struct wire_rec r;
+
+	if (!(s->ctrl & C_CREDIT))
+		return (ENC_ON);
+	enc_rec(&r, s, WIRE_CREDIT);
+	r.cursor = s->rx_cons;
+	if (!put(buf, len, &r))
+		return (ENC_FULL);
+	s->rx_rep = s->rx_cons;
+	s->rx_reps[s->rx_rep_n++ % REPS] = s->rx_cons;
+	s->ctrl &= (uint8_t)~C_CREDIT;
+	e->st.credit_updates++;
+	return (ENC_ON);
+}
+
+static enum enc
+enc_shutdown(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
+{
+	struct stream *s = &e->s[id];
+	struct wire_rec r;
+
+	if (!(s->ctrl & C_SHUTDOWN))
+		return (ENC_ON);
+	enc_rec(&r, s, WIRE_SHUTDOWN);
+	r.cursor = s->tx_sent;
+	if (!put(buf, len, &r))
+		return (ENC_FULL);
+	s->flags |= F_SHUT_SENT;
+	s->ctrl &= (uint8_t)~C_SHUTDOWN;
+	return (ENC_ON);
+}
+
+/* RESET or CLOSE: this side's last word on the stream. */
+static enum enc
+enc_term(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
+{
+	struct stream *s = &e->s[id];
+	struct wire_rec r;
+
+	if (!(s->ctrl & (C_RESET | C_CLOSE)))
+		return (ENC_ON);
+	/* CLOSE waits for our SHUTDOWN (a graceful close implies it). */
+	if ((s->ctrl & C_CLOSE) && !(s->flags & (F_SHUT_SENT | F_RESET)))
+		return (ENC_WAIT);
+	enc_rec(&r, s, (s->ctrl & C_RESET) ? WIRE_RESET : WIRE_CLOSE);
+	r.reason = s->reason;
+	if (!put(buf, len, &r))
+		return (ENC_FULL);
+	s->flags |= F_TERM_SENT;
+	s->ctrl &= (uint8_t)~(C_RESET | C_CLOSE);
+	maybe_release(e, id);
+	return (ENC_ON);
+}
+
+/* A stream's records in protocol order. */
+static enum enc (*const enc_steps[])(struct engine *, uint32_t, uint8_t *,
+    size_t *) = {
+	enc_resume, enc_resuming, enc_open, enc_open_ok, enc_ring_at,
+	enc_ring, enc_credit, enc_shutdown, enc_term
+};
+
+/*
+ * Encode the records stream ${id} has pending, in protocol order, as far
+ * as they fit.  Returns 1 if all were encoded (or the rest must wait for
+ * the peer), 0 if the SEND is full.
+ */
+static int
+encode_stream(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
+{
+	size_t i;
+	enum enc step = ENC_ON;
+
+	if (e->s[id].state == S_FREE)
+		return (1);
+	for (i = 0; step == ENC_ON &&
+	    i < sizeof(enc_steps) / sizeof(enc_steps[0]); i++)
+		step = enc_steps[i](e, id, buf, len);
+	return (step != ENC_FULL);
+}
+
+/*
+ * build_send's steps: each puts the link's records of one kind that are
+ * due, as far as they fit.  They return 1, or 0 when the SEND must go as
+ * it is (the RESUME header did not fit: nothing may pass it).
+ */
+static int
+send_auth(struct engine *e, uint8_t *buf, size_t *len)
+{
+	struct wire_rec r;
+
+	if (!e->auth_send)
 		return (1);
 	memset(&r, 0, sizeof(r));
-	if (s->ctrl & C_RESUME) {
-		r.type = WIRE_RESUME_STREAM;
-		r.stream = s->peer_id;
-		r.peer_stream = id;
-		r.cursor = s->rx_tail;
-		r.consumed = s->rx_cons;
-		r.flags = (uint8_t)(((s->flags & F_PEER_SHUT) ? WIRE_RS_SHUT :
-		    0) | ((s->flags & F_TERM_RECV) ? WIRE_RS_CLOSE : 0));
-		r.ring = ring_grant(&s->rx);
-		if (!put(buf, len, &r))
-			return (0);
-		s->rx_rep = s->rx_cons;
-		s->ctrl &= (uint8_t)~C_RESUME;
-		memset(&r, 0, sizeof(r));
-		if (tx_ready(s))
-			qpush(e, Q_TX, id);
-	}
-	/* The rest waits until the peer's answer resumed the stream. */
-	if (s->flags & F_RESUMING)
-		return (1);
-	if (s->ctrl & C_OPEN) {
-		/*
-		 * The peer may still map an id freed here to a stream it is
-		 * resuming, until our GONE answer for it (or, asking, until
-		 * the RESUME_STREAMs that end what we did not name): a new
-		 * OPEN waits for every RESUME_STREAM and every GONE answer to
-		 * go first, and from version 5 for the peer's proof too.
-		 */
-		if (e->res_left > 0 || e->gone_n > 0 || e->res_naming ||
-		    !engine_resume_proven(e))
-			return (0);
-		r.type = WIRE_OPEN;
-		r.stream = id;
-		r.ring = ring_grant(&s->rx);
-		r.name_len = (uint8_t)strlen(s->name);
-		memcpy(r.name, s->name, r.name_len);
-		/* The ORIGIN and its OPEN share one SEND: room for both. */
-		if ((s->ctrl & C_ORIGIN) && e->can_origin) {
-			struct wire_rec o;
+	r.type = WIRE_AUTH;
+	e->a.prove(e->a.arg, r.proof);
+	if (put(buf, len, &r))
+		e->auth_send = 0;
+	memset(r.proof, 0, sizeof(r.proof));
+	return (1);
+}
 
-			memset(&o, 0, sizeof(o));
-			o.type = WIRE_ORIGIN;
-			o.stream = id;
-			o.origin = s->origin;
-			if (*len + wire_rec_size(&o) + wire_rec_size(&r) >
-			    WIRE_MSG_SIZE - MSG_CREDIT_ROOM || !put(buf, len, &o))
-				return (0);
-		}
-		if (!put(buf, len, &r))
-			return (0);
-		s->ctrl &= (uint8_t)~(C_OPEN | C_ORIGIN);
+/* A record of ${type} that carries ${reason} alone; 1 if it fit. */
+static int
+put_reason(uint8_t *buf, size_t *len, uint8_t type, uint16_t reason)
+{
+	struct wire_rec r;
+
+	memset(&r, 0, sizeof(r));
+	r.type = type;
+	r.reason = reason;
+	return (put(buf, len, &r));
+}
+
+static int
+send_goaway(struct engine *e, uint8_t *buf, size_t *len)
+{
+
+	if (e->want_goaway && !e->goaway_sent &&
+	    put_reason(buf, len, WIRE_GOAWAY, e->goaway_reason))
+		e->goaway_sent = 1;
+	return (1);
+}
+
+static int
+send_resume(struct engine *e, uint8_t *buf, size_t *len)
+{
+	struct wire_rec r;
+
+	if (!e->res_hdr)
+		return (1);
+	memset(&r, 0, sizeof(r));
+	r.type = WIRE_RESUME;
+	memcpy(r.token, e->res_token, WIRE_NONCE_LEN);
+	memcpy(r.proof, e->res_proof, WIRE_AUTH_LEN);
+	r.count = e->res_count;
+	if (!put(buf, len, &r))
+		return (0);
+	e->res_hdr = 0;
+	memset(e->res_proof, 0, sizeof(e->res_proof));
+	memset(&r, 0, sizeof(r));	/* and the proof's copy */
+	return (1);
+}
+
+static int
+send_resume_denied(struct engine *e, uint8_t *buf, size_t *len)
+{
+
+	if (e->res_deny &&
+	    put_reason(buf, len, WIRE_RESUME_DENIED, e->res_reason))
+		e->res_deny = 0;
+	return (1);
+}
+
+static int
+send_resume_proof(struct engine *e, uint8_t *buf, size_t *len)
+{
+	struct wire_rec r;
+
+	if (!e->res_prove)
+		return (1);
+	memset(&r, 0, sizeof(r));
+	r.type = WIRE_RESUME_PROOF;
+	memcpy(r.proof, e->res_proof, WIRE_AUTH_LEN);
+	if (put(buf, len, &r)) {
+		e->res_prove = 0;
+		e->res_proof_sent = 1;
+		memset(e->res_proof, 0, sizeof(e->res_proof));
 	}
-	if (s->ctrl & C_OPEN_OK) {
-		r.type = WIRE_OPEN_OK;
-		r.stream = s->peer_id;
-		r.peer_stream = id;
-		r.ring = ring_grant(&s->rx);
+	memset(&r, 0, sizeof(r));	/* and the proof's copy */
+	return (1);
+}
+
+/* Server: the streams of a resume we no longer have (GONE answers). */
+static int
+send_gone(struct engine *e, uint8_t *buf, size_t *len)
+{
+	struct wire_rec r;
+	uint32_t v;
+
+	memset(&r, 0, sizeof(r));
+	while (e->gone_n > 0) {
+		v = e->gone[e->gone_head];
+		r.type = WIRE_RESUME_STREAM;
+		r.stream = v >> 16;
+		r.peer_stream = v & 0xffff;
+		r.flags = WIRE_RS_GONE;
 		if (!put(buf, len, &r))
-			return (0);
-		s->ctrl &= (uint8_t)~C_OPEN_OK;
-	}
-	if (s->rs & RS_RING_AT) {
-		/* Every WRITE before this record went to the old ring. */
-		r.type = WIRE_RING_AT;
-		r.stream = s->peer_id;
-		r.cursor = s->tx_sent;
-		if (!put(buf, len, &r))
-			return (0);
-		s->rs &= (uint8_t)~RS_RING_AT;
-		s->peer_rx = s->peer_next;
-		memset(&s->peer_next, 0, sizeof(s->peer_next));
-		if (tx_ready(s))
-			qpush(e, Q_TX, id);
-	}
-	if (s->rs & RS_RING) {
-		r.type = WIRE_RING;
-		r.stream = s->peer_id;
-		r.ring = ring_grant(&s->rx_next);
-		if (!put(buf, len, &r))
-			return (0);
-		s->rs &= (uint8_t)~RS_RING;
-		s->ring_ticks = 0;
-	}
-	if (s->ctrl & C_CREDIT) {
-		r.type = WIRE_CREDIT;
-		r.stream = s->peer_id;
-		r.cursor = s->rx_cons;
-		if (!put(buf, len, &r))
-			return (0);
-		s->rx_rep = s->rx_cons;
-		s->rx_reps[s->rx_rep_n++ % REPS] = s->rx_cons;
-		s->ctrl &= (uint8_t)~C_CREDIT;
-		e->st.credit_updates++;
-	}
-	if (s->ctrl & C_SHUTDOWN) {
-		r.type = WIRE_SHUTDOWN;
-		r.stream = s->peer_id;
-		r.cursor = s->tx_sent;
-		if (!put(buf, len, &r))
-			return (0);
-		s->flags |= F_SHUT_SENT;
-		s->ctrl &= (uint8_t)~C_SHUTDOWN;
-	}
-	if (s->ctrl & (C_RESET | C_CLOSE)) {
-		/* CLOSE waits for our SHUTDOWN (a graceful close implies it). */
-		if ((s->ctrl & C_CLOSE) && !(s->flags & (F_SHUT_SENT | F_RESET)))
-			return (1);
-		r.type = (s->ctrl & C_RESET) ? WIRE_RESET : WIRE_CLOSE;
-		r.stream = s->peer_id;
-		r.reason = s->reason;
-		if (!put(buf, len, &r))
-			return (0);
-		s->flags |= F_TERM_SENT;
-		s->ctrl &= (uint8_t)~(C_RESET | C_CLOSE);
-		maybe_release(e, id);
+			break;
+		e->gone_head = (e->gone_head + 1) % WIRE_STREAMS_MAX;
+		e->gone_n--;
 	}
 	return (1);
 }
+
+/* Version 5: a proven resume's streams are named before any OPEN. */
+static int
+send_naming(struct engine *e, uint8_t *buf, size_t *len)
+{
+
+	for (; e->res_naming && e->res_name < e->used; e->res_name++)
+		if ((e->s[e->res_name].ctrl & C_RESUME) &&
+		    !encode_stream(e, e->res_name, buf, len))
+			break;
+	if (e->res_naming && e->res_name >= e->used)
+		e->res_naming = 0;
+	return (1);
+}
+
+static int
+send_refusals(struct engine *e, uint8_t *buf, size_t *len)
+{
+	struct wire_rec r;
+	uint32_t v;
+
+	memset(&r, 0, sizeof(r));
+	while (e->ref_n > 0) {
+		v = e->refusals[e->ref_head];
+		r.type = WIRE_REFUSE;
+		r.stream = v >> 16;
+		r.reason = (uint16_t)v;
+		if (!put(buf, len, &r))
+			break;
+		peer_bit(e, r.stream, 0);
+		e->ref_head = (e->ref_head + 1) % WIRE_STREAMS_MAX;
+		e->ref_n--;
+	}
+	return (1);
+}
+
+/* The streams' records, in the order they asked. */
+static int
+send_streams(struct engine *e, uint8_t *buf, size_t *len)
+{
+	uint32_t id;
+
+	while ((id = e->q[Q_CTRL].head) != NIL) {
+		if (!encode_stream(e, id, buf, len))
+			break;
+		qpop(e, Q_CTRL);
+		queue_drop(e, id);
+	}
+	return (1);
+}
+
+static int
+send_keepalive(struct engine *e, uint8_t *buf, size_t *len)
+{
+	struct wire_rec r;
+
+	if (*len == 0 && e->want_keepalive) {
+		memset(&r, 0, sizeof(r));
+		r.type = WIRE_KEEPALIVE;
+		put(buf, len, &r);
+	}
+	return (1);
+}
+
+/* What a SEND carries, in this order. */
+static int (*const send_steps[])(struct engine *, uint8_t *, size_t *) = {
+	send_auth, send_goaway, send_resume, send_resume_denied,
+	send_resume_proof, send_gone, send_naming, send_refusals,
+	send_streams, send_keepalive
+};
 
 /* Build one SEND of control records into the slot for sequence ${seq}. */
 static size_t
@@ -1853,91 +2254,12 @@ build_send(struct engine *e, uint64_t seq)
 {
 	uint8_t *buf = e->conf.ctrl_send +
 	    (size_t)(seq % e->conf.sq_size) * WIRE_MSG_SIZE;
-	size_t len = 0;
+	size_t len = 0, i;
 	struct wire_rec r;
-	uint32_t id, v;
 
-	memset(&r, 0, sizeof(r));
-	if (e->auth_send) {
-		r.type = WIRE_AUTH;
-		e->a.prove(e->a.arg, r.proof);
-		if (put(buf, &len, &r))
-			e->auth_send = 0;
-		memset(r.proof, 0, sizeof(r.proof));
-	}
-	if (e->want_goaway && !e->goaway_sent) {
-		r.type = WIRE_GOAWAY;
-		r.reason = e->goaway_reason;
-		if (put(buf, &len, &r))
-			e->goaway_sent = 1;
-	}
-	if (e->res_hdr) {
-		r.type = WIRE_RESUME;
-		memcpy(r.token, e->res_token, WIRE_NONCE_LEN);
-		memcpy(r.proof, e->res_proof, WIRE_AUTH_LEN);
-		r.count = e->res_count;
-		if (!put(buf, &len, &r))
+	for (i = 0; i < sizeof(send_steps) / sizeof(send_steps[0]); i++)
+		if (!send_steps[i](e, buf, &len))
 			return (len);
-		e->res_hdr = 0;
-		memset(e->res_proof, 0, sizeof(e->res_proof));
-		memset(&r, 0, sizeof(r));
-	}
-	if (e->res_deny) {
-		r.type = WIRE_RESUME_DENIED;
-		r.reason = e->res_reason;
-		if (put(buf, &len, &r))
-			e->res_deny = 0;
-	}
-	if (e->res_prove) {
-		r.type = WIRE_RESUME_PROOF;
-		memcpy(r.proof, e->res_proof, WIRE_AUTH_LEN);
-		if (put(buf, &len, &r)) {
-			e->res_prove = 0;
-			e->res_proof_sent = 1;
-			memset(e->res_proof, 0, sizeof(e->res_proof));
-		}
-		memset(&r, 0, sizeof(r));
-	}
-	while (e->gone_n > 0) {
-		v = e->gone[e->gone_head];
-		r.type = WIRE_RESUME_STREAM;
-		r.stream = v >> 16;
-		r.peer_stream = v & 0xffff;
-		r.flags = WIRE_RS_GONE;
-		if (!put(buf, &len, &r))
-			break;
-		e->gone_head = (e->gone_head + 1) % WIRE_STREAMS_MAX;
-		e->gone_n--;
-	}
-	/* Version 5: a proven resume's streams are named before any OPEN. */
-	for (; e->res_naming && e->res_name < e->used; e->res_name++)
-		if ((e->s[e->res_name].ctrl & C_RESUME) &&
-		    !encode_stream(e, e->res_name, buf, &len))
-			break;
-	if (e->res_naming && e->res_name >= e->used)
-		e->res_naming = 0;
-	memset(&r, 0, sizeof(r));
-	while (e->ref_n > 0) {
-		v = e->refusals[e->ref_head];
-		r.type = WIRE_REFUSE;
-		r.stream = v >> 16;
-		r.reason = (uint16_t)v;
-		if (!put(buf, &len, &r))
-			break;
-		peer_bit(e, r.stream, 0);
-		e->ref_head = (e->ref_head + 1) % WIRE_STREAMS_MAX;
-		e->ref_n--;
-	}
-	while ((id = e->q[Q_CTRL].head) != NIL) {
-		if (!encode_stream(e, id, buf, &len))
-			break;
-		qpop(e, Q_CTRL);
-		queue_drop(e, id);
-	}
-	if (len == 0 && e->want_keepalive) {
-		r.type = WIRE_KEEPALIVE;
-		put(buf, &len, &r);
-	}
 	/*
 	 * Report our receives whenever the threshold is reached, and always
 	 * when this SEND takes the peer's last message credit: a message
@@ -1946,6 +2268,7 @@ build_send(struct engine *e, uint64_t seq)
 	 */
 	if (e->recv_posted - e->recv_reported >= e->msg_credit_threshold ||
 	    (len > 0 && msg_avail(e) <= 1)) {
+		memset(&r, 0, sizeof(r));
 		r.type = WIRE_MSG_CREDIT;
 		r.cursor = e->recv_posted;
 		put(buf, &len, &r);
@@ -2470,6 +2793,46 @@ engine_stats(const struct engine *e, struct engine_stats *st)
 
 	*st = e->st;
 	st->peer_credits = (uint32_t)msg_avail(e);
+}
+
+/* Append ${word} to ${buf}, after ${sep} unless it is the first. */
+static void
+str_add(char *buf, size_t size, size_t *n, const char *sep, const char *word)
+{
+	int k;
+
+	if (*n >= size)
+		return;
+	k = snprintf(buf + *n, size - *n, "%s%s", *n > 0 ? sep : "", word);
+	if (k > 0)
+		*n += (size_t)k;
+}
+
+const char *
+engine_stream_flags_str(const struct engine *e, uint32_t id, char *buf,
+    size_t size)
+{
+	const struct stream *s;
+	const char *sep = " ";
+	size_t n = 0;
+	int i;
+
+	if (size == 0)
+		return (buf);
+	buf[0] = '\0';
+	if (id >= e->conf.max_streams) {
+		str_add(buf, size, &n, "", "?");
+		return (buf);
+	}
+	/* Slots above used were never touched: free, all zero. */
+	s = id < e->used ? &e->s[id] : NULL;
+	str_add(buf, size, &n, "", state_names[s != NULL ? s->state : S_FREE]);
+	for (i = 0; s != NULL && i < F_COUNT; i++)
+		if (s->flags & (1u << i)) {
+			str_add(buf, size, &n, sep, flag_names[i]);
+			sep = "|";
+		}
+	return (buf);
 }
 
 void

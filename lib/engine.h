@@ -509,6 +509,18 @@ uint32_t engine_active(const struct engine *e);
 void engine_stats(const struct engine *e, struct engine_stats *st);
 
 /**
+ * engine_stream_flags_str(e, id, buf, size):
+ * Write stream ${id}'s state and flags into ${buf} of ${size} bytes, for
+ * debug logs and test failures: the state, then its flags joined by '|'
+ * ("OPEN APP_SHUT|SHUT_SENT|PEER_MAPPED|HAS_RINGS"), "?" if ${id} is no
+ * slot of ${e}.  The names are the engine's own (lib/engine.c); a buffer
+ * of ENGINE_FLAGS_STR_LEN bytes holds any of them whole.  Returns ${buf}.
+ */
+#define ENGINE_FLAGS_STR_LEN	192
+const char *engine_stream_flags_str(const struct engine *e, uint32_t id,
+    char *buf, size_t size);
+
+/**
  * engine_set_resume(e, r):
  * How ${e} adopts streams of failed engines (the structure is copied).
  */

@@ -9,7 +9,7 @@
 # hello flag is the "version N" of its comment there, else 1, and must be
 # the one the code enforces where it says so (wire_hello_decode's "version
 # < N && (h->flags & FLAG)", engine.c's "e->can_X = e->ver_said >= N &&
-# peer->version >= N" for the types engine_on_recv refuses "if
+# peer->version >= N" for the types rec_version refuses "if
 # (!e->can_X)"); the size of each type (wire_rec_size), the fields that
 # wire_hello_encode, wire_note_encode and wire_rec_encode write (put16/32/64,
 # put_* helpers, "p[i] =", memcpy) and the texts of wire_reason_str.
@@ -345,7 +345,7 @@ file ~ /engine\.c$/ && /^[a-z_0-9]+\(/ {
 	labels = ""
 	next
 }
-file ~ /engine\.c$/ && fn == "engine_on_recv" {
+file ~ /engine\.c$/ && fn == "rec_version" {
 	if (match($0, /case WIRE_[A-Z_0-9]+:/)) {
 		labels = labels " " substr($0, RSTART + 5, RLENGTH - 6)
 		next
@@ -904,7 +904,7 @@ END {
 			d = d "\n# " gate_where[i] ": " gate_name[i] " needs version " v ", lib/wire.h says " since(gate_name[i])
 	}
 	if (nv < 2)
-		d = d "\n# found no version checks in wire_hello_decode and engine_on_recv"
+		d = d "\n# found no version checks in wire_hello_decode and rec_version"
 	tap(d == "", "the versions lib/wire.h gives flags and types are those the code checks", d)
 
 	# Versions.

@@ -30,6 +30,7 @@
  * gave back.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -178,33 +179,36 @@ mem_free(void *arg, void *user, const struct engine_ring *ring)
 }
 
 /* A ring the engine uses must be one it was given and still holds. */
-static void
+static int
 ring_held(uint64_t addr)
 {
 	uint64_t k;
 
 	if (addr < FAKE_BASE)
-		return;
+		return (1);
 	k = (addr - FAKE_BASE) / FAKE_STRIDE;
-	if (k >= MEMS || !mems[k].live || mems[k].addr != addr)
-		abort();
+	return (k < MEMS && mems[k].live && mems[k].addr == addr);
 }
 
 static void
 check_rings(struct engine *e)
 {
 	struct engine_ring tx, rx;
+	char b[ENGINE_FLAGS_STR_LEN];
 	uint32_t id;
 
 	for (id = 0; id < STREAMS; id++) {
 		if (engine_rings(e, id, &tx, &rx) != 0)
 			continue;
-		if (tx.size > LIMIT || rx.size > LIMIT)
+		if (tx.size > LIMIT || rx.size > LIMIT ||
+		    !ring_held(tx.addr) || !ring_held(rx.addr) ||
+		    !ring_held(engine_tx_base(e, id)) ||
+		    !ring_held(engine_rx_base(e, id))) {
+			fprintf(stderr, "stream %u (%s): a ring it was not "
+			    "given, or no longer holds\n", (unsigned)id,
+			    engine_stream_flags_str(e, id, b, sizeof(b)));
 			abort();
-		ring_held(tx.addr);
-		ring_held(rx.addr);
-		ring_held(engine_tx_base(e, id));
-		ring_held(engine_rx_base(e, id));
+		}
 	}
 }
 

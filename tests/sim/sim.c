@@ -1638,6 +1638,30 @@ finished(struct run *R)
 	    engine_idle(R->f.side[1].e));
 }
 
+/* A failed run's streams, as the engine that holds each sees them (-v). */
+static void
+print_streams(const struct run *R)
+{
+	char b[ENGINE_FLAGS_STR_LEN];
+	const struct astream *a;
+	size_t m;
+	int i, j, held;
+
+	for (i = 0; i < 2; i++)
+		for (m = 0; m < R->side[i].n; m++) {
+			a = R->side[i].all[m];
+			held = a->e == R->f.side[i].e;
+			for (j = 0; j < R->side[i].nold; j++)
+				held |= a->e == R->side[i].old[j].e;
+			if (held && a->e != NULL)
+				printf("# side %d s%llu (stream %u): %s\n", i,
+				    (unsigned long long)a->serial,
+				    (unsigned)a->id,
+				    engine_stream_flags_str(a->e, a->id, b,
+				    sizeof(b)));
+		}
+}
+
 static int
 run_one(const struct config *c, uint64_t seed, char *err, size_t errlen)
 {
@@ -1840,6 +1864,8 @@ run_one(const struct config *c, uint64_t seed, char *err, size_t errlen)
 		total_refused += st.ring_refused;
 	}
 out:
+	if (R->failed && verbose)
+		print_streams(R);
 	if (R->failed) {
 		snprintf(err, errlen, "%s", R->err);
 		rc = -1;

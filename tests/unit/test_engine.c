@@ -3042,6 +3042,46 @@ test_resize(void)
 	}
 }
 
+/* engine_stream_flags_str: the state, then the flags that are set. */
+static void
+test_stream_flags_str(void)
+{
+	struct t T;
+	struct tstream s;
+	char b[ENGINE_FLAGS_STR_LEN], small[8];
+	struct engine *e0, *e1;
+
+	setup(&T, conf(16, 16), conf(16, 16));
+	e0 = T.f.side[0].e;
+	e1 = T.f.side[1].e;
+	open_stream(&T, &s, 4096, 4096);
+	ok(strcmp(engine_stream_flags_str(e0, s.id, b, sizeof(b)),
+	    "OPENING HAS_RINGS") == 0, "an open sent: %s", b);
+	settle(&T);
+	ok(strcmp(engine_stream_flags_str(e0, s.id, b, sizeof(b)),
+	    "OPEN PEER_MAPPED|HAS_RINGS") == 0, "an open answered: %s", b);
+	engine_shutdown(e0, s.id);
+	settle(&T);
+	ok(strcmp(engine_stream_flags_str(e0, s.id, b, sizeof(b)),
+	    "OPEN APP_SHUT|SHUT_SENT|PEER_MAPPED|HAS_RINGS") == 0,
+	    "shut, in bit order: %s", b);
+	ok(strcmp(engine_stream_flags_str(e1, T.acc[0].id, b, sizeof(b)),
+	    "OPEN PEER_SHUT|EOF_DONE|PEER_MAPPED|HAS_RINGS") == 0,
+	    "the peer's side after its EOF: %s", b);
+	ok(strcmp(engine_stream_flags_str(e0, s.id + 1, b, sizeof(b)),
+	    "FREE") == 0, "a slot never used: %s", b);
+	ok(strcmp(engine_stream_flags_str(e0, 64, b, sizeof(b)), "?") == 0,
+	    "no slot: %s", b);
+	ok(engine_stream_flags_str(e0, s.id, small, sizeof(small)) == small &&
+	    strcmp(small, "OPEN AP") == 0, "a short buffer is cut: %s", small);
+	engine_reset(e0, s.id, WIRE_REASON_RESET);
+	ok(strstr(engine_stream_flags_str(e0, s.id, b, sizeof(b)),
+	    "APP_CLOSED|RESET") != NULL, "reset by the application: %s", b);
+	teardown(&T);
+	free(s.tx);
+	free(s.rx);
+}
+
 int
 main(void)
 {
@@ -3072,5 +3112,6 @@ main(void)
 	test_resume_calls();
 	test_origin();
 	test_resize();
+	test_stream_flags_str();
 	return (tap_done());
 }
