@@ -163,14 +163,19 @@ free_port() {
 	return 1
 }
 
+# listening PORT: something listens on TCP port PORT.
+listening() {
+	ss -Htln "sport = :$1" | grep -q .
+}
+
 # wait_port PORT: wait until something listens on 127.0.0.1:PORT.
 wait_port() {
-	local i
-	for ((i = 0; i < 100; i++)); do
-		ss -Htln "sport = :$1" | grep -q . && return 0
-		sleep 0.1
-	done
-	return 1
+	wait_until 10 listening "$1"
+}
+
+# wait_sock PATH [SECONDS]: wait until the Unix socket file PATH exists.
+wait_sock() {
+	wait_until "${2:-5}" test -S "$1"
 }
 
 # wait_pid PID [SECONDS]: wait for a background process to end.
@@ -250,13 +255,8 @@ start_pair() {
 # notify_socket: a socket standing in for systemd's notify socket at
 # $W/notify.sock; what arrives is appended to $W/notify.log.
 notify_socket() {
-	local i
 	spawn socat -u UNIX-RECV:"$W/notify.sock" OPEN:"$W/notify.log",creat,append
-	for ((i = 0; i < 50; i++)); do
-		[ -S "$W/notify.sock" ] && return 0
-		sleep 0.1
-	done
-	return 1
+	wait_sock "$W/notify.sock"
 }
 
 # hold_stream PORT: a client that keeps a stream open (sending nothing)
