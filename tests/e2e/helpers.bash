@@ -108,17 +108,25 @@ wait_log_more() {
 	wait_until "${4:-20}" at_least $(($3 + 1)) count_log "$1" "$2"
 }
 
-# start_daemon NAME [VAR=VALUE...]: start rstreamd with $W/NAME.conf (and
-# those variables in its environment); wait until it is ready.  With
-# RS_WRAP set (a command and its arguments, as an array), the daemon runs
-# under it, e.g. RS_WRAP=(private_etc hosts) (see private_etc).
-start_daemon() {
+# spawn_daemon NAME [VAR=VALUE...]: start rstreamd with $W/NAME.conf (and
+# those variables in its environment), its stdout and stderr in
+# $W/NAME.log, its PID in $PID_NAME; do not wait.  With RS_WRAP set (a
+# command and its arguments, as an array), the daemon runs under it, e.g.
+# RS_WRAP=(private_etc hosts) (see private_etc); the wrapper must exec it,
+# so that $PID_NAME is the daemon's.
+spawn_daemon() {
 	local name=$1
 	"${RS_WRAP[@]}" env "${@:2}" "$RSTREAMD_BIN" -f -v -c "$W/$name.conf" \
 	    >"$W/$name.log" 2>&1 3>&- &
 	RS_PIDS+=("$!")
 	eval "PID_$name=$!"
-	wait_log "$name" "ready:" 20
+}
+
+# start_daemon NAME [VAR=VALUE...]: spawn_daemon, then wait until the
+# daemon is ready.
+start_daemon() {
+	spawn_daemon "$@"
+	wait_log "$1" "ready:" 20
 }
 
 # link_up NAME TUNNEL [SECONDS]: wait until the (active) tunnel's link to
