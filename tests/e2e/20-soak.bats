@@ -17,11 +17,6 @@ teardown() {
 	rs_teardown
 }
 
-# rss_kib PID: resident memory of PID in KiB.
-rss_kib() {
-	sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB$/\1/p' /proc/"$1"/status
-}
-
 # counters NAME: the tunnel's counters from rstreamctl, one line:
 # opened active refused limited failed bytes_in bytes_out.
 counters() {

@@ -202,6 +202,11 @@ fd_count() {
 	ls /proc/"$1"/fd | wc -l
 }
 
+# rss_kib PID: resident memory of PID in KiB.
+rss_kib() {
+	sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB$/\1/p' "/proc/$1/status"
+}
+
 # conf_a TUNNELS / conf_b TUNNELS: write the two daemons' configs; TUNNELS
 # is the body of the tunnels list.
 conf_a() {
