@@ -24,11 +24,6 @@ counters() {
 	    "\(.opened) \(.active) \(.refused) \(.limited) \(.failed) \(.bytes_in) \(.bytes_out)"'
 }
 
-# open_streams NAME: streams the daemon has open, as its status says.
-open_streams() {
-	"$CTL" -j -s "$W/$1.ctl" status | jq -r .streams
-}
-
 # ring_bytes NAME: ring memory the daemon's links hold (streams' and pooled).
 ring_bytes() {
 	"$CTL" -j -s "$W/$1.ctl" links | jq '[.[].ring_bytes // 0] | add // 0'

@@ -312,6 +312,17 @@ ctl_json() {
 	"$CTL" -j -s "$W/$1.ctl" "$2" | jq -r "$3"
 }
 
+# open_streams [NAME]: streams daemon NAME has open, as its status says;
+# without NAME, the installed rstreamd's (on its default control socket,
+# as the installed rstreamctl finds it: the systemd guest's).
+open_streams() {
+	if [ $# -eq 0 ]; then
+		rstreamctl -j status | jq -r .streams
+	else
+		ctl_json "$1" status .streams
+	fi
+}
+
 # metric NAME DAEMON: the value of DAEMON's unlabelled metric NAME.
 metric() {
 	"$CTL" -s "$W/$2.ctl" metrics | sed -n "s/^$1 \([0-9]*\)$/\1/p"
@@ -513,8 +524,18 @@ sd_pair() {
 	EOF
 }
 
-# sd_streams: streams rstreamd (the client side) has open, as the
-# installed rstreamctl says.
-sd_streams() {
-	rstreamctl -j status | jq -r .streams
+# sd_prop UNIT PROPERTY: the unit's property as systemctl shows it.
+sd_prop() {
+	systemctl show -P "$2" "$1"
+}
+
+# sd_state_is UNIT STATE: the unit's ActiveState is STATE.
+sd_state_is() {
+	[ "$(sd_prop "$1" ActiveState)" = "$2" ]
+}
+
+# sd_link_up: the installed rstreamd's (the client side's) link is up, as
+# its STATUS= says (not link_up: no control socket is asked).
+sd_link_up() {
+	[[ "$(sd_prop rstreamd StatusText)" == *"1 of 1 link up"* ]]
 }
