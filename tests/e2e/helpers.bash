@@ -447,6 +447,16 @@ b_wait_port() {
 	exit 1"
 }
 
+# b_wait_sock PATH: wait until the Unix socket file PATH exists on host B.
+b_wait_sock() {
+	on_b "for ((i = 0; i < 50; i++)); do
+		[ -S $(q "$1") ] && exit 0
+		sleep 0.1
+	done
+	echo 'timed out after 5 s waiting for the socket '$(q "$1")' on B'
+	exit 1"
+}
+
 # b_start_daemon NAME: start_daemon on host B, with B's $W/NAME.conf.
 b_start_daemon() {
 	b_spawn "$1" "$RSTREAMD_BIN" -f -v -c "$W/$1.conf" || return 1
