@@ -1,8 +1,7 @@
 #!/usr/bin/env bats
 # The rstreamd binary's command line, run where the daemon will run.
 
-bats_load_library bats-support
-bats_load_library bats-assert
+load helpers
 
 @test "rstreamd --version prints the package version" {
 	run "$RSTREAMD_BIN" --version
@@ -43,13 +42,11 @@ EOC
 	assert_output --partial "configuration is valid (0 tunnels"
 	# Started, it is ready and answers on the default control socket,
 	# which rstreamctl finds with no arguments at all.
+	W=$BATS_TEST_TMPDIR
 	"$RSTREAMD_BIN" -c "$RSTREAMD_SRCDIR/conf/rstreamd.conf" \
-	    >"$BATS_TEST_TMPDIR/d.log" 2>&1 3>&- &
+	    >"$W/d.log" 2>&1 3>&- &
 	pid=$!
-	for ((i = 0; i < 100; i++)); do
-		grep -q "ready:" "$BATS_TEST_TMPDIR/d.log" && break
-		sleep 0.1
-	done
+	wait_log d "ready:" 10
 	run "${RSTREAMD_BIN%/*}/rstreamctl" status
 	kill -TERM "$pid"
 	wait "$pid"

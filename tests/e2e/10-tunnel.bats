@@ -39,7 +39,7 @@ teardown() {
 
 @test "socat through a TCP to Unix tunnel" {
 	spawn socat -t 600 UNIX-LISTEN:"$W/target.sock",fork EXEC:cat
-	for i in $(seq 50); do [ -S "$W/target.sock" ] && break; sleep 0.1; done
+	wait_sock "$W/target.sock"
 	conf_b "{ name = \"t2u\"; target = \"unix:$W/target.sock\"; }"
 	conf_a "{ name = \"t2u\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; }"
 	start_pair t2u
@@ -51,7 +51,7 @@ teardown() {
 
 @test "a stale Unix socket is replaced, a live one is not" {
 	spawn socat -t 600 UNIX-LISTEN:"$W/live.sock",fork EXEC:cat
-	for i in $(seq 50); do [ -S "$W/live.sock" ] && break; sleep 0.1; done
+	wait_sock "$W/live.sock"
 	conf_a "{ name = \"x\"; accept = \"unix:$W/live.sock\"; peer = \"$B\"; }"
 	run "$RSTREAMD_BIN" -f -c "$W/a.conf"
 	assert_failure
@@ -59,7 +59,7 @@ teardown() {
 	# A socket file nobody listens on is left over: replaced.
 	socat UNIX-LISTEN:"$W/stale.sock" /dev/null 3>&- &
 	sp=$!
-	for i in $(seq 50); do [ -S "$W/stale.sock" ] && break; sleep 0.1; done
+	wait_sock "$W/stale.sock"
 	kill -KILL "$sp"; wait "$sp" 2>/dev/null || true
 	[ -S "$W/stale.sock" ]
 	conf_a "{ name = \"x\"; accept = \"unix:$W/stale.sock\"; peer = \"$B\"; }"

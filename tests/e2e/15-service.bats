@@ -258,12 +258,12 @@ time.sleep(60)' "$W/a.ctl" >"$W/hog.out" 3>&- &
 	start_daemon b
 	mkdir -p /run/systemd/journal
 	spawn socat -u UNIX-RECV:/run/systemd/journal/socket OPEN:"$W/journal.log",creat,append
-	for i in $(seq 50); do [ -S /run/systemd/journal/socket ] && break; sleep 0.1; done
-	: >"$W/a.err"
-	# What systemd does for StandardError=journal: name stderr's inode.
-	JOURNAL_STREAM=$(stat -c %d:%i "$W/a.err") "$RSTREAMD_BIN" -f -v \
-	    -c "$W/a.conf" 2>>"$W/a.err" 3>&- &
-	RS_PIDS+=("$!")
+	wait_sock /run/systemd/journal/socket
+	: >"$W/a.log"
+	# What systemd does for StandardError=journal: name stderr's inode
+	# (spawn_daemon truncates a.log, the same inode, and writes stderr
+	# there).
+	spawn_daemon a JOURNAL_STREAM="$(stat -c %d:%i "$W/a.log")"
 	wait_log journal "MESSAGE=ready:" 20
 	wait_log journal "MESSAGE=tunnel echo: link to .* is up" 30
 	port=$(sed -n 's/.*MESSAGE=tunnel echo: accepting on tcp:\/\/127.0.0.1:\([0-9]*\),.*/\1/p' "$W/journal.log")
@@ -276,16 +276,14 @@ time.sleep(60)' "$W/a.ctl" >"$W/hog.out" 3>&- &
 	grep -q "^SYSLOG_IDENTIFIER=rstreamd$" "$W/journal.log"
 	grep -q "^PRIORITY=6$" "$W/journal.log"
 	# Nothing went to stderr.
-	[ ! -s "$W/a.err" ]
+	[ ! -s "$W/a.log" ]
 }
 
 @test "logging: log_file, reopened on SIGUSR1 after it was moved" {
 	echo_tunnel echo
 	sed -i "1i log_file = \"$W/rs.log\";" "$W/a.conf"
 	start_daemon b
-	"$RSTREAMD_BIN" -f -v -c "$W/a.conf" 2>"$W/a.err" 3>&- &
-	PID_a=$!
-	RS_PIDS+=("$PID_a")
+	spawn_daemon a
 	wait_log rs "rstreamd\[$PID_a\]: notice: ready:" 20
 	wait_log rs "tunnel echo: link to .* is up" 30
 	mv "$W/rs.log" "$W/rs.log.1"
@@ -295,7 +293,7 @@ time.sleep(60)' "$W/a.ctl" >"$W/hog.out" 3>&- &
 	run client "$port" "logged"
 	assert_output "logged"
 	wait_log rs "tunnel echo stream 1 .*opening over"
-	[ ! -s "$W/a.err" ]
+	[ ! -s "$W/a.log" ]
 	grep -q "ready:" "$W/rs.log.1"
 	run grep -c "ready:" "$W/rs.log"
 	assert_output 0
@@ -307,10 +305,11 @@ time.sleep(60)' "$W/a.ctl" >"$W/hog.out" 3>&- &
 	p2=$(free_port)
 	sed -i "s|tcp://127.0.0.1:0|tcp://127.0.0.1:$port|" "$W/a.conf"
 	start_daemon b
-	# systemd-socket-activate starts rstreamd on the first connection.
-	spawn systemd-socket-activate -l 127.0.0.1:"$port" -l 127.0.0.1:"$p2" \
-	    --fdname=echo:stray "$RSTREAMD_BIN" -f -v -c "$W/a.conf" >"$W/a.log" 2>&1
-	PID_a=$!
+	# systemd-socket-activate starts rstreamd on the first connection
+	# (it execs it: $PID_a is the daemon's).
+	RS_WRAP=(systemd-socket-activate -l 127.0.0.1:"$port"
+	    -l 127.0.0.1:"$p2" --fdname=echo:stray)
+	spawn_daemon a
 	wait_port "$port"
 	run client "$port" "activated"
 	assert_output "activated"

@@ -83,10 +83,8 @@ EOC
 	echo_tunnel echo
 	start_daemon b
 	# Few descriptors: a few dozen clients exhaust them.
-	bash -c "ulimit -n 48; exec \"$RSTREAMD_BIN\" -f -v -c \"$W/a.conf\"" \
-	    >"$W/a.log" 2>&1 3>&- &
-	PID_a=$!
-	RS_PIDS+=("$PID_a")
+	RS_WRAP=(bash -c 'ulimit -n 48 && exec "$@"' ulimit)
+	start_daemon a
 	link_up a echo
 	port=$(accept_port a echo)
 	start=$SECONDS

@@ -20,8 +20,7 @@ ring_stalls() {
 
 # no_streams: neither daemon has a stream open.
 no_streams() {
-	[ "$(ctl_json a status .streams)" = 0 ] &&
-	    [ "$(ctl_json b status .streams)" = 0 ]
+	[ "$(open_streams a)" = 0 ] && [ "$(open_streams b)" = 0 ]
 }
 
 # fds_back: both daemons are down to their $base_a/$base_b descriptors.

@@ -422,7 +422,7 @@ EOC
 	link_up a e2
 	hold_stream "$(accept_port a e1)"
 	hold_stream "$(accept_port a e2)"
-	wait_until 20 at_least 2 ctl_json b status '.streams'
+	wait_until 20 at_least 2 open_streams b
 	"$HOSTILE" "$A" "$B" "$fp1" fake-server "$W/k.key" >"$W/fake1.out" 2>&1 3>&- &
 	f1=$!
 	RS_PIDS+=("$f1")

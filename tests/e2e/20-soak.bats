@@ -17,21 +17,11 @@ teardown() {
 	rs_teardown
 }
 
-# rss_kib PID: resident memory of PID in KiB.
-rss_kib() {
-	sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB$/\1/p' /proc/"$1"/status
-}
-
 # counters NAME: the tunnel's counters from rstreamctl, one line:
 # opened active refused limited failed bytes_in bytes_out.
 counters() {
 	"$CTL" -j -s "$W/$1.ctl" stats | jq -r '.tunnels[0] |
 	    "\(.opened) \(.active) \(.refused) \(.limited) \(.failed) \(.bytes_in) \(.bytes_out)"'
-}
-
-# open_streams NAME: streams the daemon has open, as its status says.
-open_streams() {
-	"$CTL" -j -s "$W/$1.ctl" status | jq -r .streams
 }
 
 # ring_bytes NAME: ring memory the daemon's links hold (streams' and pooled).
@@ -54,16 +44,18 @@ pools_empty() {
 # Closing ends a stream on the client side at once, on the daemons a few
 # control records later, so "the tool is done" is not yet "all closed".
 settled() {
-	local i
-	for ((i = 0; i < 100; i++)); do
-		[ "$(open_streams a)" = 0 ] && [ "$(open_streams b)" = 0 ] &&
-		    [ "$(fd_count "$PID_a")" -le "${base_a:-99999}" ] &&
-		    [ "$(fd_count "$PID_b")" -le "${base_b:-99999}" ] && return 0
-		sleep 0.2
-	done
+	wait_until 20 all_closed && return 0
 	echo "still open: a $(open_streams a) streams, $(fd_count "$PID_a") fds;" \
 	    "b $(open_streams b) streams, $(fd_count "$PID_b") fds" >&2
 	return 1
+}
+
+# all_closed: no stream open on either daemon, descriptors down to
+# $base_a/$base_b (when set).
+all_closed() {
+	[ "$(open_streams a)" = 0 ] && [ "$(open_streams b)" = 0 ] &&
+	    [ "$(fd_count "$PID_a")" -le "${base_a:-99999}" ] &&
+	    [ "$(fd_count "$PID_b")" -le "${base_b:-99999}" ]
 }
 
 @test "a soak of constant stream churn: every stream verified, no stream left, descriptors and memory stable" {

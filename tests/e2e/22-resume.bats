@@ -179,7 +179,7 @@ bulk_intact() {
 	    >"$W/soak.out" 2>&1; echo $? >"$W/soak.rc"; } 3>&- &
 	sp=$!
 	RS_PIDS+=("$sp")
-	wait_until 60 at_least 50 ctl_json b status '.streams'
+	wait_until 60 at_least 50 open_streams b
 	path_down
 	wait_log a "went down: .*; 50 streams suspended for up to 30 s" 30
 	sleep 3

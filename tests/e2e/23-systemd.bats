@@ -59,28 +59,12 @@ teardown() {
 	rs_teardown
 }
 
-# status_of UNIT: the unit's STATUS= text as systemd shows it.
-status_of() {
-	systemctl show -P StatusText "$1"
-}
-
-# link_up: rstreamd's link is up, as its STATUS says.
-link_up() {
-	[[ "$(status_of rstreamd)" == *"1 of 1 link up"* ]]
-}
-
-
-# state_is UNIT STATE: the unit's ActiveState is STATE.
-state_is() {
-	[ "$(systemctl show -P ActiveState "$1")" = "$2" ]
-}
-
 # has_cap UNIT BIT: capability number BIT is in the bounding set of UNIT's
 # main process.
 has_cap() {
 	local bnd
 	bnd=$(sed -n 's/^CapBnd:[[:space:]]*//p' \
-	    "/proc/$(systemctl show -P MainPID "$1")/status")
+	    "/proc/$(sd_prop "$1" MainPID)/status")
 	[ -n "$bnd" ]
 	(((0x$bnd >> $2) & 1))
 }
@@ -93,7 +77,7 @@ sock_is() {
 # sandboxed UNIT: UNIT's main process runs in the unit's sandbox.
 sandboxed() {
 	local pid
-	pid=$(systemctl show -P MainPID "$1")
+	pid=$(sd_prop "$1" MainPID)
 	[ "$pid" -gt 0 ]
 	# PrivateDevices=, BindReadOnlyPaths=: its /dev has the RDMA devices
 	# and the pseudo devices, and nothing else (not setup_file's /dev/sg0).
@@ -108,7 +92,7 @@ sandboxed() {
 	# DeviceAllow=: the device allow-list (the unit's control group's)
 	# refuses /dev/sg0 even where a path to it exists, here the real /dev.
 	run bash -c 'echo $$ >"$1/cgroup.procs" && exec cat "$2"' _ \
-	    "/sys/fs/cgroup$(systemctl show -P ControlGroup "$1")" /dev/sg0
+	    "/sys/fs/cgroup$(sd_prop "$1" ControlGroup)" /dev/sg0
 	assert_failure
 	assert_output --partial "/dev/sg0: Operation not permitted"
 	# ProtectProc=invisible, ProcSubset=pid: its /proc.
@@ -130,11 +114,11 @@ sandboxed() {
 }
 
 @test "systemd: systemctl enable --now on both sides, READY and STATUS, rstreamctl on both daemons, the journal by tunnel, socat and nc through the tunnel" {
-	[[ "$(systemctl show -P ExecStart rstreamd)" == *"/rstreamd -c /etc/rstreamd.conf"* ]]
-	[[ "$(systemctl show -P ExecStart rstreamd@b)" == *"/rstreamd -c /etc/rstreamd/b.conf"* ]]
+	[[ "$(sd_prop rstreamd ExecStart)" == *"/rstreamd -c /etc/rstreamd.conf"* ]]
+	[[ "$(sd_prop rstreamd@b ExecStart)" == *"/rstreamd -c /etc/rstreamd/b.conf"* ]]
 	run systemctl enable --now rstreamd@b rstreamd
 	assert_success
-	wait_until 60 link_up
+	wait_until 60 sd_link_up
 	# Type=notify: active means the daemon sent READY=1.
 	run systemctl is-active rstreamd rstreamd@b
 	assert_output "active
@@ -142,7 +126,7 @@ active"
 	run systemctl status --no-pager rstreamd
 	assert_success
 	assert_output --partial 'Status: "1 tunnel'
-	[[ "$(status_of rstreamd@b)" == "1 tunnel"* ]]
+	[[ "$(sd_prop rstreamd@b StatusText)" == "1 tunnel"* ]]
 	# The installed rstreamctl reaches each daemon: by the default
 	# configuration, by the instance's, by the instance's socket.
 	run rstreamctl status
@@ -189,9 +173,9 @@ active"
 @test "systemd: systemctl reload of both during a transfer, which completes intact; systemctl stop drains an open stream" {
 	run systemctl start rstreamd@b rstreamd
 	assert_success
-	wait_until 60 link_up
+	wait_until 60 sd_link_up
 	paced_stream "$pa" r 8
-	wait_until 30 at_least 1 sd_streams
+	wait_until 30 at_least 1 open_streams
 	run systemctl reload rstreamd rstreamd@b
 	assert_success
 	run journalctl -b --no-pager -o cat -u rstreamd
@@ -203,21 +187,21 @@ active"
 	[ "$(sha "$W/r.in")" = "$(sha "$W/r.out")" ]
 	# A stop while a stream is open: no new streams, the open one finishes.
 	paced_stream "$pa" s 8
-	wait_until 30 at_least 1 sd_streams
+	wait_until 30 at_least 1 open_streams
 	systemctl stop --no-block rstreamd
-	wait_until 30 state_is rstreamd deactivating
+	wait_until 30 sd_state_is rstreamd deactivating
 	touch "$W/s.go"
 	wait_pid "$sp" 120
 	[ "$(sha "$W/s.in")" = "$(sha "$W/s.out")" ]
-	wait_until 60 state_is rstreamd inactive
+	wait_until 60 sd_state_is rstreamd inactive
 	run journalctl -b --no-pager -o cat -u rstreamd
 	assert_output --partial "every stream has finished"
 	# SystemCallFilter=: no call through all that was outside it (one
 	# would have killed a daemon with SIGSYS, and it would have been
 	# restarted).
-	[ "$(systemctl show -P Result rstreamd)" = success ]
-	[ "$(systemctl show -P NRestarts rstreamd)" = 0 ]
-	[ "$(systemctl show -P NRestarts rstreamd@b)" = 0 ]
+	[ "$(sd_prop rstreamd Result)" = success ]
+	[ "$(sd_prop rstreamd NRestarts)" = 0 ]
+	[ "$(sd_prop rstreamd@b NRestarts)" = 0 ]
 	run systemctl is-active rstreamd@b
 	assert_output active
 }
@@ -244,7 +228,7 @@ active"
 	systemctl daemon-reload
 	run systemctl start rstreamd
 	assert_success
-	wait_until 60 link_up
+	wait_until 60 sd_link_up
 	# It adds to the unit's capabilities.
 	has_cap rstreamd 0
 	has_cap rstreamd 1

@@ -68,7 +68,7 @@ EOC
 
 @test "IPv6 wildcard listen, default port, an IPv6 allow prefix, no source" {
 	b_spawn target socat UNIX-LISTEN:"$W/t.sock",fork EXEC:cat
-	on_b "for ((i = 0; i < 50; i++)); do [ -S $(q "$W/t.sock") ] && exit 0; sleep 0.1; done; exit 1"
+	b_wait_sock "$W/t.sock"
 	b_write "$W/b.conf" <<EOC
 listen = "[::]";
 allow = [ "fd77::/64" ];

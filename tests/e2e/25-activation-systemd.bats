@@ -46,22 +46,6 @@ teardown() {
 	rs_teardown
 }
 
-# prop UNIT PROPERTY: the property's value as systemctl shows it.
-prop() {
-	systemctl show -P "$2" "$1"
-}
-
-# is_state UNIT STATE: UNIT's ActiveState is STATE.
-is_state() {
-	[ "$(prop "$1" ActiveState)" = "$2" ]
-}
-
-# link_up: rstreamd's link is up, as its STATUS says.
-link_up() {
-	[[ "$(prop rstreamd StatusText)" == *"1 of 1 link up"* ]]
-}
-
-
 # clients_in N: N or more client connections to 127.0.0.1:15432 are
 # established (the kernel's part, whether or not anyone accepted them).
 clients_in() {
@@ -87,7 +71,7 @@ socket_up() {
 # rstreamd since the first call (WatchdogTimestamp moves with each).
 pinged() {
 	local t
-	t=$(prop rstreamd WatchdogTimestampMonotonic)
+	t=$(sd_prop rstreamd WatchdogTimestampMonotonic)
 	[ "$t" = "$(tail -n 1 "$W/pings" 2>/dev/null)" ] || echo "$t" >>"$W/pings"
 	[ "$(wc -l <"$W/pings")" -ge "$1" ]
 }
@@ -99,7 +83,7 @@ pinged() {
 	run systemctl enable --now rstreamd-pg.socket
 	assert_success
 	socket_up
-	[ "$(prop rstreamd TriggeredBy)" = rstreamd-pg.socket ]
+	[ "$(sd_prop rstreamd TriggeredBy)" = rstreamd-pg.socket ]
 	run systemctl is-active rstreamd
 	assert_output inactive
 	# The connection is made before anything runs that could accept it
@@ -115,7 +99,7 @@ pinged() {
 	assert_output active
 	wait_pid "$cl" 120
 	[ "$(sha "$W/c.in")" = "$(sha "$W/c.out")" ]
-	pid=$(prop rstreamd MainPID)
+	pid=$(sd_prop rstreamd MainPID)
 	run journalctl -b --no-pager -o cat _PID="$pid"
 	assert_output --partial "tunnel pg: accepting on tcp://127.0.0.1:15432 (socket from systemd), peer"
 	refute_output --partial "matches no client tunnel"
@@ -127,22 +111,22 @@ pinged() {
 	socket_up
 	run systemctl start rstreamd
 	assert_success
-	wait_until 60 link_up
-	pid1=$(prop rstreamd MainPID)
+	wait_until 60 sd_link_up
+	pid1=$(sd_prop rstreamd MainPID)
 	# A stream open across the restart keeps the old daemon draining.
 	paced_stream 15432 r 4
 	wait_until 30 clients_in 1
-	wait_until 30 at_least 1 sd_streams
+	wait_until 30 at_least 1 open_streams
 	run systemctl restart --no-block rstreamd
 	assert_success
-	wait_until 30 is_state rstreamd deactivating
+	wait_until 30 sd_state_is rstreamd deactivating
 	head -c 2M /dev/urandom >"$W/c.in"
 	timeout 120 socat -t 30 - TCP:127.0.0.1:15432 <"$W/c.in" >"$W/c.out" 3>&- &
 	cl=$!
 	RS_PIDS+=("$cl")
 	wait_until 20 clients_in 2
 	# It came in during the restart: the old daemon is still draining.
-	is_state rstreamd deactivating
+	sd_state_is rstreamd deactivating
 	touch "$W/r.go"
 	wait_pid "$sp" 120
 	[ "$(sha "$W/r.in")" = "$(sha "$W/r.out")" ]
@@ -150,7 +134,7 @@ pinged() {
 	[ "$(sha "$W/c.in")" = "$(sha "$W/c.out")" ]
 	run systemctl is-active rstreamd
 	assert_output active
-	pid2=$(prop rstreamd MainPID)
+	pid2=$(sd_prop rstreamd MainPID)
 	[ "$pid2" != "$pid1" ]
 	run journalctl -b --no-pager -o cat _PID="$pid2"
 	assert_output --partial "tunnel pg: accepting on tcp://127.0.0.1:15432 (socket from systemd), peer"
@@ -164,30 +148,30 @@ pinged() {
 	systemctl daemon-reload
 	run systemctl start rstreamd
 	assert_success
-	run prop rstreamd WatchdogUSec
+	run sd_prop rstreamd WatchdogUSec
 	assert_output 3s
-	wait_until 60 link_up
-	pid1=$(prop rstreamd MainPID)
-	n0=$(prop rstreamd NRestarts)
+	wait_until 60 sd_link_up
+	pid1=$(sd_prop rstreamd MainPID)
+	n0=$(sd_prop rstreamd NRestarts)
 	# Running: it pings every 1.5 s; 7 pings span 3 intervals.
 	wait_until 30 pinged 7
-	[ "$(prop rstreamd NRestarts)" = "$n0" ]
-	[ "$(prop rstreamd MainPID)" = "$pid1" ]
+	[ "$(sd_prop rstreamd NRestarts)" = "$n0" ]
+	[ "$(sd_prop rstreamd MainPID)" = "$pid1" ]
 	run systemctl is-active rstreamd
 	assert_output active
 	through ok 1
 	# Stopped: no pings; systemd kills it (SIGABRT) and Restart=on-failure
 	# starts a new one.
 	kill -STOP "$pid1"
-	wait_until 90 at_least $((n0 + 1)) prop rstreamd NRestarts
-	wait_until 60 is_state rstreamd active
-	pid2=$(prop rstreamd MainPID)
+	wait_until 90 at_least $((n0 + 1)) sd_prop rstreamd NRestarts
+	wait_until 60 sd_state_is rstreamd active
+	pid2=$(sd_prop rstreamd MainPID)
 	[ "$pid2" != "$pid1" ]
 	run kill -0 "$pid1"
 	assert_failure
 	run journalctl -b --no-pager -o cat -u rstreamd
 	assert_output --partial "Watchdog timeout"
 	assert_output --partial "Failed with result 'watchdog'"
-	wait_until 60 link_up
+	wait_until 60 sd_link_up
 	through after 1
 }

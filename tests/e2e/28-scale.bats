@@ -20,11 +20,6 @@ teardown() {
 	rs_teardown
 }
 
-# rss PID: resident kB.
-rss() {
-	sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB$/\1/p' "/proc/$1/status"
-}
-
 # say TEXT: a figure for the TAP output.
 say() {
 	echo "# $*" >&3
@@ -39,8 +34,8 @@ say() {
 	start_pair many
 	run grep "^Max open files" "/proc/$PID_a/limits"
 	assert_output --regexp '^Max open files +65536 +65536 +files *$'
-	ra=$(rss "$PID_a")
-	rb=$(rss "$PID_b")
+	ra=$(rss_kib "$PID_a")
+	rb=$(rss_kib "$PID_b")
 	"$SWARM" open "$(accept_port a many)" 10000 1000 "$W/go" >"$W/swarm.out" 2>&1 3>&- &
 	sw=$!
 	RS_PIDS+=("$sw")
@@ -52,8 +47,8 @@ say() {
 	# Idle streams hold their 4096-byte rings, two per stream and side.
 	wait_ctl a stats '.tunnels[0].pinned' 81920000
 	wait_ctl b stats '.tunnels[0].pinned' 81920000
-	ra2=$(rss "$PID_a")
-	rb2=$(rss "$PID_b")
+	ra2=$(rss_kib "$PID_a")
+	rb2=$(rss_kib "$PID_b")
 	say "$(grep -E '^(opened|one more|round trip)' "$W/swarm.out" | tr '\n' ';')"
 	say "per idle stream: a $(((ra2 - ra) * 1024 / 10000)) B RSS, b $(((rb2 - rb) * 1024 / 10000)) B RSS; 8192 B of rings pinned on each side"
 	touch "$W/go"
@@ -82,11 +77,11 @@ say() {
 	sed -i '1i max_links = 128; max_pending = 128; max_pending_per_addr = 128; max_unauth_links = 128;' "$W/b.conf"
 	conf_a "$ta"
 	start_daemon b
-	rb=$(rss "$PID_b")
+	rb=$(rss_kib "$PID_b")
 	start_daemon a
 	wait_ctl a status '.links_up' 100 300
 	wait_ctl b status '.links_up' 100 60
-	rb2=$(rss "$PID_b")
+	rb2=$(rss_kib "$PID_b")
 	say "per link: b $(((rb2 - rb) / 100)) kB RSS"
 	ports=$(ctl_json a tunnels '.[].address' | sed -n 's/^tcp:.*:\([0-9]*\)$/\1/p' | paste -sd,)
 	[ "$(tr , '\n' <<<"$ports" | wc -l)" = 100 ]

@@ -108,17 +108,25 @@ wait_log_more() {
 	wait_until "${4:-20}" at_least $(($3 + 1)) count_log "$1" "$2"
 }
 
-# start_daemon NAME [VAR=VALUE...]: start rstreamd with $W/NAME.conf (and
-# those variables in its environment); wait until it is ready.  With
-# RS_WRAP set (a command and its arguments, as an array), the daemon runs
-# under it, e.g. RS_WRAP=(private_etc hosts) (see private_etc).
-start_daemon() {
+# spawn_daemon NAME [VAR=VALUE...]: start rstreamd with $W/NAME.conf (and
+# those variables in its environment), its stdout and stderr in
+# $W/NAME.log, its PID in $PID_NAME; do not wait.  With RS_WRAP set (a
+# command and its arguments, as an array), the daemon runs under it, e.g.
+# RS_WRAP=(private_etc hosts) (see private_etc); the wrapper must exec it,
+# so that $PID_NAME is the daemon's.
+spawn_daemon() {
 	local name=$1
 	"${RS_WRAP[@]}" env "${@:2}" "$RSTREAMD_BIN" -f -v -c "$W/$name.conf" \
 	    >"$W/$name.log" 2>&1 3>&- &
 	RS_PIDS+=("$!")
 	eval "PID_$name=$!"
-	wait_log "$name" "ready:" 20
+}
+
+# start_daemon NAME [VAR=VALUE...]: spawn_daemon, then wait until the
+# daemon is ready.
+start_daemon() {
+	spawn_daemon "$@"
+	wait_log "$1" "ready:" 20
 }
 
 # link_up NAME TUNNEL [SECONDS]: wait until the (active) tunnel's link to
@@ -163,14 +171,19 @@ free_port() {
 	return 1
 }
 
+# listening PORT: something listens on TCP port PORT.
+listening() {
+	ss -Htln "sport = :$1" | grep -q .
+}
+
 # wait_port PORT: wait until something listens on 127.0.0.1:PORT.
 wait_port() {
-	local i
-	for ((i = 0; i < 100; i++)); do
-		ss -Htln "sport = :$1" | grep -q . && return 0
-		sleep 0.1
-	done
-	return 1
+	wait_until 10 listening "$1"
+}
+
+# wait_sock PATH [SECONDS]: wait until the Unix socket file PATH exists.
+wait_sock() {
+	wait_until "${2:-5}" test -S "$1"
 }
 
 # wait_pid PID [SECONDS]: wait for a background process to end.
@@ -187,6 +200,11 @@ wait_pid() {
 # fd_count PID: open descriptors of PID.
 fd_count() {
 	ls /proc/"$1"/fd | wc -l
+}
+
+# rss_kib PID: resident memory of PID in KiB.
+rss_kib() {
+	sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB$/\1/p' "/proc/$1/status"
 }
 
 # conf_a TUNNELS / conf_b TUNNELS: write the two daemons' configs; TUNNELS
@@ -250,13 +268,8 @@ start_pair() {
 # notify_socket: a socket standing in for systemd's notify socket at
 # $W/notify.sock; what arrives is appended to $W/notify.log.
 notify_socket() {
-	local i
 	spawn socat -u UNIX-RECV:"$W/notify.sock" OPEN:"$W/notify.log",creat,append
-	for ((i = 0; i < 50; i++)); do
-		[ -S "$W/notify.sock" ] && return 0
-		sleep 0.1
-	done
-	return 1
+	wait_sock "$W/notify.sock"
 }
 
 # hold_stream PORT: a client that keeps a stream open (sending nothing)
@@ -297,6 +310,17 @@ paced_stream() {
 # COMMAND, as JSON.
 ctl_json() {
 	"$CTL" -j -s "$W/$1.ctl" "$2" | jq -r "$3"
+}
+
+# open_streams [NAME]: streams daemon NAME has open, as its status says;
+# without NAME, the installed rstreamd's (on its default control socket,
+# as the installed rstreamctl finds it: the systemd guest's).
+open_streams() {
+	if [ $# -eq 0 ]; then
+		rstreamctl -j status | jq -r .streams
+	else
+		ctl_json "$1" status .streams
+	fi
 }
 
 # metric NAME DAEMON: the value of DAEMON's unlabelled metric NAME.
@@ -423,6 +447,16 @@ b_wait_port() {
 	exit 1"
 }
 
+# b_wait_sock PATH: wait until the Unix socket file PATH exists on host B.
+b_wait_sock() {
+	on_b "for ((i = 0; i < 50; i++)); do
+		[ -S $(q "$1") ] && exit 0
+		sleep 0.1
+	done
+	echo 'timed out after 5 s waiting for the socket '$(q "$1")' on B'
+	exit 1"
+}
+
 # b_start_daemon NAME: start_daemon on host B, with B's $W/NAME.conf.
 b_start_daemon() {
 	b_spawn "$1" "$RSTREAMD_BIN" -f -v -c "$W/$1.conf" || return 1
@@ -500,8 +534,18 @@ sd_pair() {
 	EOF
 }
 
-# sd_streams: streams rstreamd (the client side) has open, as the
-# installed rstreamctl says.
-sd_streams() {
-	rstreamctl -j status | jq -r .streams
+# sd_prop UNIT PROPERTY: the unit's property as systemctl shows it.
+sd_prop() {
+	systemctl show -P "$2" "$1"
+}
+
+# sd_state_is UNIT STATE: the unit's ActiveState is STATE.
+sd_state_is() {
+	[ "$(sd_prop "$1" ActiveState)" = "$2" ]
+}
+
+# sd_link_up: the installed rstreamd's (the client side's) link is up, as
+# its STATUS= says (not link_up: no control socket is asked).
+sd_link_up() {
+	[[ "$(sd_prop rstreamd StatusText)" == *"1 of 1 link up"* ]]
 }

@@ -121,16 +121,23 @@ setup(struct t *T, struct engine_conf a, struct engine_conf b)
 	return (fab_init(&T->f, &a, &b));
 }
 
+/* Free the rings open_stream or an accept gave ${s}. */
+static void
+tstream_free(struct tstream *s)
+{
+
+	free(s->tx);
+	free(s->rx);
+}
+
 static void
 teardown(struct t *T)
 {
 	int k;
 
 	fab_free(&T->f);
-	for (k = 0; k < T->nacc; k++) {
-		free(T->acc[k].tx);
-		free(T->acc[k].rx);
-	}
+	for (k = 0; k < T->nacc; k++)
+		tstream_free(&T->acc[k]);
 }
 
 static int
@@ -279,8 +286,7 @@ test_sizes(void)
 	    "writes never exceed the smaller ring (%llu)",
 	    (unsigned long long)T.f.side[0].max_wr_len);
 	teardown(&T);
-	free(big.tx);
-	free(big.rx);
+	tstream_free(&big);
 
 	/* 1 MiB rings both ways: writes are capped at 64 KiB. */
 	setup(&T, conf(64, 64), conf(64, 64));
@@ -297,8 +303,7 @@ test_sizes(void)
 	ok(T.f.side[0].writes_posted == 16, "1 MiB took 16 writes (%llu)",
 	    (unsigned long long)T.f.side[0].writes_posted);
 	teardown(&T);
-	free(s.tx);
-	free(s.rx);
+	tstream_free(&s);
 }
 
 static void
@@ -341,8 +346,7 @@ test_wrap_and_credit(void)
 	ok(take(&T, 1, T.acc[0].id, T.acc[0].rx, 2000, 2, &bad) == 2000 &&
 	    !bad, "and arrives intact");
 	teardown(&T);
-	free(s.tx);
-	free(s.rx);
+	tstream_free(&s);
 }
 
 static void
@@ -394,8 +398,7 @@ test_signal_inline(void)
 	}
 	settle(&T);
 	teardown(&T);
-	free(s.tx);
-	free(s.rx);
+	tstream_free(&s);
 }
 
 static void
@@ -475,10 +478,8 @@ test_half_close_and_isolation(void)
 	ok(engine_idle(T.f.side[0].e) && engine_idle(T.f.side[1].e),
 	    "both engines are idle at the end");
 	teardown(&T);
-	free(s1.tx);
-	free(s1.rx);
-	free(s2.tx);
-	free(s2.rx);
+	tstream_free(&s1);
+	tstream_free(&s2);
 }
 
 static void
@@ -509,8 +510,7 @@ test_refuse_and_limit(void)
 	    "the opener sees REFUSED with 'no such tunnel'");
 	ok(s.events & ENGINE_EV_RELEASED, "and the stream is released");
 	ok(id >= 0, "open returned an id");
-	free(s.tx);
-	free(s.rx);
+	tstream_free(&s);
 
 	/* The acceptor has one slot: the second open is refused by limit. */
 	{
@@ -524,10 +524,8 @@ test_refuse_and_limit(void)
 		    y.reason == WIRE_REASON_LIMIT,
 		    "beyond the peer's stream limit: refused (%s)",
 		    wire_reason_str(y.reason));
-		free(x.tx);
-		free(x.rx);
-		free(y.tx);
-		free(y.rx);
+		tstream_free(&x);
+		tstream_free(&y);
 	}
 	teardown(&T);
 
@@ -556,8 +554,7 @@ test_refuse_and_limit(void)
 		ok(engine_error_kind(T.f.side[1].e) == ENGINE_ERR_TRANSPORT &&
 		    strcmp(engine_err_name(ENGINE_ERR_TRANSPORT), "transport") ==
 		    0, "engine_fail's kind is what engine_error_kind says");
-		free(s.tx);
-		free(s.rx);
+		tstream_free(&s);
 		teardown(&T);
 	}
 }
@@ -601,10 +598,8 @@ test_idle_abort_goaway(void)
 	ok(engine_open(T.f.side[0].e, "t", &r, &r, NULL) == ENGINE_EDOWN,
 	    "and no new stream is opened towards it");
 	teardown(&T);
-	free(s.tx);
-	free(s.rx);
-	free(g.tx);
-	free(g.rx);
+	tstream_free(&s);
+	tstream_free(&g);
 }
 
 static void
@@ -671,8 +666,7 @@ test_violations(void)
 		ok(engine_take_wrs(T.f.side[0].e, NULL, 0) == 0,
 		    "a failed link posts nothing");
 		teardown(&T);
-		free(s.tx);
-		free(s.rx);
+		tstream_free(&s);
 	}
 }
 
@@ -758,8 +752,7 @@ test_auth(void)
 	rings(&T, 0, &s, 4096, 4096, &tx, &rx);
 	ok(engine_open(T.f.side[0].e, "t", &tx, &rx, &s) == ENGINE_EDOWN,
 	    "no stream opens (no ring is granted) before authentication");
-	free(s.tx);
-	free(s.rx);
+	tstream_free(&s);
 	settle(&T);
 	ok(engine_authenticated(T.f.side[0].e) &&
 	    engine_authenticated(T.f.side[1].e),
@@ -775,8 +768,7 @@ test_auth(void)
 	settle(&T);
 	ok(take(&T, 1, T.acc[0].id, T.acc[0].rx, 1000, 0x5a, &bad) == 1000 &&
 	    !bad, "data flows on an authenticated link");
-	free(s.tx);
-	free(s.rx);
+	tstream_free(&s);
 	teardown(&T);
 
 	/* Wrong key: the responder fails the link and never proves itself. */
@@ -840,8 +832,7 @@ test_auth(void)
 	teardown(&T);
 
 	/* Without auth, an AUTH record is a violation too. */
-	memset(&T, 0, sizeof(T));
-	fab_init(&T.f, &c, &c);
+	setup(&T, c, c);
 	fab_inject(&T.f, 1, FAB_CQE_RECV, buf, (uint32_t)n, 0);
 	ok(engine_error(T.f.side[1].e) != NULL &&
 	    strstr(engine_error(T.f.side[1].e), "unexpected AUTH"),
@@ -954,17 +945,13 @@ rconf(uint32_t sq, uint32_t rq)
 	return (c);
 }
 
-/* rz_setup, the hellos capped at versions ${cap_a} and ${cap_b} (0: none). */
+/* Give both sides of ${R}'s fabric the stand-in resume callbacks. */
 static void
-rz_setup_cap(struct rz *R, struct engine_conf a, struct engine_conf b,
-    unsigned cap_a, unsigned cap_b)
+rz_hooks(struct rz *R)
 {
 	struct engine_resume er;
 	int i;
 
-	memset(R, 0, sizeof(*R));
-	R->T.acc_ring = 4096;
-	(void)fab_init_cap(&R->T.f, &a, &b, cap_a, cap_b);
 	R->next_rkey = 0x900;
 	for (i = 0; i < 2; i++) {
 		R->rs[i].R = R;
@@ -976,6 +963,18 @@ rz_setup_cap(struct rz *R, struct engine_conf a, struct engine_conf b,
 		er.arg = &R->rs[i];
 		fab_set_resume(&R->T.f, i, &er);
 	}
+}
+
+/* rz_setup, the hellos capped at versions ${cap_a} and ${cap_b} (0: none). */
+static void
+rz_setup_cap(struct rz *R, struct engine_conf a, struct engine_conf b,
+    unsigned cap_a, unsigned cap_b)
+{
+
+	memset(R, 0, sizeof(*R));
+	R->T.acc_ring = 4096;
+	(void)fab_init_cap(&R->T.f, &a, &b, cap_a, cap_b);
+	rz_hooks(R);
 }
 
 static void
@@ -1049,6 +1048,22 @@ rz_teardown(struct rz *R)
 		engine_free(R->old[i]);
 	}
 	teardown(&R->T);
+}
+
+/*
+ * Open ${k} (4 KiB rings) from side 0 and keep it on both sides; returns
+ * side 1's stream.
+ */
+static struct tstream *
+rz_kept(struct rz *R, struct tstream *k)
+{
+	int n = R->T.nacc;
+
+	open_stream(&R->T, k, 4096, 4096);
+	engine_keep(E(R, 0), k->id);
+	settle(&R->T);
+	engine_keep(E(R, 1), R->T.acc[n].id);
+	return (&R->T.acc[n]);
 }
 
 /* The byte at position ${pos} of direction ${key}: no period below 64 KiB. */
@@ -1186,14 +1201,10 @@ test_keep(void)
 	ok(engine_tx_space(E(&R, 0), q.id, &off) == 4096,
 	    "an engine_keep that did not take effect frees on completion");
 	rz_teardown(&R);
-	free(k.tx);
-	free(k.rx);
-	free(u.tx);
-	free(u.rx);
-	free(q.tx);
-	free(q.rx);
-	free(x.tx);
-	free(x.rx);
+	tstream_free(&k);
+	tstream_free(&u);
+	tstream_free(&q);
+	tstream_free(&x);
 
 	/* The peer does not offer resume. */
 	setup(&T, rconf(16, 16), plain);
@@ -1220,8 +1231,7 @@ test_keep(void)
 	ok((k.events & ENGINE_EV_RESET) && !(k.events & ENGINE_EV_SUSPENDED),
 	    "such a stream is reset when the link fails");
 	teardown(&T);
-	free(k.tx);
-	free(k.rx);
+	tstream_free(&k);
 }
 
 static void
@@ -1292,12 +1302,9 @@ test_suspend(void)
 	ok((k.events & ENGINE_EV_RESET) && k.reason == WIRE_REASON_LINK_LOST &&
 	    (k.events & ENGINE_EV_RELEASED), "engine_abandon ends it (%s)",
 	    wire_reason_str(k.reason));
-	free(k.tx);
-	free(k.rx);
-	free(u.tx);
-	free(u.rx);
-	free(p.tx);
-	free(p.rx);
+	tstream_free(&k);
+	tstream_free(&u);
+	tstream_free(&p);
 
 	/* The embedder ending the link (ENGINE_ERR_LOCAL) suspends too. */
 	rz_setup(&R, rconf(16, 16), rconf(16, 16));
@@ -1311,15 +1318,11 @@ test_suspend(void)
 	engine_abandon(E(&R, 0), WIRE_REASON_LINK_LOST);
 	events(&R.T, 0);
 	rz_teardown(&R);
-	free(k.tx);
-	free(k.rx);
+	tstream_free(&k);
 
 	/* A peer that breaks the protocol gets no second chance. */
 	rz_setup(&R, rconf(16, 16), rconf(16, 16));
-	open_stream(&R.T, &k, 4096, 4096);
-	engine_keep(E(&R, 0), k.id);
-	settle(&R.T);
-	engine_keep(E(&R, 1), R.T.acc[0].id);
+	(void)rz_kept(&R, &k);
 	fab_inject(&R.T.f, 0, FAB_CQE_RECV, junk, 2, 0);
 	events(&R.T, 0);
 	ok(engine_error_kind(E(&R, 0)) == ENGINE_ERR_PROTOCOL &&
@@ -1328,8 +1331,7 @@ test_suspend(void)
 	    engine_suspended(E(&R, 0)) == 0,
 	    "a protocol violation resets even a kept stream");
 	rz_teardown(&R);
-	free(k.tx);
-	free(k.rx);
+	tstream_free(&k);
 }
 
 /* One stream of test_resume_data: pattern keys and cursors both ways. */
@@ -1529,8 +1531,7 @@ test_resume_data(void)
 	ok(engine_tx_space(e0, 0, &off) == 0, "no stream is left");
 	rz_teardown(&R);
 	for (i = 0; i < 5; i++) {
-		free(S[i].s.tx);
-		free(S[i].s.rx);
+		tstream_free(&S[i].s);
 	}
 }
 
@@ -1600,12 +1601,9 @@ test_resume_gone(void)
 	ok(engine_error(E(&R, 0)) == NULL && engine_error(E(&R, 1)) == NULL,
 	    "the link stays up");
 	rz_teardown(&R);
-	free(a.tx);
-	free(a.rx);
-	free(b.tx);
-	free(b.rx);
-	free(c.tx);
-	free(c.rx);
+	tstream_free(&a);
+	tstream_free(&b);
+	tstream_free(&c);
 
 	/*
 	 * A graceful close finished on side 1 (both CLOSEs exchanged there)
@@ -1613,11 +1611,7 @@ test_resume_gone(void)
 	 * suspended, side 1's is gone, and GONE completes the close.
 	 */
 	rz_setup(&R, rconf(16, 16), rconf(16, 16));
-	open_stream(&R.T, &a, 4096, 4096);
-	engine_keep(E(&R, 0), a.id);
-	settle(&R.T);
-	aa = &R.T.acc[0];
-	engine_keep(E(&R, 1), aa->id);
+	aa = rz_kept(&R, &a);
 	engine_shutdown(E(&R, 0), a.id);
 	engine_shutdown(E(&R, 1), aa->id);
 	settle(&R.T);
@@ -1635,8 +1629,7 @@ test_resume_gone(void)
 	ok((a.events & ENGINE_EV_RELEASED) && !(a.events & ENGINE_EV_RESET),
 	    "the GONE answer completes the close without a reset");
 	rz_teardown(&R);
-	free(a.tx);
-	free(a.rx);
+	tstream_free(&a);
 }
 
 static void
@@ -1651,11 +1644,7 @@ test_resume_denied(void)
 	int bad = 0;
 
 	rz_setup(&R, rconf(16, 16), rconf(16, 16));
-	open_stream(&R.T, &k, 4096, 4096);
-	engine_keep(E(&R, 0), k.id);
-	settle(&R.T);
-	ak = &R.T.acc[0];
-	engine_keep(E(&R, 1), ak->id);
+	ak = rz_kept(&R, &k);
 	rz_loss(&R, 0, 0);
 	R.deny = WIRE_REASON_DENIED;
 	ok(rz_resume(&R) == 1, "side 0 offers its stream");
@@ -1694,17 +1683,12 @@ test_resume_denied(void)
 	ok(engine_error(E(&R, 0)) == NULL && engine_error(E(&R, 1)) == NULL,
 	    "and is healthy");
 	rz_teardown(&R);
-	free(k.tx);
-	free(k.rx);
-	free(n.tx);
-	free(n.rx);
+	tstream_free(&k);
+	tstream_free(&n);
 
 	/* A token that names nothing: refused too, as not resumed. */
 	rz_setup(&R, rconf(16, 16), rconf(16, 16));
-	open_stream(&R.T, &k, 4096, 4096);
-	engine_keep(E(&R, 0), k.id);
-	settle(&R.T);
-	engine_keep(E(&R, 1), R.T.acc[0].id);
+	(void)rz_kept(&R, &k);
 	rz_loss(&R, 0, 0);
 	memcpy(tok, R.token, sizeof(tok));
 	tok[0] ^= 1;
@@ -1716,8 +1700,7 @@ test_resume_denied(void)
 	    k.reason == WIRE_REASON_NOT_RESUMED,
 	    "an unknown token: RESET (%s)", wire_reason_str(k.reason));
 	rz_teardown(&R);
-	free(k.tx);
-	free(k.rx);
+	tstream_free(&k);
 }
 
 static void
@@ -1792,12 +1775,9 @@ test_abandon(void)
 	ok(engine_active(E(&R, 1)) == 0 && engine_error(E(&R, 1)) == NULL,
 	    "side 1 holds none and its link is up");
 	rz_teardown(&R);
-	free(k1.tx);
-	free(k1.rx);
-	free(k2.tx);
-	free(k2.rx);
-	free(k3.tx);
-	free(k3.rx);
+	tstream_free(&k1);
+	tstream_free(&k2);
+	tstream_free(&k3);
 }
 
 /* A buggy embedder keeps the old rkey: the fabric catches the WRITE. */
@@ -1809,10 +1789,7 @@ test_stale_rkey(void)
 	uint64_t t = 0;
 
 	rz_setup(&R, rconf(16, 16), rconf(16, 16));
-	open_stream(&R.T, &k, 4096, 4096);
-	engine_keep(E(&R, 0), k.id);
-	settle(&R.T);
-	engine_keep(E(&R, 1), R.T.acc[0].id);
+	(void)rz_kept(&R, &k);
 	rz_loss(&R, 0, 0);
 	R.keep_rkey = 1;
 	rz_resume(&R);
@@ -1822,8 +1799,7 @@ test_stale_rkey(void)
 	    "a WRITE with a receive ring's rkey from the lost link is a "
 	    "fabric violation: %s", R.T.f.failed ? R.T.f.err : "(none)");
 	rz_teardown(&R);
-	free(k.tx);
-	free(k.rx);
+	tstream_free(&k);
 }
 
 /* Encode ${n} records into ${buf}; returns the length. */
@@ -1925,10 +1901,7 @@ rz_lost_stream(struct rz *R, struct tstream *k)
 	int bad = 0;
 
 	rz_setup(R, rconf(16, 16), rconf(16, 16));
-	open_stream(&R->T, k, 4096, 4096);
-	engine_keep(E(R, 0), k->id);
-	settle(&R->T);
-	engine_keep(E(R, 1), R->T.acc[0].id);
+	(void)rz_kept(R, k);
 	putp(E(R, 0), k->id, k->tx, 3000, 1, &t);
 	putp(E(R, 1), R->T.acc[0].id, R->T.acc[0].tx, 100, 2, &t1);
 	settle(&R->T);
@@ -1976,8 +1949,7 @@ test_resume_violations(void)
 	ok(inject_recs(&R, 1, r, 1, "unexpected RESUME"),
 	    "RESUME after an OPEN ends the link");
 	rz_teardown(&R);
-	free(k.tx);
-	free(k.rx);
+	tstream_free(&k);
 
 	/* RESUME_STREAM without a RESUME, or beyond its count. */
 	rz_setup(&R, rconf(8, 8), rconf(8, 8));
@@ -1993,8 +1965,7 @@ test_resume_violations(void)
 	    R.adopted != NULL,
 	    "a RESUME_STREAM before side 1 sent its proof ends the link");
 	rz_teardown(&R);
-	free(k.tx);
-	free(k.rx);
+	tstream_free(&k);
 	rz_setup(&R, rconf(8, 8), rconf(8, 8));
 	rec_resume(&r[0], tok, 1);
 	rec_rs(&r[1], 0, 0, 0, 0, 0, 4096);
@@ -2012,8 +1983,7 @@ test_resume_violations(void)
 	ok(inject_recs(&R, 1, &r[1], 2, "unexpected RESUME_STREAM"),
 	    "a RESUME_STREAM beyond the RESUME's count ends the link");
 	rz_teardown(&R);
-	free(k.tx);
-	free(k.rx);
+	tstream_free(&k);
 	rz_lost_stream(&R, &k);
 	rec_resume(&r[0], R.token, 1);
 	rec_rs(&r[1], 0, 0, 0, 0, WIRE_RS_GONE, 0);
@@ -2021,8 +1991,7 @@ test_resume_violations(void)
 	ok(inject_recs(&R, 1, &r[1], 1, "unexpected RESUME_STREAM"),
 	    "a GONE from the side that asked ends the link");
 	rz_teardown(&R);
-	free(k.tx);
-	free(k.rx);
+	tstream_free(&k);
 
 	/* Cursors and rings of a real suspended stream, misreported. */
 	rz_lost_stream(&R, &k);
@@ -2034,8 +2003,7 @@ test_resume_violations(void)
 	    "arrived beyond what was sent (101 of 100) ends the link");
 	ok(R.adopted != NULL, "(after the streams were adopted)");
 	rz_teardown(&R);
-	free(k.tx);
-	free(k.rx);
+	tstream_free(&k);
 
 	rz_lost_stream(&R, &k);
 	rec_resume(&r[0], R.token, 1);
@@ -2043,8 +2011,7 @@ test_resume_violations(void)
 	ok(inject_resume(&R, r) && inject_recs(&R, 1, &r[1], 1, "instead of"),
 	    "a resumed ring of another size ends the link");
 	rz_teardown(&R);
-	free(k.tx);
-	free(k.rx);
+	tstream_free(&k);
 
 	rz_lost_stream(&R, &k);
 	rec_resume(&r[0], R.token, 1);
@@ -2052,8 +2019,7 @@ test_resume_violations(void)
 	ok(inject_resume(&R, r) && inject_recs(&R, 1, &r[1], 1, "never sent"),
 	    "a SHUTDOWN seen that was never sent ends the link");
 	rz_teardown(&R);
-	free(k.tx);
-	free(k.rx);
+	tstream_free(&k);
 
 	/* Side 0 asked; side 1's answers misreport. */
 	rz_lost_stream(&R, &k);
@@ -2064,8 +2030,7 @@ test_resume_violations(void)
 	ok(inject_recs(&R, 0, r, 1, "RESUME_STREAM before RESUME_PROOF"),
 	    "an answer before side 1's proof ends the link");
 	rz_teardown(&R);
-	free(k.tx);
-	free(k.rx);
+	tstream_free(&k);
 
 	rz_lost_stream(&R, &k);
 	sid = R.T.acc[0].id;
@@ -2076,8 +2041,7 @@ test_resume_violations(void)
 	ok(inject_answer(&R) && inject_recs(&R, 0, r, 1, "outside"),
 	    "a consumed cursor behind the last CREDIT ends the link");
 	rz_teardown(&R);
-	free(k.tx);
-	free(k.rx);
+	tstream_free(&k);
 
 	rz_lost_stream(&R, &k);
 	sid = R.T.acc[0].id;
@@ -2087,8 +2051,7 @@ test_resume_violations(void)
 	ok(inject_answer(&R) && inject_recs(&R, 0, r, 1, "not resuming"),
 	    "an answer naming another peer stream ends the link");
 	rz_teardown(&R);
-	free(k.tx);
-	free(k.rx);
+	tstream_free(&k);
 
 	rz_lost_stream(&R, &k);
 	sid = R.T.acc[0].id;
@@ -2102,8 +2065,7 @@ test_resume_violations(void)
 	ok(inject_recs(&R, 0, r, 1, "not resuming"),
 	    "the same answer twice ends the link");
 	rz_teardown(&R);
-	free(k.tx);
-	free(k.rx);
+	tstream_free(&k);
 
 	rz_lost_stream(&R, &k);
 	rz_resume(&R);
@@ -2114,8 +2076,7 @@ test_resume_violations(void)
 	ok(inject_answer(&R) && inject_recs(&R, 0, r, 1, "does not allow"),
 	    "a CREDIT for a stream still resuming ends the link");
 	rz_teardown(&R);
-	free(k.tx);
-	free(k.rx);
+	tstream_free(&k);
 
 	rz_lost_stream(&R, &k);
 	rz_resume(&R);
@@ -2127,8 +2088,7 @@ test_resume_violations(void)
 	ok(inject_recs(&R, 0, r, 1, "unexpected RESUME_DENIED"),
 	    "a second one ends the link");
 	rz_teardown(&R);
-	free(k.tx);
-	free(k.rx);
+	tstream_free(&k);
 
 	rz_setup(&R, rconf(8, 8), rconf(8, 8));
 	memset(&r[0], 0, sizeof(r[0]));
@@ -2161,10 +2121,7 @@ rz_kept_lost(struct rz *R, struct tstream *k, unsigned cap_a, unsigned cap_b)
 	uint64_t t = 0;
 
 	rz_setup_cap(R, rconf(16, 16), rconf(16, 16), cap_a, cap_b);
-	open_stream(&R->T, k, 4096, 4096);
-	engine_keep(E(R, 0), k->id);
-	settle(&R->T);
-	engine_keep(E(R, 1), R->T.acc[0].id);
+	(void)rz_kept(R, k);
 	putp(E(R, 0), k->id, k->tx, 3000, 4, &t);
 	fab_pump(&R->T.f, 0);
 	rz_loss(R, 0, 0);
@@ -2214,10 +2171,8 @@ test_resume_mutual(void)
 	ok(engine_resume_confirmed(E(&R, 1)),
 	    "side 1 saw a stream named: the peer holds the new secret");
 	rz_teardown(&R);
-	free(k.tx);
-	free(k.rx);
-	free(n.tx);
-	free(n.rx);
+	tstream_free(&k);
+	tstream_free(&n);
 }
 
 /* Version 5: a wrong RESUME_PROOF ends the link; nothing was named. */
@@ -2247,8 +2202,7 @@ test_resume_wrong_proof(void)
 	ok(engine_resume_pending(E(&R, 1)) == 1,
 	    "side 1 never saw the stream named, nor its ring");
 	rz_teardown(&R);
-	free(k.tx);
-	free(k.rx);
+	tstream_free(&k);
 }
 
 /* A peer of version 4 resumes as before: no proof back, names at once. */
@@ -2280,8 +2234,7 @@ test_resume_v4(void)
 		    &got, &bad) == 3000 && !bad,
 		    "the stream resumed without a RESUME_PROOF");
 		rz_teardown(&R);
-		free(k.tx);
-		free(k.rx);
+		tstream_free(&k);
 	}
 	/* A RESUME_PROOF below version 5 is a violation. */
 	rz_setup_cap(&R, rconf(8, 8), rconf(8, 8), 4, 0);
@@ -2379,11 +2332,9 @@ test_resume_open_race(void)
 	ok(k == 11, "the other eleven resumed");
 	rz_teardown(&R);
 	for (i = 0; i < 12; i++) {
-		free(s[i].tx);
-		free(s[i].rx);
+		tstream_free(&s[i]);
 	}
-	free(n.tx);
-	free(n.rx);
+	tstream_free(&n);
 }
 
 /* Resume on an authenticated link: only once the proofs checked out. */
@@ -2394,30 +2345,16 @@ test_resume_auth(void)
 	struct tauth ta, tb;
 	struct tstream k;
 	struct engine_conf c = rconf(8, 8);
-	struct engine_resume er;
 	struct wire_rec r;
 	uint8_t buf[WIRE_MSG_SIZE], proof[WIRE_AUTH_LEN];
 	uint64_t t = 0, got = 0;
-	int i, bad = 0;
+	int bad = 0;
 
 	memset(&R, 0, sizeof(R));
 	auth_pair(&R.T, &c, &ta, &tb, 7, 7);
-	R.next_rkey = 0x900;
-	for (i = 0; i < 2; i++) {
-		R.rs[i].R = &R;
-		R.rs[i].side = i;
-		er.find = rz_find;
-		er.proved = rz_proved;
-		er.adopt = rz_adopt;
-		er.adopted = rz_adopted;
-		er.arg = &R.rs[i];
-		fab_set_resume(&R.T.f, i, &er);
-	}
+	rz_hooks(&R);
 	settle(&R.T);
-	open_stream(&R.T, &k, 4096, 4096);
-	engine_keep(E(&R, 0), k.id);
-	settle(&R.T);
-	engine_keep(E(&R, 1), R.T.acc[0].id);
+	(void)rz_kept(&R, &k);
 	putp(E(&R, 0), k.id, k.tx, 2000, 3, &t);
 	fab_pump(&R.T.f, 0);
 	rz_loss(&R, 0, 0);
@@ -2437,24 +2374,14 @@ test_resume_auth(void)
 	    R.finds == 0, "RESUME before authentication ends the link: %s",
 	    engine_error(E(&R, 1)) ? engine_error(E(&R, 1)) : "(still up)");
 	rz_teardown(&R);
-	free(k.tx);
-	free(k.rx);
+	tstream_free(&k);
 
 	/* Again, resuming once authenticated. */
 	memset(&R, 0, sizeof(R));
 	auth_pair(&R.T, &c, &ta, &tb, 7, 7);
-	R.next_rkey = 0x900;
-	for (i = 0; i < 2; i++) {
-		R.rs[i].R = &R;
-		R.rs[i].side = i;
-		er.arg = &R.rs[i];
-		fab_set_resume(&R.T.f, i, &er);
-	}
+	rz_hooks(&R);
 	settle(&R.T);
-	open_stream(&R.T, &k, 4096, 4096);
-	engine_keep(E(&R, 0), k.id);
-	settle(&R.T);
-	engine_keep(E(&R, 1), R.T.acc[0].id);
+	(void)rz_kept(&R, &k);
 	t = 0;
 	putp(E(&R, 0), k.id, k.tx, 2000, 3, &t);
 	fab_pump(&R.T.f, 0);
@@ -2470,8 +2397,7 @@ test_resume_auth(void)
 	    &bad) == 2000 && !bad,
 	    "and the bytes lost in flight arrive on the new link");
 	rz_teardown(&R);
-	free(k.tx);
-	free(k.rx);
+	tstream_free(&k);
 }
 
 static void
@@ -2486,20 +2412,15 @@ test_resume_calls(void)
 
 	/* engine_resume needs a new link that can resume and has no stream. */
 	rz_setup(&R, rconf(8, 8), rconf(8, 8));
-	open_stream(&R.T, &k, 4096, 4096);
-	engine_keep(E(&R, 0), k.id);
-	settle(&R.T);
-	engine_keep(E(&R, 1), R.T.acc[0].id);
+	(void)rz_kept(&R, &k);
 	rz_loss(&R, 0, 0);
 	open_stream(&R.T, &k2, 4096, 4096);
 	ok(engine_resume(E(&R, 0), R.old[0], R.token, proof) ==
 	    ENGINE_EINVAL, "engine_resume after a stream was opened: EINVAL");
 	ok(engine_suspended(R.old[0]) == 1, "and nothing moved");
 	rz_teardown(&R);
-	free(k.tx);
-	free(k.rx);
-	free(k2.tx);
-	free(k2.rx);
+	tstream_free(&k);
+	tstream_free(&k2);
 
 	memset(&T, 0, sizeof(T));
 	setup(&T, rconf(8, 8), conf(8, 8));
@@ -2560,8 +2481,7 @@ test_origin(void)
 	    "a stream opened without an origin has none");
 	memset(&bad_o, 0, sizeof(bad_o));
 	bad_o.family = WIRE_FAM_MAX + 1;
-	free(s2.tx);
-	free(s2.rx);
+	tstream_free(&s2);
 	ok(open_stream(&T, &s2, 4096, 4096) >= 0 &&
 	    engine_set_origin(T.f.side[0].e, s2.id, &bad_o) == ENGINE_EINVAL,
 	    "an origin of an unknown family is refused");
@@ -2738,6 +2658,23 @@ take_pat(struct engine *e, uint32_t id, uint64_t *pos, int *bad)
 	return (done);
 }
 
+/*
+ * Sides 0 and 1 of ${T} take ring memory through ${em0} and ${em1}, whose
+ * books are ${m0} and ${m1}.
+ */
+static void
+tm_pair(struct t *T, struct tmem *m0, struct tmem *m1,
+    const struct engine_mem *em0, const struct engine_mem *em1)
+{
+
+	memset(m0, 0, sizeof(*m0));
+	memset(m1, 0, sizeof(*m1));
+	m0->T = m1->T = T;
+	m1->side = 1;
+	engine_set_mem(T->f.side[0].e, em0);
+	engine_set_mem(T->f.side[1].e, em1);
+}
+
 /* Open a stream from side 0 whose rings start at 4096 and may grow. */
 static int
 open_grow(struct t *T, struct tmem *m0, struct tmem *m1, uint32_t max)
@@ -2812,18 +2749,10 @@ grown(struct t *T, struct tmem *m0, struct tmem *m1,
     const struct engine_mem *em0, const struct engine_mem *em1,
     uint64_t *ptx, uint64_t *prx, uint32_t *b)
 {
-	struct engine_conf a = conf(64, 64), c = conf(64, 64);
 	int id, bad = 0;
 
-	memset(T, 0, sizeof(*T));
-	T->acc_ring = 4096;
-	memset(m0, 0, sizeof(*m0));
-	memset(m1, 0, sizeof(*m1));
-	m0->T = m1->T = T;
-	m1->side = 1;
-	ok(fab_init(&T->f, &a, &c) == 0, "a new link");
-	engine_set_mem(T->f.side[0].e, em0);
-	engine_set_mem(T->f.side[1].e, em1);
+	ok(setup(T, conf(64, 64), conf(64, 64)) == 0, "a new link");
+	tm_pair(T, m0, m1, em0, em1);
 	id = open_grow(T, m0, m1, 65536);
 	*b = T->acc[0].id;
 	*ptx = *prx = 0;
@@ -2850,16 +2779,11 @@ test_resize(void)
 	    engine_can_resize(T.f.side[0].e) &&
 	    engine_can_resize(T.f.side[1].e),
 	    "two version-4 sides can resize rings");
-	memset(&m0, 0, sizeof(m0));
-	memset(&m1, 0, sizeof(m1));
-	m0.T = m1.T = &T;
-	m1.side = 1;
 	em0.alloc = em1.alloc = tm_alloc;
 	em0.free = em1.free = tm_free;
 	em0.arg = &m0;
 	em1.arg = &m1;
-	engine_set_mem(T.f.side[0].e, &em0);
-	engine_set_mem(T.f.side[1].e, &em1);
+	tm_pair(&T, &m0, &m1, &em0, &em1);
 	id = open_grow(&T, &m0, &m1, 65536);
 	b = T.acc[0].id;
 	ok(id >= 0, "a stream opens with 4096-byte rings and a 65536 limit");
