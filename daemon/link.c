@@ -18,102 +18,14 @@
 #include "engine.h"
 #include "hca.h"
 #include "link.h"
+#include "link_int.h"
 #include "log.h"
 #include "loop.h"
 #include "resolve.h"
+#include "resume.h"
 #include "rsd.h"
 #include "secmem.h"
 #include "verbs.h"
-
-/*
- * D_AUTH: connected, proofs not yet exchanged; no stream may open.
- * D_SUSP: an incoming link that failed with streams suspended: it has no
- * verbs link, only the failed engine, until the peer resumes them on a
- * new link or resume_time passes.
- */
-enum dstate { D_IDLE, D_CONNECTING, D_AUTH, D_UP, D_DEAD, D_SUSP };
-
-struct dlink {
-	struct rsd *d;
-	struct loop *lp;		/* its worker's (its streams' too) */
-	const struct conf_tunnel *c;	/* client link: its tunnel's */
-	const struct link_ops *ops;
-	void *arg;
-	struct verbs_link *vl;
-	enum dstate state;
-	struct loop_fd *cqw;
-	struct loop_job flush;		/* post work, deliver events */
-	int flushing;
-	/* An event a shared turn may not handle, for the next turn. */
-	int stashed;
-	struct engine_event stash;
-	struct loop_timer ka;		/* keepalive and liveness */
-	struct loop_timer retry;	/* reconnect after back-off */
-	struct loop_timer reap;		/* incoming: free outside callbacks */
-	struct loop_timer deadline;	/* handshake_timeout */
-	/* Resume: a failed link's engine with its suspended streams, until
-	 * they move to a new link or resume_time passes.  The timer: when
-	 * the next of them gives up, or until when a new client link waits
-	 * for the peer's proof (engine_resume_proven). */
-	struct engine *old;
-	struct loop_timer resume_tmo;
-	uint64_t susp_since;		/* when they were suspended */
-	uint32_t resume_s;		/* how long they may wait */
-	int resuming;			/* a resume exchange is under way */
-	int moved;			/* its streams moved to another link */
-	struct engine_resume er;
-	struct dlink *from;		/* incoming: the link it resumes */
-	/*
-	 * The resume identity (see auth.h): the chain's token (its first
-	 * link's) and secret, this link's own from version 5 (ratchet: the
-	 * chain then never resumes on an older link).  An incoming link that
-	 * took a chain over keeps the secret it replaced (prev) until the
-	 * peer shows it has the new one: a loss before the peer saw our
-	 * proof leaves it with the old one.
-	 */
-	int have_res, res_ratchet, has_prev;
-	uint8_t res_id[WIRE_NONCE_LEN];
-	uint8_t res_secret[AUTH_SECRET_LEN], res_prev[AUTH_SECRET_LEN];
-	/* Client: each attempt goes to the next peer entry and address; it
-	 * went to entry att_pi's address att_ai, saying at most att_version
-	 * (0: the newest).  A step-down the peer asked for (step_version) is
-	 * one attempt to that same address. */
-	unsigned next_peer;
-	unsigned att_pi, att_ai;
-	uint8_t att_version, step_version;
-	int busy;			/* the peer said WIRE_NOTE_BUSY */
-	/* Client: a connect slot to the peer address dst (see
-	 * LINK_CONNECT_SLOTS), held from the connect until the link is up
-	 * or down; or waiting in d->connq for one. */
-	int slot, queued;
-	struct sockaddr_storage dst;
-	TAILQ_ENTRY(dlink) qentry;
-	/* Authentication: callbacks for the engine, and the link's key. */
-	struct engine_auth ea;
-	/* The link's key: a client link's tunnel's, or what the peer of an
-	 * incoming link proved (a copy: it outlives reloads). */
-	const struct conf_key *key;
-	struct conf_key proved;
-	uint32_t backoff;
-	int failures;
-	int auth_said;			/* client: an auth failure was logged */
-	int retired;			/* client: its tunnel drains */
-	struct rname *peer_rn[CONF_PEERS_MAX], *src_rn;	/* client: peers, source */
-	struct rname_waiter rw;		/* the peer's name is looked up */
-	unsigned next_addr;		/* the peer address to try next */
-	int closing;			/* link_free: do not reconnect */
-	int listed;			/* in d->links */
-	struct sockaddr_storage peer_sa;	/* incoming: the peer's address */
-	int auth;			/* incoming: the peer authenticates */
-	/* Up with no stream since; 0: busy.  Atomic: its loop's shared
-	 * turns write it, the gate reads it alongside them. */
-	uint64_t idle_since;
-	uint64_t heard_recvs, heard_ms;	/* receives seen, and when last */
-	struct log_burst open_log;	/* refusals of the peer's OPENs */
-	char peer[420];
-	char name[520];			/* "tunnel pg: link to X" / "link from X" */
-	TAILQ_ENTRY(dlink) entry;
-};
 
 struct link_listen_plan {
 	size_t n;
@@ -129,30 +41,13 @@ struct link_listen_plan {
 /* How long an RDMA CM channel rests after an error it keeps returning. */
 #define CM_PAUSE_MS	1000
 
-/* A message about link ${dl}: the journal gets TUNNEL= and PEER=. */
-#define LABOUT(dl)							\
-	(&(struct log_about){ (dl)->c ? (dl)->c->name : NULL, 0, (dl)->peer })
-#define LLOG(level, dl, ...)	log_about(level, LABOUT(dl), __VA_ARGS__)
-
-static void link_down(struct dlink *, const char *);
-static void link_up(struct dlink *);
 static void link_connect(struct dlink *);
 static void on_flush(void *);
 static void on_keepalive(void *);
 static void on_retry(void *);
 static void on_reap(void *);
 static void on_deadline(void *);
-static void on_resume_tmo(void *);
-static void susp_wait(struct dlink *);
 static void link_naming(struct dlink *, const struct conf_addr *);
-static void resume_done(struct dlink *, struct engine *);
-static struct engine *find_cb(void *, const uint8_t[WIRE_NONCE_LEN],
-    const uint8_t[WIRE_AUTH_LEN], uint8_t[WIRE_AUTH_LEN], uint16_t *);
-static int proved_cb(void *, const uint8_t[WIRE_AUTH_LEN]);
-static int adopt_cb(void *, uint32_t, void *, struct engine_ring *,
-    struct engine_ring *);
-static void adopted_cb(void *, struct engine *);
-static void deliver(struct dlink *, struct engine *, const struct engine_event *);
 static void cm_event(struct rsd *, const struct verbs_ev *);
 
 /* ---------------------------------------------------------------- links */
@@ -171,8 +66,8 @@ pick_loop(struct rsd *d)
 }
 
 /* A new link of daemon ${d}, in no list yet. */
-static struct dlink *
-dl_new(struct rsd *d, const struct link_ops *ops, void *arg)
+struct dlink *
+link_alloc(struct rsd *d, const struct link_ops *ops, void *arg)
 {
 	struct dlink *dl;
 
@@ -184,19 +79,17 @@ dl_new(struct rsd *d, const struct link_ops *ops, void *arg)
 	dl->ops = ops;
 	dl->arg = arg;
 	dl->key = &dl->proved;		/* unset until a peer proves one */
-	dl->er = (struct engine_resume){ find_cb, proved_cb, adopt_cb,
-	    adopted_cb, dl };
 	loop_job_init(&dl->flush, dl->lp, on_flush, dl);
 	loop_timer_init(&dl->ka, dl->lp, on_keepalive, dl);
 	loop_timer_init(&dl->retry, dl->lp, on_retry, dl);
 	loop_timer_init(&dl->reap, dl->lp, on_reap, dl);
 	loop_timer_init(&dl->deadline, dl->lp, on_deadline, dl);
-	loop_timer_init(&dl->resume_tmo, dl->lp, on_resume_tmo, dl);
+	resume_init(dl);
 	return (dl);
 }
 
-static void
-list_add(struct dlink *dl)
+void
+link_list_add(struct dlink *dl)
 {
 
 	TAILQ_INSERT_TAIL(&dl->d->links, dl, entry);
@@ -230,8 +123,8 @@ link_engine(const struct dlink *dl)
 }
 
 /* The engine of the link's current connection (not a failed one). */
-static struct engine *
-cur_engine(const struct dlink *dl)
+struct engine *
+link_cur_engine(const struct dlink *dl)
 {
 
 	return (dl->vl != NULL ? verbs_link_engine(dl->vl) : NULL);
@@ -274,7 +167,7 @@ on_keepalive(void *arg)
 	char why[96];
 
 	loop_timer_arm(&dl->ka, LINK_KEEPALIVE_MS);
-	if (dl->state != D_UP || (e = cur_engine(dl)) == NULL)
+	if (dl->state != D_UP || (e = link_cur_engine(dl)) == NULL)
 		return;
 	engine_stats(e, &st);
 	if (st.recvs != dl->heard_recvs) {
@@ -297,8 +190,8 @@ on_keepalive(void *arg)
 	verbs_link_pool_trim(dl->vl);
 }
 
-static int
-watch_cq(struct dlink *dl)
+int
+link_watch_cq(struct dlink *dl)
 {
 
 	if (dl->cqw != NULL || verbs_link_fd(dl->vl) < 0)
@@ -362,6 +255,26 @@ verify(void *arg, const uint8_t proof[WIRE_AUTH_LEN])
 	return (-1);
 }
 
+void
+link_auth_init(struct dlink *dl, int initiator)
+{
+
+	dl->ea = (struct engine_auth){ initiator, prove, verify, dl };
+}
+
+/* A stream moves to this link: its owner re-registers the rings. */
+int
+link_adopt(void *arg, uint32_t id, void *user, struct engine_ring *tx,
+    struct engine_ring *rx)
+{
+	struct dlink *dl = arg;
+
+	(void)id;
+	if (user == NULL)
+		return (-1);
+	return (dl->ops->adopt(dl->arg, dl, user, tx, rx));
+}
+
 static void
 on_deadline(void *arg)
 {
@@ -377,8 +290,8 @@ on_deadline(void *arg)
 	link_down(dl, why);
 }
 
-static void
-deadline_start(struct dlink *dl)
+void
+link_deadline_start(struct dlink *dl)
 {
 
 	loop_timer_arm(&dl->deadline,
@@ -386,8 +299,8 @@ deadline_start(struct dlink *dl)
 }
 
 /* A stream event: the owner's, but a client link takes no OPEN. */
-static void
-deliver(struct dlink *dl, struct engine *e, const struct engine_event *ev)
+void
+link_deliver(struct dlink *dl, struct engine *e, const struct engine_event *ev)
 {
 
 	if ((ev->flags & ENGINE_EV_INCOMING) &&
@@ -422,7 +335,7 @@ deliver(struct dlink *dl, struct engine *e, const struct engine_event *ev)
 static void
 share(struct dlink *dl)
 {
-	struct engine *e = cur_engine(dl);
+	struct engine *e = link_cur_engine(dl);
 	int on = dl->state == D_UP && dl->old == NULL && !dl->resuming &&
 	    !dl->stashed && e != NULL && engine_error(e) == NULL &&
 	    engine_resume_settled(e);
@@ -441,7 +354,7 @@ unstash(struct dlink *dl, struct engine *e)
 	if (!dl->stashed)
 		return;
 	dl->stashed = 0;
-	deliver(dl, e, &dl->stash);
+	link_deliver(dl, e, &dl->stash);
 }
 
 /*
@@ -467,7 +380,7 @@ pump(struct dlink *dl, struct engine *e, int shared)
 				dl->stashed = 1;
 				break;
 			}
-			deliver(dl, e, &ev);
+			link_deliver(dl, e, &ev);
 			continue;
 		}
 		if (flushed)
@@ -497,7 +410,7 @@ on_flush(void *arg)
 	struct engine *e;
 
 	if (!loop_exclusive()) {
-		if ((e = cur_engine(dl)) == NULL)
+		if ((e = link_cur_engine(dl)) == NULL)
 			return;
 		pump(dl, e, 1);
 		if (dl->stashed || engine_error(e) != NULL) {
@@ -508,8 +421,8 @@ on_flush(void *arg)
 	}
 	/* A failed engine's streams still drain, fill and close. */
 	while (dl->old != NULL && engine_next_event(dl->old, &ev))
-		deliver(dl, dl->old, &ev);
-	if ((e = cur_engine(dl)) == NULL)
+		link_deliver(dl, dl->old, &ev);
+	if ((e = link_cur_engine(dl)) == NULL)
 		return;
 	pump(dl, e, 0);
 	if (engine_error(e) != NULL && dl->state != D_DEAD &&
@@ -536,461 +449,7 @@ on_reap(void *arg)
 	link_free(arg);
 }
 
-/* ---------------------------------------------------------------- resume */
-
-/*
- * Nobody will bring a new link for ${dl}'s streams: the daemon stops or
- * drains, or the link was closed or its tunnel retired.
- */
-static int
-no_resume(const struct dlink *dl)
-{
-
-	return (dl->d->stop || dl->d->draining || dl->closing || dl->retired);
-}
-
-/*
- * How long suspended streams of tunnel ${name} wait for a new link on
- * incoming link ${dl}: the tunnel's resume_time (0 if it has none or is
- * gone, or no_resume).
- */
-static uint32_t
-tunnel_resume_time(const struct dlink *dl, const char *name)
-{
-	const struct conf_tunnel *t;
-
-	if (no_resume(dl))
-		return (0);
-	t = conf_tunnel_find(dl->d->conf, name);
-	return (t != NULL && t->has_target ? t->sz.resume_time : 0);
-}
-
-/*
- * How long a failed link's suspended streams wait for a new one: a
- * client link's tunnel's resume_time; for an incoming link, the longest
- * of its streams' tunnels' (each stream waits for its own, susp_expire).
- * 0 when nobody will bring a new link.
- */
-static uint32_t
-resume_time(const struct dlink *dl, const struct engine *e)
-{
-	const char *name;
-	uint32_t id, rt, best = 0;
-
-	if (dl->c != NULL)
-		return (no_resume(dl) ? 0 : dl->c->sz.resume_time);
-	for (id = 0; id < WIRE_STREAMS_MAX; id++)
-		if ((name = engine_tunnel(e, id)) != NULL &&
-		    (rt = tunnel_resume_time(dl, name)) > best)
-			best = rt;
-	return (best);
-}
-
-/*
- * Incoming: each suspended stream waits for its own tunnel's resume_time
- * (a link may carry several tunnels' streams).  End those whose time is
- * up, counted and said once per tunnel, and arm the timer for the next;
- * returns how many still wait.
- */
-static uint32_t
-susp_expire(struct dlink *dl)
-{
-	struct engine *old = dl->old;
-	struct engine_event ev;
-	uint64_t now = loop_now_ms(), next, end;
-	char name[WIRE_NAME_MAX + 1];
-	const char *t;
-	uint32_t id, rt, rt_name = 0, n, left;
-
-	do {
-		/* One tunnel whose streams' time is up, per pass. */
-		name[0] = '\0';
-		next = UINT64_MAX;
-		n = left = 0;
-		for (id = 0; id < WIRE_STREAMS_MAX; id++) {
-			if ((t = engine_tunnel(old, id)) == NULL)
-				continue;
-			rt = tunnel_resume_time(dl, t);
-			end = dl->susp_since + (uint64_t)rt * 1000;
-			if (end > now) {
-				left++;
-				next = end < next ? end : next;
-				continue;
-			}
-			if (name[0] == '\0') {
-				snprintf(name, sizeof(name), "%s", t);
-				rt_name = rt;
-			}
-			if (strcmp(t, name) == 0 && engine_abandon_stream(old,
-			    id, WIRE_REASON_LINK_LOST) == 0)
-				n++;
-		}
-		while (engine_next_event(old, &ev))
-			deliver(dl, old, &ev);
-		if (n == 0)
-			break;
-		dl->d->resume_timeouts += n;
-		log_about(LOG_WARNING, &(struct log_about){ name, 0, dl->peer },
-		    "%s: %u suspended stream%s of tunnel %s reset: no new "
-		    "link within its resume_time (%u s)", dl->name,
-		    (unsigned)n, n == 1 ? "" : "s", name, (unsigned)rt_name);
-	} while (name[0] != '\0');
-	if (left > 0)
-		loop_timer_arm(&dl->resume_tmo, next - now);
-	return (left);
-}
-
-/* The failed link's streams start waiting (its engine is dl->old). */
-static void
-susp_wait(struct dlink *dl)
-{
-
-	dl->susp_since = loop_now_ms();
-	if (dl->c != NULL)
-		loop_timer_arm(&dl->resume_tmo, (uint64_t)dl->resume_s * 1000);
-	else if (susp_expire(dl) == 0)
-		loop_timer_arm(&dl->resume_tmo, 0);	/* it goes */
-}
-
-/* The length of the key the link proved, 0 for none. */
-static size_t
-key_len(const struct dlink *dl)
-{
-
-	return (dl->key->set ? dl->key->len : 0);
-}
-
-/* The resume secrets go, wiped. */
-static void
-res_forget(struct dlink *dl)
-{
-
-	explicit_bzero(dl->res_secret, sizeof(dl->res_secret));
-	explicit_bzero(dl->res_prev, sizeof(dl->res_prev));
-	dl->has_prev = 0;
-}
-
-/* The link's own resume identity, from its hellos, version and key. */
-static void
-res_identity(struct dlink *dl)
-{
-	uint8_t hellos[AUTH_HELLOS_LEN];
-	unsigned v = engine_version(cur_engine(dl));
-
-	res_forget(dl);
-	if (verbs_link_hellos(dl->vl, hellos) != 0) {
-		dl->have_res = 0;
-		return;
-	}
-	/* The responder's nonce names it; the secret never travels. */
-	memcpy(dl->res_id, hellos + WIRE_HELLO_LEN + 16, WIRE_NONCE_LEN);
-	auth_resume_secret(v, dl->key->key, key_len(dl), hellos,
-	    dl->res_secret);
-	dl->res_ratchet = v >= AUTH_RESUME_RATCHET;
-	dl->have_res = 1;
-}
-
-/*
- * The failed engine is done with: streams still in it end with
- * ${reason}, their events go out, and it is freed.  Returns how many
- * ended.
- */
-static uint32_t
-drop_old(struct dlink *dl, uint16_t reason)
-{
-	struct engine *old = dl->old;
-	struct engine_event ev;
-	uint32_t n;
-
-	if (old == NULL)
-		return (0);
-	loop_timer_stop(&dl->resume_tmo);
-	n = engine_suspended(old);
-	engine_abandon(old, reason);
-	while (engine_next_event(old, &ev))
-		deliver(dl, old, &ev);
-	dl->old = NULL;
-	engine_free(old);
-	return (n);
-}
-
-/* No stream waits in it any more: a suspended incoming link goes. */
-static void
-suspend_end(struct dlink *dl, uint16_t reason)
-{
-
-	(void)drop_old(dl, reason);
-	if (dl->state == D_SUSP) {
-		dl->state = D_DEAD;
-		loop_timer_arm(&dl->reap, 0);
-	}
-}
-
-/*
- * A client link's peer did not prove the resume secret in time (it took
- * the resume, or would have said no): a peer that does not hold the
- * streams gets nothing more, and they are reset with the link.
- */
-static void
-proof_timeout(struct dlink *dl)
-{
-	struct engine *e = cur_engine(dl);
-	char why[160];
-
-	if (dl->state != D_UP || e == NULL || engine_resume_proven(e))
-		return;
-	snprintf(why, sizeof(why), "authentication failed: the peer did not "
-	    "prove the streams' resume secret within handshake_timeout "
-	    "(%u s)", (unsigned)dl->d->conf->handshake_timeout);
-	engine_fail(e, ENGINE_ERR_AUTH, why);
-	link_down(dl, why);
-}
-
-/*
- * resume_time passed (or the streams moved): the rest are reset; or a
- * client link's proof is overdue.
- */
-static void
-on_resume_tmo(void *arg)
-{
-	struct dlink *dl = arg;
-	uint32_t n;
-
-	if (dl->moved) {
-		suspend_end(dl, WIRE_REASON_NOT_RESUMED);
-		return;
-	}
-	if (dl->c == NULL) {
-		if (dl->old != NULL && susp_expire(dl) == 0)
-			suspend_end(dl, WIRE_REASON_LINK_LOST);
-		return;
-	}
-	if (dl->old == NULL) {
-		proof_timeout(dl);
-		return;
-	}
-	n = drop_old(dl, WIRE_REASON_LINK_LOST);
-	if (n > 0) {
-		dl->d->resume_timeouts += n;
-		LLOG(LOG_WARNING, dl, "%s: %u suspended stream%s reset: no "
-		    "new link within resume_time (%u s)", dl->name,
-		    (unsigned)n, n == 1 ? "" : "s", (unsigned)dl->resume_s);
-	}
-}
-
-/* The resume exchange on ${e} settled: say how it went. */
-static void
-resume_done(struct dlink *dl, struct engine *e)
-{
-	struct engine_stats st;
-
-	dl->resuming = 0;
-	/* The peer named its streams: it holds the new secret.  (One that
-	 * named none may not have seen our proof: its old one still goes.) */
-	if (engine_resume_confirmed(e)) {
-		explicit_bzero(dl->res_prev, sizeof(dl->res_prev));
-		dl->has_prev = 0;
-	}
-	engine_stats(e, &st);
-	if (st.resumes_denied > 0) {
-		LLOG(LOG_WARNING, dl, "%s: the peer refused to resume the "
-		    "suspended streams; %llu reset", dl->name,
-		    (unsigned long long)st.streams_not_resumed);
-		/* Nothing carried over: this link is a chain of its own. */
-		res_identity(dl);
-		return;
-	}
-	LLOG(LOG_NOTICE, dl, "%s: %llu stream%s resumed after %.1f s (%llu "
-	    "bytes written again)%s", dl->name,
-	    (unsigned long long)st.streams_resumed,
-	    st.streams_resumed == 1 ? "" : "s",
-	    (double)(loop_now_ms() - dl->susp_since) / 1000,
-	    (unsigned long long)st.resumed_bytes,
-	    st.streams_not_resumed > 0 ? "; some the peer no longer had "
-	    "were reset" : "");
-}
-
-/* A stream moves to this link: its owner re-registers the rings. */
-static int
-adopt_cb(void *arg, uint32_t id, void *user, struct engine_ring *tx,
-    struct engine_ring *rx)
-{
-	struct dlink *dl = arg;
-
-	(void)id;
-	if (user == NULL)
-		return (-1);
-	return (dl->ops->adopt(dl->arg, dl, user, tx, rx));
-}
-
-/* Refuse a peer's resume: counted, said once per burst. */
-static struct engine *
-resume_refuse(struct dlink *dl, uint16_t *reason, uint16_t r, const char *why)
-{
-
-	*reason = r;
-	dl->d->resume_refusals++;
-	log_burst_about(&dl->d->resume_log, loop_now_ms(), LOG_WARNING,
-	    LABOUT(dl), "%s: resume refused: %s", dl->name, why);
-	return (NULL);
-}
-
-/*
- * The peer of incoming link ${arg} asks to resume the streams of the
- * link its token names: only with the proof over that link's secret (or
- * the one it replaced, which the peer may still hold), never below
- * version 5 once the chain got there, and only if it proved the same
- * key.  A link that has not noticed it failed is ended here (its peer
- * evidently has).  Our own proof goes in ${answer}; adopted_cb moves the
- * identity on.
- */
-static struct engine *
-find_cb(void *arg, const uint8_t token[WIRE_NONCE_LEN],
-    const uint8_t proof[WIRE_AUTH_LEN], uint8_t answer[WIRE_AUTH_LEN],
-    uint16_t *reason)
-{
-	struct dlink *dl = arg, *o;
-	uint8_t hellos[AUTH_HELLOS_LEN];
-	const uint8_t *sec;
-	unsigned v = engine_version(cur_engine(dl));
-
-	TAILQ_FOREACH(o, &dl->d->links, entry)
-		if (o != dl && o->c == NULL && o->have_res &&
-		    memcmp(o->res_id, token, WIRE_NONCE_LEN) == 0 &&
-		    (o->state == D_SUSP || o->state == D_UP))
-			break;
-	if (o == NULL)
-		return (resume_refuse(dl, reason, WIRE_REASON_NOT_RESUMED,
-		    "no suspended streams of that link here"));
-	if (o->res_ratchet && v < AUTH_RESUME_RATCHET)
-		return (resume_refuse(dl, reason, WIRE_REASON_VERSION,
-		    "the streams' link spoke protocol version 5 or later, "
-		    "the new one an older version"));
-	sec = o->res_secret;
-	if (verbs_link_hellos(dl->vl, hellos) != 0)
-		sec = NULL;
-	else if (auth_resume_check(v, 1, sec, hellos, proof) != 0)
-		sec = o->has_prev && auth_resume_check(v, 1, o->res_prev,
-		    hellos, proof) == 0 ? o->res_prev : NULL;
-	if (sec == NULL)
-		return (resume_refuse(dl, reason, WIRE_REASON_DENIED,
-		    "wrong proof"));
-	if (o->key->set != dl->key->set ||
-	    (o->key->set && !conf_key_same(o->key, dl->key)))
-		return (resume_refuse(dl, reason, WIRE_REASON_DENIED,
-		    "the peer proved another key than the streams' link"));
-	if (o->state == D_UP)
-		link_down(o, "its peer resumed its streams on a new link");
-	if (o->old == NULL)
-		return (resume_refuse(dl, reason, WIRE_REASON_NOT_RESUMED,
-		    "that link has no suspended streams"));
-	auth_resume_proof(v, 0, sec, hellos, answer);
-	/* The secret the peer proved: adopted_cb derives ours from it. */
-	memcpy(dl->res_prev, sec, AUTH_SECRET_LEN);
-	dl->from = o;
-	return (o->old);
-}
-
-/*
- * Incoming: the streams moved over from link dl->from.  This link
- * carries on the chain: its token, and from version 5 a secret of its
- * own, derived from the one the peer proved (kept until the peer shows
- * it has the new one); below version 5, the chain's secret.
- */
-static void
-adopted_cb(void *arg, struct engine *old)
-{
-	struct dlink *dl = arg, *o = dl->from;
-	uint8_t hellos[AUTH_HELLOS_LEN];
-	unsigned v = engine_version(cur_engine(dl));
-
-	dl->from = NULL;
-	if (o == NULL || o->old != old || verbs_link_hellos(dl->vl,
-	    hellos) != 0) {
-		res_identity(dl);
-		return;
-	}
-	memcpy(dl->res_id, o->res_id, WIRE_NONCE_LEN);
-	memcpy(dl->res_secret, dl->res_prev, AUTH_SECRET_LEN);
-	dl->res_ratchet = o->res_ratchet || v >= AUTH_RESUME_RATCHET;
-	dl->has_prev = v >= AUTH_RESUME_RATCHET;
-	if (dl->has_prev)
-		auth_resume_next(dl->res_secret, dl->key->key, key_len(dl),
-		    hellos);
-	else
-		explicit_bzero(dl->res_prev, sizeof(dl->res_prev));
-	dl->have_res = 1;
-	dl->susp_since = o->susp_since;
-	dl->resuming = 1;
-	LLOG(LOG_INFO, dl, "%s: the peer resumes the streams of %s",
-	    dl->name, o->name);
-	/* What could not move ends there, once this call has returned. */
-	o->moved = 1;
-	loop_timer_arm(&o->resume_tmo, 0);
-}
-
-/*
- * Client, version 5: the peer took the resume and proves it holds the
- * chain's secret; if it does, this link's secret replaces it.
- */
-static int
-proved_cb(void *arg, const uint8_t proof[WIRE_AUTH_LEN])
-{
-	struct dlink *dl = arg;
-	uint8_t hellos[AUTH_HELLOS_LEN];
-	unsigned v = engine_version(cur_engine(dl));
-
-	if (!dl->have_res || verbs_link_hellos(dl->vl, hellos) != 0 ||
-	    auth_resume_check(v, 0, dl->res_secret, hellos, proof) != 0)
-		return (-1);
-	auth_resume_next(dl->res_secret, dl->key->key, key_len(dl), hellos);
-	dl->res_ratchet = 1;
-	loop_timer_stop(&dl->resume_tmo);
-	return (0);
-}
-
-/*
- * Client: the new link takes over the failed one's streams, if it can:
- * never on a link older than version 5 once the chain got there (a
- * forged step-down must not get the streams named to a peer that proves
- * nothing), and from version 5 only if the peer proves the secret in
- * time (proof_timeout).
- */
-static void
-resume_offer(struct dlink *dl, struct engine *e)
-{
-	uint8_t hellos[AUTH_HELLOS_LEN], proof[WIRE_AUTH_LEN];
-	uint64_t gap = loop_now_ms() - dl->susp_since;
-	unsigned v = engine_version(e);
-	int older = dl->res_ratchet && v < AUTH_RESUME_RATCHET;
-	int n = ENGINE_EINVAL;
-
-	engine_set_resume(e, &dl->er);
-	if (dl->have_res && engine_can_resume(e) && !older &&
-	    verbs_link_hellos(dl->vl, hellos) == 0) {
-		auth_resume_proof(v, 1, dl->res_secret, hellos, proof);
-		n = engine_resume(e, dl->old, dl->res_id, proof);
-		explicit_bzero(proof, sizeof(proof));
-	}
-	if (drop_old(dl, WIRE_REASON_NOT_RESUMED) > 0) {
-		LLOG(LOG_WARNING, dl, "%s: %s; suspended streams reset",
-		    dl->name, !engine_can_resume(e) ? "the peer does not "
-		    "resume streams" : older ? "the new link speaks an older "
-		    "protocol version than the streams' link, and resumes "
-		    "without the peer's proof" : "cannot resume on the new "
-		    "link");
-	}
-	if (n < 0) {
-		res_identity(dl);
-		return;
-	}
-	dl->resuming = 1;
-	if (!engine_resume_proven(e))
-		loop_timer_arm(&dl->resume_tmo,
-		    (uint64_t)dl->d->conf->handshake_timeout * 1000);
-	LLOG(LOG_INFO, dl, "%s: resuming %d stream%s suspended %.1f s ago",
-	    dl->name, n, n == 1 ? "" : "s", (double)gap / 1000);
-}
+/* ---------------------------------------------------------- connecting */
 
 /* Client links holding a connect slot to peer address ${sa}. */
 static unsigned
@@ -1087,11 +546,11 @@ link_again(struct dlink *dl)
  * the events closes their sockets and frees their rings), free the verbs
  * side, and reconnect (client link) or go away (incoming link).
  */
-static void
+void
 link_down(struct dlink *dl, const char *why_in)
 {
 	struct engine_event ev;
-	struct engine *e = cur_engine(dl);
+	struct engine *e = link_cur_engine(dl);
 	int was_up = dl->state == D_UP;
 	int auth_failed;
 	enum engine_err kind;
@@ -1122,12 +581,12 @@ link_down(struct dlink *dl, const char *why_in)
 			/* Its streams wait in the engine for a new link. */
 			dl->old = verbs_link_take_engine(dl->vl);
 			nsusp = engine_suspended(e);
-			susp_wait(dl);
+			resume_wait(dl);
 		} else {
 			engine_abandon(e, WIRE_REASON_LINK_LOST);
 		}
 		while (engine_next_event(e, &ev))
-			deliver(dl, e, &ev);
+			link_deliver(dl, e, &ev);
 	}
 	loop_fd_del(dl->cqw);
 	dl->cqw = NULL;
@@ -1305,7 +764,7 @@ link_connect(struct dlink *dl)
 	link_conf(dl->d->conf, &c->sz, &lc);
 	lc.version_max = dl->att_version;
 	if (c->key.set) {
-		dl->ea = (struct engine_auth){ 1, prove, verify, dl };
+		link_auth_init(dl, 1);
 		lc.auth = &dl->ea;
 	}
 	if (log_level() >= LOG_DEBUG) {
@@ -1324,7 +783,7 @@ link_connect(struct dlink *dl)
 	 * minute or more, its streams suspended meanwhile: a fresh attempt
 	 * after handshake_timeout finds a path that came back sooner.
 	 */
-	deadline_start(dl);
+	link_deadline_start(dl);
 }
 
 /* A client link's peer and name, for the peer entry it tries. */
@@ -1346,7 +805,7 @@ link_client_new(struct rsd *d, const struct conf_tunnel *c,
 	struct dlink *dl;
 	unsigned i;
 
-	if ((dl = dl_new(d, ops, arg)) == NULL)
+	if ((dl = link_alloc(d, ops, arg)) == NULL)
 		return (NULL);
 	dl->c = c;
 	dl->key = &c->key;
@@ -1370,7 +829,7 @@ void
 link_client_start(struct dlink *dl)
 {
 
-	list_add(dl);
+	link_list_add(dl);
 	link_connect(dl);
 }
 
@@ -1381,7 +840,7 @@ link_client_retire(struct dlink *dl)
 	dl->retired = 1;
 	slot_unqueue(dl);
 	/* It will not connect again: its suspended streams end now. */
-	(void)drop_old(dl, WIRE_REASON_SHUTTING_DOWN);
+	(void)resume_drop(dl, WIRE_REASON_SHUTTING_DOWN);
 	loop_timer_stop(&dl->retry);
 	rname_unwait(&dl->rw);
 }
@@ -1409,14 +868,14 @@ hca_text(const struct dlink *dl, char *buf, size_t len)
 	    lids);
 }
 
-static void
+void
 link_up(struct dlink *dl)
 {
 	const struct conf_sizes *sz;
 	char where[200], why[160];
-	unsigned version = engine_version(cur_engine(dl));
+	unsigned version = engine_version(link_cur_engine(dl));
 
-	if (watch_cq(dl)) {
+	if (link_watch_cq(dl)) {
 		link_down(dl, "cannot watch the completion channel");
 		return;
 	}
@@ -1430,7 +889,7 @@ link_up(struct dlink *dl)
 		return;
 	}
 	/* Connected: no stream until the peer has proved its key. */
-	if (!engine_authenticated(cur_engine(dl))) {
+	if (!engine_authenticated(link_cur_engine(dl))) {
 		dl->state = D_AUTH;
 		/* Ours: connecting and the proofs get this long together. */
 		link_mark(dl);
@@ -1443,9 +902,9 @@ link_up(struct dlink *dl)
 	__atomic_store_n(&dl->idle_since, dl->heard_ms, __ATOMIC_RELAXED);
 	/* Before any new stream: the suspended ones keep their ids. */
 	if (dl->old != NULL)
-		resume_offer(dl, cur_engine(dl));
+		resume_offer(dl, link_cur_engine(dl));
 	else if (!dl->resuming)
-		res_identity(dl);
+		resume_identity(dl);
 	dl->failures = 0;
 	dl->auth_said = 0;
 	dl->backoff = LINK_BACKOFF_MIN_MS;
@@ -1718,7 +1177,7 @@ link_incoming(struct rsd *d, const struct verbs_ev *ev)
 	struct dlink *dl;
 
 	/* The gate let it through; things may have changed since. */
-	if (d->stop || (dl = dl_new(d, d->in_ops, d->in_arg)) == NULL) {
+	if (d->stop || (dl = link_alloc(d, d->in_ops, d->in_arg)) == NULL) {
 		verbs_reject(ev->link);
 		verbs_link_free(ev->link);
 		return;
@@ -1730,11 +1189,11 @@ link_incoming(struct rsd *d, const struct verbs_ev *ev)
 	snprintf(dl->name, sizeof(dl->name), "link from %s", ev->peer);
 	verbs_link_set_user(dl->vl, dl);
 	if (ev->peer_auth) {
-		dl->ea = (struct engine_auth){ 0, prove, verify, dl };
+		link_auth_init(dl, 0);
 		engine_set_auth(verbs_link_engine(dl->vl), &dl->ea);
 	}
 	engine_set_resume(verbs_link_engine(dl->vl), &dl->er);
-	if (watch_cq(dl) || verbs_accept(dl->vl)) {
+	if (link_watch_cq(dl) || verbs_accept(dl->vl)) {
 		LLOG(LOG_ERR, dl, "%s: cannot accept", dl->name);
 		loop_fd_del(dl->cqw);
 		verbs_link_free(dl->vl);
@@ -1742,8 +1201,8 @@ link_incoming(struct rsd *d, const struct verbs_ev *ev)
 		return;
 	}
 	dl->state = D_CONNECTING;
-	list_add(dl);
-	deadline_start(dl);
+	link_list_add(dl);
+	link_deadline_start(dl);
 	LLOG(LOG_INFO, dl, "%s accepted (device %s, %s)", dl->name,
 	    verbs_link_device(dl->vl), ev->peer_auth ? "authenticating" :
 	    "not authenticated");
@@ -2071,7 +1530,7 @@ link_free(struct dlink *dl)
 	dl->closing = 1;
 	if (dl->vl != NULL)
 		link_down(dl, "shutting down");
-	(void)drop_old(dl, WIRE_REASON_LINK_LOST);
+	(void)resume_drop(dl, WIRE_REASON_LINK_LOST);
 	loop_job_cancel(&dl->flush);
 	loop_timer_stop(&dl->resume_tmo);
 	loop_timer_stop(&dl->retry);
@@ -2116,10 +1575,10 @@ link_goaway_all(struct rsd *d)
 
 	TAILQ_FOREACH(dl, &d->links, entry) {
 		/* No new link will come for suspended streams now. */
-		suspend_end(dl, WIRE_REASON_SHUTTING_DOWN);
+		resume_end(dl, WIRE_REASON_SHUTTING_DOWN);
 		if (dl->c != NULL)
 			dl->ops->down(dl->arg, dl, "shutting down");
-		if (dl->state == D_UP && (e = cur_engine(dl)) != NULL) {
+		if (dl->state == D_UP && (e = link_cur_engine(dl)) != NULL) {
 			engine_goaway(e, WIRE_REASON_SHUTTING_DOWN);
 			link_mark(dl);
 		}
@@ -2181,7 +1640,7 @@ link_info(const struct dlink *dl, struct link_info *li)
 			    dl->res_id[i]);
 	if (li->suspended > 0 && dl->state != D_UP)
 		li->state = LINK_SUSPENDED;
-	if ((e = cur_engine(dl)) != NULL && dl->state == D_UP) {
+	if ((e = link_cur_engine(dl)) != NULL && dl->state == D_UP) {
 		engine_stats(e, &li->st);
 		verbs_link_mem_stats(dl->vl, &li->mem);
 		li->have_stats = 1;
