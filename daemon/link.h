@@ -1,7 +1,8 @@
 /*
- * link: the daemon's RDMA links to peers, and everything RDMA CM: the event
- * channel, the RDMA listeners and their admission gate, connecting and
- * reconnecting, authentication, keepalives and liveness.
+ * link: the daemon's RDMA links to peers: connecting and reconnecting,
+ * authentication, keepalives and liveness.  The RDMA CM channel and the
+ * RDMA listeners with their admission gate are cm.h's; a failed link's
+ * suspended streams and their resume, resume.h's.
  *
  * A client tunnel owns one link to its peer, brought up at start and kept
  * up: when it drops, its streams are reset and it reconnects with back-off
@@ -112,46 +113,6 @@ struct link_info {
 };
 
 /**
- * link_start(d, ops, arg, err, errlen):
- * Open the RDMA CM event channel; incoming links report to ${ops} with
- * ${arg}.  Returns 0, or -1 with the reason in ${err}.
- */
-int link_start(struct rsd *d, const struct link_ops *ops, void *arg,
-    char *err, size_t errlen);
-
-/**
- * link_stop(d):
- * Free every link (their streams are reset), every RDMA listener and the
- * channel.
- */
-void link_stop(struct rsd *d);
-
-/*
- * Listening for peers' links under a new configuration, in two steps
- * like every reload: link_listen_plan makes what is missing (and can
- * fail); then either link_listen_commit (cannot fail) or link_listen_undo.
- */
-struct link_listen_plan;
-
-/**
- * link_listen_plan(d, nc, err, errlen):
- * The RDMA listeners ${nc} needs: those on the same address are taken
- * over, the others made.  Returns the plan, or NULL with the reason in
- * ${err} (nothing changed).
- */
-struct link_listen_plan *link_listen_plan(struct rsd *d,
-    const struct conf *nc, char *err, size_t errlen);
-
-/**
- * link_listen_commit(d, nc, p) / link_listen_undo(d, p):
- * Switch to plan ${p} (listeners no longer wanted close; sizes of future
- * links follow ${nc}), or undo it.  Either frees ${p}.
- */
-void link_listen_commit(struct rsd *d, const struct conf *nc,
-    struct link_listen_plan *p);
-void link_listen_undo(struct rsd *d, struct link_listen_plan *p);
-
-/**
  * link_pinned(d):
  * Bytes of memory counted against max_memory now, over every link:
  * streams' rings (suspended ones' too), the pools, and control buffers.
@@ -163,12 +124,6 @@ uint64_t link_pinned(const struct rsd *d);
  * The same, with its parts (see verbs_cm_mem), into ${*cmm}.
  */
 void link_mem(const struct rsd *d, struct verbs_cm_mem *cmm);
-
-/**
- * link_listen_close(d):
- * Stop listening for peers' links (a stopping daemon).
- */
-void link_listen_close(struct rsd *d);
 
 /**
  * link_tick(d):

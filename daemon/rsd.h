@@ -1,8 +1,8 @@
 /*
  * rsd: the running daemon's state: plain structures only, no functions,
  * so any room may include it without depending on another.  Each room's
- * functions own their part: link.c the CM channel, the RDMA listeners and
- * the links; tunnel.c the tunnels and the local listeners; bridge.c a
+ * functions own their part: cm.c the CM channel and the RDMA listeners,
+ * link.c the links; tunnel.c the tunnels and the local listeners; bridge.c a
  * tunnel's list of streams; reload.c the life-cycle fields.
  */
 #ifndef RSD_H
