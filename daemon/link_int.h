@@ -31,36 +31,101 @@ struct verbs_link;
  */
 enum dstate { D_IDLE, D_CONNECTING, D_AUTH, D_UP, D_DEAD, D_SUSP };
 
+/*
+ * A link, in five parts: what every link has, then what only a client
+ * link uses, what only an incoming link uses, its authentication, and
+ * its resume.  Each field's label (owner, excl, atomic) says what guards
+ * it: see Threads in loop.h.  Its loop runs a link shared only while
+ * share() allows, and then writes only its owner and atomic fields.
+ */
 struct dlink {
-	struct rsd *d;
-	struct loop *lp;		/* its worker's (its streams' too) */
-	const struct conf_tunnel *c;	/* client link: its tunnel's */
-	const struct link_ops *ops;
-	void *arg;
-	struct verbs_link *vl;
-	enum dstate state;
-	struct loop_fd *cqw;
-	struct loop_job flush;		/* post work, deliver events */
-	int flushing;
+	/* ---- Every link. */
+	struct rsd *d;			/* excl: set at creation */
+	struct loop *lp;		/* excl: set at creation; its worker's
+					   (its streams' too) */
+	const struct link_ops *ops;	/* excl: set at creation */
+	void *arg;			/* excl: set at creation */
+	struct verbs_link *vl;		/* excl */
+	enum dstate state;		/* excl: the gate reads it */
+	struct loop_fd *cqw;		/* excl */
+	struct loop_job flush;		/* owner: post work, deliver events */
+	int flushing;			/* owner */
 	/* An event a shared turn may not handle, for the next turn. */
-	int stashed;
-	struct engine_event stash;
-	struct loop_timer ka;		/* keepalive and liveness */
-	struct loop_timer retry;	/* reconnect after back-off */
-	struct loop_timer reap;		/* incoming: free outside callbacks */
-	struct loop_timer deadline;	/* handshake_timeout */
-	/* Resume: a failed link's engine with its suspended streams, until
-	 * they move to a new link or resume_time passes.  The timer: when
-	 * the next of them gives up, or until when a new client link waits
-	 * for the peer's proof (engine_resume_proven). */
-	struct engine *old;
-	struct loop_timer resume_tmo;
-	uint64_t susp_since;		/* when they were suspended */
-	uint32_t resume_s;		/* how long they may wait */
-	int resuming;			/* a resume exchange is under way */
-	int moved;			/* its streams moved to another link */
-	struct engine_resume er;
-	struct dlink *from;		/* incoming: the link it resumes */
+	int stashed;			/* owner */
+	struct engine_event stash;	/* owner */
+	struct loop_timer ka;		/* owner: keepalive and liveness */
+	struct loop_timer reap;		/* excl: incoming: free outside
+					   callbacks */
+	struct loop_timer deadline;	/* excl: handshake_timeout */
+	int closing;			/* excl: link_free: do not reconnect */
+	int listed;			/* excl: in d->links */
+	/* Up with no stream since; 0: busy.  Its loop's shared turns write
+	 * it, the gate reads it alongside them. */
+	uint64_t idle_since;		/* atomic */
+	uint64_t heard_recvs, heard_ms;	/* owner: receives seen, and when
+					   last */
+	struct log_burst open_log;	/* excl: the peer's OPENs refused */
+	char peer[420];			/* excl */
+	char name[520];			/* excl: "tunnel pg: link to X" /
+					   "link from X" */
+	TAILQ_ENTRY(dlink) entry;	/* excl */
+
+	/* ---- A client link: NULL c for an incoming one. */
+	const struct conf_tunnel *c;	/* excl: set at creation; its
+					   tunnel's */
+	/* Each attempt goes to the next peer entry and address; it went to
+	 * entry att_pi's address att_ai, saying at most att_version (0: the
+	 * newest).  A step-down the peer asked for (step_version) is one
+	 * attempt to that same address. */
+	unsigned next_peer;		/* excl */
+	unsigned next_addr;		/* excl: the address to try next */
+	unsigned att_pi, att_ai;	/* excl */
+	uint8_t att_version, step_version;	/* excl */
+	int busy;			/* excl: said WIRE_NOTE_BUSY */
+	/* A connect slot to the peer address dst (see LINK_CONNECT_SLOTS),
+	 * held from the connect until the link is up or down; or waiting in
+	 * d->connq for one. */
+	int slot, queued;		/* excl */
+	struct sockaddr_storage dst;	/* excl */
+	TAILQ_ENTRY(dlink) qentry;	/* excl */
+	struct loop_timer retry;	/* excl: reconnect after back-off */
+	uint32_t backoff;		/* excl */
+	int failures;			/* excl */
+	int auth_said;			/* excl: an auth failure was logged */
+	int retired;			/* excl: its tunnel drains */
+	struct rname *peer_rn[CONF_PEERS_MAX], *src_rn;	/* excl: set at
+							   creation; peers,
+							   source */
+	struct rname_waiter rw;		/* excl: the peer's name resolves */
+
+	/* ---- An incoming link. */
+	struct sockaddr_storage peer_sa;	/* excl: set at creation; the
+						   peer's address */
+	int auth;			/* excl: set at creation; the peer
+					   authenticates */
+
+	/* ---- Authentication. */
+	struct engine_auth ea;		/* excl: callbacks for the engine */
+	/* The link's key: a client link's tunnel's, or what the peer of an
+	 * incoming link proved (a copy: it outlives reloads). */
+	const struct conf_key *key;	/* excl */
+	struct conf_key proved;		/* excl */
+
+	/* ---- Resume (resume.c's; a link settles any resume before it
+	 * runs shared, see engine_resume_settled). */
+	/* A failed link's engine with its suspended streams, until they
+	 * move to a new link or resume_time passes.  The timer: when the
+	 * next of them gives up, or until when a new client link waits for
+	 * the peer's proof (engine_resume_proven). */
+	struct engine *old;		/* excl */
+	struct loop_timer resume_tmo;	/* excl */
+	uint64_t susp_since;		/* excl: when they were suspended */
+	uint32_t resume_s;		/* excl: how long they may wait */
+	int resuming;			/* excl: a resume exchange runs */
+	int moved;			/* excl: its streams moved to another
+					   link */
+	struct engine_resume er;	/* excl: set at creation */
+	struct dlink *from;		/* excl: incoming: what it resumes */
 	/*
 	 * The resume identity (see auth.h): the chain's token (its first
 	 * link's) and secret, this link's own from version 5 (ratchet: the
@@ -69,48 +134,10 @@ struct dlink {
 	 * peer shows it has the new one: a loss before the peer saw our
 	 * proof leaves it with the old one.
 	 */
-	int have_res, res_ratchet, has_prev;
-	uint8_t res_id[WIRE_NONCE_LEN];
-	uint8_t res_secret[AUTH_SECRET_LEN], res_prev[AUTH_SECRET_LEN];
-	/* Client: each attempt goes to the next peer entry and address; it
-	 * went to entry att_pi's address att_ai, saying at most att_version
-	 * (0: the newest).  A step-down the peer asked for (step_version) is
-	 * one attempt to that same address. */
-	unsigned next_peer;
-	unsigned att_pi, att_ai;
-	uint8_t att_version, step_version;
-	int busy;			/* the peer said WIRE_NOTE_BUSY */
-	/* Client: a connect slot to the peer address dst (see
-	 * LINK_CONNECT_SLOTS), held from the connect until the link is up
-	 * or down; or waiting in d->connq for one. */
-	int slot, queued;
-	struct sockaddr_storage dst;
-	TAILQ_ENTRY(dlink) qentry;
-	/* Authentication: callbacks for the engine, and the link's key. */
-	struct engine_auth ea;
-	/* The link's key: a client link's tunnel's, or what the peer of an
-	 * incoming link proved (a copy: it outlives reloads). */
-	const struct conf_key *key;
-	struct conf_key proved;
-	uint32_t backoff;
-	int failures;
-	int auth_said;			/* client: an auth failure was logged */
-	int retired;			/* client: its tunnel drains */
-	struct rname *peer_rn[CONF_PEERS_MAX], *src_rn;	/* client: peers, source */
-	struct rname_waiter rw;		/* the peer's name is looked up */
-	unsigned next_addr;		/* the peer address to try next */
-	int closing;			/* link_free: do not reconnect */
-	int listed;			/* in d->links */
-	struct sockaddr_storage peer_sa;	/* incoming: the peer's address */
-	int auth;			/* incoming: the peer authenticates */
-	/* Up with no stream since; 0: busy.  Atomic: its loop's shared
-	 * turns write it, the gate reads it alongside them. */
-	uint64_t idle_since;
-	uint64_t heard_recvs, heard_ms;	/* receives seen, and when last */
-	struct log_burst open_log;	/* refusals of the peer's OPENs */
-	char peer[420];
-	char name[520];			/* "tunnel pg: link to X" / "link from X" */
-	TAILQ_ENTRY(dlink) entry;
+	int have_res, res_ratchet, has_prev;	/* excl */
+	uint8_t res_id[WIRE_NONCE_LEN];	/* excl */
+	uint8_t res_secret[AUTH_SECRET_LEN];	/* excl */
+	uint8_t res_prev[AUTH_SECRET_LEN];	/* excl */
 };
 
 /* A message about link ${dl}: the journal gets TUNNEL= and PEER=. */
