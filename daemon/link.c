@@ -492,6 +492,16 @@ slot_wait(struct dlink *dl)
 	dl->queued = 1;
 }
 
+/* The next attempt after the back-off, which doubles up to its maximum. */
+static void
+back_off(struct dlink *dl)
+{
+
+	loop_timer_arm(&dl->retry, dl->backoff);
+	dl->backoff = dl->backoff * 2 > LINK_BACKOFF_MAX_MS ?
+	    LINK_BACKOFF_MAX_MS : dl->backoff * 2;
+}
+
 /*
  * A client link's attempt was refused, but not failed: a step-down goes
  * to the same address at once; a busy peer (see LINK_CONNECT_SLOTS) is
@@ -515,9 +525,151 @@ link_again(struct dlink *dl)
 		slot_wait(dl);
 		return;
 	}
-	loop_timer_arm(&dl->retry, dl->backoff);
-	dl->backoff = dl->backoff * 2 > LINK_BACKOFF_MAX_MS ?
-	    LINK_BACKOFF_MAX_MS : dl->backoff * 2;
+	back_off(dl);
+}
+
+int
+link_stays_down(const struct dlink *dl)
+{
+
+	return (dl->d->stop || dl->d->draining || dl->closing || dl->retired);
+}
+
+/* What link_down found out about the end of a link, for its steps. */
+struct down {
+	char why[256];		/* a copy: it may be the engine's own */
+	char susp[80];		/* "; N streams suspended for up to T s" */
+	unsigned nsusp;		/* streams suspended */
+	enum engine_err kind;	/* the engine's error */
+	int was_up;
+	int auth_failed;	/* ended before the proofs checked out */
+};
+
+/*
+ * Why ${dl} (engine ${e}) ended, into ${dn}.  Ending before the proofs
+ * checked out is an authentication failure: counted here.
+ */
+static void
+down_classify(struct dlink *dl, struct engine *e, const char *why,
+    struct down *dn)
+{
+
+	snprintf(dn->why, sizeof(dn->why), "%s", why);
+	dn->susp[0] = '\0';
+	dn->nsusp = 0;
+	dn->was_up = dl->state == D_UP;
+	dn->kind = e != NULL ? engine_error_kind(e) : ENGINE_ERR_NONE;
+	dn->auth_failed = dl->state == D_AUTH || dn->kind == ENGINE_ERR_AUTH ||
+	    (dl->c == NULL && dl->ea.verify != NULL && e != NULL &&
+	    !engine_authenticated(e));
+	if (dn->auth_failed)
+		dl->d->auth_failures++;
+}
+
+/*
+ * Suspend or abandon: engine ${e} fails; streams that may resume wait in
+ * it (it becomes dl->old) for a new link, the others are reset.  Their
+ * events go out (closing sockets, freeing rings).
+ */
+static void
+down_streams(struct dlink *dl, struct engine *e, struct down *dn)
+{
+	struct engine_event ev;
+
+	if (e == NULL)
+		return;
+	/* No WRITE may touch a ring once its memory is released. */
+	verbs_link_stop(dl->vl);
+	engine_fail(e, ENGINE_ERR_LOCAL, dn->why);
+	dl->resuming = 0;
+	if (engine_suspended(e) > 0 && dl->old == NULL &&
+	    (dl->resume_s = resume_time(dl, e)) > 0) {
+		/* Its streams wait in the engine for a new link. */
+		dl->old = verbs_link_take_engine(dl->vl);
+		dn->nsusp = engine_suspended(e);
+		resume_wait(dl);
+	} else {
+		engine_abandon(e, WIRE_REASON_LINK_LOST);
+	}
+	while (engine_next_event(e, &ev))
+		link_deliver(dl, e, &ev);
+	if (dn->nsusp > 0)
+		snprintf(dn->susp, sizeof(dn->susp), "; %u stream%s suspended "
+		    "for up to %u s", dn->nsusp, dn->nsusp == 1 ? "" : "s",
+		    (unsigned)dl->resume_s);
+}
+
+/* Teardown: the completions, the keepalive and the verbs link go. */
+static void
+down_teardown(struct dlink *dl)
+{
+
+	loop_fd_del(dl->cqw);
+	dl->cqw = NULL;
+	loop_timer_stop(&dl->ka);
+	verbs_link_free(dl->vl);
+	dl->vl = NULL;
+	share(dl);
+}
+
+/*
+ * An incoming link ended: it is said, and it goes, or waits suspended
+ * for its peer to resume its streams on a new link.
+ */
+static void
+down_incoming(struct dlink *dl, const struct down *dn)
+{
+
+	if (dn->auth_failed) {
+		/* Counted every time; said once per burst (a flood?). */
+		log_burst_about(&dl->d->auth_log, loop_now_ms(), LOG_WARNING,
+		    LABOUT(dl), "%s failed authentication: %s", dl->name,
+		    dn->why);
+	} else {
+		/* A peer breaking the protocol is news; leaving not. */
+		LLOG(dn->kind == ENGINE_ERR_PROTOCOL || dn->nsusp > 0 ?
+		    LOG_WARNING : LOG_INFO, dl, "%s ended: %s%s", dl->name,
+		    dn->why, dn->susp);
+	}
+	if (dl->old != NULL) {
+		dl->state = D_SUSP;
+		return;
+	}
+	dl->state = D_DEAD;
+	if (!loop_timer_armed(&dl->reap))
+		loop_timer_arm(&dl->reap, 0);
+}
+
+/*
+ * A client link failed: its owner is told, and unless nothing will use
+ * it again it reconnects after the back-off.
+ */
+static void
+down_client(struct dlink *dl, const struct down *dn)
+{
+
+	dl->step_version = 0;
+	dl->busy = 0;
+	dl->failures++;
+	dl->ops->down(dl->arg, dl, dn->why);
+	/* Nothing more will use a stopping daemon's or old tunnel's link. */
+	if (link_stays_down(dl)) {
+		LLOG(LOG_INFO, dl, "%s closed", dl->name);
+		return;
+	}
+	if (dn->was_up) {
+		LLOG(LOG_WARNING, dl, "%s went down: %s%s; reconnecting",
+		    dl->name, dn->why, dn->susp);
+		dl->backoff = LINK_BACKOFF_MIN_MS;
+	} else if (dl->failures == 1 || log_level() >= LOG_DEBUG ||
+	    (dn->auth_failed && !dl->auth_said)) {
+		/* Once per run of failures, and once when auth is why. */
+		dl->auth_said |= dn->auth_failed;
+		LLOG(LOG_WARNING, dl, "%s failed: %s; retrying every %.1f "
+		    "s at most", dl->name, dn->why,
+		    LINK_BACKOFF_MAX_MS / 1000.0);
+	}
+	back_off(dl);
 }
 
 /*
@@ -526,108 +678,29 @@ link_again(struct dlink *dl)
  * side, and reconnect (client link) or go away (incoming link).
  */
 void
-link_down(struct dlink *dl, const char *why_in)
+link_down(struct dlink *dl, const char *why)
 {
-	struct engine_event ev;
 	struct engine *e = link_cur_engine(dl);
-	int was_up = dl->state == D_UP;
-	int auth_failed;
-	enum engine_err kind;
-	unsigned nsusp;
-	char why[256], susp[80] = "";
+	struct down dn;
 
-	/* It may be the engine's own message, freed with the link below. */
-	snprintf(why, sizeof(why), "%s", why_in);
-	kind = e != NULL ? engine_error_kind(e) : ENGINE_ERR_NONE;
-	/* Ending before the proofs checked out is an authentication failure. */
-	auth_failed = dl->state == D_AUTH || kind == ENGINE_ERR_AUTH ||
-	    (dl->c == NULL && dl->ea.verify != NULL && e != NULL &&
-	    !engine_authenticated(e));
-	if (auth_failed)
-		dl->d->auth_failures++;
+	down_classify(dl, e, why, &dn);
 	loop_timer_stop(&dl->deadline);
 	loop_job_cancel(&dl->flush);
 	unstash(dl, e);
 	slot_release(dl);
-	nsusp = 0;
-	if (e != NULL) {
-		/* No WRITE may touch a ring once its memory is released. */
-		verbs_link_stop(dl->vl);
-		engine_fail(e, ENGINE_ERR_LOCAL, why);
-		dl->resuming = 0;
-		if (engine_suspended(e) > 0 && dl->old == NULL &&
-		    (dl->resume_s = resume_time(dl, e)) > 0) {
-			/* Its streams wait in the engine for a new link. */
-			dl->old = verbs_link_take_engine(dl->vl);
-			nsusp = engine_suspended(e);
-			resume_wait(dl);
-		} else {
-			engine_abandon(e, WIRE_REASON_LINK_LOST);
-		}
-		while (engine_next_event(e, &ev))
-			link_deliver(dl, e, &ev);
-	}
-	loop_fd_del(dl->cqw);
-	dl->cqw = NULL;
-	loop_timer_stop(&dl->ka);
-	verbs_link_free(dl->vl);
-	dl->vl = NULL;
-	share(dl);
-	if (nsusp > 0)
-		snprintf(susp, sizeof(susp), "; %u stream%s suspended for up "
-		    "to %u s", nsusp, nsusp == 1 ? "" : "s",
-		    (unsigned)dl->resume_s);
-
+	down_streams(dl, e, &dn);
+	down_teardown(dl);
 	if (dl->c == NULL) {
-		if (auth_failed) {
-			/* Counted every time; said once per burst (a flood?). */
-			log_burst_about(&dl->d->auth_log, loop_now_ms(),
-			    LOG_WARNING, LABOUT(dl), "%s failed "
-			    "authentication: %s", dl->name, why);
-		} else {
-			/* A peer breaking the protocol is news; leaving not. */
-			LLOG(kind == ENGINE_ERR_PROTOCOL || nsusp > 0 ?
-			    LOG_WARNING : LOG_INFO, dl, "%s ended: %s%s",
-			    dl->name, why, susp);
-		}
-		if (dl->old != NULL) {
-			dl->state = D_SUSP;
-			return;
-		}
-		dl->state = D_DEAD;
-		if (!loop_timer_armed(&dl->reap))
-			loop_timer_arm(&dl->reap, 0);
+		down_incoming(dl, &dn);
 		return;
 	}
 	dl->state = D_IDLE;
-	if (!dl->d->stop && !dl->d->draining && !dl->closing &&
-	    !dl->retired && (dl->step_version != 0 || dl->busy)) {
+	/* Step down, or a busy peer: not a failure, the link asks again. */
+	if (!link_stays_down(dl) && (dl->step_version != 0 || dl->busy)) {
 		link_again(dl);
 		return;
 	}
-	dl->step_version = 0;
-	dl->busy = 0;
-	dl->failures++;
-	dl->ops->down(dl->arg, dl, why);
-	/* Nothing more will use a stopping daemon's or old tunnel's link. */
-	if (dl->d->stop || dl->d->draining || dl->closing || dl->retired) {
-		LLOG(LOG_INFO, dl, "%s closed", dl->name);
-		return;
-	}
-	if (was_up) {
-		LLOG(LOG_WARNING, dl, "%s went down: %s%s; reconnecting",
-		    dl->name, why, susp);
-		dl->backoff = LINK_BACKOFF_MIN_MS;
-	} else if (dl->failures == 1 || log_level() >= LOG_DEBUG ||
-	    (auth_failed && !dl->auth_said)) {
-		/* Once per run of failures, and once when auth is why. */
-		dl->auth_said |= auth_failed;
-		LLOG(LOG_WARNING, dl, "%s failed: %s; retrying every %.1f "
-		    "s at most", dl->name, why, LINK_BACKOFF_MAX_MS / 1000.0);
-	}
-	loop_timer_arm(&dl->retry, dl->backoff);
-	dl->backoff = dl->backoff * 2 > LINK_BACKOFF_MAX_MS ?
-	    LINK_BACKOFF_MAX_MS : dl->backoff * 2;
+	down_client(dl, &dn);
 }
 
 static void
@@ -675,6 +748,80 @@ pick_addr(struct dlink *dl, const struct resolve_addrs *dst,
 	return (-1);
 }
 
+/* This attempt cannot start: the next one goes to the next peer entry. */
+static void
+connect_failed(struct dlink *dl, const char *why)
+{
+
+	dl->step_version = 0;
+	dl->next_peer++;
+	link_down(dl, why);
+}
+
+/*
+ * Where this attempt of client link ${dl} to peer entry ${pi} goes, once
+ * the names are resolved: the index of its address in ${*dst}, and the
+ * source address in ${*src} (NULL: any).  -1 when it cannot start now:
+ * it waits for the peer's name, or it failed (the link is down).
+ */
+static long
+connect_where(struct dlink *dl, unsigned pi, int again,
+    const struct resolve_addrs **dst, const struct resolve_addrs **src)
+{
+	const char *why;
+	long i;
+
+	*src = NULL;
+	switch (rname_get(dl->peer_rn[pi], dst, &why)) {
+	case 0:
+		rname_wait(dl->peer_rn[pi], &dl->rw, on_peer_resolved, dl);
+		return (-1);
+	case -1:
+		connect_failed(dl, why);
+		return (-1);
+	}
+	if (dl->src_rn != NULL && rname_get(dl->src_rn, src, &why) != 1) {
+		connect_failed(dl, "the source address is unusable");
+		return (-1);
+	}
+	if ((i = pick_addr(dl, *dst, *src, again)) < 0)
+		connect_failed(dl, "the peer has no address of the source "
+		    "address's family");
+	return (i);
+}
+
+/* The attempt: connect to ${sa}, from ${src} (NULL: any address). */
+static void
+connect_start(struct dlink *dl, const struct sockaddr *sa,
+    const struct sockaddr *src)
+{
+	const struct conf_tunnel *c = dl->c;
+	struct verbs_link_conf lc;
+	char err[256], to[80];
+
+	link_conf(dl->d->conf, &c->sz, &lc);
+	lc.version_max = dl->att_version;
+	if (c->key.set) {
+		link_auth_init(dl, 1);
+		lc.auth = &dl->ea;
+	}
+	if (log_level() >= LOG_DEBUG) {
+		addr_text(sa, to, sizeof(to));
+		LLOG(LOG_DEBUG, dl, "%s: connecting to %s", dl->name, to);
+	}
+	dl->vl = verbs_connect(dl->d->cm, sa, src, &lc, dl, err, sizeof(err));
+	if (dl->vl == NULL) {
+		link_down(dl, err);
+		return;
+	}
+	/*
+	 * The CM would retry a connect request lost on a dark path for a
+	 * minute or more, its streams suspended meanwhile: a fresh attempt
+	 * after handshake_timeout finds a path that came back sooner.
+	 */
+	link_deadline_start(dl);
+}
+
 /*
  * Connect to the peer's next address (every one is tried in turn, one per
  * attempt), once its name is resolved and one of the connect slots to
@@ -685,45 +832,21 @@ static void
 link_connect(struct dlink *dl)
 {
 	const struct conf_tunnel *c = dl->c;
-	const struct resolve_addrs *dst, *src = NULL;
+	const struct resolve_addrs *dst, *src;
 	const struct sockaddr *sa;
-	struct verbs_link_conf lc;
-	const char *why;
-	char err[256], to[80];
 	int again = dl->step_version != 0;
 	unsigned pi;
 	long i;
 
-	if (dl->d->stop || dl->d->draining || dl->closing || dl->retired)
+	if (link_stays_down(dl))
 		return;
 	dl->state = D_CONNECTING;	/* failing, link_down reschedules */
 	/* Each attempt to the next peer entry (one per path, say). */
 	pi = again ? dl->att_pi : dl->next_peer % c->npeers;
 	if (c->npeers > 1)
 		link_naming(dl, &c->peers[pi]);
-	switch (rname_get(dl->peer_rn[pi], &dst, &why)) {
-	case 0:
-		rname_wait(dl->peer_rn[pi], &dl->rw, on_peer_resolved, dl);
+	if ((i = connect_where(dl, pi, again, &dst, &src)) < 0)
 		return;
-	case -1:
-		dl->step_version = 0;
-		dl->next_peer++;
-		link_down(dl, why);
-		return;
-	}
-	if (dl->src_rn != NULL && rname_get(dl->src_rn, &src, &why) != 1) {
-		dl->step_version = 0;
-		dl->next_peer++;
-		link_down(dl, "the source address is unusable");
-		return;
-	}
-	if ((i = pick_addr(dl, dst, src, again)) < 0) {
-		dl->step_version = 0;
-		dl->next_peer++;
-		link_down(dl, "the peer has no address of the source "
-		    "address's family");
-		return;
-	}
 	sa = (const struct sockaddr *)&dst->a[i];
 	memcpy(&dl->dst, sa, sizeof(dst->a[i]));
 	if (!dl->slot && slots_taken(dl->d, sa) >= LINK_CONNECT_SLOTS) {
@@ -740,29 +863,8 @@ link_connect(struct dlink *dl)
 	dl->att_ai = (unsigned)i;
 	dl->att_version = dl->step_version;
 	dl->step_version = 0;
-	link_conf(dl->d->conf, &c->sz, &lc);
-	lc.version_max = dl->att_version;
-	if (c->key.set) {
-		link_auth_init(dl, 1);
-		lc.auth = &dl->ea;
-	}
-	if (log_level() >= LOG_DEBUG) {
-		addr_text(sa, to, sizeof(to));
-		LLOG(LOG_DEBUG, dl, "%s: connecting to %s", dl->name, to);
-	}
-	dl->vl = verbs_connect(dl->d->cm, sa, src != NULL ?
-	    (const struct sockaddr *)&src->a[0] : NULL, &lc, dl, err,
-	    sizeof(err));
-	if (dl->vl == NULL) {
-		link_down(dl, err);
-		return;
-	}
-	/*
-	 * The CM would retry a connect request lost on a dark path for a
-	 * minute or more, its streams suspended meanwhile: a fresh attempt
-	 * after handshake_timeout finds a path that came back sooner.
-	 */
-	link_deadline_start(dl);
+	connect_start(dl, sa, src != NULL ?
+	    (const struct sockaddr *)&src->a[0] : NULL);
 }
 
 /* A client link's peer and name, for the peer entry it tries. */

@@ -203,6 +203,14 @@ int link_watch_cq(struct dlink *dl);
 void link_deadline_start(struct dlink *dl);
 
 /**
+ * link_stays_down(dl):
+ * True when nothing will connect ${dl} again nor bring a new link for its
+ * streams: the daemon stops or drains, or the link was closed or its
+ * tunnel retired.
+ */
+int link_stays_down(const struct dlink *dl);
+
+/**
  * link_up(dl):
  * ${dl} is connected: once the proofs are exchanged it is up (its
  * suspended streams are offered for a resume, its owner told).

@@ -14,27 +14,16 @@
 #include "verbs.h"
 
 /*
- * Nobody will bring a new link for ${dl}'s streams: the daemon stops or
- * drains, or the link was closed or its tunnel retired.
- */
-static int
-no_resume(const struct dlink *dl)
-{
-
-	return (dl->d->stop || dl->d->draining || dl->closing || dl->retired);
-}
-
-/*
  * How long suspended streams of tunnel ${name} wait for a new link on
  * incoming link ${dl}: the tunnel's resume_time (0 if it has none or is
- * gone, or no_resume).
+ * gone, or link_stays_down).
  */
 static uint32_t
 tunnel_resume_time(const struct dlink *dl, const char *name)
 {
 	const struct conf_tunnel *t;
 
-	if (no_resume(dl))
+	if (link_stays_down(dl))
 		return (0);
 	t = conf_tunnel_find(dl->d->conf, name);
 	return (t != NULL && t->has_target ? t->sz.resume_time : 0);
@@ -53,7 +42,7 @@ resume_time(const struct dlink *dl, const struct engine *e)
 	uint32_t id, rt, best = 0;
 
 	if (dl->c != NULL)
-		return (no_resume(dl) ? 0 : dl->c->sz.resume_time);
+		return (link_stays_down(dl) ? 0 : dl->c->sz.resume_time);
 	for (id = 0; id < WIRE_STREAMS_MAX; id++)
 		if ((name = engine_tunnel(e, id)) != NULL &&
 		    (rt = tunnel_resume_time(dl, name)) > best)
