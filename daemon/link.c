@@ -6,9 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "addr.h"
 #include "auth.h"
 #include "conf.h"
+#include "connect.h"
 #include "engine.h"
 #include "hca.h"
 #include "link.h"
@@ -21,13 +21,11 @@
 #include "secmem.h"
 #include "verbs.h"
 
-static void link_connect(struct dlink *);
 static void on_flush(void *);
 static void on_keepalive(void *);
 static void on_retry(void *);
 static void on_reap(void *);
 static void on_deadline(void *);
-static void link_naming(struct dlink *, const struct conf_addr *);
 
 /* ---------------------------------------------------------------- links */
 
@@ -418,7 +416,7 @@ static void
 on_retry(void *arg)
 {
 
-	link_connect(arg);
+	connect_next(arg);
 }
 
 static void
@@ -428,105 +426,7 @@ on_reap(void *arg)
 	link_free(arg);
 }
 
-/* ---------------------------------------------------------- connecting */
-
-/* Client links holding a connect slot to peer address ${sa}. */
-static unsigned
-slots_taken(struct rsd *d, const struct sockaddr *sa)
-{
-	struct dlink *o;
-	unsigned n = 0;
-
-	TAILQ_FOREACH(o, &d->links, entry)
-		n += o->slot && addr_same((const struct sockaddr *)&o->dst, sa,
-		    1);
-	return (n);
-}
-
-static void
-slot_unqueue(struct dlink *dl)
-{
-
-	if (!dl->queued)
-		return;
-	TAILQ_REMOVE(&dl->d->connq, dl, qentry);
-	dl->queued = 0;
-}
-
-/* Waiting links whose address has a free slot now take it, in turn. */
-static void
-slots_kick(struct rsd *d)
-{
-	struct dlink *o, *next;
-
-	for (o = TAILQ_FIRST(&d->connq); o != NULL; o = next) {
-		next = TAILQ_NEXT(o, qentry);
-		if (slots_taken(d, (const struct sockaddr *)&o->dst) >=
-		    LINK_CONNECT_SLOTS)
-			continue;
-		slot_unqueue(o);
-		o->slot = 1;
-		loop_timer_arm(&o->retry, 0);
-	}
-}
-
-/* ${dl} is up or down: its slot goes to the next link waiting for one. */
-static void
-slot_release(struct dlink *dl)
-{
-
-	if (!dl->slot)
-		return;
-	dl->slot = 0;
-	slots_kick(dl->d);
-}
-
-/* Wait for a slot to ${dl->dst}: connecting, as far as clients can tell. */
-static void
-slot_wait(struct dlink *dl)
-{
-
-	dl->state = D_CONNECTING;
-	if (!dl->queued)
-		TAILQ_INSERT_TAIL(&dl->d->connq, dl, qentry);
-	dl->queued = 1;
-}
-
-/* The next attempt after the back-off, which doubles up to its maximum. */
-static void
-back_off(struct dlink *dl)
-{
-
-	loop_timer_arm(&dl->retry, dl->backoff);
-	dl->backoff = dl->backoff * 2 > LINK_BACKOFF_MAX_MS ?
-	    LINK_BACKOFF_MAX_MS : dl->backoff * 2;
-}
-
-/*
- * A client link's attempt was refused, but not failed: a step-down goes
- * to the same address at once; a busy peer (see LINK_CONNECT_SLOTS) is
- * asked again when one of this daemon's links connecting to it is up,
- * or after the back-off if none is.  Its clients wait meanwhile.
- */
-static void
-link_again(struct dlink *dl)
-{
-
-	dl->state = D_CONNECTING;
-	if (dl->step_version != 0) {
-		dl->busy = 0;
-		loop_timer_arm(&dl->retry, 0);
-		return;
-	}
-	dl->busy = 0;
-	LLOG(LOG_INFO, dl, "%s: the peer has too many links from here "
-	    "connecting; trying again when one is up", dl->name);
-	if (slots_taken(dl->d, (const struct sockaddr *)&dl->dst) > 0) {
-		slot_wait(dl);
-		return;
-	}
-	back_off(dl);
-}
+/* ---------------------------------------------------------- going down */
 
 int
 link_stays_down(const struct dlink *dl)
@@ -669,7 +569,7 @@ down_client(struct dlink *dl, const struct down *dn)
 		    "s at most", dl->name, dn->why,
 		    LINK_BACKOFF_MAX_MS / 1000.0);
 	}
-	back_off(dl);
+	connect_back_off(dl);
 }
 
 /*
@@ -687,7 +587,7 @@ link_down(struct dlink *dl, const char *why)
 	loop_timer_stop(&dl->deadline);
 	loop_job_cancel(&dl->flush);
 	unstash(dl, e);
-	slot_release(dl);
+	connect_slot_release(dl);
 	down_streams(dl, e, &dn);
 	down_teardown(dl);
 	if (dl->c == NULL) {
@@ -697,186 +597,10 @@ link_down(struct dlink *dl, const char *why)
 	dl->state = D_IDLE;
 	/* Step down, or a busy peer: not a failure, the link asks again. */
 	if (!link_stays_down(dl) && (dl->step_version != 0 || dl->busy)) {
-		link_again(dl);
+		connect_again(dl);
 		return;
 	}
 	down_client(dl, &dn);
-}
-
-static void
-link_conf(const struct conf *cf, const struct conf_sizes *sz,
-    struct verbs_link_conf *lc)
-{
-
-	memset(lc, 0, sizeof(*lc));
-	lc->sq_size = sz->sq_size;
-	lc->rq_size = sz->rq_size;
-	lc->inline_size = sz->inline_size;
-	lc->max_streams = sz->max_streams;
-	lc->ack_timeout = (uint8_t)cf->ack_timeout;
-	lc->retry_count = (uint8_t)cf->retry_count;
-	lc->pool_bytes = cf->ring_pool;
-	lc->resume = sz->resume_time > 0;
-}
-
-static void
-on_peer_resolved(void *arg)
-{
-
-	link_connect(arg);
-}
-
-/*
- * The address of this attempt: the next of entry ${pi}'s addresses ${dst}
- * (of the source address's family, if there is one), or the one the last
- * attempt went to (a step-down).  Its index, or -1 if there is none.
- */
-static long
-pick_addr(struct dlink *dl, const struct resolve_addrs *dst,
-    const struct resolve_addrs *src, int again)
-{
-	const struct sockaddr *sa;
-	size_t i, k;
-
-	for (k = 0; k < dst->n; k++) {
-		i = ((again ? dl->att_ai : dl->next_addr) + k) % dst->n;
-		sa = (const struct sockaddr *)&dst->a[i];
-		if (src == NULL || sa->sa_family ==
-		    ((const struct sockaddr *)&src->a[0])->sa_family)
-			return ((long)i);
-	}
-	return (-1);
-}
-
-/* This attempt cannot start: the next one goes to the next peer entry. */
-static void
-connect_failed(struct dlink *dl, const char *why)
-{
-
-	dl->step_version = 0;
-	dl->next_peer++;
-	link_down(dl, why);
-}
-
-/*
- * Where this attempt of client link ${dl} to peer entry ${pi} goes, once
- * the names are resolved: the index of its address in ${*dst}, and the
- * source address in ${*src} (NULL: any).  -1 when it cannot start now:
- * it waits for the peer's name, or it failed (the link is down).
- */
-static long
-connect_where(struct dlink *dl, unsigned pi, int again,
-    const struct resolve_addrs **dst, const struct resolve_addrs **src)
-{
-	const char *why;
-	long i;
-
-	*src = NULL;
-	switch (rname_get(dl->peer_rn[pi], dst, &why)) {
-	case 0:
-		rname_wait(dl->peer_rn[pi], &dl->rw, on_peer_resolved, dl);
-		return (-1);
-	case -1:
-		connect_failed(dl, why);
-		return (-1);
-	}
-	if (dl->src_rn != NULL && rname_get(dl->src_rn, src, &why) != 1) {
-		connect_failed(dl, "the source address is unusable");
-		return (-1);
-	}
-	if ((i = pick_addr(dl, *dst, *src, again)) < 0)
-		connect_failed(dl, "the peer has no address of the source "
-		    "address's family");
-	return (i);
-}
-
-/* The attempt: connect to ${sa}, from ${src} (NULL: any address). */
-static void
-connect_start(struct dlink *dl, const struct sockaddr *sa,
-    const struct sockaddr *src)
-{
-	const struct conf_tunnel *c = dl->c;
-	struct verbs_link_conf lc;
-	char err[256], to[80];
-
-	link_conf(dl->d->conf, &c->sz, &lc);
-	lc.version_max = dl->att_version;
-	if (c->key.set) {
-		link_auth_init(dl, 1);
-		lc.auth = &dl->ea;
-	}
-	if (log_level() >= LOG_DEBUG) {
-		addr_text(sa, to, sizeof(to));
-		LLOG(LOG_DEBUG, dl, "%s: connecting to %s", dl->name, to);
-	}
-	dl->vl = verbs_connect(dl->d->cm, sa, src, &lc, dl, err, sizeof(err));
-	if (dl->vl == NULL) {
-		link_down(dl, err);
-		return;
-	}
-	/*
-	 * The CM would retry a connect request lost on a dark path for a
-	 * minute or more, its streams suspended meanwhile: a fresh attempt
-	 * after handshake_timeout finds a path that came back sooner.
-	 */
-	link_deadline_start(dl);
-}
-
-/*
- * Connect to the peer's next address (every one is tried in turn, one per
- * attempt), once its name is resolved and one of the connect slots to
- * that address is free.  Nothing starts while the daemon or the tunnel
- * drains: a retry that comes due then does nothing.
- */
-static void
-link_connect(struct dlink *dl)
-{
-	const struct conf_tunnel *c = dl->c;
-	const struct resolve_addrs *dst, *src;
-	const struct sockaddr *sa;
-	int again = dl->step_version != 0;
-	unsigned pi;
-	long i;
-
-	if (link_stays_down(dl))
-		return;
-	dl->state = D_CONNECTING;	/* failing, link_down reschedules */
-	/* Each attempt to the next peer entry (one per path, say). */
-	pi = again ? dl->att_pi : dl->next_peer % c->npeers;
-	if (c->npeers > 1)
-		link_naming(dl, &c->peers[pi]);
-	if ((i = connect_where(dl, pi, again, &dst, &src)) < 0)
-		return;
-	sa = (const struct sockaddr *)&dst->a[i];
-	memcpy(&dl->dst, sa, sizeof(dst->a[i]));
-	if (!dl->slot && slots_taken(dl->d, sa) >= LINK_CONNECT_SLOTS) {
-		slot_wait(dl);
-		return;
-	}
-	dl->slot = 1;
-	/* This is the attempt: the next one goes on from here. */
-	if (!again) {
-		dl->next_peer++;
-		dl->next_addr = (unsigned)i + 1;
-	}
-	dl->att_pi = pi;
-	dl->att_ai = (unsigned)i;
-	dl->att_version = dl->step_version;
-	dl->step_version = 0;
-	connect_start(dl, sa, src != NULL ?
-	    (const struct sockaddr *)&src->a[0] : NULL);
-}
-
-/* A client link's peer and name, for the peer entry it tries. */
-static void
-link_naming(struct dlink *dl, const struct conf_addr *peer)
-{
-
-	/* Always HOST:PORT, however the configuration spelt it. */
-	snprintf(dl->peer, sizeof(dl->peer), strchr(peer->host, ':') ?
-	    "[%s]:%s" : "%s:%s", peer->host, peer->port);
-	snprintf(dl->name, sizeof(dl->name), "tunnel %s: link to %s",
-	    dl->c->name, dl->peer);
 }
 
 struct dlink *
@@ -891,7 +615,7 @@ link_client_new(struct rsd *d, const struct conf_tunnel *c,
 	dl->c = c;
 	dl->key = &c->key;
 	dl->backoff = LINK_BACKOFF_MIN_MS;
-	link_naming(dl, &c->peers[0]);
+	connect_naming(dl, &c->peers[0]);
 	for (i = 0; i < c->npeers; i++)
 		if ((dl->peer_rn[i] = rname_new(d->res, c->peers[i].host,
 		    c->peers[i].port, 0)) == NULL) {
@@ -911,7 +635,7 @@ link_client_start(struct dlink *dl)
 {
 
 	link_list_add(dl);
-	link_connect(dl);
+	connect_next(dl);
 }
 
 void
@@ -919,7 +643,7 @@ link_client_retire(struct dlink *dl)
 {
 
 	dl->retired = 1;
-	slot_unqueue(dl);
+	connect_slot_unqueue(dl);
 	/* It will not connect again: its suspended streams end now. */
 	(void)resume_drop(dl, WIRE_REASON_SHUTTING_DOWN);
 	loop_timer_stop(&dl->retry);
@@ -978,7 +702,7 @@ link_up(struct dlink *dl)
 	}
 	loop_timer_stop(&dl->deadline);
 	dl->state = D_UP;
-	slot_release(dl);
+	connect_slot_release(dl);
 	dl->heard_ms = loop_now_ms();
 	__atomic_store_n(&dl->idle_since, dl->heard_ms, __ATOMIC_RELAXED);
 	/* Before any new stream: the suspended ones keep their ids. */
@@ -1062,8 +786,8 @@ link_free(struct dlink *dl)
 	loop_timer_stop(&dl->ka);
 	loop_timer_stop(&dl->deadline);
 	rname_unwait(&dl->rw);
-	slot_unqueue(dl);
-	slot_release(dl);
+	connect_slot_unqueue(dl);
+	connect_slot_release(dl);
 	for (i = 0; i < CONF_PEERS_MAX; i++)
 		rname_free(dl->peer_rn[i]);
 	rname_free(dl->src_rn);

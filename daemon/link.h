@@ -1,18 +1,19 @@
 /*
- * link: the daemon's RDMA links to peers: connecting and reconnecting,
- * authentication, keepalives and liveness.  The RDMA CM channel and the
- * RDMA listeners with their admission gate are cm.h's; a failed link's
- * suspended streams and their resume, resume.h's.
+ * link: the daemon's RDMA links to peers: their states, authentication,
+ * keepalives and liveness.  A client link's attempts to connect are
+ * connect.h's; the RDMA CM channel and the RDMA listeners with their
+ * admission gate, cm.h's; a failed link's suspended streams and their
+ * resume, resume.h's.
  *
  * A client tunnel owns one link to its peer, brought up at start and kept
  * up: when it drops, its streams are reset and it reconnects with back-off
  * (LINK_BACKOFF_MIN_MS doubling to LINK_BACKOFF_MAX_MS), each attempt to
- * the next of the peer's addresses.  Links that peers open to the RDMA
- * listeners serve every target tunnel and end when the peer goes.  Every
- * link sends a keepalive every LINK_KEEPALIVE_MS, so a peer that vanished
- * is noticed within that plus the transport's retry time (see verbs.h);
- * and a link that heard nothing from its peer for LINK_SILENCE_MS ends,
- * even if it cannot send.
+ * the next of the peer's addresses (connect.h's).  Links that peers open
+ * to the RDMA listeners serve every target tunnel and end when the peer
+ * goes.  Every link sends a keepalive every LINK_KEEPALIVE_MS, so a peer
+ * that vanished is noticed within that plus the transport's retry time
+ * (see verbs.h); and a link that heard nothing from its peer for
+ * LINK_SILENCE_MS ends, even if it cannot send.
  *
  * A link reports to its owner through struct link_ops, and never calls
  * anything above it.  Work is driven once per loop turn: whoever changes a
@@ -31,18 +32,6 @@
 
 #define LINK_KEEPALIVE_MS	2000
 #define LINK_SILENCE_MS		(5 * LINK_KEEPALIVE_MS)
-#define LINK_BACKOFF_MIN_MS	100
-#define LINK_BACKOFF_MAX_MS	2000
-/*
- * A daemon's client links connecting to one peer address at once, at
- * most: a peer's default max_pending_per_addr, so that many tunnels to
- * one peer never trip it.  The others wait for a slot, connecting as far
- * as their clients can tell; a link the peer still turns away for a
- * pending limit (WIRE_NOTE_BUSY: its limit is lower, or other daemons on
- * this host connect too) waits for the next slot the same way, and so
- * does not count as a failure.
- */
-#define LINK_CONNECT_SLOTS	CONF_DEFAULT_MAX_PENDING_PER_ADDR
 
 struct conf;
 struct conf_key;

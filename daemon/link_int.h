@@ -23,6 +23,19 @@ struct link_ops;
 struct rsd;
 struct verbs_link;
 
+#define LINK_BACKOFF_MIN_MS	100
+#define LINK_BACKOFF_MAX_MS	2000
+/*
+ * A daemon's client links connecting to one peer address at once, at
+ * most: a peer's default max_pending_per_addr, so that many tunnels to
+ * one peer never trip it.  The others wait for a slot, connecting as far
+ * as their clients can tell; a link the peer still turns away for a
+ * pending limit (WIRE_NOTE_BUSY: its limit is lower, or other daemons on
+ * this host connect too) waits for the next slot the same way, and so
+ * does not count as a failure.
+ */
+#define LINK_CONNECT_SLOTS	CONF_DEFAULT_MAX_PENDING_PER_ADDR
+
 /*
  * D_AUTH: connected, proofs not yet exchanged; no stream may open.
  * D_SUSP: an incoming link that failed with streams suspended: it has no

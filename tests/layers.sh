@@ -15,7 +15,7 @@ level() {
 	verbs | loop) echo 3 ;;
 	sock | resolve | notify) echo 4 ;;
 	rsd) echo 5 ;;
-	link | link_int | resume | cm) echo 6 ;;
+	link | link_int | resume | cm | connect) echo 6 ;;
 	bridge) echo 7 ;;
 	tunnel) echo 8 ;;
 	reload) echo 9 ;;
