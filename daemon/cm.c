@@ -283,6 +283,7 @@ on_take(void *arg)
 	}
 }
 
+/* A connect request let through becomes an incoming link, accepted. */
 static void
 incoming_new(struct rsd *d, const struct verbs_ev *ev)
 {
