@@ -1,8 +1,8 @@
 /*
- * link_int: the link rooms' own header, for link.c, resume.c and cm.c
- * only (nothing else includes it): struct dlink, and the parts of the
- * link state machine (link.c) that resuming and the RDMA CM's events
- * drive.  Everyone else knows a link through link.h.
+ * link_int: the link rooms' own header, for link.c, connect.c, resume.c
+ * and cm.c only (nothing else includes it): struct dlink, and the parts
+ * of the link state machine (link.c) that connecting, resuming and the
+ * RDMA CM's events drive.  Everyone else knows a link through link.h.
  */
 #ifndef LINK_INT_H
 #define LINK_INT_H

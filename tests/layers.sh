@@ -63,5 +63,16 @@ else
 	tsort "$edges" 2>&1 >/dev/null | sed 's/^/# /'
 	fail=1
 fi
+# link_int.h (struct dlink) is the link rooms' own: the others know a
+# link through link.h.
+n=$((n + 1))
+bad=$(grep -l '^#include "link_int\.h"' lib/*.[ch] daemon/*.[ch] |
+    grep -Ev '^daemon/(link|connect|resume|cm)\.c$')
+if [ -z "$bad" ]; then
+	echo "ok $n - only the link rooms include link_int.h"
+else
+	echo "not ok $n - only the link rooms include link_int.h, not:" $bad
+	fail=1
+fi
 echo "1..$n"
 exit $fail
