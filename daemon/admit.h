@@ -1,7 +1,7 @@
 /*
  * admit: whether a new incoming link may come in, decided on plain
  * numbers (no links, sockets or clocks), so every rule is unit-tested.
- * link.c gathers what it knows of its links, asks, and acts on the answer.
+ * cm.c gathers what it knows of its links, asks, and acts on the answer.
  *
  * The rules, in order: max_pending links still handshaking;
  * max_pending_per_addr of those from the new link's address; then, for a

@@ -3,157 +3,29 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
-#include <netinet/in.h>
-
-#include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "addr.h"
-#include "admit.h"
 #include "auth.h"
 #include "conf.h"
+#include "connect.h"
 #include "engine.h"
 #include "hca.h"
 #include "link.h"
+#include "link_int.h"
 #include "log.h"
 #include "loop.h"
 #include "resolve.h"
+#include "resume.h"
 #include "rsd.h"
 #include "secmem.h"
 #include "verbs.h"
 
-/*
- * D_AUTH: connected, proofs not yet exchanged; no stream may open.
- * D_SUSP: an incoming link that failed with streams suspended: it has no
- * verbs link, only the failed engine, until the peer resumes them on a
- * new link or resume_time passes.
- */
-enum dstate { D_IDLE, D_CONNECTING, D_AUTH, D_UP, D_DEAD, D_SUSP };
-
-struct dlink {
-	struct rsd *d;
-	struct loop *lp;		/* its worker's (its streams' too) */
-	const struct conf_tunnel *c;	/* client link: its tunnel's */
-	const struct link_ops *ops;
-	void *arg;
-	struct verbs_link *vl;
-	enum dstate state;
-	struct loop_fd *cqw;
-	struct loop_job flush;		/* post work, deliver events */
-	int flushing;
-	/* An event a shared turn may not handle, for the next turn. */
-	int stashed;
-	struct engine_event stash;
-	struct loop_timer ka;		/* keepalive and liveness */
-	struct loop_timer retry;	/* reconnect after back-off */
-	struct loop_timer reap;		/* incoming: free outside callbacks */
-	struct loop_timer deadline;	/* handshake_timeout */
-	/* Resume: a failed link's engine with its suspended streams, until
-	 * they move to a new link or resume_time passes.  The timer: when
-	 * the next of them gives up, or until when a new client link waits
-	 * for the peer's proof (engine_resume_proven). */
-	struct engine *old;
-	struct loop_timer resume_tmo;
-	uint64_t susp_since;		/* when they were suspended */
-	uint32_t resume_s;		/* how long they may wait */
-	int resuming;			/* a resume exchange is under way */
-	int moved;			/* its streams moved to another link */
-	struct engine_resume er;
-	struct dlink *from;		/* incoming: the link it resumes */
-	/*
-	 * The resume identity (see auth.h): the chain's token (its first
-	 * link's) and secret, this link's own from version 5 (ratchet: the
-	 * chain then never resumes on an older link).  An incoming link that
-	 * took a chain over keeps the secret it replaced (prev) until the
-	 * peer shows it has the new one: a loss before the peer saw our
-	 * proof leaves it with the old one.
-	 */
-	int have_res, res_ratchet, has_prev;
-	uint8_t res_id[WIRE_NONCE_LEN];
-	uint8_t res_secret[AUTH_SECRET_LEN], res_prev[AUTH_SECRET_LEN];
-	/* Client: each attempt goes to the next peer entry and address; it
-	 * went to entry att_pi's address att_ai, saying at most att_version
-	 * (0: the newest).  A step-down the peer asked for (step_version) is
-	 * one attempt to that same address. */
-	unsigned next_peer;
-	unsigned att_pi, att_ai;
-	uint8_t att_version, step_version;
-	int busy;			/* the peer said WIRE_NOTE_BUSY */
-	/* Client: a connect slot to the peer address dst (see
-	 * LINK_CONNECT_SLOTS), held from the connect until the link is up
-	 * or down; or waiting in d->connq for one. */
-	int slot, queued;
-	struct sockaddr_storage dst;
-	TAILQ_ENTRY(dlink) qentry;
-	/* Authentication: callbacks for the engine, and the link's key. */
-	struct engine_auth ea;
-	/* The link's key: a client link's tunnel's, or what the peer of an
-	 * incoming link proved (a copy: it outlives reloads). */
-	const struct conf_key *key;
-	struct conf_key proved;
-	uint32_t backoff;
-	int failures;
-	int auth_said;			/* client: an auth failure was logged */
-	int retired;			/* client: its tunnel drains */
-	struct rname *peer_rn[CONF_PEERS_MAX], *src_rn;	/* client: peers, source */
-	struct rname_waiter rw;		/* the peer's name is looked up */
-	unsigned next_addr;		/* the peer address to try next */
-	int closing;			/* link_free: do not reconnect */
-	int listed;			/* in d->links */
-	struct sockaddr_storage peer_sa;	/* incoming: the peer's address */
-	int auth;			/* incoming: the peer authenticates */
-	/* Up with no stream since; 0: busy.  Atomic: its loop's shared
-	 * turns write it, the gate reads it alongside them. */
-	uint64_t idle_since;
-	uint64_t heard_recvs, heard_ms;	/* receives seen, and when last */
-	struct log_burst open_log;	/* refusals of the peer's OPENs */
-	char peer[420];
-	char name[520];			/* "tunnel pg: link to X" / "link from X" */
-	TAILQ_ENTRY(dlink) entry;
-};
-
-struct link_listen_plan {
-	size_t n;
-	struct verbs_listener **lsn;	/* becomes d->lsn at the commit */
-	struct {
-		struct verbs_listener *l;
-		size_t from;		/* taken over from d->lsn[from] */
-	} nl[];
-};
-
-#define NEW_LISTENER	((size_t)-1)
-
-/* How long an RDMA CM channel rests after an error it keeps returning. */
-#define CM_PAUSE_MS	1000
-
-/* A message about link ${dl}: the journal gets TUNNEL= and PEER=. */
-#define LABOUT(dl)							\
-	(&(struct log_about){ (dl)->c ? (dl)->c->name : NULL, 0, (dl)->peer })
-#define LLOG(level, dl, ...)	log_about(level, LABOUT(dl), __VA_ARGS__)
-
-static void link_down(struct dlink *, const char *);
-static void link_up(struct dlink *);
-static void link_connect(struct dlink *);
 static void on_flush(void *);
 static void on_keepalive(void *);
 static void on_retry(void *);
 static void on_reap(void *);
 static void on_deadline(void *);
-static void on_resume_tmo(void *);
-static void susp_wait(struct dlink *);
-static void link_naming(struct dlink *, const struct conf_addr *);
-static void resume_done(struct dlink *, struct engine *);
-static struct engine *find_cb(void *, const uint8_t[WIRE_NONCE_LEN],
-    const uint8_t[WIRE_AUTH_LEN], uint8_t[WIRE_AUTH_LEN], uint16_t *);
-static int proved_cb(void *, const uint8_t[WIRE_AUTH_LEN]);
-static int adopt_cb(void *, uint32_t, void *, struct engine_ring *,
-    struct engine_ring *);
-static void adopted_cb(void *, struct engine *);
-static void deliver(struct dlink *, struct engine *, const struct engine_event *);
-static void cm_event(struct rsd *, const struct verbs_ev *);
 
 /* ---------------------------------------------------------------- links */
 
@@ -171,8 +43,8 @@ pick_loop(struct rsd *d)
 }
 
 /* A new link of daemon ${d}, in no list yet. */
-static struct dlink *
-dl_new(struct rsd *d, const struct link_ops *ops, void *arg)
+struct dlink *
+link_alloc(struct rsd *d, const struct link_ops *ops, void *arg)
 {
 	struct dlink *dl;
 
@@ -185,19 +57,17 @@ dl_new(struct rsd *d, const struct link_ops *ops, void *arg)
 	dl->ops = ops;
 	dl->arg = arg;
 	dl->key = &dl->proved;		/* unset until a peer proves one */
-	dl->er = (struct engine_resume){ find_cb, proved_cb, adopt_cb,
-	    adopted_cb, dl };
 	loop_job_init(&dl->flush, dl->lp, on_flush, dl);
 	loop_timer_init(&dl->ka, dl->lp, on_keepalive, dl);
 	loop_timer_init(&dl->retry, dl->lp, on_retry, dl);
 	loop_timer_init(&dl->reap, dl->lp, on_reap, dl);
 	loop_timer_init(&dl->deadline, dl->lp, on_deadline, dl);
-	loop_timer_init(&dl->resume_tmo, dl->lp, on_resume_tmo, dl);
+	resume_init(dl);
 	return (dl);
 }
 
-static void
-list_add(struct dlink *dl)
+void
+link_list_add(struct dlink *dl)
 {
 
 	loop_assert_exclusive();
@@ -232,8 +102,8 @@ link_engine(const struct dlink *dl)
 }
 
 /* The engine of the link's current connection (not a failed one). */
-static struct engine *
-cur_engine(const struct dlink *dl)
+struct engine *
+link_cur_engine(const struct dlink *dl)
 {
 
 	return (dl->vl != NULL ? verbs_link_engine(dl->vl) : NULL);
@@ -276,7 +146,7 @@ on_keepalive(void *arg)
 	char why[96];
 
 	loop_timer_arm(&dl->ka, LINK_KEEPALIVE_MS);
-	if (dl->state != D_UP || (e = cur_engine(dl)) == NULL)
+	if (dl->state != D_UP || (e = link_cur_engine(dl)) == NULL)
 		return;
 	engine_stats(e, &st);
 	if (st.recvs != dl->heard_recvs) {
@@ -299,8 +169,8 @@ on_keepalive(void *arg)
 	verbs_link_pool_trim(dl->vl);
 }
 
-static int
-watch_cq(struct dlink *dl)
+int
+link_watch_cq(struct dlink *dl)
 {
 
 	if (dl->cqw != NULL || verbs_link_fd(dl->vl) < 0)
@@ -364,6 +234,26 @@ verify(void *arg, const uint8_t proof[WIRE_AUTH_LEN])
 	return (-1);
 }
 
+void
+link_auth_init(struct dlink *dl, int initiator)
+{
+
+	dl->ea = (struct engine_auth){ initiator, prove, verify, dl };
+}
+
+/* A stream moves to this link: its owner re-registers the rings. */
+int
+link_adopt(void *arg, uint32_t id, void *user, struct engine_ring *tx,
+    struct engine_ring *rx)
+{
+	struct dlink *dl = arg;
+
+	(void)id;
+	if (user == NULL)
+		return (-1);
+	return (dl->ops->adopt(dl->arg, dl, user, tx, rx));
+}
+
 static void
 on_deadline(void *arg)
 {
@@ -379,8 +269,8 @@ on_deadline(void *arg)
 	link_down(dl, why);
 }
 
-static void
-deadline_start(struct dlink *dl)
+void
+link_deadline_start(struct dlink *dl)
 {
 
 	loop_timer_arm(&dl->deadline,
@@ -388,8 +278,8 @@ deadline_start(struct dlink *dl)
 }
 
 /* A stream event: the owner's, but a client link takes no OPEN. */
-static void
-deliver(struct dlink *dl, struct engine *e, const struct engine_event *ev)
+void
+link_deliver(struct dlink *dl, struct engine *e, const struct engine_event *ev)
 {
 
 	if ((ev->flags & ENGINE_EV_INCOMING) &&
@@ -424,7 +314,7 @@ deliver(struct dlink *dl, struct engine *e, const struct engine_event *ev)
 static void
 share(struct dlink *dl)
 {
-	struct engine *e = cur_engine(dl);
+	struct engine *e = link_cur_engine(dl);
 	int on = dl->state == D_UP && dl->old == NULL && !dl->resuming &&
 	    !dl->stashed && e != NULL && engine_error(e) == NULL &&
 	    engine_resume_settled(e);
@@ -443,7 +333,7 @@ unstash(struct dlink *dl, struct engine *e)
 	if (!dl->stashed)
 		return;
 	dl->stashed = 0;
-	deliver(dl, e, &dl->stash);
+	link_deliver(dl, e, &dl->stash);
 }
 
 /*
@@ -469,7 +359,7 @@ pump(struct dlink *dl, struct engine *e, int shared)
 				dl->stashed = 1;
 				break;
 			}
-			deliver(dl, e, &ev);
+			link_deliver(dl, e, &ev);
 			continue;
 		}
 		if (flushed)
@@ -499,7 +389,7 @@ on_flush(void *arg)
 	struct engine *e;
 
 	if (!loop_exclusive()) {
-		if ((e = cur_engine(dl)) == NULL)
+		if ((e = link_cur_engine(dl)) == NULL)
 			return;
 		pump(dl, e, 1);
 		if (dl->stashed || engine_error(e) != NULL) {
@@ -510,8 +400,8 @@ on_flush(void *arg)
 	}
 	/* A failed engine's streams still drain, fill and close. */
 	while (dl->old != NULL && engine_next_event(dl->old, &ev))
-		deliver(dl, dl->old, &ev);
-	if ((e = cur_engine(dl)) == NULL)
+		link_deliver(dl, dl->old, &ev);
+	if ((e = link_cur_engine(dl)) == NULL)
 		return;
 	pump(dl, e, 0);
 	if (engine_error(e) != NULL && dl->state != D_DEAD &&
@@ -528,7 +418,7 @@ static void
 on_retry(void *arg)
 {
 
-	link_connect(arg);
+	connect_next(arg);
 }
 
 static void
@@ -538,552 +428,150 @@ on_reap(void *arg)
 	link_free(arg);
 }
 
-/* ---------------------------------------------------------------- resume */
+/* ---------------------------------------------------------- going down */
 
-/*
- * Nobody will bring a new link for ${dl}'s streams: the daemon stops or
- * drains, or the link was closed or its tunnel retired.
- */
-static int
-no_resume(const struct dlink *dl)
+int
+link_stays_down(const struct dlink *dl)
 {
 
 	return (dl->d->stop || dl->d->draining || dl->closing || dl->retired);
 }
 
-/*
- * How long suspended streams of tunnel ${name} wait for a new link on
- * incoming link ${dl}: the tunnel's resume_time (0 if it has none or is
- * gone, or no_resume).
- */
-static uint32_t
-tunnel_resume_time(const struct dlink *dl, const char *name)
-{
-	const struct conf_tunnel *t;
+/* What link_down found out about the end of a link, for its steps. */
+struct down {
+	char why[256];		/* a copy: it may be the engine's own */
+	char susp[80];		/* "; N streams suspended for up to T s" */
+	unsigned nsusp;		/* streams suspended */
+	enum engine_err kind;	/* the engine's error */
+	int was_up;
+	int auth_failed;	/* ended before the proofs checked out */
+};
 
-	if (no_resume(dl))
-		return (0);
-	t = conf_tunnel_find(dl->d->conf, name);
-	return (t != NULL && t->has_target ? t->sz.resume_time : 0);
+/*
+ * Why ${dl} (engine ${e}) ended, into ${dn}.  Ending before the proofs
+ * checked out is an authentication failure: counted here.
+ */
+static void
+down_classify(struct dlink *dl, struct engine *e, const char *why,
+    struct down *dn)
+{
+
+	snprintf(dn->why, sizeof(dn->why), "%s", why);
+	dn->susp[0] = '\0';
+	dn->nsusp = 0;
+	dn->was_up = dl->state == D_UP;
+	dn->kind = e != NULL ? engine_error_kind(e) : ENGINE_ERR_NONE;
+	dn->auth_failed = dl->state == D_AUTH || dn->kind == ENGINE_ERR_AUTH ||
+	    (dl->c == NULL && dl->ea.verify != NULL && e != NULL &&
+	    !engine_authenticated(e));
+	if (dn->auth_failed)
+		dl->d->auth_failures++;
 }
 
 /*
- * How long a failed link's suspended streams wait for a new one: a
- * client link's tunnel's resume_time; for an incoming link, the longest
- * of its streams' tunnels' (each stream waits for its own, susp_expire).
- * 0 when nobody will bring a new link.
+ * Suspend or abandon: engine ${e} fails; streams that may resume wait in
+ * it (it becomes dl->old) for a new link, the others are reset.  Their
+ * events go out (closing sockets, freeing rings).
  */
-static uint32_t
-resume_time(const struct dlink *dl, const struct engine *e)
+static void
+down_streams(struct dlink *dl, struct engine *e, struct down *dn)
 {
-	const char *name;
-	uint32_t id, rt, best = 0;
-
-	if (dl->c != NULL)
-		return (no_resume(dl) ? 0 : dl->c->sz.resume_time);
-	for (id = 0; id < WIRE_STREAMS_MAX; id++)
-		if ((name = engine_tunnel(e, id)) != NULL &&
-		    (rt = tunnel_resume_time(dl, name)) > best)
-			best = rt;
-	return (best);
-}
-
-/*
- * Incoming: each suspended stream waits for its own tunnel's resume_time
- * (a link may carry several tunnels' streams).  End those whose time is
- * up, counted and said once per tunnel, and arm the timer for the next;
- * returns how many still wait.
- */
-static uint32_t
-susp_expire(struct dlink *dl)
-{
-	struct engine *old = dl->old;
 	struct engine_event ev;
-	uint64_t now = loop_now_ms(), next, end;
-	char name[WIRE_NAME_MAX + 1];
-	const char *t;
-	uint32_t id, rt, rt_name = 0, n, left;
 
-	do {
-		/* One tunnel whose streams' time is up, per pass. */
-		name[0] = '\0';
-		next = UINT64_MAX;
-		n = left = 0;
-		for (id = 0; id < WIRE_STREAMS_MAX; id++) {
-			if ((t = engine_tunnel(old, id)) == NULL)
-				continue;
-			rt = tunnel_resume_time(dl, t);
-			end = dl->susp_since + (uint64_t)rt * 1000;
-			if (end > now) {
-				left++;
-				next = end < next ? end : next;
-				continue;
-			}
-			if (name[0] == '\0') {
-				snprintf(name, sizeof(name), "%s", t);
-				rt_name = rt;
-			}
-			if (strcmp(t, name) == 0 && engine_abandon_stream(old,
-			    id, WIRE_REASON_LINK_LOST) == 0)
-				n++;
-		}
-		while (engine_next_event(old, &ev))
-			deliver(dl, old, &ev);
-		if (n == 0)
-			break;
-		dl->d->resume_timeouts += n;
-		log_about(LOG_WARNING, &(struct log_about){ name, 0, dl->peer },
-		    "%s: %u suspended stream%s of tunnel %s reset: no new "
-		    "link within its resume_time (%u s)", dl->name,
-		    (unsigned)n, n == 1 ? "" : "s", name, (unsigned)rt_name);
-	} while (name[0] != '\0');
-	if (left > 0)
-		loop_timer_arm(&dl->resume_tmo, next - now);
-	return (left);
-}
-
-/* The failed link's streams start waiting (its engine is dl->old). */
-static void
-susp_wait(struct dlink *dl)
-{
-
-	dl->susp_since = loop_now_ms();
-	if (dl->c != NULL)
-		loop_timer_arm(&dl->resume_tmo, (uint64_t)dl->resume_s * 1000);
-	else if (susp_expire(dl) == 0)
-		loop_timer_arm(&dl->resume_tmo, 0);	/* it goes */
-}
-
-/* The length of the key the link proved, 0 for none. */
-static size_t
-key_len(const struct dlink *dl)
-{
-
-	return (dl->key->set ? dl->key->len : 0);
-}
-
-/* The resume secrets go, wiped. */
-static void
-res_forget(struct dlink *dl)
-{
-
-	explicit_bzero(dl->res_secret, sizeof(dl->res_secret));
-	explicit_bzero(dl->res_prev, sizeof(dl->res_prev));
-	dl->has_prev = 0;
-}
-
-/* The link's own resume identity, from its hellos, version and key. */
-static void
-res_identity(struct dlink *dl)
-{
-	uint8_t hellos[AUTH_HELLOS_LEN];
-	unsigned v = engine_version(cur_engine(dl));
-
-	res_forget(dl);
-	if (verbs_link_hellos(dl->vl, hellos) != 0) {
-		dl->have_res = 0;
+	if (e == NULL)
 		return;
-	}
-	/* The responder's nonce names it; the secret never travels. */
-	memcpy(dl->res_id, hellos + WIRE_HELLO_LEN + 16, WIRE_NONCE_LEN);
-	auth_resume_secret(v, dl->key->key, key_len(dl), hellos,
-	    dl->res_secret);
-	dl->res_ratchet = v >= AUTH_RESUME_RATCHET;
-	dl->have_res = 1;
-}
-
-/*
- * The failed engine is done with: streams still in it end with
- * ${reason}, their events go out, and it is freed.  Returns how many
- * ended.
- */
-static uint32_t
-drop_old(struct dlink *dl, uint16_t reason)
-{
-	struct engine *old = dl->old;
-	struct engine_event ev;
-	uint32_t n;
-
-	if (old == NULL)
-		return (0);
-	loop_timer_stop(&dl->resume_tmo);
-	n = engine_suspended(old);
-	engine_abandon(old, reason);
-	while (engine_next_event(old, &ev))
-		deliver(dl, old, &ev);
-	dl->old = NULL;
-	engine_free(old);
-	return (n);
-}
-
-/* No stream waits in it any more: a suspended incoming link goes. */
-static void
-suspend_end(struct dlink *dl, uint16_t reason)
-{
-
-	(void)drop_old(dl, reason);
-	if (dl->state == D_SUSP) {
-		dl->state = D_DEAD;
-		loop_timer_arm(&dl->reap, 0);
-	}
-}
-
-/*
- * A client link's peer did not prove the resume secret in time (it took
- * the resume, or would have said no): a peer that does not hold the
- * streams gets nothing more, and they are reset with the link.
- */
-static void
-proof_timeout(struct dlink *dl)
-{
-	struct engine *e = cur_engine(dl);
-	char why[160];
-
-	if (dl->state != D_UP || e == NULL || engine_resume_proven(e))
-		return;
-	snprintf(why, sizeof(why), "authentication failed: the peer did not "
-	    "prove the streams' resume secret within handshake_timeout "
-	    "(%u s)", (unsigned)dl->d->conf->handshake_timeout);
-	engine_fail(e, ENGINE_ERR_AUTH, why);
-	link_down(dl, why);
-}
-
-/*
- * resume_time passed (or the streams moved): the rest are reset; or a
- * client link's proof is overdue.
- */
-static void
-on_resume_tmo(void *arg)
-{
-	struct dlink *dl = arg;
-	uint32_t n;
-
-	if (dl->moved) {
-		suspend_end(dl, WIRE_REASON_NOT_RESUMED);
-		return;
-	}
-	if (dl->c == NULL) {
-		if (dl->old != NULL && susp_expire(dl) == 0)
-			suspend_end(dl, WIRE_REASON_LINK_LOST);
-		return;
-	}
-	if (dl->old == NULL) {
-		proof_timeout(dl);
-		return;
-	}
-	n = drop_old(dl, WIRE_REASON_LINK_LOST);
-	if (n > 0) {
-		dl->d->resume_timeouts += n;
-		LLOG(LOG_WARNING, dl, "%s: %u suspended stream%s reset: no "
-		    "new link within resume_time (%u s)", dl->name,
-		    (unsigned)n, n == 1 ? "" : "s", (unsigned)dl->resume_s);
-	}
-}
-
-/* The resume exchange on ${e} settled: say how it went. */
-static void
-resume_done(struct dlink *dl, struct engine *e)
-{
-	struct engine_stats st;
-
+	/* No WRITE may touch a ring once its memory is released. */
+	verbs_link_stop(dl->vl);
+	engine_fail(e, ENGINE_ERR_LOCAL, dn->why);
 	dl->resuming = 0;
-	/* The peer named its streams: it holds the new secret.  (One that
-	 * named none may not have seen our proof: its old one still goes.) */
-	if (engine_resume_confirmed(e)) {
-		explicit_bzero(dl->res_prev, sizeof(dl->res_prev));
-		dl->has_prev = 0;
+	if (engine_suspended(e) > 0 && dl->old == NULL &&
+	    (dl->resume_s = resume_time(dl, e)) > 0) {
+		/* Its streams wait in the engine for a new link. */
+		dl->old = verbs_link_take_engine(dl->vl);
+		dn->nsusp = engine_suspended(e);
+		resume_wait(dl);
+	} else {
+		engine_abandon(e, WIRE_REASON_LINK_LOST);
 	}
-	engine_stats(e, &st);
-	if (st.resumes_denied > 0) {
-		LLOG(LOG_WARNING, dl, "%s: the peer refused to resume the "
-		    "suspended streams; %llu reset", dl->name,
-		    (unsigned long long)st.streams_not_resumed);
-		/* Nothing carried over: this link is a chain of its own. */
-		res_identity(dl);
-		return;
-	}
-	LLOG(LOG_NOTICE, dl, "%s: %llu stream%s resumed after %.1f s (%llu "
-	    "bytes written again)%s", dl->name,
-	    (unsigned long long)st.streams_resumed,
-	    st.streams_resumed == 1 ? "" : "s",
-	    (double)(loop_now_ms() - dl->susp_since) / 1000,
-	    (unsigned long long)st.resumed_bytes,
-	    st.streams_not_resumed > 0 ? "; some the peer no longer had "
-	    "were reset" : "");
+	while (engine_next_event(e, &ev))
+		link_deliver(dl, e, &ev);
+	if (dn->nsusp > 0)
+		snprintf(dn->susp, sizeof(dn->susp), "; %u stream%s suspended "
+		    "for up to %u s", dn->nsusp, dn->nsusp == 1 ? "" : "s",
+		    (unsigned)dl->resume_s);
 }
 
-/* A stream moves to this link: its owner re-registers the rings. */
-static int
-adopt_cb(void *arg, uint32_t id, void *user, struct engine_ring *tx,
-    struct engine_ring *rx)
-{
-	struct dlink *dl = arg;
-
-	(void)id;
-	if (user == NULL)
-		return (-1);
-	return (dl->ops->adopt(dl->arg, dl, user, tx, rx));
-}
-
-/* Refuse a peer's resume: counted, said once per burst. */
-static struct engine *
-resume_refuse(struct dlink *dl, uint16_t *reason, uint16_t r, const char *why)
+/* Teardown: the completions, the keepalive and the verbs link go. */
+static void
+down_teardown(struct dlink *dl)
 {
 
-	*reason = r;
-	dl->d->resume_refusals++;
-	log_burst_about(&dl->d->resume_log, loop_now_ms(), LOG_WARNING,
-	    LABOUT(dl), "%s: resume refused: %s", dl->name, why);
-	return (NULL);
+	loop_fd_del(dl->cqw);
+	dl->cqw = NULL;
+	loop_timer_stop(&dl->ka);
+	verbs_link_free(dl->vl);
+	dl->vl = NULL;
+	share(dl);
 }
 
 /*
- * The peer of incoming link ${arg} asks to resume the streams of the
- * link its token names: only with the proof over that link's secret (or
- * the one it replaced, which the peer may still hold), never below
- * version 5 once the chain got there, and only if it proved the same
- * key.  A link that has not noticed it failed is ended here (its peer
- * evidently has).  Our own proof goes in ${answer}; adopted_cb moves the
- * identity on.
+ * An incoming link ended: it is said, and it goes, or waits suspended
+ * for its peer to resume its streams on a new link.
  */
-static struct engine *
-find_cb(void *arg, const uint8_t token[WIRE_NONCE_LEN],
-    const uint8_t proof[WIRE_AUTH_LEN], uint8_t answer[WIRE_AUTH_LEN],
-    uint16_t *reason)
+static void
+down_incoming(struct dlink *dl, const struct down *dn)
 {
-	struct dlink *dl = arg, *o;
-	uint8_t hellos[AUTH_HELLOS_LEN];
-	const uint8_t *sec;
-	unsigned v = engine_version(cur_engine(dl));
 
-	TAILQ_FOREACH(o, &dl->d->links, entry)
-		if (o != dl && o->c == NULL && o->have_res &&
-		    memcmp(o->res_id, token, WIRE_NONCE_LEN) == 0 &&
-		    (o->state == D_SUSP || o->state == D_UP))
-			break;
-	if (o == NULL)
-		return (resume_refuse(dl, reason, WIRE_REASON_NOT_RESUMED,
-		    "no suspended streams of that link here"));
-	if (o->res_ratchet && v < AUTH_RESUME_RATCHET)
-		return (resume_refuse(dl, reason, WIRE_REASON_VERSION,
-		    "the streams' link spoke protocol version 5 or later, "
-		    "the new one an older version"));
-	sec = o->res_secret;
-	if (verbs_link_hellos(dl->vl, hellos) != 0)
-		sec = NULL;
-	else if (auth_resume_check(v, 1, sec, hellos, proof) != 0)
-		sec = o->has_prev && auth_resume_check(v, 1, o->res_prev,
-		    hellos, proof) == 0 ? o->res_prev : NULL;
-	if (sec == NULL)
-		return (resume_refuse(dl, reason, WIRE_REASON_DENIED,
-		    "wrong proof"));
-	if (o->key->set != dl->key->set ||
-	    (o->key->set && !conf_key_same(o->key, dl->key)))
-		return (resume_refuse(dl, reason, WIRE_REASON_DENIED,
-		    "the peer proved another key than the streams' link"));
-	if (o->state == D_UP)
-		link_down(o, "its peer resumed its streams on a new link");
-	if (o->old == NULL)
-		return (resume_refuse(dl, reason, WIRE_REASON_NOT_RESUMED,
-		    "that link has no suspended streams"));
-	auth_resume_proof(v, 0, sec, hellos, answer);
-	/* The secret the peer proved: adopted_cb derives ours from it. */
-	memcpy(dl->res_prev, sec, AUTH_SECRET_LEN);
-	dl->from = o;
-	return (o->old);
+	if (dn->auth_failed) {
+		/* Counted every time; said once per burst (a flood?). */
+		log_burst_about(&dl->d->auth_log, loop_now_ms(), LOG_WARNING,
+		    LABOUT(dl), "%s failed authentication: %s", dl->name,
+		    dn->why);
+	} else {
+		/* A peer breaking the protocol is news; leaving not. */
+		LLOG(dn->kind == ENGINE_ERR_PROTOCOL || dn->nsusp > 0 ?
+		    LOG_WARNING : LOG_INFO, dl, "%s ended: %s%s", dl->name,
+		    dn->why, dn->susp);
+	}
+	if (dl->old != NULL) {
+		dl->state = D_SUSP;
+		return;
+	}
+	dl->state = D_DEAD;
+	if (!loop_timer_armed(&dl->reap))
+		loop_timer_arm(&dl->reap, 0);
 }
 
 /*
- * Incoming: the streams moved over from link dl->from.  This link
- * carries on the chain: its token, and from version 5 a secret of its
- * own, derived from the one the peer proved (kept until the peer shows
- * it has the new one); below version 5, the chain's secret.
+ * A client link failed: its owner is told, and unless nothing will use
+ * it again it reconnects after the back-off.
  */
 static void
-adopted_cb(void *arg, struct engine *old)
-{
-	struct dlink *dl = arg, *o = dl->from;
-	uint8_t hellos[AUTH_HELLOS_LEN];
-	unsigned v = engine_version(cur_engine(dl));
-
-	dl->from = NULL;
-	if (o == NULL || o->old != old || verbs_link_hellos(dl->vl,
-	    hellos) != 0) {
-		res_identity(dl);
-		return;
-	}
-	memcpy(dl->res_id, o->res_id, WIRE_NONCE_LEN);
-	memcpy(dl->res_secret, dl->res_prev, AUTH_SECRET_LEN);
-	dl->res_ratchet = o->res_ratchet || v >= AUTH_RESUME_RATCHET;
-	dl->has_prev = v >= AUTH_RESUME_RATCHET;
-	if (dl->has_prev)
-		auth_resume_next(dl->res_secret, dl->key->key, key_len(dl),
-		    hellos);
-	else
-		explicit_bzero(dl->res_prev, sizeof(dl->res_prev));
-	dl->have_res = 1;
-	dl->susp_since = o->susp_since;
-	dl->resuming = 1;
-	LLOG(LOG_INFO, dl, "%s: the peer resumes the streams of %s",
-	    dl->name, o->name);
-	/* What could not move ends there, once this call has returned. */
-	o->moved = 1;
-	loop_timer_arm(&o->resume_tmo, 0);
-}
-
-/*
- * Client, version 5: the peer took the resume and proves it holds the
- * chain's secret; if it does, this link's secret replaces it.
- */
-static int
-proved_cb(void *arg, const uint8_t proof[WIRE_AUTH_LEN])
-{
-	struct dlink *dl = arg;
-	uint8_t hellos[AUTH_HELLOS_LEN];
-	unsigned v = engine_version(cur_engine(dl));
-
-	if (!dl->have_res || verbs_link_hellos(dl->vl, hellos) != 0 ||
-	    auth_resume_check(v, 0, dl->res_secret, hellos, proof) != 0)
-		return (-1);
-	auth_resume_next(dl->res_secret, dl->key->key, key_len(dl), hellos);
-	dl->res_ratchet = 1;
-	loop_timer_stop(&dl->resume_tmo);
-	return (0);
-}
-
-/*
- * Client: the new link takes over the failed one's streams, if it can:
- * never on a link older than version 5 once the chain got there (a
- * forged step-down must not get the streams named to a peer that proves
- * nothing), and from version 5 only if the peer proves the secret in
- * time (proof_timeout).
- */
-static void
-resume_offer(struct dlink *dl, struct engine *e)
-{
-	uint8_t hellos[AUTH_HELLOS_LEN], proof[WIRE_AUTH_LEN];
-	uint64_t gap = loop_now_ms() - dl->susp_since;
-	unsigned v = engine_version(e);
-	int older = dl->res_ratchet && v < AUTH_RESUME_RATCHET;
-	int n = ENGINE_EINVAL;
-
-	engine_set_resume(e, &dl->er);
-	if (dl->have_res && engine_can_resume(e) && !older &&
-	    verbs_link_hellos(dl->vl, hellos) == 0) {
-		auth_resume_proof(v, 1, dl->res_secret, hellos, proof);
-		n = engine_resume(e, dl->old, dl->res_id, proof);
-		explicit_bzero(proof, sizeof(proof));
-	}
-	if (drop_old(dl, WIRE_REASON_NOT_RESUMED) > 0) {
-		LLOG(LOG_WARNING, dl, "%s: %s; suspended streams reset",
-		    dl->name, !engine_can_resume(e) ? "the peer does not "
-		    "resume streams" : older ? "the new link speaks an older "
-		    "protocol version than the streams' link, and resumes "
-		    "without the peer's proof" : "cannot resume on the new "
-		    "link");
-	}
-	if (n < 0) {
-		res_identity(dl);
-		return;
-	}
-	dl->resuming = 1;
-	if (!engine_resume_proven(e))
-		loop_timer_arm(&dl->resume_tmo,
-		    (uint64_t)dl->d->conf->handshake_timeout * 1000);
-	LLOG(LOG_INFO, dl, "%s: resuming %d stream%s suspended %.1f s ago",
-	    dl->name, n, n == 1 ? "" : "s", (double)gap / 1000);
-}
-
-/* Client links holding a connect slot to peer address ${sa}. */
-static unsigned
-slots_taken(struct rsd *d, const struct sockaddr *sa)
-{
-	struct dlink *o;
-	unsigned n = 0;
-
-	TAILQ_FOREACH(o, &d->links, entry)
-		n += o->slot && addr_same((const struct sockaddr *)&o->dst, sa,
-		    1);
-	return (n);
-}
-
-static void
-slot_unqueue(struct dlink *dl)
+down_client(struct dlink *dl, const struct down *dn)
 {
 
-	loop_assert_exclusive();
-	if (!dl->queued)
-		return;
-	TAILQ_REMOVE(&dl->d->connq, dl, qentry);
-	dl->queued = 0;
-}
-
-/* Waiting links whose address has a free slot now take it, in turn. */
-static void
-slots_kick(struct rsd *d)
-{
-	struct dlink *o, *next;
-
-	for (o = TAILQ_FIRST(&d->connq); o != NULL; o = next) {
-		next = TAILQ_NEXT(o, qentry);
-		if (slots_taken(d, (const struct sockaddr *)&o->dst) >=
-		    LINK_CONNECT_SLOTS)
-			continue;
-		slot_unqueue(o);
-		o->slot = 1;
-		loop_timer_arm(&o->retry, 0);
-	}
-}
-
-/* ${dl} is up or down: its slot goes to the next link waiting for one. */
-static void
-slot_release(struct dlink *dl)
-{
-
-	if (!dl->slot)
-		return;
-	dl->slot = 0;
-	slots_kick(dl->d);
-}
-
-/* Wait for a slot to ${dl->dst}: connecting, as far as clients can tell. */
-static void
-slot_wait(struct dlink *dl)
-{
-
-	loop_assert_exclusive();
-	dl->state = D_CONNECTING;
-	if (!dl->queued)
-		TAILQ_INSERT_TAIL(&dl->d->connq, dl, qentry);
-	dl->queued = 1;
-}
-
-/*
- * A client link's attempt was refused, but not failed: a step-down goes
- * to the same address at once; a busy peer (see LINK_CONNECT_SLOTS) is
- * asked again when one of this daemon's links connecting to it is up,
- * or after the back-off if none is.  Its clients wait meanwhile.
- */
-static void
-link_again(struct dlink *dl)
-{
-
-	dl->state = D_CONNECTING;
-	if (dl->step_version != 0) {
-		dl->busy = 0;
-		loop_timer_arm(&dl->retry, 0);
-		return;
-	}
+	dl->step_version = 0;
 	dl->busy = 0;
-	LLOG(LOG_INFO, dl, "%s: the peer has too many links from here "
-	    "connecting; trying again when one is up", dl->name);
-	if (slots_taken(dl->d, (const struct sockaddr *)&dl->dst) > 0) {
-		slot_wait(dl);
+	dl->failures++;
+	dl->ops->down(dl->arg, dl, dn->why);
+	/* Nothing more will use a stopping daemon's or old tunnel's link. */
+	if (link_stays_down(dl)) {
+		LLOG(LOG_INFO, dl, "%s closed", dl->name);
 		return;
 	}
-	loop_timer_arm(&dl->retry, dl->backoff);
-	dl->backoff = dl->backoff * 2 > LINK_BACKOFF_MAX_MS ?
-	    LINK_BACKOFF_MAX_MS : dl->backoff * 2;
+	if (dn->was_up) {
+		LLOG(LOG_WARNING, dl, "%s went down: %s%s; reconnecting",
+		    dl->name, dn->why, dn->susp);
+		dl->backoff = LINK_BACKOFF_MIN_MS;
+	} else if (dl->failures == 1 || log_level() >= LOG_DEBUG ||
+	    (dn->auth_failed && !dl->auth_said)) {
+		/* Once per run of failures, and once when auth is why. */
+		dl->auth_said |= dn->auth_failed;
+		LLOG(LOG_WARNING, dl, "%s failed: %s; retrying every %.1f "
+		    "s at most", dl->name, dn->why,
+		    LINK_BACKOFF_MAX_MS / 1000.0);
+	}
+	connect_back_off(dl);
 }
 
 /*
@@ -1091,257 +579,31 @@ link_again(struct dlink *dl)
  * the events closes their sockets and frees their rings), free the verbs
  * side, and reconnect (client link) or go away (incoming link).
  */
-static void
-link_down(struct dlink *dl, const char *why_in)
+void
+link_down(struct dlink *dl, const char *why)
 {
-	struct engine_event ev;
-	struct engine *e = cur_engine(dl);
-	int was_up = dl->state == D_UP;
-	int auth_failed;
-	enum engine_err kind;
-	unsigned nsusp;
-	char why[256], susp[80] = "";
+	struct engine *e = link_cur_engine(dl);
+	struct down dn;
 
 	loop_assert_exclusive();
-	/* It may be the engine's own message, freed with the link below. */
-	snprintf(why, sizeof(why), "%s", why_in);
-	kind = e != NULL ? engine_error_kind(e) : ENGINE_ERR_NONE;
-	/* Ending before the proofs checked out is an authentication failure. */
-	auth_failed = dl->state == D_AUTH || kind == ENGINE_ERR_AUTH ||
-	    (dl->c == NULL && dl->ea.verify != NULL && e != NULL &&
-	    !engine_authenticated(e));
-	if (auth_failed)
-		dl->d->auth_failures++;
+	down_classify(dl, e, why, &dn);
 	loop_timer_stop(&dl->deadline);
 	loop_job_cancel(&dl->flush);
 	unstash(dl, e);
-	slot_release(dl);
-	nsusp = 0;
-	if (e != NULL) {
-		/* No WRITE may touch a ring once its memory is released. */
-		verbs_link_stop(dl->vl);
-		engine_fail(e, ENGINE_ERR_LOCAL, why);
-		dl->resuming = 0;
-		if (engine_suspended(e) > 0 && dl->old == NULL &&
-		    (dl->resume_s = resume_time(dl, e)) > 0) {
-			/* Its streams wait in the engine for a new link. */
-			dl->old = verbs_link_take_engine(dl->vl);
-			nsusp = engine_suspended(e);
-			susp_wait(dl);
-		} else {
-			engine_abandon(e, WIRE_REASON_LINK_LOST);
-		}
-		while (engine_next_event(e, &ev))
-			deliver(dl, e, &ev);
-	}
-	loop_fd_del(dl->cqw);
-	dl->cqw = NULL;
-	loop_timer_stop(&dl->ka);
-	verbs_link_free(dl->vl);
-	dl->vl = NULL;
-	share(dl);
-	if (nsusp > 0)
-		snprintf(susp, sizeof(susp), "; %u stream%s suspended for up "
-		    "to %u s", nsusp, nsusp == 1 ? "" : "s",
-		    (unsigned)dl->resume_s);
-
+	connect_slot_release(dl);
+	down_streams(dl, e, &dn);
+	down_teardown(dl);
 	if (dl->c == NULL) {
-		if (auth_failed) {
-			/* Counted every time; said once per burst (a flood?). */
-			log_burst_about(&dl->d->auth_log, loop_now_ms(),
-			    LOG_WARNING, LABOUT(dl), "%s failed "
-			    "authentication: %s", dl->name, why);
-		} else {
-			/* A peer breaking the protocol is news; leaving not. */
-			LLOG(kind == ENGINE_ERR_PROTOCOL || nsusp > 0 ?
-			    LOG_WARNING : LOG_INFO, dl, "%s ended: %s%s",
-			    dl->name, why, susp);
-		}
-		if (dl->old != NULL) {
-			dl->state = D_SUSP;
-			return;
-		}
-		dl->state = D_DEAD;
-		if (!loop_timer_armed(&dl->reap))
-			loop_timer_arm(&dl->reap, 0);
+		down_incoming(dl, &dn);
 		return;
 	}
 	dl->state = D_IDLE;
-	if (!dl->d->stop && !dl->d->draining && !dl->closing &&
-	    !dl->retired && (dl->step_version != 0 || dl->busy)) {
-		link_again(dl);
+	/* Step down, or a busy peer: not a failure, the link asks again. */
+	if (!link_stays_down(dl) && (dl->step_version != 0 || dl->busy)) {
+		connect_again(dl);
 		return;
 	}
-	dl->step_version = 0;
-	dl->busy = 0;
-	dl->failures++;
-	dl->ops->down(dl->arg, dl, why);
-	/* Nothing more will use a stopping daemon's or old tunnel's link. */
-	if (dl->d->stop || dl->d->draining || dl->closing || dl->retired) {
-		LLOG(LOG_INFO, dl, "%s closed", dl->name);
-		return;
-	}
-	if (was_up) {
-		LLOG(LOG_WARNING, dl, "%s went down: %s%s; reconnecting",
-		    dl->name, why, susp);
-		dl->backoff = LINK_BACKOFF_MIN_MS;
-	} else if (dl->failures == 1 || log_level() >= LOG_DEBUG ||
-	    (auth_failed && !dl->auth_said)) {
-		/* Once per run of failures, and once when auth is why. */
-		dl->auth_said |= auth_failed;
-		LLOG(LOG_WARNING, dl, "%s failed: %s; retrying every %.1f "
-		    "s at most", dl->name, why, LINK_BACKOFF_MAX_MS / 1000.0);
-	}
-	loop_timer_arm(&dl->retry, dl->backoff);
-	dl->backoff = dl->backoff * 2 > LINK_BACKOFF_MAX_MS ?
-	    LINK_BACKOFF_MAX_MS : dl->backoff * 2;
-}
-
-static void
-link_conf(const struct conf *cf, const struct conf_sizes *sz,
-    struct verbs_link_conf *lc)
-{
-
-	memset(lc, 0, sizeof(*lc));
-	lc->sq_size = sz->sq_size;
-	lc->rq_size = sz->rq_size;
-	lc->inline_size = sz->inline_size;
-	lc->max_streams = sz->max_streams;
-	lc->ack_timeout = (uint8_t)cf->ack_timeout;
-	lc->retry_count = (uint8_t)cf->retry_count;
-	lc->pool_bytes = cf->ring_pool;
-	lc->resume = sz->resume_time > 0;
-}
-
-static void
-on_peer_resolved(void *arg)
-{
-
-	link_connect(arg);
-}
-
-/*
- * The address of this attempt: the next of entry ${pi}'s addresses ${dst}
- * (of the source address's family, if there is one), or the one the last
- * attempt went to (a step-down).  Its index, or -1 if there is none.
- */
-static long
-pick_addr(struct dlink *dl, const struct resolve_addrs *dst,
-    const struct resolve_addrs *src, int again)
-{
-	const struct sockaddr *sa;
-	size_t i, k;
-
-	for (k = 0; k < dst->n; k++) {
-		i = ((again ? dl->att_ai : dl->next_addr) + k) % dst->n;
-		sa = (const struct sockaddr *)&dst->a[i];
-		if (src == NULL || sa->sa_family ==
-		    ((const struct sockaddr *)&src->a[0])->sa_family)
-			return ((long)i);
-	}
-	return (-1);
-}
-
-/*
- * Connect to the peer's next address (every one is tried in turn, one per
- * attempt), once its name is resolved and one of the connect slots to
- * that address is free.  Nothing starts while the daemon or the tunnel
- * drains: a retry that comes due then does nothing.
- */
-static void
-link_connect(struct dlink *dl)
-{
-	const struct conf_tunnel *c = dl->c;
-	const struct resolve_addrs *dst, *src = NULL;
-	const struct sockaddr *sa;
-	struct verbs_link_conf lc;
-	const char *why;
-	char err[256], to[80];
-	int again = dl->step_version != 0;
-	unsigned pi;
-	long i;
-
-	if (dl->d->stop || dl->d->draining || dl->closing || dl->retired)
-		return;
-	dl->state = D_CONNECTING;	/* failing, link_down reschedules */
-	/* Each attempt to the next peer entry (one per path, say). */
-	pi = again ? dl->att_pi : dl->next_peer % c->npeers;
-	if (c->npeers > 1)
-		link_naming(dl, &c->peers[pi]);
-	switch (rname_get(dl->peer_rn[pi], &dst, &why)) {
-	case 0:
-		rname_wait(dl->peer_rn[pi], &dl->rw, on_peer_resolved, dl);
-		return;
-	case -1:
-		dl->step_version = 0;
-		dl->next_peer++;
-		link_down(dl, why);
-		return;
-	}
-	if (dl->src_rn != NULL && rname_get(dl->src_rn, &src, &why) != 1) {
-		dl->step_version = 0;
-		dl->next_peer++;
-		link_down(dl, "the source address is unusable");
-		return;
-	}
-	if ((i = pick_addr(dl, dst, src, again)) < 0) {
-		dl->step_version = 0;
-		dl->next_peer++;
-		link_down(dl, "the peer has no address of the source "
-		    "address's family");
-		return;
-	}
-	sa = (const struct sockaddr *)&dst->a[i];
-	memcpy(&dl->dst, sa, sizeof(dst->a[i]));
-	if (!dl->slot && slots_taken(dl->d, sa) >= LINK_CONNECT_SLOTS) {
-		slot_wait(dl);
-		return;
-	}
-	dl->slot = 1;
-	/* This is the attempt: the next one goes on from here. */
-	if (!again) {
-		dl->next_peer++;
-		dl->next_addr = (unsigned)i + 1;
-	}
-	dl->att_pi = pi;
-	dl->att_ai = (unsigned)i;
-	dl->att_version = dl->step_version;
-	dl->step_version = 0;
-	link_conf(dl->d->conf, &c->sz, &lc);
-	lc.version_max = dl->att_version;
-	if (c->key.set) {
-		dl->ea = (struct engine_auth){ 1, prove, verify, dl };
-		lc.auth = &dl->ea;
-	}
-	if (log_level() >= LOG_DEBUG) {
-		addr_text(sa, to, sizeof(to));
-		LLOG(LOG_DEBUG, dl, "%s: connecting to %s", dl->name, to);
-	}
-	dl->vl = verbs_connect(dl->d->cm, sa, src != NULL ?
-	    (const struct sockaddr *)&src->a[0] : NULL, &lc, dl, err,
-	    sizeof(err));
-	if (dl->vl == NULL) {
-		link_down(dl, err);
-		return;
-	}
-	/*
-	 * The CM would retry a connect request lost on a dark path for a
-	 * minute or more, its streams suspended meanwhile: a fresh attempt
-	 * after handshake_timeout finds a path that came back sooner.
-	 */
-	deadline_start(dl);
-}
-
-/* A client link's peer and name, for the peer entry it tries. */
-static void
-link_naming(struct dlink *dl, const struct conf_addr *peer)
-{
-
-	/* Always HOST:PORT, however the configuration spelt it. */
-	snprintf(dl->peer, sizeof(dl->peer), strchr(peer->host, ':') ?
-	    "[%s]:%s" : "%s:%s", peer->host, peer->port);
-	snprintf(dl->name, sizeof(dl->name), "tunnel %s: link to %s",
-	    dl->c->name, dl->peer);
+	down_client(dl, &dn);
 }
 
 struct dlink *
@@ -1351,12 +613,12 @@ link_client_new(struct rsd *d, const struct conf_tunnel *c,
 	struct dlink *dl;
 	unsigned i;
 
-	if ((dl = dl_new(d, ops, arg)) == NULL)
+	if ((dl = link_alloc(d, ops, arg)) == NULL)
 		return (NULL);
 	dl->c = c;
 	dl->key = &c->key;
 	dl->backoff = LINK_BACKOFF_MIN_MS;
-	link_naming(dl, &c->peers[0]);
+	connect_naming(dl, &c->peers[0]);
 	for (i = 0; i < c->npeers; i++)
 		if ((dl->peer_rn[i] = rname_new(d->res, c->peers[i].host,
 		    c->peers[i].port, 0)) == NULL) {
@@ -1375,8 +637,8 @@ void
 link_client_start(struct dlink *dl)
 {
 
-	list_add(dl);
-	link_connect(dl);
+	link_list_add(dl);
+	connect_next(dl);
 }
 
 void
@@ -1384,9 +646,9 @@ link_client_retire(struct dlink *dl)
 {
 
 	dl->retired = 1;
-	slot_unqueue(dl);
+	connect_slot_unqueue(dl);
 	/* It will not connect again: its suspended streams end now. */
-	(void)drop_old(dl, WIRE_REASON_SHUTTING_DOWN);
+	(void)resume_drop(dl, WIRE_REASON_SHUTTING_DOWN);
 	loop_timer_stop(&dl->retry);
 	rname_unwait(&dl->rw);
 }
@@ -1414,15 +676,15 @@ hca_text(const struct dlink *dl, char *buf, size_t len)
 	    lids);
 }
 
-static void
+void
 link_up(struct dlink *dl)
 {
 	const struct conf_sizes *sz;
 	char where[200], why[160];
-	unsigned version = engine_version(cur_engine(dl));
+	unsigned version = engine_version(link_cur_engine(dl));
 
 	loop_assert_exclusive();
-	if (watch_cq(dl)) {
+	if (link_watch_cq(dl)) {
 		link_down(dl, "cannot watch the completion channel");
 		return;
 	}
@@ -1436,7 +698,7 @@ link_up(struct dlink *dl)
 		return;
 	}
 	/* Connected: no stream until the peer has proved its key. */
-	if (!engine_authenticated(cur_engine(dl))) {
+	if (!engine_authenticated(link_cur_engine(dl))) {
 		dl->state = D_AUTH;
 		/* Ours: connecting and the proofs get this long together. */
 		link_mark(dl);
@@ -1444,14 +706,14 @@ link_up(struct dlink *dl)
 	}
 	loop_timer_stop(&dl->deadline);
 	dl->state = D_UP;
-	slot_release(dl);
+	connect_slot_release(dl);
 	dl->heard_ms = loop_now_ms();
 	__atomic_store_n(&dl->idle_since, dl->heard_ms, __ATOMIC_RELAXED);
 	/* Before any new stream: the suspended ones keep their ids. */
 	if (dl->old != NULL)
-		resume_offer(dl, cur_engine(dl));
+		resume_offer(dl, link_cur_engine(dl));
 	else if (!dl->resuming)
-		res_identity(dl);
+		resume_identity(dl);
 	dl->failures = 0;
 	dl->auth_said = 0;
 	dl->backoff = LINK_BACKOFF_MIN_MS;
@@ -1475,434 +737,7 @@ link_up(struct dlink *dl)
 	share(dl);
 }
 
-/* ------------------------------------------------------ incoming links */
-
-/*
- * Ask admit.c about a new link from ${peer}: what it needs to know of the
- * links there are, then (if ${act}: in an exclusive turn) act on the
- * answer, closing a link that makes room.  Returns ADMIT_OK or the limit
- * in the way, with its value.  Links change only in exclusive turns, so
- * the list may be read in any turn of the daemon's loop.
- */
-static enum admit_refusal
-incoming_limit(struct rsd *d, const struct sockaddr *peer, int auth, int act,
-    uint32_t *value)
-{
-	const struct conf *c = d->conf;
-	struct admit_limits lim = { c->max_links, c->max_pending,
-	    c->max_pending_per_addr, c->max_unauth_links,
-	    (uint64_t)c->link_idle_timeout * 1000 };
-	struct admit_link *al;
-	struct dlink *dl, **who;
-	enum admit_refusal why, room;
-	uint64_t now = loop_now_ms();
-	size_t n = 0, victim;
-	char msg[160];
-
-	TAILQ_FOREACH(dl, &d->links, entry)
-		n++;
-	if ((al = calloc(n + 1, sizeof(*al))) == NULL ||
-	    (who = calloc(n + 1, sizeof(*who))) == NULL) {
-		free(al);
-		*value = 0;
-		return (ADMIT_MAX_PENDING);
-	}
-	n = 0;
-	TAILQ_FOREACH(dl, &d->links, entry) {
-		if (dl->c != NULL || dl->state == D_DEAD)
-			continue;
-		who[n] = dl;
-		al[n].pending = dl->state == D_CONNECTING || dl->state == D_AUTH;
-		al[n].same_addr = peer != NULL && addr_same(
-		    (const struct sockaddr *)&dl->peer_sa, peer, 0);
-		al[n].unauth = !dl->auth;
-		al[n].idle_since = dl->state == D_UP ? __atomic_load_n(
-		    &dl->idle_since, __ATOMIC_RELAXED) : 0;
-		n++;
-	}
-	why = admit_link(&lim, al, n, auth, now, &victim, &room, value);
-	if (why == ADMIT_OK && victim != ADMIT_NONE && act) {
-		dl = who[victim];
-		snprintf(msg, sizeof(msg), "closed after %llu s without a "
-		    "stream, to make room for a new link (%s reached)",
-		    (unsigned long long)((now - dl->idle_since) / 1000),
-		    admit_setting(room));
-		d->links_evicted++;
-		LLOG(LOG_NOTICE, dl, "%s %s", dl->name, msg);
-		link_down(dl, msg);
-	}
-	free(al);
-	free(who);
-	return (why);
-}
-
-/* Turn a connect request away: count it (the gate runs in shared turns:
- * atomic), say it once per burst. */
-static int __attribute__((format(printf, 4, 5)))
-reject(const char *peer, uint64_t *count, struct log_burst *b,
-    const char *fmt, ...)
-{
-	char msg[200];
-	va_list ap;
-
-	(void)__atomic_fetch_add(count, 1, __ATOMIC_RELAXED);
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	log_burst_about(b, loop_now_ms(), LOG_WARNING,
-	    &(struct log_about){ NULL, 0, peer }, "link from %s rejected: %s",
-	    peer, msg);
-	return (-1);
-}
-
-/* Whether some target tunnel has a key, and whether some has none. */
-static void
-keys_here(const struct conf *c, int *keyed, int *open)
-{
-	size_t i;
-
-	*keyed = c->key.set;
-	*open = 0;
-	for (i = 0; i < c->ntunnels; i++) {
-		if (!c->tunnels[i].has_target)
-			continue;
-		*keyed |= c->tunnels[i].key.set;
-		*open |= !c->tunnels[i].key.set;
-	}
-}
-
-/* The rate limiter's key for ${sa}: its address, IPv4 as v4-mapped. */
-static void
-rate_key(const struct sockaddr *sa, uint8_t key[ADMIT_KEY_LEN])
-{
-	const struct sockaddr_in *in = (const void *)sa;
-	const struct sockaddr_in6 *in6 = (const void *)sa;
-
-	memset(key, 0, ADMIT_KEY_LEN);
-	if (sa != NULL && sa->sa_family == AF_INET) {
-		key[10] = key[11] = 0xff;
-		memcpy(key + 12, &in->sin_addr, 4);
-	} else if (sa != NULL && sa->sa_family == AF_INET6) {
-		memcpy(key, &in6->sin6_addr, ADMIT_KEY_LEN);
-	}
-}
-
-/* Refuse a request the limits turn away; a pending limit may be waited
- * out (the peer asks again when one of its links is up). */
-static int
-refuse_limited(struct rsd *d, const char *peer_text, enum admit_refusal why,
-    uint32_t value, uint8_t *note)
-{
-
-	if (why == ADMIT_MAX_PENDING || why == ADMIT_MAX_PENDING_PER_ADDR)
-		*note = WIRE_NOTE_BUSY;
-	return (reject(peer_text, &d->links_rejected, &d->refusal_log[why],
-	    "%s %u reached", admit_setting(why), (unsigned)value));
-}
-
-/*
- * The RDMA listeners' gate (see verbs_gate_fn): a connect request is
- * checked before anything is made for it, what costs the peer nothing
- * first: its address's rate, allow, its hello, the keys, then the limits
- * (admit.h), which on_take asks again, in an exclusive turn, before the
- * link is made.  It runs in the daemon's loop alongside the workers: it
- * reads the configuration and the links and changes nothing but the rate
- * limiter (the daemon's loop's), and the counts and log bursts of
- * refusals (atomic; see Threads in loop.h).
- */
-static int
-gate(void *arg, const struct sockaddr *peer, const char *peer_text,
-    const struct wire_hello *hello, const char *invalid, uint8_t *note)
-{
-	struct rsd *d = arg;
-	const struct conf *c = d->conf;
-	enum admit_refusal why;
-	uint8_t key[ADMIT_KEY_LEN];
-	uint32_t value;
-	int keyed, open, auth;
-
-	if (d->stop)
-		return (-1);
-	rate_key(peer, key);
-	if (!admit_rate_take(d->rate, key, c->max_connect_rate,
-	    loop_now_ms())) {
-		*note = WIRE_NOTE_BUSY;
-		return (reject(peer_text, &d->links_rejected,
-		    &d->refusal_log[ADMIT_RATE], "more than max_connect_rate "
-		    "%u connect requests a second from it",
-		    (unsigned)c->max_connect_rate));
-	}
-	if (c->nallow > 0 && (peer == NULL ||
-	    !conf_net_match(c->allow, c->nallow, peer)))
-		return (reject(peer_text, &d->links_rejected,
-		    &d->refusal_log[ADMIT_NOT_ALLOWED], "not in allow"));
-	if (hello == NULL)
-		return (reject(peer_text, &d->links_rejected,
-		    &d->refusal_log[ADMIT_BAD_HELLO],
-		    "invalid connect data: %s", invalid));
-	/* Say at once what cannot work; the proofs come after connecting. */
-	auth = (hello->flags & WIRE_HELLO_AUTH) != 0;
-	keys_here(c, &keyed, &open);
-	if (auth && !keyed)
-		return (reject(peer_text, &d->auth_failures, &d->auth_log,
-		    "it authenticates, but no key_file is configured here"));
-	if (!auth && !open)
-		return (reject(peer_text, &d->auth_failures, &d->auth_log,
-		    "it does not authenticate, and every tunnel here needs a "
-		    "key_file"));
-	if ((why = incoming_limit(d, peer, auth, 0, &value)) != ADMIT_OK)
-		return (refuse_limited(d, peer_text, why, value, note));
-	return (0);
-}
-
-/*
- * An RDMA CM channel failed (errno says how): it rests, as it is
- * level-triggered and retrying at once would spin.
- */
-static void
-cm_failed(struct rsd *d, struct loop_fd *w, const char *which)
-{
-
-	log_burst_about(&d->cm_log, loop_now_ms(), LOG_ERR, NULL, "the RDMA "
-	    "CM %s failed: %s; retrying every %d ms", which, strerror(errno),
-	    CM_PAUSE_MS);
-	loop_fd_pause(w, CM_PAUSE_MS);
-}
-
-/* Connect requests wait for on_take: the next turn, exclusive. */
-static void
-on_listen(void *arg, uint32_t events)
-{
-	struct rsd *d = arg;
-	int k, rc;
-
-	(void)events;
-	for (k = 0; k < 64; k++) {
-		if ((rc = verbs_cm_handle_listen(d->cm)) < 0)
-			cm_failed(d, d->lcm_w, "listeners' channel");
-		if (rc <= 0)
-			break;
-	}
-	if (verbs_cm_request(d->cm) != NULL)
-		loop_job_defer(&d->take);
-}
-
-/* The requests the gate let through: the limits again, then a link. */
-static void
-on_take(void *arg)
-{
-	struct rsd *d = arg;
-	struct verbs_request *r;
-	const struct sockaddr *peer;
-	struct verbs_ev ev;
-	enum admit_refusal why;
-	const char *text;
-	uint32_t value;
-	uint8_t note;
-	int auth;
-
-	while ((r = verbs_cm_request(d->cm)) != NULL) {
-		peer = verbs_request_peer(r, &text, &auth);
-		note = WIRE_NOTE_REFUSED;
-		if (d->stop || d->draining) {
-			verbs_request_refuse(r, note);
-			continue;
-		}
-		if ((why = incoming_limit(d, peer, auth, 1, &value)) !=
-		    ADMIT_OK) {
-			(void)refuse_limited(d, text, why, value, &note);
-			verbs_request_refuse(r, note);
-			continue;
-		}
-		verbs_request_take(r, &ev);
-		cm_event(d, &ev);
-	}
-}
-
-static void
-link_incoming(struct rsd *d, const struct verbs_ev *ev)
-{
-	struct dlink *dl;
-
-	/* The gate let it through; things may have changed since. */
-	if (d->stop || (dl = dl_new(d, d->in_ops, d->in_arg)) == NULL) {
-		verbs_reject(ev->link);
-		verbs_link_free(ev->link);
-		return;
-	}
-	dl->vl = ev->link;
-	dl->peer_sa = ev->peer_sa;
-	dl->auth = ev->peer_auth;
-	snprintf(dl->peer, sizeof(dl->peer), "%s", ev->peer);
-	snprintf(dl->name, sizeof(dl->name), "link from %s", ev->peer);
-	verbs_link_set_user(dl->vl, dl);
-	if (ev->peer_auth) {
-		dl->ea = (struct engine_auth){ 0, prove, verify, dl };
-		engine_set_auth(verbs_link_engine(dl->vl), &dl->ea);
-	}
-	engine_set_resume(verbs_link_engine(dl->vl), &dl->er);
-	if (watch_cq(dl) || verbs_accept(dl->vl)) {
-		LLOG(LOG_ERR, dl, "%s: cannot accept", dl->name);
-		loop_fd_del(dl->cqw);
-		verbs_link_free(dl->vl);
-		secmem_free(dl);
-		return;
-	}
-	dl->state = D_CONNECTING;
-	list_add(dl);
-	deadline_start(dl);
-	LLOG(LOG_INFO, dl, "%s accepted (device %s, %s)", dl->name,
-	    verbs_link_device(dl->vl), ev->peer_auth ? "authenticating" :
-	    "not authenticated");
-}
-
-/*
- * What a client link's peer said when it refused the connect request
- * (see verbs_ev), and why the link is down, into ${why}.  Busy: try again
- * once a sibling is up.  An older version: one more attempt to the same
- * address in that version, never below the tunnel's min_version, and
- * never silently, as CM messages carry no authentication: a reject can
- * be forged, and the kernel sends one without a note when a listener
- * goes with requests pending.  What the next attempt says is decided
- * afresh, so no refusal holds a link at an older version.
- */
-static const char *
-refusal(struct dlink *dl, const struct verbs_ev *ev, char *why, size_t len)
-{
-	int resume = dl->c->sz.resume_time > 0;
-	unsigned said, v, min = dl->c->sz.min_version;
-
-	dl->busy = ev->peer_busy;
-	/* A step-down's own attempt does not step again. */
-	if (ev->peer_version == 0 || dl->att_version != 0)
-		return (ev->why);
-	said = wire_version_said(WIRE_VERSION, resume);
-	v = wire_version_said((unsigned)ev->peer_version, resume);
-	if (v < min) {
-		dl->d->stepdowns_refused++;
-		snprintf(why, len, "the peer refused protocol version %u and "
-		    "speaks %d at most (an older rstreamd, or a forged "
-		    "reject); not stepping down below min_version %u", said,
-		    ev->peer_version, min);
-		return (why);
-	}
-	dl->d->stepdowns++;
-	dl->step_version = (uint8_t)v;
-	LLOG(LOG_WARNING, dl, "%s: the peer refused protocol version %u (an "
-	    "older rstreamd, or a forged reject); trying that address once "
-	    "more with version %u (min_version %u)", dl->name, said, v, min);
-	return (ev->why);
-}
-
-static void
-cm_event(struct rsd *d, const struct verbs_ev *ev)
-{
-	struct dlink *dl;
-	char why[400];
-
-	switch (ev->type) {
-	case VERBS_EV_INCOMING:
-		link_incoming(d, ev);
-		return;
-	case VERBS_EV_REJECTED:
-		log_burst_about(&d->reject_log, loop_now_ms(), LOG_WARNING,
-		    &(struct log_about){ NULL, 0, ev->peer }, "link from %s "
-		    "rejected: %s", ev->peer, ev->why);
-		return;
-	case VERBS_EV_UP:
-		if ((dl = verbs_link_user(ev->link)) != NULL)
-			link_up(dl);
-		return;
-	case VERBS_EV_DOWN:
-		dl = verbs_link_user(ev->link);
-		if (dl == NULL || dl->vl != ev->link)
-			return;
-		link_down(dl, dl->c != NULL ? refusal(dl, ev, why,
-		    sizeof(why)) : ev->why);
-		return;
-	default:
-		return;
-	}
-}
-
-
-static void
-on_cm(void *arg, uint32_t events)
-{
-	struct rsd *d = arg;
-	struct verbs_ev ev;
-	int k, rc;
-
-	(void)events;
-	for (k = 0; k < 64; k++) {
-		if ((rc = verbs_cm_handle(d->cm, &ev)) < 0)
-			cm_failed(d, d->cm_w, "event channel");
-		if (rc <= 0)
-			return;
-		cm_event(d, &ev);
-	}
-}
-
-/* ------------------------------------------------- channel and listeners */
-
-int
-link_start(struct rsd *d, const struct link_ops *ops, void *arg, char *err,
-    size_t errlen)
-{
-
-	TAILQ_INIT(&d->links);
-	TAILQ_INIT(&d->connq);
-	d->in_ops = ops;
-	d->in_arg = arg;
-	loop_job_init(&d->take, d->lp, on_take, d);
-	if ((d->rate = calloc(1, sizeof(*d->rate))) == NULL) {
-		snprintf(err, errlen, "out of memory");
-		return (-1);
-	}
-	if ((d->cm = verbs_cm_new(err, errlen)) == NULL)
-		return (-1);
-	if ((d->cm_w = loop_fd_add(d->lp, verbs_cm_fd(d->cm), EPOLLIN, on_cm,
-	    d)) == NULL || (d->lcm_w = loop_fd_add(d->lp,
-	    verbs_cm_listen_fd(d->cm), EPOLLIN, on_listen, d)) == NULL) {
-		snprintf(err, errlen, "cannot watch the RDMA CM channels");
-		return (-1);
-	}
-	/* Anyone can send connect requests: they stop no worker. */
-	loop_fd_share(d->lcm_w, 1);
-	return (0);
-}
-
-void
-link_listen_close(struct rsd *d)
-{
-	size_t i;
-
-	for (i = 0; i < d->nlsn; i++)
-		verbs_listener_free(d->lsn[i]);
-	free(d->lsn);
-	d->lsn = NULL;
-	d->nlsn = 0;
-}
-
-void
-link_stop(struct rsd *d)
-{
-	struct dlink *dl;
-
-	if (d->cm == NULL)
-		return;
-	while ((dl = TAILQ_FIRST(&d->links)) != NULL)
-		link_free(dl);
-	link_listen_close(d);
-	loop_job_cancel(&d->take);
-	loop_fd_del(d->cm_w);
-	loop_fd_del(d->lcm_w);
-	d->cm_w = d->lcm_w = NULL;
-	verbs_cm_free(d->cm);
-	d->cm = NULL;
-	free(d->rate);
-	d->rate = NULL;
-}
+/* ------------------------------------------------------ memory and ticks */
 
 uint64_t
 link_pinned(const struct rsd *d)
@@ -1934,138 +769,6 @@ link_tick(struct rsd *d)
 	verbs_cm_tick(d->cm);
 }
 
-/* Incoming links may carry any target tunnel: size them for the largest. */
-static void
-listener_conf(const struct conf *c, struct verbs_link_conf *lc)
-{
-	const struct conf_sizes *sz;
-	size_t i;
-
-	memset(lc, 0, sizeof(*lc));
-	for (i = 0; i < c->ntunnels; i++) {
-		if (!c->tunnels[i].has_target)
-			continue;
-		sz = &c->tunnels[i].sz;
-		if (sz->sq_size > lc->sq_size)
-			lc->sq_size = sz->sq_size;
-		if (sz->rq_size > lc->rq_size)
-			lc->rq_size = sz->rq_size;
-		if (sz->inline_size > lc->inline_size)
-			lc->inline_size = sz->inline_size;
-		lc->max_streams += sz->max_streams;
-		lc->resume |= sz->resume_time > 0;
-	}
-	if (lc->max_streams > WIRE_STREAMS_MAX)
-		lc->max_streams = WIRE_STREAMS_MAX;
-	lc->ack_timeout = (uint8_t)c->ack_timeout;
-	lc->retry_count = (uint8_t)c->retry_count;
-	lc->pool_bytes = c->ring_pool;
-}
-
-/* The configuration's listen addresses, where some tunnel has a target. */
-static size_t
-nlisten(const struct conf *c)
-{
-	size_t i;
-
-	for (i = 0; i < c->ntunnels; i++)
-		if (c->tunnels[i].has_target)
-			return (c->nlisten);
-	return (0);
-}
-
-struct link_listen_plan *
-link_listen_plan(struct rsd *d, const struct conf *nc, char *err,
-    size_t errlen)
-{
-	const struct conf *oc = d->conf;
-	struct link_listen_plan *p;
-	struct verbs_link_conf lc;
-	size_t i, j;
-
-	if ((p = calloc(1, sizeof(*p) + (nc->nlisten + 1) *
-	    sizeof(p->nl[0]))) == NULL ||
-	    (p->lsn = calloc(nc->nlisten + 1, sizeof(*p->lsn))) == NULL) {
-		free(p);
-		snprintf(err, errlen, "out of memory");
-		return (NULL);
-	}
-	p->n = nlisten(nc);
-	listener_conf(nc, &lc);
-	for (j = 0; j < p->n; j++) {
-		p->nl[j].from = NEW_LISTENER;
-		for (i = 0; i < d->nlsn && oc != nc; i++) {
-			if (d->lsn[i] != NULL && conf_addr_same(
-			    &oc->listen[i].addr, &nc->listen[j].addr)) {
-				p->nl[j].l = d->lsn[i];
-				p->nl[j].from = i;
-				d->lsn[i] = NULL;	/* taken over */
-				break;
-			}
-		}
-		if (p->nl[j].l != NULL)
-			continue;
-		p->nl[j].l = verbs_listen(d->cm, nc->listen[j].addr.host,
-		    nc->listen[j].addr.port, &lc, d, err, errlen);
-		if (p->nl[j].l == NULL) {
-			link_listen_undo(d, p);
-			return (NULL);
-		}
-		verbs_listener_set_gate(p->nl[j].l, gate, d);
-		log_notice("listening for RDMA links on %s",
-		    nc->listen[j].addr.text);
-	}
-	return (p);
-}
-
-void
-link_listen_undo(struct rsd *d, struct link_listen_plan *p)
-{
-	size_t j;
-
-	/* Listeners taken over go back where they were; new ones close. */
-	for (j = 0; j < p->n; j++) {
-		if (p->nl[j].from != NEW_LISTENER)
-			d->lsn[p->nl[j].from] = p->nl[j].l;
-		else
-			verbs_listener_free(p->nl[j].l);
-	}
-	free(p->lsn);
-	free(p);
-}
-
-void
-link_listen_commit(struct rsd *d, const struct conf *nc,
-    struct link_listen_plan *p)
-{
-	struct verbs_link_conf lc;
-	size_t i;
-
-	loop_assert_exclusive();
-	for (i = 0; i < d->nlsn; i++) {
-		if (d->lsn[i] != NULL) {
-			log_notice("no longer listening for RDMA links on %s",
-			    d->conf->listen[i].addr.text);
-			verbs_listener_free(d->lsn[i]);
-		}
-	}
-	free(d->lsn);
-	d->nlsn = p->n;
-	d->lsn = p->lsn;
-	for (i = 0; i < p->n; i++)
-		d->lsn[i] = p->nl[i].l;
-	free(p);
-	verbs_cm_set_max_pinned(d->cm, conf_max_memory_bytes(nc));
-	listener_conf(nc, &lc);
-	for (i = 0; i < d->nlsn; i++)
-		verbs_listener_set_conf(d->lsn[i], &lc);
-	if (d->nlsn > 0)
-		log_info("incoming links: sq_size %u, rq_size %u, inline_size "
-		    "%u, %u streams", (unsigned)lc.sq_size,
-		    (unsigned)lc.rq_size, (unsigned)lc.inline_size,
-		    (unsigned)lc.max_streams);
-}
-
 /* ---------------------------------------------------------------- API */
 
 void
@@ -2080,7 +783,7 @@ link_free(struct dlink *dl)
 	dl->closing = 1;
 	if (dl->vl != NULL)
 		link_down(dl, "shutting down");
-	(void)drop_old(dl, WIRE_REASON_LINK_LOST);
+	(void)resume_drop(dl, WIRE_REASON_LINK_LOST);
 	loop_job_cancel(&dl->flush);
 	loop_timer_stop(&dl->resume_tmo);
 	loop_timer_stop(&dl->retry);
@@ -2088,8 +791,8 @@ link_free(struct dlink *dl)
 	loop_timer_stop(&dl->ka);
 	loop_timer_stop(&dl->deadline);
 	rname_unwait(&dl->rw);
-	slot_unqueue(dl);
-	slot_release(dl);
+	connect_slot_unqueue(dl);
+	connect_slot_release(dl);
 	for (i = 0; i < CONF_PEERS_MAX; i++)
 		rname_free(dl->peer_rn[i]);
 	rname_free(dl->src_rn);
@@ -2125,10 +828,10 @@ link_goaway_all(struct rsd *d)
 
 	TAILQ_FOREACH(dl, &d->links, entry) {
 		/* No new link will come for suspended streams now. */
-		suspend_end(dl, WIRE_REASON_SHUTTING_DOWN);
+		resume_end(dl, WIRE_REASON_SHUTTING_DOWN);
 		if (dl->c != NULL)
 			dl->ops->down(dl->arg, dl, "shutting down");
-		if (dl->state == D_UP && (e = cur_engine(dl)) != NULL) {
+		if (dl->state == D_UP && (e = link_cur_engine(dl)) != NULL) {
 			engine_goaway(e, WIRE_REASON_SHUTTING_DOWN);
 			link_mark(dl);
 		}
@@ -2190,7 +893,7 @@ link_info(const struct dlink *dl, struct link_info *li)
 			    dl->res_id[i]);
 	if (li->suspended > 0 && dl->state != D_UP)
 		li->state = LINK_SUSPENDED;
-	if ((e = cur_engine(dl)) != NULL && dl->state == D_UP) {
+	if ((e = link_cur_engine(dl)) != NULL && dl->state == D_UP) {
 		engine_stats(e, &li->st);
 		verbs_link_mem_stats(dl->vl, &li->mem);
 		li->have_stats = 1;

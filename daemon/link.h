@@ -1,17 +1,19 @@
 /*
- * link: the daemon's RDMA links to peers, and everything RDMA CM: the event
- * channel, the RDMA listeners and their admission gate, connecting and
- * reconnecting, authentication, keepalives and liveness.
+ * link: the daemon's RDMA links to peers: their states, authentication,
+ * keepalives and liveness.  A client link's attempts to connect are
+ * connect.h's; the RDMA CM channel and the RDMA listeners with their
+ * admission gate, cm.h's; a failed link's suspended streams and their
+ * resume, resume.h's.
  *
  * A client tunnel owns one link to its peer, brought up at start and kept
  * up: when it drops, its streams are reset and it reconnects with back-off
  * (LINK_BACKOFF_MIN_MS doubling to LINK_BACKOFF_MAX_MS), each attempt to
- * the next of the peer's addresses.  Links that peers open to the RDMA
- * listeners serve every target tunnel and end when the peer goes.  Every
- * link sends a keepalive every LINK_KEEPALIVE_MS, so a peer that vanished
- * is noticed within that plus the transport's retry time (see verbs.h);
- * and a link that heard nothing from its peer for LINK_SILENCE_MS ends,
- * even if it cannot send.
+ * the next of the peer's addresses (connect.h's).  Links that peers open
+ * to the RDMA listeners serve every target tunnel and end when the peer
+ * goes.  Every link sends a keepalive every LINK_KEEPALIVE_MS, so a peer
+ * that vanished is noticed within that plus the transport's retry time
+ * (see verbs.h); and a link that heard nothing from its peer for
+ * LINK_SILENCE_MS ends, even if it cannot send.
  *
  * A link reports to its owner through struct link_ops, and never calls
  * anything above it.  Work is driven once per loop turn: whoever changes a
@@ -30,18 +32,6 @@
 
 #define LINK_KEEPALIVE_MS	2000
 #define LINK_SILENCE_MS		(5 * LINK_KEEPALIVE_MS)
-#define LINK_BACKOFF_MIN_MS	100
-#define LINK_BACKOFF_MAX_MS	2000
-/*
- * A daemon's client links connecting to one peer address at once, at
- * most: a peer's default max_pending_per_addr, so that many tunnels to
- * one peer never trip it.  The others wait for a slot, connecting as far
- * as their clients can tell; a link the peer still turns away for a
- * pending limit (WIRE_NOTE_BUSY: its limit is lower, or other daemons on
- * this host connect too) waits for the next slot the same way, and so
- * does not count as a failure.
- */
-#define LINK_CONNECT_SLOTS	CONF_DEFAULT_MAX_PENDING_PER_ADDR
 
 struct conf;
 struct conf_key;
@@ -112,46 +102,6 @@ struct link_info {
 };
 
 /**
- * link_start(d, ops, arg, err, errlen):
- * Open the RDMA CM event channel; incoming links report to ${ops} with
- * ${arg}.  Returns 0, or -1 with the reason in ${err}.
- */
-int link_start(struct rsd *d, const struct link_ops *ops, void *arg,
-    char *err, size_t errlen);
-
-/**
- * link_stop(d):
- * Free every link (their streams are reset), every RDMA listener and the
- * channel.
- */
-void link_stop(struct rsd *d);
-
-/*
- * Listening for peers' links under a new configuration, in two steps
- * like every reload: link_listen_plan makes what is missing (and can
- * fail); then either link_listen_commit (cannot fail) or link_listen_undo.
- */
-struct link_listen_plan;
-
-/**
- * link_listen_plan(d, nc, err, errlen):
- * The RDMA listeners ${nc} needs: those on the same address are taken
- * over, the others made.  Returns the plan, or NULL with the reason in
- * ${err} (nothing changed).
- */
-struct link_listen_plan *link_listen_plan(struct rsd *d,
-    const struct conf *nc, char *err, size_t errlen);
-
-/**
- * link_listen_commit(d, nc, p) / link_listen_undo(d, p):
- * Switch to plan ${p} (listeners no longer wanted close; sizes of future
- * links follow ${nc}), or undo it.  Either frees ${p}.
- */
-void link_listen_commit(struct rsd *d, const struct conf *nc,
-    struct link_listen_plan *p);
-void link_listen_undo(struct rsd *d, struct link_listen_plan *p);
-
-/**
  * link_pinned(d):
  * Bytes of memory counted against max_memory now, over every link:
  * streams' rings (suspended ones' too), the pools, and control buffers.
@@ -163,12 +113,6 @@ uint64_t link_pinned(const struct rsd *d);
  * The same, with its parts (see verbs_cm_mem), into ${*cmm}.
  */
 void link_mem(const struct rsd *d, struct verbs_cm_mem *cmm);
-
-/**
- * link_listen_close(d):
- * Stop listening for peers' links (a stopping daemon).
- */
-void link_listen_close(struct rsd *d);
 
 /**
  * link_tick(d):

@@ -30,7 +30,7 @@
  * Each loop has its own turn lock, which only a thread starting an
  * exclusive turn ever waits for.
  *
- * Every field of the daemon's shared structures (rsd.h; link.c's struct
+ * Every field of the daemon's shared structures (rsd.h; link_int.h's struct
  * dlink) ends with one of three labels naming what guards it, optionally
  * followed by a few words (excl: set at apply):
  *   owner   only turns of the loop that owns the object (shared or

@@ -1,9 +1,10 @@
 /*
  * rsd: the running daemon's state: plain structures only, no functions,
  * so any room may include it without depending on another.  Each room's
- * functions own their part: link.c the CM channel, the RDMA listeners and
- * the links; tunnel.c the tunnels and the local listeners; bridge.c a
- * tunnel's list of streams; reload.c the life-cycle fields.
+ * functions own their part: cm.c the CM channel and the RDMA listeners,
+ * link.c the links (connect.c and resume.c their parts); tunnel.c the
+ * tunnels and the local listeners; bridge.c a tunnel's list of streams;
+ * reload.c the life-cycle fields.
  */
 #ifndef RSD_H
 #define RSD_H
@@ -131,7 +132,7 @@ struct rsd {
 	TAILQ_HEAD(dlink_list, dlink) links;	/* excl: every link: link.c's */
 	struct dlink_list connq;	/* excl: client links waiting for a
 					   connect slot (LINK_CONNECT_SLOTS):
-					   link.c's */
+					   connect.c's */
 	const struct link_ops *in_ops;	/* excl: incoming links report here */
 	void *in_arg;			/* excl */
 	uint64_t next_serial;		/* excl: stream numbers, for logs */

@@ -13,6 +13,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "bridge.h"
+#include "cm.h"
 #include "conf.h"
 #include "link.h"
 #include "log.h"
@@ -740,7 +741,7 @@ static int
 tunnel_apply(struct rsd *d, struct conf *nc, char *err, size_t errlen)
 {
 	struct tun_list live = TAILQ_HEAD_INITIALIZER(live);
-	struct link_listen_plan *lp = NULL;
+	struct cm_listen_plan *lp = NULL;
 	struct plan *pl;
 	struct tun *t, *next;
 	size_t i;
@@ -751,14 +752,14 @@ tunnel_apply(struct rsd *d, struct conf *nc, char *err, size_t errlen)
 		return (-1);
 	}
 	if (plan_tunnels(d, nc, pl, err, errlen) ||
-	    (lp = link_listen_plan(d, nc, err, errlen)) == NULL) {
+	    (lp = cm_listen_plan(d, nc, err, errlen)) == NULL) {
 		undo(nc, pl);
 		free(pl);
 		return (-1);
 	}
 
 	/* The configured tunnels, in the file's order, make up the list... */
-	link_listen_commit(d, nc, lp);
+	cm_listen_commit(d, nc, lp);
 	for (i = 0; i < nc->ntunnels; i++) {
 		t = pl[i].keep != NULL ? pl[i].keep : pl[i].nt;
 		TAILQ_REMOVE(&d->tuns, t, entry);
@@ -817,7 +818,7 @@ tunnel_start(struct rsd *d, char *err, size_t errlen)
 	loop_job_init(&d->sweep_job, d->lp, on_sweep_job, d);
 	if (tunnel_resolve(d->conf, err, errlen) != 0 ||
 	    (d->res = resolver_new(d->lp, err, errlen)) == NULL ||
-	    link_start(d, &incoming_ops, d, err, errlen) != 0 ||
+	    cm_start(d, &incoming_ops, d, err, errlen) != 0 ||
 	    tunnel_apply(d, d->conf, err, errlen) != 0)
 		return (-1);
 	act_warn_unused(d);
@@ -847,7 +848,7 @@ tunnel_drain(struct rsd *d)
 	d->draining = 1;
 	TAILQ_FOREACH(t, &d->tuns, entry)
 		tun_close_listener(t);
-	link_listen_close(d);
+	cm_listen_close(d);
 	link_goaway_all(d);
 }
 
@@ -879,7 +880,7 @@ tunnel_stop(struct rsd *d)
 		link_free(t->link);
 		t->link = NULL;
 	}
-	link_stop(d);
+	cm_stop(d);
 	while ((t = TAILQ_FIRST(&d->tuns)) != NULL)
 		tun_free(t);
 	resolver_free(d->res);

@@ -15,7 +15,7 @@ level() {
 	verbs | loop) echo 3 ;;
 	sock | resolve | notify | dial) echo 4 ;;
 	rsd) echo 5 ;;
-	link) echo 6 ;;
+	link | link_int | resume | cm | connect) echo 6 ;;
 	bridge) echo 7 ;;
 	tunnel) echo 8 ;;
 	reload | metrics) echo 9 ;;
@@ -61,6 +61,17 @@ if tsort "$edges" >/dev/null 2>&1; then
 else
 	echo "not ok $n - no include loop in lib/ and daemon/:"
 	tsort "$edges" 2>&1 >/dev/null | sed 's/^/# /'
+	fail=1
+fi
+# link_int.h (struct dlink) is the link rooms' own: the others know a
+# link through link.h.
+n=$((n + 1))
+bad=$(grep -l '^#include "link_int\.h"' lib/*.[ch] daemon/*.[ch] |
+    grep -Ev '^daemon/(link|connect|resume|cm)\.c$')
+if [ -z "$bad" ]; then
+	echo "ok $n - only the link rooms include link_int.h"
+else
+	echo "not ok $n - only the link rooms include link_int.h, not:" $bad
 	fail=1
 fi
 echo "1..$n"

@@ -1,0 +1,603 @@
+#include "config.h"
+
+#include <sys/epoll.h>
+#include <sys/socket.h>
+
+#include <netinet/in.h>
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "addr.h"
+#include "admit.h"
+#include "cm.h"
+#include "conf.h"
+#include "engine.h"
+#include "link.h"
+#include "link_int.h"
+#include "log.h"
+#include "loop.h"
+#include "rsd.h"
+#include "secmem.h"
+#include "verbs.h"
+
+struct cm_listen_plan {
+	size_t n;
+	struct verbs_listener **lsn;	/* becomes d->lsn at the commit */
+	struct {
+		struct verbs_listener *l;
+		size_t from;		/* taken over from d->lsn[from] */
+	} nl[];
+};
+
+#define NEW_LISTENER	((size_t)-1)
+
+/* How long an RDMA CM channel rests after an error it keeps returning. */
+#define CM_PAUSE_MS	1000
+
+static void cm_event(struct rsd *, const struct verbs_ev *);
+
+/* ------------------------------------------------------ incoming links */
+
+/*
+ * Ask admit.c about a new link from ${peer}: what it needs to know of the
+ * links there are, then (if ${act}: in an exclusive turn) act on the
+ * answer, closing a link that makes room.  Returns ADMIT_OK or the limit
+ * in the way, with its value.  Links change only in exclusive turns, so
+ * the list may be read in any turn of the daemon's loop.
+ */
+static enum admit_refusal
+incoming_limit(struct rsd *d, const struct sockaddr *peer, int auth, int act,
+    uint32_t *value)
+{
+	const struct conf *c = d->conf;
+	struct admit_limits lim = { c->max_links, c->max_pending,
+	    c->max_pending_per_addr, c->max_unauth_links,
+	    (uint64_t)c->link_idle_timeout * 1000 };
+	struct admit_link *al;
+	struct dlink *dl, **who;
+	enum admit_refusal why, room;
+	uint64_t now = loop_now_ms();
+	size_t n = 0, victim;
+	char msg[160];
+
+	TAILQ_FOREACH(dl, &d->links, entry)
+		n++;
+	if ((al = calloc(n + 1, sizeof(*al))) == NULL ||
+	    (who = calloc(n + 1, sizeof(*who))) == NULL) {
+		free(al);
+		*value = 0;
+		return (ADMIT_MAX_PENDING);
+	}
+	n = 0;
+	TAILQ_FOREACH(dl, &d->links, entry) {
+		if (dl->c != NULL || dl->state == D_DEAD)
+			continue;
+		who[n] = dl;
+		al[n].pending = dl->state == D_CONNECTING || dl->state == D_AUTH;
+		al[n].same_addr = peer != NULL && addr_same(
+		    (const struct sockaddr *)&dl->peer_sa, peer, 0);
+		al[n].unauth = !dl->auth;
+		al[n].idle_since = dl->state == D_UP ? __atomic_load_n(
+		    &dl->idle_since, __ATOMIC_RELAXED) : 0;
+		n++;
+	}
+	why = admit_link(&lim, al, n, auth, now, &victim, &room, value);
+	if (why == ADMIT_OK && victim != ADMIT_NONE && act) {
+		dl = who[victim];
+		snprintf(msg, sizeof(msg), "closed after %llu s without a "
+		    "stream, to make room for a new link (%s reached)",
+		    (unsigned long long)((now - dl->idle_since) / 1000),
+		    admit_setting(room));
+		d->links_evicted++;
+		LLOG(LOG_NOTICE, dl, "%s %s", dl->name, msg);
+		link_down(dl, msg);
+	}
+	free(al);
+	free(who);
+	return (why);
+}
+
+/* Turn a connect request away: count it (the gate runs in shared turns:
+ * atomic), say it once per burst. */
+static int __attribute__((format(printf, 4, 5)))
+reject(const char *peer, uint64_t *count, struct log_burst *b,
+    const char *fmt, ...)
+{
+	char msg[200];
+	va_list ap;
+
+	(void)__atomic_fetch_add(count, 1, __ATOMIC_RELAXED);
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_burst_about(b, loop_now_ms(), LOG_WARNING,
+	    &(struct log_about){ NULL, 0, peer }, "link from %s rejected: %s",
+	    peer, msg);
+	return (-1);
+}
+
+/* Whether some target tunnel has a key, and whether some has none. */
+static void
+keys_here(const struct conf *c, int *keyed, int *open)
+{
+	size_t i;
+
+	*keyed = c->key.set;
+	*open = 0;
+	for (i = 0; i < c->ntunnels; i++) {
+		if (!c->tunnels[i].has_target)
+			continue;
+		*keyed |= c->tunnels[i].key.set;
+		*open |= !c->tunnels[i].key.set;
+	}
+}
+
+/* The rate limiter's key for ${sa}: its address, IPv4 as v4-mapped. */
+static void
+rate_key(const struct sockaddr *sa, uint8_t key[ADMIT_KEY_LEN])
+{
+	const struct sockaddr_in *in = (const void *)sa;
+	const struct sockaddr_in6 *in6 = (const void *)sa;
+
+	memset(key, 0, ADMIT_KEY_LEN);
+	if (sa != NULL && sa->sa_family == AF_INET) {
+		key[10] = key[11] = 0xff;
+		memcpy(key + 12, &in->sin_addr, 4);
+	} else if (sa != NULL && sa->sa_family == AF_INET6) {
+		memcpy(key, &in6->sin6_addr, ADMIT_KEY_LEN);
+	}
+}
+
+/* Refuse a request the limits turn away; a pending limit may be waited
+ * out (the peer asks again when one of its links is up). */
+static int
+refuse_limited(struct rsd *d, const char *peer_text, enum admit_refusal why,
+    uint32_t value, uint8_t *note)
+{
+
+	if (why == ADMIT_MAX_PENDING || why == ADMIT_MAX_PENDING_PER_ADDR)
+		*note = WIRE_NOTE_BUSY;
+	return (reject(peer_text, &d->links_rejected, &d->refusal_log[why],
+	    "%s %u reached", admit_setting(why), (unsigned)value));
+}
+
+/*
+ * The RDMA listeners' gate (see verbs_gate_fn): a connect request is
+ * checked before anything is made for it, what costs the peer nothing
+ * first: its address's rate, allow, its hello, the keys, then the limits
+ * (admit.h), which on_take asks again, in an exclusive turn, before the
+ * link is made.  It runs in the daemon's loop alongside the workers: it
+ * reads the configuration and the links and changes nothing but the rate
+ * limiter (the daemon's loop's), and the counts and log bursts of
+ * refusals (atomic; see Threads in loop.h).
+ */
+static int
+gate(void *arg, const struct sockaddr *peer, const char *peer_text,
+    const struct wire_hello *hello, const char *invalid, uint8_t *note)
+{
+	struct rsd *d = arg;
+	const struct conf *c = d->conf;
+	enum admit_refusal why;
+	uint8_t key[ADMIT_KEY_LEN];
+	uint32_t value;
+	int keyed, open, auth;
+
+	if (d->stop)
+		return (-1);
+	rate_key(peer, key);
+	if (!admit_rate_take(d->rate, key, c->max_connect_rate,
+	    loop_now_ms())) {
+		*note = WIRE_NOTE_BUSY;
+		return (reject(peer_text, &d->links_rejected,
+		    &d->refusal_log[ADMIT_RATE], "more than max_connect_rate "
+		    "%u connect requests a second from it",
+		    (unsigned)c->max_connect_rate));
+	}
+	if (c->nallow > 0 && (peer == NULL ||
+	    !conf_net_match(c->allow, c->nallow, peer)))
+		return (reject(peer_text, &d->links_rejected,
+		    &d->refusal_log[ADMIT_NOT_ALLOWED], "not in allow"));
+	if (hello == NULL)
+		return (reject(peer_text, &d->links_rejected,
+		    &d->refusal_log[ADMIT_BAD_HELLO],
+		    "invalid connect data: %s", invalid));
+	/* Say at once what cannot work; the proofs come after connecting. */
+	auth = (hello->flags & WIRE_HELLO_AUTH) != 0;
+	keys_here(c, &keyed, &open);
+	if (auth && !keyed)
+		return (reject(peer_text, &d->auth_failures, &d->auth_log,
+		    "it authenticates, but no key_file is configured here"));
+	if (!auth && !open)
+		return (reject(peer_text, &d->auth_failures, &d->auth_log,
+		    "it does not authenticate, and every tunnel here needs a "
+		    "key_file"));
+	if ((why = incoming_limit(d, peer, auth, 0, &value)) != ADMIT_OK)
+		return (refuse_limited(d, peer_text, why, value, note));
+	return (0);
+}
+
+/*
+ * An RDMA CM channel failed (errno says how): it rests, as it is
+ * level-triggered and retrying at once would spin.
+ */
+static void
+cm_failed(struct rsd *d, struct loop_fd *w, const char *which)
+{
+
+	log_burst_about(&d->cm_log, loop_now_ms(), LOG_ERR, NULL, "the RDMA "
+	    "CM %s failed: %s; retrying every %d ms", which, strerror(errno),
+	    CM_PAUSE_MS);
+	loop_fd_pause(w, CM_PAUSE_MS);
+}
+
+/* Connect requests wait for on_take: the next turn, exclusive. */
+static void
+on_listen(void *arg, uint32_t events)
+{
+	struct rsd *d = arg;
+	int k, rc;
+
+	(void)events;
+	for (k = 0; k < 64; k++) {
+		if ((rc = verbs_cm_handle_listen(d->cm)) < 0)
+			cm_failed(d, d->lcm_w, "listeners' channel");
+		if (rc <= 0)
+			break;
+	}
+	if (verbs_cm_request(d->cm) != NULL)
+		loop_job_defer(&d->take);
+}
+
+/* The requests the gate let through: the limits again, then a link. */
+static void
+on_take(void *arg)
+{
+	struct rsd *d = arg;
+	struct verbs_request *r;
+	const struct sockaddr *peer;
+	struct verbs_ev ev;
+	enum admit_refusal why;
+	const char *text;
+	uint32_t value;
+	uint8_t note;
+	int auth;
+
+	while ((r = verbs_cm_request(d->cm)) != NULL) {
+		peer = verbs_request_peer(r, &text, &auth);
+		note = WIRE_NOTE_REFUSED;
+		if (d->stop || d->draining) {
+			verbs_request_refuse(r, note);
+			continue;
+		}
+		if ((why = incoming_limit(d, peer, auth, 1, &value)) !=
+		    ADMIT_OK) {
+			(void)refuse_limited(d, text, why, value, &note);
+			verbs_request_refuse(r, note);
+			continue;
+		}
+		verbs_request_take(r, &ev);
+		cm_event(d, &ev);
+	}
+}
+
+/* A connect request let through becomes an incoming link, accepted. */
+static void
+incoming_new(struct rsd *d, const struct verbs_ev *ev)
+{
+	struct dlink *dl;
+
+	/* The gate let it through; things may have changed since. */
+	if (d->stop || (dl = link_alloc(d, d->in_ops, d->in_arg)) == NULL) {
+		verbs_reject(ev->link);
+		verbs_link_free(ev->link);
+		return;
+	}
+	dl->vl = ev->link;
+	dl->peer_sa = ev->peer_sa;
+	dl->auth = ev->peer_auth;
+	snprintf(dl->peer, sizeof(dl->peer), "%s", ev->peer);
+	snprintf(dl->name, sizeof(dl->name), "link from %s", ev->peer);
+	verbs_link_set_user(dl->vl, dl);
+	if (ev->peer_auth) {
+		link_auth_init(dl, 0);
+		engine_set_auth(verbs_link_engine(dl->vl), &dl->ea);
+	}
+	engine_set_resume(verbs_link_engine(dl->vl), &dl->er);
+	if (link_watch_cq(dl) || verbs_accept(dl->vl)) {
+		LLOG(LOG_ERR, dl, "%s: cannot accept", dl->name);
+		loop_fd_del(dl->cqw);
+		verbs_link_free(dl->vl);
+		secmem_free(dl);
+		return;
+	}
+	dl->state = D_CONNECTING;
+	link_list_add(dl);
+	link_deadline_start(dl);
+	LLOG(LOG_INFO, dl, "%s accepted (device %s, %s)", dl->name,
+	    verbs_link_device(dl->vl), ev->peer_auth ? "authenticating" :
+	    "not authenticated");
+}
+
+/*
+ * What a client link's peer said when it refused the connect request
+ * (see verbs_ev), and why the link is down, into ${why}.  Busy: try again
+ * once a sibling is up.  An older version: one more attempt to the same
+ * address in that version, never below the tunnel's min_version, and
+ * never silently, as CM messages carry no authentication: a reject can
+ * be forged, and the kernel sends one without a note when a listener
+ * goes with requests pending.  What the next attempt says is decided
+ * afresh, so no refusal holds a link at an older version.
+ */
+static const char *
+refusal(struct dlink *dl, const struct verbs_ev *ev, char *why, size_t len)
+{
+	int resume = dl->c->sz.resume_time > 0;
+	unsigned said, v, min = dl->c->sz.min_version;
+
+	dl->busy = ev->peer_busy;
+	/* A step-down's own attempt does not step again. */
+	if (ev->peer_version == 0 || dl->att_version != 0)
+		return (ev->why);
+	said = wire_version_said(WIRE_VERSION, resume);
+	v = wire_version_said((unsigned)ev->peer_version, resume);
+	if (v < min) {
+		dl->d->stepdowns_refused++;
+		snprintf(why, len, "the peer refused protocol version %u and "
+		    "speaks %d at most (an older rstreamd, or a forged "
+		    "reject); not stepping down below min_version %u", said,
+		    ev->peer_version, min);
+		return (why);
+	}
+	dl->d->stepdowns++;
+	dl->step_version = (uint8_t)v;
+	LLOG(LOG_WARNING, dl, "%s: the peer refused protocol version %u (an "
+	    "older rstreamd, or a forged reject); trying that address once "
+	    "more with version %u (min_version %u)", dl->name, said, v, min);
+	return (ev->why);
+}
+
+static void
+cm_event(struct rsd *d, const struct verbs_ev *ev)
+{
+	struct dlink *dl;
+	char why[400];
+
+	switch (ev->type) {
+	case VERBS_EV_INCOMING:
+		incoming_new(d, ev);
+		return;
+	case VERBS_EV_REJECTED:
+		log_burst_about(&d->reject_log, loop_now_ms(), LOG_WARNING,
+		    &(struct log_about){ NULL, 0, ev->peer }, "link from %s "
+		    "rejected: %s", ev->peer, ev->why);
+		return;
+	case VERBS_EV_UP:
+		if ((dl = verbs_link_user(ev->link)) != NULL)
+			link_up(dl);
+		return;
+	case VERBS_EV_DOWN:
+		dl = verbs_link_user(ev->link);
+		if (dl == NULL || dl->vl != ev->link)
+			return;
+		link_down(dl, dl->c != NULL ? refusal(dl, ev, why,
+		    sizeof(why)) : ev->why);
+		return;
+	default:
+		return;
+	}
+}
+
+
+static void
+on_cm(void *arg, uint32_t events)
+{
+	struct rsd *d = arg;
+	struct verbs_ev ev;
+	int k, rc;
+
+	(void)events;
+	for (k = 0; k < 64; k++) {
+		if ((rc = verbs_cm_handle(d->cm, &ev)) < 0)
+			cm_failed(d, d->cm_w, "event channel");
+		if (rc <= 0)
+			return;
+		cm_event(d, &ev);
+	}
+}
+
+/* ------------------------------------------------- channel and listeners */
+
+int
+cm_start(struct rsd *d, const struct link_ops *ops, void *arg, char *err,
+    size_t errlen)
+{
+
+	TAILQ_INIT(&d->links);
+	TAILQ_INIT(&d->connq);
+	d->in_ops = ops;
+	d->in_arg = arg;
+	loop_job_init(&d->take, d->lp, on_take, d);
+	if ((d->rate = calloc(1, sizeof(*d->rate))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return (-1);
+	}
+	if ((d->cm = verbs_cm_new(err, errlen)) == NULL)
+		return (-1);
+	if ((d->cm_w = loop_fd_add(d->lp, verbs_cm_fd(d->cm), EPOLLIN, on_cm,
+	    d)) == NULL || (d->lcm_w = loop_fd_add(d->lp,
+	    verbs_cm_listen_fd(d->cm), EPOLLIN, on_listen, d)) == NULL) {
+		snprintf(err, errlen, "cannot watch the RDMA CM channels");
+		return (-1);
+	}
+	/* Anyone can send connect requests: they stop no worker. */
+	loop_fd_share(d->lcm_w, 1);
+	return (0);
+}
+
+void
+cm_listen_close(struct rsd *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->nlsn; i++)
+		verbs_listener_free(d->lsn[i]);
+	free(d->lsn);
+	d->lsn = NULL;
+	d->nlsn = 0;
+}
+
+void
+cm_stop(struct rsd *d)
+{
+	struct dlink *dl;
+
+	if (d->cm == NULL)
+		return;
+	while ((dl = TAILQ_FIRST(&d->links)) != NULL)
+		link_free(dl);
+	cm_listen_close(d);
+	loop_job_cancel(&d->take);
+	loop_fd_del(d->cm_w);
+	loop_fd_del(d->lcm_w);
+	d->cm_w = d->lcm_w = NULL;
+	verbs_cm_free(d->cm);
+	d->cm = NULL;
+	free(d->rate);
+	d->rate = NULL;
+}
+
+/* Incoming links may carry any target tunnel: size them for the largest. */
+static void
+listener_conf(const struct conf *c, struct verbs_link_conf *lc)
+{
+	const struct conf_sizes *sz;
+	size_t i;
+
+	memset(lc, 0, sizeof(*lc));
+	for (i = 0; i < c->ntunnels; i++) {
+		if (!c->tunnels[i].has_target)
+			continue;
+		sz = &c->tunnels[i].sz;
+		if (sz->sq_size > lc->sq_size)
+			lc->sq_size = sz->sq_size;
+		if (sz->rq_size > lc->rq_size)
+			lc->rq_size = sz->rq_size;
+		if (sz->inline_size > lc->inline_size)
+			lc->inline_size = sz->inline_size;
+		lc->max_streams += sz->max_streams;
+		lc->resume |= sz->resume_time > 0;
+	}
+	if (lc->max_streams > WIRE_STREAMS_MAX)
+		lc->max_streams = WIRE_STREAMS_MAX;
+	lc->ack_timeout = (uint8_t)c->ack_timeout;
+	lc->retry_count = (uint8_t)c->retry_count;
+	lc->pool_bytes = c->ring_pool;
+}
+
+/* The configuration's listen addresses, where some tunnel has a target. */
+static size_t
+nlisten(const struct conf *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->ntunnels; i++)
+		if (c->tunnels[i].has_target)
+			return (c->nlisten);
+	return (0);
+}
+
+struct cm_listen_plan *
+cm_listen_plan(struct rsd *d, const struct conf *nc, char *err,
+    size_t errlen)
+{
+	const struct conf *oc = d->conf;
+	struct cm_listen_plan *p;
+	struct verbs_link_conf lc;
+	size_t i, j;
+
+	if ((p = calloc(1, sizeof(*p) + (nc->nlisten + 1) *
+	    sizeof(p->nl[0]))) == NULL ||
+	    (p->lsn = calloc(nc->nlisten + 1, sizeof(*p->lsn))) == NULL) {
+		free(p);
+		snprintf(err, errlen, "out of memory");
+		return (NULL);
+	}
+	p->n = nlisten(nc);
+	listener_conf(nc, &lc);
+	for (j = 0; j < p->n; j++) {
+		p->nl[j].from = NEW_LISTENER;
+		for (i = 0; i < d->nlsn && oc != nc; i++) {
+			if (d->lsn[i] != NULL && conf_addr_same(
+			    &oc->listen[i].addr, &nc->listen[j].addr)) {
+				p->nl[j].l = d->lsn[i];
+				p->nl[j].from = i;
+				d->lsn[i] = NULL;	/* taken over */
+				break;
+			}
+		}
+		if (p->nl[j].l != NULL)
+			continue;
+		p->nl[j].l = verbs_listen(d->cm, nc->listen[j].addr.host,
+		    nc->listen[j].addr.port, &lc, d, err, errlen);
+		if (p->nl[j].l == NULL) {
+			cm_listen_undo(d, p);
+			return (NULL);
+		}
+		verbs_listener_set_gate(p->nl[j].l, gate, d);
+		log_notice("listening for RDMA links on %s",
+		    nc->listen[j].addr.text);
+	}
+	return (p);
+}
+
+void
+cm_listen_undo(struct rsd *d, struct cm_listen_plan *p)
+{
+	size_t j;
+
+	/* Listeners taken over go back where they were; new ones close. */
+	for (j = 0; j < p->n; j++) {
+		if (p->nl[j].from != NEW_LISTENER)
+			d->lsn[p->nl[j].from] = p->nl[j].l;
+		else
+			verbs_listener_free(p->nl[j].l);
+	}
+	free(p->lsn);
+	free(p);
+}
+
+void
+cm_listen_commit(struct rsd *d, const struct conf *nc,
+    struct cm_listen_plan *p)
+{
+	struct verbs_link_conf lc;
+	size_t i;
+
+	loop_assert_exclusive();
+	for (i = 0; i < d->nlsn; i++) {
+		if (d->lsn[i] != NULL) {
+			log_notice("no longer listening for RDMA links on %s",
+			    d->conf->listen[i].addr.text);
+			verbs_listener_free(d->lsn[i]);
+		}
+	}
+	free(d->lsn);
+	d->nlsn = p->n;
+	d->lsn = p->lsn;
+	for (i = 0; i < p->n; i++)
+		d->lsn[i] = p->nl[i].l;
+	free(p);
+	verbs_cm_set_max_pinned(d->cm, conf_max_memory_bytes(nc));
+	listener_conf(nc, &lc);
+	for (i = 0; i < d->nlsn; i++)
+		verbs_listener_set_conf(d->lsn[i], &lc);
+	if (d->nlsn > 0)
+		log_info("incoming links: sq_size %u, rq_size %u, inline_size "
+		    "%u, %u streams", (unsigned)lc.sq_size,
+		    (unsigned)lc.rq_size, (unsigned)lc.inline_size,
+		    (unsigned)lc.max_streams);
+}

@@ -1,0 +1,63 @@
+/*
+ * cm: the RDMA CM side of the daemon's links: the event channel and its
+ * events (a client link connected, refused or down), the RDMA listeners,
+ * and the gate and admission limits (admit.h) that a peer's connect
+ * request passes before an incoming link is made for it.  The links
+ * themselves are link.h's.
+ */
+#ifndef CM_H
+#define CM_H
+
+#include <stddef.h>
+
+struct conf;
+struct link_ops;
+struct rsd;
+
+/**
+ * cm_start(d, ops, arg, err, errlen):
+ * Open the RDMA CM event channel; incoming links report to ${ops} with
+ * ${arg}.  Returns 0, or -1 with the reason in ${err}.
+ */
+int cm_start(struct rsd *d, const struct link_ops *ops, void *arg,
+    char *err, size_t errlen);
+
+/**
+ * cm_stop(d):
+ * Free every link (their streams are reset), every RDMA listener and the
+ * channel.
+ */
+void cm_stop(struct rsd *d);
+
+/*
+ * Listening for peers' links under a new configuration, in two steps
+ * like every reload: cm_listen_plan makes what is missing (and can
+ * fail); then either cm_listen_commit (cannot fail) or cm_listen_undo.
+ */
+struct cm_listen_plan;
+
+/**
+ * cm_listen_plan(d, nc, err, errlen):
+ * The RDMA listeners ${nc} needs: those on the same address are taken
+ * over, the others made.  Returns the plan, or NULL with the reason in
+ * ${err} (nothing changed).
+ */
+struct cm_listen_plan *cm_listen_plan(struct rsd *d, const struct conf *nc,
+    char *err, size_t errlen);
+
+/**
+ * cm_listen_commit(d, nc, p) / cm_listen_undo(d, p):
+ * Switch to plan ${p} (listeners no longer wanted close; sizes of future
+ * links follow ${nc}), or undo it.  Either frees ${p}.
+ */
+void cm_listen_commit(struct rsd *d, const struct conf *nc,
+    struct cm_listen_plan *p);
+void cm_listen_undo(struct rsd *d, struct cm_listen_plan *p);
+
+/**
+ * cm_listen_close(d):
+ * Stop listening for peers' links (a stopping daemon).
+ */
+void cm_listen_close(struct rsd *d);
+
+#endif /* !CM_H */

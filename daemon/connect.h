@@ -1,0 +1,52 @@
+/*
+ * connect: a client link's attempts to reach its peer.  Each attempt
+ * goes to the next of the peer's entries and addresses, once the name is
+ * resolved and a connect slot to the address is free (LINK_CONNECT_SLOTS,
+ * link_int.h); a refused attempt is tried again at once in an older
+ * protocol version the peer asked for (a step-down), or when a slot
+ * frees for a busy peer; a failed one after the back-off.  The link's
+ * state machine is link.c's; these run in exclusive turns only.
+ */
+#ifndef CONNECT_H
+#define CONNECT_H
+
+struct conf_addr;
+struct dlink;
+
+/**
+ * connect_next(dl):
+ * Start client link ${dl}'s next attempt (or the same address again for
+ * a step-down), or wait for the peer's name or a connect slot.  Nothing
+ * starts once the link stays down (link_stays_down).  A failed attempt
+ * takes the link down.
+ */
+void connect_next(struct dlink *dl);
+
+/**
+ * connect_again(dl):
+ * ${dl}'s attempt was refused, but did not fail: ask again (see above).
+ */
+void connect_again(struct dlink *dl);
+
+/**
+ * connect_back_off(dl):
+ * The next attempt after ${dl}'s back-off, which doubles, up to
+ * LINK_BACKOFF_MAX_MS.
+ */
+void connect_back_off(struct dlink *dl);
+
+/**
+ * connect_slot_release(dl) / connect_slot_unqueue(dl):
+ * ${dl} is up or down: its connect slot goes to the next link waiting for
+ * one.  ${dl} no longer waits for a slot.
+ */
+void connect_slot_release(struct dlink *dl);
+void connect_slot_unqueue(struct dlink *dl);
+
+/**
+ * connect_naming(dl, peer):
+ * Client link ${dl}'s peer and name, for peer entry ${peer}.
+ */
+void connect_naming(struct dlink *dl, const struct conf_addr *peer);
+
+#endif /* !CONNECT_H */

@@ -1,0 +1,240 @@
+/*
+ * link_int: the link rooms' own header, for link.c, connect.c, resume.c
+ * and cm.c only (nothing else includes it): struct dlink, and the parts
+ * of the link state machine (link.c) that connecting, resuming and the
+ * RDMA CM's events drive.  Everyone else knows a link through link.h.
+ */
+#ifndef LINK_INT_H
+#define LINK_INT_H
+
+#include <sys/queue.h>
+#include <sys/socket.h>
+
+#include <stdint.h>
+
+#include "auth.h"
+#include "conf.h"
+#include "engine.h"
+#include "log.h"
+#include "loop.h"
+#include "resolve.h"
+
+struct link_ops;
+struct rsd;
+struct verbs_link;
+
+#define LINK_BACKOFF_MIN_MS	100
+#define LINK_BACKOFF_MAX_MS	2000
+/*
+ * A daemon's client links connecting to one peer address at once, at
+ * most: a peer's default max_pending_per_addr, so that many tunnels to
+ * one peer never trip it.  The others wait for a slot, connecting as far
+ * as their clients can tell; a link the peer still turns away for a
+ * pending limit (WIRE_NOTE_BUSY: its limit is lower, or other daemons on
+ * this host connect too) waits for the next slot the same way, and so
+ * does not count as a failure.
+ */
+#define LINK_CONNECT_SLOTS	CONF_DEFAULT_MAX_PENDING_PER_ADDR
+
+/*
+ * D_AUTH: connected, proofs not yet exchanged; no stream may open.
+ * D_SUSP: an incoming link that failed with streams suspended: it has no
+ * verbs link, only the failed engine, until the peer resumes them on a
+ * new link or resume_time passes.
+ */
+enum dstate { D_IDLE, D_CONNECTING, D_AUTH, D_UP, D_DEAD, D_SUSP };
+
+/*
+ * A link, in five parts: what every link has, then what only a client
+ * link uses, what only an incoming link uses, its authentication, and
+ * its resume.  Each field's label (owner, excl, atomic) says what guards
+ * it: see Threads in loop.h.  Its loop runs a link shared only while
+ * share() allows, and then writes only its owner and atomic fields.
+ */
+struct dlink {
+	/* ---- Every link. */
+	struct rsd *d;			/* excl: set at creation */
+	struct loop *lp;		/* excl: set at creation; its worker's
+					   (its streams' too) */
+	const struct link_ops *ops;	/* excl: set at creation */
+	void *arg;			/* excl: set at creation */
+	struct verbs_link *vl;		/* excl */
+	enum dstate state;		/* excl: the gate reads it */
+	struct loop_fd *cqw;		/* excl */
+	struct loop_job flush;		/* owner: post work, deliver events */
+	int flushing;			/* owner */
+	/* An event a shared turn may not handle, for the next turn. */
+	int stashed;			/* owner */
+	struct engine_event stash;	/* owner */
+	struct loop_timer ka;		/* owner: keepalive and liveness */
+	struct loop_timer reap;		/* excl: incoming: free outside
+					   callbacks */
+	struct loop_timer deadline;	/* excl: handshake_timeout */
+	int closing;			/* excl: link_free: do not reconnect */
+	int listed;			/* excl: in d->links */
+	/* Up with no stream since; 0: busy.  Its loop's shared turns write
+	 * it, the gate reads it alongside them. */
+	uint64_t idle_since;		/* atomic */
+	uint64_t heard_recvs, heard_ms;	/* owner: receives seen, and when
+					   last */
+	struct log_burst open_log;	/* excl: the peer's OPENs refused */
+	char peer[420];			/* excl */
+	char name[520];			/* excl: "tunnel pg: link to X" /
+					   "link from X" */
+	TAILQ_ENTRY(dlink) entry;	/* excl */
+
+	/* ---- A client link: NULL c for an incoming one. */
+	const struct conf_tunnel *c;	/* excl: set at creation; its
+					   tunnel's */
+	/* Each attempt goes to the next peer entry and address; it went to
+	 * entry att_pi's address att_ai, saying at most att_version (0: the
+	 * newest).  A step-down the peer asked for (step_version) is one
+	 * attempt to that same address. */
+	unsigned next_peer;		/* excl */
+	unsigned next_addr;		/* excl: the address to try next */
+	unsigned att_pi, att_ai;	/* excl */
+	uint8_t att_version, step_version;	/* excl */
+	int busy;			/* excl: said WIRE_NOTE_BUSY */
+	/* A connect slot to the peer address dst (see LINK_CONNECT_SLOTS),
+	 * held from the connect until the link is up or down; or waiting in
+	 * d->connq for one. */
+	int slot, queued;		/* excl */
+	struct sockaddr_storage dst;	/* excl */
+	TAILQ_ENTRY(dlink) qentry;	/* excl */
+	struct loop_timer retry;	/* excl: reconnect after back-off */
+	uint32_t backoff;		/* excl */
+	int failures;			/* excl */
+	int auth_said;			/* excl: an auth failure was logged */
+	int retired;			/* excl: its tunnel drains */
+	struct rname *peer_rn[CONF_PEERS_MAX], *src_rn;	/* excl: set at
+							   creation; peers,
+							   source */
+	struct rname_waiter rw;		/* excl: the peer's name resolves */
+
+	/* ---- An incoming link. */
+	struct sockaddr_storage peer_sa;	/* excl: set at creation; the
+						   peer's address */
+	int auth;			/* excl: set at creation; the peer
+					   authenticates */
+
+	/* ---- Authentication. */
+	struct engine_auth ea;		/* excl: callbacks for the engine */
+	/* The link's key: a client link's tunnel's, or what the peer of an
+	 * incoming link proved (a copy: it outlives reloads). */
+	const struct conf_key *key;	/* excl */
+	struct conf_key proved;		/* excl */
+
+	/* ---- Resume (resume.c's; a link settles any resume before it
+	 * runs shared, see engine_resume_settled). */
+	/* A failed link's engine with its suspended streams, until they
+	 * move to a new link or resume_time passes.  The timer: when the
+	 * next of them gives up, or until when a new client link waits for
+	 * the peer's proof (engine_resume_proven). */
+	struct engine *old;		/* excl */
+	struct loop_timer resume_tmo;	/* excl */
+	uint64_t susp_since;		/* excl: when they were suspended */
+	uint32_t resume_s;		/* excl: how long they may wait */
+	int resuming;			/* excl: a resume exchange runs */
+	int moved;			/* excl: its streams moved to another
+					   link */
+	struct engine_resume er;	/* excl: set at creation */
+	struct dlink *from;		/* excl: incoming: what it resumes */
+	/*
+	 * The resume identity (see auth.h): the chain's token (its first
+	 * link's) and secret, this link's own from version 5 (ratchet: the
+	 * chain then never resumes on an older link).  An incoming link that
+	 * took a chain over keeps the secret it replaced (prev) until the
+	 * peer shows it has the new one: a loss before the peer saw our
+	 * proof leaves it with the old one.
+	 */
+	int have_res, res_ratchet, has_prev;	/* excl */
+	uint8_t res_id[WIRE_NONCE_LEN];	/* excl */
+	uint8_t res_secret[AUTH_SECRET_LEN];	/* excl */
+	uint8_t res_prev[AUTH_SECRET_LEN];	/* excl */
+};
+
+/* A message about link ${dl}: the journal gets TUNNEL= and PEER=. */
+#define LABOUT(dl)							\
+	(&(struct log_about){ (dl)->c ? (dl)->c->name : NULL, 0, (dl)->peer })
+#define LLOG(level, dl, ...)	log_about(level, LABOUT(dl), __VA_ARGS__)
+
+/**
+ * link_alloc(d, ops, arg):
+ * A new link of daemon ${d} reporting to ${ops} with ${arg}, on the next
+ * worker's loop, in no list yet (see link_list_add).  NULL when out of
+ * memory.
+ */
+struct dlink *link_alloc(struct rsd *d, const struct link_ops *ops,
+    void *arg);
+
+/**
+ * link_list_add(dl):
+ * ${dl} joins the daemon's links (link_free takes it out).
+ */
+void link_list_add(struct dlink *dl);
+
+/**
+ * link_cur_engine(dl):
+ * The engine of ${dl}'s current connection (not a failed one kept for
+ * its suspended streams), or NULL.
+ */
+struct engine *link_cur_engine(const struct dlink *dl);
+
+/**
+ * link_deliver(dl, e, ev):
+ * Hand event ${ev} of ${dl}'s engine ${e} to the link's owner (a client
+ * link refuses the peer's OPENs itself).
+ */
+void link_deliver(struct dlink *dl, struct engine *e,
+    const struct engine_event *ev);
+
+/**
+ * link_adopt(arg, id, user, tx, rx):
+ * The engine's adopt callback (see engine_resume) for link ${arg}: stream
+ * ${user} moves to it, and its owner re-registers the rings.
+ */
+int link_adopt(void *arg, uint32_t id, void *user, struct engine_ring *tx,
+    struct engine_ring *rx);
+
+/**
+ * link_auth_init(dl, initiator):
+ * Fill ${dl->ea}, the engine's authentication callbacks for ${dl}: it
+ * proves its key, and checks the peer's proof (see auth.h).
+ */
+void link_auth_init(struct dlink *dl, int initiator);
+
+/**
+ * link_watch_cq(dl):
+ * Watch ${dl}'s completion channel (once).  Returns 0, or -1.
+ */
+int link_watch_cq(struct dlink *dl);
+
+/**
+ * link_deadline_start(dl):
+ * Connecting and authenticating ${dl} get handshake_timeout from now.
+ */
+void link_deadline_start(struct dlink *dl);
+
+/**
+ * link_stays_down(dl):
+ * True when nothing will connect ${dl} again nor bring a new link for its
+ * streams: the daemon stops or drains, or the link was closed or its
+ * tunnel retired.
+ */
+int link_stays_down(const struct dlink *dl);
+
+/**
+ * link_up(dl):
+ * ${dl} is connected: once the proofs are exchanged it is up (its
+ * suspended streams are offered for a resume, its owner told).
+ */
+void link_up(struct dlink *dl);
+
+/**
+ * link_down(dl, why):
+ * ${dl} ended for ${why}: its streams are suspended or reset, the verbs
+ * side freed, and a client link reconnects (an incoming one goes).
+ */
+void link_down(struct dlink *dl, const char *why);
+
+#endif /* !LINK_INT_H */

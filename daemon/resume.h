@@ -1,0 +1,76 @@
+/*
+ * resume: a failed link's suspended streams, and their resume on a new
+ * link (see rstreamd-protocol(7)).  A link that fails with streams that
+ * may resume keeps its engine (dl->old) while they wait, each for its
+ * tunnel's resume_time.  A client link offers them on its next link,
+ * with a proof over the chain's secret; an incoming link's peer asks for
+ * them on a new link of its own, naming their link's token, and gets
+ * them only with the right proof and the same key (see auth.h for the
+ * resume identity and its ratchet).  These run in exclusive turns only.
+ */
+#ifndef RESUME_H
+#define RESUME_H
+
+#include <stdint.h>
+
+struct dlink;
+struct engine;
+
+/**
+ * resume_init(dl):
+ * Set up new link ${dl}'s resume callbacks (dl->er) and its timer.
+ */
+void resume_init(struct dlink *dl);
+
+/**
+ * resume_time(dl, e):
+ * How long the suspended streams of failed engine ${e} of ${dl} wait for
+ * a new link: a client link's tunnel's resume_time; for an incoming link,
+ * the longest of its streams' tunnels' (each waits for its own).  0 when
+ * nobody will bring a new link (the daemon stops or drains, the link was
+ * closed or its tunnel retired).
+ */
+uint32_t resume_time(const struct dlink *dl, const struct engine *e);
+
+/**
+ * resume_wait(dl):
+ * The failed link's streams (its engine is dl->old) start waiting, for
+ * dl->resume_s at most.
+ */
+void resume_wait(struct dlink *dl);
+
+/**
+ * resume_drop(dl, reason):
+ * The failed engine is done with: streams still in it end with
+ * ${reason}, their events go out, and it is freed.  Returns how many
+ * ended (0 when there is none).
+ */
+uint32_t resume_drop(struct dlink *dl, uint16_t reason);
+
+/**
+ * resume_end(dl, reason):
+ * resume_drop, and a suspended incoming link then goes.
+ */
+void resume_end(struct dlink *dl, uint16_t reason);
+
+/**
+ * resume_identity(dl):
+ * ${dl}, just up, starts a resume chain of its own: its token and secret
+ * from its hellos, version and key.
+ */
+void resume_identity(struct dlink *dl);
+
+/**
+ * resume_offer(dl, e):
+ * Client link ${dl}, just up on engine ${e}, offers the failed link's
+ * suspended streams to the peer, if it can; those it cannot are reset.
+ */
+void resume_offer(struct dlink *dl, struct engine *e);
+
+/**
+ * resume_done(dl, e):
+ * The resume exchange on ${dl}'s engine ${e} settled: say how it went.
+ */
+void resume_done(struct dlink *dl, struct engine *e);
+
+#endif /* !RESUME_H */
