@@ -938,13 +938,6 @@ link_next(const struct dlink *dl)
 	return (TAILQ_NEXT(dl, entry));
 }
 
-struct verbs_link *
-link_verbs(const struct dlink *dl)
-{
-
-	return (dl->vl);
-}
-
 const char *
 link_peer(const struct dlink *dl)
 {

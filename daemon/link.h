@@ -211,12 +211,11 @@ int link_is_up(const struct dlink *dl);
 int link_is_connecting(const struct dlink *dl);
 
 /**
- * link_engine(dl) / link_verbs(dl) / link_peer(dl) / link_name(dl):
- * The link's engine and verbs link (NULL while it has none), its peer's
- * address and its name, for logs.
+ * link_engine(dl) / link_peer(dl) / link_name(dl):
+ * The link's engine (NULL while it has none), its peer's address and its
+ * name, for logs.
  */
 struct engine *link_engine(const struct dlink *dl);
-struct verbs_link *link_verbs(const struct dlink *dl);
 const char *link_peer(const struct dlink *dl);
 const char *link_name(const struct dlink *dl);
 
