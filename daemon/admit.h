@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * admit: whether a new incoming link may come in, decided on plain
  * numbers (no links, sockets or clocks), so every rule is unit-tested.

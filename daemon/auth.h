@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * auth: the proofs that authenticate a link (see rstreamd-protocol(7),
  * "Authentication").

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * cfg: one libconfig setting at a time, as conf.c reads rstreamd.conf:
  * typed values (integers as written, with libconfig 1.5's 32-bit wrap

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * cm: the RDMA CM side of the daemon's links: the event channel and its
  * events (a client link connected, refused or down), the RDMA listeners,

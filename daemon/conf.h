@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * conf: read rstreamd.conf (libconfig syntax, see rstreamd.conf(5)) into
  * plain structures.

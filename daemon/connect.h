@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * connect: a client link's attempts to reach its peer.  Each attempt
  * goes to the next of the peer's entries and addresses, once the name is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * ctlcmd: the control socket's commands, in one list: the daemon answers
  * them (ctl.c), rstreamctl names and explains them (its help) from it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * dial: connecting to a tunnel's target, for a stream its peer opened.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * link: the daemon's RDMA links to peers: their states, authentication,
  * keepalives and liveness.  A client link's attempts to connect are

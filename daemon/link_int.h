@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * link_int: the link rooms' own header, for link.c, connect.c, resume.c
  * and cm.c only (nothing else includes it): struct dlink, and the parts

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * loop: the daemon's event loop: epoll over file descriptors, plus timers
  * on the monotonic clock.  Level-triggered; each watched descriptor has

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * metrics: the daemon's counters as Prometheus text (rstreamctl metrics):
  * the daemon's, each tunnel's and each link's, from tables of what each

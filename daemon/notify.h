@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * notify: the systemd notify protocol (sd_notify), for Type=notify units.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * proxy: haproxy's PROXY protocol header, which tells a target who the
  * real client is before the stream's first byte (versions 1 and 2, as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * reload: re-reading the configuration file and applying it, on SIGHUP
  * and rstreamctl reload: read (and names looked up) where the workers run

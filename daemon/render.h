@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * render: what rstreamctl shows, as text: a growing buffer, tables that
  * render either as aligned columns for people or as a JSON array of

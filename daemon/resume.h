@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * resume: a failed link's suspended streams, and their resume on a new
  * link (see rstreamd-protocol(7)).  A link that fails with streams that

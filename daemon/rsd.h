@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * rsd: the running daemon's state: plain structures only, no functions,
  * so any room may include it without depending on another.  Each room's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * rstreamd: tunnel local TCP and Unix-socket byte streams across RDMA RC
  * connections to a peer rstreamd.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * secmem: memory for what holds keys and secrets (the configuration, each
  * tunnel's copy of it, a link's proved key and resume secret).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * sock: the local side's sockets: listeners for clients, non-blocking
  * connects to targets, and ending a connection with a reset.

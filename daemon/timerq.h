@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * timerq: a queue of deadlines, ordered by time and then by arrival, kept
  * in an intrusive pairing heap.  The nodes live inside their owners, so

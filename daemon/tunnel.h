@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tunnel: policy.  The configured tunnels at run time: their local
  * listeners (bound, or passed by systemd), stream admission for both sides

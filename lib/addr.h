@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * addr: socket addresses as people read them, for logs, status and
  * errors.  One spelling everywhere: "192.0.2.1:7471", "[2001:db8::1]:7471",

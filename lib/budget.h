@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * budget: a count of bytes that several threads charge at once against a
  * limit (ring memory against max_memory, a tunnel's against its share).

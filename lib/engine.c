@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * The rstream engine: one link, many streams, sans-I/O.  The protocol it
  * implements is specified in rstreamd-protocol(7); the comments here say

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * engine: the rstream ring/credit protocol for one link, sans-I/O.
  *

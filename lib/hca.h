@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * hca: what an operator asks first when a link misbehaves: which device,
  * port and GID it used, over which transport, with which path MTU and QP

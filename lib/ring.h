@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * ring: byte-ring arithmetic on 64-bit monotonic cursors.
  *

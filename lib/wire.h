@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * wire: the rstream protocol's wire formats (see rstreamd-protocol(7)).
  *

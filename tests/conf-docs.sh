@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # The settings the parser knows against their documentation (TAP): every
 # key of daemon/conf.c's tables (globals[], the top level; size_keys[],
 # the sizes a tunnel or defaults may set; tunnel_keys[], a tunnel's own)

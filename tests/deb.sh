@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # The Debian package (TAP): dpkg-buildpackage -us -uc builds it from the
 # tracked files of this checkout, lintian finds nothing it does not explain
 # (debian/rstreamd.lintian-overrides), and the .deb holds what it should,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # The rooms' layering, checked: every file of lib/ and daemon/ may include
 # only headers of its own level or below (the levels are below), and the
 # include graph has no cycle.  A new file must be given a level here.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Every man page renders without a single groff warning, and its
 # maintainer header (the comments before .TH) names only files that exist
 # (TAP).  In the header, a name with a slash (daemon/conf.c, systemd/) is

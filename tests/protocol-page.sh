@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # rstreamd-protocol(7) against the code (TAP): what a second implementation
 # written from the page needs in order to interoperate is compared with
 # lib/wire.h and lib/wire.c, so that neither can change without the other.

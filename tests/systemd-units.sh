@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # rstreamd.service, the instance unit rstreamd@.service, the
 # socket-activation example and the drop-in rstreamd-unix-owner.conf pass
 # systemd-analyze verify without a word about them, the service keeps the

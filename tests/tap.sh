@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # TAP for the shell tests (sourced): ok, not_ok and skip number the
 # tests in $n; not_ok sets $fail, the test script's exit status.
 n=0

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * engine_bench: the engine's cost per byte, through the in-memory fabric.
  *

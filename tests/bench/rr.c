@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * rr: request/response round trips over TCP, for the tunnel benchmark.
  * Sends SIZE bytes, waits for SIZE bytes back (an echo server answers),

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """Read `perf script` output of raw_syscalls (every process's system calls
 with kernel timestamps) taken while rr ran round trips through a tunnel
 (client rr -> daemon A -> RDMA -> daemon B -> echo target and back) and

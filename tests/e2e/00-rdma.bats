@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Sanity checks of the RDMA environment that the other e2e tests rely on.
 # Runs inside tests/vm/softroce-run, which provides two endpoints:
 #   tests/vm/softroce-run -- bats --tap tests/e2e/00-rdma.bats

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # The rstreamd binary's command line, run where the daemon will run.
 
 load helpers

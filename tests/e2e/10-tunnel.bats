@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Tunnels across real RDMA: TCP and Unix sockets at either end, half-close,
 # refusals, unknown tunnels, per-tunnel sizes, the ring pool, and what a
 # link tells of the fabric under it.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Volume through one tunnel: 64 MiB each way, both ways at once, and 50
 # concurrent streams, every byte checked by sha256 at the far end.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # The peer daemon is not running: clients are closed, the link keeps being
 # retried, and streams flow as soon as the peer starts.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # The systemd notify protocol, checked on a real notify socket: READY=1
 # only when the daemon is ready, readable STATUS= lines, WATCHDOG=1 when
 # asked for, STOPPING=1 at the end.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Reload on SIGHUP and "rstreamctl reload": tunnels are added, changed and
 # removed while a long transfer keeps flowing; a configuration that fails
 # to load or to apply leaves the old one running and says so.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # rstreamd as a service: graceful stop, the control socket and rstreamctl,
 # logging to the journal and to a file, and socket activation.
 

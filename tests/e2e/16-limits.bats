@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Limits: connect_timeout to targets, idle_timeout, max_links and
 # max_pending, and running out of file descriptors.  Each limit is logged
 # once per burst and counted, and the daemons keep serving.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Faults: a peer killed mid-transfer, resets from either end, a target that
 # stops reading, a burst of connections.  Each case checks what the client
 # and the target see, and that the daemons keep serving.

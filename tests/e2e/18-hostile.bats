@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # A hostile peer (tests/hostile/hostile) connects to the serving daemon
 # and misbehaves.  Each time the daemon rejects the connection or ends
 # that link with a logged reason, while another daemon's link to it keeps

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Peer authentication with pre-shared keys (key_file), the allow list, and
 # what a daemon says and counts when a peer fails.  The hostile-peer side
 # of authentication (no proof, a wrong one, an OPEN before it, silence)

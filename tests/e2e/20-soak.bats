@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Soak: minutes of constant stream churn through one tunnel (thousands of
 # short streams, a few long ones, every byte of every stream checked), and
 # afterwards no stream left open, descriptors back where they were,

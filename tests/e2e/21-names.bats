@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Host names for targets and peers: looked up off the event loop, every
 # address tried in turn.  Each daemon under test gets its own /etc/hosts,
 # resolv.conf and nsswitch.conf (private_etc), the host's stay untouched.

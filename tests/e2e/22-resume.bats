@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Streams that outlive their link (resume_time): the RDMA path under a
 # tunnel fails for real (its veth drops every RoCE packet until the QP's
 # retries run out, its rxe device goes away, a whole path is lost) and the

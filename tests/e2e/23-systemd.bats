@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # rstreamd as users run it: `make install`, then the commands of README's
 # "As a service" under a real systemd as PID 1 (the runner boots one for
 # this file, see SOFTROCE_SYSTEMD in tests/vm/softroce-run).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # IPv6 all the way: an RDMA link between two hosts over IPv6 (listen, peer
 # and source as IPv6 addresses), a client and a target on ::1.  Two hosts,
 # because one host's RDMA CM does not connect two of its own devices over

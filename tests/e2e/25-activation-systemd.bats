@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Socket activation and the watchdog under a real systemd as PID 1 (the
 # runner's systemd guest, as for 23-systemd.bats), through `make install`'s
 # units.  rstreamd.service is the client side, on /etc/rstreamd.conf; its

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # The client's address at the target: a target tunnel with proxy_protocol
 # starts each stream with haproxy's PROXY header, carrying the client as
 # the client-side daemon saw it (its ORIGIN record).  Checked byte for

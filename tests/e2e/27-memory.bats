@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Ring memory that follows the traffic: a stream's rings start at ring_min
 # and grow with a bulk transfer (protocol version 4, RING and RING_AT),
 # shrink back once the stream idles, and max_memory caps what all streams

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Scale: ten thousand streams on one link, and a hundred links to one
 # daemon, each stream carrying its own bytes, checked both ways
 # (tests/bench/swarm: an epoll echo server and client).  The figures (open

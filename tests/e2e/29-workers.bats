@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Worker threads (workers = N): each link, with its streams, runs on one
 # worker, given out in turn; two tunnels' links land on two workers, which
 # both carry bytes at once; reloads and rstreamctl work meanwhile; and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Shared helpers for the end-to-end tests.  They run where two RDMA
 # endpoints exist (tests/vm/softroce-run sets RSTREAMD_TEST_ADDR_A/B): a
 # client-side daemon "a" links from ADDR_A to a serving daemon "b" on

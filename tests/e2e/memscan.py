@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """Where a process keeps some bytes, as a core dump would see it.
 
   memscan.py PID FILE...   for each FILE, look for its whole content in

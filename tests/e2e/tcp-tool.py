@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """TCP ends for the fault tests: what plain socat cannot do.
 
   tcp-tool.py server PORT LOG        serve on 127.0.0.1:PORT; each connection

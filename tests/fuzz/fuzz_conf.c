@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * libFuzzer target for the configuration parser: whatever the bytes,
  * conf_load() either returns a configuration whose every tunnel passes

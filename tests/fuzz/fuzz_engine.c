@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * libFuzzer target for the engine's input side: a live engine with a few
  * streams is fed arbitrary completions, immediates, SEND payloads and

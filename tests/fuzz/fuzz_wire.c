@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * libFuzzer target for the wire decoders.  Beyond "no crash, no
  * out-of-bounds access" (ASan/UBSan), it checks that decoding is strict:

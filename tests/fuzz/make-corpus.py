@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """Write the fuzzers' seed corpora (tests/fuzz/corpus/*): valid hellos,
 one of every control record, multi-record messages, and for the engine an
 input that opens a stream and moves data, inputs that resume streams

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * hostile: a peer that connects to rstreamd over RDMA CM and misbehaves,
  * for the tests (tests/e2e/18-hostile.bats).  It speaks just enough of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * fabric: two rstream engines joined by an in-memory RC "wire".
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * sim: two rstream engines joined by the in-memory fabric, driven at
  * random from a seed, with every invariant checked on every run:

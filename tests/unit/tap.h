@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tap.h: a minimal Test Anything Protocol producer for the unit tests.
  *

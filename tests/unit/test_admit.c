@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Unit tests for daemon/admit: which incoming link may come in, and which
  * idle one makes room. */
 #include <stdint.h>

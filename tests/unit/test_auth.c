@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * Unit tests for daemon/auth: the link proofs and the resume secrets.
  * The known answers were computed independently (Python's hmac module;

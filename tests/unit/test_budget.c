@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * Unit tests for lib/budget: a charge past the limit is refused and
  * changes nothing, 0 means no limit, and threads charging at once never

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * Unit tests for daemon/conf: every setting parsed with its default, every
  * error reported with the right file, line and words, and the address

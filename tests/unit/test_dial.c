@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * Unit tests for daemon/dial, on a real loop and real sockets, with no
  * link or engine: a dial hands over its connected socket with the PROXY

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * Unit tests for lib/engine: the behaviours the protocol promises, each
  * checked on a hand-driven fabric (tests/sim/fabric.c) where the order of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * Unit tests for daemon/loop's worlds, with real threads: shared turns of
  * two workers run at the same time, never while an exclusive turn runs;

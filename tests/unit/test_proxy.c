@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * Unit tests for daemon/proxy: PROXY protocol headers, byte for byte as
  * haproxy's proxy-protocol.txt gives them.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Unit tests for daemon/render: tables as text and as JSON, escaping. */
 #include <stdlib.h>
 #include <string.h>

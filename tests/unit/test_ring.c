@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Unit tests for lib/ring: size checks and cursor arithmetic. */
 #include <stdint.h>
 #include <string.h>

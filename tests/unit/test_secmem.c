@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * Unit tests for daemon/secmem: blocks are zeroed, aligned, writable to
  * their last byte, and in mappings that the kernel leaves out of core

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * Unit tests for daemon/timerq: deadlines come out in time order, ties in
  * the order they were added, and any node can be taken out; checked

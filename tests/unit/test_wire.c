@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * Unit tests for lib/wire: every record round-trips, and every decoder
  * rejects truncated, oversized and out-of-range input with the right error.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Tests of softroce-run itself.  Runs on the host (not inside the runner):
 #   bats tests/vm/runner.bats
 # Most cases boot a VM (several seconds each under TCG), so they are few
