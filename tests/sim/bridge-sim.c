@@ -1,20 +1,22 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
- * bridge-sim: the daemon's own bridge.c, compiled in as it is, carrying
- * streams between real sockets on a real loop, over two real engines
- * joined by the simulator's fabric (simlink.h stands in for link.c; no
- * verbs, no RDMA device, no libibverbs linked).
+ * bridge-sim: the daemon's own bridge.c and tunnel.c, compiled in as they
+ * are, carrying streams between real sockets on a real loop, over two
+ * real engines joined by the simulator's fabric (simlink.h stands in for
+ * link.c and cm.c; no verbs, no RDMA device, no libibverbs linked).
  *
- * Side A is the client daemon: a TCP client connects, its socket goes to
- * bridge_client and bridge_open as tunnel.c would hand it over.  Side B
- * is the target daemon: the peer's OPEN goes to bridge_incoming, which
- * dials the tunnel's Unix target (dial.c).  Each tunnel comes from a
- * configuration file read by conf_load, with small rings that start at
- * ring_min and grow.  Checked: every byte arrives both ways, in order
+ * Side A is the client daemon, side B the target daemon; each tunnel
+ * comes from a configuration file read by conf_load, with small rings
+ * that start at ring_min and grow.  First bridge.c alone: a loopback TCP
+ * client's socket goes to bridge_client and bridge_open as tunnel.c would
+ * hand it over, and the peer's OPEN to bridge_incoming, which dials the
+ * tunnel's Unix target (dial.c).  Then the same through tunnel.c: two
+ * daemons started by tunnel_start, a client of A's tunnel listener, B's
+ * admission.  Checked each time: every byte arrives both ways, in order
  * (counts and hashes); the client's end of input reaches the target after
  * its last byte, and the target's bytes still flow the other way after it
  * (a half-closed stream); both bridges then end cleanly, giving every
- * ring back; the counters agree.  Then a stream whose target is gone:
+ * ring back; the counters agree.  And a stream whose target is gone:
  * refused on both sides, the client reset.
  */
 #include "config.h"
@@ -44,6 +46,7 @@
 #include "rsd.h"
 #include "simlink.h"
 #include "tap.h"
+#include "tunnel.h"
 #include "wire.h"
 
 #define A_BYTES		(3u << 20)	/* client -> target */
@@ -311,19 +314,40 @@ write_file(const char *path, const char *text)
 		abort();
 }
 
-/* Side ${s} from configuration ${text}: its daemon and its one tunnel. */
-static int
-side_init(struct side *s, const char *name, const char *text)
+/* Configuration ${name} ("a": the client's, "b": the target's). */
+static struct conf *
+conf_of(const char *name)
 {
-	char path[128], err[1200];
+	const char *sizes = "sendbuf = 65536; recvbuf = 65536; "
+	    "ring_min = 4096; sq_size = 32; rq_size = 32;";
+	char path[128], text[1024], err[1200];
+	struct conf *c;
 
+	if (strcmp(name, "a") == 0)
+		snprintf(text, sizeof(text), "tunnels = ( { name = \"t\"; "
+		    "accept = \"unix:%s/client.sock\"; peer = \"127.0.0.1\"; "
+		    "%s } );\n", dir, sizes);
+	else
+		snprintf(text, sizeof(text), "listen = \"127.0.0.1\";\n"
+		    "tunnels = ( { name = \"t\"; target = \"unix:%s\"; %s } );"
+		    "\n", tgt_path, sizes);
 	snprintf(path, sizeof(path), "%s/%s.conf", dir, name);
 	write_file(path, text);
-	memset(s, 0, sizeof(*s));
-	if (conf_load(path, 0, &s->conf, err, sizeof(err)) != 0) {
+	if (conf_load(path, 0, &c, err, sizeof(err)) != 0) {
 		printf("# %s\n", err);
-		return (-1);
+		abort();
 	}
+	unlink(path);
+	return (c);
+}
+
+/* Side ${s}, for bridge.c alone: a daemon with one tunnel, by hand. */
+static void
+side_init(struct side *s, const char *name)
+{
+
+	memset(s, 0, sizeof(*s));
+	s->conf = conf_of(name);
 	s->d.lp = lp;
 	s->d.conf = s->conf;
 	TAILQ_INIT(&s->d.tuns);
@@ -333,14 +357,13 @@ side_init(struct side *s, const char *name, const char *text)
 	s->t.st = &s->st;
 	s->t.lfd = -1;
 	TAILQ_INIT(&s->t.streams);
-	return (0);
 }
 
 /* The engines as the daemon's links make them from the tunnels' sizes. */
 static struct engine_conf
-engine_conf_of(const struct side *s)
+engine_conf_of(const struct conf *cf)
 {
-	const struct conf_sizes *sz = &s->t.c->sz;
+	const struct conf_sizes *sz = &cf->tunnels[0].sz;
 	struct engine_conf c;
 
 	memset(&c, 0, sizeof(c));
@@ -352,16 +375,20 @@ engine_conf_of(const struct side *s)
 	return (c);
 }
 
-static const char *
-failure(void)
+/* Two engines joined on fabric ${f}, made as configurations say. */
+static void
+fabric_init(struct fab *f, const struct conf *a, const struct conf *b)
 {
-	const char *why;
+	struct engine_conf ca = engine_conf_of(a), cb = engine_conf_of(b);
 
-	if ((why = simlink_error(A.dl)) != NULL ||
-	    (why = simlink_error(B.dl)) != NULL)
-		return (why);
-	return (NULL);
+	if (fab_init(f, &ca, &cb) != 0) {
+		printf("# fab_init: %s\n", f->err);
+		abort();
+	}
 }
+
+/* The tunnels the streams run on: the client's and the target's. */
+static struct tun *ta, *tb;
 
 /* Run the loop until ${done} or a failure, for RUN_MS at most. */
 static int
@@ -369,11 +396,11 @@ run(int (*done)(void))
 {
 	uint64_t until = loop_now_ms() + RUN_MS;
 
-	while (!done() && failure() == NULL && loop_now_ms() < until)
+	while (!done() && simlink_error() == NULL && loop_now_ms() < until)
 		if (loop_run_once(lp, 100) != 0)
 			abort();
-	if (failure() != NULL)
-		printf("# failed: %s\n", failure());
+	if (simlink_error() != NULL)
+		printf("# failed: %s\n", simlink_error());
 	return (done());
 }
 
@@ -381,10 +408,65 @@ static int
 stream_done(void)
 {
 
-	return (cli.eof && tgt.fd > 0 && tgt.eof && A.t.nstreams == 0 &&
-	    B.t.nstreams == 0);
+	return (cli.eof && tgt.name != NULL && tgt.eof && ta->nstreams == 0 &&
+	    tb->nstreams == 0);
 }
 
+/*
+ * The first stream of tunnels ${ta} and ${tb}, from client end ${cli} to
+ * the target: run it to its end, check it (${via} says how it was made),
+ * and close the test's ends.
+ */
+static void
+stream_check(const char *via)
+{
+	unsigned live;
+	uint32_t max;
+
+	ok(run(stream_done), "%s: a stream opens, carries %u and %u bytes and "
+	    "ends on both sides", via, A_BYTES, B_BYTES);
+	ok(cli.err == 0 && tgt.err == 0, "%s: no read or write failed: %s, %s",
+	    via, strerror(cli.err), strerror(tgt.err));
+	ok(tgt.got == A_BYTES && tgt.rx_hash == cli.tx_hash,
+	    "%s: client to target: %llu of %u bytes, hash %s", via,
+	    (unsigned long long)tgt.got, A_BYTES,
+	    tgt.rx_hash == cli.tx_hash ? "equal" : "differs");
+	ok(cli.got == B_BYTES && cli.rx_hash == tgt.tx_hash,
+	    "%s: target to client: %llu of %u bytes, hash %s", via,
+	    (unsigned long long)cli.got, B_BYTES,
+	    cli.rx_hash == tgt.tx_hash ? "equal" : "differs");
+	ok(tgt.eof && tgt.sent_at_eof < B_BYTES && cli.got == B_BYTES,
+	    "%s: half-closed: after the client's end reached the target, the "
+	    "target's last %llu bytes still reached the client", via,
+	    (unsigned long long)(B_BYTES - tgt.sent_at_eof));
+	ok(ta->st->opened == 1 && tb->st->opened == 1 &&
+	    ta->st->failed == 0 && tb->st->failed == 0 &&
+	    ta->st->refused == 0 && tb->st->refused == 0,
+	    "%s: counted opened once on each side, nothing failed or refused",
+	    via);
+	ok(ta->st->bytes_in == A_BYTES && tb->st->bytes_out == A_BYTES &&
+	    tb->st->bytes_in == B_BYTES && ta->st->bytes_out == B_BYTES,
+	    "%s: byte counters agree (A in %llu out %llu, B in %llu out %llu)",
+	    via, (unsigned long long)ta->st->bytes_in,
+	    (unsigned long long)ta->st->bytes_out,
+	    (unsigned long long)tb->st->bytes_in,
+	    (unsigned long long)tb->st->bytes_out);
+	simlink_rings(&live, &max);
+	ok(live == 0 && budget_now(&ta->st->pinned) == 0 &&
+	    budget_now(&tb->st->pinned) == 0, "%s: every ring given back (%u "
+	    "held, %llu and %llu bytes charged)", via, live,
+	    (unsigned long long)budget_now(&ta->st->pinned),
+	    (unsigned long long)budget_now(&tb->st->pinned));
+	loop_fd_del(cli.w);
+	close(cli.fd);
+	if (tgt.name != NULL) {
+		loop_fd_del(tgt.w);
+		close(tgt.fd);
+	}
+	memset(&tgt, 0, sizeof(tgt));
+}
+
+/* bridge.c alone: streams handed to bridge_client and bridge_open. */
 static void
 test_stream(void)
 {
@@ -393,6 +475,8 @@ test_stream(void)
 	uint32_t max;
 	int mine, theirs;
 
+	ta = &A.t;
+	tb = &B.t;
 	target_listen();
 	client_connect(&mine, &theirs);
 	end_init(&cli, "client", mine, A_BYTES, A_BYTES, 0xc11e47);
@@ -400,46 +484,10 @@ test_stream(void)
 	if ((b = bridge_client(&A.t, theirs, A.dl)) == NULL)
 		abort();
 	bridge_open(b);
-	ok(run(stream_done), "a stream opens, carries %u and %u bytes and "
-	    "ends on both sides", A_BYTES, B_BYTES);
-	ok(cli.err == 0 && tgt.err == 0, "no read or write failed: %s, %s",
-	    strerror(cli.err), strerror(tgt.err));
-	ok(tgt.got == A_BYTES && tgt.rx_hash == cli.tx_hash,
-	    "client to target: %llu of %u bytes, hash %s",
-	    (unsigned long long)tgt.got, A_BYTES,
-	    tgt.rx_hash == cli.tx_hash ? "equal" : "differs");
-	ok(cli.got == B_BYTES && cli.rx_hash == tgt.tx_hash,
-	    "target to client: %llu of %u bytes, hash %s",
-	    (unsigned long long)cli.got, B_BYTES,
-	    cli.rx_hash == tgt.tx_hash ? "equal" : "differs");
-	ok(tgt.eof && tgt.sent_at_eof < B_BYTES && cli.got == B_BYTES,
-	    "half-closed: after the client's end reached the target, the "
-	    "target's last %llu bytes still reached the client",
-	    (unsigned long long)(B_BYTES - tgt.sent_at_eof));
-	ok(A.st.opened == 1 && B.st.opened == 1 && A.st.failed == 0 &&
-	    B.st.failed == 0 && A.st.refused == 0 && B.st.refused == 0,
-	    "counted opened once on each side, nothing failed or refused");
-	ok(A.st.bytes_in == A_BYTES && B.st.bytes_out == A_BYTES &&
-	    B.st.bytes_in == B_BYTES && A.st.bytes_out == B_BYTES,
-	    "byte counters agree (A in %llu out %llu, B in %llu out %llu)",
-	    (unsigned long long)A.st.bytes_in,
-	    (unsigned long long)A.st.bytes_out,
-	    (unsigned long long)B.st.bytes_in,
-	    (unsigned long long)B.st.bytes_out);
-	simlink_rings(A.dl, &live, &max);
-	ok(live == 0 && budget_now(&A.st.pinned) == 0, "A: every ring given "
-	    "back (%u held, %llu bytes charged)", live,
-	    (unsigned long long)budget_now(&A.st.pinned));
-	ok(max > A.t.c->sz.ring_min, "A: rings grew from ring_min %u to %u",
-	    (unsigned)A.t.c->sz.ring_min, (unsigned)max);
-	simlink_rings(B.dl, &live, &max);
-	ok(live == 0 && budget_now(&B.st.pinned) == 0, "B: every ring given "
-	    "back (%u held, %llu bytes charged)", live,
-	    (unsigned long long)budget_now(&B.st.pinned));
-	loop_fd_del(cli.w);
-	close(cli.fd);
-	loop_fd_del(tgt.w);
-	close(tgt.fd);
+	stream_check("bridge");
+	simlink_rings(&live, &max);
+	ok(max > A.t.c->sz.ring_min, "bridge: rings grew from ring_min %u to "
+	    "%u", (unsigned)A.t.c->sz.ring_min, (unsigned)max);
 	target_close();
 }
 
@@ -464,37 +512,83 @@ test_refused(void)
 	if ((b = bridge_client(&A.t, theirs, A.dl)) == NULL)
 		abort();
 	bridge_open(b);
-	ok(run(refused_done), "a stream to a target that is not there ends "
-	    "on both sides");
-	ok(cli.err == ECONNRESET, "the client is reset: %s",
+	ok(run(refused_done), "bridge: a stream to a target that is not there "
+	    "ends on both sides");
+	ok(cli.err == ECONNRESET, "bridge: the client is reset: %s",
 	    strerror(cli.err));
 	ok(A.st.refused == ra + 1 && B.st.refused == rb + 1,
-	    "refused, counted once on each side");
+	    "bridge: refused, counted once on each side");
 	loop_fd_del(cli.w);
 	close(cli.fd);
 }
 
-static void
-conf_text(char *buf, size_t len, const char *side)
+/* A client of tunnel.c's listener: connected to A's accept address. */
+static int
+client_of(const struct tun *t)
 {
-	const char *sizes = "sendbuf = 65536; recvbuf = 65536; "
-	    "ring_min = 4096; sq_size = 32; rq_size = 32;";
+	struct sockaddr_un sa;
+	int fd;
 
-	if (strcmp(side, "a") == 0)
-		snprintf(buf, len, "tunnels = ( { name = \"t\"; accept = "
-		    "\"unix:%s/client.sock\"; peer = \"127.0.0.1\"; %s } );\n",
-		    dir, sizes);
-	else
-		snprintf(buf, len, "listen = \"127.0.0.1\";\ntunnels = ( { "
-		    "name = \"t\"; target = \"unix:%s\"; %s } );\n", tgt_path,
-		    sizes);
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", t->c->accept.path);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM, 0)) < 0 ||
+	    connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0)
+		abort();
+	return (fd);
+}
+
+static int
+tunnel_up(void)
+{
+
+	return (link_is_up(ta->link));
+}
+
+/*
+ * tunnel.c too: two daemons started by tunnel_start from their
+ * configurations, a client of A's tunnel listener, B's admission.
+ */
+static void
+test_tunnel(void)
+{
+	static struct fab f;
+	struct rsd da, db;
+	char err[1200];
+
+	memset(&da, 0, sizeof(da));
+	memset(&db, 0, sizeof(db));
+	da.lp = db.lp = lp;
+	da.conf = conf_of("a");
+	db.conf = conf_of("b");
+	fabric_init(&f, da.conf, db.conf);
+	simlink_fabric(&f);
+	if (tunnel_start(&db, err, sizeof(err)) != 0 ||
+	    tunnel_start(&da, err, sizeof(err)) != 0) {
+		printf("# tunnel_start: %s\n", err);
+		abort();
+	}
+	ta = tunnel_find(&da, "t");
+	tb = tunnel_find(&db, "t");
+	ok(ta != NULL && tb != NULL && run(tunnel_up), "tunnel: both daemons "
+	    "start, and A's link comes up");
+	target_listen();
+	end_init(&cli, "client", client_of(ta), A_BYTES, A_BYTES, 0xc11e48);
+	end_watch(&cli);
+	stream_check("tunnel");
+	ok(tunnel_streams(&da) == 0 && tunnel_streams(&db) == 0,
+	    "tunnel: no stream left on either daemon");
+	tunnel_stop(&da);
+	tunnel_stop(&db);
+	target_close();
+	fab_free(&f);
+	conf_free(da.conf);
+	conf_free(db.conf);
 }
 
 int
 main(void)
 {
-	struct engine_conf ca, cb;
-	char text[1024];
 
 	log_init(getenv("BRIDGE_SIM_DEBUG") != NULL ? LOG_DEBUG :
 	    LOG_ERR);
@@ -502,36 +596,24 @@ main(void)
 	if (mkdtemp(dir) == NULL || (lp = loop_new()) == NULL)
 		abort();
 	snprintf(tgt_path, sizeof(tgt_path), "%s/target.sock", dir);
-	conf_text(text, sizeof(text), "a");
-	if (side_init(&A, "a", text) != 0)
-		abort();
-	conf_text(text, sizeof(text), "b");
-	if (side_init(&B, "b", text) != 0)
-		abort();
-	ca = engine_conf_of(&A);
-	cb = engine_conf_of(&B);
-	if (fab_init(&fabric, &ca, &cb) != 0) {
-		printf("# fab_init: %s\n", fabric.err);
-		abort();
-	}
+	side_init(&A, "a");
+	side_init(&B, "b");
+	fabric_init(&fabric, A.conf, B.conf);
 	A.dl = simlink_new(lp, &fabric, 0, "side B", &ops, &A);
 	B.dl = simlink_new(lp, &fabric, 1, "side A", &ops, &B);
 	simlink_join(A.dl, B.dl);
 
 	test_stream();
 	test_refused();
-
 	simlink_free(A.dl);
 	simlink_free(B.dl);
 	fab_free(&fabric);
 	conf_free(A.conf);
 	conf_free(B.conf);
+
+	test_tunnel();
+
 	loop_free(lp);
-	unlink(tgt_path);
-	snprintf(text, sizeof(text), "%s/a.conf", dir);
-	unlink(text);
-	snprintf(text, sizeof(text), "%s/b.conf", dir);
-	unlink(text);
 	rmdir(dir);
 	return (tap_done());
 }

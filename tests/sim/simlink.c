@@ -1,16 +1,23 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 #include "config.h"
 
+#include <sys/queue.h>
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cm.h"
+#include "conf.h"
 #include "engine.h"
 #include "fabric.h"
 #include "link.h"
 #include "loop.h"
+#include "rsd.h"
 #include "simlink.h"
+
+enum simstate { S_IDLE, S_CONNECTING, S_UP };
 
 struct dlink {
 	struct fab *f;
@@ -22,10 +29,33 @@ struct dlink {
 	struct loop_job flush;
 	int flushing;
 	uint32_t next_rkey;
-	unsigned live;			/* rings held */
-	uint32_t max_ring;		/* the largest made */
-	char peer[64];
+	char peer[420];
+	/* As tunnel.c knows it: */
+	struct rsd *d;			/* NULL: made by simlink_new */
+	const struct conf_tunnel *c;	/* a client link's tunnel */
+	enum simstate state;
+	struct loop_job connect;
+	char name[520];
+	TAILQ_ENTRY(dlink) entry;
 };
+
+/*
+ * Every link; the daemons' CMs (cm_start), one of which listens (its
+ * configuration has listen addresses); the next fabric.
+ */
+static TAILQ_HEAD(, dlink) links = TAILQ_HEAD_INITIALIZER(links);
+#define SIM_CMS	4
+static struct simcm {
+	struct rsd *d;
+	const struct link_ops *ops;
+	void *arg;
+} cms[SIM_CMS], *listener;
+static struct fab *next_fab;
+/* Rings held, and the largest made. */
+static unsigned rings_live;
+static uint32_t ring_max;
+
+static void on_connect(void *);
 
 struct link_ring {
 	struct dlink *dl;		/* NULL: detached */
@@ -42,15 +72,21 @@ side_engine(const struct dlink *dl)
 	return (dl->f->side[dl->side].e);
 }
 
-/* link_deliver's rule: INCOMING to the owner, the rest to the stream's. */
+/*
+ * link_deliver's rule: INCOMING to the owner (a client link, which has no
+ * incoming, refuses it), the rest to the stream's.
+ */
 static void
 deliver(struct dlink *dl, struct engine *e, const struct engine_event *ev)
 {
 
 	if ((ev->flags & ENGINE_EV_INCOMING) &&
 	    !(ev->flags & ENGINE_EV_RELEASED)) {
-		dl->ops->incoming(dl->arg, dl, ev->stream,
-		    engine_tunnel(e, ev->stream));
+		if (dl->ops->incoming == NULL)
+			engine_refuse(e, ev->stream, WIRE_REASON_NO_TUNNEL);
+		else
+			dl->ops->incoming(dl->arg, dl, ev->stream,
+			    engine_tunnel(e, ev->stream));
 		return;
 	}
 	if (ev->user != NULL)
@@ -107,7 +143,10 @@ simlink_new(struct loop *lp, struct fab *f, int side, const char *peer,
 	dl->arg = arg;
 	dl->next_rkey = 0x100u + ((uint32_t)side << 16);
 	snprintf(dl->peer, sizeof(dl->peer), "%s", peer);
+	snprintf(dl->name, sizeof(dl->name), "link from %s", peer);
 	loop_job_init(&dl->flush, lp, on_flush, dl);
+	loop_job_init(&dl->connect, lp, on_connect, dl);
+	TAILQ_INSERT_TAIL(&links, dl, entry);
 	return (dl);
 }
 
@@ -125,25 +164,47 @@ simlink_free(struct dlink *dl)
 
 	if (dl == NULL)
 		return;
+	if (engine_active(side_engine(dl)) > 0) {
+		fprintf(stderr, "simlink: %s freed with open streams, which "
+		    "it cannot reset\n", dl->name);
+		abort();
+	}
+	if (dl->other != NULL)
+		dl->other->other = NULL;
+	TAILQ_REMOVE(&links, dl, entry);
 	loop_job_cancel(&dl->flush);
+	loop_job_cancel(&dl->connect);
 	free(dl);
 }
 
-const char *
-simlink_error(const struct dlink *dl)
+void
+simlink_fabric(struct fab *f)
 {
 
-	if (dl->f->failed)
-		return (dl->f->err);
-	return (engine_error(side_engine(dl)));
+	next_fab = f;
+}
+
+const char *
+simlink_error(void)
+{
+	const struct dlink *dl;
+	const char *why;
+
+	TAILQ_FOREACH(dl, &links, entry) {
+		if (dl->f->failed)
+			return (dl->f->err);
+		if ((why = engine_error(side_engine(dl))) != NULL)
+			return (why);
+	}
+	return (NULL);
 }
 
 void
-simlink_rings(const struct dlink *dl, unsigned *live, uint32_t *max)
+simlink_rings(unsigned *live, uint32_t *max)
 {
 
-	*live = dl->live;
-	*max = dl->max_ring;
+	*live = rings_live;
+	*max = ring_max;
 }
 
 /* ---- link.h, as bridge.c calls it. */
@@ -176,6 +237,229 @@ link_mark(struct dlink *dl)
 	if (dl != NULL && !dl->flushing)
 		loop_job_defer(&dl->flush);
 }
+
+/* ---- link.h and cm.h, as tunnel.c calls them. */
+
+/* The client link connects: its peer's incoming link appears, both up. */
+static void
+on_connect(void *arg)
+{
+	struct dlink *dl = arg, *in;
+
+	if (listener == NULL) {
+		fprintf(stderr, "simlink: %s: no daemon listens\n", dl->name);
+		abort();
+	}
+	in = simlink_new(listener->d->lp, dl->f, 1 - dl->side, "the client",
+	    listener->ops, listener->arg);
+	in->d = listener->d;
+	in->state = S_UP;
+	simlink_join(dl, in);
+	dl->state = S_UP;
+	dl->ops->up(dl->arg, dl);
+	link_mark(dl);
+}
+
+struct dlink *
+link_client_new(struct rsd *d, const struct conf_tunnel *c,
+    const struct conf *nc, const struct link_ops *ops, void *arg)
+{
+	struct dlink *dl;
+
+	(void)nc;
+	if (next_fab == NULL) {
+		fprintf(stderr, "simlink: no fabric for tunnel %s's link "
+		    "(simlink_fabric)\n", c->name);
+		abort();
+	}
+	dl = simlink_new(d->lp, next_fab, 0, c->peer.text, ops, arg);
+	dl->d = d;
+	dl->c = c;
+	snprintf(dl->name, sizeof(dl->name), "tunnel %s: link to %s",
+	    c->name, c->peer.text);
+	return (dl);
+}
+
+void
+link_client_start(struct dlink *dl)
+{
+
+	dl->state = S_CONNECTING;
+	loop_job_defer(&dl->connect);
+}
+
+/* A simlink is never connected again anyway. */
+void
+link_client_retire(struct dlink *dl)
+{
+
+	(void)dl;
+}
+
+void
+link_free(struct dlink *dl)
+{
+
+	loop_assert_exclusive();
+	simlink_free(dl);
+}
+
+int
+link_is_up(const struct dlink *dl)
+{
+
+	return (dl != NULL && dl->state == S_UP);
+}
+
+int
+link_is_connecting(const struct dlink *dl)
+{
+
+	return (dl != NULL && dl->state == S_CONNECTING);
+}
+
+const char *
+link_name(const struct dlink *dl)
+{
+
+	return (dl->name);
+}
+
+/* No link authenticates here: a client link has its tunnel's key. */
+const struct conf_key *
+link_key(const struct dlink *dl)
+{
+	static const struct conf_key none;
+
+	return (dl->c != NULL ? &dl->c->key : &none);
+}
+
+unsigned
+link_count(const struct rsd *d, unsigned *up)
+{
+	const struct dlink *dl;
+	unsigned n = 0;
+
+	*up = 0;
+	TAILQ_FOREACH(dl, &links, entry) {
+		if (dl->d != d)
+			continue;
+		n++;
+		*up += dl->state == S_UP;
+	}
+	return (n);
+}
+
+void
+link_goaway_all(struct rsd *d)
+{
+	struct dlink *dl;
+
+	TAILQ_FOREACH(dl, &links, entry) {
+		if (dl->d != d)
+			continue;
+		if (dl->c != NULL)
+			dl->ops->down(dl->arg, dl, "shutting down");
+		if (dl->state == S_UP) {
+			engine_goaway(side_engine(dl),
+			    WIRE_REASON_SHUTTING_DOWN);
+			link_mark(dl);
+		}
+	}
+}
+
+/* Nothing is freed while being accepted here. */
+void
+link_tick(struct rsd *d)
+{
+
+	(void)d;
+}
+
+int
+link_tick_due(struct rsd *d)
+{
+
+	(void)d;
+	return (0);
+}
+
+int
+cm_start(struct rsd *d, const struct link_ops *ops, void *arg, char *err,
+    size_t errlen)
+{
+
+	struct simcm *cm;
+
+	for (cm = cms; cm < cms + SIM_CMS && cm->d != NULL; cm++)
+		;
+	if (cm == cms + SIM_CMS) {
+		snprintf(err, errlen, "simlink: more than %d CMs", SIM_CMS);
+		return (-1);
+	}
+	cm->d = d;
+	cm->ops = ops;
+	cm->arg = arg;
+	return (0);
+}
+
+/* Its incoming links go (a client link is its tunnel's). */
+void
+cm_stop(struct rsd *d)
+{
+	struct dlink *dl, *next;
+	struct simcm *cm;
+
+	for (dl = TAILQ_FIRST(&links); dl != NULL; dl = next) {
+		next = TAILQ_NEXT(dl, entry);
+		if (dl->d == d && dl->c == NULL)
+			simlink_free(dl);
+	}
+	for (cm = cms; cm < cms + SIM_CMS; cm++) {
+		if (cm->d != d)
+			continue;
+		if (listener == cm)
+			listener = NULL;
+		memset(cm, 0, sizeof(*cm));
+	}
+}
+
+/* No RDMA listeners: a plan with nothing in it. */
+struct cm_listen_plan *
+cm_listen_plan(struct rsd *d, const struct conf *nc, char *err,
+    size_t errlen)
+{
+	static char nothing;
+
+	(void)d;
+	(void)nc;
+	(void)err;
+	(void)errlen;
+	return ((struct cm_listen_plan *)(void *)&nothing);
+}
+
+/* A daemon with listen addresses takes the next client link. */
+void
+cm_listen_commit(struct rsd *d, const struct conf *nc,
+    struct cm_listen_plan *p)
+{
+	struct simcm *cm;
+
+	(void)p;
+	for (cm = cms; cm < cms + SIM_CMS; cm++)
+		if (cm->d == d && nc->nlisten > 0)
+			listener = cm;
+}
+
+void
+cm_listen_close(struct rsd *d)
+{
+
+	if (listener != NULL && listener->d == d)
+		listener = NULL;
+}
+
+/* ---- Ring memory. */
 
 /* A receive ring opens to the peer's WRITEs under an rkey of its own. */
 static void
@@ -219,9 +503,9 @@ link_ring_new(struct dlink *dl, uint32_t size, int flags, char *err,
 	r->size = size;
 	r->rx = (flags & LINK_RING_RX) != 0;
 	ring_register(r, dl);
-	dl->live++;
-	if (size > dl->max_ring)
-		dl->max_ring = size;
+	rings_live++;
+	if (size > ring_max)
+		ring_max = size;
 	return (r);
 }
 
@@ -231,8 +515,7 @@ link_ring_free(struct link_ring *r)
 
 	if (r == NULL)
 		return;
-	if (r->dl != NULL)
-		r->dl->live--;
+	rings_live--;
 	ring_unregister(r);
 	free(r->buf);
 	free(r);
@@ -259,10 +542,8 @@ void
 link_ring_detach(struct link_ring *r)
 {
 
-	if (r == NULL || r->dl == NULL)
-		return;
-	r->dl->live--;
-	ring_unregister(r);
+	if (r != NULL)
+		ring_unregister(r);
 }
 
 int
@@ -272,11 +553,7 @@ link_ring_move(struct link_ring *r, struct dlink *dl, char *err,
 
 	(void)err;
 	(void)errlen;
-	if (r->dl != NULL) {
-		r->dl->live--;
-		ring_unregister(r);
-	}
+	ring_unregister(r);
 	ring_register(r, dl);
-	dl->live++;
 	return (0);
 }

@@ -15,9 +15,17 @@
  * fabric under an rkey of its own, so a WRITE outside a live ring is a
  * fabric violation (simlink_error).
  *
- * Not here: connecting, authentication, keepalives, the link's states,
- * and resume (link_ring_detach and link_ring_move do what verbs would,
- * but no simlink ever fails over to another).
+ * It also stands in for the rest of link.h and cm.h that tunnel.c calls,
+ * so tunnel_start can run a daemon over it: a client tunnel's link
+ * (link_client_new) is side 0 of the fabric simlink_fabric named, and
+ * link_client_start connects it, in a job, to a new incoming link on
+ * side 1 reporting to the ops (cm_start's) of the daemon whose
+ * configuration has listen addresses (cm_listen_commit's; one at a
+ * time).  Not here: authentication (link_key is the
+ * tunnel's key, or none), keepalives, going down and reconnecting, and
+ * resume (link_ring_detach and link_ring_move do what verbs would, but
+ * no simlink ever fails over to another); link_free and cm_stop abort
+ * on a link that still carries streams rather than reset them.
  */
 #ifndef SIMLINK_H
 #define SIMLINK_H
@@ -53,17 +61,23 @@ void simlink_join(struct dlink *a, struct dlink *b);
 void simlink_free(struct dlink *dl);
 
 /**
- * simlink_error(dl):
- * What went wrong on ${dl}: a fabric violation or its engine's error;
- * NULL while nothing has.
+ * simlink_fabric(f):
+ * The fabric the next client link (link_client_new) connects over.
  */
-const char *simlink_error(const struct dlink *dl);
+void simlink_fabric(struct fab *f);
 
 /**
- * simlink_rings(dl, live, max):
- * How many of ${dl}'s rings are held now (${*live}), and the largest
- * ever made on it, in bytes (${*max}).
+ * simlink_error():
+ * What went wrong on any link: a fabric violation or an engine's error;
+ * NULL while nothing has.
  */
-void simlink_rings(const struct dlink *dl, unsigned *live, uint32_t *max);
+const char *simlink_error(void);
+
+/**
+ * simlink_rings(live, max):
+ * How many rings the links hold now (${*live}), and the largest ever made
+ * on one, in bytes (${*max}).
+ */
+void simlink_rings(unsigned *live, uint32_t *max);
 
 #endif /* !SIMLINK_H */
