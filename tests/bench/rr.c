@@ -8,8 +8,13 @@
  * connect() to the response's last byte, and the connections per second.
  * With -g US, each request is written in two halves US microseconds apart
  * (an echo then answers in two pieces: what Nagle's algorithm delays).
+ * With -b up or -b down, it is a bulk stream instead (tests/bench/hol-bench):
+ * it sends one byte, 'U' or 'D', that tells that benchmark's target to
+ * be a sink or a source, then writes zeros to it or reads what comes,
+ * until SIGTERM; it prints the bytes moved.
  *
  * Usage: rr -p PORT [-H HOST] [-s SIZE] [-n N] [-c] [-g US]
+ *        rr -p PORT [-H HOST] -b up|down
  */
 #include <sys/socket.h>
 
@@ -17,6 +22,8 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,17 +89,60 @@ round_trip(int fd, char *buf, int size, int gap, int i)
 	}
 }
 
+static volatile sig_atomic_t stop;
+
+static void
+on_term(int sig)
+{
+
+	(void)sig;
+	stop = 1;
+}
+
+/* -b: moves bytes one way until SIGTERM; 0 if it was stopped, 1 if the
+ * stream ended first. */
+static int
+bulk(int fd, int up, char *buf, size_t len)
+{
+	struct sigaction sa;
+	unsigned long long moved = 0;
+	ssize_t r = 1;
+	char c = up ? 'U' : 'D';
+
+	/* No SA_RESTART: a write or read blocked when it comes returns. */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_term;
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if (write(fd, &c, 1) != 1) {
+		perror("rr: write");
+		return (1);
+	}
+	memset(buf, 0, len);
+	while (!stop) {
+		r = up ? write(fd, buf, len) : read(fd, buf, len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		moved += (unsigned long long)r;
+	}
+	printf("rr: bulk %s %llu bytes%s\n", up ? "up" : "down", moved,
+	    stop ? "" : ", ended before it was stopped");
+	return (!stop);
+}
+
 int
 main(int argc, char **argv)
 {
 	const char *host = "127.0.0.1";
 	struct sockaddr_in sin;
 	int port = 0, size = 64, n = 1000, per_conn = 0, gap = 0, ch, fd = -1;
-	int i;
+	int i, dir = -1;
 	static char buf[65536];
 	double *rtt, sum = 0, t0, start;
 
-	while ((ch = getopt(argc, argv, "H:p:s:n:cg:")) != -1) {
+	while ((ch = getopt(argc, argv, "H:p:s:n:cg:b:")) != -1) {
 		switch (ch) {
 		case 'H':
 			host = optarg;
@@ -112,18 +162,24 @@ main(int argc, char **argv)
 		case 'g':
 			gap = atoi(optarg);
 			break;
+		case 'b':
+			dir = strcmp(optarg, "up") == 0 ? 1 :
+			    strcmp(optarg, "down") == 0 ? 0 : -2;
+			break;
 		default:
 			return (2);
 		}
 	}
 	if (port <= 0 || size < (gap > 0 ? 2 : 1) || size > (int)sizeof(buf) ||
-	    n < 1 || gap < 0)
+	    n < 1 || gap < 0 || dir == -2)
 		return (2);
 	memset(&sin, 0, sizeof(sin));
 	sin.sin_family = AF_INET;
 	sin.sin_port = htons((uint16_t)port);
 	if (inet_pton(AF_INET, host, &sin.sin_addr) != 1)
 		return (2);
+	if (dir >= 0)
+		return (bulk(dial(&sin), dir, buf, sizeof(buf)));
 	if ((rtt = calloc((size_t)n, sizeof(double))) == NULL)
 		return (1);
 	memset(buf, 'x', sizeof(buf));
