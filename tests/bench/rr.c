@@ -11,7 +11,8 @@
  * With -b up or -b down, it is a bulk stream instead (tests/bench/hol-bench):
  * it sends one byte, 'U' or 'D', that tells that benchmark's target to
  * be a sink or a source, then writes zeros to it or reads what comes,
- * until SIGTERM; it prints the bytes moved.
+ * until SIGTERM; it prints the bytes moved, and on each SIGUSR1 the bytes
+ * moved so far ("mark N"), so a rate can leave the start out.
  *
  * Usage: rr -p PORT [-H HOST] [-s SIZE] [-n N] [-c] [-g US]
  *        rr -p PORT [-H HOST] -b up|down
@@ -89,37 +90,49 @@ round_trip(int fd, char *buf, int size, int gap, int i)
 	}
 }
 
-static volatile sig_atomic_t stop;
+static volatile sig_atomic_t stop, mark;
 
 static void
-on_term(int sig)
+on_signal(int sig)
 {
 
-	(void)sig;
-	stop = 1;
+	if (sig == SIGTERM)
+		stop = 1;
+	else
+		mark = 1;
 }
 
 /* -b: moves bytes one way until SIGTERM; 0 if it was stopped, 1 if the
- * stream ended first. */
+ * stream ended first.  It says "started" once SIGUSR1 would not kill it. */
 static int
-bulk(int fd, int up, char *buf, size_t len)
+bulk(const struct sockaddr_in *sin, int up, char *buf, size_t len)
 {
 	struct sigaction sa;
 	unsigned long long moved = 0;
 	ssize_t r = 1;
 	char c = up ? 'U' : 'D';
+	int fd;
 
 	/* No SA_RESTART: a write or read blocked when it comes returns. */
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_term;
+	sa.sa_handler = on_signal;
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	fd = dial(sin);
 	if (write(fd, &c, 1) != 1) {
 		perror("rr: write");
 		return (1);
 	}
 	memset(buf, 0, len);
+	printf("rr: bulk started\n");	/* signals are handled now */
+	fflush(stdout);
 	while (!stop) {
+		if (mark) {
+			mark = 0;
+			printf("rr: mark %llu\n", moved);
+			fflush(stdout);
+		}
 		r = up ? write(fd, buf, len) : read(fd, buf, len);
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -179,7 +192,7 @@ main(int argc, char **argv)
 	if (inet_pton(AF_INET, host, &sin.sin_addr) != 1)
 		return (2);
 	if (dir >= 0)
-		return (bulk(dial(&sin), dir, buf, sizeof(buf)));
+		return (bulk(&sin, dir, buf, sizeof(buf)));
 	if ((rtt = calloc((size_t)n, sizeof(double))) == NULL)
 		return (1);
 	memset(buf, 'x', sizeof(buf));
