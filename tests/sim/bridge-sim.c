@@ -43,6 +43,7 @@
 #include "link.h"
 #include "log.h"
 #include "loop.h"
+#include "loopback.h"
 #include "rsd.h"
 #include "simlink.h"
 #include "tap.h"
@@ -260,17 +261,9 @@ static void
 client_connect(int *mine, int *bridges)
 {
 	struct sockaddr_in sa;
-	socklen_t sl = sizeof(sa);
-	int lfd;
+	int lfd = loopback_listen(1, &sa);
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if ((lfd = socket(AF_INET, SOCK_STREAM, 0)) < 0 ||
-	    bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
-	    listen(lfd, 1) != 0 ||
-	    getsockname(lfd, (struct sockaddr *)&sa, &sl) != 0 ||
-	    (*mine = socket(AF_INET, SOCK_STREAM, 0)) < 0 ||
+	if ((*mine = socket(AF_INET, SOCK_STREAM, 0)) < 0 ||
 	    connect(*mine, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
 	    (*bridges = accept4(lfd, NULL, NULL, SOCK_NONBLOCK)) < 0)
 		abort();

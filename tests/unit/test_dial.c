@@ -24,6 +24,7 @@
 #include "conf.h"
 #include "dial.h"
 #include "loop.h"
+#include "loopback.h"
 #include "proxy.h"
 #include "resolve.h"
 #include "tap.h"
@@ -116,17 +117,8 @@ static int
 tcp_listener(char *port, size_t len, int keep)
 {
 	struct sockaddr_in sa;
-	socklen_t sl = sizeof(sa);
-	int fd;
+	int fd = loopback_listen(8, &sa);
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if ((fd = socket(AF_INET, SOCK_STREAM, 0)) < 0 ||
-	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
-	    listen(fd, 8) != 0 ||
-	    getsockname(fd, (struct sockaddr *)&sa, &sl) != 0)
-		abort();
 	snprintf(port, len, "%u", (unsigned)ntohs(sa.sin_port));
 	if (!keep) {
 		close(fd);
