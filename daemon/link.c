@@ -125,6 +125,8 @@ on_cq(void *arg, uint32_t events)
 	struct dlink *dl = arg;
 
 	(void)events;
+	if (verbs_link_engine(dl->vl) != NULL)
+		engine_clock(verbs_link_engine(dl->vl), loop_now_ns());
 	(void)verbs_link_poll(dl->vl);
 	link_mark(dl);
 }
@@ -350,6 +352,7 @@ pump(struct dlink *dl, struct engine *e, int shared)
 	int flushed = 0;
 
 	dl->flushing = 1;
+	engine_clock(e, loop_now_ns());
 	if (!shared)
 		unstash(dl, e);
 	while (engine_error(e) == NULL) {
