@@ -14,7 +14,7 @@ level() {
 	addr | ring | wire | window | timerq | secmem | budget) echo 1 ;;
 	engine | admit | render | ctlcmd | log | cfg | conf | confaddr | auth | hca | proxy) echo 2 ;;
 	verbs | loop) echo 3 ;;
-	sock | resolve | notify | dial) echo 4 ;;
+	sock | resolve | notify | dial | prio) echo 4 ;;
 	rsd) echo 5 ;;
 	link | link_int | resume | cm | connect) echo 6 ;;
 	bridge) echo 7 ;;
