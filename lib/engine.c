@@ -1158,7 +1158,7 @@ engine_new(const struct engine_conf *conf, const char **errstr)
 	if (e->signal_every < 1)
 		e->signal_every = 1;
 	e->last_signaled = UINT64_MAX;
-	window_init(&e->win, conf->chunk, conf->window_max);
+	window_init(&e->win, conf->chunk, conf->window_min, conf->window_max);
 	return (e);
 }
 
@@ -1802,7 +1802,8 @@ engine_on_send_done(struct engine *e, uint64_t wr_id)
 		w = &e->wri[e->seq_done % e->conf.sq_size];
 		window_done(&e->win, w->bytes);
 		if (e->seq_done == wr_id && w->signaled)
-			window_sample(&e->win, &w->mark);
+			window_sample(&e->win, &w->mark,
+			    e->q[Q_TX].head != NIL);
 		if (w->stream == NIL)
 			continue;
 		s = &e->s[w->stream];

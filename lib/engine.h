@@ -77,12 +77,13 @@
  * turn of a stream may write chunk * weight bytes (engine_set_weight), so
  * a stream that becomes ready waits for at most one quantum of each
  * stream ahead of it.  The data bytes outstanding on the send queue are
- * bounded by a window sized from the link's own completions (lib/window.h:
- * twice the bandwidth-delay product, never less than a few chunks), not
- * by the rings: what is posted beyond what keeps the wire busy would
- * only be a queue for the next stream's bytes, or a credit, to wait
- * behind.  The window and the streams' wait times need the embedder's
- * clock (engine_clock); without one the window stays at its maximum.
+ * bounded by a window that the link learns from its own completions
+ * (lib/window.h: large enough that the wire does not run dry before
+ * this side reacts, and at least a few chunks), not by the rings: what
+ * is posted beyond what keeps the wire busy would only be a queue for
+ * the next stream's bytes, or a credit, to wait behind.  The streams'
+ * wait times, and the rtt and rate shown beside the window, need the
+ * embedder's clock (engine_clock).
  *
  * Errors: a peer that breaks the protocol, or a transport failure, ends
  * the link: the engine stops emitting work requests, every stream gets
@@ -118,6 +119,7 @@ struct engine_conf {
 	uint8_t resume;		/* offer resume (hello version 2) */
 	uint32_t chunk;		/* largest WRITE (0: WINDOW_CHUNK) */
 	uint64_t window_max;	/* most data bytes outstanding (0: WINDOW_MAX) */
+	uint64_t window_min;	/* the least (0: WINDOW_MIN_CHUNKS chunks) */
 };
 
 /* A ring: send rings use the lkey, receive rings grant the rkey. */
@@ -557,7 +559,7 @@ int engine_stream_stats(const struct engine *e, uint32_t id,
  * The embedder's monotonic clock reads ${now} nanoseconds (never 0).
  * Call it once per turn, before the turn's inputs: the send window
  * (lib/window.h) and the streams' wait times are measured with it.
- * Without it the window stays at its maximum and waits read 0.
+ * Without it waits read 0 and the window learns from completions alone.
  */
 void engine_clock(struct engine *e, uint64_t now);
 

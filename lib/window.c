@@ -3,35 +3,31 @@
 
 #include "window.h"
 
-/* The estimate, then this link's share of it. */
+/* What the link learned it needs, and this link's share of it. */
 static void
 resize(struct window *w)
 {
-	uint64_t est = w->max, lo;
-	unsigned __int128 bdp;
+	uint64_t lo = (uint64_t)w->chunk * WINDOW_SHARE_MIN_CHUNKS;
 
-	if (w->rtt_min != 0 && w->rate_max != 0) {
-		bdp = (unsigned __int128)w->rate_max * w->rtt_min /
-		    1000000000u * WINDOW_GAIN;
-		lo = (uint64_t)w->chunk * WINDOW_MIN_CHUNKS;
-		est = bdp < lo ? lo : bdp > w->max ? w->max : (uint64_t)bdp;
-	}
-	w->cap = est * w->share / 1000;
-	lo = (uint64_t)w->chunk * WINDOW_SHARE_MIN_CHUNKS;
+	w->cap = w->learned * w->share / 1000;
 	if (w->cap < lo)
 		w->cap = lo;
 }
 
 void
-window_init(struct window *w, uint32_t chunk, uint64_t max)
+window_init(struct window *w, uint32_t chunk, uint64_t min, uint64_t max)
 {
 
 	memset(w, 0, sizeof(*w));
 	w->chunk = chunk != 0 ? chunk : WINDOW_CHUNK;
+	w->min = min != 0 ? min : (uint64_t)w->chunk * WINDOW_MIN_CHUNKS;
+	if (w->min < (uint64_t)w->chunk * WINDOW_SHARE_MIN_CHUNKS)
+		w->min = (uint64_t)w->chunk * WINDOW_SHARE_MIN_CHUNKS;
 	w->max = max != 0 ? max : WINDOW_MAX;
-	if (w->max < (uint64_t)w->chunk * WINDOW_MIN_CHUNKS)
-		w->max = (uint64_t)w->chunk * WINDOW_MIN_CHUNKS;
+	if (w->max < w->min)
+		w->max = w->min;
 	w->share = 1000;
+	w->learned = w->min;
 	resize(w);
 }
 
@@ -54,8 +50,10 @@ int
 window_signal(const struct window *w, uint64_t n)
 {
 
-	return (w->unsig + n >= w->cap / 2);
+	return (w->unsig + n >= w->cap / 2 ||
+	    w->inflight + n + w->chunk > w->cap);
 }
+
 
 void
 window_post(struct window *w, uint64_t n, int signalled,
@@ -87,11 +85,41 @@ window_done(struct window *w, uint64_t n)
 	w->delivered_at = w->now;
 }
 
+/*
+ * A completion came while bytes were ${waiting} to be posted.  If nothing
+ * is outstanding now, the wire may have run dry before this side saw the
+ * completion and posted more: the window is too small for how fast this
+ * side reacts, so it doubles.  If half the window was still outstanding,
+ * the wire never came near running dry; after WINDOW_CALM such
+ * completions in a row the window gives back an eighth, down to its
+ * floor, so it settles where the wire just stays busy.
+ */
+static void
+learn(struct window *w, int waiting)
+{
+
+	if (!waiting)
+		return;
+	if (w->inflight == 0) {
+		w->learned = w->learned * 2 > w->max ? w->max :
+		    w->learned * 2;
+		w->calm = 0;
+		w->starved++;
+	} else if (w->inflight >= w->cap / 2 && ++w->calm >= WINDOW_CALM) {
+		w->learned -= w->learned / 8;
+		if (w->learned < w->min)
+			w->learned = w->min;
+		w->calm = 0;
+	}
+}
+
 void
-window_sample(struct window *w, const struct window_mark *mark)
+window_sample(struct window *w, const struct window_mark *mark, int waiting)
 {
 	uint64_t rtt, span, rate;
 
+	learn(w, waiting);
+	resize(w);
 	/* Without a clock, or one read in the same instant: no sample. */
 	if (w->now == 0 || mark->posted == 0 || w->now <= mark->posted)
 		return;
@@ -116,7 +144,6 @@ window_sample(struct window *w, const struct window_mark *mark)
 			w->rate_at = w->now;
 		}
 	}
-	resize(w);
 }
 
 void

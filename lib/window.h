@@ -5,17 +5,23 @@
  * A send queue is a FIFO: whatever a link posted goes on the wire before
  * what it posts next, so every byte queued there is a byte a newly ready
  * stream, a credit update or an open waits behind.  A link needs only
- * enough bytes outstanding to keep the wire busy until the next
- * completion lets it post more: the bandwidth-delay product.  This file
- * estimates it from the link's own completions, as BBR does for TCP: the
- * smallest recent time from posting a signalled work request to seeing
- * its completion (rtt), times the largest recent delivery rate (bytes
- * completed over the time they took), times a gain of WINDOW_GAIN for the
- * completion that arrives in batches and the turn that sees it late.  The
- * window never goes below WINDOW_MIN_CHUNKS chunks, so a link keeps a
- * WRITE on the wire while the next is being posted, nor above the
- * embedder's maximum.  Until it has both samples, and when the embedder
- * gives no clock, the window is the maximum.
+ * enough bytes outstanding to keep the wire busy until this side has
+ * seen a completion and posted more: the bandwidth-delay product, where
+ * the delay includes this side's own time to react.  The window measures
+ * it by the link's own completions (see learn() in window.c): a
+ * completion that finds nothing outstanding while bytes wait to be
+ * posted means the wire may have run dry, and doubles the window;
+ * completions that keep finding half of it outstanding give an eighth
+ * back, down to the floor (WINDOW_MIN_CHUNKS chunks by default).  A busy
+ * daemon, slow to react, learns a larger window; a quick one keeps a
+ * small one.
+ *
+ * Why not rtt times rate, as BBR sizes TCP's window: a link that streams
+ * without pause never sees its send queue empty, so every completion
+ * time it measures includes the queue of its own window, and a window
+ * sized from it grows with itself.  The smallest recent completion time
+ * (rtt) and the largest recent delivery rate are still measured, with
+ * the embedder's clock, for people to read.
  *
  * A link whose tunnel shares the device with busier tunnels of higher
  * priority may be given a smaller share of its window (window_share),
@@ -25,9 +31,11 @@
  * is outstanding.  Whoever posts asks window_signal whether a WRITE must
  * ask for a completion: when the bytes since the last signalled one reach
  * half the window, so a full window always holds a signalled work
- * request whose completion opens it again.  (The window may shrink after
- * bytes went out under a larger one; the engine then lets one more WRITE
- * through, signalled, if none that is signalled is outstanding.)
+ * request whose completion opens it again, and when it fills the window,
+ * so that the completion that empties it says so.  (The window may
+ * shrink after bytes went out under a larger one; the engine then lets
+ * one more WRITE through, signalled, if none that is signalled is
+ * outstanding.)
  */
 #ifndef WINDOW_H
 #define WINDOW_H
@@ -36,11 +44,11 @@
 
 #define WINDOW_CHUNK		16384	/* default largest WRITE */
 #define WINDOW_MAX		(8u << 20)	/* default largest window */
-#define WINDOW_GAIN		2
 #define WINDOW_MIN_CHUNKS	4
 #define WINDOW_SHARE_MIN_CHUNKS	2
 #define WINDOW_RTT_SPAN_NS	(10ull * 1000000000)	/* rtt_min's memory */
 #define WINDOW_RATE_SPAN_NS	(1ull * 1000000000)	/* rate_max's memory */
+#define WINDOW_CALM		16	/* calm completions before a shrink */
 
 /* What a signalled work request remembers from when it was posted. */
 struct window_mark {
@@ -58,17 +66,23 @@ struct window {
 	uint64_t rtt_min, rtt_at;	/* smallest recent rtt, when seen */
 	uint64_t rate_max, rate_at;	/* largest recent rate (B/s), when */
 	uint64_t cap;		/* the window now */
-	uint64_t max;		/* the embedder's maximum */
+	uint64_t learned;	/* what completions taught (see learn) */
+	uint64_t starved;	/* completions that found the wire dry */
+	unsigned calm;		/* calm completions in a row */
+	uint64_t min, max;	/* the embedder's bounds */
 	uint32_t chunk;		/* the largest WRITE */
 	uint32_t share;		/* per mille of the estimate this link uses */
 };
 
 /**
- * window_init(w, chunk, max):
- * An empty window for WRITEs of at most ${chunk} bytes (0: WINDOW_CHUNK)
- * and at most ${max} bytes outstanding (0: WINDOW_MAX).
+ * window_init(w, chunk, min, max):
+ * An empty window for WRITEs of at most ${chunk} bytes (0: WINDOW_CHUNK),
+ * at least ${min} (0: WINDOW_MIN_CHUNKS chunks; never below
+ * WINDOW_SHARE_MIN_CHUNKS; where it starts) and at most ${max} bytes
+ * outstanding (0: WINDOW_MAX; never below ${min}).
  */
-void window_init(struct window *w, uint32_t chunk, uint64_t max);
+void window_init(struct window *w, uint32_t chunk, uint64_t min,
+    uint64_t max);
 
 /**
  * window_clock(w, now):
@@ -104,12 +118,14 @@ void window_post(struct window *w, uint64_t n, int signalled,
 void window_done(struct window *w, uint64_t n);
 
 /**
- * window_sample(w, mark):
+ * window_sample(w, mark, waiting):
  * The signalled work request posted with ${mark} completed (after
- * window_done for it and all before it): take its rtt and delivery
- * rate, and size the window again.
+ * window_done for it and all before it), while data was ${waiting} to be
+ * posted (or not): learn from what is still outstanding, take its rtt and
+ * delivery rate, and size the window again.
  */
-void window_sample(struct window *w, const struct window_mark *mark);
+void window_sample(struct window *w, const struct window_mark *mark,
+    int waiting);
 
 /**
  * window_share(w, permille):

@@ -1686,14 +1686,21 @@ sched_conf(struct run *R, int i, struct engine_conf *ec)
 {
 	static const uint32_t chunks[] = { 0, 512, 4096, WIRE_WRITE_MAX };
 	static const uint64_t wins[] = { 0, 1, 65536, 1u << 20 };
+	static const uint64_t mins[] = { 0, 0, 1, 256u << 10 };
 	uint32_t chunk;
+	uint64_t lo;
 
 	ec->chunk = chunks[below(&R->rw, 4)];
 	ec->window_max = wins[below(&R->rw, 4)];
+	ec->window_min = mins[below(&R->rw, 4)];
 	chunk = ec->chunk ? ec->chunk : WINDOW_CHUNK;
+	lo = ec->window_min ? ec->window_min : (uint64_t)chunk *
+	    WINDOW_MIN_CHUNKS;
+	if (lo < (uint64_t)chunk * WINDOW_SHARE_MIN_CHUNKS)
+		lo = (uint64_t)chunk * WINDOW_SHARE_MIN_CHUNKS;
 	R->win_most[i] = ec->window_max ? ec->window_max : WINDOW_MAX;
-	if (R->win_most[i] < (uint64_t)chunk * WINDOW_MIN_CHUNKS)
-		R->win_most[i] = (uint64_t)chunk * WINDOW_MIN_CHUNKS;
+	if (R->win_most[i] < lo)
+		R->win_most[i] = lo;
 	R->win_most[i] += chunk;	/* one WRITE past a shrunken window */
 }
 
@@ -2099,7 +2106,7 @@ main(int argc, char **argv)
 		/* And the window must have shrunk, and held data back. */
 		none = all_wstalls == 0 || all_wsmall == 0;
 		printf("%s %d - send window: %llu stalls on a full window, "
-		    "%llu turns under a window the estimate made smaller\n",
+		    "%llu turns under a window below its largest\n",
 		    none ? "not ok" : "ok", ++t,
 		    (unsigned long long)all_wstalls,
 		    (unsigned long long)all_wsmall);
