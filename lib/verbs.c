@@ -528,6 +528,14 @@ verbs_connect(struct verbs_cm *cm, const struct sockaddr *dst,
 		verbs_link_free(l);
 		return (NULL);
 	}
+	/* The route, resolved next, takes it (rdma_set_option(3)). */
+	if (conf->tos_set && rdma_set_option(l->id, RDMA_OPTION_ID,
+	    RDMA_OPTION_ID_TOS, &l->conf.tos, sizeof(l->conf.tos))) {
+		say(err, errlen, "cannot set the traffic class %u: %s",
+		    (unsigned)conf->tos, strerror(errno));
+		verbs_link_free(l);
+		return (NULL);
+	}
 	if (rdma_resolve_addr(l->id, (struct sockaddr *)(uintptr_t)src,
 	    (struct sockaddr *)(uintptr_t)dst, VERBS_RESOLVE_MS)) {
 		say(err, errlen, "cannot resolve an RDMA path to %s: %s",

@@ -82,6 +82,14 @@ struct verbs_link_conf {
 	uint8_t version_max;
 	/* Connecting side: authenticate the link (copied; NULL: do not). */
 	const struct engine_auth *auth;
+	/*
+	 * Connecting side, with tos_set: the IP TOS byte the RDMA CM gives
+	 * the link's route (RDMA_OPTION_ID_TOS, before it is resolved): on
+	 * RoCE v2 the DSCP/ECN byte of every packet and the GRH traffic
+	 * class; on IB the QoS class of the path query, which the subnet
+	 * manager may map to a service level.  Unset: the RDMA CM's default.
+	 */
+	uint8_t tos_set, tos;
 };
 
 enum verbs_ev_type {
