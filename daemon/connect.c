@@ -130,6 +130,8 @@ attempt_conf(const struct conf *cf, const struct conf_sizes *sz,
 	lc->retry_count = (uint8_t)cf->retry_count;
 	lc->pool_bytes = cf->ring_pool;
 	lc->resume = sz->resume_time > 0;
+	lc->tos_set = sz->traffic_class != CONF_UNSET;
+	lc->tos = (uint8_t)sz->traffic_class;
 }
 
 static void

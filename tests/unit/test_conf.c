@@ -363,6 +363,58 @@ test_versions(void)
 	conf_free(c);
 }
 
+/* traffic_class and priority: per tunnel, with defaults, in range. */
+static void
+test_classes(void)
+{
+	struct conf *c;
+
+	c = load("defaults = { traffic_class = 104; priority = 2; };\n"
+	    "listen = \"h\";\n"
+	    "tunnels = ( { name = \"a\"; accept = \"tcp://h:0\"; "
+	    "peer = \"p\"; },\n"
+	    "  { name = \"b\"; accept = \"tcp://h:0\"; peer = \"p\";\n"
+	    "    traffic_class = 184; priority = 16; },\n"
+	    "  { name = \"c\"; target = \"tcp://h:1\"; } );\n");
+	ok(c != NULL && c->tunnels[0].sz.traffic_class == 104 &&
+	    c->tunnels[0].sz.priority == 2 &&
+	    c->tunnels[1].sz.traffic_class == 184 &&
+	    c->tunnels[1].sz.priority == 16 &&
+	    c->tunnels[2].sz.traffic_class == 104,
+	    "traffic_class and priority: a tunnel's own, else defaults'");
+	conf_free(c);
+	c = load("tunnels = ( { name = \"a\"; accept = \"tcp://h:0\"; "
+	    "peer = \"p\"; traffic_class = 0; } );\n");
+	ok(c != NULL && c->defaults.traffic_class == CONF_UNSET &&
+	    c->defaults.priority == 4 && c->tunnels[0].sz.traffic_class == 0,
+	    "built in: traffic_class unset (the RDMA CM's), priority 4; "
+	    "0 is a value");
+	conf_free(c);
+	ok(fails(TUN1 PEER "  traffic_class = 256; } );\n", 3,
+	    "tunnel pg: traffic_class 256 is above the maximum 255"),
+	    "traffic_class 256");
+	ok(fails(TUN1 PEER "  traffic_class = -1; } );\n", 3,
+	    "tunnel pg: traffic_class -1 is below the minimum 0"),
+	    "traffic_class -1");
+	ok(fails(TUN1 PEER "  traffic_class = \"ef\"; } );\n", 3,
+	    "tunnel pg: traffic_class must be an integer"),
+	    "traffic_class is a number (the TOS byte)");
+	ok(fails("defaults = {\n traffic_class = 300; };\n", 2,
+	    "defaults: traffic_class 300 is above the maximum 255"),
+	    "defaults: traffic_class checked");
+	ok(fails("listen = \"h\";\ntunnels = ( { name = \"pg\";\n"
+	    " target = \"unix:/s\";\n traffic_class = 184; } );\n", 4,
+	    "tunnel pg: traffic_class does nothing on a target tunnel"),
+	    "traffic_class on a target tunnel");
+	ok(fails(TUN1 PEER "  priority = 0; } );\n", 3,
+	    "tunnel pg: priority 0 is below the minimum 1"), "priority 0");
+	ok(fails(TUN1 PEER "\n  priority = 17; } );\n", 4,
+	    "tunnel pg: priority 17 is above the maximum 16"), "priority 17");
+	ok(fails("defaults = { priority = 0; };\n", 1,
+	    "defaults: priority 0 is below the minimum 1"),
+	    "defaults: priority checked");
+}
+
 static void
 test_errors(void)
 {
@@ -1251,6 +1303,7 @@ main(void)
 	test_errors();
 	test_addr();
 	test_versions();
+	test_classes();
 	test_example();
 	test_service();
 	test_keys();
