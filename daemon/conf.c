@@ -48,6 +48,7 @@ static const struct conf_sizes builtin_sizes = {
 	.connect_timeout = 10,
 	.idle_timeout = 0,
 	.traffic_class = CONF_UNSET,
+	.service_level = CONF_UNSET,
 	.priority = 4
 };
 
@@ -82,6 +83,8 @@ static const struct size_key {
 	    WIRE_VERSION_MIN, WIRE_VERSION, 0 },
 	{ "traffic_class", offsetof(struct conf_sizes, traffic_class),
 	    0, 255, 0 },
+	{ "service_level", offsetof(struct conf_sizes, service_level),
+	    0, 15, 0 },
 	{ "priority", offsetof(struct conf_sizes, priority), 1, 16, 0 },
 	{ NULL, 0, 0, 0, 0 }
 };
@@ -689,8 +692,9 @@ tunnel_keys_read(const struct cfg *p, struct tunnel_parse *tp)
 				return (-1);
 			seen = sk->off == offsetof(struct conf_sizes,
 			    resume_time) ? TS_RESUME : sk->off ==
-			    offsetof(struct conf_sizes, traffic_class) ?
-			    TS_TCLASS : TS_NONE;
+			    offsetof(struct conf_sizes, traffic_class) ||
+			    sk->off == offsetof(struct conf_sizes,
+			    service_level) ? TS_TCLASS : TS_NONE;
 		} else {
 			return (cfg_err_plain(p, s, "unknown setting '%s' in "
 			    "tunnel %s", name, tp->t->name));
@@ -750,10 +754,11 @@ tunnel_check(const struct cfg *p, struct tunnel_parse *tp)
 		    "proxy_trust_any_peer = true to trust them all"));
 	/* The accepting side's QP takes the connect request's (cma.c). */
 	if (tp->at[TS_TCLASS] != NULL && t->has_target)
-		return (cfg_err(p, tp->at[TS_TCLASS], "traffic_class does "
-		    "nothing on a target tunnel: a link from a peer carries "
-		    "the traffic class of the peer's client tunnel, both "
-		    "ways; set it there"));
+		return (cfg_err(p, tp->at[TS_TCLASS], "%s does nothing on a "
+		    "target tunnel: a link from a peer carries the traffic "
+		    "class and service level of the peer's client tunnel, "
+		    "both ways; set it there",
+		    config_setting_name(tp->at[TS_TCLASS])));
 	if (tp->at[TS_NOKEY] != NULL && t->sz.resume_time == 0)
 		return (cfg_err(p, tp->at[TS_NOKEY], "resume_without_key goes "
 		    "with resume_time"));

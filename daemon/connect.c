@@ -132,6 +132,8 @@ attempt_conf(const struct conf *cf, const struct conf_sizes *sz,
 	lc->resume = sz->resume_time > 0;
 	lc->tos_set = sz->traffic_class != CONF_UNSET;
 	lc->tos = (uint8_t)sz->traffic_class;
+	lc->sl_set = sz->service_level != CONF_UNSET;
+	lc->sl = (uint8_t)sz->service_level;
 }
 
 static void

@@ -363,7 +363,8 @@ test_versions(void)
 	conf_free(c);
 }
 
-/* traffic_class and priority: per tunnel, with defaults, in range. */
+/* traffic_class, service_level and priority: per tunnel, with defaults,
+ * in range. */
 static void
 test_classes(void)
 {
@@ -406,6 +407,27 @@ test_classes(void)
 	    " target = \"unix:/s\";\n traffic_class = 184; } );\n", 4,
 	    "tunnel pg: traffic_class does nothing on a target tunnel"),
 	    "traffic_class on a target tunnel");
+	c = load("defaults = { service_level = 3; };\n"
+	    "tunnels = ( { name = \"a\"; accept = \"tcp://h:0\"; "
+	    "peer = \"p\"; },\n"
+	    "  { name = \"b\"; accept = \"tcp://h:0\"; peer = \"p\";\n"
+	    "    service_level = 15; } );\n");
+	ok(c != NULL && c->tunnels[0].sz.service_level == 3 &&
+	    c->tunnels[1].sz.service_level == 15 &&
+	    c->tunnels[0].sz.traffic_class == CONF_UNSET,
+	    "service_level: a tunnel's own, else defaults'");
+	conf_free(c);
+	c = load("tunnels = ( );\n");
+	ok(c != NULL && c->defaults.service_level == CONF_UNSET,
+	    "built in: service_level unset (the RDMA CM's)");
+	conf_free(c);
+	ok(fails(TUN1 PEER "  service_level = 16; } );\n", 3,
+	    "tunnel pg: service_level 16 is above the maximum 15"),
+	    "service_level 16");
+	ok(fails("listen = \"h\";\ntunnels = ( { name = \"pg\";\n"
+	    " target = \"unix:/s\"; service_level = 1; } );\n", 3,
+	    "tunnel pg: service_level does nothing on a target tunnel"),
+	    "service_level on a target tunnel");
 	ok(fails(TUN1 PEER "  priority = 0; } );\n", 3,
 	    "tunnel pg: priority 0 is below the minimum 1"), "priority 0");
 	ok(fails(TUN1 PEER "\n  priority = 17; } );\n", 4,
