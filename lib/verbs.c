@@ -1828,7 +1828,6 @@ static void
 on_link_event(struct verbs_link *l, struct rdma_cm_event *cme,
     struct verbs_ev *ev)
 {
-
 	char err[200];
 
 	ev->link = l;
