@@ -46,7 +46,10 @@ static const struct conf_sizes builtin_sizes = {
 	.inline_size = 64,
 	.max_streams = 1024,
 	.connect_timeout = 10,
-	.idle_timeout = 0
+	.idle_timeout = 0,
+	.traffic_class = CONF_UNSET,
+	.service_level = CONF_UNSET,
+	.priority = 4
 };
 
 /* The integer settings valid both in defaults and in a tunnel. */
@@ -78,6 +81,11 @@ static const struct size_key {
 	    0, 3600, 0 },
 	{ "min_version", offsetof(struct conf_sizes, min_version),
 	    WIRE_VERSION_MIN, WIRE_VERSION, 0 },
+	{ "traffic_class", offsetof(struct conf_sizes, traffic_class),
+	    0, 255, 0 },
+	{ "service_level", offsetof(struct conf_sizes, service_level),
+	    0, 15, 0 },
+	{ "priority", offsetof(struct conf_sizes, priority), 1, 16, 0 },
 	{ NULL, 0, 0, 0, 0 }
 };
 
@@ -520,7 +528,7 @@ enum tkey_kind { TK_NAME, TK_ADDR, TK_PORT0_ADDR, TK_PEERS, TK_MODE,
 
 /* The settings tunnel_check() names in its messages. */
 enum tkey_seen { TS_NONE, TS_ACCEPT, TS_PEER, TS_TARGET, TS_UNIX,
-    TS_PROXY, TS_TRUST, TS_NOKEY, TS_RESUME, TS_N };
+    TS_PROXY, TS_TRUST, TS_NOKEY, TS_RESUME, TS_TCLASS, TS_N };
 
 static const struct tunnel_key {
 	const char *name;
@@ -683,7 +691,10 @@ tunnel_keys_read(const struct cfg *p, struct tunnel_parse *tp)
 			if (parse_size(p, s, sk, &tp->t->sz))
 				return (-1);
 			seen = sk->off == offsetof(struct conf_sizes,
-			    resume_time) ? TS_RESUME : TS_NONE;
+			    resume_time) ? TS_RESUME : sk->off ==
+			    offsetof(struct conf_sizes, traffic_class) ||
+			    sk->off == offsetof(struct conf_sizes,
+			    service_level) ? TS_TCLASS : TS_NONE;
 		} else {
 			return (cfg_err_plain(p, s, "unknown setting '%s' in "
 			    "tunnel %s", name, tp->t->name));
@@ -741,6 +752,13 @@ tunnel_check(const struct cfg *p, struct tunnel_parse *tp)
 		    "would tell the target whatever client address any host "
 		    "on the fabric claims; set key_file, or "
 		    "proxy_trust_any_peer = true to trust them all"));
+	/* The accepting side's QP takes the connect request's (cma.c). */
+	if (tp->at[TS_TCLASS] != NULL && t->has_target)
+		return (cfg_err(p, tp->at[TS_TCLASS], "%s does nothing on a "
+		    "target tunnel: a link from a peer carries the traffic "
+		    "class and service level of the peer's client tunnel, "
+		    "both ways; set it there",
+		    config_setting_name(tp->at[TS_TCLASS])));
 	if (tp->at[TS_NOKEY] != NULL && t->sz.resume_time == 0)
 		return (cfg_err(p, tp->at[TS_NOKEY], "resume_without_key goes "
 		    "with resume_time"));

@@ -49,7 +49,17 @@ struct conf_sizes {
 	/* The oldest protocol version the tunnel's links may speak (1 to
 	 * WIRE_VERSION); 0 in defaults: each tunnel's conf_tunnel_needs. */
 	uint32_t min_version;
+	/* The link's IP TOS byte (RoCE v2 DSCP/ECN, GRH traffic class),
+	 * 0..255, and its path's service level, 0..15; CONF_UNSET: the
+	 * RDMA CM's choice.  A connecting side's only: the accepting side's
+	 * QP takes the connect request's. */
+	uint32_t traffic_class, service_level;
+	/* The tunnel's weight against others on a device and worker, 1..16. */
+	uint32_t priority;
 };
+
+/* traffic_class or service_level left to the RDMA CM. */
+#define CONF_UNSET	UINT32_MAX
 
 /* A client tunnel's peer: one address, or a list tried in turn. */
 #define CONF_PEERS_MAX	8

@@ -130,6 +130,10 @@ attempt_conf(const struct conf *cf, const struct conf_sizes *sz,
 	lc->retry_count = (uint8_t)cf->retry_count;
 	lc->pool_bytes = cf->ring_pool;
 	lc->resume = sz->resume_time > 0;
+	lc->tos_set = sz->traffic_class != CONF_UNSET;
+	lc->tos = (uint8_t)sz->traffic_class;
+	lc->sl_set = sz->service_level != CONF_UNSET;
+	lc->sl = (uint8_t)sz->service_level;
 }
 
 static void

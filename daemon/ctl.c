@@ -192,7 +192,7 @@ links_tab(struct rsd *d, struct render_tab *tb)
 	    { "port", 1 }, { "transport", 0 }, { "gid_index", 1 },
 	    { "gid", 0 }, { "peer_gid", 0 }, { "path_mtu", 1 },
 	    { "qpn", 1 }, { "peer_qpn", 1 }, { "worker", 1 },
-	    { "version", 1 } };
+	    { "version", 1 }, { "traffic_class", 1 }, { "service_level", 1 } };
 	const struct dlink *dl;
 	const struct hca_info *h;
 	struct link_info li;
@@ -225,7 +225,10 @@ links_tab(struct rsd *d, struct render_tab *tb)
 		    h != NULL && h->path_mtu > 0 ? NUM(h->path_mtu) : "",
 		    h != NULL ? NUM(h->qpn) : "",
 		    h != NULL ? NUM(h->peer_qpn) : "",
-		    NUM(li.worker), li.version ? NUM(li.version) : "");
+		    NUM(li.worker), li.version ? NUM(li.version) : "",
+		    h != NULL && h->traffic_class >= 0 ?
+		    NUM(h->traffic_class) : "",
+		    h != NULL && h->sl >= 0 ? NUM(h->sl) : "");
 	}
 }
 

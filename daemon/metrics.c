@@ -119,6 +119,17 @@ port_counter(void *arg, const char *dir, const char *name, uint64_t value)
 	render_printf(pc->o, "} %llu\n", (unsigned long long)value);
 }
 
+/* A label of a number that may be unknown (-1: empty). */
+static void
+fabric_label(struct render_buf *o, const char *name, int v)
+{
+
+	if (v >= 0)
+		render_printf(o, ",%s=\"%d\"", name, v);
+	else
+		render_printf(o, ",%s=\"\"", name);
+}
+
 /* Where each link runs on the fabric. */
 static void
 fabric_metrics(struct rsd *d, struct render_buf *o)
@@ -128,8 +139,8 @@ fabric_metrics(struct rsd *d, struct render_buf *o)
 	const struct hca_info *h;
 
 	render_metric_head(o, "rstreamd_link_fabric_info", "gauge", "Where "
-	    "an up link runs: device, port, transport, GID, path MTU and "
-	    "QP numbers (always 1).");
+	    "an up link runs: device, port, transport, GID, path MTU, "
+	    "QP numbers, traffic class and service level (always 1).");
 	for (dl = link_first(d); dl != NULL; dl = link_next(dl)) {
 		link_info(dl, &li);
 		if ((h = li.hca) == NULL)
@@ -140,9 +151,12 @@ fabric_metrics(struct rsd *d, struct render_buf *o)
 		render_prom_str(o, h->device);
 		render_printf(o, ",port=\"%u\",transport=\"%s\",gid_index="
 		    "\"%d\",gid=\"%s\",peer_gid=\"%s\",path_mtu=\"%u\","
-		    "qpn=\"%u\",peer_qpn=\"%u\"} 1\n", h->port, h->transport,
+		    "qpn=\"%u\",peer_qpn=\"%u\"", h->port, h->transport,
 		    h->gid_index, h->gid, h->peer_gid, h->path_mtu,
 		    (unsigned)h->qpn, (unsigned)h->peer_qpn);
+		fabric_label(o, "traffic_class", h->traffic_class);
+		fabric_label(o, "service_level", h->sl);
+		render_printf(o, "} 1\n");
 	}
 }
 

@@ -96,6 +96,7 @@ hca_describe(struct rdma_cm_id *id, struct hca_info *hi)
 	snprintf(hi->gid, sizeof(hi->gid), "?");
 	snprintf(hi->peer_gid, sizeof(hi->peer_gid), "?");
 	hi->gid_index = -1;
+	hi->traffic_class = hi->sl = -1;
 	if (id == NULL || id->verbs == NULL) {
 		errno = ENODEV;
 		return (-1);
@@ -115,7 +116,11 @@ hca_describe(struct rdma_cm_id *id, struct hca_info *hi)
 			hi->peer_qpn = qa.dest_qp_num;
 			hi->path_mtu = hca_mtu_bytes(qa.path_mtu);
 			hi->peer_lid = qa.ah_attr.dlid;
+			hi->sl = qa.ah_attr.sl;
+			/* No GRH (IB inside a subnet): no traffic class. */
 			if (qa.ah_attr.is_global) {
+				hi->traffic_class =
+				    qa.ah_attr.grh.traffic_class;
 				hi->gid_index = qa.ah_attr.grh.sgid_index;
 				gid_text(&qa.ah_attr.grh.dgid, hi->peer_gid);
 			}

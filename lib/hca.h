@@ -28,6 +28,9 @@ struct hca_info {
 	unsigned path_mtu;			/* bytes; 0: unknown */
 	uint32_t qpn, peer_qpn;
 	uint16_t lid, peer_lid;			/* IB only; 0 on RoCE */
+	/* The QP's address vector: the GRH traffic class (on RoCE v2 the IP
+	 * header's DSCP/ECN byte) and the service level; -1: unknown. */
+	int traffic_class, sl;
 };
 
 /**

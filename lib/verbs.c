@@ -12,6 +12,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -154,6 +155,9 @@ struct verbs_link {
 	char device[32];
 	struct hca_info hca;	/* with have_hca: read once it is up */
 	int have_hca;
+	/* With conf.sl_set: the cm_id that resolves the route whose path,
+	 * with the SL, the link's id takes (see verbs_link_conf). */
+	struct rdma_cm_id *probe;
 };
 
 struct verbs_mem {
@@ -528,6 +532,14 @@ verbs_connect(struct verbs_cm *cm, const struct sockaddr *dst,
 		verbs_link_free(l);
 		return (NULL);
 	}
+	/* The route, resolved next, takes it (rdma_set_option(3)). */
+	if (conf->tos_set && rdma_set_option(l->id, RDMA_OPTION_ID,
+	    RDMA_OPTION_ID_TOS, &l->conf.tos, sizeof(l->conf.tos))) {
+		say(err, errlen, "cannot set the traffic class %u: %s",
+		    (unsigned)conf->tos, strerror(errno));
+		verbs_link_free(l);
+		return (NULL);
+	}
 	if (rdma_resolve_addr(l->id, (struct sockaddr *)(uintptr_t)src,
 	    (struct sockaddr *)(uintptr_t)dst, VERBS_RESOLVE_MS)) {
 		say(err, errlen, "cannot resolve an RDMA path to %s: %s",
@@ -605,6 +617,10 @@ verbs_link_free(struct verbs_link *l)
 
 	if (l == NULL)
 		return;
+	if (l->probe != NULL) {
+		rdma_destroy_id(l->probe);
+		l->probe = NULL;
+	}
 	if (l->have_qp) {
 		rdma_destroy_qp(l->id);
 		l->have_qp = 0;
@@ -1644,6 +1660,109 @@ refused(struct verbs_link *l, const struct rdma_cm_event *cme,
 	ev->peer_version = n.version < h.version ? n.version : 0;
 }
 
+/*
+ * The link's address is resolved and it wants an SL of its own: resolve
+ * the same route on a probe id (same addresses and TOS), whose path goes
+ * to the link with the SL (probe_resolved).  Returns 0, or -1 and why.
+ */
+static int
+probe_start(struct verbs_link *l, char *err, size_t errlen)
+{
+	struct sockaddr_storage src;
+	const struct sockaddr *sa = rdma_get_local_addr(l->id);
+
+	memset(&src, 0, sizeof(src));
+	memcpy(&src, sa, sa->sa_family == AF_INET6 ?
+	    sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
+	/* The link's id holds its port: the probe takes another. */
+	if (src.ss_family == AF_INET6)
+		((struct sockaddr_in6 *)(void *)&src)->sin6_port = 0;
+	else
+		((struct sockaddr_in *)(void *)&src)->sin_port = 0;
+	if (rdma_create_id(l->cm->ch, &l->probe, l, RDMA_PS_TCP)) {
+		l->probe = NULL;
+		say(err, errlen, "service_level: rdma_create_id: %s",
+		    strerror(errno));
+		return (-1);
+	}
+	if ((l->conf.tos_set && rdma_set_option(l->probe, RDMA_OPTION_ID,
+	    RDMA_OPTION_ID_TOS, &l->conf.tos, sizeof(l->conf.tos))) ||
+	    rdma_resolve_addr(l->probe, (struct sockaddr *)&src,
+	    rdma_get_peer_addr(l->id), VERBS_RESOLVE_MS)) {
+		say(err, errlen, "service_level: cannot resolve the route: %s",
+		    strerror(errno));
+		return (-1);
+	}
+	return (0);
+}
+
+/*
+ * The probe's route is resolved: give its path, with the SL, to the
+ * link's id, which the RDMA CM then reports as ROUTE_RESOLVED.
+ */
+static int
+probe_resolved(struct verbs_link *l, char *err, size_t errlen)
+{
+	const struct ibv_sa_path_rec *r = l->probe->route.path_rec;
+	struct ibv_path_data pd;
+	struct ibv_path_record *w = &pd.path;
+
+	if (l->probe->route.num_paths < 1 || r == NULL) {
+		say(err, errlen, "service_level: the RDMA CM resolved no path");
+		return (-1);
+	}
+	memset(&pd, 0, sizeof(pd));
+	pd.flags = IBV_PATH_FLAG_GMP | IBV_PATH_FLAG_PRIMARY |
+	    IBV_PATH_FLAG_BIDIRECTIONAL;
+	w->dgid = r->dgid;
+	w->sgid = r->sgid;
+	w->dlid = r->dlid;
+	w->slid = r->slid;
+	w->flowlabel_hoplimit = htobe32(be32toh(r->flow_label) << 8 |
+	    r->hop_limit);
+	w->tclass = r->traffic_class;
+	w->reversible_numpath = (uint8_t)((r->reversible ? 0x80 : 0) | 1);
+	w->pkey = r->pkey;
+	w->qosclass_sl = htobe16((uint16_t)(l->conf.sl & 0xf));
+	/* Selector 2: exactly this MTU, rate and lifetime. */
+	w->mtu = (uint8_t)(2 << 6 | (r->mtu & 0x3f));
+	w->rate = (uint8_t)(2 << 6 | (r->rate & 0x3f));
+	w->packetlifetime = (uint8_t)(2 << 6 | (r->packet_life_time & 0x3f));
+	w->preference = r->preference;
+	if (rdma_set_option(l->id, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, &pd,
+	    sizeof(pd))) {
+		say(err, errlen, "cannot set the service level %u: %s",
+		    (unsigned)l->conf.sl, strerror(errno));
+		return (-1);
+	}
+	return (0);
+}
+
+/* An event of ${l}'s probe (see probe_start). */
+static void
+on_probe_event(struct verbs_link *l, struct rdma_cm_event *cme,
+    struct verbs_ev *ev)
+{
+	char err[200];
+
+	switch (cme->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		if (rdma_resolve_route(l->probe, VERBS_RESOLVE_MS))
+			vl_down(l, ev, "service_level: cannot resolve a route");
+		return;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		if (probe_resolved(l, err, sizeof(err)))
+			vl_down(l, ev, err);
+		return;
+	case RDMA_CM_EVENT_ADDR_ERROR:
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+		vl_down(l, ev, "service_level: route resolution failed");
+		return;
+	default:
+		return;
+	}
+}
+
 /* The route to the peer is known: set the link up, then connect. */
 static void
 on_route_resolved(struct verbs_link *l, struct verbs_ev *ev)
@@ -1651,6 +1770,11 @@ on_route_resolved(struct verbs_link *l, struct verbs_ev *ev)
 	struct rdma_conn_param p;
 	char err[200];
 
+	/* Its events were all acked: the probe may go. */
+	if (l->probe != NULL) {
+		rdma_destroy_id(l->probe);
+		l->probe = NULL;
+	}
 	if (vl_setup(l, err, sizeof(err))) {
 		vl_down(l, ev, err);
 		return;
@@ -1704,13 +1828,22 @@ static void
 on_link_event(struct verbs_link *l, struct rdma_cm_event *cme,
     struct verbs_ev *ev)
 {
+	char err[200];
 
 	ev->link = l;
 	snprintf(ev->peer, sizeof(ev->peer), "%s", l->peer);
+	if (cme->id != l->id) {
+		on_probe_event(l, cme, ev);
+		return;
+	}
 	switch (cme->event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
-		if (rdma_resolve_route(l->id, VERBS_RESOLVE_MS))
+		if (l->conf.sl_set) {
+			if (probe_start(l, err, sizeof(err)))
+				vl_down(l, ev, err);
+		} else if (rdma_resolve_route(l->id, VERBS_RESOLVE_MS)) {
 			vl_down(l, ev, "cannot resolve a route");
+		}
 		return;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
 		on_route_resolved(l, ev);

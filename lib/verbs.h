@@ -82,6 +82,23 @@ struct verbs_link_conf {
 	uint8_t version_max;
 	/* Connecting side: authenticate the link (copied; NULL: do not). */
 	const struct engine_auth *auth;
+	/*
+	 * Connecting side, with tos_set: the IP TOS byte the RDMA CM gives
+	 * the link's route (RDMA_OPTION_ID_TOS, before it is resolved): on
+	 * RoCE v2 the DSCP/ECN byte of every packet and the GRH traffic
+	 * class; on IB the QoS class of the path query, which the subnet
+	 * manager may map to a service level.  Unset: the RDMA CM's default.
+	 * With sl_set: the service level of the link's path (the QPs'
+	 * ah_attr.sl); on RoCE, where the NIC maps it to the frames' 802.1p
+	 * priority, it replaces the one the RDMA CM derives from the TOS.
+	 * librdmacm takes a path of one's own only instead of resolving
+	 * one (RDMA_OPTION_IB_PATH), so a second cm_id resolves the route
+	 * and its path, but for the SL, becomes the link's.  The accepting
+	 * side takes both from the connect request: they are the same at
+	 * both ends.
+	 */
+	uint8_t tos_set, tos;
+	uint8_t sl_set, sl;
 };
 
 enum verbs_ev_type {

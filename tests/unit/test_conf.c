@@ -363,6 +363,75 @@ test_versions(void)
 	conf_free(c);
 }
 
+/* traffic_class, service_level and priority: wrong, each at its line. */
+static const struct {
+	const char *text;
+	int line;
+	const char *words;
+} class_errors[] = {
+	{ TUN1 PEER "  traffic_class = 256; } );\n", 3,
+	    "tunnel pg: traffic_class 256 is above the maximum 255" },
+	{ TUN1 PEER "  traffic_class = -1; } );\n", 3,
+	    "tunnel pg: traffic_class -1 is below the minimum 0" },
+	{ TUN1 PEER "  traffic_class = \"ef\"; } );\n", 3,
+	    "tunnel pg: traffic_class must be an integer" },
+	{ "defaults = {\n traffic_class = 300; };\n", 2,
+	    "defaults: traffic_class 300 is above the maximum 255" },
+	{ "listen = \"h\";\ntunnels = ( { name = \"pg\";\n"
+	    " target = \"unix:/s\";\n traffic_class = 184; } );\n", 4,
+	    "tunnel pg: traffic_class does nothing on a target tunnel" },
+	{ TUN1 PEER "  service_level = 16; } );\n", 3,
+	    "tunnel pg: service_level 16 is above the maximum 15" },
+	{ "listen = \"h\";\ntunnels = ( { name = \"pg\";\n"
+	    " target = \"unix:/s\"; service_level = 1; } );\n", 3,
+	    "tunnel pg: service_level does nothing on a target tunnel" },
+	{ TUN1 PEER "  priority = 0; } );\n", 3,
+	    "tunnel pg: priority 0 is below the minimum 1" },
+	{ TUN1 PEER "\n  priority = 17; } );\n", 4,
+	    "tunnel pg: priority 17 is above the maximum 16" },
+	{ "defaults = { priority = 0; };\n", 1,
+	    "defaults: priority 0 is below the minimum 1" },
+};
+
+/* traffic_class, service_level and priority: per tunnel, with defaults,
+ * in range. */
+static void
+test_classes(void)
+{
+	struct conf *c;
+	size_t k;
+
+	c = load("defaults = { traffic_class = 104; service_level = 3; "
+	    "priority = 2; };\nlisten = \"h\";\n"
+	    "tunnels = ( { name = \"a\"; accept = \"tcp://h:0\"; "
+	    "peer = \"p\"; },\n"
+	    "  { name = \"b\"; accept = \"tcp://h:0\"; peer = \"p\";\n"
+	    "    traffic_class = 184; service_level = 15; priority = 16; },\n"
+	    "  { name = \"c\"; target = \"tcp://h:1\"; } );\n");
+	ok(c != NULL && c->tunnels[0].sz.traffic_class == 104 &&
+	    c->tunnels[0].sz.service_level == 3 &&
+	    c->tunnels[0].sz.priority == 2 &&
+	    c->tunnels[1].sz.traffic_class == 184 &&
+	    c->tunnels[1].sz.service_level == 15 &&
+	    c->tunnels[1].sz.priority == 16 &&
+	    c->tunnels[2].sz.traffic_class == 104,
+	    "traffic_class, service_level, priority: a tunnel's own, else "
+	    "defaults'");
+	conf_free(c);
+	c = load("tunnels = ( { name = \"a\"; accept = \"tcp://h:0\"; "
+	    "peer = \"p\"; traffic_class = 0; } );\n");
+	ok(c != NULL && c->defaults.traffic_class == CONF_UNSET &&
+	    c->defaults.service_level == CONF_UNSET &&
+	    c->defaults.priority == 4 && c->tunnels[0].sz.traffic_class == 0,
+	    "built in: traffic_class and service_level unset (the RDMA CM's), "
+	    "priority 4; 0 is a value");
+	conf_free(c);
+	for (k = 0; k < sizeof(class_errors) / sizeof(class_errors[0]); k++)
+		ok(fails(class_errors[k].text, class_errors[k].line,
+		    class_errors[k].words), "refused: %s",
+		    class_errors[k].words);
+}
+
 static void
 test_errors(void)
 {
@@ -1251,6 +1320,7 @@ main(void)
 	test_errors();
 	test_addr();
 	test_versions();
+	test_classes();
 	test_example();
 	test_service();
 	test_keys();
