@@ -27,6 +27,15 @@ enum ctl_who { CTL_ANYONE, CTL_ADMIN };
  */
 #define CTL_RETRY_IN	"try again in "
 
+/*
+ * A request asks for the columns its tables show as text (rstreamctl's
+ * -o) by ending " cols=NAMES"; the names run to the end of the line.
+ */
+#define CTL_COLS	"cols="
+
+/* The longest request line, its newline included. */
+#define CTL_REQ_MAX	256
+
 #define CTL_COMMANDS(X)							\
 	X(status, CTL_ANYONE, none,					\
 	    "the daemon, its tunnels and links (the default)")		\

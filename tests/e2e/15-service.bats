@@ -152,37 +152,68 @@ for s in ss:
 	assert_output "twelve bytes"
 	wait_log a "tunnel echo stream 2 .*opening over"
 
+	# The tables' cells, in the columns named (-o): the default set
+	# is for people and may change.
 	run "$CTL" -s "$W/a.ctl" status
 	assert_success
 	assert_output --partial "rstreamd 0."
 	assert_output --partial "config: $W/a.conf"
 	assert_output --partial "1 tunnel, 1 stream, 1 of 1 link up"
+	run "$CTL" -s "$W/a.ctl" -o tunnel,side,address,peer,state,streams,max_streams,link status
 	assert_line --regexp "^echo +client +tcp://127.0.0.1:$port +$B:7471 +active +1 +[0-9]+ +up$"
 
-	run "$CTL" -s "$W/a.ctl" streams
+	s_cols=tunnel,stream,side,address,peer,origin,state,bytes_in,bytes_out,age_s
+	run "$CTL" -s "$W/a.ctl" -o "$s_cols" streams
 	assert_success
 	assert_line --regexp "^TUNNEL +STREAM +SIDE +ADDRESS +PEER +ORIGIN +STATE +BYTES IN +BYTES OUT +AGE S$"
 	assert_line --regexp "^echo +[0-9]+ +client +127.0.0.1:[0-9]+ +$B:7471 +127.0.0.1:[0-9]+ +open +0 +0 +[0-9]+$"
 	# The serving side names the client on a's host (the peer's ORIGIN).
 	client=$(ctl_json a streams '.[0].address')
-	run "$CTL" -s "$W/b.ctl" streams
+	run "$CTL" -s "$W/b.ctl" -o "$s_cols" streams
 	assert_success
 	assert_line --regexp "^echo +[0-9]+ +target +tcp://127.0.0.1:[0-9]+ +$A:[0-9]+ +$client +open "
 	[ "$(ctl_json b streams '.[0].origin')" = "$client" ]
 	grep -q "tunnel echo stream [0-9]* (target, .*): accepted from $client over $A:" "$W/b.log"
 
-	run "$CTL" -s "$W/a.ctl" links
+	l_cols=link,direction,peer,tunnel,state,device,streams
+	run "$CTL" -s "$W/a.ctl" -o "$l_cols" links
 	assert_success
-	assert_line --regexp "^tunnel echo: link to $B:7471 +out +$B:7471 +echo +up +rxe[01] +1 "
-	run "$CTL" -s "$W/b.ctl" links
-	assert_line --regexp "^link from $A:[0-9]+ +in +$A:[0-9]+ +up +rxe[01] +1 "
+	assert_line --regexp "^tunnel echo: link to $B:7471 +out +$B:7471 +echo +up +rxe[01] +1$"
+	run "$CTL" -s "$W/b.ctl" --output "$l_cols" links
+	assert_line --regexp "^link from $A:[0-9]+ +in +$A:[0-9]+ +up +rxe[01] +1$"
 
 	# Counters: the 13 bytes of the finished stream went both ways.
-	run "$CTL" -s "$W/a.ctl" stats
-	assert_success
 	# (PINNED: the held stream's rings, and the finished one's until its
 	# release; MAX MEMORY: none; RING REFUSALS: none.)
+	run "$CTL" -s "$W/a.ctl" -o tunnel,bytes_in,bytes_out,opened,active,refused,limited,denied,failed,credit_stalls,suspended,resumes,resume_failures,pinned,max_memory,ring_refusals,link stats
+	assert_success
 	assert_line --regexp "^echo +13 +13 +2 +1 +0 +0 +0 +0 +[0-9]+ +0 +0 +0 +[0-9]+ +0 +0 +up$"
+
+	# By default each table fits 120 columns; -o wide shows the rest.
+	for cmd in status tunnels streams links stats; do
+		for d in a b; do
+			"$CTL" -s "$W/$d.ctl" "$cmd" >"$W/$cmd.$d"
+			w=$(awk '{ if (length($0) > m) m = length($0) } END { print m + 0 }' "$W/$cmd.$d")
+			echo "# $d: rstreamctl $cmd: $w columns" >&3
+			[ "$w" -le 120 ]
+		done
+	done
+	run grep -c "PEER QPN" "$W/links.a"
+	assert_output 0
+	run "$CTL" -s "$W/a.ctl" -o wide links
+	assert_line --regexp "^LINK +DIRECTION +PEER .* PEER QPN +WORKER +VERSION$"
+	[ "$(ctl_json a links '.[0].qpn')" -gt 0 ]
+	assert_line --partial "  $(ctl_json a links '.[0].qpn')  "
+	# An unknown column is a usage error naming the ones there are.
+	run "$CTL" -s "$W/a.ctl" -o peer,frob links
+	assert_failure 1
+	assert_output --partial "unknown column 'frob'; the columns are: link, direction, peer,"
+	# JSON carries every column whatever -o says.
+	[ "$(ctl_json a links 'length')" = 1 ]
+	run "$CTL" -s "$W/a.ctl" -j -o peer links
+	assert_success
+	echo "$output" | jq -e '.[0] | has("qpn") and has("bytes_tx")'
+
 	run "$CTL" --json -s "$W/a.ctl" stats
 	assert_success
 	echo "$output" | jq -e '.tunnels[0] | .tunnel == "echo" and
