@@ -16,6 +16,7 @@
 #include "link_int.h"
 #include "log.h"
 #include "loop.h"
+#include "prio.h"
 #include "resolve.h"
 #include "resume.h"
 #include "rsd.h"
@@ -125,6 +126,8 @@ on_cq(void *arg, uint32_t events)
 	struct dlink *dl = arg;
 
 	(void)events;
+	if (verbs_link_engine(dl->vl) != NULL)
+		engine_clock(verbs_link_engine(dl->vl), loop_now_ns());
 	(void)verbs_link_poll(dl->vl);
 	link_mark(dl);
 }
@@ -338,6 +341,26 @@ unstash(struct dlink *dl, struct engine *e)
 }
 
 /*
+ * A link with work to do says so to its device's priority table, and
+ * keeps the share of its window that tunnels of higher priority leave it
+ * (prio.h).
+ */
+static void
+yield(struct dlink *dl, struct engine *e)
+{
+	uint32_t share;
+
+	if (dl->prio == 0)
+		return;
+	share = prio_share(&dl->d->prio, dl->prio_dev, dl->prio,
+	    !engine_idle(e), loop_now_ms());
+	if (share != dl->share) {
+		engine_window_share(e, share);
+		dl->share = share;
+	}
+}
+
+/*
  * Deliver the engine's events, then post the work they and everyone else
  * queued this turn, with one doorbell; repeat while posting made more
  * events.  A shared turn stops at the first event that changes more than
@@ -350,6 +373,8 @@ pump(struct dlink *dl, struct engine *e, int shared)
 	int flushed = 0;
 
 	dl->flushing = 1;
+	engine_clock(e, loop_now_ns());
+	yield(dl, e);
 	if (!shared)
 		unstash(dl, e);
 	while (engine_error(e) == NULL) {
@@ -707,6 +732,8 @@ link_up(struct dlink *dl)
 	}
 	loop_timer_stop(&dl->deadline);
 	dl->state = D_UP;
+	dl->prio_dev = prio_dev(&dl->d->prio, verbs_link_device(dl->vl));
+	dl->share = 1000;
 	connect_slot_release(dl);
 	dl->heard_ms = loop_now_ms();
 	__atomic_store_n(&dl->idle_since, dl->heard_ms, __ATOMIC_RELAXED);
@@ -1023,4 +1050,13 @@ link_ring_move(struct link_ring *r, struct dlink *dl, char *err,
 		return (-1);
 	}
 	return (verbs_mem_move(vmem(r), dl->vl, err, errlen));
+}
+
+void
+link_set_priority(struct dlink *dl, unsigned prio)
+{
+
+	loop_assert_exclusive();
+	if (prio >= PRIO_LOWEST && prio <= PRIO_HIGHEST)
+		dl->prio = prio;
 }

@@ -298,4 +298,14 @@ void link_ring_detach(struct link_ring *r);
 int link_ring_move(struct link_ring *r, struct dlink *dl, char *err,
     size_t errlen);
 
+/**
+ * link_set_priority(dl, prio):
+ * ${dl} carries a tunnel of priority ${prio} (PRIO_LOWEST to PRIO_HIGHEST, see
+ * prio.h): from its next turn it yields its window to busier tunnels of
+ * higher priority on its device.  A client link takes its tunnel's when
+ * it is made; an incoming link, that of the tunnel of each stream it
+ * accepts.  Exclusive turns only.
+ */
+void link_set_priority(struct dlink *dl, unsigned prio);
+
 #endif /* !LINK_H */

@@ -79,6 +79,11 @@ struct dlink {
 	uint64_t heard_recvs, heard_ms;	/* owner: receives seen, and when
 					   last */
 	struct log_burst open_log;	/* excl: the peer's OPENs refused */
+	/* Its tunnel's priority (0: none yet) on device row prio_dev, and
+	 * the share of its window it was last given (see prio.h). */
+	unsigned prio;			/* excl */
+	int prio_dev;			/* excl: set when up */
+	uint32_t share;			/* owner */
 	char peer[420];			/* excl */
 	char name[520];			/* excl: "tunnel pg: link to X" /
 					   "link from X" */

@@ -62,7 +62,7 @@ struct loop {
 };
 
 /* The clock as of this thread's turn. */
-static __thread uint64_t turn_ms;
+static __thread uint64_t turn_ms, turn_ns;
 /* The loop this thread runs, and whether its turn is a shared one. */
 static __thread struct loop *cur;
 static __thread int in_shared;
@@ -73,7 +73,8 @@ clock_read(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	turn_ms = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	turn_ns = (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+	turn_ms = turn_ns / 1000000;
 }
 
 uint64_t
@@ -81,6 +82,13 @@ loop_now_ms(void)
 {
 
 	return (turn_ms);
+}
+
+uint64_t
+loop_now_ns(void)
+{
+
+	return (turn_ns);
 }
 
 struct loop *

@@ -217,6 +217,13 @@ void loop_job_cancel(struct loop_job *j);
 uint64_t loop_now_ms(void);
 
 /**
+ * loop_now_ns():
+ * The same instant as loop_now_ms, in nanoseconds (for measuring short
+ * waits, such as a work request's time on the send queue).
+ */
+uint64_t loop_now_ns(void);
+
+/**
  * loop_world_new(lp):
  * Make ${lp} the first loop of a new world (the thread that runs control,
  * reloads and signals).  Returns 0, or -1 (errno set).

@@ -19,6 +19,7 @@
 #include "conf.h"
 #include "log.h"
 #include "loop.h"
+#include "prio.h"
 #include "sock.h"
 
 struct link_ops;
@@ -137,6 +138,8 @@ struct rsd {
 	const struct link_ops *in_ops;	/* excl: incoming links report here */
 	void *in_arg;			/* excl */
 	uint64_t next_serial;		/* excl: stream numbers, for logs */
+	struct prio_table prio;		/* rows excl, stamps atomic:
+					   prio.h's */
 	uint64_t links_rejected;	/* atomic: a limit, allow, an invalid
 					   hello (the gate counts, shared) */
 	uint64_t links_evicted;		/* excl: idle links closed to make

@@ -129,6 +129,11 @@ struct stream {
 	uint8_t rx_rep_n;
 	uint64_t tx_seen, rx_seen;	/* cursors at the last engine_trim */
 	uint8_t ring_ticks;	/* engine_tick calls since our RING went out */
+	/* Scheduling: bytes left of this round's quantum, weight; waits. */
+	uint32_t deficit;
+	uint8_t weight;		/* 0 reads as 1 */
+	uint8_t wait;		/* W_* it is in since wait_at */
+	uint64_t wait_at, wait_credit, wait_sq;
 };
 
 _Static_assert(F_COUNT <= 8 * sizeof(((struct stream *)0)->flags),
@@ -139,10 +144,16 @@ struct queue {
 	uint32_t head, tail;
 };
 
+/* What a stream with bytes to send is waiting for (wait_update). */
+enum { W_NONE, W_CREDIT, W_SQ };
+
 /* What an outstanding send WR was, to release ring space on completion. */
 struct wrinfo {
 	uint32_t stream;	/* NIL for SENDs */
+	uint32_t bytes;		/* data bytes (0 for SENDs) */
 	uint64_t end;		/* tx cursor after this WRITE */
+	uint8_t signaled;
+	struct window_mark mark;	/* if signaled */
 };
 
 struct engine {
@@ -176,6 +187,7 @@ struct engine {
 	uint64_t seq, seq_done, last_signaled;
 	struct wrinfo *wri;	/* sq_size entries, by seq % sq_size */
 	uint32_t signal_every;
+	struct window win;	/* data bytes outstanding, and their bound */
 
 	/* Refusals to send: (peer id << 16 | reason), and ids in use. */
 	uint32_t *refusals;
@@ -458,6 +470,37 @@ tx_ready(const struct stream *s)
 	    !(s->rs & RS_RING_AT) && !(s->ctrl & C_RESUME) &&
 	    s->tx_app > s->tx_sent &&
 	    s->tx_sent - s->tx_peer < s->peer_rx.size);
+}
+
+/*
+ * A stream with bytes to send waits for the peer's ring credit, or for
+ * its turn on the send queue (ready: in Q_TX), or for neither (a RING_AT
+ * or resume it owes, or nothing to send).  The time is charged to the
+ * wait it was in, up to now, each time this is asked again.
+ */
+static void
+wait_update(struct engine *e, uint32_t id)
+{
+	struct stream *s = &e->s[id];
+	uint64_t now = e->win.now, d;
+	uint8_t w = W_NONE;
+
+	if (s->state == S_OPEN && s->tx_app > s->tx_sent &&
+	    !(s->flags & (F_RESET | F_TERM_SENT | F_SUSP)))
+		w = s->tx_sent - s->tx_peer >= s->peer_rx.size ? W_CREDIT :
+		    tx_ready(s) ? W_SQ : W_NONE;
+	if (s->wait != W_NONE && now > s->wait_at) {
+		d = now - s->wait_at;
+		if (s->wait == W_CREDIT) {
+			s->wait_credit += d;
+			e->st.wait_credit_ns += d;
+		} else {
+			s->wait_sq += d;
+			e->st.wait_sq_ns += d;
+		}
+	}
+	s->wait = w;
+	s->wait_at = now;
 }
 
 /*
@@ -1055,6 +1098,9 @@ engine_conf_check(const struct engine_conf *conf)
 		return ("max_streams must be from 1 to " STR(WIRE_STREAMS_MAX));
 	if (conf->inline_size > WIRE_WRITE_MAX)
 		return ("inline_size is above the maximum " STR(WIRE_WRITE_MAX));
+	if (conf->chunk > WIRE_WRITE_MAX)
+		return ("the chunk size is above the maximum "
+		    STR(WIRE_WRITE_MAX));
 	if (conf->ctrl_send == NULL)
 		return ("no control send buffer");
 	return (NULL);
@@ -1112,6 +1158,7 @@ engine_new(const struct engine_conf *conf, const char **errstr)
 	if (e->signal_every < 1)
 		e->signal_every = 1;
 	e->last_signaled = UINT64_MAX;
+	window_init(&e->win, conf->chunk, conf->window_max);
 	return (e);
 }
 
@@ -1422,6 +1469,7 @@ rs_credit(struct engine *e, uint32_t id, const struct wire_rec *r)
 	s->tx_peer = r->cursor;
 	if (tx_ready(s))
 		qpush(e, Q_TX, id);
+	wait_update(e, id);
 	if ((s->flags & (F_KEEP | F_WANT_WR)) == (F_KEEP | F_WANT_WR)) {
 		s->flags &= (uint16_t)~F_WANT_WR;
 		event(e, id, ENGINE_EV_WRITABLE);
@@ -1752,6 +1800,9 @@ engine_on_send_done(struct engine *e, uint64_t wr_id)
 		    (unsigned long long)wr_id));
 	for (; e->seq_done <= wr_id; e->seq_done++) {
 		w = &e->wri[e->seq_done % e->conf.sq_size];
+		window_done(&e->win, w->bytes);
+		if (e->seq_done == wr_id && w->signaled)
+			window_sample(&e->win, &w->mark);
 		if (w->stream == NIL)
 			continue;
 		s = &e->s[w->stream];
@@ -2288,25 +2339,30 @@ build_send(struct engine *e, uint64_t seq)
  * while the rest (a round trip's WRITE, typically) cost no completion
  * event: every signal_every-th WR (send queue space); every SEND (one
  * may end a stream, whose release waits for every WR it posted, and a
- * completion retires every WR before it); and a WRITE after which more
+ * completion retires every WR before it); a WRITE after which more
  * than a quarter of its stream's send ring would be held by WRITEs no
- * signalled completion will free.  The last keeps the application from
- * waiting for ring space for ever: once the signalled WRITE completes, at
- * most a quarter of the ring is held and the rest is free for new data,
- * whose WRITEs are signalled in turn.
+ * signalled completion will free; and a WRITE that window_signal (or
+ * ${force}: see take_write) asks for, so the window opens again.  The
+ * ring rule keeps the application from waiting for ring space for ever:
+ * once the signalled WRITE completes, at most a quarter of the ring is
+ * held and the rest is free for new data, whose WRITEs are signalled in
+ * turn.
  */
 static void
-emit(struct engine *e, struct engine_wr *w, uint32_t stream, uint64_t end)
+emit(struct engine *e, struct engine_wr *w, uint32_t stream, uint64_t end,
+    int force)
 {
 	struct wrinfo *wi = &e->wri[e->seq % e->conf.sq_size];
 	struct stream *s = stream != NIL ? &e->s[stream] : NULL;
+	uint32_t bytes = s != NULL ? w->len : 0;
 
 	w->wr_id = e->seq;
 	w->inlined = w->len <= e->conf.inline_size;
 	w->signaled = 0;
-	if (s == NULL || e->last_signaled == UINT64_MAX ||
+	if (s == NULL || force || e->last_signaled == UINT64_MAX ||
 	    e->seq - e->last_signaled >= e->signal_every ||
-	    end - s->tx_sig > s->tx.size / 4) {
+	    end - s->tx_sig > s->tx.size / 4 ||
+	    window_signal(&e->win, bytes)) {
 		w->signaled = 1;
 		e->last_signaled = e->seq;
 		e->st.signaled++;
@@ -2315,23 +2371,44 @@ emit(struct engine *e, struct engine_wr *w, uint32_t stream, uint64_t end)
 	}
 	wi->stream = stream;
 	wi->end = end;
+	wi->bytes = bytes;
+	wi->signaled = w->signaled;
+	window_post(&e->win, bytes, w->signaled, &wi->mark);
 	e->seq++;
 	e->msgs_sent++;
 }
 
-/* Emit one WRITE WITH IMM for stream ${id}; 0 if it could not. */
+/* A signalled WR is outstanding: its completion will come. */
+static int
+signal_pending(const struct engine *e)
+{
+
+	return (e->last_signaled != UINT64_MAX &&
+	    e->last_signaled >= e->seq_done);
+}
+
+/*
+ * Emit one WRITE WITH IMM for stream ${id}, of at most a chunk and what
+ * is left of its quantum; 1 if it did, 0 if it could not, -1 if the
+ * window is full.  A window that shrank below what is outstanding, with
+ * no signalled WR among it, lets this WRITE through signalled: a
+ * completion must come to open it.
+ */
 static int
 take_write(struct engine *e, uint32_t id, struct engine_wr *w)
 {
 	struct stream *s = &e->s[id];
 	const struct engine_ring *src = &s->tx;
 	uint64_t n, cur = s->tx_sent;
+	int force = 0;
 
 	n = s->tx_app - cur;
 	if (n > s->peer_rx.size - (cur - s->tx_peer))
 		n = s->peer_rx.size - (cur - s->tx_peer);
-	if (n > WIRE_WRITE_MAX)
-		n = WIRE_WRITE_MAX;
+	if (n > e->win.chunk)
+		n = e->win.chunk;
+	if (n > s->deficit)
+		n = s->deficit;
 	/* Bytes from before a resize are in the old ring, up to the switch. */
 	if (s->tx_old.size != 0 && cur < s->tx_switch) {
 		src = &s->tx_old;
@@ -2343,6 +2420,11 @@ take_write(struct engine *e, uint32_t id, struct engine_wr *w)
 	n = ring_contig(s->peer_rx.size, cur, n);
 	if (n == 0)
 		return (0);
+	if (!window_allows(&e->win, n)) {
+		if (signal_pending(e))
+			return (-1);
+		force = 1;
+	}
 	memset(w, 0, sizeof(*w));
 	w->op = ENGINE_WR_WRITE_IMM;
 	w->len = (uint32_t)n;
@@ -2352,21 +2434,95 @@ take_write(struct engine *e, uint32_t id, struct engine_wr *w)
 	w->rkey = s->peer_rx.rkey;
 	w->imm = wire_imm_encode(s->peer_id, (uint32_t)n);
 	s->tx_sent += n;
+	s->deficit -= (uint32_t)n;
 	s->wr_out++;
-	emit(e, w, id, s->tx_sent);
+	emit(e, w, id, s->tx_sent, force);
 	e->st.writes++;
 	e->st.bytes_tx += n;
 	return (1);
 }
 
+/* One SEND of the control records pending; 0 if there were none. */
+static int
+take_send(struct engine *e, struct engine_wr *w)
+{
+	size_t len = build_send(e, e->seq);
+
+	if (len == 0)
+		return (0);
+	memset(w, 0, sizeof(*w));
+	w->op = ENGINE_WR_SEND;
+	w->len = (uint32_t)len;
+	w->local_addr = e->conf.ctrl_send_addr +
+	    (e->seq % e->conf.sq_size) * WIRE_MSG_SIZE;
+	w->lkey = e->conf.ctrl_send_lkey;
+	emit(e, w, NIL, 0, 0);
+	e->st.sends++;
+	return (1);
+}
+
+/*
+ * The next WRITE of the scheduler: deficit round robin in bytes over the
+ * streams ready to send (Q_TX, in the order they became ready).  The
+ * stream at the head gets a quantum of chunk * weight bytes when its turn
+ * starts and keeps the head until it has written the quantum or has
+ * nothing ready; then it goes to the tail if it is still ready, and its
+ * unused quantum lapses.  So a stream that becomes ready waits for at
+ * most one quantum of each stream ahead of it, and a 64-byte stream
+ * never waits behind a neighbour's whole ring.  Returns 1 if it emitted
+ * ${w}, 0 if no stream is ready, -1 if the window is full.
+ */
+static int
+take_data(struct engine *e, struct engine_wr *w)
+{
+	struct stream *s;
+	uint32_t id;
+	int r;
+
+	while ((id = e->q[Q_TX].head) != NIL) {
+		s = &e->s[id];
+		r = 0;
+		if (tx_ready(s)) {
+			if (s->deficit == 0)
+				s->deficit = e->win.chunk *
+				    (s->weight ? s->weight : 1u);
+			if ((r = take_write(e, id, w)) < 0) {
+				e->st.stall_window++;
+				return (-1);
+			}
+		}
+		if (r == 0 || s->deficit == 0 || !tx_ready(s)) {
+			qpop(e, Q_TX);
+			s->deficit = 0;
+			if (r != 0 && tx_ready(s)) {
+				qpush(e, Q_TX, id);
+			} else {
+				if (s->state == S_OPEN &&
+				    s->tx_app > s->tx_sent)
+					e->st.stall_ring++;
+				queue_drop(e, id);
+			}
+		}
+		wait_update(e, id);
+		check_shutdown(e, id);
+		if (r > 0)
+			return (1);
+	}
+	return (0);
+}
+
+/*
+ * Control records go first, always: they are few and small, and a
+ * credit, open or close that waited behind data would stall a stream
+ * (or both sides) for as long as the data takes.  Data leaves the last
+ * message credit for a credit-bearing SEND, and the window (lib/window.h)
+ * bounds the data bytes outstanding, so a SEND posted later waits behind
+ * at most a window's worth.
+ */
 int
 engine_take_wrs(struct engine *e, struct engine_wr *wrs, int max)
 {
-	struct engine_wr *w;
-	struct stream *s;
-	uint32_t id;
-	size_t len;
-	int n = 0;
+	int n = 0, r;
 
 	if (!e->up || e->failed)
 		return (0);
@@ -2375,50 +2531,25 @@ engine_take_wrs(struct engine *e, struct engine_wr *wrs, int max)
 			e->st.stall_sq++;
 			break;
 		}
-		w = &wrs[n];
 		if (ctrl_pending(e)) {
 			if (msg_avail(e) == 0) {
 				e->st.stall_msg++;
 				break;
 			}
-			len = build_send(e, e->seq);
-			if (len > 0) {
-				memset(w, 0, sizeof(*w));
-				w->op = ENGINE_WR_SEND;
-				w->len = (uint32_t)len;
-				w->local_addr = e->conf.ctrl_send_addr +
-				    (e->seq % e->conf.sq_size) * WIRE_MSG_SIZE;
-				w->lkey = e->conf.ctrl_send_lkey;
-				emit(e, w, NIL, 0);
-				e->st.sends++;
+			if (take_send(e, &wrs[n])) {
 				n++;
 				continue;
 			}
 		}
-		if ((id = e->q[Q_TX].head) == NIL)
+		if (e->q[Q_TX].head == NIL)
 			break;
-		/* Data leaves the last credit for a credit-bearing SEND. */
 		if (msg_avail(e) < 2) {
 			e->st.stall_msg++;
 			break;
 		}
-		s = &e->s[id];
-		if (!tx_ready(s)) {
-			if (s->state == S_OPEN && s->tx_app > s->tx_sent)
-				e->st.stall_ring++;
-			qpop(e, Q_TX);
-			queue_drop(e, id);
-			continue;
-		}
-		if (take_write(e, id, w))
-			n++;
-		/* Round robin: one write per stream per turn. */
-		qpop(e, Q_TX);
-		if (tx_ready(s))
-			qpush(e, Q_TX, id);
-		else if (s->tx_app > s->tx_sent)
-			e->st.stall_ring++;
-		check_shutdown(e, id);
+		if ((r = take_data(e, &wrs[n])) <= 0)
+			break;
+		n++;
 	}
 	return (n);
 }
@@ -2634,6 +2765,7 @@ engine_tx_commit(struct engine *e, uint32_t id, uint32_t n)
 	s->tx_app += n;
 	if (tx_ready(s))
 		qpush(e, Q_TX, id);
+	wait_update(e, id);
 	return (0);
 }
 
@@ -2794,6 +2926,59 @@ engine_stats(const struct engine *e, struct engine_stats *st)
 
 	*st = e->st;
 	st->peer_credits = (uint32_t)msg_avail(e);
+	st->sq_depth = (uint32_t)(e->seq - e->seq_done);
+	st->inflight = e->win.inflight;
+	st->window = e->win.cap;
+	st->rtt_ns = e->win.rtt_min;
+	st->rate = e->win.rate_max;
+}
+
+int
+engine_stream_stats(const struct engine *e, uint32_t id,
+    struct engine_stream_stats *st)
+{
+	const struct stream *s;
+	uint64_t now = e->win.now;
+
+	memset(st, 0, sizeof(*st));
+	if (id >= e->conf.max_streams || e->s[id].state == S_FREE ||
+	    e->s[id].state == S_DEAD)
+		return (-1);
+	s = &e->s[id];
+	st->queued = s->tx_app - s->tx_sent;
+	st->unacked = s->tx_sent - s->tx_peer;
+	st->wait_credit_ns = s->wait_credit;
+	st->wait_sq_ns = s->wait_sq;
+	if (s->wait == W_CREDIT && now > s->wait_at)
+		st->wait_credit_ns += now - s->wait_at;
+	else if (s->wait == W_SQ && now > s->wait_at)
+		st->wait_sq_ns += now - s->wait_at;
+	return (0);
+}
+
+void
+engine_clock(struct engine *e, uint64_t now)
+{
+
+	window_clock(&e->win, now);
+}
+
+int
+engine_set_weight(struct engine *e, uint32_t id, uint32_t weight)
+{
+	struct stream *s = live(e, id);
+
+	if (s == NULL || weight < 1 || weight > ENGINE_WEIGHT_MAX)
+		return (ENGINE_EINVAL);
+	s->weight = (uint8_t)weight;
+	return (0);
+}
+
+void
+engine_window_share(struct engine *e, uint32_t permille)
+{
+
+	window_share(&e->win, permille);
 }
 
 /* Append ${word} to ${buf}, after ${sep} unless it is the first. */

@@ -7,7 +7,8 @@
  * verbs layer and the daemon, or the simulator) feeds it what happened and
  * takes back what to do:
  *
- *   in:   engine_connected()      the link is established (peer's hello)
+ *   in:   engine_clock()          the embedder's clock, once per turn
+ *         engine_connected()      the link is established (peer's hello)
  *         engine_on_recv()        a SEND arrived in receive slot N
  *         engine_on_recv_imm()    an RDMA WRITE WITH IMMEDIATE arrived
  *         engine_on_send_done()   a signalled work request completed
@@ -68,6 +69,21 @@
  * connects names its streams and grants their rings only once that proof
  * checked out.
  *
+ * Scheduling (nothing of it is on the wire): many streams share one send
+ * queue, which the hardware runs in order, so what engine_take_wrs hands
+ * out decides who waits for whom.  Control records go first, always.
+ * Data is cut into chunks (conf.chunk, WINDOW_CHUNK by default) and taken
+ * by deficit round robin in bytes over the streams ready to send: each
+ * turn of a stream may write chunk * weight bytes (engine_set_weight), so
+ * a stream that becomes ready waits for at most one quantum of each
+ * stream ahead of it.  The data bytes outstanding on the send queue are
+ * bounded by a window sized from the link's own completions (lib/window.h:
+ * twice the bandwidth-delay product, never less than a few chunks), not
+ * by the rings: what is posted beyond what keeps the wire busy would
+ * only be a queue for the next stream's bytes, or a credit, to wait
+ * behind.  The window and the streams' wait times need the embedder's
+ * clock (engine_clock); without one the window stays at its maximum.
+ *
  * Errors: a peer that breaks the protocol, or a transport failure, ends
  * the link: the engine stops emitting work requests, every stream gets
  * RESET (unless already closed by the application) and RELEASED, and
@@ -80,6 +96,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "window.h"
 #include "wire.h"
 
 /* Queue depths the protocol works with (rq up to WIRE_CREDITS_MAX). */
@@ -99,6 +116,8 @@ struct engine_conf {
 	uint64_t ctrl_send_addr;	/* its address as the HCA sees it */
 	uint32_t ctrl_send_lkey;
 	uint8_t resume;		/* offer resume (hello version 2) */
+	uint32_t chunk;		/* largest WRITE (0: WINDOW_CHUNK) */
+	uint64_t window_max;	/* most data bytes outstanding (0: WINDOW_MAX) */
 };
 
 /* A ring: send rings use the lkey, receive rings grant the rkey. */
@@ -200,8 +219,24 @@ struct engine_stats {
 	uint64_t ring_grows;		/* rings made larger */
 	uint64_t ring_shrinks;		/* rings made smaller again */
 	uint64_t ring_refused;		/* resizes engine_mem.alloc refused */
+	uint64_t stall_window;	/* work waited for the window (engine_clock) */
+	uint64_t wait_credit_ns;	/* stream time waiting for ring credit */
+	uint64_t wait_sq_ns;	/* stream time ready, waiting for its turn */
 	uint32_t streams_active;
 	uint32_t peer_credits;		/* message credits we hold now */
+	uint32_t sq_depth;	/* WRs posted, not yet known complete */
+	uint64_t inflight;	/* data bytes posted, not yet known complete */
+	uint64_t window;	/* the bound on inflight now */
+	uint64_t rtt_ns;	/* smallest recent completion time (0: none) */
+	uint64_t rate;		/* largest recent delivery rate, B/s (0: none) */
+};
+
+/* One stream's sending side (engine_stream_stats). */
+struct engine_stream_stats {
+	uint64_t queued;	/* committed, not yet written */
+	uint64_t unacked;	/* written, not yet reported consumed */
+	uint64_t wait_credit_ns;	/* time it waited for ring credit */
+	uint64_t wait_sq_ns;	/* time it was ready but not yet posted */
 };
 
 /* How a link's engine takes part in resumes (engine_set_resume). */
@@ -508,6 +543,40 @@ uint32_t engine_active(const struct engine *e);
  * Copy the link's counters into ${st}.
  */
 void engine_stats(const struct engine *e, struct engine_stats *st);
+
+/**
+ * engine_stream_stats(e, id, st):
+ * Copy stream ${id}'s sending figures into ${st}, the wait it is in now
+ * included.  Returns 0, or -1 if ${id} is not a live stream.
+ */
+int engine_stream_stats(const struct engine *e, uint32_t id,
+    struct engine_stream_stats *st);
+
+/**
+ * engine_clock(e, now):
+ * The embedder's monotonic clock reads ${now} nanoseconds (never 0).
+ * Call it once per turn, before the turn's inputs: the send window
+ * (lib/window.h) and the streams' wait times are measured with it.
+ * Without it the window stays at its maximum and waits read 0.
+ */
+void engine_clock(struct engine *e, uint64_t now);
+
+/**
+ * engine_set_weight(e, id, weight):
+ * Stream ${id} gets ${weight} (1 to ENGINE_WEIGHT_MAX; 1 when opened)
+ * times the bytes of a weight-1 stream each round of the scheduler.
+ * Returns 0 or ENGINE_EINVAL.
+ */
+#define ENGINE_WEIGHT_MAX	16
+int engine_set_weight(struct engine *e, uint32_t id, uint32_t weight);
+
+/**
+ * engine_window_share(e, permille):
+ * Keep at most ${permille} (1 to 1000) of the estimated window
+ * outstanding, but never less than WINDOW_SHARE_MIN_CHUNKS chunks (a
+ * link that yields to other links of its device).
+ */
+void engine_window_share(struct engine *e, uint32_t permille);
 
 /**
  * engine_stream_flags_str(e, id, buf, size):

@@ -11,10 +11,10 @@ cd "$srcdir" || exit 1
 level() {
 	case $1 in
 	config) echo 0 ;;
-	addr | ring | wire | timerq | secmem | budget) echo 1 ;;
+	addr | ring | wire | window | timerq | secmem | budget) echo 1 ;;
 	engine | admit | render | tables | ctlcmd | log | cfg | conf | confaddr | auth | hca | proxy) echo 2 ;;
 	verbs | loop) echo 3 ;;
-	sock | resolve | notify | dial) echo 4 ;;
+	sock | resolve | notify | dial | prio) echo 4 ;;
 	rsd) echo 5 ;;
 	link | link_int | resume | cm | connect) echo 6 ;;
 	bridge) echo 7 ;;

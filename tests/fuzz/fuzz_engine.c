@@ -471,7 +471,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct engine_mem em = { mem_alloc, mem_free, NULL };
 	struct res R;
 	uint32_t posted[RQ], slot, imm, u32, off;
-	uint64_t seq_hi = 0;
+	uint64_t seq_hi = 0, clock_ns = 1;
 	uint8_t op, b, msg[WIRE_MSG_SIZE], token[WIRE_NONCE_LEN] = { 0 };
 	uint8_t proof[WIRE_AUTH_LEN] = { 0 };
 	uint16_t len;
@@ -539,7 +539,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	drain(e, posted, &nposted, &seq_hi);
 
 	while (get(&in, &op, 1)) {
-		switch (op % 12) {
+		switch (op % 13) {
 		case 0:		/* a SEND arrives */
 		case 1:
 			if (!get(&in, &len, 2))
@@ -604,6 +604,17 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				break;
 			mem_refuse = b & 1;
 			break;
+		case 12:	/* time passes; the scheduler is retuned */
+			if (!get(&in, &b, 1) || !get(&in, &u32, 4))
+				break;
+			if (b % 3 == 0)
+				engine_clock(e, clock_ns += u32);
+			else if (b % 3 == 1)
+				engine_window_share(e, u32 % 1001);
+			else
+				engine_set_weight(e, (b >> 2) % STREAMS,
+				    u32 % (ENGINE_WEIGHT_MAX + 2));
+			break;
 		}
 		/* What find handed over goes once the call returned. */
 		if (R.adopted) {
@@ -619,6 +630,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		if (engine_active(e) > STREAMS ||
 		    engine_suspended(e) > engine_active(e))
+			abort();
+		/* The window lets at most one WRITE past its largest size. */
+		engine_stats(e, &st);
+		if (st.inflight > WINDOW_MAX + WINDOW_CHUNK ||
+		    st.window > WINDOW_MAX || st.sq_depth > SQ)
 			abort();
 		check_rings(e);
 	}

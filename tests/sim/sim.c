@@ -93,6 +93,7 @@ static uint64_t total_strict, total_unseen, total_ratchets;
 static uint64_t total_rs, total_grows, total_shrinks, total_refused;
 static uint64_t all_rs, all_grows, all_shrinks, all_refused;
 static uint64_t all_losses, all_ratchets;
+static uint64_t all_wstalls, all_wsmall;	/* window stalls; small windows */
 
 /* Resizable streams start with rings of this many bytes. */
 #define RS_START	4096
@@ -296,6 +297,13 @@ struct run {
 	 */
 	struct rng rz;
 	int resizing;		/* the link can resize rings */
+	/*
+	 * The scheduler's own draws (chunk, window, clock, shares,
+	 * weights): its own stream of them, so the rest stay as they were.
+	 */
+	struct rng rw;
+	uint64_t now;		/* the engines' clock, ns */
+	uint64_t win_most[2];	/* each side's largest window */
 	struct fab f;
 	struct side side[2];
 	int failed;
@@ -729,6 +737,9 @@ on_incoming(struct run *R, int i, uint32_t id)
 		return (rfail(R, "engine_ring_limits after accept failed"));
 	if (losing(R) && a->plan.keep[1] && engine_keep(e, id) != 0)
 		return (rfail(R, "engine_keep after accept failed"));
+	if (below(&R->rw, 2) == 0 && engine_set_weight(e, id,
+	    1 + (uint32_t)below(&R->rw, ENGINE_WEIGHT_MAX)) != 0)
+		return (rfail(R, "engine_set_weight after accept failed"));
 	return (0);
 }
 
@@ -933,6 +944,9 @@ open_stream(struct run *R, int i)
 		return (rfail(R, "engine_set_origin after open failed"));
 	if (losing(R) && a->plan.keep[0] && engine_keep(e, a->id) != 0)
 		return (rfail(R, "engine_keep after open failed"));
+	if (below(&R->rw, 2) == 0 && engine_set_weight(e, a->id,
+	    1 + (uint32_t)below(&R->rw, ENGINE_WEIGHT_MAX)) != 0)
+		return (rfail(R, "engine_set_weight after open failed"));
 	if (a->tx_max != 0 &&
 	    engine_ring_limits(e, a->id, a->tx_max, a->rx_max) != 0)
 		return (rfail(R, "engine_ring_limits after open failed"));
@@ -1663,6 +1677,67 @@ print_streams(const struct run *R)
 		}
 }
 
+/*
+ * The scheduler's settings for side ${i}: chunks from 512 bytes to the
+ * largest WRITE, windows from their floor up (0: the defaults).
+ */
+static void
+sched_conf(struct run *R, int i, struct engine_conf *ec)
+{
+	static const uint32_t chunks[] = { 0, 512, 4096, WIRE_WRITE_MAX };
+	static const uint64_t wins[] = { 0, 1, 65536, 1u << 20 };
+	uint32_t chunk;
+
+	ec->chunk = chunks[below(&R->rw, 4)];
+	ec->window_max = wins[below(&R->rw, 4)];
+	chunk = ec->chunk ? ec->chunk : WINDOW_CHUNK;
+	R->win_most[i] = ec->window_max ? ec->window_max : WINDOW_MAX;
+	if (R->win_most[i] < (uint64_t)chunk * WINDOW_MIN_CHUNKS)
+		R->win_most[i] = (uint64_t)chunk * WINDOW_MIN_CHUNKS;
+	R->win_most[i] += chunk;	/* one WRITE past a shrunken window */
+}
+
+/*
+ * Time passes at random speeds (so the window's estimates swing), and now
+ * and then a side's link yields part of its window, as the daemon's does
+ * to busier tunnels of higher priority.
+ */
+static void
+sched_step(struct run *R)
+{
+	int i;
+
+	R->now += 1 + below(&R->rw, 4) * below(&R->rw, 20000);
+	for (i = 0; i < 2; i++) {
+		engine_clock(R->f.side[i].e, R->now);
+		if (below(&R->rw, 512) == 0)
+			engine_window_share(R->f.side[i].e,
+			    below(&R->rw, 4) == 0 ? 1000 :
+			    1 + (uint32_t)below(&R->rw, 1000));
+	}
+}
+
+/* The window holds what it says, and says no more than it may. */
+static int
+sched_check(struct run *R, int i)
+{
+	struct engine_stats st;
+
+	engine_stats(R->f.side[i].e, &st);
+	if (st.inflight > R->win_most[i] || st.window > R->win_most[i])
+		return (rfail(R, "side %d: %llu bytes outstanding, window "
+		    "%llu, beyond the largest %llu", i,
+		    (unsigned long long)st.inflight,
+		    (unsigned long long)st.window,
+		    (unsigned long long)R->win_most[i]));
+	if (st.window + 2 * WINDOW_CHUNK < R->win_most[i])
+		all_wsmall++;
+	if (st.sq_depth > R->f.side[i].conf.sq_size)
+		return (rfail(R, "side %d: send queue depth %u above %u", i,
+		    st.sq_depth, R->f.side[i].conf.sq_size));
+	return (0);
+}
+
 static int
 run_one(const struct config *c, uint64_t seed, char *err, size_t errlen)
 {
@@ -1680,6 +1755,7 @@ run_one(const struct config *c, uint64_t seed, char *err, size_t errlen)
 	R->seed = seed;
 	R->r.s = splitmix(seed);
 	R->rz.s = splitmix(seed ^ 0x7e512eULL);
+	R->rw.s = splitmix(seed ^ 0x5c4ed0ULL);
 	R->next_rkey = 0x100;
 	for (i = 0; i < 2; i++) {
 		memset(&ec[i], 0, sizeof(ec[i]));
@@ -1690,6 +1766,7 @@ run_one(const struct config *c, uint64_t seed, char *err, size_t errlen)
 		ec[i].inline_size = (uint32_t)below(&R->r, 3) * 128;
 		ec[i].signal_every = (uint32_t)below(&R->r, 8);
 		ec[i].max_streams = c->max_streams;
+		sched_conf(R, i, &ec[i]);
 		R->side[i].R = R;
 		R->side[i].i = i;
 		R->side[i].opens_left = 1 + (uint32_t)below(&R->r,
@@ -1749,6 +1826,7 @@ run_one(const struct config *c, uint64_t seed, char *err, size_t errlen)
 
 		R->step = step;
 		R->progressed = 0;
+		sched_step(R);
 		if (c->faults && !R->link_dead && step >= fault_at &&
 		    R->side[0].n > 0 && R->f.side[0].posted_n > 0) {
 			if (inject_fault(R))
@@ -1805,6 +1883,8 @@ run_one(const struct config *c, uint64_t seed, char *err, size_t errlen)
 				rfail(R, "fabric: %s", R->f.err);
 				break;
 			}
+			if (sched_check(R, i))
+				break;
 			if (drain_side(R, i))
 				break;
 		}
@@ -1861,6 +1941,7 @@ run_one(const struct config *c, uint64_t seed, char *err, size_t errlen)
 			    (unsigned long long)R->side[i].allocs,
 			    (unsigned long long)R->side[i].refused);
 		total_grows += st.ring_grows;
+		all_wstalls += st.stall_window;
 		total_shrinks += st.ring_shrinks;
 		total_refused += st.ring_refused;
 	}
@@ -2014,6 +2095,14 @@ main(int argc, char **argv)
 		    (unsigned long long)all_losses,
 		    (unsigned long long)all_ratchets, all_losses == 0 ?
 		    " (no run lost its link)" : "");
+		bad |= none;
+		/* And the window must have shrunk, and held data back. */
+		none = all_wstalls == 0 || all_wsmall == 0;
+		printf("%s %d - send window: %llu stalls on a full window, "
+		    "%llu turns under a window the estimate made smaller\n",
+		    none ? "not ok" : "ok", ++t,
+		    (unsigned long long)all_wstalls,
+		    (unsigned long long)all_wsmall);
 		bad |= none;
 	}
 	printf("1..%d\n", t);

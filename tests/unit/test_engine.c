@@ -256,6 +256,7 @@ test_sizes(void)
 	struct t T;
 	struct tstream s, big;
 	struct engine_ring bad = { 0x1000, 6000, 1, NULL }, good = { 0x1000, 4096, 1, NULL };
+	struct engine_conf c;
 	int bad_bytes = 0;
 	uint32_t got = 0;
 
@@ -289,7 +290,7 @@ test_sizes(void)
 	teardown(&T);
 	tstream_free(&big);
 
-	/* 1 MiB rings both ways: writes are capped at 64 KiB. */
+	/* 1 MiB rings both ways: writes are cut into chunks. */
 	setup(&T, conf(64, 64), conf(64, 64));
 	T.acc_ring = 1u << 20;
 	open_stream(&T, &s, 1u << 20, 1u << 20);
@@ -298,11 +299,33 @@ test_sizes(void)
 	settle(&T);
 	got = take(&T, 1, T.acc[0].id, T.acc[0].rx, 1u << 20, 0x11, &bad_bytes);
 	ok(got == (1u << 20) && !bad_bytes, "1 MiB in one go");
+	ok(T.f.side[0].max_wr_len == WINDOW_CHUNK,
+	    "no write exceeds the default chunk, and big ones use all of it "
+	    "(%llu)", (unsigned long long)T.f.side[0].max_wr_len);
+	ok(T.f.side[0].writes_posted == (1u << 20) / WINDOW_CHUNK,
+	    "1 MiB took %u writes (%llu)", (1u << 20) / WINDOW_CHUNK,
+	    (unsigned long long)T.f.side[0].writes_posted);
+	teardown(&T);
+	tstream_free(&s);
+
+	/* The largest chunk is what the immediate can say: 64 KiB. */
+	c = conf(64, 64);
+	c.chunk = WIRE_WRITE_MAX;
+	setup(&T, c, conf(64, 64));
+	T.acc_ring = 1u << 20;
+	open_stream(&T, &s, 1u << 20, 1u << 20);
+	settle(&T);
+	put(&T, 0, s.id, s.tx, 1u << 20, 0x11);
+	settle(&T);
+	got = take(&T, 1, T.acc[0].id, T.acc[0].rx, 1u << 20, 0x11, &bad_bytes);
+	ok(got == (1u << 20) && !bad_bytes, "1 MiB in one go, 64 KiB chunks");
 	ok(T.f.side[0].max_wr_len == WIRE_WRITE_MAX,
 	    "no write exceeds 64 KiB, and big ones use all of it (%llu)",
 	    (unsigned long long)T.f.side[0].max_wr_len);
 	ok(T.f.side[0].writes_posted == 16, "1 MiB took 16 writes (%llu)",
 	    (unsigned long long)T.f.side[0].writes_posted);
+	c.chunk = WIRE_WRITE_MAX + 1;
+	ok(engine_conf_check(&c) != NULL, "a chunk above 64 KiB is refused");
 	teardown(&T);
 	tstream_free(&s);
 }
@@ -3007,6 +3030,302 @@ test_stream_flags_str(void)
 	free(s.rx);
 }
 
+/* ------------------------------------------------------------ scheduler */
+
+/* The WRITE at place ${k} of what side 0 has in flight, or NULL. */
+static const struct engine_wr *
+in_flight(struct t *T, size_t k)
+{
+	struct fab_side *fs = &T->f.side[0];
+
+	if (k >= fs->wire_n)
+		return (NULL);
+	return (&fs->wire[(fs->wire_head + k) % fs->wire_cap].wr);
+}
+
+/* Does work request ${w} read stream ${s}'s send ring? */
+static int
+reads(const struct engine_wr *w, const struct tstream *s)
+{
+
+	return (w->op == ENGINE_WR_WRITE_IMM &&
+	    w->local_addr >= (uint64_t)(uintptr_t)s->tx &&
+	    w->local_addr < (uint64_t)(uintptr_t)s->tx + s->txsz);
+}
+
+/* Data bytes in flight from side 0 before ${s}'s first WRITE; -1: none. */
+static long
+bytes_before(struct t *T, const struct tstream *s)
+{
+	const struct engine_wr *w;
+	long n = 0;
+	size_t k;
+
+	for (k = 0; (w = in_flight(T, k)) != NULL; k++) {
+		if (reads(w, s))
+			return (n);
+		if (w->op == ENGINE_WR_WRITE_IMM)
+			n += w->len;
+	}
+	return (-1);
+}
+
+/* Open ${n} streams from side 0 with ${size}-byte rings both ways. */
+static void
+open_n(struct t *T, struct tstream *s, int n, uint32_t size)
+{
+	int k;
+
+	T->acc_ring = size;
+	for (k = 0; k < n; k++)
+		open_stream(T, &s[k], size, size);
+	settle(T);
+}
+
+static void
+test_sched_fair(void)
+{
+	struct t T;
+	struct tstream s[5];
+	struct engine *e;
+	const struct engine_wr *w;
+	long ahead;
+	uint32_t bytes[2] = { 0, 0 };
+	size_t k;
+	int j;
+
+	/*
+	 * Three bulk streams fill their rings, then a fourth puts 64
+	 * bytes: it waits for one chunk of each, not for their rings.
+	 */
+	setup(&T, conf(256, 64), conf(256, 64));
+	e = T.f.side[0].e;
+	open_n(&T, s, 4, 256u << 10);
+	for (j = 0; j < 3; j++)
+		put(&T, 0, s[j].id, s[j].tx, 256u << 10, 0x40 + j);
+	put(&T, 0, s[3].id, s[3].tx, 64, 0x33);
+	fab_pump(&T.f, 0);
+	ahead = bytes_before(&T, &s[3]);
+	ok(ahead >= 0 && ahead <= 3 * WINDOW_CHUNK,
+	    "64 bytes wait for one chunk of each of 3 bulk streams (%ld "
+	    "bytes ahead, at most %u)", ahead, 3 * WINDOW_CHUNK);
+	ok(T.f.side[0].max_wr_len == WINDOW_CHUNK, "bulk writes are whole "
+	    "chunks (%llu)", (unsigned long long)T.f.side[0].max_wr_len);
+	teardown(&T);
+	for (j = 0; j < 4; j++)
+		tstream_free(&s[j]);
+
+	/* Weight 4 against weight 1: four chunks for each one. */
+	setup(&T, conf(256, 64), conf(256, 64));
+	e = T.f.side[0].e;
+	open_n(&T, s, 2, 1u << 20);
+	ok(engine_set_weight(e, s[0].id, 4) == 0, "weight 4 is taken");
+	ok(engine_set_weight(e, s[1].id, 0) == ENGINE_EINVAL &&
+	    engine_set_weight(e, s[1].id, ENGINE_WEIGHT_MAX + 1) ==
+	    ENGINE_EINVAL, "weights outside 1-%d are refused",
+	    ENGINE_WEIGHT_MAX);
+	put(&T, 0, s[0].id, s[0].tx, 1u << 20, 0x10);
+	put(&T, 0, s[1].id, s[1].tx, 1u << 20, 0x11);
+	fab_pump(&T.f, 0);
+	for (k = 0; k < 40 && (w = in_flight(&T, k)) != NULL; k++)
+		for (j = 0; j < 2; j++)
+			if (reads(w, &s[j]))
+				bytes[j] += w->len;
+	ok(bytes[1] > 0 && bytes[0] == 4 * bytes[1],
+	    "weight 4 moves 4 times the bytes of weight 1 (%u, %u)",
+	    bytes[0], bytes[1]);
+	teardown(&T);
+	for (j = 0; j < 2; j++)
+		tstream_free(&s[j]);
+}
+
+static void
+test_sched_window(void)
+{
+	struct t T;
+	struct tstream s[2];
+	struct engine_conf c = conf(256, 64);
+	struct engine_stats st;
+	struct engine_stream_stats ss;
+	struct engine *e;
+	const struct engine_wr *w;
+	uint64_t now = 1000000;
+	long ahead;
+	int j;
+
+	/* A window of 64 KiB: a bulk stream keeps no more outstanding. */
+	c.window_max = 64u << 10;
+	setup(&T, c, conf(256, 64));
+	e = T.f.side[0].e;
+	engine_clock(e, now);
+	open_n(&T, s, 2, 1u << 20);
+	put(&T, 0, s[0].id, s[0].tx, 1u << 20, 0x21);
+	fab_pump(&T.f, 0);
+	engine_stats(e, &st);
+	ok(st.inflight == 64u << 10 && st.window == 64u << 10,
+	    "a bulk stream fills the 64 KiB window and no more (%llu of %llu)",
+	    (unsigned long long)st.inflight, (unsigned long long)st.window);
+	ok(st.sq_depth == 4, "4 WRITEs on the send queue (%u)", st.sq_depth);
+
+	/* The 64 bytes wait for the window, then go before more bulk. */
+	put(&T, 0, s[1].id, s[1].tx, 64, 0x22);
+	engine_clock(e, now += 5000);
+	fab_pump(&T.f, 0);
+	engine_stats(e, &st);
+	ok(bytes_before(&T, &s[1]) < 0 && st.stall_window > 0,
+	    "while the window is full nothing more goes (%llu stalls)",
+	    (unsigned long long)st.stall_window);
+	/* Control records do not wait for the window. */
+	engine_keepalive(e);
+	fab_pump(&T.f, 0);
+	w = in_flight(&T, T.f.side[0].wire_n - 1);
+	ok(w != NULL && w->op == ENGINE_WR_SEND,
+	    "a KEEPALIVE goes out past a full window");
+	engine_clock(e, now += 20000);
+	while (fab_deliver(&T.f, 0) > 0)
+		;
+	while (fab_complete(&T.f, 0) > 0)
+		;
+	fab_pump(&T.f, 0);
+	ahead = bytes_before(&T, &s[1]);
+	ok(ahead >= 0 && ahead <= WINDOW_CHUNK, "then they go behind at most "
+	    "one chunk (%ld bytes)", ahead);
+	j = engine_stream_stats(e, s[1].id, &ss);
+	ok(j == 0 && ss.wait_sq_ns == 25000 && ss.queued == 0 &&
+	    ss.wait_credit_ns == 0, "the stream waited 25 us for its turn "
+	    "(%llu ns), none for credit", (unsigned long long)ss.wait_sq_ns);
+	engine_stats(e, &st);
+	ok(st.rtt_ns == 20000 && st.rate > 0, "the completion gave an rtt "
+	    "(%llu ns) and a rate (%llu B/s)", (unsigned long long)st.rtt_ns,
+	    (unsigned long long)st.rate);
+	ok(engine_stream_stats(e, 63, &ss) == -1,
+	    "no figures for a stream that is not there");
+	teardown(&T);
+	for (j = 0; j < 2; j++)
+		tstream_free(&s[j]);
+}
+
+/* A stream that filled its peer's ring waits for credit, and says so. */
+static void
+test_sched_credit_wait(void)
+{
+	struct t T;
+	struct tstream s;
+	struct engine_stream_stats ss;
+	struct engine_stats st;
+	struct engine *e;
+	int rc;
+
+	setup(&T, conf(64, 64), conf(64, 64));
+	e = T.f.side[0].e;
+	engine_clock(e, 1000);
+	T.acc_ring = 4096;
+	open_stream(&T, &s, 16384, 4096);
+	settle(&T);
+	put(&T, 0, s.id, s.tx, 4096, 0x61);
+	fab_pump(&T.f, 0);
+	put(&T, 0, s.id, s.tx, 4096, 0x62);
+	fab_pump(&T.f, 0);
+	engine_clock(e, 8000);
+	rc = engine_stream_stats(e, s.id, &ss);
+	ok(rc == 0 && ss.wait_credit_ns == 7000 && ss.wait_sq_ns == 0 &&
+	    ss.queued == 4096 && ss.unacked == 4096, "4 KiB behind a full "
+	    "4 KiB peer ring wait 7 us for credit (%llu ns, %llu queued)",
+	    (unsigned long long)ss.wait_credit_ns,
+	    (unsigned long long)ss.queued);
+	settle(&T);
+	take(&T, 1, T.acc[0].id, T.acc[0].rx, 4096, 0x61, &rc);
+	settle(&T);
+	engine_stats(e, &st);
+	ok(st.wait_credit_ns == 7000, "the link counts the wait once the "
+	    "credit came (%llu ns)", (unsigned long long)st.wait_credit_ns);
+	teardown(&T);
+	tstream_free(&s);
+}
+
+/* Execute and complete everything in flight, posting nothing new. */
+static void
+run_wire(struct t *T)
+{
+	int i, moved;
+
+	do {
+		moved = 0;
+		for (i = 0; i < 2; i++) {
+			while (fab_deliver(&T->f, i) > 0)
+				moved = 1;
+			while (fab_complete(&T->f, i) > 0)
+				moved = 1;
+		}
+	} while (moved);
+}
+
+/*
+ * The window follows the wire: completions 10 us after the post plus a
+ * microsecond per KiB (1 GiB/s) size it at twice their product, far below
+ * the 8 MiB it starts at, and every byte still arrives.
+ */
+static void
+test_sched_estimate(void)
+{
+	struct t T;
+	struct tstream s;
+	struct engine_stats st;
+	struct engine *e;
+	const struct engine_wr *w;
+	uint64_t now = 1000000;
+	uint32_t got = 0, sent = 0;
+	int bad = 0, rounds = 0;
+
+	setup(&T, conf(256, 64), conf(256, 64));
+	e = T.f.side[0].e;
+	engine_clock(e, now);
+	open_n(&T, &s, 1, 4u << 20);
+	engine_stats(e, &st);
+	ok(st.window == WINDOW_MAX, "the window starts at its maximum (%llu)",
+	    (unsigned long long)st.window);
+	while (got < (16u << 20) && rounds++ < 10000) {
+		sent += put(&T, 0, s.id, s.tx, (16u << 20) - sent, 0x5a);
+		fab_pump(&T.f, 0);
+		now += 10000;
+		while ((w = in_flight(&T, 0)) != NULL) {
+			now += w->len * 1000 / 1024;
+			engine_clock(e, now);
+			engine_clock(T.f.side[1].e, now);
+			fab_deliver(&T.f, 0);
+			while (fab_complete(&T.f, 0) > 0 ||
+			    fab_complete(&T.f, 1) > 0)
+				;
+		}
+		events(&T, 1);
+		got += take(&T, 1, T.acc[0].id, T.acc[0].rx, 16u << 20, 0x5a,
+		    &bad);
+		fab_pump(&T.f, 1);
+		run_wire(&T);
+		events(&T, 0);
+	}
+	engine_stats(e, &st);
+	ok(got == 16u << 20 && !bad, "16 MiB arrive intact under the window "
+	    "(%u bytes, %d rounds)", got, rounds);
+	ok(st.rtt_ns >= 10000 && st.rtt_ns < 200000 && st.rate > 0,
+	    "it measured the completions (rtt %llu ns, %llu B/s)",
+	    (unsigned long long)st.rtt_ns, (unsigned long long)st.rate);
+	ok(st.window >= 4u * WINDOW_CHUNK && st.window <= 1u << 20,
+	    "and sized the window from them (%llu bytes)",
+	    (unsigned long long)st.window);
+	engine_window_share(e, 1);
+	engine_stats(e, &st);
+	ok(st.window == WINDOW_SHARE_MIN_CHUNKS * WINDOW_CHUNK,
+	    "a link that yields keeps %d chunks (%llu bytes)",
+	    WINDOW_SHARE_MIN_CHUNKS, (unsigned long long)st.window);
+	engine_window_share(e, 1000);
+	engine_stats(e, &st);
+	ok(st.window >= 4u * WINDOW_CHUNK, "and takes its window back "
+	    "(%llu bytes)", (unsigned long long)st.window);
+	teardown(&T);
+	tstream_free(&s);
+}
+
 int
 main(void)
 {
@@ -3038,5 +3357,9 @@ main(void)
 	test_origin();
 	test_resize();
 	test_stream_flags_str();
+	test_sched_fair();
+	test_sched_window();
+	test_sched_estimate();
+	test_sched_credit_wait();
 	return (tap_done());
 }
