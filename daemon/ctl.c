@@ -106,6 +106,7 @@ tunnels_tab(struct rsd *d, struct render_tab *tb)
 
 	tables_tunnels(tb);
 	TAILQ_FOREACH(t, &d->tuns, entry) {
+		memset(&r, 0, sizeof(r));
 		client = t->c->has_accept;
 		r.tunnel = t->c->name;
 		r.side = client ? "client" : "target";
@@ -132,6 +133,7 @@ streams_tab(struct rsd *d, struct render_tab *tb)
 	TAILQ_FOREACH(t, &d->tuns, entry) {
 		for (b = bridge_first(t); b != NULL; b = bridge_next(b)) {
 			bridge_info(b, &bi);
+			memset(&r, 0, sizeof(r));
 			r.tunnel = t->c->name;
 			r.stream = bi.serial;
 			r.side = bi.side;
@@ -142,6 +144,11 @@ streams_tab(struct rsd *d, struct render_tab *tb)
 			r.bytes_in = bi.bytes_in;
 			r.bytes_out = bi.bytes_out;
 			r.age_s = bi.age_ms / 1000;
+			r.queued = NUM_IF(bi.have_send, bi.send.queued);
+			r.unacked = NUM_IF(bi.have_send, bi.send.unacked);
+			r.wait_credit_ns = NUM_IF(bi.have_send,
+			    bi.send.wait_credit_ns);
+			r.wait_sq_ns = NUM_IF(bi.have_send, bi.send.wait_sq_ns);
 			render_tab_add(tb, &r);
 		}
 	}
@@ -177,6 +184,7 @@ links_tab(struct rsd *d, struct render_tab *tb)
 	for (dl = link_first(d); dl != NULL; dl = link_next(dl)) {
 		link_info(dl, &li);
 		s = li.have_stats;
+		memset(&r, 0, sizeof(r));
 		r.link = li.name;
 		r.direction = li.dir;
 		r.peer = li.peer;
@@ -187,9 +195,17 @@ links_tab(struct rsd *d, struct render_tab *tb)
 		r.streams = NUM_IF(s, li.st.streams_active);
 		r.bytes_tx = NUM_IF(s, li.st.bytes_tx);
 		r.bytes_rx = NUM_IF(s, li.st.bytes_rx);
+		r.sq_depth = NUM_IF(s, li.st.sq_depth);
+		r.inflight = NUM_IF(s, li.st.inflight);
+		r.window = NUM_IF(s, li.st.window);
+		r.rtt_ns = NUM_IF(s && li.st.rtt_ns, li.st.rtt_ns);
+		r.rate = NUM_IF(s && li.st.rate, li.st.rate);
+		r.wait_credit_ns = NUM_IF(s, li.st.wait_credit_ns);
+		r.wait_sq_ns = NUM_IF(s, li.st.wait_sq_ns);
 		r.stall_ring = NUM_IF(s, li.st.stall_ring);
 		r.stall_msg = NUM_IF(s, li.st.stall_msg);
 		r.stall_sq = NUM_IF(s, li.st.stall_sq);
+		r.stall_window = NUM_IF(s, li.st.stall_window);
 		r.ring_bytes = NUM_IF(s, li.mem.pinned);
 		r.rings_reused = NUM_IF(s, li.mem.reused);
 		r.ctrl_bytes = NUM_IF(s, li.mem.control);
@@ -219,6 +235,7 @@ stats_tab(struct rsd *d, struct render_tab *tb)
 			link_info(t->link, &li);
 			s = li.have_stats;
 		}
+		memset(&r, 0, sizeof(r));
 		r.tunnel = t->c->name;
 		r.bytes_in = t->st->bytes_in;
 		r.bytes_out = t->st->bytes_out;

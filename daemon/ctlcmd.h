@@ -42,9 +42,9 @@ enum ctl_who { CTL_ANYONE, CTL_ADMIN };
 	X(tunnels, CTL_ANYONE, none,					\
 	    "every tunnel: address, peer or target, streams, link")	\
 	X(streams, CTL_ANYONE, none,					\
-	    "every open stream: addresses, state, bytes")		\
+	    "every open stream: addresses, state, bytes, waits")	\
 	X(links, CTL_ANYONE, none,					\
-	    "every RDMA link: state, streams, bytes, credit stalls")	\
+	    "every RDMA link: state, streams, bytes, send queue, waits") \
 	X(stats, CTL_ANYONE, none,					\
 	    "per-tunnel counters and per-link counters")		\
 	X(reload, CTL_ADMIN, reload,					\

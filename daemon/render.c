@@ -111,7 +111,9 @@ col_cell(const struct render_col *c, const void *row, char *buf, size_t len)
 	memcpy(&v, p, sizeof(v));
 	if (v == RENDER_BLANK)
 		return ("");
-	if (c->kind == RENDER_NS_S)
+	if (c->kind == RENDER_US)
+		snprintf(buf, len, "%llu", (unsigned long long)(v / 1000));
+	else if (c->kind == RENDER_NS_S)
 		snprintf(buf, len, "%llu.%03llu",
 		    (unsigned long long)(v / 1000000000),
 		    (unsigned long long)(v / 1000000 % 1000));

@@ -53,6 +53,8 @@ enum render_kind {
 	RENDER_NUM,	/* a uint64_t (RENDER_BLANK: blank), right-aligned */
 	RENDER_NS_S,	/* a uint64_t of nanoseconds, as seconds to 3
 			   decimals (RENDER_BLANK: blank), right-aligned */
+	RENDER_US,	/* a uint64_t of nanoseconds, as whole
+			   microseconds (RENDER_BLANK: blank) */
 };
 
 /* A number that does not apply: its cell is blank (null in JSON). */

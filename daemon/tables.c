@@ -20,23 +20,40 @@ static const struct render_col tunnel_cols[] = {
 #undef S
 #undef N
 
+/* Nanoseconds ${f} of row ${type} as seconds ${key}, headed ${head}. */
+#define WAIT(type, key, head, f, w)					\
+	{ key, head, RENDER_NS_S, offsetof(type, f), w }
+
 #define S(f, w)	RENDER_COL(struct tables_stream, f, RENDER_STR, w)
 #define N(f, w)	RENDER_COL(struct tables_stream, f, RENDER_NUM, w)
+#define T(k, h, f, w)	WAIT(struct tables_stream, k, h, f, w)
 static const struct render_col stream_cols[] = {
 	S(tunnel, DEF), N(stream, DEF), S(side, WIDE), S(address, WIDE),
 	S(peer, WIDE), S(origin, DEF), S(state, DEF), N(bytes_in, DEF),
-	N(bytes_out, DEF), N(age_s, WIDE),
+	N(bytes_out, DEF), N(queued, WIDE), N(unacked, WIDE),
+	T("credit_wait_s", "CREDIT WAIT", wait_credit_ns, DEF),
+	T("sq_wait_s", "SQ WAIT", wait_sq_ns, DEF), N(age_s, WIDE),
 };
+#undef T
 #undef S
 #undef N
 
 #define S(f, w)	RENDER_COL(struct tables_link, f, RENDER_STR, w)
 #define N(f, w)	RENDER_COL(struct tables_link, f, RENDER_NUM, w)
+#define T(k, h, f, w)	WAIT(struct tables_link, k, h, f, w)
 static const struct render_col link_cols[] = {
 	S(link, WIDE), S(direction, WIDE), S(peer, DEF), S(tunnel, DEF),
 	S(state, DEF), S(device, WIDE), N(streams, DEF), N(bytes_tx, DEF),
-	N(bytes_rx, DEF),
+	N(bytes_rx, DEF), N(sq_depth, DEF), N(inflight, DEF),
+	N(window, WIDE),
+	{ "rtt_us", NULL, RENDER_US, offsetof(struct tables_link, rtt_ns),
+	    WIDE },
+	{ "rate", "RATE B/S", RENDER_NUM, offsetof(struct tables_link, rate),
+	    WIDE },
+	T("credit_wait_s", "CREDIT WAIT", wait_credit_ns, DEF),
+	T("sq_wait_s", "SQ WAIT", wait_sq_ns, DEF),
 	N(stall_ring, WIDE), N(stall_msg, WIDE), N(stall_sq, WIDE),
+	N(stall_window, WIDE),
 	N(ring_bytes, WIDE), N(rings_reused, WIDE), N(ctrl_bytes, WIDE),
 	N(suspended, WIDE), S(resume_id, WIDE), N(port, WIDE),
 	S(transport, WIDE), N(gid_index, WIDE), S(gid, WIDE),
@@ -45,6 +62,7 @@ static const struct render_col link_cols[] = {
 };
 #undef S
 #undef N
+#undef T
 
 #define S(f, w)	RENDER_COL(struct tables_stat, f, RENDER_STR, w)
 #define N(f, w)	RENDER_COL(struct tables_stat, f, RENDER_NUM, w)

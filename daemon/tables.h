@@ -25,12 +25,20 @@ struct tables_stream {
 	uint64_t stream;
 	const char *side, *address, *peer, *origin, *state;
 	uint64_t bytes_in, bytes_out, age_s;
+	/* Its sending side (engine_stream_stats): bytes not yet written,
+	   bytes written and not yet consumed, and its waits. */
+	uint64_t queued, unacked, wait_credit_ns, wait_sq_ns;
 };
 
 struct tables_link {
 	const char *link, *direction, *peer, *tunnel, *state, *device;
 	uint64_t streams, bytes_tx, bytes_rx;
-	uint64_t stall_ring, stall_msg, stall_sq;
+	/* Its send queue (engine_stats): work requests and data bytes
+	   posted, the window, the estimates it comes from (0: none yet),
+	   and the streams' waits. */
+	uint64_t sq_depth, inflight, window, rtt_ns, rate;
+	uint64_t wait_credit_ns, wait_sq_ns;
+	uint64_t stall_ring, stall_msg, stall_sq, stall_window;
 	uint64_t ring_bytes, rings_reused, ctrl_bytes, suspended;
 	const char *resume_id;
 	uint64_t port;

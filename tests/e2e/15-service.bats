@@ -237,7 +237,7 @@ for s in ss:
 	assert_line --regexp '^rstreamd_ring_bytes [0-9]+$'
 	# Every other line is a sample: name, optional labels, a value.
 	bad=$(echo "$output" | grep -v '^# \(HELP\|TYPE\) ' |
-	    grep -Ev '^[a-z_]+(\{([a-z_]+="[^"]*",?)+\})? [0-9]+$' || true)
+	    grep -Ev '^[a-z_]+(\{([a-z_]+="[^"]*",?)+\})? [0-9]+(\.[0-9]+)?$' || true)
 	assert_equal "$bad" ""
 	# The ports' counters come after the rest (read in a turn of their
 	# own), and each request stops the workers once, to be answered:
@@ -264,6 +264,67 @@ for s in ss:
 	assert_failure 2
 	assert_output --partial "cannot connect to $W/nothing.sock"
 	assert_output --partial "is rstreamd running?"
+}
+
+# hol_fields NAME: whether daemon NAME's first link has a window and the
+# send queue's figures and waits, as numbers.
+hol_fields() {
+	ctl_json "$1" links '.[0] | .window > 0 and ([.sq_depth, .inflight,
+	    .credit_wait_s, .sq_wait_s, .stall_window] | map(type) | unique) ==
+	    ["number"]'
+}
+
+@test "rstreamctl: the send queue and the streams' waits, during a bulk transfer" {
+	tool_tunnel hol
+	start_pair hol
+	port=$(accept_port a hol)
+	# A stream whose target stops reading waits for ring credit on a;
+	# a bulk transfer beside it keeps the link busy.
+	( printf 'stall\n'; head -c 16M /dev/zero ) |
+	    timeout 120 socat -t 120 - TCP:127.0.0.1:"$port" >/dev/null 2>&1 3>&- &
+	RS_PIDS+=("$!")
+	( printf 'sink\n'; head -c 8G /dev/zero ) |
+	    timeout 120 socat -t 120 - TCP:127.0.0.1:"$port" >"$W/sink.out" 2>&1 3>&- &
+	bulk=$!
+	RS_PIDS+=("$bulk")
+	wait_ctl a links '.[0].streams' 2
+	wait_ctl a streams 'any(.[]; .credit_wait_s > 0)' true
+	run ctl_json a streams '[.[] | .queued, .unacked, .sq_wait_s] | map(type) | unique[]'
+	assert_output number
+	[ "$(hol_fields a)" = true ]
+	[ "$(hol_fields b)" = true ]
+
+	# Tables: within 120 columns on both daemons; -o wide adds the rest.
+	for d in a b; do
+		for cmd in streams links; do
+			"$CTL" -s "$W/$d.ctl" "$cmd" >"$W/$cmd.$d"
+			w=$(awk '{ if (length($0) > m) m = length($0) } END { print m + 0 }' "$W/$cmd.$d")
+			echo "# $d: rstreamctl $cmd: $w columns" >&3
+			[ "$w" -le 120 ]
+		done
+	done
+	run grep -c "WINDOW" "$W/links.a"
+	assert_output 0
+	run "$CTL" -s "$W/a.ctl" -o wide links
+	assert_line --regexp "^LINK .* SQ DEPTH +INFLIGHT +WINDOW +RTT US +RATE B/S +CREDIT WAIT +SQ WAIT +.* STALL WINDOW "
+	run "$CTL" -s "$W/a.ctl" -o wide streams
+	assert_line --regexp "^TUNNEL .* QUEUED +UNACKED +CREDIT WAIT +SQ WAIT +AGE S$"
+	kill "$bulk"
+
+	# The metrics, with their HELP and TYPE, on both daemons.
+	for d in a b; do
+		run "$CTL" -s "$W/$d.ctl" metrics
+		assert_success
+		for m in sq_depth inflight_bytes window_bytes; do
+			assert_line "# TYPE rstreamd_link_$m gauge"
+			assert_line --regexp "^rstreamd_link_$m\{link=\"[^\"]+\"\} [0-9]+$"
+		done
+		for m in credit_wait sq_wait; do
+			assert_line --regexp "^# HELP rstreamd_link_${m}_seconds_total "
+			assert_line "# TYPE rstreamd_link_${m}_seconds_total counter"
+			assert_line --regexp "^rstreamd_link_${m}_seconds_total\{link=\"[^\"]+\"\} [0-9]+\.[0-9]{9}$"
+		done
+	done
 }
 
 @test "rstreamctl: clients that connect and never speak cannot keep it out" {

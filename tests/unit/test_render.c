@@ -175,14 +175,25 @@ test_widths(void)
 		    9999, 10000, "authenticating" },
 		{ "backup-copy", "target", "tcp://[2001:db8:1::30]:8443", "",
 		    "active", 17, 10000, "" } };
-	struct tables_stream st = { "pg-primary", 123456, "target",
-	    "tcp://[2001:db8:1::30]:8443", FROM6, "[2001:db8:1::77]:54321",
-	    "half-closed (out)", BIG, BIG, 86400 };
-	struct tables_link li = { "tunnel pg-primary: link to " PEER6, "out",
-	    PEER6, "pg-primary", "up", "mlx5_0", 10000, BIG, BIG, BIG, BIG,
-	    BIG, BIG, 1000, 1 << 20, 0, "0123456789abcdef0123456789abcdef",
-	    1, "RoCEv2", 3, "2001:db8:1::10", "2001:db8:1::20", 4096, 123456,
-	    654321, 2, 5 };
+	struct tables_stream st = { .tunnel = "pg-primary", .stream = 123456,
+	    .side = "target", .address = "tcp://[2001:db8:1::30]:8443",
+	    .peer = FROM6, .origin = "[2001:db8:1::77]:54321",
+	    .state = "half-closed (out)", .bytes_in = BIG, .bytes_out = BIG,
+	    .age_s = 86400, .queued = 262144, .unacked = 262144,
+	    .wait_credit_ns = 12345678901234, .wait_sq_ns = 12345678901234 };
+	struct tables_link li = { .link = "tunnel pg-primary: link to " PEER6,
+	    .direction = "out", .peer = PEER6, .tunnel = "pg-primary",
+	    .state = "up", .device = "mlx5_0", .streams = 10000,
+	    .bytes_tx = BIG, .bytes_rx = BIG, .sq_depth = 384,
+	    .inflight = 16777216, .window = 16777216, .rtt_ns = 123456,
+	    .rate = 12500000000, .wait_credit_ns = 12345678901234,
+	    .wait_sq_ns = 12345678901234, .stall_ring = BIG, .stall_msg = BIG,
+	    .stall_sq = BIG, .stall_window = BIG, .ring_bytes = BIG,
+	    .rings_reused = 1000, .ctrl_bytes = 1 << 20, .suspended = 0,
+	    .resume_id = "0123456789abcdef0123456789abcdef", .port = 1,
+	    .transport = "RoCEv2", .gid_index = 3, .gid = "2001:db8:1::10",
+	    .peer_gid = "2001:db8:1::20", .path_mtu = 4096, .qpn = 123456,
+	    .peer_qpn = 654321, .worker = 2, .version = 5 };
 	struct tables_link in = li;
 	struct tables_stat sa = { "pg-primary", BIG, BIG, BIG, 9999, BIG, BIG,
 	    BIG, BIG, BIG, BIG, BIG, BIG, BIG, BIG, BIG, "authenticating" };
@@ -210,7 +221,9 @@ test_widths(void)
 	tables_links(&t);
 	render_tab_add(&t, &li);
 	ok(width(&t, "wide", &s) > 200 && strstr(s, " PEER QPN ") != NULL &&
-	    strstr(s, "mlx5_0") != NULL, "links -o wide: every column");
+	    strstr(s, "  123  ") != NULL && strstr(s, "  12500000000  ") !=
+	    NULL && strstr(s, "mlx5_0") != NULL,
+	    "links -o wide: every column, rtt in microseconds");
 	free(s);
 	tables_links(&t);
 	render_tab_add(&t, &li);
