@@ -141,6 +141,19 @@ for s in ss:
 	grep -q "received SIGTERM again; stopping now" "$W/a.log"
 }
 
+# tables_fit NAME COMMAND...: each COMMAND's default text from daemon NAME
+# (kept in $W/COMMAND.NAME) is at most 120 characters wide.
+tables_fit() {
+	local d=$1 cmd w
+	shift
+	for cmd in "$@"; do
+		"$CTL" -s "$W/$d.ctl" "$cmd" >"$W/$cmd.$d"
+		w=$(awk '{ if (length($0) > m) m = length($0) } END { print m + 0 }' "$W/$cmd.$d")
+		echo "# $d: rstreamctl $cmd: $w columns" >&3
+		[ "$w" -le 120 ] || return 1
+	done
+}
+
 @test "rstreamctl: status, tunnels, streams, links, stats, metrics, JSON, errors" {
 	echo_tunnel echo
 	start_pair echo
@@ -190,14 +203,8 @@ for s in ss:
 	assert_line --regexp "^echo +13 +13 +2 +1 +0 +0 +0 +0 +[0-9]+ +0 +0 +0 +[0-9]+ +0 +0 +up$"
 
 	# By default each table fits 120 columns; -o wide shows the rest.
-	for cmd in status tunnels streams links stats; do
-		for d in a b; do
-			"$CTL" -s "$W/$d.ctl" "$cmd" >"$W/$cmd.$d"
-			w=$(awk '{ if (length($0) > m) m = length($0) } END { print m + 0 }' "$W/$cmd.$d")
-			echo "# $d: rstreamctl $cmd: $w columns" >&3
-			[ "$w" -le 120 ]
-		done
-	done
+	tables_fit a status tunnels streams links stats
+	tables_fit b status tunnels streams links stats
 	run grep -c "PEER QPN" "$W/links.a"
 	assert_output 0
 	run "$CTL" -s "$W/a.ctl" -o wide links
@@ -295,14 +302,8 @@ hol_fields() {
 	[ "$(hol_fields b)" = true ]
 
 	# Tables: within 120 columns on both daemons; -o wide adds the rest.
-	for d in a b; do
-		for cmd in streams links; do
-			"$CTL" -s "$W/$d.ctl" "$cmd" >"$W/$cmd.$d"
-			w=$(awk '{ if (length($0) > m) m = length($0) } END { print m + 0 }' "$W/$cmd.$d")
-			echo "# $d: rstreamctl $cmd: $w columns" >&3
-			[ "$w" -le 120 ]
-		done
-	done
+	tables_fit a streams links
+	tables_fit b streams links
 	run grep -c "WINDOW" "$W/links.a"
 	assert_output 0
 	run "$CTL" -s "$W/a.ctl" -o wide links
