@@ -769,8 +769,10 @@ bridge_info(const struct bridge *b, struct bridge_info *bi)
 		bi->state = "half-closed (out)";
 	else
 		bi->state = "open";
-	if (e != NULL && b->have_id && b->dial == NULL)
+	if (e != NULL && b->have_id && b->dial == NULL) {
 		bi->id = b->id;
+		bi->have_send = engine_stream_stats(e, b->id, &bi->send) == 0;
+	}
 }
 
 int

@@ -105,6 +105,8 @@ struct bridge_info {
 	uint32_t id;			/* stream id on the link */
 	uint64_t bytes_in, bytes_out;
 	uint64_t age_ms;
+	int have_send;			/* on a link now: send is set */
+	struct engine_stream_stats send;
 };
 
 /**

@@ -26,6 +26,7 @@
 #include "render.h"
 #include "rsd.h"
 #include "sock.h"
+#include "tables.h"
 #include "tunnel.h"
 
 /* A client that sends nothing for this long is closed. */
@@ -37,7 +38,6 @@
  * asking in a loop must not keep it there.
  */
 #define CTL_RELOAD_GAP_MS	1000
-#define CTL_REQ_MAX	256
 #define CTL_CONNS_MAX	16
 
 /*
@@ -57,6 +57,8 @@ struct ctl_conn {
 	size_t reqlen;
 	int asked;			/* a request came: no more reading */
 	int cmd, json, rc;		/* the command, and how it went */
+	char cols[CTL_REQ_MAX];		/* the columns asked for */
+	int has_cols;
 	struct render_buf body;
 	struct render_buf first;	/* what its first step found */
 	char *out;
@@ -79,46 +81,8 @@ struct ctl {
 	struct log_burst who_log, soon_log;
 };
 
-#define NCOLS(c)	((int)(sizeof(c) / sizeof(c[0])))
-/* A table's columns, checked against what render keeps when it builds. */
-#define TAB_INIT(tb, cols) do {						\
-	_Static_assert(NCOLS(cols) <= RENDER_COLS_MAX,			\
-	    "more columns than RENDER_COLS_MAX");			\
-	render_tab_init((tb), (cols), NCOLS(cols));			\
-} while (0)
-/*
- * A row of the table of ${cols}: the build fails unless it has one cell
- * per column (render_tab_row reads as many as the table has).
- */
-#define TAB_ROW(tb, cols, ...) do {					\
-	_Static_assert(sizeof((const char *[]){ __VA_ARGS__ }) /	\
-	    sizeof(const char *) == NCOLS(cols),			\
-	    "a row has not one cell per column");			\
-	render_tab_row((tb), __VA_ARGS__);				\
-} while (0)
-
-/*
- * Numbers as cells: each NUM(v) of a row takes the next buffer of ${nb}
- * (a row has at most RENDER_COLS_MAX cells), until NUMS_ROW starts the
- * next row.
- */
-struct nums {
-	char b[RENDER_COLS_MAX][24];
-	int n;
-};
-#define NUMS_ROW()	(nb.n = 0)
-#define NUM(v)		num(&nb, (v))
-
-static const char *
-num(struct nums *nb, uint64_t v)
-{
-
-	if (nb->n >= RENDER_COLS_MAX)
-		abort();
-	snprintf(nb->b[nb->n], sizeof(nb->b[0]), "%llu",
-	    (unsigned long long)v);
-	return (nb->b[nb->n++]);
-}
+/* A number's cell, blank unless ${have}. */
+#define NUM_IF(have, v)	((have) ? (uint64_t)(v) : RENDER_BLANK)
 
 /* ------------------------------------------------------------- tables */
 
@@ -136,118 +100,136 @@ tun_link_state(const struct tun *t)
 static void
 tunnels_tab(struct rsd *d, struct render_tab *tb)
 {
-	static const struct render_col cols[] = { { "tunnel", 0 },
-	    { "side", 0 }, { "address", 0 }, { "peer", 0 }, { "state", 0 },
-	    { "streams", 1 }, { "max_streams", 1 }, { "link", 0 } };
 	const struct tun *t;
-	struct nums nb;
+	struct tables_tunnel r;
+	int client;
 
-	TAB_INIT(tb, cols);
+	tables_tunnels(tb);
 	TAILQ_FOREACH(t, &d->tuns, entry) {
-		NUMS_ROW();
-		TAB_ROW(tb, cols, t->c->name, t->c->has_accept ? "client" :
-		    "target", t->c->has_accept ? (t->bound[0] ? t->bound :
-		    "-") : t->c->target.text, t->c->has_accept && t->link ?
-		    link_peer(t->link) : "", t->draining || d->draining ?
-		    "draining" : "active", NUM(t->nstreams),
-		    NUM(t->c->sz.max_streams), tun_link_state(t));
+		memset(&r, 0, sizeof(r));
+		client = t->c->has_accept;
+		r.tunnel = t->c->name;
+		r.side = client ? "client" : "target";
+		r.address = client ? (t->bound[0] ? t->bound : "-") :
+		    t->c->target.text;
+		r.peer = client && t->link ? link_peer(t->link) : "";
+		r.state = t->draining || d->draining ? "draining" : "active";
+		r.streams = t->nstreams;
+		r.max_streams = t->c->sz.max_streams;
+		r.link = tun_link_state(t);
+		render_tab_add(tb, &r);
 	}
 }
 
 static void
 streams_tab(struct rsd *d, struct render_tab *tb)
 {
-	static const struct render_col cols[] = { { "tunnel", 0 },
-	    { "stream", 1 }, { "side", 0 }, { "address", 0 }, { "peer", 0 },
-	    { "origin", 0 }, { "state", 0 }, { "bytes_in", 1 },
-	    { "bytes_out", 1 }, { "age_s", 1 } };
 	const struct tun *t;
 	const struct bridge *b;
 	struct bridge_info bi;
-	struct nums nb;
+	struct tables_stream r;
 
-	TAB_INIT(tb, cols);
+	tables_streams(tb);
 	TAILQ_FOREACH(t, &d->tuns, entry) {
 		for (b = bridge_first(t); b != NULL; b = bridge_next(b)) {
 			bridge_info(b, &bi);
-			NUMS_ROW();
-			TAB_ROW(tb, cols, t->c->name, NUM(bi.serial),
-			    bi.side, bi.who, bi.peer, bi.origin, bi.state,
-			    NUM(bi.bytes_in), NUM(bi.bytes_out),
-			    NUM(bi.age_ms / 1000));
+			memset(&r, 0, sizeof(r));
+			r.tunnel = t->c->name;
+			r.stream = bi.serial;
+			r.side = bi.side;
+			r.address = bi.who;
+			r.peer = bi.peer;
+			r.origin = bi.origin;
+			r.state = bi.state;
+			r.bytes_in = bi.bytes_in;
+			r.bytes_out = bi.bytes_out;
+			r.age_s = bi.age_ms / 1000;
+			r.queued = NUM_IF(bi.have_send, bi.send.queued);
+			r.unacked = NUM_IF(bi.have_send, bi.send.unacked);
+			r.wait_credit_ns = NUM_IF(bi.have_send,
+			    bi.send.wait_credit_ns);
+			r.wait_sq_ns = NUM_IF(bi.have_send, bi.send.wait_sq_ns);
+			render_tab_add(tb, &r);
 		}
 	}
+}
+
+/* Where link ${li} runs on the fabric, into ${r}. */
+static void
+link_row_hca(const struct link_info *li, struct tables_link *r)
+{
+	const struct hca_info *h = li->hca;
+
+	r->port = NUM_IF(h != NULL, h ? h->port : 0);
+	r->transport = h != NULL ? h->transport : "";
+	r->gid_index = NUM_IF(h != NULL && h->gid_index >= 0,
+	    h ? h->gid_index : 0);
+	r->gid = h != NULL ? h->gid : "";
+	r->peer_gid = h != NULL ? h->peer_gid : "";
+	r->path_mtu = NUM_IF(h != NULL && h->path_mtu > 0,
+	    h ? h->path_mtu : 0);
+	r->qpn = NUM_IF(h != NULL, h ? h->qpn : 0);
+	r->peer_qpn = NUM_IF(h != NULL, h ? h->peer_qpn : 0);
+	r->traffic_class = NUM_IF(h != NULL && h->traffic_class >= 0,
+	    h ? h->traffic_class : 0);
+	r->service_level = NUM_IF(h != NULL && h->sl >= 0, h ? h->sl : 0);
 }
 
 static void
 links_tab(struct rsd *d, struct render_tab *tb)
 {
-	static const struct render_col cols[] = { { "link", 0 },
-	    { "direction", 0 }, { "peer", 0 }, { "tunnel", 0 },
-	    { "state", 0 }, { "device", 0 }, { "streams", 1 },
-	    { "bytes_tx", 1 }, { "bytes_rx", 1 }, { "stall_ring", 1 },
-	    { "stall_msg", 1 }, { "stall_sq", 1 }, { "ring_bytes", 1 },
-	    { "rings_reused", 1 }, { "ctrl_bytes", 1 }, { "suspended", 1 },
-	    { "resume_id", 0 },
-	    { "port", 1 }, { "transport", 0 }, { "gid_index", 1 },
-	    { "gid", 0 }, { "peer_gid", 0 }, { "path_mtu", 1 },
-	    { "qpn", 1 }, { "peer_qpn", 1 }, { "worker", 1 },
-	    { "version", 1 }, { "traffic_class", 1 }, { "service_level", 1 } };
 	const struct dlink *dl;
-	const struct hca_info *h;
 	struct link_info li;
-	struct nums nb;
+	struct tables_link r;
 	int s;
 
-	TAB_INIT(tb, cols);
+	tables_links(tb);
 	for (dl = link_first(d); dl != NULL; dl = link_next(dl)) {
 		link_info(dl, &li);
 		s = li.have_stats;
-		h = li.hca;
-		NUMS_ROW();
-		TAB_ROW(tb, cols, li.name, li.dir, li.peer, li.tunnel,
-		    li.goaway ? "up (peer going away)" :
-		    link_state_name(li.state), li.device,
-		    s ? NUM(li.st.streams_active) : "",
-		    s ? NUM(li.st.bytes_tx) : "",
-		    s ? NUM(li.st.bytes_rx) : "",
-		    s ? NUM(li.st.stall_ring) : "",
-		    s ? NUM(li.st.stall_msg) : "",
-		    s ? NUM(li.st.stall_sq) : "",
-		    s ? NUM(li.mem.pinned) : "",
-		    s ? NUM(li.mem.reused) : "",
-		    s ? NUM(li.mem.control) : "",
-		    NUM(li.suspended), li.resume_id,
-		    h != NULL ? NUM(h->port) : "",
-		    h != NULL ? h->transport : "",
-		    h != NULL && h->gid_index >= 0 ? NUM(h->gid_index) :
-		    "", h != NULL ? h->gid : "", h != NULL ? h->peer_gid : "",
-		    h != NULL && h->path_mtu > 0 ? NUM(h->path_mtu) : "",
-		    h != NULL ? NUM(h->qpn) : "",
-		    h != NULL ? NUM(h->peer_qpn) : "",
-		    NUM(li.worker), li.version ? NUM(li.version) : "",
-		    h != NULL && h->traffic_class >= 0 ?
-		    NUM(h->traffic_class) : "",
-		    h != NULL && h->sl >= 0 ? NUM(h->sl) : "");
+		memset(&r, 0, sizeof(r));
+		r.link = li.name;
+		r.direction = li.dir;
+		r.peer = li.peer;
+		r.tunnel = li.tunnel;
+		r.state = li.goaway ? "up (peer going away)" :
+		    link_state_name(li.state);
+		r.device = li.device;
+		r.streams = NUM_IF(s, li.st.streams_active);
+		r.bytes_tx = NUM_IF(s, li.st.bytes_tx);
+		r.bytes_rx = NUM_IF(s, li.st.bytes_rx);
+		r.sq_depth = NUM_IF(s, li.st.sq_depth);
+		r.inflight = NUM_IF(s, li.st.inflight);
+		r.window = NUM_IF(s, li.st.window);
+		r.rtt_ns = NUM_IF(s && li.st.rtt_ns, li.st.rtt_ns);
+		r.rate = NUM_IF(s && li.st.rate, li.st.rate);
+		r.wait_credit_ns = NUM_IF(s, li.st.wait_credit_ns);
+		r.wait_sq_ns = NUM_IF(s, li.st.wait_sq_ns);
+		r.stall_ring = NUM_IF(s, li.st.stall_ring);
+		r.stall_msg = NUM_IF(s, li.st.stall_msg);
+		r.stall_sq = NUM_IF(s, li.st.stall_sq);
+		r.stall_window = NUM_IF(s, li.st.stall_window);
+		r.ring_bytes = NUM_IF(s, li.mem.pinned);
+		r.rings_reused = NUM_IF(s, li.mem.reused);
+		r.ctrl_bytes = NUM_IF(s, li.mem.control);
+		r.suspended = li.suspended;
+		r.resume_id = li.resume_id;
+		link_row_hca(&li, &r);
+		r.worker = li.worker;
+		r.version = NUM_IF(li.version, li.version);
+		render_tab_add(tb, &r);
 	}
 }
 
 static void
 stats_tab(struct rsd *d, struct render_tab *tb)
 {
-	static const struct render_col cols[] = { { "tunnel", 0 },
-	    { "bytes_in", 1 }, { "bytes_out", 1 }, { "opened", 1 },
-	    { "active", 1 }, { "refused", 1 }, { "limited", 1 },
-	    { "denied", 1 }, { "failed", 1 }, { "credit_stalls", 1 },
-	    { "suspended", 1 }, { "resumes", 1 }, { "resume_failures", 1 },
-	    { "pinned", 1 }, { "max_memory", 1 }, { "ring_refusals", 1 },
-	    { "link", 0 } };
 	const struct tun *t;
 	struct link_info li;
-	struct nums nb;
+	struct tables_stat r;
 	int s;
 
-	TAB_INIT(tb, cols);
+	tables_stats(tb);
 	TAILQ_FOREACH(t, &d->tuns, entry) {
 		if (metrics_counted_elsewhere(d, t))
 			continue;
@@ -256,19 +238,26 @@ stats_tab(struct rsd *d, struct render_tab *tb)
 			link_info(t->link, &li);
 			s = li.have_stats;
 		}
-		NUMS_ROW();
-		TAB_ROW(tb, cols, t->c->name, NUM(t->st->bytes_in),
-		    NUM(t->st->bytes_out), NUM(t->st->opened),
-		    NUM(t->st->active), NUM(t->st->refused),
-		    NUM(t->st->limited), NUM(t->st->denied),
-		    NUM(t->st->failed),
-		    s ? NUM(li.st.stall_ring + li.st.stall_msg +
-		    li.st.stall_sq) : "",
-		    NUM(t->st->suspended), NUM(t->st->resumes),
-		    NUM(t->st->resume_failures), NUM(t->st->pinned),
-		    NUM(conf_tunnel_max_memory(d->conf, t->c)),
-		    NUM(t->st->ring_refusals),
-		    t->link != NULL ? link_state_name(li.state) : "");
+		memset(&r, 0, sizeof(r));
+		r.tunnel = t->c->name;
+		r.bytes_in = t->st->bytes_in;
+		r.bytes_out = t->st->bytes_out;
+		r.opened = t->st->opened;
+		r.active = t->st->active;
+		r.refused = t->st->refused;
+		r.limited = t->st->limited;
+		r.denied = t->st->denied;
+		r.failed = t->st->failed;
+		r.credit_stalls = NUM_IF(s, li.st.stall_ring +
+		    li.st.stall_msg + li.st.stall_sq);
+		r.suspended = t->st->suspended;
+		r.resumes = t->st->resumes;
+		r.resume_failures = t->st->resume_failures;
+		r.pinned = t->st->pinned;
+		r.max_memory = conf_tunnel_max_memory(d->conf, t->c);
+		r.ring_refusals = t->st->ring_refusals;
+		r.link = t->link != NULL ? link_state_name(li.state) : "";
+		render_tab_add(tb, &r);
 	}
 }
 
@@ -276,9 +265,12 @@ stats_tab(struct rsd *d, struct render_tab *tb)
 
 /*
  * Each command writes its body into ${o}; it returns 0 ("ok"), or -1
- * when the body is the reason it failed ("error: ...").
+ * when the body is the reason it failed ("error: ...").  ${cols} is the
+ * columns its tables show as text (render_pick_check), or NULL; the
+ * commands without tables ignore it, as they do json.
  */
-typedef int cmd_fn(struct rsd *d, struct render_buf *o, int json);
+typedef int cmd_fn(struct rsd *d, struct render_buf *o, int json,
+    const char *cols);
 
 /* What status says about the daemon, in both forms. */
 struct status {
@@ -324,12 +316,13 @@ status_json(struct rsd *d, struct render_buf *o, struct status *st)
 	    (unsigned long long)st->cmm.detached,
 	    (unsigned long long)conf_max_memory_bytes(d->conf),
 	    link_workers(d));
-	render_tab(o, &st->tb, 1);
+	render_tab(o, &st->tb, 1, NULL);
 	render_printf(o, "}");
 }
 
 static void
-status_text(struct rsd *d, struct render_buf *o, struct status *st)
+status_text(struct rsd *d, struct render_buf *o, struct status *st,
+    const char *cols)
 {
 	char line[1400];
 
@@ -347,7 +340,7 @@ status_text(struct rsd *d, struct render_buf *o, struct status *st)
 	line[strcspn(line, ";")] = '\0';
 	render_printf(o, "%s\n", line);
 	render_printf(o, "links rejected: %llu; idle links closed for room: "
-	    "%llu; authentication failures: %llu; resumes refused: %llu; "
+	    "%llu; authentication failures: %llu\nresumes refused: %llu; "
 	    "suspended streams timed out: %llu\n",
 	    (unsigned long long)d->links_rejected,
 	    (unsigned long long)d->links_evicted,
@@ -368,14 +361,35 @@ status_text(struct rsd *d, struct render_buf *o, struct status *st)
 	render_printf(o, "; links' control buffers %llu, suspended streams' "
 	    "rings %llu\n\n", (unsigned long long)st->cmm.control,
 	    (unsigned long long)st->cmm.detached);
-	render_tab(o, &st->tb, 0);
+	render_tab(o, &st->tb, 0, cols);
+}
+
+typedef void tab_init_fn(struct render_tab *);
+
+/*
+ * Whether ${cols} names only columns of the tables ${init} (and ${init2},
+ * if not NULL) make; if not, why goes into ${o}.
+ */
+static int
+cols_ok(struct render_buf *o, const char *cols, tab_init_fn *init,
+    tab_init_fn *init2)
+{
+	struct render_tab tb[2];
+	const struct render_tab *tp[2] = { &tb[0], &tb[1] };
+
+	init(&tb[0]);
+	if (init2 != NULL)
+		init2(&tb[1]);
+	return (render_pick_check(o, cols, tp, init2 != NULL ? 2 : 1) == 0);
 }
 
 static int
-cmd_status(struct rsd *d, struct render_buf *o, int json)
+cmd_status(struct rsd *d, struct render_buf *o, int json, const char *cols)
 {
 	struct status st;
 
+	if (!cols_ok(o, cols, tables_tunnels, NULL))
+		return (-1);
 	st.uptime_s = (unsigned long long)((loop_now_ms() - d->started_ms) /
 	    1000);
 	st.links = link_count(d, &st.up);
@@ -385,54 +399,60 @@ cmd_status(struct rsd *d, struct render_buf *o, int json)
 	if (json)
 		status_json(d, o, &st);
 	else
-		status_text(d, o, &st);
+		status_text(d, o, &st, cols);
 	return (0);
 }
 
-/* A command whose answer is one table, built by ${build}. */
+/* A command whose answer is one table, made by ${init}, built by ${build}. */
 static int
-show_tab(struct rsd *d, struct render_buf *o, int json,
-    void (*build)(struct rsd *, struct render_tab *))
+show_tab(struct rsd *d, struct render_buf *o, int json, const char *cols,
+    tab_init_fn *init, void (*build)(struct rsd *, struct render_tab *))
 {
 	struct render_tab tb;
 
+	if (!cols_ok(o, cols, init, NULL))
+		return (-1);
 	build(d, &tb);
-	render_tab(o, &tb, json);
+	render_tab(o, &tb, json, cols);
 	return (0);
 }
 
 static int
-cmd_tunnels(struct rsd *d, struct render_buf *o, int json)
+cmd_tunnels(struct rsd *d, struct render_buf *o, int json, const char *cols)
 {
 
-	return (show_tab(d, o, json, tunnels_tab));
+	return (show_tab(d, o, json, cols, tables_tunnels, tunnels_tab));
 }
 
 static int
-cmd_streams(struct rsd *d, struct render_buf *o, int json)
+cmd_streams(struct rsd *d, struct render_buf *o, int json, const char *cols)
 {
 
-	return (show_tab(d, o, json, streams_tab));
+	return (show_tab(d, o, json, cols, tables_streams, streams_tab));
 }
 
 static int
-cmd_links(struct rsd *d, struct render_buf *o, int json)
+cmd_links(struct rsd *d, struct render_buf *o, int json, const char *cols)
 {
 
-	return (show_tab(d, o, json, links_tab));
+	return (show_tab(d, o, json, cols, tables_links, links_tab));
 }
 
+/* Two tables; -o picks from either, and one with none of them is left out. */
 static int
-cmd_stats(struct rsd *d, struct render_buf *o, int json)
+cmd_stats(struct rsd *d, struct render_buf *o, int json, const char *cols)
 {
 	struct render_tab tb;
+	int n;
 
+	if (!cols_ok(o, cols, tables_stats, tables_links))
+		return (-1);
 	stats_tab(d, &tb);
 	render_printf(o, json ? "{\"tunnels\":" : "");
-	render_tab(o, &tb, json);
-	render_printf(o, json ? ",\"links\":" : "\n");
+	n = render_tab(o, &tb, json, cols);
+	render_printf(o, json ? ",\"links\":" : n > 0 ? "\n" : "");
 	links_tab(d, &tb);
-	render_tab(o, &tb, json);
+	render_tab(o, &tb, json, cols);
 	render_printf(o, json ? "}" : "");
 	return (0);
 }
@@ -472,9 +492,11 @@ reload_due(struct ctl *ctl, struct render_buf *o)
 
 /* A reload's answer (see first_reload): it worked. */
 static int
-cmd_reload(struct rsd *d, struct render_buf *o, int json)
+cmd_reload(struct rsd *d, struct render_buf *o, int json,
+    const char *cols)
 {
 
+	(void)cols;
 	if (json)
 		render_printf(o, "{\"reloaded\":true,\"tunnels\":%zu}",
 		    d->conf->ntunnels);
@@ -485,18 +507,22 @@ cmd_reload(struct rsd *d, struct render_buf *o, int json)
 }
 
 static int
-cmd_metrics(struct rsd *d, struct render_buf *o, int json)
+cmd_metrics(struct rsd *d, struct render_buf *o, int json,
+    const char *cols)
 {
 
+	(void)cols;
 	(void)json;
 	metrics_render(d, o);
 	return (0);
 }
 
 static int
-cmd_version(struct rsd *d, struct render_buf *o, int json)
+cmd_version(struct rsd *d, struct render_buf *o, int json,
+    const char *cols)
 {
 
+	(void)cols;
 	(void)d;
 	render_printf(o, json ? "{\"version\":\"%s\"}" : "rstreamd %s\n",
 	    PACKAGE_VERSION);
@@ -629,7 +655,8 @@ on_run(void *arg)
 {
 	struct ctl_conn *cc = arg;
 
-	cc->rc = cmds[cc->cmd].fn(cc->ctl->d, &cc->body, cc->json);
+	cc->rc = cmds[cc->cmd].fn(cc->ctl->d, &cc->body, cc->json,
+	    cc->has_cols ? cc->cols : NULL);
 	conn_answer(cc);
 }
 
@@ -654,7 +681,7 @@ reloaded(void *arg, int rc, const char *err)
 		    "previous configuration: %s\n", err);
 		cc->rc = -1;
 	} else {
-		cc->rc = cmd_reload(cc->ctl->d, &cc->body, cc->json);
+		cc->rc = cmd_reload(cc->ctl->d, &cc->body, cc->json, NULL);
 	}
 	conn_answer(cc);
 }
@@ -671,6 +698,35 @@ first_reload(struct ctl_conn *cc)
 }
 
 /*
+ * Request line cc->req: COMMAND, then " json" and " cols=NAMES" (the
+ * rest of the line), each optional, into ${cmd} (${len} bytes) and ${cc}.
+ * 0, or -1 if it is no such line.
+ */
+static int
+parse_request(struct ctl_conn *cc, char *cmd, size_t len)
+{
+	const char *p = cc->req;
+	size_t n = strcspn(p, " ");
+
+	if (n == 0 || n >= len)
+		return (-1);
+	memcpy(cmd, p, n);
+	cmd[n] = '\0';
+	p += n;
+	if (strncmp(p, " json", 5) == 0 && (p[5] == '\0' || p[5] == ' ')) {
+		cc->json = 1;
+		p += 5;
+	}
+	if (strncmp(p, " " CTL_COLS, strlen(CTL_COLS) + 1) == 0) {
+		snprintf(cc->cols, sizeof(cc->cols), "%s",
+		    p + strlen(CTL_COLS) + 1);
+		cc->has_cols = 1;
+		return (0);
+	}
+	return (*p == '\0' ? 0 : -1);
+}
+
+/*
  * A request came (in a shared turn): refused at once, or its first step
  * now and its answer in the next exclusive turn.  May free ${cc}.
  */
@@ -678,21 +734,21 @@ static void
 conn_request(struct ctl_conn *cc)
 {
 	struct rsd *d = cc->ctl->d;
-	char cmd[32], fmt[32], extra[2];
+	char cmd[32];
 	size_t k, ncmds = sizeof(cmds) / sizeof(cmds[0]);
-	int n;
+	int n, bad;
 
 	cc->asked = 1;
 	loop_fd_set(cc->w, 0);
 	cc->rc = -1;
-	n = sscanf(cc->req, "%31s %31s %1s", cmd, fmt, extra);
-	cc->json = n >= 2 && strcmp(fmt, "json") == 0;
-	for (k = 0; n >= 1 && k < ncmds; k++)
+	bad = parse_request(cc, cmd, sizeof(cmd));
+	for (k = 0; !bad && k < ncmds; k++)
 		if (strcmp(cmd, cmds[k].name) == 0)
 			break;
-	if (n < 1 || n > 2 || (n == 2 && !cc->json)) {
-		render_printf(&cc->body, "bad request; send COMMAND or "
-		    "\"COMMAND json\"\n");
+	if (bad) {
+		render_printf(&cc->body, "bad request; send COMMAND, then "
+		    "optionally \" json\", then optionally \" "
+		    CTL_COLS "NAMES\"\n");
 	} else if (k == ncmds) {
 		render_printf(&cc->body, "unknown command '%s' (try", cmd);
 		for (k = 0; k < ncmds; k++)

@@ -27,15 +27,24 @@ enum ctl_who { CTL_ANYONE, CTL_ADMIN };
  */
 #define CTL_RETRY_IN	"try again in "
 
+/*
+ * A request asks for the columns its tables show as text (rstreamctl's
+ * -o) by ending " cols=NAMES"; the names run to the end of the line.
+ */
+#define CTL_COLS	"cols="
+
+/* The longest request line, its newline included. */
+#define CTL_REQ_MAX	256
+
 #define CTL_COMMANDS(X)							\
 	X(status, CTL_ANYONE, none,					\
 	    "the daemon, its tunnels and links (the default)")		\
 	X(tunnels, CTL_ANYONE, none,					\
 	    "every tunnel: address, peer or target, streams, link")	\
 	X(streams, CTL_ANYONE, none,					\
-	    "every open stream: addresses, state, bytes")		\
+	    "every open stream: addresses, state, bytes, waits")	\
 	X(links, CTL_ANYONE, none,					\
-	    "every RDMA link: state, streams, bytes, credit stalls")	\
+	    "every RDMA link: state, streams, bytes, send queue, waits") \
 	X(stats, CTL_ANYONE, none,					\
 	    "per-tunnel counters and per-link counters")		\
 	X(reload, CTL_ADMIN, reload,					\

@@ -320,6 +320,75 @@ static const struct link_metric_def {
 #undef COLS
 };
 
+/* How a link value (link_values[]) reads. */
+enum lv_kind {
+	LV_U32,		/* a uint32_t */
+	LV_U64,		/* a uint64_t */
+	LV_NS_S		/* a uint64_t of nanoseconds, shown in seconds */
+};
+
+/*
+ * The per-link metrics with no label but the link's, in the order they
+ * show: the send queue and the streams' waits, where head-of-line
+ * blocking shows (engine_stats).
+ */
+static const struct link_value_def {
+	const char *name, *type, *help;
+	size_t off;			/* in struct link_info */
+	enum lv_kind kind;
+} link_values[] = {
+	{ "rstreamd_link_sq_depth", "gauge", "Work requests on the link's "
+	    "send queue: posted, not yet known complete.",
+	    offsetof(struct link_info, st.sq_depth), LV_U32 },
+	{ "rstreamd_link_inflight_bytes", "gauge", "Stream bytes posted on "
+	    "the send queue, not yet known complete.",
+	    offsetof(struct link_info, st.inflight), LV_U64 },
+	{ "rstreamd_link_window_bytes", "gauge", "The bound on in-flight "
+	    "bytes now, from the link's round trip and delivery rate.",
+	    offsetof(struct link_info, st.window), LV_U64 },
+	{ "rstreamd_link_credit_wait_seconds_total", "counter", "Time the "
+	    "link's streams had data but waited for ring credit from the "
+	    "peer.", offsetof(struct link_info, st.wait_credit_ns), LV_NS_S },
+	{ "rstreamd_link_sq_wait_seconds_total", "counter", "Time the link's "
+	    "streams had data and credit but waited for their turn on the "
+	    "send queue.", offsetof(struct link_info, st.wait_sq_ns),
+	    LV_NS_S },
+};
+
+/* Metric ${m}: one sample per link that is up. */
+static void
+link_value(struct rsd *d, struct render_buf *o,
+    const struct link_value_def *m)
+{
+	const struct dlink *dl;
+	struct link_info li;
+	const void *p;
+	uint64_t v;
+	uint32_t v32;
+
+	render_metric_head(o, m->name, m->type, m->help);
+	for (dl = link_first(d); dl != NULL; dl = link_next(dl)) {
+		link_info(dl, &li);
+		if (!li.have_stats)
+			continue;
+		p = (const char *)&li + m->off;
+		if (m->kind == LV_U32) {
+			memcpy(&v32, p, sizeof(v32));
+			v = v32;
+		} else {
+			memcpy(&v, p, sizeof(v));
+		}
+		render_printf(o, "%s{link=", m->name);
+		render_prom_str(o, li.name);
+		if (m->kind == LV_NS_S)
+			render_printf(o, "} %llu.%09llu\n",
+			    (unsigned long long)(v / 1000000000),
+			    (unsigned long long)(v % 1000000000));
+		else
+			render_printf(o, "} %llu\n", (unsigned long long)v);
+	}
+}
+
 /* What the daemon is: version, uptime, reloads, exclusive turns. */
 static void
 metrics_daemon(struct rsd *d, struct render_buf *o)
@@ -400,6 +469,7 @@ static void
 metrics_links(struct rsd *d, struct render_buf *o)
 {
 	const struct link_metric_def *m;
+	const struct link_value_def *v;
 	const struct dlink *dl;
 	struct link_info li;
 
@@ -430,6 +500,8 @@ metrics_links(struct rsd *d, struct render_buf *o)
 	for (m = link_metrics; m < link_metrics + NITEMS(link_metrics); m++)
 		link_metric(d, o, m->name, m->type, m->help, m->label,
 		    m->cols, m->ncols);
+	for (v = link_values; v < link_values + NITEMS(link_values); v++)
+		link_value(d, o, v);
 }
 
 void

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 #include "config.h"
 
+#include <ctype.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "render.h"
 
@@ -94,12 +97,35 @@ render_tab_init(struct render_tab *t, const struct render_col *cols,
 	t->ncol = ncol < RENDER_COLS_MAX ? ncol : RENDER_COLS_MAX;
 }
 
-void
-render_tab_row(struct render_tab *t, ...)
+/* Column ${c}'s cell of ${row}, into ${buf} of ${len} bytes. */
+static const char *
+col_cell(const struct render_col *c, const void *row, char *buf, size_t len)
 {
-	va_list ap;
-	char **cells;
-	const char *v;
+	const char *p = (const char *)row + c->off;
+	uint64_t v;
+
+	if (c->kind == RENDER_STR) {
+		memcpy(&p, p, sizeof(p));
+		return (p != NULL ? p : "");
+	}
+	memcpy(&v, p, sizeof(v));
+	if (v == RENDER_BLANK)
+		return ("");
+	if (c->kind == RENDER_US)
+		snprintf(buf, len, "%llu", (unsigned long long)(v / 1000));
+	else if (c->kind == RENDER_NS_S)
+		snprintf(buf, len, "%llu.%03llu",
+		    (unsigned long long)(v / 1000000000),
+		    (unsigned long long)(v / 1000000 % 1000));
+	else
+		snprintf(buf, len, "%llu", (unsigned long long)v);
+	return (buf);
+}
+
+void
+render_tab_add(struct render_tab *t, const void *row)
+{
+	char **cells, num[32];
 	int i;
 
 	if (t->oom)
@@ -116,13 +142,10 @@ render_tab_row(struct render_tab *t, ...)
 		t->cap = cap;
 	}
 	cells = &t->cells[t->nrows * (size_t)t->ncol];
-	va_start(ap, t);
-	for (i = 0; i < t->ncol; i++) {
-		v = va_arg(ap, const char *);
-		if ((cells[i] = strdup(v != NULL ? v : "")) == NULL)
+	for (i = 0; i < t->ncol; i++)
+		if ((cells[i] = strdup(col_cell(&t->cols[i], row, num,
+		    sizeof(num)))) == NULL)
 			t->oom = 1;
-	}
-	va_end(ap);
 	t->nrows++;
 }
 
@@ -133,42 +156,196 @@ cell(const struct render_tab *t, size_t r, int i)
 	return (t->cells[r * (size_t)t->ncol + (size_t)i]);
 }
 
-static void
-tab_text(struct render_buf *o, const struct render_tab *t)
+static int
+numeric(const struct render_col *c)
 {
-	size_t w[RENDER_COLS_MAX], r, len;
-	const char *name;
-	int i, j;
+
+	return (c->kind != RENDER_STR);
+}
+
+/* Column ${c}'s heading, into ${buf}. */
+static const char *
+heading(const struct render_col *c, char *buf, size_t len)
+{
+	size_t j;
+
+	if (c->head != NULL)
+		return (c->head);
+	for (j = 0; c->name[j] != '\0' && j + 1 < len; j++)
+		buf[j] = c->name[j] == '_' ? ' ' : (char)toupper(
+		    (unsigned char)c->name[j]);
+	buf[j] = '\0';
+	return (buf);
+}
+
+/* Whether ${a} (${n} bytes) names ${b}: any case, '_' for ' '. */
+static int
+same_name(const char *a, size_t n, const char *b)
+{
+	size_t j;
+	int x, y;
+
+	for (j = 0; j < n; j++) {
+		x = tolower((unsigned char)a[j]);
+		y = tolower((unsigned char)b[j]);
+		if (b[j] == '\0' || (x != y && !((x == ' ' || x == '_') &&
+		    (y == ' ' || y == '_'))))
+			return (0);
+	}
+	return (b[n] == '\0');
+}
+
+/* The column of ${t} that ${name} (${n} bytes) names, or -1. */
+static int
+find_col(const struct render_tab *t, const char *name, size_t n)
+{
+	char h[64];
+	int i;
 
 	for (i = 0; i < t->ncol; i++)
-		w[i] = strlen(t->cols[i].name);
-	for (r = 0; r < t->nrows; r++)
+		if (same_name(name, n, t->cols[i].name) || same_name(name, n,
+		    heading(&t->cols[i], h, sizeof(h))))
+			return (i);
+	return (-1);
+}
+
+/* The next name of pick list ${*p}, spaces around it trimmed. */
+static const char *
+next_name(const char **p, size_t *n)
+{
+	const char *s = *p, *e;
+
+	while (*s == ' ')
+		s++;
+	e = s + strcspn(s, ",");
+	*p = *e == ',' ? e + 1 : e;
+	while (e > s && e[-1] == ' ')
+		e--;
+	*n = (size_t)(e - s);
+	return (s);
+}
+
+static int
+is_default(const char *pick)
+{
+
+	return (pick == NULL || pick[strspn(pick, " ")] == '\0');
+}
+
+static int
+is_wide(const char *pick)
+{
+
+	pick += strspn(pick, " ");
+	return (strncasecmp(pick, "wide", 4) == 0 &&
+	    pick[4 + strspn(pick + 4, " ")] == '\0');
+}
+
+int
+render_pick_check(struct render_buf *o, const char *pick,
+    const struct render_tab *const *tabs, int ntabs)
+{
+	const char *p = pick, *name;
+	char h[64], g[64];
+	size_t n;
+	int k, i, j, seen;
+
+	if (is_default(pick) || is_wide(pick))
+		return (0);
+	while (*p != '\0') {
+		name = next_name(&p, &n);
+		for (k = 0; k < ntabs && find_col(tabs[k], name, n) < 0; k++)
+			;
+		if (k < ntabs)
+			continue;
+		render_printf(o, "unknown column '%.*s'; the columns are",
+		    (int)n, name);
+		for (k = 0, seen = 0; k < ntabs; k++)
+			for (i = 0; i < tabs[k]->ncol; i++) {
+				snprintf(h, sizeof(h), "%s", heading(
+				    &tabs[k]->cols[i], g, sizeof(g)));
+				/* Once each, as the first table has it. */
+				for (j = 0; j < k && find_col(tabs[j], h,
+				    strlen(h)) < 0; j++)
+					;
+				if (j < k)
+					continue;
+				for (j = 0; h[j] != '\0'; j++)
+					h[j] = h[j] == ' ' ? '_' :
+					    (char)tolower((unsigned char)h[j]);
+				render_printf(o, "%s %s", seen++ ? "," : ":",
+				    h);
+			}
+		render_printf(o, " (or wide)\n");
+		return (-1);
+	}
+	return (0);
+}
+
+/* The columns text shows of ${t}, in order, into ${idx}; their number. */
+static int
+pick_cols(const struct render_tab *t, const char *pick, int *idx)
+{
+	const char *p = pick, *name;
+	size_t n;
+	int i, j, k = 0;
+
+	if (is_default(pick) || is_wide(pick)) {
 		for (i = 0; i < t->ncol; i++)
-			if ((len = strlen(cell(t, r, i))) > w[i])
+			if (!t->cols[i].wide || !is_default(pick))
+				idx[k++] = i;
+		return (k);
+	}
+	while (*p != '\0' && k < t->ncol) {
+		name = next_name(&p, &n);
+		if ((i = find_col(t, name, n)) < 0)
+			continue;
+		for (j = 0; j < k && idx[j] != i; j++)
+			;
+		if (j == k)
+			idx[k++] = i;
+	}
+	return (k);
+}
+
+static int
+tab_text(struct render_buf *o, const struct render_tab *t, const char *pick)
+{
+	size_t w[RENDER_COLS_MAX], r, len;
+	char h[64];
+	int idx[RENDER_COLS_MAX], n, i, c;
+
+	if ((n = pick_cols(t, pick, idx)) == 0)
+		return (0);
+	for (i = 0; i < n; i++)
+		w[i] = strlen(heading(&t->cols[idx[i]], h, sizeof(h)));
+	for (r = 0; r < t->nrows; r++)
+		for (i = 0; i < n; i++)
+			if ((len = strlen(cell(t, r, idx[i]))) > w[i])
 				w[i] = len;
-	for (i = 0; i < t->ncol; i++) {
-		name = t->cols[i].name;
-		for (j = 0; name[j] != '\0'; j++)
-			render_printf(o, "%c", name[j] == '_' ? ' ' :
-			    name[j] - ('a' <= name[j] && name[j] <= 'z' ?
-			    32 : 0));
-		render_printf(o, "%*s", i + 1 < t->ncol ?
-		    (int)(w[i] - strlen(name) + 2) : 0, "");
+	for (i = 0; i < n; i++) {
+		c = idx[i];
+		if (i + 1 == n)
+			render_printf(o, "%s", heading(&t->cols[c], h,
+			    sizeof(h)));
+		else
+			render_printf(o, "%-*s  ", (int)w[i],
+			    heading(&t->cols[c], h, sizeof(h)));
 	}
 	render_printf(o, "\n");
 	for (r = 0; r < t->nrows; r++) {
-		for (i = 0; i < t->ncol; i++) {
-			if (i + 1 == t->ncol)
-				render_printf(o, "%s", cell(t, r, i));
-			else if (t->cols[i].numeric)
-				render_printf(o, "%*s  ", (int)w[i],
-				    cell(t, r, i));
+		for (i = 0; i < n; i++) {
+			c = idx[i];
+			if (i + 1 == n && !numeric(&t->cols[c]))
+				render_printf(o, "%s", cell(t, r, c));
 			else
-				render_printf(o, "%-*s  ", (int)w[i],
-				    cell(t, r, i));
+				render_printf(o, numeric(&t->cols[c]) ?
+				    "%*s%s" : "%-*s%s", (int)w[i],
+				    cell(t, r, c), i + 1 < n ? "  " : "");
 		}
 		render_printf(o, "\n");
 	}
+	return (n);
 }
 
 static void
@@ -186,10 +363,9 @@ tab_json(struct render_buf *o, const struct render_tab *t)
 			render_printf(o, "%s", i ? "," : "");
 			render_json_str(o, t->cols[i].name);
 			render_printf(o, ":");
-			if (t->cols[i].numeric && v[0] != '\0' &&
-			    v[strspn(v, "0123456789.")] == '\0')
+			if (numeric(&t->cols[i]) && v[0] != '\0')
 				render_printf(o, "%s", v);
-			else if (t->cols[i].numeric)
+			else if (numeric(&t->cols[i]))
 				render_printf(o, "null");
 			else
 				render_json_str(o, v);
@@ -199,15 +375,17 @@ tab_json(struct render_buf *o, const struct render_tab *t)
 	render_printf(o, "]");
 }
 
-void
-render_tab(struct render_buf *o, struct render_tab *t, int json)
+int
+render_tab(struct render_buf *o, struct render_tab *t, int json,
+    const char *pick)
 {
 	size_t i;
+	int n = 0;
 
 	if (json)
 		tab_json(o, t);
 	else
-		tab_text(o, t);
+		n = tab_text(o, t, pick);
 	if (t->oom)
 		o->oom = 1;
 	for (i = 0; i < t->nrows * (size_t)t->ncol; i++)
@@ -215,4 +393,5 @@ render_tab(struct render_buf *o, struct render_tab *t, int json)
 	free(t->cells);
 	t->cells = NULL;
 	t->nrows = t->cap = 0;
+	return (n);
 }

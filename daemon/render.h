@@ -9,6 +9,7 @@
 #define RENDER_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* A growing text buffer; after a failed allocation it stays failed. */
 struct render_buf {
@@ -39,15 +40,39 @@ void render_prom_str(struct render_buf *o, const char *s);
 void render_metric_head(struct render_buf *o, const char *name,
     const char *type, const char *help);
 
-/* A table column: its name is the JSON key (and, upper-cased with spaces
- * for underscores, the text heading); a numeric one is a JSON number and
- * right-aligned. */
-struct render_col {
-	const char *name;
-	int numeric;
+/*
+ * A table column, one line of a table's definition: where its cell comes
+ * from in a row (a struct of the caller's) and how it is written.  The
+ * JSON key is ${name}; the text heading is ${head}, or without one the
+ * name upper-cased with spaces for underscores.  Text shows the default
+ * columns unless asked for others (render_tab's ${pick}); JSON always
+ * carries every column.
+ */
+enum render_kind {
+	RENDER_STR,	/* a const char * (NULL: blank) */
+	RENDER_NUM,	/* a uint64_t (RENDER_BLANK: blank), right-aligned */
+	RENDER_NS_S,	/* a uint64_t of nanoseconds, as seconds to 3
+			   decimals (RENDER_BLANK: blank), right-aligned */
+	RENDER_US,	/* a uint64_t of nanoseconds, as whole
+			   microseconds (RENDER_BLANK: blank) */
 };
 
-#define RENDER_COLS_MAX	32
+/* A number that does not apply: its cell is blank (null in JSON). */
+#define RENDER_BLANK	UINT64_MAX
+
+struct render_col {
+	const char *name;
+	const char *head;		/* NULL: from the name */
+	enum render_kind kind;
+	size_t off;			/* of the value in the row */
+	int wide;			/* text shows it only when asked */
+};
+
+/* A column of row type ${type}: RENDER_COL(type, field, kind, wide). */
+#define RENDER_COL(type, field, kind, wide)				\
+	{ #field, NULL, (kind), offsetof(type, field), (wide) }
+
+#define RENDER_COLS_MAX	48
 
 struct render_tab {
 	const struct render_col *cols;
@@ -65,16 +90,31 @@ void render_tab_init(struct render_tab *t, const struct render_col *cols,
     int ncol);
 
 /**
- * render_tab_row(t, ...):
- * Add a row: one string per column (NULL is "").  A numeric column's
- * cell that is not a number renders as null in JSON (a blank: no value).
+ * render_tab_add(t, row):
+ * Add a row: each column's cell from ${row}, the struct its columns
+ * describe.
  */
-void render_tab_row(struct render_tab *t, ...);
+void render_tab_add(struct render_tab *t, const void *row);
 
 /**
- * render_tab(o, t, json):
- * Append table ${t} to ${o}, as text or as JSON, and free it.
+ * render_pick_check(o, pick, tabs, ntabs):
+ * Whether ${pick}, the columns text should show, names only columns of
+ * the ${ntabs} tables ${tabs}: NULL or "" (the default columns), "wide"
+ * (every column), or names separated by commas, each a heading with
+ * underscores or spaces, or a JSON key, in any case.  0, or -1 with why
+ * (the unknown name, and the ones there are) in ${o}.
  */
-void render_tab(struct render_buf *o, struct render_tab *t, int json);
+int render_pick_check(struct render_buf *o, const char *pick,
+    const struct render_tab *const *tabs, int ntabs);
+
+/**
+ * render_tab(o, t, json, pick):
+ * Append table ${t} to ${o}, as JSON (every column), or as text with the
+ * columns ${pick} says (see render_pick_check; names not in ${t} are
+ * skipped), and free it.  Returns how many columns the text has: a table
+ * with none is left out, heading and all.
+ */
+int render_tab(struct render_buf *o, struct render_tab *t, int json,
+    const char *pick);
 
 #endif /* !RENDER_H */

@@ -41,7 +41,8 @@ usage(FILE *f)
 {
 
 	fprintf(f,
-	    "usage: rstreamctl [-j] [-s SOCKET | -c FILE] [COMMAND]\n"
+	    "usage: rstreamctl [-j] [-o wide | -o COL,...] [-s SOCKET | -c FILE] "
+	    "[COMMAND]\n"
 	    "\n"
 	    "Show what a running rstreamd is doing, or make it reload.\n"
 	    "\n"
@@ -52,7 +53,11 @@ usage(FILE *f)
 #undef X
 	fprintf(f,
 	    "\n"
-	    "  -j, --json          print JSON instead of tables\n"
+	    "  -j, --json          print JSON instead of tables (every column)\n"
+	    "  -o, --output COLS   the columns the tables show: \"wide\" for all\n"
+	    "                      of them, or names from the headings, such as\n"
+	    "                      peer,state,bytes_tx (default: those that fit\n"
+	    "                      120 characters)\n"
 	    "  -s, --socket PATH   the control socket (default: as the "
 	    "configuration says,\n"
 	    "                      else %s)\n"
@@ -200,22 +205,26 @@ main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "output", required_argument, NULL, 'o' },
 		{ "socket", required_argument, NULL, 's' },
 		{ "config", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *sock = NULL, *cfile = NULL, *cmd = "status";
-	char path[108], req[64], *resp, *body;
+	const char *sock = NULL, *cfile = NULL, *cmd = "status", *cols = NULL;
+	char path[108], req[CTL_REQ_MAX], *resp, *body;
 	size_t len;
 	int c, json = 0, i, wait, waited;
 
-	while ((c = getopt_long(argc, argv, "js:c:hV", longopts, NULL)) !=
+	while ((c = getopt_long(argc, argv, "jo:s:c:hV", longopts, NULL)) !=
 	    -1) {
 		switch (c) {
 		case 'j':
 			json = 1;
+			break;
+		case 'o':
+			cols = optarg;
 			break;
 		case 's':
 			sock = optarg;
@@ -250,7 +259,13 @@ main(int argc, char **argv)
 	}
 	if (socket_path(sock, cfile, path, sizeof(path)) != 0)
 		return (1);
-	snprintf(req, sizeof(req), "%s%s\n", cmd, json ? " json" : "");
+	if ((size_t)snprintf(req, sizeof(req), "%s%s%s%s\n", cmd, json ?
+	    " json" : "", cols != NULL ? " " CTL_COLS : "", cols != NULL ?
+	    cols : "") >= sizeof(req) || strchr(req, '\n')[1] != '\0') {
+		fprintf(stderr, "rstreamctl: -o: too long, or a newline in "
+		    "it\n");
+		return (1);
+	}
 	for (waited = 0;; waited += wait) {
 		if (talk(path, req, &resp, &len) != 0)
 			return (2);

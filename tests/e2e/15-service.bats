@@ -141,6 +141,19 @@ for s in ss:
 	grep -q "received SIGTERM again; stopping now" "$W/a.log"
 }
 
+# tables_fit NAME COMMAND...: each COMMAND's default text from daemon NAME
+# (kept in $W/COMMAND.NAME) is at most 120 characters wide.
+tables_fit() {
+	local d=$1 cmd w
+	shift
+	for cmd in "$@"; do
+		"$CTL" -s "$W/$d.ctl" "$cmd" >"$W/$cmd.$d"
+		w=$(awk '{ if (length($0) > m) m = length($0) } END { print m + 0 }' "$W/$cmd.$d")
+		echo "# $d: rstreamctl $cmd: $w columns" >&3
+		[ "$w" -le 120 ] || return 1
+	done
+}
+
 @test "rstreamctl: status, tunnels, streams, links, stats, metrics, JSON, errors" {
 	echo_tunnel echo
 	start_pair echo
@@ -152,37 +165,62 @@ for s in ss:
 	assert_output "twelve bytes"
 	wait_log a "tunnel echo stream 2 .*opening over"
 
+	# The tables' cells, in the columns named (-o): the default set
+	# is for people and may change.
 	run "$CTL" -s "$W/a.ctl" status
 	assert_success
 	assert_output --partial "rstreamd 0."
 	assert_output --partial "config: $W/a.conf"
 	assert_output --partial "1 tunnel, 1 stream, 1 of 1 link up"
+	run "$CTL" -s "$W/a.ctl" -o tunnel,side,address,peer,state,streams,max_streams,link status
 	assert_line --regexp "^echo +client +tcp://127.0.0.1:$port +$B:7471 +active +1 +[0-9]+ +up$"
 
-	run "$CTL" -s "$W/a.ctl" streams
+	s_cols=tunnel,stream,side,address,peer,origin,state,bytes_in,bytes_out,age_s
+	run "$CTL" -s "$W/a.ctl" -o "$s_cols" streams
 	assert_success
 	assert_line --regexp "^TUNNEL +STREAM +SIDE +ADDRESS +PEER +ORIGIN +STATE +BYTES IN +BYTES OUT +AGE S$"
 	assert_line --regexp "^echo +[0-9]+ +client +127.0.0.1:[0-9]+ +$B:7471 +127.0.0.1:[0-9]+ +open +0 +0 +[0-9]+$"
 	# The serving side names the client on a's host (the peer's ORIGIN).
 	client=$(ctl_json a streams '.[0].address')
-	run "$CTL" -s "$W/b.ctl" streams
+	run "$CTL" -s "$W/b.ctl" -o "$s_cols" streams
 	assert_success
 	assert_line --regexp "^echo +[0-9]+ +target +tcp://127.0.0.1:[0-9]+ +$A:[0-9]+ +$client +open "
 	[ "$(ctl_json b streams '.[0].origin')" = "$client" ]
 	grep -q "tunnel echo stream [0-9]* (target, .*): accepted from $client over $A:" "$W/b.log"
 
-	run "$CTL" -s "$W/a.ctl" links
+	l_cols=link,direction,peer,tunnel,state,device,streams
+	run "$CTL" -s "$W/a.ctl" -o "$l_cols" links
 	assert_success
-	assert_line --regexp "^tunnel echo: link to $B:7471 +out +$B:7471 +echo +up +rxe[01] +1 "
-	run "$CTL" -s "$W/b.ctl" links
-	assert_line --regexp "^link from $A:[0-9]+ +in +$A:[0-9]+ +up +rxe[01] +1 "
+	assert_line --regexp "^tunnel echo: link to $B:7471 +out +$B:7471 +echo +up +rxe[01] +1$"
+	run "$CTL" -s "$W/b.ctl" --output "$l_cols" links
+	assert_line --regexp "^link from $A:[0-9]+ +in +$A:[0-9]+ +up +rxe[01] +1$"
 
 	# Counters: the 13 bytes of the finished stream went both ways.
-	run "$CTL" -s "$W/a.ctl" stats
-	assert_success
 	# (PINNED: the held stream's rings, and the finished one's until its
 	# release; MAX MEMORY: none; RING REFUSALS: none.)
+	run "$CTL" -s "$W/a.ctl" -o tunnel,bytes_in,bytes_out,opened,active,refused,limited,denied,failed,credit_stalls,suspended,resumes,resume_failures,pinned,max_memory,ring_refusals,link stats
+	assert_success
 	assert_line --regexp "^echo +13 +13 +2 +1 +0 +0 +0 +0 +[0-9]+ +0 +0 +0 +[0-9]+ +0 +0 +up$"
+
+	# By default each table fits 120 columns; -o wide shows the rest.
+	tables_fit a status tunnels streams links stats
+	tables_fit b status tunnels streams links stats
+	run grep -c "PEER QPN" "$W/links.a"
+	assert_output 0
+	run "$CTL" -s "$W/a.ctl" -o wide links
+	assert_line --regexp "^LINK +DIRECTION +PEER .* PEER QPN +WORKER +VERSION$"
+	[ "$(ctl_json a links '.[0].qpn')" -gt 0 ]
+	assert_line --partial "  $(ctl_json a links '.[0].qpn')  "
+	# An unknown column is a usage error naming the ones there are.
+	run "$CTL" -s "$W/a.ctl" -o peer,frob links
+	assert_failure 1
+	assert_output --partial "unknown column 'frob'; the columns are: link, direction, peer,"
+	# JSON carries every column whatever -o says.
+	[ "$(ctl_json a links 'length')" = 1 ]
+	run "$CTL" -s "$W/a.ctl" -j -o peer links
+	assert_success
+	echo "$output" | jq -e '.[0] | has("qpn") and has("bytes_tx")'
+
 	run "$CTL" --json -s "$W/a.ctl" stats
 	assert_success
 	echo "$output" | jq -e '.tunnels[0] | .tunnel == "echo" and
@@ -206,7 +244,7 @@ for s in ss:
 	assert_line --regexp '^rstreamd_ring_bytes [0-9]+$'
 	# Every other line is a sample: name, optional labels, a value.
 	bad=$(echo "$output" | grep -v '^# \(HELP\|TYPE\) ' |
-	    grep -Ev '^[a-z_]+(\{([a-z_]+="[^"]*",?)+\})? [0-9]+$' || true)
+	    grep -Ev '^[a-z_]+(\{([a-z_]+="[^"]*",?)+\})? [0-9]+(\.[0-9]+)?$' || true)
 	assert_equal "$bad" ""
 	# The ports' counters come after the rest (read in a turn of their
 	# own), and each request stops the workers once, to be answered:
@@ -233,6 +271,61 @@ for s in ss:
 	assert_failure 2
 	assert_output --partial "cannot connect to $W/nothing.sock"
 	assert_output --partial "is rstreamd running?"
+}
+
+# hol_fields NAME: whether daemon NAME's first link has a window and the
+# send queue's figures and waits, as numbers.
+hol_fields() {
+	ctl_json "$1" links '.[0] | .window > 0 and ([.sq_depth, .inflight,
+	    .credit_wait_s, .sq_wait_s, .stall_window] | map(type) | unique) ==
+	    ["number"]'
+}
+
+@test "rstreamctl: the send queue and the streams' waits, during a bulk transfer" {
+	tool_tunnel hol
+	start_pair hol
+	port=$(accept_port a hol)
+	# A stream whose target stops reading waits for ring credit on a;
+	# a bulk transfer beside it keeps the link busy.
+	( printf 'stall\n'; head -c 16M /dev/zero ) |
+	    timeout 120 socat -t 120 - TCP:127.0.0.1:"$port" >/dev/null 2>&1 3>&- &
+	RS_PIDS+=("$!")
+	( printf 'sink\n'; head -c 8G /dev/zero ) |
+	    timeout 120 socat -t 120 - TCP:127.0.0.1:"$port" >"$W/sink.out" 2>&1 3>&- &
+	bulk=$!
+	RS_PIDS+=("$bulk")
+	wait_ctl a links '.[0].streams' 2
+	wait_ctl a streams 'any(.[]; .credit_wait_s > 0)' true
+	run ctl_json a streams '[.[] | .queued, .unacked, .sq_wait_s] | map(type) | unique[]'
+	assert_output number
+	[ "$(hol_fields a)" = true ]
+	[ "$(hol_fields b)" = true ]
+
+	# Tables: within 120 columns on both daemons; -o wide adds the rest.
+	tables_fit a streams links
+	tables_fit b streams links
+	run grep -c "WINDOW" "$W/links.a"
+	assert_output 0
+	run "$CTL" -s "$W/a.ctl" -o wide links
+	assert_line --regexp "^LINK .* SQ DEPTH +INFLIGHT +WINDOW +RTT US +RATE B/S +CREDIT WAIT +SQ WAIT +.* STALL WINDOW "
+	run "$CTL" -s "$W/a.ctl" -o wide streams
+	assert_line --regexp "^TUNNEL .* QUEUED +UNACKED +CREDIT WAIT +SQ WAIT +AGE S$"
+	kill "$bulk"
+
+	# The metrics, with their HELP and TYPE, on both daemons.
+	for d in a b; do
+		run "$CTL" -s "$W/$d.ctl" metrics
+		assert_success
+		for m in sq_depth inflight_bytes window_bytes; do
+			assert_line "# TYPE rstreamd_link_$m gauge"
+			assert_line --regexp "^rstreamd_link_$m\{link=\"[^\"]+\"\} [0-9]+$"
+		done
+		for m in credit_wait sq_wait; do
+			assert_line --regexp "^# HELP rstreamd_link_${m}_seconds_total "
+			assert_line "# TYPE rstreamd_link_${m}_seconds_total counter"
+			assert_line --regexp "^rstreamd_link_${m}_seconds_total\{link=\"[^\"]+\"\} [0-9]+\.[0-9]{9}$"
+		done
+	done
 }
 
 @test "rstreamctl: clients that connect and never speak cannot keep it out" {

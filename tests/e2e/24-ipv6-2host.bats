@@ -57,8 +57,8 @@ EOC
 	assert_output "$A6 $B6"
 	run b_ctl_json b links '.[0] | "\(.gid) \(.peer_gid)"'
 	assert_output "$B6 $A6"
-	run "$CTL" -s "$W/a.ctl" links
-	assert_output --partial "[$B6]:7471"
+	run "$CTL" -s "$W/a.ctl" -o peer links
+	assert_line "[$B6]:7471"
 	run b_ctl_json b links '.[0].peer'
 	assert_output --regexp "^\[$A6\]:[0-9]+$"
 	grep -q "tunnel v6: link to \[$B6\]:7471 is up" "$W/a.log"

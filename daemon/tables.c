@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+#include "config.h"
+
+#include <stddef.h>
+
+#include "render.h"
+#include "tables.h"
+
+#define NCOLS(c)	((int)(sizeof(c) / sizeof(c[0])))
+/* Columns text shows by default, and those only -o shows. */
+#define DEF	0
+#define WIDE	1
+
+#define S(f, w)	RENDER_COL(struct tables_tunnel, f, RENDER_STR, w)
+#define N(f, w)	RENDER_COL(struct tables_tunnel, f, RENDER_NUM, w)
+static const struct render_col tunnel_cols[] = {
+	S(tunnel, DEF), S(side, DEF), S(address, DEF), S(peer, DEF),
+	S(state, DEF), N(streams, DEF), N(max_streams, WIDE), S(link, DEF),
+};
+#undef S
+#undef N
+
+/* Nanoseconds ${f} of row ${type} as seconds ${key}, headed ${head}. */
+#define WAIT(type, key, head, f, w)					\
+	{ key, head, RENDER_NS_S, offsetof(type, f), w }
+
+#define S(f, w)	RENDER_COL(struct tables_stream, f, RENDER_STR, w)
+#define N(f, w)	RENDER_COL(struct tables_stream, f, RENDER_NUM, w)
+#define T(k, h, f, w)	WAIT(struct tables_stream, k, h, f, w)
+static const struct render_col stream_cols[] = {
+	S(tunnel, DEF), N(stream, DEF), S(side, WIDE), S(address, WIDE),
+	S(peer, WIDE), S(origin, DEF), S(state, DEF), N(bytes_in, DEF),
+	N(bytes_out, DEF), N(queued, WIDE), N(unacked, WIDE),
+	T("credit_wait_s", "CREDIT WAIT", wait_credit_ns, DEF),
+	T("sq_wait_s", "SQ WAIT", wait_sq_ns, DEF), N(age_s, WIDE),
+};
+#undef T
+#undef S
+#undef N
+
+#define S(f, w)	RENDER_COL(struct tables_link, f, RENDER_STR, w)
+#define N(f, w)	RENDER_COL(struct tables_link, f, RENDER_NUM, w)
+#define T(k, h, f, w)	WAIT(struct tables_link, k, h, f, w)
+static const struct render_col link_cols[] = {
+	S(link, WIDE), S(direction, WIDE), S(peer, DEF), S(tunnel, DEF),
+	S(state, DEF), S(device, WIDE), N(streams, DEF), N(bytes_tx, DEF),
+	N(bytes_rx, DEF), N(sq_depth, DEF), N(inflight, DEF),
+	N(window, WIDE),
+	{ "rtt_us", NULL, RENDER_US, offsetof(struct tables_link, rtt_ns),
+	    WIDE },
+	{ "rate", "RATE B/S", RENDER_NUM, offsetof(struct tables_link, rate),
+	    WIDE },
+	T("credit_wait_s", "CREDIT WAIT", wait_credit_ns, DEF),
+	T("sq_wait_s", "SQ WAIT", wait_sq_ns, DEF),
+	N(stall_ring, WIDE), N(stall_msg, WIDE), N(stall_sq, WIDE),
+	N(stall_window, WIDE),
+	N(ring_bytes, WIDE), N(rings_reused, WIDE), N(ctrl_bytes, WIDE),
+	N(suspended, WIDE), S(resume_id, WIDE), N(port, WIDE),
+	S(transport, WIDE), N(gid_index, WIDE), S(gid, WIDE),
+	S(peer_gid, WIDE), N(path_mtu, WIDE), N(qpn, WIDE),
+	N(peer_qpn, WIDE), N(worker, WIDE), N(version, WIDE),
+	N(traffic_class, WIDE), N(service_level, WIDE),
+};
+#undef S
+#undef N
+#undef T
+
+#define S(f, w)	RENDER_COL(struct tables_stat, f, RENDER_STR, w)
+#define N(f, w)	RENDER_COL(struct tables_stat, f, RENDER_NUM, w)
+static const struct render_col stat_cols[] = {
+	S(tunnel, DEF), N(bytes_in, DEF), N(bytes_out, DEF), N(opened, DEF),
+	N(active, DEF), N(refused, DEF), N(limited, WIDE), N(denied, WIDE),
+	N(failed, DEF), N(credit_stalls, DEF), N(suspended, WIDE),
+	N(resumes, WIDE), N(resume_failures, WIDE), N(pinned, WIDE),
+	N(max_memory, WIDE), N(ring_refusals, WIDE), S(link, DEF),
+};
+#undef S
+#undef N
+
+/* A table's columns, checked against what render keeps. */
+#define INIT(t, cols) do {						\
+	_Static_assert(NCOLS(cols) <= RENDER_COLS_MAX,			\
+	    "more columns than RENDER_COLS_MAX");			\
+	render_tab_init((t), (cols), NCOLS(cols));			\
+} while (0)
+
+void
+tables_tunnels(struct render_tab *t)
+{
+
+	INIT(t, tunnel_cols);
+}
+
+void
+tables_streams(struct render_tab *t)
+{
+
+	INIT(t, stream_cols);
+}
+
+void
+tables_links(struct render_tab *t)
+{
+
+	INIT(t, link_cols);
+}
+
+void
+tables_stats(struct render_tab *t)
+{
+
+	INIT(t, stat_cols);
+}

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * tables: the columns of rstreamctl's tables, one line each (render.h):
+ * each table is a row struct of plain values, which the control socket
+ * fills from the daemon, and its columns, which say what text shows by
+ * default (what an operator acts on, within 120 columns) and what only
+ * with -o wide.  Pure: no daemon state, so the widths are unit-tested.
+ */
+#ifndef TABLES_H
+#define TABLES_H
+
+#include <stdint.h>
+
+#include "render.h"
+
+/* A number's cells are RENDER_BLANK where it does not apply. */
+struct tables_tunnel {
+	const char *tunnel, *side, *address, *peer, *state;
+	uint64_t streams, max_streams;
+	const char *link;
+};
+
+struct tables_stream {
+	const char *tunnel;
+	uint64_t stream;
+	const char *side, *address, *peer, *origin, *state;
+	uint64_t bytes_in, bytes_out, age_s;
+	/* Its sending side (engine_stream_stats): bytes not yet written,
+	   bytes written and not yet consumed, and its waits. */
+	uint64_t queued, unacked, wait_credit_ns, wait_sq_ns;
+};
+
+struct tables_link {
+	const char *link, *direction, *peer, *tunnel, *state, *device;
+	uint64_t streams, bytes_tx, bytes_rx;
+	/* Its send queue (engine_stats): work requests and data bytes
+	   posted, the window, the estimates it comes from (0: none yet),
+	   and the streams' waits. */
+	uint64_t sq_depth, inflight, window, rtt_ns, rate;
+	uint64_t wait_credit_ns, wait_sq_ns;
+	uint64_t stall_ring, stall_msg, stall_sq, stall_window;
+	uint64_t ring_bytes, rings_reused, ctrl_bytes, suspended;
+	const char *resume_id;
+	uint64_t port;
+	const char *transport;
+	uint64_t gid_index;
+	const char *gid, *peer_gid;
+	uint64_t path_mtu, qpn, peer_qpn, worker, version;
+	uint64_t traffic_class, service_level;
+};
+
+struct tables_stat {
+	const char *tunnel;
+	uint64_t bytes_in, bytes_out, opened, active, refused, limited;
+	uint64_t denied, failed, credit_stalls, suspended, resumes;
+	uint64_t resume_failures, pinned, max_memory, ring_refusals;
+	const char *link;
+};
+
+/**
+ * tables_tunnels(t) / tables_streams(t) / tables_links(t) /
+ * tables_stats(t):
+ * Make ${t} an empty table of tunnels, streams, links or tunnels'
+ * counters; its rows are struct tables_tunnel, tables_stream,
+ * tables_link or tables_stat (render_tab_add).
+ */
+void tables_tunnels(struct render_tab *t);
+void tables_streams(struct render_tab *t);
+void tables_links(struct render_tab *t);
+void tables_stats(struct render_tab *t);
+
+#endif /* !TABLES_H */
