@@ -217,6 +217,8 @@ links_tab(struct rsd *d, struct render_tab *tb)
 		link_row_hca(&li, &r);
 		r.worker = li.worker;
 		r.version = NUM_IF(li.version, li.version);
+		r.priority = NUM_IF(li.priority, li.priority);
+		r.share = li.share;
 		render_tab_add(tb, &r);
 	}
 }

@@ -356,7 +356,7 @@ yield(struct dlink *dl, struct engine *e)
 	    !engine_idle(e), loop_now_ms());
 	if (share != dl->share) {
 		engine_window_share(e, share);
-		dl->share = share;
+		__atomic_store_n(&dl->share, share, __ATOMIC_RELAXED);
 	}
 }
 
@@ -733,7 +733,9 @@ link_up(struct dlink *dl)
 	loop_timer_stop(&dl->deadline);
 	dl->state = D_UP;
 	dl->prio_dev = prio_dev(&dl->d->prio, verbs_link_device(dl->vl));
-	dl->share = 1000;
+	__atomic_store_n(&dl->share, 1000, __ATOMIC_RELAXED);
+	if (dl->c != NULL)
+		dl->prio = dl->c->sz.priority;
 	connect_slot_release(dl);
 	dl->heard_ms = loop_now_ms();
 	__atomic_store_n(&dl->idle_since, dl->heard_ms, __ATOMIC_RELAXED);
@@ -903,6 +905,8 @@ link_info(const struct dlink *dl, struct link_info *li)
 	li->tunnel = dl->c != NULL ? dl->c->name : "";
 	li->state = states[dl->state];
 	li->worker = 1;
+	li->priority = dl->prio;
+	li->share = __atomic_load_n(&dl->share, __ATOMIC_RELAXED);
 	for (i = 0; i < dl->d->nworkers; i++)
 		if (dl->d->workers[i] == dl->lp)
 			li->worker = (unsigned)i + 1;

@@ -97,6 +97,8 @@ struct link_info {
 	 * The responder's hello nonce: public on the fabric, no secret. */
 	char resume_id[2 * WIRE_NONCE_LEN + 1];
 	unsigned worker;		/* the worker it runs on, from 1 */
+	unsigned priority;		/* its tunnel's (0: no stream yet) */
+	uint32_t share;			/* per mille of its window it keeps */
 	int have_stats;
 	struct engine_stats st;
 	struct verbs_mem_stats mem;	/* with have_stats */

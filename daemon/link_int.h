@@ -83,7 +83,8 @@ struct dlink {
 	 * the share of its window it was last given (see prio.h). */
 	unsigned prio;			/* excl */
 	int prio_dev;			/* excl: set when up */
-	uint32_t share;			/* owner */
+	uint32_t share;			/* atomic: its loop writes it,
+					   rstreamctl reads it */
 	char peer[420];			/* excl */
 	char name[520];			/* excl: "tunnel pg: link to X" /
 					   "link from X" */

@@ -59,7 +59,8 @@ static const struct render_col link_cols[] = {
 	S(transport, WIDE), N(gid_index, WIDE), S(gid, WIDE),
 	S(peer_gid, WIDE), N(path_mtu, WIDE), N(qpn, WIDE),
 	N(peer_qpn, WIDE), N(worker, WIDE), N(version, WIDE),
-	N(traffic_class, WIDE), N(service_level, WIDE),
+	N(traffic_class, WIDE), N(service_level, WIDE), N(priority, WIDE),
+	N(share, WIDE),
 };
 #undef S
 #undef N

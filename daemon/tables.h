@@ -46,7 +46,7 @@ struct tables_link {
 	uint64_t gid_index;
 	const char *gid, *peer_gid;
 	uint64_t path_mtu, qpn, peer_qpn, worker, version;
-	uint64_t traffic_class, service_level;
+	uint64_t traffic_class, service_level, priority, share;
 };
 
 struct tables_stat {

@@ -190,6 +190,8 @@ stream_arrives(void *arg, struct dlink *dl, uint32_t id, const char *name)
 
 	switch (tunnel_admit_incoming(d, t, dl, id)) {
 	case ADMITTED:
+		/* The serving side yields, or not, as its tunnel says. */
+		link_set_priority(dl, t->c->sz.priority);
 		bridge_incoming(dl, t, id);
 		return;
 	case SHUTTING_DOWN:

@@ -5,7 +5,8 @@
 # as tcpdump sees them on the veth; the SL (which rxe drops from queue
 # pairs, and untagged Ethernet does not carry) in the connect request the
 # serving side takes it from.  A tunnel without them keeps the RDMA CM's
-# defaults (0).
+# defaults (0).  And priority: a tunnel's link keeps a share of its send
+# window while a busier tunnel of higher priority shares its device.
 
 load helpers
 
@@ -69,4 +70,37 @@ qp_of() {
 	assert_line "tos 0x00 from $B"
 	assert_line "req tc 184 sl 5 from $A"
 	assert_line "req tc 0 sl 0 from $A"
+}
+
+@test "priority: a bulk tunnel keeps a quarter of its window while a priority-16 tunnel is busy, on both daemons; all of it after" {
+	echo_target
+	sink=$(free_port)
+	spawn socat -u TCP-LISTEN:"$sink",bind=127.0.0.1,reuseaddr,fork OPEN:/dev/null
+	wait_port "$sink"
+	conf_b "{ name = \"fast\"; target = \"tcp://127.0.0.1:$tp\"; priority = 16; },
+	    { name = \"bulk\"; target = \"tcp://127.0.0.1:$sink\"; }"
+	conf_a "{ name = \"fast\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; priority = 16; },
+	    { name = \"bulk\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; }"
+	start_pair fast
+	link_up a bulk
+	spawn socat -u OPEN:/dev/zero TCP:127.0.0.1:"$(accept_port a bulk)"
+	# A line through the echo every 50 ms: the fast tunnel stays busy.
+	printf 'while true; do echo ping; sleep 0.05; done\n' >"$W/ping.sh"
+	spawn socat EXEC:"sh $W/ping.sh" TCP:127.0.0.1:"$(accept_port a fast)"
+	pinger=$!
+	read -r qpn peer <<<"$(qp_of bulk)"
+	wait_ctl a links ".[] | select(.qpn == $qpn) | \"\(.priority) \(.share)\"" "4 250"
+	wait_ctl b links ".[] | select(.qpn == $peer) | \"\(.priority) \(.share)\"" "4 250"
+	read -r fqpn fpeer <<<"$(qp_of fast)"
+	run ctl_json a links ".[] | select(.qpn == $fqpn) | \"\(.priority) \(.share)\""
+	assert_output "16 1000"
+	run ctl_json b links ".[] | select(.qpn == $fpeer) | \"\(.priority) \(.share)\""
+	assert_output "16 1000"
+	# The fast tunnel goes quiet; the bulk one, still moving, gets its
+	# whole window back on both sides.
+	kill "$pinger"
+	wait_ctl a links ".[] | select(.qpn == $qpn) | .share" 1000
+	wait_ctl b links ".[] | select(.qpn == $peer) | .share" 1000
+	run ctl_json a links ".[] | select(.qpn == $qpn) | .bytes_tx > 0"
+	assert_output true
 }

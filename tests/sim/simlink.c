@@ -33,6 +33,8 @@ struct dlink {
 	/* As tunnel.c knows it: */
 	struct rsd *d;			/* NULL: made by simlink_new */
 	const struct conf_tunnel *c;	/* a client link's tunnel */
+	unsigned prio;			/* link_set_priority's; the fabric
+					   has no device to share */
 	enum simstate state;
 	struct loop_job connect;
 	char name[520];
@@ -236,6 +238,13 @@ link_mark(struct dlink *dl)
 
 	if (dl != NULL && !dl->flushing)
 		loop_job_defer(&dl->flush);
+}
+
+void
+link_set_priority(struct dlink *dl, unsigned prio)
+{
+
+	dl->prio = prio;
 }
 
 /* ---- link.h and cm.h, as tunnel.c calls them. */
