@@ -85,32 +85,86 @@ window_done(struct window *w, uint64_t n)
 	w->delivered_at = w->now;
 }
 
+/* A new epoch of measuring starts now. */
+static void
+epoch_start(struct window *w)
+{
+
+	w->ep_at = w->now;
+	w->ep_bytes = w->delivered;
+	w->ep_starved = 0;
+}
+
 /*
- * A completion came while bytes were ${waiting} to be posted.  If nothing
- * is outstanding now, the wire may have run dry before this side saw the
- * completion and posted more: the window is too small for how fast this
- * side reacts, so it doubles.  If half the window was still outstanding,
- * the wire never came near running dry; after WINDOW_CALM such
- * completions in a row the window gives back an eighth, down to its
- * floor, so it settles where the wire just stays busy.
+ * An epoch ends, the window having carried ${rate} bytes a second while
+ * data waited all along.  After a doubling, a rate that did not grow by
+ * a tenth says the wire was already busy: the doubling only queued, so
+ * the window goes back and stays for WINDOW_HOLD epochs.  Otherwise an
+ * epoch in which the wire ran dry doubles it (and measures again), even
+ * right after a doubling that paid.
+ */
+static void
+epoch_end(struct window *w, uint64_t rate)
+{
+
+	if (w->probe_from != 0 && rate < w->probe_rate + w->probe_rate / 10) {
+		w->learned = w->probe_from;
+		w->hold = WINDOW_HOLD;
+		w->reverts++;
+		w->probe_from = 0;
+	} else if (w->ep_starved && w->hold == 0 && w->learned < w->max) {
+		w->probe_from = w->learned;
+		w->probe_rate = rate;
+		w->learned = w->learned * 2 > w->max ? w->max :
+		    w->learned * 2;
+		w->starved++;
+	} else {
+		w->probe_from = 0;
+	}
+	if (w->hold > 0)
+		w->hold--;
+	epoch_start(w);
+}
+
+/*
+ * A completion came while bytes were ${waiting} to be posted (or not:
+ * then the application, or ring credit, limited the link, and the epoch
+ * starts again).  Nothing outstanding now means the wire may have run dry
+ * before this side saw the completion and posted more.  An epoch lasts
+ * until WINDOW_EPOCH windows were delivered; without a clock there is no
+ * rate to check, and a dry wire doubles the window at once.  If half the
+ * window was still outstanding, the wire never came near running dry;
+ * after WINDOW_CALM such completions in a row the window gives back an
+ * eighth, down to its floor.
  */
 static void
 learn(struct window *w, int waiting)
 {
 
-	if (!waiting)
+	if (!waiting) {
+		epoch_start(w);
 		return;
+	}
 	if (w->inflight == 0) {
-		w->learned = w->learned * 2 > w->max ? w->max :
-		    w->learned * 2;
+		w->ep_starved = 1;
 		w->calm = 0;
-		w->starved++;
+		if (w->now == 0) {
+			w->learned = w->learned * 2 > w->max ? w->max :
+			    w->learned * 2;
+			w->starved++;
+		}
 	} else if (w->inflight >= w->cap / 2 && ++w->calm >= WINDOW_CALM) {
 		w->learned -= w->learned / 8;
 		if (w->learned < w->min)
 			w->learned = w->min;
 		w->calm = 0;
 	}
+	if (w->now > w->ep_at && w->ep_at != 0 &&
+	    w->delivered - w->ep_bytes >= WINDOW_EPOCH * w->learned)
+		epoch_end(w, (uint64_t)((unsigned __int128)(w->delivered -
+		    w->ep_bytes) * 1000000000u / (w->now - w->ep_at)));
+	else if (w->ep_at == 0)
+		epoch_start(w);
 }
 
 void

@@ -8,13 +8,21 @@
  * enough bytes outstanding to keep the wire busy until this side has
  * seen a completion and posted more: the bandwidth-delay product, where
  * the delay includes this side's own time to react.  The window measures
- * it by the link's own completions (see learn() in window.c): a
- * completion that finds nothing outstanding while bytes wait to be
- * posted means the wire may have run dry, and doubles the window;
- * completions that keep finding half of it outstanding give an eighth
- * back, down to the floor (WINDOW_MIN_CHUNKS chunks by default).  A busy
- * daemon, slow to react, learns a larger window; a quick one keeps a
- * small one.
+ * it by the link's own completions (see learn() in window.c), in epochs
+ * of WINDOW_EPOCH windows delivered while data waited to be posted:
+ *
+ *   - an epoch in which a completion found nothing outstanding (the wire
+ *     may have run dry before this side reacted) doubles the window;
+ *   - if the next epoch's delivery rate is not a tenth higher, the wire
+ *     was busy already and the doubling only queued: the window goes back
+ *     and does not grow for WINDOW_HOLD epochs;
+ *   - completions that keep finding half of it outstanding give an eighth
+ *     back, down to the floor (WINDOW_MIN_CHUNKS chunks by default).
+ *
+ * So a busy daemon, slow to react, learns a larger window; a quick one, or
+ * one whose streams are held back by ring credit, keeps a small one.
+ * Without the embedder's clock there is no rate to check, and a dry wire
+ * doubles the window at once.
  *
  * Why not rtt times rate, as BBR sizes TCP's window: a link that streams
  * without pause never sees its send queue empty, so every completion
@@ -49,6 +57,8 @@
 #define WINDOW_RTT_SPAN_NS	(10ull * 1000000000)	/* rtt_min's memory */
 #define WINDOW_RATE_SPAN_NS	(1ull * 1000000000)	/* rate_max's memory */
 #define WINDOW_CALM		16	/* calm completions before a shrink */
+#define WINDOW_EPOCH		4	/* windows delivered per epoch */
+#define WINDOW_HOLD		8	/* epochs without growth after a revert */
 
 /* What a signalled work request remembers from when it was posted. */
 struct window_mark {
@@ -67,8 +77,15 @@ struct window {
 	uint64_t rate_max, rate_at;	/* largest recent rate (B/s), when */
 	uint64_t cap;		/* the window now */
 	uint64_t learned;	/* what completions taught (see learn) */
-	uint64_t starved;	/* completions that found the wire dry */
+	uint64_t starved;	/* doublings: the wire ran dry */
+	uint64_t reverts;	/* doublings undone: they only queued */
 	unsigned calm;		/* calm completions in a row */
+	/* The epoch under way: since when, delivered then, ran dry. */
+	uint64_t ep_at, ep_bytes;
+	int ep_starved;
+	/* A doubling on trial: the window and rate before it (0: none). */
+	uint64_t probe_from, probe_rate;
+	unsigned hold;		/* epochs before the next doubling */
 	uint64_t min, max;	/* the embedder's bounds */
 	uint32_t chunk;		/* the largest WRITE */
 	uint32_t share;		/* per mille of the estimate this link uses */

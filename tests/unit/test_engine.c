@@ -3071,6 +3071,17 @@ bytes_before(struct t *T, const struct tstream *s)
 	return (-1);
 }
 
+/* Tear ${T} down, with the rings of the ${n} streams of ${s}. */
+static void
+teardown_n(struct t *T, struct tstream *s, int n)
+{
+	int k;
+
+	teardown(T);
+	for (k = 0; k < n; k++)
+		tstream_free(&s[k]);
+}
+
 /* Open ${n} streams from side 0 with ${size}-byte rings both ways. */
 static void
 open_n(struct t *T, struct tstream *s, int n, uint32_t size)
@@ -3113,9 +3124,7 @@ test_sched_fair(void)
 	    "bytes ahead, at most %u)", ahead, 3 * WINDOW_CHUNK);
 	ok(T.f.side[0].max_wr_len == WINDOW_CHUNK, "bulk writes are whole "
 	    "chunks (%llu)", (unsigned long long)T.f.side[0].max_wr_len);
-	teardown(&T);
-	for (j = 0; j < 4; j++)
-		tstream_free(&s[j]);
+	teardown_n(&T, s, 4);
 
 	/* Weight 4 against weight 1: four chunks for each one. */
 	c = conf(256, 64);
@@ -3138,9 +3147,7 @@ test_sched_fair(void)
 	ok(bytes[1] > 0 && bytes[0] == 4 * bytes[1],
 	    "weight 4 moves 4 times the bytes of weight 1 (%u, %u)",
 	    bytes[0], bytes[1]);
-	teardown(&T);
-	for (j = 0; j < 2; j++)
-		tstream_free(&s[j]);
+	teardown_n(&T, s, 2);
 }
 
 static void
@@ -3204,9 +3211,7 @@ test_sched_window(void)
 	    (unsigned long long)st.rate);
 	ok(engine_stream_stats(e, 63, &ss) == -1,
 	    "no figures for a stream that is not there");
-	teardown(&T);
-	for (j = 0; j < 2; j++)
-		tstream_free(&s[j]);
+	teardown_n(&T, s, 2);
 }
 
 /* A stream that filled its peer's ring waits for credit, and says so. */
