@@ -131,6 +131,8 @@ struct stream {
 	uint8_t ring_ticks;	/* engine_tick calls since our RING went out */
 	/* Scheduling: bytes left of this round's quantum, weight; waits. */
 	uint32_t deficit;
+	uint8_t backlogged;	/* used a whole quantum since it last had
+				   nothing to send (tx_queue) */
 	uint8_t weight;		/* 0 reads as 1 */
 	uint8_t wait;		/* W_* it is in since wait_at */
 	uint64_t wait_at, wait_credit, wait_sq;
@@ -273,6 +275,22 @@ qpush(struct engine *e, int which, uint32_t id)
 	else
 		e->s[q->tail].next[which] = id;
 	q->tail = id;
+}
+
+/* Queue ${id} first in q[which], ahead of every stream waiting there. */
+static void
+qpush_head(struct engine *e, int which, uint32_t id)
+{
+	struct queue *q = &e->q[which];
+	struct stream *s = &e->s[id];
+
+	if (s->in[which])
+		return;
+	s->in[which] = 1;
+	s->next[which] = q->head;
+	q->head = id;
+	if (q->tail == NIL)
+		q->tail = id;
 }
 
 static uint32_t
@@ -501,6 +519,27 @@ wait_update(struct engine *e, uint32_t id)
 	}
 	s->wait = w;
 	s->wait_at = now;
+}
+
+/*
+ * A stream became ready to send: into the scheduler's queue (take_data).
+ * A stream that last left it with nothing to send (a request, a reply,
+ * a new stream: sparse) goes first, as fq_codel serves new flows first,
+ * so 64 bytes do not wait for a turn of every bulk stream; it gets one
+ * quantum there like any other, and once it has used a whole quantum it
+ * counts as backlogged and queues at the tail from then on.
+ */
+static void
+tx_queue(struct engine *e, uint32_t id)
+{
+	struct stream *s = &e->s[id];
+
+	if (!tx_ready(s))
+		return;
+	if (s->backlogged)
+		qpush(e, Q_TX, id);
+	else
+		qpush_head(e, Q_TX, id);
 }
 
 /*
@@ -899,8 +938,7 @@ apply_resume(struct engine *e, uint32_t id, const struct wire_rec *r)
 	}
 	if (s->ctrl)
 		qpush(e, Q_CTRL, id);
-	if (tx_ready(s))
-		qpush(e, Q_TX, id);
+	tx_queue(e, id);
 	check_shutdown(e, id);
 	check_eof(e, id);
 	maybe_release(e, id);
@@ -1435,8 +1473,7 @@ rs_open_ok(struct engine *e, uint32_t id, const struct wire_rec *r)
 		return (0);
 	}
 	event(e, id, ENGINE_EV_OPENED);
-	if (tx_ready(s))
-		qpush(e, Q_TX, id);
+	tx_queue(e, id);
 	check_shutdown(e, id);
 	return (0);
 }
@@ -1467,8 +1504,7 @@ rs_credit(struct engine *e, uint32_t id, const struct wire_rec *r)
 	if (r->cursor <= s->tx_peer)
 		return (0);	/* old news: cursors are absolute */
 	s->tx_peer = r->cursor;
-	if (tx_ready(s))
-		qpush(e, Q_TX, id);
+	tx_queue(e, id);
 	wait_update(e, id);
 	if ((s->flags & (F_KEEP | F_WANT_WR)) == (F_KEEP | F_WANT_WR)) {
 		s->flags &= (uint16_t)~F_WANT_WR;
@@ -1923,8 +1959,7 @@ enc_resume(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
 		return (ENC_FULL);
 	s->rx_rep = s->rx_cons;
 	s->ctrl &= (uint8_t)~C_RESUME;
-	if (tx_ready(s))
-		qpush(e, Q_TX, id);
+	tx_queue(e, id);
 	return (ENC_ON);
 }
 
@@ -2011,8 +2046,7 @@ enc_ring_at(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
 	s->rs &= (uint8_t)~RS_RING_AT;
 	s->peer_rx = s->peer_next;
 	memset(&s->peer_next, 0, sizeof(s->peer_next));
-	if (tx_ready(s))
-		qpush(e, Q_TX, id);
+	tx_queue(e, id);
 	return (ENC_ON);
 }
 
@@ -2494,6 +2528,10 @@ take_data(struct engine *e, struct engine_wr *w)
 		}
 		if (r == 0 || s->deficit == 0 || !tx_ready(s)) {
 			qpop(e, Q_TX);
+			if (s->deficit == 0)
+				s->backlogged = 1;
+			else if (s->tx_app == s->tx_sent)
+				s->backlogged = 0;
 			s->deficit = 0;
 			if (r != 0 && tx_ready(s)) {
 				qpush(e, Q_TX, id);
@@ -2764,8 +2802,7 @@ engine_tx_commit(struct engine *e, uint32_t id, uint32_t n)
 	    ring_free(s->tx.size, s->tx_app, tx_base(s))))
 		return (ENGINE_EINVAL);
 	s->tx_app += n;
-	if (tx_ready(s))
-		qpush(e, Q_TX, id);
+	tx_queue(e, id);
 	wait_update(e, id);
 	return (0);
 }

@@ -76,7 +76,8 @@
  * by deficit round robin in bytes over the streams ready to send: each
  * turn of a stream may write chunk * weight bytes (engine_set_weight), so
  * a stream that becomes ready waits for at most one quantum of each
- * stream ahead of it.  The data bytes outstanding on the send queue are
+ * stream ahead of it; and a stream that had nothing to send (a request,
+ * a reply) is served before the streams that keep the link busy.  The data bytes outstanding on the send queue are
  * bounded by a window that the link learns from its own completions
  * (lib/window.h: large enough that the wire does not run dry before
  * this side reacts, and at least a few chunks), not by the rings: what

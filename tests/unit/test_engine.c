@@ -3124,6 +3124,19 @@ test_sched_fair(void)
 	    "bytes ahead, at most %u)", ahead, 3 * WINDOW_CHUNK);
 	ok(T.f.side[0].max_wr_len == WINDOW_CHUNK, "bulk writes are whole "
 	    "chunks (%llu)", (unsigned long long)T.f.side[0].max_wr_len);
+	/*
+	 * The bulk streams used whole quanta: they queue at the tail.  The
+	 * 64-byte stream went idle: its next bytes go first.
+	 */
+	while (fab_deliver(&T.f, 0) > 0)
+		;
+	while (fab_complete(&T.f, 0) > 0)
+		;
+	put(&T, 0, s[3].id, s[3].tx, 64, 0x34);
+	fab_pump(&T.f, 0);
+	ahead = bytes_before(&T, &s[3]);
+	ok(ahead == 0, "a stream that went idle goes before the bulk "
+	    "streams' turns (%ld bytes ahead)", ahead);
 	teardown_n(&T, s, 4);
 
 	/* Weight 4 against weight 1: four chunks for each one. */
