@@ -341,7 +341,8 @@ unstash(struct dlink *dl, struct engine *e)
 }
 
 /*
- * A link with work to do says so to its device's priority table, and
+ * A link moving data (keepalives and credits do not count) says so to
+ * its device's priority table, and
  * keeps the share of its window that tunnels of higher priority leave it
  * (prio.h).
  */
@@ -353,7 +354,7 @@ yield(struct dlink *dl, struct engine *e)
 	if (dl->prio == 0)
 		return;
 	share = prio_share(&dl->d->prio, dl->prio_dev, dl->prio,
-	    !engine_idle(e), loop_now_ms());
+	    engine_data_busy(e), loop_now_ms());
 	if (share != dl->share) {
 		engine_window_share(e, share);
 		__atomic_store_n(&dl->share, share, __ATOMIC_RELAXED);

@@ -190,6 +190,7 @@ struct engine {
 	struct wrinfo *wri;	/* sq_size entries, by seq % sq_size */
 	uint32_t signal_every;
 	struct window win;	/* data bytes outstanding, and their bound */
+	uint64_t busy_mark;	/* bytes_tx at the last engine_data_busy */
 
 	/* Refusals to send: (peer id << 16 | reason), and ids in use. */
 	uint32_t *refusals;
@@ -3010,6 +3011,15 @@ engine_set_weight(struct engine *e, uint32_t id, uint32_t weight)
 		return (ENGINE_EINVAL);
 	s->weight = (uint8_t)weight;
 	return (0);
+}
+
+int
+engine_data_busy(struct engine *e)
+{
+	int busy = e->q[Q_TX].head != NIL || e->st.bytes_tx != e->busy_mark;
+
+	e->busy_mark = e->st.bytes_tx;
+	return (busy);
 }
 
 void

@@ -574,6 +574,14 @@ void engine_clock(struct engine *e, uint64_t now);
 int engine_set_weight(struct engine *e, uint32_t id, uint32_t weight);
 
 /**
+ * engine_data_busy(e):
+ * True if stream data waits to be posted, or some was posted since the
+ * previous call: the link is moving data, not only control records
+ * (keepalives, credits).
+ */
+int engine_data_busy(struct engine *e);
+
+/**
  * engine_window_share(e, permille):
  * Keep at most ${permille} (1 to 1000) of the estimated window
  * outstanding, but never less than WINDOW_SHARE_MIN_CHUNKS chunks (a

@@ -3244,7 +3244,12 @@ test_sched_credit_wait(void)
 	T.acc_ring = 4096;
 	open_stream(&T, &s, 16384, 4096);
 	settle(&T);
+	(void)engine_data_busy(e);
+	engine_keepalive(e);
+	settle(&T);
+	ok(!engine_data_busy(e), "control records alone keep a link idle");
 	put(&T, 0, s.id, s.tx, 4096, 0x61);
+	ok(engine_data_busy(e), "data waiting makes it busy");
 	fab_pump(&T.f, 0);
 	put(&T, 0, s.id, s.tx, 4096, 0x62);
 	fab_pump(&T.f, 0);
@@ -3255,6 +3260,7 @@ test_sched_credit_wait(void)
 	    "4 KiB peer ring wait 7 us for credit (%llu ns, %llu queued)",
 	    (unsigned long long)ss.wait_credit_ns,
 	    (unsigned long long)ss.queued);
+	ok(engine_data_busy(e), "and so does data posted since");
 	settle(&T);
 	take(&T, 1, T.acc[0].id, T.acc[0].rx, 4096, 0x61, &rc);
 	settle(&T);
