@@ -274,9 +274,10 @@ notify_socket() {
 }
 
 # hold_stream PORT: a client that keeps a stream open (sending nothing)
-# for up to a minute; its PID is $cp.
+# for up to ten minutes (a test under load can take well over one);
+# its PID is $cp, and teardown ends it.
 hold_stream() {
-	timeout 60 socat EXEC:"sleep 100" TCP:127.0.0.1:"$1" \
+	timeout 600 socat EXEC:"sleep 1000" TCP:127.0.0.1:"$1" \
 	    </dev/null >/dev/null 2>&1 3>&- &
 	cp=$!
 	RS_PIDS+=("$cp")
