@@ -141,6 +141,17 @@ teardown(struct t *T)
 		tstream_free(&T->acc[k]);
 }
 
+/* Tear ${T} down, with the rings of the ${n} streams of ${s}. */
+static void
+teardown_n(struct t *T, struct tstream *s, int n)
+{
+	int k;
+
+	teardown(T);
+	for (k = 0; k < n; k++)
+		tstream_free(&s[k]);
+}
+
 static int
 open_stream(struct t *T, struct tstream *s, uint32_t txsz, uint32_t rxsz)
 {
@@ -257,8 +268,8 @@ test_sizes(void)
 	struct tstream s, big;
 	struct engine_ring bad = { 0x1000, 6000, 1, NULL }, good = { 0x1000, 4096, 1, NULL };
 	struct engine_conf c;
-	int bad_bytes = 0;
-	uint32_t got = 0;
+	int bad_bytes = 0, k;
+	uint32_t got = 0, chunk;
 
 	setup(&T, conf(16, 16), conf(16, 16));
 	ok(engine_open(T.f.side[0].e, "t", &bad, &good, NULL) == ENGINE_EINVAL,
@@ -290,44 +301,34 @@ test_sizes(void)
 	teardown(&T);
 	tstream_free(&big);
 
-	/* 1 MiB rings both ways: writes are cut into chunks. */
-	setup(&T, conf(64, 64), conf(64, 64));
-	T.acc_ring = 1u << 20;
-	open_stream(&T, &s, 1u << 20, 1u << 20);
-	settle(&T);
-	put(&T, 0, s.id, s.tx, 1u << 20, 0x11);
-	settle(&T);
-	got = take(&T, 1, T.acc[0].id, T.acc[0].rx, 1u << 20, 0x11, &bad_bytes);
-	ok(got == (1u << 20) && !bad_bytes, "1 MiB in one go");
-	ok(T.f.side[0].max_wr_len == WINDOW_CHUNK,
-	    "no write exceeds the default chunk, and big ones use all of it "
-	    "(%llu)", (unsigned long long)T.f.side[0].max_wr_len);
-	ok(T.f.side[0].writes_posted == (1u << 20) / WINDOW_CHUNK,
-	    "1 MiB took %u writes (%llu)", (1u << 20) / WINDOW_CHUNK,
-	    (unsigned long long)T.f.side[0].writes_posted);
-	teardown(&T);
-	tstream_free(&s);
-
-	/* The largest chunk is what the immediate can say: 64 KiB. */
-	c = conf(64, 64);
-	c.chunk = WIRE_WRITE_MAX;
-	setup(&T, c, conf(64, 64));
-	T.acc_ring = 1u << 20;
-	open_stream(&T, &s, 1u << 20, 1u << 20);
-	settle(&T);
-	put(&T, 0, s.id, s.tx, 1u << 20, 0x11);
-	settle(&T);
-	got = take(&T, 1, T.acc[0].id, T.acc[0].rx, 1u << 20, 0x11, &bad_bytes);
-	ok(got == (1u << 20) && !bad_bytes, "1 MiB in one go, 64 KiB chunks");
-	ok(T.f.side[0].max_wr_len == WIRE_WRITE_MAX,
-	    "no write exceeds 64 KiB, and big ones use all of it (%llu)",
-	    (unsigned long long)T.f.side[0].max_wr_len);
-	ok(T.f.side[0].writes_posted == 16, "1 MiB took 16 writes (%llu)",
-	    (unsigned long long)T.f.side[0].writes_posted);
+	/*
+	 * 1 MiB rings both ways: writes are cut into chunks, the default
+	 * one and the largest the immediate can say (64 KiB).
+	 */
+	for (k = 0; k < 2; k++) {
+		c = conf(64, 64);
+		c.chunk = k == 0 ? 0 : WIRE_WRITE_MAX;
+		chunk = k == 0 ? WINDOW_CHUNK : WIRE_WRITE_MAX;
+		setup(&T, c, conf(64, 64));
+		T.acc_ring = 1u << 20;
+		open_stream(&T, &s, 1u << 20, 1u << 20);
+		settle(&T);
+		put(&T, 0, s.id, s.tx, 1u << 20, 0x11);
+		settle(&T);
+		got = take(&T, 1, T.acc[0].id, T.acc[0].rx, 1u << 20, 0x11,
+		    &bad_bytes);
+		ok(got == (1u << 20) && !bad_bytes, "1 MiB in one go, %u-byte "
+		    "chunks", chunk);
+		ok(T.f.side[0].max_wr_len == chunk, "no write exceeds the "
+		    "chunk, and big ones use all of it (%llu)",
+		    (unsigned long long)T.f.side[0].max_wr_len);
+		ok(T.f.side[0].writes_posted == (1u << 20) / chunk,
+		    "1 MiB took %u writes (%llu)", (1u << 20) / chunk,
+		    (unsigned long long)T.f.side[0].writes_posted);
+		teardown_n(&T, &s, 1);
+	}
 	c.chunk = WIRE_WRITE_MAX + 1;
 	ok(engine_conf_check(&c) != NULL, "a chunk above 64 KiB is refused");
-	teardown(&T);
-	tstream_free(&s);
 }
 
 static void
@@ -3069,17 +3070,6 @@ bytes_before(struct t *T, const struct tstream *s)
 			n += w->len;
 	}
 	return (-1);
-}
-
-/* Tear ${T} down, with the rings of the ${n} streams of ${s}. */
-static void
-teardown_n(struct t *T, struct tstream *s, int n)
-{
-	int k;
-
-	teardown(T);
-	for (k = 0; k < n; k++)
-		tstream_free(&s[k]);
 }
 
 /* Open ${n} streams from side 0 with ${size}-byte rings both ways. */
