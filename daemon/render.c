@@ -101,12 +101,12 @@ render_tab_init(struct render_tab *t, const struct render_col *cols,
 static const char *
 col_cell(const struct render_col *c, const void *row, char *buf, size_t len)
 {
-	const char *p = (const char *)row + c->off;
+	const char *p = (const char *)row + c->off, *str;
 	uint64_t v;
 
 	if (c->kind == RENDER_STR) {
-		memcpy(&p, p, sizeof(p));
-		return (p != NULL ? p : "");
+		memcpy(&str, p, sizeof(str));
+		return (str != NULL ? str : "");
 	}
 	memcpy(&v, p, sizeof(v));
 	if (v == RENDER_BLANK)
