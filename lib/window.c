@@ -85,6 +85,14 @@ window_done(struct window *w, uint64_t n)
 	w->delivered_at = w->now;
 }
 
+/* The wire may have run dry: twice the window, up to the maximum. */
+static void
+grow(struct window *w)
+{
+
+	w->learned = w->learned * 2 > w->max ? w->max : w->learned * 2;
+}
+
 /* A new epoch of measuring starts now. */
 static void
 epoch_start(struct window *w)
@@ -115,9 +123,7 @@ epoch_end(struct window *w, uint64_t rate)
 	} else if (w->ep_starved && w->hold == 0 && w->learned < w->max) {
 		w->probe_from = w->learned;
 		w->probe_rate = rate;
-		w->learned = w->learned * 2 > w->max ? w->max :
-		    w->learned * 2;
-		w->starved++;
+		grow(w);
 	} else {
 		w->probe_from = 0;
 	}
@@ -148,11 +154,8 @@ learn(struct window *w, int waiting)
 	if (w->inflight == 0) {
 		w->ep_starved = 1;
 		w->calm = 0;
-		if (w->now == 0) {
-			w->learned = w->learned * 2 > w->max ? w->max :
-			    w->learned * 2;
-			w->starved++;
-		}
+		if (w->now == 0)
+			grow(w);
 	} else if (w->inflight >= w->cap / 2 && ++w->calm >= WINDOW_CALM) {
 		w->learned -= w->learned / 8;
 		if (w->learned < w->min)

@@ -77,7 +77,6 @@ struct window {
 	uint64_t rate_max, rate_at;	/* largest recent rate (B/s), when */
 	uint64_t cap;		/* the window now */
 	uint64_t learned;	/* what completions taught (see learn) */
-	uint64_t starved;	/* doublings: the wire ran dry */
 	uint64_t reverts;	/* doublings undone: they only queued */
 	unsigned calm;		/* calm completions in a row */
 	/* The epoch under way: since when, delivered then, ran dry. */
