@@ -242,7 +242,8 @@ void
 link_auth_init(struct dlink *dl, int initiator)
 {
 
-	dl->ea = (struct engine_auth){ initiator, prove, verify, dl };
+	dl->ea = (struct engine_auth){ .initiator = initiator, .prove = prove,
+	    .verify = verify, .arg = dl };
 }
 
 /* A stream moves to this link: its owner re-registers the rings. */

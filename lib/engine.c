@@ -202,6 +202,13 @@ struct engine {
 	struct engine_auth a;
 	int auth_send;
 	int peer_ok;
+	/* The identity handshake (both hellos said IDENTITY): our next
+	 * message, and the responder's silence between its message and the
+	 * initiator's last (see hs_sent). */
+	int hs;
+	uint8_t hs_out[WIRE_HS_MAX];
+	size_t hs_out_len;
+	int hs_hold;
 
 	/* The hello's version: at most ver_cap; what this side said; what
 	 * the link speaks once connected (the older hello's). */
@@ -1227,8 +1234,13 @@ engine_hello(struct engine *e, struct wire_hello *h)
 	 */
 	e->ver_said = (uint8_t)wire_version_said(e->ver_cap, e->conf.resume);
 	h->version = e->ver_said;
-	h->flags = (uint8_t)((e->auth ? WIRE_HELLO_AUTH : 0) |
+	h->flags = (uint8_t)((e->auth && (e->a.step == NULL || e->a.key) ?
+	    WIRE_HELLO_AUTH : 0) |
 	    (e->conf.resume && e->ver_said >= 2 ? WIRE_HELLO_RESUME : 0));
+	if (e->auth && e->a.step != NULL && e->ver_said >= 6)
+		h->flags |= (uint8_t)(WIRE_HELLO_IDENTITY |
+		    (e->a.seal ? WIRE_HELLO_SEAL : 0) |
+		    (e->a.aesgcm ? WIRE_HELLO_AESGCM : 0));
 	h->credits = (uint16_t)e->conf.rq_size;
 }
 
@@ -1254,23 +1266,67 @@ engine_authenticated(const struct engine *e)
 	return (!e->auth || e->peer_ok);
 }
 
+/* The handshake's next message is ${out}; ${rc} is step's answer. */
+static int
+hs_took(struct engine *e, int rc, const char *why, size_t outlen)
+{
+
+	if (rc < 0 || outlen > WIRE_HS_MAX)
+		return (fail(e, ENGINE_ERR_AUTH, "authentication failed: %s",
+		    why != NULL ? why : "handshake failed"));
+	e->hs_out_len = outlen;
+	if (rc == ENGINE_HS_DONE) {
+		e->peer_ok = 1;
+		e->hs_hold = 0;
+	}
+	return (0);
+}
+
+/*
+ * Do both hellos agree on how the link authenticates?  A key on one side
+ * only, or an identity on one side only, fails the link: neither is
+ * ever dropped silently.  With identities, the initiator starts the
+ * handshake.
+ */
+static int
+auth_agree(struct engine *e, const struct wire_hello *peer)
+{
+	int key = e->auth && (e->a.step == NULL || e->a.key);
+	int ident = e->auth && e->a.step != NULL;
+	const char *why = NULL;
+	size_t outlen = 0;
+	int rc;
+
+	if (key && !(peer->flags & WIRE_HELLO_AUTH))
+		return (fail(e, ENGINE_ERR_AUTH, "authentication failed: the "
+		    "peer does not authenticate (no key_file there?)"));
+	if (!key && (peer->flags & WIRE_HELLO_AUTH))
+		return (fail(e, ENGINE_ERR_AUTH, "authentication failed: the "
+		    "peer authenticates but this side has no key"));
+	if (ident && !(peer->flags & WIRE_HELLO_IDENTITY))
+		return (fail(e, ENGINE_ERR_AUTH, "authentication failed: the "
+		    "peer has no identity (no identity_file there, or a "
+		    "version below 6)"));
+	if (!ident && (peer->flags & WIRE_HELLO_IDENTITY))
+		return (fail(e, ENGINE_ERR_AUTH, "authentication failed: the "
+		    "peer has an identity but this side has none (no "
+		    "identity_file)"));
+	e->hs = ident;
+	e->auth_send = key && !ident && e->a.initiator;
+	if (!ident || !e->a.initiator)
+		return (0);
+	rc = e->a.step(e->a.arg, NULL, 0, e->hs_out, &outlen, &why);
+	return (hs_took(e, rc, why, outlen));
+}
+
 void
 engine_connected(struct engine *e, const struct wire_hello *peer)
 {
 
 	if (e->failed)
 		return;
-	if (e->auth && !(peer->flags & WIRE_HELLO_AUTH)) {
-		fail(e, ENGINE_ERR_AUTH, "authentication failed: the peer does not "
-		    "authenticate (no key_file there?)");
+	if (auth_agree(e, peer) != 0)
 		return;
-	}
-	if (!e->auth && (peer->flags & WIRE_HELLO_AUTH)) {
-		fail(e, ENGINE_ERR_AUTH, "authentication failed: the peer authenticates but "
-		    "this side has no key");
-		return;
-	}
-	e->auth_send = e->auth && e->a.initiator;
 	e->can_resume = e->conf.resume && e->ver_said >= 2 &&
 	    (peer->flags & WIRE_HELLO_RESUME) != 0;
 	e->ver_link = e->ver_said < peer->version ? e->ver_said :
@@ -1442,7 +1498,7 @@ rec_name(uint8_t type)
 	static const char *names[] = { "?", "MSG_CREDIT", "CREDIT", "OPEN",
 	    "OPEN_OK", "REFUSE", "SHUTDOWN", "CLOSE", "RESET", "KEEPALIVE",
 	    "GOAWAY", "AUTH", "RESUME", "RESUME_STREAM", "RESUME_DENIED",
-	    "ORIGIN", "RING", "RING_AT", "RESUME_PROOF" };
+	    "ORIGIN", "RING", "RING_AT", "RESUME_PROOF", "HANDSHAKE" };
 
 	return (type < sizeof(names) / sizeof(names[0]) ? names[type] : "?");
 }
@@ -1645,7 +1701,7 @@ static int
 rec_auth(struct engine *e, const struct wire_rec *r)
 {
 
-	if (!e->auth || e->peer_ok)
+	if (!e->auth || e->peer_ok || e->hs)
 		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: unexpected AUTH"));
 	if (e->a.initiator && e->auth_send)
 		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: AUTH before ours"));
@@ -1657,6 +1713,21 @@ rec_auth(struct engine *e, const struct wire_rec *r)
 	if (!e->a.initiator)
 		e->auth_send = 1;
 	return (0);
+}
+
+/* The peer's handshake message: the embedder answers it. */
+static int
+rec_handshake(struct engine *e, const struct wire_rec *r)
+{
+	const char *why = NULL;
+	size_t outlen = 0;
+	int rc;
+
+	if (!e->hs || e->peer_ok || e->hs_out_len > 0)
+		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: "
+		    "unexpected HANDSHAKE"));
+	rc = e->a.step(e->a.arg, r->hs, r->hs_len, e->hs_out, &outlen, &why);
+	return (hs_took(e, rc, why, outlen));
 }
 
 static int
@@ -1699,6 +1770,7 @@ rec_keepalive(struct engine *e, const struct wire_rec *r)
  */
 static int (*const link_recs[])(struct engine *, const struct wire_rec *) = {
 	[WIRE_AUTH] = rec_auth,
+	[WIRE_HANDSHAKE] = rec_handshake,
 	[WIRE_MSG_CREDIT] = rec_msg_credit,
 	[WIRE_KEEPALIVE] = rec_keepalive,
 	[WIRE_GOAWAY] = rec_goaway,
@@ -1773,7 +1845,8 @@ rec_allowed(struct engine *e, const struct wire_rec *r, uint32_t origin_for)
 {
 
 	if (!engine_authenticated(e) && r->type != WIRE_AUTH &&
-	    r->type != WIRE_MSG_CREDIT && r->type != WIRE_KEEPALIVE)
+	    r->type != WIRE_HANDSHAKE && r->type != WIRE_MSG_CREDIT &&
+	    r->type != WIRE_KEEPALIVE)
 		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: "
 		    "%s before authentication", rec_name(r->type)));
 	if (origin_for != NIL && (r->type != WIRE_OPEN ||
@@ -1889,7 +1962,8 @@ ctrl_pending(const struct engine *e)
 {
 
 	return (e->q[Q_CTRL].head != NIL || e->ref_n > 0 || e->want_keepalive ||
-	    e->auth_send || e->res_hdr || e->res_deny || e->res_prove ||
+	    e->auth_send || e->hs_out_len > 0 || e->res_hdr || e->res_deny ||
+	    e->res_prove ||
 	    e->res_naming || e->gone_n > 0 ||
 	    (e->want_goaway && !e->goaway_sent) ||
 	    e->recv_posted - e->recv_reported >= e->msg_credit_threshold);
@@ -2153,6 +2227,31 @@ encode_stream(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
 }
 
 /*
+ * Our handshake message ends its SEND: what follows it may be sealed
+ * (rstreamd-protocol(7), "Sealed records"), so nothing may share a SEND
+ * with it.  The responder then posts nothing until the initiator's last
+ * message: the initiator takes everything after the responder's message
+ * as sealed.
+ */
+static int
+send_hs(struct engine *e, uint8_t *buf, size_t *len)
+{
+	struct wire_rec r;
+
+	memset(&r, 0, sizeof(r));
+	r.type = WIRE_HANDSHAKE;
+	r.hs_len = (uint8_t)e->hs_out_len;
+	memcpy(r.hs, e->hs_out, e->hs_out_len);
+	if (put(buf, len, &r)) {
+		e->hs_out_len = 0;
+		if (!e->a.initiator && !e->peer_ok)
+			e->hs_hold = 1;
+	}
+	memset(r.hs, 0, sizeof(r.hs));
+	return (0);
+}
+
+/*
  * build_send's steps: each puts the link's records of one kind that are
  * due, as far as they fit.  They return 1, or 0 when the SEND must go as
  * it is (the RESUME header did not fit: nothing may pass it).
@@ -2162,6 +2261,8 @@ send_auth(struct engine *e, uint8_t *buf, size_t *len)
 {
 	struct wire_rec r;
 
+	if (e->hs_out_len > 0)
+		return (send_hs(e, buf, len));
 	if (!e->auth_send)
 		return (1);
 	memset(&r, 0, sizeof(r));
@@ -2566,7 +2667,7 @@ engine_take_wrs(struct engine *e, struct engine_wr *wrs, int max)
 
 	if (!e->up || e->failed)
 		return (0);
-	while (n < max) {
+	while (n < max && !e->hs_hold) {
 		if (e->seq - e->seq_done >= e->conf.sq_size) {
 			e->st.stall_sq++;
 			break;

@@ -156,7 +156,13 @@ struct engine_mem {
 	void *arg;
 };
 
-/* How this side proves itself and checks the peer (engine_set_auth). */
+/*
+ * How this side proves itself and checks the peer (engine_set_auth): by
+ * the proofs of a pre-shared key (prove and verify), or, from version 6,
+ * by a handshake of node identities (step; see rstreamd-protocol(7),
+ * "Identities").  A side may have both: with step set, the key goes
+ * into the handshake (the embedder's business) and no proof is sent.
+ */
 struct engine_auth {
 	int initiator;		/* this side connected: it proves first */
 	/* Fill ${proof} with this side's proof for this link. */
@@ -164,7 +170,24 @@ struct engine_auth {
 	/* 0 if ${proof} is the peer's right proof for this link, else -1. */
 	int (*verify)(void *arg, const uint8_t proof[WIRE_AUTH_LEN]);
 	void *arg;
+	/*
+	 * Identity handshake: take the peer's message ${in} (${inlen}
+	 * bytes; NULL for the initiator's first call, made once connected)
+	 * and write this side's next message, if any, to ${out} (at most
+	 * WIRE_HS_MAX bytes), its length to ${outlen} (0: none).  Return
+	 * ENGINE_HS_MORE, ENGINE_HS_DONE once the peer is authenticated
+	 * (this side may still have its last message in ${out}), or -1 with
+	 * ${*why} saying what failed: the link fails (ENGINE_ERR_AUTH).
+	 * NULL: this side has no identity.
+	 */
+	int (*step)(void *arg, const uint8_t *in, size_t inlen, uint8_t *out,
+	    size_t *outlen, const char **why);
+	uint8_t key;		/* with step: this side also holds a key */
+	uint8_t seal;		/* with step: ask for sealed records */
+	uint8_t aesgcm;		/* with step: can seal with AES-GCM */
 };
+#define ENGINE_HS_MORE	0
+#define ENGINE_HS_DONE	1
 
 enum engine_wr_op {
 	ENGINE_WR_SEND = 1,

@@ -24,6 +24,7 @@
 #define SZ_RING		(HDR + 4 + 16)
 #define SZ_RING_AT	(HDR + 4 + 8)
 #define SZ_RESUME_PROOF	(HDR + WIRE_AUTH_LEN)
+#define SZ_HANDSHAKE_BASE	(HDR)
 
 static void
 put16(uint8_t *p, uint16_t v)
@@ -181,7 +182,8 @@ wire_hello_decode(const uint8_t *buf, size_t len, struct wire_hello *h)
 	h->version = buf[4];
 	h->flags = buf[5];
 	if ((h->flags & ~WIRE_HELLO_FLAGS) ||
-	    (h->version < 2 && (h->flags & WIRE_HELLO_RESUME)))
+	    (h->version < 2 && (h->flags & WIRE_HELLO_RESUME)) ||
+	    (h->version < 6 && (h->flags & WIRE_HELLO_V6)))
 		return (WIRE_EFLAGS);
 	h->credits = get16(buf + 6);
 	if (h->credits < WIRE_CREDITS_MIN || h->credits > WIRE_CREDITS_MAX)
@@ -283,6 +285,10 @@ wire_rec_size(const struct wire_rec *r)
 		return (SZ_RING_AT);
 	case WIRE_RESUME_PROOF:
 		return (SZ_RESUME_PROOF);
+	case WIRE_HANDSHAKE:
+		if (r->hs_len == 0 || r->hs_len > WIRE_HS_MAX)
+			return (0);
+		return (SZ_HANDSHAKE_BASE + (size_t)r->hs_len);
 	}
 	return (0);
 }
@@ -361,6 +367,9 @@ wire_rec_encode(uint8_t *buf, size_t cap, const struct wire_rec *r)
 		put64(p + 16, r->consumed);
 		p[24] = r->flags;
 		put_ring(p + 25, &r->ring);
+		break;
+	case WIRE_HANDSHAKE:
+		memcpy(p, r->hs, r->hs_len);
 		break;
 	case WIRE_ORIGIN:
 		put32(p, r->stream);
@@ -482,6 +491,12 @@ wire_rec_decode(const uint8_t *buf, size_t len, struct wire_rec *r,
 			return (WIRE_ELEN);
 		r->name_len = p[20];
 		want = SZ_OPEN_BASE + (size_t)r->name_len;
+	} else if (r->type == WIRE_HANDSHAKE) {
+		if (sz <= SZ_HANDSHAKE_BASE || sz > SZ_HANDSHAKE_BASE +
+		    WIRE_HS_MAX)
+			return (WIRE_ELEN);
+		r->hs_len = (uint8_t)(sz - SZ_HANDSHAKE_BASE);
+		want = sz;
 	} else {
 		want = wire_rec_size(r);
 		if (want == 0)
@@ -545,6 +560,9 @@ wire_rec_decode(const uint8_t *buf, size_t len, struct wire_rec *r,
 		return (get_resume_stream(p, r));
 	case WIRE_ORIGIN:
 		return (get_origin(p, r));
+	case WIRE_HANDSHAKE:
+		memcpy(r->hs, p, r->hs_len);
+		return (WIRE_OK);
 	}
 	return (WIRE_ETYPE);
 }

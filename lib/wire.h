@@ -16,14 +16,20 @@
 
 /* Connect private data ("hello"). */
 #define WIRE_MAGIC		0x52535452u	/* "RSTR" */
-#define WIRE_VERSION		5		/* newest spoken */
+#define WIRE_VERSION		6		/* newest spoken */
 #define WIRE_VERSION_MIN	1		/* oldest understood */
 #define WIRE_HELLO_LEN		32		/* fits the 56-byte IB CM limit */
 #define WIRE_NONCE_LEN		16
 /* Hello flags. */
 #define WIRE_HELLO_AUTH		0x01		/* this side authenticates */
 #define WIRE_HELLO_RESUME	0x02		/* version 2: can resume streams */
-#define WIRE_HELLO_FLAGS	0x03		/* every flag defined */
+#define WIRE_HELLO_IDENTITY	0x04		/* version 6: runs the handshake */
+#define WIRE_HELLO_SEAL		0x08		/* version 6: wants sealed records */
+#define WIRE_HELLO_AESGCM	0x10		/* version 6: can seal with AES-GCM */
+#define WIRE_HELLO_FLAGS	0x1f		/* every flag defined */
+/* The flags a hello below version 6 must not have. */
+#define WIRE_HELLO_V6		(WIRE_HELLO_IDENTITY | WIRE_HELLO_SEAL | \
+				 WIRE_HELLO_AESGCM)
 /*
  * A refusal note: the private data of a connect request's reject, so that
  * the connecting side can tell "refused" from "not understood", and a
@@ -32,6 +38,10 @@
 #define WIRE_NOTE_LEN		8
 /* An AUTH record's proof: an HMAC-SHA-256 tag. */
 #define WIRE_AUTH_LEN		32
+/* A HANDSHAKE record's message: 1 to this many bytes (version 6). */
+#define WIRE_HS_MAX		200
+/* A sealed record's authentication tag (version 6). */
+#define WIRE_TAG_LEN		16
 #define WIRE_CREDITS_MIN	4		/* smallest receive queue */
 #define WIRE_CREDITS_MAX	32768		/* largest receive queue */
 
@@ -64,7 +74,8 @@ enum wire_type {
 	WIRE_ORIGIN = 15,	/* version 3: who opens the next stream */
 	WIRE_RING = 16,		/* version 4: a stream's new receive ring */
 	WIRE_RING_AT = 17,	/* version 4: writes go there from this cursor */
-	WIRE_RESUME_PROOF = 18	/* version 5: resume taken, secret proved */
+	WIRE_RESUME_PROOF = 18,	/* version 5: resume taken, secret proved */
+	WIRE_HANDSHAKE = 19	/* version 6: a message of the handshake */
 };
 
 /* ORIGIN families: how the opener's client reached it. */
@@ -175,6 +186,8 @@ struct wire_rec {
 	uint8_t name_len;	/* OPEN */
 	char name[WIRE_NAME_MAX + 1];	/* OPEN; NUL-terminated */
 	uint8_t proof[WIRE_AUTH_LEN];	/* AUTH, RESUME, RESUME_PROOF */
+	uint8_t hs_len;			/* HANDSHAKE: 1 to WIRE_HS_MAX */
+	uint8_t hs[WIRE_HS_MAX];	/* HANDSHAKE */
 	struct wire_origin origin;	/* ORIGIN */
 };
 

@@ -477,7 +477,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint16_t len;
 	int nposted = 0, auth, resume = 0, v4 = 0, id;
 	const char *why;
-	struct engine_auth ea = { 0, prove, verify, NULL };
+	struct engine_auth ea = { .prove = prove, .verify = verify };
 
 	memset(&R, 0, sizeof(R));
 	if (size > 0 && data[0] >= 0xe0) {

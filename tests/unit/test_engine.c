@@ -748,9 +748,10 @@ auth_pair(struct t *T, struct engine_conf *c, struct tauth *ta,
 	tb->key = (uint8_t)kb;
 	memset(T, 0, sizeof(*T));
 	T->acc_ring = 4096;
-	fab_init_auth(&T->f, c, c, &(struct engine_auth){ 1, tauth_prove,
-	    tauth_verify, ta }, kb < 0 ? NULL : &(struct engine_auth){ 0,
-	    tauth_prove, tauth_verify, tb });
+	fab_init_auth(&T->f, c, c, &(struct engine_auth){ .initiator = 1,
+	    .prove = tauth_prove, .verify = tauth_verify, .arg = ta },
+	    kb < 0 ? NULL : &(struct engine_auth){ .prove = tauth_prove,
+	    .verify = tauth_verify, .arg = tb });
 }
 
 static void
@@ -2166,8 +2167,9 @@ test_resume_mutual(void)
 	int bad = 0, nacc;
 
 	rz_kept_lost(&R, &k, 0, 0);
-	ok(engine_version(E(&R, 0)) == 5 && engine_version(E(&R, 1)) == 5,
-	    "two sides of version 5");
+	ok(engine_version(E(&R, 0)) == WIRE_VERSION &&
+	    engine_version(E(&R, 1)) == WIRE_VERSION,
+	    "two sides of the newest version");
 	ok(rz_resume(&R) == 1, "side 0 asks to resume its stream");
 	ok(!engine_resume_proven(E(&R, 0)),
 	    "side 0 waits for side 1's proof");

@@ -109,6 +109,43 @@ put_stream_max(uint8_t *buf)
 	buf[5] = 0;
 }
 
+/* HANDSHAKE (version 6): the only type whose length is the message's. */
+static void
+test_handshake_rec(void)
+{
+	uint8_t buf[WIRE_MSG_SIZE];
+	struct wire_rec r, d;
+	size_t n, used, lens[] = { 1, 96, WIRE_HS_MAX }, i;
+
+	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		memset(&r, 0, sizeof(r));
+		r.type = WIRE_HANDSHAKE;
+		r.hs_len = (uint8_t)lens[i];
+		memset(r.hs, 0xa5 + (int)i, lens[i]);
+		n = wire_rec_encode(buf, sizeof(buf), &r);
+		ok(n == 2 + lens[i] && wire_rec_decode(buf, n, &d, &used) ==
+		    WIRE_OK && used == n && d.hs_len == lens[i] &&
+		    memcmp(d.hs, r.hs, lens[i]) == 0,
+		    "HANDSHAKE of %zu bytes round-trips", lens[i]);
+		ok(wire_rec_decode(buf, n - 1, &d, &used) == WIRE_ETRUNC,
+		    "HANDSHAKE of %zu bytes: truncation refused", lens[i]);
+	}
+	r.hs_len = 0;
+	ok(wire_rec_encode(buf, sizeof(buf), &r) == 0,
+	    "an empty HANDSHAKE is not encoded");
+	r.hs_len = WIRE_HS_MAX + 1;
+	ok(wire_rec_encode(buf, sizeof(buf), &r) == 0,
+	    "a HANDSHAKE above the maximum is not encoded");
+	memset(buf, 0, sizeof(buf));
+	buf[0] = WIRE_HANDSHAKE;
+	buf[1] = 2;
+	ok(wire_rec_decode(buf, sizeof(buf), &d, &used) == WIRE_ELEN,
+	    "an empty HANDSHAKE is refused");
+	buf[1] = 2 + WIRE_HS_MAX + 1;
+	ok(wire_rec_decode(buf, sizeof(buf), &d, &used) == WIRE_ELEN,
+	    "a HANDSHAKE above the maximum is refused");
+}
+
 static void
 test_records(void)
 {
@@ -152,8 +189,8 @@ test_records(void)
 	/* Unknown types. */
 	buf[0] = 0; buf[1] = 2;
 	ok(wire_rec_decode(buf, 2, &d, &used) == WIRE_ETYPE, "type 0 refused");
-	buf[0] = 19; buf[1] = 2;
-	ok(wire_rec_decode(buf, 2, &d, &used) == WIRE_ETYPE, "type 19 refused");
+	buf[0] = 20; buf[1] = 2;
+	ok(wire_rec_decode(buf, 2, &d, &used) == WIRE_ETYPE, "type 20 refused");
 
 	/* RESUME_PROOF: type 18, the proof after the header, as AUTH. */
 	r = mkrec(WIRE_RESUME_PROOF);
@@ -390,6 +427,24 @@ test_hello(void)
 	buf[4] = 2;
 	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_OK &&
 	    d.flags == WIRE_HELLO_RESUME, "version 2 with the resume flag");
+	buf[5] = WIRE_HELLO_IDENTITY;
+	buf[4] = 5;
+	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_EFLAGS,
+	    "version 5 with IDENTITY refused");
+	buf[5] = WIRE_HELLO_SEAL;
+	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_EFLAGS,
+	    "version 5 with SEAL refused");
+	buf[5] = WIRE_HELLO_AESGCM;
+	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_EFLAGS,
+	    "version 5 with AESGCM refused");
+	buf[4] = 6;
+	buf[5] = WIRE_HELLO_FLAGS;
+	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_OK &&
+	    d.flags == WIRE_HELLO_FLAGS, "version 6 with every flag");
+	buf[5] = 0x20;
+	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_EFLAGS,
+	    "an unknown flag refused");
+	buf[5] = WIRE_HELLO_RESUME;
 	buf[4] = 3;
 	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_OK &&
 	    d.version == 3 && d.flags == WIRE_HELLO_RESUME,
@@ -404,8 +459,11 @@ test_hello(void)
 	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_OK &&
 	    d.version == 5, "version 5 understood");
 	buf[4] = 6;
+	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_OK &&
+	    d.version == 6, "version 6 understood");
+	buf[4] = 7;
 	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_EVERSION,
-	    "version 6 refused");
+	    "version 7 refused");
 	ok(wire_version_said(5, 1) == 5 && wire_version_said(4, 1) == 4 &&
 	    wire_version_said(4, 0) == 4 && wire_version_said(3, 1) == 3 &&
 	    wire_version_said(2, 0) == 1 && wire_version_said(2, 1) == 2 &&
@@ -511,6 +569,7 @@ main(void)
 {
 
 	test_records();
+	test_handshake_rec();
 	test_hello();
 	test_imm();
 	test_note();
