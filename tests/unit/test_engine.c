@@ -754,6 +754,139 @@ auth_pair(struct t *T, struct engine_conf *c, struct tauth *ta,
 	    .verify = tauth_verify, .arg = tb });
 }
 
+/*
+ * Stand-in handshake of three messages: message i (1 to 3) is 40 * i
+ * bytes of (fleet + i); a side accepts the peer's if its fleet matches.
+ * The engine only carries and gates the messages; the daemon's Noise
+ * handshake is tested with lib/noise.
+ */
+struct ths {
+	uint8_t fleet;
+	int initiator, steps, hold_seen;
+	size_t got[4];
+	struct engine *self;
+};
+
+static int
+ths_step(void *arg, const uint8_t *in, size_t inlen, uint8_t *out,
+    size_t *outlen, const char **why)
+{
+	struct ths *h = arg;
+	int want = h->initiator ? 2 * h->steps : 2 * h->steps + 1, i;
+
+	h->steps++;
+	*outlen = 0;
+	if (in != NULL) {
+		for (i = 0; i < (int)inlen; i++)
+			if (in[i] != (uint8_t)(h->fleet + want))
+				break;
+		if (inlen != (size_t)(40 * want) || i < (int)inlen) {
+			*why = "not of this fleet";
+			return (-1);
+		}
+		h->got[want] = inlen;
+	}
+	if (want == 3)
+		return (ENGINE_HS_DONE);
+	*outlen = (size_t)(40 * (want + 1));
+	memset(out, h->fleet + want + 1, *outlen);
+	return (want + 1 == 3 ? ENGINE_HS_DONE : ENGINE_HS_MORE);
+}
+
+static void
+hs_pair(struct t *T, struct engine_conf *c, struct ths *ha, struct ths *hb,
+    uint8_t fa, int fb)
+{
+
+	memset(ha, 0, sizeof(*ha));
+	memset(hb, 0, sizeof(*hb));
+	ha->fleet = fa;
+	ha->initiator = 1;
+	hb->fleet = (uint8_t)fb;
+	memset(T, 0, sizeof(*T));
+	T->acc_ring = 4096;
+	fab_init_auth(&T->f, c, c, &(struct engine_auth){ .initiator = 1,
+	    .step = ths_step, .arg = ha, .seal = 1 },
+	    fb < 0 ? NULL : &(struct engine_auth){ .step = ths_step,
+	    .arg = hb, .aesgcm = 1 });
+}
+
+static void
+test_handshake(void)
+{
+	struct engine_conf c = conf(8, 8);
+	struct ths ha, hb;
+	struct tstream s;
+	struct engine_ring tx, rx;
+	struct engine_wr w[4];
+	struct wire_hello h;
+	struct engine *b;
+	int bad = 0, held;
+	struct t T;
+
+	hs_pair(&T, &c, &ha, &hb, 3, 3);
+	engine_hello(T.f.side[0].e, &h);
+	ok(h.flags == (WIRE_HELLO_IDENTITY | WIRE_HELLO_SEAL),
+	    "a side with an identity says IDENTITY (and SEAL if asked)");
+	engine_hello(T.f.side[1].e, &h);
+	ok(h.flags == (WIRE_HELLO_IDENTITY | WIRE_HELLO_AESGCM),
+	    "... and AESGCM if it can, and no AUTH without a key");
+	rings(&T, 0, &s, 4096, 4096, &tx, &rx);
+	ok(engine_open(T.f.side[0].e, "t", &tx, &rx, &s) == ENGINE_EDOWN,
+	    "no stream opens before the handshake");
+	tstream_free(&s);
+	/* Message 1 to the responder, which answers with message 2. */
+	b = T.f.side[1].e;
+	fab_pump(&T.f, 0);
+	fab_deliver(&T.f, 0);
+	while (fab_complete(&T.f, 1) > 0)
+		;
+	ok(hb.got[1] == 40 && hb.steps == 1, "the responder read message 1");
+	fab_pump(&T.f, 1);
+	/* Between its message and the initiator's last it posts nothing. */
+	engine_keepalive(b);
+	held = engine_take_wrs(b, w, 4) == 0;
+	ok(held, "the responder posts nothing while it waits for message 3");
+	settle(&T);
+	ok(ha.got[2] == 80 && hb.got[3] == 120 && ha.steps == 2 &&
+	    hb.steps == 2, "three messages, each read once");
+	ok(engine_authenticated(T.f.side[0].e) && engine_authenticated(b),
+	    "both sides authenticated after the handshake");
+	ok(open_stream(&T, &s, 4096, 4096) >= 0, "a stream opens after it");
+	settle(&T);
+	ok(s.events & ENGINE_EV_OPENED, "and is accepted");
+	put(&T, 0, s.id, s.tx, 1000, 0x5a);
+	settle(&T);
+	ok(take(&T, 1, T.acc[0].id, T.acc[0].rx, 1000, 0x5a, &bad) == 1000 &&
+	    !bad, "data flows after the handshake");
+	tstream_free(&s);
+	teardown(&T);
+
+	/* Another fleet: the responder fails the link at message 1. */
+	hs_pair(&T, &c, &ha, &hb, 3, 5);
+	settle(&T);
+	b = T.f.side[1].e;
+	ok(engine_error(b) != NULL &&
+	    strstr(engine_error(b), "authentication failed: not of this "
+	    "fleet") != NULL && engine_error_kind(b) == ENGINE_ERR_AUTH,
+	    "a failed step fails the link: %s",
+	    engine_error(b) ? engine_error(b) : "-");
+	ok(!engine_authenticated(T.f.side[0].e),
+	    "the initiator is not authenticated");
+	teardown(&T);
+
+	/* An identity on one side only: both refuse. */
+	hs_pair(&T, &c, &ha, &hb, 3, -1);
+	ok(engine_error(T.f.side[0].e) != NULL &&
+	    strstr(engine_error(T.f.side[0].e), "peer has no identity"),
+	    "a side with an identity refuses a peer without: %s",
+	    engine_error(T.f.side[0].e) ? engine_error(T.f.side[0].e) : "-");
+	ok(engine_error(T.f.side[1].e) != NULL &&
+	    strstr(engine_error(T.f.side[1].e), "this side has none"),
+	    "a side without refuses a peer with one");
+	teardown(&T);
+}
+
 static void
 test_auth(void)
 {
@@ -3380,6 +3513,7 @@ main(void)
 	test_idle_abort_goaway();
 	test_violations();
 	test_auth();
+	test_handshake();
 	test_keep();
 	test_suspend();
 	test_resume_data();
