@@ -1,0 +1,351 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * test_seal: lib/seal against libsodium called directly: round trips,
+ * forgeries, replays, the nonce layout, the rekey boundary and restore.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "seal.h"
+#include "tap.h"
+
+#define BIG 65536
+
+static uint8_t plain[BIG], buf[BIG], copy[BIG];
+static const uint8_t imm[4] = { 0x12, 0x34, 0x56, 0x78 };
+
+static void
+key_of(uint8_t k[SEAL_KEY_LEN], uint8_t seed)
+{
+	int i;
+
+	for (i = 0; i < SEAL_KEY_LEN; i++)
+		k[i] = (uint8_t)(seed + 7 * i);
+}
+
+/* The reference: libsodium with the nonce built by hand, as Noise does. */
+static void
+ref_seal(enum seal_aead a, const uint8_t k[SEAL_KEY_LEN], uint64_t n,
+    uint8_t *m, size_t len, const uint8_t *ad, size_t adlen,
+    uint8_t tag[SEAL_TAG_LEN])
+{
+	uint8_t nonce[12] = { 0 };
+	int i;
+
+	for (i = 0; i < 8; i++)
+		nonce[a == SEAL_AESGCM ? 11 - i : 4 + i] =
+		    (uint8_t)(n >> (8 * i));
+	if (a == SEAL_AESGCM)
+		crypto_aead_aes256gcm_encrypt_detached(m, tag, NULL, m, len,
+		    ad, adlen, NULL, nonce, k);
+	else
+		crypto_aead_chacha20poly1305_ietf_encrypt_detached(m, tag, NULL,
+		    m, len, ad, adlen, NULL, nonce, k);
+}
+
+/* Noise's REKEY, by hand. */
+static void
+ref_rekey(enum seal_aead a, const uint8_t k[SEAL_KEY_LEN],
+    uint8_t next[SEAL_KEY_LEN])
+{
+	uint8_t tag[SEAL_TAG_LEN];
+
+	memset(next, 0, SEAL_KEY_LEN);
+	ref_seal(a, k, UINT64_MAX, next, SEAL_KEY_LEN, NULL, 0, tag);
+}
+
+static int
+all_zero(const uint8_t *p, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != 0)
+			return (0);
+	return (1);
+}
+
+static void
+test_round_trip(enum seal_aead a)
+{
+	static const size_t lens[] = { 1, 15, 16, 17, 496, 65536 };
+	struct seal_dir tx, rx;
+	uint8_t k[SEAL_KEY_LEN], tag[SEAL_TAG_LEN];
+	const char *an = seal_aead_name(a);
+	size_t i;
+	int ad;
+
+	key_of(k, 1);
+	seal_dir_init(&tx, a, k);
+	seal_dir_init(&rx, a, k);
+	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++)
+		for (ad = 0; ad < 2; ad++) {
+			size_t len = lens[i];
+			uint64_t n;
+
+			memcpy(buf, plain, len);
+			n = seal_dir_seal(&tx, buf, len, ad ? imm : NULL,
+			    ad ? sizeof(imm) : 0, tag);
+			ok(n == 2 * i + (size_t)ad &&
+			    memcmp(buf, plain, len) != 0,
+			    "%s: %zu bytes%s sealed in place as message %llu",
+			    an, len, ad ? " with ad" : "",
+			    (unsigned long long)n);
+			ok(seal_dir_open(&rx, buf, len, ad ? imm : NULL,
+			    ad ? sizeof(imm) : 0, tag) == 0 &&
+			    memcmp(buf, plain, len) == 0,
+			    "%s: %zu bytes%s open to the plaintext", an, len,
+			    ad ? " with ad" : "");
+		}
+	ok(seal_dir_count(&tx) == 12 && seal_dir_count(&rx) == 12,
+	    "%s: both ends counted 12 messages", an);
+	seal_dir_wipe(&tx);
+	ok(all_zero((const uint8_t *)&tx, sizeof(tx)), "%s: wipe erases", an);
+	seal_dir_wipe(&rx);
+}
+
+/* Open a copy of buf; -1 must leave it zeroed and the count unmoved. */
+static int
+open_copy(struct seal_dir *rx, size_t len, const uint8_t *ad, size_t adlen,
+    const uint8_t *tag, int *zeroed)
+{
+	uint64_t before = seal_dir_count(rx);
+	int r;
+
+	memcpy(copy, buf, len);
+	r = seal_dir_open(rx, copy, len, ad, adlen, tag);
+	*zeroed = all_zero(copy, len);
+	if (r != 0 && seal_dir_count(rx) != before)
+		return (-2);
+	return (r);
+}
+
+static void
+test_forgery(enum seal_aead a)
+{
+	struct seal_dir tx, rx;
+	uint8_t k[SEAL_KEY_LEN], tag[SEAL_TAG_LEN], t2[SEAL_TAG_LEN];
+	uint8_t ad2[sizeof(imm)];
+	const char *an = seal_aead_name(a);
+	size_t len = 496;
+	int z;
+
+	key_of(k, 2);
+	seal_dir_init(&tx, a, k);
+	seal_dir_init(&rx, a, k);
+	memcpy(buf, plain, len);
+	seal_dir_seal(&tx, buf, len, imm, sizeof(imm), tag);
+
+	buf[100] ^= 0x04;
+	ok(open_copy(&rx, len, imm, sizeof(imm), tag, &z) == -1 && z,
+	    "%s: a flipped payload bit fails, zeroed, count kept", an);
+	buf[100] ^= 0x04;
+	memcpy(t2, tag, sizeof(t2));
+	t2[15] ^= 0x80;
+	ok(open_copy(&rx, len, imm, sizeof(imm), t2, &z) == -1 && z,
+	    "%s: a flipped tag bit fails, zeroed, count kept", an);
+	memcpy(ad2, imm, sizeof(ad2));
+	ad2[0] ^= 0x01;
+	ok(open_copy(&rx, len, ad2, sizeof(ad2), tag, &z) == -1 && z,
+	    "%s: a flipped ad bit fails, zeroed, count kept", an);
+	ok(open_copy(&rx, len, NULL, 0, tag, &z) == -1,
+	    "%s: the ad left out fails", an);
+	ok(open_copy(&rx, len, imm, sizeof(imm), tag, &z) == 0 &&
+	    memcmp(copy, plain, len) == 0 && seal_dir_count(&rx) == 1,
+	    "%s: the genuine message still opens after the forgeries", an);
+	ok(open_copy(&rx, len, imm, sizeof(imm), tag, &z) == -1,
+	    "%s: the same message opened twice (a replay) fails", an);
+	seal_dir_wipe(&tx);
+	seal_dir_wipe(&rx);
+}
+
+static void
+test_order(enum seal_aead a)
+{
+	struct seal_dir tx, rx;
+	uint8_t k[SEAL_KEY_LEN], t0[SEAL_TAG_LEN], t1[SEAL_TAG_LEN];
+	uint8_t m0[64], m1[64];
+	const char *an = seal_aead_name(a);
+
+	key_of(k, 3);
+	seal_dir_init(&tx, a, k);
+	seal_dir_init(&rx, a, k);
+	memcpy(m0, plain, sizeof(m0));
+	memcpy(m1, plain + 64, sizeof(m1));
+	seal_dir_seal(&tx, m0, sizeof(m0), NULL, 0, t0);
+	seal_dir_seal(&tx, m1, sizeof(m1), NULL, 0, t1);
+	memcpy(buf, m1, sizeof(m1));
+	ok(seal_dir_open(&rx, buf, sizeof(m1), NULL, 0, t1) == -1,
+	    "%s: message 1 before message 0 fails", an);
+	ok(seal_dir_open(&rx, m0, sizeof(m0), NULL, 0, t0) == 0 &&
+	    seal_dir_open(&rx, m1, sizeof(m1), NULL, 0, t1) == 0 &&
+	    memcmp(m0, plain, sizeof(m0)) == 0 &&
+	    memcmp(m1, plain + 64, sizeof(m1)) == 0,
+	    "%s: then 0 and 1 in order open", an);
+	seal_dir_wipe(&tx);
+	seal_dir_wipe(&rx);
+}
+
+/* Message n against the reference with the hand-built nonce. */
+static void
+test_nonce(enum seal_aead a)
+{
+	struct seal_dir tx;
+	uint8_t k[SEAL_KEY_LEN], tag[SEAL_TAG_LEN], rtag[SEAL_TAG_LEN];
+	const char *an = seal_aead_name(a);
+	uint64_t n = UINT64_C(0x0102030405060708);
+
+	key_of(k, 4);
+	seal_dir_init(&tx, a, k);
+	seal_dir_set_count_for_test(&tx, n);
+	memcpy(buf, plain, 100);
+	memcpy(copy, plain, 100);
+	ok(seal_dir_seal(&tx, buf, 100, imm, sizeof(imm), tag) == n,
+	    "%s: sealed as message %#llx", an, (unsigned long long)n);
+	ref_seal(a, k, n, copy, 100, imm, sizeof(imm), rtag);
+	ok(memcmp(buf, copy, 100) == 0 && memcmp(tag, rtag, sizeof(tag)) == 0,
+	    "%s: nonce is 4 zero bytes and n %s-endian", an,
+	    a == SEAL_AESGCM ? "big" : "little");
+	seal_dir_wipe(&tx);
+}
+
+/*
+ * Messages 2^20-2 .. 2^20+1: the first two under k0, the next two under
+ * REKEY(k0), each against the reference.
+ */
+static void
+test_rekey(enum seal_aead a)
+{
+	struct seal_dir tx, rx, stale;
+	uint8_t k0[SEAL_KEY_LEN], k1[SEAL_KEY_LEN];
+	uint8_t m[4][32], tags[4][SEAL_TAG_LEN], rtag[SEAL_TAG_LEN];
+	const char *an = seal_aead_name(a);
+	uint64_t base = SEAL_REKEY_EVERY - 2;
+	int i, same, opened;
+
+	key_of(k0, 5);
+	ref_rekey(a, k0, k1);
+	seal_dir_init(&tx, a, k0);
+	seal_dir_set_count_for_test(&tx, base);
+	seal_dir_init(&rx, a, k0);
+	seal_dir_set_count_for_test(&rx, base);
+	same = 1;
+	for (i = 0; i < 4; i++) {
+		memcpy(m[i], plain + 32 * i, 32);
+		memcpy(copy, plain + 32 * i, 32);
+		seal_dir_seal(&tx, m[i], 32, imm, sizeof(imm), tags[i]);
+		ref_seal(a, i < 2 ? k0 : k1, base + (uint64_t)i, copy, 32, imm,
+		    sizeof(imm), rtag);
+		if (memcmp(m[i], copy, 32) != 0 ||
+		    memcmp(tags[i], rtag, SEAL_TAG_LEN) != 0)
+			same = 0;
+	}
+	ok(same, "%s: the key changes to REKEY(k) exactly at message 2^20", an);
+
+	/* A receiver that still holds k0 at 2^20 cannot open it. */
+	seal_dir_init(&stale, a, k0);
+	seal_dir_set_count_for_test(&stale, SEAL_REKEY_EVERY);
+	memcpy(buf, m[2], 32);
+	ok(seal_dir_open(&stale, buf, 32, imm, sizeof(imm), tags[2]) == -1,
+	    "%s: a receiver that did not rekey fails at 2^20", an);
+
+	opened = 1;
+	for (i = 0; i < 4; i++)
+		if (seal_dir_open(&rx, m[i], 32, imm, sizeof(imm),
+		    tags[i]) != 0 || memcmp(m[i], plain + 32 * i, 32) != 0)
+			opened = 0;
+	ok(opened && seal_dir_count(&rx) == base + 4,
+	    "%s: the receiver opens across the boundary", an);
+	seal_dir_wipe(&tx);
+	seal_dir_wipe(&rx);
+	seal_dir_wipe(&stale);
+}
+
+static int
+restore_ok(const struct seal_dir *tx, const uint8_t *sealed, size_t len,
+    uint64_t n, const uint8_t *tag, const uint8_t *want)
+{
+	memcpy(copy, sealed, len);
+	return (seal_dir_restore(tx, copy, len, imm, sizeof(imm), n,
+	    tag) == 0 && memcmp(copy, want, len) == 0);
+}
+
+static int
+restore_fails(const struct seal_dir *tx, const uint8_t *sealed, size_t len,
+    uint64_t n, const uint8_t *tag)
+{
+	memcpy(copy, sealed, len);
+	return (seal_dir_restore(tx, copy, len, imm, sizeof(imm), n,
+	    tag) == -1);
+}
+
+/*
+ * Message a is the last of epoch 0, b the first of epoch 1; then a whole
+ * epoch of empty messages takes the sender to epoch 2.
+ */
+static void
+test_restore(enum seal_aead a)
+{
+	struct seal_dir tx;
+	uint8_t k[SEAL_KEY_LEN], ta[SEAL_TAG_LEN], tb[SEAL_TAG_LEN];
+	uint8_t ma[496], mb[496], t[SEAL_TAG_LEN];
+	const char *an = seal_aead_name(a);
+	uint64_t na, nb, i;
+
+	key_of(k, 6);
+	seal_dir_init(&tx, a, k);
+	seal_dir_set_count_for_test(&tx, SEAL_REKEY_EVERY - 1);
+	memcpy(ma, plain, sizeof(ma));
+	memcpy(mb, plain + 1000, sizeof(mb));
+	na = seal_dir_seal(&tx, ma, sizeof(ma), imm, sizeof(imm), ta);
+	ok(restore_ok(&tx, ma, sizeof(ma), na, ta, plain),
+	    "%s: restore of the current epoch's message", an);
+	ok(restore_fails(&tx, ma, sizeof(ma), na + 1, ta),
+	    "%s: restore of a message not sealed yet fails", an);
+	nb = seal_dir_seal(&tx, mb, sizeof(mb), imm, sizeof(imm), tb);
+	ok(restore_ok(&tx, mb, sizeof(mb), nb, tb, plain + 1000),
+	    "%s: restore after the rekey (current epoch)", an);
+	ok(restore_ok(&tx, ma, sizeof(ma), na, ta, plain),
+	    "%s: restore of the previous epoch's message", an);
+	ok(restore_fails(&tx, ma, sizeof(ma), nb, ta),
+	    "%s: restore under the wrong number fails", an);
+	for (i = 0; i < SEAL_REKEY_EVERY; i++)
+		seal_dir_seal(&tx, buf, 0, NULL, 0, t);
+	ok(seal_dir_count(&tx) == 2 * SEAL_REKEY_EVERY + 1,
+	    "%s: a whole epoch later, at epoch 2", an);
+	ok(restore_ok(&tx, mb, sizeof(mb), nb, tb, plain + 1000),
+	    "%s: epoch 1's message (now the previous) restores", an);
+	ok(restore_fails(&tx, ma, sizeof(ma), na, ta),
+	    "%s: epoch 0's message (two back) fails", an);
+	seal_dir_wipe(&tx);
+}
+
+int
+main(void)
+{
+	static const enum seal_aead aeads[] = { SEAL_CHACHAPOLY, SEAL_AESGCM };
+	size_t i;
+
+	if (sodium_init() < 0)
+		return (1);
+	for (i = 0; i < BIG; i++)
+		plain[i] = (uint8_t)(i * 31 + (i >> 8));
+	ok(strcmp(seal_aead_name(SEAL_AESGCM), "aes-256-gcm") == 0 &&
+	    strcmp(seal_aead_name(SEAL_CHACHAPOLY), "chacha20-poly1305") == 0,
+	    "AEAD names");
+	for (i = 0; i < sizeof(aeads) / sizeof(aeads[0]); i++) {
+		if (aeads[i] == SEAL_AESGCM && !seal_aesgcm_available()) {
+			printf("# no AES-NI here: aes-256-gcm skipped\n");
+			continue;
+		}
+		test_round_trip(aeads[i]);
+		test_forgery(aeads[i]);
+		test_order(aeads[i]);
+		test_nonce(aeads[i]);
+		test_rekey(aeads[i]);
+		test_restore(aeads[i]);
+	}
+	return (tap_done());
+}
