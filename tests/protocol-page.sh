@@ -6,12 +6,16 @@
 # The script knows no value of the protocol: it parses both sides.
 #
 # From the code: #defines (lib/wire.h, lib/ring.h, lib/engine.h,
-# lib/wire.c) and the enums of lib/wire.h; the version of a record type or
-# hello flag is the "version N" of its comment there, else 1, and must be
-# the one the code enforces where it says so (wire_hello_decode's "version
-# < N && (h->flags & FLAG)", engine.c's "e->can_X = e->ver_said >= N &&
-# peer->version >= N" for the types rec_version refuses "if
-# (!e->can_X)"); the size of each type (wire_rec_size), the fields that
+# lib/wire.c; continued lines too) and the enums of lib/wire.h; the version
+# of a record type or hello flag is the "version N" of its comment there,
+# else 1, and must be the one the code enforces where it says so
+# (wire_hello_decode's "version < N && (h->flags & FLAG)", FLAG a flag or
+# a #define that ors flags together, engine.c's "e->can_X = e->ver_said
+# >= N && peer->version >= N" for the types rec_version refuses "if
+# (!e->can_X)"), and every hello flag of version 2 or later must be refused
+# there below its version; the size of each type (wire_rec_size, where a
+# case may refuse a record with "return (0)" under an "if", and a size of
+# "BASE + r->field" is a variable one), the fields that
 # wire_hello_encode, wire_note_encode and wire_rec_encode write (put16/32/64,
 # put_* helpers, "p[i] =", memcpy) and the texts of wire_reason_str.
 #
@@ -25,15 +29,15 @@
 #              note (The refusal note), the record header (Framing)
 #      bit     hello flags: bit, value, name, since (the WIRE_HELLO_*
 #              #defines with hex values; WIRE_HELLO_FLAGS is their mask)
-#      type    record types: type, name, size (N, or N+name), since
-#              (enum wire_type)
+#      type    record types: type, name, size (N, or N+word when the
+#              type's size is variable: OPEN's name), since (enum wire_type)
 #      value   RESUME_STREAM flags: value, name (WIRE_RS_*, WIRE_RS_FLAGS)
 #      family  ORIGIN families: family, name (enum wire_family,
 #              WIRE_FAM_MAX)
 #    A layout row is offset, size (a byte count, u8 to u64, or "..." for
 #    the rest), field; a field the encoder does not write must be called
 #    reserved.  Under each heading ".B NAME (N), SIZE bytes" of Record
-#    types, a headerless .nf table is the record's layout (offsets include
+#    types (SIZE: N, or "N + word"), a headerless .nf table is the record's layout (offsets include
 #    the header) and a type of version 2 or later says "Version N".
 #  - Reason codes: ".B N" and its text, which starts with the code's;
 #    anywhere, "reason N" must be a code (but the IB CM's "reject reason
@@ -226,6 +230,22 @@ function since(n,    c) {
 		return substr(c, RSTART + 8, RLENGTH - 8) + 0
 	return 1
 }
+# members(n): the names n stands for, as " NAME NAME ...": those of a
+# #define that only ors names together (a mask of flags), else n.
+function members(n,    v, k, ps, i) {
+	if (!(n in def))
+		return n
+	v = def[n]
+	gsub(/[() \t]/, "", v)
+	k = split(v, ps, "|")
+	if (k < 2)
+		return n
+	for (i = 1; i <= k; i++)
+		if (ps[i] !~ /^[A-Z_][A-Z0-9_]*$/)
+			return n
+	gsub(/[|]/, " ", v)
+	return v
+}
 # value(s): ev(s) as text, or "?" with the reason in why.
 function value(s,    v) {
 	evfail = ""
@@ -250,10 +270,29 @@ FNR == 1 {
 	file = FILENAME
 	fn = ""
 	cur_enum = ""
+	defcont = ""
+}
+# A #define continued on the next lines (a backslash ends the line) is
+# read whole.
+defcont != "" {
+	defcont = defcont " " $0
+	if (sub(/\\$/, "", defcont))
+		next
+	define_line(defcont)
+	defcont = ""
+	next
 }
 file !~ /(\.7|engine\.c)$/ && /^#define[ \t]+[A-Za-z_][A-Za-z0-9_]*[ \t]/ {
-	n = $2
-	v = $0
+	if (sub(/\\$/, "", $0)) {
+		defcont = $0
+		next
+	}
+	define_line($0)
+}
+function define_line(v,    n, c) {
+	n = v
+	sub(/^#define[ \t]+/, "", n)
+	sub(/[^A-Za-z0-9_].*$/, "", n)
 	sub(/^#define[ \t]+[A-Za-z_][A-Za-z0-9_]*[ \t]+/, "", v)
 	c = ""
 	if (match(v, /\/\*.*\*\//))
@@ -379,12 +418,22 @@ file ~ /wire\.c$/ && fn == "wire_reason_str" {
 }
 file ~ /wire\.c$/ && fn == "wire_rec_size" {
 	if (match($0, /case [A-Z_0-9]+:/)) {
+		guarded = 0
 		if (!last_case)
 			labels = ""
 		labels = labels " " substr($0, RSTART + 5, RLENGTH - 6)
 		last_case = 1
-	} else if (match($0, /return \(.*\);/)) {
+	} else if ($0 ~ /^[ \t]*if \(/)
+		guarded = 1
+	else if (match($0, /return \(.*\);/)) {
 		e = substr($0, RSTART + 8, RLENGTH - 10)
+		# Under an "if", a case may refuse (0), never give a size.
+		if (guarded) {
+			guarded = 0
+			if (e != "0")
+				perr("lib/wire.c:" FNR ": wire_rec_size gives a size under a condition: " e)
+			next
+		}
 		gsub(/\(size_t\)/, "", e)
 		var = 0
 		if (e ~ /->/) {
@@ -901,11 +950,19 @@ END {
 			v = can_v[gate_can[i]]
 		}
 		nv++
-		if (since(gate_name[i]) != v)
-			d = d "\n# " gate_where[i] ": " gate_name[i] " needs version " v ", lib/wire.h says " since(gate_name[i])
+		nm = split(members(gate_name[i]), ms, " ")
+		for (j = 1; j <= nm; j++) {
+			gated[ms[j]] = 1
+			if (since(ms[j]) != v)
+				d = d "\n# " gate_where[i] ": " ms[j] " needs version " v ", lib/wire.h says " since(ms[j])
+		}
 	}
 	if (nv < 2)
 		d = d "\n# found no version checks in wire_hello_decode and rec_version"
+	nc = split(hexdefs("WIRE_HELLO_"), cs, " ")
+	for (i = 1; i <= nc; i++)
+		if (since(cs[i]) > 1 && !(cs[i] in gated))
+			d = d "\n# lib/wire.c: wire_hello_decode lets a hello below version " since(cs[i]) " carry " cs[i]
 	tap(d == "", "the versions lib/wire.h gives flags and types are those the code checks", d)
 
 	# Versions.
@@ -962,7 +1019,7 @@ END {
 		s = w[3]
 		var = sub(/\+[a-z_]+$/, "", s)
 		if (s != value(size_e[n]) || var != size_var[n])
-			d = d "\n# line " blk_at[b, k] ": " w[2] " is " w[3] " bytes, wire_rec_size says " value(size_e[n]) (size_var[n] ? " + its name" : "")
+			d = d "\n# line " blk_at[b, k] ": " w[2] " is " w[3] " bytes, wire_rec_size says " value(size_e[n]) (size_var[n] ? " + its variable part" : "")
 		if (w[4] != since(n))
 			d = d "\n# line " blk_at[b, k] ": " w[2] " since " w[4] ", lib/wire.h says version " since(n)
 		if (since(n) > vmax + 0)
@@ -982,7 +1039,7 @@ END {
 		if (rec_num[r] != mval[n])
 			d = d "\n# line " rec_at[r] ": type " rec_num[r] ", " n " is " mval[n]
 		if (rec_size[r] != value(size_e[n]) || rec_var[r] != size_var[n])
-			d = d "\n# line " rec_at[r] ": " rec_size[r] (rec_var[r] ? " + name" : "") " bytes, wire_rec_size says " value(size_e[n]) (size_var[n] ? " + name" : "")
+			d = d "\n# line " rec_at[r] ": " rec_size[r] (rec_var[r] ? " + a variable part" : "") " bytes, wire_rec_size says " value(size_e[n]) (size_var[n] ? " + a variable part" : "")
 		b = 0
 		for (i = 1; i <= nb; i++)
 			if (blk_rec[i] == r && blk_n[i] > 0 && blk_row[i, 1] ~ /^[ \t]*[0-9]/) {
