@@ -1875,6 +1875,10 @@ engine_on_recv(struct engine *e, uint32_t slot, const uint8_t *buf,
 		off += used;
 		if (rec_allowed(e, &r, origin_for))
 			return (-1);
+		/* What follows a handshake message may have to be sealed. */
+		if (r.type == WIRE_HANDSHAKE && off < len)
+			return (fail(e, ENGINE_ERR_PROTOCOL, "protocol "
+			    "violation: records after HANDSHAKE in its SEND"));
 		if (r.type == WIRE_ORIGIN) {
 			origin = r.origin;
 			origin_for = r.stream;

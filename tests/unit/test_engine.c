@@ -862,6 +862,30 @@ test_handshake(void)
 	tstream_free(&s);
 	teardown(&T);
 
+	/* A record after a handshake message, in its SEND: a violation. */
+	hs_pair(&T, &c, &ha, &hb, 3, 3);
+	{
+		uint8_t m[WIRE_MSG_SIZE];
+		struct wire_rec r;
+		size_t n;
+
+		memset(&r, 0, sizeof(r));
+		r.type = WIRE_HANDSHAKE;
+		r.hs_len = 40;
+		memset(r.hs, 3 + 1, 40);
+		n = wire_rec_encode(m, sizeof(m), &r);
+		memset(&r, 0, sizeof(r));
+		r.type = WIRE_KEEPALIVE;
+		n += wire_rec_encode(m + n, sizeof(m) - n, &r);
+		b = T.f.side[1].e;
+		fab_inject(&T.f, 1, FAB_CQE_RECV, m, (uint32_t)n, 0);
+		ok(engine_error(b) != NULL && strstr(engine_error(b),
+		    "records after HANDSHAKE") != NULL,
+		    "a record after HANDSHAKE in its SEND ends the link: %s",
+		    engine_error(b) ? engine_error(b) : "-");
+	}
+	teardown(&T);
+
 	/* Another fleet: the responder fails the link at message 1. */
 	hs_pair(&T, &c, &ha, &hb, 3, 5);
 	settle(&T);
