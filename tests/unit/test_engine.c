@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "noise.h"
 #include "fabric.h"
 #include "tap.h"
 #include "wire.h"
@@ -809,6 +810,112 @@ hs_pair(struct t *T, struct engine_conf *c, struct ths *ha, struct ths *hb,
 	    .step = ths_step, .arg = ha, .seal = 1 },
 	    fb < 0 ? NULL : &(struct engine_auth){ .step = ths_step,
 	    .arg = hb, .aesgcm = 1 });
+}
+
+/*
+ * The real handshake through the engine: lib/noise's Noise_XX with
+ * static keys, as the daemon runs it (daemon/handshake.c adds the peers'
+ * lists and the psk); its messages fit HANDSHAKE records and SENDs.
+ */
+struct rnoise {
+	struct noise_hs hs;
+	int initiator, started;
+	uint8_t priv[NOISE_KEY_LEN], peer_pub[NOISE_KEY_LEN];
+	uint8_t h[NOISE_HASH_LEN];
+	size_t sizes[3];
+};
+
+static int
+rnoise_step(void *arg, const uint8_t *in, size_t inlen, uint8_t *out,
+    size_t *outlen, const char **why)
+{
+	struct rnoise *r = arg;
+	uint8_t c1[NOISE_KEY_LEN], c2[NOISE_KEY_LEN];
+	size_t plen;
+
+	*outlen = 0;
+	*why = "noise";
+	if (!r->started) {
+		r->started = 1;
+		if (noise_init(&r->hs, r->initiator, (const uint8_t *)"p", 1,
+		    r->priv, NULL) != 0)
+			return (-1);
+	}
+	if (in != NULL && noise_read(&r->hs, in, inlen, NULL, 0, &plen) != 0)
+		return (-1);
+	if (!noise_done(&r->hs) && noise_write(&r->hs, NULL, 0, out,
+	    WIRE_HS_MAX, outlen) != 0)
+		return (-1);
+	if (*outlen > 0)
+		r->sizes[r->initiator ? (*outlen == 32 ? 0 : 2) : 1] = *outlen;
+	if (!noise_done(&r->hs))
+		return (ENGINE_HS_MORE);
+	if (noise_remote_static(&r->hs) == NULL || memcmp(
+	    noise_remote_static(&r->hs), r->peer_pub, NOISE_KEY_LEN) != 0) {
+		*why = "not the peer's key";
+		return (-1);
+	}
+	noise_split(&r->hs, c1, c2, r->h);
+	return (ENGINE_HS_DONE);
+}
+
+static void
+test_handshake_noise(void)
+{
+	struct engine_conf c = conf(8, 8);
+	struct rnoise ra, rb;
+	uint8_t pa[NOISE_KEY_LEN], pb[NOISE_KEY_LEN];
+	struct tstream s;
+	int bad = 0;
+	struct t T;
+
+	memset(&ra, 0, sizeof(ra));
+	memset(&rb, 0, sizeof(rb));
+	noise_keygen(ra.priv, pa);
+	noise_keygen(rb.priv, pb);
+	memcpy(ra.peer_pub, pb, sizeof(pb));
+	memcpy(rb.peer_pub, pa, sizeof(pa));
+	ra.initiator = 1;
+	memset(&T, 0, sizeof(T));
+	T.acc_ring = 4096;
+	fab_init_auth(&T.f, &c, &c, &(struct engine_auth){ .initiator = 1,
+	    .step = rnoise_step, .arg = &ra }, &(struct engine_auth){
+	    .step = rnoise_step, .arg = &rb });
+	settle(&T);
+	ok(engine_authenticated(T.f.side[0].e) &&
+	    engine_authenticated(T.f.side[1].e) &&
+	    memcmp(ra.h, rb.h, sizeof(ra.h)) == 0,
+	    "Noise_XX through the engine: both authenticated, one hash");
+	ok(ra.sizes[0] == 32 && rb.sizes[1] == 96 && ra.sizes[2] == 64,
+	    "its messages are 32, 96 and 64 bytes");
+	ok(open_stream(&T, &s, 4096, 4096) >= 0, "a stream opens after it");
+	settle(&T);
+	put(&T, 0, s.id, s.tx, 3000, 0x21);
+	settle(&T);
+	ok(take(&T, 1, T.acc[0].id, T.acc[0].rx, 3000, 0x21, &bad) == 3000 &&
+	    !bad, "and carries data");
+	tstream_free(&s);
+	teardown(&T);
+
+	/* Side 1 expects another key: it fails the link at message 3. */
+	memset(&ra, 0, sizeof(ra));
+	memset(&rb, 0, sizeof(rb));
+	noise_keygen(ra.priv, pa);
+	noise_keygen(rb.priv, pb);
+	memcpy(ra.peer_pub, pb, sizeof(pb));
+	memset(rb.peer_pub, 7, sizeof(rb.peer_pub));
+	ra.initiator = 1;
+	memset(&T, 0, sizeof(T));
+	T.acc_ring = 4096;
+	fab_init_auth(&T.f, &c, &c, &(struct engine_auth){ .initiator = 1,
+	    .step = rnoise_step, .arg = &ra }, &(struct engine_auth){
+	    .step = rnoise_step, .arg = &rb });
+	settle(&T);
+	ok(engine_error(T.f.side[1].e) != NULL && strstr(engine_error(
+	    T.f.side[1].e), "not the peer's key") != NULL,
+	    "an unexpected static key fails the link: %s",
+	    engine_error(T.f.side[1].e) ? engine_error(T.f.side[1].e) : "-");
+	teardown(&T);
 }
 
 static void
@@ -3538,6 +3645,7 @@ main(void)
 	test_violations();
 	test_auth();
 	test_handshake();
+	test_handshake_noise();
 	test_keep();
 	test_suspend();
 	test_resume_data();
