@@ -61,19 +61,20 @@ conf_peer_by_pub(const struct conf *c, const uint8_t pub[IDENT_KEY_LEN])
 }
 
 /*
- * Add peer ${name} with key ${b64} to ${c}, defined in ${file} at ${line}:
- * names and keys are unique.
+ * Add peer ${name} with key ${b64} to ${c}, defined in ${file} at ${line},
+ * its key at ${keyline}: names and keys are unique.
  */
 static int
 peer_add(const struct cfg *p, struct conf *c, const char *name,
-    const char *b64, int origin, const char *file, int line)
+    const char *b64, int origin, const char *file, int line, int keyline)
 {
 	const struct conf_peer *o;
 	struct conf_peer *e;
-	char where[1100];
+	char where[1100], keywhere[1100];
 	size_t cap;
 
 	snprintf(where, sizeof(where), "%s:%d", file, line);
+	snprintf(keywhere, sizeof(keywhere), "%s:%d", file, keyline);
 	if (!wire_name_valid(name, strlen(name)))
 		return (err_at(p, where, "peer name '%s' is not valid: %s",
 		    name, NAME_HINT));
@@ -90,10 +91,10 @@ peer_add(const struct cfg *p, struct conf *c, const char *name,
 	e = &c->peers[c->npeers];
 	memset(e, 0, sizeof(*e));
 	if (ident_from_b64(b64, e->pub) != 0)
-		return (err_at(p, where, "peer %s: key '%s' is not a public "
+		return (err_at(p, keywhere, "peer %s: key '%s' is not a public "
 		    "key (%s)", name, b64, KEY_HINT));
 	if ((o = conf_peer_by_pub(c, e->pub)) != NULL)
-		return (err_at(p, where, "peer %s has the key of peer %s (at "
+		return (err_at(p, keywhere, "peer %s has the key of peer %s (at "
 		    "%s): one key is one node", name, o->name, o->where));
 	memcpy(e->name, name, strlen(name) + 1);
 	memcpy(e->where, where, sizeof(where));
@@ -107,7 +108,7 @@ peer_add(const struct cfg *p, struct conf *c, const char *name,
 static int
 parse_peer(const struct cfg *p, const config_setting_t *g, struct conf *c)
 {
-	const config_setting_t *s;
+	const config_setting_t *s, *key_s = NULL;
 	const char *name = NULL, *key = NULL, *file, *what;
 	int i, origin = 0;
 	unsigned int line;
@@ -127,15 +128,18 @@ parse_peer(const struct cfg *p, const config_setting_t *g, struct conf *c)
 			    "(name, key, origin)", what));
 		} else if (cfg_str(p, s) == NULL) {
 			return (-1);
+		} else if (what[0] == 'n') {
+			name = config_setting_get_string(s);
 		} else {
-			*(what[0] == 'n' ? &name : &key) =
-			    config_setting_get_string(s);
+			key = config_setting_get_string(s);
+			key_s = s;
 		}
 	}
 	if (name == NULL || key == NULL)
 		return (cfg_err(p, g, "a peer needs a name and a key"));
 	line = cfg_where(p, g, &file);
-	return (peer_add(p, c, name, key, origin, file, (int)line));
+	return (peer_add(p, c, name, key, origin, file, (int)line,
+	    (int)cfg_where(p, key_s, &file)));
 }
 
 /* One line of a peers_file: "KEY NAME [origin]", or nothing. */
@@ -157,7 +161,7 @@ parse_peers_line(const struct cfg *p, struct conf *c, char *text,
 	snprintf(where, sizeof(where), "%s:%d", file, line);
 	if (n == 1 || n == 4 || (n == 3 && strcmp(f[2], "origin") != 0))
 		return (err_at(p, where, "a peer is a line KEY NAME [origin]"));
-	return (peer_add(p, c, f[1], f[0], n == 3, file, line));
+	return (peer_add(p, c, f[1], f[0], n == 3, file, line, line));
 }
 
 /*

@@ -1490,12 +1490,57 @@ test_identity(void)
 	unlink(pfile);
 }
 
+/* Errors in the global peers list: its entries (@ is a good key). */
+static const struct peer_case {
+	const char *entries;
+	int line;
+	const char *words;
+	const char *desc;
+} peer_cases[] = {
+	{ "{ name = \"node-b\";\n"
+	    "key = \"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA!=\"; }", 5,
+	    "peer node-b: key '", "bad base64 in a key, at its line" },
+	{ "{ name = \"node-b\";\n"
+	    "key = \"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==\"; }", 5,
+	    "is not a public key (44 base64 characters", "a key of 31 bytes" },
+	{ "{ name = \"node-b\"; key = \"@\"; },\n"
+	    "{ name = \"node-c\"; key = \"@\"; }", 5,
+	    "peer node-c has the key of peer node-b", "a key twice" },
+	{ "{ name = \"node b\"; key = \"@\"; }", 4,
+	    "peer name 'node b' is not valid", "a peer name with a blank" },
+	{ "{ name = \"node-b\"; }", 4, "a peer needs a name and a key",
+	    "a peer without a key" },
+	{ "{ name = \"node-b\"; key = \"@\";\n pubkey = \"x\"; }", 5,
+	    "unknown setting 'pubkey' in a peer",
+	    "an unknown setting in a peer" },
+};
+
+/* ${text} with each @ replaced by ${key}, in a static buffer. */
+static const char *
+with_key(const char *text, const char *key)
+{
+	static char out[1024];
+	size_t n = 0, klen = strlen(key);
+
+	for (; *text != '\0' && n + klen < sizeof(out); text++) {
+		if (*text == '@') {
+			memcpy(out + n, key, klen);
+			n += klen;
+		} else {
+			out[n++] = *text;
+		}
+	}
+	out[n] = '\0';
+	return (out);
+}
+
 static void
 test_identity_errors(void)
 {
 	uint8_t pub[IDENT_KEY_LEN];
 	char text[4096], gl[2048], pf[1024], why[1300];
 	const char *id = identity("id", pub), *pfile;
+	size_t i;
 
 	peer_keys();
 #define IDCONF(g, t) (snprintf(text, sizeof(text), "listen = \"10.0.0.9\";\n" \
@@ -1525,39 +1570,19 @@ test_identity_errors(void)
 	    "} );", kb);
 	ok(fails(IDCONF(gl, ""), 2, "peers without an identity_file"),
 	    "peers without an identity_file");
-	snprintf(gl, sizeof(gl), "identity_file = \"%s\";\npeers = (\n"
-	    "  { name = \"node-b\"; key = \"%.43s!\"; } );", id, kb);
-	ok(fails(IDCONF(gl, ""), 4, "peer node-b: key '"),
-	    "bad base64 in a key, at its line");
-	snprintf(gl, sizeof(gl), "identity_file = \"%s\";\npeers = (\n"
-	    "  { name = \"node-b\"; key = \"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==\"; } );",
-	    id);
-	ok(fails(IDCONF(gl, ""), 4, "is not a public key (44 base64 "
-	    "characters"), "a key of 31 bytes");
+	for (i = 0; i < sizeof(peer_cases) / sizeof(peer_cases[0]); i++) {
+		const struct peer_case *pc = &peer_cases[i];
+
+		snprintf(gl, sizeof(gl), "identity_file = \"%s\";\npeers = (\n"
+		    "  %s );", id, with_key(pc->entries, kb));
+		ok(fails(IDCONF(gl, ""), pc->line, pc->words), "%s", pc->desc);
+	}
 	snprintf(gl, sizeof(gl), "identity_file = \"%s\";\npeers = (\n"
 	    "  { name = \"node-b\"; key = \"%s\"; },\n"
 	    "  { name = \"node-b\"; key = \"%s\"; } );", id, kb, kc);
 	snprintf(why, sizeof(why), "peer node-b is defined twice (first at "
 	    "%s/t%03d.conf:4)", dir, nfiles);
 	ok(fails(IDCONF(gl, ""), 5, why), "a name twice, with both places");
-	snprintf(gl, sizeof(gl), "identity_file = \"%s\";\npeers = (\n"
-	    "  { name = \"node-b\"; key = \"%s\"; },\n"
-	    "  { name = \"node-c\"; key = \"%s\"; } );", id, kb, kb);
-	ok(fails(IDCONF(gl, ""), 5, "peer node-c has the key of peer node-b"),
-	    "a key twice");
-	snprintf(gl, sizeof(gl), "identity_file = \"%s\";\npeers = (\n"
-	    "  { name = \"node b\"; key = \"%s\"; } );", id, kb);
-	ok(fails(IDCONF(gl, ""), 4, "peer name 'node b' is not valid"),
-	    "a peer name with a blank");
-	snprintf(gl, sizeof(gl), "identity_file = \"%s\";\npeers = (\n"
-	    "  { name = \"node-b\"; } );", id);
-	ok(fails(IDCONF(gl, ""), 4, "a peer needs a name and a key"),
-	    "a peer without a key");
-	snprintf(gl, sizeof(gl), "identity_file = \"%s\";\npeers = (\n"
-	    "  { name = \"node-b\"; key = \"%s\";\n pubkey = \"x\"; } );",
-	    id, kb);
-	ok(fails(IDCONF(gl, ""), 5, "unknown setting 'pubkey' in a peer"),
-	    "an unknown setting in a peer");
 
 	/* peers_file: its own file and line. */
 	snprintf(pf, sizeof(pf), "# fleet\n%s node-c\n\n%s\n", kc, kd);
