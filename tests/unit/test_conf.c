@@ -1513,6 +1513,11 @@ static const struct peer_case {
 	{ "{ name = \"node-b\"; key = \"@\";\n pubkey = \"x\"; }", 5,
 	    "unknown setting 'pubkey' in a peer",
 	    "an unknown setting in a peer" },
+	{ "{ name = \"node-b\"; key = \"@\"; },\n"
+	    "{ name = \"node-b\"; key = \"@\"; }", 5,
+	    "peer node-b is defined twice (first at ", "a name twice" },
+	{ "\"node-b\"", 4, "each peer must be a group",
+	    "a peer that is a string is refused" },
 };
 
 /* ${text} with each @ replaced by ${key}, in a static buffer. */
@@ -1577,12 +1582,6 @@ test_identity_errors(void)
 		    "  %s );", id, with_key(pc->entries, kb));
 		ok(fails(IDCONF(gl, ""), pc->line, pc->words), "%s", pc->desc);
 	}
-	snprintf(gl, sizeof(gl), "identity_file = \"%s\";\npeers = (\n"
-	    "  { name = \"node-b\"; key = \"%s\"; },\n"
-	    "  { name = \"node-b\"; key = \"%s\"; } );", id, kb, kc);
-	snprintf(why, sizeof(why), "peer node-b is defined twice (first at "
-	    "%s/t%03d.conf:4)", dir, nfiles);
-	ok(fails(IDCONF(gl, ""), 5, why), "a name twice, with both places");
 
 	/* peers_file: its own file and line. */
 	snprintf(pf, sizeof(pf), "# fleet\n%s node-c\n\n%s\n", kc, kd);
@@ -1620,6 +1619,14 @@ test_identity_errors(void)
 	    "peers_file = \"%s\";", id, pfile);
 	ok(fails(IDCONF(gl, ""), 3, "is writable by group or others (mode "
 	    "0666)"), "a peers_file others may write is refused");
+	snprintf(why, sizeof(why), "identity_file = \"%s\";\n"
+	    "peers_file = \"%s\";", id, dir);
+	ok(fails(IDCONF(why, ""), 3, "is not a regular file"),
+	    "a directory as peers_file is refused");
+	snprintf(why, sizeof(why), "identity_file = \"%s\";\n"
+	    "peers = { name = \"node-b\"; };", id);
+	ok(fails(IDCONF(why, ""), 3, "peers must be a list"),
+	    "peers as a group is refused");
 	unlink(pfile);
 	ok(fails(IDCONF(gl, ""), 3, "peers_file ") &&
 	    strstr(err, ": cannot read: No such file") != NULL,
