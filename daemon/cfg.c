@@ -22,28 +22,36 @@ is_digit(char ch)
 	return (ch >= '0' && ch <= '9');
 }
 
-static int __attribute__((format(printf, 4, 0)))
-verrat(const struct cfg *p, const config_setting_t *s, int scoped,
-    const char *fmt, va_list ap)
+unsigned int
+cfg_where(const struct cfg *p, const config_setting_t *s, const char **file)
 {
-	char msg[1024];
-	const char *file = NULL;
 	unsigned int line = 0;
-	int use_scope = scoped && p->scope != NULL;
 
 	/*
 	 * Elements of arrays and the root have no line of their own; the
 	 * nearest enclosing setting that has one is still the right place
 	 * to send the user.
 	 */
+	*file = NULL;
 	for (; s != NULL; s = config_setting_parent(s)) {
 		if ((line = config_setting_source_line(s)) != 0) {
-			file = config_setting_source_file(s);
+			*file = config_setting_source_file(s);
 			break;
 		}
 	}
-	if (file == NULL)
-		file = p->path;
+	if (*file == NULL)
+		*file = p->path;
+	return (line);
+}
+
+static int __attribute__((format(printf, 4, 0)))
+verrat(const struct cfg *p, const config_setting_t *s, int scoped,
+    const char *fmt, va_list ap)
+{
+	char msg[1024];
+	const char *file;
+	unsigned int line = cfg_where(p, s, &file);
+	int use_scope = scoped && p->scope != NULL;
 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	if (line != 0)

@@ -35,6 +35,15 @@ int cfg_err_plain(const struct cfg *p, const config_setting_t *s,
     const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /**
+ * cfg_where(p, s, file):
+ * Where setting ${s} is: its file into ${*file} (${p}->path if libconfig
+ * knows none) and its line, that of the nearest setting around it that
+ * has one; 0 if none has.
+ */
+unsigned int cfg_where(const struct cfg *p, const config_setting_t *s,
+    const char **file);
+
+/**
  * cfg_int(s, v):
  * The integer value of ${s} as written into ${*v} (libconfig's 32-bit
  * wrap undone: every wrapped value is outside every range rstreamd

@@ -27,6 +27,7 @@
 
 #include "cfg.h"
 #include "conf.h"
+#include "ident.h"
 #include "secmem.h"
 
 /*
@@ -353,6 +354,9 @@ static const struct global globals[] = {
 	{ "allow", G_ALLOW, 0, 0, 0, 0, NULL },
 	{ "listen", G_LATER, 0, 0, 0, 0, NULL },
 	{ "key_file", G_LATER, 0, 0, 0, 0, NULL },
+	{ "identity_file", G_LATER, 0, 0, 0, 0, NULL },
+	{ "peers", G_LATER, 0, 0, 0, 0, NULL },
+	{ "peers_file", G_LATER, 0, 0, 0, 0, NULL },
 	{ "source", G_LATER, 0, 0, 0, 0, NULL },
 	{ "log_level", G_LATER, 0, 0, 0, 0, NULL },
 	{ "defaults", G_LATER, 0, 0, 0, 0, NULL },
@@ -400,16 +404,14 @@ parse_global(const struct cfg *p, const config_setting_t *s,
 }
 
 /*
- * Read key_file ${s} into ${k} ("" leaves it unset where ${empty_ok}).
- * Like spiped and stunnel, refuse a key others could read or replace: a
- * key that leaked is no key.  O_NONBLOCK: a FIFO put there must not hang
- * the daemon (it is then refused as not a regular file).
+ * Read key_file ${s} into ${k} ("" leaves it unset where ${empty_ok}),
+ * refused if others could read or replace it (ident_open_private).
  */
 static int
 parse_key(const struct cfg *p, const config_setting_t *s,
     struct conf_key *k, int empty_ok)
 {
-	struct stat st;
+	char why[2400];
 	ssize_t n = 0;
 	size_t len = 0;
 	uint8_t spare;
@@ -420,28 +422,8 @@ parse_key(const struct cfg *p, const config_setting_t *s,
 		return (-1);
 	if (k->file[0] == '\0' || (p->flags & CONF_NO_KEYS))
 		return (0);
-	if ((fd = open(k->file, O_RDONLY | O_NONBLOCK | O_CLOEXEC |
-	    O_NOCTTY)) < 0)
-		return (cfg_err(p, s, "key_file %s: cannot read: %s", k->file,
-		    strerror(errno)));
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return (cfg_err(p, s, "key_file %s is not a regular file",
-		    k->file));
-	}
-	if (st.st_uid != 0 && st.st_uid != geteuid()) {
-		close(fd);
-		return (cfg_err(p, s, "key_file %s belongs to uid %u; a key "
-		    "must belong to root or to the user rstreamd runs as "
-		    "(uid %u)", k->file, (unsigned)st.st_uid,
-		    (unsigned)geteuid()));
-	}
-	if (st.st_mode & 077) {
-		close(fd);
-		return (cfg_err(p, s, "key_file %s is accessible by group or "
-		    "others (mode %04o); a key must be private: chmod 600 %s",
-		    k->file, (unsigned)(st.st_mode & 07777), k->file));
-	}
+	if ((fd = ident_open_private(k->file, why, sizeof(why))) < 0)
+		return (cfg_err(p, s, "key_file %s", why));
 	/* One byte more than allowed (into a spare) tells a too-long file. */
 	while (len <= CONF_KEY_MAX) {
 		n = len < CONF_KEY_MAX ? read(fd, k->key + len,
@@ -524,11 +506,12 @@ parse_allow(const struct cfg *p, const config_setting_t *s, struct conf *c)
  * the checks after the group (tunnel_check) point at it remembers.
  */
 enum tkey_kind { TK_NAME, TK_ADDR, TK_PORT0_ADDR, TK_PEERS, TK_MODE,
-    TK_STRING, TK_KEY, TK_PROXY, TK_BOOL };
+    TK_STRING, TK_KEY, TK_PROXY, TK_BOOL, TK_LATER };
 
 /* The settings tunnel_check() names in its messages. */
 enum tkey_seen { TS_NONE, TS_ACCEPT, TS_PEER, TS_TARGET, TS_UNIX,
-    TS_PROXY, TS_TRUST, TS_NOKEY, TS_RESUME, TS_TCLASS, TS_N };
+    TS_PROXY, TS_TRUST, TS_NOKEY, TS_RESUME, TS_TCLASS, TS_NAMES,
+    TS_ENCRYPT, TS_N };
 
 static const struct tunnel_key {
 	const char *name;
@@ -552,6 +535,8 @@ static const struct tunnel_key {
 	    TS_TRUST },
 	{ "resume_without_key", TK_BOOL, FIELD(resume_without_key),
 	    TS_NOKEY },
+	{ "peers", TK_LATER, 0, 0, TS_NAMES },	/* conf_tunnel_peers_parse() */
+	{ "encrypt", TK_BOOL, FIELD(encrypt), TS_ENCRYPT },
 	{ NULL, TK_NAME, 0, 0, TS_NONE }
 #undef FIELD
 };
@@ -561,6 +546,7 @@ struct tunnel_parse {
 	struct conf_tunnel *t;
 	const config_setting_t *g;		/* its group */
 	const config_setting_t *at[TS_N];	/* the first of each */
+	int identity;				/* an identity_file is named */
 };
 
 static const struct tunnel_key *
@@ -745,9 +731,10 @@ tunnel_check(const struct cfg *p, struct tunnel_parse *tp)
 	if (tp->at[TS_TRUST] != NULL && t->proxy_protocol == 0)
 		return (cfg_err(p, tp->at[TS_TRUST], "proxy_trust_any_peer "
 		    "goes with proxy_protocol"));
-	/* Set or not, a key file is named (rstreamctl reads no keys). */
+	/* Set or not, a key file is named (rstreamctl reads no keys).  With
+	 * identities, only peers with origin = true are believed. */
 	if (t->proxy_protocol != 0 && t->key.file[0] == '\0' &&
-	    !t->proxy_trust_any_peer)
+	    !tp->identity && !t->proxy_trust_any_peer)
 		return (cfg_err(p, pp_s, "proxy_protocol without a key_file "
 		    "would tell the target whatever client address any host "
 		    "on the fabric claims; set key_file, or "
@@ -762,9 +749,10 @@ tunnel_check(const struct cfg *p, struct tunnel_parse *tp)
 	if (tp->at[TS_NOKEY] != NULL && t->sz.resume_time == 0)
 		return (cfg_err(p, tp->at[TS_NOKEY], "resume_without_key goes "
 		    "with resume_time"));
-	/* The secret of a link without a key follows from its hellos. */
+	/* The secret of a link without a key or identities follows from its
+	 * hellos; an identity link's, from its handshake. */
 	if (t->sz.resume_time > 0 && t->key.file[0] == '\0' &&
-	    !t->resume_without_key)
+	    !tp->identity && !t->resume_without_key)
 		return (cfg_err(p, rt_s != NULL ? rt_s : tp->g, "resume_time%s "
 		    "without a key_file would let any host that saw this "
 		    "tunnel's links come up take its streams over; set "
@@ -788,13 +776,15 @@ static int
 parse_tunnel(struct cfg *p, const config_setting_t *g, struct conf *c,
     size_t idx, const config_setting_t **first_target)
 {
-	struct tunnel_parse tp = { &c->tunnels[idx], g, { NULL } };
+	struct tunnel_parse tp = { &c->tunnels[idx], g, { NULL },
+	    c->identity.file[0] != '\0' };
 	struct conf_tunnel *t = tp.t;
 	char scope[16 + WIRE_NAME_MAX];
 	size_t j;
 
 	if (tunnel_begin(p, g, c, idx, scope, sizeof(scope)) ||
-	    tunnel_keys_read(p, &tp) || tunnel_check(p, &tp))
+	    tunnel_keys_read(p, &tp) || tunnel_check(p, &tp) ||
+	    conf_tunnel_peers_parse(p, tp.at[TS_NAMES], tp.at[TS_ENCRYPT], c, t))
 		return (-1);
 	if (t->has_accept) {
 		for (j = 0; j < idx; j++)
@@ -976,9 +966,11 @@ parse_root(struct cfg *p, const config_setting_t *root, struct conf *c)
 	if ((s = config_setting_get_member(root, "source")) != NULL &&
 	    parse_source(p, s, c))
 		return (-1);
-	/* Tunnels inherit the global key. */
+	/* Tunnels inherit the global key, and name the peers. */
 	if ((s = config_setting_get_member(root, "key_file")) != NULL &&
 	    parse_key(p, s, &c->key, 0))
+		return (-1);
+	if (conf_peers_parse(p, root, c))
 		return (-1);
 	if (parse_tunnels(p, config_setting_get_member(root, "tunnels"), c) ||
 	    check_memory(p, c))
@@ -1021,6 +1013,7 @@ conf_free(struct conf *c)
 	if (c == NULL)
 		return;
 	free(c->allow);
+	free(c->peers);
 	secmem_free(c->tunnels);
 	free(c->listen);
 	secmem_free(c);
@@ -1082,7 +1075,7 @@ conf_tunnel_same(const struct conf_tunnel *x, const struct conf_tunnel *y)
 	    x->resume_without_key == y->resume_without_key &&
 	    strcmp(x->unix_owner, y->unix_owner) == 0 &&
 	    strcmp(x->unix_group, y->unix_group) == 0 &&
-	    conf_key_same(&x->key, &y->key));
+	    conf_key_same(&x->key, &y->key) && conf_tunnel_peers_same(x, y));
 }
 
 int

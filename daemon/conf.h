@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ident.h"
+
 /* Port of peer and listen addresses written without one. */
 #define CONF_DEFAULT_PORT "7471"
 
@@ -78,6 +80,28 @@ struct conf_key {
 	uint8_t key[CONF_KEY_MAX];
 };
 
+/*
+ * A peer of the fleet (peers, peers_file): its name, as tunnels' peers
+ * lists name it, and the public key it must prove it holds.
+ */
+struct conf_peer {
+	char name[65];			/* tunnel-name characters, 1..64 */
+	uint8_t pub[IDENT_KEY_LEN];
+	int origin;			/* believe its ORIGIN records */
+	int line;			/* where it was defined */
+	char where[1100];		/* "FILE:LINE" for messages */
+};
+
+/* The node's own identity (identity_file). */
+struct conf_identity {
+	int set;			/* read (never under CONF_NO_KEYS) */
+	char file[1024];		/* "" = none */
+	uint8_t priv[IDENT_KEY_LEN], pub[IDENT_KEY_LEN];
+};
+
+/* The names a tunnel's peers list may give. */
+#define CONF_TUNNEL_PEERS_MAX	32
+
 /* An allow entry: peers whose address matches the first ${prefix} bits. */
 struct conf_net {
 	int family;			/* AF_INET or AF_INET6 */
@@ -113,6 +137,15 @@ struct conf_tunnel {
 	int resume_without_key;
 	/* Its key: its own key_file, else the global one ("" = none). */
 	struct conf_key key;
+	/* The peers that may carry its streams, by name (conf_tunnel_trusts
+	 * says whether a peer is one): the first peer_mask_n of peer_names;
+	 * 0: any peer of the global list.  Names, not indexes or pointers
+	 * into struct conf: a tunnel's copy outlives its file's (rsd.h),
+	 * and a reload may reorder or rekey the peers. */
+	uint32_t peer_mask_n;
+	char peer_names[CONF_TUNNEL_PEERS_MAX][65];
+	/* Seal its links' stream bytes (default: with an identity_file). */
+	int encrypt;
 };
 
 /* Where rstreamctl finds the daemon unless the file says otherwise. */
@@ -179,6 +212,10 @@ struct conf {
 	uint32_t max_memory;		/* MiB of ring memory, 0: no limit */
 	uint32_t workers;		/* threads carrying links; 0: a CPU's */
 	struct conf_key key;		/* global key_file */
+	struct conf_identity identity;	/* identity_file */
+	char peers_file[1024];		/* "" = none */
+	struct conf_peer *peers;	/* peers, then peers_file's */
+	size_t npeers;
 	struct conf_net *allow;		/* peers that may link to us; none: any */
 	size_t nallow;
 	struct conf_sizes defaults;
@@ -186,8 +223,10 @@ struct conf {
 	size_t ntunnels;
 };
 
-/* conf_load flags: leave key files unread (rstreamctl wants the control
- * socket only, and may not be allowed to read keys). */
+/* conf_load flags: leave key files, identity_file and peers_file unread
+ * (rstreamctl wants the control socket only, and may not be allowed to
+ * read them); a tunnel's peers names are then not looked up either when
+ * a peers_file could define them. */
 #define CONF_NO_KEYS	0x01
 
 /**
@@ -305,6 +344,58 @@ conf_tunnel_max_memory(const struct conf *c, const struct conf_tunnel *t)
  * messages: "ring_min below the ring size", ...) in ${*why} if not NULL.
  */
 unsigned conf_tunnel_needs(const struct conf_tunnel *c, const char **why);
+
+/*
+ * For conf.c, from confpeer.c: the identity settings, read in the middle
+ * of conf_load() (errors into ${p} as cfg.h says).
+ */
+struct cfg;
+struct config_setting_t;
+
+/**
+ * conf_peers_parse(p, root, c):
+ * Read identity_file (not under CONF_NO_KEYS), peers and peers_file (not
+ * under CONF_NO_KEYS) of ${root} into ${c}: 0, or -1 with the error in
+ * ${p}.  Before the tunnels, which name the peers.
+ */
+int conf_peers_parse(const struct cfg *p,
+    const struct config_setting_t *root, struct conf *c);
+
+/**
+ * conf_tunnel_peers_parse(p, peers_s, encrypt_s, c, t):
+ * Tunnel ${t}'s peers setting ${peers_s} (NULL: none) against ${c}'s
+ * peers, and its encrypt: ${encrypt_s} (NULL: unset, then the default)
+ * already read into ${t}->encrypt.  0, or -1 with the error in ${p}.
+ */
+int conf_tunnel_peers_parse(const struct cfg *p,
+    const struct config_setting_t *peers_s,
+    const struct config_setting_t *encrypt_s, const struct conf *c,
+    struct conf_tunnel *t);
+
+/**
+ * conf_tunnel_peers_same(x, y):
+ * True if tunnels ${x} and ${y} name the same peers and seal alike.
+ */
+int conf_tunnel_peers_same(const struct conf_tunnel *x,
+    const struct conf_tunnel *y);
+
+/**
+ * conf_peer_by_pub(c, pub):
+ * The peer of ${c} (peers or peers_file) whose public key is ${pub}, or
+ * NULL if there is none.
+ */
+const struct conf_peer *conf_peer_by_pub(const struct conf *c,
+    const uint8_t pub[IDENT_KEY_LEN]);
+
+/**
+ * conf_tunnel_trusts(c, t, p):
+ * True if peer ${p} of ${c} may carry tunnel ${t}'s streams: ${t} has no
+ * peers list, or names ${p} in it.  False for ${p} NULL (a peer not in
+ * ${c}'s list).  ${t} may come from an older configuration than ${c}
+ * (names are compared).
+ */
+int conf_tunnel_trusts(const struct conf *c, const struct conf_tunnel *t,
+    const struct conf_peer *p);
 
 /**
  * conf_tunnel_find(c, name):

@@ -23,8 +23,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include "conf.h"
 #include "ctlcmd.h"
+#include "ident.h"
 
 /* Long enough for a reload of a large configuration. */
 #define TIMEOUT_MS	30000
@@ -43,6 +46,7 @@ usage(FILE *f)
 	fprintf(f,
 	    "usage: rstreamctl [-j] [-o wide | -o COL,...] [-s SOCKET | -c FILE] "
 	    "[COMMAND]\n"
+	    "       rstreamctl keygen FILE | pubkey FILE\n"
 	    "\n"
 	    "Show what a running rstreamd is doing, or make it reload.\n"
 	    "\n"
@@ -52,6 +56,11 @@ usage(FILE *f)
 	CTL_COMMANDS(X)
 #undef X
 	fprintf(f,
+	    "\n"
+	    "identities (no daemon needed):\n"
+	    "  keygen FILE  write a new identity (private key) to FILE, which\n"
+	    "               must not exist, and print its public key\n"
+	    "  pubkey FILE  print the public key of identity FILE\n"
 	    "\n"
 	    "  -j, --json          print JSON instead of tables (every column)\n"
 	    "  -o, --output COLS   the columns the tables show: \"wide\" for all\n"
@@ -182,6 +191,35 @@ fail:
 }
 
 /*
+ * keygen FILE or pubkey FILE (${cmd}, ${argv} its ${argc} arguments): the
+ * public key on stdout; the exit status.
+ */
+static int
+key_command(const char *cmd, int argc, char **argv)
+{
+	uint8_t priv[IDENT_KEY_LEN], pub[IDENT_KEY_LEN];
+	char b64[IDENT_B64_LEN], err[1200];
+	int rc;
+
+	if (argc != 1) {
+		fprintf(stderr, "rstreamctl: usage: rstreamctl %s FILE\n", cmd);
+		return (1);
+	}
+	if (strcmp(cmd, "keygen") == 0)
+		rc = ident_write_new(argv[0], pub, err, sizeof(err));
+	else
+		rc = ident_read(argv[0], priv, pub, err, sizeof(err));
+	sodium_memzero(priv, sizeof(priv));
+	if (rc != 0) {
+		fprintf(stderr, "rstreamctl: %s\n", err);
+		return (1);
+	}
+	ident_b64(pub, b64);
+	printf("%s\n", b64);
+	return (0);
+}
+
+/*
  * The milliseconds after which a refused request may be asked again, if
  * answer line ${line} says so (CTL_RETRY_IN); else -1.
  */
@@ -245,6 +283,8 @@ main(int argc, char **argv)
 	}
 	if (optind < argc)
 		cmd = argv[optind++];
+	if (strcmp(cmd, "keygen") == 0 || strcmp(cmd, "pubkey") == 0)
+		return (key_command(cmd, argc - optind, argv + optind));
 	if (optind < argc) {
 		fprintf(stderr, "rstreamctl: unexpected argument: %s\n",
 		    argv[optind]);

@@ -25,6 +25,7 @@
 #include "auth.h"
 #include "conf.h"
 #include "ctl.h"
+#include "ident.h"
 #include "link.h"
 #include "log.h"
 #include "loop.h"
@@ -38,12 +39,15 @@ usage(FILE *f)
 {
 	fprintf(f,
 	    "usage: rstreamd [-f] [-n] [-v] [-c FILE]\n"
+	    "       rstreamd --genkey FILE\n"
 	    "\n"
 	    "Tunnel local TCP and Unix-socket streams over RDMA to a peer rstreamd.\n"
 	    "\n"
 	    "  -c, --config FILE  configuration file (default %s)\n"
 	    "  -f, --foreground   stay in the foreground (it always does)\n"
 	    "  -n, --check        check the configuration and exit\n"
+	    "  -G, --genkey FILE  write a new identity (private key) to FILE,\n"
+	    "                     which must not exist, print its public key\n"
 	    "  -v, --verbose      more log output (repeat for more)\n"
 	    "  -h, --help         show this help and exit\n"
 	    "  -V, --version      show the version and exit\n",
@@ -253,9 +257,25 @@ raise_nofile(void)
 		    (unsigned long long)rl.rlim_max, strerror(errno));
 }
 
+/* --genkey: a new identity file; its public key on stdout. */
+static int
+genkey(const char *path)
+{
+	uint8_t pub[IDENT_KEY_LEN];
+	char b64[IDENT_B64_LEN], err[1200];
+
+	if (ident_write_new(path, pub, err, sizeof(err)) != 0) {
+		fprintf(stderr, "rstreamd: %s\n", err);
+		return (1);
+	}
+	ident_b64(pub, b64);
+	printf("%s\n", b64);
+	return (0);
+}
+
 /*
  * The command line into ${path}, ${check} and ${d}'s verbosity: -1 to go
- * on, else the exit status (--help, --version, a mistake).
+ * on, else the exit status (--help, --version, --genkey, a mistake).
  */
 static int
 options(int argc, char **argv, const char **path, int *check, struct rsd *d)
@@ -264,6 +284,7 @@ options(int argc, char **argv, const char **path, int *check, struct rsd *d)
 		{ "config", required_argument, NULL, 'c' },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "check", no_argument, NULL, 'n' },
+		{ "genkey", required_argument, NULL, 'G' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -271,7 +292,8 @@ options(int argc, char **argv, const char **path, int *check, struct rsd *d)
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "c:fnvhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:fnvhVG:", longopts, NULL)) !=
+	    -1) {
 		switch (c) {
 		case 'h':
 			usage(stdout);
@@ -287,6 +309,8 @@ options(int argc, char **argv, const char **path, int *check, struct rsd *d)
 		case 'n':
 			*check = 1;
 			break;
+		case 'G':
+			return (genkey(optarg));
 		case 'v':
 			d->verbose++;
 			break;

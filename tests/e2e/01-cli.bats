@@ -85,3 +85,49 @@ EOC
 	assert_failure 1
 	assert_output --partial "missing.conf: cannot read: No such file or directory"
 }
+
+@test "rstreamd --genkey writes a private identity; rstreamctl pubkey repeats its key" {
+	k=$BATS_TEST_TMPDIR/node.key
+	run "$RSTREAMD_BIN" --genkey "$k"
+	assert_success
+	assert_output --regexp '^[A-Za-z0-9+/]{43}=$'
+	pub=$output
+	run stat -c %a "$k"
+	assert_output 600
+	run "${RSTREAMD_BIN%/*}/rstreamctl" pubkey "$k"
+	assert_success
+	assert_output "$pub"
+}
+
+@test "--genkey and rstreamctl keygen never overwrite a file" {
+	k=$BATS_TEST_TMPDIR/node.key
+	echo keep >"$k"
+	run "$RSTREAMD_BIN" --genkey "$k"
+	assert_failure 1
+	assert_output "rstreamd: $k: File exists"
+	run "${RSTREAMD_BIN%/*}/rstreamctl" keygen "$k"
+	assert_failure 1
+	assert_output "rstreamctl: $k: File exists"
+	run cat "$k"
+	assert_output keep
+}
+
+@test "rstreamd -n checks identities: a fleet passes, an unknown peer fails at its line" {
+	W=$BATS_TEST_TMPDIR
+	"$RSTREAMD_BIN" --genkey "$W/a.key" >/dev/null
+	b=$("${RSTREAMD_BIN%/*}/rstreamctl" keygen "$W/b.key")
+	printf '# the fleet\n%s node-b origin\n' "$b" >"$W/peers"
+	cat >"$W/ok.conf" <<EOC
+identity_file = "$W/a.key";
+peers_file = "$W/peers";
+tunnels = ( { name = "pg"; accept = "tcp://127.0.0.1:0"; peer = "192.0.2.20";
+  peers = [ "node-b" ]; } );
+EOC
+	run "$RSTREAMD_BIN" -n -c "$W/ok.conf"
+	assert_success
+	assert_output --partial "configuration is valid (1 tunnels: 1 client"
+	sed 's/"node-b"/"node-x"/' "$W/ok.conf" >"$W/bad.conf"
+	run "$RSTREAMD_BIN" -n -c "$W/bad.conf"
+	assert_failure 1
+	assert_output "rstreamd: $W/bad.conf:4: tunnel pg: peers: no peer called node-x in the global peers or peers_file"
+}

@@ -21,7 +21,10 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include "conf.h"
+#include "ident.h"
 #include "tap.h"
 
 #define MAXFILES	256
@@ -70,10 +73,11 @@ load(const char *text)
 
 /*
  * True if loading ${text} fails with a message that starts with
- * "FILE:LINE: " (just "FILE: " if ${line} is 0) and contains ${words}.
+ * "FILE:LINE: " (just "FILE: " if ${line} is 0) and contains ${words};
+ * FILE is ${file}, or the configuration's own if NULL.
  */
 static int
-fails(const char *text, int line, const char *words)
+fails_in(const char *text, const char *file, int line, const char *words)
 {
 	struct conf *c = NULL;
 	const char *path = put(text);
@@ -81,10 +85,12 @@ fails(const char *text, int line, const char *words)
 	size_t plen;
 	int good;
 
+	if (file == NULL)
+		file = path;
 	if (line > 0)
-		snprintf(prefix, sizeof(prefix), "%s:%d: ", path, line);
+		snprintf(prefix, sizeof(prefix), "%s:%d: ", file, line);
 	else
-		snprintf(prefix, sizeof(prefix), "%s: ", path);
+		snprintf(prefix, sizeof(prefix), "%s: ", file);
 	plen = strlen(prefix);
 	err[0] = '\0';
 	good = conf_load(path, 0, &c, err, sizeof(err)) == -1 && c == NULL &&
@@ -94,6 +100,13 @@ fails(const char *text, int line, const char *words)
 		printf("# got: %s\n#  want: %s...%s\n", err, prefix, words);
 	conf_free(c);
 	return (good);
+}
+
+static int
+fails(const char *text, int line, const char *words)
+{
+
+	return (fails_in(text, NULL, line, words));
 }
 
 /* True if conf_parse_addr(text) fails with a reason containing ${words}. */
@@ -1300,6 +1313,340 @@ test_keys(void)
 	unlink(big);
 }
 
+/* A new identity file ${name} (its public key in ${pub}); its path. */
+static const char *
+identity(const char *name, uint8_t pub[IDENT_KEY_LEN])
+{
+	static char paths[4][FILEMAX];
+	static int np;
+	char *path = paths[np++ % 4];
+
+	snprintf(path, FILEMAX, "%s/%s", dir, name);
+	unlink(path);
+	if (ident_write_new(path, pub, err, sizeof(err)) != 0) {
+		printf("# %s\n", err);
+		exit(1);
+	}
+	return (path);
+}
+
+/* Write ${text} to file ${name} of the test directory; its path. */
+static const char *
+side_file(const char *name, const char *text, mode_t mode)
+{
+	static char paths[4][FILEMAX];
+	static int np;
+	char *path = paths[np++ % 4];
+	FILE *f;
+
+	snprintf(path, FILEMAX, "%s/%s", dir, name);
+	if ((f = fopen(path, "w")) == NULL || fputs(text, f) == EOF ||
+	    fclose(f) != 0 || chmod(path, mode) != 0) {
+		perror(path);
+		exit(1);
+	}
+	return (path);
+}
+
+static char kb[IDENT_B64_LEN], kc[IDENT_B64_LEN], kd[IDENT_B64_LEN];
+static char ke[IDENT_B64_LEN];
+
+/* Four peers' public keys in kb, kc, kd, ke. */
+static void
+peer_keys(void)
+{
+	uint8_t k[IDENT_KEY_LEN];
+	size_t i;
+
+	for (i = 0; i < sizeof(k); i++)
+		k[i] = (uint8_t)(i + 1);
+	ident_b64(k, kb);
+	k[0] = 0x80;
+	ident_b64(k, kc);
+	k[0] = 0x81;
+	ident_b64(k, kd);
+	k[0] = 0x82;
+	ident_b64(k, ke);
+}
+
+static void
+test_identity(void)
+{
+	uint8_t pub[IDENT_KEY_LEN], pk[IDENT_KEY_LEN];
+	char text[4096], pf[FILEMAX + 16];
+	const char *id = identity("id", pub), *pfile;
+	const struct conf_peer *p;
+	struct conf *c;
+
+	peer_keys();
+	/* Without identity_file: nothing sealed, no peers. */
+	c = load("tunnels = ( { name = \"a\"; accept = \"tcp://127.0.0.1:0\"; "
+	    "peer = \"10.0.0.1\"; } );\n");
+	ok(c != NULL && !c->identity.set && c->identity.file[0] == '\0' &&
+	    c->npeers == 0 && c->tunnels[0].encrypt == 0 &&
+	    c->tunnels[0].peer_mask_n == 0,
+	    "no identity_file: encrypt off, no peers");
+	conf_free(c);
+
+	/* Comments, blank lines, a comment after the fields, origin. */
+	snprintf(pf, sizeof(pf), "# the fleet\n\n%s node-c origin\n"
+	    "   \t\n  %s node-d   # rack 4\n", kc, kd);
+	pfile = side_file("peers", pf, 0644);
+	snprintf(text, sizeof(text), "listen = \"10.0.0.9\";\n"
+	    "identity_file = \"%s\";\n"
+	    "peers = ( { name = \"node-b\"; key = \"%s\"; },\n"
+	    "  { name = \"web.1\"; key = \"%s\"; origin = true; } );\n"
+	    "peers_file = \"%s\";\n"
+	    "tunnels = ( { name = \"a\"; accept = \"tcp://127.0.0.1:0\"; "
+	    "peer = \"10.0.0.1\"; peers = [ \"node-b\", \"node-c\" ]; },\n"
+	    "  { name = \"t\"; target = \"tcp://127.0.0.1:1\"; },\n"
+	    "  { name = \"u\"; target = \"tcp://127.0.0.1:2\"; "
+	    "encrypt = false; peers = \"node-d\"; } );\n", id, kb, ke, pfile);
+	c = load(text);
+	ok(c != NULL && c->identity.set &&
+	    memcmp(c->identity.pub, pub, sizeof(pub)) == 0 &&
+	    crypto_scalarmult_base(pk, c->identity.priv) == 0 &&
+	    memcmp(pk, pub, sizeof(pub)) == 0,
+	    "identity_file is read: its private key and its public key");
+	ok(c != NULL && c->npeers == 4 &&
+	    strcmp(c->peers[0].name, "node-b") == 0 &&
+	    strcmp(c->peers[1].name, "web.1") == 0 &&
+	    strcmp(c->peers[2].name, "node-c") == 0 &&
+	    strcmp(c->peers[3].name, "node-d") == 0,
+	    "peers, then peers_file's, in order");
+	ok(c != NULL && c->npeers == 4 && !c->peers[0].origin &&
+	    c->peers[1].origin && c->peers[2].origin && !c->peers[3].origin,
+	    "origin from both (default false)");
+	snprintf(pf, sizeof(pf), "%s:3", files[nfiles - 1]);
+	ok(c != NULL && c->npeers == 4 && c->peers[0].line == 3 &&
+	    strcmp(c->peers[0].where, pf) == 0,
+	    "an inline peer's where: the configuration's file and line");
+	snprintf(pf, sizeof(pf), "%s:5", pfile);
+	ok(c != NULL && c->npeers == 4 && c->peers[3].line == 5 &&
+	    strcmp(c->peers[3].where, pf) == 0,
+	    "a peers_file peer's where: its own file and line");
+	ok(c != NULL && c->tunnels[0].encrypt && c->tunnels[1].encrypt &&
+	    !c->tunnels[2].encrypt,
+	    "encrypt defaults on with an identity; encrypt = false");
+	ok(c != NULL && c->tunnels[0].peer_mask_n == 2 &&
+	    strcmp(c->tunnels[0].peer_names[1], "node-c") == 0 &&
+	    c->tunnels[1].peer_mask_n == 0 &&
+	    c->tunnels[2].peer_mask_n == 1, "a tunnel's peers, list or "
+	    "string");
+	if (c != NULL && c->npeers == 4) {
+		struct conf_tunnel t = c->tunnels[0];
+
+		ident_from_b64(kc, pk);
+		p = conf_peer_by_pub(c, pk);
+		ok(p == &c->peers[2], "conf_peer_by_pub finds node-c");
+		ok(conf_peer_by_pub(c, pub) == NULL,
+		    "conf_peer_by_pub: a key of no peer is NULL");
+		ok(conf_tunnel_trusts(c, &c->tunnels[0], &c->peers[0]) &&
+		    conf_tunnel_trusts(c, &c->tunnels[0], &c->peers[2]),
+		    "a tunnel trusts the peers it names");
+		ok(!conf_tunnel_trusts(c, &c->tunnels[0], &c->peers[1]) &&
+		    !conf_tunnel_trusts(c, &c->tunnels[0], &c->peers[3]),
+		    "and no other");
+		ok(conf_tunnel_trusts(c, &c->tunnels[1], &c->peers[1]) &&
+		    conf_tunnel_trusts(c, &c->tunnels[1], &c->peers[3]),
+		    "a tunnel without peers trusts every peer of the list");
+		ok(!conf_tunnel_trusts(c, &c->tunnels[1], NULL),
+		    "but no unknown one");
+		ok(conf_tunnel_same(&c->tunnels[0], &t), "a copy is the same");
+		t.peer_mask_n = 1;
+		ok(!conf_tunnel_same(&c->tunnels[0], &t),
+		    "a tunnel with other peers is a changed tunnel");
+		t = c->tunnels[0];
+		t.encrypt = 0;
+		ok(!conf_tunnel_same(&c->tunnels[0], &t),
+		    "a tunnel that seals no more is a changed tunnel");
+	}
+	conf_free(c);
+
+	/* rstreamctl: no identity or peers_file read, names unchecked. */
+	chmod(id, 0644);
+	snprintf(text, sizeof(text), "listen = \"10.0.0.9\";\n"
+	    "identity_file = \"%s\";\npeers_file = \"%s/none\";\n"
+	    "tunnels = ( { name = \"t\"; target = \"tcp://127.0.0.1:1\"; "
+	    "peers = [ \"node-x\" ]; } );\n", id, dir);
+	c = NULL;
+	ok(conf_load(put(text), CONF_NO_KEYS, &c, err, sizeof(err)) == 0 &&
+	    !c->identity.set && c->npeers == 0 && c->tunnels[0].encrypt,
+	    "CONF_NO_KEYS leaves identity_file and peers_file unread");
+	if (c == NULL)
+		printf("# %s\n", err);
+	conf_free(c);
+	chmod(id, 0600);
+
+	/* An identity proves peers: resume and PROXY need no key_file. */
+	snprintf(text, sizeof(text), "listen = \"10.0.0.9\";\n"
+	    "identity_file = \"%s\";\n"
+	    "tunnels = ( { name = \"t\"; target = \"tcp://127.0.0.1:1\"; "
+	    "resume_time = 5; proxy_protocol = \"v2\"; } );\n", id);
+	c = load(text);
+	ok(c != NULL, "resume_time and proxy_protocol with an identity and "
+	    "no key_file");
+	conf_free(c);
+	unlink(pfile);
+}
+
+/* Errors in the global peers list: its entries (@ is a good key). */
+static const struct peer_case {
+	const char *entries;
+	int line;
+	const char *words;
+	const char *desc;
+} peer_cases[] = {
+	{ "{ name = \"node-b\";\n"
+	    "key = \"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA!=\"; }", 5,
+	    "peer node-b: key '", "bad base64 in a key, at its line" },
+	{ "{ name = \"node-b\";\n"
+	    "key = \"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==\"; }", 5,
+	    "is not a public key (44 base64 characters", "a key of 31 bytes" },
+	{ "{ name = \"node-b\"; key = \"@\"; },\n"
+	    "{ name = \"node-c\"; key = \"@\"; }", 5,
+	    "peer node-c has the key of peer node-b", "a key twice" },
+	{ "{ name = \"node b\"; key = \"@\"; }", 4,
+	    "peer name 'node b' is not valid", "a peer name with a blank" },
+	{ "{ name = \"node-b\"; }", 4, "a peer needs a name and a key",
+	    "a peer without a key" },
+	{ "{ name = \"node-b\"; key = \"@\";\n pubkey = \"x\"; }", 5,
+	    "unknown setting 'pubkey' in a peer",
+	    "an unknown setting in a peer" },
+	{ "{ name = \"node-b\"; key = \"@\"; },\n"
+	    "{ name = \"node-b\"; key = \"@\"; }", 5,
+	    "peer node-b is defined twice (first at ", "a name twice" },
+	{ "\"node-b\"", 4, "each peer must be a group",
+	    "a peer that is a string is refused" },
+};
+
+/* ${text} with each @ replaced by ${key}, in a static buffer. */
+static const char *
+with_key(const char *text, const char *key)
+{
+	static char out[1024];
+	size_t n = 0, klen = strlen(key);
+
+	for (; *text != '\0' && n + klen < sizeof(out); text++) {
+		if (*text == '@') {
+			memcpy(out + n, key, klen);
+			n += klen;
+		} else {
+			out[n++] = *text;
+		}
+	}
+	out[n] = '\0';
+	return (out);
+}
+
+static void
+test_identity_errors(void)
+{
+	uint8_t pub[IDENT_KEY_LEN];
+	char text[4096], gl[2048], pf[1024], why[1300];
+	const char *id = identity("id", pub), *pfile;
+	size_t i;
+
+	peer_keys();
+#define IDCONF(g, t) (snprintf(text, sizeof(text), "listen = \"10.0.0.9\";\n" \
+	"%s\ntunnels = ( { name = \"a\"; target = \"tcp://127.0.0.1:1\";\n" \
+	"  %s } );\n", (g), (t)), text)
+	snprintf(gl, sizeof(gl), "identity_file = \"%s\";", id);
+	ok(fails(IDCONF("", "encrypt = true;"), 4, "tunnel a: encrypt = true "
+	    "needs an identity_file"), "encrypt = true without an identity");
+	ok(fails(IDCONF("", "peers = [ \"b\" ];"), 4, "tunnel a: peers "
+	    "names identities, which need an identity_file"),
+	    "a tunnel's peers without an identity");
+	ok(fails(IDCONF(gl, "peers = [ \"node-b\", \"node-x\" ];"), 4,
+	    "tunnel a: peers: no peer called node-b"),
+	    "a tunnel naming an unknown peer (none defined)");
+	snprintf(gl, sizeof(gl), "identity_file = \"%s\";\n"
+	    "peers = ( { name = \"node-b\"; key = \"%s\"; } );", id, kb);
+	ok(fails(IDCONF(gl, "peers = [ \"node-b\",\n\"node-x\" ];"), 6,
+	    "tunnel a: peers: no peer called node-x in the global peers or "
+	    "peers_file"), "a tunnel naming an unknown peer, at its line");
+	ok(fails(IDCONF(gl, "peers = [ \"node-b\", \"node-b\" ];"), 5,
+	    "peers names node-b twice"), "a name twice in a tunnel");
+	ok(fails(IDCONF(gl, "peers = [ ];"), 5, "peers lists 1 to 32 names"),
+	    "an empty peers list");
+
+	/* The global list. */
+	snprintf(gl, sizeof(gl), "peers = ( { name = \"node-b\"; key = \"%s\"; "
+	    "} );", kb);
+	ok(fails(IDCONF(gl, ""), 2, "peers without an identity_file"),
+	    "peers without an identity_file");
+	for (i = 0; i < sizeof(peer_cases) / sizeof(peer_cases[0]); i++) {
+		const struct peer_case *pc = &peer_cases[i];
+
+		snprintf(gl, sizeof(gl), "identity_file = \"%s\";\npeers = (\n"
+		    "  %s );", id, with_key(pc->entries, kb));
+		ok(fails(IDCONF(gl, ""), pc->line, pc->words), "%s", pc->desc);
+	}
+
+	/* peers_file: its own file and line. */
+	snprintf(pf, sizeof(pf), "# fleet\n%s node-c\n\n%s\n", kc, kd);
+	pfile = side_file("peers", pf, 0600);
+	snprintf(gl, sizeof(gl), "identity_file = \"%s\";\n"
+	    "peers_file = \"%s\";", id, pfile);
+	ok(fails_in(IDCONF(gl, ""), pfile, 4, "a peer is a line KEY NAME "
+	    "[origin]"), "a peers_file line without a name, at its line");
+	snprintf(pf, sizeof(pf), "%s node-c origin yes\n", kc);
+	side_file("peers", pf, 0600);
+	ok(fails_in(IDCONF(gl, ""), pfile, 1, "a peer is a line"),
+	    "four fields");
+	snprintf(pf, sizeof(pf), "\n%s node-c trusted\n", kc);
+	side_file("peers", pf, 0600);
+	ok(fails_in(IDCONF(gl, ""), pfile, 2, "a peer is a line"),
+	    "a third field other than origin");
+	snprintf(pf, sizeof(pf), "%s node-c\n%.40s node-d\n", kc, kd);
+	side_file("peers", pf, 0600);
+	ok(fails_in(IDCONF(gl, ""), pfile, 2, "peer node-d: key"),
+	    "a short key in the peers_file");
+	snprintf(pf, sizeof(pf), "%s node-c\n%s node-c\n", kc, kd);
+	side_file("peers", pf, 0600);
+	snprintf(why, sizeof(why), "defined twice (first at %s:1)", pfile);
+	ok(fails_in(IDCONF(gl, ""), pfile, 2, why),
+	    "a name twice in the peers_file");
+	snprintf(gl, sizeof(gl), "identity_file = \"%s\";\n"
+	    "peers = ( { name = \"node-c\"; key = \"%s\"; } );\n"
+	    "peers_file = \"%s\";", id, kb, pfile);
+	snprintf(pf, sizeof(pf), "%s node-c\n", kc);
+	side_file("peers", pf, 0600);
+	ok(fails_in(IDCONF(gl, ""), pfile, 1, "peer node-c is defined twice "
+	    "(first at "), "a peers_file name that peers has");
+	chmod(pfile, 0666);
+	snprintf(gl, sizeof(gl), "identity_file = \"%s\";\n"
+	    "peers_file = \"%s\";", id, pfile);
+	ok(fails(IDCONF(gl, ""), 3, "is writable by group or others (mode "
+	    "0666)"), "a peers_file others may write is refused");
+	snprintf(why, sizeof(why), "identity_file = \"%s\";\n"
+	    "peers_file = \"%s\";", id, dir);
+	ok(fails(IDCONF(why, ""), 3, "is not a regular file"),
+	    "a directory as peers_file is refused");
+	snprintf(why, sizeof(why), "identity_file = \"%s\";\n"
+	    "peers = { name = \"node-b\"; };", id);
+	ok(fails(IDCONF(why, ""), 3, "peers must be a list"),
+	    "peers as a group is refused");
+	unlink(pfile);
+	ok(fails(IDCONF(gl, ""), 3, "peers_file ") &&
+	    strstr(err, ": cannot read: No such file") != NULL,
+	    "a missing peers_file, at the configuration's line");
+
+	/* identity_file itself. */
+	chmod(id, 0644);
+	snprintf(gl, sizeof(gl), "identity_file = \"%s\";", id);
+	ok(fails(IDCONF(gl, ""), 2, "identity_file ") &&
+	    strstr(err, "is accessible by group or others (mode 0644)") !=
+	    NULL, "an identity_file others may read is refused");
+	side_file("id", "not a key\n", 0600);
+	ok(fails(IDCONF(gl, ""), 2, "does not hold a private key"),
+	    "an identity_file that is no key is refused");
+	ok(fails(IDCONF("identity_file = \"id\";", ""), 2,
+	    "is not an absolute path"), "a relative identity_file");
+#undef IDCONF
+	unlink(id);
+}
+
 int
 main(void)
 {
@@ -1324,6 +1671,8 @@ main(void)
 	test_example();
 	test_service();
 	test_keys();
+	test_identity();
+	test_identity_errors();
 
 	for (i = 0; i < nfiles; i++)
 		unlink(files[i]);

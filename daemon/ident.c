@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "ident.h"
+
+/* The longest file ident_read takes: a key, a CR LF and some blanks. */
+#define FILE_MAX	64
+
+#define FORMAT_HINT	"44 base64 characters on one line, as rstreamd " \
+	"--genkey writes"
+
+int
+ident_open_private(const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+	int fd;
+
+	/* Like spiped and stunnel, refuse a secret others could read or
+	 * replace: a key that leaked is no key.  O_NONBLOCK: a FIFO put
+	 * there must not hang the daemon (it is refused below). */
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC |
+	    O_NOCTTY)) < 0) {
+		snprintf(err, errlen, "%s: cannot read: %s", path,
+		    strerror(errno));
+		return (-1);
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+		snprintf(err, errlen, "%s is not a regular file", path);
+	else if (st.st_uid != 0 && st.st_uid != geteuid())
+		snprintf(err, errlen, "%s belongs to uid %u; a key must belong "
+		    "to root or to the user rstreamd runs as (uid %u)", path,
+		    (unsigned)st.st_uid, (unsigned)geteuid());
+	else if (st.st_mode & 077)
+		snprintf(err, errlen, "%s is accessible by group or others "
+		    "(mode %04o); a key must be private: chmod 600 %s", path,
+		    (unsigned)(st.st_mode & 07777), path);
+	else
+		return (fd);
+	close(fd);
+	return (-1);
+}
+
+void
+ident_b64(const uint8_t key[IDENT_KEY_LEN], char out[IDENT_B64_LEN])
+{
+
+	sodium_bin2base64(out, IDENT_B64_LEN, key, IDENT_KEY_LEN,
+	    sodium_base64_VARIANT_ORIGINAL);
+}
+
+int
+ident_from_b64(const char *s, uint8_t key[IDENT_KEY_LEN])
+{
+	size_t len;
+
+	/* No end pointer: all of it must decode. */
+	if (strlen(s) != IDENT_B64_LEN - 1 ||
+	    sodium_base642bin(key, IDENT_KEY_LEN, s, IDENT_B64_LEN - 1, NULL,
+	    &len, NULL, sodium_base64_VARIANT_ORIGINAL) != 0 ||
+	    len != IDENT_KEY_LEN)
+		return (-1);
+	return (0);
+}
+
+/* ${fd}'s bytes, up to one more than FILE_MAX, into ${buf}; or -1. */
+static ssize_t
+read_all(int fd, char buf[FILE_MAX + 1])
+{
+	size_t len = 0;
+	ssize_t n;
+
+	while (len <= FILE_MAX) {
+		if ((n = read(fd, buf + len, FILE_MAX + 1 - len)) < 0 &&
+		    errno == EINTR)
+			continue;
+		if (n < 0)
+			return (-1);
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	return ((ssize_t)len);
+}
+
+int
+ident_read(const char *path, uint8_t priv[IDENT_KEY_LEN],
+    uint8_t pub[IDENT_KEY_LEN], char *err, size_t errlen)
+{
+	char buf[FILE_MAX + 2];
+	ssize_t len;
+	int fd, rc = -1;
+
+	if ((fd = ident_open_private(path, err, errlen)) < 0)
+		return (-1);
+	if ((len = read_all(fd, buf)) < 0) {
+		snprintf(err, errlen, "%s: cannot read: %s", path,
+		    strerror(errno));
+		close(fd);
+		return (-1);
+	}
+	close(fd);
+	/* The line's end, and blanks an editor left, are no part of it; a
+	 * file longer than FILE_MAX is kept whole, too long to decode. */
+	while (len > 0 && len <= FILE_MAX && (buf[len - 1] == '\n' ||
+	    buf[len - 1] == '\r' || buf[len - 1] == ' ' ||
+	    buf[len - 1] == '\t'))
+		len--;
+	buf[len] = '\0';
+	if (ident_from_b64(buf, priv) != 0)
+		snprintf(err, errlen, "%s does not hold a private key (%s)",
+		    path, FORMAT_HINT);
+	else if (crypto_scalarmult_base(pub, priv) != 0)
+		snprintf(err, errlen, "%s: not a usable X25519 private key",
+		    path);
+	else
+		rc = 0;
+	sodium_memzero(buf, sizeof(buf));
+	if (rc != 0)
+		sodium_memzero(priv, IDENT_KEY_LEN);
+	return (rc);
+}
+
+/* Write all of ${buf} to ${fd}: 0, or -1 with errno set. */
+static int
+write_all(int fd, const char *buf, size_t len)
+{
+	ssize_t n;
+
+	while (len > 0) {
+		if ((n = write(fd, buf, len)) < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return (-1);
+		buf += n;
+		len -= (size_t)n;
+	}
+	return (0);
+}
+
+int
+ident_write_new(const char *path, uint8_t pub[IDENT_KEY_LEN], char *err,
+    size_t errlen)
+{
+	uint8_t priv[IDENT_KEY_LEN];
+	char line[IDENT_B64_LEN + 1];
+	int fd, saved, rc = -1;
+
+	if (sodium_init() < 0) {
+		snprintf(err, errlen, "%s: libsodium failed to start", path);
+		return (-1);
+	}
+	/* O_EXCL: a key in use is never replaced by mistake. */
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
+	    O_NOFOLLOW | O_NOCTTY, 0600)) < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return (-1);
+	}
+	/* Clamped as X25519 uses it, as wg genkey writes it. */
+	randombytes_buf(priv, sizeof(priv));
+	priv[0] &= 248;
+	priv[31] = (uint8_t)((priv[31] & 127) | 64);
+	ident_b64(priv, line);
+	line[IDENT_B64_LEN - 1] = '\n';
+	if (crypto_scalarmult_base(pub, priv) != 0)
+		snprintf(err, errlen, "%s: X25519 failed", path);
+	else if (write_all(fd, line, IDENT_B64_LEN) != 0 || fsync(fd) != 0)
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	else
+		rc = 0;
+	saved = errno;
+	if (close(fd) != 0 && rc == 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		rc = -1;
+	}
+	if (rc != 0)
+		(void)unlink(path);
+	sodium_memzero(priv, sizeof(priv));
+	sodium_memzero(line, sizeof(line));
+	errno = saved;
+	return (rc);
+}

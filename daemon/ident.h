@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * ident: a node's identity, an X25519 key pair.  The private key lives in
+ * a file of its own, 32 bytes as standard base64 on one line (44
+ * characters, like "wg genkey" writes), readable by its owner only; the
+ * public key follows from it and is what peers list.
+ *
+ * Also the checks every secret file of the configuration passes before it
+ * is read (key_file and identity_file alike).
+ */
+#ifndef IDENT_H
+#define IDENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define IDENT_KEY_LEN	32
+#define IDENT_B64_LEN	45	/* 44 characters and NUL */
+
+/**
+ * ident_open_private(path, err, errlen):
+ * Open ${path} for reading as a secret: a regular file (a FIFO is refused
+ * at once, not waited on) that belongs to root or to the effective user,
+ * with no access for group or others.  The descriptor, or -1 with one of
+ * "PATH: cannot read: REASON", "PATH is not a regular file", "PATH
+ * belongs to uid N; ...", "PATH is accessible by group or others (mode
+ * 0644); a key must be private: chmod 600 PATH" in ${err}.
+ */
+int ident_open_private(const char *path, char *err, size_t errlen);
+
+/**
+ * ident_read(path, priv, pub, err, errlen):
+ * Read the private key file ${path} (checked as ident_open_private does)
+ * into ${priv} and its public key into ${pub}; 0, or -1 with a message
+ * that starts with ${path} in ${err}.
+ */
+int ident_read(const char *path, uint8_t priv[IDENT_KEY_LEN],
+    uint8_t pub[IDENT_KEY_LEN], char *err, size_t errlen);
+
+/**
+ * ident_write_new(path, pub, err, errlen):
+ * Make a new key pair, write its private key to ${path}, a file that must
+ * not exist yet (never overwritten; created mode 0600), and its public
+ * key into ${pub}; 0, or -1 with "PATH: REASON" in ${err} (an existing
+ * file: "PATH: File exists").
+ */
+int ident_write_new(const char *path, uint8_t pub[IDENT_KEY_LEN], char *err,
+    size_t errlen);
+
+/**
+ * ident_b64(key, out):
+ * ${key} as standard base64 with padding (44 characters) into ${out}.
+ */
+void ident_b64(const uint8_t key[IDENT_KEY_LEN], char out[IDENT_B64_LEN]);
+
+/**
+ * ident_from_b64(s, key):
+ * Decode ${s}, exactly 44 characters of standard base64 with padding for
+ * 32 bytes and nothing else, into ${key}: 0, or -1 (${key} then
+ * undefined).
+ */
+int ident_from_b64(const char *s, uint8_t key[IDENT_KEY_LEN]);
+
+#endif /* !IDENT_H */

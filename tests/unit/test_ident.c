@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * Unit tests for daemon/ident: a new identity file reads back as the pair
+ * it was written with, private files only, never overwritten, and base64
+ * that is exactly one key or refused.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <sys/stat.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "ident.h"
+#include "tap.h"
+
+static char dir[256];
+
+/* ${name} in the test directory, in ${out}. */
+static const char *
+at(char out[300], const char *name)
+{
+
+	snprintf(out, 300, "%s/%s", dir, name);
+	return (out);
+}
+
+/* Write ${text} to ${path} with ${mode}. */
+static void
+put(const char *path, const char *text, mode_t mode)
+{
+	FILE *f;
+
+	if ((f = fopen(path, "w")) == NULL || fputs(text, f) == EOF ||
+	    fclose(f) != 0 || chmod(path, mode) != 0) {
+		perror(path);
+		exit(1);
+	}
+}
+
+/* True if ident_read(path) fails with ${words} in its message. */
+static int
+read_fails(const char *path, const char *words)
+{
+	uint8_t priv[IDENT_KEY_LEN], pub[IDENT_KEY_LEN];
+	char err[1200] = "";
+	int good;
+
+	good = ident_read(path, priv, pub, err, sizeof(err)) == -1 &&
+	    strncmp(err, path, strlen(path)) == 0 && strstr(err, words) != NULL;
+	if (!good)
+		printf("# got '%s', want '%s ...%s'\n", err, path, words);
+	return (good);
+}
+
+static void
+test_new(void)
+{
+	uint8_t priv[IDENT_KEY_LEN], pub[IDENT_KEY_LEN], pub2[IDENT_KEY_LEN];
+	uint8_t other[IDENT_KEY_LEN], check[IDENT_KEY_LEN];
+	char path[300], path2[300], err[1200], text[IDENT_B64_LEN + 1];
+	struct stat st;
+	FILE *f;
+
+	ok(ident_write_new(at(path, "id"), pub, err, sizeof(err)) == 0,
+	    "ident_write_new writes a new file");
+	ok(stat(path, &st) == 0 && (st.st_mode & 07777) == 0600 &&
+	    st.st_size == IDENT_B64_LEN, "mode 0600, 44 characters and a "
+	    "newline");
+	f = fopen(path, "r");
+	ok(f != NULL && fgets(text, sizeof(text), f) != NULL &&
+	    strlen(text) == IDENT_B64_LEN && text[IDENT_B64_LEN - 1] == '\n',
+	    "one line");
+	if (f != NULL)
+		fclose(f);
+	ok(ident_read(path, priv, pub2, err, sizeof(err)) == 0 &&
+	    memcmp(pub, pub2, sizeof(pub)) == 0, "it reads back with the "
+	    "public key ident_write_new gave");
+	ok(crypto_scalarmult_base(check, priv) == 0 &&
+	    memcmp(check, pub, sizeof(pub)) == 0,
+	    "the public key is the private key's");
+	ok((priv[0] & 7) == 0 && (priv[31] & 0xc0) == 0x40,
+	    "the private key is stored clamped, as wg genkey writes it");
+	ok(ident_write_new(at(path2, "id2"), other, err, sizeof(err)) == 0 &&
+	    memcmp(other, pub, sizeof(pub)) != 0, "a second key differs");
+
+	/* Never overwritten: the file keeps its key. */
+	ok(ident_write_new(path, other, err, sizeof(err)) == -1 &&
+	    strstr(err, "File exists") != NULL &&
+	    strncmp(err, path, strlen(path)) == 0,
+	    "an existing file is refused: 'FILE: File exists'");
+	ok(ident_read(path, priv, pub2, err, sizeof(err)) == 0 &&
+	    memcmp(pub, pub2, sizeof(pub)) == 0, "and keeps its key");
+	ok(ident_write_new(at(path2, "none/id"), other, err,
+	    sizeof(err)) == -1 && strstr(err, "No such file") != NULL,
+	    "a missing directory is an error");
+
+	/* Others' access: refused as key files are. */
+	chmod(path, 0644);
+	ok(read_fails(path, "is accessible by group or others (mode 0644); "
+	    "a key must be private: chmod 600"), "mode 0644 is refused");
+	chmod(path, 0640);
+	ok(read_fails(path, "mode 0640"), "mode 0640 is refused");
+	chmod(path, 0400);
+	ok(ident_read(path, priv, pub2, err, sizeof(err)) == 0,
+	    "mode 0400 is fine");
+	ok(read_fails(at(path2, "absent"), ": cannot read: No such file"),
+	    "a missing file is refused");
+	ok(read_fails(dir, "is not a regular file"), "a directory is refused");
+	unlink(path);
+	unlink(at(path2, "id2"));
+}
+
+static void
+test_file_forms(void)
+{
+	uint8_t key[IDENT_KEY_LEN], priv[IDENT_KEY_LEN], pub[IDENT_KEY_LEN];
+	char path[300], b64[IDENT_B64_LEN], text[200], err[1200];
+
+	memset(key, 0x41, sizeof(key));
+	ident_b64(key, b64);
+	snprintf(text, sizeof(text), "%s", b64);
+	put(at(path, "nonl"), text, 0600);
+	ok(ident_read(path, priv, pub, err, sizeof(err)) == 0 &&
+	    memcmp(priv, key, sizeof(key)) == 0, "no newline is fine");
+	snprintf(text, sizeof(text), "%s \r\n", b64);
+	put(path, text, 0600);
+	ok(ident_read(path, priv, pub, err, sizeof(err)) == 0,
+	    "CR LF and blanks after the key are fine");
+	snprintf(text, sizeof(text), "%s\n%s\n", b64, b64);
+	put(path, text, 0600);
+	ok(read_fails(path, "does not hold a private key (44 base64 "
+	    "characters on one line"), "two lines are refused");
+	snprintf(text, sizeof(text), "%s%40s", b64, "");
+	put(path, text, 0600);
+	ok(read_fails(path, "does not hold a private key"),
+	    "a key with 40 blanks after it is longer than any key file");
+	put(path, "", 0600);
+	ok(read_fails(path, "does not hold a private key"),
+	    "an empty file is refused");
+	/* 32 raw bytes, as a key_file holds: the wrong file. */
+	put(path, "0123456789abcdef0123456789abcdef", 0600);
+	ok(read_fails(path, "does not hold a private key"),
+	    "a raw 32-byte key_file is refused");
+	unlink(path);
+}
+
+static void
+test_b64(void)
+{
+	uint8_t key[IDENT_KEY_LEN], back[IDENT_KEY_LEN];
+	char b64[IDENT_B64_LEN], bad[IDENT_B64_LEN + 8];
+	size_t i;
+
+	for (i = 0; i < sizeof(key); i++)
+		key[i] = (uint8_t)(i * 37 + 250);
+	ident_b64(key, b64);
+	ok(strlen(b64) == 44 && b64[43] == '=', "44 characters, padded");
+	ok(ident_from_b64(b64, back) == 0 &&
+	    memcmp(key, back, sizeof(key)) == 0, "round trip");
+	/* fb ef be is "++++", ff ff ff "////". */
+	memset(key, 0xff, sizeof(key));
+	key[0] = 0xfb;
+	key[1] = 0xef;
+	key[2] = 0xbe;
+	ident_b64(key, b64);
+	ok(strncmp(b64, "++++////", 8) == 0,
+	    "standard alphabet (+ and /), not URL-safe");
+	ok(ident_from_b64(b64, back) == 0 &&
+	    memcmp(key, back, sizeof(key)) == 0, "round trip of + and /");
+
+	ok(ident_from_b64("", back) == -1, "empty is refused");
+	snprintf(bad, sizeof(bad), "%.43s", b64);
+	ok(ident_from_b64(bad, back) == -1, "43 characters are refused");
+	snprintf(bad, sizeof(bad), "%s=", b64);
+	ok(ident_from_b64(bad, back) == -1, "45 characters are refused");
+	snprintf(bad, sizeof(bad), "%s", b64);
+	bad[5] = '-';
+	ok(ident_from_b64(bad, back) == -1, "a URL-safe character is refused");
+	bad[5] = '*';
+	ok(ident_from_b64(bad, back) == -1, "a non-base64 character is "
+	    "refused");
+	snprintf(bad, sizeof(bad), "%s", b64);
+	bad[43] = 'A';
+	ok(ident_from_b64(bad, back) == -1, "missing padding is refused");
+	/* 33 bytes encode to 44 characters without padding. */
+	ok(ident_from_b64("AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+	    back) == -1, "44 characters of 33 bytes are refused");
+	/* 31 bytes: 44 characters with two '='. */
+	ok(ident_from_b64("AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==",
+	    back) == -1, "44 characters of 31 bytes are refused");
+}
+
+int
+main(void)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	if (sodium_init() < 0)
+		return (1);
+	if (tmp == NULL || *tmp == '\0' || strlen(tmp) > 200)
+		tmp = "/tmp";
+	snprintf(dir, sizeof(dir), "%s/test_ident.XXXXXX", tmp);
+	if (mkdtemp(dir) == NULL) {
+		perror(dir);
+		return (1);
+	}
+	umask(022);
+	test_new();
+	test_file_forms();
+	test_b64();
+	rmdir(dir);
+	return (tap_done());
+}
