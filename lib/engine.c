@@ -156,6 +156,11 @@ struct wrinfo {
 	uint64_t end;		/* tx cursor after this WRITE */
 	uint8_t signaled;
 	struct window_mark mark;	/* if signaled */
+	/* A sealed WRITE: what seal_restore needs (its tag is in the slot). */
+	uint8_t sealed;
+	uint32_t imm;
+	uint64_t addr;		/* its bytes in the send ring */
+	uint64_t seal_n;	/* its message number */
 };
 
 struct engine {
@@ -240,6 +245,11 @@ struct engine {
 	uint32_t *gone;		/* server: GONE answers, (peer id << 16 | id) */
 	uint32_t gone_head, gone_n;
 
+	/* Sealing: the embedder's AEAD; sealing what goes, opening what comes. */
+	int seal_on;
+	struct engine_seal sl;
+	int seal_tx, seal_rx;
+
 	int want_keepalive;
 	int want_goaway;
 	uint16_t goaway_reason;
@@ -258,6 +268,225 @@ static int rec_resume(struct engine *, const struct wire_rec *);
 static int rec_resume_stream(struct engine *, const struct wire_rec *);
 static int rec_resume_denied(struct engine *, const struct wire_rec *);
 static int rec_resume_proof(struct engine *, const struct wire_rec *);
+
+/* ---------------------------------------------------------------- sealing */
+
+/*
+ * The bytes of the peer's receive ring stream ${s} may write now: its
+ * free space as our credit says, less the room a sealed WRITE's tag takes
+ * after the payload, so that the tag never lands on bytes not yet read.
+ */
+static uint64_t
+peer_room(const struct engine *e, const struct stream *s)
+{
+	uint64_t used = s->tx_sent - s->tx_peer;
+	uint64_t cap = s->peer_rx.size - (e->seal_tx ? WIRE_TAG_LEN : 0u);
+
+	return (used >= cap ? 0 : cap - used);
+}
+
+/* Control send slot of work request ${wr_id}: a SEND's, or a WRITE's tag. */
+static uint8_t *
+send_slot(const struct engine *e, uint64_t wr_id)
+{
+
+	return (e->conf.ctrl_send +
+	    (size_t)(wr_id % e->conf.sq_size) * WIRE_MSG_SIZE);
+}
+
+/* A WRITE's associated data: its immediate, big-endian. */
+static void
+imm_ad(uint8_t ad[4], uint32_t imm)
+{
+
+	ad[0] = (uint8_t)(imm >> 24);
+	ad[1] = (uint8_t)(imm >> 16);
+	ad[2] = (uint8_t)(imm >> 8);
+	ad[3] = (uint8_t)imm;
+}
+
+/* Seal SEND ${w} in place: its records, then their tag. */
+static void
+seal_send(struct engine *e, struct engine_wr *w)
+{
+	uint8_t *buf = send_slot(e, w->wr_id);
+
+	e->wri[w->wr_id % e->conf.sq_size].sealed = 0;
+	if (!e->seal_tx)
+		return;
+	(void)e->sl.seal(e->sl.arg, buf, w->len, NULL, 0, buf + w->len);
+	w->len += WIRE_TAG_LEN;
+	w->inlined = w->len <= e->conf.inline_size;
+	e->st.sealed_msgs++;
+}
+
+/*
+ * Seal data WRITE ${w} in place in the send ring.  Its tag goes to the
+ * control send slot of its own wr_id, which no SEND uses while the WRITE
+ * is outstanding, and from there as a second gather entry, so that it
+ * lands right after the payload.
+ */
+static void
+seal_write(struct engine *e, struct engine_wr *w)
+{
+	struct wrinfo *wi = &e->wri[w->wr_id % e->conf.sq_size];
+	uint8_t ad[4];
+
+	wi->sealed = 0;
+	if (!e->seal_tx)
+		return;
+	imm_ad(ad, w->imm);
+	wi->seal_n = e->sl.seal(e->sl.arg, e->sl.ptr(e->sl.arg, w->local_addr),
+	    w->len, ad, sizeof(ad), send_slot(e, w->wr_id));
+	wi->sealed = 1;
+	wi->imm = w->imm;
+	wi->addr = w->local_addr;
+	w->tag_addr = e->conf.ctrl_send_addr +
+	    (w->wr_id % e->conf.sq_size) * WIRE_MSG_SIZE;
+	w->tag_len = WIRE_TAG_LEN;
+	w->tag_lkey = e->conf.ctrl_send_lkey;
+	w->inlined = w->len + WIRE_TAG_LEN <= e->conf.inline_size;
+	e->st.sealed_msgs++;
+}
+
+/*
+ * Sealed WRITE ${wi} (work request ${wr_id}) finished: a stream that keeps
+ * its bytes for a resume gets their plaintext back, since a resume sends
+ * them again under another link's keys.  If that fails (the ring was
+ * written under the WRITE), the stream can no longer be resumed.
+ */
+static void
+seal_restore(struct engine *e, struct wrinfo *wi, uint64_t wr_id)
+{
+	struct stream *s = &e->s[wi->stream];
+	uint8_t ad[4];
+
+	if (!wi->sealed)
+		return;
+	wi->sealed = 0;
+	if (!(s->flags & F_KEEP))
+		return;
+	imm_ad(ad, wi->imm);
+	if (e->sl.restore(e->sl.arg, e->sl.ptr(e->sl.arg, wi->addr),
+	    wi->bytes, ad, sizeof(ad), wi->seal_n, send_slot(e, wr_id)) != 0)
+		s->flags &= (uint16_t)~F_KEEP;
+}
+
+/*
+ * The link fails (${kind}) with WRITEs outstanding: they are over, so the
+ * kept streams about to be suspended get their plaintext back.
+ */
+static void
+seal_restore_outstanding(struct engine *e, enum engine_err kind)
+{
+	struct wrinfo *wi;
+	uint64_t id;
+
+	for (id = e->seq_done; id < e->seq; id++) {
+		wi = &e->wri[id % e->conf.sq_size];
+		if (wi->stream != NIL && suspendable(&e->s[wi->stream], kind))
+			seal_restore(e, wi, id);
+	}
+}
+
+static int
+seal_forged(struct engine *e)
+{
+
+	return (fail(e, ENGINE_ERR_PROTOCOL, "sealed record failed "
+	    "authentication (tampered or injected)"));
+}
+
+/*
+ * A sealed SEND: open a copy in ${clear} (the receive slot is the
+ * embedder's), from which its ${*len} bytes of records are then read.
+ */
+static int
+seal_open_send(struct engine *e, const uint8_t **buf, uint32_t *len,
+    uint8_t clear[WIRE_MSG_SIZE])
+{
+
+	if (!e->seal_rx)
+		return (0);
+	if (*len <= WIRE_TAG_LEN)
+		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: "
+		    "sealed message of %u bytes holds no record",
+		    (unsigned)*len));
+	*len -= WIRE_TAG_LEN;
+	memcpy(clear, *buf, *len);
+	if (e->sl.open(e->sl.arg, clear, *len, NULL, 0, *buf + *len))
+		return (seal_forged(e));
+	e->st.opened_msgs++;
+	*buf = clear;
+	return (0);
+}
+
+/* A sealed WRITE's ${*len} counts its tag: the payload is the rest. */
+static int
+seal_untag(struct engine *e, uint32_t *len)
+{
+
+	if (!e->seal_rx)
+		return (0);
+	if (*len <= WIRE_TAG_LEN)
+		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: "
+		    "sealed WRITE of %u bytes carries no data",
+		    (unsigned)*len));
+	*len -= WIRE_TAG_LEN;
+	return (0);
+}
+
+/*
+ * Open sealed WRITE ${imm} of ${n} bytes where it landed in stream ${s}'s
+ * receive ring, its tag right after it (in the ring's slack at its end),
+ * before any of it counts as arrived.
+ */
+static int
+seal_open_write(struct engine *e, struct stream *s, uint32_t imm,
+    uint32_t n)
+{
+	uint8_t ad[4], tag[WIRE_TAG_LEN], *p;
+
+	if (!e->seal_rx)
+		return (0);
+	p = e->sl.ptr(e->sl.arg, s->rx.addr + ring_off(s->rx.size,
+	    s->rx_tail));
+	memcpy(tag, p + n, sizeof(tag));
+	imm_ad(ad, imm);
+	if (e->sl.open(e->sl.arg, p, n, ad, sizeof(ad), tag))
+		return (seal_forged(e));
+	e->st.opened_msgs++;
+	return (0);
+}
+
+void
+engine_set_seal(struct engine *e, const struct engine_seal *seal)
+{
+
+	e->seal_on = 1;
+	e->sl = *seal;
+}
+
+void
+engine_seal_tx(struct engine *e)
+{
+
+	e->seal_tx = e->seal_on;
+}
+
+void
+engine_seal_rx(struct engine *e)
+{
+
+	e->seal_rx = e->seal_on;
+}
+
+int
+engine_sealed(const struct engine *e)
+{
+
+	return (e->seal_tx && e->seal_rx);
+}
 
 /* ---------------------------------------------------------------- queues */
 
@@ -326,6 +555,7 @@ fail(struct engine *e, enum engine_err kind, const char *fmt, ...)
 	e->failed = 1;
 	e->err_kind = kind;
 	e->up = 0;
+	seal_restore_outstanding(e, kind);
 	/*
 	 * Every live stream ends, its peer gone with the link; but a kept
 	 * stream waits in this engine for a resume on a new link, if the
@@ -481,14 +711,13 @@ live(struct engine *e, uint32_t id)
  * resume answer it owes: those say where and from which byte it writes.
  */
 static int
-tx_ready(const struct stream *s)
+tx_ready(const struct engine *e, const struct stream *s)
 {
 
 	return (s->state == S_OPEN &&
 	    !(s->flags & (F_TERM_SENT | F_RESET | F_SUSP | F_RESUMING)) &&
 	    !(s->rs & RS_RING_AT) && !(s->ctrl & C_RESUME) &&
-	    s->tx_app > s->tx_sent &&
-	    s->tx_sent - s->tx_peer < s->peer_rx.size);
+	    s->tx_app > s->tx_sent && peer_room(e, s) > 0);
 }
 
 /*
@@ -506,8 +735,8 @@ wait_update(struct engine *e, uint32_t id)
 
 	if (s->state == S_OPEN && s->tx_app > s->tx_sent &&
 	    !(s->flags & (F_RESET | F_TERM_SENT | F_SUSP)))
-		w = s->tx_sent - s->tx_peer >= s->peer_rx.size ? W_CREDIT :
-		    tx_ready(s) ? W_SQ : W_NONE;
+		w = peer_room(e, s) == 0 ? W_CREDIT :
+		    tx_ready(e, s) ? W_SQ : W_NONE;
 	if (s->wait != W_NONE && now > s->wait_at) {
 		d = now - s->wait_at;
 		if (s->wait == W_CREDIT) {
@@ -535,7 +764,7 @@ tx_queue(struct engine *e, uint32_t id)
 {
 	struct stream *s = &e->s[id];
 
-	if (!tx_ready(s))
+	if (!tx_ready(e, s))
 		return;
 	if (s->backlogged)
 		qpush(e, Q_TX, id);
@@ -546,12 +775,15 @@ tx_queue(struct engine *e, uint32_t id)
 /*
  * Where the send ring's free space starts: a kept stream frees bytes when
  * the peer consumed them (so all it has not can be written again on a new
- * link), the others when their WRITE completed.
+ * link), the others when their WRITE completed.  A kept stream of a
+ * sealed link waits for both: until its WRITE finished, seal_restore has
+ * yet to turn the bytes back into plaintext, in place.
  */
 static uint64_t
-tx_base(const struct stream *s)
+tx_base(const struct engine *e, const struct stream *s)
 {
-	uint64_t b = (s->flags & F_KEEP) ? s->tx_peer : s->tx_done;
+	uint64_t b = !(s->flags & F_KEEP) ? s->tx_done :
+	    e->seal_tx && s->tx_done < s->tx_peer ? s->tx_done : s->tx_peer;
 
 	/* After a resize, the new ring holds the bytes from the switch on. */
 	if (s->tx_old.size != 0 && b < s->tx_switch)
@@ -1370,6 +1602,8 @@ engine_on_recv_imm(struct engine *e, uint32_t slot, uint32_t imm,
 	if (!engine_authenticated(e))
 		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: data before "
 		    "authentication"));
+	if (seal_untag(e, &len))
+		return (-1);
 	if (wire_imm_decode(imm, &id, &n) != WIRE_OK)
 		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: immediate 0x%08x has an "
 		    "unknown operation", (unsigned)imm));
@@ -1386,10 +1620,15 @@ engine_on_recv_imm(struct engine *e, uint32_t slot, uint32_t imm,
 	/* After a shrink the old ring may still hold more than the new. */
 	room = s->rx_tail - s->rx_cons >= s->rx.size ? 0 :
 	    ring_free(s->rx.size, s->rx_tail, s->rx_cons);
+	/* A sealed WRITE's tag lands after it: never on unread bytes. */
+	if (e->seal_rx)
+		room = room > WIRE_TAG_LEN ? room - WIRE_TAG_LEN : 0;
 	if (n > room)
 		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: %u bytes for stream %u "
 		    "exceed its free ring space %llu", (unsigned)n,
 		    (unsigned)id, (unsigned long long)room));
+	if (seal_open_write(e, s, imm, n))
+		return (-1);
 	s->rx_tail += n;
 	e->st.bytes_rx += n;
 	if (s->flags & F_RESET) {
@@ -1790,9 +2029,10 @@ engine_on_recv(struct engine *e, uint32_t slot, const uint8_t *buf,
 	struct wire_origin origin;
 	size_t off = 0, used;
 	uint32_t origin_for = NIL;	/* an ORIGIN waits for its OPEN */
+	uint8_t clear[WIRE_MSG_SIZE];
 	int err;
 
-	if (recv_check(e, slot, len))
+	if (recv_check(e, slot, len) || seal_open_send(e, &buf, &len, clear))
 		return (-1);
 	while (off < len) {
 		if ((err = wire_rec_decode(buf + off, len - off, &r, &used)))
@@ -1844,12 +2084,14 @@ engine_on_send_done(struct engine *e, uint64_t wr_id)
 		if (w->stream == NIL)
 			continue;
 		s = &e->s[w->stream];
+		seal_restore(e, w, e->seq_done);
 		s->tx_done = w->end;
 		s->wr_out--;
 		if (s->tx_old.size != 0 && s->tx_done >= s->tx_switch &&
 		    !e->failed)
 			ring_drop(e, s, &s->tx_old);
-		if ((s->flags & (F_WANT_WR | F_KEEP)) == F_WANT_WR) {
+		if ((s->flags & F_WANT_WR) &&
+		    (!(s->flags & F_KEEP) || e->seal_tx)) {
 			s->flags &= (uint16_t)~F_WANT_WR;
 			event(e, w->stream, ENGINE_EV_WRITABLE);
 		}
@@ -1898,14 +2140,20 @@ ctrl_pending(const struct engine *e)
 /* Room kept at the end of every SEND for a MSG_CREDIT record. */
 #define MSG_CREDIT_ROOM	10
 
+/*
+ * Records fill a SEND up to SEND_ROOM bytes, sealed or not, which leaves
+ * a sealed SEND's tag its place.
+ */
+#define SEND_ROOM	(WIRE_MSG_SIZE - WIRE_TAG_LEN)
+
 static int
 put(uint8_t *buf, size_t *len, const struct wire_rec *r)
 {
-	size_t cap = WIRE_MSG_SIZE - MSG_CREDIT_ROOM;
+	size_t cap = SEND_ROOM - MSG_CREDIT_ROOM;
 	size_t n;
 
 	if (r->type == WIRE_MSG_CREDIT)
-		cap = WIRE_MSG_SIZE;
+		cap = SEND_ROOM;
 	n = *len < cap ? wire_rec_encode(buf + *len, cap - *len, r) : 0;
 
 	*len += n;
@@ -2005,7 +2253,7 @@ enc_open(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
 		o.stream = id;
 		o.origin = s->origin;
 		if (*len + wire_rec_size(&o) + wire_rec_size(&r) >
-		    WIRE_MSG_SIZE - MSG_CREDIT_ROOM || !put(buf, len, &o))
+		    SEND_ROOM - MSG_CREDIT_ROOM || !put(buf, len, &o))
 			return (ENC_FULL);
 	}
 	if (!put(buf, len, &r))
@@ -2439,8 +2687,8 @@ take_write(struct engine *e, uint32_t id, struct engine_wr *w)
 	int force = 0;
 
 	n = s->tx_app - cur;
-	if (n > s->peer_rx.size - (cur - s->tx_peer))
-		n = s->peer_rx.size - (cur - s->tx_peer);
+	if (n > peer_room(e, s))
+		n = peer_room(e, s);
 	if (n > e->win.chunk)
 		n = e->win.chunk;
 	if (n > s->deficit)
@@ -2473,6 +2721,7 @@ take_write(struct engine *e, uint32_t id, struct engine_wr *w)
 	s->deficit -= (uint32_t)n;
 	s->wr_out++;
 	emit(e, w, id, s->tx_sent, force);
+	seal_write(e, w);
 	e->st.writes++;
 	e->st.bytes_tx += n;
 	return (1);
@@ -2493,6 +2742,7 @@ take_send(struct engine *e, struct engine_wr *w)
 	    (e->seq % e->conf.sq_size) * WIRE_MSG_SIZE;
 	w->lkey = e->conf.ctrl_send_lkey;
 	emit(e, w, NIL, 0, 0);
+	seal_send(e, w);
 	e->st.sends++;
 	return (1);
 }
@@ -2518,7 +2768,7 @@ take_data(struct engine *e, struct engine_wr *w)
 	while ((id = e->q[Q_TX].head) != NIL) {
 		s = &e->s[id];
 		r = 0;
-		if (tx_ready(s)) {
+		if (tx_ready(e, s)) {
 			if (s->deficit == 0)
 				s->deficit = e->win.chunk *
 				    (s->weight ? s->weight : 1u);
@@ -2527,14 +2777,14 @@ take_data(struct engine *e, struct engine_wr *w)
 				return (-1);
 			}
 		}
-		if (r == 0 || s->deficit == 0 || !tx_ready(s)) {
+		if (r == 0 || s->deficit == 0 || !tx_ready(e, s)) {
 			qpop(e, Q_TX);
 			if (s->deficit == 0)
 				s->backlogged = 1;
 			else if (s->tx_app == s->tx_sent)
 				s->backlogged = 0;
 			s->deficit = 0;
-			if (r != 0 && tx_ready(s)) {
+			if (r != 0 && tx_ready(e, s)) {
 				qpush(e, Q_TX, id);
 			} else {
 				if (s->state == S_OPEN &&
@@ -2781,10 +3031,10 @@ engine_tx_space(struct engine *e, uint32_t id, uint32_t *off)
 	*off = 0;
 	if (s == NULL || (s->flags & (F_APP_SHUT | F_RESET | F_TERM_SENT)))
 		return (0);
-	n = ring_free(s->tx.size, s->tx_app, tx_base(s));
+	n = ring_free(s->tx.size, s->tx_app, tx_base(e, s));
 	if (n == 0) {
 		tx_grow(e, id);
-		n = ring_free(s->tx.size, s->tx_app, tx_base(s));
+		n = ring_free(s->tx.size, s->tx_app, tx_base(e, s));
 	}
 	*off = ring_off(s->tx.size, s->tx_app);
 	n = ring_contig(s->tx.size, s->tx_app, n);
@@ -2800,7 +3050,7 @@ engine_tx_commit(struct engine *e, uint32_t id, uint32_t n)
 
 	if (s == NULL || (s->flags & (F_APP_SHUT | F_RESET | F_TERM_SENT)) ||
 	    n > ring_contig(s->tx.size, s->tx_app,
-	    ring_free(s->tx.size, s->tx_app, tx_base(s))))
+	    ring_free(s->tx.size, s->tx_app, tx_base(e, s))))
 		return (ENGINE_EINVAL);
 	s->tx_app += n;
 	tx_queue(e, id);
@@ -2970,6 +3220,7 @@ engine_stats(const struct engine *e, struct engine_stats *st)
 	st->window = e->win.cap;
 	st->rtt_ns = e->win.rtt_min;
 	st->rate = e->win.rate_max;
+	st->sealed = (uint32_t)engine_sealed(e);
 }
 
 int
