@@ -84,10 +84,19 @@ struct fab_side {
 	uint8_t nonce[WIRE_NONCE_LEN];	/* this side's hello nonce, this link */
 	/* Link losses: WRs executed unseen, WRs and completions dropped. */
 	uint64_t wrs_landed_unseen, wrs_lost, cqes_lost;
+	/*
+	 * Sealing (fab_seal): this link's keys, ChaCha20-Poly1305 IETF, one
+	 * per direction, and the messages sealed and opened so far.
+	 */
+	uint8_t key_tx[32], key_rx[32];
+	uint64_t seal_n, open_n;
+	/* Flip bit tamper - 1 of the next message this side delivers (0: none). */
+	uint32_t tamper;
 };
 
 struct fab {
 	struct fab_side side[2];
+	int sealed;			/* fab_seal: every link seals */
 	unsigned links;			/* links made so far (1 after fab_init) */
 	int failed;			/* the fabric itself saw a violation */
 	char err[256];
@@ -118,6 +127,15 @@ int fab_init_auth(struct fab *f, const struct engine_conf *a,
  */
 int fab_init_cap(struct fab *f, const struct engine_conf *a,
     const struct engine_conf *b, unsigned cap_a, unsigned cap_b);
+
+/**
+ * fab_seal(f):
+ * Seal this link (nothing went yet) and every later one from its first
+ * message, with libsodium's ChaCha20-Poly1305 IETF under keys of each
+ * link's own: engine_set_seal, engine_seal_tx and engine_seal_rx on both
+ * sides.  Receive regions get WIRE_TAG_LEN bytes of slack (fab_rings).
+ */
+void fab_seal(struct fab *f);
 
 /**
  * fab_free(f):
@@ -161,7 +179,9 @@ int fab_inject(struct fab *f, int i, int kind, const uint8_t *buf,
 
 /**
  * fab_mr_add(f, i, addr, len, rkey) / fab_mr_del(f, i, addr):
- * Register / deregister a region side ${i} exposes to remote writes.
+ * Register / deregister a region side ${i} exposes to remote writes.  On
+ * a sealed fabric the region is WIRE_TAG_LEN bytes longer than ${len}
+ * (a receive ring's slack): the caller allocates them.
  */
 int fab_mr_add(struct fab *f, int i, uint64_t addr, uint64_t len,
     uint32_t rkey);
@@ -169,7 +189,8 @@ void fab_mr_del(struct fab *f, int i, uint64_t addr);
 
 /**
  * fab_rings(f, i, txsz, rxsz, rkey, txbuf, rxbuf, tx, rx):
- * Allocate a stream's send and receive rings on side ${i} (zeroed; they
+ * Allocate a stream's send and receive rings on side ${i} (zeroed, the
+ * receive ring with WIRE_TAG_LEN bytes of slack after it; they
  * abort the program when memory runs out), register the receive ring for
  * remote writes with ${rkey}, and describe both for the engine.
  */
