@@ -249,6 +249,8 @@ struct engine {
 	int seal_on;
 	struct engine_seal sl;
 	int seal_tx, seal_rx;
+	int tag_due;		/* the last WRITE's tag goes next */
+	uint32_t tag_imm;	/* ... with this immediate */
 
 	int want_keepalive;
 	int want_goaway;
@@ -270,20 +272,6 @@ static int rec_resume_denied(struct engine *, const struct wire_rec *);
 static int rec_resume_proof(struct engine *, const struct wire_rec *);
 
 /* ---------------------------------------------------------------- sealing */
-
-/*
- * The bytes of the peer's receive ring stream ${s} may write now: its
- * free space as our credit says, less the room a sealed WRITE's tag takes
- * after the payload, so that the tag never lands on bytes not yet read.
- */
-static uint64_t
-peer_room(const struct engine *e, const struct stream *s)
-{
-	uint64_t used = s->tx_sent - s->tx_peer;
-	uint64_t cap = s->peer_rx.size - (e->seal_tx ? WIRE_TAG_LEN : 0u);
-
-	return (used >= cap ? 0 : cap - used);
-}
 
 /* Control send slot of work request ${wr_id}: a SEND's, or a WRITE's tag. */
 static uint8_t *
@@ -321,10 +309,9 @@ seal_send(struct engine *e, struct engine_wr *w)
 }
 
 /*
- * Seal data WRITE ${w} in place in the send ring.  Its tag goes to the
- * control send slot of its own wr_id, which no SEND uses while the WRITE
- * is outstanding, and from there as a second gather entry, so that it
- * lands right after the payload.
+ * Seal data WRITE ${w} (an ENGINE_WR_WRITE) in place in the send ring.
+ * Its tag goes to the control send slot of the next wr_id, the SEND WITH
+ * IMMEDIATE that carries it and is due next (take_tag).
  */
 static void
 seal_write(struct engine *e, struct engine_wr *w)
@@ -337,15 +324,12 @@ seal_write(struct engine *e, struct engine_wr *w)
 		return;
 	imm_ad(ad, w->imm);
 	wi->seal_n = e->sl.seal(e->sl.arg, e->sl.ptr(e->sl.arg, w->local_addr),
-	    w->len, ad, sizeof(ad), send_slot(e, w->wr_id));
+	    w->len, ad, sizeof(ad), send_slot(e, w->wr_id + 1));
 	wi->sealed = 1;
 	wi->imm = w->imm;
 	wi->addr = w->local_addr;
-	w->tag_addr = e->conf.ctrl_send_addr +
-	    (w->wr_id % e->conf.sq_size) * WIRE_MSG_SIZE;
-	w->tag_len = WIRE_TAG_LEN;
-	w->tag_lkey = e->conf.ctrl_send_lkey;
-	w->inlined = w->len + WIRE_TAG_LEN <= e->conf.inline_size;
+	e->tag_due = 1;
+	e->tag_imm = w->imm;
 	e->st.sealed_msgs++;
 }
 
@@ -368,7 +352,8 @@ seal_restore(struct engine *e, struct wrinfo *wi, uint64_t wr_id)
 		return;
 	imm_ad(ad, wi->imm);
 	if (e->sl.restore(e->sl.arg, e->sl.ptr(e->sl.arg, wi->addr),
-	    wi->bytes, ad, sizeof(ad), wi->seal_n, send_slot(e, wr_id)) != 0)
+	    wi->bytes, ad, sizeof(ad), wi->seal_n, send_slot(e, wr_id + 1)) !=
+	    0)
 		s->flags &= (uint16_t)~F_KEEP;
 }
 
@@ -421,37 +406,21 @@ seal_open_send(struct engine *e, const uint8_t **buf, uint32_t *len,
 	return (0);
 }
 
-/* A sealed WRITE's ${*len} counts its tag: the payload is the rest. */
-static int
-seal_untag(struct engine *e, uint32_t *len)
-{
-
-	if (!e->seal_rx)
-		return (0);
-	if (*len <= WIRE_TAG_LEN)
-		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: "
-		    "sealed WRITE of %u bytes carries no data",
-		    (unsigned)*len));
-	*len -= WIRE_TAG_LEN;
-	return (0);
-}
-
 /*
- * Open sealed WRITE ${imm} of ${n} bytes where it landed in stream ${s}'s
- * receive ring, its tag right after it (in the ring's slack at its end),
- * before any of it counts as arrived.
+ * Open sealed WRITE ${imm} of ${n} bytes, whose tag ${tag} just came,
+ * where it landed in stream ${s}'s receive ring, before any of it counts
+ * as arrived.
  */
 static int
 seal_open_write(struct engine *e, struct stream *s, uint32_t imm,
-    uint32_t n)
+    uint32_t n, const uint8_t *tag)
 {
-	uint8_t ad[4], tag[WIRE_TAG_LEN], *p;
+	uint8_t ad[4], *p;
 
-	if (!e->seal_rx)
+	if (tag == NULL)
 		return (0);
 	p = e->sl.ptr(e->sl.arg, s->rx.addr + ring_off(s->rx.size,
 	    s->rx_tail));
-	memcpy(tag, p + n, sizeof(tag));
 	imm_ad(ad, imm);
 	if (e->sl.open(e->sl.arg, p, n, ad, sizeof(ad), tag))
 		return (seal_forged(e));
@@ -711,13 +680,14 @@ live(struct engine *e, uint32_t id)
  * resume answer it owes: those say where and from which byte it writes.
  */
 static int
-tx_ready(const struct engine *e, const struct stream *s)
+tx_ready(const struct stream *s)
 {
 
 	return (s->state == S_OPEN &&
 	    !(s->flags & (F_TERM_SENT | F_RESET | F_SUSP | F_RESUMING)) &&
 	    !(s->rs & RS_RING_AT) && !(s->ctrl & C_RESUME) &&
-	    s->tx_app > s->tx_sent && peer_room(e, s) > 0);
+	    s->tx_app > s->tx_sent &&
+	    s->tx_sent - s->tx_peer < s->peer_rx.size);
 }
 
 /*
@@ -735,8 +705,8 @@ wait_update(struct engine *e, uint32_t id)
 
 	if (s->state == S_OPEN && s->tx_app > s->tx_sent &&
 	    !(s->flags & (F_RESET | F_TERM_SENT | F_SUSP)))
-		w = peer_room(e, s) == 0 ? W_CREDIT :
-		    tx_ready(e, s) ? W_SQ : W_NONE;
+		w = s->tx_sent - s->tx_peer >= s->peer_rx.size ? W_CREDIT :
+		    tx_ready(s) ? W_SQ : W_NONE;
 	if (s->wait != W_NONE && now > s->wait_at) {
 		d = now - s->wait_at;
 		if (s->wait == W_CREDIT) {
@@ -764,7 +734,7 @@ tx_queue(struct engine *e, uint32_t id)
 {
 	struct stream *s = &e->s[id];
 
-	if (!tx_ready(e, s))
+	if (!tx_ready(s))
 		return;
 	if (s->backlogged)
 		qpush(e, Q_TX, id);
@@ -1586,28 +1556,27 @@ recv_slot(struct engine *e, uint32_t slot)
 	return (0);
 }
 
-int
-engine_on_recv_imm(struct engine *e, uint32_t slot, uint32_t imm,
-    uint32_t len)
+/*
+ * Data arrived: WRITE WITH IMMEDIATE ${imm} of ${len} bytes, or on a
+ * sealed link the tag ${tag} of the WRITE ${imm} names.
+ */
+static int
+data_in(struct engine *e, uint32_t imm, uint32_t len, const uint8_t *tag)
 {
 	uint32_t id, n;
 	uint64_t room;
 	struct stream *s;
 
-	if (recv_slot(e, slot))
-		return (-1);
 	if (!e->up)
 		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: data before the link "
 		    "was up"));
 	if (!engine_authenticated(e))
 		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: data before "
 		    "authentication"));
-	if (seal_untag(e, &len))
-		return (-1);
 	if (wire_imm_decode(imm, &id, &n) != WIRE_OK)
 		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: immediate 0x%08x has an "
 		    "unknown operation", (unsigned)imm));
-	if (n != len)
+	if (tag == NULL && n != len)
 		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: immediate says %u bytes "
 		    "but %u were written", (unsigned)n, (unsigned)len));
 	if ((s = live(e, id)) == NULL || s->state != S_OPEN ||
@@ -1620,14 +1589,11 @@ engine_on_recv_imm(struct engine *e, uint32_t slot, uint32_t imm,
 	/* After a shrink the old ring may still hold more than the new. */
 	room = s->rx_tail - s->rx_cons >= s->rx.size ? 0 :
 	    ring_free(s->rx.size, s->rx_tail, s->rx_cons);
-	/* A sealed WRITE's tag lands after it: never on unread bytes. */
-	if (e->seal_rx)
-		room = room > WIRE_TAG_LEN ? room - WIRE_TAG_LEN : 0;
 	if (n > room)
 		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: %u bytes for stream %u "
 		    "exceed its free ring space %llu", (unsigned)n,
 		    (unsigned)id, (unsigned long long)room));
-	if (seal_open_write(e, s, imm, n))
+	if (seal_open_write(e, s, imm, n, tag))
 		return (-1);
 	s->rx_tail += n;
 	e->st.bytes_rx += n;
@@ -1639,6 +1605,33 @@ engine_on_recv_imm(struct engine *e, uint32_t slot, uint32_t imm,
 	event(e, id, ENGINE_EV_READABLE);
 	rx_grow(e, id);
 	return (0);
+}
+
+int
+engine_on_recv_imm(struct engine *e, uint32_t slot, uint32_t imm,
+    uint32_t len)
+{
+
+	if (recv_slot(e, slot))
+		return (-1);
+	if (e->seal_rx)
+		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: "
+		    "data without its tag on a sealed link"));
+	return (data_in(e, imm, len, NULL));
+}
+
+int
+engine_on_recv_tag(struct engine *e, uint32_t slot, uint32_t imm,
+    const uint8_t *buf, uint32_t len)
+{
+
+	if (recv_slot(e, slot))
+		return (-1);
+	if (!e->seal_rx || len != WIRE_TAG_LEN)
+		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: "
+		    "a %u-byte tag on a link that %s", (unsigned)len,
+		    e->seal_rx ? "seals" : "does not seal"));
+	return (data_in(e, imm, 0, buf));
 }
 
 static int
@@ -2643,10 +2636,12 @@ emit(struct engine *e, struct engine_wr *w, uint32_t stream, uint64_t end,
 	w->wr_id = e->seq;
 	w->inlined = w->len <= e->conf.inline_size;
 	w->signaled = 0;
-	if (s == NULL || force || e->last_signaled == UINT64_MAX ||
+	/* A WRITE's tag (SEND_IMM) asks for no completion of its own. */
+	if ((s == NULL && w->op != ENGINE_WR_SEND_IMM) || force ||
+	    e->last_signaled == UINT64_MAX ||
 	    e->seq - e->last_signaled >= e->signal_every ||
-	    end - s->tx_sig > s->tx.size / 4 ||
-	    window_signal(&e->win, bytes)) {
+	    (s != NULL && (end - s->tx_sig > s->tx.size / 4 ||
+	    window_signal(&e->win, bytes)))) {
 		w->signaled = 1;
 		e->last_signaled = e->seq;
 		e->st.signaled++;
@@ -2659,7 +2654,29 @@ emit(struct engine *e, struct engine_wr *w, uint32_t stream, uint64_t end,
 	wi->signaled = w->signaled;
 	window_post(&e->win, bytes, w->signaled, &wi->mark);
 	e->seq++;
-	e->msgs_sent++;
+	/* A plain WRITE takes no receive: its tag's SEND does. */
+	if (w->op != ENGINE_WR_WRITE)
+		e->msgs_sent++;
+}
+
+/*
+ * The tag of the sealed WRITE just taken, as a SEND WITH IMMEDIATE right
+ * after it: nothing may come between, since the receiver opens the data
+ * where the stream's ring is when the tag arrives.
+ */
+static void
+take_tag(struct engine *e, struct engine_wr *w)
+{
+
+	memset(w, 0, sizeof(*w));
+	w->op = ENGINE_WR_SEND_IMM;
+	w->len = WIRE_TAG_LEN;
+	w->local_addr = e->conf.ctrl_send_addr +
+	    (e->seq % e->conf.sq_size) * WIRE_MSG_SIZE;
+	w->lkey = e->conf.ctrl_send_lkey;
+	w->imm = e->tag_imm;
+	emit(e, w, NIL, 0, 0);
+	e->tag_due = 0;
 }
 
 /* A signalled WR is outstanding: its completion will come. */
@@ -2687,8 +2704,8 @@ take_write(struct engine *e, uint32_t id, struct engine_wr *w)
 	int force = 0;
 
 	n = s->tx_app - cur;
-	if (n > peer_room(e, s))
-		n = peer_room(e, s);
+	if (n > s->peer_rx.size - (cur - s->tx_peer))
+		n = s->peer_rx.size - (cur - s->tx_peer);
 	if (n > e->win.chunk)
 		n = e->win.chunk;
 	if (n > s->deficit)
@@ -2710,7 +2727,7 @@ take_write(struct engine *e, uint32_t id, struct engine_wr *w)
 		force = 1;
 	}
 	memset(w, 0, sizeof(*w));
-	w->op = ENGINE_WR_WRITE_IMM;
+	w->op = e->seal_tx ? ENGINE_WR_WRITE : ENGINE_WR_WRITE_IMM;
 	w->len = (uint32_t)n;
 	w->local_addr = src->addr + ring_off(src->size, cur);
 	w->lkey = src->key;
@@ -2768,7 +2785,7 @@ take_data(struct engine *e, struct engine_wr *w)
 	while ((id = e->q[Q_TX].head) != NIL) {
 		s = &e->s[id];
 		r = 0;
-		if (tx_ready(e, s)) {
+		if (tx_ready(s)) {
 			if (s->deficit == 0)
 				s->deficit = e->win.chunk *
 				    (s->weight ? s->weight : 1u);
@@ -2777,14 +2794,14 @@ take_data(struct engine *e, struct engine_wr *w)
 				return (-1);
 			}
 		}
-		if (r == 0 || s->deficit == 0 || !tx_ready(e, s)) {
+		if (r == 0 || s->deficit == 0 || !tx_ready(s)) {
 			qpop(e, Q_TX);
 			if (s->deficit == 0)
 				s->backlogged = 1;
 			else if (s->tx_app == s->tx_sent)
 				s->backlogged = 0;
 			s->deficit = 0;
-			if (r != 0 && tx_ready(e, s)) {
+			if (r != 0 && tx_ready(s)) {
 				qpush(e, Q_TX, id);
 			} else {
 				if (s->state == S_OPEN &&
@@ -2821,6 +2838,10 @@ engine_take_wrs(struct engine *e, struct engine_wr *wrs, int max)
 			e->st.stall_sq++;
 			break;
 		}
+		if (e->tag_due) {
+			take_tag(e, &wrs[n++]);
+			continue;
+		}
 		if (ctrl_pending(e)) {
 			if (msg_avail(e) == 0) {
 				e->st.stall_msg++;
@@ -2835,6 +2856,11 @@ engine_take_wrs(struct engine *e, struct engine_wr *wrs, int max)
 			break;
 		if (msg_avail(e) < 2) {
 			e->st.stall_msg++;
+			break;
+		}
+		/* A sealed WRITE needs room for its tag's SEND too. */
+		if (e->seal_tx && e->seq - e->seq_done + 2 > e->conf.sq_size) {
+			e->st.stall_sq++;
 			break;
 		}
 		if ((r = take_data(e, &wrs[n])) <= 0)

@@ -51,18 +51,21 @@
  *
  * Sealing (engine_set_seal): once engine_seal_tx, every SEND and data
  * WRITE this side posts is sealed with the embedder's AEAD (the engine
- * holds no key): a SEND carries at most WIRE_MSG_SIZE - WIRE_TAG_LEN bytes
- * of records, then their tag; a WRITE's payload is sealed in place in the
- * send ring and its tag goes as a second gather entry (engine_wr's tag_*)
- * from the control send slot of the WRITE's own wr_id, so it lands right
- * after the payload: receive rings need WIRE_TAG_LEN bytes of registered
- * slack after their end, and a sender leaves that much of the peer's free
- * space unused, so a tag never lands on bytes not yet read.  Once
+ * holds no key).  A SEND carries at most WIRE_MSG_SIZE - WIRE_TAG_LEN bytes
+ * of records, then their tag.  A data WRITE's payload is sealed in place
+ * in the send ring and goes as a plain RDMA WRITE (ENGINE_WR_WRITE), and
+ * its tag follows at once as a SEND WITH IMMEDIATE (ENGINE_WR_SEND_IMM)
+ * carrying the immediate a WRITE WITH IMMEDIATE would have: the receiver
+ * learns of the data from the tag's arrival, which RC orders after the
+ * data.  (A tag landing in the ring after its payload would be overwritten
+ * by the stream's next WRITE before the receiver saw it.)  Once
  * engine_seal_rx, every SEND and WRITE that arrives is opened in place
  * before anything of it counts; one that does not verify ends the link
  * (ENGINE_ERR_PROTOCOL).  A kept stream's send ring holds plaintext again
  * once each of its WRITEs finished (completed, or the link failed), since
- * a resume sends the bytes again under another link's keys.
+ * a resume sends the bytes again under another link's keys: on a sealed
+ * link the embedder stops the queue pair before engine_fail, so that no
+ * WRITE reads the ring once it holds plaintext.
  *
  * Resume (protocol version 2, both sides configured with conf.resume):
  * a stream marked with engine_keep frees send-ring bytes only when the
@@ -183,7 +186,9 @@ struct engine_auth {
 
 enum engine_wr_op {
 	ENGINE_WR_SEND = 1,
-	ENGINE_WR_WRITE_IMM = 2
+	ENGINE_WR_WRITE_IMM = 2,
+	ENGINE_WR_WRITE = 3,	/* sealed data: RDMA WRITE, no immediate */
+	ENGINE_WR_SEND_IMM = 4	/* its tag: SEND WITH IMMEDIATE (imm) */
 };
 
 struct engine_wr {
@@ -196,11 +201,7 @@ struct engine_wr {
 	uint32_t lkey;
 	uint64_t remote_addr;	/* WRITE_IMM only */
 	uint32_t rkey;		/* WRITE_IMM only */
-	uint32_t imm;		/* WRITE_IMM only; host order */
-	/* A sealed WRITE's tag: a second gather entry (tag_len 0: none). */
-	uint64_t tag_addr;
-	uint32_t tag_len;
-	uint32_t tag_lkey;
+	uint32_t imm;		/* WRITE_IMM, SEND_IMM; host order */
 };
 
 /*
@@ -220,7 +221,7 @@ struct engine_seal {
 	/* Open: 0, or -1 if forged (the link fails).  In receive order. */
 	int (*open)(void *arg, uint8_t *buf, uint32_t len, const uint8_t *ad,
 	    size_t adlen, const uint8_t tag[WIRE_TAG_LEN]);
-	/* Undo this side's own sealed message ${n}: 0, or -1. */
+	/* Undo this side's own sealed message ${n} in place: 0, or -1. */
 	int (*restore)(void *arg, uint8_t *buf, uint32_t len,
 	    const uint8_t *ad, size_t adlen, uint64_t n,
 	    const uint8_t tag[WIRE_TAG_LEN]);
@@ -423,11 +424,19 @@ int engine_on_recv(struct engine *e, uint32_t slot, const uint8_t *buf,
 /**
  * engine_on_recv_imm(e, slot, imm, len):
  * An RDMA WRITE WITH IMMEDIATE of ${len} bytes, immediate ${imm} (host
- * order), completed receive slot ${slot} (on a sealed link ${len} counts
- * the tag after the payload).  Returns 0 or -1 as above.
+ * order), completed receive slot ${slot}.  Returns 0 or -1 as above.
  */
 int engine_on_recv_imm(struct engine *e, uint32_t slot, uint32_t imm,
     uint32_t len);
+
+/**
+ * engine_on_recv_tag(e, slot, imm, buf, len):
+ * A SEND WITH IMMEDIATE ${imm} (host order) of ${len} bytes, at ${buf},
+ * completed receive slot ${slot}: on a sealed link, the tag of the data
+ * WRITE ${imm} names, which landed before it.  Returns 0 or -1 as above.
+ */
+int engine_on_recv_tag(struct engine *e, uint32_t slot, uint32_t imm,
+    const uint8_t *buf, uint32_t len);
 
 /**
  * engine_on_send_done(e, wr_id):

@@ -357,7 +357,7 @@ vl_qp(struct verbs_link *l, char *err, size_t errlen)
 	qa.sq_sig_all = 0;
 	qa.cap.max_send_wr = l->conf.sq_size;
 	qa.cap.max_recv_wr = l->conf.rq_size;
-	qa.cap.max_send_sge = 2;	/* a sealed WRITE's tag is the second */
+	qa.cap.max_send_sge = 1;
 	qa.cap.max_recv_sge = 1;
 	qa.cap.max_inline_data = l->conf.inline_size;
 	if (rdma_create_qp(l->id, l->pd, &qa)) {
@@ -875,7 +875,7 @@ post_sends(struct verbs_link *l)
 {
 	struct engine_wr ew[POST_BATCH];
 	struct ibv_send_wr wr[POST_BATCH], *bad;
-	struct ibv_sge sge[POST_BATCH][2];
+	struct ibv_sge sge[POST_BATCH];
 	int n, k, rc;
 
 	do {
@@ -883,22 +883,29 @@ post_sends(struct verbs_link *l)
 			break;
 		for (k = 0; k < n; k++) {
 			memset(&wr[k], 0, sizeof(wr[k]));
-			sge[k][0].addr = ew[k].local_addr;
-			sge[k][0].length = ew[k].len;
-			sge[k][0].lkey = ew[k].lkey;
-			sge[k][1].addr = ew[k].tag_addr;
-			sge[k][1].length = ew[k].tag_len;
-			sge[k][1].lkey = ew[k].tag_lkey;
+			sge[k].addr = ew[k].local_addr;
+			sge[k].length = ew[k].len;
+			sge[k].lkey = ew[k].lkey;
 			wr[k].wr_id = ew[k].wr_id;
-			wr[k].sg_list = sge[k];
-			wr[k].num_sge = ew[k].tag_len != 0 ? 2 : 1;
-			if (ew[k].op == ENGINE_WR_WRITE_IMM) {
-				wr[k].opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+			wr[k].sg_list = &sge[k];
+			wr[k].num_sge = 1;
+			switch (ew[k].op) {
+			case ENGINE_WR_WRITE_IMM:
+			case ENGINE_WR_WRITE:
+				wr[k].opcode = ew[k].op == ENGINE_WR_WRITE ?
+				    IBV_WR_RDMA_WRITE :
+				    IBV_WR_RDMA_WRITE_WITH_IMM;
 				wr[k].imm_data = htonl(ew[k].imm);
 				wr[k].wr.rdma.remote_addr = ew[k].remote_addr;
 				wr[k].wr.rdma.rkey = ew[k].rkey;
-			} else {
+				break;
+			case ENGINE_WR_SEND_IMM:
+				wr[k].opcode = IBV_WR_SEND_WITH_IMM;
+				wr[k].imm_data = htonl(ew[k].imm);
+				break;
+			default:
 				wr[k].opcode = IBV_WR_SEND;
+				break;
 			}
 			if (ew[k].signaled)
 				wr[k].send_flags |= IBV_SEND_SIGNALED;
@@ -990,6 +997,11 @@ handle_wc(struct verbs_link *l, const struct ibv_wc *wc)
 		slot = wc->wr_id & ~RECV_TAG;
 		if (slot >= l->conf.rq_size)
 			break;		/* the engine reports it */
+		/* A sealed WRITE's tag comes as a SEND WITH IMMEDIATE. */
+		if (wc->wc_flags & IBV_WC_WITH_IMM)
+			return (engine_on_recv_tag(l->e, (uint32_t)slot,
+			    ntohl(wc->imm_data), l->recv_buf +
+			    (size_t)slot * WIRE_MSG_SIZE, wc->byte_len));
 		return (engine_on_recv(l->e, (uint32_t)slot,
 		    l->recv_buf + (size_t)slot * WIRE_MSG_SIZE,
 		    wc->byte_len));
@@ -1102,19 +1114,6 @@ ring_access(int remote_write)
 	    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE : 0);
 }
 
-/*
- * The bytes mapped and registered for ${m}: a receive ring has
- * WIRE_TAG_LEN more after its end, where the tag of a sealed WRITE that
- * ends at the ring's end lands (nothing else uses them; the charge is the
- * ring's size).
- */
-static size_t
-mem_span(const struct verbs_mem *m)
-{
-
-	return (m->size + (m->remote ? WIRE_TAG_LEN : 0));
-}
-
 /* Free ring memory for good, and its charge. */
 static void
 mem_release(struct verbs_mem *m)
@@ -1125,7 +1124,7 @@ mem_release(struct verbs_mem *m)
 		__atomic_fetch_sub(&m->cm->detached, m->size,
 		    __ATOMIC_RELAXED);
 	if (m->buf != NULL)
-		munmap(m->buf, mem_span(m));
+		munmap(m->buf, m->size);
 	budget_give(&m->cm->pinned, m->size);
 	free(m);
 }
@@ -1241,7 +1240,7 @@ mem_map(struct verbs_link *l, uint32_t size, int remote_write, char *err,
 	m->cm = l->cm;
 	m->size = size;
 	m->remote = remote_write;
-	m->buf = mmap(NULL, mem_span(m), PROT_READ | PROT_WRITE,
+	m->buf = mmap(NULL, size, PROT_READ | PROT_WRITE,
 	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m->buf == MAP_FAILED) {
 		m->buf = NULL;
@@ -1251,9 +1250,9 @@ mem_map(struct verbs_link *l, uint32_t size, int remote_write, char *err,
 		return (NULL);
 	}
 	/* Tenants' bytes stay out of core dumps (and a ring can be big). */
-	(void)madvise(m->buf, mem_span(m), MADV_DONTDUMP);
-	if ((mr = ibv_reg_mr(l->pd, m->buf, mem_span(m),
-	    ring_access(remote_write))) == NULL) {
+	(void)madvise(m->buf, size, MADV_DONTDUMP);
+	if ((mr = ibv_reg_mr(l->pd, m->buf, size, ring_access(remote_write)))
+	    == NULL) {
 		say(err, errlen, "cannot register %u bytes of ring memory "
 		    "(is RLIMIT_MEMLOCK / LimitMEMLOCK large enough?): %s",
 		    (unsigned)size, strerror(errno));
@@ -1331,8 +1330,8 @@ verbs_mem_move(struct verbs_mem *m, struct verbs_link *l, char *err,
 	}
 	/* The old registration goes first: its rkey must be dead at once. */
 	mem_unlink(m);
-	if ((mr = ibv_reg_mr(l->pd, m->buf, mem_span(m),
-	    ring_access(m->remote))) == NULL) {
+	if ((mr = ibv_reg_mr(l->pd, m->buf, m->size, ring_access(m->remote)))
+	    == NULL) {
 		say(err, errlen, "cannot register %zu bytes of ring memory "
 		    "again: %s", m->size, strerror(errno));
 		return (-1);

@@ -384,25 +384,28 @@ fab_pump(struct fab *f, int i)
 				    (unsigned)w->len));
 			if (w->len > s->max_wr_len)
 				s->max_wr_len = w->len;
-			if (w->tag_len != 0 && (w->tag_len != WIRE_TAG_LEN ||
-			    w->op != ENGINE_WR_WRITE_IMM || !f->sealed))
-				return (violation(f, "side %d posted a second "
-				    "gather entry of %u bytes", i,
-				    (unsigned)w->tag_len));
+			if ((w->op == ENGINE_WR_WRITE_IMM && f->sealed) ||
+			    ((w->op == ENGINE_WR_WRITE ||
+			    w->op == ENGINE_WR_SEND_IMM) && !f->sealed) ||
+			    (w->op == ENGINE_WR_SEND_IMM &&
+			    w->len != WIRE_TAG_LEN))
+				return (violation(f, "side %d posted a work "
+				    "request of type %u (%u bytes) on a link "
+				    "that %s", i, (unsigned)w->op,
+				    (unsigned)w->len, f->sealed ? "seals" :
+				    "does not seal"));
 			memset(&fw, 0, sizeof(fw));
 			fw.wr = *w;
 			if (w->inlined) {
-				if ((fw.inl = malloc(w->len + w->tag_len)) ==
-				    NULL)
+				if ((fw.inl = malloc(w->len)) == NULL)
 					abort();
 				memcpy(fw.inl, (void *)(uintptr_t)w->local_addr,
 				    w->len);
-				memcpy(fw.inl + w->len,
-				    (void *)(uintptr_t)w->tag_addr, w->tag_len);
 			}
 			wire_push(s, &fw);
 			s->wrs_posted++;
-			if (w->op == ENGINE_WR_SEND)
+			if (w->op == ENGINE_WR_SEND ||
+			    w->op == ENGINE_WR_SEND_IMM)
 				s->sends_posted++;
 			else
 				s->writes_posted++;
@@ -463,9 +466,9 @@ fab_deliver(struct fab *f, int i)
 	struct fab_side *s = &f->side[i], *r = &f->side[1 - i];
 	struct fab_wr fw;
 	struct fab_cqe c;
-	const uint8_t *src, *tag;
+	const uint8_t *src;
 	uint8_t *dst;
-	uint32_t slot;
+	uint32_t slot = 0;
 	int stale;
 
 	if (f->failed)
@@ -476,15 +479,14 @@ fab_deliver(struct fab *f, int i)
 	s->wire_head = (s->wire_head + 1) % s->wire_cap;
 	s->wire_n--;
 	src = fw.inl ? fw.inl : (const uint8_t *)(uintptr_t)fw.wr.local_addr;
-	tag = fw.inl ? fw.inl + fw.wr.len :
-	    (const uint8_t *)(uintptr_t)fw.wr.tag_addr;
 
 	memset(&c, 0, sizeof(c));
-	if (take_recv(f, 1 - i, &slot))
+	/* A plain WRITE (sealed data) takes no receive and completes none. */
+	if (fw.wr.op != ENGINE_WR_WRITE && take_recv(f, 1 - i, &slot))
 		goto out;
 	c.slot = slot;
-	c.len = fw.wr.len + fw.wr.tag_len;
-	if (fw.wr.op == ENGINE_WR_WRITE_IMM) {
+	c.len = fw.wr.len;
+	if (fw.wr.op == ENGINE_WR_WRITE_IMM || fw.wr.op == ENGINE_WR_WRITE) {
 		if (mr_find(r, fw.wr.remote_addr, c.len,
 		    fw.wr.rkey, &stale) == NULL) {
 			violation(f, "side %d wrote %u bytes at 0x%llx "
@@ -497,20 +499,22 @@ fab_deliver(struct fab *f, int i)
 		}
 		dst = (uint8_t *)(uintptr_t)fw.wr.remote_addr;
 		memcpy(dst, src, fw.wr.len);
-		memcpy(dst + fw.wr.len, tag, fw.wr.tag_len);
 		c.kind = FAB_CQE_RECV_IMM;
 		c.imm = fw.wr.imm;
 	} else {
 		dst = r->recv_buf + (size_t)slot * WIRE_MSG_SIZE;
 		memcpy(dst, src, fw.wr.len);
-		c.kind = FAB_CQE_RECV;
+		c.kind = fw.wr.op == ENGINE_WR_SEND_IMM ? FAB_CQE_RECV_TAG :
+		    FAB_CQE_RECV;
+		c.imm = fw.wr.imm;
 	}
 	if (s->tamper != 0) {
 		dst[(s->tamper - 1) / 8 % c.len] ^=
 		    (uint8_t)(1u << (s->tamper - 1) % 8);
 		s->tamper = 0;
 	}
-	cq_push(r, &c);
+	if (fw.wr.op != ENGINE_WR_WRITE)
+		cq_push(r, &c);
 	if (fw.wr.signaled) {
 		memset(&c, 0, sizeof(c));
 		c.kind = FAB_CQE_SEND;
@@ -547,6 +551,10 @@ fab_complete(struct fab *f, int i)
 	case FAB_CQE_RECV_IMM:
 		engine_on_recv_imm(s->e, c.slot, c.imm, c.len);
 		break;
+	case FAB_CQE_RECV_TAG:
+		engine_on_recv_tag(s->e, c.slot, c.imm,
+		    s->recv_buf + (size_t)c.slot * WIRE_MSG_SIZE, c.len);
+		break;
 	case FAB_CQE_SEND:
 		/* A signalled completion retires every WR before it. */
 		s->outstanding -= c.wr_id + 1 - s->completed_upto;
@@ -571,14 +579,17 @@ fab_inject(struct fab *f, int i, int kind, const uint8_t *buf,
 	struct fab_side *s = &f->side[i];
 	uint32_t slot;
 
+	uint8_t *dst;
+
 	if (take_recv(f, i, &slot))
 		return (-1);
-	if (kind == FAB_CQE_RECV) {
+	dst = s->recv_buf + (size_t)slot * WIRE_MSG_SIZE;
+	if (kind == FAB_CQE_RECV || kind == FAB_CQE_RECV_TAG) {
 		if (len > WIRE_MSG_SIZE)
 			len = WIRE_MSG_SIZE;
-		memcpy(s->recv_buf + (size_t)slot * WIRE_MSG_SIZE, buf, len);
-		return (engine_on_recv(s->e, slot,
-		    s->recv_buf + (size_t)slot * WIRE_MSG_SIZE, len));
+		memcpy(dst, buf, len);
+		return (kind == FAB_CQE_RECV ? engine_on_recv(s->e, slot, dst,
+		    len) : engine_on_recv_tag(s->e, slot, imm, dst, len));
 	}
 	return (engine_on_recv_imm(s->e, slot, imm, len));
 }
@@ -594,7 +605,7 @@ fab_mr_add(struct fab *f, int i, uint64_t addr, uint64_t len, uint32_t rkey)
 
 	s->mrs = grow(s->mrs, &s->mr_cap, s->nmr, sizeof(*s->mrs));
 	s->mrs[s->nmr].addr = addr;
-	s->mrs[s->nmr].len = len + (f->sealed ? WIRE_TAG_LEN : 0);
+	s->mrs[s->nmr].len = len;
 	s->mrs[s->nmr].rkey = rkey;
 	s->mrs[s->nmr].stale = 0;
 	s->nmr++;
@@ -644,7 +655,7 @@ fab_rings(struct fab *f, int i, uint32_t txsz, uint32_t rxsz, uint32_t rkey,
 {
 
 	if ((*txbuf = calloc(1, txsz)) == NULL ||
-	    (*rxbuf = calloc(1, rxsz + WIRE_TAG_LEN)) == NULL)
+	    (*rxbuf = calloc(1, rxsz)) == NULL)
 		abort();
 	fab_mr_add(f, i, (uint64_t)(uintptr_t)*rxbuf, rxsz, rkey);
 	tx->addr = (uint64_t)(uintptr_t)*txbuf;

@@ -47,6 +47,7 @@ struct fab_cqe {
 #define FAB_CQE_RECV		1
 #define FAB_CQE_RECV_IMM	2
 #define FAB_CQE_SEND		3
+#define FAB_CQE_RECV_TAG	4	/* SEND WITH IMM: a sealed WRITE's tag */
 
 struct fab_mr {
 	uint64_t addr;
@@ -133,7 +134,8 @@ int fab_init_cap(struct fab *f, const struct engine_conf *a,
  * Seal this link (nothing went yet) and every later one from its first
  * message, with libsodium's ChaCha20-Poly1305 IETF under keys of each
  * link's own: engine_set_seal, engine_seal_tx and engine_seal_rx on both
- * sides.  Receive regions get WIRE_TAG_LEN bytes of slack (fab_rings).
+ * sides.  A sealed data WRITE is a plain WRITE, which takes no receive
+ * and completes nothing at the receiver, then its tag's SEND WITH IMM.
  */
 void fab_seal(struct fab *f);
 
@@ -170,8 +172,9 @@ int fab_complete(struct fab *f, int i);
 /**
  * fab_inject(f, i, kind, buf, len, imm):
  * Hostile input: deliver to side ${i} a SEND of ${len} bytes from ${buf}
- * (kind FAB_CQE_RECV) or a WRITE WITH IMM completion with ${imm} and
- * ${len} (FAB_CQE_RECV_IMM), consuming a posted receive as the hardware
+ * (kind FAB_CQE_RECV), a SEND WITH IMM ${imm} of them (FAB_CQE_RECV_TAG),
+ * or a WRITE WITH IMM completion with ${imm} and ${len}
+ * (FAB_CQE_RECV_IMM), consuming a posted receive as the hardware
  * would, and feed it to the engine at once.
  */
 int fab_inject(struct fab *f, int i, int kind, const uint8_t *buf,
@@ -179,9 +182,7 @@ int fab_inject(struct fab *f, int i, int kind, const uint8_t *buf,
 
 /**
  * fab_mr_add(f, i, addr, len, rkey) / fab_mr_del(f, i, addr):
- * Register / deregister a region side ${i} exposes to remote writes.  On
- * a sealed fabric the region is WIRE_TAG_LEN bytes longer than ${len}
- * (a receive ring's slack): the caller allocates them.
+ * Register / deregister a region side ${i} exposes to remote writes.
  */
 int fab_mr_add(struct fab *f, int i, uint64_t addr, uint64_t len,
     uint32_t rkey);
@@ -189,8 +190,7 @@ void fab_mr_del(struct fab *f, int i, uint64_t addr);
 
 /**
  * fab_rings(f, i, txsz, rxsz, rkey, txbuf, rxbuf, tx, rx):
- * Allocate a stream's send and receive rings on side ${i} (zeroed, the
- * receive ring with WIRE_TAG_LEN bytes of slack after it; they
+ * Allocate a stream's send and receive rings on side ${i} (zeroed; they
  * abort the program when memory runs out), register the receive ring for
  * remote writes with ${rkey}, and describe both for the engine.
  */
