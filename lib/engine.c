@@ -359,7 +359,9 @@ seal_restore(struct engine *e, struct wrinfo *wi, uint64_t wr_id)
 
 /*
  * The link fails (${kind}) with WRITEs outstanding: they are over, so the
- * kept streams about to be suspended get their plaintext back.
+ * kept streams about to be suspended get their plaintext back, and the
+ * bytes the peer consumed are free (tx_base) as on a link that does not
+ * seal.
  */
 static void
 seal_restore_outstanding(struct engine *e, enum engine_err kind)
@@ -369,8 +371,11 @@ seal_restore_outstanding(struct engine *e, enum engine_err kind)
 
 	for (id = e->seq_done; id < e->seq; id++) {
 		wi = &e->wri[id % e->conf.sq_size];
-		if (wi->stream != NIL && suspendable(&e->s[wi->stream], kind))
-			seal_restore(e, wi, id);
+		if (wi->stream == NIL || !wi->sealed ||
+		    !suspendable(&e->s[wi->stream], kind))
+			continue;
+		seal_restore(e, wi, id);
+		e->s[wi->stream].tx_done = wi->end;
 	}
 }
 
