@@ -156,6 +156,11 @@ struct wrinfo {
 	uint64_t end;		/* tx cursor after this WRITE */
 	uint8_t signaled;
 	struct window_mark mark;	/* if signaled */
+	/* A sealed WRITE: what seal_restore needs (its tag is in the slot). */
+	uint8_t sealed;
+	uint32_t imm;
+	uint64_t addr;		/* its bytes in the send ring */
+	uint64_t seal_n;	/* its message number */
 };
 
 struct engine {
@@ -247,6 +252,13 @@ struct engine {
 	uint32_t *gone;		/* server: GONE answers, (peer id << 16 | id) */
 	uint32_t gone_head, gone_n;
 
+	/* Sealing: the embedder's AEAD; sealing what goes, opening what comes. */
+	int seal_on;
+	struct engine_seal sl;
+	int seal_tx, seal_rx;
+	int tag_due;		/* the last WRITE's tag goes next */
+	uint32_t tag_imm;	/* ... with this immediate */
+
 	int want_keepalive;
 	int want_goaway;
 	uint16_t goaway_reason;
@@ -265,6 +277,197 @@ static int rec_resume(struct engine *, const struct wire_rec *);
 static int rec_resume_stream(struct engine *, const struct wire_rec *);
 static int rec_resume_denied(struct engine *, const struct wire_rec *);
 static int rec_resume_proof(struct engine *, const struct wire_rec *);
+
+/* ---------------------------------------------------------------- sealing */
+
+/* Control send slot of work request ${wr_id}: a SEND's, or a WRITE's tag. */
+static uint8_t *
+send_slot(const struct engine *e, uint64_t wr_id)
+{
+
+	return (e->conf.ctrl_send +
+	    (size_t)(wr_id % e->conf.sq_size) * WIRE_MSG_SIZE);
+}
+
+/* A WRITE's associated data: its immediate, big-endian. */
+static void
+imm_ad(uint8_t ad[4], uint32_t imm)
+{
+
+	ad[0] = (uint8_t)(imm >> 24);
+	ad[1] = (uint8_t)(imm >> 16);
+	ad[2] = (uint8_t)(imm >> 8);
+	ad[3] = (uint8_t)imm;
+}
+
+/* Seal SEND ${w} in place: its records, then their tag. */
+static void
+seal_send(struct engine *e, struct engine_wr *w)
+{
+	uint8_t *buf = send_slot(e, w->wr_id);
+
+	e->wri[w->wr_id % e->conf.sq_size].sealed = 0;
+	if (!e->seal_tx)
+		return;
+	(void)e->sl.seal(e->sl.arg, buf, w->len, NULL, 0, buf + w->len);
+	w->len += WIRE_TAG_LEN;
+	w->inlined = w->len <= e->conf.inline_size;
+	e->st.sealed_msgs++;
+}
+
+/*
+ * Seal data WRITE ${w} (an ENGINE_WR_WRITE) in place in the send ring.
+ * Its tag goes to the control send slot of the next wr_id, the SEND WITH
+ * IMMEDIATE that carries it and is due next (take_tag).
+ */
+static void
+seal_write(struct engine *e, struct engine_wr *w)
+{
+	struct wrinfo *wi = &e->wri[w->wr_id % e->conf.sq_size];
+	uint8_t ad[4];
+
+	wi->sealed = 0;
+	if (!e->seal_tx)
+		return;
+	imm_ad(ad, w->imm);
+	wi->seal_n = e->sl.seal(e->sl.arg, e->sl.ptr(e->sl.arg, w->local_addr),
+	    w->len, ad, sizeof(ad), send_slot(e, w->wr_id + 1));
+	wi->sealed = 1;
+	wi->imm = w->imm;
+	wi->addr = w->local_addr;
+	e->tag_due = 1;
+	e->tag_imm = w->imm;
+	e->st.sealed_msgs++;
+}
+
+/*
+ * Sealed WRITE ${wi} (work request ${wr_id}) finished: a stream that keeps
+ * its bytes for a resume gets their plaintext back, since a resume sends
+ * them again under another link's keys.  If that fails (the ring was
+ * written under the WRITE), the stream can no longer be resumed.
+ */
+static void
+seal_restore(struct engine *e, struct wrinfo *wi, uint64_t wr_id)
+{
+	struct stream *s = &e->s[wi->stream];
+	uint8_t ad[4];
+
+	if (!wi->sealed)
+		return;
+	wi->sealed = 0;
+	if (!(s->flags & F_KEEP))
+		return;
+	imm_ad(ad, wi->imm);
+	if (e->sl.restore(e->sl.arg, e->sl.ptr(e->sl.arg, wi->addr),
+	    wi->bytes, ad, sizeof(ad), wi->seal_n, send_slot(e, wr_id + 1)) !=
+	    0)
+		s->flags &= (uint16_t)~F_KEEP;
+}
+
+/*
+ * The link fails (${kind}) with WRITEs outstanding: they are over, so the
+ * kept streams about to be suspended get their plaintext back, and the
+ * bytes the peer consumed are free (tx_base) as on a link that does not
+ * seal.
+ */
+static void
+seal_restore_outstanding(struct engine *e, enum engine_err kind)
+{
+	struct wrinfo *wi;
+	uint64_t id;
+
+	for (id = e->seq_done; id < e->seq; id++) {
+		wi = &e->wri[id % e->conf.sq_size];
+		if (wi->stream == NIL || !wi->sealed ||
+		    !suspendable(&e->s[wi->stream], kind))
+			continue;
+		seal_restore(e, wi, id);
+		e->s[wi->stream].tx_done = wi->end;
+	}
+}
+
+static int
+seal_forged(struct engine *e)
+{
+
+	return (fail(e, ENGINE_ERR_PROTOCOL, "sealed record failed "
+	    "authentication (tampered or injected)"));
+}
+
+/*
+ * A sealed SEND: open a copy in ${clear} (the receive slot is the
+ * embedder's), from which its ${*len} bytes of records are then read.
+ */
+static int
+seal_open_send(struct engine *e, const uint8_t **buf, uint32_t *len,
+    uint8_t clear[WIRE_MSG_SIZE])
+{
+
+	if (!e->seal_rx)
+		return (0);
+	if (*len <= WIRE_TAG_LEN)
+		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: "
+		    "sealed message of %u bytes holds no record",
+		    (unsigned)*len));
+	*len -= WIRE_TAG_LEN;
+	memcpy(clear, *buf, *len);
+	if (e->sl.open(e->sl.arg, clear, *len, NULL, 0, *buf + *len))
+		return (seal_forged(e));
+	e->st.opened_msgs++;
+	*buf = clear;
+	return (0);
+}
+
+/*
+ * Open sealed WRITE ${imm} of ${n} bytes, whose tag ${tag} just came,
+ * where it landed in stream ${s}'s receive ring, before any of it counts
+ * as arrived.
+ */
+static int
+seal_open_write(struct engine *e, struct stream *s, uint32_t imm,
+    uint32_t n, const uint8_t *tag)
+{
+	uint8_t ad[4], *p;
+
+	if (tag == NULL)
+		return (0);
+	p = e->sl.ptr(e->sl.arg, s->rx.addr + ring_off(s->rx.size,
+	    s->rx_tail));
+	imm_ad(ad, imm);
+	if (e->sl.open(e->sl.arg, p, n, ad, sizeof(ad), tag))
+		return (seal_forged(e));
+	e->st.opened_msgs++;
+	return (0);
+}
+
+void
+engine_set_seal(struct engine *e, const struct engine_seal *seal)
+{
+
+	e->seal_on = 1;
+	e->sl = *seal;
+}
+
+void
+engine_seal_tx(struct engine *e)
+{
+
+	e->seal_tx = e->seal_on;
+}
+
+void
+engine_seal_rx(struct engine *e)
+{
+
+	e->seal_rx = e->seal_on;
+}
+
+int
+engine_sealed(const struct engine *e)
+{
+
+	return (e->seal_tx && e->seal_rx);
+}
 
 /* ---------------------------------------------------------------- queues */
 
@@ -333,6 +536,7 @@ fail(struct engine *e, enum engine_err kind, const char *fmt, ...)
 	e->failed = 1;
 	e->err_kind = kind;
 	e->up = 0;
+	seal_restore_outstanding(e, kind);
 	/*
 	 * Every live stream ends, its peer gone with the link; but a kept
 	 * stream waits in this engine for a resume on a new link, if the
@@ -553,12 +757,15 @@ tx_queue(struct engine *e, uint32_t id)
 /*
  * Where the send ring's free space starts: a kept stream frees bytes when
  * the peer consumed them (so all it has not can be written again on a new
- * link), the others when their WRITE completed.
+ * link), the others when their WRITE completed.  A kept stream of a
+ * sealed link waits for both: until its WRITE finished, seal_restore has
+ * yet to turn the bytes back into plaintext, in place.
  */
 static uint64_t
-tx_base(const struct stream *s)
+tx_base(const struct engine *e, const struct stream *s)
 {
-	uint64_t b = (s->flags & F_KEEP) ? s->tx_peer : s->tx_done;
+	uint64_t b = !(s->flags & F_KEEP) ? s->tx_done :
+	    e->seal_tx && s->tx_done < s->tx_peer ? s->tx_done : s->tx_peer;
 
 	/* After a resize, the new ring holds the bytes from the switch on. */
 	if (s->tx_old.size != 0 && b < s->tx_switch)
@@ -1410,16 +1617,17 @@ recv_slot(struct engine *e, uint32_t slot)
 	return (0);
 }
 
-int
-engine_on_recv_imm(struct engine *e, uint32_t slot, uint32_t imm,
-    uint32_t len)
+/*
+ * Data arrived: WRITE WITH IMMEDIATE ${imm} of ${len} bytes, or on a
+ * sealed link the tag ${tag} of the WRITE ${imm} names.
+ */
+static int
+data_in(struct engine *e, uint32_t imm, uint32_t len, const uint8_t *tag)
 {
 	uint32_t id, n;
 	uint64_t room;
 	struct stream *s;
 
-	if (recv_slot(e, slot))
-		return (-1);
 	if (!e->up)
 		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: data before the link "
 		    "was up"));
@@ -1429,7 +1637,7 @@ engine_on_recv_imm(struct engine *e, uint32_t slot, uint32_t imm,
 	if (wire_imm_decode(imm, &id, &n) != WIRE_OK)
 		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: immediate 0x%08x has an "
 		    "unknown operation", (unsigned)imm));
-	if (n != len)
+	if (tag == NULL && n != len)
 		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: immediate says %u bytes "
 		    "but %u were written", (unsigned)n, (unsigned)len));
 	if ((s = live(e, id)) == NULL || s->state != S_OPEN ||
@@ -1446,6 +1654,8 @@ engine_on_recv_imm(struct engine *e, uint32_t slot, uint32_t imm,
 		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: %u bytes for stream %u "
 		    "exceed its free ring space %llu", (unsigned)n,
 		    (unsigned)id, (unsigned long long)room));
+	if (seal_open_write(e, s, imm, n, tag))
+		return (-1);
 	s->rx_tail += n;
 	e->st.bytes_rx += n;
 	if (s->flags & F_RESET) {
@@ -1456,6 +1666,33 @@ engine_on_recv_imm(struct engine *e, uint32_t slot, uint32_t imm,
 	event(e, id, ENGINE_EV_READABLE);
 	rx_grow(e, id);
 	return (0);
+}
+
+int
+engine_on_recv_imm(struct engine *e, uint32_t slot, uint32_t imm,
+    uint32_t len)
+{
+
+	if (recv_slot(e, slot))
+		return (-1);
+	if (e->seal_rx)
+		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: "
+		    "data without its tag on a sealed link"));
+	return (data_in(e, imm, len, NULL));
+}
+
+int
+engine_on_recv_tag(struct engine *e, uint32_t slot, uint32_t imm,
+    const uint8_t *buf, uint32_t len)
+{
+
+	if (recv_slot(e, slot))
+		return (-1);
+	if (!e->seal_rx || len != WIRE_TAG_LEN)
+		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: "
+		    "a %u-byte tag on a link that %s", (unsigned)len,
+		    e->seal_rx ? "seals" : "does not seal"));
+	return (data_in(e, imm, 0, buf));
 }
 
 static int
@@ -1863,9 +2100,10 @@ engine_on_recv(struct engine *e, uint32_t slot, const uint8_t *buf,
 	struct wire_origin origin;
 	size_t off = 0, used;
 	uint32_t origin_for = NIL;	/* an ORIGIN waits for its OPEN */
+	uint8_t clear[WIRE_MSG_SIZE];
 	int err;
 
-	if (recv_check(e, slot, len))
+	if (recv_check(e, slot, len) || seal_open_send(e, &buf, &len, clear))
 		return (-1);
 	while (off < len) {
 		if ((err = wire_rec_decode(buf + off, len - off, &r, &used)))
@@ -1921,12 +2159,14 @@ engine_on_send_done(struct engine *e, uint64_t wr_id)
 		if (w->stream == NIL)
 			continue;
 		s = &e->s[w->stream];
+		seal_restore(e, w, e->seq_done);
 		s->tx_done = w->end;
 		s->wr_out--;
 		if (s->tx_old.size != 0 && s->tx_done >= s->tx_switch &&
 		    !e->failed)
 			ring_drop(e, s, &s->tx_old);
-		if ((s->flags & (F_WANT_WR | F_KEEP)) == F_WANT_WR) {
+		if ((s->flags & F_WANT_WR) &&
+		    (!(s->flags & F_KEEP) || e->seal_tx)) {
 			s->flags &= (uint16_t)~F_WANT_WR;
 			event(e, w->stream, ENGINE_EV_WRITABLE);
 		}
@@ -1976,14 +2216,20 @@ ctrl_pending(const struct engine *e)
 /* Room kept at the end of every SEND for a MSG_CREDIT record. */
 #define MSG_CREDIT_ROOM	10
 
+/*
+ * Records fill a SEND up to SEND_ROOM bytes, sealed or not, which leaves
+ * a sealed SEND's tag its place.
+ */
+#define SEND_ROOM	(WIRE_MSG_SIZE - WIRE_TAG_LEN)
+
 static int
 put(uint8_t *buf, size_t *len, const struct wire_rec *r)
 {
-	size_t cap = WIRE_MSG_SIZE - MSG_CREDIT_ROOM;
+	size_t cap = SEND_ROOM - MSG_CREDIT_ROOM;
 	size_t n;
 
 	if (r->type == WIRE_MSG_CREDIT)
-		cap = WIRE_MSG_SIZE;
+		cap = SEND_ROOM;
 	n = *len < cap ? wire_rec_encode(buf + *len, cap - *len, r) : 0;
 
 	*len += n;
@@ -2083,7 +2329,7 @@ enc_open(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
 		o.stream = id;
 		o.origin = s->origin;
 		if (*len + wire_rec_size(&o) + wire_rec_size(&r) >
-		    WIRE_MSG_SIZE - MSG_CREDIT_ROOM || !put(buf, len, &o))
+		    SEND_ROOM - MSG_CREDIT_ROOM || !put(buf, len, &o))
 			return (ENC_FULL);
 	}
 	if (!put(buf, len, &r))
@@ -2500,10 +2746,12 @@ emit(struct engine *e, struct engine_wr *w, uint32_t stream, uint64_t end,
 	w->wr_id = e->seq;
 	w->inlined = w->len <= e->conf.inline_size;
 	w->signaled = 0;
-	if (s == NULL || force || e->last_signaled == UINT64_MAX ||
+	/* A WRITE's tag (SEND_IMM) asks for no completion of its own. */
+	if ((s == NULL && w->op != ENGINE_WR_SEND_IMM) || force ||
+	    e->last_signaled == UINT64_MAX ||
 	    e->seq - e->last_signaled >= e->signal_every ||
-	    end - s->tx_sig > s->tx.size / 4 ||
-	    window_signal(&e->win, bytes)) {
+	    (s != NULL && (end - s->tx_sig > s->tx.size / 4 ||
+	    window_signal(&e->win, bytes)))) {
 		w->signaled = 1;
 		e->last_signaled = e->seq;
 		e->st.signaled++;
@@ -2516,7 +2764,29 @@ emit(struct engine *e, struct engine_wr *w, uint32_t stream, uint64_t end,
 	wi->signaled = w->signaled;
 	window_post(&e->win, bytes, w->signaled, &wi->mark);
 	e->seq++;
-	e->msgs_sent++;
+	/* A plain WRITE takes no receive: its tag's SEND does. */
+	if (w->op != ENGINE_WR_WRITE)
+		e->msgs_sent++;
+}
+
+/*
+ * The tag of the sealed WRITE just taken, as a SEND WITH IMMEDIATE right
+ * after it: nothing may come between, since the receiver opens the data
+ * where the stream's ring is when the tag arrives.
+ */
+static void
+take_tag(struct engine *e, struct engine_wr *w)
+{
+
+	memset(w, 0, sizeof(*w));
+	w->op = ENGINE_WR_SEND_IMM;
+	w->len = WIRE_TAG_LEN;
+	w->local_addr = e->conf.ctrl_send_addr +
+	    (e->seq % e->conf.sq_size) * WIRE_MSG_SIZE;
+	w->lkey = e->conf.ctrl_send_lkey;
+	w->imm = e->tag_imm;
+	emit(e, w, NIL, 0, 0);
+	e->tag_due = 0;
 }
 
 /* A signalled WR is outstanding: its completion will come. */
@@ -2567,7 +2837,7 @@ take_write(struct engine *e, uint32_t id, struct engine_wr *w)
 		force = 1;
 	}
 	memset(w, 0, sizeof(*w));
-	w->op = ENGINE_WR_WRITE_IMM;
+	w->op = e->seal_tx ? ENGINE_WR_WRITE : ENGINE_WR_WRITE_IMM;
 	w->len = (uint32_t)n;
 	w->local_addr = src->addr + ring_off(src->size, cur);
 	w->lkey = src->key;
@@ -2578,6 +2848,7 @@ take_write(struct engine *e, uint32_t id, struct engine_wr *w)
 	s->deficit -= (uint32_t)n;
 	s->wr_out++;
 	emit(e, w, id, s->tx_sent, force);
+	seal_write(e, w);
 	e->st.writes++;
 	e->st.bytes_tx += n;
 	return (1);
@@ -2598,6 +2869,7 @@ take_send(struct engine *e, struct engine_wr *w)
 	    (e->seq % e->conf.sq_size) * WIRE_MSG_SIZE;
 	w->lkey = e->conf.ctrl_send_lkey;
 	emit(e, w, NIL, 0, 0);
+	seal_send(e, w);
 	e->st.sends++;
 	return (1);
 }
@@ -2676,6 +2948,10 @@ engine_take_wrs(struct engine *e, struct engine_wr *wrs, int max)
 			e->st.stall_sq++;
 			break;
 		}
+		if (e->tag_due) {
+			take_tag(e, &wrs[n++]);
+			continue;
+		}
 		if (ctrl_pending(e)) {
 			if (msg_avail(e) == 0) {
 				e->st.stall_msg++;
@@ -2690,6 +2966,11 @@ engine_take_wrs(struct engine *e, struct engine_wr *wrs, int max)
 			break;
 		if (msg_avail(e) < 2) {
 			e->st.stall_msg++;
+			break;
+		}
+		/* A sealed WRITE needs room for its tag's SEND too. */
+		if (e->seal_tx && e->seq - e->seq_done + 2 > e->conf.sq_size) {
+			e->st.stall_sq++;
 			break;
 		}
 		if ((r = take_data(e, &wrs[n])) <= 0)
@@ -2886,10 +3167,10 @@ engine_tx_space(struct engine *e, uint32_t id, uint32_t *off)
 	*off = 0;
 	if (s == NULL || (s->flags & (F_APP_SHUT | F_RESET | F_TERM_SENT)))
 		return (0);
-	n = ring_free(s->tx.size, s->tx_app, tx_base(s));
+	n = ring_free(s->tx.size, s->tx_app, tx_base(e, s));
 	if (n == 0) {
 		tx_grow(e, id);
-		n = ring_free(s->tx.size, s->tx_app, tx_base(s));
+		n = ring_free(s->tx.size, s->tx_app, tx_base(e, s));
 	}
 	*off = ring_off(s->tx.size, s->tx_app);
 	n = ring_contig(s->tx.size, s->tx_app, n);
@@ -2905,7 +3186,7 @@ engine_tx_commit(struct engine *e, uint32_t id, uint32_t n)
 
 	if (s == NULL || (s->flags & (F_APP_SHUT | F_RESET | F_TERM_SENT)) ||
 	    n > ring_contig(s->tx.size, s->tx_app,
-	    ring_free(s->tx.size, s->tx_app, tx_base(s))))
+	    ring_free(s->tx.size, s->tx_app, tx_base(e, s))))
 		return (ENGINE_EINVAL);
 	s->tx_app += n;
 	tx_queue(e, id);
@@ -3075,6 +3356,7 @@ engine_stats(const struct engine *e, struct engine_stats *st)
 	st->window = e->win.cap;
 	st->rtt_ns = e->win.rtt_min;
 	st->rate = e->win.rate_max;
+	st->sealed = (uint32_t)engine_sealed(e);
 }
 
 int

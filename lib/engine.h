@@ -49,6 +49,24 @@
  * a peer's OPEN or data ends the link, so no ring address or key leaves
  * this side before the peer is known.
  *
+ * Sealing (engine_set_seal): once engine_seal_tx, every SEND and data
+ * WRITE this side posts is sealed with the embedder's AEAD (the engine
+ * holds no key).  A SEND carries at most WIRE_MSG_SIZE - WIRE_TAG_LEN bytes
+ * of records, then their tag.  A data WRITE's payload is sealed in place
+ * in the send ring and goes as a plain RDMA WRITE (ENGINE_WR_WRITE), and
+ * its tag follows at once as a SEND WITH IMMEDIATE (ENGINE_WR_SEND_IMM)
+ * carrying the immediate a WRITE WITH IMMEDIATE would have: the receiver
+ * learns of the data from the tag's arrival, which RC orders after the
+ * data.  (A tag landing in the ring after its payload would be overwritten
+ * by the stream's next WRITE before the receiver saw it.)  Once
+ * engine_seal_rx, every SEND and WRITE that arrives is opened in place
+ * before anything of it counts; one that does not verify ends the link
+ * (ENGINE_ERR_PROTOCOL).  A kept stream's send ring holds plaintext again
+ * once each of its WRITEs finished (completed, or the link failed), since
+ * a resume sends the bytes again under another link's keys: on a sealed
+ * link the embedder stops the queue pair before engine_fail, so that no
+ * WRITE reads the ring once it holds plaintext.
+ *
  * Resume (protocol version 2, both sides configured with conf.resume):
  * a stream marked with engine_keep frees send-ring bytes only when the
  * peer reports them consumed.  When the transport fails (or the embedder
@@ -191,7 +209,9 @@ struct engine_auth {
 
 enum engine_wr_op {
 	ENGINE_WR_SEND = 1,
-	ENGINE_WR_WRITE_IMM = 2
+	ENGINE_WR_WRITE_IMM = 2,
+	ENGINE_WR_WRITE = 3,	/* sealed data: RDMA WRITE, no immediate */
+	ENGINE_WR_SEND_IMM = 4	/* its tag: SEND WITH IMMEDIATE (imm) */
 };
 
 struct engine_wr {
@@ -204,7 +224,33 @@ struct engine_wr {
 	uint32_t lkey;
 	uint64_t remote_addr;	/* WRITE_IMM only */
 	uint32_t rkey;		/* WRITE_IMM only */
-	uint32_t imm;		/* WRITE_IMM only; host order */
+	uint32_t imm;		/* WRITE_IMM, SEND_IMM; host order */
+};
+
+/*
+ * The embedder's AEAD for a sealed link (engine_set_seal): one key and
+ * one message counter per direction, both kept by the embedder.  Every
+ * call is in place.  A SEND's associated data is empty; a WRITE's is its
+ * immediate as 4 big-endian bytes.
+ */
+struct engine_seal {
+	/*
+	 * Seal ${len} bytes at ${buf}, tag to ${tag}; return the message
+	 * number used (restore needs it).  Called in the order the WRs are
+	 * handed out.
+	 */
+	uint64_t (*seal)(void *arg, uint8_t *buf, uint32_t len,
+	    const uint8_t *ad, size_t adlen, uint8_t tag[WIRE_TAG_LEN]);
+	/* Open: 0, or -1 if forged (the link fails).  In receive order. */
+	int (*open)(void *arg, uint8_t *buf, uint32_t len, const uint8_t *ad,
+	    size_t adlen, const uint8_t tag[WIRE_TAG_LEN]);
+	/* Undo this side's own sealed message ${n} in place: 0, or -1. */
+	int (*restore)(void *arg, uint8_t *buf, uint32_t len,
+	    const uint8_t *ad, size_t adlen, uint64_t n,
+	    const uint8_t tag[WIRE_TAG_LEN]);
+	/* The ring memory at HCA address ${addr}. */
+	uint8_t *(*ptr)(void *arg, uint64_t addr);
+	void *arg;
 };
 
 /* Stream events (flags; several may arrive at once). */
@@ -255,6 +301,9 @@ struct engine_stats {
 	uint64_t window;	/* the bound on inflight now */
 	uint64_t rtt_ns;	/* smallest recent completion time (0: none) */
 	uint64_t rate;		/* largest recent delivery rate, B/s (0: none) */
+	uint32_t sealed;	/* both directions are sealed (engine_sealed) */
+	uint64_t sealed_msgs;	/* messages sealed */
+	uint64_t opened_msgs;	/* messages that arrived sealed and verified */
 };
 
 /* One stream's sending side (engine_stream_stats). */
@@ -358,6 +407,28 @@ int engine_authenticated(const struct engine *e);
 void engine_hello(struct engine *e, struct wire_hello *h);
 
 /**
+ * engine_set_seal(e, seal):
+ * This link seals, with ${seal}'s AEAD (the structure is copied).  Call
+ * before engine_connected; nothing is sealed before engine_seal_tx, nor
+ * opened before engine_seal_rx.
+ */
+void engine_set_seal(struct engine *e, const struct engine_seal *seal);
+
+/**
+ * engine_seal_tx(e), engine_seal_rx(e):
+ * Seal every work request handed out from now on; open every message that
+ * arrives from now on.  Nothing without engine_set_seal.
+ */
+void engine_seal_tx(struct engine *e);
+void engine_seal_rx(struct engine *e);
+
+/**
+ * engine_sealed(e):
+ * True once both directions of the link are sealed.
+ */
+int engine_sealed(const struct engine *e);
+
+/**
  * engine_connected(e, peer):
  * The link is established and the peer sent hello ${peer} (decoded and
  * validated by wire_hello_decode).  Work may flow from now on.  If one
@@ -380,6 +451,15 @@ int engine_on_recv(struct engine *e, uint32_t slot, const uint8_t *buf,
  */
 int engine_on_recv_imm(struct engine *e, uint32_t slot, uint32_t imm,
     uint32_t len);
+
+/**
+ * engine_on_recv_tag(e, slot, imm, buf, len):
+ * A SEND WITH IMMEDIATE ${imm} (host order) of ${len} bytes, at ${buf},
+ * completed receive slot ${slot}: on a sealed link, the tag of the data
+ * WRITE ${imm} names, which landed before it.  Returns 0 or -1 as above.
+ */
+int engine_on_recv_tag(struct engine *e, uint32_t slot, uint32_t imm,
+    const uint8_t *buf, uint32_t len);
 
 /**
  * engine_on_send_done(e, wr_id):

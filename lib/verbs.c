@@ -889,13 +889,23 @@ post_sends(struct verbs_link *l)
 			wr[k].wr_id = ew[k].wr_id;
 			wr[k].sg_list = &sge[k];
 			wr[k].num_sge = 1;
-			if (ew[k].op == ENGINE_WR_WRITE_IMM) {
-				wr[k].opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+			switch (ew[k].op) {
+			case ENGINE_WR_WRITE_IMM:
+			case ENGINE_WR_WRITE:
+				wr[k].opcode = ew[k].op == ENGINE_WR_WRITE ?
+				    IBV_WR_RDMA_WRITE :
+				    IBV_WR_RDMA_WRITE_WITH_IMM;
 				wr[k].imm_data = htonl(ew[k].imm);
 				wr[k].wr.rdma.remote_addr = ew[k].remote_addr;
 				wr[k].wr.rdma.rkey = ew[k].rkey;
-			} else {
+				break;
+			case ENGINE_WR_SEND_IMM:
+				wr[k].opcode = IBV_WR_SEND_WITH_IMM;
+				wr[k].imm_data = htonl(ew[k].imm);
+				break;
+			default:
 				wr[k].opcode = IBV_WR_SEND;
+				break;
 			}
 			if (ew[k].signaled)
 				wr[k].send_flags |= IBV_SEND_SIGNALED;
@@ -987,6 +997,11 @@ handle_wc(struct verbs_link *l, const struct ibv_wc *wc)
 		slot = wc->wr_id & ~RECV_TAG;
 		if (slot >= l->conf.rq_size)
 			break;		/* the engine reports it */
+		/* A sealed WRITE's tag comes as a SEND WITH IMMEDIATE. */
+		if (wc->wc_flags & IBV_WC_WITH_IMM)
+			return (engine_on_recv_tag(l->e, (uint32_t)slot,
+			    ntohl(wc->imm_data), l->recv_buf +
+			    (size_t)slot * WIRE_MSG_SIZE, wc->byte_len));
 		return (engine_on_recv(l->e, (uint32_t)slot,
 		    l->recv_buf + (size_t)slot * WIRE_MSG_SIZE,
 		    wc->byte_len));

@@ -47,6 +47,8 @@
 
 /* Size of every receive buffer; no SEND may be larger. */
 #define WIRE_MSG_SIZE		512
+/* A sealed record's AEAD tag (SENDs end with it; a WRITE's follows it). */
+#define WIRE_TAG_LEN		16
 
 /* Stream ids are 14 bits (they travel in the immediate). */
 #define WIRE_STREAMS_MAX	16384

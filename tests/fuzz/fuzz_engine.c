@@ -29,11 +29,24 @@
  * trim.  The engine must never give back a ring twice, one it did not
  * get, or one of a stream it already released, nor keep using one it
  * gave back.
+ *
+ * An input whose first byte is 0xd0 to 0xdf seals the link (its low bits
+ * as in the 0xe0 modes, at version 5): the engine seals and opens with
+ * libsodium's ChaCha20-Poly1305 IETF, and the input plays a peer that
+ * seals what it sends with the same AEAD, the next message number and
+ * the right associated data, so that the engine's paths behind the open
+ * are reached: a SEND's records, and a data WRITE's tag (SEND WITH IMM),
+ * whose payload the input puts where it believes the stream's ring ends.
+ * Ring memory is an arena here, and every seal, open and restore must
+ * stay inside one ring.  A tamper operation flips a bit of the next
+ * message: the link must end with the seal error.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <sodium.h>
 
 #include "engine.h"
 #include "wire.h"
@@ -71,6 +84,16 @@ static struct engine *cur;
 static struct fmem mems[MEMS];
 static uint8_t tags[TAGS];
 static int mem_refuse;		/* the embedder is out of ring memory */
+
+/*
+ * Sealing: ring memory behind the made-up addresses (the accept, open and
+ * failed engine's rings, then alloc's), the keys, the message numbers.
+ */
+#define ARENAS		(3 + MEMS)
+static uint8_t arena[ARENAS][LIMIT];
+static const uint8_t key_tx[32] = { 1 }, key_rx[32] = { 2 };
+static uint64_t seal_n, open_n;
+static uint64_t tail[STREAMS];	/* bytes the input wrote per stream */
 
 struct in {
 	const uint8_t *p;
@@ -228,6 +251,164 @@ open_stream(struct engine *e, const char *name,
 	return (id);
 }
 
+/* ---------------------------------------------------------------- sealing */
+
+/* The arena ring memory at made-up address ${addr} lives in, or NULL. */
+static uint8_t *
+arena_of(uint64_t addr, uint64_t *base)
+{
+	static const uint64_t first[3] = { 0x100000, 0x200000, 0x300000 };
+	uint64_t k;
+
+	for (k = 0; k < 3; k++)
+		if (addr >= first[k] && addr < first[k] + LIMIT) {
+			*base = first[k];
+			return (arena[k]);
+		}
+	if (addr < FAKE_BASE || (k = (addr - FAKE_BASE) / FAKE_STRIDE) >= MEMS)
+		return (NULL);
+	*base = FAKE_BASE + k * FAKE_STRIDE;
+	return (addr - *base < LIMIT ? arena[3 + k] : NULL);
+}
+
+static uint8_t *
+sptr(void *arg, uint64_t addr)
+{
+	uint64_t base;
+	uint8_t *a = arena_of(addr, &base);
+
+	(void)arg;
+	if (a == NULL)
+		abort();	/* ring memory the engine was never given */
+	return (a + (addr - base));
+}
+
+/* ${len} bytes at ${buf}: a control slot, a message, or inside one ring. */
+static void
+in_bounds(const uint8_t *buf, uint32_t len, const uint8_t *msg)
+{
+	size_t k;
+
+	if (msg != NULL && buf >= msg && buf + len <= msg + WIRE_MSG_SIZE)
+		return;
+	if (buf >= ctrl_send && buf + len <= ctrl_send + sizeof(ctrl_send))
+		return;
+	for (k = 0; k < ARENAS; k++)
+		if (buf >= arena[k] && buf + len <= arena[k] + LIMIT)
+			return;
+	abort();
+}
+
+static const uint8_t *cur_msg;	/* the message being fed, for in_bounds */
+
+static void
+snonce(uint8_t nonce[12], uint64_t n)
+{
+	int k;
+
+	memset(nonce, 0, 12);
+	for (k = 0; k < 8; k++)
+		nonce[4 + k] = (uint8_t)(n >> (8 * k));
+}
+
+static uint64_t
+sseal(void *arg, uint8_t *buf, uint32_t len, const uint8_t *ad, size_t adlen,
+    uint8_t tag[WIRE_TAG_LEN])
+{
+	uint8_t nonce[12];
+
+	(void)arg;
+	in_bounds(buf, len, cur_msg);
+	snonce(nonce, seal_n);
+	crypto_aead_chacha20poly1305_ietf_encrypt_detached(buf, tag, NULL, buf,
+	    len, ad, adlen, NULL, nonce, key_tx);
+	return (seal_n++);
+}
+
+static int
+sopen(void *arg, uint8_t *buf, uint32_t len, const uint8_t *ad,
+    size_t adlen, const uint8_t tag[WIRE_TAG_LEN])
+{
+	uint8_t nonce[12];
+
+	(void)arg;
+	snonce(nonce, open_n);
+	if (crypto_aead_chacha20poly1305_ietf_decrypt_detached(buf, NULL, buf,
+	    len, tag, ad, adlen, nonce, key_rx) != 0)
+		return (-1);
+	open_n++;
+	return (0);
+}
+
+static int
+srestore(void *arg, uint8_t *buf, uint32_t len, const uint8_t *ad,
+    size_t adlen, uint64_t n, const uint8_t tag[WIRE_TAG_LEN])
+{
+	uint8_t nonce[12];
+
+	(void)arg;
+	in_bounds(buf, len, NULL);
+	snonce(nonce, n);
+	return (crypto_aead_chacha20poly1305_ietf_decrypt_detached(buf, NULL,
+	    buf, len, tag, ad, adlen, nonce, key_tx));
+}
+
+/* The peer seals ${len} bytes at ${buf} as the next message it sends. */
+static void
+peer_seal(uint8_t *buf, uint32_t len, const uint8_t *ad, size_t adlen,
+    uint8_t tag[WIRE_TAG_LEN])
+{
+	uint8_t nonce[12];
+
+	snonce(nonce, open_n);
+	crypto_aead_chacha20poly1305_ietf_encrypt_detached(buf, tag, NULL, buf,
+	    len, ad, adlen, NULL, nonce, key_rx);
+}
+
+/* A flipped bit must end the link with the seal error. */
+static void
+tampered(struct engine *e)
+{
+	const char *why = engine_error(e);
+
+	if (why == NULL || strcmp(why, "sealed record failed authentication "
+	    "(tampered or injected)") != 0)
+		abort();
+}
+
+/*
+ * The peer's sealed data WRITE ${imm} lands where the input believes the
+ * stream's ring ends, and its tag arrives in ${slot}.
+ */
+static void
+sealed_data(struct engine *e, uint32_t slot, uint32_t imm, int tamper)
+{
+	struct engine_ring tx, rx;
+	struct engine_stats a, b;
+	uint8_t tag[WIRE_TAG_LEN], ad[4] = { (uint8_t)(imm >> 24),
+	    (uint8_t)(imm >> 16), (uint8_t)(imm >> 8), (uint8_t)imm };
+	uint32_t id = STREAMS, n = 0, off;
+	uint8_t *p;
+
+	memset(tag, 0, sizeof(tag));
+	if (wire_imm_decode(imm, &id, &n) == WIRE_OK && id < STREAMS &&
+	    engine_rings(e, id, &tx, &rx) == 0 && rx.size <= LIMIT) {
+		off = (uint32_t)(tail[id] % rx.size);
+		if (n > rx.size - off)
+			n = rx.size - off;
+		p = sptr(NULL, rx.addr + off);
+		memset(p, (int)(tail[id] + id), n);
+		peer_seal(p, n, ad, sizeof(ad), tag);
+		if (tamper)
+			p[0] ^= 0x10;
+	}
+	engine_stats(e, &a);
+	engine_on_recv_tag(e, slot, imm, tag, WIRE_TAG_LEN);
+	engine_stats(e, &b);
+	if (id < STREAMS)
+		tail[id] += b.bytes_rx - a.bytes_rx;
+}
+
 /* ---------------------------------------------------------------- events */
 
 /* Events of any engine: ids stay in range; INCOMING is accepted. */
@@ -255,6 +436,8 @@ events(struct engine *e)
 		}
 		if (ev.flags & ENGINE_EV_RELEASED)
 			tag_put(ev.user);
+		if ((ev.flags & ENGINE_EV_RELEASED) && e == cur)
+			tail[ev.stream] = 0;
 	}
 }
 
@@ -475,16 +658,21 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint8_t op, b, msg[WIRE_MSG_SIZE], token[WIRE_NONCE_LEN] = { 0 };
 	uint8_t proof[WIRE_AUTH_LEN] = { 0 };
 	uint16_t len;
-	int nposted = 0, auth, resume = 0, v4 = 0, id;
+	int nposted = 0, auth, resume = 0, v4 = 0, id, sealed = 0, tamper = 0;
+	int healthy;
 	const char *why;
 	struct engine_auth ea = { .prove = prove, .verify = verify };
+	struct engine_seal es = { sseal, sopen, srestore, sptr, NULL };
 
 	memset(&R, 0, sizeof(R));
-	if (size > 0 && data[0] >= 0xe0) {
+	seal_n = open_n = 0;
+	memset(tail, 0, sizeof(tail));
+	if (size > 0 && data[0] >= 0xd0) {
+		sealed = data[0] < 0xe0;
 		auth = data[0] & 1;
 		resume = (data[0] >> 1) & 3;
 		R.adopt_fails = (data[0] >> 3) & 1;
-		v4 = data[0] < 0xf0;
+		v4 = data[0] >= 0xe0 && data[0] < 0xf0;
 		in.p++;
 		in.n--;
 	} else {
@@ -508,6 +696,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	engine_set_mem(e, &em);
 	if (auth)
 		engine_set_auth(e, &ea);
+	if (sealed)
+		engine_set_seal(e, &es);
 	if (resume) {
 		R.refuse = resume == 3;
 		if (resume != 3)
@@ -525,6 +715,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (v4)
 		h.version = 4;
 	engine_connected(e, &h);
+	engine_seal_tx(e);
+	engine_seal_rx(e);
+	if (sealed != engine_sealed(e))
+		abort();
 	if (resume == 1) {
 		/* Before authentication this fails, and the streams end. */
 		id = engine_resume(e, R.old, token, proof);
@@ -539,26 +733,51 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	drain(e, posted, &nposted, &seq_hi);
 
 	while (get(&in, &op, 1)) {
-		switch (op % 13) {
-		case 0:		/* a SEND arrives */
+		switch (op % 14) {
+		case 0:		/* a SEND arrives (sealed: by the peer) */
 		case 1:
 			if (!get(&in, &len, 2))
 				break;
 			len %= WIRE_MSG_SIZE + 1;
+			if (sealed && len > WIRE_MSG_SIZE - WIRE_TAG_LEN)
+				len = WIRE_MSG_SIZE - WIRE_TAG_LEN;
 			if (in.n < len)
 				len = (uint16_t)in.n;
 			memcpy(msg, in.p, len);
 			in.p += len;
 			in.n -= len;
+			if (sealed) {
+				peer_seal(msg, len, NULL, 0, msg + len);
+				msg[0] ^= (uint8_t)tamper;
+				len += WIRE_TAG_LEN;
+			}
+			/* A healthy link fails at the open, nowhere else. */
+			healthy = engine_error(e) == NULL && nposted > 0 &&
+			    len > WIRE_TAG_LEN;
 			slot = nposted > 0 ? posted[--nposted] : 0;
+			cur_msg = msg;
 			engine_on_recv(e, slot, msg, len);
+			cur_msg = NULL;
+			if (tamper && (engine_error(e) == NULL || healthy))
+				tampered(e);
+			tamper = 0;
 			break;
-		case 2:		/* a WRITE WITH IMM arrives */
+		case 2:		/* a WRITE WITH IMM (sealed: a tag) arrives */
 		case 3:
 			if (!get(&in, &imm, 4) || !get(&in, &u32, 4))
 				break;
 			slot = nposted > 0 ? posted[--nposted] : u32 % 16;
-			engine_on_recv_imm(e, slot, imm, u32 % 70000);
+			if (!sealed || (u32 & 1))
+				engine_on_recv_imm(e, slot, imm, u32 % 70000);
+			else
+				sealed_data(e, slot, imm, tamper);
+			if (sealed && tamper && !(u32 & 1) &&
+			    engine_error(e) == NULL)
+				abort();
+			tamper = 0;
+			break;
+		case 13:	/* the wire flips a bit of the next message */
+			tamper = sealed ? 1 : 0;
 			break;
 		case 4:		/* a send completion, maybe bogus */
 			if (!get(&in, &b, 1))
@@ -630,6 +849,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		if (engine_active(e) > STREAMS ||
 		    engine_suspended(e) > engine_active(e))
+			abort();
+		/* What was opened is what the peer sealed, no more. */
+		engine_stats(e, &st);
+		if (st.opened_msgs != open_n || (sealed && st.sealed_msgs !=
+		    seal_n) || (!sealed && (seal_n | open_n) != 0))
 			abort();
 		/* The window lets at most one WRITE past its largest size. */
 		engine_stats(e, &st);

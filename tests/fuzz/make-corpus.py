@@ -218,3 +218,16 @@ write("engine", "ring-twice", opened + send(ring_rec(0, 8192) +
       ring_rec(0, 16384)))
 write("engine", "ring-after-reset", opened + bytes([7, 2]) +
       send(ring_rec(0, 8192) + RECS["close"]))
+
+# Sealed links (mode 0xd0 and up): the input's SENDs and data tags are
+# sealed as the peer would; op 13 flips a bit of the next message.
+SEALED = 0xd0
+write("engine", "sealed-data", bytes([SEALED]) + opened + imm(0, 100) +
+      imm(1, 4096) + app_read(0, 100) + bytes([5, 0]) +
+      struct.pack("<I", 300) + DONE + imm(0, 200))
+write("engine", "sealed-tamper-data", bytes([SEALED]) + opened +
+      imm(0, 100) + bytes([13]) + imm(0, 50))
+write("engine", "sealed-tamper-send", bytes([SEALED]) + opened +
+      bytes([13]) + send(RECS["msg_credit"]))
+write("engine", "sealed-resume-client", bytes([CLIENT - 0x20]) + answers +
+      imm(2, 50) + bytes([5, 0]) + struct.pack("<I", 300) + DONE)

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sodium.h>
+
 #include "engine.h"
 #include "fabric.h"
 #include "wire.h"
@@ -86,6 +88,96 @@ wire_push(struct fab_side *s, const struct fab_wr *w)
 	s->wire_n++;
 }
 
+/* The IETF nonce of message ${n}: 4 zero bytes, then n little-endian. */
+static void
+seal_nonce(uint8_t nonce[crypto_aead_chacha20poly1305_IETF_NPUBBYTES],
+    uint64_t n)
+{
+	int k;
+
+	memset(nonce, 0, crypto_aead_chacha20poly1305_IETF_NPUBBYTES);
+	for (k = 0; k < 8; k++)
+		nonce[4 + k] = (uint8_t)(n >> (8 * k));
+}
+
+static uint64_t
+fseal(void *arg, uint8_t *buf, uint32_t len, const uint8_t *ad, size_t adlen,
+    uint8_t tag[WIRE_TAG_LEN])
+{
+	struct fab_side *s = arg;
+	uint8_t nonce[crypto_aead_chacha20poly1305_IETF_NPUBBYTES];
+
+	seal_nonce(nonce, s->seal_n);
+	crypto_aead_chacha20poly1305_ietf_encrypt_detached(buf, tag, NULL,
+	    buf, len, ad, adlen, NULL, nonce, s->key_tx);
+	return (s->seal_n++);
+}
+
+static int
+fopen_msg(void *arg, uint8_t *buf, uint32_t len, const uint8_t *ad,
+    size_t adlen, const uint8_t tag[WIRE_TAG_LEN])
+{
+	struct fab_side *s = arg;
+	uint8_t nonce[crypto_aead_chacha20poly1305_IETF_NPUBBYTES];
+
+	seal_nonce(nonce, s->open_n);
+	if (crypto_aead_chacha20poly1305_ietf_decrypt_detached(buf, NULL, buf,
+	    len, tag, ad, adlen, nonce, s->key_rx) != 0)
+		return (-1);
+	s->open_n++;
+	return (0);
+}
+
+/* Our own message ${n} again: decrypting it gives the plaintext back. */
+static int
+frestore(void *arg, uint8_t *buf, uint32_t len, const uint8_t *ad,
+    size_t adlen, uint64_t n, const uint8_t tag[WIRE_TAG_LEN])
+{
+	struct fab_side *s = arg;
+	uint8_t nonce[crypto_aead_chacha20poly1305_IETF_NPUBBYTES];
+
+	seal_nonce(nonce, n);
+	return (crypto_aead_chacha20poly1305_ietf_decrypt_detached(buf, NULL,
+	    buf, len, tag, ad, adlen, nonce, s->key_tx));
+}
+
+static uint8_t *
+fptr(void *arg, uint64_t addr)
+{
+
+	(void)arg;
+	return ((uint8_t *)(uintptr_t)addr);
+}
+
+/*
+ * Side ${i}'s engine of this link seals: keys of this link's own, one per
+ * direction (made up: the handshake is not the fabric's business).
+ */
+static void
+side_seal(struct fab *f, int i)
+{
+	struct fab_side *s = &f->side[i];
+	struct engine_seal sl = { fseal, fopen_msg, frestore, fptr, s };
+
+	memset(s->key_tx, 0x30 + i, sizeof(s->key_tx));
+	memset(s->key_rx, 0x31 - i, sizeof(s->key_rx));
+	s->key_tx[0] = s->key_rx[0] = (uint8_t)f->links;
+	s->key_tx[1] = s->key_rx[1] = (uint8_t)(f->links >> 8);
+	s->seal_n = s->open_n = 0;
+	engine_set_seal(s->e, &sl);
+	engine_seal_tx(s->e);
+	engine_seal_rx(s->e);
+}
+
+void
+fab_seal(struct fab *f)
+{
+
+	f->sealed = 1;
+	side_seal(f, 0);
+	side_seal(f, 1);
+}
+
 /* Make side ${i}'s engine for the current link from its configuration. */
 static int
 side_engine(struct fab *f, int i)
@@ -154,6 +246,8 @@ connect_pair(struct fab *f)
 			return (violation(f, "hello does not decode"));
 		engine_connected(f->side[1 - i].e, &d);
 	}
+	for (i = 0; i < 2 && f->sealed; i++)
+		side_seal(f, i);
 	return (0);
 }
 
@@ -290,6 +384,16 @@ fab_pump(struct fab *f, int i)
 				    (unsigned)w->len));
 			if (w->len > s->max_wr_len)
 				s->max_wr_len = w->len;
+			if ((w->op == ENGINE_WR_WRITE_IMM && f->sealed) ||
+			    ((w->op == ENGINE_WR_WRITE ||
+			    w->op == ENGINE_WR_SEND_IMM) && !f->sealed) ||
+			    (w->op == ENGINE_WR_SEND_IMM &&
+			    w->len != WIRE_TAG_LEN))
+				return (violation(f, "side %d posted a work "
+				    "request of type %u (%u bytes) on a link "
+				    "that %s", i, (unsigned)w->op,
+				    (unsigned)w->len, f->sealed ? "seals" :
+				    "does not seal"));
 			memset(&fw, 0, sizeof(fw));
 			fw.wr = *w;
 			if (w->inlined) {
@@ -300,7 +404,8 @@ fab_pump(struct fab *f, int i)
 			}
 			wire_push(s, &fw);
 			s->wrs_posted++;
-			if (w->op == ENGINE_WR_SEND)
+			if (w->op == ENGINE_WR_SEND ||
+			    w->op == ENGINE_WR_SEND_IMM)
 				s->sends_posted++;
 			else
 				s->writes_posted++;
@@ -362,7 +467,8 @@ fab_deliver(struct fab *f, int i)
 	struct fab_wr fw;
 	struct fab_cqe c;
 	const uint8_t *src;
-	uint32_t slot;
+	uint8_t *dst;
+	uint32_t slot = 0;
 	int stale;
 
 	if (f->failed)
@@ -375,12 +481,13 @@ fab_deliver(struct fab *f, int i)
 	src = fw.inl ? fw.inl : (const uint8_t *)(uintptr_t)fw.wr.local_addr;
 
 	memset(&c, 0, sizeof(c));
-	if (take_recv(f, 1 - i, &slot))
+	/* A plain WRITE (sealed data) takes no receive and completes none. */
+	if (fw.wr.op != ENGINE_WR_WRITE && take_recv(f, 1 - i, &slot))
 		goto out;
 	c.slot = slot;
 	c.len = fw.wr.len;
-	if (fw.wr.op == ENGINE_WR_WRITE_IMM) {
-		if (mr_find(r, fw.wr.remote_addr, fw.wr.len,
+	if (fw.wr.op == ENGINE_WR_WRITE_IMM || fw.wr.op == ENGINE_WR_WRITE) {
+		if (mr_find(r, fw.wr.remote_addr, c.len,
 		    fw.wr.rkey, &stale) == NULL) {
 			violation(f, "side %d wrote %u bytes at 0x%llx "
 			    "outside any region with rkey 0x%x%s", i,
@@ -390,15 +497,24 @@ fab_deliver(struct fab *f, int i)
 			    "of a region registered for an earlier link)" : "");
 			goto out;
 		}
-		memcpy((void *)(uintptr_t)fw.wr.remote_addr, src, fw.wr.len);
+		dst = (uint8_t *)(uintptr_t)fw.wr.remote_addr;
+		memcpy(dst, src, fw.wr.len);
 		c.kind = FAB_CQE_RECV_IMM;
 		c.imm = fw.wr.imm;
 	} else {
-		memcpy(r->recv_buf + (size_t)slot * WIRE_MSG_SIZE, src,
-		    fw.wr.len);
-		c.kind = FAB_CQE_RECV;
+		dst = r->recv_buf + (size_t)slot * WIRE_MSG_SIZE;
+		memcpy(dst, src, fw.wr.len);
+		c.kind = fw.wr.op == ENGINE_WR_SEND_IMM ? FAB_CQE_RECV_TAG :
+		    FAB_CQE_RECV;
+		c.imm = fw.wr.imm;
 	}
-	cq_push(r, &c);
+	if (s->tamper != 0) {
+		dst[(s->tamper - 1) / 8 % c.len] ^=
+		    (uint8_t)(1u << (s->tamper - 1) % 8);
+		s->tamper = 0;
+	}
+	if (fw.wr.op != ENGINE_WR_WRITE)
+		cq_push(r, &c);
 	if (fw.wr.signaled) {
 		memset(&c, 0, sizeof(c));
 		c.kind = FAB_CQE_SEND;
@@ -435,6 +551,10 @@ fab_complete(struct fab *f, int i)
 	case FAB_CQE_RECV_IMM:
 		engine_on_recv_imm(s->e, c.slot, c.imm, c.len);
 		break;
+	case FAB_CQE_RECV_TAG:
+		engine_on_recv_tag(s->e, c.slot, c.imm,
+		    s->recv_buf + (size_t)c.slot * WIRE_MSG_SIZE, c.len);
+		break;
 	case FAB_CQE_SEND:
 		/* A signalled completion retires every WR before it. */
 		s->outstanding -= c.wr_id + 1 - s->completed_upto;
@@ -459,14 +579,17 @@ fab_inject(struct fab *f, int i, int kind, const uint8_t *buf,
 	struct fab_side *s = &f->side[i];
 	uint32_t slot;
 
+	uint8_t *dst;
+
 	if (take_recv(f, i, &slot))
 		return (-1);
-	if (kind == FAB_CQE_RECV) {
+	dst = s->recv_buf + (size_t)slot * WIRE_MSG_SIZE;
+	if (kind == FAB_CQE_RECV || kind == FAB_CQE_RECV_TAG) {
 		if (len > WIRE_MSG_SIZE)
 			len = WIRE_MSG_SIZE;
-		memcpy(s->recv_buf + (size_t)slot * WIRE_MSG_SIZE, buf, len);
-		return (engine_on_recv(s->e, slot,
-		    s->recv_buf + (size_t)slot * WIRE_MSG_SIZE, len));
+		memcpy(dst, buf, len);
+		return (kind == FAB_CQE_RECV ? engine_on_recv(s->e, slot, dst,
+		    len) : engine_on_recv_tag(s->e, slot, imm, dst, len));
 	}
 	return (engine_on_recv_imm(s->e, slot, imm, len));
 }

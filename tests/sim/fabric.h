@@ -47,6 +47,7 @@ struct fab_cqe {
 #define FAB_CQE_RECV		1
 #define FAB_CQE_RECV_IMM	2
 #define FAB_CQE_SEND		3
+#define FAB_CQE_RECV_TAG	4	/* SEND WITH IMM: a sealed WRITE's tag */
 
 struct fab_mr {
 	uint64_t addr;
@@ -84,10 +85,19 @@ struct fab_side {
 	uint8_t nonce[WIRE_NONCE_LEN];	/* this side's hello nonce, this link */
 	/* Link losses: WRs executed unseen, WRs and completions dropped. */
 	uint64_t wrs_landed_unseen, wrs_lost, cqes_lost;
+	/*
+	 * Sealing (fab_seal): this link's keys, ChaCha20-Poly1305 IETF, one
+	 * per direction, and the messages sealed and opened so far.
+	 */
+	uint8_t key_tx[32], key_rx[32];
+	uint64_t seal_n, open_n;
+	/* Flip bit tamper - 1 of the next message this side delivers (0: none). */
+	uint32_t tamper;
 };
 
 struct fab {
 	struct fab_side side[2];
+	int sealed;			/* fab_seal: every link seals */
 	unsigned links;			/* links made so far (1 after fab_init) */
 	int failed;			/* the fabric itself saw a violation */
 	char err[256];
@@ -118,6 +128,16 @@ int fab_init_auth(struct fab *f, const struct engine_conf *a,
  */
 int fab_init_cap(struct fab *f, const struct engine_conf *a,
     const struct engine_conf *b, unsigned cap_a, unsigned cap_b);
+
+/**
+ * fab_seal(f):
+ * Seal this link (nothing went yet) and every later one from its first
+ * message, with libsodium's ChaCha20-Poly1305 IETF under keys of each
+ * link's own: engine_set_seal, engine_seal_tx and engine_seal_rx on both
+ * sides.  A sealed data WRITE is a plain WRITE, which takes no receive
+ * and completes nothing at the receiver, then its tag's SEND WITH IMM.
+ */
+void fab_seal(struct fab *f);
 
 /**
  * fab_free(f):
@@ -152,8 +172,9 @@ int fab_complete(struct fab *f, int i);
 /**
  * fab_inject(f, i, kind, buf, len, imm):
  * Hostile input: deliver to side ${i} a SEND of ${len} bytes from ${buf}
- * (kind FAB_CQE_RECV) or a WRITE WITH IMM completion with ${imm} and
- * ${len} (FAB_CQE_RECV_IMM), consuming a posted receive as the hardware
+ * (kind FAB_CQE_RECV), a SEND WITH IMM ${imm} of them (FAB_CQE_RECV_TAG),
+ * or a WRITE WITH IMM completion with ${imm} and ${len}
+ * (FAB_CQE_RECV_IMM), consuming a posted receive as the hardware
  * would, and feed it to the engine at once.
  */
 int fab_inject(struct fab *f, int i, int kind, const uint8_t *buf,

@@ -38,6 +38,12 @@
  *    engine gives back is deregistered and freed at once, so a late WRITE
  *    into it is caught; every byte is still checked.  A many-seed run
  *    fails if resizable streams never grew or never shrank.
+ *  - sealing: half the runs seal their links (tests/sim/fabric.c's real
+ *    AEAD, new keys on every link), and every invariant above holds the
+ *    same; a resume sends kept bytes again under the new link's keys.  In
+ *    the faults configuration a sealed run's fault is a bit the wire
+ *    flips in one message: the link must end with the seal error.  A
+ *    many-seed run fails if no run sealed, or none was tampered with.
  *
  * Usage: sim [-c CONFIG] [-s SEED] [-n COUNT] [-l] [-v]
  * Without -s it runs COUNT seeds of each configuration (or of CONFIG) and
@@ -94,6 +100,10 @@ static uint64_t total_rs, total_grows, total_shrinks, total_refused;
 static uint64_t all_rs, all_grows, all_shrinks, all_refused;
 static uint64_t all_losses, all_ratchets;
 static uint64_t all_wstalls, all_wsmall;	/* window stalls; small windows */
+static uint64_t all_sealed, all_tampered;	/* sealed runs; caught flips */
+
+#define SEAL_ERR	"sealed record failed authentication (tampered or " \
+	"injected)"
 
 /* Resizable streams start with rings of this many bytes. */
 #define RS_START	4096
@@ -309,6 +319,7 @@ struct run {
 	int failed;
 	char err[512];
 	int link_dead;
+	int sealed;		/* the links seal (fab_seal) */
 	uint32_t next_rkey;
 	int progressed;
 	uint64_t step;
@@ -1110,6 +1121,37 @@ app_step(struct run *R, int i)
 
 /* ---------------------------------------------------------------- faults */
 
+/*
+ * A sealed run's fault: the wire flips one bit of the next message side
+ * 1 sent (side 0 has no other completion waiting), and side 0 takes its
+ * completion.  The link must end with the seal error.
+ */
+static int
+tamper_fault(struct run *R)
+{
+	struct fab_side *s = &R->f.side[1];
+	const char *why;
+	int data;
+
+	s->tamper = 1 + (uint32_t)below(&R->r, 8 * WIRE_MSG_SIZE);
+	/* A data WRITE is opened when its tag comes: deliver that too. */
+	data = s->wire[s->wire_head].wr.op == ENGINE_WR_WRITE;
+	if (fab_pump(&R->f, 1) < 0 || fab_deliver(&R->f, 1) < 0 ||
+	    (data && fab_deliver(&R->f, 1) < 0))
+		return (rfail(R, "fabric: %s", R->f.err));
+	while (engine_error(R->f.side[0].e) == NULL &&
+	    fab_complete(&R->f, 0) > 0)
+		;
+	if ((why = engine_error(R->f.side[0].e)) == NULL)
+		return (rfail(R, "a flipped bit did not end the link"));
+	if (strcmp(why, SEAL_ERR) != 0)
+		return (rfail(R, "a flipped bit: unexpected error: %s", why));
+	all_tampered++;
+	R->link_dead = 1;
+	engine_fail(R->f.side[1].e, ENGINE_ERR_TRANSPORT, "peer disconnected");
+	return (0);
+}
+
 static int
 inject_fault(struct run *R)
 {
@@ -1128,6 +1170,8 @@ inject_fault(struct run *R)
 		    (target == NULL || a->id < target->id))
 			target = a;
 	}
+	if (R->sealed)
+		return (tamper_fault(R));
 	if (target == NULL && (kind == 1 || kind == 2))
 		kind = 0;
 	memset(&r, 0, sizeof(r));
@@ -1802,6 +1846,11 @@ run_one(const struct config *c, uint64_t seed, char *err, size_t errlen)
 		rfail(R, "fabric: %s", R->f.err);
 		goto out;
 	}
+	/* Its own draw: runs stay the same but for the sealing. */
+	if ((R->sealed = (splitmix(seed ^ 0x5ea1edULL) & 1) != 0)) {
+		fab_seal(&R->f);
+		all_sealed++;
+	}
 	if (losing(R)) {
 		for (i = 0; i < 2; i++) {
 			er.find = i == 1 ? cb_find : NULL;
@@ -1835,7 +1884,9 @@ run_one(const struct config *c, uint64_t seed, char *err, size_t errlen)
 		R->progressed = 0;
 		sched_step(R);
 		if (c->faults && !R->link_dead && step >= fault_at &&
-		    R->side[0].n > 0 && R->f.side[0].posted_n > 0) {
+		    R->side[0].n > 0 && R->f.side[0].posted_n > 0 &&
+		    (!R->sealed || (R->f.side[1].wire_n > 0 &&
+		    R->f.side[0].cq_n == 0))) {
 			if (inject_fault(R))
 				break;
 			R->progressed = 1;
@@ -2110,6 +2161,14 @@ main(int argc, char **argv)
 		    none ? "not ok" : "ok", ++t,
 		    (unsigned long long)all_wstalls,
 		    (unsigned long long)all_wsmall);
+		bad |= none;
+		/* Sealed runs, and a flipped bit caught where faults ran. */
+		none = all_sealed == 0 || (all_tampered == 0 &&
+		    (only == NULL || strcmp(only, "faults") == 0));
+		printf("%s %d - sealing: %llu sealed runs, %llu flipped bits "
+		    "caught\n", none ? "not ok" : "ok", ++t,
+		    (unsigned long long)all_sealed,
+		    (unsigned long long)all_tampered);
 		bad |= none;
 	}
 	printf("1..%d\n", t);
