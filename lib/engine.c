@@ -214,6 +214,7 @@ struct engine {
 	uint8_t hs_out[WIRE_HS_MAX];
 	size_t hs_out_len;
 	int hs_hold;
+	int hs_seal_after;	/* initiator: seal from the SEND after this one */
 
 	/* The hello's version: at most ver_cap; what this side said; what
 	 * the link speaks once connected (the older hello's). */
@@ -1485,6 +1486,16 @@ hs_took(struct engine *e, int rc, const char *why, size_t outlen)
 	if (rc == ENGINE_HS_DONE) {
 		e->peer_ok = 1;
 		e->hs_hold = 0;
+		/*
+		 * The initiator opens what follows the responder's message and
+		 * seals from the SEND after its own last one; the responder,
+		 * silent since its message, does both from now on.
+		 */
+		engine_seal_rx(e);
+		if (e->a.initiator && outlen > 0)
+			e->hs_seal_after = 1;
+		else
+			engine_seal_tx(e);
 	}
 	return (0);
 }
@@ -1519,6 +1530,10 @@ auth_agree(struct engine *e, const struct wire_hello *peer)
 		    "peer has an identity but this side has none (no "
 		    "identity_file)"));
 	e->hs = ident;
+	/* Sealed when both have identities and either side asks. */
+	if (ident)
+		e->seal_on = e->seal_on && (e->a.seal ||
+		    (peer->flags & WIRE_HELLO_SEAL));
 	e->auth_send = key && !ident && e->a.initiator;
 	if (!ident || !e->a.initiator)
 		return (0);
@@ -2870,6 +2885,10 @@ take_send(struct engine *e, struct engine_wr *w)
 	w->lkey = e->conf.ctrl_send_lkey;
 	emit(e, w, NIL, 0, 0);
 	seal_send(e, w);
+	if (e->hs_seal_after) {
+		e->hs_seal_after = 0;
+		engine_seal_tx(e);
+	}
 	e->st.sends++;
 	return (1);
 }

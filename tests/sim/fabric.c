@@ -189,6 +189,8 @@ side_engine(struct fab *f, int i)
 		return (violation(f, "engine_new: %s", why));
 	if (s->has_auth)
 		engine_set_auth(s->e, &s->auth);
+	if (s->has_seal_ops)
+		engine_set_seal(s->e, &s->seal_ops);
 	if (s->has_res)
 		engine_set_resume(s->e, &s->res);
 	if (s->has_mem)
@@ -288,6 +290,33 @@ init(struct fab *f, const struct engine_conf *a, const struct engine_conf *b,
 	return (connect_pair(f));
 }
 
+int
+fab_init_seal(struct fab *f, const struct engine_conf *a,
+    const struct engine_conf *b, const struct engine_auth *auth_a,
+    const struct engine_auth *auth_b, const struct engine_seal *seal_a,
+    const struct engine_seal *seal_b)
+{
+	struct fab_side *s;
+	const struct engine_seal *sl[2] = { seal_a, seal_b };
+	int i;
+
+	memset(f, 0, sizeof(*f));
+	for (i = 0; i < 2; i++) {
+		s = &f->side[i];
+		if ((i == 0 ? auth_a : auth_b) != NULL) {
+			s->auth = *(i == 0 ? auth_a : auth_b);
+			s->has_auth = 1;
+		}
+		if (sl[i] != NULL) {
+			s->seal_ops = *sl[i];
+			s->has_seal_ops = 1;
+		}
+	}
+	if (side_init(f, 0, a) || side_init(f, 1, b))
+		return (-1);
+	return (connect_pair(f));
+}
+
 /**
  * fab_init_auth(f, a, b, auth_a, auth_b):
  * fab_init, with engine_set_auth(${auth_a}) on side 0 and ${auth_b} on
@@ -353,7 +382,7 @@ fab_pump(struct fab *f, int i)
 	struct engine_wr wrs[16];
 	uint32_t slots[16];
 	struct fab_wr fw;
-	int n, k, total = 0;
+	int n, k, total = 0, sealing;
 
 	while ((n = engine_take_recvs(s->e, slots, 16)) > 0) {
 		for (k = 0; k < n; k++) {
@@ -384,15 +413,16 @@ fab_pump(struct fab *f, int i)
 				    (unsigned)w->len));
 			if (w->len > s->max_wr_len)
 				s->max_wr_len = w->len;
-			if ((w->op == ENGINE_WR_WRITE_IMM && f->sealed) ||
+			sealing = f->sealed || engine_sealed(s->e);
+			if ((w->op == ENGINE_WR_WRITE_IMM && sealing) ||
 			    ((w->op == ENGINE_WR_WRITE ||
-			    w->op == ENGINE_WR_SEND_IMM) && !f->sealed) ||
+			    w->op == ENGINE_WR_SEND_IMM) && !sealing) ||
 			    (w->op == ENGINE_WR_SEND_IMM &&
 			    w->len != WIRE_TAG_LEN))
 				return (violation(f, "side %d posted a work "
 				    "request of type %u (%u bytes) on a link "
 				    "that %s", i, (unsigned)w->op,
-				    (unsigned)w->len, f->sealed ? "seals" :
+				    (unsigned)w->len, sealing ? "seals" :
 				    "does not seal"));
 			memset(&fw, 0, sizeof(fw));
 			fw.wr = *w;

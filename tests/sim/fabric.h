@@ -91,6 +91,9 @@ struct fab_side {
 	 */
 	uint8_t key_tx[32], key_rx[32];
 	uint64_t seal_n, open_n;
+	/* fab_init_seal: the embedder's own sealing, set on every engine. */
+	struct engine_seal seal_ops;
+	int has_seal_ops;
 	/* Flip bit tamper - 1 of the next message this side delivers (0: none). */
 	uint32_t tamper;
 };
@@ -128,6 +131,17 @@ int fab_init_auth(struct fab *f, const struct engine_conf *a,
  */
 int fab_init_cap(struct fab *f, const struct engine_conf *a,
     const struct engine_conf *b, unsigned cap_a, unsigned cap_b);
+
+/**
+ * fab_init_seal(f, a, b, auth_a, auth_b, seal_a, seal_b):
+ * fab_init_auth, with engine_set_seal(${seal_a}) and ${seal_b} on the
+ * sides' engines before they connect (where not NULL): sealing is the
+ * handshake's to start (engine_auth's step), with the caller's keys.
+ */
+int fab_init_seal(struct fab *f, const struct engine_conf *a,
+    const struct engine_conf *b, const struct engine_auth *auth_a,
+    const struct engine_auth *auth_b, const struct engine_seal *seal_a,
+    const struct engine_seal *seal_b);
 
 /**
  * fab_seal(f):

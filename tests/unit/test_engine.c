@@ -10,6 +10,7 @@
 
 #include "engine.h"
 #include "noise.h"
+#include "seal.h"
 #include "fabric.h"
 #include "tap.h"
 #include "wire.h"
@@ -823,7 +824,43 @@ struct rnoise {
 	uint8_t priv[NOISE_KEY_LEN], peer_pub[NOISE_KEY_LEN];
 	uint8_t h[NOISE_HASH_LEN];
 	size_t sizes[3];
+	struct seal_dir tx, rx;		/* lib/seal, keyed by Split */
 };
+
+static uint64_t
+rn_seal(void *arg, uint8_t *buf, uint32_t len, const uint8_t *ad,
+    size_t adlen, uint8_t tag[WIRE_TAG_LEN])
+{
+	struct rnoise *r = arg;
+
+	return (seal_dir_seal(&r->tx, buf, len, ad, adlen, tag));
+}
+
+static int
+rn_open(void *arg, uint8_t *buf, uint32_t len, const uint8_t *ad,
+    size_t adlen, const uint8_t tag[WIRE_TAG_LEN])
+{
+	struct rnoise *r = arg;
+
+	return (seal_dir_open(&r->rx, buf, len, ad, adlen, tag));
+}
+
+static int
+rn_restore(void *arg, uint8_t *buf, uint32_t len, const uint8_t *ad,
+    size_t adlen, uint64_t n, const uint8_t tag[WIRE_TAG_LEN])
+{
+	struct rnoise *r = arg;
+
+	return (seal_dir_restore(&r->tx, buf, len, ad, adlen, n, tag));
+}
+
+static uint8_t *
+rn_ptr(void *arg, uint64_t addr)
+{
+
+	(void)arg;
+	return ((uint8_t *)(uintptr_t)addr);
+}
 
 static int
 rnoise_step(void *arg, const uint8_t *in, size_t inlen, uint8_t *out,
@@ -856,6 +893,8 @@ rnoise_step(void *arg, const uint8_t *in, size_t inlen, uint8_t *out,
 		return (-1);
 	}
 	noise_split(&r->hs, c1, c2, r->h);
+	seal_dir_init(&r->tx, SEAL_CHACHAPOLY, r->initiator ? c1 : c2);
+	seal_dir_init(&r->rx, SEAL_CHACHAPOLY, r->initiator ? c2 : c1);
 	return (ENGINE_HS_DONE);
 }
 
@@ -878,9 +917,11 @@ test_handshake_noise(void)
 	ra.initiator = 1;
 	memset(&T, 0, sizeof(T));
 	T.acc_ring = 4096;
-	fab_init_auth(&T.f, &c, &c, &(struct engine_auth){ .initiator = 1,
-	    .step = rnoise_step, .arg = &ra }, &(struct engine_auth){
-	    .step = rnoise_step, .arg = &rb });
+	fab_init_seal(&T.f, &c, &c, &(struct engine_auth){ .initiator = 1,
+	    .step = rnoise_step, .arg = &ra, .seal = 1 },
+	    &(struct engine_auth){ .step = rnoise_step, .arg = &rb },
+	    &(struct engine_seal){ rn_seal, rn_open, rn_restore, rn_ptr, &ra },
+	    &(struct engine_seal){ rn_seal, rn_open, rn_restore, rn_ptr, &rb });
 	settle(&T);
 	ok(engine_authenticated(T.f.side[0].e) &&
 	    engine_authenticated(T.f.side[1].e) &&
@@ -893,7 +934,43 @@ test_handshake_noise(void)
 	put(&T, 0, s.id, s.tx, 3000, 0x21);
 	settle(&T);
 	ok(take(&T, 1, T.acc[0].id, T.acc[0].rx, 3000, 0x21, &bad) == 3000 &&
-	    !bad, "and carries data");
+	    !bad && !T.f.failed, "and carries data (%s / %s)",
+	    engine_error(T.f.side[0].e) ? engine_error(T.f.side[0].e) : "-",
+	    engine_error(T.f.side[1].e) ? engine_error(T.f.side[1].e) : "-");
+	ok(engine_sealed(T.f.side[0].e) && engine_sealed(T.f.side[1].e) &&
+	    seal_dir_count(&ra.tx) > 0 && seal_dir_count(&ra.tx) ==
+	    seal_dir_count(&rb.rx) && seal_dir_count(&rb.tx) ==
+	    seal_dir_count(&ra.rx), "sealed with the handshake's keys, from "
+	    "the message after it (%llu and %llu messages)",
+	    (unsigned long long)seal_dir_count(&ra.tx),
+	    (unsigned long long)seal_dir_count(&rb.tx));
+	tstream_free(&s);
+	teardown(&T);
+
+	/* Neither asks for sealing: the link stays in clear. */
+	memset(&ra, 0, sizeof(ra));
+	memset(&rb, 0, sizeof(rb));
+	noise_keygen(ra.priv, pa);
+	noise_keygen(rb.priv, pb);
+	memcpy(ra.peer_pub, pb, sizeof(pb));
+	memcpy(rb.peer_pub, pa, sizeof(pa));
+	ra.initiator = 1;
+	memset(&T, 0, sizeof(T));
+	T.acc_ring = 4096;
+	fab_init_seal(&T.f, &c, &c, &(struct engine_auth){ .initiator = 1,
+	    .step = rnoise_step, .arg = &ra },
+	    &(struct engine_auth){ .step = rnoise_step, .arg = &rb },
+	    &(struct engine_seal){ rn_seal, rn_open, rn_restore, rn_ptr, &ra },
+	    &(struct engine_seal){ rn_seal, rn_open, rn_restore, rn_ptr, &rb });
+	settle(&T);
+	ok(open_stream(&T, &s, 4096, 4096) >= 0, "unsealed: a stream opens");
+	settle(&T);
+	put(&T, 0, s.id, s.tx, 3000, 0x22);
+	settle(&T);
+	ok(take(&T, 1, T.acc[0].id, T.acc[0].rx, 3000, 0x22, &bad) == 3000 &&
+	    !bad && !engine_sealed(T.f.side[0].e) &&
+	    seal_dir_count(&ra.tx) == 0, "without SEAL in either hello the "
+	    "link carries data in clear");
 	tstream_free(&s);
 	teardown(&T);
 
