@@ -38,6 +38,7 @@ struct dial {
 	int refused;			/* every attempt so far was refused */
 	int has_origin;
 	struct wire_origin origin;	/* the client, for the PROXY header */
+	char peer[WIRE_NAME_MAX + 1];	/* the node, for a v2 header's TLV */
 	uint8_t *pp;			/* PROXY header bytes the target has
 					   not taken yet (rarely any) */
 	size_t pp_len;
@@ -94,6 +95,9 @@ proxy_send(struct dial *d)
 	if (p == NULL) {
 		n = proxy_header_origin(d->c->proxy_protocol, d->has_origin ?
 		    &d->origin : NULL, hdr, sizeof(hdr));
+		if (n >= 0 && d->c->proxy_protocol == 2)
+			n = proxy_add_peer(hdr, (size_t)n, sizeof(hdr),
+			    d->peer);
 		if (n < 0) {
 			failed(d, EINVAL, "cannot make the PROXY header");
 			return (-1);
@@ -299,6 +303,13 @@ dial_new(struct loop *lp, const struct conf_tunnel *c, struct rname *rn,
 	}
 	loop_timer_init(&d->timer, lp, on_timeout, d);
 	return (d);
+}
+
+void
+dial_set_peer(struct dial *d, const char *peer)
+{
+
+	snprintf(d->peer, sizeof(d->peer), "%s", peer != NULL ? peer : "");
 }
 
 void

@@ -54,6 +54,13 @@ struct dial *dial_new(struct loop *lp, const struct conf_tunnel *c,
     const struct dial_ops *ops, void *arg);
 
 /**
+ * dial_set_peer(d, peer):
+ * Name the node the stream comes from, ${peer} (its identity's name; ""
+ * or NULL: none), in a version 2 PROXY header's PROXY_TLV_RSTREAM_PEER.
+ */
+void dial_set_peer(struct dial *d, const char *peer);
+
+/**
  * dial_start(d):
  * Start connecting; connect_timeout runs from now.  ${d}'s done may come
  * before this returns.

@@ -252,6 +252,28 @@ proxy_header_origin(int version, const struct wire_origin *o, uint8_t *out,
 	return (header(version, &s, &d, out, len));
 }
 
+ssize_t
+proxy_add_peer(uint8_t *hdr, size_t hlen, size_t cap, const char *peer)
+{
+	size_t n = peer != NULL ? strlen(peer) : 0, body;
+
+	if (n == 0)
+		return ((ssize_t)hlen);
+	if (hlen < 16 || memcmp(hdr, v2_sig, sizeof(v2_sig)) != 0 ||
+	    n > 0xffff || hlen + 3 + n > cap)
+		return (-1);
+	body = ((size_t)hdr[14] << 8 | hdr[15]) + 3 + n;
+	if (body > 0xffff)
+		return (-1);
+	hdr[hlen] = PROXY_TLV_RSTREAM_PEER;
+	hdr[hlen + 1] = (uint8_t)(n >> 8);
+	hdr[hlen + 2] = (uint8_t)n;
+	memcpy(hdr + hlen + 3, peer, n);
+	hdr[14] = (uint8_t)(body >> 8);
+	hdr[15] = (uint8_t)body;
+	return ((ssize_t)(hlen + 3 + n));
+}
+
 void
 proxy_origin_text(const struct wire_origin *o, char *buf, size_t len)
 {

@@ -18,7 +18,7 @@
 #include "wire.h"
 
 /* The longest header either version makes here (v2 with two Unix paths). */
-#define PROXY_HDR_MAX	232
+#define PROXY_HDR_MAX	300
 
 /**
  * proxy_header(version, src, dst, out, len):
@@ -51,6 +51,23 @@ void proxy_origin(const struct sockaddr *src, const struct sockaddr *dst,
  */
 ssize_t proxy_header_origin(int version, const struct wire_origin *o,
     uint8_t *out, size_t len);
+
+/*
+ * The PROXY v2 TLV that names the node a stream came from: the name its
+ * identity has among the serving side's peers (rstreamd.conf(5)), 1 to
+ * 64 bytes, in the range the PROXY protocol leaves to applications.
+ */
+#define PROXY_TLV_RSTREAM_PEER	0xE0
+
+/**
+ * proxy_add_peer(hdr, hlen, cap, peer):
+ * Append to the version 2 header ${hdr} of ${hlen} bytes (in a buffer of
+ * ${cap}) the PROXY_TLV_RSTREAM_PEER TLV naming ${peer}, and count it in
+ * the header's length.  Returns the new length, or -1 if it does not
+ * fit or ${hdr} is no version 2 header; NULL or empty ${peer}: ${hlen}.
+ */
+ssize_t proxy_add_peer(uint8_t *hdr, size_t hlen, size_t cap,
+    const char *peer);
 
 /**
  * proxy_origin_text(o, buf, len):

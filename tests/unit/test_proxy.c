@@ -164,6 +164,28 @@ main(void)
 	ok(o.family == WIRE_FAM_UNSPEC, "origin of mixed Unix and TCP: "
 	    "unspecified");
 
+	/* The node's name as a TLV after the addresses. */
+	proxy_origin(SA(c6), SA(s6), &o);
+	n = proxy_header_origin(2, &o, h, sizeof(h));
+	n = proxy_add_peer(h, (size_t)n, sizeof(h), "node-b");
+	ok(n == 52 + 9 && v2_head(h, 0x21, 0x21, 36 + 9) &&
+	    h[52] == PROXY_TLV_RSTREAM_PEER && h[53] == 0 && h[54] == 6 &&
+	    memcmp(h + 55, "node-b", 6) == 0, "v2 with the peer's TLV");
+	n = proxy_header_origin(2, NULL, h, sizeof(h));
+	ok(proxy_add_peer(h, (size_t)n, sizeof(h), "") == 16 &&
+	    v2_head(h, 0x20, 0x00, 0), "no peer: no TLV");
+	ok(proxy_add_peer(h, (size_t)n, 16 + 8, "node-b") == -1,
+	    "a TLV that does not fit is refused");
+	n = proxy_header_origin(1, &o, h, sizeof(h));
+	ok(proxy_add_peer(h, (size_t)n, sizeof(h), "node-b") == -1,
+	    "a version 1 header takes no TLV");
+	proxy_origin(SA(cu), SA(su), &o);
+	n = proxy_header_origin(2, &o, h, sizeof(h));
+	ok(proxy_add_peer(h, (size_t)n, sizeof(h), "n") == 232 + 4 &&
+	    v2_head(h, 0x21, 0x31, 216 + 4), "the longest header with a TLV "
+	    "fits PROXY_HDR_MAX");
+	proxy_origin(SA(cu), SA(s4), &o);
+
 	/* As rstreamctl and the serving side's log show it. */
 	proxy_origin_text(&o, t, sizeof(t));
 	ok(strcmp(t, "?") == 0, "origin text, unspecified: ?");
