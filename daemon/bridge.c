@@ -658,6 +658,7 @@ bridge_incoming(struct dlink *dl, struct tun *t, uint32_t id)
 			bridge_free(b);
 		return;
 	}
+	dial_set_peer(b->dial, link_peer_id(dl));
 	b->dl = dl;
 	b->server = 1;
 	b->have_id = 1;
@@ -748,6 +749,7 @@ bridge_info(const struct bridge *b, struct bridge_info *bi)
 	bi->who = b->who;
 	bi->origin = b->server ? b->origin : b->who;
 	bi->peer = b->dl ? link_peer(b->dl) : "";
+	bi->identity = b->dl ? link_peer_id(b->dl) : "";
 	bi->bytes_in = b->bytes_in;
 	bi->bytes_out = b->bytes_out;
 	bi->age_ms = loop_now_ms() - b->started_ms;

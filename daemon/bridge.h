@@ -101,6 +101,7 @@ struct bridge_info {
 	const char *who;		/* its address */
 	const char *origin;		/* the client's, wherever it is */
 	const char *peer;		/* the link's peer */
+	const char *identity;		/* its identity's name ("": none) */
 	const char *state;
 	uint32_t id;			/* stream id on the link */
 	uint64_t bytes_in, bytes_out;

@@ -17,6 +17,7 @@
 #include "cm.h"
 #include "conf.h"
 #include "engine.h"
+#include "handshake.h"
 #include "link.h"
 #include "link_int.h"
 #include "log.h"
@@ -133,7 +134,8 @@ keys_here(const struct conf *c, int *keyed, int *open)
 		if (!c->tunnels[i].has_target)
 			continue;
 		*keyed |= c->tunnels[i].key.set;
-		*open |= !c->tunnels[i].key.set;
+		/* With an identity, a tunnel without a key wants one. */
+		*open |= !c->tunnels[i].key.set && !c->identity.set;
 	}
 }
 
@@ -185,7 +187,7 @@ gate(void *arg, const struct sockaddr *peer, const char *peer_text,
 	enum admit_refusal why;
 	uint8_t key[ADMIT_KEY_LEN];
 	uint32_t value;
-	int keyed, open, auth;
+	int keyed, open, auth, ident;
 
 	if (d->stop)
 		return (-1);
@@ -208,15 +210,21 @@ gate(void *arg, const struct sockaddr *peer, const char *peer_text,
 		    "invalid connect data: %s", invalid));
 	/* Say at once what cannot work; the proofs come after connecting. */
 	auth = (hello->flags & WIRE_HELLO_AUTH) != 0;
+	ident = (hello->flags & WIRE_HELLO_IDENTITY) != 0;
 	keys_here(c, &keyed, &open);
+	if (ident && !c->identity.set)
+		return (reject(peer_text, &d->auth_failures, &d->auth_log,
+		    "it has an identity, but no identity_file is configured "
+		    "here"));
 	if (auth && !keyed)
 		return (reject(peer_text, &d->auth_failures, &d->auth_log,
 		    "it authenticates, but no key_file is configured here"));
-	if (!auth && !open)
+	if (!auth && !ident && !open)
 		return (reject(peer_text, &d->auth_failures, &d->auth_log,
 		    "it does not authenticate, and every tunnel here needs a "
-		    "key_file"));
-	if ((why = incoming_limit(d, peer, auth, 0, &value)) != ADMIT_OK)
+		    "key_file or an identity"));
+	if ((why = incoming_limit(d, peer, auth || ident, 0, &value)) !=
+	    ADMIT_OK)
 		return (refuse_limited(d, peer_text, why, value, note));
 	return (0);
 }
@@ -299,19 +307,22 @@ incoming_new(struct rsd *d, const struct verbs_ev *ev)
 	}
 	dl->vl = ev->link;
 	dl->peer_sa = ev->peer_sa;
-	dl->auth = ev->peer_auth;
+	dl->auth = ev->peer_auth || ev->peer_ident;
 	snprintf(dl->peer, sizeof(dl->peer), "%s", ev->peer);
 	snprintf(dl->name, sizeof(dl->name), "link from %s", ev->peer);
 	verbs_link_set_user(dl->vl, dl);
-	if (ev->peer_auth) {
-		link_auth_init(dl, 0);
+	if (ev->peer_auth || ev->peer_ident) {
+		handshake_init(dl, 0, ev->peer_auth, ev->peer_ident);
 		engine_set_auth(verbs_link_engine(dl->vl), &dl->ea);
+		if (dl->ea.step != NULL)
+			engine_set_seal(verbs_link_engine(dl->vl), &dl->es);
 	}
 	engine_set_resume(verbs_link_engine(dl->vl), &dl->er);
 	if (link_watch_cq(dl) || verbs_accept(dl->vl)) {
 		LLOG(LOG_ERR, dl, "%s: cannot accept", dl->name);
 		loop_fd_del(dl->cqw);
 		verbs_link_free(dl->vl);
+		handshake_forget(dl);
 		secmem_free(dl);
 		return;
 	}
@@ -319,8 +330,8 @@ incoming_new(struct rsd *d, const struct verbs_ev *ev)
 	link_list_add(dl);
 	link_deadline_start(dl);
 	LLOG(LOG_INFO, dl, "%s accepted (device %s, %s)", dl->name,
-	    verbs_link_device(dl->vl), ev->peer_auth ? "authenticating" :
-	    "not authenticated");
+	    verbs_link_device(dl->vl), ev->peer_ident ? "identifying" :
+	    ev->peer_auth ? "authenticating" : "not authenticated");
 }
 
 /*

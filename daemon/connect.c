@@ -9,6 +9,7 @@
 #include "addr.h"
 #include "conf.h"
 #include "connect.h"
+#include "handshake.h"
 #include "link_int.h"
 #include "log.h"
 #include "loop.h"
@@ -218,9 +219,11 @@ connect_start(struct dlink *dl, const struct sockaddr *sa,
 
 	attempt_conf(dl->d->conf, &c->sz, &lc);
 	lc.version_max = dl->att_version;
-	if (c->key.set) {
-		link_auth_init(dl, 1);
+	if (c->key.set || dl->d->conf->identity.set) {
+		handshake_init(dl, 1, c->key.set, 1);
 		lc.auth = &dl->ea;
+		if (dl->ea.step != NULL)
+			lc.seal = &dl->es;
 	}
 	if (log_level() >= LOG_DEBUG) {
 		addr_text(sa, to, sizeof(to));

@@ -139,6 +139,7 @@ streams_tab(struct rsd *d, struct render_tab *tb)
 			r.side = bi.side;
 			r.address = bi.who;
 			r.peer = bi.peer;
+			r.identity = bi.identity;
 			r.origin = bi.origin;
 			r.state = bi.state;
 			r.bytes_in = bi.bytes_in;
@@ -191,6 +192,8 @@ links_tab(struct rsd *d, struct render_tab *tb)
 		r.link = li.name;
 		r.direction = li.dir;
 		r.peer = li.peer;
+		r.identity = li.identity;
+		r.sealing = li.sealing != NULL ? li.sealing : "";
 		r.tunnel = li.tunnel;
 		r.state = li.goaway ? "up (peer going away)" :
 		    link_state_name(li.state);

@@ -11,6 +11,7 @@
 #include "conf.h"
 #include "connect.h"
 #include "engine.h"
+#include "handshake.h"
 #include "hca.h"
 #include "link.h"
 #include "link_int.h"
@@ -182,68 +183,6 @@ link_watch_cq(struct dlink *dl)
 	dl->cqw = loop_fd_add(dl->lp, verbs_link_fd(dl->vl), EPOLLIN,
 	    on_cq, dl);
 	return (dl->cqw == NULL ? -1 : 0);
-}
-
-/* The engine wants this side's proof (see auth.h). */
-static void
-prove(void *arg, uint8_t proof[WIRE_AUTH_LEN])
-{
-	struct dlink *dl = arg;
-	uint8_t hellos[AUTH_HELLOS_LEN];
-
-	/* Both hellos exist once connected; a zero proof fails anyway. */
-	memset(proof, 0, WIRE_AUTH_LEN);
-	if (verbs_link_hellos(dl->vl, hellos) == 0)
-		auth_proof(dl->key->key, dl->key->len, dl->c != NULL, hellos,
-		    proof);
-}
-
-/* True, and ${k} is the link's key from now on, if the initiator proved it. */
-static int
-proves(struct dlink *dl, const struct conf_key *k,
-    const uint8_t hellos[AUTH_HELLOS_LEN], const uint8_t proof[WIRE_AUTH_LEN])
-{
-
-	if (!k->set || auth_check(k->key, k->len, 1, hellos, proof) != 0)
-		return (0);
-	dl->proved = *k;
-	dl->key = &dl->proved;
-	return (1);
-}
-
-/*
- * The peer's proof.  Our own links know their key.  A peer linking to us
- * may hold the global key or any target tunnel's: the one it proves
- * decides which tunnels it may open.
- */
-static int
-verify(void *arg, const uint8_t proof[WIRE_AUTH_LEN])
-{
-	struct dlink *dl = arg;
-	const struct conf *c = dl->d->conf;
-	uint8_t hellos[AUTH_HELLOS_LEN];
-	size_t i;
-
-	if (verbs_link_hellos(dl->vl, hellos) != 0)
-		return (-1);
-	if (dl->c != NULL)
-		return (auth_check(dl->key->key, dl->key->len, 0, hellos,
-		    proof));
-	if (proves(dl, &c->key, hellos, proof))
-		return (0);
-	for (i = 0; i < c->ntunnels; i++)
-		if (c->tunnels[i].has_target &&
-		    proves(dl, &c->tunnels[i].key, hellos, proof))
-			return (0);
-	return (-1);
-}
-
-void
-link_auth_init(struct dlink *dl, int initiator)
-{
-
-	dl->ea = (struct engine_auth){ .initiator = initiator, .prove = prove,
-	    .verify = verify, .arg = dl };
 }
 
 /* A stream moves to this link: its owner re-registers the rings. */
@@ -681,6 +620,22 @@ link_client_retire(struct dlink *dl)
 	rname_unwait(&dl->rw);
 }
 
+/* How the link authenticated, for its "is up" line. */
+static const char *
+auth_text(const struct dlink *dl, char *buf, size_t len)
+{
+
+	if (dl->ident)
+		snprintf(buf, len, "authenticated as %s%s, %s%s", dl->peer_id,
+		    dl->key->set ? " with its key" : "", dl->sealed ?
+		    "sealed with " : "not sealed", dl->sealed ?
+		    seal_aead_name(dl->aead) : "");
+	else
+		snprintf(buf, len, "%s", dl->key->set ? "authenticated" :
+		    "not authenticated");
+	return (buf);
+}
+
 /*
  * Where on the fabric a link runs, for its "is up" line: "port 1, RoCEv2,
  * GID 1 fe80::1, path MTU 1024, QP 17 to 18" (and LIDs on IB).
@@ -708,7 +663,8 @@ void
 link_up(struct dlink *dl)
 {
 	const struct conf_sizes *sz;
-	char where[200], why[160];
+	char where[200], why[160], how[200];
+	size_t n;
 	unsigned version = engine_version(link_cur_engine(dl));
 
 	loop_assert_exclusive();
@@ -757,10 +713,17 @@ link_up(struct dlink *dl)
 		    "rq_size %u, inline_size %u, %s; %s)", dl->name,
 		    verbs_link_device(dl->vl), version, (unsigned)sz->sq_size,
 		    (unsigned)sz->rq_size, (unsigned)sz->inline_size,
-		    dl->key->set ? "authenticated" : "not authenticated", where);
+		    auth_text(dl, how, sizeof(how)), where);
 	} else {
 		LLOG(LOG_INFO, dl, "%s %s (%s; protocol version %u)", dl->name,
+		    dl->ident ? auth_text(dl, how, sizeof(how)) :
 		    dl->key->set ? "authenticated" : "is up", where, version);
+	}
+	/* Every line about the link from now on names its peer. */
+	if (dl->ident) {
+		n = strlen(dl->name);
+		snprintf(dl->name + n, sizeof(dl->name) - n, " [%s]",
+		    dl->peer_id);
 	}
 	loop_timer_arm(&dl->ka, LINK_KEEPALIVE_MS);
 	if (dl->c != NULL)
@@ -835,6 +798,7 @@ link_free(struct dlink *dl)
 	if (dl->listed)
 		TAILQ_REMOVE(&dl->d->links, dl, entry);
 	/* The proved key and the resume secrets are wiped with it. */
+	handshake_forget(dl);
 	secmem_free(dl);
 }
 
@@ -903,6 +867,8 @@ link_info(const struct dlink *dl, struct link_info *li)
 	memset(li, 0, sizeof(*li));
 	li->name = dl->name;
 	li->peer = dl->peer;
+	li->identity = link_peer_id(dl);
+	li->sealing = link_sealing(dl);
 	li->dir = dl->c != NULL ? "out" : "in";
 	li->tunnel = dl->c != NULL ? dl->c->name : "";
 	li->state = states[dl->state];
@@ -992,6 +958,28 @@ link_key(const struct dlink *dl)
 
 	return (dl->key);
 }
+
+const char *
+link_peer_id(const struct dlink *dl)
+{
+
+	return (dl->ident ? dl->peer_id : "");
+}
+
+const uint8_t *
+link_peer_key(const struct dlink *dl)
+{
+
+	return (dl->ident ? dl->peer_pub : NULL);
+}
+
+const char *
+link_sealing(const struct dlink *dl)
+{
+
+	return (dl->ident && dl->sealed ? seal_aead_name(dl->aead) : NULL);
+}
+
 
 /*
  * Ring memory (link.h): a link_ring is the verbs_mem itself under a name

@@ -84,6 +84,8 @@ enum link_state {
 struct link_info {
 	const char *name;		/* "tunnel pg: link to X" / "link from X" */
 	const char *peer;
+	const char *identity;		/* the peer's identity's name, "" */
+	const char *sealing;		/* its AEAD, NULL: in clear */
 	const char *dir;		/* "out" (a client tunnel's) or "in" */
 	const char *tunnel;		/* out: its tunnel */
 	enum link_state state;
@@ -242,6 +244,26 @@ size_t link_workers(const struct rsd *d);
  * client link); an unset key when it is not authenticated.
  */
 const struct conf_key *link_key(const struct dlink *dl);
+
+/**
+ * link_peer_id(dl):
+ * The name, among the configured peers, of the identity the link's peer
+ * proved; "" when the link has no identity handshake (yet).
+ */
+const char *link_peer_id(const struct dlink *dl);
+
+/**
+ * link_peer_key(dl):
+ * The public key of the identity the link's peer proved, or NULL.
+ */
+const uint8_t *link_peer_key(const struct dlink *dl);
+
+/**
+ * link_sealing(dl):
+ * The AEAD that seals the link's records ("aes-256-gcm",
+ * "chacha20-poly1305"), or NULL when its records travel in clear.
+ */
+const char *link_sealing(const struct dlink *dl);
 
 /*
  * Ring memory: a stream's rings, registered on its link's device.  The

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
- * link_int: the link rooms' own header, for link.c, connect.c, resume.c
- * and cm.c only (nothing else includes it): struct dlink, and the parts
+ * link_int: the link rooms' own header, for link.c, connect.c, resume.c,
+ * cm.c and handshake.c only (nothing else includes it): struct dlink, and the parts
  * of the link state machine (link.c) that connecting, resuming and the
  * RDMA CM's events drive.  Everyone else knows a link through link.h.
  */
@@ -16,9 +16,12 @@
 #include "auth.h"
 #include "conf.h"
 #include "engine.h"
+#include "ident.h"
 #include "log.h"
 #include "loop.h"
+#include "noise.h"
 #include "resolve.h"
+#include "seal.h"
 
 struct link_ops;
 struct rsd;
@@ -124,12 +127,27 @@ struct dlink {
 	int auth;			/* excl: set at creation; the peer
 					   authenticates */
 
-	/* ---- Authentication. */
+	/* ---- Authentication (handshake.c's). */
 	struct engine_auth ea;		/* excl: callbacks for the engine */
+	struct engine_seal es;		/* excl: sealing callbacks */
 	/* The link's key: a client link's tunnel's, or what the peer of an
 	 * incoming link proved (a copy: it outlives reloads). */
 	const struct conf_key *key;	/* excl */
 	struct conf_key proved;		/* excl */
+	/* Identities: the handshake under way; once it is done, the
+	 * peer's identity (its name in the peers it matched, a copy), the
+	 * handshake hash (the link's binding) and, on a sealed link, a
+	 * direction of seal each way.  The seal directions are the link's
+	 * loop's once it is up. */
+	struct noise_hs *hs;		/* excl */
+	int ident, sealed;		/* excl */
+	int aead;			/* excl: enum seal_aead */
+	uint8_t peer_pub[IDENT_KEY_LEN];	/* excl */
+	char peer_b64[IDENT_B64_LEN];	/* excl */
+	char peer_id[WIRE_NAME_MAX + 1];	/* excl: "" without identity */
+	char hs_why[256];		/* excl: why the handshake failed */
+	uint8_t hh[NOISE_HASH_LEN];	/* excl */
+	struct seal_dir stx, srx;	/* owner */
 
 	/* ---- Resume (resume.c's; a link settles any resume before it
 	 * runs shared, see engine_resume_settled). */
@@ -202,13 +220,6 @@ void link_deliver(struct dlink *dl, struct engine *e,
  */
 int link_adopt(void *arg, uint32_t id, void *user, struct engine_ring *tx,
     struct engine_ring *rx);
-
-/**
- * link_auth_init(dl, initiator):
- * Fill ${dl->ea}, the engine's authentication callbacks for ${dl}: it
- * proves its key, and checks the peer's proof (see auth.h).
- */
-void link_auth_init(struct dlink *dl, int initiator);
 
 /**
  * link_watch_cq(dl):

@@ -160,6 +160,30 @@ fabric_metrics(struct rsd *d, struct render_buf *o)
 	}
 }
 
+/* Who each identity link's peer is, and whether its records are sealed. */
+static void
+identity_metrics(struct rsd *d, struct render_buf *o)
+{
+	const struct dlink *dl;
+	struct link_info li;
+
+	render_metric_head(o, "rstreamd_link_peer_info", "gauge", "The "
+	    "identity an up link's peer proved, and the AEAD sealing its "
+	    "records (\"\": in clear) (always 1).");
+	for (dl = link_first(d); dl != NULL; dl = link_next(dl)) {
+		link_info(dl, &li);
+		if (li.state != LINK_UP || li.identity[0] == '\0')
+			continue;
+		render_printf(o, "rstreamd_link_peer_info{link=");
+		render_prom_str(o, li.name);
+		render_printf(o, ",peer=");
+		render_prom_str(o, li.identity);
+		render_printf(o, ",sealing=");
+		render_prom_str(o, li.sealing != NULL ? li.sealing : "");
+		render_printf(o, "} 1\n");
+	}
+}
+
 /*
  * The adapter's own counters of every port a link uses (retransmissions,
  * sequence and access errors): a fabric problem shows there before it
@@ -513,4 +537,5 @@ metrics_render(struct rsd *d, struct render_buf *o)
 	metrics_counters(d, o);
 	metrics_links(d, o);
 	fabric_metrics(d, o);
+	identity_metrics(d, o);
 }

@@ -117,12 +117,22 @@ resume_wait(struct dlink *dl)
 		loop_timer_arm(&dl->resume_tmo, 0);	/* it goes */
 }
 
-/* The length of the key the link proved, 0 for none. */
-static size_t
-key_len(const struct dlink *dl)
+/*
+ * What the link's resume secrets derive from: on an identity link the
+ * handshake hash, which only the two ends of that handshake know, so a
+ * chain's secret is bound to the identities that opened it; else the key
+ * the link proved (none: empty).
+ */
+static const uint8_t *
+ikm(const struct dlink *dl, size_t *len)
 {
 
-	return (dl->key->set ? dl->key->len : 0);
+	if (dl->ident) {
+		*len = sizeof(dl->hh);
+		return (dl->hh);
+	}
+	*len = dl->key->set ? dl->key->len : 0;
+	return (dl->key->key);
 }
 
 /* The resume secrets go, wiped. */
@@ -141,6 +151,8 @@ resume_identity(struct dlink *dl)
 {
 	uint8_t hellos[AUTH_HELLOS_LEN];
 	unsigned v = engine_version(link_cur_engine(dl));
+	const uint8_t *k;
+	size_t klen;
 
 	res_forget(dl);
 	if (verbs_link_hellos(dl->vl, hellos) != 0) {
@@ -149,8 +161,8 @@ resume_identity(struct dlink *dl)
 	}
 	/* The responder's nonce names it; the secret never travels. */
 	memcpy(dl->res_id, hellos + WIRE_HELLO_LEN + 16, WIRE_NONCE_LEN);
-	auth_resume_secret(v, dl->key->key, key_len(dl), hellos,
-	    dl->res_secret);
+	k = ikm(dl, &klen);
+	auth_resume_secret(v, k, klen, hellos, dl->res_secret);
 	dl->res_ratchet = v >= AUTH_RESUME_RATCHET;
 	dl->have_res = 1;
 }
@@ -331,6 +343,11 @@ find_cb(void *arg, const uint8_t token[WIRE_NONCE_LEN],
 	    (o->key->set && !conf_key_same(o->key, dl->key)))
 		return (resume_refuse(dl, reason, WIRE_REASON_DENIED,
 		    "the peer proved another key than the streams' link"));
+	if (o->ident != dl->ident || (o->ident && memcmp(o->peer_pub,
+	    dl->peer_pub, sizeof(o->peer_pub)) != 0))
+		return (resume_refuse(dl, reason, WIRE_REASON_DENIED,
+		    "the peer proved another identity than the streams' "
+		    "link"));
 	if (o->state == D_UP)
 		link_down(o, "its peer resumed its streams on a new link");
 	if (o->old == NULL)
@@ -355,6 +372,8 @@ adopted_cb(void *arg, struct engine *old)
 	struct dlink *dl = arg, *o = dl->from;
 	uint8_t hellos[AUTH_HELLOS_LEN];
 	unsigned v = engine_version(link_cur_engine(dl));
+	size_t klen;
+	const uint8_t *k = ikm(dl, &klen);
 
 	dl->from = NULL;
 	if (o == NULL || o->old != old || verbs_link_hellos(dl->vl,
@@ -367,8 +386,7 @@ adopted_cb(void *arg, struct engine *old)
 	dl->res_ratchet = o->res_ratchet || v >= AUTH_RESUME_RATCHET;
 	dl->has_prev = v >= AUTH_RESUME_RATCHET;
 	if (dl->has_prev)
-		auth_resume_next(dl->res_secret, dl->key->key, key_len(dl),
-		    hellos);
+		auth_resume_next(dl->res_secret, k, klen, hellos);
 	else
 		explicit_bzero(dl->res_prev, sizeof(dl->res_prev));
 	dl->have_res = 1;
@@ -391,11 +409,14 @@ proved_cb(void *arg, const uint8_t proof[WIRE_AUTH_LEN])
 	struct dlink *dl = arg;
 	uint8_t hellos[AUTH_HELLOS_LEN];
 	unsigned v = engine_version(link_cur_engine(dl));
+	const uint8_t *k;
+	size_t klen;
 
 	if (!dl->have_res || verbs_link_hellos(dl->vl, hellos) != 0 ||
 	    auth_resume_check(v, 0, dl->res_secret, hellos, proof) != 0)
 		return (-1);
-	auth_resume_next(dl->res_secret, dl->key->key, key_len(dl), hellos);
+	k = ikm(dl, &klen);
+	auth_resume_next(dl->res_secret, k, klen, hellos);
 	dl->res_ratchet = 1;
 	loop_timer_stop(&dl->resume_tmo);
 	return (0);

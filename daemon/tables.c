@@ -29,7 +29,8 @@ static const struct render_col tunnel_cols[] = {
 #define T(k, h, f, w)	WAIT(struct tables_stream, k, h, f, w)
 static const struct render_col stream_cols[] = {
 	S(tunnel, DEF), N(stream, DEF), S(side, WIDE), S(address, WIDE),
-	S(peer, WIDE), S(origin, DEF), S(state, DEF), N(bytes_in, DEF),
+	S(peer, WIDE), S(identity, WIDE), S(origin, DEF), S(state, DEF),
+	N(bytes_in, DEF),
 	N(bytes_out, DEF), N(queued, WIDE), N(unacked, WIDE),
 	T("credit_wait_s", "CREDIT WAIT", wait_credit_ns, DEF),
 	T("sq_wait_s", "SQ WAIT", wait_sq_ns, DEF), N(age_s, WIDE),
@@ -42,8 +43,8 @@ static const struct render_col stream_cols[] = {
 #define N(f, w)	RENDER_COL(struct tables_link, f, RENDER_NUM, w)
 #define T(k, h, f, w)	WAIT(struct tables_link, k, h, f, w)
 static const struct render_col link_cols[] = {
-	S(link, WIDE), S(direction, WIDE), S(peer, DEF), S(tunnel, DEF),
-	S(state, DEF), S(device, WIDE), N(streams, DEF), N(bytes_tx, DEF),
+	S(link, WIDE), S(direction, WIDE), S(peer, DEF), S(identity, WIDE),
+	S(sealing, WIDE), S(tunnel, DEF), S(state, DEF), S(device, WIDE), N(streams, DEF), N(bytes_tx, DEF),
 	N(bytes_rx, DEF), N(sq_depth, DEF), N(inflight, DEF),
 	N(window, WIDE),
 	{ "rtt_us", NULL, RENDER_US, offsetof(struct tables_link, rtt_ns),

@@ -24,6 +24,7 @@ struct tables_stream {
 	const char *tunnel;
 	uint64_t stream;
 	const char *side, *address, *peer, *origin, *state;
+	const char *identity;		/* the link's peer's, "" none */
 	uint64_t bytes_in, bytes_out, age_s;
 	/* Its sending side (engine_stream_stats): bytes not yet written,
 	   bytes written and not yet consumed, and its waits. */
@@ -32,6 +33,9 @@ struct tables_stream {
 
 struct tables_link {
 	const char *link, *direction, *peer, *tunnel, *state, *device;
+	/* The identity the peer proved ("": none) and the AEAD that seals
+	   the link ("": in clear). */
+	const char *identity, *sealing;
 	uint64_t streams, bytes_tx, bytes_rx;
 	/* Its send queue (engine_stats): work requests and data bytes
 	   posted, the window, the estimates it comes from (0: none yet),

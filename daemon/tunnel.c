@@ -49,6 +49,25 @@ tunnel_room(struct tun *t)
 }
 
 /*
+ * With an identity here, a target tunnel without a key of its own takes
+ * streams only from a peer that proved an identity it may use (the
+ * peers it names, or any configured peer), still configured; and a
+ * tunnel that encrypts only on a sealed link.
+ */
+static int
+identity_admits(const struct conf *c, const struct conf_tunnel *t,
+    const struct dlink *dl, const struct conf_peer *p)
+{
+
+	if (t->encrypt && link_sealing(dl) == NULL)
+		return (0);
+	if (!c->identity.set || (p == NULL && t->key.set &&
+	    t->peer_mask_n == 0))
+		return (1);
+	return (p != NULL && conf_tunnel_trusts(c, t, p));
+}
+
+/*
  * The serving side's questions first: a tunnel of that name that takes
  * new streams, a link that proved its key (keyed tunnels) and speaks at
  * least the tunnel's min_version, and the client's address (ORIGIN) if
@@ -63,18 +82,22 @@ tunnel_admit_incoming(struct rsd *d, struct tun *t, struct dlink *dl,
 	const struct conf_key *proved = link_key(dl);
 	struct engine *e = link_engine(dl);
 	enum admission a = ADMITTED;
+	const struct conf_peer *p = NULL;
 
 	loop_assert_exclusive();
 	if (t == NULL)
 		return (d->draining ? SHUTTING_DOWN : NO_TUNNEL);
-	if (t->c->key.set && (proved == NULL || !proved->set ||
-	    !conf_key_same(proved, &t->c->key))) {
+	if (link_peer_key(dl) != NULL)
+		p = conf_peer_by_pub(d->conf, link_peer_key(dl));
+	if ((t->c->key.set && (proved == NULL || !proved->set ||
+	    !conf_key_same(proved, &t->c->key))) ||
+	    !identity_admits(d->conf, t->c, dl, p)) {
 		ST_ADD(t->st, denied, 1);
 		a = DENIED;
 	} else if (engine_version(e) < t->c->sz.min_version) {
 		a = OLD_VERSION;
 	} else if (t->c->proxy_protocol != 0 &&
-	    engine_origin(e, id) == NULL) {
+	    (engine_origin(e, id) == NULL || (p != NULL && !p->origin))) {
 		/* A header naming this host would make every client local. */
 		a = NO_ORIGIN;
 	}
@@ -949,7 +972,8 @@ tunnel_warn_keys(struct rsd *d)
 		return;
 	names[0] = '\0';
 	for (i = 0; i < d->conf->ntunnels; i++) {
-		if (d->conf->tunnels[i].key.set)
+		/* With an identity every link proves one. */
+		if (d->conf->tunnels[i].key.set || d->conf->identity.set)
 			continue;
 		if (n++ < 8 && len < sizeof(names))
 			len += (size_t)snprintf(names + len, sizeof(names) -

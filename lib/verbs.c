@@ -435,6 +435,8 @@ vl_engine(struct verbs_link *l, char *err, size_t errlen)
 	}
 	if (!l->passive && l->conf.auth != NULL)
 		engine_set_auth(l->e, l->conf.auth);
+	if (!l->passive && l->conf.seal != NULL)
+		engine_set_seal(l->e, l->conf.seal);
 	if (verbs_link_flush(l)) {
 		say(err, errlen, "%s: cannot post receives: %s", l->device,
 		    engine_error(l->e));
@@ -1590,7 +1592,7 @@ verbs_request_peer(const struct verbs_request *r, const char **text,
 {
 
 	*text = r->peer;
-	*auth = (r->h.flags & WIRE_HELLO_AUTH) != 0;
+	*auth = (r->h.flags & (WIRE_HELLO_AUTH | WIRE_HELLO_IDENTITY)) != 0;
 	return (r->peer_sa.ss_family != 0 ?
 	    (const struct sockaddr *)&r->peer_sa : NULL);
 }
@@ -1634,6 +1636,7 @@ verbs_request_take(struct verbs_request *r, struct verbs_ev *ev)
 	memcpy(l->hello_peer, r->hello, WIRE_HELLO_LEN);
 	l->have_peer = 1;
 	ev->peer_auth = (r->h.flags & WIRE_HELLO_AUTH) != 0;
+	ev->peer_ident = (r->h.flags & WIRE_HELLO_IDENTITY) != 0;
 	request_free(r);
 	if (vl_setup(l, err, sizeof(err))) {
 		vl_reject(l->id, WIRE_NOTE_REFUSED);

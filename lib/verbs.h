@@ -80,8 +80,10 @@ struct verbs_link_conf {
 	uint8_t resume;
 	/* Connecting side: the newest protocol version to say (0: newest). */
 	uint8_t version_max;
-	/* Connecting side: authenticate the link (copied; NULL: do not). */
+	/* Connecting side: authenticate the link (copied; NULL: do not),
+	 * and with what to seal it if the handshake says so (NULL: never). */
 	const struct engine_auth *auth;
+	const struct engine_seal *seal;
 	/*
 	 * Connecting side, with tos_set: the IP TOS byte the RDMA CM gives
 	 * the link's route (RDMA_OPTION_ID_TOS, before it is resolved): on
@@ -115,6 +117,7 @@ struct verbs_ev {
 	char peer[64];			/* peer address, for logs */
 	struct sockaddr_storage peer_sa;	/* INCOMING: the same */
 	int peer_auth;			/* INCOMING: the peer authenticates */
+	int peer_ident;			/* INCOMING: the peer has an identity */
 	char why[200];			/* REJECTED, DOWN: what happened */
 	int peer_version;		/* DOWN: the peer refused our version
 					   and speaks at most this one (see
@@ -232,7 +235,8 @@ struct verbs_request *verbs_cm_request(const struct verbs_cm *cm);
 /**
  * verbs_request_peer(r, text, auth):
  * Who asks: the peer's socket address (NULL if unknown), its text in
- * ${*text}, and in ${*auth} whether its hello says it authenticates.
+ * ${*text}, and in ${*auth} whether its hello says it authenticates (by
+ * a key or an identity).
  */
 const struct sockaddr *verbs_request_peer(const struct verbs_request *r,
     const char **text, int *auth);

@@ -343,6 +343,31 @@ link_key(const struct dlink *dl)
 	return (dl->c != NULL ? &dl->c->key : &none);
 }
 
+/* Nor has any link an identity, or seals. */
+const char *
+link_peer_id(const struct dlink *dl)
+{
+
+	(void)dl;
+	return ("");
+}
+
+const uint8_t *
+link_peer_key(const struct dlink *dl)
+{
+
+	(void)dl;
+	return (NULL);
+}
+
+const char *
+link_sealing(const struct dlink *dl)
+{
+
+	(void)dl;
+	return (NULL);
+}
+
 unsigned
 link_count(const struct rsd *d, unsigned *up)
 {

@@ -1,0 +1,383 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+#include "config.h"
+
+#include <sodium.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "auth.h"
+#include "conf.h"
+#include "engine.h"
+#include "handshake.h"
+#include "ident.h"
+#include "link_int.h"
+#include "noise.h"
+#include "rsd.h"
+#include "seal.h"
+#include "verbs.h"
+
+/* rstreamd-protocol(7), "Identities": equal lengths, no terminator. */
+static const char label_prologue[] = "rstream-noise-v1";
+static const char label_psk[] = "rstream-psk-v1";
+
+#define LABEL_LEN(l)	(sizeof(l) - 1)
+
+/* ------------------------------------------------------ pre-shared keys */
+
+/* The engine wants this side's proof (see auth.h). */
+static void
+prove(void *arg, uint8_t proof[WIRE_AUTH_LEN])
+{
+	struct dlink *dl = arg;
+	uint8_t hellos[AUTH_HELLOS_LEN];
+
+	/* Both hellos exist once connected; a zero proof fails anyway. */
+	memset(proof, 0, WIRE_AUTH_LEN);
+	if (verbs_link_hellos(dl->vl, hellos) == 0)
+		auth_proof(dl->key->key, dl->key->len, dl->c != NULL, hellos,
+		    proof);
+}
+
+/* True, and ${k} is the link's key from now on, if the initiator proved it. */
+static int
+proves(struct dlink *dl, const struct conf_key *k,
+    const uint8_t hellos[AUTH_HELLOS_LEN], const uint8_t proof[WIRE_AUTH_LEN])
+{
+
+	if (!k->set || auth_check(k->key, k->len, 1, hellos, proof) != 0)
+		return (0);
+	dl->proved = *k;
+	dl->key = &dl->proved;
+	return (1);
+}
+
+/*
+ * The peer's proof.  Our own links know their key.  A peer linking to us
+ * may hold the global key or any target tunnel's: the one it proves
+ * decides which tunnels it may open.
+ */
+static int
+verify(void *arg, const uint8_t proof[WIRE_AUTH_LEN])
+{
+	struct dlink *dl = arg;
+	const struct conf *c = dl->d->conf;
+	uint8_t hellos[AUTH_HELLOS_LEN];
+	size_t i;
+
+	if (verbs_link_hellos(dl->vl, hellos) != 0)
+		return (-1);
+	if (dl->c != NULL)
+		return (auth_check(dl->key->key, dl->key->len, 0, hellos,
+		    proof));
+	if (proves(dl, &c->key, hellos, proof))
+		return (0);
+	for (i = 0; i < c->ntunnels; i++)
+		if (c->tunnels[i].has_target &&
+		    proves(dl, &c->tunnels[i].key, hellos, proof))
+			return (0);
+	return (-1);
+}
+
+/* ----------------------------------------------------------- identities */
+
+/* Noise's psk from a key file's bytes: BLAKE2b-256 of a label and them. */
+static void
+psk_of(const struct conf_key *k, uint8_t psk[NOISE_KEY_LEN])
+{
+	crypto_generichash_state st;
+
+	crypto_generichash_init(&st, NULL, 0, NOISE_KEY_LEN);
+	crypto_generichash_update(&st, (const uint8_t *)label_psk,
+	    LABEL_LEN(label_psk));
+	crypto_generichash_update(&st, k->key, k->len);
+	crypto_generichash_final(&st, psk, NOISE_KEY_LEN);
+	sodium_memzero(&st, sizeof(st));
+}
+
+/*
+ * Start the handshake: Noise_XXpsk3 when both hellos said AUTH, else
+ * Noise_XX.  The responder learns which of its keys the peer holds only
+ * from message 3 (read_last_psk): until then its psk is a placeholder.
+ */
+static int
+hs_start(struct dlink *dl, const uint8_t hellos[AUTH_HELLOS_LEN])
+{
+	uint8_t prologue[LABEL_LEN(label_prologue) + AUTH_HELLOS_LEN];
+	uint8_t psk[NOISE_KEY_LEN];
+	int rc;
+
+	handshake_forget(dl);
+	if ((dl->hs = sodium_malloc(sizeof(*dl->hs))) == NULL)
+		return (-1);
+	memcpy(prologue, label_prologue, LABEL_LEN(label_prologue));
+	memcpy(prologue + LABEL_LEN(label_prologue), hellos, AUTH_HELLOS_LEN);
+	memset(psk, 0, sizeof(psk));
+	if (dl->c != NULL && dl->ea.key)
+		psk_of(dl->key, psk);
+	rc = noise_init(dl->hs, dl->c != NULL, prologue, sizeof(prologue),
+	    dl->d->conf->identity.priv, dl->ea.key ? psk : NULL);
+	sodium_memzero(psk, sizeof(psk));
+	return (rc);
+}
+
+/* The handshake's state goes, wiped. */
+void
+handshake_forget(struct dlink *dl)
+{
+
+	if (dl->hs != NULL) {
+		noise_wipe(dl->hs);
+		sodium_free(dl->hs);
+		dl->hs = NULL;
+	}
+}
+
+/*
+ * The responder reads message 3 with the psk of each key it holds in
+ * turn (the global one, then the target tunnels'): the one that opens
+ * it is the key the link proved, as verify's is.
+ */
+static int
+read_last_psk(struct dlink *dl, const uint8_t *in, size_t inlen)
+{
+	const struct conf *c = dl->d->conf;
+	struct noise_hs *try;
+	uint8_t psk[NOISE_KEY_LEN];
+	size_t i, plen;
+	int rc = -1;
+
+	if ((try = sodium_malloc(sizeof(*try))) == NULL)
+		return (-1);
+	for (i = 0; i <= c->ntunnels && rc != 0; i++) {
+		const struct conf_key *k = i == 0 ? &c->key :
+		    &c->tunnels[i - 1].key;
+
+		if (!k->set || (i > 0 && !c->tunnels[i - 1].has_target))
+			continue;
+		memcpy(try, dl->hs, sizeof(*try));
+		psk_of(k, psk);
+		if (noise_set_psk(try, psk) == 0 &&
+		    noise_read(try, in, inlen, NULL, 0, &plen) == 0) {
+			memcpy(dl->hs, try, sizeof(*try));
+			dl->proved = *k;
+			dl->key = &dl->proved;
+			rc = 0;
+		}
+	}
+	sodium_memzero(psk, sizeof(psk));
+	noise_wipe(try);
+	sodium_free(try);
+	return (rc);
+}
+
+/* Is the peer's static key one of ours, and may this link's tunnel use
+ * it?  Sets the link's peer identity. */
+static int
+peer_known(struct dlink *dl, const char **why)
+{
+	const struct conf *c = dl->d->conf;
+	const uint8_t *pub = noise_remote_static(dl->hs);
+	const struct conf_peer *p;
+
+	if (pub == NULL) {
+		*why = "the handshake gave no identity";
+		return (-1);
+	}
+	memcpy(dl->peer_pub, pub, IDENT_KEY_LEN);
+	ident_b64(pub, dl->peer_b64);
+	if ((p = conf_peer_by_pub(c, pub)) == NULL) {
+		snprintf(dl->hs_why, sizeof(dl->hs_why), "the peer's identity "
+		    "%s is not among the peers", dl->peer_b64);
+		*why = dl->hs_why;
+		return (-1);
+	}
+	if (dl->c != NULL && !conf_tunnel_trusts(c, dl->c, p)) {
+		snprintf(dl->hs_why, sizeof(dl->hs_why), "the peer is %s, "
+		    "which tunnel %s does not name in its peers", p->name,
+		    dl->c->name);
+		*why = dl->hs_why;
+		return (-1);
+	}
+	snprintf(dl->peer_id, sizeof(dl->peer_id), "%s", p->name);
+	return (0);
+}
+
+/* The handshake is done: keys for sealing and the link's binding. */
+static void
+hs_finish(struct dlink *dl, const uint8_t hellos[AUTH_HELLOS_LEN])
+{
+	uint8_t c1[NOISE_KEY_LEN], c2[NOISE_KEY_LEN];
+	const uint8_t *mine = dl->c != NULL ? hellos : hellos +
+	    WIRE_HELLO_LEN;
+	const uint8_t *theirs = dl->c != NULL ? hellos + WIRE_HELLO_LEN :
+	    hellos;
+	enum seal_aead a;
+
+	noise_split(dl->hs, c1, c2, dl->hh);
+	handshake_forget(dl);
+	dl->ident = 1;
+	/* Flags are byte 5 of each hello (rstreamd-protocol(7)). */
+	dl->sealed = ((mine[5] | theirs[5]) & WIRE_HELLO_SEAL) != 0;
+	if (dl->sealed) {
+		a = (mine[5] & theirs[5] & WIRE_HELLO_AESGCM) ? SEAL_AESGCM :
+		    SEAL_CHACHAPOLY;
+		seal_dir_init(&dl->stx, a, dl->c != NULL ? c1 : c2);
+		seal_dir_init(&dl->srx, a, dl->c != NULL ? c2 : c1);
+		dl->aead = a;
+	}
+	sodium_memzero(c1, sizeof(c1));
+	sodium_memzero(c2, sizeof(c2));
+}
+
+/*
+ * One step of Noise_XX (rstreamd-protocol(7), "Identities"): the
+ * initiator writes message 1, the responder reads it and writes 2, the
+ * initiator reads 2 (and checks who answered) and writes 3, the responder
+ * reads 3 (and checks who connected).
+ */
+static int
+step(void *arg, const uint8_t *in, size_t inlen, uint8_t *out,
+    size_t *outlen, const char **why)
+{
+	struct dlink *dl = arg;
+	uint8_t hellos[AUTH_HELLOS_LEN];
+	size_t plen;
+	int initiator = dl->c != NULL, rc;
+
+	*outlen = 0;
+	*why = "the handshake failed (a different psk, or a forged message)";
+	if (verbs_link_hellos(dl->vl, hellos) != 0)
+		return (-1);
+	if (in == NULL || (!initiator && dl->hs == NULL)) {
+		if (hs_start(dl, hellos) != 0)
+			return (-1);
+		if (in != NULL && noise_read(dl->hs, in, inlen, NULL, 0,
+		    &plen) != 0)
+			return (-1);
+		return (noise_write(dl->hs, NULL, 0, out, WIRE_HS_MAX,
+		    outlen) == 0 ? ENGINE_HS_MORE : -1);
+	}
+	if (initiator) {
+		if (noise_read(dl->hs, in, inlen, NULL, 0, &plen) != 0)
+			return (-1);
+		if (peer_known(dl, why) != 0 || noise_write(dl->hs, NULL, 0,
+		    out, WIRE_HS_MAX, outlen) != 0)
+			return (-1);
+	} else {
+		rc = dl->ea.key ? read_last_psk(dl, in, inlen) :
+		    noise_read(dl->hs, in, inlen, NULL, 0, &plen);
+		if (rc != 0 || peer_known(dl, why) != 0)
+			return (-1);
+	}
+	hs_finish(dl, hellos);
+	return (ENGINE_HS_DONE);
+}
+
+/* --------------------------------------------------------------- sealing */
+
+static uint64_t
+seal_cb(void *arg, uint8_t *buf, uint32_t len, const uint8_t *ad,
+    size_t adlen, uint8_t tag[WIRE_TAG_LEN])
+{
+	struct dlink *dl = arg;
+
+	return (seal_dir_seal(&dl->stx, buf, len, ad, adlen, tag));
+}
+
+static int
+open_cb(void *arg, uint8_t *buf, uint32_t len, const uint8_t *ad,
+    size_t adlen, const uint8_t tag[WIRE_TAG_LEN])
+{
+	struct dlink *dl = arg;
+
+	return (seal_dir_open(&dl->srx, buf, len, ad, adlen, tag));
+}
+
+static int
+restore_cb(void *arg, uint8_t *buf, uint32_t len, const uint8_t *ad,
+    size_t adlen, uint64_t n, const uint8_t tag[WIRE_TAG_LEN])
+{
+	struct dlink *dl = arg;
+
+	return (seal_dir_restore(&dl->stx, buf, len, ad, adlen, n, tag));
+}
+
+/* Ring memory is mapped where the HCA sees it: addresses are pointers. */
+static uint8_t *
+ptr_cb(void *arg, uint64_t addr)
+{
+
+	(void)arg;
+	return ((uint8_t *)(uintptr_t)addr);
+}
+
+/* ------------------------------------------------------------------ setup */
+
+/*
+ * The serving side asks for sealing when every target tunnel encrypts:
+ * the link then is sealed whatever the client says.  Otherwise the
+ * client's tunnel decides, and a target tunnel that encrypts refuses
+ * streams on a link that is not sealed (tunnel.c).
+ */
+static int
+all_encrypt(const struct conf *c)
+{
+	size_t i;
+	int n = 0;
+
+	for (i = 0; i < c->ntunnels; i++) {
+		if (!c->tunnels[i].has_target)
+			continue;
+		if (!c->tunnels[i].encrypt)
+			return (0);
+		n++;
+	}
+	return (n > 0);
+}
+
+/* Does the daemon hold any key a peer could prove? */
+static int
+any_key(const struct conf *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->ntunnels; i++)
+		if (c->tunnels[i].has_target && c->tunnels[i].key.set)
+			return (1);
+	return (c->key.set);
+}
+
+void
+handshake_init(struct dlink *dl, int initiator, int peer_key, int peer_ident)
+{
+	const struct conf *c = dl->d->conf;
+
+	dl->ea = (struct engine_auth){ .initiator = initiator, .arg = dl };
+	dl->ident = dl->sealed = 0;
+	dl->peer_id[0] = '\0';
+	if (!c->identity.set || (!initiator && !peer_ident)) {
+		dl->ea.prove = prove;
+		dl->ea.verify = verify;
+		return;
+	}
+	dl->ea.step = step;
+	dl->ea.key = (uint8_t)(initiator ? dl->key->set : peer_key &&
+	    any_key(c));
+	dl->ea.seal = (uint8_t)(initiator ? dl->c->encrypt :
+	    all_encrypt(c));
+	dl->ea.aesgcm = (uint8_t)seal_aesgcm_available();
+	dl->es = (struct engine_seal){ .seal = seal_cb, .open = open_cb,
+	    .restore = restore_cb, .ptr = ptr_cb, .arg = dl };
+}
+
+void
+handshake_wipe(struct dlink *dl)
+{
+
+	handshake_forget(dl);
+	sodium_memzero(dl->hh, sizeof(dl->hh));
+	seal_dir_wipe(&dl->stx);
+	seal_dir_wipe(&dl->srx);
+}

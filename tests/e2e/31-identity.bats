@@ -1,0 +1,145 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+# A fleet with node identities (identity_file, peers_file) and no keys:
+# three daemons (a at ADDR_A; b and c at ADDR_B, ports 7471 and 7472),
+# streams sealed and in clear checked byte for byte, the peer's name in
+# what both ends say, an identity nobody listed refused, and a key
+# rotated by reload while a stream runs.
+
+load helpers
+
+setup() {
+	rs_setup
+}
+
+teardown() {
+	rs_teardown
+}
+
+# ident NAME: a fresh identity at $W/NAME.id; its public key in $W/NAME.pub.
+ident() {
+	"$RSTREAMD_BIN" --genkey "$W/$1.id" >"$W/$1.pub"
+}
+
+# fleet_conf NAME LISTEN TUNNELS: NAME's config with its identity and the
+# shared peers file (LISTEN "": none).
+fleet_conf() {
+	{
+		[ -z "$2" ] || echo "listen = \"$2\";"
+		echo "control = \"$W/$1.ctl\";"
+		echo "identity_file = \"$W/$1.id\";"
+		echo "peers_file = \"$W/peers\";"
+		echo "tunnels = ( $3 );"
+	} >"$W/$1.conf"
+}
+
+# through PORT NAME [MIB]: MIB MiB (default 2) of random bytes through
+# the echo at 127.0.0.1:PORT; succeeds if they come back intact.
+through() {
+	head -c "${3:-2}M" /dev/urandom >"$W/$2.in"
+	timeout 120 socat -t 30 - TCP:127.0.0.1:"$1" <"$W/$2.in" >"$W/$2.out"
+	[ "$(sha "$W/$2.in")" = "$(sha "$W/$2.out")" ]
+}
+
+@test "identities: a fleet of three carries streams sealed and in clear; both ends name their peer" {
+	ident a
+	ident b
+	ident c
+	run cat "$W/a.pub"
+	assert_output --regexp '^[A-Za-z0-9+/]{43}=$'
+	[ "$(stat -c %a "$W/a.id")" = 600 ]
+	run "$RSTREAMD_BIN" --genkey "$W/a.id"
+	assert_failure
+	assert_output --partial "File exists"
+	printf '# the fleet\n%s node-a\n%s node-b\n%s node-c\n' \
+	    "$(cat "$W/a.pub")" "$(cat "$W/b.pub")" "$(cat "$W/c.pub")" >"$W/peers"
+	echo_target
+	fleet_conf b "$B:7471" "{ name = \"sec\"; target = \"tcp://127.0.0.1:$tp\"; },
+	    { name = \"clear\"; target = \"tcp://127.0.0.1:$tp\"; encrypt = false; }"
+	fleet_conf c "$B:7472" "{ name = \"toc\"; target = \"tcp://127.0.0.1:$tp\";
+	    peers = [ \"node-a\" ]; }"
+	fleet_conf a "" "{ name = \"sec\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; },
+	    { name = \"clear\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\";
+	      encrypt = false; },
+	    { name = \"toc\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7472\";
+	      peers = [ \"node-c\" ]; }"
+	sed -i "1i source = \"$A\";" "$W/a.conf"
+	run "$RSTREAMD_BIN" -n -c "$W/a.conf"
+	assert_success
+	start_daemon b
+	start_daemon c
+	start_daemon a
+	link_up a sec
+	link_up a clear
+	link_up a toc
+	through "$(accept_port a sec)" sec 4
+	through "$(accept_port a clear)" clear 4
+	through "$(accept_port a toc)" toc 1
+	# Each end names the other, and says whether the link is sealed.
+	run ctl_json a links '.[] | select(.tunnel == "sec") | "\(.identity) \(.sealing)"'
+	assert_output --regexp '^node-b (aes-256-gcm|chacha20-poly1305)$'
+	run ctl_json a links '.[] | select(.tunnel == "clear") | "\(.identity) [\(.sealing)]"'
+	assert_output "node-b []"
+	run ctl_json a links '.[] | select(.tunnel == "toc") | .identity'
+	assert_output "node-c"
+	run ctl_json b links '[.[] | select(.direction == "in") | .identity] | unique | join(",")'
+	assert_output "node-a"
+	run ctl_json b links '[.[] | select(.direction == "in") | .sealing] | sort | join(",")'
+	assert_output --regexp '^,(aes-256-gcm|chacha20-poly1305)$'
+	wait_log b "link from $A:[0-9]* authenticated as node-a, sealed with "
+	wait_log b "link from $A:[0-9]* authenticated as node-a, not sealed"
+	grep -q "tunnel sec: link to .* is up (.*authenticated as node-b, sealed with" "$W/a.log"
+	run "$CTL" -s "$W/b.ctl" metrics
+	assert_line --regexp '^rstreamd_link_peer_info\{link="link from .* \[node-a\]",peer="node-a",sealing="(aes-256-gcm|chacha20-poly1305)"\} 1$'
+	# Streams name the node too.
+	hold_stream "$(accept_port a sec)"
+	wait_ctl b streams '[.[] | select(.tunnel == "sec") | .identity] | join(",")' node-a
+	# No key anywhere: nothing was refused or failed.
+	[ "$(metric rstreamd_auth_failures_total b)" = 0 ]
+	[ "$(metric rstreamd_auth_failures_total c)" = 0 ]
+}
+
+@test "identities: an identity nobody listed is refused; a key rotates by reload under a stream" {
+	ident a
+	ident b
+	ident x
+	printf '%s node-a\n%s node-b\n' "$(cat "$W/a.pub")" "$(cat "$W/b.pub")" >"$W/peers"
+	echo_target
+	fleet_conf b "$B:7471" "{ name = \"sec\"; target = \"tcp://127.0.0.1:$tp\"; }"
+	fleet_conf a "" "{ name = \"sec\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; }"
+	sed -i "1i source = \"$A\";" "$W/a.conf"
+	# x: a node with an identity b does not list.
+	sed -e "s|a.id|x.id|" -e "s|a.ctl|x.ctl|" "$W/a.conf" >"$W/x.conf"
+	start_daemon b
+	start_daemon x
+	wait_log b "failed authentication: .*identity .* is not among the peers"
+	run ctl_json x tunnels '.[] | select(.tunnel == "sec") | .link'
+	refute_output up
+	kill "$PID_x"
+	[ "$(metric rstreamd_auth_failures_total b)" -ge 1 ]
+
+	# Rotation: b learns a's next key, a's stream runs on while a moves
+	# to it, and the link that comes up next proves the new key.
+	start_daemon a
+	link_up a sec
+	port=$(accept_port a sec)
+	paced_stream "$port" rot 2
+	ident a2
+	printf '%s node-a2\n' "$(cat "$W/a2.pub")" >>"$W/peers"
+	kill -HUP "$PID_b"
+	wait_log b "reloaded"
+	sed -i "s|a.id|a2.id|" "$W/a.conf"
+	kill -HUP "$PID_a"
+	wait_log a "reloaded"
+	touch "$W/rot.go"
+	wait_pid "$sp" 120
+	[ "$(sha "$W/rot.in")" = "$(sha "$W/rot.out")" ]
+	# The old link stays up through the reloads; a new one (b restarted)
+	# is a2's.
+	ups=$(link_ups a sec)
+	kill "$PID_b"
+	start_daemon b
+	link_up_after a sec "$ups" 60
+	wait_log b "authenticated as node-a2"
+	through "$port" after 1
+}
