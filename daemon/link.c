@@ -160,6 +160,8 @@ on_keepalive(void *arg)
 	} else if (now - dl->heard_ms >= LINK_SILENCE_MS) {
 		snprintf(why, sizeof(why), "nothing heard from the peer for "
 		    "%llu s", (unsigned long long)(now - dl->heard_ms) / 1000);
+		/* Before a sealed link's kept rings get their plaintext back. */
+		verbs_link_stop(dl->vl);
 		engine_fail(e, ENGINE_ERR_LOCAL, why);
 		link_mark(dl);
 		return;

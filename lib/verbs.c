@@ -172,6 +172,7 @@ struct verbs_mem {
 	TAILQ_ENTRY(verbs_mem) pentry;
 };
 
+static void transport_fail(struct verbs_link *, const char *);
 static void dying_end(struct verbs_link *);
 static void pool_drain(struct verbs_link *, int);
 static int charge(struct verbs_link *, uint64_t, int);
@@ -561,13 +562,13 @@ verbs_accept(struct verbs_link *l)
 	if (l->state != L_INCOMING)
 		return (-1);
 	if (conn_param(l, &p)) {
-		engine_fail(l->e, ENGINE_ERR_TRANSPORT, "no random numbers available yet");
+		transport_fail(l, "no random numbers available yet");
 		vl_reject(l->id, WIRE_NOTE_REFUSED);
 		l->state = L_DOWN;
 		return (-1);
 	}
 	if (rdma_accept(l->id, &p)) {
-		engine_fail(l->e, ENGINE_ERR_TRANSPORT, "rdma_accept failed");
+		transport_fail(l, "rdma_accept failed");
 		l->state = L_DOWN;
 		return (-1);
 	}
@@ -777,6 +778,20 @@ verbs_link_stop(struct verbs_link *l)
 	(void)ibv_modify_qp(l->id->qp, &a, IBV_QP_STATE);
 }
 
+/*
+ * The transport failed: the queue pair stops before the engine hears of
+ * it, since a sealed link's engine then gives kept streams their
+ * plaintext back in the very ring memory a WRITE still queued (or
+ * retransmitted) would read.
+ */
+static void
+transport_fail(struct verbs_link *l, const char *why)
+{
+
+	verbs_link_stop(l);
+	engine_fail(l->e, ENGINE_ERR_TRANSPORT, why);
+}
+
 int
 verbs_link_fd(const struct verbs_link *l)
 {
@@ -865,7 +880,7 @@ post_recvs(struct verbs_link *l)
 
 			snprintf(why, sizeof(why), "ibv_post_recv: %s",
 			    strerror(rc));
-			engine_fail(l->e, ENGINE_ERR_TRANSPORT, why);
+			transport_fail(l, why);
 			return (-1);
 		}
 	}
@@ -922,7 +937,7 @@ post_sends(struct verbs_link *l)
 
 			snprintf(why, sizeof(why), "ibv_post_send: %s",
 			    strerror(rc));
-			engine_fail(l->e, ENGINE_ERR_TRANSPORT, why);
+			transport_fail(l, why);
 			return (-1);
 		}
 	} while (n == POST_BATCH);
@@ -967,7 +982,7 @@ wc_failed(struct verbs_link *l, const struct ibv_wc *wc)
 	if (wc->status == IBV_WC_WR_FLUSH_ERR || (wc->wr_id & RECV_TAG) ||
 	    (w = &l->posted[wc->wr_id % l->conf.sq_size])->wr_id !=
 	    wc->wr_id || w->len == 0 || n < 0 || (size_t)n >= sizeof(why)) {
-		engine_fail(l->e, ENGINE_ERR_TRANSPORT, why);
+		transport_fail(l, why);
 		return;
 	}
 	if (w->op == ENGINE_WR_WRITE_IMM)
@@ -980,7 +995,7 @@ wc_failed(struct verbs_link *l, const struct ibv_wc *wc)
 		snprintf(why + n, sizeof(why) - (size_t)n, " (SEND #%llu of "
 		    "%u bytes, vendor error 0x%x)", (unsigned long long)w->wr_id,
 		    (unsigned)w->len, (unsigned)wc->vendor_err);
-	engine_fail(l->e, ENGINE_ERR_TRANSPORT, why);
+	transport_fail(l, why);
 }
 
 static int
@@ -1020,7 +1035,7 @@ handle_wc(struct verbs_link *l, const struct ibv_wc *wc)
 	}
 	snprintf(why, sizeof(why), "unexpected completion opcode %d",
 	    (int)wc->opcode);
-	engine_fail(l->e, ENGINE_ERR_TRANSPORT, why);
+	transport_fail(l, why);
 	return (-1);
 }
 
@@ -1032,7 +1047,7 @@ drain_cq(struct verbs_link *l)
 
 	do {
 		if ((n = ibv_poll_cq(l->cq, POLL_BATCH, wc)) < 0) {
-			engine_fail(l->e, ENGINE_ERR_TRANSPORT, "ibv_poll_cq failed");
+			transport_fail(l, "ibv_poll_cq failed");
 			return (-1);
 		}
 		for (k = 0; k < n; k++)
@@ -1059,7 +1074,7 @@ verbs_link_poll(struct verbs_link *l)
 	if (drain_cq(l))
 		return (failed(l));
 	if (ibv_req_notify_cq(l->cq, 0)) {
-		engine_fail(l->e, ENGINE_ERR_TRANSPORT, "ibv_req_notify_cq failed");
+		transport_fail(l, "ibv_req_notify_cq failed");
 		return (failed(l));
 	}
 	/* A completion that landed before the re-arm raised no event. */
@@ -1473,7 +1488,7 @@ vl_down(struct verbs_link *l, struct verbs_ev *ev, const char *why)
 {
 
 	if (l->e != NULL)
-		engine_fail(l->e, ENGINE_ERR_TRANSPORT, why);
+		transport_fail(l, why);
 	l->state = L_DOWN;
 	ev->type = VERBS_EV_DOWN;
 	ev->link = l;
