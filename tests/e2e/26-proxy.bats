@@ -133,7 +133,7 @@ hexof() {
 	# b dies hard and comes back, again and again, while a reconnects
 	# (connect requests pending when it dies get the kernel's reject,
 	# which carries no refusal note); then new streams still carry the
-	# client's address, at version 5, and nothing stepped down.
+	# client's address, at the newest version, and nothing stepped down.
 	for i in 1 2 3 4 5; do
 		kill -KILL "$PID_b"
 		wait "$PID_b" || true
@@ -145,7 +145,7 @@ hexof() {
 	run timeout 30 socat -t 10 - "TCP:$A:$pw,bind=$A:$sp" <<<$'GET / HTTP/1.0\r\n\r'
 	assert_output --partial "client $A:$sp via 127.0.0.1"
 	run ctl_json a links '[.[] | .version] | map(tostring) | join(" ")'
-	assert_output "5 5"
+	assert_output "6 6"
 	[ "$(metric rstreamd_link_stepdowns_total a)" = 0 ]
 	# nginx found nothing wrong with either header.
 	run grep -c "broken header" "$W/nginx/logs/error.log"
