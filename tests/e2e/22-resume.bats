@@ -290,3 +290,30 @@ bulk_intact() {
 	bulk_intact
 	resumed_all 1
 }
+
+@test "resume: a sealed link's stream survives a dark path: its bytes go again under the new link's keys" {
+	echo_target
+	"$RSTREAMD_BIN" --genkey "$W/a.id" >"$W/a.pub"
+	"$RSTREAMD_BIN" --genkey "$W/b.id" >"$W/b.pub"
+	printf '%s node-a\n%s node-b\n' "$(cat "$W/a.pub")" "$(cat "$W/b.pub")" >"$W/peers"
+	conf_b "{ name = \"echo\"; target = \"tcp://127.0.0.1:$tp\";
+	    resume_time = 30; }"
+	conf_a "{ name = \"echo\"; accept = \"tcp://127.0.0.1:0\";
+	    peer = \"$B:7471\"; resume_time = 30; }"
+	printf 'identity_file = "%s";\npeers_file = "%s";\nretry_count = 6;\n' \
+	    "$W/a.id" "$W/peers" >>"$W/a.conf"
+	printf 'identity_file = "%s";\npeers_file = "%s";\nretry_count = 6;\n' \
+	    "$W/b.id" "$W/peers" >>"$W/b.conf"
+	start_pair echo
+	run ctl_json a links '.[] | .sealing'
+	assert_output --regexp '^(aes-256-gcm|chacha20-poly1305)$'
+	echo_bulk 16
+	wait_until 120 at_least 4194304 stream_bytes a
+	path_down
+	wait_log a "went down: .*; 1 stream suspended for up to 30 s" 30
+	path_up
+	wait_log a "1 stream resumed after [0-9.]* s" 60
+	wait_log b "authenticated as node-a, sealed with"
+	bulk_intact
+	resumed_all 1
+}
