@@ -6,7 +6,7 @@
 # The script knows no value of the protocol: it parses both sides.
 #
 # From the code: #defines (lib/wire.h, lib/ring.h, lib/engine.h,
-# lib/wire.c; continued lines too) and the enums of lib/wire.h; the version
+# lib/seal.h, lib/wire.c; continued lines too) and the enums of lib/wire.h; the version
 # of a record type or hello flag is the "version N" of its comment there,
 # else 1, and must be the one the code enforces where it says so
 # (wire_hello_decode's "version < N && (h->flags & FLAG)", FLAG a flag or
@@ -45,8 +45,9 @@
 #  - Each ".\" check: EXPR..." comment: the numbers of the next line that
 #    is not a comment are the values of the EXPRs, in order.  EXPR, with
 #    no spaces: numbers, #define and enum names, + - * / << >> ( ),
-#    log2(X), max(ENUM), min(ENUM), since(NAME).  Numbers in a line are
-#    decimal, 0x hexadecimal or N^M, and not part of a word (u16, IPv4).
+#    log2(X), max(ENUM), min(ENUM), since(NAME), UINT64_C(N) and its kin
+#    (N a literal).  Numbers in a line are decimal, 0x hexadecimal or N^M,
+#    and not part of a word (u16, IPv4).
 #
 # POSIX awk (mawk, gawk, busybox); AWK=... picks another.
 srcdir=${RSTREAMD_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -184,6 +185,9 @@ function ev_prim(    t, v, a) {
 		return since(a)
 	if ((t == "max" || t == "min") && enum_n[a] > 0)
 		return t == "max" ? enum_max[a] : enum_min[a]
+	# <stdint.h>'s integer constant macros: the value of their literal.
+	if (t ~ /^U?INT(8|16|32|64|MAX)_C$/ && a ~ /^(0[xX][0-9A-Fa-f]+|[0-9]+)$/)
+		return a ~ /^0[xX]/ ? hex(a) : a + 0
 	evfail = "unknown function " t "(" a ")"
 	return 0
 }
@@ -1120,7 +1124,7 @@ END {
 		}
 		got = numbers(chk_text[i])
 		if (d == "" && got != want)
-			d = "\n# line " chk_line[i] ": " chk_text[i] "\n# its numbers are" got ", lib/wire.h says" want " (" chk_e[i] ")"
+			d = "\n# line " chk_line[i] ": " chk_text[i] "\n# its numbers are" got ", the code says" want " (" chk_e[i] ")"
 		if (chk_line[i] == "" || chk_line[i] == "none") {
 			d = "\n# line " chk_at[i] ": no text line follows"
 			chk_line[i] = chk_at[i]
@@ -1131,5 +1135,5 @@ END {
 	exit failed
 }
 EOF
-${AWK:-awk} -f "$prog" lib/wire.h lib/ring.h lib/engine.h lib/wire.c \
-    lib/engine.c man/rstreamd-protocol.7
+${AWK:-awk} -f "$prog" lib/wire.h lib/ring.h lib/engine.h lib/seal.h \
+    lib/wire.c lib/engine.c man/rstreamd-protocol.7
