@@ -432,6 +432,15 @@ seal_open_write(struct engine *e, struct stream *s, uint32_t imm,
 
 	if (tag == NULL)
 		return (0);
+	/*
+	 * Opening writes where the bytes are (and clears them when the tag
+	 * is wrong): never past the ring's end, which no sender's WRITE
+	 * crosses.  An unsealed WRITE that did would have failed in the HCA.
+	 */
+	if (n > ring_contig(s->rx.size, s->rx_tail, n))
+		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: "
+		    "sealed WRITE of %u bytes for stream %u crosses the end "
+		    "of its ring", (unsigned)n, (unsigned)(s - e->s)));
 	p = e->sl.ptr(e->sl.arg, s->rx.addr + ring_off(s->rx.size,
 	    s->rx_tail));
 	imm_ad(ad, imm);

@@ -3873,6 +3873,28 @@ test_seal_tamper(void)
 	    engine_error(T.f.side[1].e));
 	teardown(&T);
 	tstream_free(&s);
+
+	/*
+	 * A tag whose immediate claims more than is left before the ring's
+	 * end: refused before anything is opened (opening would write past
+	 * the ring; ASan saw it).
+	 */
+	seal_pair(&T, &s, 4096, 0);
+	r1 = t0 = 0;
+	putp(T.f.side[0].e, s.id, s.tx, 4000, 1, &t0);
+	settle(&T);
+	ok(takep(T.f.side[1].e, T.acc[0].id, T.acc[0].rx, 4096, 1, &r1,
+	    &bad) == 4000 && !bad, "4000 bytes arrive and are read");
+	settle(&T);
+	memset(copy, 0, sizeof(copy));
+	fab_inject(&T.f, 1, FAB_CQE_RECV_TAG, copy, WIRE_TAG_LEN,
+	    wire_imm_encode(T.acc[0].id, 4096));
+	ok(engine_error(T.f.side[1].e) != NULL &&
+	    strstr(engine_error(T.f.side[1].e), "crosses the end of its ring"),
+	    "a tag for bytes past the ring's end fails the link: %s",
+	    engine_error(T.f.side[1].e) ? engine_error(T.f.side[1].e) : "-");
+	teardown(&T);
+	tstream_free(&s);
 }
 
 /* Is ${n} bytes of ${ring} from pattern position ${pos} plaintext? */
