@@ -28,8 +28,8 @@
 /* ------------------------------------------------------------- streams */
 
 /* Why a stream may not come in. */
-enum admission { ADMITTED, NO_TUNNEL, SHUTTING_DOWN, DENIED, OLD_VERSION,
-    NO_ORIGIN, LIMITED };
+enum admission { ADMITTED, NO_TUNNEL, SHUTTING_DOWN, DENIED, DENIED_CLEAR,
+    DENIED_PEER, OLD_VERSION, NO_ORIGIN, UNTRUSTED_ORIGIN, LIMITED };
 
 /*
  * The question both sides ask: room under the tunnel's max_streams.
@@ -54,17 +54,18 @@ tunnel_room(struct tun *t)
  * peers it names, or any configured peer), still configured; and a
  * tunnel that encrypts only on a sealed link.
  */
-static int
+static enum admission
 identity_admits(const struct conf *c, const struct conf_tunnel *t,
     const struct dlink *dl, const struct conf_peer *p)
 {
 
 	if (t->encrypt && link_sealing(dl) == NULL)
-		return (0);
+		return (DENIED_CLEAR);
 	if (!c->identity.set || (p == NULL && t->key.set &&
 	    t->peer_mask_n == 0))
-		return (1);
-	return (p != NULL && conf_tunnel_trusts(c, t, p));
+		return (ADMITTED);
+	return (p != NULL && conf_tunnel_trusts(c, t, p) ? ADMITTED :
+	    DENIED_PEER);
 }
 
 /*
@@ -89,17 +90,22 @@ tunnel_admit_incoming(struct rsd *d, struct tun *t, struct dlink *dl,
 		return (d->draining ? SHUTTING_DOWN : NO_TUNNEL);
 	if (link_peer_key(dl) != NULL)
 		p = conf_peer_by_pub(d->conf, link_peer_key(dl));
-	if ((t->c->key.set && (proved == NULL || !proved->set ||
-	    !conf_key_same(proved, &t->c->key))) ||
-	    !identity_admits(d->conf, t->c, dl, p)) {
-		ST_ADD(t->st, denied, 1);
+	if (t->c->key.set && (proved == NULL || !proved->set ||
+	    !conf_key_same(proved, &t->c->key)))
 		a = DENIED;
+	else
+		a = identity_admits(d->conf, t->c, dl, p);
+	if (a != ADMITTED) {
+		ST_ADD(t->st, denied, 1);
 	} else if (engine_version(e) < t->c->sz.min_version) {
 		a = OLD_VERSION;
 	} else if (t->c->proxy_protocol != 0 &&
-	    (engine_origin(e, id) == NULL || (p != NULL && !p->origin))) {
+	    engine_origin(e, id) == NULL) {
 		/* A header naming this host would make every client local. */
 		a = NO_ORIGIN;
+	} else if (t->c->proxy_protocol != 0 && p != NULL && !p->origin) {
+		/* A node's claims about clients: only if it is trusted. */
+		a = UNTRUSTED_ORIGIN;
 	}
 	if (a == ADMITTED)
 		return (tunnel_room(t));
@@ -234,6 +240,26 @@ stream_arrives(void *arg, struct dlink *dl, uint32_t id, const char *name)
 		reason = WIRE_REASON_DENIED;
 		snprintf(why, sizeof(why), "refused a stream: the link is not "
 		    "authenticated with this tunnel's key");
+		break;
+	case DENIED_CLEAR:
+		reason = WIRE_REASON_DENIED;
+		snprintf(why, sizeof(why), "refused a stream: the tunnel "
+		    "encrypts, and the link is not sealed");
+		break;
+	case DENIED_PEER:
+		reason = WIRE_REASON_DENIED;
+		snprintf(why, sizeof(why), "refused a stream: %s%s%s may not "
+		    "use this tunnel", link_peer_id(dl)[0] != '\0' ?
+		    "the peer " : "a peer without an identity",
+		    link_peer_id(dl), link_peer_id(dl)[0] != '\0' ?
+		    " (not in its peers, or no longer listed)" : "");
+		break;
+	case UNTRUSTED_ORIGIN:
+		b = &d->origin_log;
+		reason = WIRE_REASON_NO_ORIGIN;
+		snprintf(why, sizeof(why), "refused a stream: the peer %s is "
+		    "not trusted for client addresses (origin = true), and "
+		    "proxy_protocol would pass its claim on", link_peer_id(dl));
 		break;
 	case OLD_VERSION:
 		b = &d->version_log;

@@ -143,3 +143,34 @@ through() {
 	wait_log b "authenticated as node-a2"
 	through "$port" after 1
 }
+
+@test "identities: a PROXY v2 target learns the node's name, and believes only nodes trusted for origin" {
+	ident a
+	ident b
+	printf '%s node-a origin\n%s node-b\n' "$(cat "$W/a.pub")" "$(cat "$W/b.pub")" >"$W/peers"
+	tp=$(free_port)
+	spawn socat -u TCP-LISTEN:"$tp",bind=127.0.0.1,reuseaddr,fork \
+	    CREATE:"$W/px.rec"
+	wait_port "$tp"
+	fleet_conf b "$B:7471" "{ name = \"px\"; target = \"tcp://127.0.0.1:$tp\"; proxy_protocol = \"v2\"; }"
+	fleet_conf a "" "{ name = \"px\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; }"
+	sed -i "1i source = \"$A\";" "$W/a.conf"
+	start_daemon b
+	start_daemon a
+	link_up a px
+	port=$(accept_port a px)
+	printf 'hello' | timeout 30 socat -t 5 -u - TCP:127.0.0.1:"$port"
+	wait_until 30 grep -q hello "$W/px.rec"
+	# 21 bytes after the header: 12 of addresses, then TLV 0xE0 of 6
+	# bytes, "node-a".
+	run bash -c "od -An -v -tx1 '$W/px.rec' | tr -d ' \n'"
+	assert_output --regexp "^0d0a0d0a000d0a515549540a21110015.{24}e000066e6f64652d6168656c6c6f$"
+	# node-a no longer trusted for client addresses: refused, and said.
+	printf '%s node-a\n%s node-b\n' "$(cat "$W/a.pub")" "$(cat "$W/b.pub")" >"$W/peers"
+	kill -HUP "$PID_b"
+	wait_log b "reloaded"
+	printf 'not believed' | timeout 30 socat -t 5 -u - TCP:127.0.0.1:"$port" || true
+	wait_log b "the peer node-a is not trusted for client addresses"
+	run grep -c "not believed" "$W/px.rec"
+	assert_output 0
+}
