@@ -814,6 +814,28 @@ hs_pair(struct t *T, struct engine_conf *c, struct ths *ha, struct ths *hb,
 }
 
 /*
+ * A stream from side 0 opens, is accepted, and carries ${n} bytes of
+ * pattern ${pat} intact, on a fabric that saw no violation.
+ */
+static int
+stream_flows(struct t *T, uint32_t n, uint8_t pat)
+{
+	struct tstream s;
+	int bad = 0, rc;
+
+	if (open_stream(T, &s, 4096, 4096) < 0)
+		return (0);
+	settle(T);
+	put(T, 0, s.id, s.tx, n, pat);
+	settle(T);
+	rc = (s.events & ENGINE_EV_OPENED) && T->nacc > 0 &&
+	    take(T, 1, T->acc[T->nacc - 1].id, T->acc[T->nacc - 1].rx, n, pat,
+	    &bad) == n && !bad && !T->f.failed;
+	tstream_free(&s);
+	return (rc);
+}
+
+/*
  * The real handshake through the engine: lib/noise's Noise_XX with
  * static keys, as the daemon runs it (daemon/handshake.c adds the peers'
  * lists and the psk); its messages fit HANDSHAKE records and SENDs.
@@ -898,45 +920,48 @@ rnoise_step(void *arg, const uint8_t *in, size_t inlen, uint8_t *out,
 	return (ENGINE_HS_DONE);
 }
 
+/* Two sides with fresh static keys, side 1 expecting side 0's unless
+ * ${stranger}; side 0 asks for sealing if ${seal}. */
+static void
+rnoise_pair(struct t *T, struct engine_conf *c, struct rnoise *ra,
+    struct rnoise *rb, int seal, int stranger)
+{
+	uint8_t pa[NOISE_KEY_LEN], pb[NOISE_KEY_LEN];
+
+	memset(ra, 0, sizeof(*ra));
+	memset(rb, 0, sizeof(*rb));
+	noise_keygen(ra->priv, pa);
+	noise_keygen(rb->priv, pb);
+	memcpy(ra->peer_pub, pb, sizeof(pb));
+	memcpy(rb->peer_pub, pa, sizeof(pa));
+	if (stranger)
+		memset(rb->peer_pub, 7, sizeof(rb->peer_pub));
+	ra->initiator = 1;
+	memset(T, 0, sizeof(*T));
+	T->acc_ring = 4096;
+	fab_init_seal(&T->f, c, c, &(struct engine_auth){ .initiator = 1,
+	    .step = rnoise_step, .arg = ra, .seal = (uint8_t)seal },
+	    &(struct engine_auth){ .step = rnoise_step, .arg = rb },
+	    &(struct engine_seal){ rn_seal, rn_open, rn_restore, rn_ptr, ra },
+	    &(struct engine_seal){ rn_seal, rn_open, rn_restore, rn_ptr, rb });
+	settle(T);
+}
+
 static void
 test_handshake_noise(void)
 {
 	struct engine_conf c = conf(8, 8);
 	struct rnoise ra, rb;
-	uint8_t pa[NOISE_KEY_LEN], pb[NOISE_KEY_LEN];
-	struct tstream s;
-	int bad = 0;
 	struct t T;
 
-	memset(&ra, 0, sizeof(ra));
-	memset(&rb, 0, sizeof(rb));
-	noise_keygen(ra.priv, pa);
-	noise_keygen(rb.priv, pb);
-	memcpy(ra.peer_pub, pb, sizeof(pb));
-	memcpy(rb.peer_pub, pa, sizeof(pa));
-	ra.initiator = 1;
-	memset(&T, 0, sizeof(T));
-	T.acc_ring = 4096;
-	fab_init_seal(&T.f, &c, &c, &(struct engine_auth){ .initiator = 1,
-	    .step = rnoise_step, .arg = &ra, .seal = 1 },
-	    &(struct engine_auth){ .step = rnoise_step, .arg = &rb },
-	    &(struct engine_seal){ rn_seal, rn_open, rn_restore, rn_ptr, &ra },
-	    &(struct engine_seal){ rn_seal, rn_open, rn_restore, rn_ptr, &rb });
-	settle(&T);
+	rnoise_pair(&T, &c, &ra, &rb, 1, 0);
 	ok(engine_authenticated(T.f.side[0].e) &&
 	    engine_authenticated(T.f.side[1].e) &&
 	    memcmp(ra.h, rb.h, sizeof(ra.h)) == 0,
 	    "Noise_XX through the engine: both authenticated, one hash");
 	ok(ra.sizes[0] == 32 && rb.sizes[1] == 96 && ra.sizes[2] == 64,
 	    "its messages are 32, 96 and 64 bytes");
-	ok(open_stream(&T, &s, 4096, 4096) >= 0, "a stream opens after it");
-	settle(&T);
-	put(&T, 0, s.id, s.tx, 3000, 0x21);
-	settle(&T);
-	ok(take(&T, 1, T.acc[0].id, T.acc[0].rx, 3000, 0x21, &bad) == 3000 &&
-	    !bad && !T.f.failed, "and carries data (%s / %s)",
-	    engine_error(T.f.side[0].e) ? engine_error(T.f.side[0].e) : "-",
-	    engine_error(T.f.side[1].e) ? engine_error(T.f.side[1].e) : "-");
+	ok(stream_flows(&T, 3000, 0x21), "a stream carries data after it");
 	ok(engine_sealed(T.f.side[0].e) && engine_sealed(T.f.side[1].e) &&
 	    seal_dir_count(&ra.tx) > 0 && seal_dir_count(&ra.tx) ==
 	    seal_dir_count(&rb.rx) && seal_dir_count(&rb.tx) ==
@@ -944,50 +969,17 @@ test_handshake_noise(void)
 	    "the message after it (%llu and %llu messages)",
 	    (unsigned long long)seal_dir_count(&ra.tx),
 	    (unsigned long long)seal_dir_count(&rb.tx));
-	tstream_free(&s);
 	teardown(&T);
 
 	/* Neither asks for sealing: the link stays in clear. */
-	memset(&ra, 0, sizeof(ra));
-	memset(&rb, 0, sizeof(rb));
-	noise_keygen(ra.priv, pa);
-	noise_keygen(rb.priv, pb);
-	memcpy(ra.peer_pub, pb, sizeof(pb));
-	memcpy(rb.peer_pub, pa, sizeof(pa));
-	ra.initiator = 1;
-	memset(&T, 0, sizeof(T));
-	T.acc_ring = 4096;
-	fab_init_seal(&T.f, &c, &c, &(struct engine_auth){ .initiator = 1,
-	    .step = rnoise_step, .arg = &ra },
-	    &(struct engine_auth){ .step = rnoise_step, .arg = &rb },
-	    &(struct engine_seal){ rn_seal, rn_open, rn_restore, rn_ptr, &ra },
-	    &(struct engine_seal){ rn_seal, rn_open, rn_restore, rn_ptr, &rb });
-	settle(&T);
-	ok(open_stream(&T, &s, 4096, 4096) >= 0, "unsealed: a stream opens");
-	settle(&T);
-	put(&T, 0, s.id, s.tx, 3000, 0x22);
-	settle(&T);
-	ok(take(&T, 1, T.acc[0].id, T.acc[0].rx, 3000, 0x22, &bad) == 3000 &&
-	    !bad && !engine_sealed(T.f.side[0].e) &&
+	rnoise_pair(&T, &c, &ra, &rb, 0, 0);
+	ok(stream_flows(&T, 3000, 0x22) && !engine_sealed(T.f.side[0].e) &&
 	    seal_dir_count(&ra.tx) == 0, "without SEAL in either hello the "
 	    "link carries data in clear");
-	tstream_free(&s);
 	teardown(&T);
 
 	/* Side 1 expects another key: it fails the link at message 3. */
-	memset(&ra, 0, sizeof(ra));
-	memset(&rb, 0, sizeof(rb));
-	noise_keygen(ra.priv, pa);
-	noise_keygen(rb.priv, pb);
-	memcpy(ra.peer_pub, pb, sizeof(pb));
-	memset(rb.peer_pub, 7, sizeof(rb.peer_pub));
-	ra.initiator = 1;
-	memset(&T, 0, sizeof(T));
-	T.acc_ring = 4096;
-	fab_init_auth(&T.f, &c, &c, &(struct engine_auth){ .initiator = 1,
-	    .step = rnoise_step, .arg = &ra }, &(struct engine_auth){
-	    .step = rnoise_step, .arg = &rb });
-	settle(&T);
+	rnoise_pair(&T, &c, &ra, &rb, 1, 1);
 	ok(engine_error(T.f.side[1].e) != NULL && strstr(engine_error(
 	    T.f.side[1].e), "not the peer's key") != NULL,
 	    "an unexpected static key fails the link: %s",
@@ -1005,7 +997,7 @@ test_handshake(void)
 	struct engine_wr w[4];
 	struct wire_hello h;
 	struct engine *b;
-	int bad = 0, held;
+	int held;
 	struct t T;
 
 	hs_pair(&T, &c, &ha, &hb, 3, 3);
@@ -1036,14 +1028,7 @@ test_handshake(void)
 	    hb.steps == 2, "three messages, each read once");
 	ok(engine_authenticated(T.f.side[0].e) && engine_authenticated(b),
 	    "both sides authenticated after the handshake");
-	ok(open_stream(&T, &s, 4096, 4096) >= 0, "a stream opens after it");
-	settle(&T);
-	ok(s.events & ENGINE_EV_OPENED, "and is accepted");
-	put(&T, 0, s.id, s.tx, 1000, 0x5a);
-	settle(&T);
-	ok(take(&T, 1, T.acc[0].id, T.acc[0].rx, 1000, 0x5a, &bad) == 1000 &&
-	    !bad, "data flows after the handshake");
-	tstream_free(&s);
+	ok(stream_flows(&T, 1000, 0x5a), "a stream carries data after it");
 	teardown(&T);
 
 	/* A record after a handshake message, in its SEND: a violation. */
@@ -1106,7 +1091,6 @@ test_auth(void)
 	struct wire_rec r;
 	uint8_t buf[WIRE_MSG_SIZE];
 	size_t n;
-	int bad = 0;
 	struct t T;
 
 	/* Same key: the handshake runs in order, then streams flow. */
@@ -1129,14 +1113,8 @@ test_auth(void)
 	    tb.verified == 1, "each side proved once and checked once");
 	ok(tb.proved_after_verify == 1,
 	    "the responder proved itself only after checking the initiator");
-	ok(open_stream(&T, &s, 4096, 4096) >= 0, "a stream opens after it");
-	settle(&T);
-	ok(s.events & ENGINE_EV_OPENED, "and is accepted");
-	put(&T, 0, s.id, s.tx, 1000, 0x5a);
-	settle(&T);
-	ok(take(&T, 1, T.acc[0].id, T.acc[0].rx, 1000, 0x5a, &bad) == 1000 &&
-	    !bad, "data flows on an authenticated link");
-	tstream_free(&s);
+	ok(stream_flows(&T, 1000, 0x5a), "data flows on an authenticated "
+	    "link");
 	teardown(&T);
 
 	/* Wrong key: the responder fails the link and never proves itself. */
