@@ -44,6 +44,16 @@
  * with the seal error.  Another moves both directions' counts to just
  * below the next rekey boundary (SEAL_REKEY_EVERY), so that the keys are
  * renewed under the engine's feet, WRITEs outstanding.
+ *
+ * An input whose first byte is 0xb0 to 0xbf runs the identity handshake
+ * (version 6) with a stand-in step of three messages (as test_engine's):
+ * bit 0: this side connected (it sends message 1 and 3, else 2); bit 1:
+ * a key as well; bit 2: both ask for sealed records; bit 3: with
+ * AES-256-GCM.  An operation hands the engine the peer's next message,
+ * right or spoilt; raw SENDs may carry HANDSHAKE records of their own.
+ * The engine must call the step for nothing but the peer's messages, in
+ * order, and never after it ended; it must never count the peer
+ * authenticated before the step said so, nor seal or open before it.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -523,6 +533,88 @@ verify(void *arg, const uint8_t proof[WIRE_AUTH_LEN])
 	return (proof_is(proof, 0x42));
 }
 
+/* ---------------------------------------------------------------- handshake */
+
+/*
+ * The identity handshake's stand-in: message i (1 to 3) is HS_LEN * i
+ * bytes of HS_FLEET + i; the initiator sends 1 and 3, the responder 2.
+ */
+#define HS_LEN		64
+#define HS_FLEET	0x60
+
+struct fhs {
+	int initiator;
+	int calls;		/* the step ran this many times */
+	int done;		/* it said ENGINE_HS_DONE */
+	int failed;		/* it said -1 */
+};
+
+static struct fhs fh;
+
+/* The message the step takes next from the peer (0: none, the first). */
+static int
+hs_want(const struct fhs *h)
+{
+
+	return (h->initiator ? 2 * h->calls : 2 * h->calls + 1);
+}
+
+static int
+hs_step(void *arg, const uint8_t *in, size_t inlen, uint8_t *out,
+    size_t *outlen, const char **why)
+{
+	struct fhs *h = arg;
+	int want = hs_want(h);
+	size_t i;
+
+	/* Only the peer's messages, in turn, and nothing once it ended. */
+	if (h->done || h->failed || want > 3 || (in == NULL) != (want == 0))
+		abort();
+	h->calls++;
+	*outlen = 0;
+	if (in != NULL) {
+		for (i = 0; i < inlen && in[i] == HS_FLEET + want; i++)
+			;
+		if (inlen != (size_t)(HS_LEN * want) || i < inlen) {
+			h->failed = 1;
+			*why = "not of this fleet";
+			return (-1);
+		}
+	}
+	if (want < 3) {
+		*outlen = (size_t)(HS_LEN * (want + 1));
+		memset(out, HS_FLEET + want + 1, *outlen);
+	}
+	if (want + 1 < 3)
+		return (ENGINE_HS_MORE);
+	h->done = 1;
+	return (ENGINE_HS_DONE);
+}
+
+/*
+ * The peer's next handshake message in a HANDSHAKE record at ${msg},
+ * spoilt as ${b} says (bit 0: a byte, bit 1: its length); returns the
+ * record's length.
+ */
+static uint16_t
+hs_msg(uint8_t *msg, uint8_t b)
+{
+	struct wire_rec r;
+	int m = hs_want(&fh);
+
+	if (m == 0 || m > 3)
+		m = fh.initiator ? 2 : 1;
+	memset(&r, 0, sizeof(r));
+	r.type = WIRE_HANDSHAKE;
+	r.hs_len = (uint8_t)(HS_LEN * m);
+	memset(r.hs, HS_FLEET + m, r.hs_len);
+	if (b & 1)
+		r.hs[(b >> 2) % r.hs_len] ^= 0x40;
+	if (b & 2)
+		r.hs_len--;
+	return ((uint16_t)wire_rec_encode(msg, WIRE_MSG_SIZE, &r));
+}
+
 /* ---------------------------------------------------------------- resume */
 
 struct res {
@@ -681,21 +773,33 @@ struct fz {
 	uint32_t posted[RQ];
 	int nposted;
 	uint64_t seq_hi, clock_ns;
-	int auth;		/* the peer must prove a key */
+	int auth;		/* the peer must prove a key or an identity */
 	int resume;		/* the resume mode (1 to 3), or 0 */
 	int v4;			/* the peer's hello says version 4 */
+	int hs;			/* the identity handshake, not a proof */
+	int hs_key;		/* and a key as well */
+	int hs_seal;		/* which seals once the handshake is done */
 	int seal_mode;		/* sealed from the start */
 	enum seal_aead aead;
 	int sealed;		/* the input's messages are sealed now */
 	int tamper;		/* flip a bit of the next message */
 };
 
-/* The mode byte ${m} (0xc0 and above), as the top of this file says. */
+/* The mode byte ${m} (0xb0 and above), as the top of this file says. */
 static void
 parse_mode(struct fz *F, uint8_t m)
 {
 
 	F->aead = SEAL_CHACHAPOLY;
+	if (m < 0xc0) {
+		F->hs = F->auth = 1;
+		fh.initiator = m & 1;
+		F->hs_key = (m >> 1) & 1;
+		F->hs_seal = (m >> 2) & 1;
+		if ((m & 8) && seal_aesgcm_available())
+			F->aead = SEAL_AESGCM;
+		return;
+	}
 	F->seal_mode = m < 0xe0;
 	F->auth = m & 1;
 	F->resume = (m >> 1) & 3;
@@ -712,9 +816,17 @@ set_auth(struct fz *F)
 	struct engine_auth ea = { .prove = prove, .verify = verify };
 	struct engine_seal es = { sseal, sopen, srestore, sptr, NULL };
 
+	if (F->hs) {
+		ea.initiator = fh.initiator;
+		ea.step = hs_step;
+		ea.arg = &fh;
+		ea.key = (uint8_t)F->hs_key;
+		ea.seal = (uint8_t)F->hs_seal;
+		ea.aesgcm = F->aead == SEAL_AESGCM;
+	}
 	if (F->auth)
 		engine_set_auth(F->e, &ea);
-	if (F->seal_mode)
+	if (F->seal_mode || F->hs)
 		engine_set_seal(F->e, &es);
 }
 
@@ -731,11 +843,12 @@ start(struct fz *F, const uint8_t *data, size_t size)
 	if (sodium_init() < 0)
 		abort();
 	memset(F, 0, sizeof(*F));
+	memset(&fh, 0, sizeof(fh));
 	memset(tail, 0, sizeof(tail));
 	F->in.p = data;
 	F->in.n = size;
 	F->clock_ns = 1;
-	if (size > 0 && data[0] >= 0xc0) {
+	if (size > 0 && data[0] >= 0xb0) {
 		parse_mode(F, data[0]);
 		F->in.p++;
 		F->in.n--;
@@ -778,9 +891,12 @@ start(struct fz *F, const uint8_t *data, size_t size)
 	if (F->v4)
 		h.version = 4;
 	engine_connected(F->e, &h);
-	engine_seal_tx(F->e);
-	engine_seal_rx(F->e);
+	if (!F->hs) {
+		engine_seal_tx(F->e);
+		engine_seal_rx(F->e);
+	}
 	F->sealed = F->seal_mode;
+	/* With identities, nothing is sealed before the handshake. */
 	if (F->sealed != engine_sealed(F->e))
 		abort();
 }
@@ -940,11 +1056,11 @@ op_local(struct fz *F, uint8_t op, const struct engine_ring *r)
 	}
 }
 
-/* Operations 13 and 14: the wire, the keys. */
+/* Operations 13 to 15: the wire, the keys, the handshake. */
 static void
 op_link(struct fz *F, uint8_t op)
 {
-	uint8_t b;
+	uint8_t msg[WIRE_MSG_SIZE], b;
 
 	switch (op) {
 	case 13:	/* the wire flips a bit of the next message */
@@ -955,6 +1071,11 @@ op_link(struct fz *F, uint8_t op)
 			break;
 		near_rekey(&stx, 1 + (b & 15));
 		near_rekey(&srx, 1 + (b >> 4));
+		break;
+	case 15:	/* the peer's next handshake message, maybe spoilt */
+		if (!get(&F->in, &b, 1))
+			break;
+		peer_send(F, msg, hs_msg(msg, b));
 		break;
 	}
 }
@@ -970,12 +1091,21 @@ check(struct fz *F)
 	/* Nothing but the proof exchange before the proof. */
 	if (F->auth && !engine_authenticated(e) && st.streams_active > 0)
 		abort();
+	/*
+	 * Authenticated exactly when the step said so; nothing sealed or
+	 * opened before (the initiator seals from the SEND after its last
+	 * message, so it may not have yet).
+	 */
+	if (F->hs && (engine_authenticated(e) != fh.done ||
+	    (!fh.done && (st.sealed_msgs | st.opened_msgs) != 0) ||
+	    (fh.done && F->hs_seal && !fh.initiator && !engine_sealed(e))))
+		abort();
 	if (engine_active(e) > STREAMS ||
 	    engine_suspended(e) > engine_active(e))
 		abort();
 	/* What was opened is what the peer sealed, no more. */
 	if (st.opened_msgs != open_n || st.sealed_msgs != seal_n ||
-	    (!F->seal_mode && (seal_n | open_n) != 0))
+	    (!F->seal_mode && !F->hs_seal && (seal_n | open_n) != 0))
 		abort();
 	/* The window lets at most one WRITE past its largest size. */
 	if (st.inflight > WINDOW_MAX + WINDOW_CHUNK ||
@@ -995,7 +1125,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	first_streams(&F, &r);
 	check(&F);
 	while (get(&F.in, &op, 1)) {
-		op %= 15;
+		op %= 16;
 		if (op < 4)
 			op_peer(&F, op);
 		else if (op < 13)
@@ -1008,6 +1138,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			res_drop(&F.R);
 		}
 		drain(F.e, F.posted, &F.nposted, &F.seq_hi);
+		/* With identities, the peer seals once the handshake is done. */
+		if (F.hs)
+			F.sealed = F.hs_seal && fh.done;
 		check(&F);
 	}
 	res_drop(&F.R);
