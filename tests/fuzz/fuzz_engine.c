@@ -31,15 +31,29 @@
  * gave back.
  *
  * An input whose first byte is 0xd0 to 0xdf seals the link (its low bits
- * as in the 0xe0 modes, at version 5): the engine seals and opens with
- * libsodium's ChaCha20-Poly1305 IETF, and the input plays a peer that
- * seals what it sends with the same AEAD, the next message number and
- * the right associated data, so that the engine's paths behind the open
- * are reached: a SEND's records, and a data WRITE's tag (SEND WITH IMM),
- * whose payload the input puts where it believes the stream's ring ends.
- * Ring memory is an arena here, and every seal, open and restore must
- * stay inside one ring.  A tamper operation flips a bit of the next
- * message: the link must end with the seal error.
+ * as in the 0xe0 modes, at version 5) with ChaCha20-Poly1305, 0xc0 to
+ * 0xcf the same with AES-256-GCM (ChaCha20-Poly1305 where the CPU lacks
+ * it): the engine seals and opens with lib/seal, the daemon's sealing,
+ * and the input plays a peer that seals what it sends with the same AEAD
+ * and key, the next message number and the right associated data, so
+ * that the engine's paths behind the open are reached: a SEND's records,
+ * and a data WRITE's tag (SEND WITH IMM), whose payload the input puts
+ * where it believes the stream's ring ends.  Ring memory is an arena
+ * here, and every seal, open and restore must stay inside one ring.  A
+ * tamper operation flips a bit of the next message: the link must end
+ * with the seal error.  Another moves both directions' counts to just
+ * below the next rekey boundary (SEAL_REKEY_EVERY), so that the keys are
+ * renewed under the engine's feet, WRITEs outstanding.
+ *
+ * An input whose first byte is 0xb0 to 0xbf runs the identity handshake
+ * (version 6) with a stand-in step of three messages (as test_engine's):
+ * bit 0: this side connected (it sends message 1 and 3, else 2); bit 1:
+ * a key as well; bit 2: both ask for sealed records; bit 3: with
+ * AES-256-GCM.  An operation hands the engine the peer's next message,
+ * right or spoilt; raw SENDs may carry HANDSHAKE records of their own.
+ * The engine must call the step for nothing but the peer's messages, in
+ * order, and never after it ended; it must never count the peer
+ * authenticated before the step said so, nor seal or open before it.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -49,6 +63,7 @@
 #include <sodium.h>
 
 #include "engine.h"
+#include "seal.h"
 #include "wire.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -87,11 +102,12 @@ static int mem_refuse;		/* the embedder is out of ring memory */
 
 /*
  * Sealing: ring memory behind the made-up addresses (the accept, open and
- * failed engine's rings, then alloc's), the keys, the message numbers.
+ * failed engine's rings, then alloc's), this side's two directions, and
+ * the messages it sealed and opened.
  */
 #define ARENAS		(3 + MEMS)
 static uint8_t arena[ARENAS][LIMIT];
-static const uint8_t key_tx[32] = { 1 }, key_rx[32] = { 2 };
+static struct seal_dir stx, srx;
 static uint64_t seal_n, open_n;
 static uint64_t tail[STREAMS];	/* bytes the input wrote per stream */
 
@@ -301,40 +317,24 @@ in_bounds(const uint8_t *buf, uint32_t len, const uint8_t *msg)
 
 static const uint8_t *cur_msg;	/* the message being fed, for in_bounds */
 
-static void
-snonce(uint8_t nonce[12], uint64_t n)
-{
-	int k;
-
-	memset(nonce, 0, 12);
-	for (k = 0; k < 8; k++)
-		nonce[4 + k] = (uint8_t)(n >> (8 * k));
-}
-
 static uint64_t
 sseal(void *arg, uint8_t *buf, uint32_t len, const uint8_t *ad, size_t adlen,
     uint8_t tag[WIRE_TAG_LEN])
 {
-	uint8_t nonce[12];
 
 	(void)arg;
 	in_bounds(buf, len, cur_msg);
-	snonce(nonce, seal_n);
-	crypto_aead_chacha20poly1305_ietf_encrypt_detached(buf, tag, NULL, buf,
-	    len, ad, adlen, NULL, nonce, key_tx);
-	return (seal_n++);
+	seal_n++;
+	return (seal_dir_seal(&stx, buf, len, ad, adlen, tag));
 }
 
 static int
 sopen(void *arg, uint8_t *buf, uint32_t len, const uint8_t *ad,
     size_t adlen, const uint8_t tag[WIRE_TAG_LEN])
 {
-	uint8_t nonce[12];
 
 	(void)arg;
-	snonce(nonce, open_n);
-	if (crypto_aead_chacha20poly1305_ietf_decrypt_detached(buf, NULL, buf,
-	    len, tag, ad, adlen, nonce, key_rx) != 0)
+	if (seal_dir_open(&srx, buf, len, ad, adlen, tag) != 0)
 		return (-1);
 	open_n++;
 	return (0);
@@ -344,35 +344,73 @@ static int
 srestore(void *arg, uint8_t *buf, uint32_t len, const uint8_t *ad,
     size_t adlen, uint64_t n, const uint8_t tag[WIRE_TAG_LEN])
 {
-	uint8_t nonce[12];
 
 	(void)arg;
 	in_bounds(buf, len, NULL);
-	snonce(nonce, n);
-	return (crypto_aead_chacha20poly1305_ietf_decrypt_detached(buf, NULL,
-	    buf, len, tag, ad, adlen, nonce, key_tx));
+	return (seal_dir_restore(&stx, buf, len, ad, adlen, n, tag));
 }
 
-/* The peer seals ${len} bytes at ${buf} as the next message it sends. */
+/*
+ * The peer seals ${len} bytes at ${buf} as the next message it sends:
+ * with a copy of this side's receiving direction, which holds the same
+ * key and count as the peer's sending one.
+ */
 static void
 peer_seal(uint8_t *buf, uint32_t len, const uint8_t *ad, size_t adlen,
     uint8_t tag[WIRE_TAG_LEN])
 {
-	uint8_t nonce[12];
+	struct seal_dir peer = srx;
 
-	snonce(nonce, open_n);
-	crypto_aead_chacha20poly1305_ietf_encrypt_detached(buf, tag, NULL, buf,
-	    len, ad, adlen, NULL, nonce, key_rx);
+	(void)seal_dir_seal(&peer, buf, len, ad, adlen, tag);
+	seal_dir_wipe(&peer);
+}
+
+/* Both directions of the link sealed with ${aead}, from message 0. */
+static void
+seal_start(enum seal_aead aead)
+{
+	static const uint8_t key_tx[SEAL_KEY_LEN] = { 1 };
+	static const uint8_t key_rx[SEAL_KEY_LEN] = { 2 };
+
+	seal_dir_init(&stx, aead, key_tx);
+	seal_dir_init(&srx, aead, key_rx);
+	seal_n = open_n = 0;
+}
+
+/*
+ * The count of ${d} jumps to ${before} messages below the next rekey
+ * boundary, at both ends (the peer's end is srx's copy).  Not just after
+ * a boundary: a WRITE of the epoch before may be outstanding, and its
+ * restore needs the key that the jump would forget.
+ */
+static void
+near_rekey(struct seal_dir *d, uint32_t before)
+{
+	uint64_t n = seal_dir_count(d), to;
+
+	if (n >= SEAL_REKEY_EVERY && n % SEAL_REKEY_EVERY < 64)
+		return;
+	to = (n / SEAL_REKEY_EVERY + 1) * SEAL_REKEY_EVERY - before;
+	if (to > n)
+		seal_dir_set_count_for_test(d, to);
+}
+
+/* Did the link end with the seal error? */
+static int
+seal_failed(struct engine *e)
+{
+	const char *why = engine_error(e);
+
+	return (why != NULL && strcmp(why, "sealed record failed "
+	    "authentication (tampered or injected)") == 0);
 }
 
 /* A flipped bit must end the link with the seal error. */
 static void
 tampered(struct engine *e)
 {
-	const char *why = engine_error(e);
 
-	if (why == NULL || strcmp(why, "sealed record failed authentication "
-	    "(tampered or injected)") != 0)
+	if (!seal_failed(e))
 		abort();
 }
 
@@ -495,6 +533,88 @@ verify(void *arg, const uint8_t proof[WIRE_AUTH_LEN])
 	return (proof_is(proof, 0x42));
 }
 
+/* ---------------------------------------------------------------- handshake */
+
+/*
+ * The identity handshake's stand-in: message i (1 to 3) is HS_LEN * i
+ * bytes of HS_FLEET + i; the initiator sends 1 and 3, the responder 2.
+ */
+#define HS_LEN		64
+#define HS_FLEET	0x60
+
+struct fhs {
+	int initiator;
+	int calls;		/* the step ran this many times */
+	int done;		/* it said ENGINE_HS_DONE */
+	int failed;		/* it said -1 */
+};
+
+static struct fhs fh;
+
+/* The message the step takes next from the peer (0: none, the first). */
+static int
+hs_want(const struct fhs *h)
+{
+
+	return (h->initiator ? 2 * h->calls : 2 * h->calls + 1);
+}
+
+static int
+hs_step(void *arg, const uint8_t *in, size_t inlen, uint8_t *out,
+    size_t *outlen, const char **why)
+{
+	struct fhs *h = arg;
+	int want = hs_want(h);
+	size_t i;
+
+	/* Only the peer's messages, in turn, and nothing once it ended. */
+	if (h->done || h->failed || want > 3 || (in == NULL) != (want == 0))
+		abort();
+	h->calls++;
+	*outlen = 0;
+	if (in != NULL) {
+		for (i = 0; i < inlen && in[i] == HS_FLEET + want; i++)
+			;
+		if (inlen != (size_t)(HS_LEN * want) || i < inlen) {
+			h->failed = 1;
+			*why = "not of this fleet";
+			return (-1);
+		}
+	}
+	if (want < 3) {
+		*outlen = (size_t)(HS_LEN * (want + 1));
+		memset(out, HS_FLEET + want + 1, *outlen);
+	}
+	if (want + 1 < 3)
+		return (ENGINE_HS_MORE);
+	h->done = 1;
+	return (ENGINE_HS_DONE);
+}
+
+/*
+ * The peer's next handshake message in a HANDSHAKE record at ${msg},
+ * spoilt as ${b} says (bit 0: a byte, bit 1: its length); returns the
+ * record's length.
+ */
+static uint16_t
+hs_msg(uint8_t *msg, uint8_t b)
+{
+	struct wire_rec r;
+	int m = hs_want(&fh);
+
+	if (m == 0 || m > 3)
+		m = fh.initiator ? 2 : 1;
+	memset(&r, 0, sizeof(r));
+	r.type = WIRE_HANDSHAKE;
+	r.hs_len = (uint8_t)(HS_LEN * m);
+	memset(r.hs, HS_FLEET + m, r.hs_len);
+	if (b & 1)
+		r.hs[(b >> 2) % r.hs_len] ^= 0x40;
+	if (b & 2)
+		r.hs_len--;
+	return ((uint16_t)wire_rec_encode(msg, WIRE_MSG_SIZE, &r));
+}
+
 /* ---------------------------------------------------------------- resume */
 
 struct res {
@@ -542,6 +662,8 @@ res_adopt(void *arg, uint32_t id, void *user, struct engine_ring *tx,
 	if (R->adopt_fails && (id & 1))
 		return (-1);
 	rx->key = 0x900 + id;
+	/* 100 bytes came in on stream 2: a sealed WRITE lands after them. */
+	tail[id] = id == 2 ? 100 : 0;
 	return (0);
 }
 
@@ -641,44 +763,100 @@ make_old(void)
 	return (o);
 }
 
-int
-LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-	struct engine_conf c;
+/* ---------------------------------------------------------------- run */
+
+/* One input's run: the engine under test and what the input told it. */
+struct fz {
 	struct engine *e;
-	struct wire_hello h;
-	struct engine_ring r = { 0x200000, 4096, 9, NULL };
-	struct in in = { data, size };
-	struct engine_stats st;
-	struct engine_resume er;
-	struct engine_mem em = { mem_alloc, mem_free, NULL };
+	struct in in;
 	struct res R;
-	uint32_t posted[RQ], slot, imm, u32, off;
-	uint64_t seq_hi = 0, clock_ns = 1;
-	uint8_t op, b, msg[WIRE_MSG_SIZE], token[WIRE_NONCE_LEN] = { 0 };
-	uint8_t proof[WIRE_AUTH_LEN] = { 0 };
-	uint16_t len;
-	int nposted = 0, auth, resume = 0, v4 = 0, id, sealed = 0, tamper = 0;
-	int healthy;
-	const char *why;
+	uint32_t posted[RQ];
+	int nposted;
+	uint64_t seq_hi, clock_ns;
+	int auth;		/* the peer must prove a key or an identity */
+	int resume;		/* the resume mode (1 to 3), or 0 */
+	int v4;			/* the peer's hello says version 4 */
+	int hs;			/* the identity handshake, not a proof */
+	int hs_key;		/* and a key as well */
+	int hs_seal;		/* which seals once the handshake is done */
+	int seal_mode;		/* sealed from the start */
+	enum seal_aead aead;
+	int sealed;		/* the input's messages are sealed now */
+	int tamper;		/* flip a bit of the next message */
+};
+
+/* The mode byte ${m} (0xb0 and above), as the top of this file says. */
+static void
+parse_mode(struct fz *F, uint8_t m)
+{
+
+	F->aead = SEAL_CHACHAPOLY;
+	if (m < 0xc0) {
+		F->hs = F->auth = 1;
+		fh.initiator = m & 1;
+		F->hs_key = (m >> 1) & 1;
+		F->hs_seal = (m >> 2) & 1;
+		if ((m & 8) && seal_aesgcm_available())
+			F->aead = SEAL_AESGCM;
+		return;
+	}
+	F->seal_mode = m < 0xe0;
+	F->auth = m & 1;
+	F->resume = (m >> 1) & 3;
+	F->R.adopt_fails = (m >> 3) & 1;
+	F->v4 = m >= 0xe0 && m < 0xf0;
+	if (m < 0xd0 && seal_aesgcm_available())
+		F->aead = SEAL_AESGCM;
+}
+
+/* How the engine under test authenticates the peer, and seals. */
+static void
+set_auth(struct fz *F)
+{
 	struct engine_auth ea = { .prove = prove, .verify = verify };
 	struct engine_seal es = { sseal, sopen, srestore, sptr, NULL };
 
-	memset(&R, 0, sizeof(R));
-	seal_n = open_n = 0;
+	if (F->hs) {
+		ea.initiator = fh.initiator;
+		ea.step = hs_step;
+		ea.arg = &fh;
+		ea.key = (uint8_t)F->hs_key;
+		ea.seal = (uint8_t)F->hs_seal;
+		ea.aesgcm = F->aead == SEAL_AESGCM;
+	}
+	if (F->auth)
+		engine_set_auth(F->e, &ea);
+	if (F->seal_mode || F->hs)
+		engine_set_seal(F->e, &es);
+}
+
+/* The engine under test, its callbacks, connected to the input's peer. */
+static void
+start(struct fz *F, const uint8_t *data, size_t size)
+{
+	struct engine_mem em = { mem_alloc, mem_free, NULL };
+	struct engine_resume er;
+	struct engine_conf c;
+	struct wire_hello h;
+	const char *why;
+
+	if (sodium_init() < 0)
+		abort();
+	memset(F, 0, sizeof(*F));
+	memset(&fh, 0, sizeof(fh));
 	memset(tail, 0, sizeof(tail));
-	if (size > 0 && data[0] >= 0xd0) {
-		sealed = data[0] < 0xe0;
-		auth = data[0] & 1;
-		resume = (data[0] >> 1) & 3;
-		R.adopt_fails = (data[0] >> 3) & 1;
-		v4 = data[0] >= 0xe0 && data[0] < 0xf0;
-		in.p++;
-		in.n--;
+	F->in.p = data;
+	F->in.n = size;
+	F->clock_ns = 1;
+	if (size > 0 && data[0] >= 0xb0) {
+		parse_mode(F, data[0]);
+		F->in.p++;
+		F->in.n--;
 	} else {
 		/* The first byte picks the mode: odd, the peer proves a key. */
-		auth = size > 0 && (data[0] & 1);
+		F->auth = size > 0 && (data[0] & 1);
 	}
+	seal_start(F->aead);
 	memset(&c, 0, sizeof(c));
 	c.sq_size = SQ;
 	c.rq_size = RQ;
@@ -686,183 +864,286 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	c.inline_size = 64;
 	c.ctrl_send = ctrl_send;
 	c.ctrl_send_addr = (uint64_t)(uintptr_t)ctrl_send;
-	c.resume = resume != 0;
-	if ((e = engine_new(&c, &why)) == NULL)
+	c.resume = F->resume != 0;
+	if ((F->e = engine_new(&c, &why)) == NULL)
 		abort();
-	cur = e;
+	cur = F->e;
 	memset(mems, 0, sizeof(mems));
 	memset(tags, 0, sizeof(tags));
 	mem_refuse = 0;
-	engine_set_mem(e, &em);
-	if (auth)
-		engine_set_auth(e, &ea);
-	if (sealed)
-		engine_set_seal(e, &es);
-	if (resume) {
-		R.refuse = resume == 3;
-		if (resume != 3)
-			R.old = make_old();
-		er.find = resume == 1 ? NULL : res_find;
+	engine_set_mem(F->e, &em);
+	set_auth(F);
+	if (F->resume) {
+		F->R.refuse = F->resume == 3;
+		if (F->resume != 3)
+			F->R.old = make_old();
+		er.find = F->resume == 1 ? NULL : res_find;
 		er.proved = res_proved;
 		er.adopt = res_adopt;
 		er.adopted = res_adopted;
-		er.arg = &R;
-		engine_set_resume(e, &er);
+		er.arg = &F->R;
+		engine_set_resume(F->e, &er);
 	}
-	drain(e, posted, &nposted, &seq_hi);
-	engine_hello(e, &h);
+	drain(F->e, F->posted, &F->nposted, &F->seq_hi);
+	/* The peer is one of us: its hello says what ours says. */
+	engine_hello(F->e, &h);
 	h.credits = RQ;
-	if (v4)
+	if (F->v4)
 		h.version = 4;
-	engine_connected(e, &h);
-	engine_seal_tx(e);
-	engine_seal_rx(e);
-	if (sealed != engine_sealed(e))
+	engine_connected(F->e, &h);
+	if (!F->hs) {
+		engine_seal_tx(F->e);
+		engine_seal_rx(F->e);
+	}
+	F->sealed = F->seal_mode;
+	/* With identities, nothing is sealed before the handshake. */
+	if (F->sealed != engine_sealed(F->e))
 		abort();
-	if (resume == 1) {
-		/* Before authentication this fails, and the streams end. */
-		id = engine_resume(e, R.old, token, proof);
-		if (id > 3 || (id < 0 && engine_authenticated(e)))
-			abort();
-		res_drop(&R);
-	}
-	if (resume != 2) {
-		open_stream(e, "a", &r);
-		open_stream(e, "b", &r);
-	}
-	drain(e, posted, &nposted, &seq_hi);
+}
 
-	while (get(&in, &op, 1)) {
-		switch (op % 14) {
-		case 0:		/* a SEND arrives (sealed: by the peer) */
-		case 1:
-			if (!get(&in, &len, 2))
-				break;
-			len %= WIRE_MSG_SIZE + 1;
-			if (sealed && len > WIRE_MSG_SIZE - WIRE_TAG_LEN)
-				len = WIRE_MSG_SIZE - WIRE_TAG_LEN;
-			if (in.n < len)
-				len = (uint16_t)in.n;
-			memcpy(msg, in.p, len);
-			in.p += len;
-			in.n -= len;
-			if (sealed) {
-				peer_seal(msg, len, NULL, 0, msg + len);
-				msg[0] ^= (uint8_t)tamper;
-				len += WIRE_TAG_LEN;
-			}
-			/* A healthy link fails at the open, nowhere else. */
-			healthy = engine_error(e) == NULL && nposted > 0 &&
-			    len > WIRE_TAG_LEN;
-			slot = nposted > 0 ? posted[--nposted] : 0;
-			cur_msg = msg;
-			engine_on_recv(e, slot, msg, len);
-			cur_msg = NULL;
-			if (tamper && (engine_error(e) == NULL || healthy))
-				tampered(e);
-			tamper = 0;
-			break;
-		case 2:		/* a WRITE WITH IMM (sealed: a tag) arrives */
-		case 3:
-			if (!get(&in, &imm, 4) || !get(&in, &u32, 4))
-				break;
-			slot = nposted > 0 ? posted[--nposted] : u32 % 16;
-			if (!sealed || (u32 & 1))
-				engine_on_recv_imm(e, slot, imm, u32 % 70000);
-			else
-				sealed_data(e, slot, imm, tamper);
-			if (sealed && tamper && !(u32 & 1) &&
-			    engine_error(e) == NULL)
-				abort();
-			tamper = 0;
-			break;
-		case 13:	/* the wire flips a bit of the next message */
-			tamper = sealed ? 1 : 0;
-			break;
-		case 4:		/* a send completion, maybe bogus */
-			if (!get(&in, &b, 1))
-				break;
-			engine_on_send_done(e, b < 200 && seq_hi > 0 ?
-			    seq_hi - 1 : (uint64_t)b * 977);
-			break;
-		case 5:		/* the application writes */
-			if (!get(&in, &b, 1) || !get(&in, &u32, 4))
-				break;
-			if (engine_tx_space(e, b % STREAMS, &off) > 0)
-				engine_tx_commit(e, b % STREAMS, u32 % 5000);
-			break;
-		case 6:		/* the application reads */
-			if (!get(&in, &b, 1) || !get(&in, &u32, 4))
-				break;
-			if (engine_rx_data(e, b % STREAMS, &off) > 0)
-				engine_rx_consume(e, b % STREAMS, u32 % 5000);
-			break;
-		case 7:		/* shutdown, close, reset */
-			if (!get(&in, &b, 1))
-				break;
-			if (b % 3 == 0)
-				engine_shutdown(e, (b >> 2) % STREAMS);
-			else if (b % 3 == 1)
-				engine_close(e, (b >> 2) % STREAMS);
-			else
-				engine_reset(e, (b >> 2) % STREAMS, b);
-			break;
-		case 8:		/* open another stream, kept if it can be */
-			id = open_stream(e, "c", &r);
-			if (id >= 0 && resume)
-				engine_keep(e, (uint32_t)id);
-			break;
-		case 9:
-			engine_keepalive(e);
-			break;
-		case 10:	/* idle rings shrink (on a second trim) */
-			engine_trim(e);
-			break;
-		case 11:	/* ring memory runs out, or comes back */
-			if (!get(&in, &b, 1))
-				break;
-			mem_refuse = b & 1;
-			break;
-		case 12:	/* time passes; the scheduler is retuned */
-			if (!get(&in, &b, 1) || !get(&in, &u32, 4))
-				break;
-			if (b % 3 == 0)
-				engine_clock(e, clock_ns += u32);
-			else if (b % 3 == 1)
-				engine_window_share(e, u32 % 1001);
-			else
-				engine_set_weight(e, (b >> 2) % STREAMS,
-				    u32 % (ENGINE_WEIGHT_MAX + 2));
-			break;
-		}
-		/* What find handed over goes once the call returned. */
-		if (R.adopted) {
-			R.adopted = 0;
-			res_drop(&R);
-		}
-		drain(e, posted, &nposted, &seq_hi);
-		/* Nothing but the proof exchange before the proof. */
-		if (auth && !engine_authenticated(e)) {
-			engine_stats(e, &st);
-			if (st.streams_active > 0)
-				abort();
-		}
-		if (engine_active(e) > STREAMS ||
-		    engine_suspended(e) > engine_active(e))
+/* The resume and the streams the run starts with. */
+static void
+first_streams(struct fz *F, const struct engine_ring *r)
+{
+	uint8_t token[WIRE_NONCE_LEN] = { 0 }, proof[WIRE_AUTH_LEN] = { 0 };
+	int id;
+
+	if (F->resume == 1) {
+		/* Before authentication this fails, and the streams end. */
+		id = engine_resume(F->e, F->R.old, token, proof);
+		if (id > 3 || (id < 0 && engine_authenticated(F->e)))
 			abort();
-		/* What was opened is what the peer sealed, no more. */
-		engine_stats(e, &st);
-		if (st.opened_msgs != open_n || (sealed && st.sealed_msgs !=
-		    seal_n) || (!sealed && (seal_n | open_n) != 0))
-			abort();
-		/* The window lets at most one WRITE past its largest size. */
-		engine_stats(e, &st);
-		if (st.inflight > WINDOW_MAX + WINDOW_CHUNK ||
-		    st.window > WINDOW_MAX || st.sq_depth > SQ)
-			abort();
-		check_rings(e);
+		res_drop(&F->R);
 	}
-	res_drop(&R);
-	engine_free(e);
+	if (F->resume != 2) {
+		open_stream(F->e, "a", r);
+		open_stream(F->e, "b", r);
+	}
+	drain(F->e, F->posted, &F->nposted, &F->seq_hi);
+}
+
+/*
+ * A SEND of ${len} bytes at ${msg} arrives, sealed by the peer if the
+ * link seals by now (in place, its tag after it: then len is at most
+ * WIRE_MSG_SIZE - WIRE_TAG_LEN), and a bit flipped if the input said so.
+ */
+static void
+peer_send(struct fz *F, uint8_t *msg, uint16_t len)
+{
+	uint32_t slot;
+	int healthy;
+
+	if (F->sealed) {
+		peer_seal(msg, len, NULL, 0, msg + len);
+		msg[0] ^= (uint8_t)F->tamper;
+		len += WIRE_TAG_LEN;
+	}
+	/* A healthy link fails at the open, nowhere else. */
+	healthy = engine_error(F->e) == NULL && F->nposted > 0 &&
+	    len > WIRE_TAG_LEN;
+	slot = F->nposted > 0 ? F->posted[--F->nposted] : 0;
+	cur_msg = msg;
+	engine_on_recv(F->e, slot, msg, len);
+	cur_msg = NULL;
+	if (F->tamper && (engine_error(F->e) == NULL || healthy))
+		tampered(F->e);
+	/* What the peer sealed right opens, whatever the count. */
+	if (F->sealed && !F->tamper && healthy && seal_failed(F->e))
+		abort();
+	F->tamper = 0;
+}
+
+/* Operations 0 to 3: the peer's SENDs, WRITEs, and sealed WRITEs' tags. */
+static void
+op_peer(struct fz *F, uint8_t op)
+{
+	uint8_t msg[WIRE_MSG_SIZE];
+	uint32_t slot, imm, u32;
+	uint16_t len;
+
+	if (op < 2) {		/* a SEND arrives (sealed: by the peer) */
+		if (!get(&F->in, &len, 2))
+			return;
+		len %= WIRE_MSG_SIZE + 1;
+		if (F->sealed && len > WIRE_MSG_SIZE - WIRE_TAG_LEN)
+			len = WIRE_MSG_SIZE - WIRE_TAG_LEN;
+		if (F->in.n < len)
+			len = (uint16_t)F->in.n;
+		memcpy(msg, F->in.p, len);
+		F->in.p += len;
+		F->in.n -= len;
+		peer_send(F, msg, len);
+		return;
+	}
+	/* A WRITE WITH IMM (sealed: a tag) arrives. */
+	if (!get(&F->in, &imm, 4) || !get(&F->in, &u32, 4))
+		return;
+	slot = F->nposted > 0 ? F->posted[--F->nposted] : u32 % 16;
+	if (!F->sealed || (u32 & 1))
+		engine_on_recv_imm(F->e, slot, imm, u32 % 70000);
+	else
+		sealed_data(F->e, slot, imm, F->tamper);
+	if (F->sealed && F->tamper && !(u32 & 1) && engine_error(F->e) == NULL)
+		abort();
+	F->tamper = 0;
+}
+
+/* Operations 4 to 12: the application, the clock, the embedder. */
+static void
+op_local(struct fz *F, uint8_t op, const struct engine_ring *r)
+{
+	struct engine *e = F->e;
+	uint32_t u32, off;
+	uint8_t b;
+	int id;
+
+	switch (op) {
+	case 4:		/* a send completion, maybe bogus */
+		if (!get(&F->in, &b, 1))
+			break;
+		engine_on_send_done(e, b < 200 && F->seq_hi > 0 ?
+		    F->seq_hi - 1 : (uint64_t)b * 977);
+		break;
+	case 5:		/* the application writes */
+		if (!get(&F->in, &b, 1) || !get(&F->in, &u32, 4))
+			break;
+		if (engine_tx_space(e, b % STREAMS, &off) > 0)
+			engine_tx_commit(e, b % STREAMS, u32 % 5000);
+		break;
+	case 6:		/* the application reads */
+		if (!get(&F->in, &b, 1) || !get(&F->in, &u32, 4))
+			break;
+		if (engine_rx_data(e, b % STREAMS, &off) > 0)
+			engine_rx_consume(e, b % STREAMS, u32 % 5000);
+		break;
+	case 7:		/* shutdown, close, reset */
+		if (!get(&F->in, &b, 1))
+			break;
+		if (b % 3 == 0)
+			engine_shutdown(e, (b >> 2) % STREAMS);
+		else if (b % 3 == 1)
+			engine_close(e, (b >> 2) % STREAMS);
+		else
+			engine_reset(e, (b >> 2) % STREAMS, b);
+		break;
+	case 8:		/* open another stream, kept if it can be */
+		id = open_stream(e, "c", r);
+		if (id >= 0 && F->resume)
+			engine_keep(e, (uint32_t)id);
+		break;
+	case 9:
+		engine_keepalive(e);
+		break;
+	case 10:	/* idle rings shrink (on a second trim) */
+		engine_trim(e);
+		break;
+	case 11:	/* ring memory runs out, or comes back */
+		if (!get(&F->in, &b, 1))
+			break;
+		mem_refuse = b & 1;
+		break;
+	case 12:	/* time passes; the scheduler is retuned */
+		if (!get(&F->in, &b, 1) || !get(&F->in, &u32, 4))
+			break;
+		if (b % 3 == 0)
+			engine_clock(e, F->clock_ns += u32);
+		else if (b % 3 == 1)
+			engine_window_share(e, u32 % 1001);
+		else
+			engine_set_weight(e, (b >> 2) % STREAMS,
+			    u32 % (ENGINE_WEIGHT_MAX + 2));
+		break;
+	}
+}
+
+/* Operations 13 to 15: the wire, the keys, the handshake. */
+static void
+op_link(struct fz *F, uint8_t op)
+{
+	uint8_t msg[WIRE_MSG_SIZE], b;
+
+	switch (op) {
+	case 13:	/* the wire flips a bit of the next message */
+		F->tamper = F->sealed ? 1 : 0;
+		break;
+	case 14:	/* both directions come close to renewing their keys */
+		if (!get(&F->in, &b, 1))
+			break;
+		near_rekey(&stx, 1 + (b & 15));
+		near_rekey(&srx, 1 + (b >> 4));
+		break;
+	case 15:	/* the peer's next handshake message, maybe spoilt */
+		if (!get(&F->in, &b, 1))
+			break;
+		peer_send(F, msg, hs_msg(msg, b));
+		break;
+	}
+}
+
+/* After each operation: the engine's bookkeeping holds. */
+static void
+check(struct fz *F)
+{
+	struct engine *e = F->e;
+	struct engine_stats st;
+
+	engine_stats(e, &st);
+	/* Nothing but the proof exchange before the proof. */
+	if (F->auth && !engine_authenticated(e) && st.streams_active > 0)
+		abort();
+	/*
+	 * Authenticated exactly when the step said so; nothing sealed or
+	 * opened before (the initiator seals from the SEND after its last
+	 * message, so it may not have yet).
+	 */
+	if (F->hs && (engine_authenticated(e) != fh.done ||
+	    (!fh.done && (st.sealed_msgs | st.opened_msgs) != 0) ||
+	    (fh.done && F->hs_seal && !fh.initiator && !engine_sealed(e))))
+		abort();
+	if (engine_active(e) > STREAMS ||
+	    engine_suspended(e) > engine_active(e))
+		abort();
+	/* What was opened is what the peer sealed, no more. */
+	if (st.opened_msgs != open_n || st.sealed_msgs != seal_n ||
+	    (!F->seal_mode && !F->hs_seal && (seal_n | open_n) != 0))
+		abort();
+	/* The window lets at most one WRITE past its largest size. */
+	if (st.inflight > WINDOW_MAX + WINDOW_CHUNK ||
+	    st.window > WINDOW_MAX || st.sq_depth > SQ)
+		abort();
+	check_rings(e);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct fz F;
+	struct engine_ring r = { 0x200000, 4096, 9, NULL };
+	uint8_t op;
+
+	start(&F, data, size);
+	first_streams(&F, &r);
+	check(&F);
+	while (get(&F.in, &op, 1)) {
+		op %= 16;
+		if (op < 4)
+			op_peer(&F, op);
+		else if (op < 13)
+			op_local(&F, op, &r);
+		else
+			op_link(&F, op);
+		/* What find handed over goes once the call returned. */
+		if (F.R.adopted) {
+			F.R.adopted = 0;
+			res_drop(&F.R);
+		}
+		drain(F.e, F.posted, &F.nposted, &F.seq_hi);
+		/* With identities, the peer seals once the handshake is done. */
+		if (F.hs)
+			F.sealed = F.hs_seal && fh.done;
+		check(&F);
+	}
+	res_drop(&F.R);
+	engine_free(F.e);
 	return (0);
 }

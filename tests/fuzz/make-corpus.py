@@ -231,3 +231,43 @@ write("engine", "sealed-tamper-send", bytes([SEALED]) + opened +
       bytes([13]) + send(RECS["msg_credit"]))
 write("engine", "sealed-resume-client", bytes([CLIENT - 0x20]) + answers +
       imm(2, 50) + bytes([5, 0]) + struct.pack("<I", 300) + DONE)
+
+# Op 14 brings both directions' counts to just below a rekey boundary (the
+# low and high nibbles of its byte: messages left), so the keys are
+# renewed mid-run; 0xc0 to 0xcf are the sealed modes with AES-256-GCM.
+def near_rekey(tx_left=1, rx_left=1):
+    return bytes([14, (tx_left - 1) | ((rx_left - 1) << 4)])
+
+
+write("engine", "sealed-rekey", bytes([SEALED]) + opened + near_rekey(2, 1) +
+      send(RECS["keepalive"]) + send(RECS["keepalive"]) + imm(0, 100) +
+      imm(1, 4096) + app_read(0, 100) + app_write(0, 300) + DONE +
+      app_write(1, 2000) + imm(0, 200))
+write("engine", "sealed-rekey-aes-resume", bytes([CLIENT - 0x30]) +
+      near_rekey(3, 3) + answers + imm(2, 50) + app_write(0, 1200) +
+      app_write(0, 1200) + DONE + app_write(0, 1200))
+
+# The identity handshake (0xb0 to 0xbf): bit 0, this side connected; bit
+# 1, a key too; bit 2, sealed; bit 3, AES-256-GCM.  Op 15 is the peer's
+# next message (its byte: bit 0 spoils a byte, bit 1 the length).
+INITIATOR, KEY, SEAL, AES = 1, 2, 4, 8
+HS = 0xb0
+
+
+def hs(spoil=0):
+    return bytes([15, spoil])
+
+
+open_c = bytes([8]) + send(rec(4, struct.pack(">II", 0, 3) + ring()))
+write("engine", "hs-initiator", bytes([HS | INITIATOR | SEAL]) + hs() +
+      open_c + imm(0, 100) + app_read(0, 100) + app_write(0, 300) + DONE)
+write("engine", "hs-responder", bytes([HS | SEAL | AES]) + hs() + hs() +
+      send(RECS["open"]) + imm(0, 50) + app_read(0, 50))
+write("engine", "hs-clear", bytes([HS | INITIATOR]) + hs() + open_c +
+      imm(0, 100))
+write("engine", "hs-spoilt", bytes([HS]) + hs(1 | (7 << 2)))
+write("engine", "hs-short", bytes([HS | INITIATOR | SEAL]) + hs(2))
+write("engine", "hs-auth-instead", bytes([HS | INITIATOR | KEY]) +
+      send(RECS["auth"]) + hs())
+write("engine", "hs-early-open", bytes([HS | SEAL]) +
+      send(RECS["open"]) + hs())

@@ -8,6 +8,7 @@
 
 #include "engine.h"
 #include "fabric.h"
+#include "seal.h"
 #include "wire.h"
 
 static int violation(struct fab *, const char *, ...)
@@ -88,29 +89,13 @@ wire_push(struct fab_side *s, const struct fab_wr *w)
 	s->wire_n++;
 }
 
-/* The IETF nonce of message ${n}: 4 zero bytes, then n little-endian. */
-static void
-seal_nonce(uint8_t nonce[crypto_aead_chacha20poly1305_IETF_NPUBBYTES],
-    uint64_t n)
-{
-	int k;
-
-	memset(nonce, 0, crypto_aead_chacha20poly1305_IETF_NPUBBYTES);
-	for (k = 0; k < 8; k++)
-		nonce[4 + k] = (uint8_t)(n >> (8 * k));
-}
-
 static uint64_t
 fseal(void *arg, uint8_t *buf, uint32_t len, const uint8_t *ad, size_t adlen,
     uint8_t tag[WIRE_TAG_LEN])
 {
 	struct fab_side *s = arg;
-	uint8_t nonce[crypto_aead_chacha20poly1305_IETF_NPUBBYTES];
 
-	seal_nonce(nonce, s->seal_n);
-	crypto_aead_chacha20poly1305_ietf_encrypt_detached(buf, tag, NULL,
-	    buf, len, ad, adlen, NULL, nonce, s->key_tx);
-	return (s->seal_n++);
+	return (seal_dir_seal(&s->tx, buf, len, ad, adlen, tag));
 }
 
 static int
@@ -118,27 +103,17 @@ fopen_msg(void *arg, uint8_t *buf, uint32_t len, const uint8_t *ad,
     size_t adlen, const uint8_t tag[WIRE_TAG_LEN])
 {
 	struct fab_side *s = arg;
-	uint8_t nonce[crypto_aead_chacha20poly1305_IETF_NPUBBYTES];
 
-	seal_nonce(nonce, s->open_n);
-	if (crypto_aead_chacha20poly1305_ietf_decrypt_detached(buf, NULL, buf,
-	    len, tag, ad, adlen, nonce, s->key_rx) != 0)
-		return (-1);
-	s->open_n++;
-	return (0);
+	return (seal_dir_open(&s->rx, buf, len, ad, adlen, tag));
 }
 
-/* Our own message ${n} again: decrypting it gives the plaintext back. */
 static int
 frestore(void *arg, uint8_t *buf, uint32_t len, const uint8_t *ad,
     size_t adlen, uint64_t n, const uint8_t tag[WIRE_TAG_LEN])
 {
 	struct fab_side *s = arg;
-	uint8_t nonce[crypto_aead_chacha20poly1305_IETF_NPUBBYTES];
 
-	seal_nonce(nonce, n);
-	return (crypto_aead_chacha20poly1305_ietf_decrypt_detached(buf, NULL,
-	    buf, len, tag, ad, adlen, nonce, s->key_tx));
+	return (seal_dir_restore(&s->tx, buf, len, ad, adlen, n, tag));
 }
 
 static uint8_t *
@@ -149,21 +124,34 @@ fptr(void *arg, uint64_t addr)
 	return ((uint8_t *)(uintptr_t)addr);
 }
 
+/* The rekey boundaries ${d} crossed since it counted from ${from}. */
+static uint64_t
+crossed(const struct seal_dir *d, uint64_t from)
+{
+
+	return (seal_dir_count(d) / SEAL_REKEY_EVERY - from / SEAL_REKEY_EVERY);
+}
+
 /*
  * Side ${i}'s engine of this link seals: keys of this link's own, one per
- * direction (made up: the handshake is not the fabric's business).
+ * direction (made up: the handshake is not the fabric's business), the
+ * other side's mirror image, both counting from f->seal_from.
  */
 static void
 side_seal(struct fab *f, int i)
 {
 	struct fab_side *s = &f->side[i];
 	struct engine_seal sl = { fseal, fopen_msg, frestore, fptr, s };
+	uint8_t ktx[SEAL_KEY_LEN], krx[SEAL_KEY_LEN];
 
-	memset(s->key_tx, 0x30 + i, sizeof(s->key_tx));
-	memset(s->key_rx, 0x31 - i, sizeof(s->key_rx));
-	s->key_tx[0] = s->key_rx[0] = (uint8_t)f->links;
-	s->key_tx[1] = s->key_rx[1] = (uint8_t)(f->links >> 8);
-	s->seal_n = s->open_n = 0;
+	memset(ktx, 0x30 + i, sizeof(ktx));
+	memset(krx, 0x31 - i, sizeof(krx));
+	ktx[0] = krx[0] = (uint8_t)f->links;
+	ktx[1] = krx[1] = (uint8_t)(f->links >> 8);
+	seal_dir_init(&s->tx, f->aead, ktx);
+	seal_dir_init(&s->rx, f->aead, krx);
+	seal_dir_set_count_for_test(&s->tx, f->seal_from);
+	seal_dir_set_count_for_test(&s->rx, f->seal_from);
 	engine_set_seal(s->e, &sl);
 	engine_seal_tx(s->e);
 	engine_seal_rx(s->e);
@@ -173,9 +161,33 @@ void
 fab_seal(struct fab *f)
 {
 
+	fab_seal_at(f, SEAL_CHACHAPOLY, 0);
+}
+
+void
+fab_seal_at(struct fab *f, enum seal_aead aead, uint64_t from)
+{
+
+	if (sodium_init() < 0 ||
+	    (aead == SEAL_AESGCM && !seal_aesgcm_available()))
+		abort();
 	f->sealed = 1;
+	f->aead = aead;
+	f->seal_from = from;
 	side_seal(f, 0);
 	side_seal(f, 1);
+}
+
+uint64_t
+fab_rekeys(const struct fab *f)
+{
+	uint64_t n = 0;
+	int i;
+
+	for (i = 0; i < 2 && f->sealed; i++)
+		n += f->side[i].rekeys + crossed(&f->side[i].tx, f->seal_from) +
+		    crossed(&f->side[i].rx, f->seal_from);
+	return (n);
 }
 
 /* Make side ${i}'s engine for the current link from its configuration. */
@@ -248,8 +260,15 @@ connect_pair(struct fab *f)
 			return (violation(f, "hello does not decode"));
 		engine_connected(f->side[1 - i].e, &d);
 	}
-	for (i = 0; i < 2 && f->sealed; i++)
+	/*
+	 * The last link's directions are done with (a failed engine restored
+	 * its WRITEs when it failed): what they crossed is kept.
+	 */
+	for (i = 0; i < 2 && f->sealed; i++) {
+		f->side[i].rekeys += crossed(&f->side[i].tx, f->seal_from) +
+		    crossed(&f->side[i].rx, f->seal_from);
 		side_seal(f, i);
+	}
 	return (0);
 }
 

@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include "engine.h"
+#include "seal.h"
 
 struct fab_wr {
 	struct engine_wr wr;
@@ -86,11 +87,12 @@ struct fab_side {
 	/* Link losses: WRs executed unseen, WRs and completions dropped. */
 	uint64_t wrs_landed_unseen, wrs_lost, cqes_lost;
 	/*
-	 * Sealing (fab_seal): this link's keys, ChaCha20-Poly1305 IETF, one
-	 * per direction, and the messages sealed and opened so far.
+	 * Sealing (fab_seal): lib/seal's two directions of this link, under
+	 * keys of its own; rekeys: boundaries (SEAL_REKEY_EVERY) both
+	 * directions crossed on this side's earlier links.
 	 */
-	uint8_t key_tx[32], key_rx[32];
-	uint64_t seal_n, open_n;
+	struct seal_dir tx, rx;
+	uint64_t rekeys;
 	/* fab_init_seal: the embedder's own sealing, set on every engine. */
 	struct engine_seal seal_ops;
 	int has_seal_ops;
@@ -101,6 +103,8 @@ struct fab_side {
 struct fab {
 	struct fab_side side[2];
 	int sealed;			/* fab_seal: every link seals */
+	enum seal_aead aead;		/* with this AEAD */
+	uint64_t seal_from;		/* both directions' first count */
 	unsigned links;			/* links made so far (1 after fab_init) */
 	int failed;			/* the fabric itself saw a violation */
 	char err[256];
@@ -146,12 +150,29 @@ int fab_init_seal(struct fab *f, const struct engine_conf *a,
 /**
  * fab_seal(f):
  * Seal this link (nothing went yet) and every later one from its first
- * message, with libsodium's ChaCha20-Poly1305 IETF under keys of each
- * link's own: engine_set_seal, engine_seal_tx and engine_seal_rx on both
- * sides.  A sealed data WRITE is a plain WRITE, which takes no receive
- * and completes nothing at the receiver, then its tag's SEND WITH IMM.
+ * message, with lib/seal's ChaCha20-Poly1305 under keys of each link's
+ * own: engine_set_seal, engine_seal_tx and engine_seal_rx on both sides.
+ * A sealed data WRITE is a plain WRITE, which takes no receive and
+ * completes nothing at the receiver, then its tag's SEND WITH IMM.
  */
 void fab_seal(struct fab *f);
+
+/**
+ * fab_seal_at(f, aead, from):
+ * fab_seal with ${aead} (SEAL_AESGCM only where seal_aesgcm_available()),
+ * both directions of every link counting their messages from ${from}
+ * (seal_dir_set_count_for_test at both ends): just below a multiple of
+ * SEAL_REKEY_EVERY, a link soon renews its keys.
+ */
+void fab_seal_at(struct fab *f, enum seal_aead aead, uint64_t from);
+
+/**
+ * fab_rekeys(f):
+ * The rekey boundaries the sealing directions crossed over every link so
+ * far, counted at both ends of each (a direction whose sender and
+ * receiver both crossed one counts 2).
+ */
+uint64_t fab_rekeys(const struct fab *f);
 
 /**
  * fab_free(f):

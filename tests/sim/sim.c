@@ -38,12 +38,19 @@
  *    engine gives back is deregistered and freed at once, so a late WRITE
  *    into it is caught; every byte is still checked.  A many-seed run
  *    fails if resizable streams never grew or never shrank.
- *  - sealing: half the runs seal their links (tests/sim/fabric.c's real
- *    AEAD, new keys on every link), and every invariant above holds the
- *    same; a resume sends kept bytes again under the new link's keys.  In
- *    the faults configuration a sealed run's fault is a bit the wire
- *    flips in one message: the link must end with the seal error.  A
- *    many-seed run fails if no run sealed, or none was tampered with.
+ *  - sealing: half the runs seal their links (lib/seal, the daemon's own
+ *    sealing, new keys on every link; AES-256-GCM in half of them where
+ *    the CPU has it, else ChaCha20-Poly1305), and every invariant above
+ *    holds the same; a resume sends kept bytes again under the new link's
+ *    keys.  Half the sealed runs count their messages from just below a
+ *    rekey boundary (SEAL_REKEY_EVERY), so that their keys are renewed
+ *    mid-run, with WRITEs outstanding and kept bytes restored across it.
+ *    A run that ends with its link up has every message sealed at one end
+ *    opened at the other.  In the faults configuration a sealed run's
+ *    fault is a bit the wire flips in one message: the link must end with
+ *    the seal error.  A many-seed run fails if no run sealed, none sealed
+ *    with either AEAD (where both exist), none crossed a rekey boundary,
+ *    or none was tampered with.
  *
  * Usage: sim [-c CONFIG] [-s SEED] [-n COUNT] [-l] [-v]
  * Without -s it runs COUNT seeds of each configuration (or of CONFIG) and
@@ -56,9 +63,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include "engine.h"
 #include "fabric.h"
 #include "ring.h"
+#include "seal.h"
 #include "wire.h"
 
 struct config {
@@ -101,6 +111,11 @@ static uint64_t all_rs, all_grows, all_shrinks, all_refused;
 static uint64_t all_losses, all_ratchets;
 static uint64_t all_wstalls, all_wsmall;	/* window stalls; small windows */
 static uint64_t all_sealed, all_tampered;	/* sealed runs; caught flips */
+static uint64_t all_aesgcm, all_near;	/* of them: AES-GCM; near a rekey */
+static uint64_t all_rekeyed;			/* of those: crossed it */
+
+/* A sealed run near a rekey boundary starts this many messages before. */
+#define NEAR_REKEY	256
 
 #define SEAL_ERR	"sealed record failed authentication (tampered or " \
 	"injected)"
@@ -319,7 +334,8 @@ struct run {
 	int failed;
 	char err[512];
 	int link_dead;
-	int sealed;		/* the links seal (fab_seal) */
+	int sealed;		/* the links seal (fab_seal_at) */
+	uint64_t seal_from;	/* from this message number on */
 	uint32_t next_rkey;
 	int progressed;
 	uint64_t step;
@@ -1789,6 +1805,61 @@ sched_check(struct run *R, int i)
 	return (0);
 }
 
+/* ---------------------------------------------------------------- sealing */
+
+/*
+ * Seal the run's links, as the draw ${x} says: AES-256-GCM or
+ * ChaCha20-Poly1305, and the messages counted from 0 or from just below
+ * the first, second or third rekey boundary.
+ */
+static void
+seal_run(struct run *R, uint64_t x)
+{
+	enum seal_aead a = SEAL_CHACHAPOLY;
+
+	if (((x >> 1) & 1) && seal_aesgcm_available()) {
+		a = SEAL_AESGCM;
+		all_aesgcm++;
+	}
+	if ((x >> 2) & 1) {
+		R->seal_from = SEAL_REKEY_EVERY * (1 + (x >> 8) % 3) - 1 -
+		    (x >> 16) % NEAR_REKEY;
+		all_near++;
+	}
+	fab_seal_at(&R->f, a, R->seal_from);
+	all_sealed++;
+}
+
+/*
+ * What the engines of the last link say they sealed and opened is what
+ * lib/seal counted; and did the run's keys cross a rekey boundary?
+ */
+static int
+seal_check(struct run *R)
+{
+	struct engine_stats st;
+	uint64_t tx, rx;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		tx = seal_dir_count(&R->f.side[i].tx);
+		rx = seal_dir_count(&R->f.side[i].rx);
+		engine_stats(R->f.side[i].e, &st);
+		if (st.sealed_msgs != tx - R->seal_from ||
+		    st.opened_msgs != rx - R->seal_from)
+			return (rfail(R, "side %d sealed %llu and opened %llu "
+			    "messages, but its AEAD counted to %llu and %llu "
+			    "from %llu", i,
+			    (unsigned long long)st.sealed_msgs,
+			    (unsigned long long)st.opened_msgs,
+			    (unsigned long long)tx, (unsigned long long)rx,
+			    (unsigned long long)R->seal_from));
+	}
+	if (fab_rekeys(&R->f) > 0)
+		all_rekeyed++;
+	return (0);
+}
+
 static int
 run_one(const struct config *c, uint64_t seed, char *err, size_t errlen)
 {
@@ -1847,10 +1918,8 @@ run_one(const struct config *c, uint64_t seed, char *err, size_t errlen)
 		goto out;
 	}
 	/* Its own draw: runs stay the same but for the sealing. */
-	if ((R->sealed = (splitmix(seed ^ 0x5ea1edULL) & 1) != 0)) {
-		fab_seal(&R->f);
-		all_sealed++;
-	}
+	if ((R->sealed = (splitmix(seed ^ 0x5ea1edULL) & 1) != 0))
+		seal_run(R, splitmix(seed ^ 0x5ea1edULL));
 	if (losing(R)) {
 		for (i = 0; i < 2; i++) {
 			er.find = i == 1 ? cb_find : NULL;
@@ -1978,6 +2047,8 @@ run_one(const struct config *c, uint64_t seed, char *err, size_t errlen)
 	}
 	if (!R->failed && !finished(R))
 		rfail(R, "did not finish within the step limit");
+	if (!R->failed && R->sealed)
+		(void)seal_check(R);
 	if (!R->failed && !R->link_dead) {
 		for (i = 0; i < 2; i++) {
 			engine_stats(R->f.side[i].e, &st);
@@ -2036,6 +2107,8 @@ main(int argc, char **argv)
 	size_t ci;
 	char err[512], extra[256], rs[160];
 
+	if (sodium_init() < 0)
+		return (2);
 	while ((ch = getopt(argc, argv, "c:s:n:lv")) != -1) {
 		switch (ch) {
 		case 'c':
@@ -2162,12 +2235,22 @@ main(int argc, char **argv)
 		    (unsigned long long)all_wstalls,
 		    (unsigned long long)all_wsmall);
 		bad |= none;
-		/* Sealed runs, and a flipped bit caught where faults ran. */
-		none = all_sealed == 0 || (all_tampered == 0 &&
+		/*
+		 * Sealed runs, with either AEAD where both exist, keys renewed
+		 * mid-run, and a flipped bit caught where faults ran.
+		 */
+		none = all_sealed == 0 || all_rekeyed == 0 ||
+		    (seal_aesgcm_available() && (all_aesgcm == 0 ||
+		    all_aesgcm == all_sealed)) || (all_tampered == 0 &&
 		    (only == NULL || strcmp(only, "faults") == 0));
-		printf("%s %d - sealing: %llu sealed runs, %llu flipped bits "
-		    "caught\n", none ? "not ok" : "ok", ++t,
+		printf("%s %d - sealing: %llu sealed runs (%llu with "
+		    "AES-256-GCM; %llu of %llu that started near a rekey "
+		    "boundary crossed it), %llu flipped bits caught\n",
+		    none ? "not ok" : "ok", ++t,
 		    (unsigned long long)all_sealed,
+		    (unsigned long long)all_aesgcm,
+		    (unsigned long long)all_rekeyed,
+		    (unsigned long long)all_near,
 		    (unsigned long long)all_tampered);
 		bad |= none;
 	}

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sodium.h>
+
 #include "engine.h"
 #include "noise.h"
 #include "seal.h"
@@ -3691,19 +3693,28 @@ test_sched_estimate(void)
 	"injected)"
 
 /*
- * A sealed pair with one stream open, side 0's ring ${txsz} to 4 KiB;
- * WRITEs of at most ${chunk} bytes (0: the default).
+ * A pair sealed with ${aead}, both directions counting from ${from}, with
+ * one stream open, side 0's ring ${txsz} to 4 KiB; WRITEs of at most
+ * ${chunk} bytes (0: the default).
  */
 static void
-seal_pair(struct t *T, struct tstream *s, uint32_t txsz, uint32_t chunk)
+seal_pair_at(struct t *T, struct tstream *s, uint32_t txsz, uint32_t chunk,
+    enum seal_aead aead, uint64_t from)
 {
 	struct engine_conf c = conf(16, 16);
 
 	c.chunk = chunk;
 	setup(T, c, c);
-	fab_seal(&T->f);
+	fab_seal_at(&T->f, aead, from);
 	open_stream(T, s, txsz, 4096);
 	settle(T);
+}
+
+static void
+seal_pair(struct t *T, struct tstream *s, uint32_t txsz, uint32_t chunk)
+{
+
+	seal_pair_at(T, s, txsz, chunk, SEAL_CHACHAPOLY, 0);
 }
 
 /* Did side ${i}'s link fail with the seal error? */
@@ -3999,10 +4010,116 @@ test_seal_restore(void)
 	tstream_free(&k);
 }
 
+/*
+ * Data both ways over a link whose counts start ${before} messages below
+ * the first rekey boundary: every byte arrives through the renewal.
+ */
+static void
+seal_rekey_data(enum seal_aead aead, uint64_t before)
+{
+	struct t T;
+	struct tstream s;
+	struct tstream *a;
+	struct engine_stats st0, st1;
+	uint64_t t0 = 0, r1 = 0, t1 = 0, r0 = 0;
+	int bad = 0, round;
+
+	seal_pair_at(&T, &s, 8192, 512, aead, SEAL_REKEY_EVERY - before);
+	a = &T.acc[0];
+	for (round = 0; round < 10; round++) {
+		putp(T.f.side[0].e, s.id, s.tx, 3000, 1, &t0);
+		putp(T.f.side[1].e, a->id, a->tx, 1700, 2, &t1);
+		settle(&T);
+		takep(T.f.side[1].e, a->id, a->rx, 8192, 1, &r1, &bad);
+		takep(T.f.side[0].e, s.id, s.rx, 8192, 2, &r0, &bad);
+		settle(&T);
+	}
+	engine_stats(T.f.side[0].e, &st0);
+	engine_stats(T.f.side[1].e, &st1);
+	ok(!bad && r1 == t0 && r0 == t1 && t0 == 30000 && t1 == 17000 &&
+	    engine_error(T.f.side[0].e) == NULL &&
+	    engine_error(T.f.side[1].e) == NULL && fab_rekeys(&T.f) == 4 &&
+	    st0.sealed_msgs > before && st1.sealed_msgs > before &&
+	    seal_dir_count(&T.f.side[0].tx) == seal_dir_count(&T.f.side[1].rx) &&
+	    seal_dir_count(&T.f.side[1].tx) == seal_dir_count(&T.f.side[0].rx),
+	    "%s: both directions renew their keys mid-stream, both ends (%d "
+	    "of 4), and every byte arrives (%llu and %llu)",
+	    seal_aead_name(aead), (int)fab_rekeys(&T.f),
+	    (unsigned long long)r1, (unsigned long long)r0);
+	teardown(&T);
+	tstream_free(&s);
+}
+
+/*
+ * A kept stream's WRITEs sealed at messages E-2, E-1 and E (E the first
+ * rekey boundary) are all outstanding; the first completes after the
+ * renewal, then the link fails with the other two: each is restored under
+ * the key it was sealed with, and the resume carries every byte.
+ */
+static void
+test_seal_rekey(void)
+{
+	struct rz R;
+	struct tstream k;
+	struct tstream *ak;
+	uint64_t t0 = 0, r1 = 0, wp;
+	uint32_t n;
+	int bad = 0, w;
+
+	seal_rekey_data(SEAL_CHACHAPOLY, 20);
+	if (seal_aesgcm_available())
+		seal_rekey_data(SEAL_AESGCM, 20);
+	else
+		ok(1, "# SKIP AES-256-GCM: this CPU lacks AES-NI or PCLMUL");
+
+	rz_setup(&R, rconf(16, 16), rconf(16, 16));
+	fab_seal(&R.T.f);
+	ak = rz_kept(&R, &k);
+	settle(&R.T);
+	seal_dir_set_count_for_test(&R.T.f.side[0].tx, SEAL_REKEY_EVERY - 2);
+	seal_dir_set_count_for_test(&R.T.f.side[1].rx, SEAL_REKEY_EVERY - 2);
+	/* Over a quarter of the ring each: every WRITE asks for completion. */
+	wp = R.T.f.side[0].writes_posted;
+	for (w = 0; w < 3; w++) {
+		putp(E(&R, 0), k.id, k.tx, 1100, 1, &t0);
+		fab_pump(&R.T.f, 0);
+	}
+	ok(seal_dir_count(&R.T.f.side[0].tx) == SEAL_REKEY_EVERY + 1 &&
+	    R.T.f.side[0].writes_posted - wp == 3 &&
+	    !is_plain(k.tx, 4096, 1, 0, 1) &&
+	    !is_plain(k.tx, 4096, 1, 2200, 1),
+	    "three WRITEs outstanding, sealed across the rekey boundary");
+	/* The first WRITE and its tag land, and it completes. */
+	fab_deliver(&R.T.f, 0);
+	fab_deliver(&R.T.f, 0);
+	while (fab_complete(&R.T.f, 0) > 0 || fab_complete(&R.T.f, 1) > 0)
+		;
+	ok(engine_error(E(&R, 0)) == NULL && engine_kept(E(&R, 0), k.id) &&
+	    is_plain(k.tx, 4096, 1, 0, 1100) &&
+	    !is_plain(k.tx, 4096, 1, 1100, 1) && !is_plain(k.tx, 4096, 1, 2200, 1),
+	    "the WRITE sealed before the renewal completes after it: its "
+	    "bytes are plaintext again, the others still sealed");
+	rz_loss(&R, 0, 0);
+	ok(is_plain(k.tx, 4096, 1, 0, 3300) && engine_kept(R.old[0], k.id),
+	    "the link fails with WRITEs of both keys outstanding: all "
+	    "plaintext again, and the stream kept");
+	ok(rz_resume(&R) == 1, "the stream resumes on a new sealed link");
+	rz_settle(&R);
+	n = takep(E(&R, 1), ak->id, ak->rx, 8192, 1, &r1, &bad);
+	ok(n == 3300 && !bad && r1 == t0 && engine_sealed(E(&R, 1)) &&
+	    engine_error(E(&R, 1)) == NULL,
+	    "every byte arrives exactly once (%u of %llu)", (unsigned)n,
+	    (unsigned long long)t0);
+	rz_teardown(&R);
+	tstream_free(&k);
+}
+
 int
 main(void)
 {
 
+	if (sodium_init() < 0)
+		return (1);
 	test_conf();
 	test_before_connect();
 	test_sizes();
@@ -4040,5 +4157,6 @@ main(void)
 	test_seal_tamper();
 	test_seal_restore();
 	test_seal_credit_first();
+	test_seal_rekey();
 	return (tap_done());
 }
