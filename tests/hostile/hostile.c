@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * hostile: a peer that connects to rstreamd over RDMA CM and misbehaves,
- * for the tests (tests/e2e/18-hostile.bats).  It speaks just enough of the
+ * for the tests (tests/e2e/18-hostile.bats, and with identities
+ * tests/e2e/32-hostile-identity.bats).  It speaks just enough of the
  * protocol (rstreamd-protocol(7)) to get where it wants to break it.
  *
- * usage: hostile SOURCE_ADDR PEER_ADDR PORT CASE [TUNNEL | KEYFILE [TUNNEL]]
+ * usage: hostile SOURCE_ADDR PEER_ADDR PORT CASE [TUNNEL | KEYFILE [TUNNEL] |
+ *        IDFILE [TUNNEL]]
  *        (KEYFILE may be "-", no key, where a case says so)
  *
  * Cases that the daemon must reject at connect time (exit 0 on REJECTED):
@@ -93,6 +95,36 @@
  * The control case must succeed, showing the proofs above were computed
  * as the daemon computes them (exit 0 when the stream is accepted):
  *   right-key     proves KEYFILE, checks the daemon's proof, opens TUNNEL
+ * Cases with a node identity (version 6: the Noise_XX handshake and
+ * sealed records of rstreamd-protocol(7); IDFILE a private key file as
+ * identity_file takes it).  Its hello says IDENTITY, SEAL and, if this
+ * CPU can, AESGCM; once the handshake is done it seals and opens as the
+ * daemon does.  Exit 0 when the daemon ends the link (or, where said,
+ * refuses):
+ *   wrong-identity IDFILE  a good handshake as an identity that the
+ *                 daemon does not list
+ *   replayed-handshake IDFILE TUNNEL  a good handshake and a stream on
+ *                 TUNNEL, then it leaves; on a second link, with the
+ *                 same hello, it sends the first one's messages 1 and 3
+ *                 again (3 once the daemon answers 1); prints
+ *                 "replayed-handshake: disconnected", with " (message 2
+ *                 was the same)" if the daemon's answer was
+ *   stripped-capability IDFILE  its hello says no SEAL, but its handshake
+ *                 binds a hello with SEAL (what a man in the middle who
+ *                 took the flag out of the connect data causes): exit 0
+ *                 when the daemon's message 2 fails authentication
+ *   unsealed IDFILE TUNNEL  its hello says no SEAL; after a good
+ *                 handshake it opens a stream on TUNNEL in clear, as if
+ *                 the link were not sealed whatever the daemon's hello
+ *                 said (which it prints); a refusal passes too
+ *   flipped-payload IDFILE TUNNEL  opens a stream on TUNNEL, then sends
+ *                 a sealed data WRITE of a quarter of the ring granted
+ *                 ("SEALED-PAYLOAD--" over and over) with one bit of the
+ *                 payload flipped after sealing
+ *   flipped-tag IDFILE TUNNEL  the same, with a bit of its tag flipped
+ * Their control case must succeed, showing the sealing above is the
+ * daemon's (exit 0 when the daemon returns credit for the bytes):
+ *   sealed-write IDFILE TUNNEL  flipped-payload without the flip
  * With HOSTILE_VERSION=N in its environment, its hello says version N.
  * Exit 1 when the daemon let it through, 2 on a setup error.
  */
@@ -110,20 +142,26 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include <sodium.h>
+
 #include "auth.h"
+#include "ident.h"
+#include "noise.h"
+#include "seal.h"
 #include "wire.h"
 
 #define LIMIT_MS	15000
 #define NRECV		16
 #define RING		65536
 #define CONF_KEY_BYTES	1024		/* rstreamd's largest key file */
+#define NSEND		4		/* send slots after the receives */
 
 static struct rdma_event_channel *ch;
 static struct rdma_cm_id *id;
 static struct ibv_pd *pd;
 static struct ibv_cq *cq;
 static struct ibv_mr *msg_mr, *ring_mr;
-static uint8_t msgs[(NRECV + 1) * WIRE_MSG_SIZE];
+static uint8_t msgs[(NRECV + NSEND) * WIRE_MSG_SIZE];
 static uint8_t ring[RING];
 
 static void __attribute__((noreturn))
@@ -273,18 +311,54 @@ wait_rec(uint8_t type, struct wire_rec *r)
 	return (-1);
 }
 
+/* Version 6: the link's sealing, once the handshake made it (see below). */
+static struct seal_dir seal_tx, seal_rx;
+static int sealing_tx, sealing_rx;
+
 /*
- * Watch for ${ms}: return the type of the first AUTH, OPEN_OK, REFUSE,
- * RESUME, RESUME_STREAM or RESUME_DENIED record the daemon sends (into
- * ${r}), -2 when it disconnects, -1 when the time is up.
+ * The records of a receive, at ${*buf} (${*len} bytes): on a sealed link
+ * opened first, into ${clear}, as the daemon seals them.  A message of
+ * the daemon's that does not open is our bug: no case can go on.
+ */
+static void
+received(const struct ibv_wc *wc, const uint8_t **buf, size_t *len,
+    uint8_t clear[WIRE_MSG_SIZE])
+{
+
+	*buf = &msgs[wc->wr_id * WIRE_MSG_SIZE];
+	*len = wc->byte_len;
+	if (!sealing_rx)
+		return;
+	if (wc->wc_flags & IBV_WC_WITH_IMM)
+		die("the daemon sent data, which no case expects");
+	if (*len <= SEAL_TAG_LEN)
+		die("a sealed message from the daemon holds no record");
+	*len -= SEAL_TAG_LEN;
+	memcpy(clear, *buf, *len);
+	if (seal_dir_open(&seal_rx, clear, *len, NULL, 0, *buf + *len) != 0)
+		die("a sealed message from the daemon does not open");
+	*buf = clear;
+}
+
+/* The records watch() reports. */
+#define WATCHED	(1u << WIRE_AUTH | 1u << WIRE_RESUME | 1u << WIRE_OPEN_OK | \
+		 1u << WIRE_REFUSE | 1u << WIRE_RESUME_STREAM | \
+		 1u << WIRE_RESUME_DENIED)
+
+/*
+ * Watch for ${ms}: return the type of the first record of a type in the
+ * mask ${want} (bit 1 << type) the daemon sends (into ${r}), -2 when it
+ * disconnects, -1 when the time is up.
  */
 static int
-watch(int ms, struct wire_rec *r)
+watch_for(int ms, struct wire_rec *r, uint32_t want)
 {
 	struct pollfd p = { 0, POLLIN, 0 };
 	struct rdma_cm_event *ev;
 	struct ibv_wc wc;
-	size_t off, used;
+	uint8_t clear[WIRE_MSG_SIZE];
+	const uint8_t *buf;
+	size_t len, off, used;
 	int i, t;
 
 	for (i = 0; i < ms / 10; i++) {
@@ -292,17 +366,12 @@ watch(int ms, struct wire_rec *r)
 			if (wc.status != IBV_WC_SUCCESS ||
 			    wc.opcode != IBV_WC_RECV)
 				continue;
-			for (off = 0; off < wc.byte_len; off += used) {
-				if (wire_rec_decode(&msgs[wc.wr_id *
-				    WIRE_MSG_SIZE] + off, wc.byte_len - off,
-				    r, &used) != WIRE_OK)
+			received(&wc, &buf, &len, clear);
+			for (off = 0; off < len; off += used) {
+				if (wire_rec_decode(buf + off, len - off, r,
+				    &used) != WIRE_OK)
 					break;
-				if (r->type == WIRE_AUTH ||
-				    r->type == WIRE_RESUME ||
-				    r->type == WIRE_OPEN_OK ||
-				    r->type == WIRE_REFUSE ||
-				    r->type == WIRE_RESUME_STREAM ||
-				    r->type == WIRE_RESUME_DENIED)
+				if (r->type < 32 && (want & 1u << r->type))
 					return (r->type);
 			}
 		}
@@ -318,6 +387,17 @@ watch(int ms, struct wire_rec *r)
 	return (-1);
 }
 
+/*
+ * watch_for the AUTH, OPEN_OK, REFUSE, RESUME, RESUME_STREAM or
+ * RESUME_DENIED record the daemon sends first.
+ */
+static int
+watch(int ms, struct wire_rec *r)
+{
+
+	return (watch_for(ms, r, WATCHED));
+}
+
 static size_t
 read_key(const char *path, uint8_t *key, size_t cap)
 {
@@ -331,12 +411,10 @@ read_key(const char *path, uint8_t *key, size_t cap)
 	return (n);
 }
 
-/* Open stream ${sid} on ${tunnel}; ${r} gets the OPEN_OK (its ring). */
+/* ${r}: an OPEN of stream ${sid} on ${tunnel}, granting our ring. */
 static void
-open_stream(const char *tunnel, uint32_t sid, struct wire_rec *r)
+open_rec(struct wire_rec *r, const char *tunnel, uint32_t sid)
 {
-	uint8_t *m = &msgs[NRECV * WIRE_MSG_SIZE];
-	size_t n;
 
 	memset(r, 0, sizeof(*r));
 	r->type = WIRE_OPEN;
@@ -346,6 +424,16 @@ open_stream(const char *tunnel, uint32_t sid, struct wire_rec *r)
 	r->ring.size = RING;
 	r->name_len = (uint8_t)strlen(tunnel);
 	snprintf(r->name, sizeof(r->name), "%s", tunnel);
+}
+
+/* Open stream ${sid} on ${tunnel}; ${r} gets the OPEN_OK (its ring). */
+static void
+open_stream(const char *tunnel, uint32_t sid, struct wire_rec *r)
+{
+	uint8_t *m = &msgs[NRECV * WIRE_MSG_SIZE];
+	size_t n;
+
+	open_rec(r, tunnel, sid);
 	n = wire_rec_encode(m, WIRE_MSG_SIZE, r);
 	post(IBV_WR_SEND, m, (uint32_t)n, 0, 0, 0);
 	if (wait_rec(WIRE_OPEN_OK, r) != 0)
@@ -453,14 +541,8 @@ origin_open(const char *cs, const char *tunnel)
 		r.origin.src_port = 4444;
 		r.origin.dst_port = 80;
 		n = wire_rec_encode(m, WIRE_MSG_SIZE, &r);
-		memset(&r, 0, sizeof(r));
 	}
-	r.type = WIRE_OPEN;
-	r.ring.addr = (uintptr_t)ring;
-	r.ring.rkey = ring_mr->rkey;
-	r.ring.size = RING;
-	r.name_len = (uint8_t)strlen(tunnel);
-	snprintf(r.name, sizeof(r.name), "%s", tunnel);
+	open_rec(&r, tunnel, 0);
 	n += wire_rec_encode(m + n, WIRE_MSG_SIZE - n, &r);
 	post(IBV_WR_SEND, m, (uint32_t)n, 0, 0, 0);
 	t = watch(LIMIT_MS, &r);
@@ -471,6 +553,19 @@ origin_open(const char *cs, const char *tunnel)
 		printf("%s: %s\n", cs, t == WIRE_OPEN_OK ? "accepted" :
 		    t == -2 ? "disconnected" : "no answer");
 	return (t == WIRE_REFUSE || t == WIRE_OPEN_OK ? 0 : 1);
+}
+
+/* The link's id and all that setup_qp made for it go. */
+static void
+drop_link(void)
+{
+
+	rdma_destroy_qp(id);
+	ibv_dereg_mr(msg_mr);
+	ibv_dereg_mr(ring_mr);
+	ibv_destroy_cq(cq);
+	ibv_dealloc_pd(pd);
+	rdma_destroy_id(id);
 }
 
 /* ${n} connect requests with a bad hello; how many were rejected. */
@@ -499,12 +594,7 @@ flood(const char *src, const char *dst, const char *port, int n)
 			die("rdma_connect");
 		ev = next_event(LIMIT_MS, NULL, NULL);
 		rejected += ev == RDMA_CM_EVENT_REJECTED;
-		rdma_destroy_qp(id);
-		ibv_dereg_mr(msg_mr);
-		ibv_dereg_mr(ring_mr);
-		ibv_destroy_cq(cq);
-		ibv_dealloc_pd(pd);
-		rdma_destroy_id(id);
+		drop_link();
 	}
 	printf("flood: %d rejected of %d\n", rejected, n);
 	return (0);
@@ -773,6 +863,359 @@ fake_server(const char *addr, const char *port, const char *keyfile)
 	return (t == WIRE_RESUME_STREAM ? 1 : 0);
 }
 
+/* ------------------------------------ identities and sealing (version 6) */
+
+/* rstreamd-protocol(7), "Identities": the prologue starts with it. */
+static const char label_prologue[] = "rstream-noise-v1";
+#define LABEL_LEN	(sizeof(label_prologue) - 1)
+
+/* A handshake's messages: ours (1, 3) and the daemon's (2). */
+struct hs_msgs {
+	uint8_t m[3][NOISE_MSG_MAX];
+	size_t len[3];
+};
+
+/* Send slot ${k} (0 is the one the other cases use). */
+static uint8_t *
+send_slot(int k)
+{
+
+	return (&msgs[(size_t)(NRECV + k) * WIRE_MSG_SIZE]);
+}
+
+/* A SEND of the ${len} bytes of records at ${m}: sealed (their tag
+ * after them) once this side seals. */
+static void
+send_recs(uint8_t *m, size_t len)
+{
+
+	if (sealing_tx) {
+		(void)seal_dir_seal(&seal_tx, m, len, NULL, 0, m + len);
+		len += SEAL_TAG_LEN;
+	}
+	post(IBV_WR_SEND, m, (uint32_t)len, 0, 0, 0);
+}
+
+/* A HANDSHAKE record carrying the ${len} bytes at ${msg}, alone. */
+static void
+send_hs(const uint8_t *msg, size_t len)
+{
+	uint8_t *m = send_slot(1);
+	struct wire_rec r;
+
+	memset(&r, 0, sizeof(r));
+	r.type = WIRE_HANDSHAKE;
+	r.hs_len = (uint8_t)len;
+	memcpy(r.hs, msg, len);
+	send_recs(m, wire_rec_encode(m, WIRE_MSG_SIZE, &r));
+}
+
+/*
+ * Once split: seal with c1 and open with c2 as the daemon decides from
+ * the hellos it saw, ${said} (ours, then its own): sealed if either has
+ * SEAL, with AES-256-GCM if both have AESGCM.  This side opens from now
+ * on; it seals after the SEND with message 3 (see handshake).  Returns
+ * whether the link seals.
+ */
+static int
+seal_start(const uint8_t said[AUTH_HELLOS_LEN], const uint8_t *c1,
+    const uint8_t *c2)
+{
+	struct wire_hello mine, theirs;
+	enum seal_aead a;
+
+	if (wire_hello_decode(said, WIRE_HELLO_LEN, &mine) != WIRE_OK ||
+	    wire_hello_decode(said + WIRE_HELLO_LEN, WIRE_HELLO_LEN,
+	    &theirs) != WIRE_OK)
+		die("a hello does not decode");
+	if (!((mine.flags | theirs.flags) & WIRE_HELLO_SEAL))
+		return (0);
+	a = mine.flags & theirs.flags & WIRE_HELLO_AESGCM ? SEAL_AESGCM :
+	    SEAL_CHACHAPOLY;
+	seal_dir_init(&seal_tx, a, c1);
+	seal_dir_init(&seal_rx, a, c2);
+	sealing_rx = 1;
+	return (1);
+}
+
+/*
+ * Noise_XX as the initiator, with the identity ${priv}, bound to the
+ * hellos ${bound} (ours, then the daemon's: the prologue's); ${said} are
+ * the hellos as the daemon saw them, which decide the sealing (NULL: act
+ * as if the link were not sealed, whatever they say).  The messages go
+ * to ${hm}.  0 once message 3 is posted; 1 if the daemon's message 2
+ * does not authenticate; -2 if it disconnected, -1 if none came.
+ */
+static int
+handshake(const uint8_t priv[NOISE_KEY_LEN],
+    const uint8_t bound[AUTH_HELLOS_LEN],
+    const uint8_t said[AUTH_HELLOS_LEN], struct hs_msgs *hm)
+{
+	uint8_t prologue[LABEL_LEN + AUTH_HELLOS_LEN];
+	uint8_t c1[NOISE_KEY_LEN], c2[NOISE_KEY_LEN], hh[NOISE_HASH_LEN];
+	struct noise_hs hs;
+	struct wire_rec r;
+	size_t plen;
+	int t, sealed = 0;
+
+	memcpy(prologue, label_prologue, LABEL_LEN);
+	memcpy(prologue + LABEL_LEN, bound, AUTH_HELLOS_LEN);
+	if (noise_init(&hs, 1, prologue, sizeof(prologue), priv, NULL) != 0 ||
+	    noise_write(&hs, NULL, 0, hm->m[0], NOISE_MSG_MAX, &hm->len[0]))
+		die("noise: cannot write message 1");
+	send_hs(hm->m[0], hm->len[0]);
+	if ((t = watch_for(LIMIT_MS, &r, 1u << WIRE_HANDSHAKE)) < 0) {
+		noise_wipe(&hs);
+		return (t);
+	}
+	memcpy(hm->m[1], r.hs, r.hs_len);
+	hm->len[1] = r.hs_len;
+	if (noise_read(&hs, r.hs, r.hs_len, NULL, 0, &plen) != 0)
+		return (1);
+	if (noise_write(&hs, NULL, 0, hm->m[2], NOISE_MSG_MAX, &hm->len[2]))
+		die("noise: cannot write message 3");
+	noise_split(&hs, c1, c2, hh);
+	if (said != NULL)
+		sealed = seal_start(said, c1, c2);
+	send_hs(hm->m[2], hm->len[2]);
+	sealing_tx = sealed;
+	sodium_memzero(c1, sizeof(c1));
+	sodium_memzero(c2, sizeof(c2));
+	return (0);
+}
+
+/* OPEN a stream on ${tunnel} (sealed if the link is); watch()'s answer. */
+static int
+open_sealed(const char *tunnel, struct wire_rec *r)
+{
+	uint8_t *m = send_slot(2);
+
+	open_rec(r, tunnel, 0);
+	send_recs(m, wire_rec_encode(m, WIRE_MSG_SIZE - SEAL_TAG_LEN, r));
+	return (watch(LIMIT_MS, r));
+}
+
+/*
+ * A sealed data WRITE of ${len} bytes from our ring's start to the start
+ * of the ring the daemon granted in OPEN_OK ${ok}: the payload sealed in
+ * place (its associated data the immediate, big-endian), a plain RDMA
+ * WRITE, then the tag as a SEND WITH IMMEDIATE that carries the data's
+ * immediate.  ${flip} "payload" or "tag": one bit of it changes after
+ * sealing.
+ */
+static void
+write_sealed(const struct wire_rec *ok, uint32_t len, const char *flip)
+{
+	uint8_t *tag = send_slot(3), ad[4];
+	uint32_t imm = wire_imm_encode(ok->peer_stream, len);
+
+	ad[0] = (uint8_t)(imm >> 24);
+	ad[1] = (uint8_t)(imm >> 16);
+	ad[2] = (uint8_t)(imm >> 8);
+	ad[3] = (uint8_t)imm;
+	(void)seal_dir_seal(&seal_tx, ring, len, ad, sizeof(ad), tag);
+	if (strcmp(flip, "payload") == 0)
+		ring[len / 2] ^= 0x10;
+	else if (strcmp(flip, "tag") == 0)
+		tag[SEAL_TAG_LEN / 2] ^= 0x01;
+	post(IBV_WR_RDMA_WRITE, ring, len, 0, ok->ring.addr, ok->ring.rkey);
+	post(IBV_WR_SEND_WITH_IMM, tag, SEAL_TAG_LEN, imm, 0, 0);
+}
+
+/*
+ * Connect (a new id) from ${src} to ${dst} ${port} with ${cp}'s hello;
+ * the daemon's hello goes to ${theirs}.  0 once up; -1 if rejected.
+ */
+static int
+connect_to(const char *src, const char *dst, const char *port,
+    struct rdma_conn_param *cp, uint8_t theirs[WIRE_HELLO_LEN])
+{
+	uint8_t pdata[64];
+	size_t plen = 0;
+	int ev;
+
+	sealing_tx = sealing_rx = 0;
+	if (rdma_create_id(ch, &id, NULL, RDMA_PS_TCP))
+		die("rdma_create_id");
+	resolve(src, dst, port);
+	setup_qp();
+	if (rdma_connect(id, cp))
+		die("rdma_connect");
+	ev = next_event(LIMIT_MS, pdata, &plen);
+	if (ev == RDMA_CM_EVENT_REJECTED)
+		return (-1);
+	if (ev != RDMA_CM_EVENT_ESTABLISHED || plen < WIRE_HELLO_LEN)
+		die("could not connect, or no hello in the accept");
+	memcpy(theirs, pdata, WIRE_HELLO_LEN);
+	return (0);
+}
+
+/*
+ * The first link's handshake went through (and a stream opened on it):
+ * leave, then on a second link with the same hello, send its messages 1
+ * and 3 again.  The daemon must end it: its message 2 has a new
+ * ephemeral key, and the prologue its own new nonce.
+ */
+static int
+replay(const char *src, const char *dst, const char *port,
+    struct rdma_conn_param *cp, const struct hs_msgs *first)
+{
+	uint8_t theirs[WIRE_HELLO_LEN];
+	struct wire_rec r;
+	int t, same = 0;
+
+	rdma_disconnect(id);
+	while ((t = next_event(2000, NULL, NULL)) >= 0 &&
+	    t != RDMA_CM_EVENT_DISCONNECTED)
+		;
+	drop_link();
+	if (connect_to(src, dst, port, cp, theirs) != 0) {
+		printf("replayed-handshake: rejected\n");
+		return (0);
+	}
+	send_hs(first->m[0], first->len[0]);
+	if ((t = watch_for(LIMIT_MS, &r, 1u << WIRE_HANDSHAKE)) ==
+	    WIRE_HANDSHAKE) {
+		same = r.hs_len == first->len[1] &&
+		    memcmp(r.hs, first->m[1], r.hs_len) == 0;
+		send_hs(first->m[2], first->len[2]);
+		t = watch_for(LIMIT_MS, &r, 0);
+	}
+	printf("replayed-handshake: %s%s\n", t == -2 ? "disconnected" :
+	    "still connected", same ? " (message 2 was the same)" : "");
+	return (t == -2 ? 0 : 1);
+}
+
+/* Where a stream opened, sealed-write and flipped-*: see the header. */
+static int
+sealed_data(const char *cs, const char *tunnel)
+{
+	static const char marker[] = "SEALED-PAYLOAD--";
+	struct wire_rec r, x;
+	uint32_t len, k;
+	int t;
+
+	if ((t = open_sealed(tunnel, &r)) != WIRE_OPEN_OK)
+		die("the stream was not accepted");
+	len = r.ring.size / 4 < RING ? r.ring.size / 4 : RING;
+	for (k = 0; k < len; k++)
+		ring[k] = (uint8_t)marker[k % (sizeof(marker) - 1)];
+	write_sealed(&r, len, strncmp(cs, "flipped-", 8) == 0 ? cs + 8 : "");
+	t = watch_for(LIMIT_MS, &x, 1u << WIRE_CREDIT);
+	if (strcmp(cs, "sealed-write") == 0) {
+		printf("%s: %s\n", cs, t == WIRE_CREDIT ? "written, credit "
+		    "returned" : t == -2 ? "disconnected" : "no credit");
+		return (t == WIRE_CREDIT ? 0 : 1);
+	}
+	printf("%s: %s\n", cs, t == -2 ? "disconnected" : t == WIRE_CREDIT ?
+	    "the daemon took the bytes" : "still connected");
+	return (t == -2 ? 0 : 1);
+}
+
+/* Does case ${cs} speak with an identity (see ident_case)? */
+static int
+ident_case_name(const char *cs)
+{
+	static const char *const names[] = { "wrong-identity",
+	    "replayed-handshake", "stripped-capability", "unsealed",
+	    "sealed-write", "flipped-payload", "flipped-tag" };
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(cs, names[i]) == 0)
+			return (1);
+	return (0);
+}
+
+/* What comes after a handshake that went through (see the header). */
+static int
+after_handshake(const char *cs, const char *tunnel,
+    const uint8_t theirs[WIRE_HELLO_LEN])
+{
+	struct wire_hello daemon;
+	struct wire_rec r;
+	int t;
+
+	if (strcmp(cs, "wrong-identity") == 0) {
+		t = watch_for(LIMIT_MS, &r, 0);
+		printf("%s: %s\n", cs, t == -2 ? "disconnected" :
+		    "still connected");
+		return (t == -2 ? 0 : 1);
+	}
+	if (tunnel == NULL)
+		die("this case needs a tunnel");
+	if (strcmp(cs, "unsealed") != 0)
+		return (sealed_data(cs, tunnel));
+	if (wire_hello_decode(theirs, WIRE_HELLO_LEN, &daemon) != WIRE_OK)
+		die("the daemon's hello does not decode");
+	t = open_sealed(tunnel, &r);
+	printf("unsealed: the daemon's hello %s; %s\n",
+	    daemon.flags & WIRE_HELLO_SEAL ? "asks for sealing" :
+	    "does not ask for sealing",
+	    t == -2 ? "disconnected" : t == WIRE_OPEN_OK ? "stream accepted" :
+	    t == WIRE_REFUSE ? "stream refused" : "no answer");
+	return (t == -2 || t == WIRE_REFUSE ? 0 : 1);
+}
+
+/*
+ * The cases with an identity: connect as IDFILE with a version 6 hello
+ * (IDENTITY, SEAL but for stripped-capability and unsealed, AESGCM if
+ * this CPU has it), run the handshake, then misbehave.
+ */
+static int
+ident_case(const char *src, const char *dst, const char *port,
+    const char *cs, const char *idfile, const char *tunnel)
+{
+	uint8_t priv[NOISE_KEY_LEN], pub[NOISE_KEY_LEN];
+	uint8_t said[AUTH_HELLOS_LEN], bound[AUTH_HELLOS_LEN];
+	struct rdma_conn_param cp;
+	struct wire_hello h;
+	struct hs_msgs hm;
+	char err[512];
+	int seal, rc;
+
+	if (sodium_init() < 0)
+		die("sodium_init");
+	if (ident_read(idfile, priv, pub, err, sizeof(err)) != 0)
+		die(err);
+	seal = strcmp(cs, "stripped-capability") != 0 &&
+	    strcmp(cs, "unsealed") != 0;
+	memset(&h, 0, sizeof(h));
+	h.version = hello_version();
+	h.credits = NRECV;
+	h.flags = (uint8_t)(WIRE_HELLO_IDENTITY | (seal ? WIRE_HELLO_SEAL :
+	    0) | (seal_aesgcm_available() ? WIRE_HELLO_AESGCM : 0));
+	conn_hello(&h, said, &cp);
+	if (connect_to(src, dst, port, &cp, said + WIRE_HELLO_LEN) != 0) {
+		printf("%s: rejected\n", cs);
+		return (1);
+	}
+	memcpy(bound, said, sizeof(bound));
+	/* What a man in the middle who took SEAL out of our hello causes. */
+	if (!seal && strcmp(cs, "stripped-capability") == 0) {
+		h.flags |= WIRE_HELLO_SEAL;
+		wire_hello_encode(bound, &h);
+	}
+	rc = handshake(priv, bound, strcmp(cs, "unsealed") == 0 ? NULL :
+	    said, &hm);
+	sodium_memzero(priv, sizeof(priv));
+	if (strcmp(cs, "stripped-capability") == 0) {
+		printf("%s: %s\n", cs, rc == 1 ? "message 2 failed "
+		    "authentication" : rc == 0 ? "the handshake went through" :
+		    "no message 2");
+		return (rc == 1 ? 0 : 1);
+	}
+	if (rc != 0)
+		die("the handshake did not get to message 3");
+	if (strcmp(cs, "replayed-handshake") == 0) {
+		if (tunnel == NULL || open_sealed(tunnel, &(struct wire_rec){
+		    0 }) != WIRE_OPEN_OK)
+			die("no stream on the first link");
+		return (replay(src, dst, port, &cp, &hm));
+	}
+	return (after_handshake(cs, tunnel, said + WIRE_HELLO_LEN));
+}
+
 int
 main(int argc, char **argv)
 {
@@ -801,6 +1244,9 @@ main(int argc, char **argv)
 		    2));
 	if (strcmp(cs, "evil-server") == 0 && argc > 5)
 		return (evil_server(argv[2], argv[3], atoi(argv[5])));
+	if (ident_case_name(cs) && argc > 5)
+		return (ident_case(argv[1], argv[2], argv[3], cs, argv[5],
+		    argc > 6 ? argv[6] : NULL));
 	if (strcmp(cs, "fake-server") == 0)
 		return (fake_server(argv[2], argv[3], argc > 5 ? argv[5] :
 		    "-"));
