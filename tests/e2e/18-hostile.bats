@@ -18,17 +18,6 @@ teardown() {
 	rs_teardown
 }
 
-# stops_clean: daemon b exits 0 on SIGTERM, and a sanitizer build said
-# nothing in its log.
-stops_clean() {
-	kill -TERM "$PID_b"
-	rc=0
-	wait "$PID_b" || rc=$?
-	[ "$rc" = 0 ]
-	run grep -E "AddressSanitizer|LeakSanitizer|runtime error" "$W/b.log"
-	assert_failure
-}
-
 # hostile CASE [TUNNEL]: run the hostile peer from A against b.
 hostile() {
 	run timeout 120 "$HOSTILE" "$A" "$B" 7471 "$@"

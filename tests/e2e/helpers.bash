@@ -109,6 +109,17 @@ wait_log_more() {
 	wait_until "${4:-20}" at_least $(($3 + 1)) count_log "$1" "$2"
 }
 
+# stops_clean: daemon b exits 0 on SIGTERM, and a sanitizer build said
+# nothing in its log.
+stops_clean() {
+	kill -TERM "$PID_b"
+	rc=0
+	wait "$PID_b" || rc=$?
+	[ "$rc" = 0 ]
+	run grep -E "AddressSanitizer|LeakSanitizer|runtime error" "$W/b.log"
+	assert_failure
+}
+
 # spawn_daemon NAME [VAR=VALUE...]: start rstreamd with $W/NAME.conf (and
 # those variables in its environment), its stdout and stderr in
 # $W/NAME.log, its PID in $PID_NAME; do not wait.  With RS_WRAP set (a
