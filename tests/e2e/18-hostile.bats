@@ -11,16 +11,10 @@ load helpers
 
 setup() {
 	rs_setup
-	HOSTILE=${RSTREAMD_BUILDDIR:?}/tests/hostile/hostile
 }
 
 teardown() {
 	rs_teardown
-}
-
-# hostile CASE [TUNNEL]: run the hostile peer from A against b.
-hostile() {
-	run timeout 120 "$HOSTILE" "$A" "$B" 7471 "$@"
 }
 
 # hold_link SECONDS OUT: a hostile peer holding an idle unauthenticated

@@ -16,11 +16,6 @@ teardown() {
 	rs_teardown
 }
 
-# ident NAME: a fresh identity at $W/NAME.id; its public key in $W/NAME.pub.
-ident() {
-	"$RSTREAMD_BIN" --genkey "$W/$1.id" >"$W/$1.pub"
-}
-
 # fleet_conf NAME LISTEN TUNNELS: NAME's config with its identity and the
 # shared peers file (LISTEN "": none).
 fleet_conf() {

@@ -11,21 +11,10 @@ load helpers
 
 setup() {
 	rs_setup
-	HOSTILE=${RSTREAMD_BUILDDIR:?}/tests/hostile/hostile
 }
 
 teardown() {
 	rs_teardown
-}
-
-# hostile CASE ARGS: run the hostile peer from A against b.
-hostile() {
-	run timeout 120 "$HOSTILE" "$A" "$B" 7471 "$@"
-}
-
-# ident NAME: a fresh identity at $W/NAME.id; its public key in $W/NAME.pub.
-ident() {
-	"$RSTREAMD_BIN" --genkey "$W/$1.id" >"$W/$1.pub"
 }
 
 # sink NAME: a target that appends what it gets to $W/NAME.out; its

@@ -20,6 +20,8 @@ rs_setup() {
 	RS_WRAP=()
 	# The python helper for what socat cannot do (tcp-tool.py -h).
 	TOOL="python3 $RSTREAMD_SRCDIR/tests/e2e/tcp-tool.py"
+	# The raw-verbs peer that misbehaves (see hostile below).
+	HOSTILE=${RSTREAMD_BUILDDIR:-}/tests/hostile/hostile
 	B_PIDS=()
 }
 
@@ -107,6 +109,17 @@ count_log() {
 # NAME.log match (N from count_log before the event).
 wait_log_more() {
 	wait_until "${4:-20}" at_least $(($3 + 1)) count_log "$1" "$2"
+}
+
+# ident NAME: a fresh identity at $W/NAME.id; its public key in $W/NAME.pub.
+ident() {
+	"$RSTREAMD_BIN" --genkey "$W/$1.id" >"$W/$1.pub"
+}
+
+# hostile CASE ARGS...: run the hostile peer (tests/hostile/hostile.c)
+# from A against b's listener.
+hostile() {
+	run timeout 120 "$HOSTILE" "$A" "$B" 7471 "$@"
 }
 
 # stops_clean: daemon b exits 0 on SIGTERM, and a sanitizer build said
