@@ -76,11 +76,19 @@ serve() {
 	serve "{ name = \"good\"; target = \"tcp://127.0.0.1:$gp\"; },
 	    { name = \"bad\"; target = \"tcp://127.0.0.1:$sp\"; }"
 
-	# The control: sealed as the daemon seals, the bytes get through.
+	# The control: sealed as the daemon seals, the bytes get through; and
+	# with ChaCha20-Poly1305 too, which a hello without AESGCM asks for.
 	hostile sealed-write "$W/h.id" good
 	assert_success
-	assert_output "sealed-write: written, credit returned"
-	wait_until 20 test -s "$W/good.out"
+	assert_output --regexp '^sealed-write: [0-9]+ bytes written, credit returned$'
+	n=$(cut -d' ' -f2 <<<"$output")
+	HOSTILE_NO_AESGCM=1 hostile sealed-write "$W/h.id" good
+	assert_success
+	assert_output --regexp '^sealed-write: [0-9]+ bytes written, credit returned$'
+	n=$((n + $(cut -d' ' -f2 <<<"$output")))
+	wait_log b "link from $A:[0-9]* authenticated as node-h, sealed with chacha20-poly1305"
+	wait_until 20 at_least "$n" stat -c %s "$W/good.out"
+	[ "$(stat -c %s "$W/good.out")" = "$n" ]
 	run sh -c "fold -w 16 '$W/good.out' | sort -u"
 	assert_output "SEALED-PAYLOAD--"
 

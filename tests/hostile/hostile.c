@@ -98,8 +98,8 @@
  * Cases with a node identity (version 6: the Noise_XX handshake and
  * sealed records of rstreamd-protocol(7); IDFILE a private key file as
  * identity_file takes it).  Its hello says IDENTITY, SEAL and, if this
- * CPU can, AESGCM; once the handshake is done it seals and opens as the
- * daemon does.  Exit 0 when the daemon ends the link (or, where said,
+ * CPU can and HOSTILE_NO_AESGCM is not set, AESGCM; once the handshake is
+ * done it seals and opens as the daemon does.  Exit 0 when the daemon ends the link (or, where said,
  * refuses):
  *   wrong-identity IDFILE  a good handshake as an identity that the
  *                 daemon does not list
@@ -124,7 +124,8 @@
  *   flipped-tag IDFILE TUNNEL  the same, with a bit of its tag flipped
  * Their control case must succeed, showing the sealing above is the
  * daemon's (exit 0 when the daemon returns credit for the bytes):
- *   sealed-write IDFILE TUNNEL  flipped-payload without the flip
+ *   sealed-write IDFILE TUNNEL  flipped-payload without the flip; prints
+ *                 "sealed-write: N bytes written, credit returned"
  * With HOSTILE_VERSION=N in its environment, its hello says version N.
  * Exit 1 when the daemon let it through, 2 on a setup error.
  */
@@ -1129,8 +1130,12 @@ sealed_data(const char *cs, const char *tunnel)
 	write_sealed(&r, len, strncmp(cs, "flipped-", 8) == 0 ? cs + 8 : "");
 	t = watch_for(LIMIT_MS, &x, 1u << WIRE_CREDIT);
 	if (strcmp(cs, "sealed-write") == 0) {
-		printf("%s: %s\n", cs, t == WIRE_CREDIT ? "written, credit "
-		    "returned" : t == -2 ? "disconnected" : "no credit");
+		if (t == WIRE_CREDIT)
+			printf("%s: %u bytes written, credit returned\n", cs,
+			    (unsigned)len);
+		else
+			printf("%s: %s\n", cs, t == -2 ? "disconnected" :
+			    "no credit");
 		return (t == WIRE_CREDIT ? 0 : 1);
 	}
 	printf("%s: %s\n", cs, t == -2 ? "disconnected" : t == WIRE_CREDIT ?
@@ -1210,7 +1215,8 @@ ident_case(const char *src, const char *dst, const char *port,
 	h.version = hello_version();
 	h.credits = NRECV;
 	h.flags = (uint8_t)(WIRE_HELLO_IDENTITY | (seal ? WIRE_HELLO_SEAL :
-	    0) | (seal_aesgcm_available() ? WIRE_HELLO_AESGCM : 0));
+	    0) | (seal_aesgcm_available() && getenv("HOSTILE_NO_AESGCM") ==
+	    NULL ? WIRE_HELLO_AESGCM : 0));
 	conn_hello(&h, said, &cp);
 	if (connect_to(src, dst, port, &cp, said + WIRE_HELLO_LEN) != 0) {
 		printf("%s: rejected\n", cs);
