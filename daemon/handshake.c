@@ -205,8 +205,9 @@ peer_known(struct dlink *dl, const char **why)
 }
 
 /* The handshake is done: keys for sealing and the link's binding. */
-static void
-hs_finish(struct dlink *dl, const uint8_t hellos[AUTH_HELLOS_LEN])
+static int
+hs_finish(struct dlink *dl, const uint8_t hellos[AUTH_HELLOS_LEN],
+    const char **why)
 {
 	uint8_t c1[NOISE_KEY_LEN], c2[NOISE_KEY_LEN];
 	const uint8_t *mine = dl->c != NULL ? hellos : hellos +
@@ -214,21 +215,31 @@ hs_finish(struct dlink *dl, const uint8_t hellos[AUTH_HELLOS_LEN])
 	const uint8_t *theirs = dl->c != NULL ? hellos + WIRE_HELLO_LEN :
 	    hellos;
 	enum seal_aead a;
+	int rc = 0;
 
 	noise_split(dl->hs, c1, c2, dl->hh);
 	handshake_forget(dl);
 	dl->ident = 1;
 	/* Flags are byte 5 of each hello (rstreamd-protocol(7)). */
 	dl->sealed = ((mine[5] | theirs[5]) & WIRE_HELLO_SEAL) != 0;
+	/* A link that connects again drops its last connection's keys. */
+	seal_dir_wipe(&dl->stx);
+	seal_dir_wipe(&dl->srx);
 	if (dl->sealed) {
 		a = (mine[5] & theirs[5] & WIRE_HELLO_AESGCM) ? SEAL_AESGCM :
 		    SEAL_CHACHAPOLY;
-		seal_dir_init(&dl->stx, a, dl->c != NULL ? c1 : c2);
-		seal_dir_init(&dl->srx, a, dl->c != NULL ? c2 : c1);
+		if (seal_dir_init(&dl->stx, a, dl->c != NULL ? c1 : c2) != 0 ||
+		    seal_dir_init(&dl->srx, a, dl->c != NULL ? c2 : c1) != 0) {
+			seal_dir_wipe(&dl->stx);
+			dl->sealed = 0;
+			*why = "out of memory for the link's sealing keys";
+			rc = -1;
+		}
 		dl->aead = a;
 	}
 	sodium_memzero(c1, sizeof(c1));
 	sodium_memzero(c2, sizeof(c2));
+	return (rc);
 }
 
 /*
@@ -271,7 +282,8 @@ step(void *arg, const uint8_t *in, size_t inlen, uint8_t *out,
 		if (rc != 0 || peer_known(dl, why) != 0)
 			return (-1);
 	}
-	hs_finish(dl, hellos);
+	if (hs_finish(dl, hellos, why) != 0)
+		return (-1);
 	return (ENGINE_HS_DONE);
 }
 

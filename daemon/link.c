@@ -799,8 +799,9 @@ link_free(struct dlink *dl)
 			o->from = NULL;
 	if (dl->listed)
 		TAILQ_REMOVE(&dl->d->links, dl, entry);
-	/* The proved key and the resume secrets are wiped with it. */
-	handshake_forget(dl);
+	/* The proved key and the resume secrets are wiped with it; the
+	 * sealing keys' OpenSSL contexts are freed here. */
+	handshake_wipe(dl);
 	secmem_free(dl);
 }
 

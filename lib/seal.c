@@ -1,23 +1,25 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 #include "seal.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/err.h>
+#include <openssl/evp.h>
 #include <sodium.h>
 
-_Static_assert(sizeof(crypto_aead_aes256gcm_state) <=
-    sizeof(((struct seal_key *)0)->aes), "seal_key holds the AES state");
 _Static_assert(SEAL_TAG_LEN == crypto_aead_aes256gcm_ABYTES &&
     SEAL_TAG_LEN == crypto_aead_chacha20poly1305_ietf_ABYTES, "tag length");
 _Static_assert(SEAL_KEY_LEN == crypto_aead_aes256gcm_KEYBYTES &&
     SEAL_KEY_LEN == crypto_aead_chacha20poly1305_ietf_KEYBYTES, "key length");
-_Static_assert(crypto_aead_aes256gcm_NPUBBYTES == 12 &&
-    crypto_aead_chacha20poly1305_ietf_NPUBBYTES == 12, "96-bit nonces");
 
+/* 96-bit nonces: OpenSSL's default for both AEADs (checked at init). */
 #define NONCE_LEN 12
 /* Noise reserves the largest nonce for REKEY. */
 #define REKEY_NONCE UINT64_MAX
+/* EVP counts bytes in an int: a longer message goes in pieces. */
+#define PIECE ((size_t)1 << 30)
 
 int
 seal_aesgcm_available(void)
@@ -54,83 +56,134 @@ nonce_of(enum seal_aead a, uint64_t n, uint8_t nonce[NONCE_LEN])
 	}
 }
 
-static void
-key_set(struct seal_key *k, enum seal_aead a, const uint8_t key[SEAL_KEY_LEN])
+/*
+ * A context for AEAD a, keyed with key (NULL: keyed later, at a rekey);
+ * NULL when OpenSSL cannot make it.
+ */
+static EVP_CIPHER_CTX *
+ctx_new(enum seal_aead a, const uint8_t *key)
 {
-	memcpy(k->key, key, SEAL_KEY_LEN);
-	if (a == SEAL_AESGCM)
-		crypto_aead_aes256gcm_beforenm(
-		    (crypto_aead_aes256gcm_state *)(void *)k->aes, key);
+	EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
+
+	if (c != NULL && EVP_EncryptInit_ex(c, a == SEAL_AESGCM ?
+	    EVP_aes_256_gcm() : EVP_chacha20_poly1305(), NULL, key,
+	    NULL) == 1 && EVP_CIPHER_CTX_get_iv_length(c) == NONCE_LEN)
+		return (c);
+	EVP_CIPHER_CTX_free(c);
+	ERR_clear_error();
+	return (NULL);
 }
 
-static void
-aead_seal(enum seal_aead a, const struct seal_key *k, uint64_t n, uint8_t *buf,
-    size_t len, const uint8_t *ad, size_t adlen, uint8_t tag[SEAL_TAG_LEN])
+/*
+ * Start message n on context c, to seal (enc) or to open, and run the ad
+ * and then the len bytes of buf through it, in place.  0, or -1 if
+ * OpenSSL refuses.
+ */
+static int
+ctx_run(EVP_CIPHER_CTX *c, enum seal_aead a, uint64_t n, int enc,
+    uint8_t *buf, size_t len, const uint8_t *ad, size_t adlen)
 {
 	uint8_t nonce[NONCE_LEN];
+	int outl, piece;
 
 	nonce_of(a, n, nonce);
-	if (a == SEAL_AESGCM)
-		crypto_aead_aes256gcm_encrypt_detached_afternm(buf, tag, NULL,
-		    buf, len, ad, adlen, NULL, nonce,
-		    (const crypto_aead_aes256gcm_state *)(const void *)k->aes);
-	else
-		crypto_aead_chacha20poly1305_ietf_encrypt_detached(buf, tag,
-		    NULL, buf, len, ad, adlen, NULL, nonce, k->key);
+	if (EVP_CipherInit_ex(c, NULL, NULL, NULL, nonce, enc) != 1 ||
+	    adlen > INT_MAX || (adlen > 0 && EVP_CipherUpdate(c, NULL, &outl,
+	    ad, (int)adlen) != 1))
+		return (-1);
+	for (; len > 0; buf += piece, len -= (size_t)piece) {
+		piece = (int)(len < PIECE ? len : PIECE);
+		if (EVP_CipherUpdate(c, buf, &outl, buf, piece) != 1 ||
+		    outl != piece)
+			return (-1);
+	}
+	return (0);
 }
 
+static void
+aead_seal(enum seal_aead a, EVP_CIPHER_CTX *c, uint64_t n, uint8_t *buf,
+    size_t len, const uint8_t *ad, size_t adlen, uint8_t tag[SEAL_TAG_LEN])
+{
+	uint8_t none[16];
+	int outl;
+
+	/* A context keyed once needs no memory to run: see seal.h. */
+	if (ctx_run(c, a, n, 1, buf, len, ad, adlen) != 0 ||
+	    EVP_EncryptFinal_ex(c, none, &outl) != 1 ||
+	    EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_GET_TAG, SEAL_TAG_LEN,
+	    tag) != 1)
+		abort();
+}
+
+/* -1 (buf zeroed) unless the tag verifies. */
 static int
-aead_open(enum seal_aead a, const struct seal_key *k, uint64_t n, uint8_t *buf,
+aead_open(enum seal_aead a, EVP_CIPHER_CTX *c, uint64_t n, uint8_t *buf,
     size_t len, const uint8_t *ad, size_t adlen,
     const uint8_t tag[SEAL_TAG_LEN])
 {
-	uint8_t nonce[NONCE_LEN];
+	uint8_t none[16];
+	int outl;
 
-	nonce_of(a, n, nonce);
-	if (a == SEAL_AESGCM)
-		return (crypto_aead_aes256gcm_decrypt_detached_afternm(buf,
-		    NULL, buf, len, tag, ad, adlen, nonce,
-		    (const crypto_aead_aes256gcm_state *)(const void *)k->aes));
-	return (crypto_aead_chacha20poly1305_ietf_decrypt_detached(buf, NULL,
-	    buf, len, tag, ad, adlen, nonce, k->key));
+	if (ctx_run(c, a, n, 0, buf, len, ad, adlen) == 0 &&
+	    EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_SET_TAG, SEAL_TAG_LEN,
+	    (void *)(uintptr_t)tag) == 1 &&
+	    EVP_DecryptFinal_ex(c, none, &outl) == 1)
+		return (0);
+	sodium_memzero(buf, len);
+	ERR_clear_error();
+	return (-1);
 }
 
-/* Move to the next epoch: the current key becomes the previous one. */
+/*
+ * Move to the next epoch: the current key becomes the previous one, and
+ * the previous one's context takes the next key.
+ */
 static void
 rekey(struct seal_dir *d)
 {
 	uint8_t next[SEAL_KEY_LEN], tag[SEAL_TAG_LEN];
+	EVP_CIPHER_CTX *c = d->prev;
 
 	memset(next, 0, sizeof(next));
-	aead_seal(d->aead, &d->cur, REKEY_NONCE, next, sizeof(next), NULL, 0,
+	aead_seal(d->aead, d->cur, REKEY_NONCE, next, sizeof(next), NULL, 0,
 	    tag);
+	/* A new key in a context made for it needs no memory either. */
+	if (EVP_EncryptInit_ex(c, NULL, NULL, next, NULL) != 1)
+		abort();
 	d->prev = d->cur;
+	d->cur = c;
 	d->has_prev = 1;
-	key_set(&d->cur, d->aead, next);
 	d->epoch++;
 	sodium_memzero(next, sizeof(next));
 	sodium_memzero(tag, sizeof(tag));
 }
 
-/* The key of message n, the next one: its epoch is cur's or the one after. */
-static const struct seal_key *
-key_of_next(struct seal_dir *d, uint64_t n)
+/* The context of message n, the next one: its epoch is cur's or the one
+ * after. */
+static EVP_CIPHER_CTX *
+ctx_of_next(struct seal_dir *d, uint64_t n)
 {
 	/* Nonce 2^64-1 is REKEY's; n never gets there (2^64 messages). */
 	if (n == REKEY_NONCE)
 		abort();
 	if (n / SEAL_REKEY_EVERY != d->epoch)
 		rekey(d);
-	return (&d->cur);
+	return (d->cur);
 }
 
-void
+int
 seal_dir_init(struct seal_dir *d, enum seal_aead a,
     const uint8_t key[SEAL_KEY_LEN])
 {
 	memset(d, 0, sizeof(*d));
 	d->aead = a;
-	key_set(&d->cur, a, key);
+	/* Both now: a rekey then cannot run out of memory. */
+	if ((d->cur = ctx_new(a, key)) == NULL ||
+	    (d->prev = ctx_new(a, NULL)) == NULL) {
+		seal_dir_wipe(d);
+		return (-1);
+	}
+	return (0);
 }
 
 uint64_t
@@ -139,7 +192,7 @@ seal_dir_seal(struct seal_dir *d, uint8_t *buf, size_t len,
 {
 	uint64_t n = d->n;
 
-	aead_seal(d->aead, key_of_next(d, n), n, buf, len, ad, adlen, tag);
+	aead_seal(d->aead, ctx_of_next(d, n), n, buf, len, ad, adlen, tag);
 	d->n = n + 1;
 	return (n);
 }
@@ -150,7 +203,7 @@ seal_dir_open(struct seal_dir *d, uint8_t *buf, size_t len,
 {
 	uint64_t n = d->n;
 
-	if (aead_open(d->aead, key_of_next(d, n), n, buf, len, ad, adlen,
+	if (aead_open(d->aead, ctx_of_next(d, n), n, buf, len, ad, adlen,
 	    tag) != 0)
 		return (-1);
 	d->n = n + 1;
@@ -163,18 +216,33 @@ seal_dir_restore(const struct seal_dir *d, uint8_t *buf, size_t len,
     const uint8_t tag[SEAL_TAG_LEN])
 {
 	uint64_t j = n / SEAL_REKEY_EVERY;
-	const struct seal_key *k;
+	EVP_CIPHER_CTX *c;
 
 	if (n >= d->n)
 		return (-1);
 	if (j == d->epoch)
-		k = &d->cur;
+		c = d->cur;
 	else if (d->has_prev && j + 1 == d->epoch)
-		k = &d->prev;
+		c = d->prev;
 	else
 		return (-1);
-	if (aead_open(d->aead, k, n, buf, len, ad, adlen, tag) != 0)
+	/* The sealing context opens too: each message sets its direction. */
+	return (aead_open(d->aead, c, n, buf, len, ad, adlen, tag));
+}
+
+int
+seal_dir_copy(struct seal_dir *dst, const struct seal_dir *src)
+{
+	*dst = *src;
+	dst->cur = EVP_CIPHER_CTX_new();
+	dst->prev = EVP_CIPHER_CTX_new();
+	if (dst->cur == NULL || dst->prev == NULL ||
+	    EVP_CIPHER_CTX_copy(dst->cur, src->cur) != 1 ||
+	    EVP_CIPHER_CTX_copy(dst->prev, src->prev) != 1) {
+		seal_dir_wipe(dst);
+		ERR_clear_error();
 		return (-1);
+	}
 	return (0);
 }
 
@@ -187,6 +255,9 @@ seal_dir_count(const struct seal_dir *d)
 void
 seal_dir_wipe(struct seal_dir *d)
 {
+	/* Freeing a context wipes its key (OPENSSL_clear_free). */
+	EVP_CIPHER_CTX_free(d->cur);
+	EVP_CIPHER_CTX_free(d->prev);
 	sodium_memzero(d, sizeof(*d));
 }
 
@@ -195,6 +266,5 @@ seal_dir_set_count_for_test(struct seal_dir *d, uint64_t n)
 {
 	d->n = n;
 	d->epoch = n / SEAL_REKEY_EVERY;
-	sodium_memzero(&d->prev, sizeof(d->prev));
 	d->has_prev = 0;
 }

@@ -11,8 +11,14 @@
  * bytes of ENCRYPT(k_j, nonce 2^64-1, no associated data, 32 zero bytes).
  * The count never resets and never reaches 2^64-1.
  *
- * Structures are the caller's (no allocation); seal_dir_wipe erases their
- * secrets.  libsodium must be initialised (sodium_init) before any call.
+ * The AEADs are OpenSSL libcrypto's (EVP), which runs them at two to three
+ * times libsodium's speed; the bytes are the same (tests/unit/test_seal.c
+ * holds them to libsodium's).  A direction keeps one OpenSSL context per
+ * key, keyed once, so a message costs no key setup: seal_dir_init
+ * allocates them and seal_dir_wipe frees them, so every initialised
+ * direction must be wiped, and a struct copy of one (which would share its
+ * contexts) must never be used: seal_dir_copy makes a real one.  libsodium must be initialised
+ * (sodium_init) before any call (seal_aesgcm_available is its).
  */
 #ifndef SEAL_H
 #define SEAL_H
@@ -29,39 +35,47 @@ enum seal_aead {
 #define SEAL_KEY_LEN		32
 #define SEAL_REKEY_EVERY	(UINT64_C(1) << 20)
 
-/* The expanded key of one epoch (AES-GCM: libsodium's precomputed state). */
-struct seal_key {
-	_Alignas(16) unsigned char aes[512];
-	uint8_t key[SEAL_KEY_LEN];
-};
+/* OpenSSL's EVP_CIPHER_CTX, which seal.h's users need not see. */
+struct evp_cipher_ctx_st;
 
 /* One direction; its fields are seal's own. */
 struct seal_dir {
-	struct seal_key cur;	/* the key of epoch "epoch" */
-	struct seal_key prev;	/* epoch - 1's, for seal_dir_restore */
+	/* OpenSSL contexts keyed with the key of epoch "epoch" and with
+	 * epoch - 1's (for seal_dir_restore; keyed once has_prev). */
+	struct evp_cipher_ctx_st *cur, *prev;
 	uint64_t n;		/* the next message's number */
 	uint64_t epoch;		/* cur's: n's epoch, or one less */
 	enum seal_aead aead;
 	int has_prev;
 };
 
-/* 1 if this CPU can seal with AES-256-GCM (libsodium needs AES-NI and
- * PCLMUL), else 0. */
+/*
+ * 1 if this CPU has the instructions AES-256-GCM wants (libsodium's test:
+ * AES-NI and PCLMUL), else 0.  OpenSSL would run it without them, but
+ * slower than ChaCha20-Poly1305 and with table lookups that leak timing,
+ * so a side without them asks for ChaCha20-Poly1305.
+ */
 int seal_aesgcm_available(void);
 
 /* "aes-256-gcm" or "chacha20-poly1305"; "?" for anything else. */
 const char *seal_aead_name(enum seal_aead a);
 
-/* Start a direction at message 0 with the key a handshake gave it (for
- * SEAL_AESGCM, seal_aesgcm_available() must be 1). */
-void seal_dir_init(struct seal_dir *d, enum seal_aead a,
+/*
+ * Start a direction at message 0 with the key a handshake gave it (for
+ * SEAL_AESGCM, seal_aesgcm_available() must be 1).  d must be zeroed or
+ * wiped.  0: done; -1: OpenSSL could not make its contexts (out of
+ * memory), and d is wiped.
+ */
+int seal_dir_init(struct seal_dir *d, enum seal_aead a,
     const uint8_t key[SEAL_KEY_LEN]);
 
 /*
  * Seal the next message: encrypt len bytes of buf in place, authenticate
  * them and the adlen bytes at ad (ad may be NULL when adlen is 0), and
  * write the tag.  Returns the message number it used (for
- * seal_dir_restore).
+ * seal_dir_restore).  It cannot fail: OpenSSL refusing to run a context
+ * it has keyed (no memory is needed then) would be a broken library, and
+ * the process aborts rather than send anything unsealed.
  */
 uint64_t seal_dir_seal(struct seal_dir *d, uint8_t *buf, size_t len,
     const uint8_t *ad, size_t adlen, uint8_t tag[SEAL_TAG_LEN]);
@@ -71,8 +85,8 @@ uint64_t seal_dir_seal(struct seal_dir *d, uint8_t *buf, size_t len,
  * count advanced.  -1: the tag does not verify (forged, replayed, out of
  * order, or sealed under another key): the count stays where it was, and
  * buf holds none of the forgery's plaintext: its len bytes are zeroed
- * (libsodium's in-place AES-GCM writes before it can verify and then
- * zeroes; ChaCha20-Poly1305 does the same, so both AEADs behave alike).
+ * (in place, the plaintext is written before the tag can be checked).
+ * OpenSSL refusing the operation counts as a tag that does not verify.
  * The caller ends the link.
  */
 int seal_dir_open(struct seal_dir *d, uint8_t *buf, size_t len,
@@ -89,10 +103,18 @@ int seal_dir_restore(const struct seal_dir *d, uint8_t *buf, size_t len,
     const uint8_t *ad, size_t adlen, uint64_t n,
     const uint8_t tag[SEAL_TAG_LEN]);
 
+/*
+ * Make dst a direction of its own that stands where src stands (keys,
+ * count): what one seals from then on, the other can too.  dst must be
+ * zeroed or wiped.  0: done; -1: out of memory, and dst is wiped.
+ */
+int seal_dir_copy(struct seal_dir *dst, const struct seal_dir *src);
+
 /* The number of the next message (= messages sealed or opened so far). */
 uint64_t seal_dir_count(const struct seal_dir *d);
 
-/* Erase the keys and the count. */
+/* Erase the keys and the count, and free the contexts.  A zeroed or
+ * wiped direction may be wiped again. */
 void seal_dir_wipe(struct seal_dir *d);
 
 /*

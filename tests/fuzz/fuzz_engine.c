@@ -353,14 +353,17 @@ srestore(void *arg, uint8_t *buf, uint32_t len, const uint8_t *ad,
 /*
  * The peer seals ${len} bytes at ${buf} as the next message it sends:
  * with a copy of this side's receiving direction, which holds the same
- * key and count as the peer's sending one.
+ * key and count as the peer's sending one (seal_dir_copy's: a struct
+ * copy would share srx's OpenSSL contexts, and its wipe free them).
  */
 static void
 peer_seal(uint8_t *buf, uint32_t len, const uint8_t *ad, size_t adlen,
     uint8_t tag[WIRE_TAG_LEN])
 {
-	struct seal_dir peer = srx;
+	struct seal_dir peer;
 
+	if (seal_dir_copy(&peer, &srx) != 0)
+		abort();
 	(void)seal_dir_seal(&peer, buf, len, ad, adlen, tag);
 	seal_dir_wipe(&peer);
 }
@@ -372,8 +375,12 @@ seal_start(enum seal_aead aead)
 	static const uint8_t key_tx[SEAL_KEY_LEN] = { 1 };
 	static const uint8_t key_rx[SEAL_KEY_LEN] = { 2 };
 
-	seal_dir_init(&stx, aead, key_tx);
-	seal_dir_init(&srx, aead, key_rx);
+	/* The last input's directions go. */
+	seal_dir_wipe(&stx);
+	seal_dir_wipe(&srx);
+	if (seal_dir_init(&stx, aead, key_tx) != 0 ||
+	    seal_dir_init(&srx, aead, key_rx) != 0)
+		abort();
 	seal_n = open_n = 0;
 }
 

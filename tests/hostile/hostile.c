@@ -934,8 +934,12 @@ seal_start(const uint8_t said[AUTH_HELLOS_LEN], const uint8_t *c1,
 		return (0);
 	a = mine.flags & theirs.flags & WIRE_HELLO_AESGCM ? SEAL_AESGCM :
 	    SEAL_CHACHAPOLY;
-	seal_dir_init(&seal_tx, a, c1);
-	seal_dir_init(&seal_rx, a, c2);
+	/* A second handshake's keys replace the first's. */
+	seal_dir_wipe(&seal_tx);
+	seal_dir_wipe(&seal_rx);
+	if (seal_dir_init(&seal_tx, a, c1) != 0 ||
+	    seal_dir_init(&seal_rx, a, c2) != 0)
+		die("out of memory for the sealing keys");
 	sealing_rx = 1;
 	return (1);
 }

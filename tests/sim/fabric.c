@@ -148,8 +148,12 @@ side_seal(struct fab *f, int i)
 	memset(krx, 0x31 - i, sizeof(krx));
 	ktx[0] = krx[0] = (uint8_t)f->links;
 	ktx[1] = krx[1] = (uint8_t)(f->links >> 8);
-	seal_dir_init(&s->tx, f->aead, ktx);
-	seal_dir_init(&s->rx, f->aead, krx);
+	/* A reconnect seals anew: the last link's directions go. */
+	seal_dir_wipe(&s->tx);
+	seal_dir_wipe(&s->rx);
+	if (seal_dir_init(&s->tx, f->aead, ktx) != 0 ||
+	    seal_dir_init(&s->rx, f->aead, krx) != 0)
+		abort();
 	seal_dir_set_count_for_test(&s->tx, f->seal_from);
 	seal_dir_set_count_for_test(&s->rx, f->seal_from);
 	engine_set_seal(s->e, &sl);
@@ -384,6 +388,8 @@ fab_free(struct fab *f)
 		free(s->posted);
 		free(s->recv_buf);
 		free(s->ctrl_send);
+		seal_dir_wipe(&s->tx);
+		seal_dir_wipe(&s->rx);
 	}
 	memset(f, 0, sizeof(*f));
 }

@@ -917,9 +917,23 @@ rnoise_step(void *arg, const uint8_t *in, size_t inlen, uint8_t *out,
 		return (-1);
 	}
 	noise_split(&r->hs, c1, c2, r->h);
-	seal_dir_init(&r->tx, SEAL_CHACHAPOLY, r->initiator ? c1 : c2);
-	seal_dir_init(&r->rx, SEAL_CHACHAPOLY, r->initiator ? c2 : c1);
+	if (seal_dir_init(&r->tx, SEAL_CHACHAPOLY, r->initiator ? c1 : c2) ||
+	    seal_dir_init(&r->rx, SEAL_CHACHAPOLY, r->initiator ? c2 : c1)) {
+		*why = "seal_dir_init";
+		return (-1);
+	}
 	return (ENGINE_HS_DONE);
+}
+
+/* The link and the seal directions of both sides go. */
+static void
+rnoise_teardown(struct t *T, struct rnoise *ra, struct rnoise *rb)
+{
+	teardown(T);
+	seal_dir_wipe(&ra->tx);
+	seal_dir_wipe(&ra->rx);
+	seal_dir_wipe(&rb->tx);
+	seal_dir_wipe(&rb->rx);
 }
 
 /* Two sides with fresh static keys, side 1 expecting side 0's unless
@@ -971,14 +985,14 @@ test_handshake_noise(void)
 	    "the message after it (%llu and %llu messages)",
 	    (unsigned long long)seal_dir_count(&ra.tx),
 	    (unsigned long long)seal_dir_count(&rb.tx));
-	teardown(&T);
+	rnoise_teardown(&T, &ra, &rb);
 
 	/* Neither asks for sealing: the link stays in clear. */
 	rnoise_pair(&T, &c, &ra, &rb, 0, 0);
 	ok(stream_flows(&T, 3000, 0x22) && !engine_sealed(T.f.side[0].e) &&
 	    seal_dir_count(&ra.tx) == 0, "without SEAL in either hello the "
 	    "link carries data in clear");
-	teardown(&T);
+	rnoise_teardown(&T, &ra, &rb);
 
 	/* Side 1 expects another key: it fails the link at message 3. */
 	rnoise_pair(&T, &c, &ra, &rb, 1, 1);
@@ -986,7 +1000,7 @@ test_handshake_noise(void)
 	    T.f.side[1].e), "not the peer's key") != NULL,
 	    "an unexpected static key fails the link: %s",
 	    engine_error(T.f.side[1].e) ? engine_error(T.f.side[1].e) : "-");
-	teardown(&T);
+	rnoise_teardown(&T, &ra, &rb);
 }
 
 static void
