@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
- * test_seal: lib/seal against libsodium called directly: round trips,
- * forgeries, replays, the nonce layout, the rekey boundary and restore.
+ * test_seal: lib/seal (on OpenSSL) against libsodium called directly:
+ * round trips, forgeries, replays, the nonce layout, the rekey boundary
+ * and restore; each library opening what the other sealed; and
+ * seal_dir_init when OpenSSL runs out of memory.
  */
 #include <stdint.h>
 #include <string.h>
 
+#include <openssl/crypto.h>
 #include <sodium.h>
 
 #include "seal.h"
@@ -25,24 +28,48 @@ key_of(uint8_t k[SEAL_KEY_LEN], uint8_t seed)
 		k[i] = (uint8_t)(seed + 7 * i);
 }
 
-/* The reference: libsodium with the nonce built by hand, as Noise does. */
+/* The nonce of message n, built by hand, as Noise does. */
+static void
+ref_nonce(enum seal_aead a, uint64_t n, uint8_t nonce[12])
+{
+	int i;
+
+	memset(nonce, 0, 12);
+	for (i = 0; i < 8; i++)
+		nonce[a == SEAL_AESGCM ? 11 - i : 4 + i] =
+		    (uint8_t)(n >> (8 * i));
+}
+
+/* The reference: libsodium with the nonce built by hand. */
 static void
 ref_seal(enum seal_aead a, const uint8_t k[SEAL_KEY_LEN], uint64_t n,
     uint8_t *m, size_t len, const uint8_t *ad, size_t adlen,
     uint8_t tag[SEAL_TAG_LEN])
 {
-	uint8_t nonce[12] = { 0 };
-	int i;
+	uint8_t nonce[12];
 
-	for (i = 0; i < 8; i++)
-		nonce[a == SEAL_AESGCM ? 11 - i : 4 + i] =
-		    (uint8_t)(n >> (8 * i));
+	ref_nonce(a, n, nonce);
 	if (a == SEAL_AESGCM)
 		crypto_aead_aes256gcm_encrypt_detached(m, tag, NULL, m, len,
 		    ad, adlen, NULL, nonce, k);
 	else
 		crypto_aead_chacha20poly1305_ietf_encrypt_detached(m, tag, NULL,
 		    m, len, ad, adlen, NULL, nonce, k);
+}
+
+static int
+ref_open(enum seal_aead a, const uint8_t k[SEAL_KEY_LEN], uint64_t n,
+    uint8_t *m, size_t len, const uint8_t *ad, size_t adlen,
+    const uint8_t tag[SEAL_TAG_LEN])
+{
+	uint8_t nonce[12];
+
+	ref_nonce(a, n, nonce);
+	if (a == SEAL_AESGCM)
+		return (crypto_aead_aes256gcm_decrypt_detached(m, NULL, m, len,
+		    tag, ad, adlen, nonce, k));
+	return (crypto_aead_chacha20poly1305_ietf_decrypt_detached(m, NULL, m,
+	    len, tag, ad, adlen, nonce, k));
 }
 
 /* Noise's REKEY, by hand. */
@@ -65,6 +92,13 @@ all_zero(const uint8_t *p, size_t len)
 		if (p[i] != 0)
 			return (0);
 	return (1);
+}
+
+static void
+bail(const char *what)
+{
+	printf("Bail out! %s\n", what);
+	exit(1);
 }
 
 static void
@@ -322,13 +356,214 @@ test_restore(enum seal_aead a)
 	seal_dir_wipe(&tx);
 }
 
+/*
+ * A copy made after a rekey seals as the original does, across the next
+ * rekey too, and wiping it leaves the original whole (restore of the
+ * previous epoch included).
+ */
+static void
+test_copy(enum seal_aead a)
+{
+	struct seal_dir tx, cp;
+	uint8_t k[SEAL_KEY_LEN], ta[SEAL_TAG_LEN], tb[SEAL_TAG_LEN];
+	const char *an = seal_aead_name(a);
+	int i, same = 1;
+
+	key_of(k, 10);
+	if (seal_dir_init(&tx, a, k) != 0)
+		bail("seal_dir_init failed");
+	seal_dir_set_count_for_test(&tx, SEAL_REKEY_EVERY - 1);
+	seal_dir_seal(&tx, buf, 10, NULL, 0, ta);
+	seal_dir_seal(&tx, buf, 10, NULL, 0, ta);
+	if (seal_dir_copy(&cp, &tx) != 0)
+		bail("seal_dir_copy failed");
+	seal_dir_set_count_for_test(&tx, 2 * SEAL_REKEY_EVERY - 1);
+	seal_dir_set_count_for_test(&cp, 2 * SEAL_REKEY_EVERY - 1);
+	for (i = 0; i < 3; i++) {
+		memcpy(buf, plain + 7 * i, 200);
+		memcpy(copy, plain + 7 * i, 200);
+		seal_dir_seal(&tx, buf, 200, imm, sizeof(imm), ta);
+		seal_dir_seal(&cp, copy, 200, imm, sizeof(imm), tb);
+		same &= memcmp(buf, copy, 200) == 0 &&
+		    memcmp(ta, tb, SEAL_TAG_LEN) == 0;
+	}
+	ok(same && seal_dir_count(&cp) == seal_dir_count(&tx),
+	    "%s: a copy seals as its original, across a rekey", an);
+	seal_dir_wipe(&cp);
+	memcpy(buf, plain, 100);
+	seal_dir_seal(&tx, buf, 100, imm, sizeof(imm), ta);
+	ok(seal_dir_restore(&tx, buf, 100, imm, sizeof(imm),
+	    seal_dir_count(&tx) - 1, ta) == 0 && memcmp(buf, plain, 100) == 0,
+	    "%s: the original outlives the copy's wipe", an);
+	seal_dir_wipe(&tx);
+}
+
+/* Lengths 1..520 one by one, then around each power of two to 65536. */
+#define CROSS_ALL	520
+#define CROSS_N		(CROSS_ALL + 3 * 7)
+
+static size_t
+cross_len(int i)
+{
+	size_t p;
+
+	if (i < CROSS_ALL)
+		return ((size_t)i + 1);
+	i -= CROSS_ALL;
+	p = ((size_t)1 << (10 + i / 3)) - 1 + (size_t)(i % 3);
+	return (p > BIG ? BIG : p);
+}
+
+
+/*
+ * lib/seal seals, libsodium opens, and the reverse: messages of every
+ * length across the boundary of epochs 0 and 1, half with ad, each under
+ * the key and nonce libsodium is given by hand.
+ */
+static void
+test_cross(enum seal_aead a)
+{
+	struct seal_dir tx, rx;
+	uint8_t k0[SEAL_KEY_LEN], k1[SEAL_KEY_LEN], tag[SEAL_TAG_LEN];
+	const char *an = seal_aead_name(a);
+	uint64_t base = SEAL_REKEY_EVERY - CROSS_N / 2, n;
+	int i, ours = 1, theirs = 1;
+
+	key_of(k0, 8);
+	ref_rekey(a, k0, k1);
+	if (seal_dir_init(&tx, a, k0) != 0 || seal_dir_init(&rx, a, k0) != 0)
+		bail("seal_dir_init failed");
+	seal_dir_set_count_for_test(&tx, base);
+	seal_dir_set_count_for_test(&rx, base);
+	for (i = 0; i < CROSS_N; i++) {
+		size_t len = cross_len(i), adlen = (size_t)(i % 2) * sizeof(imm);
+		const uint8_t *k = base + (uint64_t)i < SEAL_REKEY_EVERY ? k0 :
+		    k1;
+		/* Plaintexts from different places: no two messages alike. */
+		const uint8_t *p1 = plain + (size_t)i % (BIG - len + 1);
+		const uint8_t *p2 = plain + (BIG - len) - (p1 - plain);
+
+		memcpy(buf, p1, len);
+		n = seal_dir_seal(&tx, buf, len, imm, adlen, tag);
+		if (n != base + (uint64_t)i || ref_open(a, k, n, buf, len, imm,
+		    adlen, tag) != 0 || memcmp(buf, p1, len) != 0)
+			ours = 0;
+		memcpy(buf, p2, len);
+		ref_seal(a, k, n, buf, len, imm, adlen, tag);
+		if (seal_dir_open(&rx, buf, len, imm, adlen, tag) != 0 ||
+		    memcmp(buf, p2, len) != 0)
+			theirs = 0;
+	}
+	ok(ours, "%s: libsodium opens what lib/seal sealed, %d lengths 1..%d "
+	    "across a rekey", an, CROSS_N, BIG);
+	ok(theirs, "%s: lib/seal opens what libsodium sealed, %d lengths "
+	    "1..%d across a rekey", an, CROSS_N, BIG);
+	seal_dir_wipe(&tx);
+	seal_dir_wipe(&rx);
+}
+
+/* OpenSSL's allocator here: it counts, and the fail_at-th allocation
+ * from now fails. */
+static int fail_at, allocs;
+
+static int
+t_fails(void)
+{
+	allocs++;
+	return (fail_at > 0 && --fail_at == 0);
+}
+
+static void *
+t_malloc(size_t n, const char *file, int line)
+{
+	(void)file;
+	(void)line;
+	return (t_fails() ? NULL : malloc(n));
+}
+
+static void *
+t_realloc(void *p, size_t n, const char *file, int line)
+{
+	(void)file;
+	(void)line;
+	return (t_fails() ? NULL : realloc(p, n));
+}
+
+static void
+t_free(void *p, const char *file, int line)
+{
+	(void)file;
+	(void)line;
+	free(p);
+}
+
+/* tx seals a message and restores it. */
+static int
+sealed_restores(struct seal_dir *tx)
+{
+	uint8_t tag[SEAL_TAG_LEN];
+	uint64_t n;
+
+	memcpy(buf, plain, 1000);
+	n = seal_dir_seal(tx, buf, 1000, imm, sizeof(imm), tag);
+	return (memcmp(buf, plain, 1000) != 0 && seal_dir_restore(tx, buf,
+	    1000, imm, sizeof(imm), n, tag) == 0 &&
+	    memcmp(buf, plain, 1000) == 0);
+}
+
+/*
+ * Each allocation of seal_dir_init failing in turn: -1 and a wiped
+ * direction (leaks are the sanitizers' and valgrind's to find), or, where
+ * OpenSSL does without that allocation, a direction that works; the last
+ * one (the second context's) must fail it.
+ */
+static void
+test_no_memory(enum seal_aead a)
+{
+	struct seal_dir tx, rx;
+	uint8_t k[SEAL_KEY_LEN], tag[SEAL_TAG_LEN];
+	const char *an = seal_aead_name(a);
+	int i, n, r = -1, failed = 0, wiped = 1, works = 1;
+
+	key_of(k, 9);
+	allocs = 0;
+	if (seal_dir_init(&tx, a, k) != 0)
+		bail("seal_dir_init failed");
+	seal_dir_wipe(&tx);
+	n = allocs;
+	for (i = 1; i <= n; i++) {
+		fail_at = i;
+		r = seal_dir_init(&tx, a, k);
+		fail_at = 0;
+		failed += r != 0;
+		if (r != 0)
+			wiped &= all_zero((const uint8_t *)&tx, sizeof(tx));
+		else
+			works &= sealed_restores(&tx);
+		seal_dir_wipe(&tx);
+	}
+	ok(n > 0 && r == -1 && wiped, "%s: seal_dir_init without memory fails, "
+	    "wiped (%d of its %d allocations failing fail it)", an, failed, n);
+	ok(works, "%s: where it did not fail, the direction works", an);
+	if (seal_dir_init(&tx, a, k) != 0 || seal_dir_init(&rx, a, k) != 0)
+		bail("seal_dir_init failed");
+	memcpy(buf, plain, 1000);
+	seal_dir_seal(&tx, buf, 1000, imm, sizeof(imm), tag);
+	ok(seal_dir_open(&rx, buf, 1000, imm, sizeof(imm), tag) == 0 &&
+	    memcmp(buf, plain, 1000) == 0, "%s: then it seals", an);
+	seal_dir_wipe(&tx);
+	seal_dir_wipe(&rx);
+}
+
 int
 main(void)
 {
 	static const enum seal_aead aeads[] = { SEAL_CHACHAPOLY, SEAL_AESGCM };
 	size_t i;
 
-	if (sodium_init() < 0)
+	/* Before OpenSSL allocates anything, or it keeps its own. */
+	if (!CRYPTO_set_mem_functions(t_malloc, t_realloc, t_free) ||
+	    sodium_init() < 0)
 		return (1);
 	for (i = 0; i < BIG; i++)
 		plain[i] = (uint8_t)(i * 31 + (i >> 8));
@@ -346,6 +581,9 @@ main(void)
 		test_nonce(aeads[i]);
 		test_rekey(aeads[i]);
 		test_restore(aeads[i]);
+		test_cross(aeads[i]);
+		test_copy(aeads[i]);
+		test_no_memory(aeads[i]);
 	}
 	return (tap_done());
 }
