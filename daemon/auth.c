@@ -2,6 +2,7 @@
 #include <sodium.h>
 
 #include "auth.h"
+#include "seal.h"
 
 /* Equal lengths, so neither label is a prefix of the other's input. */
 static const char label_initiator[] = "rstream-auth-v1-initiator";
@@ -11,7 +12,8 @@ int
 auth_init(void)
 {
 
-	return (sodium_init() < 0 ? -1 : 0);
+	/* The sealing AEADs too, before any link waits for them. */
+	return (sodium_init() < 0 || seal_init() != 0 ? -1 : 0);
 }
 
 void

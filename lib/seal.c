@@ -27,6 +27,26 @@ seal_aesgcm_available(void)
 	return (crypto_aead_aes256gcm_is_available() ? 1 : 0);
 }
 
+int
+seal_init(void)
+{
+	static const uint8_t key[SEAL_KEY_LEN];
+	struct seal_dir d;
+	int ok = 0;
+
+	memset(&d, 0, sizeof(d));
+	if (seal_dir_init(&d, SEAL_CHACHAPOLY, key) == 0) {
+		seal_dir_wipe(&d);
+		ok = 1;
+	}
+	if (seal_aesgcm_available() && seal_dir_init(&d, SEAL_AESGCM,
+	    key) == 0) {
+		seal_dir_wipe(&d);
+		ok = 1;
+	}
+	return (ok ? 0 : -1);
+}
+
 const char *
 seal_aead_name(enum seal_aead a)
 {
