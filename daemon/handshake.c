@@ -223,14 +223,14 @@ hs_finish(struct dlink *dl, const uint8_t hellos[AUTH_HELLOS_LEN],
 	/* Flags are byte 5 of each hello (rstreamd-protocol(7)). */
 	dl->sealed = ((mine[5] | theirs[5]) & WIRE_HELLO_SEAL) != 0;
 	/* A link that connects again drops its last connection's keys. */
-	seal_dir_wipe(&dl->stx);
-	seal_dir_wipe(&dl->srx);
+	seal_pair_wipe(&dl->seal);
 	if (dl->sealed) {
 		a = (mine[5] & theirs[5] & WIRE_HELLO_AESGCM) ? SEAL_AESGCM :
 		    SEAL_CHACHAPOLY;
-		if (seal_dir_init(&dl->stx, a, dl->c != NULL ? c1 : c2) != 0 ||
-		    seal_dir_init(&dl->srx, a, dl->c != NULL ? c2 : c1) != 0) {
-			seal_dir_wipe(&dl->stx);
+		if (seal_dir_init(&dl->seal.tx, a, dl->c != NULL ? c1 : c2) !=
+		    0 || seal_dir_init(&dl->seal.rx, a, dl->c != NULL ? c2 :
+		    c1) != 0) {
+			seal_dir_wipe(&dl->seal.tx);
 			dl->sealed = 0;
 			*why = "out of memory for the link's sealing keys";
 			rc = -1;
@@ -285,44 +285,6 @@ step(void *arg, const uint8_t *in, size_t inlen, uint8_t *out,
 	if (hs_finish(dl, hellos, why) != 0)
 		return (-1);
 	return (ENGINE_HS_DONE);
-}
-
-/* --------------------------------------------------------------- sealing */
-
-static uint64_t
-seal_cb(void *arg, uint8_t *buf, uint32_t len, const uint8_t *ad,
-    size_t adlen, uint8_t tag[WIRE_TAG_LEN])
-{
-	struct dlink *dl = arg;
-
-	return (seal_dir_seal(&dl->stx, buf, len, ad, adlen, tag));
-}
-
-static int
-open_cb(void *arg, uint8_t *buf, uint32_t len, const uint8_t *ad,
-    size_t adlen, const uint8_t tag[WIRE_TAG_LEN])
-{
-	struct dlink *dl = arg;
-
-	return (seal_dir_open(&dl->srx, buf, len, ad, adlen, tag));
-}
-
-static int
-restore_cb(void *arg, uint8_t *buf, uint32_t len, const uint8_t *ad,
-    size_t adlen, uint64_t n, const uint8_t tag[WIRE_TAG_LEN])
-{
-	struct dlink *dl = arg;
-
-	return (seal_dir_restore(&dl->stx, buf, len, ad, adlen, n, tag));
-}
-
-/* Ring memory is mapped where the HCA sees it: addresses are pointers. */
-static uint8_t *
-ptr_cb(void *arg, uint64_t addr)
-{
-
-	(void)arg;
-	return ((uint8_t *)(uintptr_t)addr);
 }
 
 /* ------------------------------------------------------------------ setup */
@@ -380,8 +342,9 @@ handshake_init(struct dlink *dl, int initiator, int peer_key, int peer_ident)
 	dl->ea.seal = (uint8_t)(initiator ? dl->c->encrypt :
 	    all_encrypt(c));
 	dl->ea.aesgcm = (uint8_t)seal_aesgcm_available();
-	dl->es = (struct engine_seal){ .seal = seal_cb, .open = open_cb,
-	    .restore = restore_cb, .ptr = ptr_cb, .arg = dl };
+	dl->es = (struct engine_seal){ .seal = seal_pair_seal,
+	    .open = seal_pair_open, .restore = seal_pair_restore,
+	    .ptr = seal_pair_ptr, .arg = &dl->seal };
 }
 
 void
@@ -390,6 +353,5 @@ handshake_wipe(struct dlink *dl)
 
 	handshake_forget(dl);
 	sodium_memzero(dl->hh, sizeof(dl->hh));
-	seal_dir_wipe(&dl->stx);
-	seal_dir_wipe(&dl->srx);
+	seal_pair_wipe(&dl->seal);
 }

@@ -147,7 +147,7 @@ struct dlink {
 	char peer_id[WIRE_NAME_MAX + 1];	/* excl: "" without identity */
 	char hs_why[256];		/* excl: why the handshake failed */
 	uint8_t hh[NOISE_HASH_LEN];	/* excl */
-	struct seal_dir stx, srx;	/* owner */
+	struct seal_pair seal;		/* owner */
 
 	/* ---- Resume (resume.c's; a link settles any resume before it
 	 * runs shared, see engine_resume_settled). */

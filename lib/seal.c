@@ -288,3 +288,46 @@ seal_dir_set_count_for_test(struct seal_dir *d, uint64_t n)
 	d->epoch = n / SEAL_REKEY_EVERY;
 	d->has_prev = 0;
 }
+
+uint64_t
+seal_pair_seal(void *arg, uint8_t *buf, uint32_t len, const uint8_t *ad,
+    size_t adlen, uint8_t tag[SEAL_TAG_LEN])
+{
+	struct seal_pair *p = arg;
+
+	return (seal_dir_seal(&p->tx, buf, len, ad, adlen, tag));
+}
+
+int
+seal_pair_open(void *arg, uint8_t *buf, uint32_t len, const uint8_t *ad,
+    size_t adlen, const uint8_t tag[SEAL_TAG_LEN])
+{
+	struct seal_pair *p = arg;
+
+	return (seal_dir_open(&p->rx, buf, len, ad, adlen, tag));
+}
+
+int
+seal_pair_restore(void *arg, uint8_t *buf, uint32_t len, const uint8_t *ad,
+    size_t adlen, uint64_t n, const uint8_t tag[SEAL_TAG_LEN])
+{
+	struct seal_pair *p = arg;
+
+	return (seal_dir_restore(&p->tx, buf, len, ad, adlen, n, tag));
+}
+
+uint8_t *
+seal_pair_ptr(void *arg, uint64_t addr)
+{
+
+	(void)arg;
+	return ((uint8_t *)(uintptr_t)addr);
+}
+
+void
+seal_pair_wipe(struct seal_pair *p)
+{
+
+	seal_dir_wipe(&p->tx);
+	seal_dir_wipe(&p->rx);
+}

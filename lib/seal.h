@@ -126,6 +126,28 @@ uint64_t seal_dir_count(const struct seal_dir *d);
 void seal_dir_wipe(struct seal_dir *d);
 
 /*
+ * Both directions of a sealed link, and the four functions an engine's
+ * sealing callbacks (struct engine_seal in lib/engine.h) are: each takes
+ * a struct seal_pair as ${arg}, seals and restores with tx, opens with rx.
+ * seal_pair_ptr maps a ring's address to its memory where the two are
+ * the same (memory registered at its own address: lib/verbs, the tests).
+ */
+struct seal_pair {
+	struct seal_dir tx, rx;
+};
+uint64_t seal_pair_seal(void *arg, uint8_t *buf, uint32_t len,
+    const uint8_t *ad, size_t adlen, uint8_t tag[SEAL_TAG_LEN]);
+int seal_pair_open(void *arg, uint8_t *buf, uint32_t len, const uint8_t *ad,
+    size_t adlen, const uint8_t tag[SEAL_TAG_LEN]);
+int seal_pair_restore(void *arg, uint8_t *buf, uint32_t len,
+    const uint8_t *ad, size_t adlen, uint64_t n,
+    const uint8_t tag[SEAL_TAG_LEN]);
+uint8_t *seal_pair_ptr(void *arg, uint64_t addr);
+
+/* seal_dir_wipe both directions of ${p}. */
+void seal_pair_wipe(struct seal_pair *p);
+
+/*
  * For tests: move the count to n, taking the direction's current key as
  * the key of n's epoch (n / SEAL_REKEY_EVERY), with no previous one.
  */

@@ -89,41 +89,6 @@ wire_push(struct fab_side *s, const struct fab_wr *w)
 	s->wire_n++;
 }
 
-static uint64_t
-fseal(void *arg, uint8_t *buf, uint32_t len, const uint8_t *ad, size_t adlen,
-    uint8_t tag[WIRE_TAG_LEN])
-{
-	struct fab_side *s = arg;
-
-	return (seal_dir_seal(&s->tx, buf, len, ad, adlen, tag));
-}
-
-static int
-fopen_msg(void *arg, uint8_t *buf, uint32_t len, const uint8_t *ad,
-    size_t adlen, const uint8_t tag[WIRE_TAG_LEN])
-{
-	struct fab_side *s = arg;
-
-	return (seal_dir_open(&s->rx, buf, len, ad, adlen, tag));
-}
-
-static int
-frestore(void *arg, uint8_t *buf, uint32_t len, const uint8_t *ad,
-    size_t adlen, uint64_t n, const uint8_t tag[WIRE_TAG_LEN])
-{
-	struct fab_side *s = arg;
-
-	return (seal_dir_restore(&s->tx, buf, len, ad, adlen, n, tag));
-}
-
-static uint8_t *
-fptr(void *arg, uint64_t addr)
-{
-
-	(void)arg;
-	return ((uint8_t *)(uintptr_t)addr);
-}
-
 /* The rekey boundaries ${d} crossed since it counted from ${from}. */
 static uint64_t
 crossed(const struct seal_dir *d, uint64_t from)
@@ -141,7 +106,8 @@ static void
 side_seal(struct fab *f, int i)
 {
 	struct fab_side *s = &f->side[i];
-	struct engine_seal sl = { fseal, fopen_msg, frestore, fptr, s };
+	struct engine_seal sl = { seal_pair_seal, seal_pair_open,
+	    seal_pair_restore, seal_pair_ptr, &s->seal };
 	uint8_t ktx[SEAL_KEY_LEN], krx[SEAL_KEY_LEN];
 
 	memset(ktx, 0x30 + i, sizeof(ktx));
@@ -149,13 +115,12 @@ side_seal(struct fab *f, int i)
 	ktx[0] = krx[0] = (uint8_t)f->links;
 	ktx[1] = krx[1] = (uint8_t)(f->links >> 8);
 	/* A reconnect seals anew: the last link's directions go. */
-	seal_dir_wipe(&s->tx);
-	seal_dir_wipe(&s->rx);
-	if (seal_dir_init(&s->tx, f->aead, ktx) != 0 ||
-	    seal_dir_init(&s->rx, f->aead, krx) != 0)
+	seal_pair_wipe(&s->seal);
+	if (seal_dir_init(&s->seal.tx, f->aead, ktx) != 0 ||
+	    seal_dir_init(&s->seal.rx, f->aead, krx) != 0)
 		abort();
-	seal_dir_set_count_for_test(&s->tx, f->seal_from);
-	seal_dir_set_count_for_test(&s->rx, f->seal_from);
+	seal_dir_set_count_for_test(&s->seal.tx, f->seal_from);
+	seal_dir_set_count_for_test(&s->seal.rx, f->seal_from);
 	engine_set_seal(s->e, &sl);
 	engine_seal_tx(s->e);
 	engine_seal_rx(s->e);
@@ -189,8 +154,8 @@ fab_rekeys(const struct fab *f)
 	int i;
 
 	for (i = 0; i < 2 && f->sealed; i++)
-		n += f->side[i].rekeys + crossed(&f->side[i].tx, f->seal_from) +
-		    crossed(&f->side[i].rx, f->seal_from);
+		n += f->side[i].rekeys + crossed(&f->side[i].seal.tx, f->seal_from) +
+		    crossed(&f->side[i].seal.rx, f->seal_from);
 	return (n);
 }
 
@@ -269,8 +234,8 @@ connect_pair(struct fab *f)
 	 * its WRITEs when it failed): what they crossed is kept.
 	 */
 	for (i = 0; i < 2 && f->sealed; i++) {
-		f->side[i].rekeys += crossed(&f->side[i].tx, f->seal_from) +
-		    crossed(&f->side[i].rx, f->seal_from);
+		f->side[i].rekeys += crossed(&f->side[i].seal.tx, f->seal_from) +
+		    crossed(&f->side[i].seal.rx, f->seal_from);
 		side_seal(f, i);
 	}
 	return (0);
@@ -388,8 +353,7 @@ fab_free(struct fab *f)
 		free(s->posted);
 		free(s->recv_buf);
 		free(s->ctrl_send);
-		seal_dir_wipe(&s->tx);
-		seal_dir_wipe(&s->rx);
+		seal_pair_wipe(&s->seal);
 	}
 	memset(f, 0, sizeof(*f));
 }

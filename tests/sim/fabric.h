@@ -91,7 +91,7 @@ struct fab_side {
 	 * keys of its own; rekeys: boundaries (SEAL_REKEY_EVERY) both
 	 * directions crossed on this side's earlier links.
 	 */
-	struct seal_dir tx, rx;
+	struct seal_pair seal;
 	uint64_t rekeys;
 	/* fab_init_seal: the embedder's own sealing, set on every engine. */
 	struct engine_seal seal_ops;

@@ -1842,8 +1842,8 @@ seal_check(struct run *R)
 	int i;
 
 	for (i = 0; i < 2; i++) {
-		tx = seal_dir_count(&R->f.side[i].tx);
-		rx = seal_dir_count(&R->f.side[i].rx);
+		tx = seal_dir_count(&R->f.side[i].seal.tx);
+		rx = seal_dir_count(&R->f.side[i].seal.rx);
 		engine_stats(R->f.side[i].e, &st);
 		if (st.sealed_msgs != tx - R->seal_from ||
 		    st.opened_msgs != rx - R->seal_from)

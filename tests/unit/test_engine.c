@@ -848,43 +848,8 @@ struct rnoise {
 	uint8_t priv[NOISE_KEY_LEN], peer_pub[NOISE_KEY_LEN];
 	uint8_t h[NOISE_HASH_LEN];
 	size_t sizes[3];
-	struct seal_dir tx, rx;		/* lib/seal, keyed by Split */
+	struct seal_pair seal;		/* lib/seal, keyed by Split */
 };
-
-static uint64_t
-rn_seal(void *arg, uint8_t *buf, uint32_t len, const uint8_t *ad,
-    size_t adlen, uint8_t tag[WIRE_TAG_LEN])
-{
-	struct rnoise *r = arg;
-
-	return (seal_dir_seal(&r->tx, buf, len, ad, adlen, tag));
-}
-
-static int
-rn_open(void *arg, uint8_t *buf, uint32_t len, const uint8_t *ad,
-    size_t adlen, const uint8_t tag[WIRE_TAG_LEN])
-{
-	struct rnoise *r = arg;
-
-	return (seal_dir_open(&r->rx, buf, len, ad, adlen, tag));
-}
-
-static int
-rn_restore(void *arg, uint8_t *buf, uint32_t len, const uint8_t *ad,
-    size_t adlen, uint64_t n, const uint8_t tag[WIRE_TAG_LEN])
-{
-	struct rnoise *r = arg;
-
-	return (seal_dir_restore(&r->tx, buf, len, ad, adlen, n, tag));
-}
-
-static uint8_t *
-rn_ptr(void *arg, uint64_t addr)
-{
-
-	(void)arg;
-	return ((uint8_t *)(uintptr_t)addr);
-}
 
 static int
 rnoise_step(void *arg, const uint8_t *in, size_t inlen, uint8_t *out,
@@ -917,8 +882,8 @@ rnoise_step(void *arg, const uint8_t *in, size_t inlen, uint8_t *out,
 		return (-1);
 	}
 	noise_split(&r->hs, c1, c2, r->h);
-	if (seal_dir_init(&r->tx, SEAL_CHACHAPOLY, r->initiator ? c1 : c2) ||
-	    seal_dir_init(&r->rx, SEAL_CHACHAPOLY, r->initiator ? c2 : c1)) {
+	if (seal_dir_init(&r->seal.tx, SEAL_CHACHAPOLY, r->initiator ? c1 : c2) ||
+	    seal_dir_init(&r->seal.rx, SEAL_CHACHAPOLY, r->initiator ? c2 : c1)) {
 		*why = "seal_dir_init";
 		return (-1);
 	}
@@ -930,10 +895,8 @@ static void
 rnoise_teardown(struct t *T, struct rnoise *ra, struct rnoise *rb)
 {
 	teardown(T);
-	seal_dir_wipe(&ra->tx);
-	seal_dir_wipe(&ra->rx);
-	seal_dir_wipe(&rb->tx);
-	seal_dir_wipe(&rb->rx);
+	seal_pair_wipe(&ra->seal);
+	seal_pair_wipe(&rb->seal);
 }
 
 /* Two sides with fresh static keys, side 1 expecting side 0's unless
@@ -958,8 +921,10 @@ rnoise_pair(struct t *T, struct engine_conf *c, struct rnoise *ra,
 	fab_init_seal(&T->f, c, c, &(struct engine_auth){ .initiator = 1,
 	    .step = rnoise_step, .arg = ra, .seal = (uint8_t)seal },
 	    &(struct engine_auth){ .step = rnoise_step, .arg = rb },
-	    &(struct engine_seal){ rn_seal, rn_open, rn_restore, rn_ptr, ra },
-	    &(struct engine_seal){ rn_seal, rn_open, rn_restore, rn_ptr, rb });
+	    &(struct engine_seal){ seal_pair_seal, seal_pair_open,
+	    seal_pair_restore, seal_pair_ptr, &ra->seal },
+	    &(struct engine_seal){ seal_pair_seal, seal_pair_open,
+	    seal_pair_restore, seal_pair_ptr, &rb->seal });
 	settle(T);
 }
 
@@ -979,18 +944,18 @@ test_handshake_noise(void)
 	    "its messages are 32, 96 and 64 bytes");
 	ok(stream_flows(&T, 3000, 0x21), "a stream carries data after it");
 	ok(engine_sealed(T.f.side[0].e) && engine_sealed(T.f.side[1].e) &&
-	    seal_dir_count(&ra.tx) > 0 && seal_dir_count(&ra.tx) ==
-	    seal_dir_count(&rb.rx) && seal_dir_count(&rb.tx) ==
-	    seal_dir_count(&ra.rx), "sealed with the handshake's keys, from "
+	    seal_dir_count(&ra.seal.tx) > 0 && seal_dir_count(&ra.seal.tx) ==
+	    seal_dir_count(&rb.seal.rx) && seal_dir_count(&rb.seal.tx) ==
+	    seal_dir_count(&ra.seal.rx), "sealed with the handshake's keys, from "
 	    "the message after it (%llu and %llu messages)",
-	    (unsigned long long)seal_dir_count(&ra.tx),
-	    (unsigned long long)seal_dir_count(&rb.tx));
+	    (unsigned long long)seal_dir_count(&ra.seal.tx),
+	    (unsigned long long)seal_dir_count(&rb.seal.tx));
 	rnoise_teardown(&T, &ra, &rb);
 
 	/* Neither asks for sealing: the link stays in clear. */
 	rnoise_pair(&T, &c, &ra, &rb, 0, 0);
 	ok(stream_flows(&T, 3000, 0x22) && !engine_sealed(T.f.side[0].e) &&
-	    seal_dir_count(&ra.tx) == 0, "without SEAL in either hello the "
+	    seal_dir_count(&ra.seal.tx) == 0, "without SEAL in either hello the "
 	    "link carries data in clear");
 	rnoise_teardown(&T, &ra, &rb);
 
@@ -4054,8 +4019,8 @@ seal_rekey_data(enum seal_aead aead, uint64_t before)
 	    engine_error(T.f.side[0].e) == NULL &&
 	    engine_error(T.f.side[1].e) == NULL && fab_rekeys(&T.f) == 4 &&
 	    st0.sealed_msgs > before && st1.sealed_msgs > before &&
-	    seal_dir_count(&T.f.side[0].tx) == seal_dir_count(&T.f.side[1].rx) &&
-	    seal_dir_count(&T.f.side[1].tx) == seal_dir_count(&T.f.side[0].rx),
+	    seal_dir_count(&T.f.side[0].seal.tx) == seal_dir_count(&T.f.side[1].seal.rx) &&
+	    seal_dir_count(&T.f.side[1].seal.tx) == seal_dir_count(&T.f.side[0].seal.rx),
 	    "%s: both directions renew their keys mid-stream, both ends (%d "
 	    "of 4), and every byte arrives (%llu and %llu)",
 	    seal_aead_name(aead), (int)fab_rekeys(&T.f),
@@ -4090,15 +4055,15 @@ test_seal_rekey(void)
 	fab_seal(&R.T.f);
 	ak = rz_kept(&R, &k);
 	settle(&R.T);
-	seal_dir_set_count_for_test(&R.T.f.side[0].tx, SEAL_REKEY_EVERY - 2);
-	seal_dir_set_count_for_test(&R.T.f.side[1].rx, SEAL_REKEY_EVERY - 2);
+	seal_dir_set_count_for_test(&R.T.f.side[0].seal.tx, SEAL_REKEY_EVERY - 2);
+	seal_dir_set_count_for_test(&R.T.f.side[1].seal.rx, SEAL_REKEY_EVERY - 2);
 	/* Over a quarter of the ring each: every WRITE asks for completion. */
 	wp = R.T.f.side[0].writes_posted;
 	for (w = 0; w < 3; w++) {
 		putp(E(&R, 0), k.id, k.tx, 1100, 1, &t0);
 		fab_pump(&R.T.f, 0);
 	}
-	ok(seal_dir_count(&R.T.f.side[0].tx) == SEAL_REKEY_EVERY + 1 &&
+	ok(seal_dir_count(&R.T.f.side[0].seal.tx) == SEAL_REKEY_EVERY + 1 &&
 	    R.T.f.side[0].writes_posted - wp == 3 &&
 	    !is_plain(k.tx, 4096, 1, 0, 1) &&
 	    !is_plain(k.tx, 4096, 1, 2200, 1),
