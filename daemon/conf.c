@@ -27,6 +27,7 @@
 
 #include "cfg.h"
 #include "conf.h"
+#include "conffile.h"
 #include "ident.h"
 #include "secmem.h"
 
@@ -991,6 +992,11 @@ conf_load(const char *path, int flags, struct conf **out, char *err,
 		err[0] = '\0';
 	if ((c = conf_new(path, err, errlen)) == NULL)
 		return (-1);
+	/* Only what libconfig can read without exiting or hanging. */
+	if (conffile_check(path, err, errlen) != 0) {
+		conf_free(c);
+		return (-1);
+	}
 	config_init(&cf);
 	errno = 0;
 	if (config_read_file(&cf, path) != CONFIG_TRUE)

@@ -462,7 +462,7 @@ test_errors(void)
 	snprintf(longpath, sizeof(longpath), "%.150s: cannot read: ", dir);
 	ok(conf_load(dir, 0, &c, err, sizeof(err)) == -1 && c == NULL &&
 	    strncmp(err, longpath, strlen(longpath)) == 0 &&
-	    strstr(err, "Is a directory") != NULL, "directory: %s", err);
+	    strstr(err, "is a directory") != NULL, "directory: %s", err);
 	ok(fails("log_level = \"info\";\n"
 	    "tunnels = ( { name = \"pg\"; accept = ; } );\n", 2,
 	    "syntax error"),
