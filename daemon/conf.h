@@ -187,6 +187,12 @@ struct conf_listen {
 	int line;
 };
 
+/*
+ * A configuration: plain data but for its arrays, which come from
+ * malloc (listen, peers, allow) or secmem_alloc (tunnels, and the
+ * struct itself), as conf_free releases them; confread.c builds one the
+ * same way from a reader's answer.
+ */
 struct conf {
 	char file[4096];
 	struct conf_listen *listen;

@@ -33,9 +33,9 @@
 #define CTL_IDLE_MS	5000
 /*
  * A reload over the socket comes at least this long after the previous
- * one ended: a reload blocks the main thread (control, signals, links
- * being set up) while it reads files and rebuilds listeners, so a client
- * asking in a loop must not keep it there.
+ * one that was applied: applying one stops every worker for a turn while
+ * it rebuilds listeners, so a client asking in a loop must not keep the
+ * daemon there.  A reload whose file fails to read costs no such turn.
  */
 #define CTL_RELOAD_GAP_MS	1000
 #define CTL_CONNS_MAX	16
@@ -679,8 +679,12 @@ reloaded(void *arg, int rc, const char *err)
 {
 	struct ctl_conn *cc = arg;
 
-	cc->ctl->reloaded = 1;
-	cc->ctl->reload_end_ms = mono_ms();
+	/* Only an apply stops the daemon for a moment; a read costs it
+	 * nothing (another process does it). */
+	if (rc != RELOAD_UNREAD) {
+		cc->ctl->reloaded = 1;
+		cc->ctl->reload_end_ms = mono_ms();
+	}
 	if (rc != 0) {
 		render_printf(&cc->body, "reload failed, still running the "
 		    "previous configuration: %s\n", err);

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "conf.h"
+#include "confread.h"
 #include "link.h"
 #include "log.h"
 #include "loop.h"
@@ -13,6 +14,15 @@
 #include "reload.h"
 #include "rsd.h"
 #include "tunnel.h"
+
+/*
+ * The reader is this very program, whatever has been installed over its
+ * file since it started.  It gets a minute: libconfig needs seconds for
+ * the largest file conffile lets through, and the name service for a
+ * user or group may be slow.
+ */
+#define READER_EXE	"/proc/self/exe"
+#define READER_MS	60000
 
 int
 reload_log_level(const struct rsd *d)
@@ -36,7 +46,7 @@ reload_workers(const struct conf *c)
 }
 
 /* A reload that failed: the running configuration stays, and says so. */
-static int
+static void
 failed(struct rsd *d, struct conf *nc, const char *err)
 {
 
@@ -45,7 +55,6 @@ failed(struct rsd *d, struct conf *nc, const char *err)
 	log_err("reload failed, still running the previous configuration: "
 	    "%s", err);
 	notify_reloaded();
-	return (-1);
 }
 
 /* Tell whoever asked how it went (once), then forget them. */
@@ -79,7 +88,8 @@ on_apply(void *arg)
 	if (d->draining) {
 		snprintf(err, sizeof(err), "not reloading: the daemon is "
 		    "stopping");
-		report(d, failed(d, nc, err), err);
+		failed(d, nc, err);
+		report(d, RELOAD_APPLY_FAILED, err);
 		return;
 	}
 	snprintf(file, sizeof(file), "%s", d->conf->file);
@@ -89,13 +99,15 @@ on_apply(void *arg)
 	/* The log file first: failing to open it fails the reload. */
 	if (strcmp(nc->log_file, d->conf->log_file) != 0 &&
 	    log_file_open(nc->log_file, why, sizeof(why)) != 0) {
-		report(d, failed(d, nc, why), why);
+		failed(d, nc, why);
+		report(d, RELOAD_APPLY_FAILED, why);
 		return;
 	}
 	if (tunnel_reload(d, nc, err, sizeof(err)) != 0) {
 		/* Back to the old log file, if it moved. */
 		log_file_open(d->conf->log_file, why, sizeof(why));
-		report(d, failed(d, nc, err), err);
+		failed(d, nc, err);
+		report(d, RELOAD_APPLY_FAILED, err);
 		return;
 	}
 	/* d->conf is nc now. */
@@ -113,41 +125,55 @@ on_apply(void *arg)
 	log_notice("reloaded %s: %zu tunnels", file, d->conf->ntunnels);
 	tunnel_warn_keys(d);
 	notify_reloaded();
-	report(d, 0, "");
+	report(d, RELOAD_OK, "");
+}
+
+/* The reader's answer, in a shared turn: applied in the next exclusive one. */
+static void
+on_read(void *arg, struct conf *nc, const char *err)
+{
+	struct rsd *d = arg;
+
+	confread_free(d->reload_rd);
+	d->reload_rd = NULL;
+	if (nc == NULL) {
+		failed(d, NULL, err);
+		report(d, RELOAD_UNREAD, err);
+		return;
+	}
+	if (d->reload_job.cb == NULL)
+		loop_job_init(&d->reload_job, d->lp, on_apply, d);
+	d->reload_nc = nc;
+	loop_job_defer(&d->reload_job);
 }
 
 int
 reload_start(struct rsd *d, void (*done)(void *, int, const char *),
     void *arg)
 {
-	struct conf *nc = NULL;
 	char err[1100];
 
-	if (d->reload_nc != NULL || d->draining) {
+	if (d->reload_rd != NULL || d->reload_nc != NULL || d->draining) {
 		snprintf(err, sizeof(err), "not reloading: %s",
 		    d->draining ? "the daemon is stopping" :
 		    "a reload is already under way");
 		log_notice("%s", err);
 		if (done != NULL)
-			done(arg, -1, err);
+			done(arg, RELOAD_UNREAD, err);
 		return (-1);
 	}
 	notify_reloading();
 	log_notice("reloading %s", d->conf->file);
-	/* Files and the name service may block: not in an exclusive turn. */
-	if (conf_load(d->conf->file, 0, &nc, err, sizeof(err)) != 0 ||
-	    tunnel_resolve(nc, err, sizeof(err)) != 0) {
-		(void)failed(d, nc, err);
+	/* Read by another process: whatever the file does, it does there. */
+	if ((d->reload_rd = confread_start(d->lp, READER_EXE, d->conf->file,
+	    READER_MS, on_read, d, err, sizeof(err))) == NULL) {
+		failed(d, NULL, err);
 		if (done != NULL)
-			done(arg, -1, err);
+			done(arg, RELOAD_UNREAD, err);
 		return (-1);
 	}
-	if (d->reload_job.cb == NULL)
-		loop_job_init(&d->reload_job, d->lp, on_apply, d);
-	d->reload_nc = nc;
 	d->reload_done = done;
 	d->reload_arg = arg;
-	loop_job_defer(&d->reload_job);
 	return (0);
 }
 
@@ -163,6 +189,8 @@ void
 reload_stop(struct rsd *d)
 {
 
+	confread_free(d->reload_rd);
+	d->reload_rd = NULL;
 	loop_job_cancel(&d->reload_job);
 	conf_free(d->reload_nc);
 	d->reload_nc = NULL;

@@ -12,18 +12,24 @@
 struct conf;
 struct rsd;
 
+/* How a reload ended, for reload_start's ${done}. */
+#define RELOAD_OK		0
+#define RELOAD_UNREAD		(-1)	/* before the apply: the file, or
+					   another reload under way */
+#define RELOAD_APPLY_FAILED	(-2)	/* in the apply's exclusive turn */
+
 /**
  * reload_start(d, done, arg):
- * Re-read and check the configuration file, and look up the names it
- * needs (this may block on files and the name service: call it from a
- * shared turn of the daemon's loop, or where nothing else runs), telling
- * systemd RELOADING=1; then apply it in the next exclusive turn, telling
+ * Re-read and check the configuration file, and look up the users and
+ * groups it names, in a child process (confread.h), telling systemd
+ * RELOADING=1; the daemon's loop runs on meanwhile, and no file can stop
+ * it.  Then apply the result in the next exclusive turn, telling
  * READY=1.  ${done}(${arg}, rc, err), if not NULL, is called once with
- * the outcome (0, or -1 and the reason): from here when reading fails or
- * a reload is already under way, else from that turn.  A failed reload
- * keeps the previous configuration running, and the STATUS line says so
- * until a reload works.  Returns 0 if the second half is to come, else
- * -1.
+ * the outcome (RELOAD_OK, or RELOAD_UNREAD or RELOAD_APPLY_FAILED and
+ * the reason): from here when the reader cannot start or a reload is
+ * already under way, else from a later turn.  A failed reload keeps the
+ * previous configuration running, and the STATUS line says so until a
+ * reload works.  Returns 0 if the outcome is to come, else -1.
  */
 int reload_start(struct rsd *d, void (*done)(void *, int, const char *),
     void *arg);

@@ -30,6 +30,7 @@ struct verbs_listener;
 struct bridge;
 struct dlink;
 struct ctl;
+struct confread;
 struct rname;
 struct resolver;
 
@@ -176,8 +177,10 @@ struct rsd {
 	unsigned reloads;		/* excl */
 	char reload_error[1100];	/* owner: last failed reload, "" if it
 					   worked */
-	/* A reload read and checked in a turn of lp, maybe shared, applied
-	 * in the next exclusive turn (reload.c's), and whom to tell. */
+	/* A reload read and checked by a child process (reload_rd, while
+	 * it runs), applied in the next exclusive turn (reload.c's), and
+	 * whom to tell. */
+	struct confread *reload_rd;	/* owner */
 	struct loop_job reload_job;	/* owner */
 	struct conf *reload_nc;		/* owner */
 	void (*reload_done)(void *, int, const char *);	/* owner */

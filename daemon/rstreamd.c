@@ -24,6 +24,7 @@
 
 #include "auth.h"
 #include "conf.h"
+#include "confread.h"
 #include "ctl.h"
 #include "ident.h"
 #include "link.h"
@@ -274,8 +275,38 @@ genkey(const char *path)
 }
 
 /*
+ * --read-conf FD: read ${path} as a reload does, for the daemon that
+ * started this process (confread.h), and answer on ${fd}.  Exit 0 once
+ * the answer is out, whatever it says.
+ */
+static int
+read_conf(const char *fdtext, const char *path)
+{
+	struct conf *c = NULL;
+	char err[1100], *end;
+	long fd;
+	int rc;
+
+	fd = strtol(fdtext, &end, 10);
+	if (*fdtext == '\0' || *end != '\0' || fd < 0 || fd > 1024) {
+		fprintf(stderr, "rstreamd: --%s: bad descriptor '%s'\n",
+		    CONFREAD_OPTION, fdtext);
+		return (1);
+	}
+	if (conf_load(path, 0, &c, err, sizeof(err)) == 0 &&
+	    tunnel_resolve(c, err, sizeof(err)) != 0) {
+		conf_free(c);
+		c = NULL;
+	}
+	rc = confread_send((int)fd, c, err);
+	conf_free(c);
+	return (rc != 0 ? 1 : 0);
+}
+
+/*
  * The command line into ${path}, ${check} and ${d}'s verbosity: -1 to go
- * on, else the exit status (--help, --version, --genkey, a mistake).
+ * on, else the exit status (--help, --version, --genkey, --read-conf, a
+ * mistake).
  */
 static int
 options(int argc, char **argv, const char **path, int *check, struct rsd *d)
@@ -288,8 +319,10 @@ options(int argc, char **argv, const char **path, int *check, struct rsd *d)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
+		{ CONFREAD_OPTION, required_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 }
 	};
+	const char *reader = NULL;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "c:fnvhVG:", longopts, NULL)) !=
@@ -311,6 +344,9 @@ options(int argc, char **argv, const char **path, int *check, struct rsd *d)
 			break;
 		case 'G':
 			return (genkey(optarg));
+		case 'R':
+			reader = optarg;
+			break;
 		case 'v':
 			d->verbose++;
 			break;
@@ -325,6 +361,8 @@ options(int argc, char **argv, const char **path, int *check, struct rsd *d)
 		usage(stderr);
 		return (1);
 	}
+	if (reader != NULL)
+		return (read_conf(reader, *path));
 	return (-1);
 }
 

@@ -14,7 +14,7 @@ level() {
 	addr | ring | wire | seal | window | timerq | secmem | budget | noise | ident) echo 1 ;;
 	engine | admit | render | tables | ctlcmd | log | cfg | conf | conffile | confaddr | confpeer | auth | hca | proxy) echo 2 ;;
 	verbs | loop) echo 3 ;;
-	sock | resolve | notify | dial | prio) echo 4 ;;
+	sock | resolve | notify | dial | prio | confread) echo 4 ;;
 	rsd) echo 5 ;;
 	link | link_int | resume | cm | connect | handshake) echo 6 ;;
 	bridge) echo 7 ;;

@@ -1,0 +1,249 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+# No file can kill a running daemon: a few hundred broken configurations
+# (the shapes people and accidents make, random bytes, every truncation
+# of a good one, files that are no files) reach two running daemons
+# through "rstreamctl reload" and SIGHUP while streams flow; each reload
+# fails with its reason, the daemons stay up on their old configuration,
+# and every byte of every stream arrives.  A reload that takes long stops
+# neither the streams nor the watchdog.
+
+load helpers
+
+setup() {
+	rs_setup
+	notify_socket
+}
+
+teardown() {
+	rs_teardown
+}
+
+# broken_files DIR GOOD: write the broken variants of configuration GOOD
+# into DIR as NNN-what.conf.
+broken_files() {
+	python3 - "$1" "$2" <<'EOF'
+import os, random, sys
+out, good = sys.argv[1], open(sys.argv[2], 'rb').read()
+rng = random.Random(36)
+n = [0]
+def put(what, data):
+    n[0] += 1
+    with open(os.path.join(out, '%03d-%s.conf' % (n[0], what)), 'wb') as f:
+        f.write(data)
+tail = good[good.rindex(b')'):]
+shapes = {
+    'trailing-comma': good.replace(b' );', b', );'),
+    'unquoted': b'log_level = info;\n' + good,
+    'single-quotes': good.replace(b'"', b"'"),
+    'bom': b'\xef\xbb\xbf' + good,
+    'unterminated': good[:good.index(b'"') + 3],
+    'bad-value': good.replace(b'tunnels = (', b'drain_time = -5;\ntunnels = ('),
+    'unknown-setting': b'no_such_setting = 1;\n' + good,
+    'nul-bytes': good[:20] + b'\0\0\0' + good[20:],
+    'deep-nesting': b'x = ' + b'(' * 20000 + b')' * 20000 + b';\n' + good,
+    'long-line': b'#' + b'x' * 200000 + b'\n' + good[:-5],
+    'huge': b'# ' + b'y' * (5 << 20) + b'\n' + good,
+    'long-string': b'junk = "' + b'z' * (256 << 10) + b'";\n' + good,
+    'many-tunnels': good.replace(b'tunnels = (', b'tunnels = (' + b''.join(
+        b'{ name = "dup"; accept = "tcp://127.0.0.1:0"; peer = "x"; },'
+        for i in range(3000))),
+    'binary-after': good + bytes(range(256)) * 4,
+}
+for what, data in shapes.items():
+    put(what, data)
+# Every truncation short of the last ')' (after it, libconfig's optional
+# ';' and newline make it the same file again).
+for k in range(0, len(good) - len(tail), 1):
+    put('cut%d' % k, good[:k])
+# (Random bytes never define tunnels; flipped bytes of a good file might
+# make another good one, so there are none.)
+for i in range(100):
+    put('random%d' % i, bytes(rng.randrange(256)
+                              for _ in range(rng.randrange(1, 3000))))
+EOF
+}
+
+# specials DIR: the files that are not files, or include such.
+specials() {
+	mkfifo "$1/fifo"
+	mkdir "$1/dir"
+	local inc
+	for inc in "$1/dir" "$1/fifo" /proc/self/mem /dev/zero "$1/missing"; do
+		printf '@include "%s"\n' "$inc" | cat - "$W/good.conf" \
+		    >"$1/include-${inc##*/}.conf.x"
+	done
+	printf '@include "%s/self.conf.x"\n' "$1" >"$1/self.conf.x"
+}
+
+# failures NAME: how many failed reloads NAME.log tells of, into $nf (bash
+# alone: in the guest every grep costs a program start, and this is polled
+# hundreds of times).
+failures() {
+	local l
+	nf=0
+	while IFS= read -r l; do
+		[[ $l == *"reload failed, still running the previous configuration"* ]] &&
+		    nf=$((nf + 1))
+	done <"$W/$1.log"
+	return 0
+}
+
+# reload_fails NAME HOW: reload daemon NAME with what its file holds now,
+# by "rstreamctl reload" or SIGHUP (HOW), and check that it failed.
+reload_fails() {
+	local before i
+	if [ "$2" = ctl ]; then
+		run "$CTL" -s "$W/$1.ctl" reload
+		[ "$status" -ne 0 ] || {
+			echo "reload of $1 worked with $f" >&2
+			return 1
+		}
+		[[ $output == *"reload failed, still running the previous configuration"* ]] || {
+			echo "reload of $1 with $f: $output" >&2
+			return 1
+		}
+	else
+		failures "$1"
+		before=$nf
+		kill -HUP "$(eval echo "\$PID_$1")"
+		for ((i = 0; i < 1200; i++)); do
+			failures "$1"
+			((nf > before)) && return 0
+			sleep 0.1
+		done
+		echo "reload of $1 with $f: no failure logged" >&2
+		return 1
+	fi
+}
+
+# storm NAME HOW PARITY: every other broken file (those of PARITY) into
+# daemon NAME's file, each reloaded by HOW and failing; then the file
+# itself a directory, a FIFO, gone.  How many, into $W/storm-NAME.n.
+storm() {
+	local n=0 i=0 f
+	for f in "$W"/broken/*.conf "$W"/broken/*.conf.x; do
+		i=$((i + 1))
+		((i % 2 == $3)) || continue
+		cp "$f" "$W/$1.conf"
+		reload_fails "$1" "$2"
+		n=$((n + 1))
+	done
+	rm "$W/$1.conf"
+	reload_fails "$1" "$2"
+	mkdir "$W/$1.conf"
+	reload_fails "$1" "$2"
+	rmdir "$W/$1.conf"
+	mkfifo "$W/$1.conf"
+	reload_fails "$1" "$2"
+	rm "$W/$1.conf"
+	echo $((n + 3)) >"$W/storm-$1.n"
+}
+
+@test "broken files by the hundred, by rstreamctl and SIGHUP, under flowing streams: the daemons stay up, their streams intact" {
+	echo_tunnel echo
+	start_daemon b
+	start_daemon a
+	link_up a echo
+	port=$(accept_port a echo)
+	cp "$W/a.conf" "$W/good.conf"
+	cp "$W/b.conf" "$W/good-b.conf"
+	mkdir "$W/broken"
+	broken_files "$W/broken" "$W/good.conf"
+	specials "$W/broken"
+
+	# A stream that keeps flowing through the storm, and one that waits
+	# open across it.
+	( while [ ! -e "$W/stop" ]; do
+		head -c 8192 /dev/urandom | tee -a "$W/flow.in"
+		sleep 0.05
+	  done ) | timeout 900 socat -t 60 - TCP:127.0.0.1:"$port" \
+	    >"$W/flow.out" 2>"$W/flow.err" 3>&- &
+	fp=$!
+	RS_PIDS+=("$fp")
+	paced_stream "$port" held 2
+
+	# a by rstreamctl, b by SIGHUP, each half of the files, at once.
+	# (Each in a subshell of its own, where a failed check ends it.)
+	storm a ctl 0 >"$W/storm-a" 2>&1 &
+	sa=$!
+	storm b hup 1 >"$W/storm-b" 2>&1 &
+	sb=$!
+	rc=0
+	wait "$sa" || rc=$?
+	wait "$sb" || rc=$((rc + $?))
+	cat "$W/storm-a" "$W/storm-b" >&3
+	[ "$rc" = 0 ]
+	n=$(($(cat "$W/storm-a.n") + $(cat "$W/storm-b.n")))
+	echo "# $n broken files tried" >&3
+	[ "$n" -ge 250 ]
+
+	# Both still here, on the configuration they had, and they say why.
+	kill -0 "$PID_a"
+	kill -0 "$PID_b"
+	run ctl_json a status .reload_error
+	assert_output --partial "cannot read"
+	run ctl_json a tunnels '.[0].tunnel'
+	assert_output echo
+	run client "$port" "after the storm"
+	assert_output "after the storm"
+	# Every byte of both streams.
+	touch "$W/stop" "$W/held.go"
+	wait_pid "$fp" 120
+	wait_pid "$sp" 120
+	[ -s "$W/flow.in" ]
+	[ "$(sha "$W/flow.in")" = "$(sha "$W/flow.out")" ]
+	[ "$(sha "$W/held.in")" = "$(sha "$W/held.out")" ]
+	# And the good files load again.
+	cp "$W/good.conf" "$W/a.conf"
+	cp "$W/good-b.conf" "$W/b.conf"
+	run "$CTL" -s "$W/a.ctl" reload
+	assert_success
+	kill -HUP "$PID_b"
+	wait_log b "reloaded .*b.conf: 1 tunnels"
+	run grep -E "reset|resetting|AddressSanitizer|runtime error" "$W/a.log" "$W/b.log"
+	assert_failure
+}
+
+@test "a reload that takes long stops neither the streams nor the watchdog" {
+	echo_tunnel echo
+	start_daemon b
+	start_daemon a NOTIFY_SOCKET="$W/notify.sock" WATCHDOG_USEC=1000000
+	link_up a echo
+	port=$(accept_port a echo)
+	cp "$W/a.conf" "$W/good.conf"
+	# libconfig takes seconds over a long string (its buffer grows
+	# quadratically); the reader, a process of its own, is caught at it
+	# and held there, as a slow name service would hold it.
+	python3 -c 'print("junk = \"" + "z" * (1 << 20) + "\";")' >"$W/a.conf"
+	cat "$W/good.conf" >>"$W/a.conf"
+	kill -HUP "$PID_a"
+	wait_until 30 pgrep -f -- "--read-conf 3 -c $W/a.conf"
+	reader=$(pgrep -f -- "--read-conf 3 -c $W/a.conf")
+	kill -STOP "$reader"
+	wait_log notify "RELOADING=1"
+	w=$(grep -o 'WATCHDOG=1' "$W/notify.log" | wc -l)
+	run client "$port" "while it reads"
+	assert_output "while it reads"
+	run ctl_json a status .tunnels
+	assert_success
+	# The watchdog goes on: two more pings (every 500 ms).
+	wait_until 20 at_least $((w + 2)) eval "grep -o 'WATCHDOG=1' '$W/notify.log' | wc -l"
+	# Another reload meanwhile is refused at once, not queued.
+	run "$CTL" -s "$W/a.ctl" reload
+	assert_failure
+	assert_output --partial "a reload is already under way"
+	kill -0 "$reader"
+	kill -CONT "$reader"
+	# (Usually "unknown setting 'junk'"; in a slow guest, maybe the
+	# reader's deadline.)
+	wait_log a "reload failed, still running the previous configuration" 120
+	run pgrep -f -- "--read-conf"
+	assert_failure
+	# The next one applies.
+	cp "$W/good.conf" "$W/a.conf"
+	run "$CTL" -s "$W/a.ctl" reload
+	assert_success
+	run client "$port" "after it"
+	assert_output "after it"
+}
