@@ -297,4 +297,5 @@ connect_naming(struct dlink *dl, const struct conf_addr *peer)
 	    "[%s]:%s" : "%s:%s", peer->host, peer->port);
 	snprintf(dl->name, sizeof(dl->name), "tunnel %s: link to %s",
 	    dl->c->name, dl->peer);
+	dl->name_len = 0;
 }

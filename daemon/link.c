@@ -723,7 +723,10 @@ link_up(struct dlink *dl)
 	}
 	/* Every line about the link from now on names its peer. */
 	if (dl->ident) {
-		n = strlen(dl->name);
+		/* Once: a link that comes up again names its peer anew. */
+		if (dl->name_len == 0 || dl->name_len >= sizeof(dl->name))
+			dl->name_len = strlen(dl->name);
+		n = dl->name_len;
 		snprintf(dl->name + n, sizeof(dl->name) - n, " [%s]",
 		    dl->peer_id);
 	}

@@ -90,7 +90,10 @@ struct dlink {
 					   rstreamctl reads it */
 	char peer[420];			/* excl */
 	char name[520];			/* excl: "tunnel pg: link to X" /
-					   "link from X" */
+					   "link from X", then " [node]" once
+					   up with an identity */
+	size_t name_len;		/* excl: name's length without
+					   " [node]"; 0: not known yet */
 	TAILQ_ENTRY(dlink) entry;	/* excl */
 
 	/* ---- A client link: NULL c for an incoming one. */

@@ -137,6 +137,10 @@ through() {
 	link_up_after a sec "$ups" 60
 	wait_log b "authenticated as node-a2"
 	through "$port" after 1
+	# However often the link comes up, its name says the peer once.
+	grep -q "link to $B:7471 \[node-b\]" "$W/a.log"
+	run grep -c "link to $B:7471 \[node-b\] \[" "$W/a.log"
+	assert_output 0
 }
 
 @test "identities: a PROXY v2 target learns the node's name, and believes only nodes trusted for origin" {
