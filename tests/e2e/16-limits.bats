@@ -102,13 +102,17 @@ EOC
 	# Free the descriptors: the daemon is still there and serves again.
 	kill "${holders[@]}" 2>/dev/null || true
 	kill -0 "$PID_a"
+	# The log first, then the counter: pauses go on until the daemon has
+	# descriptors again (asking it for the counter takes one), and each
+	# is counted before it is logged, so the counter read last covers
+	# every pause the log read before it speaks of.
+	msgs=$(grep -c "out of file descriptors" "$W/a.log")
+	held=$(sed -n 's/.*out of file descriptors.*(\([0-9]*\) more since the last message)$/\1/p' \
+	    "$W/a.log" | awk '{ s += $1 } END { print s + 0 }')
 	pauses=$(tunnel_metric rstreamd_tunnel_accept_pauses_total a echo)
 	elapsed=$((SECONDS - start))
 	# A pause every 200 ms at most (fewer in a busy guest), a message per
 	# 10 s burst window at most, each later one counting those held back.
-	msgs=$(grep -c "out of file descriptors" "$W/a.log")
-	held=$(sed -n 's/.*out of file descriptors.*(\([0-9]*\) more since the last message)$/\1/p' \
-	    "$W/a.log" | awk '{ s += $1 } END { print s + 0 }')
 	echo "# $pauses pauses, $msgs messages, $held held back, over $elapsed s" >&3
 	[ "$pauses" -gt "$msgs" ]
 	[ "$msgs" -le $((elapsed / 10 + 1)) ]
