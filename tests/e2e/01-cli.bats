@@ -213,7 +213,7 @@ EOC
 	assert_failure 1
 }
 
-@test "-o json, -o table and check against running daemons" {
+@test "-o json, -o table and check against running daemons; bash completes check with the client tunnels" {
 	conf_b "{ name = \"web\"; target = \"tcp://127.0.0.1:9\"; }"
 	conf_a "{ name = \"pg\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; }"
 	start_daemon b
@@ -243,4 +243,13 @@ EOC
 	run "$CTL" -s "$W/b.ctl" check web
 	assert_failure 1
 	assert_output "rstreamctl: tunnel web is a target tunnel: its links are its peers', it has none of its own to check"
+	# The completion asks the daemon the -s names for its client tunnels.
+	source "$RSTREAMD_SRCDIR/contrib/bash-completion/rstreamctl"
+	COMP_WORDS=("$CTL" -s "$W/a.ctl" check "")
+	COMP_CWORD=4
+	_rstreamctl
+	[ "${COMPREPLY[*]}" = pg ]
+	COMP_WORDS=("$CTL" -s "$W/b.ctl" check "")
+	_rstreamctl
+	[ "${#COMPREPLY[@]}" = 0 ]
 }
