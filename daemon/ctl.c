@@ -59,6 +59,8 @@ struct ctl_conn {
 	int cmd, json, rc;		/* the command, and how it went */
 	char cols[CTL_REQ_MAX];		/* the columns asked for */
 	int has_cols;
+	char tunnels[CTL_REQ_MAX];	/* the tunnels named, "a,b" */
+	int has_tunnels;
 	struct render_buf body;
 	struct render_buf first;	/* what its first step found */
 	char *out;
@@ -86,15 +88,50 @@ struct ctl {
 
 /* ------------------------------------------------------------- tables */
 
-static const char *
-tun_link_state(const struct tun *t)
+/* The wall clock now, in ms since the epoch: what link times count from. */
+static uint64_t
+wall_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ((uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000);
+}
+
+/* Client tunnel ${t}'s link, into its row ${r}. */
+static void
+tun_link_row(const struct tun *t, struct tables_tunnel *r)
 {
 	struct link_info li;
 
+	r->link = "";
+	r->link_error = "";
+	r->link_failures = r->link_down_since = RENDER_BLANK;
 	if (!t->c->has_accept || t->link == NULL)
-		return ("");
+		return;
 	link_info(t->link, &li);
-	return (link_state_name(li.state));
+	r->link = link_state_name(li.state);
+	r->link_error = li.last_error;
+	r->link_failures = NUM_IF(li.have_failures, li.failures);
+	r->link_down_since = NUM_IF(li.down_since_ms != 0, li.down_since_ms);
+}
+
+/* Tunnel ${t}'s row ${r}, its strings ${t}'s own. */
+static void
+tunnel_row(struct rsd *d, const struct tun *t, struct tables_tunnel *r)
+{
+	int client = t->c->has_accept;
+
+	memset(r, 0, sizeof(*r));
+	r->tunnel = t->c->name;
+	r->side = client ? "client" : "target";
+	r->address = client ? (t->bound[0] ? t->bound : "-") :
+	    t->c->target.text;
+	r->peer = client && t->link ? link_peer(t->link) : "";
+	r->state = t->draining || d->draining ? "draining" : "active";
+	r->streams = t->nstreams;
+	r->max_streams = t->c->sz.max_streams;
+	tun_link_row(t, r);
 }
 
 static void
@@ -102,21 +139,11 @@ tunnels_tab(struct rsd *d, struct render_tab *tb)
 {
 	const struct tun *t;
 	struct tables_tunnel r;
-	int client;
 
 	tables_tunnels(tb);
+	tb->now_ms = wall_now_ms();
 	TAILQ_FOREACH(t, &d->tuns, entry) {
-		memset(&r, 0, sizeof(r));
-		client = t->c->has_accept;
-		r.tunnel = t->c->name;
-		r.side = client ? "client" : "target";
-		r.address = client ? (t->bound[0] ? t->bound : "-") :
-		    t->c->target.text;
-		r.peer = client && t->link ? link_peer(t->link) : "";
-		r.state = t->draining || d->draining ? "draining" : "active";
-		r.streams = t->nstreams;
-		r.max_streams = t->c->sz.max_streams;
-		r.link = tun_link_state(t);
+		tunnel_row(d, t, &r);
 		render_tab_add(tb, &r);
 	}
 }
@@ -185,6 +212,7 @@ links_tab(struct rsd *d, struct render_tab *tb)
 	int s;
 
 	tables_links(tb);
+	tb->now_ms = wall_now_ms();
 	for (dl = link_first(d); dl != NULL; dl = link_next(dl)) {
 		link_info(dl, &li);
 		s = li.have_stats;
@@ -222,6 +250,11 @@ links_tab(struct rsd *d, struct render_tab *tb)
 		r.version = NUM_IF(li.version, li.version);
 		r.priority = NUM_IF(li.priority, li.priority);
 		r.share = li.share;
+		r.failures = NUM_IF(li.have_failures, li.failures);
+		r.failures_total = NUM_IF(li.have_failures,
+		    li.failures_total);
+		r.down_since = NUM_IF(li.down_since_ms != 0, li.down_since_ms);
+		r.last_error = li.last_error;
 		render_tab_add(tb, &r);
 	}
 }
@@ -268,14 +301,21 @@ stats_tab(struct rsd *d, struct render_tab *tb)
 
 /* ------------------------------------------------------------ commands */
 
+/* What a request asks for besides its command. */
+struct ctl_req {
+	int json;
+	const char *cols;	/* the columns its tables show as text
+				   (render_pick_check); NULL: default */
+	const char *tunnels;	/* the tunnels named, "a,b"; NULL: none */
+};
+
 /*
- * Each command writes its body into ${o}; it returns 0 ("ok"), or -1
- * when the body is the reason it failed ("error: ...").  ${cols} is the
- * columns its tables show as text (render_pick_check), or NULL; the
- * commands without tables ignore it, as they do json.
+ * Each command writes its body into ${o}; it returns 0 ("ok"), 1 (check:
+ * CTL_DOWN), or -1 when the body is the reason it failed ("error: ...").
+ * The commands without tables ignore rq->cols, as metrics ignores json.
  */
-typedef int cmd_fn(struct rsd *d, struct render_buf *o, int json,
-    const char *cols);
+typedef int cmd_fn(struct rsd *d, struct render_buf *o,
+    const struct ctl_req *rq);
 
 /* What status says about the daemon, in both forms. */
 struct status {
@@ -389,11 +429,11 @@ cols_ok(struct render_buf *o, const char *cols, tab_init_fn *init,
 }
 
 static int
-cmd_status(struct rsd *d, struct render_buf *o, int json, const char *cols)
+cmd_status(struct rsd *d, struct render_buf *o, const struct ctl_req *rq)
 {
 	struct status st;
 
-	if (!cols_ok(o, cols, tables_tunnels, NULL))
+	if (!cols_ok(o, rq->cols, tables_tunnels, NULL))
 		return (-1);
 	st.uptime_s = (unsigned long long)((loop_now_ms() - d->started_ms) /
 	    1000);
@@ -401,65 +441,171 @@ cmd_status(struct rsd *d, struct render_buf *o, int json, const char *cols)
 	st.state = d->draining ? "stopping" : "running";
 	link_mem(d, &st.cmm);
 	tunnels_tab(d, &st.tb);
-	if (json)
+	if (rq->json)
 		status_json(d, o, &st);
 	else
-		status_text(d, o, &st, cols);
+		status_text(d, o, &st, rq->cols);
 	return (0);
 }
 
 /* A command whose answer is one table, made by ${init}, built by ${build}. */
 static int
-show_tab(struct rsd *d, struct render_buf *o, int json, const char *cols,
+show_tab(struct rsd *d, struct render_buf *o, const struct ctl_req *rq,
     tab_init_fn *init, void (*build)(struct rsd *, struct render_tab *))
 {
 	struct render_tab tb;
 
-	if (!cols_ok(o, cols, init, NULL))
+	if (!cols_ok(o, rq->cols, init, NULL))
 		return (-1);
 	build(d, &tb);
-	render_tab(o, &tb, json, cols);
+	render_tab(o, &tb, rq->json, rq->cols);
 	return (0);
 }
 
 static int
-cmd_tunnels(struct rsd *d, struct render_buf *o, int json, const char *cols)
+cmd_tunnels(struct rsd *d, struct render_buf *o, const struct ctl_req *rq)
 {
 
-	return (show_tab(d, o, json, cols, tables_tunnels, tunnels_tab));
+	return (show_tab(d, o, rq, tables_tunnels, tunnels_tab));
 }
 
 static int
-cmd_streams(struct rsd *d, struct render_buf *o, int json, const char *cols)
+cmd_streams(struct rsd *d, struct render_buf *o, const struct ctl_req *rq)
 {
 
-	return (show_tab(d, o, json, cols, tables_streams, streams_tab));
+	return (show_tab(d, o, rq, tables_streams, streams_tab));
 }
 
 static int
-cmd_links(struct rsd *d, struct render_buf *o, int json, const char *cols)
+cmd_links(struct rsd *d, struct render_buf *o, const struct ctl_req *rq)
 {
 
-	return (show_tab(d, o, json, cols, tables_links, links_tab));
+	return (show_tab(d, o, rq, tables_links, links_tab));
 }
 
 /* Two tables; -o picks from either, and one with none of them is left out. */
 static int
-cmd_stats(struct rsd *d, struct render_buf *o, int json, const char *cols)
+cmd_stats(struct rsd *d, struct render_buf *o, const struct ctl_req *rq)
 {
 	struct render_tab tb;
-	int n;
+	int json = rq->json, n;
 
-	if (!cols_ok(o, cols, tables_stats, tables_links))
+	if (!cols_ok(o, rq->cols, tables_stats, tables_links))
 		return (-1);
 	stats_tab(d, &tb);
 	render_printf(o, json ? "{\"tunnels\":" : "");
-	n = render_tab(o, &tb, json, cols);
+	n = render_tab(o, &tb, json, rq->cols);
 	render_printf(o, json ? ",\"links\":" : n > 0 ? "\n" : "");
 	links_tab(d, &tb);
-	render_tab(o, &tb, json, cols);
+	render_tab(o, &tb, json, rq->cols);
 	render_printf(o, json ? "}" : "");
 	return (0);
+}
+
+/*
+ * Whether tunnel ${t} is one check looks at: an active client tunnel,
+ * named in ${names} ("a,b") unless that is NULL.
+ */
+static int
+check_wants(const struct tun *t, const char *names)
+{
+	const char *p = names;
+	size_t n, len = strlen(t->c->name);
+
+	if (!t->c->has_accept || t->draining)
+		return (0);
+	if (names == NULL)
+		return (1);
+	for (; *p != '\0'; p += n + (p[n] == ',')) {
+		n = strcspn(p, ",");
+		if (n == len && strncmp(p, t->c->name, n) == 0)
+			return (1);
+	}
+	return (0);
+}
+
+/*
+ * Whether each tunnel of ${names} ("a,b") is an active client tunnel; if
+ * not, why goes into ${o}.
+ */
+static int
+check_names(struct rsd *d, struct render_buf *o, const char *names)
+{
+	const struct tun *t;
+	const char *p;
+	size_t n;
+	int found, target;
+
+	for (p = names; p != NULL && *p != '\0'; p += n + (p[n] == ',')) {
+		n = strcspn(p, ",");
+		found = target = 0;
+		TAILQ_FOREACH(t, &d->tuns, entry)
+			if (strlen(t->c->name) == n &&
+			    strncmp(p, t->c->name, n) == 0 && !t->draining) {
+				found = 1;
+				target = !t->c->has_accept;
+			}
+		if (found && !target)
+			continue;
+		if (target)
+			render_printf(o, "tunnel %.*s is a target tunnel: its "
+			    "links are its peers', it has none of its own to "
+			    "check\n", (int)n, p);
+		else
+			render_printf(o, "no tunnel called '%.*s' (check "
+			    "takes client tunnels' names)\n", (int)n, p);
+		return (0);
+	}
+	return (1);
+}
+
+/*
+ * Whether every client tunnel's link (or each named one's) is up: "ok",
+ * or CTL_DOWN and a line for each that is not.  A daemon that only serves
+ * has none to check: its incoming links are its peers' to keep up.
+ */
+static int
+cmd_check(struct rsd *d, struct render_buf *o, const struct ctl_req *rq)
+{
+	const struct tun *t;
+	struct render_tab tb;
+	struct tables_tunnel r;
+	unsigned n = 0, down = 0;
+
+	if (!check_names(d, o, rq->tunnels))
+		return (-1);
+	tables_tunnels(&tb);
+	tb.now_ms = wall_now_ms();
+	TAILQ_FOREACH(t, &d->tuns, entry) {
+		if (!check_wants(t, rq->tunnels))
+			continue;
+		tunnel_row(d, t, &r);
+		n++;
+		if (d->draining || t->link == NULL || !link_is_up(t->link)) {
+			down++;
+			if (!rq->json)
+				tables_tunnel_down(o, &r, tb.now_ms);
+		}
+		if (rq->json)
+			render_tab_add(&tb, &r);
+	}
+	if (rq->json) {
+		render_printf(o, "{\"up\":%s,\"stopping\":%s,\"checked\":%u,"
+		    "\"down\":%u,\"tunnels\":", down == 0 && !d->draining ?
+		    "true" : "false", d->draining ? "true" : "false", n, down);
+		render_tab(o, &tb, 1, NULL);
+		render_printf(o, "}");
+	} else {
+		if (d->draining)
+			render_printf(o, "the daemon is stopping\n");
+		else if (n == 0)
+			render_printf(o, "no client tunnels: no link of this "
+			    "daemon's own to check\n");
+		else if (down == 0)
+			render_printf(o, "every link is up (%u tunnel%s)\n", n,
+			    n == 1 ? "" : "s");
+	}
+	return (down > 0 || d->draining ? 1 : 0);
 }
 
 /* The monotonic clock now (a reload outlasts the turn's reading). */
@@ -497,12 +643,10 @@ reload_due(struct ctl *ctl, struct render_buf *o)
 
 /* A reload's answer (see first_reload): it worked. */
 static int
-cmd_reload(struct rsd *d, struct render_buf *o, int json,
-    const char *cols)
+cmd_reload(struct rsd *d, struct render_buf *o, const struct ctl_req *rq)
 {
 
-	(void)cols;
-	if (json)
+	if (rq->json)
 		render_printf(o, "{\"reloaded\":true,\"tunnels\":%zu}",
 		    d->conf->ntunnels);
 	else
@@ -512,24 +656,20 @@ cmd_reload(struct rsd *d, struct render_buf *o, int json,
 }
 
 static int
-cmd_metrics(struct rsd *d, struct render_buf *o, int json,
-    const char *cols)
+cmd_metrics(struct rsd *d, struct render_buf *o, const struct ctl_req *rq)
 {
 
-	(void)cols;
-	(void)json;
+	(void)rq;
 	metrics_render(d, o);
 	return (0);
 }
 
 static int
-cmd_version(struct rsd *d, struct render_buf *o, int json,
-    const char *cols)
+cmd_version(struct rsd *d, struct render_buf *o, const struct ctl_req *rq)
 {
 
-	(void)cols;
 	(void)d;
-	render_printf(o, json ? "{\"version\":\"%s\"}" : "rstreamd %s\n",
+	render_printf(o, rq->json ? "{\"version\":\"%s\"}" : "rstreamd %s\n",
 	    PACKAGE_VERSION);
 	return (0);
 }
@@ -545,10 +685,10 @@ static const struct ctl_cmd {
 	enum ctl_who who;
 	first_fn *first;
 	cmd_fn *fn;
-	const char *help;
+	int args;			/* it takes tunnels' names */
 } cmds[] = {
-#define X(name, who, first, help) { #name, who, first_##first, cmd_##name, \
-	help },
+#define X(name, who, first, out, args, help, more)			\
+	{ #name, who, first_##first, cmd_##name, (args)[0] != '\0' },
 	CTL_COMMANDS(X)
 #undef X
 };
@@ -637,12 +777,13 @@ conn_answer(struct ctl_conn *cc)
 {
 	struct render_buf o = { NULL, 0, 0, 0 };
 
-	render_printf(&o, "%s", cc->rc == 0 ? "ok\n" : "error: ");
+	render_printf(&o, "%s", cc->rc == 0 ? "ok\n" : cc->rc > 0 ?
+	    CTL_DOWN "\n" : "error: ");
 	if (cc->body.len > 0)
 		render_printf(&o, "%s", cc->body.p);
 	if (cc->rc == 0 && cc->first.len > 0)
 		render_printf(&o, "%s", cc->first.p);
-	if (cc->rc == 0 && cc->json)
+	if (cc->rc >= 0 && cc->json)
 		render_printf(&o, "\n");
 	if (o.oom || cc->body.oom || cc->first.oom) {
 		free(o.p);
@@ -659,9 +800,10 @@ static void
 on_run(void *arg)
 {
 	struct ctl_conn *cc = arg;
+	struct ctl_req rq = { cc->json, cc->has_cols ? cc->cols : NULL,
+	    cc->has_tunnels ? cc->tunnels : NULL };
 
-	cc->rc = cmds[cc->cmd].fn(cc->ctl->d, &cc->body, cc->json,
-	    cc->has_cols ? cc->cols : NULL);
+	cc->rc = cmds[cc->cmd].fn(cc->ctl->d, &cc->body, &rq);
 	conn_answer(cc);
 }
 
@@ -678,6 +820,7 @@ static void
 reloaded(void *arg, int rc, const char *err)
 {
 	struct ctl_conn *cc = arg;
+	struct ctl_req rq = { cc->json, NULL, NULL };
 
 	/* Only an apply stops the daemon for a moment; a read costs it
 	 * nothing (another process does it). */
@@ -690,7 +833,7 @@ reloaded(void *arg, int rc, const char *err)
 		    "previous configuration: %s\n", err);
 		cc->rc = -1;
 	} else {
-		cc->rc = cmd_reload(cc->ctl->d, &cc->body, cc->json, NULL);
+		cc->rc = cmd_reload(cc->ctl->d, &cc->body, &rq);
 	}
 	conn_answer(cc);
 }
@@ -707,9 +850,10 @@ first_reload(struct ctl_conn *cc)
 }
 
 /*
- * Request line cc->req: COMMAND, then " json" and " cols=NAMES" (the
- * rest of the line), each optional, into ${cmd} (${len} bytes) and ${cc}.
- * 0, or -1 if it is no such line.
+ * Request line cc->req: COMMAND, then " json", " tunnels=NAMES" (names
+ * separated by commas) and " cols=NAMES" (the rest of the line), each
+ * optional, into ${cmd} (${len} bytes) and ${cc}.  0, or -1 if it is no
+ * such line.
  */
 static int
 parse_request(struct ctl_conn *cc, char *cmd, size_t len)
@@ -725,6 +869,16 @@ parse_request(struct ctl_conn *cc, char *cmd, size_t len)
 	if (strncmp(p, " json", 5) == 0 && (p[5] == '\0' || p[5] == ' ')) {
 		cc->json = 1;
 		p += 5;
+	}
+	if (strncmp(p, " " CTL_TUNNELS, strlen(CTL_TUNNELS) + 1) == 0) {
+		p += strlen(CTL_TUNNELS) + 1;
+		n = strcspn(p, " ");
+		if (n == 0)
+			return (-1);
+		memcpy(cc->tunnels, p, n);
+		cc->tunnels[n] = '\0';
+		cc->has_tunnels = 1;
+		p += n;
 	}
 	if (strncmp(p, " " CTL_COLS, strlen(CTL_COLS) + 1) == 0) {
 		snprintf(cc->cols, sizeof(cc->cols), "%s",
@@ -756,8 +910,10 @@ conn_request(struct ctl_conn *cc)
 			break;
 	if (bad) {
 		render_printf(&cc->body, "bad request; send COMMAND, then "
-		    "optionally \" json\", then optionally \" "
-		    CTL_COLS "NAMES\"\n");
+		    "optionally \" json\", \" " CTL_TUNNELS "NAMES\" and "
+		    "\" " CTL_COLS "NAMES\", in that order\n");
+	} else if (k < ncmds && cc->has_tunnels && !cmds[k].args) {
+		render_printf(&cc->body, "%s takes no tunnel names\n", cmd);
 	} else if (k == ncmds) {
 		render_printf(&cc->body, "unknown command '%s' (try", cmd);
 		for (k = 0; k < ncmds; k++)

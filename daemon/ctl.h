@@ -3,12 +3,13 @@
  * ctl: the control socket rstreamctl talks to.
  *
  * A Unix stream socket (default /run/rstreamd/control.sock, mode 0660).
- * A request is one line, "COMMAND" or "COMMAND json"; the answer is "ok"
- * or "error: REASON" on the first line, then the body, then the daemon
- * closes the connection.  Commands: status, tunnels, streams, links,
- * stats, reload (root and the daemon's user only, SO_PEERCRED),
- * metrics (Prometheus text format), version.  The text
- * bodies are tables for people; "json" asks for one JSON document.
+ * A request is one line, "COMMAND" or "COMMAND json" (and what ctlcmd.h
+ * says may follow); the answer is "ok" or "error: REASON" on the first
+ * line (check: or CTL_DOWN), then the body, then the daemon closes the
+ * connection.  Commands: ctlcmd.h's status, tunnels, streams, links,
+ * stats, check, reload (root and the daemon's user only, SO_PEERCRED),
+ * metrics (Prometheus text format), version.  The text bodies are
+ * tables for people; "json" asks for one JSON document.
  * Commands for root and the daemon's user only (ctlcmd.h) are refused to
  * others; a reload comes at least a second after the previous one over
  * the socket ended, or is refused saying when to try again.  Clients are

@@ -98,19 +98,28 @@ int
 ident_read(const char *path, uint8_t priv[IDENT_KEY_LEN],
     uint8_t pub[IDENT_KEY_LEN], char *err, size_t errlen)
 {
-	char buf[FILE_MAX + 2];
-	ssize_t len;
-	int fd, rc = -1;
+	int fd, rc;
 
 	if ((fd = ident_open_private(path, err, errlen)) < 0)
 		return (-1);
+	rc = ident_read_fd(fd, path, priv, pub, err, errlen);
+	close(fd);
+	return (rc);
+}
+
+int
+ident_read_fd(int fd, const char *path, uint8_t priv[IDENT_KEY_LEN],
+    uint8_t pub[IDENT_KEY_LEN], char *err, size_t errlen)
+{
+	char buf[FILE_MAX + 2];
+	ssize_t len;
+	int rc = -1;
+
 	if ((len = read_all(fd, buf)) < 0) {
 		snprintf(err, errlen, "%s: cannot read: %s", path,
 		    strerror(errno));
-		close(fd);
 		return (-1);
 	}
-	close(fd);
 	/* The line's end, and blanks an editor left, are no part of it; a
 	 * file longer than FILE_MAX is kept whole, too long to decode. */
 	while (len > 0 && len <= FILE_MAX && (buf[len - 1] == '\n' ||
@@ -149,22 +158,21 @@ write_all(int fd, const char *buf, size_t len)
 	return (0);
 }
 
-int
-ident_write_new(const char *path, uint8_t pub[IDENT_KEY_LEN], char *err,
-    size_t errlen)
+/*
+ * A new key pair's private key, as one line, to ${fd} (${what} in
+ * messages), fsync'd when it is a file (${sync}); its public key into
+ * ${pub}.  0, or -1 with the reason in ${err} and errno set.
+ */
+static int
+write_key(int fd, const char *what, int sync, uint8_t pub[IDENT_KEY_LEN],
+    char *err, size_t errlen)
 {
 	uint8_t priv[IDENT_KEY_LEN];
 	char line[IDENT_B64_LEN + 1];
-	int fd, saved, rc = -1;
+	int saved, rc = -1;
 
 	if (sodium_init() < 0) {
-		snprintf(err, errlen, "%s: libsodium failed to start", path);
-		return (-1);
-	}
-	/* O_EXCL: a key in use is never replaced by mistake. */
-	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
-	    O_NOFOLLOW | O_NOCTTY, 0600)) < 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		snprintf(err, errlen, "%s: libsodium failed to start", what);
 		return (-1);
 	}
 	/* Clamped as X25519 uses it, as wg genkey writes it. */
@@ -174,11 +182,40 @@ ident_write_new(const char *path, uint8_t pub[IDENT_KEY_LEN], char *err,
 	ident_b64(priv, line);
 	line[IDENT_B64_LEN - 1] = '\n';
 	if (crypto_scalarmult_base(pub, priv) != 0)
-		snprintf(err, errlen, "%s: X25519 failed", path);
-	else if (write_all(fd, line, IDENT_B64_LEN) != 0 || fsync(fd) != 0)
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		snprintf(err, errlen, "%s: X25519 failed", what);
+	else if (write_all(fd, line, IDENT_B64_LEN) != 0 ||
+	    (sync && fsync(fd) != 0))
+		snprintf(err, errlen, "%s: %s", what, strerror(errno));
 	else
 		rc = 0;
+	saved = errno;
+	sodium_memzero(priv, sizeof(priv));
+	sodium_memzero(line, sizeof(line));
+	errno = saved;
+	return (rc);
+}
+
+int
+ident_write_fd(int fd, const char *what, char *err, size_t errlen)
+{
+	uint8_t pub[IDENT_KEY_LEN];
+
+	return (write_key(fd, what, 0, pub, err, errlen));
+}
+
+int
+ident_write_new(const char *path, uint8_t pub[IDENT_KEY_LEN], char *err,
+    size_t errlen)
+{
+	int fd, saved, rc;
+
+	/* O_EXCL: a key in use is never replaced by mistake. */
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
+	    O_NOFOLLOW | O_NOCTTY, 0600)) < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return (-1);
+	}
+	rc = write_key(fd, path, 1, pub, err, errlen);
 	saved = errno;
 	if (close(fd) != 0 && rc == 0) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
@@ -186,8 +223,6 @@ ident_write_new(const char *path, uint8_t pub[IDENT_KEY_LEN], char *err,
 	}
 	if (rc != 0)
 		(void)unlink(path);
-	sodium_memzero(priv, sizeof(priv));
-	sodium_memzero(line, sizeof(line));
 	errno = saved;
 	return (rc);
 }

@@ -38,6 +38,23 @@ int ident_read(const char *path, uint8_t priv[IDENT_KEY_LEN],
     uint8_t pub[IDENT_KEY_LEN], char *err, size_t errlen);
 
 /**
+ * ident_read_fd(fd, what, priv, pub, err, errlen):
+ * As ident_read, from the open descriptor ${fd} (standard input, a
+ * pipe), read to its end with no check of who else may read it; its
+ * messages start with ${what} ("standard input").
+ */
+int ident_read_fd(int fd, const char *what, uint8_t priv[IDENT_KEY_LEN],
+    uint8_t pub[IDENT_KEY_LEN], char *err, size_t errlen);
+
+/**
+ * ident_write_fd(fd, what, err, errlen):
+ * Make a new key pair and write its private key, one line as
+ * ident_write_new writes it, to the open descriptor ${fd} (standard
+ * output); 0, or -1 with "WHAT: REASON" in ${err}, ${what} naming ${fd}.
+ */
+int ident_write_fd(int fd, const char *what, char *err, size_t errlen);
+
+/**
  * ident_write_new(path, pub, err, errlen):
  * Make a new key pair, write its private key to ${path}, a file that must
  * not exist yet (never overwritten; created mode 0600), and its public

@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "auth.h"
 #include "conf.h"
@@ -406,6 +407,19 @@ link_stays_down(const struct dlink *dl)
 	return (dl->d->stop || dl->d->draining || dl->closing || dl->retired);
 }
 
+/*
+ * The wall clock in ms since the epoch: when a link went down, as people
+ * read it (rstreamctl), read only then.
+ */
+static uint64_t
+wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ((uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000);
+}
+
 /* What link_down found out about the end of a link, for its steps. */
 struct down {
 	char why[256];		/* a copy: it may be the engine's own */
@@ -522,6 +536,7 @@ down_client(struct dlink *dl, const struct down *dn)
 	dl->step_version = 0;
 	dl->busy = 0;
 	dl->failures++;
+	dl->failures_total++;
 	dl->ops->down(dl->arg, dl, dn->why);
 	/* Nothing more will use a stopping daemon's or old tunnel's link. */
 	if (link_stays_down(dl)) {
@@ -556,6 +571,11 @@ link_down(struct dlink *dl, const char *why)
 
 	loop_assert_exclusive();
 	down_classify(dl, e, why, &dn);
+	/* A refusal that is no failure (a step-down, a busy peer) is still
+	 * why the link is not up. */
+	snprintf(dl->last_err, sizeof(dl->last_err), "%s", dn.why);
+	if (dn.was_up || dl->down_since == 0)
+		dl->down_since = wall_ms();
 	loop_timer_stop(&dl->deadline);
 	loop_job_cancel(&dl->flush);
 	unstash(dl, e);
@@ -607,6 +627,8 @@ link_client_start(struct dlink *dl)
 {
 
 	link_list_add(dl);
+	/* Not up from the start: since then, until it is. */
+	dl->down_since = wall_ms();
 	connect_next(dl);
 }
 
@@ -705,6 +727,8 @@ link_up(struct dlink *dl)
 	else if (!dl->resuming)
 		resume_identity(dl);
 	dl->failures = 0;
+	dl->last_err[0] = '\0';
+	dl->down_since = 0;
 	dl->auth_said = 0;
 	dl->backoff = LINK_BACKOFF_MIN_MS;
 	hca_text(dl, where, sizeof(where));
@@ -899,6 +923,11 @@ link_info(const struct dlink *dl, struct link_info *li)
 			    dl->res_id[i]);
 	if (li->suspended > 0 && dl->state != D_UP)
 		li->state = LINK_SUSPENDED;
+	li->last_error = dl->state == D_UP ? "" : dl->last_err;
+	li->down_since_ms = dl->state == D_UP ? 0 : dl->down_since;
+	li->have_failures = dl->c != NULL;
+	li->failures = dl->c != NULL ? (uint64_t)dl->failures : 0;
+	li->failures_total = dl->failures_total;
 	if ((e = link_cur_engine(dl)) != NULL && dl->state == D_UP) {
 		engine_stats(e, &li->st);
 		verbs_link_mem_stats(dl->vl, &li->mem);

@@ -101,6 +101,15 @@ struct link_info {
 	unsigned worker;		/* the worker it runs on, from 1 */
 	unsigned priority;		/* its tunnel's (0: no stream yet) */
 	uint32_t share;			/* per mille of its window it keeps */
+	/* While it is not up: why it last failed ("": it has not yet) and
+	 * since when (ms since the epoch; 0: up, or an incoming link being
+	 * accepted).  A client link's failures: in a
+	 * row since it was last up, and in all (have_failures: 0 for an
+	 * incoming link, which has one life). */
+	const char *last_error;
+	uint64_t down_since_ms;
+	int have_failures;
+	uint64_t failures, failures_total;
 	int have_stats;
 	struct engine_stats st;
 	struct verbs_mem_stats mem;	/* with have_stats */

@@ -94,6 +94,12 @@ struct dlink {
 					   up with an identity */
 	size_t name_len;		/* excl: name's length without
 					   " [node]"; 0: not known yet */
+	/* Why it last failed, kept until it is up again, and since when it
+	 * has not been up (ms since the epoch, the wall clock then: what
+	 * rstreamctl shows; 0: up, or an incoming link that has not
+	 * ended). */
+	char last_err[256];		/* excl */
+	uint64_t down_since;		/* excl */
 	TAILQ_ENTRY(dlink) entry;	/* excl */
 
 	/* ---- A client link: NULL c for an incoming one. */
@@ -116,7 +122,9 @@ struct dlink {
 	TAILQ_ENTRY(dlink) qentry;	/* excl */
 	struct loop_timer retry;	/* excl: reconnect after back-off */
 	uint32_t backoff;		/* excl */
-	int failures;			/* excl */
+	int failures;			/* excl: in a row, since it was last
+					   up */
+	uint64_t failures_total;	/* excl */
 	int auth_said;			/* excl: an auth failure was logged */
 	int retired;			/* excl: its tunnel drains */
 	struct rname *peer_rn[CONF_PEERS_MAX], *src_rn;	/* excl: set at

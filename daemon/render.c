@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "render.h"
 
@@ -76,6 +77,22 @@ render_prom_str(struct render_buf *o, const char *s)
 			render_printf(o, "%c", *s);
 	}
 	render_printf(o, "\"");
+}
+
+char *
+render_duration(char *buf, size_t len, uint64_t ms)
+{
+	unsigned long long s = ms / 1000;
+
+	if (s < 60)
+		snprintf(buf, len, "%llus", s);
+	else if (s < 3600)
+		snprintf(buf, len, "%llum%02llus", s / 60, s % 60);
+	else if (s < 86400)
+		snprintf(buf, len, "%lluh%02llum", s / 3600, s / 60 % 60);
+	else
+		snprintf(buf, len, "%llud%02lluh", s / 86400, s / 3600 % 24);
+	return (buf);
 }
 
 void
@@ -163,6 +180,47 @@ numeric(const struct render_col *c)
 	return (c->kind != RENDER_STR);
 }
 
+/*
+ * Column ${i}'s cell of row ${r} as text shows it, using ${buf}: a time
+ * counts back from the table's now.
+ */
+static const char *
+text_cell(const struct render_tab *t, size_t r, int i, char *buf, size_t len)
+{
+	const char *v = cell(t, r, i);
+	uint64_t at;
+
+	if (t->cols[i].kind != RENDER_SINCE || v[0] == '\0')
+		return (v);
+	at = strtoull(v, NULL, 10);
+	return (render_duration(buf, len, t->now_ms > at ? t->now_ms - at :
+	    0));
+}
+
+/* Column ${c}'s cell ${v} into JSON: a number, a time, a string, null. */
+static void
+json_cell(struct render_buf *o, const struct render_col *c, const char *v)
+{
+	time_t secs;
+	struct tm tm;
+	char when[32];
+
+	if (numeric(c) && v[0] == '\0') {
+		render_printf(o, "null");
+	} else if (c->kind == RENDER_SINCE) {
+		secs = (time_t)(strtoull(v, NULL, 10) / 1000);
+		if (gmtime_r(&secs, &tm) == NULL ||
+		    strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+			render_printf(o, "null");
+		else
+			render_json_str(o, when);
+	} else if (numeric(c)) {
+		render_printf(o, "%s", v);
+	} else {
+		render_json_str(o, v);
+	}
+}
+
 /* Column ${c}'s heading, into ${buf}. */
 static const char *
 heading(const struct render_col *c, char *buf, size_t len)
@@ -225,20 +283,30 @@ next_name(const char **p, size_t *n)
 	return (s);
 }
 
+/* Whether ${pick} is "${word}", spaces around it aside, in any case. */
+static int
+is_word(const char *pick, const char *word)
+{
+	size_t n = strlen(word);
+
+	pick += strspn(pick, " ");
+	return (strncasecmp(pick, word, n) == 0 &&
+	    pick[n + strspn(pick + n, " ")] == '\0');
+}
+
 static int
 is_default(const char *pick)
 {
 
-	return (pick == NULL || pick[strspn(pick, " ")] == '\0');
+	return (pick == NULL || pick[strspn(pick, " ")] == '\0' ||
+	    is_word(pick, "table"));
 }
 
 static int
 is_wide(const char *pick)
 {
 
-	pick += strspn(pick, " ");
-	return (strncasecmp(pick, "wide", 4) == 0 &&
-	    pick[4 + strspn(pick + 4, " ")] == '\0');
+	return (is_word(pick, "wide"));
 }
 
 int
@@ -258,8 +326,9 @@ render_pick_check(struct render_buf *o, const char *pick,
 			;
 		if (k < ntabs)
 			continue;
-		render_printf(o, "unknown column '%.*s'; the columns are",
-		    (int)n, name);
+		render_printf(o, "unknown column or format '%.*s'; the "
+		    "formats are table, wide and json, the columns", (int)n,
+		    name);
 		for (k = 0, seen = 0; k < ntabs; k++)
 			for (i = 0; i < tabs[k]->ncol; i++) {
 				snprintf(h, sizeof(h), "%s", heading(
@@ -276,7 +345,7 @@ render_pick_check(struct render_buf *o, const char *pick,
 				render_printf(o, "%s %s", seen++ ? "," : ":",
 				    h);
 			}
-		render_printf(o, " (or wide)\n");
+		render_printf(o, "\n");
 		return (-1);
 	}
 	return (0);
@@ -312,7 +381,8 @@ static int
 tab_text(struct render_buf *o, const struct render_tab *t, const char *pick)
 {
 	size_t w[RENDER_COLS_MAX], r, len;
-	char h[64];
+	char h[64], buf[64];
+	const char *v;
 	int idx[RENDER_COLS_MAX], n, i, c;
 
 	if ((n = pick_cols(t, pick, idx)) == 0)
@@ -321,7 +391,8 @@ tab_text(struct render_buf *o, const struct render_tab *t, const char *pick)
 		w[i] = strlen(heading(&t->cols[idx[i]], h, sizeof(h)));
 	for (r = 0; r < t->nrows; r++)
 		for (i = 0; i < n; i++)
-			if ((len = strlen(cell(t, r, idx[i]))) > w[i])
+			if ((len = strlen(text_cell(t, r, idx[i], buf,
+			    sizeof(buf)))) > w[i])
 				w[i] = len;
 	for (i = 0; i < n; i++) {
 		c = idx[i];
@@ -336,12 +407,13 @@ tab_text(struct render_buf *o, const struct render_tab *t, const char *pick)
 	for (r = 0; r < t->nrows; r++) {
 		for (i = 0; i < n; i++) {
 			c = idx[i];
+			v = text_cell(t, r, c, buf, sizeof(buf));
 			if (i + 1 == n && !numeric(&t->cols[c]))
-				render_printf(o, "%s", cell(t, r, c));
+				render_printf(o, "%s", v);
 			else
 				render_printf(o, numeric(&t->cols[c]) ?
-				    "%*s%s" : "%-*s%s", (int)w[i],
-				    cell(t, r, c), i + 1 < n ? "  " : "");
+				    "%*s%s" : "%-*s%s", (int)w[i], v,
+				    i + 1 < n ? "  " : "");
 		}
 		render_printf(o, "\n");
 	}
@@ -363,12 +435,7 @@ tab_json(struct render_buf *o, const struct render_tab *t)
 			render_printf(o, "%s", i ? "," : "");
 			render_json_str(o, t->cols[i].name);
 			render_printf(o, ":");
-			if (numeric(&t->cols[i]) && v[0] != '\0')
-				render_printf(o, "%s", v);
-			else if (numeric(&t->cols[i]))
-				render_printf(o, "null");
-			else
-				render_json_str(o, v);
+			json_cell(o, &t->cols[i], v);
 		}
 		render_printf(o, "}");
 	}

@@ -34,6 +34,14 @@ void render_json_str(struct render_buf *o, const char *s);
 void render_prom_str(struct render_buf *o, const char *s);
 
 /**
+ * render_duration(buf, len, ms):
+ * ${ms} milliseconds as people read a time span, in at most two units,
+ * rounded down, into ${buf} of ${len} bytes: "0s", "59s", "3m12s",
+ * "2h05m", "3d04h".  Returns ${buf}.
+ */
+char *render_duration(char *buf, size_t len, uint64_t ms);
+
+/**
  * render_metric_head(o, name, type, help):
  * Append a metric's # HELP and # TYPE lines.
  */
@@ -55,6 +63,10 @@ enum render_kind {
 			   decimals (RENDER_BLANK: blank), right-aligned */
 	RENDER_US,	/* a uint64_t of nanoseconds, as whole
 			   microseconds (RENDER_BLANK: blank) */
+	RENDER_SINCE,	/* a uint64_t of milliseconds since the epoch
+			   (RENDER_BLANK: blank): in JSON a UTC time,
+			   "2025-03-01T12:00:05Z"; as text how long before
+			   the table's now_ms, "3m12s", right-aligned */
 };
 
 /* A number that does not apply: its cell is blank (null in JSON). */
@@ -77,6 +89,9 @@ struct render_col {
 struct render_tab {
 	const struct render_col *cols;
 	int ncol;
+	uint64_t now_ms;		/* the time RENDER_SINCE counts back
+					   from, ms since the epoch (0 after
+					   render_tab_init: set it) */
 	char **cells;
 	size_t nrows, cap;
 	int oom;
@@ -99,10 +114,11 @@ void render_tab_add(struct render_tab *t, const void *row);
 /**
  * render_pick_check(o, pick, tabs, ntabs):
  * Whether ${pick}, the columns text should show, names only columns of
- * the ${ntabs} tables ${tabs}: NULL or "" (the default columns), "wide"
- * (every column), or names separated by commas, each a heading with
- * underscores or spaces, or a JSON key, in any case.  0, or -1 with why
- * (the unknown name, and the ones there are) in ${o}.
+ * the ${ntabs} tables ${tabs}: NULL, "" or "table" (the default
+ * columns), "wide" (every column), or names separated by commas, each a
+ * heading with underscores or spaces, or a JSON key, in any case.  0, or
+ * -1 with why (the unknown name, the formats, and the columns there are)
+ * in ${o}.
  */
 int render_pick_check(struct render_buf *o, const char *pick,
     const struct render_tab *const *tabs, int ntabs);

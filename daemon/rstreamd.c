@@ -48,7 +48,8 @@ usage(FILE *f)
 	    "  -f, --foreground   stay in the foreground (it always does)\n"
 	    "  -n, --check        check the configuration and exit\n"
 	    "  -G, --genkey FILE  write a new identity (private key) to FILE,\n"
-	    "                     which must not exist, print its public key\n"
+	    "                     which must not exist, print its public key;\n"
+	    "                     FILE - prints the private key alone\n"
 	    "  -v, --verbose      more log output (repeat for more)\n"
 	    "  -h, --help         show this help and exit\n"
 	    "  -V, --version      show the version and exit\n",
@@ -258,13 +259,24 @@ raise_nofile(void)
 		    (unsigned long long)rl.rlim_max, strerror(errno));
 }
 
-/* --genkey: a new identity file; its public key on stdout. */
+/*
+ * --genkey: a new identity file and its public key on stdout; or, for
+ * "-", the private key alone on stdout (as rstreamctl keygen -).
+ */
 static int
 genkey(const char *path)
 {
 	uint8_t pub[IDENT_KEY_LEN];
 	char b64[IDENT_B64_LEN], err[1200];
 
+	if (strcmp(path, "-") == 0) {
+		if (ident_write_fd(STDOUT_FILENO, "standard output", err,
+		    sizeof(err)) != 0) {
+			fprintf(stderr, "rstreamd: %s\n", err);
+			return (1);
+		}
+		return (0);
+	}
 	if (ident_write_new(path, pub, err, sizeof(err)) != 0) {
 		fprintf(stderr, "rstreamd: %s\n", err);
 		return (1);

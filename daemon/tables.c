@@ -16,6 +16,11 @@
 static const struct render_col tunnel_cols[] = {
 	S(tunnel, DEF), S(side, DEF), S(address, DEF), S(peer, DEF),
 	S(state, DEF), N(streams, DEF), N(max_streams, WIDE), S(link, DEF),
+	N(link_failures, WIDE),
+	{ "link_down_since", "LINK DOWN", RENDER_SINCE,
+	    offsetof(struct tables_tunnel, link_down_since), WIDE },
+	/* Last: a message runs as long as it is. */
+	S(link_error, DEF),
 };
 #undef S
 #undef N
@@ -44,9 +49,9 @@ static const struct render_col stream_cols[] = {
 #define T(k, h, f, w)	WAIT(struct tables_link, k, h, f, w)
 static const struct render_col link_cols[] = {
 	S(link, WIDE), S(direction, WIDE), S(peer, DEF), S(identity, WIDE),
-	S(sealing, WIDE), S(tunnel, DEF), S(state, DEF), S(device, WIDE), N(streams, DEF), N(bytes_tx, DEF),
-	N(bytes_rx, DEF), N(sq_depth, DEF), N(inflight, DEF),
-	N(window, WIDE),
+	S(sealing, WIDE), S(tunnel, DEF), S(state, DEF), S(device, WIDE),
+	N(streams, DEF), N(bytes_tx, DEF), N(bytes_rx, DEF),
+	N(sq_depth, WIDE), N(inflight, WIDE), N(window, WIDE),
 	{ "rtt_us", NULL, RENDER_US, offsetof(struct tables_link, rtt_ns),
 	    WIDE },
 	{ "rate", "RATE B/S", RENDER_NUM, offsetof(struct tables_link, rate),
@@ -62,6 +67,14 @@ static const struct render_col link_cols[] = {
 	N(peer_qpn, WIDE), N(worker, WIDE), N(version, WIDE),
 	N(traffic_class, WIDE), N(service_level, WIDE), N(priority, WIDE),
 	N(share, WIDE),
+	{ "failures", "FAILS", RENDER_NUM,
+	    offsetof(struct tables_link, failures), DEF },
+	N(failures_total, WIDE),
+	{ "down_since", "DOWN", RENDER_SINCE,
+	    offsetof(struct tables_link, down_since), DEF },
+	/* Last: a message runs as long as it is. */
+	{ "last_error", "ERROR", RENDER_STR,
+	    offsetof(struct tables_link, last_error), DEF },
 };
 #undef S
 #undef N
@@ -112,4 +125,26 @@ tables_stats(struct render_tab *t)
 {
 
 	INIT(t, stat_cols);
+}
+
+void
+tables_tunnel_down(struct render_buf *o, const struct tables_tunnel *r,
+    uint64_t now_ms)
+{
+	char ago[32];
+
+	render_printf(o, "tunnel %s: link to %s %s", r->tunnel,
+	    r->peer != NULL && r->peer[0] != '\0' ? r->peer : "its peer",
+	    r->link != NULL && r->link[0] != '\0' ? r->link : "down");
+	if (r->link_down_since != RENDER_BLANK)
+		render_printf(o, ", not up for %s", render_duration(ago,
+		    sizeof(ago), now_ms > r->link_down_since ? now_ms -
+		    r->link_down_since : 0));
+	if (r->link_failures != RENDER_BLANK && r->link_failures > 0)
+		render_printf(o, ", %llu failure%s in a row",
+		    (unsigned long long)r->link_failures,
+		    r->link_failures == 1 ? "" : "s");
+	if (r->link_error != NULL && r->link_error[0] != '\0')
+		render_printf(o, ": %s", r->link_error);
+	render_printf(o, "\n");
 }

@@ -18,6 +18,10 @@ struct tables_tunnel {
 	const char *tunnel, *side, *address, *peer, *state;
 	uint64_t streams, max_streams;
 	const char *link;
+	/* A client tunnel's link while it is not up (as tables_link's
+	 * failures, down_since, last_error). */
+	uint64_t link_failures, link_down_since;
+	const char *link_error;
 };
 
 struct tables_stream {
@@ -51,6 +55,11 @@ struct tables_link {
 	const char *gid, *peer_gid;
 	uint64_t path_mtu, qpn, peer_qpn, worker, version;
 	uint64_t traffic_class, service_level, priority, share;
+	/* While it is not up: a client link's failures since it was last up
+	 * and in all, since when (ms since the epoch), and why the last
+	 * attempt failed (or the link ended). */
+	uint64_t failures, failures_total, down_since;
+	const char *last_error;
 };
 
 struct tables_stat {
@@ -72,5 +81,15 @@ void tables_tunnels(struct render_tab *t);
 void tables_streams(struct render_tab *t);
 void tables_links(struct render_tab *t);
 void tables_stats(struct render_tab *t);
+
+/**
+ * tables_tunnel_down(o, r, now_ms):
+ * Append one line about client tunnel ${r}, whose link is not up, as
+ * rstreamctl check says it: "tunnel pg: link to 192.0.2.20:7471
+ * retrying, not up for 3m12s, 5 failures in a row: REASON".  ${now_ms}
+ * is the time, ms since the epoch, its link_down_since counts back from.
+ */
+void tables_tunnel_down(struct render_buf *o, const struct tables_tunnel *r,
+    uint64_t now_ms);
 
 #endif /* !TABLES_H */

@@ -4,6 +4,14 @@
 
 load helpers
 
+setup() {
+	rs_setup
+}
+
+teardown() {
+	rs_teardown
+}
+
 @test "rstreamd --version prints the package version" {
 	run "$RSTREAMD_BIN" --version
 	assert_success
@@ -49,10 +57,14 @@ EOC
 	pid=$!
 	wait_log d "ready:" 10
 	run "${RSTREAMD_BIN%/*}/rstreamctl" status
+	checked=$("${RSTREAMD_BIN%/*}/rstreamctl" check; echo "status $?")
 	kill -TERM "$pid"
 	wait "$pid"
 	assert_success
 	assert_output --partial "0 tunnels, 0 streams"
+	# No client tunnel, no link of its own: healthy as long as it answers.
+	[ "$checked" = "no client tunnels: no link of this daemon's own to check
+status 0" ]
 }
 
 @test "a configuration error exits 1 with file and line" {
@@ -130,4 +142,114 @@ EOC
 	run "$RSTREAMD_BIN" -n -c "$W/bad.conf"
 	assert_failure 1
 	assert_output "rstreamd: $W/bad.conf:4: tunnel pg: peers: no peer called node-x in the global peers or peers_file"
+}
+
+@test "rstreamctl help: every command, and each on its own; unknown commands and formats are refused" {
+	run "$CTL" help
+	assert_success
+	for c in status tunnels streams links stats check reload metrics version help keygen pubkey; do
+		assert_line --regexp "^  $c( |\$)"
+	done
+	run "$CTL" -h
+	assert_success
+	assert_line --regexp "^  -o, --output FORMAT json \(as -j\), table"
+	run "$CTL" help check
+	assert_success
+	assert_line --index 0 "usage: rstreamctl [OPTIONS] check [TUNNEL...]"
+	assert_output --partial "Output: text, or JSON with -j or -o json."
+	help_links=$("$CTL" help links)
+	run "$CTL" -h links
+	assert_success
+	assert_output "$help_links"
+	run "$CTL" help reload
+	assert_output --partial "Only root and the user rstreamd runs as may use it."
+	run "$CTL" help frob
+	assert_failure 1
+	assert_output --partial "rstreamctl: no command 'frob'; the commands: status, "
+	run "$CTL" frob
+	assert_failure 1
+	assert_output --partial "rstreamctl: unknown command 'frob'; the commands: status, "
+	run "$CTL" -o wide version
+	assert_failure 1
+	assert_output "rstreamctl: -o wide: version shows no table; -o takes json or table for it"
+	run "$CTL" links extra
+	assert_failure 1
+	assert_output "rstreamctl: unexpected argument: extra (links takes none)"
+	run "$CTL" check 'no/such'
+	assert_failure 1
+	assert_output --partial "'no/such' is no tunnel name"
+}
+
+@test "rstreamctl keygen | tee FILE | rstreamctl pubkey, as wg genkey | wg pubkey; keygen - makes no file" {
+	cd "$W"
+	umask 077
+	pub=$("$CTL" keygen | tee k | "$CTL" pubkey)
+	[[ $pub =~ ^[A-Za-z0-9+/]{43}=$ ]]
+	run "$CTL" pubkey k
+	assert_success
+	assert_output "$pub"
+	run "$CTL" pubkey - <k
+	assert_output "$pub"
+	# stdout holds the private key and nothing else: one line.
+	run "$CTL" keygen -
+	assert_success
+	assert_output --regexp '^[A-Za-z0-9+/]{43}=$'
+	[ "$(ls -A "$W")" = k ]
+	"$RSTREAMD_BIN" --genkey - >g
+	[ "$(ls -A "$W" | tr '\n' ' ')" = "g k " ]
+	run "$CTL" pubkey g
+	assert_success
+	# A file others can read gets the key and a warning.
+	umask 022
+	"$CTL" keygen >shared 2>warn
+	run cat warn
+	assert_output "rstreamctl: warning: standard output is a file group or others can read (mode 0644); a key must be private: umask 077 first"
+	run "$CTL" pubkey <shared
+	assert_success
+	run "$CTL" pubkey </dev/null
+	assert_failure 1
+	assert_output "rstreamctl: standard input does not hold a private key (44 base64 characters on one line, as rstreamd --genkey writes)"
+	run "$CTL" keygen a b
+	assert_failure 1
+}
+
+@test "-o json, -o table and check against running daemons; bash completes check with the client tunnels" {
+	conf_b "{ name = \"web\"; target = \"tcp://127.0.0.1:9\"; }"
+	conf_a "{ name = \"pg\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; }"
+	start_daemon b
+	start_daemon a
+	link_up a pg
+	# -o json is -j; -o table the default columns; another format, no.
+	run "$CTL" -s "$W/a.ctl" -o json tunnels
+	assert_success
+	run jq -r '.[0] | "\(.tunnel) \(.link) \(.link_error) \(.link_down_since)"' <<<"$output"
+	assert_output "pg up  null"
+	run "$CTL" -s "$W/a.ctl" -o wide -o table tunnels
+	assert_line --index 0 --regexp '^TUNNEL +SIDE +ADDRESS +PEER +STATE +STREAMS +LINK +LINK ERROR$'
+	run "$CTL" -s "$W/a.ctl" -o yaml tunnels
+	assert_failure 1
+	assert_output --partial "rstreamctl: unknown column or format 'yaml'; the formats are table, wide and json, the columns: tunnel, side,"
+	# check: the client's link is up; the serving side has none of its own.
+	run "$CTL" -s "$W/a.ctl" check
+	assert_success
+	assert_output "every link is up (1 tunnel)"
+	run "$CTL" -s "$W/a.ctl" -o json check pg
+	assert_success
+	run jq -c '[.up, .checked, .down, .tunnels[0].tunnel]' <<<"$output"
+	assert_output '[true,1,0,"pg"]'
+	run "$CTL" -s "$W/b.ctl" check
+	assert_success
+	assert_output "no client tunnels: no link of this daemon's own to check"
+	run "$CTL" -s "$W/b.ctl" check web
+	assert_failure 1
+	assert_output "rstreamctl: tunnel web is a target tunnel: its links are its peers', it has none of its own to check"
+	# The completion asks the daemon the -s names for its client tunnels.
+	source "$RSTREAMD_SRCDIR/contrib/bash-completion/rstreamctl"
+	COMP_WORDS=("$CTL" -s "$W/a.ctl" check "")
+	COMP_CWORD=4
+	_rstreamctl
+	[ "${COMPREPLY[*]}" = pg ]
+	COMP_WORDS=("$CTL" -s "$W/b.ctl" check "")
+	_rstreamctl
+	[ "${#COMPREPLY[@]}" = 0 ]
 }

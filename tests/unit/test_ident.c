@@ -2,7 +2,7 @@
 /*
  * Unit tests for daemon/ident: a new identity file reads back as the pair
  * it was written with, private files only, never overwritten, and base64
- * that is exactly one key or refused.
+ * that is exactly one key or refused; the same through pipes.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -197,6 +197,53 @@ test_b64(void)
 	    back) == -1, "44 characters of 31 bytes are refused");
 }
 
+/*
+ * Standard I/O: a key written to a pipe reads back from one as the pair
+ * it is; what is no key is refused, named as the caller says.
+ */
+static void
+test_fd(void)
+{
+	uint8_t priv[IDENT_KEY_LEN], pub[IDENT_KEY_LEN], check[IDENT_KEY_LEN];
+	char err[1200], line[IDENT_B64_LEN + 8];
+	ssize_t n;
+	int p[2];
+
+	if (pipe(p) != 0) {
+		perror("pipe");
+		exit(1);
+	}
+	ok(ident_write_fd(p[1], "standard output", err, sizeof(err)) == 0,
+	    "ident_write_fd writes a key to a pipe");
+	close(p[1]);
+	n = read(p[0], line, sizeof(line) - 1);
+	close(p[0]);
+	line[n > 0 ? n : 0] = '\0';
+	ok(n == IDENT_B64_LEN && line[IDENT_B64_LEN - 1] == '\n',
+	    "one line of 44 characters, and nothing else");
+	if (pipe(p) != 0 || write(p[1], line, (size_t)n) != n) {
+		perror("pipe");
+		exit(1);
+	}
+	close(p[1]);
+	ok(ident_read_fd(p[0], "standard input", priv, pub, err,
+	    sizeof(err)) == 0 && crypto_scalarmult_base(check, priv) == 0 &&
+	    memcmp(check, pub, sizeof(pub)) == 0 && (priv[0] & 7) == 0,
+	    "ident_read_fd reads it back from a pipe, clamped, with its "
+	    "public key");
+	close(p[0]);
+	if (pipe(p) != 0 || write(p[1], "nope\n", 5) != 5) {
+		perror("pipe");
+		exit(1);
+	}
+	close(p[1]);
+	ok(ident_read_fd(p[0], "standard input", priv, pub, err,
+	    sizeof(err)) == -1 && strncmp(err, "standard input does not hold "
+	    "a private key", 41) == 0, "no key: 'standard input does not "
+	    "hold a private key'");
+	close(p[0]);
+}
+
 int
 main(void)
 {
@@ -215,6 +262,7 @@ main(void)
 	test_new();
 	test_file_forms();
 	test_b64();
+	test_fd();
 	rmdir(dir);
 	return (tap_done());
 }

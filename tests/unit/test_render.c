@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * Unit tests for daemon/render and daemon/tables: tables as text and as
- * JSON, the columns -o picks, escaping; rstreamctl's tables within 120
- * columns with long values.
+ * JSON, the columns -o picks, escaping, times; rstreamctl's tables within
+ * 120 columns with long values; a link that is not up, and check's line.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -115,18 +115,85 @@ test_generic(void)
 	free(s);
 
 	ok(check(NULL, 1) && check("", 1) && check("WIDE", 1) &&
-	    check("bytes_in,Bytes In,wait_s,wait", 1),
-	    "the default, wide, and names by heading or key are good");
+	    check(" table ", 1) && check("bytes_in,Bytes In,wait_s,wait", 1),
+	    "the default (or table), wide, and names by heading or key are "
+	    "good");
 	ok(check("name,frob", 0) && check("name,,state", 0) &&
-	    check("wide,name", 0) && check("bytes", 0),
-	    "an unknown name, an empty one, wide among names, a part of a "
-	    "name are not");
+	    check("wide,name", 0) && check("bytes", 0) &&
+	    check("table,name", 0) && check("yaml", 0),
+	    "an unknown name, an empty one, wide or table among names, a part "
+	    "of a name, an unknown format are not");
+	s = table(0, "TABLE");
+	ok(s != NULL && strncmp(s, "NAME       BYTES IN  STATE\n", 27) == 0,
+	    "-o table: the default columns");
+	free(s);
 	render_tab_init(&t, cols, 4);
 	render_tab_init(&u, cols, 2);
 	ok(render_pick_check(&o, "frob", tp, 2) == -1 && strcmp(o.p,
-	    "unknown column 'frob'; the columns are: name, bytes_in, wait, "
-	    "state (or wide)\n") == 0,
-	    "the error names the unknown column and lists the good ones once");
+	    "unknown column or format 'frob'; the formats are table, wide "
+	    "and json, the columns: name, bytes_in, wait, state\n") == 0,
+	    "the error names the unknown name, the formats, and lists the "
+	    "columns once");
+	free(o.p);
+}
+
+/* A table of times: one now, one 192 s ago, one blank. */
+struct trow {
+	const char *name;
+	uint64_t since;
+};
+
+static const struct render_col tcols[] = {
+	RENDER_COL(struct trow, name, RENDER_STR, 0),
+	RENDER_COL(struct trow, since, RENDER_SINCE, 0),
+};
+
+/* 2025-03-01T12:00:05Z, in ms since the epoch. */
+#define NOW_MS	1740830405000ull
+
+static void
+test_since(void)
+{
+	struct render_buf o = { NULL, 0, 0, 0 };
+	struct render_tab t;
+	struct trow r[3] = { { "a", NOW_MS }, { "b", NOW_MS - 192345 },
+	    { "c", RENDER_BLANK } };
+	char buf[32];
+	int i;
+
+	ok(strcmp(render_duration(buf, sizeof(buf), 0), "0s") == 0 &&
+	    strcmp(render_duration(buf, sizeof(buf), 59999), "59s") == 0 &&
+	    strcmp(render_duration(buf, sizeof(buf), 60000), "1m00s") == 0 &&
+	    strcmp(render_duration(buf, sizeof(buf), 192345), "3m12s") == 0 &&
+	    strcmp(render_duration(buf, sizeof(buf), 3599999), "59m59s") ==
+	    0 && strcmp(render_duration(buf, sizeof(buf), 7500000),
+	    "2h05m") == 0 && strcmp(render_duration(buf, sizeof(buf),
+	    (3 * 86400 + 4 * 3600 + 59) * 1000ull), "3d04h") == 0,
+	    "durations: two units at most, rounded down");
+	render_tab_init(&t, tcols, 2);
+	t.now_ms = NOW_MS;
+	for (i = 0; i < 3; i++)
+		render_tab_add(&t, &r[i]);
+	render_tab(&o, &t, 0, NULL);
+	diag(o.p);
+	ok(o.p != NULL && strcmp(o.p,
+	    "NAME  SINCE\n"
+	    "a        0s\n"
+	    "b     3m12s\n"
+	    "c          \n") == 0,
+	    "text: a time as how long before the table's now, right-aligned");
+	o.len = 0;
+	render_tab_init(&t, tcols, 2);
+	t.now_ms = NOW_MS;
+	for (i = 0; i < 3; i++)
+		render_tab_add(&t, &r[i]);
+	render_tab(&o, &t, 1, NULL);
+	ok(o.p != NULL && strcmp(o.p,
+	    "[{\"name\":\"a\",\"since\":\"2025-03-01T12:00:05Z\"},"
+	    "{\"name\":\"b\",\"since\":\"2025-03-01T11:56:52Z\"},"
+	    "{\"name\":\"c\",\"since\":null}]") == 0,
+	    "JSON: a time in UTC, a blank one null");
+	diag(o.p);
 	free(o.p);
 }
 
@@ -172,9 +239,9 @@ test_widths(void)
 	struct render_tab t;
 	struct tables_tunnel tu[2] = {
 		{ "pg-primary", "client", "127.0.0.1:15432", PEER6, "draining",
-		    9999, 10000, "authenticating" },
+		    9999, 10000, "authenticating", 0, RENDER_BLANK, "" },
 		{ "backup-copy", "target", "tcp://[2001:db8:1::30]:8443", "",
-		    "active", 17, 10000, "" } };
+		    "active", 17, 10000, "", RENDER_BLANK, RENDER_BLANK, "" } };
 	struct tables_stream st = { .tunnel = "pg-primary", .stream = 123456,
 	    .side = "target", .address = "tcp://[2001:db8:1::30]:8443",
 	    .peer = FROM6, .origin = "[2001:db8:1::77]:54321",
@@ -193,7 +260,9 @@ test_widths(void)
 	    .resume_id = "0123456789abcdef0123456789abcdef", .port = 1,
 	    .transport = "RoCEv2", .gid_index = 3, .gid = "2001:db8:1::10",
 	    .peer_gid = "2001:db8:1::20", .path_mtu = 4096, .qpn = 123456,
-	    .peer_qpn = 654321, .worker = 2, .version = 5 };
+	    .peer_qpn = 654321, .worker = 2, .version = 5, .failures = 0,
+	    .failures_total = 123456, .down_since = RENDER_BLANK,
+	    .last_error = "" };
 	struct tables_link in = li;
 	struct tables_stat sa = { "pg-primary", BIG, BIG, BIG, 9999, BIG, BIG,
 	    BIG, BIG, BIG, BIG, BIG, BIG, BIG, BIG, BIG, "authenticating" };
@@ -203,6 +272,7 @@ test_widths(void)
 	in.direction = "in";
 	in.peer = FROM6;
 	in.tunnel = "";
+	in.failures = in.failures_total = RENDER_BLANK;
 	tables_tunnels(&t);
 	render_tab_add(&t, &tu[0]);
 	render_tab_add(&t, &tu[1]);
@@ -233,6 +303,112 @@ test_widths(void)
 	free(s);
 }
 
+/* A link to a dead peer, beside an up one: why, since when, how often. */
+#define WHY	"the peer rejected the connection (no listener there?)"
+
+static void
+test_down(void)
+{
+	struct render_buf o = { NULL, 0, 0, 0 };
+	struct render_tab t;
+	struct tables_link up = { .link = "tunnel pg-primary: link to " PEER6,
+	    .direction = "out", .peer = PEER6, .tunnel = "pg-primary",
+	    .state = "up", .streams = 10000, .bytes_tx = BIG,
+	    .bytes_rx = BIG, .sq_depth = 384, .inflight = 16777216,
+	    .wait_credit_ns = 12345678901234, .wait_sq_ns = 12345678901234,
+	    .failures = 0, .failures_total = 7, .down_since = RENDER_BLANK,
+	    .last_error = "" };
+	struct tables_link dn = up;
+	struct tables_tunnel tu = { "pg-primary", "client", "127.0.0.1:15432",
+	    PEER6, "active", 0, 10000, "retrying", 5, NOW_MS - 192345, WHY };
+	const char *e, *line;
+	char *s;
+
+	dn.state = "retrying";
+	dn.tunnel = "db-replica1";
+	dn.streams = dn.bytes_tx = dn.bytes_rx = dn.sq_depth = RENDER_BLANK;
+	dn.inflight = dn.wait_credit_ns = dn.wait_sq_ns = RENDER_BLANK;
+	/* A day of attempts, 2 s apart. */
+	dn.failures = 43200;
+	dn.failures_total = 43210;
+	dn.down_since = NOW_MS - (86400 + 3 * 3600) * 1000ull;
+	dn.last_error = WHY;
+	tables_links(&t);
+	t.now_ms = NOW_MS;
+	render_tab_add(&t, &up);
+	render_tab_add(&t, &dn);
+	width(&t, NULL, &s);
+	e = s != NULL ? strstr(s, WHY) : NULL;
+	ok(e != NULL && strstr(s, "  FAILS  DOWN   ERROR\n") != NULL &&
+	    strstr(s, "  43200  1d03h  " WHY "\n") != NULL,
+	    "links: the failures in a row, since when and why, by default");
+	for (line = e; e != NULL && line > s && line[-1] != '\n'; line--)
+		;
+	ok(e != NULL && e - line < 120, "links: within 120 columns up to "
+	    "the message, which is last");
+	ok(s != NULL && strstr(s, "SQ DEPTH") == NULL &&
+	    strstr(s, "43210") == NULL,
+	    "links: the send queue and the failures in all are wide");
+	free(s);
+	tables_links(&t);
+	t.now_ms = NOW_MS;
+	render_tab_add(&t, &dn);
+	width(&t, "fails,failures_total,down_since,down,error,state", &s);
+	ok(s != NULL && strcmp(s,
+	    "FAILS  FAILURES TOTAL  DOWN   ERROR                             "
+	    "                     STATE\n"
+	    "43200           43210  1d03h  " WHY "  retrying\n") == 0,
+	    "links -o: the columns by heading or key");
+	free(s);
+	tables_links(&t);
+	t.now_ms = NOW_MS;
+	render_tab_add(&t, &dn);
+	render_tab(&o, &t, 1, NULL);
+	ok(o.p != NULL && strstr(o.p, "\"failures\":43200,"
+	    "\"failures_total\":43210,\"down_since\":"
+	    "\"2025-02-28T09:00:05Z\",\"last_error\":\"" WHY "\"}") != NULL,
+	    "links JSON: the failures, a UTC time, the message");
+	diag(o.p);
+	o.len = 0;
+
+	tables_tunnels(&t);
+	t.now_ms = NOW_MS;
+	render_tab_add(&t, &tu);
+	width(&t, NULL, &s);
+	ok(s != NULL && strstr(s, "LINK      LINK ERROR\n") != NULL &&
+	    strstr(s, "retrying  " WHY "\n") != NULL,
+	    "tunnels: the link's last error by default");
+	free(s);
+	tables_tunnels(&t);
+	t.now_ms = NOW_MS;
+	render_tab_add(&t, &tu);
+	width(&t, "wide", &s);
+	ok(s != NULL && strstr(s, "LINK FAILURES  LINK DOWN  LINK "
+	    "ERROR\n") != NULL && strstr(s, "  5      3m12s  " WHY) !=
+	    NULL, "tunnels -o wide: since when, and how often");
+	free(s);
+
+	tables_tunnel_down(&o, &tu, NOW_MS);
+	ok(o.p != NULL && strcmp(o.p, "tunnel pg-primary: link to " PEER6
+	    " retrying, not up for 3m12s, 5 failures in a row: " WHY "\n") ==
+	    0,
+	    "check's line: the state, since when, the failures, why");
+	diag(o.p);
+	o.len = 0;
+	tu.link_failures = 1;
+	tables_tunnel_down(&o, &tu, NOW_MS);
+	ok(strstr(o.p, ", 1 failure in a row: ") != NULL, "one failure");
+	o.len = 0;
+	tu.link = "connecting";
+	tu.link_failures = 0;
+	tu.link_error = "";
+	tu.link_down_since = NOW_MS - 2000;
+	tables_tunnel_down(&o, &tu, NOW_MS);
+	ok(strcmp(o.p, "tunnel pg-primary: link to " PEER6 " connecting, "
+	    "not up for 2s\n") == 0, "a first attempt: no failure, no error");
+	free(o.p);
+}
+
 int
 main(void)
 {
@@ -241,7 +417,9 @@ main(void)
 	size_t i;
 
 	test_generic();
+	test_since();
 	test_widths();
+	test_down();
 
 	render_json_str(&o, "tab\there \\ \x01");
 	ok(o.p != NULL && strcmp(o.p, "\"tab\\u0009here \\\\ \\u0001\"") == 0,
