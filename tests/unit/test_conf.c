@@ -821,16 +821,51 @@ conf_file(const char *name, char *path, size_t len)
 	return (path);
 }
 
+static const char *identity(const char *, uint8_t [IDENT_KEY_LEN]);
+
+/*
+ * ${path}'s text with "/etc/rstreamd/" pointing at the test directory,
+ * where the files the example names are made: a new file's path.
+ */
+static const char *
+sandboxed(const char *path)
+{
+	static char text[65536];
+	char line[1024], *at;
+	size_t len = 0;
+	FILE *f;
+
+	if ((f = fopen(path, "r")) == NULL) {
+		perror(path);
+		exit(1);
+	}
+	while (fgets(line, sizeof(line), f) != NULL && len < sizeof(text)) {
+		if ((at = strstr(line, "/etc/rstreamd/")) != NULL) {
+			*at = '\0';
+			len += (size_t)snprintf(text + len, sizeof(text) - len,
+			    "%s%s/%s", line, dir, at + strlen("/etc/rstreamd/"));
+		} else {
+			len += (size_t)snprintf(text + len, sizeof(text) - len,
+			    "%s", line);
+		}
+	}
+	fclose(f);
+	return (put(text));
+}
+
 static void
 test_example(void)
 {
+	uint8_t pub[IDENT_KEY_LEN];
 	char path[PATH_MAX];
 	struct conf *c = NULL;
 	const struct conf_tunnel *t;
 	int r;
 
 	if (conf_file("rstreamd.conf.example", path, sizeof(path)) != NULL) {
-		r = conf_load(path, 0, &c, err, sizeof(err));
+		/* Its identity, which it names, as its comments say. */
+		(void)identity("node.key", pub);
+		r = conf_load(sandboxed(path), 0, &c, err, sizeof(err));
 		ok(r == 0, "example %s loads%s%s", path, r != 0 ? ": " : "",
 		    r != 0 ? err : "");
 		t = conf_tunnel_find(c, "pg");
@@ -842,13 +877,15 @@ test_example(void)
 		    "example's defaults block shows the built-in defaults");
 		conf_free(c);
 		c = NULL;
+		snprintf(path, sizeof(path), "%s/node.key", dir);
+		unlink(path);
 	}
 	/* What make install puts in place must start as it is. */
 	if (conf_file("rstreamd.conf", path, sizeof(path)) != NULL) {
 		r = conf_load(path, 0, &c, err, sizeof(err));
-		ok(r == 0 && c->ntunnels == 0 && c->nlisten == 0 &&
-		    !c->key.set, "the installed %s loads: no tunnels, no "
-		    "listener, no key%s%s", path, r != 0 ? ": " : "",
+		ok(r == 0 && c->ntunnels == 0 && !c->key.set,
+		    "the installed %s loads: no tunnels (so nothing "
+		    "listens), no key%s%s", path, r != 0 ? ": " : "",
 		    r != 0 ? err : "");
 		conf_free(c);
 	}
