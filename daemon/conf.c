@@ -839,7 +839,9 @@ static void
 read_error(const struct cfg *p, const config_t *cf, int saved_errno)
 {
 	struct stat st;
-	const char *file;
+	const char *file, *text;
+	char hint[512];
+	int line;
 
 	if (config_error_type(cf) == CONFIG_ERR_FILE_IO) {
 		/* libconfig refuses directories without setting errno. */
@@ -852,8 +854,17 @@ read_error(const struct cfg *p, const config_t *cf, int saved_errno)
 	}
 	file = config_error_file(cf) != NULL ? config_error_file(cf) :
 	    p->path;
-	snprintf(p->err, p->errlen, "%s:%d: %s", file, config_error_line(cf),
-	    config_error_text(cf));
+	/* libconfig says what, by its text only; the file says why. */
+	text = config_error_text(cf);
+	line = config_error_line(cf);
+	if ((strcmp(text, "syntax error") == 0 &&
+	    cfg_syntax_hint(file, line, hint, sizeof(hint)) == 0) ||
+	    (strcmp(text, "duplicate setting name") == 0 &&
+	    cfg_duplicate_hint(file, line, hint, sizeof(hint)) == 0))
+		snprintf(p->err, p->errlen, "%s:%d: %s: %s", file, line, text,
+		    hint);
+	else
+		snprintf(p->err, p->errlen, "%s:%d: %s", file, line, text);
 }
 
 /* The least ring memory a stream of ${t} opens with (send and receive). */

@@ -21,6 +21,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include <libconfig.h>
 #include <sodium.h>
 
 #include "conf.h"
@@ -1684,6 +1685,143 @@ test_identity_errors(void)
 	unlink(id);
 }
 
+/*
+ * libconfig's bare "syntax error", explained from the text: each case as
+ * a person writes it, the line libconfig names, and the hint after it.
+ */
+static const struct {
+	const char *text;
+	int line;
+	const char *words;
+} syntax_cases[] = {
+	/* The shipped examples once ended in "},". */
+	{ "listen = \"192.0.2.1\";\n"
+	  "tunnels = (\n"
+	  "  { name = \"a\"; target = \"tcp://127.0.0.1:1\"; },\n"
+	  ");\n", 4,
+	  "syntax error: a comma before ')' (line 3): libconfig "
+	  "1.5 allows none after the last element" },
+	{ "allow = [ \"192.0.2.1\",\n  \"192.0.2.2\", ];\ntunnels = ( );\n", 2,
+	  "syntax error: a comma before ']' (line 2): libconfig" },
+	{ "log_level = info;\ntunnels = ( );\n", 1,
+	  "syntax error: 'info' is not quoted: strings take double quotes, "
+	  "as in \"info\"" },
+	{ "tunnels = ( { name = \"a\"; accept = tcp://127.0.0.1:0;\n"
+	  "  peer = \"p\"; } );\n", 1,
+	  "'tcp://127.0.0.1:0' is not quoted" },
+	{ "log_file = /var/log/rstreamd.log;\ntunnels = ( );\n", 1,
+	  "'/var/log/rstreamd.log' is not quoted" },
+	{ "source = 10.0.0.1;\ntunnels = ( );\n", 1,
+	  "'10.0.0.1' is not quoted" },
+	{ "log_level = 'info';\ntunnels = ( );\n", 1,
+	  "syntax error: strings take double quotes (\"...\"), not single "
+	  "ones" },
+	{ "log_level = \xe2\x80\x9cinfo\xe2\x80\x9d;\ntunnels = ( );\n", 1,
+	  "syntax error: '\xe2\x80\x9c' is a typographic quote: strings take "
+	  "plain double quotes" },
+	{ "\xef\xbb\xbflog_level = \"info\";\ntunnels = ( );\n", 1,
+	  "syntax error: the file starts with a UTF-8 byte order mark (BOM), "
+	  "which libconfig cannot read" },
+	{ "log_level = \"info;\ntunnels = ( );\n", 3,
+	  "syntax error: the string opened at line 1 is not closed on its "
+	  "line: a '\"' is missing" },
+	{ "log_file = \"/var/log/x.log;\nlog_level = \"info\";\n"
+	  "tunnels = ( );\n", 4,
+	  "the string opened at line 1 is not closed on its line" },
+	{ "tunnels = (\n  { name = \"a\"; target = \"tcp://127.0.0.1:1\"; }\n"
+	  "  { name = \"b\"; target = \"tcp://127.0.0.1:2\"; }\n);\n", 3,
+	  "syntax error: a ',' is missing before this element of the list "
+	  "opened at line 1" },
+	{ "tunnels = (\n  { name = \"a\"; target = \"tcp://127.0.0.1:1\"; };\n"
+	  ");\n", 2,
+	  "syntax error: ';' inside the list opened at line 1: its elements "
+	  "are separated by ','" },
+	{ "tunnels = (\n  { name = \"a\"; target = \"tcp://127.0.0.1:1\";\n"
+	  ");\n", 3,
+	  "syntax error: ')' does not close the '{' opened at line 2" },
+	{ "tunnels = ( );\n);\n", 2, "syntax error: ')' closes nothing" },
+	{ "tunnels = (\n  { name = \"a\"; target = \"tcp://127.0.0.1:1\"; }\n",
+	  3, "syntax error: the '(' opened at line 1 is not closed" },
+	{ "tunnels = [ { name = \"a\"; } ];\n", 1,
+	  "syntax error: an array [ ] (line 1) holds only strings, numbers "
+	  "and booleans: groups and lists go in a list ( )" },
+	{ "log_level == \"info\";\n", 1,
+	  "syntax error: '==': a setting takes one '=' (or ':')" },
+	{ "tunnels = ( { name = \"a\"; target = \"tcp://127.0.0.1:1\";\n"
+	  "  proxy_protocol = \"v1\"; proxy_trust_any_peer = yes; } );\n", 2,
+	  "syntax error: 'yes' is not a value: booleans are true or false" },
+	{ "drain_time = 1,000;\ntunnels = ( );\n", 1,
+	  "syntax error: numbers are written without separators: 1,000 "
+	  "reads as 1 and then 000" },
+	{ "ring_pool = 16M;\ntunnels = ( );\n", 1,
+	  "syntax error: '16M': a number takes no unit" },
+	{ "\"log_level\" = \"info\";\ntunnels = ( );\n", 1,
+	  "syntax error: setting names are not quoted" },
+	{ "log_level \"info\";\ntunnels = ( );\n", 1,
+	  "syntax error: 'log_level' is not followed by '=' (write NAME = "
+	  "VALUE;)" },
+	{ "log_level = ;\ntunnels = ( );\n", 1,
+	  "syntax error: 'log_level =' has no value" },
+	{ "tunnels = ( { name = \"a\";\n/* target = \"tcp://x:1\";\n } );\n",
+	  4, "syntax error: the comment opened with /* at line 2 is not "
+	  "closed" },
+	{ "drain_time = 5 6;\ntunnels = ( );\n", 1,
+	  "syntax error: '6' after the value of 'drain_time', where ';' and "
+	  "the next setting should be" },
+	/* Uncommenting a second example where one is set already. */
+	{ "log_level = \"info\";\n\nlog_level = \"debug\";\ntunnels = ( );\n",
+	  3, "duplicate setting name: 'log_level' is set at line 1 too, in "
+	  "the same group" },
+	{ "tunnels = ( { name = \"a\"; accept = \"tcp://127.0.0.1:1\";\n"
+	  "  peer = \"p\";\n  peer = \"q\"; } );\n", 3,
+	  "duplicate setting name: 'peer' is set at line 2 too" },
+};
+
+static void
+test_syntax(void)
+{
+	const char *inc;
+	char text[1024];
+	struct conf *c;
+	size_t i;
+
+	for (i = 0; i < sizeof(syntax_cases) / sizeof(syntax_cases[0]); i++) {
+		/* libconfig 1.7 takes a comma after the last element. */
+		if (LIBCONFIG_VER_MAJOR * 100 + LIBCONFIG_VER_MINOR >= 107 &&
+		    strstr(syntax_cases[i].words, "a comma before") != NULL) {
+			c = load(syntax_cases[i].text);
+			ok(c != NULL, "this libconfig takes a comma after the "
+			    "last element");
+			conf_free(c);
+			continue;
+		}
+		ok(fails(syntax_cases[i].text, syntax_cases[i].line,
+		    syntax_cases[i].words), "hint: %s", syntax_cases[i].words);
+	}
+
+	/* What is fine in libconfig is not called a mistake. */
+	c = load("log_level : \"info\"  # no ';' needed\n"
+	    "drain_time = 5 // a comment\n"
+	    "control = \"/run/x\" \"/c.sock\"\n"
+	    "tunnels = ( )\n");
+	ok(c != NULL && c->drain_time == 5 && c->log_level == LOG_INFO &&
+	    strcmp(c->control, "/run/x/c.sock") == 0,
+	    "':' for '=', no ';', # and // comments, strings joined");
+	conf_free(c);
+
+	/* In an @include, the hint is about the included file. */
+	inc = side_file("inc.conf", "drain_time = 10;\nlog_level = debug;\n",
+	    0644);
+	snprintf(text, sizeof(text), "@include \"%s\"\ntunnels = ( );\n", inc);
+	ok(fails_in(text, inc, 2, "syntax error: 'debug' is not quoted"),
+	    "a hint in an included file names that file and line");
+	unlink(inc);
+
+	/* Where the text does not say why, libconfig's words alone. */
+	ok(fails("tunnels = ( );\nlog_level = \"info\"\n@include \"/nonexistent\"\n",
+	    3, "cannot open include file"), "libconfig's other errors as they are");
+}
+
 int
 main(void)
 {
@@ -1710,6 +1848,7 @@ main(void)
 	test_keys();
 	test_identity();
 	test_identity_errors();
+	test_syntax();
 
 	for (i = 0; i < nfiles; i++)
 		unlink(files[i]);
