@@ -10,6 +10,8 @@
 #include <netinet/in.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <unistd.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -107,6 +109,58 @@ is_digit(char ch)
 {
 
 	return (ch >= '0' && ch <= '9');
+}
+
+/*
+ * The id of the user (${group}: the group) ${name}, the value of setting
+ * ${s}, into ${*id}: a number is taken as it is, a name must exist.  Under
+ * CONF_NO_KEYS (rstreamctl) nothing is looked up and ${*id} is -1.
+ */
+static int
+parse_id(const struct cfg *p, const config_setting_t *s, const char *name,
+    int group, long *id)
+{
+	const char *what = group ? "group" : "user";
+	struct passwd pw, *pwp = NULL;
+	struct group gr, *grp = NULL;
+	unsigned long v;
+	size_t len;
+	char *buf = NULL, *nb;
+	int e = ERANGE;
+
+	*id = -1;
+	if (name[0] == '\0' || (p->flags & CONF_NO_KEYS))
+		return (0);
+	if (name[strspn(name, "0123456789")] == '\0') {
+		errno = 0;
+		v = strtoul(name, NULL, 10);
+		if (errno != 0 || v >= UINT32_MAX)
+			return (cfg_err(p, s, "%s: %s id %s is out of range",
+			    config_setting_name(s), what, name));
+		*id = (long)v;
+		return (0);
+	}
+	/* A group of many members takes more than the first guess. */
+	for (len = 16384; e == ERANGE && len <= 16 * 1024 * 1024; len *= 4) {
+		if ((nb = realloc(buf, len)) == NULL) {
+			e = errno;
+			break;
+		}
+		buf = nb;
+		e = group ? getgrnam_r(name, &gr, buf, len, &grp) :
+		    getpwnam_r(name, &pw, buf, len, &pwp);
+	}
+	if (e == 0 && (group ? grp != NULL : pwp != NULL))
+		*id = group ? (long)grp->gr_gid : (long)pwp->pw_uid;
+	free(buf);
+	if (*id != -1)
+		return (0);
+	/* Not found is 0 or one of these, depending on the NSS module. */
+	if (e != 0 && e != ENOENT && e != ESRCH && e != EBADF && e != EPERM)
+		return (cfg_err(p, s, "%s: cannot look up the %s '%s': %s",
+		    config_setting_name(s), what, name, strerror(e)));
+	return (cfg_err(p, s, "%s: unknown %s '%s'", config_setting_name(s),
+	    what, name));
 }
 
 /* Read one integer setting of struct conf_sizes and check its range. */
@@ -312,7 +366,7 @@ addr_clash(const struct conf_addr *x, const struct conf_addr *y)
  * field.  G_LATER ones are read after the loop over the file, in an order
  * of their own (defaults before tunnels, wherever the file puts them).
  */
-enum global_kind { G_UINT, G_PATH, G_PATH_OR_EMPTY, G_STRING, G_MODE,
+enum global_kind { G_UINT, G_PATH, G_PATH_OR_EMPTY, G_GROUP, G_MODE,
     G_ALLOW, G_LATER };
 
 struct global {
@@ -329,7 +383,7 @@ static const struct global globals[] = {
 	{ "log_file", G_PATH, FIELD(log_file), 0, 0, NULL },
 	{ "control", G_PATH_OR_EMPTY, FIELD(control), 0, 0, NULL },
 	{ "control_mode", G_MODE, FIELD(control_mode), 0, 0, NULL },
-	{ "control_group", G_STRING, FIELD(control_group), 0, 0, NULL },
+	{ "control_group", G_GROUP, FIELD(control_group), 0, 0, NULL },
 	{ "drain_time", G_UINT, FIELD(drain_time), 0, CONF_MAX_DRAIN_TIME,
 	    "seconds" },
 	{ "max_links", G_UINT, FIELD(max_links), 1, 4096, "links" },
@@ -392,8 +446,9 @@ parse_global(const struct cfg *p, const config_setting_t *s,
 	case G_PATH_OR_EMPTY:
 		return (cfg_path(p, s, field, g->size,
 		    g->kind == G_PATH_OR_EMPTY));
-	case G_STRING:
-		return (cfg_string(p, s, field, g->size, 0));
+	case G_GROUP:
+		return (cfg_string(p, s, field, g->size, 0) ||
+		    parse_id(p, s, field, 1, &c->control_gid) ? -1 : 0);
 	case G_MODE:
 		return (cfg_mode(p, s, (uint32_t *)(void *)field));
 	case G_ALLOW:
@@ -764,6 +819,15 @@ tunnel_check(const struct cfg *p, struct tunnel_parse *tp)
 	    !(t->has_accept && t->accept.kind == CONF_ADDR_UNIX))
 		return (cfg_err(p, unix_s, "%s needs a unix: accept address",
 		    config_setting_name(unix_s)));
+	/* Looked up once they are known to apply. */
+	if (t->unix_owner[0] != '\0' && parse_id(p,
+	    config_setting_get_member(tp->g, "unix_owner"), t->unix_owner, 0,
+	    &t->unix_uid))
+		return (-1);
+	if (t->unix_group[0] != '\0' && parse_id(p,
+	    config_setting_get_member(tp->g, "unix_group"), t->unix_group, 1,
+	    &t->unix_gid))
+		return (-1);
 	return (0);
 }
 
@@ -928,6 +992,7 @@ conf_new(const char *path, char *err, size_t errlen)
 	c->defaults = builtin_sizes;
 	strcpy(c->control, CONF_DEFAULT_CONTROL);
 	c->control_mode = 0660;
+	c->control_gid = -1;
 	c->drain_time = CONF_DEFAULT_DRAIN_TIME;
 	c->max_links = CONF_DEFAULT_MAX_LINKS;
 	c->max_pending = CONF_DEFAULT_MAX_PENDING;

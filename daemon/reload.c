@@ -135,8 +135,7 @@ reload_start(struct rsd *d, void (*done)(void *, int, const char *),
 	notify_reloading();
 	log_notice("reloading %s", d->conf->file);
 	/* Files and the name service may block: not in an exclusive turn. */
-	if (conf_load(d->conf->file, 0, &nc, err, sizeof(err)) != 0 ||
-	    tunnel_resolve(nc, err, sizeof(err)) != 0) {
+	if (conf_load(d->conf->file, 0, &nc, err, sizeof(err)) != 0) {
 		(void)failed(d, nc, err);
 		if (done != NULL)
 			done(arg, -1, err);

@@ -633,7 +633,7 @@ plan_listener(struct rsd *d, const struct conf *nc, struct plan *pl,
     size_t i, char *err, size_t errlen)
 {
 	const struct conf_tunnel *c = &nc->tunnels[i];
-	/* Looked up before the apply (tunnel_resolve): no name service here. */
+	/* Looked up by conf_load, before the apply: no name service here. */
 	const struct sock_ids ids = { (uid_t)c->unix_uid, (gid_t)c->unix_gid };
 	struct tun *nt = pl[i].nt, *t;
 	size_t j;
@@ -839,28 +839,6 @@ tunnel_apply(struct rsd *d, struct conf *nc, char *err, size_t errlen)
 }
 
 int
-tunnel_resolve(struct conf *nc, char *err, size_t errlen)
-{
-	struct conf_tunnel *c;
-	struct sock_ids ids;
-	size_t i;
-
-	for (i = 0; i < nc->ntunnels; i++) {
-		c = &nc->tunnels[i];
-		if (!c->has_accept || c->accept.kind != CONF_ADDR_UNIX)
-			continue;
-		if (sock_ids(c->unix_owner, c->unix_group, &ids, err,
-		    errlen) != 0) {
-			blame(nc, c, err, errlen);
-			return (-1);
-		}
-		c->unix_uid = ids.uid == (uid_t)-1 ? -1 : (long)ids.uid;
-		c->unix_gid = ids.gid == (gid_t)-1 ? -1 : (long)ids.gid;
-	}
-	return (0);
-}
-
-int
 tunnel_start(struct rsd *d, char *err, size_t errlen)
 {
 
@@ -868,8 +846,7 @@ tunnel_start(struct rsd *d, char *err, size_t errlen)
 	loop_timer_init(&d->sweep, d->lp, on_sweep, d);
 	loop_timer_share(&d->sweep, 1);
 	loop_job_init(&d->sweep_job, d->lp, on_sweep_job, d);
-	if (tunnel_resolve(d->conf, err, errlen) != 0 ||
-	    (d->res = resolver_new(d->lp, err, errlen)) == NULL ||
+	if ((d->res = resolver_new(d->lp, err, errlen)) == NULL ||
 	    cm_start(d, &incoming_ops, d, err, errlen) != 0 ||
 	    tunnel_apply(d, d->conf, err, errlen) != 0)
 		return (-1);

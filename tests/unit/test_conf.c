@@ -165,7 +165,7 @@ test_full(void)
 	    "    peer = \"192.0.2.20:7000\"; recvbuf = 1048576; },\n"	/* 7 */
 	    "  { name = \"sock\"; accept = \"unix:/run/x/pg.sock\";\n"	/* 8 */
 	    "    peer = \"[2001:db8::1]\"; unix_mode = \"600\";\n"	/* 9 */
-	    "    unix_owner = \"alice\"; unix_group = \"staff\"; },\n"	/* 10 */
+	    "    unix_owner = \"root\"; unix_group = \"4242\"; },\n"	/* 10 */
 	    "  { name = \"v6\"; accept = \"tcp://[::1]:0\";\n"		/* 11 */
 	    "    peer = \"[fe80::1%eth0]:9000\"; inline_size = 0; },\n"	/* 12 */
 	    "  {\n"							/* 13 */
@@ -201,7 +201,8 @@ test_full(void)
 	ok(t != NULL && sizes_are(&t->sz, 65536, 1048576, 128, 256, 64, 100),
 	    "pg: sizes from defaults, recvbuf overridden");
 	ok(t != NULL && t->unix_mode == 0660 && t->unix_owner[0] == '\0' &&
-	    t->unix_group[0] == '\0', "pg: unix settings at their defaults");
+	    t->unix_group[0] == '\0' && t->unix_uid == -1 &&
+	    t->unix_gid == -1, "pg: unix settings at their defaults");
 
 	t = conf_tunnel_find(c, "sock");
 	ok(t != NULL && t->has_accept && t->accept.kind == CONF_ADDR_UNIX &&
@@ -211,9 +212,11 @@ test_full(void)
 	    strcmp(t->peer.port, "7471") == 0,
 	    "sock: v6 peer without port gets 7471");
 	ok(t != NULL && t->unix_mode == 0600 &&
-	    strcmp(t->unix_owner, "alice") == 0 &&
-	    strcmp(t->unix_group, "staff") == 0,
+	    strcmp(t->unix_owner, "root") == 0 &&
+	    strcmp(t->unix_group, "4242") == 0,
 	    "sock: unix_mode \"600\" is octal, owner and group");
+	ok(t != NULL && t->unix_uid == 0 && t->unix_gid == 4242,
+	    "sock: the owner looked up, the numeric group taken as it is");
 
 	t = conf_tunnel_find(c, "v6");
 	ok(t != NULL && t->accept.kind == CONF_ADDR_TCP &&
@@ -1822,6 +1825,44 @@ test_syntax(void)
 	    3, "cannot open include file"), "libconfig's other errors as they are");
 }
 
+/* Users and groups exist: looked up, with the line at fault. */
+static void
+test_ids(void)
+{
+	struct conf *c = NULL;
+	const char *path;
+
+#define UNIX_TUN(x) "tunnels = ( { name = \"pg\"; accept = \"unix:/run/x.sock\";\n" \
+	"  peer = \"p\";\n" x " } );\n"
+	ok(fails(UNIX_TUN("  unix_owner = \"no-such-user-rstreamd\";"), 3,
+	    "tunnel pg: unix_owner: unknown user 'no-such-user-rstreamd'"),
+	    "an unknown unix_owner, at its line");
+	ok(fails(UNIX_TUN("  unix_mode = \"0600\";\n"
+	    "  unix_group = \"no-such-group-rstreamd\";"), 4,
+	    "tunnel pg: unix_group: unknown group 'no-such-group-rstreamd'"),
+	    "an unknown unix_group, at its line");
+	ok(fails("tunnels = ( );\ncontrol_group = \"no-such-group-rstreamd\";\n",
+	    2, "control_group: unknown group 'no-such-group-rstreamd'"),
+	    "an unknown control_group, at its line");
+	ok(fails(UNIX_TUN("  unix_owner = \"99999999999\";"), 3,
+	    "unix_owner: user id 99999999999 is out of range"),
+	    "a numeric id beyond 32 bits");
+	c = load("control_group = \"root\";\n" UNIX_TUN(
+	    "  unix_owner = \"root\"; unix_group = \"7\";"));
+	ok(c != NULL && c->control_gid == 0 && c->tunnels[0].unix_uid == 0 &&
+	    c->tunnels[0].unix_gid == 7, "names looked up, numbers as they are");
+	conf_free(c);
+	c = NULL;
+	/* rstreamctl reads the file for the control socket only. */
+	path = put("control_group = \"no-such-group-rstreamd\";\n" UNIX_TUN(
+	    "  unix_owner = \"no-such-user-rstreamd\";"));
+	ok(conf_load(path, CONF_NO_KEYS, &c, err, sizeof(err)) == 0 &&
+	    c->control_gid == -1 && c->tunnels[0].unix_uid == -1,
+	    "under CONF_NO_KEYS nothing is looked up");
+	conf_free(c);
+#undef UNIX_TUN
+}
+
 int
 main(void)
 {
@@ -1849,6 +1890,7 @@ main(void)
 	test_identity();
 	test_identity_errors();
 	test_syntax();
+	test_ids();
 
 	for (i = 0; i < nfiles; i++)
 		unlink(files[i]);
