@@ -209,7 +209,7 @@ parse_peers(const struct cfg *p, const config_setting_t *s,
     struct conf_tunnel *t)
 {
 	const config_setting_t *e;
-	const char *v;
+	const char *v, *file;
 	char why[256];
 	int i, n = 1;
 
@@ -234,6 +234,7 @@ parse_peers(const struct cfg *p, const config_setting_t *s,
 		if (conf_parse_hostport(v, CONF_DEFAULT_PORT, &t->peers[i],
 		    why, sizeof(why)))
 			return (cfg_err(p, s, "peer '%s': %s", v, why));
+		t->peers[i].line = (int)cfg_where(p, e, &file);
 	}
 	t->npeers = (unsigned)n;
 	t->peer = t->peers[0];
@@ -309,6 +310,7 @@ parse_listen(const struct cfg *p, const config_setting_t *s,
 		l->line = (int)config_setting_source_line(e);
 		if (l->line == 0)
 			l->line = (int)config_setting_source_line(s);
+		l->addr.line = l->line;
 		for (j = 0; j < i; j++) {
 			if (strcasecmp(c->listen[j].addr.host,
 			    l->addr.host) == 0 &&
@@ -512,7 +514,7 @@ parse_allow(const struct cfg *p, const config_setting_t *s, struct conf *c)
 	const config_setting_t *e;
 	struct conf_net *a;
 	char buf[64], *slash, *end;
-	const char *v;
+	const char *v, *file;
 	unsigned long pfx;
 	size_t i, n;
 
@@ -550,6 +552,7 @@ parse_allow(const struct cfg *p, const config_setting_t *s, struct conf *c)
 				    "must be 0 to %u", v, a->prefix));
 			a->prefix = (unsigned)pfx;
 		}
+		a->line = (int)cfg_where(p, e, &file);
 		c->nallow = i + 1;
 	}
 	return (0);
@@ -640,7 +643,7 @@ parse_tunnel_key(const struct cfg *p, const config_setting_t *s,
 {
 	char *field = (char *)t + k->off, why[256];
 	struct conf_addr *a = (struct conf_addr *)(void *)field;
-	const char *v;
+	const char *v, *file;
 
 	switch (k->kind) {
 	case TK_ADDR:
@@ -650,6 +653,7 @@ parse_tunnel_key(const struct cfg *p, const config_setting_t *s,
 		if (conf_parse_addr(v, k->kind == TK_PORT0_ADDR, a, why,
 		    sizeof(why)))
 			return (cfg_err(p, s, "%s '%s': %s", k->name, v, why));
+		a->line = (int)cfg_where(p, s, &file);
 		return (0);
 	case TK_PEERS:
 		return (parse_peers(p, s, t));
@@ -1080,6 +1084,75 @@ conf_load(const char *path, int flags, struct conf **out, char *err,
 	}
 	*out = c;
 	return (0);
+}
+
+/* Allow entry ${a} with its host bits cleared into ${net} (text). */
+static int
+net_host_bits(const struct conf_net *a, char *net, size_t netlen)
+{
+	uint8_t addr[16];
+	unsigned i, bits = a->prefix;
+	int len = a->family == AF_INET ? 4 : 16, host = 0;
+
+	memcpy(addr, a->addr, sizeof(addr));
+	for (i = 0; i < (unsigned)len; i++, bits = bits > 8 ? bits - 8 : 0) {
+		if (bits >= 8)
+			continue;
+		host |= addr[i] & (0xff >> bits);
+		addr[i] &= (uint8_t)(0xff << (8 - bits));
+	}
+	if (!host || inet_ntop(a->family, addr, net, (socklen_t)netlen) ==
+	    NULL)
+		return (0);
+	return (1);
+}
+
+int
+conf_warn(const struct conf *c, int keyless,
+    void (*fn)(void *, const char *), void *arg)
+{
+	char msg[sizeof(c->file) + 700], names[300], net[INET6_ADDRSTRLEN];
+	const struct conf_tunnel *first = NULL;
+	size_t i, len = 0, n = 0;
+
+	if (c->identity.file[0] != '\0' && c->npeers == 0) {
+		snprintf(msg, sizeof(msg), "%s:%d: identity_file without a "
+		    "peer (peers, peers_file): with an identity only listed "
+		    "nodes carry streams, so none would; list the other "
+		    "nodes' public keys", c->file, c->identity.line);
+		fn(arg, msg);
+	}
+	for (i = 0; i < c->nallow; i++) {
+		if (!net_host_bits(&c->allow[i], net, sizeof(net)))
+			continue;
+		snprintf(msg, sizeof(msg), "%s:%d: allow '%s' has host bits "
+		    "set: it allows %s/%u; write that, or the address alone "
+		    "for one host", c->file, c->allow[i].line, c->allow[i].text,
+		    net, c->allow[i].prefix);
+		fn(arg, msg);
+	}
+	if (!keyless)
+		return (0);
+	names[0] = '\0';
+	for (i = 0; i < c->ntunnels; i++) {
+		/* With an identity every link proves one. */
+		if (c->tunnels[i].key.set || c->identity.set)
+			continue;
+		if (first == NULL)
+			first = &c->tunnels[i];
+		if (n++ < 8 && len < sizeof(names))
+			len += (size_t)snprintf(names + len, sizeof(names) -
+			    len, "%s%s", n > 1 ? ", " : "", c->tunnels[i].name);
+	}
+	if (first == NULL)
+		return (0);
+	snprintf(msg, sizeof(msg), "%s:%d: links are not authenticated for "
+	    "%zu tunnel%s without a key_file (%s%s): any host on the fabric "
+	    "that can reach them can use them; see SECURITY in rstreamd(8)",
+	    c->file, first->line, n, n == 1 ? "" : "s", names,
+	    n > 8 ? ", ..." : "");
+	fn(arg, msg);
+	return (1);
 }
 
 void

@@ -35,6 +35,7 @@ struct conf_addr {
 	char port[8];		/* TCP: decimal, "0" allowed only where said */
 	char path[108];		/* UNIX: filesystem path (sun_path size) */
 	char text[400];		/* as the user wrote it, for log messages */
+	int line;		/* where, in the configuration file; 0: unknown */
 };
 
 struct conf_sizes {
@@ -98,6 +99,7 @@ struct conf_peer {
 struct conf_identity {
 	int set;			/* read (never under CONF_NO_KEYS) */
 	char file[1024];		/* "" = none */
+	int line;			/* where it is set */
 	uint8_t priv[IDENT_KEY_LEN], pub[IDENT_KEY_LEN];
 };
 
@@ -110,6 +112,7 @@ struct conf_net {
 	uint8_t addr[16];
 	unsigned prefix;
 	char text[64];
+	int line;			/* where it is written */
 };
 
 struct conf_tunnel {
@@ -251,6 +254,20 @@ struct conf {
  */
 int conf_load(const char *path, int flags, struct conf **out, char *err,
     size_t errlen);
+
+/**
+ * conf_warn(c, keyless, fn, arg):
+ * What in ${c} is valid but likely not what was meant, one line each,
+ * "FILE:LINE: what and why", to ${fn}(${arg}, line), in this order: an
+ * identity_file with no peer listed (no node could link to this one), an
+ * allow prefix with host bits set ("10.0.0.1/8" allows 10.0.0.0/8), and
+ * if ${keyless}, the tunnels whose links prove neither a key nor an
+ * identity.  The daemon logs them when it starts and after a reload, and
+ * rstreamd -n prints them.  Returns 1 if it warned about keyless
+ * tunnels, else 0.
+ */
+int conf_warn(const struct conf *c, int keyless,
+    void (*fn)(void *, const char *), void *arg);
 
 /**
  * conf_free(c):

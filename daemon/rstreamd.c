@@ -429,7 +429,7 @@ start(struct rsd *d, pthread_t **th, size_t nclient)
 	    d->conf->ntunnels, nclient, d->conf->ntunnels - nclient, d->nlsn,
 	    d->ctl != NULL ? ctl_path(d->ctl) : "off", link_workers(d),
 	    link_workers(d) == 1 ? "" : "s");
-	tunnel_warn_keys(d);
+	tunnel_warn(d);
 	notify_ready(d->lp, status_line, d);
 	return (0);
 }

@@ -965,29 +965,18 @@ tunnel_status(const struct rsd *d, char *buf, size_t len)
 		    "the previous configuration: %s", d->reload_error);
 }
 
-void
-tunnel_warn_keys(struct rsd *d)
+static void
+warn_line(void *arg, const char *msg)
 {
-	char names[300];
-	size_t i, len = 0, n = 0;
 
-	if (d->noauth_warned)
-		return;
-	names[0] = '\0';
-	for (i = 0; i < d->conf->ntunnels; i++) {
-		/* With an identity every link proves one. */
-		if (d->conf->tunnels[i].key.set || d->conf->identity.set)
-			continue;
-		if (n++ < 8 && len < sizeof(names))
-			len += (size_t)snprintf(names + len, sizeof(names) -
-			    len, "%s%s", n > 1 ? ", " : "",
-			    d->conf->tunnels[i].name);
-	}
-	if (n == 0)
-		return;
-	d->noauth_warned = 1;
-	log_warn("links are not authenticated for %zu tunnel%s without a "
-	    "key_file (%s%s): any host on the fabric that can reach them "
-	    "can use them; see SECURITY in rstreamd(8)", n, n == 1 ? "" : "s",
-	    names, n > 8 ? ", ..." : "");
+	(void)arg;
+	log_warn("%s", msg);
+}
+
+void
+tunnel_warn(struct rsd *d)
+{
+
+	if (conf_warn(d->conf, !d->noauth_warned, warn_line, NULL))
+		d->noauth_warned = 1;
 }

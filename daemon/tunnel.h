@@ -87,10 +87,11 @@ struct tun *tunnel_find_target(struct rsd *d, const char *name);
 void tunnel_status(const struct rsd *d, char *buf, size_t len);
 
 /**
- * tunnel_warn_keys(d):
- * Warn, once in the daemon's life, if some tunnel has no key_file: its
- * links are not authenticated.
+ * tunnel_warn(d):
+ * Log what conf_warn finds in d->conf; that some tunnel's links are not
+ * authenticated (no key_file, no identity) only once in the daemon's
+ * life.
  */
-void tunnel_warn_keys(struct rsd *d);
+void tunnel_warn(struct rsd *d);
 
 #endif /* !TUNNEL_H */

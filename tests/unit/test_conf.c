@@ -217,6 +217,8 @@ test_full(void)
 	    "sock: unix_mode \"600\" is octal, owner and group");
 	ok(t != NULL && t->unix_uid == 0 && t->unix_gid == 4242,
 	    "sock: the owner looked up, the numeric group taken as it is");
+	ok(t != NULL && t->peer.line == 9 && t->accept.line == 8,
+	    "sock: its addresses know their lines");
 
 	t = conf_tunnel_find(c, "v6");
 	ok(t != NULL && t->accept.kind == CONF_ADDR_TCP &&
@@ -1863,6 +1865,86 @@ test_ids(void)
 #undef UNIX_TUN
 }
 
+static char warned[4096];
+static int nwarned;
+
+static void
+warn_to(void *arg, const char *msg)
+{
+	size_t len = strlen(warned);
+
+	(void)arg;
+	nwarned++;
+	snprintf(warned + len, sizeof(warned) - len, "%s\n", msg);
+}
+
+/* Run conf_warn on ${c}: what it returned. */
+static int
+warn_of(const struct conf *c, int keyless)
+{
+
+	warned[0] = '\0';
+	nwarned = 0;
+	return (conf_warn(c, keyless, warn_to, NULL));
+}
+
+/* Valid, but likely not what was meant. */
+static void
+test_warn(void)
+{
+	uint8_t pub[IDENT_KEY_LEN];
+	char text[2048], want[PATH_MAX + 200];
+	const char *id;
+	struct conf *c;
+	int r;
+
+	c = load("listen = \"10.0.0.9\";\nallow = [ \"10.0.0.1/8\",\n"
+	    "  \"10.1.0.0/16\", \"192.0.2.7\", \"0.0.0.0/0\",\n"
+	    "  \"2001:db8::1/32\", \"2001:db8::/127\" ];\n"
+	    "tunnels = ( { name = \"t\"; target = \"tcp://127.0.0.1:1\"; },\n"
+	    "  { name = \"u\"; target = \"tcp://127.0.0.1:2\"; } );\n");
+	r = c != NULL ? warn_of(c, 1) : -1;
+	ok(r == 1 && nwarned == 3, "host bits twice, keyless once: %d "
+	    "warnings", nwarned);
+	snprintf(want, sizeof(want), "%s:2: allow '10.0.0.1/8' has host bits "
+	    "set: it allows 10.0.0.0/8; write that, or the address alone for "
+	    "one host\n%s:4: allow '2001:db8::1/32' has host bits set: it "
+	    "allows 2001:db8::/32;", files[nfiles - 1], files[nfiles - 1]);
+	ok(strstr(warned, want) != NULL, "allow's host bits, at their lines");
+	snprintf(want, sizeof(want), "%s:5: links are not authenticated for 2 "
+	    "tunnels without a key_file (t, u): any host", files[nfiles - 1]);
+	ok(strstr(warned, want) != NULL, "keyless tunnels, at the first one");
+	ok(c != NULL && warn_of(c, 0) == 0 && nwarned == 2,
+	    "keyless ones not said when not asked for");
+	conf_free(c);
+
+	id = identity("wid", pub);
+	snprintf(text, sizeof(text), "listen = \"10.0.0.9\";\n\n"
+	    "identity_file = \"%s\";\n"
+	    "tunnels = ( { name = \"t\"; target = \"tcp://127.0.0.1:1\"; } );\n",
+	    id);
+	c = load(text);
+	snprintf(want, sizeof(want), "%s:3: identity_file without a peer "
+	    "(peers, peers_file): with an identity only listed nodes carry "
+	    "streams, so none would", files[nfiles - 1]);
+	ok(c != NULL && warn_of(c, 1) == 0 && nwarned == 1 &&
+	    strstr(warned, want) != NULL,
+	    "an identity without peers (and it authenticates every link)");
+	conf_free(c);
+	peer_keys();
+	snprintf(text, sizeof(text), "listen = \"10.0.0.9\";\n"
+	    "identity_file = \"%s\";\n"
+	    "peers = ( { name = \"b\"; key = \"%s\"; } );\n"
+	    "allow = \"10.0.0.0/8\";\n"
+	    "tunnels = ( { name = \"t\"; target = \"tcp://127.0.0.1:1\"; } );\n",
+	    id, kb);
+	c = load(text);
+	ok(c != NULL && warn_of(c, 1) == 0 && nwarned == 0,
+	    "nothing to say: %s", warned);
+	conf_free(c);
+	unlink(id);
+}
+
 int
 main(void)
 {
@@ -1891,6 +1973,7 @@ main(void)
 	test_identity_errors();
 	test_syntax();
 	test_ids();
+	test_warn();
 
 	for (i = 0; i < nfiles; i++)
 		unlink(files[i]);
