@@ -31,6 +31,7 @@
 #include "loop.h"
 #include "notify.h"
 #include "reload.h"
+#include "resolve.h"
 #include "rsd.h"
 #include "tunnel.h"
 
@@ -328,6 +329,67 @@ options(int argc, char **argv, const char **path, int *check, struct rsd *d)
 	return (-1);
 }
 
+/* -n: what the daemon would log as a warning, on stderr. */
+static void
+say_warning(void *arg, const char *msg)
+{
+
+	(void)arg;
+	fprintf(stderr, "rstreamd: warning: %s\n", msg);
+}
+
+/*
+ * -n: the host names of ${c} looked up, as nginx -t and haproxy -c do.
+ * The daemon binds listen when it starts and stops if it cannot, so a
+ * listen name that does not resolve is an error; peers and targets it
+ * looks up again for each connection attempt and each stream, so a name
+ * that does not resolve (yet) is a warning.  (source is an address,
+ * never a name.)  Returns the number of errors.
+ */
+static int
+check_names(const struct conf *c)
+{
+	const struct conf_tunnel *t;
+	const struct conf_addr *a;
+	int errors = 0, targets = 0;
+	char why[256];
+	size_t i;
+	unsigned j;
+
+	for (i = 0; i < c->ntunnels; i++)
+		targets += c->tunnels[i].has_target;
+	/* Without a target tunnel nothing listens. */
+	for (i = 0; targets > 0 && i < c->nlisten; i++) {
+		a = &c->listen[i].addr;
+		if (resolve_now(a->host, a->port, 1, why, sizeof(why)) == 0)
+			continue;
+		fprintf(stderr, "rstreamd: %s:%d: listen '%s' does not "
+		    "resolve: %s\n", c->file, a->line, a->text, why);
+		errors++;
+	}
+	for (i = 0; i < c->ntunnels; i++) {
+		t = &c->tunnels[i];
+		for (j = 0; t->has_accept && j < t->npeers; j++) {
+			a = &t->peers[j];
+			if (resolve_now(a->host, a->port, 0, why,
+			    sizeof(why)) != 0)
+				fprintf(stderr, "rstreamd: warning: %s:%d: "
+				    "tunnel %s: peer '%s' does not resolve: "
+				    "%s (the daemon tries again at each "
+				    "connection attempt)\n", c->file, a->line,
+				    t->name, a->text, why);
+		}
+		a = &t->target;
+		if (t->has_target && a->kind == CONF_ADDR_TCP &&
+		    resolve_now(a->host, a->port, 0, why, sizeof(why)) != 0)
+			fprintf(stderr, "rstreamd: warning: %s:%d: tunnel %s: "
+			    "target '%s' does not resolve: %s (the daemon "
+			    "tries again for each stream)\n", c->file,
+			    a->line, t->name, a->text, why);
+	}
+	return (errors);
+}
+
 /*
  * Load ${path} into ${d} (its client tunnels counted in ${*nclient}), and
  * with ${check} say whether it is valid; then logging and keys.  -1 to
@@ -346,6 +408,12 @@ load(const char *path, int check, struct rsd *d, size_t *nclient)
 	for (i = 0; i < d->conf->ntunnels; i++)
 		*nclient += d->conf->tunnels[i].has_accept;
 	if (check) {
+		/* The warnings the daemon would log as it starts. */
+		(void)conf_warn(d->conf, 1, say_warning, NULL);
+		if (check_names(d->conf) > 0) {
+			conf_free(d->conf);
+			return (1);
+		}
 		printf("rstreamd: %s: configuration is valid (%zu tunnels: "
 		    "%zu client, %zu target)\n", path, d->conf->ntunnels,
 		    *nclient, d->conf->ntunnels - *nclient);
