@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sysexits.h>
 #include <unistd.h>
 
 #include "auth.h"
@@ -393,7 +394,8 @@ check_names(const struct conf *c)
 /*
  * Load ${path} into ${d} (its client tunnels counted in ${*nclient}), and
  * with ${check} say whether it is valid; then logging and keys.  -1 to
- * go on, else the exit status.
+ * go on, else the exit status: EX_CONFIG when the configuration is at
+ * fault, so that a supervisor does not start it again as it is.
  */
 static int
 load(const char *path, int check, struct rsd *d, size_t *nclient)
@@ -403,7 +405,7 @@ load(const char *path, int check, struct rsd *d, size_t *nclient)
 
 	if (conf_load(path, 0, &d->conf, err, sizeof(err)) != 0) {
 		fprintf(stderr, "rstreamd: %s\n", err);
-		return (1);
+		return (EX_CONFIG);
 	}
 	for (i = 0; i < d->conf->ntunnels; i++)
 		*nclient += d->conf->tunnels[i].has_accept;
@@ -412,7 +414,7 @@ load(const char *path, int check, struct rsd *d, size_t *nclient)
 		(void)conf_warn(d->conf, 1, say_warning, NULL);
 		if (check_names(d->conf) > 0) {
 			conf_free(d->conf);
-			return (1);
+			return (EX_CONFIG);
 		}
 		printf("rstreamd: %s: configuration is valid (%zu tunnels: "
 		    "%zu client, %zu target)\n", path, d->conf->ntunnels,
@@ -427,11 +429,12 @@ load(const char *path, int check, struct rsd *d, size_t *nclient)
 		conf_free(d->conf);
 		return (1);
 	}
+	/* A log_file that cannot be opened does not open by trying again. */
 	if (d->conf->log_file[0] != '\0' &&
 	    log_file_open(d->conf->log_file, err, sizeof(err)) != 0) {
 		fprintf(stderr, "rstreamd: %s\n", err);
 		conf_free(d->conf);
-		return (1);
+		return (EX_CONFIG);
 	}
 	return (-1);
 }
