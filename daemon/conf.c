@@ -10,6 +10,8 @@
 #include <netinet/in.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <unistd.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -110,6 +112,58 @@ is_digit(char ch)
 	return (ch >= '0' && ch <= '9');
 }
 
+/*
+ * The id of the user (${group}: the group) ${name}, the value of setting
+ * ${s}, into ${*id}: a number is taken as it is, a name must exist.  Under
+ * CONF_NO_KEYS (rstreamctl) nothing is looked up and ${*id} is -1.
+ */
+static int
+parse_id(const struct cfg *p, const config_setting_t *s, const char *name,
+    int group, long *id)
+{
+	const char *what = group ? "group" : "user";
+	struct passwd pw, *pwp = NULL;
+	struct group gr, *grp = NULL;
+	unsigned long v;
+	size_t len;
+	char *buf = NULL, *nb;
+	int e = ERANGE;
+
+	*id = -1;
+	if (name[0] == '\0' || (p->flags & CONF_NO_KEYS))
+		return (0);
+	if (name[strspn(name, "0123456789")] == '\0') {
+		errno = 0;
+		v = strtoul(name, NULL, 10);
+		if (errno != 0 || v >= UINT32_MAX)
+			return (cfg_err(p, s, "%s: %s id %s is out of range",
+			    config_setting_name(s), what, name));
+		*id = (long)v;
+		return (0);
+	}
+	/* A group of many members takes more than the first guess. */
+	for (len = 16384; e == ERANGE && len <= 16 * 1024 * 1024; len *= 4) {
+		if ((nb = realloc(buf, len)) == NULL) {
+			e = errno;
+			break;
+		}
+		buf = nb;
+		e = group ? getgrnam_r(name, &gr, buf, len, &grp) :
+		    getpwnam_r(name, &pw, buf, len, &pwp);
+	}
+	if (e == 0 && (group ? grp != NULL : pwp != NULL))
+		*id = group ? (long)grp->gr_gid : (long)pwp->pw_uid;
+	free(buf);
+	if (*id != -1)
+		return (0);
+	/* Not found is 0 or one of these, depending on the NSS module. */
+	if (e != 0 && e != ENOENT && e != ESRCH && e != EBADF && e != EPERM)
+		return (cfg_err(p, s, "%s: cannot look up the %s '%s': %s",
+		    config_setting_name(s), what, name, strerror(e)));
+	return (cfg_err(p, s, "%s: unknown %s '%s'", config_setting_name(s),
+	    what, name));
+}
+
 /* Read one integer setting of struct conf_sizes and check its range. */
 static int
 parse_size(const struct cfg *p, const config_setting_t *s,
@@ -156,7 +210,7 @@ parse_peers(const struct cfg *p, const config_setting_t *s,
     struct conf_tunnel *t)
 {
 	const config_setting_t *e;
-	const char *v;
+	const char *v, *file;
 	char why[256];
 	int i, n = 1;
 
@@ -181,6 +235,7 @@ parse_peers(const struct cfg *p, const config_setting_t *s,
 		if (conf_parse_hostport(v, CONF_DEFAULT_PORT, &t->peers[i],
 		    why, sizeof(why)))
 			return (cfg_err(p, s, "peer '%s': %s", v, why));
+		t->peers[i].line = (int)cfg_where(p, e, &file);
 	}
 	t->npeers = (unsigned)n;
 	t->peer = t->peers[0];
@@ -256,6 +311,7 @@ parse_listen(const struct cfg *p, const config_setting_t *s,
 		l->line = (int)config_setting_source_line(e);
 		if (l->line == 0)
 			l->line = (int)config_setting_source_line(s);
+		l->addr.line = l->line;
 		for (j = 0; j < i; j++) {
 			if (strcasecmp(c->listen[j].addr.host,
 			    l->addr.host) == 0 &&
@@ -313,7 +369,7 @@ addr_clash(const struct conf_addr *x, const struct conf_addr *y)
  * field.  G_LATER ones are read after the loop over the file, in an order
  * of their own (defaults before tunnels, wherever the file puts them).
  */
-enum global_kind { G_UINT, G_PATH, G_PATH_OR_EMPTY, G_STRING, G_MODE,
+enum global_kind { G_UINT, G_PATH, G_PATH_OR_EMPTY, G_GROUP, G_MODE,
     G_ALLOW, G_LATER };
 
 struct global {
@@ -330,7 +386,7 @@ static const struct global globals[] = {
 	{ "log_file", G_PATH, FIELD(log_file), 0, 0, NULL },
 	{ "control", G_PATH_OR_EMPTY, FIELD(control), 0, 0, NULL },
 	{ "control_mode", G_MODE, FIELD(control_mode), 0, 0, NULL },
-	{ "control_group", G_STRING, FIELD(control_group), 0, 0, NULL },
+	{ "control_group", G_GROUP, FIELD(control_group), 0, 0, NULL },
 	{ "drain_time", G_UINT, FIELD(drain_time), 0, CONF_MAX_DRAIN_TIME,
 	    "seconds" },
 	{ "max_links", G_UINT, FIELD(max_links), 1, 4096, "links" },
@@ -393,8 +449,9 @@ parse_global(const struct cfg *p, const config_setting_t *s,
 	case G_PATH_OR_EMPTY:
 		return (cfg_path(p, s, field, g->size,
 		    g->kind == G_PATH_OR_EMPTY));
-	case G_STRING:
-		return (cfg_string(p, s, field, g->size, 0));
+	case G_GROUP:
+		return (cfg_string(p, s, field, g->size, 0) ||
+		    parse_id(p, s, field, 1, &c->control_gid) ? -1 : 0);
 	case G_MODE:
 		return (cfg_mode(p, s, (uint32_t *)(void *)field));
 	case G_ALLOW:
@@ -458,7 +515,7 @@ parse_allow(const struct cfg *p, const config_setting_t *s, struct conf *c)
 	const config_setting_t *e;
 	struct conf_net *a;
 	char buf[64], *slash, *end;
-	const char *v;
+	const char *v, *file;
 	unsigned long pfx;
 	size_t i, n;
 
@@ -496,6 +553,7 @@ parse_allow(const struct cfg *p, const config_setting_t *s, struct conf *c)
 				    "must be 0 to %u", v, a->prefix));
 			a->prefix = (unsigned)pfx;
 		}
+		a->line = (int)cfg_where(p, e, &file);
 		c->nallow = i + 1;
 	}
 	return (0);
@@ -586,7 +644,7 @@ parse_tunnel_key(const struct cfg *p, const config_setting_t *s,
 {
 	char *field = (char *)t + k->off, why[256];
 	struct conf_addr *a = (struct conf_addr *)(void *)field;
-	const char *v;
+	const char *v, *file;
 
 	switch (k->kind) {
 	case TK_ADDR:
@@ -596,6 +654,7 @@ parse_tunnel_key(const struct cfg *p, const config_setting_t *s,
 		if (conf_parse_addr(v, k->kind == TK_PORT0_ADDR, a, why,
 		    sizeof(why)))
 			return (cfg_err(p, s, "%s '%s': %s", k->name, v, why));
+		a->line = (int)cfg_where(p, s, &file);
 		return (0);
 	case TK_PEERS:
 		return (parse_peers(p, s, t));
@@ -765,6 +824,15 @@ tunnel_check(const struct cfg *p, struct tunnel_parse *tp)
 	    !(t->has_accept && t->accept.kind == CONF_ADDR_UNIX))
 		return (cfg_err(p, unix_s, "%s needs a unix: accept address",
 		    config_setting_name(unix_s)));
+	/* Looked up once they are known to apply. */
+	if (t->unix_owner[0] != '\0' && parse_id(p,
+	    config_setting_get_member(tp->g, "unix_owner"), t->unix_owner, 0,
+	    &t->unix_uid))
+		return (-1);
+	if (t->unix_group[0] != '\0' && parse_id(p,
+	    config_setting_get_member(tp->g, "unix_group"), t->unix_group, 1,
+	    &t->unix_gid))
+		return (-1);
 	return (0);
 }
 
@@ -840,7 +908,9 @@ static void
 read_error(const struct cfg *p, const config_t *cf, int saved_errno)
 {
 	struct stat st;
-	const char *file;
+	const char *file, *text;
+	char hint[512];
+	int line;
 
 	if (config_error_type(cf) == CONFIG_ERR_FILE_IO) {
 		/* libconfig refuses directories without setting errno. */
@@ -853,8 +923,17 @@ read_error(const struct cfg *p, const config_t *cf, int saved_errno)
 	}
 	file = config_error_file(cf) != NULL ? config_error_file(cf) :
 	    p->path;
-	snprintf(p->err, p->errlen, "%s:%d: %s", file, config_error_line(cf),
-	    config_error_text(cf));
+	/* libconfig says what, by its text only; the file says why. */
+	text = config_error_text(cf);
+	line = config_error_line(cf);
+	if ((strcmp(text, "syntax error") == 0 &&
+	    cfg_syntax_hint(file, line, hint, sizeof(hint)) == 0) ||
+	    (strcmp(text, "duplicate setting name") == 0 &&
+	    cfg_duplicate_hint(file, line, hint, sizeof(hint)) == 0))
+		snprintf(p->err, p->errlen, "%s:%d: %s: %s", file, line, text,
+		    hint);
+	else
+		snprintf(p->err, p->errlen, "%s:%d: %s", file, line, text);
 }
 
 /* The least ring memory a stream of ${t} opens with (send and receive). */
@@ -918,6 +997,7 @@ conf_new(const char *path, char *err, size_t errlen)
 	c->defaults = builtin_sizes;
 	strcpy(c->control, CONF_DEFAULT_CONTROL);
 	c->control_mode = 0660;
+	c->control_gid = -1;
 	c->drain_time = CONF_DEFAULT_DRAIN_TIME;
 	c->max_links = CONF_DEFAULT_MAX_LINKS;
 	c->max_pending = CONF_DEFAULT_MAX_PENDING;
@@ -1010,6 +1090,75 @@ conf_load(const char *path, int flags, struct conf **out, char *err,
 	}
 	*out = c;
 	return (0);
+}
+
+/* Allow entry ${a} with its host bits cleared into ${net} (text). */
+static int
+net_host_bits(const struct conf_net *a, char *net, size_t netlen)
+{
+	uint8_t addr[16];
+	unsigned i, bits = a->prefix;
+	int len = a->family == AF_INET ? 4 : 16, host = 0;
+
+	memcpy(addr, a->addr, sizeof(addr));
+	for (i = 0; i < (unsigned)len; i++, bits = bits > 8 ? bits - 8 : 0) {
+		if (bits >= 8)
+			continue;
+		host |= addr[i] & (0xff >> bits);
+		addr[i] &= (uint8_t)(0xff << (8 - bits));
+	}
+	if (!host || inet_ntop(a->family, addr, net, (socklen_t)netlen) ==
+	    NULL)
+		return (0);
+	return (1);
+}
+
+int
+conf_warn(const struct conf *c, int keyless,
+    void (*fn)(void *, const char *), void *arg)
+{
+	char msg[sizeof(c->file) + 700], names[300], net[INET6_ADDRSTRLEN];
+	const struct conf_tunnel *first = NULL;
+	size_t i, len = 0, n = 0;
+
+	if (c->identity.file[0] != '\0' && c->npeers == 0) {
+		snprintf(msg, sizeof(msg), "%s:%d: identity_file without a "
+		    "peer (peers, peers_file): with an identity only listed "
+		    "nodes carry streams, so none would; list the other "
+		    "nodes' public keys", c->file, c->identity.line);
+		fn(arg, msg);
+	}
+	for (i = 0; i < c->nallow; i++) {
+		if (!net_host_bits(&c->allow[i], net, sizeof(net)))
+			continue;
+		snprintf(msg, sizeof(msg), "%s:%d: allow '%s' has host bits "
+		    "set: it allows %s/%u; write that, or the address alone "
+		    "for one host", c->file, c->allow[i].line, c->allow[i].text,
+		    net, c->allow[i].prefix);
+		fn(arg, msg);
+	}
+	if (!keyless)
+		return (0);
+	names[0] = '\0';
+	for (i = 0; i < c->ntunnels; i++) {
+		/* With an identity every link proves one. */
+		if (c->tunnels[i].key.set || c->identity.set)
+			continue;
+		if (first == NULL)
+			first = &c->tunnels[i];
+		if (n++ < 8 && len < sizeof(names))
+			len += (size_t)snprintf(names + len, sizeof(names) -
+			    len, "%s%s", n > 1 ? ", " : "", c->tunnels[i].name);
+	}
+	if (first == NULL)
+		return (0);
+	snprintf(msg, sizeof(msg), "%s:%d: links are not authenticated for "
+	    "%zu tunnel%s without a key_file (%s%s): any host on the fabric "
+	    "that can reach them can use them; see SECURITY in rstreamd(8)",
+	    c->file, first->line, n, n == 1 ? "" : "s", names,
+	    n > 8 ? ", ..." : "");
+	fn(arg, msg);
+	return (1);
 }
 
 void

@@ -4,11 +4,13 @@
  * plain structures.
  *
  * Parsing is separate from applying: conf_load() checks everything it can
- * check without touching the system (syntax, names, types, ranges,
- * address forms, consistency between settings) and fills a struct conf;
- * resolving host names, binding, chown/chmod of sockets and registering
- * memory are the caller's business.  So "rstreamd -n" and a reload that
- * keeps the old configuration on error both come for free.
+ * check without changing the system (syntax, names, types, ranges,
+ * address forms, consistency between settings, key files, the users and
+ * groups sockets are given to) and fills a struct conf; resolving host
+ * names (the daemon does that while it runs, and again and again),
+ * binding, chown/chmod of sockets and registering memory are the
+ * caller's business.  So "rstreamd -n" and a reload that keeps the old
+ * configuration on error both come for free.
  *
  * Every error is one complete line meant for the user, naming the file and
  * the line at fault: "/etc/rstreamd.conf:7: tunnel pg: recvbuf 1000 is
@@ -33,6 +35,7 @@ struct conf_addr {
 	char port[8];		/* TCP: decimal, "0" allowed only where said */
 	char path[108];		/* UNIX: filesystem path (sun_path size) */
 	char text[400];		/* as the user wrote it, for log messages */
+	int line;		/* where, in the configuration file; 0: unknown */
 };
 
 struct conf_sizes {
@@ -96,6 +99,7 @@ struct conf_peer {
 struct conf_identity {
 	int set;			/* read (never under CONF_NO_KEYS) */
 	char file[1024];		/* "" = none */
+	int line;			/* where it is set */
 	uint8_t priv[IDENT_KEY_LEN], pub[IDENT_KEY_LEN];
 };
 
@@ -108,6 +112,7 @@ struct conf_net {
 	uint8_t addr[16];
 	unsigned prefix;
 	char text[64];
+	int line;			/* where it is written */
 };
 
 struct conf_tunnel {
@@ -124,8 +129,9 @@ struct conf_tunnel {
 	uint32_t unix_mode;		/* accept=unix: socket file mode, default 0660 */
 	char unix_owner[64];		/* "" = leave as is */
 	char unix_group[64];
-	/* Their ids, looked up by the daemon before it applies the
-	 * configuration (not by conf_load); -1: leave as is. */
+	/* Their ids, looked up by conf_load (not under CONF_NO_KEYS), so
+	 * that applying the configuration asks no name service; -1: leave
+	 * as is. */
 	long unix_uid, unix_gid;
 	/* target: PROXY protocol header version written first (0: none). */
 	int proxy_protocol;
@@ -204,6 +210,8 @@ struct conf {
 	char control[108];		/* control socket path, "" = none */
 	uint32_t control_mode;		/* default 0660 */
 	char control_group[64];		/* "" = leave as is */
+	long control_gid;		/* its id (not under CONF_NO_KEYS); -1:
+					   none */
 	uint32_t drain_time;		/* seconds, 0..CONF_MAX_DRAIN_TIME */
 	uint32_t max_links;		/* incoming links at once */
 	uint32_t max_pending;		/* incoming links not yet up */
@@ -232,7 +240,7 @@ struct conf {
 /* conf_load flags: leave key files, identity_file and peers_file unread
  * (rstreamctl wants the control socket only, and may not be allowed to
  * read them); a tunnel's peers names are then not looked up either when
- * a peers_file could define them. */
+ * a peers_file could define them, nor users and groups. */
 #define CONF_NO_KEYS	0x01
 
 /**
@@ -241,7 +249,10 @@ struct conf {
  * to a new configuration (release it with conf_free) and return 0.  On
  * error return -1, leave ${*out} alone, and write into ${err} (${errlen}
  * bytes) one complete message "FILE:LINE: what is wrong", or
- * "FILE: cannot read: REASON" when the file cannot be read.  Every tunnel
+ * "FILE: cannot read: REASON" when the file cannot be read; where libconfig
+ * finds the syntax wrong, "FILE:LINE: syntax error: WHY" when the text
+ * says why (cfg_syntax_hint).  Users and groups (unix_owner, unix_group,
+ * control_group) must exist: their ids are looked up.  Every tunnel
  * in the result has every field filled (defaults applied), and at least
  * one listen address exists if any tunnel has a target.  A file may
  * define no tunnels ("tunnels = ( );"), but must say so.  ${flags}: 0 or
@@ -249,6 +260,20 @@ struct conf {
  */
 int conf_load(const char *path, int flags, struct conf **out, char *err,
     size_t errlen);
+
+/**
+ * conf_warn(c, keyless, fn, arg):
+ * What in ${c} is valid but likely not what was meant, one line each,
+ * "FILE:LINE: what and why", to ${fn}(${arg}, line), in this order: an
+ * identity_file with no peer listed (no node could link to this one), an
+ * allow prefix with host bits set ("10.0.0.1/8" allows 10.0.0.0/8), and
+ * if ${keyless}, the tunnels whose links prove neither a key nor an
+ * identity.  The daemon logs them when it starts and after a reload, and
+ * rstreamd -n prints them.  Returns 1 if it warned about keyless
+ * tunnels, else 0.
+ */
+int conf_warn(const struct conf *c, int keyless,
+    void (*fn)(void *, const char *), void *arg);
 
 /**
  * conf_free(c):

@@ -224,6 +224,7 @@ conf_peers_parse(const struct cfg *p, const config_setting_t *root,
 	if ((s = config_setting_get_member(root, "identity_file")) != NULL) {
 		if (cfg_path(p, s, id->file, sizeof(id->file), 0))
 			return (-1);
+		id->line = (int)config_setting_source_line(s);
 		if (!(p->flags & CONF_NO_KEYS)) {
 			if (ident_read(id->file, id->priv, id->pub, why,
 			    sizeof(why)) != 0)

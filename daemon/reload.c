@@ -123,7 +123,7 @@ on_apply(void *arg)
 	d->reloads++;
 	d->reloaded_ms = loop_now_ms();
 	log_notice("reloaded %s: %zu tunnels", file, d->conf->ntunnels);
-	tunnel_warn_keys(d);
+	tunnel_warn(d);
 	notify_reloaded();
 	report(d, RELOAD_OK, "");
 }

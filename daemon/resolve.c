@@ -351,6 +351,20 @@ rname_unwait(struct rname_waiter *w)
 	w->n = NULL;
 }
 
+int
+resolve_now(const char *host, const char *port, int passive, char *err,
+    size_t errlen)
+{
+	struct resolve_addrs addrs;
+	int rc, sys_errno = 0;
+
+	if ((rc = lookup(host, port, passive, 0, &addrs, &sys_errno)) == 0)
+		return (0);
+	snprintf(err, errlen, "%s", rc == EAI_SYSTEM ? strerror(sys_errno) :
+	    gai_strerror(rc));
+	return (-1);
+}
+
 const char *
 rname_text(const struct rname *n)
 {

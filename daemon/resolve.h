@@ -104,6 +104,15 @@ void rname_wait(struct rname *n, struct rname_waiter *w, resolve_cb *cb,
 void rname_unwait(struct rname_waiter *w);
 
 /**
+ * resolve_now(host, port, passive, err, errlen):
+ * Look ${host}:${port} up at once, as a struct rname would (this blocks,
+ * for rstreamd -n): 0 if it has an address, else -1 with the reason in
+ * ${err} ("Name or service not known").
+ */
+int resolve_now(const char *host, const char *port, int passive, char *err,
+    size_t errlen);
+
+/**
  * rname_text(n):
  * "HOST:PORT" ("[V6]:PORT"), for messages.
  */

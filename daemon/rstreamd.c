@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sysexits.h>
 #include <unistd.h>
 
 #include "auth.h"
@@ -32,6 +33,7 @@
 #include "loop.h"
 #include "notify.h"
 #include "reload.h"
+#include "resolve.h"
 #include "rsd.h"
 #include "tunnel.h"
 
@@ -305,11 +307,9 @@ read_conf(const char *fdtext, const char *path)
 		    CONFREAD_OPTION, fdtext);
 		return (1);
 	}
-	if (conf_load(path, 0, &c, err, sizeof(err)) == 0 &&
-	    tunnel_resolve(c, err, sizeof(err)) != 0) {
-		conf_free(c);
+	/* conf_load looks the users and groups up too. */
+	if (conf_load(path, 0, &c, err, sizeof(err)) != 0)
 		c = NULL;
-	}
 	rc = confread_send((int)fd, c, err);
 	conf_free(c);
 	return (rc != 0 ? 1 : 0);
@@ -378,10 +378,72 @@ options(int argc, char **argv, const char **path, int *check, struct rsd *d)
 	return (-1);
 }
 
+/* -n: what the daemon would log as a warning, on stderr. */
+static void
+say_warning(void *arg, const char *msg)
+{
+
+	(void)arg;
+	fprintf(stderr, "rstreamd: warning: %s\n", msg);
+}
+
+/*
+ * -n: the host names of ${c} looked up, as nginx -t and haproxy -c do.
+ * The daemon binds listen when it starts and stops if it cannot, so a
+ * listen name that does not resolve is an error; peers and targets it
+ * looks up again for each connection attempt and each stream, so a name
+ * that does not resolve (yet) is a warning.  (source is an address,
+ * never a name.)  Returns the number of errors.
+ */
+static int
+check_names(const struct conf *c)
+{
+	const struct conf_tunnel *t;
+	const struct conf_addr *a;
+	int errors = 0, targets = 0;
+	char why[256];
+	size_t i;
+	unsigned j;
+
+	for (i = 0; i < c->ntunnels; i++)
+		targets += c->tunnels[i].has_target;
+	/* Without a target tunnel nothing listens. */
+	for (i = 0; targets > 0 && i < c->nlisten; i++) {
+		a = &c->listen[i].addr;
+		if (resolve_now(a->host, a->port, 1, why, sizeof(why)) == 0)
+			continue;
+		fprintf(stderr, "rstreamd: %s:%d: listen '%s' does not "
+		    "resolve: %s\n", c->file, a->line, a->text, why);
+		errors++;
+	}
+	for (i = 0; i < c->ntunnels; i++) {
+		t = &c->tunnels[i];
+		for (j = 0; t->has_accept && j < t->npeers; j++) {
+			a = &t->peers[j];
+			if (resolve_now(a->host, a->port, 0, why,
+			    sizeof(why)) != 0)
+				fprintf(stderr, "rstreamd: warning: %s:%d: "
+				    "tunnel %s: peer '%s' does not resolve: "
+				    "%s (the daemon tries again at each "
+				    "connection attempt)\n", c->file, a->line,
+				    t->name, a->text, why);
+		}
+		a = &t->target;
+		if (t->has_target && a->kind == CONF_ADDR_TCP &&
+		    resolve_now(a->host, a->port, 0, why, sizeof(why)) != 0)
+			fprintf(stderr, "rstreamd: warning: %s:%d: tunnel %s: "
+			    "target '%s' does not resolve: %s (the daemon "
+			    "tries again for each stream)\n", c->file,
+			    a->line, t->name, a->text, why);
+	}
+	return (errors);
+}
+
 /*
  * Load ${path} into ${d} (its client tunnels counted in ${*nclient}), and
  * with ${check} say whether it is valid; then logging and keys.  -1 to
- * go on, else the exit status.
+ * go on, else the exit status: EX_CONFIG when the configuration is at
+ * fault, so that a supervisor does not start it again as it is.
  */
 static int
 load(const char *path, int check, struct rsd *d, size_t *nclient)
@@ -391,11 +453,17 @@ load(const char *path, int check, struct rsd *d, size_t *nclient)
 
 	if (conf_load(path, 0, &d->conf, err, sizeof(err)) != 0) {
 		fprintf(stderr, "rstreamd: %s\n", err);
-		return (1);
+		return (EX_CONFIG);
 	}
 	for (i = 0; i < d->conf->ntunnels; i++)
 		*nclient += d->conf->tunnels[i].has_accept;
 	if (check) {
+		/* The warnings the daemon would log as it starts. */
+		(void)conf_warn(d->conf, 1, say_warning, NULL);
+		if (check_names(d->conf) > 0) {
+			conf_free(d->conf);
+			return (EX_CONFIG);
+		}
 		printf("rstreamd: %s: configuration is valid (%zu tunnels: "
 		    "%zu client, %zu target)\n", path, d->conf->ntunnels,
 		    *nclient, d->conf->ntunnels - *nclient);
@@ -409,11 +477,12 @@ load(const char *path, int check, struct rsd *d, size_t *nclient)
 		conf_free(d->conf);
 		return (1);
 	}
+	/* A log_file that cannot be opened does not open by trying again. */
 	if (d->conf->log_file[0] != '\0' &&
 	    log_file_open(d->conf->log_file, err, sizeof(err)) != 0) {
 		fprintf(stderr, "rstreamd: %s\n", err);
 		conf_free(d->conf);
-		return (1);
+		return (EX_CONFIG);
 	}
 	return (-1);
 }
@@ -479,7 +548,7 @@ start(struct rsd *d, pthread_t **th, size_t nclient)
 	    d->conf->ntunnels, nclient, d->conf->ntunnels - nclient, d->nlsn,
 	    d->ctl != NULL ? ctl_path(d->ctl) : "off", link_workers(d),
 	    link_workers(d) == 1 ? "" : "s");
-	tunnel_warn_keys(d);
+	tunnel_warn(d);
 	notify_ready(d->lp, status_line, d);
 	return (0);
 }

@@ -633,7 +633,7 @@ plan_listener(struct rsd *d, const struct conf *nc, struct plan *pl,
     size_t i, char *err, size_t errlen)
 {
 	const struct conf_tunnel *c = &nc->tunnels[i];
-	/* Looked up before the apply (tunnel_resolve): no name service here. */
+	/* Looked up by conf_load, before the apply: no name service here. */
 	const struct sock_ids ids = { (uid_t)c->unix_uid, (gid_t)c->unix_gid };
 	struct tun *nt = pl[i].nt, *t;
 	size_t j;
@@ -839,28 +839,6 @@ tunnel_apply(struct rsd *d, struct conf *nc, char *err, size_t errlen)
 }
 
 int
-tunnel_resolve(struct conf *nc, char *err, size_t errlen)
-{
-	struct conf_tunnel *c;
-	struct sock_ids ids;
-	size_t i;
-
-	for (i = 0; i < nc->ntunnels; i++) {
-		c = &nc->tunnels[i];
-		if (!c->has_accept || c->accept.kind != CONF_ADDR_UNIX)
-			continue;
-		if (sock_ids(c->unix_owner, c->unix_group, &ids, err,
-		    errlen) != 0) {
-			blame(nc, c, err, errlen);
-			return (-1);
-		}
-		c->unix_uid = ids.uid == (uid_t)-1 ? -1 : (long)ids.uid;
-		c->unix_gid = ids.gid == (gid_t)-1 ? -1 : (long)ids.gid;
-	}
-	return (0);
-}
-
-int
 tunnel_start(struct rsd *d, char *err, size_t errlen)
 {
 
@@ -868,8 +846,7 @@ tunnel_start(struct rsd *d, char *err, size_t errlen)
 	loop_timer_init(&d->sweep, d->lp, on_sweep, d);
 	loop_timer_share(&d->sweep, 1);
 	loop_job_init(&d->sweep_job, d->lp, on_sweep_job, d);
-	if (tunnel_resolve(d->conf, err, errlen) != 0 ||
-	    (d->res = resolver_new(d->lp, err, errlen)) == NULL ||
+	if ((d->res = resolver_new(d->lp, err, errlen)) == NULL ||
 	    cm_start(d, &incoming_ops, d, err, errlen) != 0 ||
 	    tunnel_apply(d, d->conf, err, errlen) != 0)
 		return (-1);
@@ -988,29 +965,18 @@ tunnel_status(const struct rsd *d, char *buf, size_t len)
 		    "the previous configuration: %s", d->reload_error);
 }
 
-void
-tunnel_warn_keys(struct rsd *d)
+static void
+warn_line(void *arg, const char *msg)
 {
-	char names[300];
-	size_t i, len = 0, n = 0;
 
-	if (d->noauth_warned)
-		return;
-	names[0] = '\0';
-	for (i = 0; i < d->conf->ntunnels; i++) {
-		/* With an identity every link proves one. */
-		if (d->conf->tunnels[i].key.set || d->conf->identity.set)
-			continue;
-		if (n++ < 8 && len < sizeof(names))
-			len += (size_t)snprintf(names + len, sizeof(names) -
-			    len, "%s%s", n > 1 ? ", " : "",
-			    d->conf->tunnels[i].name);
-	}
-	if (n == 0)
-		return;
-	d->noauth_warned = 1;
-	log_warn("links are not authenticated for %zu tunnel%s without a "
-	    "key_file (%s%s): any host on the fabric that can reach them "
-	    "can use them; see SECURITY in rstreamd(8)", n, n == 1 ? "" : "s",
-	    names, n > 8 ? ", ..." : "");
+	(void)arg;
+	log_warn("%s", msg);
+}
+
+void
+tunnel_warn(struct rsd *d)
+{
+
+	if (conf_warn(d->conf, !d->noauth_warned, warn_line, NULL))
+		d->noauth_warned = 1;
 }

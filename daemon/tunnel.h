@@ -27,15 +27,6 @@ struct tun;
 int tunnel_activation(struct rsd *d, char *err, size_t errlen);
 
 /**
- * tunnel_resolve(nc, err, errlen):
- * Look up what applying configuration ${nc} needs from the name service:
- * the ids of Unix sockets' unix_owner and unix_group.  It may block, so
- * it runs before the turn that applies ${nc}, which then looks nothing
- * up.  Returns 0, or -1 with the reason (file, line, tunnel) in ${err}.
- */
-int tunnel_resolve(struct conf *nc, char *err, size_t errlen);
-
-/**
  * tunnel_start(d, err, errlen):
  * Bind every local listener, start every client tunnel's link, and listen
  * for RDMA links, as d->conf says.  Returns 0, or -1 with the reason in
@@ -45,8 +36,8 @@ int tunnel_start(struct rsd *d, char *err, size_t errlen);
 
 /**
  * tunnel_reload(d, nc, err, errlen):
- * Switch to configuration ${nc} (already loaded, checked and resolved,
- * see tunnel_resolve): add, change
+ * Switch to configuration ${nc} (already loaded and checked: conf_load
+ * looked its users and groups up): add, change
  * and remove tunnels; open streams carry on.  Everything that can fail is
  * done first, and undone if anything fails.  On success ${nc} is the
  * daemon's and 0 is returned; on error nothing changed, ${nc} is still
@@ -96,10 +87,11 @@ struct tun *tunnel_find_target(struct rsd *d, const char *name);
 void tunnel_status(const struct rsd *d, char *buf, size_t len);
 
 /**
- * tunnel_warn_keys(d):
- * Warn, once in the daemon's life, if some tunnel has no key_file: its
- * links are not authenticated.
+ * tunnel_warn(d):
+ * Log what conf_warn finds in d->conf; that some tunnel's links are not
+ * authenticated (no key_file, no identity) only once in the daemon's
+ * life.
  */
-void tunnel_warn_keys(struct rsd *d);
+void tunnel_warn(struct rsd *d);
 
 #endif /* !TUNNEL_H */

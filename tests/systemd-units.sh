@@ -143,7 +143,7 @@ stop_outlasts_drain() {
 # those that name the instance.
 settings() {
 	awk '/^\[/ { sec = $0; next } /^[A-Za-z]/ { print sec "." $0 }' "$1" |
-	    grep -v -e '^\[Unit\]\.Description=' -e '^\[Service\]\.ExecStartPre=' \
+	    grep -v -e '^\[Unit\]\.Description=' \
 	    -e '^\[Service\]\.ExecStart=' -e '^\[Service\]\.ExecReload=' \
 	    -e '^\[Service\]\.RuntimeDirectory=' | LC_ALL=C sort
 }
@@ -207,13 +207,18 @@ check "every @variable@ is substituted in rstreamd@.service" no_placeholders "$i
 check "Type=notify" is Type "$svc" notify
 check "NotifyAccess=main" is NotifyAccess "$svc" main
 precmd="$sbindir/rstreamd -n -c $configfile"
-check "ExecStartPre= checks the configuration (-n)" \
-    is ExecStartPre "$svc" "$precmd"
+# RestartPreventExitStatus= looks at the main process only: a check in
+# ExecStartPre= that exits 78 would still be restarted, again and again.
+check "no ExecStartPre=: the daemon checks its configuration itself" \
+    is ExecStartPre "$svc" ""
 check "ExecStart= runs the daemon on the configuration" \
     is ExecStart "$svc" "$sbindir/rstreamd -c $configfile"
 check "ExecReload= checks the configuration (-n), then sends SIGHUP" \
     is ExecReload "$svc" "$precmd
 /bin/kill -HUP \$MAINPID"
+check "RestartPreventExitStatus=78: a configuration error (EX_CONFIG) is not restarted" \
+    is RestartPreventExitStatus "$svc" 78
+check "Restart=on-failure" is Restart "$svc" on-failure
 check "LimitMEMLOCK=infinity" is LimitMEMLOCK "$svc" infinity
 check "After= network-online.target and rdma-hw.target" \
     has After "$svc" network-online.target rdma-hw.target
@@ -240,8 +245,7 @@ check "CapabilityBoundingSet=CAP_NET_BIND_SERVICE CAP_IPC_LOCK (not CAP_CHOWN, C
 check "the drop-in rstreamd-unix-owner.conf adds CAP_CHOWN, CAP_FOWNER and CAP_DAC_OVERRIDE, and nothing else" \
     is CapabilityBoundingSet "$dropin" "CAP_CHOWN CAP_FOWNER CAP_DAC_OVERRIDE"
 iprecmd="$sbindir/rstreamd -n -c $instancedir/%i.conf"
-check "rstreamd@.service: ExecStartPre= checks $instancedir/%i.conf (-n)" \
-    is ExecStartPre "$inst" "$iprecmd"
+check "rstreamd@.service: no ExecStartPre=" is ExecStartPre "$inst" ""
 check "rstreamd@.service: ExecStart= runs the daemon on $instancedir/%i.conf" \
     is ExecStart "$inst" "$sbindir/rstreamd -c $instancedir/%i.conf"
 check "rstreamd@.service: ExecReload= checks its configuration, then sends SIGHUP" \
@@ -258,11 +262,11 @@ check "the socket example: Service=rstreamd.service" \
     is Service "$sock" rstreamd.service
 # Only the command asserted above: anything else might start a daemon.
 if [ ! -x "$sbindir/rstreamd" ]; then
-	skip "ExecStartPre= passes on conf/rstreamd.conf" "$sbindir/rstreamd is not built"
-elif [ "$(values ExecStartPre "$svc")" != "$precmd" ]; then
-	skip "ExecStartPre= passes on conf/rstreamd.conf" "it is not the check"
+	skip "ExecReload='s check passes on conf/rstreamd.conf" "$sbindir/rstreamd is not built"
+elif [ "$(values ExecReload "$svc" | head -n 1)" != "$precmd" ]; then
+	skip "ExecReload='s check passes on conf/rstreamd.conf" "it is not the check"
 else
-	check "ExecStartPre= passes on conf/rstreamd.conf" \
+	check "ExecReload='s check passes on conf/rstreamd.conf" \
 	    config_check_passes "$precmd"
 fi
 

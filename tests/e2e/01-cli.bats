@@ -1,6 +1,8 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
-# The rstreamd binary's command line, run where the daemon will run.
+# The rstreamd binary's command line, run where the daemon will run: -n's
+# checks and warnings, and the exit statuses (78, EX_CONFIG, for what the
+# configuration is at fault for; 1 for the rest).
 
 load helpers
 
@@ -10,6 +12,15 @@ setup() {
 
 teardown() {
 	rs_teardown
+}
+
+# sandboxed FILE: FILE with /etc/rstreamd/ pointing at this test's
+# directory, where the identity it names is made, as its comments say.
+sandboxed() {
+	"$RSTREAMD_BIN" --genkey "$BATS_TEST_TMPDIR/node.key" >/dev/null
+	sed "s|/etc/rstreamd/|$BATS_TEST_TMPDIR/|g" "$1" \
+	    >"$BATS_TEST_TMPDIR/${1##*/}"
+	echo "$BATS_TEST_TMPDIR/${1##*/}"
 }
 
 @test "rstreamd --version prints the package version" {
@@ -40,9 +51,12 @@ EOC
 	assert_output --partial "configuration is valid (1 tunnels: 1 client, 0 target)"
 }
 
-@test "the annotated example passes rstreamd -n" {
-	run "$RSTREAMD_BIN" -n -c "$RSTREAMD_SRCDIR/conf/rstreamd.conf.example"
+@test "the annotated example passes rstreamd -n (once the identity it names exists)" {
+	f=$(sandboxed "$RSTREAMD_SRCDIR/conf/rstreamd.conf.example")
+	run "$RSTREAMD_BIN" -n -c "$f"
 	assert_success
+	assert_output --partial "configuration is valid (4 tunnels: 2 client, 2 target)"
+	refute_output --partial "warning"
 }
 
 @test "the configuration make install puts in place starts as it is" {
@@ -67,7 +81,7 @@ EOC
 status 0" ]
 }
 
-@test "a configuration error exits 1 with file and line" {
+@test "a configuration error exits 78 (EX_CONFIG) with file and line, from -n and from a start" {
 	f=$BATS_TEST_TMPDIR/bad.conf
 	cat >"$f" <<'EOC'
 tunnels = ( { name = "pg";
@@ -75,27 +89,138 @@ tunnels = ( { name = "pg";
   recvbuf = 1000; } );
 EOC
 	run "$RSTREAMD_BIN" -n -c "$f"
-	assert_failure 1
+	assert_failure 78
 	assert_output "rstreamd: $f:3: tunnel pg: recvbuf 1000 is below the minimum 4096"
 	# The daemon itself refuses to start on it, with the same message.
 	run "$RSTREAMD_BIN" -f -c "$f"
-	assert_failure 1
+	assert_failure 78
 	assert_output --partial "$f:3: tunnel pg: recvbuf 1000"
+	# So does a syntax error, with its hint.
+	printf 'log_level = info;\ntunnels = ( );\n' >"$f"
+	run "$RSTREAMD_BIN" -f -c "$f"
+	assert_failure 78
+	assert_output "rstreamd: $f:1: syntax error: 'info' is not quoted: strings take double quotes, as in \"info\""
+	run "$RSTREAMD_BIN" -c "$BATS_TEST_TMPDIR/missing.conf"
+	assert_failure 78
+	# And a log_file that cannot be opened.
+	printf 'log_file = "%s/no/such/dir/d.log";\ntunnels = ( );\n' \
+	    "$BATS_TEST_TMPDIR" >"$f"
+	run "$RSTREAMD_BIN" -c "$f"
+	assert_failure 78
+	assert_output --partial "cannot open log file $BATS_TEST_TMPDIR/no/such/dir/d.log"
 }
 
-@test "unknown settings and syntax errors name their line" {
+@test "a failure at start that is not the configuration's exits 1" {
+	f=$BATS_TEST_TMPDIR/c.conf
+	# Valid (-n passes), but the control socket's directory is missing.
+	printf 'control = "%s/no/such/dir/c.sock";\ntunnels = ( );\n' \
+	    "$BATS_TEST_TMPDIR" >"$f"
+	run "$RSTREAMD_BIN" -n -c "$f"
+	assert_success
+	run timeout -k 2 10 "$RSTREAMD_BIN" -f -c "$f"
+	assert_failure 1
+	assert_output --partial "$BATS_TEST_TMPDIR/no/such/dir/c.sock"
+}
+
+@test "unknown settings and syntax errors name their line, and say why" {
 	f=$BATS_TEST_TMPDIR/bad.conf
 	printf 'log_level = "info";\nlisten_on = "x";\n' >"$f"
 	run "$RSTREAMD_BIN" -n -c "$f"
-	assert_failure 1
+	assert_failure 78
 	assert_output --partial "$f:2: unknown setting 'listen_on'"
 	printf 'tunnels = ( { name = "pg"; accept = ; } );\n' >"$f"
 	run "$RSTREAMD_BIN" -n -c "$f"
-	assert_failure 1
-	assert_output --partial "$f:1: syntax error"
+	assert_failure 78
+	assert_output "rstreamd: $f:1: syntax error: 'accept =' has no value"
+	# An example uncommented as the shipped file once had them.
+	cat >"$f" <<'EOC'
+tunnels = (
+	{ name = "pg"; accept = "tcp://127.0.0.1:15432"; peer = "192.0.2.20"; },
+);
+EOC
+	run "$RSTREAMD_BIN" -n -c "$f"
+	assert_failure 78
+	assert_output "rstreamd: $f:3: syntax error: a comma before ')' (line 2): libconfig 1.5 allows none after the last element"
+	printf '\xef\xbb\xbftunnels = ( );\n' >"$f"
+	run "$RSTREAMD_BIN" -n -c "$f"
+	assert_failure 78
+	assert_output --partial "$f:1: syntax error: the file starts with a UTF-8 byte order mark"
 	run "$RSTREAMD_BIN" -n -c "$BATS_TEST_TMPDIR/missing.conf"
-	assert_failure 1
+	assert_failure 78
 	assert_output --partial "missing.conf: cannot read: No such file or directory"
+}
+
+@test "rstreamd -n looks users and groups up: an unknown one is an error at its line" {
+	f=$BATS_TEST_TMPDIR/u.conf
+	cat >"$f" <<EOC
+tunnels = ( { name = "u"; accept = "unix:$BATS_TEST_TMPDIR/u.sock";
+  peer = "192.0.2.20";
+  unix_owner = "no-such-user-here"; } );
+EOC
+	run "$RSTREAMD_BIN" -n -c "$f"
+	assert_failure 78
+	assert_output "rstreamd: $f:3: tunnel u: unix_owner: unknown user 'no-such-user-here'"
+	sed -i 's/unix_owner = "no-such-user-here"/unix_group = "no-such-group-here"/' "$f"
+	run "$RSTREAMD_BIN" -n -c "$f"
+	assert_failure 78
+	assert_output "rstreamd: $f:3: tunnel u: unix_group: unknown group 'no-such-group-here'"
+	printf 'tunnels = ( );\ncontrol_group = "no-such-group-here";\n' >"$f"
+	run "$RSTREAMD_BIN" -n -c "$f"
+	assert_failure 78
+	assert_output "rstreamd: $f:2: control_group: unknown group 'no-such-group-here'"
+	# The daemon refuses it as it starts, before it binds anything.
+	run "$RSTREAMD_BIN" -f -c "$f"
+	assert_failure 78
+	printf 'tunnels = ( );\ncontrol_group = "nogroup";\ncontrol = "";\n' >"$f"
+	run "$RSTREAMD_BIN" -n -c "$f"
+	assert_success
+}
+
+@test "rstreamd -n resolves host names as nginx -t does: listen is an error, peer and target warnings" {
+	f=$BATS_TEST_TMPDIR/h.conf
+	cat >"$f" <<'EOC'
+listen = "127.0.0.1";
+tunnels = ( { name = "c"; accept = "tcp://127.0.0.1:0";
+  peer = [ "192.0.2.20", "no-such-host.invalid:7000" ]; },
+  { name = "t"; target = "tcp://no-such-target.invalid:80"; } );
+EOC
+	run "$RSTREAMD_BIN" -n -c "$f"
+	assert_success
+	assert_line --regexp "^rstreamd: warning: $f:3: tunnel c: peer 'no-such-host.invalid:7000' does not resolve: .* \\(the daemon tries again at each connection attempt\\)$"
+	assert_line --regexp "^rstreamd: warning: $f:4: tunnel t: target 'tcp://no-such-target.invalid:80' does not resolve: "
+	assert_line "rstreamd: $f: configuration is valid (2 tunnels: 1 client, 1 target)"
+	sed -i 's/^listen = .*/listen = "no-such-listen.invalid";/' "$f"
+	run "$RSTREAMD_BIN" -n -c "$f"
+	assert_failure 78
+	assert_line --regexp "^rstreamd: $f:1: listen 'no-such-listen.invalid' does not resolve: "
+	refute_output --partial "configuration is valid"
+}
+
+@test "rstreamd -n prints the warnings the daemon logs as it starts" {
+	W=$BATS_TEST_TMPDIR
+	"$RSTREAMD_BIN" --genkey "$W/id.key" >/dev/null
+	cat >"$W/w.conf" <<EOC
+control = "$W/w.ctl";
+allow = [ "10.0.0.1/8", "192.0.2.0/24" ];
+tunnels = ( { name = "open"; accept = "tcp://127.0.0.1:0"; peer = "192.0.2.20"; } );
+EOC
+	run "$RSTREAMD_BIN" -n -c "$W/w.conf"
+	assert_success
+	assert_line "rstreamd: warning: $W/w.conf:2: allow '10.0.0.1/8' has host bits set: it allows 10.0.0.0/8; write that, or the address alone for one host"
+	assert_line "rstreamd: warning: $W/w.conf:3: links are not authenticated for 1 tunnel without a key_file (open): any host on the fabric that can reach them can use them; see SECURITY in rstreamd(8)"
+	# The daemon logs the very same lines.
+	"$RSTREAMD_BIN" -f -c "$W/w.conf" >"$W/d.log" 2>&1 3>&- &
+	pid=$!
+	wait_log d "ready:" 10
+	kill -TERM "$pid"
+	wait "$pid"
+	grep -qxF "rstreamd: warning: $W/w.conf:2: allow '10.0.0.1/8' has host bits set: it allows 10.0.0.0/8; write that, or the address alone for one host" "$W/d.log"
+	grep -qF "rstreamd: warning: $W/w.conf:3: links are not authenticated for 1 tunnel" "$W/d.log"
+	# An identity no peer is listed for.
+	printf 'identity_file = "%s";\ntunnels = ( );\n' "$W/id.key" >"$W/i.conf"
+	run "$RSTREAMD_BIN" -n -c "$W/i.conf"
+	assert_success
+	assert_line "rstreamd: warning: $W/i.conf:1: identity_file without a peer (peers, peers_file): with an identity only listed nodes carry streams, so none would; list the other nodes' public keys"
 }
 
 @test "rstreamd --genkey writes a private identity; rstreamctl pubkey repeats its key" {
@@ -140,7 +265,7 @@ EOC
 	assert_output --partial "configuration is valid (1 tunnels: 1 client"
 	sed 's/"node-b"/"node-x"/' "$W/ok.conf" >"$W/bad.conf"
 	run "$RSTREAMD_BIN" -n -c "$W/bad.conf"
-	assert_failure 1
+	assert_failure 78
 	assert_output "rstreamd: $W/bad.conf:4: tunnel pg: peers: no peer called node-x in the global peers or peers_file"
 }
 

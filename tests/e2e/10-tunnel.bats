@@ -78,12 +78,21 @@ teardown() {
 	run timeout -k 2 10 "$RSTREAMD_BIN" -f -c "$W/a.conf"
 	assert_failure 1
 	assert_output --partial "$W/deaf.sock is in use by a running process"
-	# Bound, then failed (no such user): the new file goes with it.
+	# Bound, then failed (the next tunnel's socket is in use): the new
+	# file goes with it.
+	conf_a "{ name = \"x\"; accept = \"unix:$W/new.sock\"; peer = \"$B\"; },
+	    { name = \"y\"; accept = \"unix:$W/deaf.sock\"; peer = \"$B\"; }"
+	run timeout -k 2 10 "$RSTREAMD_BIN" -f -c "$W/a.conf"
+	assert_failure 1
+	assert_output --partial "$W/deaf.sock is in use by a running process"
+	[ ! -e "$W/new.sock" ]
+	# An unknown user is the configuration's fault, found before any
+	# socket is bound.
 	conf_a "{ name = \"x\"; accept = \"unix:$W/new.sock\"; peer = \"$B\";
 	    unix_owner = \"no-such-user-here\"; }"
 	run timeout -k 2 10 "$RSTREAMD_BIN" -f -c "$W/a.conf"
-	assert_failure 1
-	assert_output --partial "unknown user 'no-such-user-here'"
+	assert_failure 78
+	assert_output --partial "tunnel x: unix_owner: unknown user 'no-such-user-here'"
 	[ ! -e "$W/new.sock" ]
 }
 

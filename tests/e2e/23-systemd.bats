@@ -15,7 +15,8 @@
 # processes, IPC of their own, no CAP_CHOWN and co.; the system call filter
 # kills neither daemon through a transfer, a reload and a stop; unix_owner
 # fails without the drop-in rstreamd-unix-owner.conf, naming it, and works
-# with it.
+# with it.  A configuration error fails the start once (exit 78,
+# RestartPreventExitStatus=78), not in a loop of restarts.
 # 25-activation-systemd.bats has socket activation and the watchdog.
 #
 # Only in the runner's systemd guest: it installs into the root file
@@ -247,6 +248,35 @@ active"
 	timeout 60 runuser -u nobody -- socat -t 30 - \
 	    UNIX-CONNECT:/run/rstreamd/pg.sock <"$W/u.in" >"$W/u.out"
 	[ "$(sha "$W/u.in")" = "$(sha "$W/u.out")" ]
+}
+
+# journal_has UNIT TEXT: UNIT's journal of this boot has a line with TEXT.
+journal_has() {
+	journalctl -b --no-pager -o cat -u "$1" | grep -qF -- "$2"
+}
+
+@test "systemd: a configuration error fails the start once: exit 78 (EX_CONFIG), no restart, the file, line and why in the journal" {
+	# An example uncommented with the comma the shipped file once had.
+	cat >/etc/rstreamd.conf <<-EOF
+		source = "$A";
+		tunnels = (
+		    { name = "pg"; accept = "tcp://127.0.0.1:$pa"; peer = "$B:7471"; },
+		);
+	EOF
+	run systemctl start rstreamd
+	assert_failure
+	# Failed for good at once, not "activating (auto-restart)".
+	[ "$(sd_prop rstreamd ActiveState)" = failed ]
+	[ "$(sd_prop rstreamd Result)" = exit-code ]
+	[ "$(sd_prop rstreamd ExecMainStatus)" = 78 ]
+	[ "$(sd_prop rstreamd NRestarts)" = 0 ]
+	wait_until 10 journal_has rstreamd "/etc/rstreamd.conf:4: syntax error: a comma before ')' (line 3): libconfig"
+	# Fixed, it starts.
+	sed -i 's/; },$/; }/' /etc/rstreamd.conf
+	systemctl reset-failed rstreamd
+	run systemctl start rstreamd
+	assert_success
+	[ "$(sd_prop rstreamd ActiveState)" = active ]
 }
 
 @test "systemd: systemd-analyze security's exposure of both units is at most tests/systemd-units.sh's bound, 3.0" {

@@ -21,6 +21,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include <libconfig.h>
 #include <sodium.h>
 
 #include "conf.h"
@@ -164,7 +165,7 @@ test_full(void)
 	    "    peer = \"192.0.2.20:7000\"; recvbuf = 1048576; },\n"	/* 7 */
 	    "  { name = \"sock\"; accept = \"unix:/run/x/pg.sock\";\n"	/* 8 */
 	    "    peer = \"[2001:db8::1]\"; unix_mode = \"600\";\n"	/* 9 */
-	    "    unix_owner = \"alice\"; unix_group = \"staff\"; },\n"	/* 10 */
+	    "    unix_owner = \"root\"; unix_group = \"4242\"; },\n"	/* 10 */
 	    "  { name = \"v6\"; accept = \"tcp://[::1]:0\";\n"		/* 11 */
 	    "    peer = \"[fe80::1%eth0]:9000\"; inline_size = 0; },\n"	/* 12 */
 	    "  {\n"							/* 13 */
@@ -200,7 +201,8 @@ test_full(void)
 	ok(t != NULL && sizes_are(&t->sz, 65536, 1048576, 128, 256, 64, 100),
 	    "pg: sizes from defaults, recvbuf overridden");
 	ok(t != NULL && t->unix_mode == 0660 && t->unix_owner[0] == '\0' &&
-	    t->unix_group[0] == '\0', "pg: unix settings at their defaults");
+	    t->unix_group[0] == '\0' && t->unix_uid == -1 &&
+	    t->unix_gid == -1, "pg: unix settings at their defaults");
 
 	t = conf_tunnel_find(c, "sock");
 	ok(t != NULL && t->has_accept && t->accept.kind == CONF_ADDR_UNIX &&
@@ -210,9 +212,13 @@ test_full(void)
 	    strcmp(t->peer.port, "7471") == 0,
 	    "sock: v6 peer without port gets 7471");
 	ok(t != NULL && t->unix_mode == 0600 &&
-	    strcmp(t->unix_owner, "alice") == 0 &&
-	    strcmp(t->unix_group, "staff") == 0,
+	    strcmp(t->unix_owner, "root") == 0 &&
+	    strcmp(t->unix_group, "4242") == 0,
 	    "sock: unix_mode \"600\" is octal, owner and group");
+	ok(t != NULL && t->unix_uid == 0 && t->unix_gid == 4242,
+	    "sock: the owner looked up, the numeric group taken as it is");
+	ok(t != NULL && t->peer.line == 9 && t->accept.line == 8,
+	    "sock: its addresses know their lines");
 
 	t = conf_tunnel_find(c, "v6");
 	ok(t != NULL && t->accept.kind == CONF_ADDR_TCP &&
@@ -821,16 +827,51 @@ conf_file(const char *name, char *path, size_t len)
 	return (path);
 }
 
+static const char *identity(const char *, uint8_t [IDENT_KEY_LEN]);
+
+/*
+ * ${path}'s text with "/etc/rstreamd/" pointing at the test directory,
+ * where the files the example names are made: a new file's path.
+ */
+static const char *
+sandboxed(const char *path)
+{
+	static char text[65536];
+	char line[1024], *at;
+	size_t len = 0;
+	FILE *f;
+
+	if ((f = fopen(path, "r")) == NULL) {
+		perror(path);
+		exit(1);
+	}
+	while (fgets(line, sizeof(line), f) != NULL && len < sizeof(text)) {
+		if ((at = strstr(line, "/etc/rstreamd/")) != NULL) {
+			*at = '\0';
+			len += (size_t)snprintf(text + len, sizeof(text) - len,
+			    "%s%s/%s", line, dir, at + strlen("/etc/rstreamd/"));
+		} else {
+			len += (size_t)snprintf(text + len, sizeof(text) - len,
+			    "%s", line);
+		}
+	}
+	fclose(f);
+	return (put(text));
+}
+
 static void
 test_example(void)
 {
+	uint8_t pub[IDENT_KEY_LEN];
 	char path[PATH_MAX];
 	struct conf *c = NULL;
 	const struct conf_tunnel *t;
 	int r;
 
 	if (conf_file("rstreamd.conf.example", path, sizeof(path)) != NULL) {
-		r = conf_load(path, 0, &c, err, sizeof(err));
+		/* Its identity, which it names, as its comments say. */
+		(void)identity("node.key", pub);
+		r = conf_load(sandboxed(path), 0, &c, err, sizeof(err));
 		ok(r == 0, "example %s loads%s%s", path, r != 0 ? ": " : "",
 		    r != 0 ? err : "");
 		t = conf_tunnel_find(c, "pg");
@@ -842,13 +883,15 @@ test_example(void)
 		    "example's defaults block shows the built-in defaults");
 		conf_free(c);
 		c = NULL;
+		snprintf(path, sizeof(path), "%s/node.key", dir);
+		unlink(path);
 	}
 	/* What make install puts in place must start as it is. */
 	if (conf_file("rstreamd.conf", path, sizeof(path)) != NULL) {
 		r = conf_load(path, 0, &c, err, sizeof(err));
-		ok(r == 0 && c->ntunnels == 0 && c->nlisten == 0 &&
-		    !c->key.set, "the installed %s loads: no tunnels, no "
-		    "listener, no key%s%s", path, r != 0 ? ": " : "",
+		ok(r == 0 && c->ntunnels == 0 && !c->key.set,
+		    "the installed %s loads: no tunnels (so nothing "
+		    "listens), no key%s%s", path, r != 0 ? ": " : "",
 		    r != 0 ? err : "");
 		conf_free(c);
 	}
@@ -1647,6 +1690,262 @@ test_identity_errors(void)
 	unlink(id);
 }
 
+/*
+ * libconfig's bare "syntax error", explained from the text: each case as
+ * a person writes it, the line libconfig names, and the hint after it.
+ */
+static const struct {
+	const char *text;
+	int line;
+	const char *words;
+} syntax_cases[] = {
+	/* The shipped examples once ended in "},". */
+	{ "listen = \"192.0.2.1\";\n"
+	  "tunnels = (\n"
+	  "  { name = \"a\"; target = \"tcp://127.0.0.1:1\"; },\n"
+	  ");\n", 4,
+	  "syntax error: a comma before ')' (line 3): libconfig "
+	  "1.5 allows none after the last element" },
+	{ "allow = [ \"192.0.2.1\",\n  \"192.0.2.2\", ];\ntunnels = ( );\n", 2,
+	  "syntax error: a comma before ']' (line 2): libconfig" },
+	{ "log_level = info;\ntunnels = ( );\n", 1,
+	  "syntax error: 'info' is not quoted: strings take double quotes, "
+	  "as in \"info\"" },
+	{ "tunnels = ( { name = \"a\"; accept = tcp://127.0.0.1:0;\n"
+	  "  peer = \"p\"; } );\n", 1,
+	  "'tcp://127.0.0.1:0' is not quoted" },
+	{ "log_file = /var/log/rstreamd.log;\ntunnels = ( );\n", 1,
+	  "'/var/log/rstreamd.log' is not quoted" },
+	{ "source = 10.0.0.1;\ntunnels = ( );\n", 1,
+	  "'10.0.0.1' is not quoted" },
+	{ "log_level = 'info';\ntunnels = ( );\n", 1,
+	  "syntax error: strings take double quotes (\"...\"), not single "
+	  "ones" },
+	{ "log_level = \xe2\x80\x9cinfo\xe2\x80\x9d;\ntunnels = ( );\n", 1,
+	  "syntax error: '\xe2\x80\x9c' is a typographic quote: strings take "
+	  "plain double quotes" },
+	{ "\xef\xbb\xbflog_level = \"info\";\ntunnels = ( );\n", 1,
+	  "syntax error: the file starts with a UTF-8 byte order mark (BOM), "
+	  "which libconfig cannot read" },
+	{ "log_level = \"info;\ntunnels = ( );\n", 3,
+	  "syntax error: the string opened at line 1 is not closed on its "
+	  "line: a '\"' is missing" },
+	{ "log_file = \"/var/log/x.log;\nlog_level = \"info\";\n"
+	  "tunnels = ( );\n", 4,
+	  "the string opened at line 1 is not closed on its line" },
+	{ "tunnels = (\n  { name = \"a\"; target = \"tcp://127.0.0.1:1\"; }\n"
+	  "  { name = \"b\"; target = \"tcp://127.0.0.1:2\"; }\n);\n", 3,
+	  "syntax error: a ',' is missing before this element of the list "
+	  "opened at line 1" },
+	{ "tunnels = (\n  { name = \"a\"; target = \"tcp://127.0.0.1:1\"; };\n"
+	  ");\n", 2,
+	  "syntax error: ';' inside the list opened at line 1: its elements "
+	  "are separated by ','" },
+	{ "tunnels = (\n  { name = \"a\"; target = \"tcp://127.0.0.1:1\";\n"
+	  ");\n", 3,
+	  "syntax error: ')' does not close the '{' opened at line 2" },
+	{ "tunnels = ( );\n);\n", 2, "syntax error: ')' closes nothing" },
+	{ "tunnels = (\n  { name = \"a\"; target = \"tcp://127.0.0.1:1\"; }\n",
+	  3, "syntax error: the '(' opened at line 1 is not closed" },
+	{ "tunnels = [ { name = \"a\"; } ];\n", 1,
+	  "syntax error: an array [ ] (line 1) holds only strings, numbers "
+	  "and booleans: groups and lists go in a list ( )" },
+	{ "log_level == \"info\";\n", 1,
+	  "syntax error: '==': a setting takes one '=' (or ':')" },
+	{ "tunnels = ( { name = \"a\"; target = \"tcp://127.0.0.1:1\";\n"
+	  "  proxy_protocol = \"v1\"; proxy_trust_any_peer = yes; } );\n", 2,
+	  "syntax error: 'yes' is not a value: booleans are true or false" },
+	{ "drain_time = 1,000;\ntunnels = ( );\n", 1,
+	  "syntax error: numbers are written without separators: 1,000 "
+	  "reads as 1 and then 000" },
+	{ "ring_pool = 16M;\ntunnels = ( );\n", 1,
+	  "syntax error: '16M': a number takes no unit" },
+	{ "\"log_level\" = \"info\";\ntunnels = ( );\n", 1,
+	  "syntax error: setting names are not quoted" },
+	{ "log_level \"info\";\ntunnels = ( );\n", 1,
+	  "syntax error: 'log_level' is not followed by '=' (write NAME = "
+	  "VALUE;)" },
+	{ "log_level = ;\ntunnels = ( );\n", 1,
+	  "syntax error: 'log_level =' has no value" },
+	{ "tunnels = ( { name = \"a\";\n/* target = \"tcp://x:1\";\n } );\n",
+	  4, "syntax error: the comment opened with /* at line 2 is not "
+	  "closed" },
+	{ "drain_time = 5 6;\ntunnels = ( );\n", 1,
+	  "syntax error: '6' after the value of 'drain_time', where ';' and "
+	  "the next setting should be" },
+	/* Uncommenting a second example where one is set already. */
+	{ "log_level = \"info\";\n\nlog_level = \"debug\";\ntunnels = ( );\n",
+	  3, "duplicate setting name: 'log_level' is set at line 1 too, in "
+	  "the same group" },
+	{ "tunnels = ( { name = \"a\"; accept = \"tcp://127.0.0.1:1\";\n"
+	  "  peer = \"p\";\n  peer = \"q\"; } );\n", 3,
+	  "duplicate setting name: 'peer' is set at line 2 too" },
+};
+
+static void
+test_syntax(void)
+{
+	const char *inc;
+	char text[1024];
+	struct conf *c;
+	size_t i;
+
+	for (i = 0; i < sizeof(syntax_cases) / sizeof(syntax_cases[0]); i++) {
+		/* libconfig 1.7 takes a comma after the last element. */
+		if (LIBCONFIG_VER_MAJOR * 100 + LIBCONFIG_VER_MINOR >= 107 &&
+		    strstr(syntax_cases[i].words, "a comma before") != NULL) {
+			c = load(syntax_cases[i].text);
+			ok(c != NULL, "this libconfig takes a comma after the "
+			    "last element");
+			conf_free(c);
+			continue;
+		}
+		ok(fails(syntax_cases[i].text, syntax_cases[i].line,
+		    syntax_cases[i].words), "hint: %s", syntax_cases[i].words);
+	}
+
+	/* What is fine in libconfig is not called a mistake. */
+	c = load("log_level : \"info\"  # no ';' needed\n"
+	    "drain_time = 5 // a comment\n"
+	    "control = \"/run/x\" \"/c.sock\"\n"
+	    "tunnels = ( )\n");
+	ok(c != NULL && c->drain_time == 5 && c->log_level == LOG_INFO &&
+	    strcmp(c->control, "/run/x/c.sock") == 0,
+	    "':' for '=', no ';', # and // comments, strings joined");
+	conf_free(c);
+
+	/* In an @include, the hint is about the included file. */
+	inc = side_file("inc.conf", "drain_time = 10;\nlog_level = debug;\n",
+	    0644);
+	snprintf(text, sizeof(text), "@include \"%s\"\ntunnels = ( );\n", inc);
+	ok(fails_in(text, inc, 2, "syntax error: 'debug' is not quoted"),
+	    "a hint in an included file names that file and line");
+	unlink(inc);
+
+	/* An @include that cannot be read: conffile says so before libconfig. */
+	ok(fails("tunnels = ( );\nlog_level = \"info\"\n@include \"/nonexistent\"\n",
+	    3, "@include \"/nonexistent\": No such file or directory"),
+	    "an @include that cannot be read, at its line");
+}
+
+/* Users and groups exist: looked up, with the line at fault. */
+static void
+test_ids(void)
+{
+	struct conf *c = NULL;
+	const char *path;
+
+#define UNIX_TUN(x) "tunnels = ( { name = \"pg\"; accept = \"unix:/run/x.sock\";\n" \
+	"  peer = \"p\";\n" x " } );\n"
+	ok(fails(UNIX_TUN("  unix_owner = \"no-such-user-rstreamd\";"), 3,
+	    "tunnel pg: unix_owner: unknown user 'no-such-user-rstreamd'"),
+	    "an unknown unix_owner, at its line");
+	ok(fails(UNIX_TUN("  unix_mode = \"0600\";\n"
+	    "  unix_group = \"no-such-group-rstreamd\";"), 4,
+	    "tunnel pg: unix_group: unknown group 'no-such-group-rstreamd'"),
+	    "an unknown unix_group, at its line");
+	ok(fails("tunnels = ( );\ncontrol_group = \"no-such-group-rstreamd\";\n",
+	    2, "control_group: unknown group 'no-such-group-rstreamd'"),
+	    "an unknown control_group, at its line");
+	ok(fails(UNIX_TUN("  unix_owner = \"99999999999\";"), 3,
+	    "unix_owner: user id 99999999999 is out of range"),
+	    "a numeric id beyond 32 bits");
+	c = load("control_group = \"root\";\n" UNIX_TUN(
+	    "  unix_owner = \"root\"; unix_group = \"7\";"));
+	ok(c != NULL && c->control_gid == 0 && c->tunnels[0].unix_uid == 0 &&
+	    c->tunnels[0].unix_gid == 7, "names looked up, numbers as they are");
+	conf_free(c);
+	c = NULL;
+	/* rstreamctl reads the file for the control socket only. */
+	path = put("control_group = \"no-such-group-rstreamd\";\n" UNIX_TUN(
+	    "  unix_owner = \"no-such-user-rstreamd\";"));
+	ok(conf_load(path, CONF_NO_KEYS, &c, err, sizeof(err)) == 0 &&
+	    c->control_gid == -1 && c->tunnels[0].unix_uid == -1,
+	    "under CONF_NO_KEYS nothing is looked up");
+	conf_free(c);
+#undef UNIX_TUN
+}
+
+static char warned[4096];
+static int nwarned;
+
+static void
+warn_to(void *arg, const char *msg)
+{
+	size_t len = strlen(warned);
+
+	(void)arg;
+	nwarned++;
+	snprintf(warned + len, sizeof(warned) - len, "%s\n", msg);
+}
+
+/* Run conf_warn on ${c}: what it returned. */
+static int
+warn_of(const struct conf *c, int keyless)
+{
+
+	warned[0] = '\0';
+	nwarned = 0;
+	return (conf_warn(c, keyless, warn_to, NULL));
+}
+
+/* Valid, but likely not what was meant. */
+static void
+test_warn(void)
+{
+	uint8_t pub[IDENT_KEY_LEN];
+	char text[2048], want[PATH_MAX + 200];
+	const char *id;
+	struct conf *c;
+	int r;
+
+	c = load("listen = \"10.0.0.9\";\nallow = [ \"10.0.0.1/8\",\n"
+	    "  \"10.1.0.0/16\", \"192.0.2.7\", \"0.0.0.0/0\",\n"
+	    "  \"2001:db8::1/32\", \"2001:db8::/127\" ];\n"
+	    "tunnels = ( { name = \"t\"; target = \"tcp://127.0.0.1:1\"; },\n"
+	    "  { name = \"u\"; target = \"tcp://127.0.0.1:2\"; } );\n");
+	r = c != NULL ? warn_of(c, 1) : -1;
+	ok(r == 1 && nwarned == 3, "host bits twice, keyless once: %d "
+	    "warnings", nwarned);
+	snprintf(want, sizeof(want), "%s:2: allow '10.0.0.1/8' has host bits "
+	    "set: it allows 10.0.0.0/8; write that, or the address alone for "
+	    "one host\n%s:4: allow '2001:db8::1/32' has host bits set: it "
+	    "allows 2001:db8::/32;", files[nfiles - 1], files[nfiles - 1]);
+	ok(strstr(warned, want) != NULL, "allow's host bits, at their lines");
+	snprintf(want, sizeof(want), "%s:5: links are not authenticated for 2 "
+	    "tunnels without a key_file (t, u): any host", files[nfiles - 1]);
+	ok(strstr(warned, want) != NULL, "keyless tunnels, at the first one");
+	ok(c != NULL && warn_of(c, 0) == 0 && nwarned == 2,
+	    "keyless ones not said when not asked for");
+	conf_free(c);
+
+	id = identity("wid", pub);
+	snprintf(text, sizeof(text), "listen = \"10.0.0.9\";\n\n"
+	    "identity_file = \"%s\";\n"
+	    "tunnels = ( { name = \"t\"; target = \"tcp://127.0.0.1:1\"; } );\n",
+	    id);
+	c = load(text);
+	snprintf(want, sizeof(want), "%s:3: identity_file without a peer "
+	    "(peers, peers_file): with an identity only listed nodes carry "
+	    "streams, so none would", files[nfiles - 1]);
+	ok(c != NULL && warn_of(c, 1) == 0 && nwarned == 1 &&
+	    strstr(warned, want) != NULL,
+	    "an identity without peers (and it authenticates every link)");
+	conf_free(c);
+	peer_keys();
+	snprintf(text, sizeof(text), "listen = \"10.0.0.9\";\n"
+	    "identity_file = \"%s\";\n"
+	    "peers = ( { name = \"b\"; key = \"%s\"; } );\n"
+	    "allow = \"10.0.0.0/8\";\n"
+	    "tunnels = ( { name = \"t\"; target = \"tcp://127.0.0.1:1\"; } );\n",
+	    id, kb);
+	c = load(text);
+	ok(c != NULL && warn_of(c, 1) == 0 && nwarned == 0,
+	    "nothing to say: %s", warned);
+	conf_free(c);
+	unlink(id);
+}
+
 int
 main(void)
 {
@@ -1673,6 +1972,9 @@ main(void)
 	test_keys();
 	test_identity();
 	test_identity_errors();
+	test_syntax();
+	test_ids();
+	test_warn();
 
 	for (i = 0; i < nfiles; i++)
 		unlink(files[i]);
