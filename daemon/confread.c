@@ -309,21 +309,57 @@ grow(struct confread *r, size_t more)
 	return (0);
 }
 
-static void
-on_out(void *arg, uint32_t events)
+/* The answer: ${n} more bytes of it, or -1 once it is too long. */
+static int
+keep_out(struct confread *r, const char *b, size_t n)
 {
-	struct confread *r = arg;
+
+	if (r->len + n > ANSWER_MAX || grow(r, n) != 0) {
+		r->too_long = 1;
+		return (-1);
+	}
+	memcpy(r->buf + r->len, b, n);
+	r->len += n;
+	return (0);
+}
+
+/* Stderr: its last TEXT_MAX - 1 bytes, where the last line says why. */
+static int
+keep_err(struct confread *r, const char *b, size_t n)
+{
+	size_t room = sizeof(r->text) - 1, drop;
+
+	if (n >= room) {
+		memcpy(r->text, b + n - room, room);
+		r->ntext = room;
+		return (0);
+	}
+	if (r->ntext + n > room) {
+		drop = r->ntext + n - room;
+		memmove(r->text, r->text + drop, r->ntext - drop);
+		r->ntext -= drop;
+	}
+	memcpy(r->text + r->ntext, b, n);
+	r->ntext += n;
+	return (0);
+}
+
+/*
+ * Read pipe ${*fd} until it would block, into ${keep}; at its end (or
+ * when ${keep} wants no more: the reader then dies of the closed pipe)
+ * close it, and reap the reader once both are closed.
+ */
+static void
+drain(struct confread *r, int *fd, struct loop_fd **w,
+    int (*keep)(struct confread *, const char *, size_t))
+{
+	char b[65536];
 	ssize_t n;
 
-	(void)events;
 	for (;;) {
-		if (grow(r, 65536) != 0 || r->len + 65536 > ANSWER_MAX) {
-			/* Stop listening; the reader ends on EPIPE. */
-			r->too_long = 1;
-			break;
-		}
-		if ((n = read(r->out, r->buf + r->len, r->cap - r->len)) > 0) {
-			r->len += (size_t)n;
+		if ((n = read(*fd, b, sizeof(b))) > 0) {
+			if (keep(r, b, (size_t)n) != 0)
+				break;
 			continue;
 		}
 		if (n < 0 && errno == EINTR)
@@ -332,49 +368,26 @@ on_out(void *arg, uint32_t events)
 			return;
 		break;
 	}
-	close_pipe(&r->out, &r->out_w);
+	close_pipe(fd, w);
 	on_reap(r);
+}
+
+static void
+on_out(void *arg, uint32_t events)
+{
+	struct confread *r = arg;
+
+	(void)events;
+	drain(r, &r->out, &r->out_w, keep_out);
 }
 
 static void
 on_err(void *arg, uint32_t events)
 {
 	struct confread *r = arg;
-	char sink[4096];
-	ssize_t n;
 
 	(void)events;
-	for (;;) {
-		n = read(r->err, sink, sizeof(sink));
-		if (n > 0) {
-			/* Keep the end: the last line says what went wrong. */
-			if ((size_t)n >= sizeof(r->text) - 1) {
-				memcpy(r->text, sink + n - (sizeof(r->text) -
-				    1), sizeof(r->text) - 1);
-				r->ntext = sizeof(r->text) - 1;
-			} else {
-				if (r->ntext + (size_t)n > sizeof(r->text) -
-				    1) {
-					size_t drop = r->ntext + (size_t)n -
-					    (sizeof(r->text) - 1);
-
-					memmove(r->text, r->text + drop,
-					    r->ntext - drop);
-					r->ntext -= drop;
-				}
-				memcpy(r->text + r->ntext, sink, (size_t)n);
-				r->ntext += (size_t)n;
-			}
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return;
-		break;
-	}
-	close_pipe(&r->err, &r->err_w);
-	on_reap(r);
+	drain(r, &r->err, &r->err_w, keep_err);
 }
 
 static void
