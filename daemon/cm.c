@@ -16,6 +16,7 @@
 #include "admit.h"
 #include "cm.h"
 #include "conf.h"
+#include "connect.h"
 #include "engine.h"
 #include "handshake.h"
 #include "link.h"
@@ -29,6 +30,7 @@
 struct cm_listen_plan {
 	size_t n;
 	struct verbs_listener **lsn;	/* becomes d->lsn at the commit */
+	struct cm_wait *wait;		/* becomes d->lsn_wait */
 	struct {
 		struct verbs_listener *l;
 		size_t from;		/* taken over from d->lsn[from] */
@@ -421,6 +423,289 @@ on_cm(void *arg, uint32_t events)
 	}
 }
 
+/* ------------------------------------------------ RDMA not there yet */
+
+/*
+ * A daemon waiting for RDMA looks every CM_LOOK_MS (one stat of
+ * /dev/infiniband, see verbs_cm_moved) and tries again at once when it
+ * changed, else after a back-off of CM_RETRY_MIN_MS doubling to
+ * CM_RETRY_MAX_MS (an address added to a device's interface changes no
+ * file).
+ */
+#define CM_LOOK_MS		1000
+#define CM_RETRY_MIN_MS		1000
+#define CM_RETRY_MAX_MS		8000
+
+/* Why a listener does not listen (yet). */
+enum cm_wait_kind {
+	WAIT_NONE = 0,		/* it listens */
+	WAIT_CM,		/* the RDMA CM is not open (rsd.rdma says why) */
+	WAIT_DEVICE,		/* no RDMA device has its address */
+	WAIT_ERROR		/* anything else (said in why) */
+};
+
+struct cm_wait {
+	enum cm_wait_kind kind;
+	char why[400];		/* what was said about it */
+};
+
+/* What cm_rdma says when the RDMA CM's state does not. */
+enum cm_rdma_extra { EXTRA_UNUSED, EXTRA_LISTEN, EXTRA_N };
+static const char *const extra_names[EXTRA_N] = {
+	[EXTRA_UNUSED] = "unused",
+	[EXTRA_LISTEN] = "listener-waiting"
+};
+
+/* Whether ${c} needs RDMA: a client tunnel's link, or a listener. */
+static int
+needs_rdma(const struct conf *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->ntunnels; i++)
+		if (c->tunnels[i].has_accept || (c->tunnels[i].has_target &&
+		    c->nlisten > 0))
+			return (1);
+	return (0);
+}
+
+/* The first listener that waits, and how many do, or NULL. */
+static const struct cm_wait *
+waiting(const struct rsd *d, size_t *n)
+{
+	const struct cm_wait *first = NULL;
+	size_t i;
+
+	*n = 0;
+	for (i = 0; i < d->nlsn; i++) {
+		if (d->lsn_wait == NULL || d->lsn_wait[i].kind == WAIT_NONE)
+			continue;
+		if ((*n)++ == 0)
+			first = &d->lsn_wait[i];
+	}
+	return (first);
+}
+
+/* Try again later: the back-off, and the looks until then. */
+static void
+rdma_wait(struct rsd *d)
+{
+
+	d->rdma_next_ms = loop_now_ms() + d->rdma_backoff_ms;
+	d->rdma_backoff_ms = d->rdma_backoff_ms * 2 > CM_RETRY_MAX_MS ?
+	    CM_RETRY_MAX_MS : d->rdma_backoff_ms * 2;
+	if (!loop_timer_armed(&d->rdma_timer))
+		loop_timer_arm(&d->rdma_timer, CM_LOOK_MS);
+}
+
+/* The RDMA CM's channels into the loop, once. */
+static int
+rdma_watch(struct rsd *d)
+{
+
+	if (d->cm_w == NULL && (d->cm_w = loop_fd_add(d->lp,
+	    verbs_cm_fd(d->cm), EPOLLIN, on_cm, d)) == NULL)
+		return (-1);
+	if (d->lcm_w == NULL) {
+		if ((d->lcm_w = loop_fd_add(d->lp, verbs_cm_listen_fd(d->cm),
+		    EPOLLIN, on_listen, d)) == NULL)
+			return (-1);
+		/* Anyone can send connect requests: they stop no worker. */
+		loop_fd_share(d->lcm_w, 1);
+	}
+	return (0);
+}
+
+/*
+ * Open the RDMA CM, if it is not open.  Said once when it cannot be,
+ * once more whenever what is missing changes, and once when it came:
+ * then client links waiting out a back-off try at once.  0 once open.
+ */
+static int
+rdma_open(struct rsd *d)
+{
+	char why[sizeof(d->rdma_why)];
+	enum verbs_rdma r;
+	struct dlink *dl;
+	int was = d->rdma;
+
+	if (verbs_cm_is_open(d->cm) && d->cm_w != NULL && d->lcm_w != NULL)
+		return (0);
+	r = verbs_cm_open(d->cm, why, sizeof(why));
+	if (r == VERBS_RDMA_READY && rdma_watch(d) != 0) {
+		r = VERBS_RDMA_FAILED;
+		snprintf(why, sizeof(why), "cannot watch the RDMA CM "
+		    "channels: %s", strerror(errno));
+	}
+	if (r != VERBS_RDMA_READY) {
+		if ((int)r != was || strcmp(why, d->rdma_why) != 0)
+			log_warn("no RDMA yet: %s; links and RDMA listeners "
+			    "start by themselves once it is there", why);
+		else
+			log_debug("still no RDMA: %s", verbs_rdma_name(r));
+		d->rdma = (int)r;
+		snprintf(d->rdma_why, sizeof(d->rdma_why), "%s", why);
+		rdma_wait(d);
+		return (-1);
+	}
+	d->rdma = VERBS_RDMA_READY;
+	d->rdma_why[0] = '\0';
+	if (was == -1 || was == VERBS_RDMA_READY)
+		return (0);
+	log_notice("RDMA is there: the RDMA CM is open");
+	TAILQ_FOREACH(dl, &d->links, entry)
+		if (dl->c != NULL)
+			connect_kick(dl);
+	return (0);
+}
+
+/*
+ * Why listener ${w} waits is now ${kind} (${why}): said when that
+ * changed (the RDMA CM's absence is said once for all, by rdma_open).
+ */
+static void
+wait_set(struct cm_wait *w, enum cm_wait_kind kind, const char *why)
+{
+
+	if (kind == w->kind && strcmp(why, w->why) == 0) {
+		if (kind == WAIT_DEVICE || kind == WAIT_ERROR)
+			log_debug("still: %s", why);
+		return;
+	}
+	w->kind = kind;
+	snprintf(w->why, sizeof(w->why), "%s", why);
+	if (kind == WAIT_DEVICE)
+		log_warn("%s; listening by itself once one has", why);
+	else if (kind == WAIT_ERROR)
+		log_err("%s; trying again every %d s at most", why,
+		    CM_RETRY_MAX_MS / 1000);
+}
+
+/*
+ * Listen for links on ${a}, configured by ${lc}: the listener in ${*lp},
+ * or NULL there when it has to wait for RDMA, and why in ${w}.  Returns
+ * 0, or -1 when it failed otherwise (the reason in ${err}).
+ */
+static int
+listen_on(struct rsd *d, const struct conf_addr *a,
+    const struct verbs_link_conf *lc, struct verbs_listener **lp,
+    struct cm_wait *w, char *err, size_t errlen)
+{
+
+	if (!verbs_cm_is_open(d->cm)) {
+		*lp = NULL;
+		wait_set(w, WAIT_CM, "");
+		return (0);
+	}
+	if ((*lp = verbs_listen(d->cm, a->host, a->port, lc, d, err,
+	    errlen)) != NULL) {
+		verbs_listener_set_gate(*lp, gate, d);
+		wait_set(w, WAIT_NONE, "");
+		log_notice("listening for RDMA links on %s", a->text);
+		return (0);
+	}
+	if (errno != ENODEV)
+		return (-1);
+	wait_set(w, WAIT_DEVICE, err);
+	return (0);
+}
+
+static void listener_conf(const struct conf *, struct verbs_link_conf *);
+
+/* Open the RDMA CM and listen where it waited; 0 when nothing waits. */
+static int
+rdma_try(struct rsd *d)
+{
+	struct verbs_link_conf lc;
+	char err[400];
+	size_t i;
+	int left = 0;
+
+	if (rdma_open(d) != 0)
+		return (-1);
+	listener_conf(d->conf, &lc);
+	for (i = 0; i < d->nlsn; i++) {
+		if (d->lsn[i] != NULL)
+			continue;
+		if (listen_on(d, &d->conf->listen[i].addr, &lc, &d->lsn[i],
+		    &d->lsn_wait[i], err, sizeof(err)) != 0)
+			wait_set(&d->lsn_wait[i], WAIT_ERROR, err);
+		left += d->lsn[i] == NULL;
+	}
+	if (left > 0) {
+		rdma_wait(d);
+		return (-1);
+	}
+	d->rdma_backoff_ms = CM_RETRY_MIN_MS;
+	return (0);
+}
+
+/*
+ * A look, in a shared turn (it stops no worker): a try, in the next
+ * exclusive turn, if /dev/infiniband changed or the time came.
+ */
+static void
+on_look(void *arg)
+{
+	struct rsd *d = arg;
+
+	if (d->stop || d->draining || !needs_rdma(d->conf))
+		return;
+	d->rdma_moved |= verbs_cm_moved(d->cm);
+	if (!d->rdma_moved && loop_now_ms() < d->rdma_next_ms) {
+		loop_timer_arm(&d->rdma_timer, CM_LOOK_MS);
+		return;
+	}
+	loop_job_defer(&d->rdma_job);
+}
+
+static void
+on_try(void *arg)
+{
+	struct rsd *d = arg;
+
+	if (d->stop || d->draining || !needs_rdma(d->conf))
+		return;
+	if (d->rdma_moved)
+		d->rdma_backoff_ms = CM_RETRY_MIN_MS;
+	d->rdma_moved = 0;
+	(void)rdma_try(d);
+}
+
+const char *
+cm_rdma(const struct rsd *d, char *why, size_t len)
+{
+	const struct cm_wait *w;
+	size_t n;
+
+	snprintf(why, len, "%s", "");
+	if (d->rdma == -1 || (d->rdma != VERBS_RDMA_READY &&
+	    !needs_rdma(d->conf)))
+		return (extra_names[EXTRA_UNUSED]);
+	if (d->rdma != VERBS_RDMA_READY) {
+		snprintf(why, len, "no RDMA yet: %s", d->rdma_why);
+		return (verbs_rdma_name((enum verbs_rdma)d->rdma));
+	}
+	if ((w = waiting(d, &n)) == NULL)
+		return (verbs_rdma_name(VERBS_RDMA_READY));
+	if (n > 1)
+		snprintf(why, len, "%s (and %zu more listeners wait)", w->why,
+		    n - 1);
+	else
+		snprintf(why, len, "%s", w->why);
+	return (extra_names[EXTRA_LISTEN]);
+}
+
+size_t
+cm_listening(const struct rsd *d)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < d->nlsn; i++)
+		n += d->lsn[i] != NULL;
+	return (n);
+}
+
 /* ------------------------------------------------- channel and listeners */
 
 int
@@ -432,21 +717,19 @@ cm_start(struct rsd *d, const struct link_ops *ops, void *arg, char *err,
 	TAILQ_INIT(&d->connq);
 	d->in_ops = ops;
 	d->in_arg = arg;
+	d->rdma = -1;
+	d->rdma_backoff_ms = CM_RETRY_MIN_MS;
 	loop_job_init(&d->take, d->lp, on_take, d);
+	loop_timer_init(&d->rdma_timer, d->lp, on_look, d);
+	loop_timer_share(&d->rdma_timer, 1);
+	loop_job_init(&d->rdma_job, d->lp, on_try, d);
 	if ((d->rate = calloc(1, sizeof(*d->rate))) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return (-1);
 	}
+	/* The RDMA CM opens once a tunnel needs it (cm_listen_plan). */
 	if ((d->cm = verbs_cm_new(err, errlen)) == NULL)
 		return (-1);
-	if ((d->cm_w = loop_fd_add(d->lp, verbs_cm_fd(d->cm), EPOLLIN, on_cm,
-	    d)) == NULL || (d->lcm_w = loop_fd_add(d->lp,
-	    verbs_cm_listen_fd(d->cm), EPOLLIN, on_listen, d)) == NULL) {
-		snprintf(err, errlen, "cannot watch the RDMA CM channels");
-		return (-1);
-	}
-	/* Anyone can send connect requests: they stop no worker. */
-	loop_fd_share(d->lcm_w, 1);
 	return (0);
 }
 
@@ -458,7 +741,9 @@ cm_listen_close(struct rsd *d)
 	for (i = 0; i < d->nlsn; i++)
 		verbs_listener_free(d->lsn[i]);
 	free(d->lsn);
+	free(d->lsn_wait);
 	d->lsn = NULL;
+	d->lsn_wait = NULL;
 	d->nlsn = 0;
 }
 
@@ -473,6 +758,8 @@ cm_stop(struct rsd *d)
 		link_free(dl);
 	cm_listen_close(d);
 	loop_job_cancel(&d->take);
+	loop_timer_stop(&d->rdma_timer);
+	loop_job_cancel(&d->rdma_job);
 	loop_fd_del(d->cm_w);
 	loop_fd_del(d->lcm_w);
 	d->cm_w = d->lcm_w = NULL;
@@ -533,35 +820,42 @@ cm_listen_plan(struct rsd *d, const struct conf *nc, char *err,
 
 	if ((p = calloc(1, sizeof(*p) + (nc->nlisten + 1) *
 	    sizeof(p->nl[0]))) == NULL ||
-	    (p->lsn = calloc(nc->nlisten + 1, sizeof(*p->lsn))) == NULL) {
+	    (p->lsn = calloc(nc->nlisten + 1, sizeof(*p->lsn))) == NULL ||
+	    (p->wait = calloc(nc->nlisten + 1, sizeof(*p->wait))) == NULL) {
+		if (p != NULL)
+			free(p->lsn);
 		free(p);
 		snprintf(err, errlen, "out of memory");
 		return (NULL);
 	}
+	/* Nothing is undone here: an open RDMA CM serves any configuration. */
+	if (needs_rdma(nc))
+		(void)rdma_open(d);
 	p->n = nlisten(nc);
 	listener_conf(nc, &lc);
 	for (j = 0; j < p->n; j++) {
 		p->nl[j].from = NEW_LISTENER;
 		for (i = 0; i < d->nlsn && oc != nc; i++) {
-			if (d->lsn[i] != NULL && conf_addr_same(
-			    &oc->listen[i].addr, &nc->listen[j].addr)) {
+			if (!conf_addr_same(&oc->listen[i].addr,
+			    &nc->listen[j].addr))
+				continue;
+			if (d->lsn[i] != NULL) {
 				p->nl[j].l = d->lsn[i];
 				p->nl[j].from = i;
 				d->lsn[i] = NULL;	/* taken over */
-				break;
+			} else {
+				/* What was said of it stays said. */
+				p->wait[j] = d->lsn_wait[i];
 			}
+			break;
 		}
 		if (p->nl[j].l != NULL)
 			continue;
-		p->nl[j].l = verbs_listen(d->cm, nc->listen[j].addr.host,
-		    nc->listen[j].addr.port, &lc, d, err, errlen);
-		if (p->nl[j].l == NULL) {
+		if (listen_on(d, &nc->listen[j].addr, &lc, &p->nl[j].l,
+		    &p->wait[j], err, errlen) != 0) {
 			cm_listen_undo(d, p);
 			return (NULL);
 		}
-		verbs_listener_set_gate(p->nl[j].l, gate, d);
-		log_notice("listening for RDMA links on %s",
-		    nc->listen[j].addr.text);
 	}
 	return (p);
 }
@@ -579,6 +873,7 @@ cm_listen_undo(struct rsd *d, struct cm_listen_plan *p)
 			verbs_listener_free(p->nl[j].l);
 	}
 	free(p->lsn);
+	free(p->wait);
 	free(p);
 }
 
@@ -598,15 +893,20 @@ cm_listen_commit(struct rsd *d, const struct conf *nc,
 		}
 	}
 	free(d->lsn);
+	free(d->lsn_wait);
 	d->nlsn = p->n;
 	d->lsn = p->lsn;
+	d->lsn_wait = p->wait;
 	for (i = 0; i < p->n; i++)
 		d->lsn[i] = p->nl[i].l;
 	free(p);
 	verbs_cm_set_max_pinned(d->cm, conf_max_memory_bytes(nc));
 	listener_conf(nc, &lc);
 	for (i = 0; i < d->nlsn; i++)
-		verbs_listener_set_conf(d->lsn[i], &lc);
+		if (d->lsn[i] != NULL)
+			verbs_listener_set_conf(d->lsn[i], &lc);
+	if (cm_listening(d) < d->nlsn && !loop_timer_armed(&d->rdma_timer))
+		rdma_wait(d);
 	if (d->nlsn > 0)
 		log_info("incoming links: sq_size %u, rq_size %u, inline_size "
 		    "%u, %u streams", (unsigned)lc.sq_size,

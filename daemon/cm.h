@@ -17,11 +17,33 @@ struct rsd;
 
 /**
  * cm_start(d, ops, arg, err, errlen):
- * Open the RDMA CM event channel; incoming links report to ${ops} with
- * ${arg}.  Returns 0, or -1 with the reason in ${err}.
+ * Ready the RDMA side; incoming links report to ${ops} with ${arg}.  The
+ * RDMA CM is opened only once a configuration needs it (cm_listen_plan):
+ * a daemon without tunnels touches no RDMA at all.  Returns 0, or -1
+ * with the reason in ${err}.
  */
 int cm_start(struct rsd *d, const struct link_ops *ops, void *arg,
     char *err, size_t errlen);
+
+/**
+ * cm_rdma(d, why, len):
+ * What the daemon has of RDMA: "ready"; "unused" (no tunnel needed it,
+ * so the RDMA CM was never opened); what verbs_cm_open said is missing
+ * (verbs_rdma_name: "no-rdma-ucm", "no-device", ...); or
+ * "listener-waiting" (the RDMA CM is open, but some listen address has
+ * no RDMA device yet).  Unless ready or unused, ${why} gets a sentence
+ * that says what is missing and what to do ("no RDMA yet: ...", "cannot
+ * listen for RDMA links on ...: ..."), else "".  While anything is
+ * missing the daemon tries again by itself (see cm.c), and says so in
+ * its log once, and once more each time that changes.
+ */
+const char *cm_rdma(const struct rsd *d, char *why, size_t len);
+
+/**
+ * cm_listening(d):
+ * How many RDMA listeners listen (the others wait for RDMA).
+ */
+size_t cm_listening(const struct rsd *d);
 
 /**
  * cm_stop(d):
@@ -40,8 +62,12 @@ struct cm_listen_plan;
 /**
  * cm_listen_plan(d, nc, err, errlen):
  * The RDMA listeners ${nc} needs: those on the same address are taken
- * over, the others made.  Returns the plan, or NULL with the reason in
- * ${err} (nothing changed).
+ * over, the others made.  If ${nc} needs RDMA (a tunnel's link or a
+ * listener), the RDMA CM is opened first.  Where there is no RDMA yet
+ * (the RDMA CM cannot be opened, or no RDMA device has a listen address)
+ * the listener waits, and listens by itself once it can.  Returns the
+ * plan, or NULL with the reason in ${err} (nothing changed; the RDMA CM
+ * may have been opened).
  */
 struct cm_listen_plan *cm_listen_plan(struct rsd *d, const struct conf *nc,
     char *err, size_t errlen);

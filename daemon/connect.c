@@ -91,6 +91,17 @@ connect_back_off(struct dlink *dl)
 	    LINK_BACKOFF_MAX_MS : dl->backoff * 2;
 }
 
+void
+connect_kick(struct dlink *dl)
+{
+
+	loop_assert_exclusive();
+	if (dl->state != D_IDLE || !loop_timer_armed(&dl->retry))
+		return;
+	dl->backoff = LINK_BACKOFF_MIN_MS;
+	loop_timer_arm(&dl->retry, 0);
+}
+
 /*
  * A client link's attempt was refused, but not failed: a step-down goes
  * to the same address at once; a busy peer (see LINK_CONNECT_SLOTS) is

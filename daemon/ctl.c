@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "bridge.h"
+#include "cm.h"
 #include "conf.h"
 #include "ctl.h"
 #include "ctlcmd.h"
@@ -322,6 +323,8 @@ struct status {
 	unsigned long long uptime_s;
 	unsigned links, up;
 	const char *state;
+	const char *rdma;		/* cm_rdma's */
+	char rdma_why[600];
 	struct verbs_cm_mem cmm;
 	struct render_tab tb;		/* the tunnels */
 };
@@ -341,6 +344,11 @@ status_json(struct rsd *d, struct render_buf *o, struct status *st)
 		render_printf(o, "null");
 	render_printf(o, ",\"log\":");
 	render_json_str(o, log_destination());
+	render_printf(o, ",\"rdma\":\"%s\",\"rdma_problem\":", st->rdma);
+	if (st->rdma_why[0] != '\0')
+		render_json_str(o, st->rdma_why);
+	else
+		render_printf(o, "null");
 	render_printf(o, ",\"streams\":%u,\"links\":%u,"
 	    "\"links_up\":%u,\"links_rejected\":%llu,"
 	    "\"links_evicted\":%llu,\"auth_failures\":%llu,"
@@ -380,7 +388,10 @@ status_text(struct rsd *d, struct render_buf *o, struct status *st,
 		render_printf(o, "last reload failed, running the previous "
 		    "configuration: %s\n", d->reload_error);
 	render_printf(o, "log: %s\n", log_destination());
-	/* The same sentence as systemd's STATUS=, but for a failed reload. */
+	render_printf(o, "rdma: %s\n", st->rdma_why[0] != '\0' ?
+	    st->rdma_why : st->rdma);
+	/* The same sentence as systemd's STATUS=, but for what RDMA lacks
+	 * (above) and a failed reload. */
 	tunnel_status(d, line, sizeof(line));
 	line[strcspn(line, ";")] = '\0';
 	render_printf(o, "%s\n", line);
@@ -439,6 +450,7 @@ cmd_status(struct rsd *d, struct render_buf *o, const struct ctl_req *rq)
 	    1000);
 	st.links = link_count(d, &st.up);
 	st.state = d->draining ? "stopping" : "running";
+	st.rdma = cm_rdma(d, st.rdma_why, sizeof(st.rdma_why));
 	link_mem(d, &st.cmm);
 	tunnels_tab(d, &st.tb);
 	if (rq->json)

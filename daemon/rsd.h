@@ -25,6 +25,7 @@
 struct link_ops;
 struct loop;
 struct loop_fd;
+struct cm_wait;
 struct verbs_cm;
 struct verbs_listener;
 struct bridge;
@@ -130,8 +131,22 @@ struct rsd {
 	struct resolver *res;		/* excl: host names, off the loop */
 	struct tun_list tuns;		/* excl: configured first, then
 					   draining */
-	struct verbs_listener **lsn;	/* excl */
+	struct verbs_listener **lsn;	/* excl: NULL: not listening yet */
 	size_t nlsn;			/* excl */
+	/*
+	 * RDMA that is not there yet (cm.c's): the RDMA CM could not be
+	 * opened, or listeners wait for a device with their address; they
+	 * are tried again (the timer) until they work.
+	 */
+	struct cm_wait *lsn_wait;	/* excl: per lsn: why not listening */
+	int rdma;			/* excl: enum verbs_rdma of the last
+					   try; -1 before one was needed */
+	char rdma_why[400];		/* excl: what it said; "": ready */
+	struct loop_timer rdma_timer;	/* owner: the next look (shared) */
+	struct loop_job rdma_job;	/* owner: a try, when a look says */
+	int rdma_moved;			/* owner: /dev/infiniband changed */
+	uint64_t rdma_next_ms;		/* excl: the next try, at the latest */
+	uint64_t rdma_backoff_ms;	/* excl */
 	TAILQ_HEAD(dlink_list, dlink) links;	/* excl: every link: link.c's */
 	struct dlink_list connq;	/* excl: client links waiting for a
 					   connect slot (LINK_CONNECT_SLOTS):

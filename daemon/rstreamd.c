@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "cm.h"
 #include "conf.h"
 #include "confread.h"
 #include "ctl.h"
@@ -523,7 +524,8 @@ loop_setup(struct rsd *d, struct sigctx *sc, struct loop_fd **sw)
 static int
 start(struct rsd *d, pthread_t **th, size_t nclient)
 {
-	char err[1024];
+	char err[1024], wait[48] = "";
+	size_t n;
 
 	if (workers_new(d, reload_workers(d->conf)) != 0 ||
 	    (*th = calloc(d->nworkers + 1, sizeof(**th))) == NULL) {
@@ -543,9 +545,14 @@ start(struct rsd *d, pthread_t **th, size_t nclient)
 	if (d->ctl != NULL)
 		snprintf(d->control_path, sizeof(d->control_path), "%s",
 		    ctl_path(d->ctl));
+	/* Ready without RDMA too: what is missing was said, and comes. */
+	n = cm_listening(d);
+	if (n < d->nlsn)
+		snprintf(wait, sizeof(wait), " (%zu waiting for RDMA)",
+		    d->nlsn - n);
 	log_notice("ready: %zu tunnels (%zu client, %zu target), %zu RDMA "
-	    "listeners, control socket %s, %zu worker%s",
-	    d->conf->ntunnels, nclient, d->conf->ntunnels - nclient, d->nlsn,
+	    "listeners%s, control socket %s, %zu worker%s",
+	    d->conf->ntunnels, nclient, d->conf->ntunnels - nclient, n, wait,
 	    d->ctl != NULL ? ctl_path(d->ctl) : "off", link_workers(d),
 	    link_workers(d) == 1 ? "" : "s");
 	tunnel_warn(d);

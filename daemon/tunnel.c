@@ -949,6 +949,7 @@ tunnel_status(const struct rsd *d, char *buf, size_t len)
 {
 	unsigned streams = tunnel_streams(d), up, links = link_count(d, &up);
 	size_t ntuns = d->conf->ntunnels;
+	char why[600];
 	int n;
 
 	if (d->draining) {
@@ -959,6 +960,10 @@ tunnel_status(const struct rsd *d, char *buf, size_t len)
 	n = snprintf(buf, len, "%zu tunnel%s, %u stream%s, %u of %u link%s "
 	    "up", ntuns, ntuns == 1 ? "" : "s", streams,
 	    streams == 1 ? "" : "s", up, links, links == 1 ? "" : "s");
+	/* Until RDMA is there, this is what the operator has to do. */
+	(void)cm_rdma(d, why, sizeof(why));
+	if (why[0] != '\0' && n > 0 && (size_t)n < len)
+		n += snprintf(buf + n, len - (size_t)n, "; %s", why);
 	/* A failed reload is news until the next one works. */
 	if (d->reload_error[0] != '\0' && n > 0 && (size_t)n < len)
 		snprintf(buf + n, len - (size_t)n, "; reload failed, running "

@@ -81,8 +81,10 @@ struct tun *tunnel_find_target(struct rsd *d, const char *name);
 /**
  * tunnel_status(d, buf, len):
  * One line on the daemon as it is now, for systemd's STATUS= and
- * rstreamctl status: "1 tunnel, 3 streams, 1 of 1 link up", with a failed
- * reload's reason, or "stopping: waiting for N streams to finish".
+ * rstreamctl status: "1 tunnel, 3 streams, 1 of 1 link up", then what
+ * RDMA lacks ("; no RDMA yet: ...", see cm_rdma) and a failed reload's
+ * reason, each after a "; "; or "stopping: waiting for N streams to
+ * finish".
  */
 void tunnel_status(const struct rsd *d, char *buf, size_t len);
 

@@ -12,6 +12,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 
+#include <dirent.h>
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -75,6 +76,11 @@ struct verbs_cm {
 	 */
 	int sync_due;
 	struct stat dev_dir;
+	/* verbs_cm_moved's last look at /dev/infiniband. */
+	struct stat moved_dir;
+	/* Why the channels are not open (see verbs_cm_open); "" once they
+	 * are. */
+	char why[400];
 };
 
 /* Ticks to list the devices again after a sign that they changed. */
@@ -226,6 +232,26 @@ resolve(const char *host, const char *port, int passive,
 
 static int devices_changed(struct verbs_cm *);
 
+/* Where librdmacm opens the RDMA CM, and where rdma_ucm shows it is loaded. */
+#define CM_NODE		"/dev/infiniband/rdma_cm"
+#define CM_SYSFS	"/sys/class/misc/rdma_cm"
+
+static const char *const rdma_names[VERBS_RDMA_N] = {
+	[VERBS_RDMA_READY] = "ready",
+	[VERBS_RDMA_NO_UCM] = "no-rdma-ucm",
+	[VERBS_RDMA_NO_NODE] = "no-rdma-cm-node",
+	[VERBS_RDMA_NO_DEVICE] = "no-device",
+	[VERBS_RDMA_DENIED] = "denied",
+	[VERBS_RDMA_FAILED] = "failed"
+};
+
+const char *
+verbs_rdma_name(enum verbs_rdma r)
+{
+
+	return ((unsigned)r < VERBS_RDMA_N ? rdma_names[r] : "?");
+}
+
 struct verbs_cm *
 verbs_cm_new(char *err, size_t errlen)
 {
@@ -238,22 +264,131 @@ verbs_cm_new(char *err, size_t errlen)
 	TAILQ_INIT(&cm->dying);
 	TAILQ_INIT(&cm->links);
 	TAILQ_INIT(&cm->reqs);
+	snprintf(cm->why, sizeof(cm->why), "the RDMA CM is not open");
+	return (cm);
+}
+
+/* Whether /sys/class/infiniband lists a device (one libibverbs may lack a
+ * provider for, or ib_uverbs may not serve). */
+static int
+sysfs_devices(void)
+{
+	struct dirent *de;
+	DIR *dir;
+	int n = 0;
+
+	if ((dir = opendir("/sys/class/infiniband")) == NULL)
+		return (0);
+	while (n == 0 && (de = readdir(dir)) != NULL)
+		n = de->d_name[0] != '.';
+	closedir(dir);
+	return (n);
+}
+
+/*
+ * Why the RDMA CM could not be opened (librdmacm failed with ${e}), and
+ * what to do about it, into ${why}.  librdmacm opens CM_NODE only once
+ * libibverbs lists a device, and says ENODEV before that whatever else
+ * is missing; so what is there is looked at in the order it comes.  Its
+ * first look asks the kernel over netlink about the RDMA CM, which loads
+ * rdma_ucm then if it can: missing, it could not.
+ */
+static enum verbs_rdma
+rdma_missing(int e, char *why, size_t len)
+{
+	struct ibv_device **list;
+	struct stat st;
+	int n = 0;
+
+	if (stat(CM_NODE, &st) != 0 && stat(CM_SYSFS, &st) != 0) {
+		say(why, len, "the RDMA CM is not there: rdma_ucm is not "
+		    "loaded (modprobe rdma_ucm)");
+		return (VERBS_RDMA_NO_UCM);
+	}
+	if ((list = ibv_get_device_list(&n)) != NULL)
+		ibv_free_device_list(list);
+	if (n == 0 && sysfs_devices()) {
+		say(why, len, "no RDMA device libibverbs can use: rdma link "
+		    "lists some, but ib_uverbs is not loaded (modprobe "
+		    "ib_uverbs) or no provider in ibverbs-providers drives "
+		    "them");
+		return (VERBS_RDMA_NO_DEVICE);
+	}
+	if (n == 0) {
+		say(why, len, "no RDMA device (rdma link lists them): load "
+		    "the driver of an RDMA NIC, or add a Soft-RoCE device "
+		    "on a network interface: rdma link add rxe0 type rxe "
+		    "netdev IFACE");
+		return (VERBS_RDMA_NO_DEVICE);
+	}
+	if (stat(CM_NODE, &st) != 0) {
+		say(why, len, "rdma_ucm is loaded, but there is no %s here "
+		    "(under systemd: the service started before "
+		    "/dev/infiniband existed; restart it)", CM_NODE);
+		return (VERBS_RDMA_NO_NODE);
+	}
+	if (e == EACCES || e == EPERM) {
+		say(why, len, "cannot open %s: %s (its permissions, or the "
+		    "service's DeviceAllow=)", CM_NODE, strerror(e));
+		return (VERBS_RDMA_DENIED);
+	}
+	say(why, len, "cannot open the RDMA CM (%s): %s", CM_NODE,
+	    strerror(e));
+	return (VERBS_RDMA_FAILED);
+}
+
+enum verbs_rdma
+verbs_cm_open(struct verbs_cm *cm, char *why, size_t whylen)
+{
+	enum verbs_rdma r;
+	int e;
+
+	if (cm->ch != NULL) {
+		say(why, whylen, "%s", "");
+		return (VERBS_RDMA_READY);
+	}
+	errno = 0;
 	if ((cm->ch = rdma_create_event_channel()) == NULL ||
-	    (cm->lch = rdma_create_event_channel()) == NULL) {
-		say(err, errlen, "cannot open the RDMA CM (rdma_ucm loaded? "
-		    "/dev/infiniband/rdma_cm accessible?): %s",
-		    strerror(errno));
-		verbs_cm_free(cm);
-		return (NULL);
+	    (cm->lch = rdma_create_event_channel()) == NULL ||
+	    nonblock(cm->ch->fd) || nonblock(cm->lch->fd)) {
+		e = errno;
+		if (cm->lch != NULL)
+			rdma_destroy_event_channel(cm->lch);
+		if (cm->ch != NULL)
+			rdma_destroy_event_channel(cm->ch);
+		cm->ch = cm->lch = NULL;
+		r = rdma_missing(e, cm->why, sizeof(cm->why));
+		say(why, whylen, "%s", cm->why);
+		return (r);
 	}
-	if (nonblock(cm->ch->fd) || nonblock(cm->lch->fd)) {
-		say(err, errlen, "fcntl: %s", strerror(errno));
-		verbs_cm_free(cm);
-		return (NULL);
-	}
+	cm->why[0] = '\0';
+	say(why, whylen, "%s", "");
 	cm->held = rdma_get_devices(NULL);	/* none yet is fine */
 	(void)devices_changed(cm);
-	return (cm);
+	return (VERBS_RDMA_READY);
+}
+
+int
+verbs_cm_is_open(const struct verbs_cm *cm)
+{
+
+	return (cm->ch != NULL);
+}
+
+int
+verbs_cm_moved(struct verbs_cm *cm)
+{
+	struct stat st;
+
+	if (stat("/dev/infiniband", &st) != 0)
+		memset(&st, 0, sizeof(st));
+	if (st.st_ino == cm->moved_dir.st_ino &&
+	    st.st_mtim.tv_sec == cm->moved_dir.st_mtim.tv_sec &&
+	    st.st_mtim.tv_nsec == cm->moved_dir.st_mtim.tv_nsec &&
+	    st.st_nlink == cm->moved_dir.st_nlink)
+		return (0);
+	cm->moved_dir = st;
+	return (1);
 }
 
 void
@@ -279,14 +414,14 @@ int
 verbs_cm_fd(const struct verbs_cm *cm)
 {
 
-	return (cm->ch->fd);
+	return (cm->ch != NULL ? cm->ch->fd : -1);
 }
 
 int
 verbs_cm_listen_fd(const struct verbs_cm *cm)
 {
 
-	return (cm->lch->fd);
+	return (cm->lch != NULL ? cm->lch->fd : -1);
 }
 
 /* ---------------------------------------------------------------- links */
@@ -524,6 +659,11 @@ verbs_connect(struct verbs_cm *cm, const struct sockaddr *dst,
 {
 	struct verbs_link *l;
 
+	if (cm->ch == NULL) {
+		say(err, errlen, "no RDMA yet: %s", cm->why);
+		errno = ENODEV;
+		return (NULL);
+	}
 	if ((l = vl_new(cm, conf, user)) == NULL) {
 		say(err, errlen, "out of memory");
 		return (NULL);
@@ -745,6 +885,8 @@ int
 verbs_cm_tick_due(struct verbs_cm *cm)
 {
 
+	if (cm->ch == NULL)
+		return (0);
 	if (devices_changed(cm))
 		cm->sync_due = SYNC_TICKS;
 	return (!TAILQ_EMPTY(&cm->dying) || cm->sync_due > 0);
@@ -755,6 +897,8 @@ verbs_cm_tick(struct verbs_cm *cm)
 {
 	struct verbs_link *l, *next;
 
+	if (cm->ch == NULL)
+		return;
 	for (l = TAILQ_FIRST(&cm->dying); l != NULL; l = next) {
 		next = TAILQ_NEXT(l, dentry);
 		if (--l->dying_ticks <= 0)
@@ -1406,6 +1550,7 @@ static int
 listener_open(struct verbs_listener *ls, struct sockaddr *sa,
     const char *where, char *err, size_t errlen)
 {
+	int e;
 
 	if (rdma_create_id(ls->cm->lch, &ls->id, ls, RDMA_PS_TCP)) {
 		say(err, errlen, "rdma_create_id: %s", strerror(errno));
@@ -1413,9 +1558,18 @@ listener_open(struct verbs_listener *ls, struct sockaddr *sa,
 		return (-1);
 	}
 	if (rdma_bind_addr(ls->id, sa)) {
-		say(err, errlen, "cannot listen for RDMA links on %s: %s "
-		    "(is there an RDMA device with that address?)", where,
-		    strerror(errno));
+		e = errno;
+		if (e == ENODEV)
+			say(err, errlen, "cannot listen for RDMA links on %s: "
+			    "no RDMA device has that address (rdma link lists "
+			    "the devices and their network interfaces; a "
+			    "Soft-RoCE one: rdma link add rxe0 type rxe netdev "
+			    "IFACE)", where);
+		else
+			say(err, errlen, "cannot listen for RDMA links on %s: "
+			    "%s (is there an RDMA device with that address?)",
+			    where, strerror(e));
+		errno = e;
 		return (-1);
 	}
 	if (rdma_listen(ls->id, 64)) {
@@ -1433,10 +1587,18 @@ verbs_listen(struct verbs_cm *cm, const char *host, const char *port,
 	struct verbs_listener *ls;
 	struct addrinfo *ai;
 	char where[80];
+	int e = ENOMEM;
 
 	(void)user;
-	if (resolve(host, port, 1, &ai, err, errlen))
+	if (cm->lch == NULL) {
+		say(err, errlen, "no RDMA yet: %s", cm->why);
+		errno = ENODEV;
 		return (NULL);
+	}
+	if (resolve(host, port, 1, &ai, err, errlen)) {
+		errno = EINVAL;
+		return (NULL);
+	}
 	addr_text(ai->ai_addr, where, sizeof(where));
 	if ((ls = calloc(1, sizeof(*ls))) == NULL) {
 		say(err, errlen, "out of memory");
@@ -1445,11 +1607,14 @@ verbs_listen(struct verbs_cm *cm, const char *host, const char *port,
 		ls->cm = cm;
 		ls->conf = *conf;
 		if (listener_open(ls, ai->ai_addr, where, err, errlen) != 0) {
+			e = errno;
 			verbs_listener_free(ls);
 			ls = NULL;
 		}
 	}
 	freeaddrinfo(ai);
+	if (ls == NULL)
+		errno = e;
 	return (ls);
 }
 

@@ -127,11 +127,69 @@ struct verbs_ev {
 					   connecting (WIRE_NOTE_BUSY) */
 };
 
+/*
+ * What verbs_cm_open found: the RDMA CM open, or what is missing.  A
+ * host may have no RDMA yet (rdma_ucm loaded later, a Soft-RoCE device
+ * added after boot), and each of these passes when what is missing
+ * comes, without a restart.
+ */
+enum verbs_rdma {
+	VERBS_RDMA_READY = 0,	/* the RDMA CM is open */
+	VERBS_RDMA_NO_UCM,	/* rdma_ucm is not loaded */
+	VERBS_RDMA_NO_NODE,	/* it is, but /dev/infiniband/rdma_cm is not
+				   here (a sandbox made before it existed) */
+	VERBS_RDMA_NO_DEVICE,	/* no RDMA device libibverbs can use */
+	VERBS_RDMA_DENIED,	/* /dev/infiniband/rdma_cm may not be opened */
+	VERBS_RDMA_FAILED,	/* any other error */
+	VERBS_RDMA_N
+};
+
+/**
+ * verbs_rdma_name(r):
+ * "ready", "no-rdma-ucm", "no-rdma-cm-node", "no-device", "denied",
+ * "failed"; "?" for a value out of range.
+ */
+const char *verbs_rdma_name(enum verbs_rdma r);
+
 /**
  * verbs_cm_new(err, errlen):
- * Create the RDMA CM event channel every listener and link uses.
+ * The state every listener and link shares, without its RDMA CM event
+ * channels: verbs_cm_open opens them.  Nothing of RDMA is touched (no
+ * device, no file), so a daemon that needs no RDMA need not have any.
+ * NULL only when out of memory.
  */
 struct verbs_cm *verbs_cm_new(char *err, size_t errlen);
+
+/**
+ * verbs_cm_open(cm, why, whylen):
+ * Open ${cm}'s RDMA CM event channels (nothing to do once they are).
+ * Returns VERBS_RDMA_READY, or what is missing with, in ${why}, a
+ * sentence that says so and what to do about it ("rdma_ucm is not loaded
+ * (modprobe rdma_ucm)"); then nothing is left open, and it may be called
+ * again at any time: librdmacm and libibverbs find modules and devices
+ * that appeared since.  Until it succeeds, verbs_listen and
+ * verbs_connect fail (errno ENODEV) saying that sentence, and
+ * verbs_cm_fd and verbs_cm_listen_fd are -1.
+ */
+enum verbs_rdma verbs_cm_open(struct verbs_cm *cm, char *why,
+    size_t whylen);
+
+/**
+ * verbs_cm_is_open(cm):
+ * Whether verbs_cm_open succeeded.
+ */
+int verbs_cm_is_open(const struct verbs_cm *cm);
+
+/**
+ * verbs_cm_moved(cm):
+ * Whether /dev/infiniband changed since the last call (the first call
+ * says yes): rdma_cm appeared (rdma_ucm was loaded), or a device's
+ * uverbs node came or went.  One stat, no descriptor: for a caller that
+ * waits for RDMA, to try again at once rather than at the end of its
+ * back-off.  A change it cannot see (an address added to a device's
+ * interface) is for that back-off.
+ */
+int verbs_cm_moved(struct verbs_cm *cm);
 
 /**
  * verbs_cm_free(cm):
@@ -261,7 +319,10 @@ void verbs_request_refuse(struct verbs_request *r, uint8_t why);
  * verbs_listen(cm, host, port, conf, user, err, errlen):
  * Listen for links on ${host}:${port}; incoming links get queues and an
  * engine configured by ${conf}.  ${user} is not read (nothing asked for it
- * back; it goes with its callers' next change).
+ * back; it goes with its callers' next change).  NULL with the reason in
+ * ${err} and errno: ENODEV when no RDMA device has that address (yet),
+ * or the RDMA CM is not open; EADDRNOTAVAIL when no interface of this
+ * host has it.
  */
 struct verbs_listener *verbs_listen(struct verbs_cm *cm, const char *host,
     const char *port, const struct verbs_link_conf *conf, void *user,

@@ -575,3 +575,38 @@ sd_state_is() {
 sd_link_up() {
 	[[ "$(sd_prop rstreamd StatusText)" == *"1 of 1 link up"* ]]
 }
+
+# ---- RDMA that comes later (*-no-rdma*.bats: the runner's SOFTROCE_RDMA=later) ----
+
+# rdma_later: skip the test unless the runner's guest left RDMA out.
+rdma_later() {
+	[ "${RSTREAMD_TEST_RDMA:-}" = later ] ||
+	    skip "needs a host without RDMA yet: the runner's guest with SOFTROCE_RDMA=later (here RDMA devices exist already${RSTREAMD_TEST_MODE:+, $RSTREAMD_TEST_MODE mode})"
+}
+
+# no_rdma: no RDMA module is loaded and no RDMA device exists.
+no_rdma() {
+	[ ! -e /sys/module/rdma_ucm ] && [ ! -e /sys/module/ib_uverbs ] &&
+	    [ ! -e /sys/module/rdma_rxe ] && [ ! -e /dev/infiniband ] &&
+	    ! compgen -G '/sys/class/infiniband/*' >/dev/null
+}
+
+# netdev_of ADDR: the network interface that has IPv4 address ADDR.
+netdev_of() {
+	ip -o -4 addr show to "$1/32" | awk '{ print $2; exit }'
+}
+
+# rdma_up: what the guest left out, with its own steps (guest-init
+# rdma-up): the RDMA modules, and a Soft-RoCE device on the interfaces of
+# A and B; returns once both ports are ACTIVE.
+rdma_up() {
+	sh "$RSTREAMD_SRCDIR/tests/vm/guest-init" rdma-up "$(netdev_of "$A")" \
+	    "$(netdev_of "$B")" "$RSTREAMD_TEST_DEV_A" "$RSTREAMD_TEST_DEV_B"
+}
+
+# rdma_down: no RDMA again: the devices go, then the modules (guest-init
+# rdma-down); no process may still hold them.
+rdma_down() {
+	sh "$RSTREAMD_SRCDIR/tests/vm/guest-init" rdma-down \
+	    "$RSTREAMD_TEST_DEV_A" "$RSTREAMD_TEST_DEV_B"
+}
