@@ -98,26 +98,4 @@ int cfg_uint(const struct cfg *p, const config_setting_t *s, long long min,
  */
 int cfg_bool(const struct cfg *p, const config_setting_t *s, int *out);
 
-/**
- * cfg_syntax_hint(file, line, out, outlen):
- * Why libconfig (this one: its version decides whether a comma may end a
- * list) stopped with "syntax error" at line ${line} of ${file}, from the
- * text: "a comma before ')' (line 43): ...", "log_level is not quoted:
- * ...", a byte order mark, a string or bracket not closed, single or
- * typographic quotes, and so on.  Writes it into ${out} and returns 0, or
- * returns -1 with ${out} untouched when the text says nothing sure (the
- * first mistake found is not on ${line}, the file cannot be read, or is
- * beyond 16 MiB).  Reads the file again; never exits or aborts on any
- * text.
- */
-int cfg_syntax_hint(const char *file, int line, char *out, size_t outlen);
-
-/**
- * cfg_duplicate_hint(file, line, out, outlen):
- * The same for libconfig's "duplicate setting name" at line ${line}:
- * which name, and the line it was first set at in the same group.
- */
-int cfg_duplicate_hint(const char *file, int line, char *out,
-    size_t outlen);
-
 #endif /* !CFG_H */

@@ -28,6 +28,7 @@
 #include "wire.h"
 
 #include "cfg.h"
+#include "cfghint.h"
 #include "conf.h"
 #include "conffile.h"
 #include "ident.h"
@@ -927,9 +928,9 @@ read_error(const struct cfg *p, const config_t *cf, int saved_errno)
 	text = config_error_text(cf);
 	line = config_error_line(cf);
 	if ((strcmp(text, "syntax error") == 0 &&
-	    cfg_syntax_hint(file, line, hint, sizeof(hint)) == 0) ||
+	    cfghint_syntax(file, line, hint, sizeof(hint)) == 0) ||
 	    (strcmp(text, "duplicate setting name") == 0 &&
-	    cfg_duplicate_hint(file, line, hint, sizeof(hint)) == 0))
+	    cfghint_duplicate(file, line, hint, sizeof(hint)) == 0))
 		snprintf(p->err, p->errlen, "%s:%d: %s: %s", file, line, text,
 		    hint);
 	else

@@ -251,7 +251,7 @@ struct conf {
  * bytes) one complete message "FILE:LINE: what is wrong", or
  * "FILE: cannot read: REASON" when the file cannot be read; where libconfig
  * finds the syntax wrong, "FILE:LINE: syntax error: WHY" when the text
- * says why (cfg_syntax_hint).  Users and groups (unix_owner, unix_group,
+ * says why (cfghint_syntax).  Users and groups (unix_owner, unix_group,
  * control_group) must exist: their ids are looked up.  Every tunnel
  * in the result has every field filled (defaults applied), and at least
  * one listen address exists if any tunnel has a target.  A file may

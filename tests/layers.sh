@@ -12,7 +12,7 @@ level() {
 	case $1 in
 	config) echo 0 ;;
 	addr | ring | wire | seal | window | timerq | secmem | budget | noise | ident) echo 1 ;;
-	engine | admit | render | tables | ctlcmd | log | cfg | conf | conffile | confaddr | confpeer | auth | hca | proxy) echo 2 ;;
+	engine | admit | render | tables | ctlcmd | log | cfg | cfghint | conf | conffile | confaddr | confpeer | auth | hca | proxy) echo 2 ;;
 	verbs | loop) echo 3 ;;
 	sock | resolve | notify | dial | prio | confread) echo 4 ;;
 	rsd) echo 5 ;;
