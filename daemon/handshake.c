@@ -217,7 +217,7 @@ hs_finish(struct dlink *dl, const uint8_t hellos[AUTH_HELLOS_LEN],
 	enum seal_aead a;
 	int rc = 0;
 
-	noise_split(dl->hs, c1, c2, dl->hh);
+	noise_split(dl->hs, c1, c2, NULL, dl->hh);
 	handshake_forget(dl);
 	dl->ident = 1;
 	/* Flags are byte 5 of each hello (rstreamd-protocol(7)). */

@@ -980,7 +980,7 @@ handshake(const uint8_t priv[NOISE_KEY_LEN],
 		return (1);
 	if (noise_write(&hs, NULL, 0, hm->m[2], NOISE_MSG_MAX, &hm->len[2]))
 		die("noise: cannot write message 3");
-	noise_split(&hs, c1, c2, hh);
+	noise_split(&hs, c1, c2, NULL, hh);
 	if (said != NULL)
 		sealed = seal_start(said, c1, c2);
 	send_hs(hm->m[2], hm->len[2]);

@@ -881,7 +881,7 @@ rnoise_step(void *arg, const uint8_t *in, size_t inlen, uint8_t *out,
 		*why = "not the peer's key";
 		return (-1);
 	}
-	noise_split(&r->hs, c1, c2, r->h);
+	noise_split(&r->hs, c1, c2, NULL, r->h);
 	if (seal_dir_init(&r->seal.tx, SEAL_CHACHAPOLY, r->initiator ? c1 : c2) ||
 	    seal_dir_init(&r->seal.rx, SEAL_CHACHAPOLY, r->initiator ? c2 : c1)) {
 		*why = "seal_dir_init";
