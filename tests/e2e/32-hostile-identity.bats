@@ -1,11 +1,12 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
-# A hostile peer with a node identity (tests/hostile/hostile, version 6:
-# the Noise handshake and sealed records) against a daemon with
-# identity_file and peers_file: an identity nobody listed, a replayed
-# handshake and a stripped capability never authenticate; a sealed write
-# with a bit flipped, or a stream opened in clear on a sealed link, ends
-# the link and reaches no target, while the same write unflipped does.
+# A hostile peer with a node identity (tests/hostile/hostile, version 7:
+# the Noise handshake, the responder's confirmation and sealed records)
+# against a daemon with identity_file and peers_file: an identity nobody
+# listed, a replayed handshake and a stripped capability never
+# authenticate; a sealed write with a bit flipped, or a stream opened in
+# clear on a sealed link, ends the link and reaches no target, while the
+# same write unflipped does (at version 6 too).
 
 load helpers
 
@@ -87,6 +88,12 @@ serve() {
 	assert_output --regexp '^sealed-write: [0-9]+ bytes written, credit returned$'
 	n=$((n + $(cut -d' ' -f2 <<<"$output")))
 	wait_log b "link from $A:[0-9]* authenticated as node-h, sealed with chacha20-poly1305"
+	# At version 6 there is no confirmation: sealed from after message 2.
+	HOSTILE_VERSION=6 hostile sealed-write "$W/h.id" good
+	assert_success
+	assert_output --regexp '^sealed-write: [0-9]+ bytes written, credit returned$'
+	n=$((n + $(cut -d' ' -f2 <<<"$output")))
+	wait_log b "link from $A:[0-9]* authenticated as node-h, .*protocol version 6)"
 	wait_until 20 at_least "$n" stat -c %s "$W/good.out"
 	[ "$(stat -c %s "$W/good.out")" = "$n" ]
 	run sh -c "fold -w 16 '$W/good.out' | sort -u"
