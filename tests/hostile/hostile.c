@@ -129,6 +129,18 @@
  * From version 7 each of these waits for the daemon's confirmation after
  * its message 3 (it checks it; it is the daemon's first message after
  * message 2) before it opens a stream; wrong-identity fails if one comes.
+ * Cases where it is the passive side with an identity (version 7: it
+ * listens at PEER_ADDR PORT and serves the first link, a daemon's client
+ * link, as a responder whose hello says IDENTITY, SEAL and AESGCM if this
+ * CPU can, with IDFILE's key; exit 0 when the daemon ends the link, and
+ * never opens a stream on it, within the time limit):
+ *   no-confirm IDFILE     reads message 3, then never confirms
+ *   wrong-confirm IDFILE  confirms with one bit of the confirmation
+ *                 flipped
+ *   early-confirm IDFILE  sends a confirmation (a made-up one: there are
+ *                 no keys yet) right after message 2, before message 3
+ * each prints "CASE: listening", then "CASE: disconnected; no stream
+ * opened", "CASE: the daemon opened a stream" or "CASE: still connected".
  * With HOSTILE_VERSION=N in its environment, its hello says version N.
  * Exit 1 when the daemon let it through, 2 on a setup error.
  */
@@ -1330,6 +1342,98 @@ ident_case(const char *src, const char *dst, const char *port,
 	return (after_handshake(cs, tunnel, said + WIRE_HELLO_LEN));
 }
 
+/* Is ${cs} a passive case with an identity (see confirm_case)? */
+static int
+confirm_case_name(const char *cs)
+{
+
+	return (strcmp(cs, "no-confirm") == 0 ||
+	    strcmp(cs, "wrong-confirm") == 0 ||
+	    strcmp(cs, "early-confirm") == 0);
+}
+
+/*
+ * Serve the first link a daemon connects at ${addr} ${port} as the Noise
+ * responder with the identity in ${idfile}, and misbehave about the
+ * confirmation as ${cs} says (see the header).
+ */
+static int
+confirm_case(const char *addr, const char *port, const char *cs,
+    const char *idfile)
+{
+	uint8_t priv[NOISE_KEY_LEN], pub[NOISE_KEY_LEN];
+	uint8_t c1[NOISE_KEY_LEN], c2[NOISE_KEY_LEN], k3[NOISE_KEY_LEN];
+	uint8_t hellos[AUTH_HELLOS_LEN], hh[NOISE_HASH_LEN];
+	uint8_t prologue[LABEL_LEN + AUTH_HELLOS_LEN], msg[NOISE_MSG_MAX];
+	uint8_t conf[CONFIRM_LEN];
+	struct wire_hello peer, h;
+	struct noise_hs hs;
+	struct wire_rec r;
+	size_t mlen, plen;
+	char err[512];
+	int t, sealed;
+
+	if (sodium_init() < 0)
+		die("sodium_init");
+	if (ident_read(idfile, priv, pub, err, sizeof(err)) != 0)
+		die(err);
+	listen_at(addr, port, cs);
+	first_request(hellos);
+	if (wire_hello_decode(hellos, WIRE_HELLO_LEN, &peer) != WIRE_OK)
+		die("the connect request's hello does not decode");
+	if (!(peer.flags & WIRE_HELLO_IDENTITY) ||
+	    (peer.flags & WIRE_HELLO_AUTH))
+		die("the daemon's hello has no identity, or a key");
+	memset(&h, 0, sizeof(h));
+	h.version = hello_version();
+	if (h.version > peer.version)
+		h.version = peer.version;
+	h.credits = NRECV;
+	h.flags = (uint8_t)(WIRE_HELLO_IDENTITY | WIRE_HELLO_SEAL |
+	    (seal_aesgcm_available() ? WIRE_HELLO_AESGCM : 0));
+	accept_first(&h, hellos + WIRE_HELLO_LEN);
+	if (!confirms(hellos))
+		die("the link does not speak version 7");
+	memcpy(prologue, label_prologue, LABEL_LEN);
+	memcpy(prologue + LABEL_LEN, hellos, AUTH_HELLOS_LEN);
+	if (noise_init(&hs, 0, prologue, sizeof(prologue), priv, NULL) != 0)
+		die("noise: cannot start");
+	sodium_memzero(priv, sizeof(priv));
+	if (watch_for(LIMIT_MS, &r, 1u << WIRE_HANDSHAKE) != WIRE_HANDSHAKE ||
+	    noise_read(&hs, r.hs, r.hs_len, NULL, 0, &plen) != 0 ||
+	    noise_write(&hs, NULL, 0, msg, sizeof(msg), &mlen) != 0)
+		die("noise: no good message 1");
+	send_hs(msg, mlen);
+	if (strcmp(cs, "early-confirm") == 0) {
+		/* No keys yet: the best it can do is made up. */
+		(void)getrandom(conf, sizeof(conf), 0);
+		send_hs(conf, sizeof(conf));
+	}
+	t = watch_for(LIMIT_MS, &r, 1u << WIRE_HANDSHAKE);
+	if (t == WIRE_HANDSHAKE) {
+		if (noise_read(&hs, r.hs, r.hs_len, NULL, 0, &plen) != 0)
+			die("noise: message 3 does not authenticate");
+		noise_split(&hs, c1, c2, k3, hh);
+		/* The daemon seals from the SEND after message 3. */
+		sealed = seal_start(hellos, 0, c1, c2);
+		sealing_rx = sealed;
+		confirm_of(k3, hh, conf);
+		sodium_memzero(c1, sizeof(c1));
+		sodium_memzero(c2, sizeof(c2));
+		sodium_memzero(k3, sizeof(k3));
+		if (strcmp(cs, "wrong-confirm") == 0) {
+			conf[CONFIRM_LEN / 2] ^= 0x01;
+			send_hs(conf, sizeof(conf));
+		}
+		/* The daemon opens streams only on a link that is up. */
+		t = watch_alive(LIMIT_MS, 1u << WIRE_OPEN);
+	} else
+		noise_wipe(&hs);
+	printf("%s: %s\n", cs, t == -2 ? "disconnected; no stream opened" :
+	    t == WIRE_OPEN ? "the daemon opened a stream" : "still connected");
+	return (t == -2 ? 0 : 1);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1358,6 +1462,8 @@ main(int argc, char **argv)
 		    2));
 	if (strcmp(cs, "evil-server") == 0 && argc > 5)
 		return (evil_server(argv[2], argv[3], atoi(argv[5])));
+	if (confirm_case_name(cs) && argc > 5)
+		return (confirm_case(argv[2], argv[3], cs, argv[5]));
 	if (ident_case_name(cs) && argc > 5)
 		return (ident_case(argv[1], argv[2], argv[3], cs, argv[5],
 		    argc > 6 ? argv[6] : NULL));
