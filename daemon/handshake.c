@@ -18,11 +18,14 @@
 #include "seal.h"
 #include "verbs.h"
 
-/* rstreamd-protocol(7), "Identities": equal lengths, no terminator. */
+/* rstreamd-protocol(7), "Identities": no terminators. */
 static const char label_prologue[] = "rstream-noise-v1";
 static const char label_psk[] = "rstream-psk-v1";
+static const char label_confirm[] = "rstream-confirm-v1";
 
 #define LABEL_LEN(l)	(sizeof(l) - 1)
+/* The responder's confirmation (version 7): a BLAKE2b-256 tag. */
+#define CONFIRM_LEN	NOISE_KEY_LEN
 
 /* ------------------------------------------------------ pre-shared keys */
 
@@ -204,12 +207,44 @@ peer_known(struct dlink *dl, const char **why)
 	return (0);
 }
 
-/* The handshake is done: keys for sealing and the link's binding. */
+/*
+ * Does the responder confirm (version 7: both hellos say 7 or more)?
+ * Byte 4 of each hello is its version (rstreamd-protocol(7)).
+ */
+static int
+confirms(const uint8_t hellos[AUTH_HELLOS_LEN])
+{
+
+	return (hellos[4] >= 7 && hellos[WIRE_HELLO_LEN + 4] >= 7);
+}
+
+/*
+ * The responder's confirmation: BLAKE2b-256 keyed with Split's third key
+ * ${k3}, of a label and the handshake hash (rstreamd-protocol(7),
+ * "Confirmation"), into dl->confirm.
+ */
+static void
+confirm_of(struct dlink *dl, const uint8_t k3[NOISE_KEY_LEN])
+{
+	crypto_generichash_state st;
+
+	crypto_generichash_init(&st, k3, NOISE_KEY_LEN, CONFIRM_LEN);
+	crypto_generichash_update(&st, (const uint8_t *)label_confirm,
+	    LABEL_LEN(label_confirm));
+	crypto_generichash_update(&st, dl->hh, sizeof(dl->hh));
+	crypto_generichash_final(&st, dl->confirm, CONFIRM_LEN);
+	sodium_memzero(&st, sizeof(st));
+}
+
+/*
+ * The handshake is done: keys for sealing, the link's binding and, from
+ * version 7, the confirmation.
+ */
 static int
 hs_finish(struct dlink *dl, const uint8_t hellos[AUTH_HELLOS_LEN],
     const char **why)
 {
-	uint8_t c1[NOISE_KEY_LEN], c2[NOISE_KEY_LEN];
+	uint8_t c1[NOISE_KEY_LEN], c2[NOISE_KEY_LEN], k3[NOISE_KEY_LEN];
 	const uint8_t *mine = dl->c != NULL ? hellos : hellos +
 	    WIRE_HELLO_LEN;
 	const uint8_t *theirs = dl->c != NULL ? hellos + WIRE_HELLO_LEN :
@@ -217,8 +252,10 @@ hs_finish(struct dlink *dl, const uint8_t hellos[AUTH_HELLOS_LEN],
 	enum seal_aead a;
 	int rc = 0;
 
-	noise_split(dl->hs, c1, c2, dl->hh);
+	noise_split(dl->hs, c1, c2, k3, dl->hh);
 	handshake_forget(dl);
+	confirm_of(dl, k3);
+	sodium_memzero(k3, sizeof(k3));
 	dl->ident = 1;
 	/* Flags are byte 5 of each hello (rstreamd-protocol(7)). */
 	dl->sealed = ((mine[5] | theirs[5]) & WIRE_HELLO_SEAL) != 0;
@@ -242,11 +279,30 @@ hs_finish(struct dlink *dl, const uint8_t hellos[AUTH_HELLOS_LEN],
 	return (rc);
 }
 
+/* The initiator checks the responder's confirmation (version 7). */
+static int
+confirmed(struct dlink *dl, const uint8_t *in, size_t inlen,
+    const char **why)
+{
+	int rc;
+
+	rc = dl->ident && inlen == CONFIRM_LEN &&
+	    sodium_memcmp(in, dl->confirm, CONFIRM_LEN) == 0;
+	sodium_memzero(dl->confirm, sizeof(dl->confirm));
+	if (!rc) {
+		*why = "the peer's confirmation is wrong (a different psk, or "
+		    "a forged message)";
+		return (-1);
+	}
+	return (ENGINE_HS_DONE);
+}
+
 /*
  * One step of Noise_XX (rstreamd-protocol(7), "Identities"): the
  * initiator writes message 1, the responder reads it and writes 2, the
  * initiator reads 2 (and checks who answered) and writes 3, the responder
- * reads 3 (and checks who connected).
+ * reads 3 (and checks who connected) and, from version 7, confirms; the
+ * initiator checks the confirmation.
  */
 static int
 step(void *arg, const uint8_t *in, size_t inlen, uint8_t *out,
@@ -261,6 +317,9 @@ step(void *arg, const uint8_t *in, size_t inlen, uint8_t *out,
 	*why = "the handshake failed (a different psk, or a forged message)";
 	if (verbs_link_hellos(dl->vl, hellos) != 0)
 		return (-1);
+	/* Split already: what comes now is the responder's confirmation. */
+	if (initiator && in != NULL && dl->hs == NULL)
+		return (confirmed(dl, in, inlen, why));
 	if (in == NULL || (!initiator && dl->hs == NULL)) {
 		if (hs_start(dl, hellos) != 0)
 			return (-1);
@@ -284,6 +343,15 @@ step(void *arg, const uint8_t *in, size_t inlen, uint8_t *out,
 	}
 	if (hs_finish(dl, hellos, why) != 0)
 		return (-1);
+	if (!confirms(hellos)) {
+		sodium_memzero(dl->confirm, sizeof(dl->confirm));
+		return (ENGINE_HS_DONE);
+	}
+	if (initiator)
+		return (ENGINE_HS_KEYS);
+	memcpy(out, dl->confirm, CONFIRM_LEN);
+	*outlen = CONFIRM_LEN;
+	sodium_memzero(dl->confirm, sizeof(dl->confirm));
 	return (ENGINE_HS_DONE);
 }
 
@@ -353,5 +421,6 @@ handshake_wipe(struct dlink *dl)
 
 	handshake_forget(dl);
 	sodium_memzero(dl->hh, sizeof(dl->hh));
+	sodium_memzero(dl->confirm, sizeof(dl->confirm));
 	seal_pair_wipe(&dl->seal);
 }

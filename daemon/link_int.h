@@ -147,9 +147,10 @@ struct dlink {
 	struct conf_key proved;		/* excl */
 	/* Identities: the handshake under way; once it is done, the
 	 * peer's identity (its name in the peers it matched, a copy), the
-	 * handshake hash (the link's binding) and, on a sealed link, a
-	 * direction of seal each way.  The seal directions are the link's
-	 * loop's once it is up. */
+	 * handshake hash (the link's binding), the responder's
+	 * confirmation (version 7) until it is sent or checked and, on a
+	 * sealed link, a direction of seal each way.  The seal directions
+	 * are the link's loop's once it is up. */
 	struct noise_hs *hs;		/* excl */
 	int ident, sealed;		/* excl */
 	int aead;			/* excl: enum seal_aead */
@@ -158,6 +159,7 @@ struct dlink {
 	char peer_id[WIRE_NAME_MAX + 1];	/* excl: "" without identity */
 	char hs_why[256];		/* excl: why the handshake failed */
 	uint8_t hh[NOISE_HASH_LEN];	/* excl */
+	uint8_t confirm[NOISE_KEY_LEN];	/* excl */
 	struct seal_pair seal;		/* owner */
 
 	/* ---- Resume (resume.c's; a link settles any resume before it

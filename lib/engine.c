@@ -208,13 +208,13 @@ struct engine {
 	int auth_send;
 	int peer_ok;
 	/* The identity handshake (both hellos said IDENTITY): our next
-	 * message, and the responder's silence between its message and the
-	 * initiator's last (see hs_sent). */
+	 * message, and the responder's silence between its message 2 and
+	 * the initiator's message 3 (see send_hs). */
 	int hs;
 	uint8_t hs_out[WIRE_HS_MAX];
 	size_t hs_out_len;
 	int hs_hold;
-	int hs_seal_after;	/* initiator: seal from the SEND after this one */
+	int hs_seal_after;	/* seal from the SEND after this one */
 
 	/* The hello's version: at most ver_cap; what this side said; what
 	 * the link speaks once connected (the older hello's). */
@@ -1483,28 +1483,42 @@ engine_authenticated(const struct engine *e)
 	return (!e->auth || e->peer_ok);
 }
 
-/* The handshake's next message is ${out}; ${rc} is step's answer. */
+/*
+ * The handshake's next message is ${out}; ${rc} is step's answer.  From
+ * version 7 the initiator is not done at its message 3 (KEYS): the
+ * responder, once it accepted it, confirms, and only that authenticates
+ * the responder.
+ */
 static int
 hs_took(struct engine *e, int rc, const char *why, size_t outlen)
 {
+	int v7 = e->ver_link >= 7;
 
 	if (rc < 0 || outlen > WIRE_HS_MAX)
 		return (fail(e, ENGINE_ERR_AUTH, "authentication failed: %s",
 		    why != NULL ? why : "handshake failed"));
+	if ((rc == ENGINE_HS_KEYS && (!v7 || !e->a.initiator ||
+	    outlen == 0)) || (rc == ENGINE_HS_DONE && v7 &&
+	    (outlen > 0) == (e->a.initiator != 0)))
+		return (fail(e, ENGINE_ERR_LOCAL, "the handshake went out of "
+		    "the order of protocol version %u", (unsigned)e->ver_link));
 	e->hs_out_len = outlen;
+	if (rc == ENGINE_HS_MORE)
+		return (0);
+	/*
+	 * Each side seals from the SEND after its last message (the
+	 * initiator's message 3; the responder's confirmation, or before
+	 * version 7 from now on) and opens what follows the peer's last
+	 * (the responder's message 2 or confirmation; message 3).
+	 */
+	if (outlen > 0)
+		e->hs_seal_after = 1;
+	else
+		engine_seal_tx(e);
 	if (rc == ENGINE_HS_DONE) {
 		e->peer_ok = 1;
 		e->hs_hold = 0;
-		/*
-		 * The initiator opens what follows the responder's message and
-		 * seals from the SEND after its own last one; the responder,
-		 * silent since its message, does both from now on.
-		 */
 		engine_seal_rx(e);
-		if (e->a.initiator && outlen > 0)
-			e->hs_seal_after = 1;
-		else
-			engine_seal_tx(e);
 	}
 	return (0);
 }
@@ -1556,12 +1570,13 @@ engine_connected(struct engine *e, const struct wire_hello *peer)
 
 	if (e->failed)
 		return;
+	/* The handshake's steps depend on it (hs_took). */
+	e->ver_link = e->ver_said < peer->version ? e->ver_said :
+	    peer->version;
 	if (auth_agree(e, peer) != 0)
 		return;
 	e->can_resume = e->conf.resume && e->ver_said >= 2 &&
 	    (peer->flags & WIRE_HELLO_RESUME) != 0;
-	e->ver_link = e->ver_said < peer->version ? e->ver_said :
-	    peer->version;
 	e->can_origin = e->ver_said >= 3 && peer->version >= 3;
 	e->can_res_proof = e->ver_said >= 5 && peer->version >= 5;
 	e->can_resize = e->ver_said >= 4 && peer->version >= 4 &&
@@ -2503,9 +2518,9 @@ encode_stream(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
 /*
  * Our handshake message ends its SEND: what follows it may be sealed
  * (rstreamd-protocol(7), "Sealed records"), so nothing may share a SEND
- * with it.  The responder then posts nothing until the initiator's last
- * message: the initiator takes everything after the responder's message
- * as sealed.
+ * with it.  The responder then posts nothing until the initiator's
+ * message 3: before version 7 the initiator takes everything after
+ * message 2 as sealed, and from 7 the confirmation must come next.
  */
 static int
 send_hs(struct engine *e, uint8_t *buf, size_t *len)

@@ -196,7 +196,12 @@ struct engine_auth {
 	 * ENGINE_HS_MORE, ENGINE_HS_DONE once the peer is authenticated
 	 * (this side may still have its last message in ${out}), or -1 with
 	 * ${*why} saying what failed: the link fails (ENGINE_ERR_AUTH).
-	 * NULL: this side has no identity.
+	 * From version 7 (engine_version) the responder's DONE carries its
+	 * confirmation, and the initiator answers message 2 with
+	 * ENGINE_HS_KEYS and message 3 in ${out} (it has the keys: it seals
+	 * from the SEND after it), then the confirmation with DONE and no
+	 * message; a step out of this order fails the link
+	 * (ENGINE_ERR_LOCAL).  NULL: this side has no identity.
 	 */
 	int (*step)(void *arg, const uint8_t *in, size_t inlen, uint8_t *out,
 	    size_t *outlen, const char **why);
@@ -206,6 +211,7 @@ struct engine_auth {
 };
 #define ENGINE_HS_MORE	0
 #define ENGINE_HS_DONE	1
+#define ENGINE_HS_KEYS	2
 
 enum engine_wr_op {
 	ENGINE_WR_SEND = 1,

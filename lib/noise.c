@@ -484,18 +484,21 @@ noise_my_turn(const struct noise_hs *hs)
 
 void
 noise_split(struct noise_hs *hs, uint8_t c1[NOISE_KEY_LEN],
-    uint8_t c2[NOISE_KEY_LEN], uint8_t h[NOISE_HASH_LEN])
+    uint8_t c2[NOISE_KEY_LEN], uint8_t *k3, uint8_t h[NOISE_HASH_LEN])
 {
-	uint8_t k1[NOISE_HASH_LEN], k2[NOISE_HASH_LEN];
+	uint8_t o1[NOISE_HASH_LEN], o2[NOISE_HASH_LEN], o3[NOISE_HASH_LEN];
 
 	if (hs->msg != NOISE_DONE)
 		abort();
-	hkdf(hs->ck, NULL, 0, k1, k2, NULL);
-	memcpy(c1, k1, NOISE_KEY_LEN);
-	memcpy(c2, k2, NOISE_KEY_LEN);
+	hkdf(hs->ck, NULL, 0, o1, o2, k3 != NULL ? o3 : NULL);
+	memcpy(c1, o1, NOISE_KEY_LEN);
+	memcpy(c2, o2, NOISE_KEY_LEN);
+	if (k3 != NULL)
+		memcpy(k3, o3, NOISE_KEY_LEN);
 	memcpy(h, hs->h, NOISE_HASH_LEN);
-	sodium_memzero(k1, sizeof(k1));
-	sodium_memzero(k2, sizeof(k2));
+	sodium_memzero(o1, sizeof(o1));
+	sodium_memzero(o2, sizeof(o2));
+	sodium_memzero(o3, sizeof(o3));
 	noise_wipe(hs);
 }
 

@@ -132,14 +132,17 @@ const uint8_t *noise_remote_static(const struct noise_hs *hs);
 int noise_my_turn(const struct noise_hs *hs);
 
 /**
- * noise_split(hs, c1, c2, h):
+ * noise_split(hs, c1, c2, k3, h):
  * Once done: the transport keys ${c1} (initiator to responder) and ${c2}
  * (responder to initiator), and the handshake hash ${h} (the channel
- * binding).  Wipes ${hs}.  Calling it before noise_done is a bug: it
- * aborts.
+ * binding).  If ${k3} is not NULL, a third key for the caller's own use
+ * (not a transport key): the first 32 bytes of the third output of
+ * Split's HKDF, HKDF(ck, zerolen, 3), whose first two outputs give c1
+ * and c2 unchanged.  Wipes ${hs}.  Calling it before noise_done is a
+ * bug: it aborts.
  */
 void noise_split(struct noise_hs *hs, uint8_t c1[NOISE_KEY_LEN],
-    uint8_t c2[NOISE_KEY_LEN], uint8_t h[NOISE_HASH_LEN]);
+    uint8_t c2[NOISE_KEY_LEN], uint8_t *k3, uint8_t h[NOISE_HASH_LEN]);
 
 /**
  * noise_wipe(hs):

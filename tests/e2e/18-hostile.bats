@@ -240,8 +240,8 @@ EOC
 	wait_until 30 grep -q "old-peer: offered" "$W/old.out"
 	run cat "$W/old.out"
 	# Without resume_time the older version is 1 (2 is for resume).
-	assert_line "old-peer: offered 6 1"
-	run grep -c "warning: tunnel old: link to $B:$op: the peer refused protocol version 6 (an older rstreamd, or a forged reject); trying that address once more with version 1 (min_version 1)" "$W/a.log"
+	assert_line "old-peer: offered 7 1"
+	run grep -c "warning: tunnel old: link to $B:$op: the peer refused protocol version 7 (an older rstreamd, or a forged reject); trying that address once more with version 1 (min_version 1)" "$W/a.log"
 	assert_output 1
 	[ "$(metric rstreamd_link_stepdowns_total a)" = 1 ]
 	# The note on the second refusal: a refusal, not another step down.
@@ -249,7 +249,7 @@ EOC
 	assert_success
 }
 
-@test "a version-3 peer refuses a version-6 hello with its note: the daemon asks again in version 3" {
+@test "a version-3 peer refuses a version-7 hello with its note: the daemon asks again in version 3" {
 	op=$(free_port)
 	"$HOSTILE" "$A" "$B" "$op" old-peer 3 >"$W/old3.out" 2>&1 3>&- &
 	RS_PIDS+=("$!")
@@ -258,8 +258,8 @@ EOC
 	start_daemon a
 	wait_until 30 grep -q "old-peer: offered" "$W/old3.out"
 	run cat "$W/old3.out"
-	assert_line "old-peer: offered 6 3"
-	run grep -c "the peer refused protocol version 6 (an older rstreamd, or a forged reject); trying that address once more with version 3 (min_version 2)" "$W/a.log"
+	assert_line "old-peer: offered 7 3"
+	run grep -c "the peer refused protocol version 7 (an older rstreamd, or a forged reject); trying that address once more with version 3 (min_version 2)" "$W/a.log"
 	assert_output 1
 }
 
@@ -287,19 +287,19 @@ EOC
 	# rings that grow) did not step down at all.
 	wait_until 30 grep -q "old-peer: offered" "$W/old1.out"
 	run cat "$W/old1.out"
-	assert_line "old-peer: offered 6 1"
-	grep -q "warning: tunnel low: link to $B:$op1: the peer refused protocol version 6 (an older rstreamd, or a forged reject); trying that address once more with version 1 (min_version 1)" "$W/a.log"
-	grep -q "warning: tunnel dflt: link to $B:$op2 failed: the peer refused protocol version 6 and speaks 2 at most (an older rstreamd, or a forged reject); not stepping down below min_version 4" "$W/a.log"
+	assert_line "old-peer: offered 7 1"
+	grep -q "warning: tunnel low: link to $B:$op1: the peer refused protocol version 7 (an older rstreamd, or a forged reject); trying that address once more with version 1 (min_version 1)" "$W/a.log"
+	grep -q "warning: tunnel dflt: link to $B:$op2 failed: the peer refused protocol version 7 and speaks 2 at most (an older rstreamd, or a forged reject); not stepping down below min_version 4" "$W/a.log"
 	[ "$(metric rstreamd_link_stepdowns_total a)" = 1 ]
 	[ "$(metric rstreamd_link_stepdowns_refused_total a)" -ge 1 ]
-	# Both links run at version 6 with the real daemon, as both say.
+	# Both links run at version 7 with the real daemon, as both say.
 	run ctl_json a links '.[] | "\(.tunnel) \(.peer) \(.state) \(.version)"'
-	assert_line "low $B:7471 up 6"
-	assert_line "dflt $B:7471 up 6"
+	assert_line "low $B:7471 up 7"
+	assert_line "dflt $B:7471 up 7"
 	run ctl_json b links '[.[] | select(.state == "up") | .version] | map(tostring) | join(" ")'
-	assert_output "6 6"
+	assert_output "7 7"
 	run "$CTL" -s "$W/a.ctl" metrics
-	assert_line "rstreamd_link_protocol_version{link=\"tunnel low: link to $B:7471\",peer=\"$B:7471\",direction=\"out\"} 6"
+	assert_line "rstreamd_link_protocol_version{link=\"tunnel low: link to $B:7471\",peer=\"$B:7471\",direction=\"out\"} 7"
 	run client "$(accept_port a low)" "low ok"
 	assert_output "low ok"
 	run client "$(accept_port a dflt)" "dflt ok"

@@ -3,7 +3,8 @@
 # A fleet with node identities (identity_file, peers_file) and no keys:
 # three daemons (a at ADDR_A; b and c at ADDR_B, ports 7471 and 7472),
 # streams sealed and in clear checked byte for byte, the peer's name in
-# what both ends say, an identity nobody listed refused, and a key
+# what both ends say, an identity nobody listed refused (its own link
+# never up: the serving side confirms only whom it took), and a key
 # rotated by reload while a stream runs.
 
 load helpers
@@ -108,8 +109,16 @@ through() {
 	start_daemon b
 	start_daemon x
 	wait_log b "failed authentication: .*identity .* is not among the peers"
+	# b refused x at message 3 and never confirmed: x's own link is not
+	# up, nor ever was, and x counts the failure as one of
+	# authentication.
 	run ctl_json x tunnels '.[] | select(.tunnel == "sec") | .link'
 	refute_output up
+	wait_log x "tunnel sec: link to $B:7471 failed: "
+	[ "$(link_ups x sec)" = 0 ]
+	run ctl_json x tunnels '.[] | select(.tunnel == "sec") | .link'
+	refute_output up
+	[ "$(metric rstreamd_auth_failures_total x)" -ge 1 ]
 	kill "$PID_x"
 	[ "$(metric rstreamd_auth_failures_total b)" -ge 1 ]
 

@@ -1,11 +1,13 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
-# A hostile peer with a node identity (tests/hostile/hostile, version 6:
-# the Noise handshake and sealed records) against a daemon with
-# identity_file and peers_file: an identity nobody listed, a replayed
-# handshake and a stripped capability never authenticate; a sealed write
-# with a bit flipped, or a stream opened in clear on a sealed link, ends
-# the link and reaches no target, while the same write unflipped does.
+# A hostile peer with a node identity (tests/hostile/hostile, version 7:
+# the Noise handshake, the responder's confirmation and sealed records)
+# against a daemon with identity_file and peers_file: an identity nobody
+# listed, a replayed handshake and a stripped capability never
+# authenticate; a sealed write with a bit flipped, or a stream opened in
+# clear on a sealed link, ends the link and reaches no target, while the
+# same write unflipped does (at version 6 too); and a serving peer whose
+# confirmation is missing, wrong or early never gets a client's link up.
 
 load helpers
 
@@ -87,6 +89,12 @@ serve() {
 	assert_output --regexp '^sealed-write: [0-9]+ bytes written, credit returned$'
 	n=$((n + $(cut -d' ' -f2 <<<"$output")))
 	wait_log b "link from $A:[0-9]* authenticated as node-h, sealed with chacha20-poly1305"
+	# At version 6 there is no confirmation: sealed from after message 2.
+	HOSTILE_VERSION=6 hostile sealed-write "$W/h.id" good
+	assert_success
+	assert_output --regexp '^sealed-write: [0-9]+ bytes written, credit returned$'
+	n=$((n + $(cut -d' ' -f2 <<<"$output")))
+	wait_log b "link from $A:[0-9]* authenticated as node-h, .*protocol version 6)"
 	wait_until 20 at_least "$n" stat -c %s "$W/good.out"
 	[ "$(stat -c %s "$W/good.out")" = "$n" ]
 	run sh -c "fold -w 16 '$W/good.out' | sort -u"
@@ -119,4 +127,43 @@ serve() {
 	run test -s "$W/bad.out"
 	assert_failure
 	stops_clean
+}
+
+@test "a serving peer whose confirmation is missing, wrong or early: the client's link never comes up" {
+	ident a
+	ident h
+	printf '%s node-h\n' "$(cat "$W/h.pub")" >"$W/peers"
+	p1=$(free_port)
+	p2=$(free_port)
+	p3=$(free_port)
+	"$HOSTILE" "$A" "$B" "$p1" no-confirm "$W/h.id" >"$W/no-confirm.out" 2>&1 3>&- &
+	RS_PIDS+=("$!")
+	"$HOSTILE" "$A" "$B" "$p2" wrong-confirm "$W/h.id" >"$W/wrong-confirm.out" 2>&1 3>&- &
+	RS_PIDS+=("$!")
+	"$HOSTILE" "$A" "$B" "$p3" early-confirm "$W/h.id" >"$W/early-confirm.out" 2>&1 3>&- &
+	RS_PIDS+=("$!")
+	for cs in no-confirm wrong-confirm early-confirm; do
+		wait_until 20 grep -q "$cs: listening" "$W/$cs.out"
+	done
+	conf_a "{ name = \"t1\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:$p1\"; },
+	    { name = \"t2\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:$p2\"; },
+	    { name = \"t3\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:$p3\"; }"
+	printf 'identity_file = "%s";\npeers_file = "%s";\n' \
+	    "$W/a.id" "$W/peers" >>"$W/a.conf"
+	start_daemon a
+	for cs in no-confirm wrong-confirm early-confirm; do
+		wait_until 30 grep -q -v "listening" "$W/$cs.out"
+		run grep -v "listening" "$W/$cs.out"
+		assert_output "$cs: disconnected; no stream opened"
+	done
+	# Each failed as authentication, for what the peer did; none was up.
+	wait_log a "tunnel t1: link to $B:$p1 failed: authentication not finished within handshake_timeout"
+	wait_log a "tunnel t2: link to $B:$p2 failed: authentication failed: the peer's confirmation is wrong"
+	wait_log a "tunnel t3: link to $B:$p3 failed: .*\(unexpected HANDSHAKE\|the peer's confirmation is wrong\)"
+	for t in t1 t2 t3; do
+		[ "$(link_ups a "$t")" = 0 ]
+		run ctl_json a tunnels ".[] | select(.tunnel == \"$t\") | .link"
+		refute_output up
+	done
+	[ "$(metric rstreamd_auth_failures_total a)" -ge 3 ]
 }

@@ -46,14 +46,18 @@
  * renewed under the engine's feet, WRITEs outstanding.
  *
  * An input whose first byte is 0xb0 to 0xbf runs the identity handshake
- * (version 6) with a stand-in step of three messages (as test_engine's):
- * bit 0: this side connected (it sends message 1 and 3, else 2); bit 1:
- * a key as well; bit 2: both ask for sealed records; bit 3: with
- * AES-256-GCM.  An operation hands the engine the peer's next message,
- * right or spoilt; raw SENDs may carry HANDSHAKE records of their own.
- * The engine must call the step for nothing but the peer's messages, in
- * order, and never after it ended; it must never count the peer
- * authenticated before the step said so, nor seal or open before it.
+ * (version 7) with a stand-in step of four messages (as test_engine's):
+ * bit 0: this side connected (it sends messages 1 and 3, else 2 and the
+ * confirmation, 4); bit 1: a key as well; bit 2: both ask for sealed
+ * records; bit 3: with AES-256-GCM.  0xa0 to 0xaf: the same with a peer
+ * whose hello says version 6, and three messages (no confirmation).  An
+ * operation hands the engine the peer's next message, right or spoilt;
+ * raw SENDs may carry HANDSHAKE records of their own.  The engine must
+ * call the step for nothing but the peer's messages, in order, and never
+ * after it ended; it must never count the peer authenticated before the
+ * step said so, open before then, nor seal before the step gave it keys;
+ * and from the SEND after its own last message on it seals everything,
+ * that SEND and those before it nothing.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -544,16 +548,24 @@ verify(void *arg, const uint8_t proof[WIRE_AUTH_LEN])
 
 /*
  * The identity handshake's stand-in: message i (1 to 3) is HS_LEN * i
- * bytes of HS_FLEET + i; the initiator sends 1 and 3, the responder 2.
+ * bytes of HS_FLEET + i, the confirmation (4, version 7) HS_CONFIRM
+ * bytes of HS_FLEET + 4; the initiator sends 1 and 3, the responder 2
+ * and 4.
  */
 #define HS_LEN		64
+#define HS_CONFIRM	32
 #define HS_FLEET	0x60
 
 struct fhs {
 	int initiator;
+	int v6;			/* the link's version is 6: no confirmation */
 	int calls;		/* the step ran this many times */
 	int done;		/* it said ENGINE_HS_DONE */
 	int failed;		/* it said -1 */
+	int keys;		/* it said ENGINE_HS_KEYS or DONE */
+	int had_msg;		/* ... with this side's last message */
+	uint64_t base;		/* ... when the engine had posted this many
+				   SENDs and WRITEs */
 };
 
 static struct fhs fh;
@@ -566,36 +578,51 @@ hs_want(const struct fhs *h)
 	return (h->initiator ? 2 * h->calls : 2 * h->calls + 1);
 }
 
+/* Message ${m}'s length. */
+static size_t
+hs_len(int m)
+{
+
+	return (m < 4 ? (size_t)(HS_LEN * m) : HS_CONFIRM);
+}
+
 static int
 hs_step(void *arg, const uint8_t *in, size_t inlen, uint8_t *out,
     size_t *outlen, const char **why)
 {
 	struct fhs *h = arg;
-	int want = hs_want(h);
+	struct engine_stats st;
+	int want = hs_want(h), last = h->v6 ? 3 : 4, rc;
 	size_t i;
 
 	/* Only the peer's messages, in turn, and nothing once it ended. */
-	if (h->done || h->failed || want > 3 || (in == NULL) != (want == 0))
+	if (h->done || h->failed || want > last || (in == NULL) != (want == 0))
 		abort();
 	h->calls++;
 	*outlen = 0;
 	if (in != NULL) {
 		for (i = 0; i < inlen && in[i] == HS_FLEET + want; i++)
 			;
-		if (inlen != (size_t)(HS_LEN * want) || i < inlen) {
+		if (inlen != hs_len(want) || i < inlen) {
 			h->failed = 1;
 			*why = "not of this fleet";
 			return (-1);
 		}
 	}
-	if (want < 3) {
-		*outlen = (size_t)(HS_LEN * (want + 1));
+	if (want < last) {
+		*outlen = hs_len(want + 1);
 		memset(out, HS_FLEET + want + 1, *outlen);
 	}
-	if (want + 1 < 3)
-		return (ENGINE_HS_MORE);
-	h->done = 1;
-	return (ENGINE_HS_DONE);
+	rc = want == last || want + 1 == last ? ENGINE_HS_DONE :
+	    want + 1 == 3 ? ENGINE_HS_KEYS : ENGINE_HS_MORE;
+	if (rc != ENGINE_HS_MORE && !h->keys) {
+		engine_stats(cur, &st);
+		h->keys = 1;
+		h->had_msg = *outlen > 0;
+		h->base = st.sends + st.writes;
+	}
+	h->done = rc == ENGINE_HS_DONE;
+	return (rc);
 }
 
 /*
@@ -609,11 +636,11 @@ hs_msg(uint8_t *msg, uint8_t b)
 	struct wire_rec r;
 	int m = hs_want(&fh);
 
-	if (m == 0 || m > 3)
+	if (m == 0 || m > (fh.v6 ? 3 : 4))
 		m = fh.initiator ? 2 : 1;
 	memset(&r, 0, sizeof(r));
 	r.type = WIRE_HANDSHAKE;
-	r.hs_len = (uint8_t)(HS_LEN * m);
+	r.hs_len = (uint8_t)hs_len(m);
 	memset(r.hs, HS_FLEET + m, r.hs_len);
 	if (b & 1)
 		r.hs[(b >> 2) % r.hs_len] ^= 0x40;
@@ -792,7 +819,7 @@ struct fz {
 	int tamper;		/* flip a bit of the next message */
 };
 
-/* The mode byte ${m} (0xb0 and above), as the top of this file says. */
+/* The mode byte ${m} (0xa0 and above), as the top of this file says. */
 static void
 parse_mode(struct fz *F, uint8_t m)
 {
@@ -801,6 +828,7 @@ parse_mode(struct fz *F, uint8_t m)
 	if (m < 0xc0) {
 		F->hs = F->auth = 1;
 		fh.initiator = m & 1;
+		fh.v6 = m < 0xb0;
 		F->hs_key = (m >> 1) & 1;
 		F->hs_seal = (m >> 2) & 1;
 		if ((m & 8) && seal_aesgcm_available())
@@ -855,7 +883,7 @@ start(struct fz *F, const uint8_t *data, size_t size)
 	F->in.p = data;
 	F->in.n = size;
 	F->clock_ns = 1;
-	if (size > 0 && data[0] >= 0xb0) {
+	if (size > 0 && data[0] >= 0xa0) {
 		parse_mode(F, data[0]);
 		F->in.p++;
 		F->in.n--;
@@ -897,6 +925,8 @@ start(struct fz *F, const uint8_t *data, size_t size)
 	h.credits = RQ;
 	if (F->v4)
 		h.version = 4;
+	if (F->hs && fh.v6)
+		h.version = 6;
 	engine_connected(F->e, &h);
 	if (!F->hs) {
 		engine_seal_tx(F->e);
@@ -1099,13 +1129,17 @@ check(struct fz *F)
 	if (F->auth && !engine_authenticated(e) && st.streams_active > 0)
 		abort();
 	/*
-	 * Authenticated exactly when the step said so; nothing sealed or
-	 * opened before (the initiator seals from the SEND after its last
-	 * message, so it may not have yet).
+	 * Authenticated exactly when the step said so, and nothing opened
+	 * before; nothing sealed before the keys, and once they came every
+	 * SEND and WRITE sealed from the one after this side's last message
+	 * on (that message's SEND in clear).
 	 */
 	if (F->hs && (engine_authenticated(e) != fh.done ||
-	    (!fh.done && (st.sealed_msgs | st.opened_msgs) != 0) ||
-	    (fh.done && F->hs_seal && !fh.initiator && !engine_sealed(e))))
+	    (!fh.done && st.opened_msgs != 0) ||
+	    (!fh.keys && st.sealed_msgs != 0) ||
+	    (fh.keys && F->hs_seal && st.sealed_msgs != (st.sends +
+	    st.writes - fh.base > (uint64_t)fh.had_msg ? st.sends +
+	    st.writes - fh.base - (uint64_t)fh.had_msg : 0))))
 		abort();
 	if (engine_active(e) > STREAMS ||
 	    engine_suspended(e) > engine_active(e))

@@ -247,11 +247,13 @@ write("engine", "sealed-rekey-aes-resume", bytes([CLIENT - 0x30]) +
       near_rekey(3, 3) + answers + imm(2, 50) + app_write(0, 1200) +
       app_write(0, 1200) + DONE + app_write(0, 1200))
 
-# The identity handshake (0xb0 to 0xbf): bit 0, this side connected; bit
-# 1, a key too; bit 2, sealed; bit 3, AES-256-GCM.  Op 15 is the peer's
-# next message (its byte: bit 0 spoils a byte, bit 1 the length).
+# The identity handshake (0xb0 to 0xbf, version 7; 0xa0 to 0xaf, version
+# 6): bit 0, this side connected; bit 1, a key too; bit 2, sealed; bit 3,
+# AES-256-GCM.  Op 15 is the peer's next message (its byte: bit 0 spoils
+# a byte, bit 1 the length): from version 7 the responder's confirmation
+# follows message 3.
 INITIATOR, KEY, SEAL, AES = 1, 2, 4, 8
-HS = 0xb0
+HS, HS6 = 0xb0, 0xa0
 
 
 def hs(spoil=0):
@@ -260,11 +262,20 @@ def hs(spoil=0):
 
 open_c = bytes([8]) + send(rec(4, struct.pack(">II", 0, 3) + ring()))
 write("engine", "hs-initiator", bytes([HS | INITIATOR | SEAL]) + hs() +
-      open_c + imm(0, 100) + app_read(0, 100) + app_write(0, 300) + DONE)
+      hs() + open_c + imm(0, 100) + app_read(0, 100) + app_write(0, 300) +
+      DONE)
 write("engine", "hs-responder", bytes([HS | SEAL | AES]) + hs() + hs() +
       send(RECS["open"]) + imm(0, 50) + app_read(0, 50))
-write("engine", "hs-clear", bytes([HS | INITIATOR]) + hs() + open_c +
-      imm(0, 100))
+write("engine", "hs-clear", bytes([HS | INITIATOR]) + hs() + hs() +
+      open_c + imm(0, 100))
+write("engine", "hs-wrong-confirm", bytes([HS | INITIATOR | SEAL]) + hs() +
+      hs(1 | (5 << 2)) + open_c)
+write("engine", "hs-open-unconfirmed", bytes([HS | INITIATOR | SEAL]) +
+      hs() + open_c + hs())
+write("engine", "hs6-initiator", bytes([HS6 | INITIATOR | SEAL]) + hs() +
+      open_c + imm(0, 100) + app_read(0, 100) + app_write(0, 300) + DONE)
+write("engine", "hs6-responder", bytes([HS6 | SEAL]) + hs() + hs() +
+      send(RECS["open"]) + imm(0, 50))
 write("engine", "hs-spoilt", bytes([HS]) + hs(1 | (7 << 2)))
 write("engine", "hs-short", bytes([HS | INITIATOR | SEAL]) + hs(2))
 write("engine", "hs-auth-instead", bytes([HS | INITIATOR | KEY]) +

@@ -95,7 +95,7 @@
  * The control case must succeed, showing the proofs above were computed
  * as the daemon computes them (exit 0 when the stream is accepted):
  *   right-key     proves KEYFILE, checks the daemon's proof, opens TUNNEL
- * Cases with a node identity (version 6: the Noise_XX handshake and
+ * Cases with a node identity (from version 6: the Noise_XX handshake and
  * sealed records of rstreamd-protocol(7); IDFILE a private key file as
  * identity_file takes it).  Its hello says IDENTITY, SEAL and, if this
  * CPU can and HOSTILE_NO_AESGCM is not set, AESGCM; once the handshake is
@@ -126,6 +126,21 @@
  * daemon's (exit 0 when the daemon returns credit for the bytes):
  *   sealed-write IDFILE TUNNEL  flipped-payload without the flip; prints
  *                 "sealed-write: N bytes written, credit returned"
+ * From version 7 each of these waits for the daemon's confirmation after
+ * its message 3 (it checks it; it is the daemon's first message after
+ * message 2) before it opens a stream; wrong-identity fails if one comes.
+ * Cases where it is the passive side with an identity (version 7: it
+ * listens at PEER_ADDR PORT and serves the first link, a daemon's client
+ * link, as a responder whose hello says IDENTITY, SEAL and AESGCM if this
+ * CPU can, with IDFILE's key; exit 0 when the daemon ends the link, and
+ * never opens a stream on it, within the time limit):
+ *   no-confirm IDFILE     reads message 3, then never confirms
+ *   wrong-confirm IDFILE  confirms with one bit of the confirmation
+ *                 flipped
+ *   early-confirm IDFILE  sends a confirmation (a made-up one: there are
+ *                 no keys yet) right after message 2, before message 3
+ * each prints "CASE: listening", then "CASE: disconnected; no stream
+ * opened", "CASE: the daemon opened a stream" or "CASE: still connected".
  * With HOSTILE_VERSION=N in its environment, its hello says version N.
  * Exit 1 when the daemon let it through, 2 on a setup error.
  */
@@ -865,11 +880,19 @@ fake_server(const char *addr, const char *port, const char *keyfile)
 	return (t == WIRE_RESUME_STREAM ? 1 : 0);
 }
 
-/* ------------------------------------ identities and sealing (version 6) */
+/* ---------------------------- identities and sealing (versions 6 and 7) */
 
 /* rstreamd-protocol(7), "Identities": the prologue starts with it. */
 static const char label_prologue[] = "rstream-noise-v1";
 #define LABEL_LEN	(sizeof(label_prologue) - 1)
+/* ... and "Confirmation" (version 7): the responder's, keyed BLAKE2b. */
+static const char label_confirm[] = "rstream-confirm-v1";
+#define CONFIRM_LEN	32
+
+/* Version 7: the confirmation the daemon owes us, and whether it is
+ * still due; after it we open what it seals (confirm_seal). */
+static uint8_t confirm_want[CONFIRM_LEN];
+static int confirm_due, confirm_seal;
 
 /* A handshake's messages: ours (1, 3) and the daemon's (2). */
 struct hs_msgs {
@@ -912,16 +935,39 @@ send_hs(const uint8_t *msg, size_t len)
 	send_recs(m, wire_rec_encode(m, WIRE_MSG_SIZE, &r));
 }
 
+/* Do the hellos ${hellos} (the initiator's, then the responder's) both
+ * say version 7 or more?  The responder confirms then. */
+static int
+confirms(const uint8_t hellos[AUTH_HELLOS_LEN])
+{
+
+	return (hellos[4] >= 7 && hellos[WIRE_HELLO_LEN + 4] >= 7);
+}
+
+/* The responder's confirmation from Split's third key and the hash. */
+static void
+confirm_of(const uint8_t k3[NOISE_KEY_LEN], const uint8_t hh[NOISE_HASH_LEN],
+    uint8_t out[CONFIRM_LEN])
+{
+	crypto_generichash_state st;
+
+	crypto_generichash_init(&st, k3, NOISE_KEY_LEN, CONFIRM_LEN);
+	crypto_generichash_update(&st, (const uint8_t *)label_confirm,
+	    sizeof(label_confirm) - 1);
+	crypto_generichash_update(&st, hh, NOISE_HASH_LEN);
+	crypto_generichash_final(&st, out, CONFIRM_LEN);
+}
+
 /*
- * Once split: seal with c1 and open with c2 as the daemon decides from
- * the hellos it saw, ${said} (ours, then its own): sealed if either has
- * SEAL, with AES-256-GCM if both have AESGCM.  This side opens from now
- * on; it seals after the SEND with message 3 (see handshake).  Returns
- * whether the link seals.
+ * Once split: seal and open with c1 and c2 (as initiator: seal with c1;
+ * as responder: with c2) as the daemon decides from the hellos it saw,
+ * ${said} (the initiator's, then the responder's): sealed if either has
+ * SEAL, with AES-256-GCM if both have AESGCM.  Returns whether the link
+ * seals; the caller says when each direction starts (see handshake).
  */
 static int
-seal_start(const uint8_t said[AUTH_HELLOS_LEN], const uint8_t *c1,
-    const uint8_t *c2)
+seal_start(const uint8_t said[AUTH_HELLOS_LEN], int initiator,
+    const uint8_t *c1, const uint8_t *c2)
 {
 	struct wire_hello mine, theirs;
 	enum seal_aead a;
@@ -937,10 +983,9 @@ seal_start(const uint8_t said[AUTH_HELLOS_LEN], const uint8_t *c1,
 	/* A second handshake's keys replace the first's. */
 	seal_dir_wipe(&seal_tx);
 	seal_dir_wipe(&seal_rx);
-	if (seal_dir_init(&seal_tx, a, c1) != 0 ||
-	    seal_dir_init(&seal_rx, a, c2) != 0)
+	if (seal_dir_init(&seal_tx, a, initiator ? c1 : c2) != 0 ||
+	    seal_dir_init(&seal_rx, a, initiator ? c2 : c1) != 0)
 		die("out of memory for the sealing keys");
-	sealing_rx = 1;
 	return (1);
 }
 
@@ -949,8 +994,10 @@ seal_start(const uint8_t said[AUTH_HELLOS_LEN], const uint8_t *c1,
  * hellos ${bound} (ours, then the daemon's: the prologue's); ${said} are
  * the hellos as the daemon saw them, which decide the sealing (NULL: act
  * as if the link were not sealed, whatever they say).  The messages go
- * to ${hm}.  0 once message 3 is posted; 1 if the daemon's message 2
- * does not authenticate; -2 if it disconnected, -1 if none came.
+ * to ${hm}.  0 once message 3 is posted (the daemon's confirmation, if
+ * the hellos say 7, is then due: see confirmation); 1 if the daemon's
+ * message 2 does not authenticate; -2 if it disconnected, -1 if none
+ * came.
  */
 static int
 handshake(const uint8_t priv[NOISE_KEY_LEN],
@@ -958,7 +1005,8 @@ handshake(const uint8_t priv[NOISE_KEY_LEN],
     const uint8_t said[AUTH_HELLOS_LEN], struct hs_msgs *hm)
 {
 	uint8_t prologue[LABEL_LEN + AUTH_HELLOS_LEN];
-	uint8_t c1[NOISE_KEY_LEN], c2[NOISE_KEY_LEN], hh[NOISE_HASH_LEN];
+	uint8_t c1[NOISE_KEY_LEN], c2[NOISE_KEY_LEN], k3[NOISE_KEY_LEN];
+	uint8_t hh[NOISE_HASH_LEN];
 	struct noise_hs hs;
 	struct wire_rec r;
 	size_t plen;
@@ -980,36 +1028,67 @@ handshake(const uint8_t priv[NOISE_KEY_LEN],
 		return (1);
 	if (noise_write(&hs, NULL, 0, hm->m[2], NOISE_MSG_MAX, &hm->len[2]))
 		die("noise: cannot write message 3");
-	noise_split(&hs, c1, c2, hh);
+	noise_split(&hs, c1, c2, k3, hh);
 	if (said != NULL)
-		sealed = seal_start(said, c1, c2);
+		sealed = seal_start(said, 1, c1, c2);
+	/* It opens what follows message 2, or from 7 the confirmation. */
+	confirm_due = confirms(bound);
+	confirm_of(k3, hh, confirm_want);
+	confirm_seal = sealed;
+	sealing_rx = sealed && !confirm_due;
 	send_hs(hm->m[2], hm->len[2]);
 	sealing_tx = sealed;
 	sodium_memzero(c1, sizeof(c1));
 	sodium_memzero(c2, sizeof(c2));
+	sodium_memzero(k3, sizeof(k3));
 	return (0);
 }
 
 /*
- * Whether the daemon ends the link within ${ms}: -2 if it does, -1 if not.
- * Once this side seals, it says a KEEPALIVE every second meanwhile, so
- * that a link the daemon took stays up past its liveness bound.
+ * Version 7: the daemon's confirmation, its first message after message
+ * 2; from then on this side opens what it seals.  0 once it checked (or
+ * none is due); 1 if it is wrong; -2 if the daemon disconnected, -1 if
+ * none came.
  */
 static int
-watch_alive(int ms)
+confirmation(void)
+{
+	struct wire_rec r;
+	int t;
+
+	if (!confirm_due)
+		return (0);
+	confirm_due = 0;
+	if ((t = watch_for(LIMIT_MS, &r, 1u << WIRE_HANDSHAKE)) < 0)
+		return (t);
+	if (r.hs_len != CONFIRM_LEN ||
+	    sodium_memcmp(r.hs, confirm_want, CONFIRM_LEN) != 0)
+		return (1);
+	sealing_rx = confirm_seal;
+	return (0);
+}
+
+/*
+ * Whether the daemon ends the link within ${ms}: -2 if it does, -1 if not,
+ * or the type of a record in the mask ${want} it sends first.  Once this
+ * side seals, it says a KEEPALIVE every second meanwhile, so that a link
+ * the daemon took stays up past its liveness bound.
+ */
+static int
+watch_alive(int ms, uint32_t want)
 {
 	struct wire_rec r;
 	uint8_t *m = send_slot(0);
 	int t = -1, k;
 
-	for (k = 0; k < ms / 1000 && t != -2; k++) {
+	for (k = 0; k < ms / 1000 && t == -1; k++) {
 		if (sealing_tx) {
 			memset(&r, 0, sizeof(r));
 			r.type = WIRE_KEEPALIVE;
 			send_recs(m, wire_rec_encode(m, WIRE_MSG_SIZE -
 			    SEAL_TAG_LEN, &r));
 		}
-		t = watch_for(1000, &r, 0);
+		t = watch_for(1000, &r, want);
 	}
 	return (t);
 }
@@ -1110,7 +1189,7 @@ replay(const char *src, const char *dst, const char *port,
 		    memcmp(r.hs, first->m[1], r.hs_len) == 0;
 		send_hs(first->m[2], first->len[2]);
 		/* No keys to keep it alive: well within its liveness bound. */
-		t = watch_alive(REPLAY_MS);
+		t = watch_alive(REPLAY_MS, 0);
 	}
 	printf("replayed-handshake: %s%s\n", t == -2 ? "disconnected" :
 	    "still connected", same ? " (message 2 was the same)" : "");
@@ -1172,10 +1251,19 @@ after_handshake(const char *cs, const char *tunnel,
 	int t;
 
 	if (strcmp(cs, "wrong-identity") == 0) {
-		t = watch_alive(LIMIT_MS);
+		/* Not listed: the daemon must not confirm. */
+		t = watch_alive(LIMIT_MS, confirm_due ? 1u << WIRE_HANDSHAKE :
+		    0);
 		printf("%s: %s\n", cs, t == -2 ? "disconnected" :
+		    t == WIRE_HANDSHAKE ? "the daemon confirmed" :
 		    "still connected");
 		return (t == -2 ? 0 : 1);
+	}
+	if ((t = confirmation()) != 0) {
+		printf("%s: %s\n", cs, t == 1 ? "the daemon's confirmation is "
+		    "wrong" : t == -2 ? "disconnected before the confirmation" :
+		    "no confirmation");
+		return (1);
 	}
 	if (tunnel == NULL)
 		die("this case needs a tunnel");
@@ -1193,7 +1281,8 @@ after_handshake(const char *cs, const char *tunnel,
 }
 
 /*
- * The cases with an identity: connect as IDFILE with a version 6 hello
+ * The cases with an identity: connect as IDFILE with a hello of version 6
+ * or later (hello_version)
  * (IDENTITY, SEAL but for stripped-capability and unsealed, AESGCM if
  * this CPU has it), run the handshake, then misbehave.
  */
@@ -1244,12 +1333,105 @@ ident_case(const char *src, const char *dst, const char *port,
 	if (rc != 0)
 		die("the handshake did not get to message 3");
 	if (strcmp(cs, "replayed-handshake") == 0) {
-		if (tunnel == NULL || open_sealed(tunnel, &(struct wire_rec){
-		    0 }) != WIRE_OPEN_OK)
+		if (tunnel == NULL || confirmation() != 0 ||
+		    open_sealed(tunnel, &(struct wire_rec){ 0 }) !=
+		    WIRE_OPEN_OK)
 			die("no stream on the first link");
 		return (replay(src, dst, port, &cp, &hm));
 	}
 	return (after_handshake(cs, tunnel, said + WIRE_HELLO_LEN));
+}
+
+/* Is ${cs} a passive case with an identity (see confirm_case)? */
+static int
+confirm_case_name(const char *cs)
+{
+
+	return (strcmp(cs, "no-confirm") == 0 ||
+	    strcmp(cs, "wrong-confirm") == 0 ||
+	    strcmp(cs, "early-confirm") == 0);
+}
+
+/*
+ * Serve the first link a daemon connects at ${addr} ${port} as the Noise
+ * responder with the identity in ${idfile}, and misbehave about the
+ * confirmation as ${cs} says (see the header).
+ */
+static int
+confirm_case(const char *addr, const char *port, const char *cs,
+    const char *idfile)
+{
+	uint8_t priv[NOISE_KEY_LEN], pub[NOISE_KEY_LEN];
+	uint8_t c1[NOISE_KEY_LEN], c2[NOISE_KEY_LEN], k3[NOISE_KEY_LEN];
+	uint8_t hellos[AUTH_HELLOS_LEN], hh[NOISE_HASH_LEN];
+	uint8_t prologue[LABEL_LEN + AUTH_HELLOS_LEN], msg[NOISE_MSG_MAX];
+	uint8_t conf[CONFIRM_LEN];
+	struct wire_hello peer, h;
+	struct noise_hs hs;
+	struct wire_rec r;
+	size_t mlen, plen;
+	char err[512];
+	int t, sealed;
+
+	if (sodium_init() < 0)
+		die("sodium_init");
+	if (ident_read(idfile, priv, pub, err, sizeof(err)) != 0)
+		die(err);
+	listen_at(addr, port, cs);
+	first_request(hellos);
+	if (wire_hello_decode(hellos, WIRE_HELLO_LEN, &peer) != WIRE_OK)
+		die("the connect request's hello does not decode");
+	if (!(peer.flags & WIRE_HELLO_IDENTITY) ||
+	    (peer.flags & WIRE_HELLO_AUTH))
+		die("the daemon's hello has no identity, or a key");
+	memset(&h, 0, sizeof(h));
+	h.version = hello_version();
+	if (h.version > peer.version)
+		h.version = peer.version;
+	h.credits = NRECV;
+	h.flags = (uint8_t)(WIRE_HELLO_IDENTITY | WIRE_HELLO_SEAL |
+	    (seal_aesgcm_available() ? WIRE_HELLO_AESGCM : 0));
+	accept_first(&h, hellos + WIRE_HELLO_LEN);
+	if (!confirms(hellos))
+		die("the link does not speak version 7");
+	memcpy(prologue, label_prologue, LABEL_LEN);
+	memcpy(prologue + LABEL_LEN, hellos, AUTH_HELLOS_LEN);
+	if (noise_init(&hs, 0, prologue, sizeof(prologue), priv, NULL) != 0)
+		die("noise: cannot start");
+	sodium_memzero(priv, sizeof(priv));
+	if (watch_for(LIMIT_MS, &r, 1u << WIRE_HANDSHAKE) != WIRE_HANDSHAKE ||
+	    noise_read(&hs, r.hs, r.hs_len, NULL, 0, &plen) != 0 ||
+	    noise_write(&hs, NULL, 0, msg, sizeof(msg), &mlen) != 0)
+		die("noise: no good message 1");
+	send_hs(msg, mlen);
+	if (strcmp(cs, "early-confirm") == 0) {
+		/* No keys yet: the best it can do is made up. */
+		(void)getrandom(conf, sizeof(conf), 0);
+		send_hs(conf, sizeof(conf));
+	}
+	t = watch_for(LIMIT_MS, &r, 1u << WIRE_HANDSHAKE);
+	if (t == WIRE_HANDSHAKE) {
+		if (noise_read(&hs, r.hs, r.hs_len, NULL, 0, &plen) != 0)
+			die("noise: message 3 does not authenticate");
+		noise_split(&hs, c1, c2, k3, hh);
+		/* The daemon seals from the SEND after message 3. */
+		sealed = seal_start(hellos, 0, c1, c2);
+		sealing_rx = sealed;
+		confirm_of(k3, hh, conf);
+		sodium_memzero(c1, sizeof(c1));
+		sodium_memzero(c2, sizeof(c2));
+		sodium_memzero(k3, sizeof(k3));
+		if (strcmp(cs, "wrong-confirm") == 0) {
+			conf[CONFIRM_LEN / 2] ^= 0x01;
+			send_hs(conf, sizeof(conf));
+		}
+		/* The daemon opens streams only on a link that is up. */
+		t = watch_alive(LIMIT_MS, 1u << WIRE_OPEN);
+	} else
+		noise_wipe(&hs);
+	printf("%s: %s\n", cs, t == -2 ? "disconnected; no stream opened" :
+	    t == WIRE_OPEN ? "the daemon opened a stream" : "still connected");
+	return (t == -2 ? 0 : 1);
 }
 
 int
@@ -1280,6 +1462,8 @@ main(int argc, char **argv)
 		    2));
 	if (strcmp(cs, "evil-server") == 0 && argc > 5)
 		return (evil_server(argv[2], argv[3], atoi(argv[5])));
+	if (confirm_case_name(cs) && argc > 5)
+		return (confirm_case(argv[2], argv[3], cs, argv[5]));
 	if (ident_case_name(cs) && argc > 5)
 		return (ident_case(argv[1], argv[2], argv[3], cs, argv[5],
 		    argc > 6 ? argv[6] : NULL));

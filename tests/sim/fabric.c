@@ -282,7 +282,7 @@ int
 fab_init_seal(struct fab *f, const struct engine_conf *a,
     const struct engine_conf *b, const struct engine_auth *auth_a,
     const struct engine_auth *auth_b, const struct engine_seal *seal_a,
-    const struct engine_seal *seal_b)
+    const struct engine_seal *seal_b, unsigned cap)
 {
 	struct fab_side *s;
 	const struct engine_seal *sl[2] = { seal_a, seal_b };
@@ -291,6 +291,7 @@ fab_init_seal(struct fab *f, const struct engine_conf *a,
 	memset(f, 0, sizeof(*f));
 	for (i = 0; i < 2; i++) {
 		s = &f->side[i];
+		s->version_cap = cap;
 		if ((i == 0 ? auth_a : auth_b) != NULL) {
 			s->auth = *(i == 0 ? auth_a : auth_b);
 			s->has_auth = 1;

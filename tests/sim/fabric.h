@@ -137,15 +137,16 @@ int fab_init_cap(struct fab *f, const struct engine_conf *a,
     const struct engine_conf *b, unsigned cap_a, unsigned cap_b);
 
 /**
- * fab_init_seal(f, a, b, auth_a, auth_b, seal_a, seal_b):
+ * fab_init_seal(f, a, b, auth_a, auth_b, seal_a, seal_b, cap):
  * fab_init_auth, with engine_set_seal(${seal_a}) and ${seal_b} on the
  * sides' engines before they connect (where not NULL): sealing is the
  * handshake's to start (engine_auth's step), with the caller's keys.
+ * Both hellos are capped at protocol version ${cap} (0: the newest).
  */
 int fab_init_seal(struct fab *f, const struct engine_conf *a,
     const struct engine_conf *b, const struct engine_auth *auth_a,
     const struct engine_auth *auth_b, const struct engine_seal *seal_a,
-    const struct engine_seal *seal_b);
+    const struct engine_seal *seal_b, unsigned cap);
 
 /**
  * fab_seal(f):

@@ -112,7 +112,7 @@ static void
 run_vector(const struct vec *v, int k)
 {
 	struct pair pr;
-	uint8_t ipub[32], rpub[32], c1[2][32], c2[2][32], h[2][64];
+	uint8_t ipub[32], rpub[32], c1[2][32], c2[2][32], h[2][64], k3[32];
 	uint8_t out[HEXMAX + NOISE_TAG_LEN], back[HEXMAX];
 	const uint8_t *psk = v->has_psk ? v->psk : NULL;
 	int m, bytes = 1, turns = 1;
@@ -147,8 +147,11 @@ run_vector(const struct vec *v, int k)
 	    noise_remote_static(&pr.r) != NULL &&
 	    memcmp(noise_remote_static(&pr.r), ipub, 32) == 0,
 	    "vector %d: each side learnt the other's static key", k);
-	noise_split(&pr.i, c1[0], c2[0], h[0]);
-	noise_split(&pr.r, c1[1], c2[1], h[1]);
+	/* A third key asked for on one side changes neither transport key:
+	 * the vector's messages below check them. */
+	noise_split(&pr.i, c1[0], c2[0], k3, h[0]);
+	noise_split(&pr.r, c1[1], c2[1], NULL, h[1]);
+	sodium_memzero(k3, sizeof(k3));
 	ok(memcmp(c1[0], c1[1], 32) == 0 && memcmp(c2[0], c2[1], 32) == 0 &&
 	    memcmp(h[0], h[1], 64) == 0 && memcmp(c1[0], c2[0], 32) != 0,
 	    "vector %d: both sides split to the same two keys and hash", k);
@@ -573,6 +576,7 @@ test_random(void)
 	struct pair pr;
 	uint8_t priv[32], pub[32], pub2[32], first[NOISE_MSG_MAX];
 	uint8_t c1[32], c2[32], h[64], d1[32], d2[32], dh[64];
+	uint8_t k3[32], e3[32];
 
 	noise_keygen(priv, pub);
 	ok(noise_public(priv, pub2) == 0 && memcmp(pub, pub2, 32) == 0,
@@ -584,11 +588,14 @@ test_random(void)
 	ok(step(&pr, 0, NULL, 0) == 0 && step(&pr, 1, NULL, 0) == 0 &&
 	    step(&pr, 2, NULL, 0) == 0, "a handshake with fresh ephemerals");
 	memcpy(first, pr.msg[0], 32);
-	noise_split(&pr.i, c1, c2, h);
-	noise_split(&pr.r, d1, d2, dh);
+	noise_split(&pr.i, c1, c2, k3, h);
+	noise_split(&pr.r, d1, d2, e3, dh);
 	ok(memcmp(c1, d1, 32) == 0 && memcmp(c2, d2, 32) == 0 &&
 	    memcmp(h, dh, 64) == 0 && wiped(&pr.i) && wiped(&pr.r),
 	    "it splits alike, and the split wipes both states");
+	ok(memcmp(k3, e3, 32) == 0 && memcmp(k3, c1, 32) != 0 &&
+	    memcmp(k3, c2, 32) != 0,
+	    "both sides get the same third key, neither transport key");
 	start(&pr, psk_a);
 	ok(step(&pr, 0, NULL, 0) == 0 && memcmp(first, pr.msg[0], 32) != 0,
 	    "the next handshake's ephemeral is another");

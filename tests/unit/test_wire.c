@@ -462,8 +462,11 @@ test_hello(void)
 	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_OK &&
 	    d.version == 6, "version 6 understood");
 	buf[4] = 7;
+	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_OK &&
+	    d.version == 7, "version 7 understood");
+	buf[4] = 8;
 	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_EVERSION,
-	    "version 7 refused");
+	    "version 8 refused");
 	ok(wire_version_said(5, 1) == 5 && wire_version_said(4, 1) == 4 &&
 	    wire_version_said(4, 0) == 4 && wire_version_said(3, 1) == 3 &&
 	    wire_version_said(2, 0) == 1 && wire_version_said(2, 1) == 2 &&
