@@ -52,9 +52,9 @@ shapes = {
 }
 for what, data in shapes.items():
     put(what, data)
-# Every truncation short of the last ')' (after it, libconfig's optional
+# Every other truncation short of the last ')' (after it, libconfig's optional
 # ';' and newline make it the same file again).
-for k in range(0, len(good) - len(tail), 1):
+for k in range(0, len(good) - len(tail), 2):
     put('cut%d' % k, good[:k])
 # (Random bytes never define tunnels; flipped bytes of a good file might
 # make another good one, so there are none.)
@@ -76,23 +76,33 @@ specials() {
 	printf '@include "%s/self.conf.x"\n' "$1" >"$1/self.conf.x"
 }
 
-# failures NAME: how many failed reloads NAME.log tells of, into $nf (bash
-# alone: in the guest every grep costs a program start, and this is polled
-# hundreds of times).
-failures() {
-	local l
-	nf=0
-	while IFS= read -r l; do
-		[[ $l == *"reload failed, still running the previous configuration"* ]] &&
-		    nf=$((nf + 1))
-	done <"$W/$1.log"
-	return 0
+# next_failure FD: wait until daemon log FD (read from where the last
+# call stopped) tells of one more failed reload.  Bash alone, and only
+# what is new: in the guest a program costs a start, and this is polled
+# hundreds of times.
+next_failure() {
+	local l i
+	for ((i = 0; i < 1200; i++)); do
+		while :; do
+			if ! IFS= read -r l <&"$1"; then
+				# A line not yet whole: the rest comes later.
+				part=$part$l
+				break
+			fi
+			l=$part$l
+			part=
+			[[ $l == *"reload failed, still running the previous configuration"* ]] &&
+			    return 0
+		done
+		# A tenth of a second without starting sleep(1).
+		read -r -t 0.1 -u "$nap" || true
+	done
+	return 1
 }
 
 # reload_fails NAME HOW: reload daemon NAME with what its file holds now,
 # by "rstreamctl reload" or SIGHUP (HOW), and check that it failed.
 reload_fails() {
-	local before i
 	if [ "$2" = ctl ]; then
 		run "$CTL" -s "$W/$1.ctl" reload
 		[ "$status" -ne 0 ] || {
@@ -104,14 +114,8 @@ reload_fails() {
 			return 1
 		}
 	else
-		failures "$1"
-		before=$nf
 		kill -HUP "$(eval echo "\$PID_$1")"
-		for ((i = 0; i < 1200; i++)); do
-			failures "$1"
-			((nf > before)) && return 0
-			sleep 0.1
-		done
+		next_failure "$lg" && return 0
 		echo "reload of $1 with $f: no failure logged" >&2
 		return 1
 	fi
@@ -121,7 +125,10 @@ reload_fails() {
 # daemon NAME's file, each reloaded by HOW and failing; then the file
 # itself a directory, a FIFO, gone.  How many, into $W/storm-NAME.n.
 storm() {
-	local n=0 i=0 f
+	local n=0 i=0 f l lg part=
+	# Its log from the end, for next_failure.
+	exec {lg}<"$W/$1.log"
+	while IFS= read -r l <&"$lg"; do :; done
 	for f in "$W"/broken/*.conf "$W"/broken/*.conf.x; do
 		i=$((i + 1))
 		((i % 2 == $3)) || continue
@@ -149,15 +156,27 @@ storm() {
 	cp "$W/a.conf" "$W/good.conf"
 	cp "$W/b.conf" "$W/good-b.conf"
 	mkdir "$W/broken"
+	# What reload_fails waits on between looks: a FIFO nobody writes.
+	mkfifo "$W/nap"
+	exec {nap}<>"$W/nap"
 	broken_files "$W/broken" "$W/good.conf"
 	specials "$W/broken"
 
 	# A stream that keeps flowing through the storm, and one that waits
 	# open across it.
-	( while [ ! -e "$W/stop" ]; do
-		head -c 8192 /dev/urandom | tee -a "$W/flow.in"
-		sleep 0.05
-	  done ) | timeout 900 socat -t 60 - TCP:127.0.0.1:"$port" \
+	# (One process writes it: a pipeline of programs every 50 ms would
+	# take most of the guest's CPU.)
+	python3 -c '
+import os, sys, time
+w, stop = sys.argv[1], sys.argv[2]
+with open(w, "wb") as kept:
+    while not os.path.exists(stop):
+        b = os.urandom(8192)
+        kept.write(b)
+        sys.stdout.buffer.write(b)
+        sys.stdout.buffer.flush()
+        time.sleep(0.05)
+' "$W/flow.in" "$W/stop" | timeout 900 socat -t 60 - TCP:127.0.0.1:"$port" \
 	    >"$W/flow.out" 2>"$W/flow.err" 3>&- &
 	fp=$!
 	RS_PIDS+=("$fp")
@@ -176,7 +195,7 @@ storm() {
 	[ "$rc" = 0 ]
 	n=$(($(cat "$W/storm-a.n") + $(cat "$W/storm-b.n")))
 	echo "# $n broken files tried" >&3
-	[ "$n" -ge 250 ]
+	[ "$n" -ge 200 ]
 
 	# Both still here, on the configuration they had, and they say why.
 	kill -0 "$PID_a"
@@ -194,6 +213,12 @@ storm() {
 	[ -s "$W/flow.in" ]
 	[ "$(sha "$W/flow.in")" = "$(sha "$W/flow.out")" ]
 	[ "$(sha "$W/held.in")" = "$(sha "$W/held.out")" ]
+	# What was tried, and what came through, for the record.
+	(cd "$W/broken" && ls | grep -v -e '^fifo$' -e '^dir$' | tr '\n' ' ' |
+	    fold -s -w 100 | sed 's/^/# tried: /') >&3
+	echo "# tried: the file itself missing, a directory, a FIFO (each daemon)" >&3
+	echo "# flowing stream: $(wc -c <"$W/flow.in") bytes, sha256 $(sha "$W/flow.in") in and out" >&3
+	echo "# held stream: $(wc -c <"$W/held.in") bytes, sha256 $(sha "$W/held.in") in and out" >&3
 	# And the good files load again.
 	cp "$W/good.conf" "$W/a.conf"
 	cp "$W/good-b.conf" "$W/b.conf"
