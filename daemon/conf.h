@@ -198,6 +198,9 @@ struct conf {
 	char control[108];		/* control socket path, "" = none */
 	uint32_t control_mode;		/* default 0660 */
 	char control_group[64];		/* "" = leave as is */
+	/* The HTTP metrics endpoint: a numeric IPv4 or IPv6 address and a
+	 * port (kind CONF_ADDR_TCP); kind 0: none (the default). */
+	struct conf_addr metrics_listen;
 	uint32_t drain_time;		/* seconds, 0..CONF_MAX_DRAIN_TIME */
 	uint32_t max_links;		/* incoming links at once */
 	uint32_t max_pending;		/* incoming links not yet up */
