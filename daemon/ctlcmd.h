@@ -7,9 +7,10 @@
  * The daemon answers a command in a turn that stops every worker, as it
  * reads what they change; anything slow a command needs comes first, in
  * a turn of its own that stops none: its first step.  none: nothing;
- * ports: read the counters of the RDMA ports links use (sysfs files);
- * reload: read and check the configuration file and look its names up
- * (the answer comes once it is applied).
+ * shared: the whole answer, from what any turn may read (metrics.h), so
+ * the workers never stop for it; reload: read and check the
+ * configuration file and look its names up (the answer comes once it is
+ * applied).
  */
 #ifndef CTLCMD_H
 #define CTLCMD_H
@@ -49,7 +50,7 @@ enum ctl_who { CTL_ANYONE, CTL_ADMIN };
 	    "per-tunnel counters and per-link counters")		\
 	X(reload, CTL_ADMIN, reload,					\
 	    "re-read the configuration (like SIGHUP) and report")	\
-	X(metrics, CTL_ANYONE, ports,					\
+	X(metrics, CTL_ANYONE, shared,					\
 	    "counters in the Prometheus text format")			\
 	X(version, CTL_ANYONE, none, "the daemon's version")
 
