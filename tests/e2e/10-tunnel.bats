@@ -190,8 +190,9 @@ teardown() {
 	run ctl_json a links '.[0] | "\(.rings_reused) \(.ring_bytes)"'
 	assert_output "6 32768"
 	run "$CTL" -s "$W/a.ctl" metrics
-	assert_line "rstreamd_link_rings_total{tunnel=\"echo\",peer=\"$B:7471\",direction=\"out\",how=\"registered\"} 2"
-	assert_line "rstreamd_link_ring_bytes{tunnel=\"echo\",peer=\"$B:7471\",direction=\"out\",kind=\"pooled\"} 32768"
+	# The peer label is the setting as written, here without its port.
+	assert_line "rstreamd_link_rings_total{tunnel=\"echo\",peer=\"$B\",direction=\"out\",how=\"registered\"} 2"
+	assert_line "rstreamd_link_ring_bytes{tunnel=\"echo\",peer=\"$B\",direction=\"out\",kind=\"pooled\"} 32768"
 	# b keeps none: every stream registered its own.
 	wait_ctl b links '.[0].streams' 0
 	run ctl_json b links '.[0] | "\(.rings_reused) \(.ring_bytes)"'

@@ -247,7 +247,9 @@ tables_fit() {
 	    grep -Ev '^[a-z_]+(\{([a-z_]+="[^"]*",?)+\})? [0-9]+(\.[0-9]+)?$' || true)
 	assert_equal "$bad" ""
 	# The ports' counters too; and a request stops no worker, neither to
-	# be accepted, read or written nor to be answered.
+	# be accepted, read or written nor to be answered: fewer exclusive
+	# turns than half the requests (those there are come from the
+	# daemon's STATUS line, refreshed every 2 s in an exclusive turn).
 	assert_line --regexp '^rstreamd_rdma_port_counter\{device="[^"]*",port="[0-9]+",set="[a-z_]+",counter="[^"]*"\} [0-9]+$'
 	e0=$(metric rstreamd_exclusive_turns_total a)
 	for i in $(seq 30); do
@@ -255,7 +257,7 @@ tables_fit() {
 	done
 	e1=$(metric rstreamd_exclusive_turns_total a)
 	echo "# 30 metrics requests: $((e1 - e0)) exclusive turns" >&3
-	[ $((e1 - e0)) -lt 5 ]
+	[ $((e1 - e0)) -lt 15 ]
 
 	# The path can come from the configuration file.
 	run "$CTL" -c "$W/a.conf" tunnels
