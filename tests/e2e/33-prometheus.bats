@@ -322,6 +322,8 @@ alert() {
 	assert_output 1
 	run query "rstreamd_link_up{instance=\"127.0.0.1:$mb\",tunnel=\"\",peer=\"$A\",direction=\"in\"}"
 	assert_output 1
+	prom /api/v1/query --data-urlencode 'query=rstreamd_link_up' |
+	    jq -c '.data.result[] | [.metric, .value[1]]' | sed 's/^/# /' >&3
 	run query "count by (instance) (rstreamd_stream_refusals_total{tunnel=\"echo\"})"
 	assert_output $'8\n8'
 	run query "count(process_start_time_seconds > 0)"
@@ -349,6 +351,7 @@ alert() {
 	wait_until 60 bash -c "[ -z \"\$(curl -s http://127.0.0.1:$pp/api/v1/alerts | jq -r '.data.alerts[] | select(.labels.alertname == \"RstreamdLinkDown\") | .state')\" ]"
 	run query "rstreamd_link_up{instance=\"127.0.0.1:$ma\",tunnel=\"echo\",direction=\"out\"}"
 	assert_output 1
+	echo "# b is back: no RstreamdLinkDown alert pending or firing" >&3
 	run grep -iE 'level=(error|warn)' "$W/prometheus.log"
 	echo "# prometheus said: ${output:-nothing above info}" >&3
 }
