@@ -444,14 +444,17 @@ start_io(struct bridge *b)
 	}
 }
 
-/* Refuse the peer's stream with ${reason} and free ${b}. */
+/*
+ * Refuse the peer's stream with ${reason} (counted as ${why}) and free
+ * ${b}.
+ */
 static void
-refuse(struct bridge *b, uint16_t reason)
+refuse(struct bridge *b, uint16_t reason, enum tun_refusal why)
 {
 
 	engine_refuse(link_engine(b->dl), b->id, reason);
 	b->have_id = 0;
-	ST_ADD(b->t->st, refused, 1);
+	ST_REFUSE(b->t->st, why);
 	bridge_free(b);
 }
 
@@ -465,13 +468,13 @@ target_connected(struct bridge *b, int fd)
 	b->fd = fd;
 	if ((b->w = loop_fd_add(link_loop(b->dl), fd, 0, on_fd, b)) == NULL) {
 		BLOG(LOG_ERR, b, "cannot watch the target socket");
-		refuse(b, WIRE_REASON_INTERNAL);
+		refuse(b, WIRE_REASON_INTERNAL, TR_INTERNAL);
 		return;
 	}
 	link_ring_describe(b->mem[0], &tx);
 	link_ring_describe(b->mem[1], &rx);
 	if (engine_accept(e, b->id, &tx, &rx, b) != 0) {
-		refuse(b, WIRE_REASON_INTERNAL);
+		refuse(b, WIRE_REASON_INTERNAL, TR_INTERNAL);
 		return;
 	}
 	ring_limits(b, e);
@@ -532,9 +535,7 @@ open_stream(struct bridge *b)
 	int id;
 
 	if (alloc_rings(b)) {
-		ST_ADD(b->t->st, refused, 1);
-		if (errno == ENOBUFS)
-			ST_ADD(b->t->st, limited, 1);
+		ST_REFUSE(b->t->st, errno == ENOBUFS ? TR_MEMORY : TR_INTERNAL);
 		bridge_free(b);
 		return;
 	}
@@ -552,8 +553,7 @@ open_stream(struct bridge *b)
 		    "client", id == ENGINE_ELIMIT ? "link stream limit" :
 		    "link going away");
 		if (id == ENGINE_ELIMIT) {
-			ST_ADD(b->t->st, refused, 1);
-			ST_ADD(b->t->st, limited, 1);
+			ST_REFUSE(b->t->st, TR_LIMIT);
 		} else {
 			ST_ADD(b->t->st, failed, 1);
 		}
@@ -633,7 +633,8 @@ dial_done(void *arg, const struct dial_end *end)
 			BLOG_BURST(&b->t->target_log, LOG_WARNING, b, "cannot "
 			    "connect to target %s: %s", b->t->c->target.text,
 			    end->why);
-		refuse(b, end->reason);
+		refuse(b, end->reason, end->reason == WIRE_REASON_INTERNAL ?
+		    TR_INTERNAL : TR_TARGET);
 	}
 	link_mark(dl);
 }
@@ -671,9 +672,9 @@ bridge_incoming(struct dlink *dl, struct tun *t, uint32_t id)
 	 * before the target hears of it. */
 	if (alloc_rings(b) != 0) {
 		if (errno == ENOBUFS)
-			ST_ADD(t->st, limited, 1);
-		refuse(b, errno == ENOBUFS ? WIRE_REASON_LIMIT :
-		    WIRE_REASON_INTERNAL);
+			refuse(b, WIRE_REASON_LIMIT, TR_MEMORY);
+		else
+			refuse(b, WIRE_REASON_INTERNAL, TR_INTERNAL);
 		return;
 	}
 	dial_start(b->dial);
@@ -690,7 +691,7 @@ bridge_event(struct bridge *b, const struct engine_event *ev)
 	if (ev->flags & ENGINE_EV_REFUSED) {
 		BLOG_BURST(&b->t->refused_log, LOG_WARNING, b, "refused by "
 		    "%s: %s", link_peer(b->dl), wire_reason_str(ev->reason));
-		ST_ADD(b->t->st, refused, 1);
+		ST_REFUSE(b->t->st, TR_PEER);
 		b->closed = 1;
 		close_fd(b, 1);
 	}

@@ -371,7 +371,7 @@ addr_clash(const struct conf_addr *x, const struct conf_addr *y)
  * of their own (defaults before tunnels, wherever the file puts them).
  */
 enum global_kind { G_UINT, G_PATH, G_PATH_OR_EMPTY, G_GROUP, G_MODE,
-    G_ALLOW, G_LATER };
+    G_ALLOW, G_METRICS, G_LATER };
 
 struct global {
 	const char *name;
@@ -388,6 +388,7 @@ static const struct global globals[] = {
 	{ "control", G_PATH_OR_EMPTY, FIELD(control), 0, 0, NULL },
 	{ "control_mode", G_MODE, FIELD(control_mode), 0, 0, NULL },
 	{ "control_group", G_GROUP, FIELD(control_group), 0, 0, NULL },
+	{ "metrics_listen", G_METRICS, FIELD(metrics_listen), 0, 0, NULL },
 	{ "drain_time", G_UINT, FIELD(drain_time), 0, CONF_MAX_DRAIN_TIME,
 	    "seconds" },
 	{ "max_links", G_UINT, FIELD(max_links), 1, 4096, "links" },
@@ -436,6 +437,40 @@ global_find(const char *name)
 static int parse_allow(const struct cfg *, const config_setting_t *,
     struct conf *);
 
+/*
+ * metrics_listen: where the HTTP metrics endpoint listens, "" for
+ * nowhere.  An address, not a name: it says which interface the
+ * metrics are open on, and a name could resolve elsewhere tomorrow.
+ */
+static int
+parse_metrics_listen(const struct cfg *p, const config_setting_t *s,
+    struct conf_addr *a)
+{
+	unsigned char buf[sizeof(struct in6_addr)];
+	char why[200];
+	const char *v;
+
+	memset(a, 0, sizeof(*a));
+	if (config_setting_type(s) != CONFIG_TYPE_STRING)
+		return (cfg_err(p, s, "metrics_listen must be a string, such "
+		    "as \"127.0.0.1:9477\" (or \"\" for none)"));
+	v = config_setting_get_string(s);
+	if (v[0] == '\0')
+		return (0);
+	if (conf_parse_hostport(v, NULL, a, why, sizeof(why)) != 0)
+		return (cfg_err(p, s, "metrics_listen '%s': %s (write "
+		    "ADDRESS:PORT, such as 127.0.0.1:9477 or [::1]:9477)", v,
+		    why));
+	if (inet_pton(AF_INET, a->host, buf) != 1 &&
+	    inet_pton(AF_INET6, a->host, buf) != 1) {
+		memset(a, 0, sizeof(*a));
+		return (cfg_err(p, s, "metrics_listen '%s': the host must be "
+		    "an IPv4 or IPv6 address (such as 127.0.0.1 or [::1]), "
+		    "not a name", v));
+	}
+	return (0);
+}
+
 static int
 parse_global(const struct cfg *p, const config_setting_t *s,
     const struct global *g, struct conf *c)
@@ -457,6 +492,9 @@ parse_global(const struct cfg *p, const config_setting_t *s,
 		return (cfg_mode(p, s, (uint32_t *)(void *)field));
 	case G_ALLOW:
 		return (parse_allow(p, s, c));
+	case G_METRICS:
+		return (parse_metrics_listen(p, s,
+		    (struct conf_addr *)(void *)field));
 	default:
 		return (0);
 	}

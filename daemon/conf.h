@@ -212,6 +212,9 @@ struct conf {
 	char control_group[64];		/* "" = leave as is */
 	long control_gid;		/* its id (not under CONF_NO_KEYS); -1:
 					   none */
+	/* The HTTP metrics endpoint: a numeric IPv4 or IPv6 address and a
+	 * port (kind CONF_ADDR_TCP); kind 0: none (the default). */
+	struct conf_addr metrics_listen;
 	uint32_t drain_time;		/* seconds, 0..CONF_MAX_DRAIN_TIME */
 	uint32_t max_links;		/* incoming links at once */
 	uint32_t max_pending;		/* incoming links not yet up */

@@ -45,7 +45,8 @@
  * A client.  Its socket and timer run in shared turns of the daemon's
  * loop (a client, or a hundred asking in a loop, stop no worker); a
  * command's first step runs there too (ctlcmd.h), and only the answer
- * itself is rendered in an exclusive turn (the run job).
+ * itself is rendered in an exclusive turn (the run job), unless the
+ * first step made it.
  */
 struct ctl_conn {
 	struct ctl *ctl;
@@ -63,7 +64,6 @@ struct ctl_conn {
 	char tunnels[CTL_REQ_MAX];	/* the tunnels named, "a,b" */
 	int has_tunnels;
 	struct render_buf body;
-	struct render_buf first;	/* what its first step found */
 	char *out;
 	size_t outlen, outoff;
 	TAILQ_ENTRY(ctl_conn) entry;
@@ -687,9 +687,9 @@ cmd_version(struct rsd *d, struct render_buf *o, const struct ctl_req *rq)
 }
 
 /* A command's first step (ctlcmd.h): 0, go on; 1, the answer comes
- * later; -1, the body says why not. */
+ * later; -1, answer now (cc->rc and the body say how it went). */
 typedef int first_fn(struct ctl_conn *cc);
-static first_fn first_ports, first_reload;
+static first_fn first_shared, first_reload;
 #define first_none NULL
 
 static const struct ctl_cmd {
@@ -744,7 +744,6 @@ conn_free(struct ctl_conn *cc)
 	loop_job_cancel(&cc->run);
 	close(cc->fd);
 	free(cc->body.p);
-	free(cc->first.p);
 	free(cc->out);
 	free(cc);
 }
@@ -781,8 +780,8 @@ conn_write(struct ctl_conn *cc)
 }
 
 /*
- * The answer, as cc->rc says: "ok" and the body (and its first step's,
- * and a JSON document's newline), or "error: " and why.  May free ${cc}.
+ * The answer, as cc->rc says: "ok" and the body (and a JSON document's
+ * newline), or "error: " and why.  May free ${cc}.
  */
 static void
 conn_answer(struct ctl_conn *cc)
@@ -793,11 +792,9 @@ conn_answer(struct ctl_conn *cc)
 	    CTL_DOWN "\n" : "error: ");
 	if (cc->body.len > 0)
 		render_printf(&o, "%s", cc->body.p);
-	if (cc->rc == 0 && cc->first.len > 0)
-		render_printf(&o, "%s", cc->first.p);
 	if (cc->rc >= 0 && cc->json)
 		render_printf(&o, "\n");
-	if (o.oom || cc->body.oom || cc->first.oom) {
+	if (o.oom || cc->body.oom) {
 		free(o.p);
 		conn_free(cc);
 		return;
@@ -819,12 +816,15 @@ on_run(void *arg)
 	conn_answer(cc);
 }
 
+/* The whole answer, in this turn that stops no worker. */
 static int
-first_ports(struct ctl_conn *cc)
+first_shared(struct ctl_conn *cc)
 {
+	struct ctl_req rq = { cc->json, cc->has_cols ? cc->cols : NULL,
+	    cc->has_tunnels ? cc->tunnels : NULL };
 
-	/* Text after the body: Prometheus has no JSON form to keep whole. */
-	return (metrics_ports(cc->ctl->d, &cc->first));
+	cc->rc = cmds[cc->cmd].fn(cc->ctl->d, &cc->body, &rq);
+	return (-1);
 }
 
 /* The reload is applied (or failed): its answer. */
@@ -903,7 +903,8 @@ parse_request(struct ctl_conn *cc, char *cmd, size_t len)
 
 /*
  * A request came (in a shared turn): refused at once, or its first step
- * now and its answer in the next exclusive turn.  May free ${cc}.
+ * now and its answer then or in the next exclusive turn.  May free
+ * ${cc}.
  */
 static void
 conn_request(struct ctl_conn *cc)

@@ -14,7 +14,7 @@
  * others; a reload comes at least a second after the previous one over
  * the socket ended, or is refused saying when to try again.  Clients are
  * served in turns that stop no worker; only the answer itself is made in
- * an exclusive turn (see ctlcmd.h).
+ * an exclusive turn, but for metrics (see ctlcmd.h).
  */
 #ifndef CTL_H
 #define CTL_H

@@ -8,9 +8,10 @@
  * The daemon answers a command in a turn that stops every worker, as it
  * reads what they change; anything slow a command needs comes first, in
  * a turn of its own that stops none: its first step.  none: nothing;
- * ports: read the counters of the RDMA ports links use (sysfs files);
- * reload: read and check the configuration file and look its names up
- * (the answer comes once it is applied).
+ * shared: the whole answer, from what any turn may read (metrics.h), so
+ * the workers never stop for it; reload: read and check the
+ * configuration file and look its names up (the answer comes once it is
+ * applied).
  */
 #ifndef CTLCMD_H
 #define CTLCMD_H
@@ -95,7 +96,7 @@ enum ctl_out { CTL_OUT_TABLE, CTL_OUT_JSON, CTL_OUT_TEXT };
 	    "Re-read the configuration file and apply it, as SIGHUP does;\n" \
 	    "the answer comes once it is applied.  One that fails leaves\n" \
 	    "the running configuration in place and says why.\n")	\
-	X(metrics, CTL_ANYONE, ports, CTL_OUT_TEXT, "",			\
+	X(metrics, CTL_ANYONE, shared, CTL_OUT_TEXT, "",			\
 	    "counters in the Prometheus text format",			\
 	    "Every counter and gauge in the Prometheus text format.\n")	\
 	X(version, CTL_ANYONE, none, CTL_OUT_JSON, "",			\

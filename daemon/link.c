@@ -305,6 +305,43 @@ yield(struct dlink *dl, struct engine *e)
 }
 
 /*
+ * What metrics reads of the link from another thread (link_pub): after
+ * every flush, a few relaxed stores, so a scrape never touches the
+ * engine nor stops this loop.
+ */
+static void
+publish(struct dlink *dl, const struct engine *e)
+{
+	struct engine_stats st;
+	struct verbs_mem_stats ms;
+	uint64_t v[LP_N];
+	int k;
+
+	engine_stats(e, &st);
+	verbs_link_mem_stats(dl->vl, &ms);
+	v[LP_STALL_RING] = st.stall_ring;
+	v[LP_STALL_MSG] = st.stall_msg;
+	v[LP_STALL_SQ] = st.stall_sq;
+	v[LP_RING_GROWS] = st.ring_grows;
+	v[LP_RING_SHRINKS] = st.ring_shrinks;
+	v[LP_RING_REFUSED] = st.ring_refused;
+	v[LP_SQ_DEPTH] = st.sq_depth;
+	v[LP_INFLIGHT] = st.inflight;
+	v[LP_WINDOW] = st.window;
+	v[LP_WAIT_CREDIT_NS] = st.wait_credit_ns;
+	v[LP_WAIT_SQ_NS] = st.wait_sq_ns;
+	v[LP_RTT_NS] = st.rtt_ns;
+	v[LP_VERSION] = engine_version(e);
+	v[LP_PINNED] = ms.pinned;
+	v[LP_POOLED] = ms.pooled;
+	v[LP_CONTROL] = ms.control;
+	v[LP_REGISTERED] = ms.registered;
+	v[LP_REUSED] = ms.reused;
+	for (k = 0; k < LP_N; k++)
+		__atomic_store_n(&dl->pub[k], v[k], __ATOMIC_RELAXED);
+}
+
+/*
  * Deliver the engine's events, then post the work they and everyone else
  * queued this turn, with one doorbell; repeat while posting made more
  * events.  A shared turn stops at the first event that changes more than
@@ -338,6 +375,7 @@ pump(struct dlink *dl, struct engine *e, int shared)
 		flushed = 1;
 	}
 	dl->flushing = 0;
+	publish(dl, e);
 	/* Idle since when: the link may give its slot up (see admit.h). */
 	if (engine_active(e) > 0)
 		__atomic_store_n(&dl->idle_since, 0, __ATOMIC_RELAXED);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * link_int: the link rooms' own header, for link.c, connect.c, resume.c,
- * cm.c and handshake.c only (nothing else includes it): struct dlink, and the parts
+ * cm.c, handshake.c and linkstat.c only (nothing else includes it):
+ * struct dlink, and the parts
  * of the link state machine (link.c) that connecting, resuming and the
  * RDMA CM's events drive.  Everyone else knows a link through link.h.
  */
@@ -39,6 +40,20 @@ struct verbs_link;
  * does not count as a failure.
  */
 #define LINK_CONNECT_SLOTS	CONF_DEFAULT_MAX_PENDING_PER_ADDR
+
+/*
+ * What a link's loop publishes of its engine and ring memory for metrics,
+ * which reads them from another thread (linkstat.h): engine_stats' and
+ * verbs_mem_stats' figures of these names, and the protocol version.
+ */
+enum link_pub {
+	LP_STALL_RING, LP_STALL_MSG, LP_STALL_SQ,
+	LP_RING_GROWS, LP_RING_SHRINKS, LP_RING_REFUSED,
+	LP_SQ_DEPTH, LP_INFLIGHT, LP_WINDOW,
+	LP_WAIT_CREDIT_NS, LP_WAIT_SQ_NS, LP_RTT_NS, LP_VERSION,
+	LP_PINNED, LP_POOLED, LP_CONTROL, LP_REGISTERED, LP_REUSED,
+	LP_N
+};
 
 /*
  * D_AUTH: connected, proofs not yet exchanged; no stream may open.
@@ -88,6 +103,9 @@ struct dlink {
 	int prio_dev;			/* excl: set when up */
 	uint32_t share;			/* atomic: its loop writes it,
 					   rstreamctl reads it */
+	uint64_t pub[LP_N];		/* atomic: its loop publishes them
+					   after each flush, metrics reads
+					   them (linkstat.h) */
 	char peer[420];			/* excl */
 	char name[520];			/* excl: "tunnel pg: link to X" /
 					   "link from X", then " [node]" once

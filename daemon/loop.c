@@ -39,7 +39,8 @@ struct loop_fd {
 struct world {
 	pthread_mutex_t excl;
 	int pending;			/* atomic: an exclusive turn waits */
-	uint64_t excl_turns;		/* taken so far (under excl) */
+	uint64_t excl_turns;		/* taken so far (written under excl,
+					   read by any turn: atomic) */
 	size_t n;
 	struct loop *loops[WORLD_MAX];
 };
@@ -124,7 +125,8 @@ uint64_t
 loop_exclusive_turns(const struct loop *lp)
 {
 
-	return (lp->world != NULL ? lp->world->excl_turns : 0);
+	return (lp->world != NULL ? __atomic_load_n(&lp->world->excl_turns,
+	    __ATOMIC_RELAXED) : 0);
 }
 
 int
@@ -250,7 +252,7 @@ lock_all(struct world *w)
 	size_t i;
 
 	pthread_mutex_lock(&w->excl);
-	w->excl_turns++;
+	__atomic_fetch_add(&w->excl_turns, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&w->pending, 1, __ATOMIC_RELEASE);
 	for (i = 0; i < w->n; i++)
 		pthread_mutex_lock(&w->loops[i]->turn);

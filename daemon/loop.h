@@ -50,8 +50,10 @@
  *    start with loop_assert_exclusive(), and a shared turn may walk the
  *    lists to read them;
  *  - a counter that a shared turn may write counts with ST_ADD; any other
- *    is written in exclusive turns only; readers (status, metrics) run in
- *    exclusive turns;
+ *    is written in exclusive turns only; readers of owner fields (status,
+ *    the tables) run in exclusive turns; metrics reads only excl and
+ *    atomic fields, and what each link's loop publishes (linkstat.h), so
+ *    it runs in a shared turn of the daemon's loop;
  *  - a limit is reserved before the work it limits (an atomic add, a
  *    check, a roll back), never checked in one turn and charged in
  *    another;
@@ -276,7 +278,7 @@ void loop_assert_exclusive(void);
 /**
  * loop_exclusive_turns(lp):
  * How many exclusive turns ${lp}'s world has taken, each stopping every
- * loop of it (0 outside a world).  Read it in an exclusive turn.
+ * loop of it (0 outside a world).  Any turn may read it.
  */
 uint64_t loop_exclusive_turns(const struct loop *lp);
 

@@ -1,8 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
- * metrics: the daemon's counters as Prometheus text (rstreamctl metrics):
- * the daemon's, each tunnel's and each link's, from tables of what each
+ * metrics: the daemon's counters as Prometheus text (version 0.0.4), for
+ * rstreamctl metrics and the HTTP endpoint (scrape.h): the daemon's and
+ * the process's, each tunnel's and each link's, from tables of what each
  * metric reads, and the RDMA ports' own counters.
+ *
+ * Rendered in any turn of the daemon's loop, a shared one included, so a
+ * scrape stops no worker: it reads only excl and atomic fields (Threads
+ * in loop.h) and what each link's loop publishes (linkstat.h); the ports'
+ * counters are sysfs reads.
  */
 #ifndef METRICS_H
 #define METRICS_H
@@ -13,17 +19,9 @@ struct tun;
 
 /**
  * metrics_render(d, o):
- * Append every metric of daemon ${d} but the ports' to ${o}.  In an
- * exclusive turn.
+ * Append every metric of daemon ${d} to ${o}, from any turn of its loop.
  */
 void metrics_render(struct rsd *d, struct render_buf *o);
-
-/**
- * metrics_ports(d, o):
- * Append the counters of every RDMA port an up link of ${d} uses to
- * ${o}: sysfs reads, for a shared turn (see ctlcmd.h).  Returns 0.
- */
-int metrics_ports(struct rsd *d, struct render_buf *o);
 
 /**
  * metrics_counted_elsewhere(d, t):

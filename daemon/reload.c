@@ -13,6 +13,7 @@
 #include "notify.h"
 #include "reload.h"
 #include "rsd.h"
+#include "scrape.h"
 #include "tunnel.h"
 
 /*
@@ -79,7 +80,7 @@ on_apply(void *arg)
 	struct rsd *d = arg;
 	struct conf *nc = d->reload_nc;
 	char file[sizeof(d->conf->file)], err[1100], why[1024];
-	int control_moved;
+	int control_moved, metrics_moved;
 
 	loop_assert_exclusive();
 	d->reload_nc = NULL;
@@ -96,6 +97,8 @@ on_apply(void *arg)
 	control_moved = strcmp(nc->control, d->conf->control) != 0 ||
 	    nc->control_mode != d->conf->control_mode ||
 	    strcmp(nc->control_group, d->conf->control_group) != 0;
+	metrics_moved = !conf_addr_same(&nc->metrics_listen,
+	    &d->conf->metrics_listen);
 	/* The log file first: failing to open it fails the reload. */
 	if (strcmp(nc->log_file, d->conf->log_file) != 0 &&
 	    log_file_open(nc->log_file, why, sizeof(why)) != 0) {
@@ -116,6 +119,10 @@ on_apply(void *arg)
 		log_warn("the control socket settings changed; they take "
 		    "effect when rstreamd restarts (still on %s)",
 		    d->control_path[0] != '\0' ? d->control_path : "nothing");
+	if (metrics_moved)
+		log_warn("metrics_listen changed; that takes effect when "
+		    "rstreamd restarts (still %s)", d->scrape != NULL ?
+		    scrape_bound(d->scrape) : "nothing");
 	if (reload_workers(nc) != link_workers(d))
 		log_warn("workers changed; that takes effect when rstreamd "
 		    "restarts (still %zu)", link_workers(d));

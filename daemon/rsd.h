@@ -32,6 +32,7 @@ struct bridge;
 struct dlink;
 struct ctl;
 struct confread;
+struct scrape;
 struct rname;
 struct resolver;
 
@@ -49,6 +50,30 @@ struct resolver;
  */
 #define ST_ADD(st, field, n)						\
 	((void)__atomic_fetch_add(&(st)->field, (n), __ATOMIC_RELAXED))
+
+/*
+ * Why a stream was refused, one reason each (the metrics' reason label,
+ * metrics.c names them): a stream limit (max_streams, the link's); ring
+ * memory (a max_memory); the link did not prove what the tunnel asks
+ * (its key, a trusted identity, sealing); the link's protocol version
+ * is below min_version; the client's address is missing or untrusted
+ * (proxy_protocol); the target could not be reached; the peer refused
+ * it (its own metrics say why); anything else (out of memory, a socket
+ * that cannot be watched).
+ */
+enum tun_refusal { TR_LIMIT, TR_MEMORY, TR_DENIED, TR_VERSION, TR_ORIGIN,
+    TR_TARGET, TR_PEER, TR_INTERNAL, TR_N };
+
+/* Count a refusal of reason ${why}: the total, its reason, and its kind. */
+#define ST_REFUSE(st, why) do {						\
+	ST_ADD(st, refused, 1);						\
+	ST_ADD(st, refusals[(why)], 1);					\
+	if ((why) == TR_LIMIT || (why) == TR_MEMORY)			\
+		ST_ADD(st, limited, 1);					\
+	if ((why) == TR_DENIED)						\
+		ST_ADD(st, denied, 1);					\
+} while (0)
+
 struct tun_stats {
 	uint64_t bytes_in;	/* atomic: from local sockets into the tunnel */
 	uint64_t bytes_out;	/* atomic: from the tunnel out to local
@@ -58,6 +83,12 @@ struct tun_stats {
 				   refused) */
 	uint64_t denied;	/* atomic: refusals: link without this
 				   tunnel's key */
+	uint64_t refusals[TR_N];	/* atomic: refused, by reason
+					   (ST_REFUSE counts all three) */
+	uint64_t link_failures;	/* atomic: a client tunnel's link's failed
+				   attempts, and the times it went down */
+	uint64_t link_reconnects;	/* atomic: times it came up again
+					   after failing */
 	uint64_t accept_pauses;	/* atomic: out of descriptors: accepting
 				   paused */
 	uint64_t suspended;	/* atomic: streams suspended by a link
@@ -104,6 +135,8 @@ struct tun {
 	uint32_t nstreams;		/* excl: bridges on this tun */
 	TAILQ_HEAD(bridge_list, bridge) streams;	/* excl: bridge.c's */
 	int draining;			/* excl */
+	int link_failed;		/* excl: its link failed since it was
+					   last up */
 	struct loop_timer reap;		/* owner: lp's timer */
 	TAILQ_ENTRY(tun) entry;		/* excl */
 };
@@ -183,12 +216,16 @@ struct rsd {
 					   due */
 	struct ctl *ctl;		/* excl: set at start */
 	char control_path[108];		/* excl: where the control socket is */
+	struct scrape *scrape;		/* excl: set at start: metrics_listen's
+					   HTTP server */
 	/* Sockets systemd passed (socket activation), until a tunnel takes them. */
 	int *act_fds;			/* excl */
 	char **act_names;		/* excl */
 	size_t nact;			/* excl */
-	/* Life cycle. */
+	/* Life cycle: when it started (the monotonic clock, and the wall
+	 * clock's Unix time in ms), and when a reload last worked. */
 	uint64_t started_ms, reloaded_ms;	/* excl */
+	uint64_t started_unix_ms;	/* excl: set at start */
 	unsigned reloads;		/* excl */
 	char reload_error[1100];	/* owner: last failed reload, "" if it
 					   worked */

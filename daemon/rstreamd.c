@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sysexits.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "auth.h"
@@ -36,6 +37,7 @@
 #include "reload.h"
 #include "resolve.h"
 #include "rsd.h"
+#include "scrape.h"
 #include "tunnel.h"
 
 static void
@@ -488,6 +490,24 @@ load(const char *path, int check, struct rsd *d, size_t *nclient)
 	return (-1);
 }
 
+/*
+ * When the daemon started, by both clocks: uptime is measured on the
+ * monotonic one, the start time is shown on the wall clock.  Read here,
+ * not from the loop's clock, which no turn has read yet.
+ */
+static void
+start_time(struct rsd *d)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	d->started_ms = (uint64_t)ts.tv_sec * 1000 +
+	    (uint64_t)ts.tv_nsec / 1000000;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	d->started_unix_ms = (uint64_t)ts.tv_sec * 1000 +
+	    (uint64_t)ts.tv_nsec / 1000000;
+}
+
 /* The daemon's loop, with the signals arriving through it (${*sw}). */
 static int
 loop_setup(struct rsd *d, struct sigctx *sc, struct loop_fd **sw)
@@ -545,6 +565,15 @@ start(struct rsd *d, pthread_t **th, size_t nclient)
 	if (d->ctl != NULL)
 		snprintf(d->control_path, sizeof(d->control_path), "%s",
 		    ctl_path(d->ctl));
+	if (d->conf->metrics_listen.kind != 0) {
+		if ((d->scrape = scrape_new(d, err, sizeof(err))) == NULL) {
+			log_err("%s", err);
+			return (-1);
+		}
+		log_notice("metrics on http://%s/metrics (no authentication: "
+		    "whoever reaches it reads them)",
+		    scrape_bound(d->scrape) + strlen("tcp://"));
+	}
 	/* Ready without RDMA too: what is missing was said, and comes. */
 	n = cm_listening(d);
 	if (n < d->nlsn)
@@ -574,6 +603,7 @@ stop(struct rsd *d, struct sigctx *sc, struct loop_fd *sw, pthread_t *th,
 	loop_job_cancel(&sc->act);
 	loop_timer_stop(&sc->drain);
 	reload_stop(d);
+	scrape_free(d->scrape);
 	ctl_free(d->ctl);
 	tunnel_stop(d);
 	loop_fd_del(sw);
@@ -597,11 +627,11 @@ main(int argc, char **argv)
 	int check = 0, rc = 1, nth = 0;
 	size_t nclient = 0;
 
+	start_time(&d);
 	if ((rc = options(argc, argv, &path, &check, &d)) >= 0 ||
 	    (rc = load(path, check, &d, &nclient)) >= 0)
 		return (rc);
 	rc = 1;
-	d.started_ms = loop_now_ms();
 	/* Each failed peer is news, up to a flood. */
 	d.auth_log.allow = 5;
 

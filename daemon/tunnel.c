@@ -41,8 +41,7 @@ tunnel_room(struct tun *t)
 
 	loop_assert_exclusive();
 	if (t->nstreams >= t->c->sz.max_streams) {
-		ST_ADD(t->st, refused, 1);
-		ST_ADD(t->st, limited, 1);
+		ST_REFUSE(t->st, TR_LIMIT);
 		return (LIMITED);
 	}
 	return (ADMITTED);
@@ -96,20 +95,22 @@ tunnel_admit_incoming(struct rsd *d, struct tun *t, struct dlink *dl,
 	else
 		a = identity_admits(d->conf, t->c, dl, p);
 	if (a != ADMITTED) {
-		ST_ADD(t->st, denied, 1);
+		ST_REFUSE(t->st, TR_DENIED);
 	} else if (engine_version(e) < t->c->sz.min_version) {
 		a = OLD_VERSION;
+		ST_REFUSE(t->st, TR_VERSION);
 	} else if (t->c->proxy_protocol != 0 &&
 	    engine_origin(e, id) == NULL) {
 		/* A header naming this host would make every client local. */
 		a = NO_ORIGIN;
+		ST_REFUSE(t->st, TR_ORIGIN);
 	} else if (t->c->proxy_protocol != 0 && p != NULL && !p->origin) {
 		/* A node's claims about clients: only if it is trusted. */
 		a = UNTRUSTED_ORIGIN;
+		ST_REFUSE(t->st, TR_ORIGIN);
 	}
 	if (a == ADMITTED)
 		return (tunnel_room(t));
-	ST_ADD(t->st, refused, 1);
 	return (a);
 }
 
@@ -177,6 +178,9 @@ client_link_up(void *arg, struct dlink *dl)
 	struct bridge *b, *next;
 
 	(void)dl;
+	if (t->link_failed)
+		ST_ADD(t->st, link_reconnects, 1);
+	t->link_failed = 0;
 	for (b = bridge_first(t); b != NULL; b = next) {
 		next = bridge_next(b);
 		if (bridge_waiting(b))
@@ -192,6 +196,11 @@ client_link_down(void *arg, struct dlink *dl, const char *why)
 	struct bridge *b, *next;
 	char msg[400];
 
+	/* The link closing because the tunnel or the daemon goes is none. */
+	if (!t->draining && !t->d->draining && !t->d->stop) {
+		ST_ADD(t->st, link_failures, 1);
+		t->link_failed = 1;
+	}
 	snprintf(msg, sizeof(msg), "link to %s failed (%s)", link_peer(dl),
 	    why);
 	for (b = bridge_first(t); b != NULL; b = next) {

@@ -79,6 +79,8 @@ contents() {
 	    ./usr/share/doc/rstreamd/examples/rstreamd.conf.example \
 	    ./usr/share/doc/rstreamd/examples/rstreamd-pg.socket \
 	    ./usr/share/doc/rstreamd/examples/rstreamd-unix-owner.conf \
+	    ./usr/share/doc/rstreamd/examples/rstreamd.rules.yml \
+	    ./usr/share/doc/rstreamd/examples/rstreamd.rules.test.yml \
 	    ./usr/share/doc/rstreamd/copyright \
 	    ./usr/share/bash-completion/completions/rstreamctl; do
 		printf '%s\n' "$c" | grep -q " $f\$" ||
@@ -97,7 +99,7 @@ contents() {
 	    grep -qx 'ExecStart=/usr/sbin/rstreamd -c /etc/rstreamd/%i.conf' ||
 	    { echo "rstreamd@.service does not run /usr/sbin/rstreamd -c /etc/rstreamd/%i.conf"; return 1; }
 }
-check "the .deb holds the daemon, rstreamctl and its bash completion, the man pages, the units, the configuration and /etc/rstreamd (0700)" contents
+check "the .deb holds the daemon, rstreamctl and its bash completion, the man pages, the units, the configuration, the alerting rules and /etc/rstreamd (0700)" contents
 
 conffile() {
 	dpkg-deb --ctrl-tarfile "$deb" | tar -xOf - ./conffiles |

@@ -11,15 +11,15 @@ cd "$srcdir" || exit 1
 level() {
 	case $1 in
 	config) echo 0 ;;
-	addr | ring | wire | seal | window | timerq | secmem | budget | noise | ident) echo 1 ;;
+	addr | ring | wire | seal | window | timerq | secmem | budget | noise | ident | http | procstat) echo 1 ;;
 	engine | admit | render | tables | ctlcmd | log | cfg | cfghint | conf | conffile | confaddr | confpeer | auth | hca | proxy) echo 2 ;;
 	verbs | loop) echo 3 ;;
 	sock | resolve | notify | dial | prio | confread) echo 4 ;;
 	rsd) echo 5 ;;
-	link | link_int | resume | cm | connect | handshake) echo 6 ;;
+	link | link_int | linkstat | resume | cm | connect | handshake) echo 6 ;;
 	bridge) echo 7 ;;
 	tunnel) echo 8 ;;
-	reload | metrics) echo 9 ;;
+	reload | metrics | scrape) echo 9 ;;
 	ctl) echo 10 ;;
 	rstreamd | rstreamctl) echo 11 ;;
 	*) echo unknown ;;
@@ -79,7 +79,7 @@ fi
 # link through link.h.
 n=$((n + 1))
 bad=$(grep -l '^#include "link_int\.h"' lib/*.[ch] daemon/*.[ch] |
-    grep -Ev '^daemon/(link|connect|resume|cm|handshake)\.c$')
+    grep -Ev '^daemon/(link|linkstat|connect|resume|cm|handshake)\.c$')
 if [ -z "$bad" ]; then
 	echo "ok $n - only the link rooms include link_int.h"
 else

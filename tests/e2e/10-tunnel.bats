@@ -199,8 +199,9 @@ teardown() {
 	run ctl_json a links '.[0] | "\(.rings_reused) \(.ring_bytes)"'
 	assert_output "6 32768"
 	run "$CTL" -s "$W/a.ctl" metrics
-	assert_line --regexp '^rstreamd_link_rings_total\{link="tunnel echo: link to [^"]*",how="registered"\} 2$'
-	assert_line --regexp '^rstreamd_link_ring_bytes\{link="tunnel echo: link to [^"]*",kind="pooled"\} 32768$'
+	# The peer label is the setting as written, here without its port.
+	assert_line "rstreamd_link_rings_total{tunnel=\"echo\",peer=\"$B\",direction=\"out\",how=\"registered\"} 2"
+	assert_line "rstreamd_link_ring_bytes{tunnel=\"echo\",peer=\"$B\",direction=\"out\",kind=\"pooled\"} 32768"
 	# b keeps none: every stream registered its own.
 	wait_ctl b links '.[0].streams' 0
 	run ctl_json b links '.[0] | "\(.rings_reused) \(.ring_bytes)"'
@@ -238,7 +239,7 @@ port_counters() {
 	grep -q "link to $B:7471 is up (device $RSTREAMD_TEST_DEV_A, .*; port [0-9]*, $transport, GID [0-9]* .* to .*, path MTU $mtu, QP [0-9]* to [0-9]*)" "$W/a.log"
 	grep -q "link from $A:[0-9]* is up (port [0-9]*, $transport, GID" "$W/b.log"
 	run "$CTL" -s "$W/a.ctl" metrics
-	assert_line --regexp "^rstreamd_link_fabric_info\{link=\"tunnel echo: link to $B:7471\",device=\"$RSTREAMD_TEST_DEV_A\",port=\"[0-9]+\",transport=\"$transport\",.*,path_mtu=\"$mtu\",.*\} 1$"
+	assert_line --regexp "^rstreamd_link_fabric_info\{tunnel=\"echo\",peer=\"$B:7471\",direction=\"out\",device=\"$RSTREAMD_TEST_DEV_A\",port=\"[0-9]+\",transport=\"$transport\",.*,path_mtu=\"$mtu\",.*\} 1$"
 	assert_line --regexp "^rstreamd_rdma_port_counter\{device=\"$RSTREAMD_TEST_DEV_A\",port=\"[0-9]+\",set=\"(hw_counters|counters)\",counter=\"[a-z_0-9]+\"\} [0-9]+$"
 	# The adapter's counters move with the link's traffic.
 	before=$(port_counters a "$RSTREAMD_TEST_DEV_A")

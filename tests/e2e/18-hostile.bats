@@ -299,7 +299,9 @@ EOC
 	run ctl_json b links '[.[] | select(.state == "up") | .version] | map(tostring) | join(" ")'
 	assert_output "7 7"
 	run "$CTL" -s "$W/a.ctl" metrics
-	assert_line "rstreamd_link_protocol_version{link=\"tunnel low: link to $B:7471\",peer=\"$B:7471\",direction=\"out\"} 7"
+	# Labelled with the peer setting, the list as written, whichever
+	# address the link runs to.
+	assert_line "rstreamd_link_protocol_version{tunnel=\"low\",peer=\"$B:$op1,$B:7471\",direction=\"out\"} 7"
 	run client "$(accept_port a low)" "low ok"
 	assert_output "low ok"
 	run client "$(accept_port a dflt)" "dflt ok"

@@ -140,6 +140,11 @@ active"
 	run rstreamctl metrics
 	assert_success
 	assert_output --partial "rstreamd_"
+	# The process's figures come from /proc/self, which the sandbox
+	# (ProtectProc=invisible, ProcSubset=pid) leaves the daemon.
+	assert_line --regexp '^process_open_fds [1-9][0-9]*$'
+	assert_line --regexp '^process_resident_memory_bytes [1-9][0-9]*$'
+	assert_line --regexp '^process_cpu_seconds_total [0-9]+\.[0-9]{3}$'
 	run rstreamctl -c /etc/rstreamd/b.conf status
 	assert_success
 	assert_output --partial "config: /etc/rstreamd/b.conf ("

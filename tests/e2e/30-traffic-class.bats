@@ -59,7 +59,7 @@ qp_of() {
 	run ctl_json b links ".[] | select(.qpn == $peer) | \"\(.traffic_class) \(.service_level)\""
 	assert_output "0 0"
 	run "$CTL" -s "$W/a.ctl" metrics
-	assert_line --regexp "^rstreamd_link_fabric_info\{link=\"tunnel ef: link to $B:7471\",.*,traffic_class=\"184\",service_level=\"[0-9]+\"\} 1$"
+	assert_line --regexp "^rstreamd_link_fabric_info\{tunnel=\"ef\",peer=\"$B:7471\",direction=\"out\",.*,traffic_class=\"184\",service_level=\"[0-9]+\"\} 1$"
 
 	# On the wire: DSCP 46 both ways, and the other link's packets 0; the
 	# SL, which rxe keeps in no queue pair, in the connect requests.

@@ -86,7 +86,14 @@ through() {
 	wait_log b "link from $A:[0-9]* authenticated as node-a, not sealed"
 	grep -q "tunnel sec: link to .* is up (.*authenticated as node-b, sealed with" "$W/a.log"
 	run "$CTL" -s "$W/b.ctl" metrics
-	assert_line --regexp '^rstreamd_link_peer_info\{link="link from .* \[node-a\]",peer="node-a",sealing="(aes-256-gcm|chacha20-poly1305)"\} 1$'
+	# Its two links from node-a (sec sealed, clear not) under one label
+	# set, the peer's name: one sample that counts them, and an info
+	# line each.
+	assert_line 'rstreamd_link_up{tunnel="",peer="node-a",direction="in"} 2'
+	assert_line --regexp '^rstreamd_link_peer_info\{tunnel="",peer="node-a",direction="in",identity="node-a",sealing="(aes-256-gcm|chacha20-poly1305)"\} 1$'
+	assert_line 'rstreamd_link_peer_info{tunnel="",peer="node-a",direction="in",identity="node-a",sealing=""} 1'
+	run "$CTL" -s "$W/a.ctl" metrics
+	assert_line --regexp "^rstreamd_link_peer_info\{tunnel=\"sec\",peer=\"$B:7471\",direction=\"out\",identity=\"node-b\",sealing=\"(aes-256-gcm|chacha20-poly1305)\"\} 1$"
 	# Streams name the node too.
 	hold_stream "$(accept_port a sec)"
 	wait_ctl b streams '[.[] | select(.tunnel == "sec") | .identity] | join(",")' node-a

@@ -28,7 +28,7 @@
 #include "ident.h"
 #include "tap.h"
 
-#define MAXFILES	256
+#define MAXFILES	512
 #define DIRMAX		256
 #define FILEMAX		(DIRMAX + 16)
 
@@ -895,6 +895,45 @@ test_example(void)
 		    r != 0 ? err : "");
 		conf_free(c);
 	}
+}
+
+/* metrics_listen: off by default; an address and a port, or "". */
+static void
+test_metrics_listen(void)
+{
+	struct conf *c;
+#define T2 "tunnels = ( );\n"
+
+	c = load(T2);
+	ok(c != NULL && c->metrics_listen.kind == 0,
+	    "metrics_listen is off by default");
+	conf_free(c);
+	c = load("metrics_listen = \"127.0.0.1:9477\";\n" T2);
+	ok(c != NULL && c->metrics_listen.kind == CONF_ADDR_TCP &&
+	    strcmp(c->metrics_listen.host, "127.0.0.1") == 0 &&
+	    strcmp(c->metrics_listen.port, "9477") == 0,
+	    "metrics_listen 127.0.0.1:9477");
+	conf_free(c);
+	c = load("metrics_listen = \"[::1]:9477\";\n" T2);
+	ok(c != NULL && c->metrics_listen.kind == CONF_ADDR_TCP &&
+	    strcmp(c->metrics_listen.host, "::1") == 0,
+	    "metrics_listen [::1]:9477");
+	conf_free(c);
+	c = load("metrics_listen = \"\";\n" T2);
+	ok(c != NULL && c->metrics_listen.kind == 0,
+	    "metrics_listen = \"\" is off");
+	conf_free(c);
+	ok(fails("\nmetrics_listen = \"127.0.0.1\";\n" T2, 2,
+	    "metrics_listen '127.0.0.1': missing port"), "a port is needed");
+	ok(fails("metrics_listen = \"localhost:9477\";\n" T2, 1,
+	    "the host must be an IPv4 or IPv6 address"), "not a host name");
+	ok(fails("metrics_listen = \"127.0.0.1:0\";\n" T2, 1,
+	    "metrics_listen '127.0.0.1:0'"), "not port 0");
+	ok(fails("metrics_listen = 9477;\n" T2, 1,
+	    "metrics_listen must be a string"), "not a number");
+	ok(fails("metrics_listen = \"tcp://127.0.0.1:9477\";\n" T2, 1,
+	    "metrics_listen 'tcp://127.0.0.1:9477'"), "not a URL");
+#undef T2
 }
 
 /* The service settings: control socket, drain time, log file. */
@@ -1969,6 +2008,7 @@ main(void)
 	test_classes();
 	test_example();
 	test_service();
+	test_metrics_listen();
 	test_keys();
 	test_identity();
 	test_identity_errors();
