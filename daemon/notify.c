@@ -62,6 +62,9 @@ notify_ready(struct loop *lp, notify_status_fn *status, void *arg)
 	sd_notifyf(0, "READY=1\nSTATUS=%s", last_status);
 	loop_timer_init(&status_timer, lp, on_status, NULL);
 	loop_timer_init(&watchdog_timer, lp, on_watchdog, NULL);
+	/* Neither stops a worker: status reads only what any turn may. */
+	loop_timer_share(&status_timer, 1);
+	loop_timer_share(&watchdog_timer, 1);
 	loop_timer_arm(&status_timer, STATUS_MS);
 	/* Half the interval: a late loop round must not look like a hang. */
 	if (sd_watchdog_enabled(0, &usec) > 0 && usec > 0) {

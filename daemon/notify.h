@@ -17,7 +17,11 @@
 
 struct loop;
 
-/* Write the STATUS line for the daemon as it is now into ${buf}. */
+/*
+ * Write the STATUS line for the daemon as it is now into ${buf}; called
+ * in shared turns of the loop given to notify_ready too, so it may read
+ * only what any turn may (loop.h).
+ */
 typedef void notify_status_fn(void *arg, char *buf, size_t len);
 
 /**

@@ -142,8 +142,7 @@ time.sleep(60)' "$ma" 3>&- &
 
 	# Scrapes, by HTTP and by rstreamctl, take no exclusive turn (the
 	# daemon has two workers: the guest's CPUs): 40 of each take fewer
-	# than 40 (what turns there are come from the daemon's STATUS line,
-	# refreshed every 2 s in an exclusive turn of its own).
+	# than 40 (what turns there are come from the link's own work).
 	[ "$(ctl_json a status .workers)" -ge 2 ]
 	e0=$(value "$ma" rstreamd_exclusive_turns_total)
 	python3 -c 'import socket, sys
