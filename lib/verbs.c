@@ -201,6 +201,22 @@ say(char *err, size_t errlen, const char *fmt, ...)
 	va_end(ap);
 }
 
+/*
+ * Registration of ${size} bytes of ${what} failed (errno): why, with the
+ * likely cause when it is pinned memory running out.
+ */
+static void
+reg_failed(char *err, size_t errlen, const char *device, const char *what,
+    size_t size)
+{
+	int e = errno;
+
+	say(err, errlen, "%s: cannot register %zu bytes of %s: %s%s", device,
+	    size, what, strerror(e), e == ENOMEM || e == EPERM || e == EAGAIN ?
+	    " (pinned memory: is RLIMIT_MEMLOCK, the unit's LimitMEMLOCK, "
+	    "large enough?)" : "");
+}
+
 static int
 nonblock(int fd)
 {
@@ -533,16 +549,14 @@ vl_buffers(struct verbs_link *l, char *err, size_t errlen)
 	sz = (size_t)l->conf.sq_size * WIRE_MSG_SIZE;
 	if ((l->ctrl_send = calloc(1, sz)) == NULL ||
 	    (l->ctrl_send_mr = ibv_reg_mr(l->pd, l->ctrl_send, sz, 0)) == NULL) {
-		say(err, errlen, "%s: cannot register %zu bytes: %s", l->device,
-		    sz, strerror(errno));
+		reg_failed(err, errlen, l->device, "send buffers", sz);
 		return (-1);
 	}
 	sz = (size_t)l->conf.rq_size * WIRE_MSG_SIZE;
 	if ((l->recv_buf = calloc(1, sz)) == NULL ||
 	    (l->recv_mr = ibv_reg_mr(l->pd, l->recv_buf, sz,
 	    IBV_ACCESS_LOCAL_WRITE)) == NULL) {
-		say(err, errlen, "%s: cannot register %zu bytes: %s", l->device,
-		    sz, strerror(errno));
+		reg_failed(err, errlen, l->device, "receive buffers", sz);
 		return (-1);
 	}
 	return (0);
@@ -1414,9 +1428,7 @@ mem_map(struct verbs_link *l, uint32_t size, int remote_write, char *err,
 	(void)madvise(m->buf, size, MADV_DONTDUMP);
 	if ((mr = ibv_reg_mr(l->pd, m->buf, size, ring_access(remote_write)))
 	    == NULL) {
-		say(err, errlen, "cannot register %u bytes of ring memory "
-		    "(is RLIMIT_MEMLOCK / LimitMEMLOCK large enough?): %s",
-		    (unsigned)size, strerror(errno));
+		reg_failed(err, errlen, l->device, "ring memory", size);
 		mem_release(m);
 		return (NULL);
 	}
@@ -1493,8 +1505,8 @@ verbs_mem_move(struct verbs_mem *m, struct verbs_link *l, char *err,
 	mem_unlink(m);
 	if ((mr = ibv_reg_mr(l->pd, m->buf, m->size, ring_access(m->remote)))
 	    == NULL) {
-		say(err, errlen, "cannot register %zu bytes of ring memory "
-		    "again: %s", m->size, strerror(errno));
+		reg_failed(err, errlen, l->device, "ring memory again",
+		    m->size);
 		return (-1);
 	}
 	mem_link(m, l, mr);
