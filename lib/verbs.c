@@ -1413,9 +1413,16 @@ listener_open(struct verbs_listener *ls, struct sockaddr *sa,
 		return (-1);
 	}
 	if (rdma_bind_addr(ls->id, sa)) {
-		say(err, errlen, "cannot listen for RDMA links on %s: %s "
-		    "(is there an RDMA device with that address?)", where,
-		    strerror(errno));
+		/* The RDMA CM guards its ports below 1024 as TCP does. */
+		if (errno == EACCES)
+			say(err, errlen, "cannot listen for RDMA links on %s: "
+			    "%s (a port below 1024 needs CAP_NET_BIND_SERVICE: "
+			    "under systemd, see \"Ports below 1024\" in "
+			    "rstreamd(8))", where, strerror(errno));
+		else
+			say(err, errlen, "cannot listen for RDMA links on %s: "
+			    "%s (is there an RDMA device with that address?)",
+			    where, strerror(errno));
 		return (-1);
 	}
 	if (rdma_listen(ls->id, 64)) {
