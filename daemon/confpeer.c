@@ -3,10 +3,7 @@
 #include "config.h"
 #endif
 
-#include <sys/stat.h>
-
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -165,16 +162,15 @@ parse_peers_line(const struct cfg *p, struct conf *c, char *text,
 }
 
 /*
- * The peers_file ${s}.  Like ssh's authorized_keys, refused when others
- * could write it: whoever can add a line can add a peer.
+ * The peers_file ${s}, refused when anyone but its trusted owners could
+ * write it (ident_open_trusted).
  */
 static int
 parse_peers_file(const struct cfg *p, const config_setting_t *s,
     struct conf *c)
 {
 	const char *path = c->peers_file;
-	struct stat st;
-	char *buf = NULL;
+	char why[1300], *buf = NULL;
 	size_t cap = 0;
 	int fd, line = 0, rc = 0;
 	FILE *f;
@@ -183,21 +179,10 @@ parse_peers_file(const struct cfg *p, const config_setting_t *s,
 		return (-1);
 	if (p->flags & CONF_NO_KEYS)
 		return (0);
-	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC |
-	    O_NOCTTY)) < 0)
-		return (cfg_err(p, s, "peers_file %s: cannot read: %s", path,
-		    strerror(errno)));
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
-		rc = cfg_err(p, s, "peers_file %s is not a regular file", path);
-	else if (st.st_mode & 022)
-		rc = cfg_err(p, s, "peers_file %s is writable by group or "
-		    "others (mode %04o); whoever can write it can add a peer: "
-		    "chmod go-w %s", path, (unsigned)(st.st_mode & 07777),
-		    path);
-	if (rc != 0 || (f = fdopen(fd, "r")) == NULL) {
-		if (rc == 0)
-			rc = cfg_err(p, s, "peers_file %s: %s", path,
-			    strerror(errno));
+	if ((fd = ident_open_trusted(path, why, sizeof(why))) < 0)
+		return (cfg_err(p, s, "peers_file %s", why));
+	if ((f = fdopen(fd, "r")) == NULL) {
+		rc = cfg_err(p, s, "peers_file %s: %s", path, strerror(errno));
 		close(fd);
 		return (rc);
 	}

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -21,35 +22,126 @@
 #define FORMAT_HINT	"44 base64 characters on one line, as rstreamd " \
 	"--genkey writes"
 
-int
-ident_open_private(const char *path, char *err, size_t errlen)
+/* IDENT_USER's uid into ${uid}: 0, or -1 where there is no such user. */
+static int
+service_uid(uid_t *uid)
+{
+	struct passwd pw, *r = NULL;
+	char buf[4096];
+
+	if (getpwnam_r(IDENT_USER, &pw, buf, sizeof(buf), &r) != 0 ||
+	    r == NULL)
+		return (-1);
+	*uid = pw.pw_uid;
+	return (0);
+}
+
+/*
+ * Why ${path} cannot be opened (${e}) into ${err}; where permission is
+ * denied to a daemon that is not root, who it runs as and the fix.
+ */
+static void
+open_error(const char *path, int e, char *err, size_t errlen)
+{
+	uid_t self = geteuid(), svc;
+
+	if (e == EACCES && self != 0 && service_uid(&svc) == 0 && svc == self)
+		snprintf(err, errlen, "%s: cannot read: %s (rstreamd runs as "
+		    "user %s: give it the file, chown %s %s)", path,
+		    strerror(e), IDENT_USER, IDENT_USER, path);
+	else if (e == EACCES && self != 0)
+		snprintf(err, errlen, "%s: cannot read: %s (rstreamd runs as "
+		    "uid %u)", path, strerror(e), (unsigned)self);
+	else
+		snprintf(err, errlen, "%s: cannot read: %s", path,
+		    strerror(e));
+}
+
+/*
+ * Whether a file of ${uid} may be trusted; if not, why into ${err}
+ * (${noun}: "a key", "it").  IDENT_USER is looked up only for an owner
+ * that is neither root nor the effective user.
+ */
+static int
+owner_ok(const char *path, uid_t uid, const char *noun, char *err,
+    size_t errlen)
+{
+	uid_t self = geteuid(), svc;
+	int has_svc;
+
+	if (uid == 0 || uid == self)
+		return (1);
+	if ((has_svc = service_uid(&svc) == 0) && uid == svc)
+		return (1);
+	if (has_svc && svc != self)
+		snprintf(err, errlen, "%s belongs to uid %u; %s must belong to "
+		    "root, to the user rstreamd runs as (uid %u) or to user %s "
+		    "(uid %u): chown %s %s", path, (unsigned)uid, noun,
+		    (unsigned)self, IDENT_USER, (unsigned)svc, IDENT_USER,
+		    path);
+	else if (has_svc)
+		snprintf(err, errlen, "%s belongs to uid %u; %s must belong to "
+		    "root or to the user rstreamd runs as (%s, uid %u): chown "
+		    "%s %s", path, (unsigned)uid, noun, IDENT_USER,
+		    (unsigned)self, IDENT_USER, path);
+	else
+		snprintf(err, errlen, "%s belongs to uid %u; %s must belong to "
+		    "root or to the user rstreamd runs as (uid %u)", path,
+		    (unsigned)uid, noun, (unsigned)self);
+	return (0);
+}
+
+/*
+ * Open ${path}, refused unless it is a regular file whose owner is one
+ * ident_open_private trusts and whose mode has none of ${forbid}; ${noun}
+ * and ${modewhy} make the messages ("a key", "... a key must be private:
+ * chmod 600").
+ */
+static int
+open_checked(const char *path, mode_t forbid, const char *noun,
+    const char *modewhy, char *err, size_t errlen)
 {
 	struct stat st;
 	int fd;
 
-	/* Like spiped and stunnel, refuse a secret others could read or
-	 * replace: a key that leaked is no key.  O_NONBLOCK: a FIFO put
-	 * there must not hang the daemon (it is refused below). */
+	/* O_NONBLOCK: a FIFO put there must not hang the daemon (it is
+	 * refused below). */
 	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC |
 	    O_NOCTTY)) < 0) {
-		snprintf(err, errlen, "%s: cannot read: %s", path,
-		    strerror(errno));
+		open_error(path, errno, err, errlen);
 		return (-1);
 	}
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
 		snprintf(err, errlen, "%s is not a regular file", path);
-	else if (st.st_uid != 0 && st.st_uid != geteuid())
-		snprintf(err, errlen, "%s belongs to uid %u; a key must belong "
-		    "to root or to the user rstreamd runs as (uid %u)", path,
-		    (unsigned)st.st_uid, (unsigned)geteuid());
-	else if (st.st_mode & 077)
-		snprintf(err, errlen, "%s is accessible by group or others "
-		    "(mode %04o); a key must be private: chmod 600 %s", path,
-		    (unsigned)(st.st_mode & 07777), path);
-	else
-		return (fd);
+	else if (owner_ok(path, st.st_uid, noun, err, errlen)) {
+		if (!(st.st_mode & forbid))
+			return (fd);
+		snprintf(err, errlen, "%s is %s by group or others (mode "
+		    "%04o); %s %s", path, forbid & 044 ? "accessible" :
+		    "writable", (unsigned)(st.st_mode & 07777), modewhy, path);
+	}
 	close(fd);
 	return (-1);
+}
+
+int
+ident_open_private(const char *path, char *err, size_t errlen)
+{
+
+	/* Like spiped and stunnel, refuse a secret others could read or
+	 * replace: a key that leaked is no key. */
+	return (open_checked(path, 077, "a key", "a key must be private: "
+	    "chmod 600", err, errlen));
+}
+
+int
+ident_open_trusted(const char *path, char *err, size_t errlen)
+{
+
+	/* Like ssh's authorized_keys: whoever can write it can add a
+	 * peer. */
+	return (open_checked(path, 022, "it", "whoever can write it can add "
+	    "a peer: chmod go-w", err, errlen));
 }
 
 void

@@ -6,7 +6,8 @@
  * public key follows from it and is what peers list.
  *
  * Also the checks every secret file of the configuration passes before it
- * is read (key_file and identity_file alike).
+ * is read (key_file and identity_file alike, and peers_file, which grants
+ * what it lists).
  */
 #ifndef IDENT_H
 #define IDENT_H
@@ -17,16 +18,34 @@
 #define IDENT_KEY_LEN	32
 #define IDENT_B64_LEN	45	/* 44 characters and NUL */
 
+/* The system user the units run rstreamd as (systemd/rstreamd.sysusers). */
+#define IDENT_USER	"rstreamd"
+
 /**
  * ident_open_private(path, err, errlen):
  * Open ${path} for reading as a secret: a regular file (a FIFO is refused
- * at once, not waited on) that belongs to root or to the effective user,
- * with no access for group or others.  The descriptor, or -1 with one of
- * "PATH: cannot read: REASON", "PATH is not a regular file", "PATH
- * belongs to uid N; ...", "PATH is accessible by group or others (mode
- * 0644); a key must be private: chmod 600 PATH" in ${err}.
+ * at once, not waited on) with no access for group or others, that
+ * belongs to root, to the effective user, or to IDENT_USER (looked up only
+ * for another owner: a daemon run as root, by hand or through the drop-in
+ * rstreamd-unix-owner.conf, reads the keys the service's user owns).  The
+ * descriptor, or -1 with one of "PATH: cannot read: REASON" (where
+ * permission is denied to a daemon that is not root, with a hint: "(rstreamd
+ * runs as user rstreamd: give it the file, chown rstreamd PATH)"), "PATH is
+ * not a regular file", "PATH belongs to uid N; a key must belong to root
+ * ...", "PATH is accessible by group or others (mode 0644); a key must be
+ * private: chmod 600 PATH" in ${err}.
  */
 int ident_open_private(const char *path, char *err, size_t errlen);
+
+/**
+ * ident_open_trusted(path, err, errlen):
+ * As ident_open_private, for a file others may read but not write (a
+ * peers_file): refused if group or others may write it ("PATH is writable
+ * by group or others (mode 0664); whoever can write it can add a peer:
+ * chmod go-w PATH"), or if it belongs to anyone but root, the effective
+ * user or IDENT_USER ("PATH belongs to uid N; it must belong to root ...").
+ */
+int ident_open_trusted(const char *path, char *err, size_t errlen);
 
 /**
  * ident_read(path, priv, pub, err, errlen):

@@ -178,13 +178,21 @@ fd_chown(int fd, uid_t uid, gid_t gid)
 /*
  * A failed chown or chmod of a socket file.  Refused (EPERM), it is the
  * capability rstreamd.service leaves out: say so, and where it is given.
+ * For a group alone (${group_only}), a daemon that is not root needs no
+ * capability if it is a member of that group.
  */
 static void
 perms_error(char *err, size_t errlen, const char *op, const char *path,
-    const char *cap)
+    const char *cap, int group_only)
 {
 
-	if (errno == EPERM)
+	if (errno == EPERM && group_only && geteuid() != 0)
+		snprintf(err, errlen, "%s %s: %s (rstreamd lacks %s and is not "
+		    "in that group: under systemd, add the group to the "
+		    "service's SupplementaryGroups=, or add the drop-in "
+		    "rstreamd-unix-owner.conf; see rstreamd(8))", op, path,
+		    strerror(EPERM), cap);
+	else if (errno == EPERM)
 		snprintf(err, errlen, "%s %s: %s (rstreamd lacks %s: under "
 		    "systemd, add the drop-in rstreamd-unix-owner.conf; see "
 		    "rstreamd(8))", op, path, strerror(EPERM), cap);
@@ -213,12 +221,13 @@ sock_unix_perms(const char *path, const struct sock_file *sf,
 		old->gid = st.st_gid;
 	}
 	if ((st.st_mode & 07777) != mode && fd_chmod(fd, (mode_t)mode) != 0) {
-		perms_error(err, errlen, "chmod", path, "CAP_FOWNER");
+		perms_error(err, errlen, "chmod", path, "CAP_FOWNER", 0);
 		goto out;
 	}
 	if ((ids->uid != (uid_t)-1 || ids->gid != (gid_t)-1) &&
 	    fd_chown(fd, ids->uid, ids->gid) != 0) {
-		perms_error(err, errlen, "chown", path, "CAP_CHOWN");
+		perms_error(err, errlen, "chown", path, "CAP_CHOWN",
+		    ids->uid == (uid_t)-1);
 		if (old != NULL)
 			(void)fd_chmod(fd, old->mode);
 		goto out;
@@ -272,6 +281,21 @@ sock_local_text(int fd, char *buf, size_t len)
 		addr_text((struct sockaddr *)&ss, text, sizeof(text));
 		snprintf(buf, len, "tcp://%s", text);
 	}
+}
+
+/* Whether ${sa}'s port is one only CAP_NET_BIND_SERVICE may bind. */
+static int
+low_port(const struct sockaddr *sa)
+{
+	unsigned port = 0;
+
+	if (sa->sa_family == AF_INET)
+		port = ntohs(((const struct sockaddr_in *)(const void *)sa)->
+		    sin_port);
+	else if (sa->sa_family == AF_INET6)
+		port = ntohs(((const struct sockaddr_in6 *)(const void *)sa)->
+		    sin6_port);
+	return (port > 0 && port < 1024);
 }
 
 /* getaddrinfo for a TCP address: the first answer is the one used. */
@@ -349,8 +373,16 @@ sock_listen(const struct conf_addr *a, unsigned mode,
 	    SOCK_CLOEXEC, 0)) < 0)
 		goto syserr;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 ||
-	    listen(fd, 512) != 0 ||
+	if (bind(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
+		if (errno != EACCES || !low_port(ai->ai_addr))
+			goto syserr;
+		snprintf(err, errlen, "cannot listen on %s: %s (a port below "
+		    "1024 needs CAP_NET_BIND_SERVICE: under systemd, see "
+		    "\"Ports below 1024\" in rstreamd(8))", a->text,
+		    strerror(EACCES));
+		goto fail;
+	}
+	if (listen(fd, 512) != 0 ||
 	    getsockname(fd, (struct sockaddr *)&ss, &sl) != 0)
 		goto syserr;
 	addr_text((struct sockaddr *)&ss, text, sizeof(text));

@@ -1577,6 +1577,12 @@ listener_open(struct verbs_listener *ls, struct sockaddr *sa,
 			    "the devices and their network interfaces; a "
 			    "Soft-RoCE one: rdma link add rxe0 type rxe netdev "
 			    "IFACE)", where);
+		/* The RDMA CM guards its ports below 1024 as TCP does. */
+		else if (e == EACCES)
+			say(err, errlen, "cannot listen for RDMA links on %s: "
+			    "%s (a port below 1024 needs CAP_NET_BIND_SERVICE: "
+			    "under systemd, see \"Ports below 1024\" in "
+			    "rstreamd(8))", where, strerror(e));
 		else
 			say(err, errlen, "cannot listen for RDMA links on %s: "
 			    "%s (is there an RDMA device with that address?)",

@@ -3,13 +3,17 @@
 # The Debian package (TAP): dpkg-buildpackage -us -uc builds it from the
 # tracked files of this checkout, lintian finds nothing it does not explain
 # (debian/rstreamd.lintian-overrides), and the .deb holds what it should,
-# with /etc/rstreamd.conf a conffile and /etc/rstreamd for root only.
+# with /etc/rstreamd.conf a conffile, /etc/rstreamd 0700, the sysusers.d
+# file of the user rstreamd and a postinst that makes the user and gives
+# it /etc/rstreamd.
 #
 # With CI=true or RSTREAMD_TEST_DEB_INSTALL=1, as root, and no rstreamd
 # installed (no /etc/rstreamd.conf), it also installs the package with
-# apt-get, checks what dpkg recorded and that the installed daemon accepts
-# the installed configuration, and purges it again: that changes the
-# machine, so it is for CI's fresh machines and throwaway ones.
+# apt-get, checks what dpkg recorded, the user rstreamd and its
+# directory, and that the installed daemon accepts the installed
+# configuration, and purges it again (the user stays, as Debian's system
+# users do): that changes the machine, so it is for CI's fresh machines
+# and throwaway ones.
 #
 # Skipped without debhelper, lintian or a git checkout.
 srcdir=${RSTREAMD_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -81,6 +85,7 @@ contents() {
 	    ./usr/share/doc/rstreamd/examples/rstreamd-unix-owner.conf \
 	    ./usr/share/doc/rstreamd/examples/rstreamd.rules.yml \
 	    ./usr/share/doc/rstreamd/examples/rstreamd.rules.test.yml \
+	    ./usr/lib/sysusers.d/rstreamd.conf \
 	    ./usr/share/doc/rstreamd/copyright \
 	    ./usr/share/bash-completion/completions/rstreamctl; do
 		printf '%s\n' "$c" | grep -q " $f\$" ||
@@ -93,13 +98,32 @@ contents() {
 	    tar -xOf - ./lib/systemd/system/rstreamd.service |
 	    grep -qx 'ExecStart=/usr/sbin/rstreamd -c /etc/rstreamd.conf' ||
 	    { echo "the unit does not run /usr/sbin/rstreamd -c /etc/rstreamd.conf"; return 1; }
+	# The units run it as rstreamd, which postinst makes (dh_installsysusers)
+	# before it gives it /etc/rstreamd.
+	for u in rstreamd rstreamd@; do
+		dpkg-deb --fsys-tarfile "$deb" |
+		    tar -xOf - "./lib/systemd/system/$u.service" |
+		    grep -qx 'User=rstreamd' ||
+		    { echo "$u.service does not run the daemon as rstreamd"; return 1; }
+	done
+	dpkg-deb --fsys-tarfile "$deb" |
+	    tar -xOf - ./usr/lib/sysusers.d/rstreamd.conf |
+	    grep -qE '^u[[:space:]]+rstreamd[[:space:]]' ||
+	    { echo "the sysusers.d file makes no user rstreamd"; return 1; }
+	dpkg-deb --ctrl-tarfile "$deb" | tar -xOf - ./postinst >"$tmp/postinst" ||
+	    { echo "no postinst"; return 1; }
+	grep -q '^ *systemd-sysusers .*rstreamd\.conf' "$tmp/postinst" ||
+	    { echo "postinst does not run systemd-sysusers rstreamd.conf"; return 1; }
+	sed -n '/systemd-sysusers/,$p' "$tmp/postinst" |
+	    grep -q '^[[:space:]]*chown rstreamd:rstreamd /etc/rstreamd$' ||
+	    { echo "postinst does not give /etc/rstreamd to rstreamd after making the user"; return 1; }
 	# An instance's configuration sits beside the key files.
 	dpkg-deb --fsys-tarfile "$deb" |
 	    tar -xOf - ./lib/systemd/system/rstreamd@.service |
 	    grep -qx 'ExecStart=/usr/sbin/rstreamd -c /etc/rstreamd/%i.conf' ||
 	    { echo "rstreamd@.service does not run /usr/sbin/rstreamd -c /etc/rstreamd/%i.conf"; return 1; }
 }
-check "the .deb holds the daemon, rstreamctl and its bash completion, the man pages, the units, the configuration, the alerting rules and /etc/rstreamd (0700)" contents
+check "the .deb holds the daemon, rstreamctl and its bash completion, the man pages, the units (User=rstreamd), the configuration, the alerting rules, /etc/rstreamd (0700), the sysusers.d file, and a postinst that makes the user and gives it /etc/rstreamd" contents
 
 conffile() {
 	dpkg-deb --ctrl-tarfile "$deb" | tar -xOf - ./conffiles |
@@ -122,18 +146,36 @@ else
 	check "apt-get installs it, dependencies and all" do_install
 	installed() {
 		dpkg-query -W -f '${Conffiles}\n' rstreamd | grep -q '/etc/rstreamd.conf ' &&
-		    [ "$(stat -c %a:%U /etc/rstreamd)" = 700:root ] &&
+		    [ "$(stat -c %a:%U:%G /etc/rstreamd)" = 700:rstreamd:rstreamd ] &&
+		    [ "$(stat -c %a:%U /etc/rstreamd.conf)" = 644:root ] &&
 		    /usr/sbin/rstreamd -n -c /etc/rstreamd.conf &&
 		    /usr/sbin/rstreamd -V &&
 		    [ -L /etc/systemd/system/multi-user.target.wants/rstreamd.service ]
 	}
-	check "installed: the conffile recorded, /etc/rstreamd 0700, the daemon accepts the configuration as shipped, the service enabled" installed
+	check "installed: the conffile recorded, /etc/rstreamd 0700 and rstreamd's, the daemon accepts the configuration as shipped, the service enabled" installed
+	# A system user: no login, no home of its own.
+	user() {
+		getent passwd rstreamd &&
+		    getent group rstreamd &&
+		    [ "$(id -u rstreamd)" -lt 1000 ] &&
+		    [ "$(id -g rstreamd)" = "$(getent group rstreamd | cut -d: -f3)" ] &&
+		    getent passwd rstreamd | cut -d: -f7 | grep -qx -e /usr/sbin/nologin -e /sbin/nologin
+	}
+	check "installed: the system user and group rstreamd, without a login" user
 	purge() {
 		DEBIAN_FRONTEND=noninteractive apt-get purge -y -q rstreamd &&
 		    ! [ -e /etc/rstreamd.conf ] && ! [ -e /usr/sbin/rstreamd ] &&
+		    ! [ -e /etc/rstreamd ] &&
+		    ! [ -e /usr/lib/sysusers.d/rstreamd.conf ] &&
 		    ! [ -e /etc/systemd/system/multi-user.target.wants/rstreamd.service ]
 	}
-	check "apt-get purge removes it, the configuration and the service's link" purge
+	check "apt-get purge removes it, the configuration, /etc/rstreamd and the service's link" purge
+	# Debian leaves system users behind: files they own may remain, and a
+	# new user could inherit them under a reused id.
+	kept() {
+		getent passwd rstreamd
+	}
+	check "apt-get purge leaves the user rstreamd, as Debian does" kept
 fi
 echo "1..$n"
 exit $fail

@@ -10,13 +10,18 @@
 # through the tunnel, a reload of both during a transfer, a stop that
 # drains one, an instance without its own control socket refused, and
 # systemd-analyze security's verdict on both units.  The units' sandbox
-# as the running daemons have it, with traffic flowing: a /dev without raw
-# devices, a device allow-list that refuses them, /proc without other
-# processes, IPC of their own, no CAP_CHOWN and co.; the system call filter
-# kills neither daemon through a transfer, a reload and a stop; unix_owner
-# fails without the drop-in rstreamd-unix-owner.conf, naming it, and works
-# with it.  A configuration error fails the start once (exit 78,
-# RestartPreventExitStatus=78), not in a loop of restarts.
+# as the running daemons have it, with traffic flowing: the user rstreamd
+# with no capability at all (ring memory pinned all the same), a /dev
+# without raw devices, a device allow-list that refuses them, /proc without
+# other processes, IPC of their own; the system call filter kills neither
+# daemon through a transfer, a reload and a stop; unix_owner fails without
+# the drop-in rstreamd-unix-owner.conf, naming it, and works with it, as
+# root, with rstreamd's key.  Keys made as README says (sudo -u rstreamd
+# rstreamd --genkey) seal a link, a key of root's is refused with the fix;
+# ports below 1024 and control_group without root: refused with the fix,
+# then given by the drop-in rstreamd(8) shows.  A configuration error fails the
+# start once (exit 78, RestartPreventExitStatus=78), not in a loop of
+# restarts.
 # 25-activation-systemd.bats has socket activation and the watchdog.
 #
 # Only in the runner's systemd guest: it installs into the root file
@@ -53,22 +58,14 @@ teardown() {
 		journalctl -b --no-pager -u rstreamd -u rstreamd@b -u rstreamd@x |
 		    tail -60 | sed 's/^/# /' >&3
 	fi
-	if [ -e /etc/systemd/system/rstreamd.service.d ]; then
-		rm -rf /etc/systemd/system/rstreamd.service.d
+	if [ -e /etc/systemd/system/rstreamd.service.d ] ||
+	    [ -e /etc/systemd/system/rstreamd@b.service.d ]; then
+		rm -rf /etc/systemd/system/rstreamd.service.d \
+		    /etc/systemd/system/rstreamd@b.service.d
 		systemctl daemon-reload
 	fi
 	systemctl reset-failed rstreamd rstreamd@b rstreamd@x 2>/dev/null || true
 	rs_teardown
-}
-
-# has_cap UNIT BIT: capability number BIT is in the bounding set of UNIT's
-# main process.
-has_cap() {
-	local bnd
-	bnd=$(sed -n 's/^CapBnd:[[:space:]]*//p' \
-	    "/proc/$(sd_prop "$1" MainPID)/status")
-	[ -n "$bnd" ]
-	(((0x$bnd >> $2) & 1))
 }
 
 # sock_is "OWNER MODE": /run/rstreamd/pg.sock has that owner and mode.
@@ -103,16 +100,25 @@ sandboxed() {
 	assert_output --partial subset=pid
 	# PrivateIPC=yes.
 	[ "$(readlink "/proc/$pid/ns/ipc")" != "$(readlink /proc/self/ns/ipc)" ]
-	# CapabilityBoundingSet=: CAP_NET_BIND_SERVICE (10) and CAP_IPC_LOCK
-	# (14), not CAP_CHOWN (0), CAP_DAC_OVERRIDE (1) or CAP_FOWNER (3).
-	has_cap "$1" 10
-	has_cap "$1" 14
-	run has_cap "$1" 0
+	# User=, Group=, CapabilityBoundingSet=: rstreamd, no capability.
+	sd_unprivileged "$1"
+	# ... and its rings registered all the same: pinned memory (the
+	# verbs driver counts it in VmPin), under LimitMEMLOCK=infinity,
+	# without CAP_IPC_LOCK.
+	[ "$(sd_status "$1" VmPin | sed 's/ kB$//')" -gt 0 ]
+}
+
+# cap_set UNIT SET HEX: UNIT's main process has capability set SET
+# (CapEff, CapBnd, ...) HEX.
+cap_set() {
+	[ "$(sd_status "$1" "$2")" = "$3" ]
+}
+
+# no_access USER PATH: USER cannot connect to the control socket PATH.
+no_access() {
+	run runuser -u "$1" -- rstreamctl -s "$2" status
 	assert_failure
-	run has_cap "$1" 1
-	assert_failure
-	run has_cap "$1" 3
-	assert_failure
+	assert_output --partial "Permission denied"
 }
 
 @test "systemd: systemctl enable --now on both sides, READY and STATUS, rstreamctl on both daemons, the journal by tunnel, socat and nc through the tunnel" {
@@ -159,6 +165,15 @@ active"
 	# In the sandbox, with a link up and traffic through both.
 	sandboxed rstreamd
 	sandboxed rstreamd@b
+	# RuntimeDirectory=: the user's, and so is the control socket (mode
+	# 0660), which root's rstreamctl used above and others may not.
+	run stat -c '%U:%G %a' /run/rstreamd /run/rstreamd/control.sock \
+	    /run/rstreamd-b /run/rstreamd-b/control.sock
+	assert_output "rstreamd:rstreamd 755
+rstreamd:rstreamd 660
+rstreamd:rstreamd 755
+rstreamd:rstreamd 660"
+	no_access nobody /run/rstreamd/control.sock
 	# Stream lines carry TUNNEL=, on both sides.
 	run journalctl -b --no-pager -o cat -u rstreamd TUNNEL=pg
 	assert_output --partial "tunnel pg stream 1 (client"
@@ -213,13 +228,18 @@ active"
 	assert_output active
 }
 
-@test "systemd: unix_owner needs the drop-in rstreamd-unix-owner.conf: without it the start fails and says so; with it the socket is the owner's, a reload changes its mode, and a stream goes through it" {
+@test "systemd: unix_owner needs the drop-in rstreamd-unix-owner.conf: without it the start fails and says so; with it the daemon is root with CAP_CHOWN and co. and reads rstreamd's key, the socket is the owner's, a reload changes its mode, and a stream goes through it" {
+	# A pre-shared key as README's "Keys" makes it: rstreamd's.
+	runuser -u rstreamd -- sh -c \
+	    'umask 077; head -c 32 /dev/urandom >/etc/rstreamd/fabric.key'
 	cat >/etc/rstreamd.conf <<-EOF
 		source = "$A";
+		key_file = "/etc/rstreamd/fabric.key";
 		tunnels = ( { name = "pg"; accept = "unix:/run/rstreamd/pg.sock";
 		    unix_owner = "nobody"; unix_mode = "0600";
 		    peer = "$B:7471"; } );
 	EOF
+	sed -i '1i key_file = "/etc/rstreamd/fabric.key";' /etc/rstreamd/b.conf
 	run systemctl start rstreamd@b
 	assert_success
 	run systemctl start rstreamd
@@ -236,12 +256,22 @@ active"
 	run systemctl start rstreamd
 	assert_success
 	wait_until 60 sd_link_up
-	# It adds to the unit's capabilities.
-	has_cap rstreamd 0
-	has_cap rstreamd 1
-	has_cap rstreamd 3
-	has_cap rstreamd 10
-	has_cap rstreamd 14
+	# Root, with CAP_CHOWN (0), CAP_DAC_OVERRIDE (1) and CAP_FOWNER (3)
+	# and nothing else, in the group rstreamd still; the instance is
+	# unprivileged.
+	[ "$(sd_status rstreamd Uid)" = "0 0 0 0" ]
+	g=$(id -g rstreamd)
+	[ "$(sd_status rstreamd Gid)" = "$g $g $g $g" ]
+	cap_set rstreamd CapBnd 000000000000000b
+	cap_set rstreamd CapEff 000000000000000b
+	run stat -c %G /run/rstreamd/control.sock
+	assert_output rstreamd
+	sd_unprivileged rstreamd@b
+	# The key is rstreamd's: root took it (and proved it to the peer).
+	run stat -c '%U %a' /etc/rstreamd/fabric.key
+	assert_output "rstreamd 600"
+	run rstreamctl links
+	assert_output --partial "up"
 	run stat -c '%U %a' /run/rstreamd/pg.sock
 	assert_output "nobody 600"
 	# The socket is nobody's now: changing its mode takes CAP_FOWNER.
@@ -284,7 +314,116 @@ journal_has() {
 	[ "$(sd_prop rstreamd ActiveState)" = active ]
 }
 
-@test "systemd: systemd-analyze security's exposure of both units is at most tests/systemd-units.sh's bound, 3.0" {
+@test "systemd: node identities made as rstreamd (rstreamd --genkey, rstreamctl keygen) seal the link; a key of root's is refused, naming the fix; root's rstreamd -n reads rstreamd's keys; a reload reads them as rstreamd" {
+	# As README's fleet example does it, with sudo -u rstreamd.
+	run runuser -u rstreamd -- rstreamd --genkey /etc/rstreamd/a.key
+	assert_success
+	ka=$output
+	run runuser -u rstreamd -- sh -c \
+	    'rstreamctl keygen /etc/rstreamd/b.key && rstreamctl pubkey /etc/rstreamd/b.key'
+	assert_success
+	kb=${output##*$'\n'}
+	run stat -c '%U %a' /etc/rstreamd/a.key /etc/rstreamd/b.key
+	assert_output "rstreamd 600
+rstreamd 600"
+	# The peers file stays root's, readable by all.
+	printf '%s node-a\n%s node-b\n' "$ka" "$kb" >/etc/rstreamd/peers
+	chmod 0644 /etc/rstreamd/peers
+	sed -i '1i identity_file = "/etc/rstreamd/a.key"; peers_file = "/etc/rstreamd/peers";' \
+	    /etc/rstreamd.conf
+	sed -i '1i identity_file = "/etc/rstreamd/b.key"; peers_file = "/etc/rstreamd/peers";' \
+	    /etc/rstreamd/b.conf
+	# Root checks both files, reading rstreamd's keys.
+	run rstreamd -n
+	assert_success
+	run rstreamd -n -c /etc/rstreamd/b.conf
+	assert_success
+	# A key of root's is none the daemon can read: its check says so,
+	# and how to fix it.
+	chown root:root /etc/rstreamd/a.key
+	run systemctl start rstreamd@b rstreamd
+	assert_failure
+	run journalctl -b --no-pager -o cat -u rstreamd
+	assert_output --partial "identity_file /etc/rstreamd/a.key: cannot read: Permission denied (rstreamd runs as user rstreamd: give it the file, chown rstreamd /etc/rstreamd/a.key)"
+	systemctl stop rstreamd
+	chown rstreamd:rstreamd /etc/rstreamd/a.key
+	run systemctl start rstreamd
+	assert_success
+	n0=$(sd_prop rstreamd NRestarts)
+	wait_until 60 sd_link_up
+	run rstreamctl -o wide links
+	assert_output --partial "node-b"
+	head -c 2M /dev/urandom >"$W/k.in"
+	timeout 60 socat -t 30 - TCP:127.0.0.1:"$pa" <"$W/k.in" >"$W/k.out"
+	[ "$(sha "$W/k.in")" = "$(sha "$W/k.out")" ]
+	# A reload reads the file and the keys again, in a child process
+	# (/proc/self/exe) under the same user and sandbox.
+	run rstreamctl reload
+	assert_success
+	run rstreamctl -c /etc/rstreamd/b.conf reload
+	assert_success
+	run rstreamctl status
+	refute_output --partial "reload failed"
+	sd_unprivileged rstreamd
+	sd_unprivileged rstreamd@b
+	[ "$(sd_prop rstreamd NRestarts)" = "$n0" ]
+	[ "$(sd_prop rstreamd@b NRestarts)" = 0 ]
+}
+
+@test "systemd: ports below 1024 and control_group without root: refused, naming the fix; with CAP_NET_BIND_SERVICE ambient and SupplementaryGroups= the daemons, still rstreamd, listen there and the group's members use rstreamctl" {
+	# control_group: rstreamd is no member of nogroup.
+	sed -i '1i control_group = "nogroup";' /etc/rstreamd.conf
+	run systemctl start rstreamd
+	assert_failure
+	run journalctl -b --no-pager -o cat -u rstreamd
+	assert_output --partial "chown /run/rstreamd/control.sock: Operation not permitted (rstreamd lacks CAP_CHOWN and is not in that group: under systemd, add the group to the service's SupplementaryGroups=, or add the drop-in rstreamd-unix-owner.conf; see rstreamd(8))"
+	systemctl stop rstreamd
+	mkdir -p /etc/systemd/system/rstreamd.service.d \
+	    /etc/systemd/system/rstreamd@b.service.d
+	printf '[Service]\nSupplementaryGroups=nogroup\n' \
+	    >/etc/systemd/system/rstreamd.service.d/group.conf
+	systemctl daemon-reload
+	# An accept port below 1024, and a listen port for the instance.
+	sed -i "s|tcp://127.0.0.1:$pa|tcp://127.0.0.1:999|" /etc/rstreamd.conf
+	sed -i "s|$B:7471|$B:998|" /etc/rstreamd.conf /etc/rstreamd/b.conf
+	run systemctl start rstreamd
+	assert_failure
+	run journalctl -b --no-pager -o cat -u rstreamd
+	assert_output --partial 'cannot listen on tcp://127.0.0.1:999: Permission denied (a port below 1024 needs CAP_NET_BIND_SERVICE: under systemd, see "Ports below 1024" in rstreamd(8))'
+	systemctl stop rstreamd
+	run systemctl start rstreamd@b
+	assert_failure
+	run journalctl -b --no-pager -o cat -u rstreamd@b
+	assert_output --partial "cannot listen for RDMA links on $B:998: Permission denied (a port below 1024 needs CAP_NET_BIND_SERVICE"
+	systemctl stop rstreamd@b
+	# The drop-in of rstreamd(8)'s "Ports below 1024".
+	for u in rstreamd rstreamd@b; do
+		printf '[Service]\nCapabilityBoundingSet=CAP_NET_BIND_SERVICE\nAmbientCapabilities=CAP_NET_BIND_SERVICE\n' \
+		    >"/etc/systemd/system/$u.service.d/ports.conf"
+	done
+	systemctl daemon-reload
+	run systemctl start rstreamd@b rstreamd
+	assert_success
+	wait_until 60 sd_link_up
+	# Still rstreamd, with CAP_NET_BIND_SERVICE (bit 10) alone.
+	for u in rstreamd rstreamd@b; do
+		[ "$(sd_status "$u" Uid | cut -d' ' -f1)" = "$(id -u rstreamd)" ]
+		cap_set "$u" CapBnd 0000000000000400
+		cap_set "$u" CapEff 0000000000000400
+		cap_set "$u" CapAmb 0000000000000400
+	done
+	[[ " $(sd_status rstreamd Groups) " == *" $(getent group nogroup | cut -d: -f3) "* ]]
+	run stat -c '%U:%G %a' /run/rstreamd/control.sock
+	assert_output "rstreamd:nogroup 660"
+	run runuser -u nobody -g nogroup -- rstreamctl status
+	assert_success
+	assert_output --partial "config: /etc/rstreamd.conf ("
+	head -c 2M /dev/urandom >"$W/p.in"
+	timeout 60 socat -t 30 - TCP:127.0.0.1:999 <"$W/p.in" >"$W/p.out"
+	[ "$(sha "$W/p.in")" = "$(sha "$W/p.out")" ]
+}
+
+@test "systemd: systemd-analyze security's exposure of both units is at most tests/systemd-units.sh's bound, 2.0" {
 	max=$(sed -n 's/^max_exposure=\([0-9.]*\)$/\1/p' \
 	    "$RSTREAMD_SRCDIR/tests/systemd-units.sh")
 	[ -n "$max" ]

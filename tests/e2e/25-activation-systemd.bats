@@ -9,7 +9,9 @@
 # that connects before the daemon runs, and one that connects while it
 # restarts, wait in the socket's backlog and are served.  A daemon stopped
 # with SIGSTOP is killed by the watchdog and restarted; a running one is
-# left alone.
+# left alone.  The daemon that takes the sockets is the unprivileged user
+# rstreamd, and a socket unit gives it a port below 1024, which it could
+# not bind itself.
 
 load helpers
 
@@ -39,10 +41,17 @@ teardown() {
 		journalctl -b --no-pager -u rstreamd -u rstreamd@b \
 		    -u rstreamd-pg.socket | tail -60 | sed 's/^/# /' >&3
 	fi
+	local reload=
+	if [ -e /etc/systemd/system/rstreamd-low.socket ]; then
+		systemctl stop rstreamd-low.socket 2>/dev/null || true
+		rm -f /etc/systemd/system/rstreamd-low.socket
+		reload=1
+	fi
 	if [ -e /etc/systemd/system/rstreamd.service.d ]; then
 		rm -rf /etc/systemd/system/rstreamd.service.d
-		systemctl daemon-reload
+		reload=1
 	fi
+	[ -z "$reload" ] || systemctl daemon-reload
 	systemctl reset-failed rstreamd rstreamd@b 2>/dev/null || true
 	rs_teardown
 }
@@ -104,6 +113,35 @@ pinged() {
 	run journalctl -b --no-pager -o cat _PID="$pid"
 	assert_output --partial "tunnel pg: accepting on tcp://127.0.0.1:15432 (socket from systemd), peer"
 	refute_output --partial "matches no client tunnel"
+	# systemd handed the socket to the user rstreamd, with no capability.
+	sd_unprivileged rstreamd
+}
+
+@test "socket activation below 1024: the socket unit binds 127.0.0.1:998 and the unprivileged rstreamd, which could not, serves it" {
+	sed -i 's|tcp://127.0.0.1:15432|tcp://127.0.0.1:998|' /etc/rstreamd.conf
+	# Without the socket unit: refused, naming the fix.
+	run systemctl start rstreamd
+	assert_failure
+	run journalctl -b --no-pager -o cat -u rstreamd
+	assert_output --partial 'cannot listen on tcp://127.0.0.1:998: Permission denied (a port below 1024 needs CAP_NET_BIND_SERVICE'
+	systemctl stop rstreamd
+	systemctl reset-failed rstreamd
+	# The example, on another port.
+	sed -e 's/^ListenStream=.*/ListenStream=127.0.0.1:998/' \
+	    /etc/systemd/system/rstreamd-pg.socket \
+	    >/etc/systemd/system/rstreamd-low.socket
+	systemctl daemon-reload
+	run systemctl start rstreamd-low.socket
+	assert_success
+	run systemctl start rstreamd
+	assert_success
+	wait_until 60 sd_link_up
+	sd_unprivileged rstreamd
+	head -c 2M /dev/urandom >"$W/low.in"
+	timeout 120 socat -t 30 - TCP:127.0.0.1:998 <"$W/low.in" >"$W/low.out"
+	[ "$(sha "$W/low.in")" = "$(sha "$W/low.out")" ]
+	run journalctl -b --no-pager -o cat _PID="$(sd_prop rstreamd MainPID)"
+	assert_output --partial "tunnel pg: accepting on tcp://127.0.0.1:998 (socket from systemd), peer"
 }
 
 @test "socket activation: systemctl restart keeps the listening socket; a client that connects while the old daemon drains is served by the new one" {

@@ -532,9 +532,12 @@ in_systemd_guest() {
 	[ "$(ps -p 1 -o comm=)" = systemd ] && [ "${RSTREAMD_TEST_MODE:-}" = vm ]
 }
 
-# sd_install: make install into the guest's root (an overlay there).
+# sd_install: make install into the guest's root (an overlay there), which
+# as root also makes the user rstreamd (systemd-sysusers).
 sd_install() {
-	make -s -C "$RSTREAMD_BUILDDIR" install >"$BATS_FILE_TMPDIR/install.log" 2>&1
+	make -s -C "$RSTREAMD_BUILDDIR" install >"$BATS_FILE_TMPDIR/install.log" 2>&1 ||
+	    { cat "$BATS_FILE_TMPDIR/install.log"; return 1; }
+	getent passwd rstreamd >/dev/null
 }
 
 # sd_pair ACCEPT_PORT: an echo target ($tp), /etc/rstreamd.conf for the
@@ -552,7 +555,7 @@ sd_pair() {
 		tunnels = ( { name = "pg"; accept = "tcp://127.0.0.1:$1";
 		    peer = "$B:7471"; } );
 	EOF
-	install -d -m 0700 /etc/rstreamd
+	install -d -m 0700 -o rstreamd -g rstreamd /etc/rstreamd
 	cat >/etc/rstreamd/b.conf <<-EOF
 		listen = "$B:7471";
 		control = "/run/rstreamd-b/control.sock";
@@ -568,6 +571,30 @@ sd_prop() {
 # sd_state_is UNIT STATE: the unit's ActiveState is STATE.
 sd_state_is() {
 	[ "$(sd_prop "$1" ActiveState)" = "$2" ]
+}
+
+# sd_status UNIT FIELD: FIELD (Uid, CapEff, ...) of /proc/PID/status of
+# UNIT's main process, blanks squeezed.
+sd_status() {
+	sed -n "s/^$2:[[:space:]]*//p" "/proc/$(sd_prop "$1" MainPID)/status" |
+	    tr -s '[:space:]' ' ' | sed 's/ $//'
+}
+
+# sd_unprivileged UNIT: UNIT's main process runs as the user and group
+# rstreamd, real, effective, saved and file system ids alike, with no
+# capability in any set.
+sd_unprivileged() {
+	local u g
+	u=$(id -u rstreamd)
+	g=$(id -g rstreamd)
+	[ "$(sd_status "$1" Uid)" = "$u $u $u $u" ]
+	[ "$(sd_status "$1" Gid)" = "$g $g $g $g" ]
+	[ "$(ps -o user= -p "$(sd_prop "$1" MainPID)")" = rstreamd ]
+	[ "$(sd_status "$1" CapInh)" = 0000000000000000 ]
+	[ "$(sd_status "$1" CapPrm)" = 0000000000000000 ]
+	[ "$(sd_status "$1" CapEff)" = 0000000000000000 ]
+	[ "$(sd_status "$1" CapBnd)" = 0000000000000000 ]
+	[ "$(sd_status "$1" CapAmb)" = 0000000000000000 ]
 }
 
 # sd_link_up: the installed rstreamd's (the client side's) link is up, as

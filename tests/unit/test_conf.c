@@ -1701,6 +1701,20 @@ test_identity_errors(void)
 	    "peers_file = \"%s\";", id, pfile);
 	ok(fails(IDCONF(gl, ""), 3, "is writable by group or others (mode "
 	    "0666)"), "a peers_file others may write is refused");
+	/* Like a key, it is trusted only from root or the daemon's user. */
+	chmod(pfile, 0644);
+	if (geteuid() != 0) {
+		printf("ok %d - # SKIP a peers_file of another user (needs "
+		    "root to chown)\n", ++tap_n);
+	} else if (chown(pfile, 65534, 65534) != 0) {
+		perror(pfile);
+		exit(1);
+	} else {
+		ok(fails(IDCONF(gl, ""), 3, "belongs to uid 65534; it must "
+		    "belong to root"), "a peers_file of another user is "
+		    "refused");
+		(void)chown(pfile, 0, 0);
+	}
 	snprintf(why, sizeof(why), "identity_file = \"%s\";\n"
 	    "peers_file = \"%s\";", id, dir);
 	ok(fails(IDCONF(why, ""), 3, "is not a regular file"),

@@ -2,14 +2,20 @@
 /*
  * Unit tests for daemon/ident: a new identity file reads back as the pair
  * it was written with, private files only, never overwritten, and base64
- * that is exactly one key or refused; the same through pipes.
+ * that is exactly one key or refused; the same through pipes.  Whose files
+ * are trusted: root's, the effective user's and the service user's, not
+ * another user's; a daemon that is not root is told why it cannot read
+ * root's.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 
 #include <sys/stat.h>
+#include <sys/wait.h>
 
+#include <grp.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -244,6 +250,102 @@ test_fd(void)
 	close(p[0]);
 }
 
+/* The user "nobody" on Debian; no owner ident trusts. */
+#define OTHER	65534
+
+/*
+ * Run as OTHER: ${path}, OTHER's key, is read; ${rpath}, root's, is not,
+ * and the message says who rstreamd runs as.  Bit 0 and bit 1 of the exit
+ * status; 255 if the child could not become OTHER.
+ */
+static int
+as_other(const char *path, const char *rpath)
+{
+	uint8_t priv[IDENT_KEY_LEN], pub[IDENT_KEY_LEN];
+	char err[1200];
+	int r = 0;
+
+	if (setgroups(0, NULL) != 0 || setresgid(OTHER, OTHER, OTHER) != 0 ||
+	    setresuid(OTHER, OTHER, OTHER) != 0)
+		return (255);
+	if (ident_read(path, priv, pub, err, sizeof(err)) == 0)
+		r |= 1;
+	else
+		printf("# as uid %d: %s\n", OTHER, err);
+	if (ident_read(rpath, priv, pub, err, sizeof(err)) == -1 &&
+	    strstr(err, ": cannot read: Permission denied (rstreamd runs as "
+	    "uid 65534)") != NULL)
+		r |= 2;
+	else
+		printf("# as uid %d, root's key: '%s'\n", OTHER, err);
+	fflush(stdout);
+	return (r);
+}
+
+static void
+test_owners(void)
+{
+	uint8_t priv[IDENT_KEY_LEN], pub[IDENT_KEY_LEN];
+	char path[300], rpath[300], err[1200];
+	struct passwd *pw;
+	int fd, status = 0;
+	pid_t pid;
+
+	if (geteuid() != 0) {
+		printf("ok %d - # SKIP owners of key files (needs root to "
+		    "chown)\n", ++tap_n);
+		return;
+	}
+	if (ident_write_new(at(path, "other"), pub, err, sizeof(err)) != 0 ||
+	    ident_write_new(at(rpath, "root"), pub, err, sizeof(err)) != 0 ||
+	    chown(path, OTHER, OTHER) != 0) {
+		printf("# %s\n", err);
+		exit(1);
+	}
+	ok(read_fails(path, "belongs to uid 65534; a key must belong to "
+	    "root"), "another user's key is refused");
+	ok((fd = ident_open_trusted(path, err, sizeof(err))) == -1 &&
+	    strstr(err, "belongs to uid 65534; it must belong to root") !=
+	    NULL, "ident_open_trusted refuses another user's file too");
+	if (fd >= 0)
+		close(fd);
+	ok(ident_read(rpath, priv, pub, err, sizeof(err)) == 0,
+	    "root's key is read");
+	/* The child must reach its files. */
+	chmod(dir, 0711);
+	fflush(stdout);
+	if ((pid = fork()) < 0) {
+		perror("fork");
+		exit(1);
+	}
+	if (pid == 0)
+		_exit(as_other(path, rpath));
+	while (waitpid(pid, &status, 0) < 0)
+		;
+	chmod(dir, 0700);
+	ok(WIFEXITED(status) && WEXITSTATUS(status) != 255 &&
+	    (WEXITSTATUS(status) & 1), "run as uid 65534, its own key is "
+	    "read");
+	ok(WIFEXITED(status) && WEXITSTATUS(status) != 255 &&
+	    (WEXITSTATUS(status) & 2), "run as uid 65534, root's private key "
+	    "is not, and the message says who rstreamd runs as");
+	/* Root reads the keys of the service's user (rstreamd -n by hand,
+	 * or the drop-in that makes the service root). */
+	if ((pw = getpwnam(IDENT_USER)) == NULL) {
+		printf("ok %d - # SKIP root reads a key of user %s (no such "
+		    "user here)\n", ++tap_n, IDENT_USER);
+	} else {
+		if (chown(path, pw->pw_uid, pw->pw_gid) != 0) {
+			perror(path);
+			exit(1);
+		}
+		ok(ident_read(path, priv, pub, err, sizeof(err)) == 0,
+		    "root reads a key of user %s", IDENT_USER);
+	}
+	unlink(path);
+	unlink(rpath);
+}
+
 int
 main(void)
 {
@@ -263,6 +365,7 @@ main(void)
 	test_file_forms();
 	test_b64();
 	test_fd();
+	test_owners();
 	rmdir(dir);
 	return (tap_done());
 }
