@@ -178,7 +178,7 @@ main(int argc, char **argv)
 	struct outcome *o;
 	struct conf *direct = NULL;
 	char text[2048], err[1100];
-	const char *good, *bad, *incdir;
+	char good[512], bad[512], incdir[512];
 
 	if (argc > 1)
 		return (child(argc, argv));
@@ -203,7 +203,7 @@ main(int argc, char **argv)
 	    "    sendbuf = 65536; },\n"
 	    "  { name = \"web\"; target = \"unix:/run/web.sock\"; }\n"
 	    ");\n", dir);
-	good = strdup(put("good.conf", text, 0644));
+	snprintf(good, sizeof(good), "%s", put("good.conf", text, 0644));
 	if (conf_load(good, 0, &direct, err, sizeof(err)) != 0) {
 		printf("Bail out! the test's own configuration: %s\n", err);
 		return (1);
@@ -220,15 +220,15 @@ main(int argc, char **argv)
 	conf_free(o->c);
 	ok(no_children(), "... and the reader is reaped");
 
-	bad = strdup(put("bad.conf", "tunnels = (\n  { name = \"x\"; "
-	    "sendbuf = 12; }\n);\n", 0644));
+	snprintf(bad, sizeof(bad), "%s", put("bad.conf", "tunnels = (\n  "
+	    "{ name = \"x\"; sendbuf = 12; }\n);\n", 0644));
 	o = read_in_child(lp, bad, "read", 10000);
 	ok(o->called == 1 && o->c == NULL && strstr(o->err, "bad.conf:2:"),
 	    "a bad file comes back as its error, with file and line: %s",
 	    o->err);
 
 	snprintf(text, sizeof(text), "tunnels = ( );\n@include \"%s\"\n", dir);
-	incdir = strdup(put("incdir.conf", text, 0644));
+	snprintf(incdir, sizeof(incdir), "%s", put("incdir.conf", text, 0644));
 	o = read_in_child(lp, incdir, "raw", 10000);
 	ok(o->called == 1 && o->c == NULL &&
 	    strstr(o->err, "exited with status 2") &&
