@@ -164,13 +164,21 @@ key() {
 	wait_log a "tunnel echo: link to .* failed: "
 	[ "$(metric rstreamd_auth_failures_total b)" -ge 1 ]
 
-	# Swap: b needs a key now, a has none.  A reload applies it.
+	# Swap: b needs a key now, a has none.  A reload applies it, b's
+	# first.  (Until a reloads, a's keyed tunnel may link, and should:
+	# b has its key now.)
 	echo "key_file = \"$W/k1.key\";" >>"$W/b.conf"
 	conf_a "{ name = \"echo\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; }"
-	kill -HUP "$PID_b" "$PID_a"
+	kill -HUP "$PID_b"
+	wait_log b "reloaded .*b.conf"
+	kill -HUP "$PID_a"
+	wait_log a "reloaded .*a.conf"
 	wait_log b "link from $A:[0-9]* rejected: it does not authenticate, and every tunnel here needs a key_file"
-	run grep -c "tunnel echo: link to .* is up" "$W/a.log"
+	# No keyless link of a's came up, then or since.
+	run sh -c "sed -n '/reloaded .*a.conf/,\$p' '$W/a.log' | grep -c 'tunnel echo: link to .* is up'"
 	assert_output 0
+	run ctl_json a tunnels '.[] | select(.tunnel == "echo") | .link'
+	refute_output up
 }
 
 @test "allow: a peer outside the list is rejected at connect and counted; a reload lets it in" {
