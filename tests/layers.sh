@@ -56,14 +56,14 @@ for f in lib/*.c lib/*.h daemon/*.c daemon/*.h; do
 		echo "ok $n - $f (level $lm) includes only its level or below"
 	fi
 done
-# README's Layout says what each of them is for: a new file gets a line.
-layout=$(sed -n '/^## Layout/,/^## /p' README.md)
+# HACKING.md's Layout says what each of them is for: a new file gets a line.
+layout=$(sed -n '/^## Layout/,/^## /p' HACKING.md)
 for m in $(ls lib daemon | sed -n 's/\.[ch]$//p' | sort -u); do
 	n=$((n + 1))
 	if echo "$layout" | grep -qw -- "$m"; then
-		echo "ok $n - README's Layout names $m"
+		echo "ok $n - HACKING.md's Layout names $m"
 	else
-		echo "not ok $n - README's Layout names $m (give it a line there)"
+		echo "not ok $n - HACKING.md's Layout names $m (give it a line there)"
 		fail=1
 	fi
 done

@@ -1,8 +1,9 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # rstreamd as users run it: `make install`, then the commands of README's
-# "As a service" under a real systemd as PID 1 (the runner boots one for
-# this file, see SOFTROCE_SYSTEMD in tests/vm/softroce-run).
+# quick start and of rstreamd(8)'s service sections, under a real systemd
+# as PID 1 (the runner boots one for this file, see SOFTROCE_SYSTEMD in
+# tests/vm/softroce-run).
 # rstreamd.service, on /etc/rstreamd.conf, is the client side; the
 # instance rstreamd@b, on /etc/rstreamd/b.conf with its control socket in
 # /run/rstreamd-b, serves the tunnel.  READY and STATUS as systemd shows
@@ -19,9 +20,9 @@
 # root, with rstreamd's key.  Keys made as README says (sudo -u rstreamd
 # rstreamd --genkey) seal a link, a key of root's is refused with the fix;
 # ports below 1024 and control_group without root: refused with the fix,
-# then given by the drop-in rstreamd(8) shows.  A configuration error fails the
-# start once (exit 78, RestartPreventExitStatus=78), not in a loop of
-# restarts.
+# then given by the drop-in rstreamd(8) shows.  A configuration error
+# fails the start once (exit 78, RestartPreventExitStatus=78), not in a
+# loop of restarts.
 # 25-activation-systemd.bats has socket activation and the watchdog.
 #
 # Only in the runner's systemd guest: it installs into the root file
@@ -229,7 +230,7 @@ rstreamd:rstreamd 660"
 }
 
 @test "systemd: unix_owner needs the drop-in rstreamd-unix-owner.conf: without it the start fails and says so; with it the daemon is root with CAP_CHOWN and co. and reads rstreamd's key, the socket is the owner's, a reload changes its mode, and a stream goes through it" {
-	# A pre-shared key as README's "Keys" makes it: rstreamd's.
+	# A pre-shared key as rstreamd(8) ("Keys of the service") makes it.
 	runuser -u rstreamd -- sh -c \
 	    'umask 077; head -c 32 /dev/urandom >/etc/rstreamd/fabric.key'
 	cat >/etc/rstreamd.conf <<-EOF
@@ -248,7 +249,7 @@ rstreamd:rstreamd 660"
 	assert_output --partial "tunnel pg: chown /run/rstreamd/pg.sock: Operation not permitted (rstreamd lacks CAP_CHOWN: under systemd, add the drop-in rstreamd-unix-owner.conf; see rstreamd(8))"
 	# (Restart=on-failure would try again and again.)
 	systemctl stop rstreamd
-	# As README's "As a service" installs it.
+	# As rstreamd(8) ("Unix sockets of other users") installs it.
 	examples=$(sed -n 's/^prefix = //p' "$RSTREAMD_BUILDDIR/Makefile")/share/doc/rstreamd/examples
 	mkdir -p /etc/systemd/system/rstreamd.service.d
 	cp "$examples/rstreamd-unix-owner.conf" /etc/systemd/system/rstreamd.service.d/
@@ -315,7 +316,7 @@ journal_has() {
 }
 
 @test "systemd: node identities made as rstreamd (rstreamd --genkey, rstreamctl keygen) seal the link; a key of root's is refused, naming the fix; root's rstreamd -n reads rstreamd's keys; a reload reads them as rstreamd" {
-	# As README's fleet example does it, with sudo -u rstreamd.
+	# As README's quick start does it, with sudo -u rstreamd.
 	run runuser -u rstreamd -- rstreamd --genkey /etc/rstreamd/a.key
 	assert_success
 	ka=$output

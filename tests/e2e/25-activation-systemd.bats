@@ -18,8 +18,8 @@ load helpers
 setup_file() {
 	in_systemd_guest || return 0
 	sd_install
-	# The example socket unit as it is installed, as README's "As a
-	# service" copies it.  Once for every test: a reload runs every
+	# The example socket unit as it is installed, as rstreamd(8)'s "Socket
+	# activation" copies it.  Once for every test: a reload runs every
 	# generator again, seconds under emulation.
 	examples=$(sed -n 's/^prefix = //p' "$RSTREAMD_BUILDDIR/Makefile")/share/doc/rstreamd/examples
 	cp "$examples/rstreamd-pg.socket" /etc/systemd/system/
@@ -87,7 +87,7 @@ pinged() {
 }
 
 @test "socket activation: a client that connects before rstreamd runs waits in the socket's backlog and is served; the daemon says it took the socket" {
-	# As README's "As a service" does.
+	# As rstreamd(8)'s "Socket activation" does.
 	run systemctl stop rstreamd
 	assert_success
 	run systemctl enable --now rstreamd-pg.socket
