@@ -12,7 +12,9 @@
 # units under a real systemd (this file boots systemd as PID 1,
 # SOFTROCE_SYSTEMD=1): with the devices and modules gone again, both
 # services start and are active, and link once the devices appear, with
-# no restart.
+# no restart.  Last, the Debian package (tests/deb.sh's, which make check
+# builds first) installed on the guest without RDMA: its service starts
+# on the shipped configuration, and with a tunnel.
 #
 # The tests run in order and share the guest's RDMA: the first two need
 # none at their start (the second adds it), the third takes it away
@@ -205,4 +207,43 @@ active"
 	done
 	run rstreamctl status
 	assert_line "rdma: ready"
+}
+
+@test "package: the .deb installs on a host without RDMA and its service starts, on the shipped file and with a tunnel" {
+	deb=$RSTREAMD_BUILDDIR/tests/rstreamd.deb
+	[ -e "$deb" ] || skip "no package: tests/deb.sh made none (no debhelper here?)"
+	rdma_down
+	no_rdma
+	systemctl stop rstreamd rstreamd@b 2>/dev/null || true
+	# Where the package goes, nothing of make install's may stand in its
+	# way: its units and files (systemd would prefer /usr/local's).
+	rm -f /etc/rstreamd.conf /usr/local/lib/systemd/system/rstreamd*.service
+	systemctl daemon-reload
+	# The guest's root is this machine's, a container image whose
+	# policy-rc.d keeps packages from starting services; a host has none
+	# (the overlay keeps the real one).
+	rm -f /usr/sbin/policy-rc.d
+	run dpkg -i "$deb"
+	assert_success
+	# The package starts its service (Debian's way), on the file it
+	# ships: no tunnel, so no RDMA needed.
+	wait_until 30 systemctl is-active -q rstreamd
+	[ "$(sd_prop rstreamd MainPID)" != 0 ]
+	run /usr/sbin/rstreamctl status
+	assert_success
+	assert_line "rdma: unused"
+	[ "$(sd_status rstreamd Uid | cut -d' ' -f1)" = "$(id -u rstreamd)" ]
+	# A tunnel: still no RDMA, still active, and it says what is missing.
+	pa=$(free_port)
+	cat >/etc/rstreamd.conf <<-EOF
+		source = "$A";
+		tunnels = ( { name = "pg"; accept = "tcp://127.0.0.1:$pa"; peer = "$B:7471"; } );
+	EOF
+	run systemctl restart rstreamd
+	assert_success
+	run systemctl is-active rstreamd
+	assert_output active
+	run sd_prop rstreamd StatusText
+	assert_output --partial "no RDMA yet"
+	[ "$(sd_prop rstreamd NRestarts)" = 0 ]
 }
