@@ -750,6 +750,24 @@ cfghint_syntax(const char *file, int line, char *out, size_t outlen)
 }
 
 int
+cfghint_open_comment(const char *file)
+{
+	struct checker ck;
+	struct verdict v = { 0, "" };
+	char *buf;
+	size_t len;
+
+	if (slurp(file, &buf, &len) != 0)
+		return (0);
+	memset(&ck, 0, sizeof(ck));
+	ck.lx = (struct lexer){ buf, buf + len, 1, 1, 0, 0 };
+	check_grammar(&ck, &v);
+	free(ck.names);
+	free(buf);
+	return (ck.lx.open_comment);
+}
+
+int
 cfghint_duplicate(const char *file, int line, char *out, size_t outlen)
 {
 

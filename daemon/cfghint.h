@@ -37,4 +37,12 @@ int cfghint_syntax(const char *file, int line, char *out, size_t outlen);
 int cfghint_duplicate(const char *file, int line, char *out,
     size_t outlen);
 
+/**
+ * cfghint_open_comment(file):
+ * The line of a comment ${file} opens ("/" "*") and never closes, or 0.
+ * libconfig 1.5 takes such a file without a word: everything after the
+ * opening is comment, so the settings there are silently missing.
+ */
+int cfghint_open_comment(const char *file);
+
 #endif /* !CFGHINT_H */

@@ -913,8 +913,13 @@ parse_tunnels(struct cfg *p, const config_setting_t *s, struct conf *c)
 {
 	const config_setting_t *first_target = NULL;
 	size_t i, n;
+	int line;
 
 	/* Forgetting them is likely a mistake; "( )" says "none yet". */
+	if (s == NULL && (line = cfghint_open_comment(p->path)) > 0)
+		return (cfg_err(p, NULL, "no tunnels defined: the comment "
+		    "opened with /* at line %d is never closed, so "
+		    "everything after it is comment", line));
 	if (s == NULL)
 		return (cfg_err(p, NULL, "no tunnels defined (write tunnels = "
 		    "( ); for none)"));

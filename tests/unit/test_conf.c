@@ -501,6 +501,11 @@ test_errors(void)
 	/* Tunnels list. */
 	ok(fails("log_level = \"info\";\n", 0, "no tunnels defined"),
 	    "no tunnels at all");
+	ok(fails("log_level = \"info\";\n/* the tunnels:\ntunnels = ( );\n", 0,
+	    "no tunnels defined: the comment opened with /* at line 2 is never "
+	    "closed, so everything after it is comment"),
+	    "a comment never closed hides the rest, which libconfig accepts: "
+	    "said");
 	ok((c = load("\ntunnels = ( );\n")) != NULL && c->ntunnels == 0,
 	    "an empty tunnels list says \"none yet\"");
 	conf_free(c);
