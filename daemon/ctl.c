@@ -639,6 +639,16 @@ reload_due(struct ctl *ctl, struct render_buf *o)
 {
 	uint64_t now = mono_ms(), since;
 
+	if (ctl != NULL && reload_busy(ctl->d)) {
+		/* Its file is still being read: ask again when it is done. */
+		render_printf(o, "reload refused: the previous one is still "
+		    "under way; " CTL_RETRY_IN "%.1f s\n",
+		    (double)CTL_RELOAD_GAP_MS / 1000);
+		log_burst_about(&ctl->soon_log, loop_now_ms(), LOG_NOTICE,
+		    NULL, "control socket: reload refused: the previous one "
+		    "is still under way");
+		return (0);
+	}
 	if (ctl == NULL || !ctl->reloaded ||
 	    (since = now - ctl->reload_end_ms) >= CTL_RELOAD_GAP_MS)
 		return (1);
@@ -801,6 +811,7 @@ conn_answer(struct ctl_conn *cc)
 	}
 	cc->out = o.p;
 	cc->outlen = o.len;
+	loop_timer_arm(&cc->idle, CTL_IDLE_MS);
 	conn_write(cc);
 }
 
@@ -916,6 +927,10 @@ conn_request(struct ctl_conn *cc)
 
 	cc->asked = 1;
 	loop_fd_set(cc->w, 0);
+	/* The answer is owed now, however long it takes (a reload's file
+	 * may be slow to read): the client is idle only if it stops
+	 * reading it (conn_answer). */
+	loop_timer_stop(&cc->idle);
 	cc->rc = -1;
 	bad = parse_request(cc, cmd, sizeof(cmd));
 	for (k = 0; !bad && k < ncmds; k++)

@@ -587,11 +587,12 @@ lines_put(struct render_buf *o, struct lines *ls)
 	if (ls->oom)
 		o->oom = 1;
 	qsort(ls->v, ls->n, sizeof(*ls->v), str_cmp);
-	for (i = 0; i < ls->n; i++) {
-		if (!ls->oom && (i == 0 || strcmp(ls->v[i], ls->v[i - 1]) != 0))
+	/* Equal lines (two links with one peer's labels) show once. */
+	for (i = 0; !ls->oom && i < ls->n; i++)
+		if (i == 0 || strcmp(ls->v[i], ls->v[i - 1]) != 0)
 			render_printf(o, "%s", ls->v[i]);
+	for (i = 0; i < ls->n; i++)
 		free(ls->v[i]);
-	}
 	free(ls->v);
 }
 

@@ -160,7 +160,7 @@ reload_start(struct rsd *d, void (*done)(void *, int, const char *),
 {
 	char err[1100];
 
-	if (d->reload_rd != NULL || d->reload_nc != NULL || d->draining) {
+	if (reload_busy(d) || d->draining) {
 		snprintf(err, sizeof(err), "not reloading: %s",
 		    d->draining ? "the daemon is stopping" :
 		    "a reload is already under way");
@@ -190,6 +190,13 @@ reload_forget(struct rsd *d, void *arg)
 
 	if (d->reload_arg == arg)
 		d->reload_done = NULL;
+}
+
+int
+reload_busy(const struct rsd *d)
+{
+
+	return (d->reload_rd != NULL || d->reload_nc != NULL);
 }
 
 void

@@ -41,6 +41,12 @@ int reload_start(struct rsd *d, void (*done)(void *, int, const char *),
 void reload_forget(struct rsd *d, void *arg);
 
 /**
+ * reload_busy(d):
+ * Nonzero while a reload started by reload_start has not yet ended.
+ */
+int reload_busy(const struct rsd *d);
+
+/**
  * reload_stop(d):
  * The daemon stops: a reload not yet applied is dropped.
  */
