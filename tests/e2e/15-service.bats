@@ -215,7 +215,7 @@ tables_fit() {
 	# An unknown column is a usage error naming the ones there are.
 	run "$CTL" -s "$W/a.ctl" -o peer,frob links
 	assert_failure 1
-	assert_output --partial "unknown column 'frob'; the columns are: link, direction, peer,"
+	assert_output --partial "unknown column or format 'frob'; the formats are table, wide and json, the columns: link, direction, peer,"
 	# JSON carries every column whatever -o says.
 	[ "$(ctl_json a links 'length')" = 1 ]
 	run "$CTL" -s "$W/a.ctl" -j -o peer links
