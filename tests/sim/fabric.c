@@ -196,6 +196,42 @@ side_init(struct fab *f, int i, const struct engine_conf *c)
 	return (side_engine(f, i));
 }
 
+void
+fab_trace(struct fab *f, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	uint64_t h = f->trace != 0 ? f->trace : 0xcbf29ce484222325ull;
+
+	while (n-- > 0)
+		h = (h ^ *b++) * 0x100000001b3ull;
+	f->trace = h;
+}
+
+/* f->trace gets ${n} numbers (as 64-bit values). */
+static void
+trace_nums(struct fab *f, size_t n, ...)
+{
+	va_list ap;
+	uint64_t v;
+
+	va_start(ap, n);
+	while (n-- > 0) {
+		v = va_arg(ap, uint64_t);
+		fab_trace(f, &v, sizeof(v));
+	}
+	va_end(ap);
+}
+
+/* f->trace gets side ${i}'s engine error, if it has one now. */
+static void
+trace_error(struct fab *f, int i)
+{
+	const char *why = engine_error(f->side[i].e);
+
+	if (why != NULL)
+		fab_trace(f, why, strlen(why));
+}
+
 /*
  * Post both engines' initial receives, exchange hellos (each link with
  * nonces of its own) and connect them: side 0 initiates.
@@ -225,6 +261,7 @@ connect_pair(struct fab *f)
 	}
 	for (i = 0; i < 2; i++) {
 		wire_hello_encode(buf, &h[i]);
+		fab_trace(f, buf, sizeof(buf));
 		if (wire_hello_decode(buf, sizeof(buf), &d) != WIRE_OK)
 			return (violation(f, "hello does not decode"));
 		engine_connected(f->side[1 - i].e, &d);
@@ -533,6 +570,9 @@ fab_deliver(struct fab *f, int i)
 		    (uint8_t)(1u << (s->tamper - 1) % 8);
 		s->tamper = 0;
 	}
+	trace_nums(f, 6, (uint64_t)i, (uint64_t)fw.wr.op, (uint64_t)c.len,
+	    (uint64_t)c.imm, (uint64_t)c.slot, (uint64_t)fw.wr.signaled);
+	fab_trace(f, dst, c.len);
 	if (fw.wr.op != ENGINE_WR_WRITE)
 		cq_push(r, &c);
 	if (fw.wr.signaled) {
@@ -582,6 +622,9 @@ fab_complete(struct fab *f, int i)
 		engine_on_send_done(s->e, c.wr_id);
 		break;
 	}
+	trace_nums(f, 6, (uint64_t)i, (uint64_t)c.kind, (uint64_t)c.slot,
+	    (uint64_t)c.imm, (uint64_t)c.len, c.wr_id);
+	trace_error(f, i);
 	return (1);
 }
 
@@ -598,9 +641,10 @@ fab_inject(struct fab *f, int i, int kind, const uint8_t *buf,
 {
 	struct fab_side *s = &f->side[i];
 	uint32_t slot;
-
 	uint8_t *dst;
 
+	trace_nums(f, 4, (uint64_t)i, (uint64_t)kind, (uint64_t)len,
+	    (uint64_t)imm);
 	if (take_recv(f, i, &slot))
 		return (-1);
 	dst = s->recv_buf + (size_t)slot * WIRE_MSG_SIZE;

@@ -108,7 +108,21 @@ struct fab {
 	unsigned links;			/* links made so far (1 after fab_init) */
 	int failed;			/* the fabric itself saw a violation */
 	char err[256];
+	/*
+	 * A hash (FNV-1a) of what this fabric carried and fed back: each
+	 * hello, each executed work request (its kind, length, immediate
+	 * and bytes), each completion, and each engine error it led to.
+	 * Addresses and keys are left out, so two builds that behave the
+	 * same give the same hash (fab_trace adds the caller's own).
+	 */
+	uint64_t trace;
 };
+
+/**
+ * fab_trace(f, p, n):
+ * Add ${n} bytes at ${p} to f->trace.
+ */
+void fab_trace(struct fab *f, const void *p, size_t n);
 
 /**
  * fab_init(f, a, b):

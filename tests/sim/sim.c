@@ -52,10 +52,15 @@
  *    with either AEAD (where both exist), none crossed a rekey boundary,
  *    or none was tampered with.
  *
- * Usage: sim [-c CONFIG] [-s SEED] [-n COUNT] [-l] [-v]
+ * Usage: sim [-c CONFIG] [-s SEED] [-n COUNT] [-l] [-v] [-H]
  * Without -s it runs COUNT seeds of each configuration (or of CONFIG) and
  * prints TAP; a failing seed is printed with the command that replays it.
+ * -H prints, per configuration, a hash of everything its runs put on the
+ * wire, fed back and reported (fabric.h's trace): a change meant to keep
+ * the engine's behaviour (a refactor) must keep every hash.
  */
+#include <sys/mman.h>
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,6 +108,8 @@ static const struct config configs[] = {
 
 static int verbose;
 static int all_lose;		/* -l: link losses in every configuration */
+static int show_trace;		/* -H: print each configuration's trace */
+static uint64_t trace_all;	/* the runs' fab traces, folded (-H) */
 static uint64_t total_bytes, total_streams, total_eofs;
 static uint64_t total_losses, total_susp, total_resumed, total_lost;
 static uint64_t total_strict, total_unseen, total_ratchets;
@@ -425,6 +432,76 @@ side_find(struct side *S, const struct engine *e, uint32_t id)
 	return (NULL);
 }
 
+
+/*
+ * Ring memory comes from an arena at a fixed address, handed out in
+ * order and never reused within a run: the ring addresses the engines
+ * put on the wire are the same on every run of a seed, whatever else the
+ * process allocates, so the trace (-H) can hash them.  Pages between
+ * rings are never mapped (an overrun faults); a freed ring's pages are
+ * dropped (a stale read sees zeros, a mismatch).
+ */
+#define ARENA_BASE	((uintptr_t)0x5a0000000000ull)
+#define ARENA_SIZE	((size_t)1 << 38)
+#define ARENA_PAGE	((size_t)4096)
+
+static uint8_t *arena;
+static size_t arena_used;
+
+static size_t
+arena_round(size_t size)
+{
+
+	return ((size + ARENA_PAGE - 1) & ~(ARENA_PAGE - 1));
+}
+
+static void *
+arena_alloc(size_t size)
+{
+	size_t n = arena_round(size);
+	uint8_t *p;
+
+	if (arena == NULL) {
+		arena = mmap((void *)ARENA_BASE, ARENA_SIZE, PROT_NONE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+		    MAP_FIXED_NOREPLACE, -1, 0);
+		if (arena == MAP_FAILED) {
+			arena = NULL;
+			return (NULL);
+		}
+		if ((uintptr_t)arena != ARENA_BASE && show_trace)
+			printf("# the ring arena is not at its fixed address: "
+			    "traces vary from run to run\n");
+	}
+	if (n > ARENA_SIZE - ARENA_PAGE - arena_used)
+		return (NULL);
+	p = arena + arena_used;
+	if (mprotect(p, n, PROT_READ | PROT_WRITE) != 0)
+		return (NULL);
+	arena_used += n + ARENA_PAGE;		/* and a guard page */
+	return (p);
+}
+
+static void
+arena_free(void *p, size_t size)
+{
+	size_t n = arena_round(size);
+
+	(void)madvise(p, n, MADV_DONTNEED);
+}
+
+/* A run is over, its rings freed: the next run's start where it did. */
+static void
+arena_reset(void)
+{
+
+	if (arena != NULL && arena_used > 0) {
+		(void)madvise(arena, arena_used, MADV_DONTNEED);
+		(void)mprotect(arena, arena_used, PROT_NONE);
+	}
+	arena_used = 0;
+}
+
 /* A new ring of ${size} bytes for stream ${a} of side ${i}. */
 static struct sring *
 sring_new(struct run *R, int i, struct astream *a, int rx, uint32_t size)
@@ -438,7 +515,7 @@ sring_new(struct run *R, int i, struct astream *a, int rx, uint32_t size)
 	}
 	g = &a->ring[a->nring];
 	memset(g, 0, sizeof(*g));
-	if ((g->p = calloc(1, size)) == NULL) {
+	if ((g->p = arena_alloc(size)) == NULL) {
 		rfail(R, "out of memory");
 		return (NULL);
 	}
@@ -462,9 +539,9 @@ sring_free(struct run *R, int i, struct astream *a, int k)
 
 	if (g->rx)
 		fab_mr_del(&R->f, i, (uint64_t)(uintptr_t)g->p);
-	/* A stale read of it (a WRITE from a freed send ring) shows. */
-	memset(g->p, 0xdd, g->size);
-	free(g->p);
+	/* A stale read of it (a WRITE from a freed send ring) sees zeros:
+	 * a mismatch. */
+	arena_free(g->p, g->size);
 	*g = a->ring[--a->nring];
 }
 
@@ -816,6 +893,9 @@ drain_events(struct run *R, int i, struct engine *e)
 	struct astream *a;
 
 	while (engine_next_event(e, &ev)) {
+		uint64_t t[4] = { (uint64_t)i, ev.stream, ev.flags, ev.reason };
+
+		fab_trace(&R->f, t, sizeof(t));
 		if (ev.flags & ENGINE_EV_INCOMING) {
 			/* Offered and gone with the link before a decision. */
 			if (e != R->f.side[i].e &&
@@ -2093,8 +2173,12 @@ out:
 			engine_free(R->side[i].old[j].e);
 	}
 	free(R->fate);
+	/* The run's trace, and whether it passed, into the config's. */
+	fab_trace(&R->f, &rc, sizeof(rc));
+	trace_all = (trace_all ^ R->f.trace) * 0x100000001b3ull;
 	fab_free(&R->f);
 	free(R);
+	arena_reset();
 	return (rc);
 }
 
@@ -2109,7 +2193,7 @@ main(int argc, char **argv)
 
 	if (sodium_init() < 0)
 		return (2);
-	while ((ch = getopt(argc, argv, "c:s:n:lv")) != -1) {
+	while ((ch = getopt(argc, argv, "c:s:n:lvH")) != -1) {
 		switch (ch) {
 		case 'c':
 			only = optarg;
@@ -2127,9 +2211,12 @@ main(int argc, char **argv)
 		case 'v':
 			verbose = 1;
 			break;
+		case 'H':
+			show_trace = 1;
+			break;
 		default:
 			fprintf(stderr, "usage: sim [-c CONFIG] [-s SEED] "
-			    "[-n COUNT] [-l] [-v]\n");
+			    "[-n COUNT] [-l] [-v] [-H]\n");
 			return (2);
 		}
 	}
@@ -2146,6 +2233,10 @@ main(int argc, char **argv)
 			printf("%s %d - %s seed %llu%s%s\n", rc ? "not ok" : "ok",
 			    ++t, c->name, (unsigned long long)seed,
 			    rc ? ": " : "", rc ? err : "");
+			if (show_trace)
+				printf("# trace %s %016llx\n", c->name,
+				    (unsigned long long)trace_all);
+			trace_all = 0;
 			bad |= rc != 0;
 			continue;
 		}
@@ -2196,6 +2287,10 @@ main(int argc, char **argv)
 		all_refused += total_refused;
 		all_losses += total_losses;
 		all_ratchets += total_ratchets;
+		if (show_trace)
+			printf("# trace %s %016llx\n", c->name,
+			    (unsigned long long)trace_all);
+		trace_all = 0;
 		total_bytes = total_streams = total_eofs = 0;
 		total_losses = total_susp = total_resumed = total_lost = 0;
 		total_strict = total_unseen = total_ratchets = 0;
