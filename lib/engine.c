@@ -271,6 +271,8 @@ struct engine {
 
 static int fail(struct engine *, enum engine_err, const char *, ...)
     __attribute__((format(printf, 3, 4)));
+static int violation(struct engine *, const char *, ...)
+    __attribute__((format(printf, 2, 3)));
 static void event(struct engine *, uint32_t, uint32_t);
 static void suspend(struct engine *, uint32_t);
 static int suspendable(const struct stream *, enum engine_err);
@@ -407,9 +409,8 @@ seal_open_send(struct engine *e, const uint8_t **buf, uint32_t *len,
 	if (!e->seal_rx)
 		return (0);
 	if (*len <= WIRE_TAG_LEN)
-		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: "
-		    "sealed message of %u bytes holds no record",
-		    (unsigned)*len));
+		return (violation(e, "sealed message of %u bytes holds no "
+		    "record", (unsigned)*len));
 	*len -= WIRE_TAG_LEN;
 	memcpy(clear, *buf, *len);
 	if (e->sl.open(e->sl.arg, clear, *len, NULL, 0, *buf + *len))
@@ -438,9 +439,9 @@ seal_open_write(struct engine *e, struct stream *s, uint32_t imm,
 	 * crosses.  An unsealed WRITE that did would have failed in the HCA.
 	 */
 	if (n > ring_contig(s->rx.size, s->rx_tail, n))
-		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: "
-		    "sealed WRITE of %u bytes for stream %u crosses the end "
-		    "of its ring", (unsigned)n, (unsigned)(s - e->s)));
+		return (violation(e, "sealed WRITE of %u bytes for stream %u "
+		    "crosses the end of its ring", (unsigned)n,
+		    (unsigned)(s - e->s)));
 	p = e->sl.ptr(e->sl.arg, s->rx.addr + ring_off(s->rx.size,
 	    s->rx_tail));
 	imm_ad(ad, imm);
@@ -571,6 +572,19 @@ fail(struct engine *e, enum engine_err kind, const char *fmt, ...)
 		qpush(e, Q_EV, id);
 	}
 	return (-1);
+}
+
+/* The peer broke the protocol: fail with "protocol violation: " and why. */
+static int
+violation(struct engine *e, const char *fmt, ...)
+{
+	char why[sizeof(e->err)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: %s", why));
 }
 
 static void
@@ -1121,14 +1135,12 @@ apply_resume(struct engine *e, uint32_t id, const struct wire_rec *r)
 	struct stream *s = &e->s[id];
 
 	if (r->ring.size != s->peer_rx.size)
-		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: "
-		    "stream %u resumed with a %u-byte ring instead of %u",
-		    (unsigned)id, (unsigned)r->ring.size,
+		return (violation(e, "stream %u resumed with a %u-byte ring "
+		    "instead of %u", (unsigned)id, (unsigned)r->ring.size,
 		    (unsigned)s->peer_rx.size));
 	if (r->consumed < s->tx_peer || r->cursor > s->tx_sent)
-		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: "
-		    "stream %u resumed at %llu/%llu, outside the %llu..%llu "
-		    "bytes sent", (unsigned)id,
+		return (violation(e, "stream %u resumed at %llu/%llu, outside "
+		    "the %llu..%llu bytes sent", (unsigned)id,
 		    (unsigned long long)r->consumed,
 		    (unsigned long long)r->cursor,
 		    (unsigned long long)s->tx_peer,
@@ -1136,9 +1148,8 @@ apply_resume(struct engine *e, uint32_t id, const struct wire_rec *r)
 	if (((r->flags & WIRE_RS_SHUT) && (!(s->flags & F_SHUT_SENT) ||
 	    r->cursor != s->tx_app)) ||
 	    ((r->flags & WIRE_RS_CLOSE) && !(s->flags & F_TERM_SENT)))
-		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: "
-		    "stream %u resumed with a terminal record never sent",
-		    (unsigned)id));
+		return (violation(e, "stream %u resumed with a terminal record "
+		    "never sent", (unsigned)id));
 	e->st.resumed_bytes += s->tx_sent - r->cursor;
 	s->peer_rx = r->ring;
 	s->tx_peer = r->consumed;
@@ -1192,8 +1203,7 @@ rec_resume(struct engine *e, const struct wire_rec *r)
 
 	if (!e->can_resume || e->res_seen || e->res_sent || e->opened_any ||
 	    e->r.find == NULL)
-		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: "
-		    "unexpected RESUME"));
+		return (violation(e, "unexpected RESUME"));
 	e->res_seen = 1;
 	e->res_left = e->res_count = r->count;
 	old = e->r.find(e->r.arg, r->token, r->proof, e->res_proof, &reason);
@@ -1246,13 +1256,12 @@ rec_resume_stream(struct engine *e, const struct wire_rec *r)
 	if (e->res_sent) {
 		/* The server's answer for one of ours: never before its proof. */
 		if (!e->res_proven)
-			return (fail(e, ENGINE_ERR_PROTOCOL, "protocol "
-			    "violation: RESUME_STREAM before RESUME_PROOF"));
+			return (violation(e, "RESUME_STREAM before "
+			    "RESUME_PROOF"));
 		if (e->res_denied || s == NULL || !(s->flags & F_RESUMING) ||
 		    !(s->flags & F_PEER_MAPPED) || s->peer_id != r->peer_stream)
-			return (fail(e, ENGINE_ERR_PROTOCOL, "protocol "
-			    "violation: RESUME_STREAM for stream %u, which is "
-			    "not resuming", (unsigned)id));
+			return (violation(e, "RESUME_STREAM for stream %u, "
+			    "which is not resuming", (unsigned)id));
 		e->res_wait--;
 		if (r->flags & WIRE_RS_GONE) {
 			resume_gone(e, id);
@@ -1262,8 +1271,7 @@ rec_resume_stream(struct engine *e, const struct wire_rec *r)
 	}
 	if (!e->res_seen || e->res_left == 0 || (r->flags & WIRE_RS_GONE) ||
 	    (e->can_res_proof && !e->res_proof_sent))
-		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: "
-		    "unexpected RESUME_STREAM"));
+		return (violation(e, "unexpected RESUME_STREAM"));
 	e->res_left--;
 	if (!e->res_refused) {
 		if (s != NULL && (s->flags & F_RESUMING) &&
@@ -1296,8 +1304,7 @@ rec_resume_denied(struct engine *e, const struct wire_rec *r)
 	/* Once the peer proved the secret, it has taken the streams. */
 	if (!e->res_sent || e->res_denied ||
 	    (e->can_res_proof && e->res_proven))
-		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: "
-		    "unexpected RESUME_DENIED"));
+		return (violation(e, "unexpected RESUME_DENIED"));
 	e->res_denied = 1;
 	e->res_wait = 0;
 	e->st.resumes_denied++;
@@ -1323,8 +1330,7 @@ rec_resume_proof(struct engine *e, const struct wire_rec *r)
 	uint32_t id;
 
 	if (!e->res_sent || e->res_denied || e->res_proven)
-		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: "
-		    "unexpected RESUME_PROOF"));
+		return (violation(e, "unexpected RESUME_PROOF"));
 	if (e->r.proved == NULL || e->r.proved(e->r.arg, r->proof) != 0)
 		return (fail(e, ENGINE_ERR_AUTH, "authentication failed: the "
 		    "peer's RESUME_PROOF is wrong (it does not hold the "
@@ -1668,31 +1674,29 @@ data_in(struct engine *e, uint32_t imm, uint32_t len, const uint8_t *tag)
 	struct stream *s;
 
 	if (!e->up)
-		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: data before the link "
-		    "was up"));
+		return (violation(e, "data before the link was up"));
 	if (!engine_authenticated(e))
-		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: data before "
-		    "authentication"));
+		return (violation(e, "data before authentication"));
 	if (wire_imm_decode(imm, &id, &n) != WIRE_OK)
-		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: immediate 0x%08x has an "
-		    "unknown operation", (unsigned)imm));
+		return (violation(e, "immediate 0x%08x has an unknown "
+		    "operation", (unsigned)imm));
 	if (tag == NULL && n != len)
-		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: immediate says %u bytes "
-		    "but %u were written", (unsigned)n, (unsigned)len));
+		return (violation(e, "immediate says %u bytes but %u were "
+		    "written", (unsigned)n, (unsigned)len));
 	if ((s = live(e, id)) == NULL || s->state != S_OPEN ||
 	    (s->flags & F_RESUMING))
-		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: data for stream %u, "
-		    "which is not open", (unsigned)id));
+		return (violation(e, "data for stream %u, which is not open",
+		    (unsigned)id));
 	if (s->flags & (F_PEER_SHUT | F_TERM_RECV))
-		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: data for stream %u after "
-		    "its shutdown", (unsigned)id));
+		return (violation(e, "data for stream %u after its shutdown",
+		    (unsigned)id));
 	/* After a shrink the old ring may still hold more than the new. */
 	room = s->rx_tail - s->rx_cons >= s->rx.size ? 0 :
 	    ring_free(s->rx.size, s->rx_tail, s->rx_cons);
 	if (n > room)
-		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: %u bytes for stream %u "
-		    "exceed its free ring space %llu", (unsigned)n,
-		    (unsigned)id, (unsigned long long)room));
+		return (violation(e, "%u bytes for stream %u exceed its free "
+		    "ring space %llu", (unsigned)n, (unsigned)id,
+		    (unsigned long long)room));
 	if (seal_open_write(e, s, imm, n, tag))
 		return (-1);
 	s->rx_tail += n;
@@ -1715,8 +1719,7 @@ engine_on_recv_imm(struct engine *e, uint32_t slot, uint32_t imm,
 	if (recv_slot(e, slot))
 		return (-1);
 	if (e->seal_rx)
-		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: "
-		    "data without its tag on a sealed link"));
+		return (violation(e, "data without its tag on a sealed link"));
 	return (data_in(e, imm, len, NULL));
 }
 
@@ -1728,9 +1731,8 @@ engine_on_recv_tag(struct engine *e, uint32_t slot, uint32_t imm,
 	if (recv_slot(e, slot))
 		return (-1);
 	if (!e->seal_rx || len != WIRE_TAG_LEN)
-		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: "
-		    "a %u-byte tag on a link that %s", (unsigned)len,
-		    e->seal_rx ? "seals" : "does not seal"));
+		return (violation(e, "a %u-byte tag on a link that %s",
+		    (unsigned)len, e->seal_rx ? "seals" : "does not seal"));
 	return (data_in(e, imm, 0, buf));
 }
 
@@ -1742,8 +1744,8 @@ rec_open(struct engine *e, const struct wire_rec *r,
 	struct stream *s;
 
 	if (peer_bit_isset(e, r->stream))
-		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: OPEN for peer stream %u, "
-		    "which is already open", (unsigned)r->stream));
+		return (violation(e, "OPEN for peer stream %u, which is "
+		    "already open", (unsigned)r->stream));
 	e->opened_any = 1;
 	/* The bitmap check above bounds the refusal queue: one per id. */
 	if (e->want_goaway || (id = slot_alloc(e)) == NIL) {
@@ -1829,10 +1831,9 @@ rs_credit(struct engine *e, uint32_t id, const struct wire_rec *r)
 	struct stream *s = &e->s[id];
 
 	if (r->cursor > s->tx_sent)
-		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: "
-		    "CREDIT for stream %u up to %llu, beyond the %llu bytes "
-		    "sent",
-		    (unsigned)id, (unsigned long long)r->cursor,
+		return (violation(e, "CREDIT for stream %u up to %llu, beyond "
+		    "the %llu bytes sent", (unsigned)id,
+		    (unsigned long long)r->cursor,
 		    (unsigned long long)s->tx_sent));
 	if (r->cursor <= s->tx_peer)
 		return (0);	/* old news: cursors are absolute */
@@ -1852,9 +1853,9 @@ rs_shutdown(struct engine *e, uint32_t id, const struct wire_rec *r)
 	struct stream *s = &e->s[id];
 
 	if (r->cursor != s->rx_tail)
-		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: "
-		    "SHUTDOWN for stream %u at %llu, but %llu bytes arrived",
-		    (unsigned)id, (unsigned long long)r->cursor,
+		return (violation(e, "SHUTDOWN for stream %u at %llu, but %llu "
+		    "bytes arrived", (unsigned)id,
+		    (unsigned long long)r->cursor,
 		    (unsigned long long)s->rx_tail));
 	s->flags |= F_PEER_SHUT;
 	s->rx_final = r->cursor;
@@ -1902,9 +1903,9 @@ rs_ring_at(struct engine *e, uint32_t id, const struct wire_rec *r)
 	if (s->rx_next.size == 0 || (s->rs & RS_RING))
 		return (REC_BAD);
 	if (r->cursor != s->rx_tail)
-		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: "
-		    "RING_AT for stream %u at %llu, but %llu bytes arrived",
-		    (unsigned)id, (unsigned long long)r->cursor,
+		return (violation(e, "RING_AT for stream %u at %llu, but %llu "
+		    "bytes arrived", (unsigned)id,
+		    (unsigned long long)r->cursor,
 		    (unsigned long long)s->rx_tail));
 	rx_switch(e, id);
 	return (0);
@@ -1968,8 +1969,8 @@ rec_stream(struct engine *e, const struct wire_rec *r)
 		err = t->rec(e, r->stream, r);
 	if (err != REC_BAD)
 		return (err);
-	return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: %s for stream %u in a state "
-	    "that does not allow it", rec_name(r->type), (unsigned)r->stream));
+	return (violation(e, "%s for stream %u in a state that does not allow "
+	    "it", rec_name(r->type), (unsigned)r->stream));
 }
 
 /* The peer's proof: the initiator's first, then the responder's answer. */
@@ -1978,9 +1979,9 @@ rec_auth(struct engine *e, const struct wire_rec *r)
 {
 
 	if (!e->auth || e->peer_ok || e->hs)
-		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: unexpected AUTH"));
+		return (violation(e, "unexpected AUTH"));
 	if (e->a.initiator && e->auth_send)
-		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: AUTH before ours"));
+		return (violation(e, "AUTH before ours"));
 	if (e->a.verify(e->a.arg, r->proof) != 0)
 		return (fail(e, ENGINE_ERR_AUTH, "authentication failed: the peer's proof is "
 		    "wrong (a different key?)"));
@@ -2000,8 +2001,7 @@ rec_handshake(struct engine *e, const struct wire_rec *r)
 	int rc;
 
 	if (!e->hs || e->peer_ok || e->hs_out_len > 0)
-		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: "
-		    "unexpected HANDSHAKE"));
+		return (violation(e, "unexpected HANDSHAKE"));
 	rc = e->a.step(e->a.arg, r->hs, r->hs_len, e->hs_out, &outlen, &why);
 	return (hs_took(e, rc, why, outlen));
 }
@@ -2013,8 +2013,8 @@ rec_msg_credit(struct engine *e, const struct wire_rec *r)
 
 	/* The peer cannot have more receives out than its queue holds. */
 	if (posted > e->msgs_sent + e->peer_rq)
-		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: message credit %llu is "
-		    "beyond the peer's receive queue (%llu sent, queue %u)",
+		return (violation(e, "message credit %llu is beyond the peer's "
+		    "receive queue (%llu sent, queue %u)",
 		    (unsigned long long)posted,
 		    (unsigned long long)e->msgs_sent, (unsigned)e->peer_rq));
 	if (posted > e->peer_posted)
@@ -2064,14 +2064,12 @@ recv_check(struct engine *e, uint32_t slot, uint32_t len)
 	if (recv_slot(e, slot))
 		return (-1);
 	if (!e->up)
-		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: message before the link "
-		    "was up"));
+		return (violation(e, "message before the link was up"));
 	if (len == 0)
-		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: %s",
-		    wire_strerror(WIRE_EEMPTY)));
+		return (violation(e, "%s", wire_strerror(WIRE_EEMPTY)));
 	if (len > WIRE_MSG_SIZE)
-		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: message of %u bytes "
-		    "exceeds %u", (unsigned)len, WIRE_MSG_SIZE));
+		return (violation(e, "message of %u bytes exceeds %u",
+		    (unsigned)len, WIRE_MSG_SIZE));
 	return (0);
 }
 
@@ -2079,8 +2077,8 @@ static int
 orphan_origin(struct engine *e, uint32_t origin_for)
 {
 
-	return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: ORIGIN for "
-	    "peer stream %u not followed by its OPEN", (unsigned)origin_for));
+	return (violation(e, "ORIGIN for peer stream %u not followed by its "
+	    "OPEN", (unsigned)origin_for));
 }
 
 /* Records of a version the link does not speak end it. */
@@ -2091,20 +2089,18 @@ rec_version(struct engine *e, const struct wire_rec *r)
 	switch (r->type) {
 	case WIRE_ORIGIN:
 		if (!e->can_origin)
-			return (fail(e, ENGINE_ERR_PROTOCOL, "protocol "
-			    "violation: ORIGIN on a link below version 3"));
+			return (violation(e, "ORIGIN on a link below "
+			    "version 3"));
 		break;
 	case WIRE_RESUME_PROOF:
 		if (!e->can_res_proof)
-			return (fail(e, ENGINE_ERR_PROTOCOL, "protocol "
-			    "violation: RESUME_PROOF on a link below "
+			return (violation(e, "RESUME_PROOF on a link below "
 			    "version 5"));
 		break;
 	case WIRE_RING:
 	case WIRE_RING_AT:
 		if (!e->can_resize)
-			return (fail(e, ENGINE_ERR_PROTOCOL, "protocol "
-			    "violation: %s on a link that cannot resize "
+			return (violation(e, "%s on a link that cannot resize "
 			    "rings", rec_name(r->type)));
 		break;
 	}
@@ -2123,8 +2119,8 @@ rec_allowed(struct engine *e, const struct wire_rec *r, uint32_t origin_for)
 	if (!engine_authenticated(e) && r->type != WIRE_AUTH &&
 	    r->type != WIRE_HANDSHAKE && r->type != WIRE_MSG_CREDIT &&
 	    r->type != WIRE_KEEPALIVE)
-		return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: "
-		    "%s before authentication", rec_name(r->type)));
+		return (violation(e, "%s before authentication",
+		    rec_name(r->type)));
 	if (origin_for != NIL && (r->type != WIRE_OPEN ||
 	    r->stream != origin_for))
 		return (orphan_origin(e, origin_for));
@@ -2146,16 +2142,15 @@ engine_on_recv(struct engine *e, uint32_t slot, const uint8_t *buf,
 		return (-1);
 	while (off < len) {
 		if ((err = wire_rec_decode(buf + off, len - off, &r, &used)))
-			return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: bad control "
-			    "record at offset %zu: %s", off,
-			    wire_strerror(err)));
+			return (violation(e, "bad control record at offset "
+			    "%zu: %s", off, wire_strerror(err)));
 		off += used;
 		if (rec_allowed(e, &r, origin_for))
 			return (-1);
 		/* What follows a handshake message may have to be sealed. */
 		if (r.type == WIRE_HANDSHAKE && off < len)
-			return (fail(e, ENGINE_ERR_PROTOCOL, "protocol "
-			    "violation: records after HANDSHAKE in its SEND"));
+			return (violation(e, "records after HANDSHAKE in its "
+			    "SEND"));
 		if (r.type == WIRE_ORIGIN) {
 			origin = r.origin;
 			origin_for = r.stream;
