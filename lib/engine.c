@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "idq.h"
 #include "ring.h"
 #include "wire.h"
 
@@ -186,8 +187,7 @@ struct engine {
 	uint32_t peer_rq;
 	/* Our receives: handed out for posting, reported, completed. */
 	uint64_t recv_posted, recv_reported, recv_done;
-	uint32_t *repost;	/* FIFO of slots to post, rq_size entries */
-	uint32_t repost_head, repost_n;
+	struct idq repost;	/* slots to post, rq_size entries */
 	uint32_t msg_credit_threshold;
 
 	/* Send queue: next sequence number, oldest not yet completed. */
@@ -198,8 +198,7 @@ struct engine {
 	uint64_t busy_mark;	/* bytes_tx at the last engine_data_busy */
 
 	/* Refusals to send: (peer id << 16 | reason), and ids in use. */
-	uint32_t *refusals;
-	uint32_t ref_head, ref_n;
+	struct idq refusals;	/* WIRE_STREAMS_MAX entries */
 	uint8_t *peer_ids;	/* bitmap of the peer's ids mapped to ours */
 
 	/* Authentication: asked for, our proof to send, peer's checked. */
@@ -250,8 +249,7 @@ struct engine {
 	uint8_t res_token[WIRE_NONCE_LEN];
 	uint8_t res_proof[WIRE_AUTH_LEN];	/* ours: RESUME or RESUME_PROOF */
 	uint16_t res_count;	/* RESUME_STREAMs of the RESUME */
-	uint32_t *gone;		/* server: GONE answers, (peer id << 16 | id) */
-	uint32_t gone_head, gone_n;
+	struct idq gone;	/* server: GONE answers, (peer id << 16 | id) */
 
 	/* Sealing: the embedder's AEAD; sealing what goes, opening what comes. */
 	int seal_on;
@@ -1285,9 +1283,8 @@ rec_resume_stream(struct engine *e, const struct wire_rec *r)
 			    s->peer_id == r->peer_stream)
 				release_now(e, id, WIRE_REASON_RESET);
 			/* Bounded: at most the RESUME's count. */
-			e->gone[(e->gone_head + e->gone_n) % WIRE_STREAMS_MAX] =
-			    r->peer_stream << 16 | r->stream;
-			e->gone_n++;
+			(void)idq_push(&e->gone,
+			    (uint32_t)r->peer_stream << 16 | r->stream);
 		}
 	}
 	if (e->res_left == 0)
@@ -1391,15 +1388,12 @@ engine_new(const struct engine_conf *conf, const char **errstr)
 	e->ver_cap = WIRE_VERSION;
 	/* engine_free takes what was allocated of these and skips the rest. */
 	e->s = calloc(conf->max_streams, sizeof(*e->s));
-	e->repost = calloc(conf->rq_size, sizeof(uint32_t));
 	e->wri = calloc(conf->sq_size, sizeof(*e->wri));
-	e->refusals = calloc(WIRE_STREAMS_MAX, sizeof(uint32_t));
 	e->peer_ids = calloc(WIRE_STREAMS_MAX / 8, 1);
-	if (conf->resume)
-		e->gone = calloc(WIRE_STREAMS_MAX, sizeof(uint32_t));
-	if (e->s == NULL || e->repost == NULL || e->wri == NULL ||
-	    e->refusals == NULL || e->peer_ids == NULL ||
-	    (conf->resume && e->gone == NULL)) {
+	if (e->s == NULL || idq_init(&e->repost, conf->rq_size) != 0 ||
+	    e->wri == NULL || idq_init(&e->refusals, WIRE_STREAMS_MAX) != 0 ||
+	    e->peer_ids == NULL ||
+	    (conf->resume && idq_init(&e->gone, WIRE_STREAMS_MAX) != 0)) {
 		engine_free(e);
 		*errstr = "out of memory";
 		return (NULL);
@@ -1412,8 +1406,7 @@ engine_new(const struct engine_conf *conf, const char **errstr)
 
 	/* Every receive slot is posted before the link comes up. */
 	for (i = 0; i < conf->rq_size; i++)
-		e->repost[i] = i;
-	e->repost_n = conf->rq_size;
+		(void)idq_push(&e->repost, i);
 	e->msg_credit_threshold = conf->rq_size / 4 < 2 ? 2 : conf->rq_size / 4;
 
 	/*
@@ -1437,11 +1430,11 @@ engine_free(struct engine *e)
 
 	if (e == NULL)
 		return;
-	free(e->gone);
+	idq_free(&e->gone);
 	free(e->peer_ids);
-	free(e->refusals);
+	idq_free(&e->refusals);
 	free(e->wri);
-	free(e->repost);
+	idq_free(&e->repost);
 	free(e->s);
 	free(e);
 }
@@ -1657,8 +1650,7 @@ recv_slot(struct engine *e, uint32_t slot)
 		return (fail(e, ENGINE_ERR_TRANSPORT, "more receives completed than were posted"));
 	e->recv_done++;
 	e->st.recvs++;
-	e->repost[(e->repost_head + e->repost_n) % e->conf.rq_size] = slot;
-	e->repost_n++;
+	(void)idq_push(&e->repost, slot);
 	return (0);
 }
 
@@ -1749,10 +1741,9 @@ rec_open(struct engine *e, const struct wire_rec *r,
 	e->opened_any = 1;
 	/* The bitmap check above bounds the refusal queue: one per id. */
 	if (e->want_goaway || (id = slot_alloc(e)) == NIL) {
-		e->refusals[(e->ref_head + e->ref_n) % WIRE_STREAMS_MAX] =
-		    r->stream << 16 | (e->want_goaway ?
-		    WIRE_REASON_SHUTTING_DOWN : WIRE_REASON_LIMIT);
-		e->ref_n++;
+		(void)idq_push(&e->refusals, r->stream << 16 |
+		    (e->want_goaway ? WIRE_REASON_SHUTTING_DOWN :
+		    WIRE_REASON_LIMIT));
 		peer_bit(e, r->stream, 1);
 		e->st.streams_refused++;
 		return (0);
@@ -2219,10 +2210,9 @@ engine_take_recvs(struct engine *e, uint32_t *slots, int max)
 
 	if (e->failed)
 		return (0);
-	while (n < max && e->repost_n > 0) {
-		slots[n++] = e->repost[e->repost_head];
-		e->repost_head = (e->repost_head + 1) % e->conf.rq_size;
-		e->repost_n--;
+	while (n < max && idq_len(&e->repost) > 0) {
+		slots[n++] = idq_peek(&e->repost);
+		idq_drop(&e->repost);
 		e->recv_posted++;
 	}
 	return (n);
@@ -2239,10 +2229,10 @@ static int
 ctrl_pending(const struct engine *e)
 {
 
-	return (e->q[Q_CTRL].head != NIL || e->ref_n > 0 || e->want_keepalive ||
-	    e->auth_send || e->hs_out_len > 0 || e->res_hdr || e->res_deny ||
-	    e->res_prove ||
-	    e->res_naming || e->gone_n > 0 ||
+	return (e->q[Q_CTRL].head != NIL || idq_len(&e->refusals) > 0 ||
+	    e->want_keepalive || e->auth_send || e->hs_out_len > 0 ||
+	    e->res_hdr || e->res_deny || e->res_prove || e->res_naming ||
+	    idq_len(&e->gone) > 0 ||
 	    (e->want_goaway && !e->goaway_sent) ||
 	    e->recv_posted - e->recv_reported >= e->msg_credit_threshold);
 }
@@ -2347,7 +2337,7 @@ enc_open(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
 	 * for every RESUME_STREAM and every GONE answer to go first, and
 	 * from version 5 for the peer's proof too.
 	 */
-	if (e->res_left > 0 || e->gone_n > 0 || e->res_naming ||
+	if (e->res_left > 0 || idq_len(&e->gone) > 0 || e->res_naming ||
 	    !engine_resume_proven(e))
 		return (ENC_FULL);
 	memset(&r, 0, sizeof(r));
@@ -2637,16 +2627,15 @@ send_gone(struct engine *e, uint8_t *buf, size_t *len)
 	uint32_t v;
 
 	memset(&r, 0, sizeof(r));
-	while (e->gone_n > 0) {
-		v = e->gone[e->gone_head];
+	while (idq_len(&e->gone) > 0) {
+		v = idq_peek(&e->gone);
 		r.type = WIRE_RESUME_STREAM;
 		r.stream = v >> 16;
 		r.peer_stream = v & 0xffff;
 		r.flags = WIRE_RS_GONE;
 		if (!put(buf, len, &r))
 			break;
-		e->gone_head = (e->gone_head + 1) % WIRE_STREAMS_MAX;
-		e->gone_n--;
+		idq_drop(&e->gone);
 	}
 	return (1);
 }
@@ -2672,16 +2661,15 @@ send_refusals(struct engine *e, uint8_t *buf, size_t *len)
 	uint32_t v;
 
 	memset(&r, 0, sizeof(r));
-	while (e->ref_n > 0) {
-		v = e->refusals[e->ref_head];
+	while (idq_len(&e->refusals) > 0) {
+		v = idq_peek(&e->refusals);
 		r.type = WIRE_REFUSE;
 		r.stream = v >> 16;
 		r.reason = (uint16_t)v;
 		if (!put(buf, len, &r))
 			break;
 		peer_bit(e, r.stream, 0);
-		e->ref_head = (e->ref_head + 1) % WIRE_STREAMS_MAX;
-		e->ref_n--;
+		idq_drop(&e->refusals);
 	}
 	return (1);
 }
@@ -3158,9 +3146,7 @@ engine_refuse(struct engine *e, uint32_t id, uint16_t reason)
 	if (e->failed)
 		return (ENGINE_EDOWN);
 	/* The refusal queue keeps the peer id reserved until it is sent. */
-	e->refusals[(e->ref_head + e->ref_n) % WIRE_STREAMS_MAX] =
-	    s->peer_id << 16 | reason;
-	e->ref_n++;
+	(void)idq_push(&e->refusals, s->peer_id << 16 | reason);
 	s->flags &= (uint16_t)~F_PEER_MAPPED;
 	s->ev = 0;
 	e->st.streams_refused++;

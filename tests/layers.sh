@@ -11,7 +11,7 @@ cd "$srcdir" || exit 1
 level() {
 	case $1 in
 	config) echo 0 ;;
-	addr | ring | wire | seal | window | timerq | secmem | budget | noise | ident | http | procstat) echo 1 ;;
+	addr | ring | wire | seal | window | idq | timerq | secmem | budget | noise | ident | http | procstat) echo 1 ;;
 	engine | admit | render | tables | ctlcmd | log | cfg | cfghint | conf | conffile | confaddr | confpeer | auth | hca | proxy) echo 2 ;;
 	verbs | loop) echo 3 ;;
 	sock | resolve | notify | dial | prio | confread) echo 4 ;;
