@@ -992,6 +992,24 @@ rx_read_ring(const struct stream *s, uint64_t *end)
 /* ---------------------------------------------------------------- resume */
 
 /*
+ * The resuming streams (open, kept from a failed link, not yet resumed
+ * or given up), each once, lowest id first: the body may release the one
+ * it is given.
+ */
+static int
+resuming_from(const struct engine *e, uint32_t *id)
+{
+
+	for (; *id < e->used; (*id)++)
+		if (e->s[*id].state == S_OPEN && (e->s[*id].flags & F_RESUMING))
+			return (1);
+	return (0);
+}
+
+#define RESUMING_EACH(e, id)						\
+	for ((id) = 0; resuming_from((e), &(id)); (id)++)
+
+/*
  * A failed link's stream waits for a resume if it keeps its bytes, is
  * open and not being reset, has not exchanged both terminal records, and
  * the transport (or the embedder) ended the link; a peer that broke the
@@ -1185,11 +1203,10 @@ resume_finish(struct engine *e)
 {
 	uint32_t id;
 
-	for (id = 0; id < e->used; id++)
-		if (e->s[id].state == S_OPEN && (e->s[id].flags & F_RESUMING)) {
-			e->st.streams_not_resumed++;
-			release_now(e, id, WIRE_REASON_NOT_RESUMED);
-		}
+	RESUMING_EACH(e, id) {
+		e->st.streams_not_resumed++;
+		release_now(e, id, WIRE_REASON_NOT_RESUMED);
+	}
 }
 
 /* Server: the peer asks for a failed link's streams. */
@@ -1305,12 +1322,10 @@ rec_resume_denied(struct engine *e, const struct wire_rec *r)
 	e->res_denied = 1;
 	e->res_wait = 0;
 	e->st.resumes_denied++;
-	for (id = 0; id < e->used; id++)
-		if (e->s[id].state == S_OPEN &&
-		    (e->s[id].flags & F_RESUMING)) {
-			e->st.streams_not_resumed++;
-			release_now(e, id, r->reason);
-		}
+	RESUMING_EACH(e, id) {
+		e->st.streams_not_resumed++;
+		release_now(e, id, r->reason);
+	}
 	return (0);
 }
 
@@ -1338,9 +1353,8 @@ rec_resume_proof(struct engine *e, const struct wire_rec *r)
 	 * wait until every RESUME_STREAM went (build_send), so the peer
 	 * never sees an id its resuming streams still map.
 	 */
-	for (id = 0; id < e->used; id++)
-		if (e->s[id].state == S_OPEN && (e->s[id].flags & F_RESUMING))
-			e->s[id].ctrl |= C_RESUME;
+	RESUMING_EACH(e, id)
+		e->s[id].ctrl |= C_RESUME;
 	e->res_naming = 1;
 	e->res_name = 0;
 	return (0);
@@ -3531,7 +3545,7 @@ int
 engine_resume(struct engine *e, struct engine *old,
     const uint8_t token[WIRE_NONCE_LEN], const uint8_t proof[WIRE_AUTH_LEN])
 {
-	uint32_t n;
+	uint32_t n, id;
 
 	if (!e->up || e->failed || !engine_authenticated(e))
 		return (ENGINE_EDOWN);
@@ -3543,8 +3557,8 @@ engine_resume(struct engine *e, struct engine *old,
 	/* From version 5 the streams are named once the peer proved the
 	 * secret (rec_resume_proof). */
 	e->res_proven = !e->can_res_proof;
-	for (uint32_t id = 0; id < e->used && e->res_proven; id++)
-		if (e->s[id].state == S_OPEN && (e->s[id].flags & F_RESUMING))
+	if (e->res_proven)
+		RESUMING_EACH(e, id)
 			ctrl(e, id, C_RESUME);
 	memcpy(e->res_token, token, WIRE_NONCE_LEN);
 	memcpy(e->res_proof, proof, WIRE_AUTH_LEN);
