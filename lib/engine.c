@@ -698,15 +698,26 @@ maybe_release(struct engine *e, uint32_t id)
 	qpush(e, Q_EV, id);
 }
 
-/* A live stream by our id, or NULL. */
+/*
+ * Stream ${id}'s slot while it is in use: live, or released but not yet
+ * closed by the application (S_DEAD); else NULL.
+ */
 static struct stream *
-live(struct engine *e, uint32_t id)
+held(const struct engine *e, uint32_t id)
 {
 
-	if (id >= e->conf.max_streams || e->s[id].state == S_FREE ||
-	    e->s[id].state == S_DEAD)
+	if (id >= e->conf.max_streams || e->s[id].state == S_FREE)
 		return (NULL);
 	return (&e->s[id]);
+}
+
+/* A live stream by our id (in use and not released), or NULL. */
+static struct stream *
+live(const struct engine *e, uint32_t id)
+{
+	struct stream *s = held(e, id);
+
+	return (s != NULL && s->state != S_DEAD ? s : NULL);
 }
 
 /*
@@ -3114,20 +3125,20 @@ const struct wire_origin *
 engine_origin(const struct engine *e, uint32_t id)
 {
 
-	if (id >= e->conf.max_streams || e->s[id].state == S_FREE ||
-	    e->s[id].origin.family == WIRE_FAM_UNSPEC)
+	const struct stream *s = held(e, id);
+
+	if (s == NULL || s->origin.family == WIRE_FAM_UNSPEC)
 		return (NULL);
-	return (&e->s[id].origin);
+	return (&s->origin);
 }
 
 const char *
 engine_tunnel(const struct engine *e, uint32_t id)
 {
 
-	if (id >= e->conf.max_streams || e->s[id].state == S_FREE ||
-	    e->s[id].state == S_DEAD)
-		return (NULL);
-	return (e->s[id].name);
+	const struct stream *s = live(e, id);
+
+	return (s != NULL ? s->name : NULL);
 }
 
 int
@@ -3186,11 +3197,10 @@ app_stream(struct engine *e, uint32_t id)
 static int
 dead_close(struct engine *e, uint32_t id)
 {
-	struct stream *s;
+	struct stream *s = held(e, id);
 
-	if (id >= e->conf.max_streams || e->s[id].state != S_DEAD)
+	if (s == NULL || s->state != S_DEAD)
 		return (0);
-	s = &e->s[id];
 	s->flags |= F_APP_CLOSED;
 	s->ev &= ENGINE_EV_RELEASED;
 	return (1);
@@ -3405,10 +3415,8 @@ engine_stream_stats(const struct engine *e, uint32_t id,
 	uint64_t now = e->win.now;
 
 	memset(st, 0, sizeof(*st));
-	if (id >= e->conf.max_streams || e->s[id].state == S_FREE ||
-	    e->s[id].state == S_DEAD)
+	if ((s = live(e, id)) == NULL)
 		return (-1);
-	s = &e->s[id];
 	st->queued = s->tx_app - s->tx_sent;
 	st->unacked = s->tx_sent - s->tx_peer;
 	st->wait_credit_ns = s->wait_credit;
@@ -3526,7 +3534,9 @@ int
 engine_kept(const struct engine *e, uint32_t id)
 {
 
-	return (id < e->conf.max_streams && (e->s[id].flags & F_KEEP) != 0);
+	const struct stream *s = held(e, id);
+
+	return (s != NULL && (s->flags & F_KEEP) != 0);
 }
 
 uint32_t
@@ -3596,8 +3606,9 @@ int
 engine_abandon_stream(struct engine *e, uint32_t id, uint16_t reason)
 {
 
-	if (id >= e->used || e->s[id].state != S_OPEN ||
-	    !(e->s[id].flags & F_SUSP))
+	const struct stream *s = live(e, id);
+
+	if (s == NULL || s->state != S_OPEN || !(s->flags & F_SUSP))
 		return (ENGINE_EINVAL);
 	e->st.streams_not_resumed++;
 	release_now(e, id, reason);
@@ -3714,19 +3725,18 @@ uint64_t
 engine_tx_base(const struct engine *e, uint32_t id)
 {
 
-	if (id >= e->conf.max_streams || e->s[id].state == S_FREE)
-		return (0);
-	return (e->s[id].tx.addr);
+	const struct stream *s = held(e, id);
+
+	return (s != NULL ? s->tx.addr : 0);
 }
 
 uint64_t
 engine_rx_base(const struct engine *e, uint32_t id)
 {
+	const struct stream *s = held(e, id);
 	uint64_t end;
 
-	if (id >= e->conf.max_streams || e->s[id].state == S_FREE)
-		return (0);
-	return (rx_read_ring(&e->s[id], &end)->addr);
+	return (s != NULL ? rx_read_ring(s, &end)->addr : 0);
 }
 
 int
@@ -3734,9 +3744,11 @@ engine_rings(const struct engine *e, uint32_t id, struct engine_ring *tx,
     struct engine_ring *rx)
 {
 
-	if (id >= e->conf.max_streams || e->s[id].state == S_FREE)
+	const struct stream *s = held(e, id);
+
+	if (s == NULL)
 		return (-1);
-	*tx = e->s[id].tx;
-	*rx = e->s[id].rx;
+	*tx = s->tx;
+	*rx = s->rx;
 	return (0);
 }
