@@ -1786,17 +1786,6 @@ rec_open(struct engine *e, const struct wire_rec *r,
 	return (0);
 }
 
-static const char *
-rec_name(uint8_t type)
-{
-	static const char *names[] = { "?", "MSG_CREDIT", "CREDIT", "OPEN",
-	    "OPEN_OK", "REFUSE", "SHUTDOWN", "CLOSE", "RESET", "KEEPALIVE",
-	    "GOAWAY", "AUTH", "RESUME", "RESUME_STREAM", "RESUME_DENIED",
-	    "ORIGIN", "RING", "RING_AT", "RESUME_PROOF", "HANDSHAKE" };
-
-	return (type < sizeof(names) / sizeof(names[0]) ? names[type] : "?");
-}
-
 /*
  * The records that name one of our streams, in rec_stream's table: each
  * handler returns 0, -1 once it ended the link, or REC_BAD when the
@@ -1986,7 +1975,7 @@ rec_stream(struct engine *e, const struct wire_rec *r)
 	if (err != REC_BAD)
 		return (err);
 	return (violation(e, "%s for stream %u in a state that does not allow "
-	    "it", rec_name(r->type), (unsigned)r->stream));
+	    "it", wire_rec_name(r->type), (unsigned)r->stream));
 }
 
 /* The peer's proof: the initiator's first, then the responder's answer. */
@@ -2097,29 +2086,21 @@ orphan_origin(struct engine *e, uint32_t origin_for)
 	    "OPEN", (unsigned)origin_for));
 }
 
-/* Records of a version the link does not speak end it. */
+/* Records of a version the link does not speak end it (wire.c's table
+ * says which version brought each); and rings keep their size on a link
+ * that can resume. */
 static int
 rec_version(struct engine *e, const struct wire_rec *r)
 {
+	unsigned v = wire_rec_version(r->type);
 
-	switch (r->type) {
-	case WIRE_ORIGIN:
-		if (!e->can_origin)
-			return (violation(e, "ORIGIN on a link below "
-			    "version 3"));
-		break;
-	case WIRE_RESUME_PROOF:
-		if (!e->can_res_proof)
-			return (violation(e, "RESUME_PROOF on a link below "
-			    "version 5"));
-		break;
-	case WIRE_RING:
-	case WIRE_RING_AT:
-		if (!e->can_resize)
-			return (violation(e, "%s on a link that cannot resize "
-			    "rings", rec_name(r->type)));
-		break;
-	}
+	if ((r->type == WIRE_RING || r->type == WIRE_RING_AT) &&
+	    !e->can_resize)
+		return (violation(e, "%s on a link that cannot resize rings",
+		    wire_rec_name(r->type)));
+	if (e->ver_link < v)
+		return (violation(e, "%s on a link below version %u",
+		    wire_rec_name(r->type), v));
 	return (0);
 }
 
@@ -2136,7 +2117,7 @@ rec_allowed(struct engine *e, const struct wire_rec *r, uint32_t origin_for)
 	    r->type != WIRE_HANDSHAKE && r->type != WIRE_MSG_CREDIT &&
 	    r->type != WIRE_KEEPALIVE)
 		return (violation(e, "%s before authentication",
-		    rec_name(r->type)));
+		    wire_rec_name(r->type)));
 	if (origin_for != NIL && (r->type != WIRE_OPEN ||
 	    r->stream != origin_for))
 		return (orphan_origin(e, origin_for));

@@ -4,27 +4,8 @@
 #include "ring.h"
 #include "wire.h"
 
-/* Record sizes, header (type, length) included. */
+/* A record's header: its type and its length. */
 #define HDR		2
-#define SZ_MSG_CREDIT	(HDR + 8)
-#define SZ_CREDIT	(HDR + 4 + 8)
-#define SZ_OPEN_BASE	(HDR + 4 + 16 + 1)
-#define SZ_OPEN_OK	(HDR + 4 + 4 + 16)
-#define SZ_REFUSE	(HDR + 4 + 2)
-#define SZ_SHUTDOWN	(HDR + 4 + 8)
-#define SZ_CLOSE	(HDR + 4)
-#define SZ_RESET	(HDR + 4 + 2)
-#define SZ_KEEPALIVE	(HDR)
-#define SZ_GOAWAY	(HDR + 2)
-#define SZ_AUTH		(HDR + WIRE_AUTH_LEN)
-#define SZ_RESUME	(HDR + WIRE_NONCE_LEN + WIRE_AUTH_LEN + 2)
-#define SZ_RESUME_STREAM	(HDR + 4 + 4 + 8 + 8 + 1 + 16)
-#define SZ_RESUME_DENIED	(HDR + 2)
-#define SZ_ORIGIN	(HDR + 4 + 1 + 2 + 2 + 16 + 16)
-#define SZ_RING		(HDR + 4 + 16)
-#define SZ_RING_AT	(HDR + 4 + 8)
-#define SZ_RESUME_PROOF	(HDR + WIRE_AUTH_LEN)
-#define SZ_HANDSHAKE_BASE	(HDR)
 
 static void
 put16(uint8_t *p, uint16_t v)
@@ -244,145 +225,6 @@ wire_imm_decode(uint32_t imm, uint32_t *stream, uint32_t *len)
 	return (WIRE_OK);
 }
 
-size_t
-wire_rec_size(const struct wire_rec *r)
-{
-
-	switch (r->type) {
-	case WIRE_MSG_CREDIT:
-		return (SZ_MSG_CREDIT);
-	case WIRE_CREDIT:
-		return (SZ_CREDIT);
-	case WIRE_OPEN:
-		return (SZ_OPEN_BASE + (size_t)r->name_len);
-	case WIRE_OPEN_OK:
-		return (SZ_OPEN_OK);
-	case WIRE_REFUSE:
-		return (SZ_REFUSE);
-	case WIRE_SHUTDOWN:
-		return (SZ_SHUTDOWN);
-	case WIRE_CLOSE:
-		return (SZ_CLOSE);
-	case WIRE_RESET:
-		return (SZ_RESET);
-	case WIRE_KEEPALIVE:
-		return (SZ_KEEPALIVE);
-	case WIRE_GOAWAY:
-		return (SZ_GOAWAY);
-	case WIRE_AUTH:
-		return (SZ_AUTH);
-	case WIRE_RESUME:
-		return (SZ_RESUME);
-	case WIRE_RESUME_STREAM:
-		return (SZ_RESUME_STREAM);
-	case WIRE_RESUME_DENIED:
-		return (SZ_RESUME_DENIED);
-	case WIRE_ORIGIN:
-		return (SZ_ORIGIN);
-	case WIRE_RING:
-		return (SZ_RING);
-	case WIRE_RING_AT:
-		return (SZ_RING_AT);
-	case WIRE_RESUME_PROOF:
-		return (SZ_RESUME_PROOF);
-	case WIRE_HANDSHAKE:
-		if (r->hs_len == 0 || r->hs_len > WIRE_HS_MAX)
-			return (0);
-		return (SZ_HANDSHAKE_BASE + (size_t)r->hs_len);
-	}
-	return (0);
-}
-
-static void
-put_ring(uint8_t *p, const struct wire_ring *ring)
-{
-
-	put64(p, ring->addr);
-	put32(p + 8, ring->rkey);
-	put32(p + 12, ring->size);
-}
-
-size_t
-wire_rec_encode(uint8_t *buf, size_t cap, const struct wire_rec *r)
-{
-	size_t sz = wire_rec_size(r);
-	uint8_t *p = buf + HDR;
-
-	if (sz == 0 || sz > cap)
-		return (0);
-	buf[0] = r->type;
-	buf[1] = (uint8_t)sz;
-	switch (r->type) {
-	case WIRE_MSG_CREDIT:
-		put64(p, r->cursor);
-		break;
-	case WIRE_CREDIT:
-	case WIRE_SHUTDOWN:
-	case WIRE_RING_AT:
-		put32(p, r->stream);
-		put64(p + 4, r->cursor);
-		break;
-	case WIRE_RING:
-		put32(p, r->stream);
-		put_ring(p + 4, &r->ring);
-		break;
-	case WIRE_OPEN:
-		put32(p, r->stream);
-		put_ring(p + 4, &r->ring);
-		p[20] = r->name_len;
-		memcpy(p + 21, r->name, r->name_len);
-		break;
-	case WIRE_OPEN_OK:
-		put32(p, r->stream);
-		put32(p + 4, r->peer_stream);
-		put_ring(p + 8, &r->ring);
-		break;
-	case WIRE_REFUSE:
-	case WIRE_RESET:
-		put32(p, r->stream);
-		put16(p + 4, r->reason);
-		break;
-	case WIRE_CLOSE:
-		put32(p, r->stream);
-		break;
-	case WIRE_KEEPALIVE:
-		break;
-	case WIRE_GOAWAY:
-	case WIRE_RESUME_DENIED:
-		put16(p, r->reason);
-		break;
-	case WIRE_AUTH:
-	case WIRE_RESUME_PROOF:
-		memcpy(p, r->proof, WIRE_AUTH_LEN);
-		break;
-	case WIRE_RESUME:
-		memcpy(p, r->token, WIRE_NONCE_LEN);
-		memcpy(p + WIRE_NONCE_LEN, r->proof, WIRE_AUTH_LEN);
-		put16(p + WIRE_NONCE_LEN + WIRE_AUTH_LEN, r->count);
-		break;
-	case WIRE_RESUME_STREAM:
-		put32(p, r->stream);
-		put32(p + 4, r->peer_stream);
-		put64(p + 8, r->cursor);
-		put64(p + 16, r->consumed);
-		p[24] = r->flags;
-		put_ring(p + 25, &r->ring);
-		break;
-	case WIRE_HANDSHAKE:
-		memcpy(p, r->hs, r->hs_len);
-		break;
-	case WIRE_ORIGIN:
-		put32(p, r->stream);
-		p[4] = r->origin.family;
-		put16(p + 5, r->origin.src_port);
-		put16(p + 7, r->origin.dst_port);
-		memcpy(p + 9, r->origin.src, 16);
-		memcpy(p + 25, r->origin.dst, 16);
-		break;
-	}
-	return (sz);
-}
-
 int
 wire_name_char(char c)
 {
@@ -404,12 +246,23 @@ wire_name_valid(const char *name, size_t len)
 	return (1);
 }
 
+/* ------------------------------------------------------------- records */
+
 static int
 get_stream(const uint8_t *p, uint32_t *stream)
 {
 
 	*stream = get32(p);
 	return (*stream < WIRE_STREAMS_MAX ? WIRE_OK : WIRE_ESTREAM);
+}
+
+static void
+put_ring(uint8_t *p, const struct wire_ring *ring)
+{
+
+	put64(p, ring->addr);
+	put32(p + 8, ring->rkey);
+	put32(p + 12, ring->size);
 }
 
 static int
@@ -422,7 +275,226 @@ get_ring(const uint8_t *p, struct wire_ring *ring)
 	return (ring_size_check(ring->size) == NULL ? WIRE_OK : WIRE_ERING);
 }
 
-/* A RESUME_STREAM body: a GONE answer grants no ring (all zero). */
+/*
+ * Each layout's body, without the header: put writes it (the caller
+ * checked the room), get reads and checks it.  Records of one layout
+ * share the pair.
+ */
+
+/* MSG_CREDIT: cursor. */
+static void
+put_cursor(uint8_t *p, const struct wire_rec *r)
+{
+
+	put64(p, r->cursor);
+}
+
+static int
+get_cursor(const uint8_t *p, struct wire_rec *r)
+{
+
+	r->cursor = get64(p);
+	return (WIRE_OK);
+}
+
+/* CREDIT, SHUTDOWN, RING_AT: stream, cursor. */
+static void
+put_stream_cursor(uint8_t *p, const struct wire_rec *r)
+{
+
+	put32(p, r->stream);
+	put64(p + 4, r->cursor);
+}
+
+static int
+get_stream_cursor(const uint8_t *p, struct wire_rec *r)
+{
+
+	r->cursor = get64(p + 4);
+	return (get_stream(p, &r->stream));
+}
+
+/* RING: stream, ring. */
+static void
+put_stream_ring(uint8_t *p, const struct wire_rec *r)
+{
+
+	put32(p, r->stream);
+	put_ring(p + 4, &r->ring);
+}
+
+static int
+get_stream_ring(const uint8_t *p, struct wire_rec *r)
+{
+	int err;
+
+	if ((err = get_stream(p, &r->stream)) != WIRE_OK)
+		return (err);
+	return (get_ring(p + 4, &r->ring));
+}
+
+/* OPEN: stream, ring, the tunnel's name (its length, then its bytes). */
+static void
+put_open(uint8_t *p, const struct wire_rec *r)
+{
+
+	put_stream_ring(p, r);
+	p[20] = r->name_len;
+	memcpy(p + 21, r->name, r->name_len);
+}
+
+static int
+get_open(const uint8_t *p, struct wire_rec *r)
+{
+	int err;
+
+	if ((err = get_stream_ring(p, r)) != WIRE_OK)
+		return (err);
+	if (!wire_name_valid((const char *)p + 21, r->name_len))
+		return (WIRE_ENAME);
+	memcpy(r->name, p + 21, r->name_len);
+	r->name[r->name_len] = '\0';
+	return (WIRE_OK);
+}
+
+/* OPEN_OK: stream, peer stream, ring. */
+static void
+put_open_ok(uint8_t *p, const struct wire_rec *r)
+{
+
+	put32(p, r->stream);
+	put32(p + 4, r->peer_stream);
+	put_ring(p + 8, &r->ring);
+}
+
+static int
+get_open_ok(const uint8_t *p, struct wire_rec *r)
+{
+	int err;
+
+	if ((err = get_stream(p, &r->stream)) != WIRE_OK)
+		return (err);
+	if ((err = get_stream(p + 4, &r->peer_stream)) != WIRE_OK)
+		return (err);
+	return (get_ring(p + 8, &r->ring));
+}
+
+/* REFUSE, RESET: stream, reason. */
+static void
+put_stream_reason(uint8_t *p, const struct wire_rec *r)
+{
+
+	put32(p, r->stream);
+	put16(p + 4, r->reason);
+}
+
+static int
+get_stream_reason(const uint8_t *p, struct wire_rec *r)
+{
+
+	r->reason = get16(p + 4);
+	return (get_stream(p, &r->stream));
+}
+
+/* CLOSE: stream. */
+static void
+put_stream_only(uint8_t *p, const struct wire_rec *r)
+{
+
+	put32(p, r->stream);
+}
+
+static int
+get_stream_only(const uint8_t *p, struct wire_rec *r)
+{
+
+	return (get_stream(p, &r->stream));
+}
+
+/* KEEPALIVE: nothing. */
+static void
+put_none(uint8_t *p, const struct wire_rec *r)
+{
+
+	(void)p;
+	(void)r;
+}
+
+static int
+get_none(const uint8_t *p, struct wire_rec *r)
+{
+
+	(void)p;
+	(void)r;
+	return (WIRE_OK);
+}
+
+/* GOAWAY, RESUME_DENIED: reason. */
+static void
+put_reason(uint8_t *p, const struct wire_rec *r)
+{
+
+	put16(p, r->reason);
+}
+
+static int
+get_reason(const uint8_t *p, struct wire_rec *r)
+{
+
+	r->reason = get16(p);
+	return (WIRE_OK);
+}
+
+/* AUTH, RESUME_PROOF: proof. */
+static void
+put_proof(uint8_t *p, const struct wire_rec *r)
+{
+
+	memcpy(p, r->proof, WIRE_AUTH_LEN);
+}
+
+static int
+get_proof(const uint8_t *p, struct wire_rec *r)
+{
+
+	memcpy(r->proof, p, WIRE_AUTH_LEN);
+	return (WIRE_OK);
+}
+
+/* RESUME: token, proof, count. */
+static void
+put_resume(uint8_t *p, const struct wire_rec *r)
+{
+
+	memcpy(p, r->token, WIRE_NONCE_LEN);
+	memcpy(p + WIRE_NONCE_LEN, r->proof, WIRE_AUTH_LEN);
+	put16(p + WIRE_NONCE_LEN + WIRE_AUTH_LEN, r->count);
+}
+
+static int
+get_resume(const uint8_t *p, struct wire_rec *r)
+{
+
+	memcpy(r->token, p, WIRE_NONCE_LEN);
+	memcpy(r->proof, p + WIRE_NONCE_LEN, WIRE_AUTH_LEN);
+	r->count = get16(p + WIRE_NONCE_LEN + WIRE_AUTH_LEN);
+	return (r->count > WIRE_STREAMS_MAX ? WIRE_ESTREAM : WIRE_OK);
+}
+
+/* RESUME_STREAM: stream, peer stream, cursors, flags, ring. */
+static void
+put_resume_stream(uint8_t *p, const struct wire_rec *r)
+{
+
+	put32(p, r->stream);
+	put32(p + 4, r->peer_stream);
+	put64(p + 8, r->cursor);
+	put64(p + 16, r->consumed);
+	p[24] = r->flags;
+	put_ring(p + 25, &r->ring);
+}
+
+/* A GONE answer grants no ring (all zero). */
 static int
 get_resume_stream(const uint8_t *p, struct wire_rec *r)
 {
@@ -447,7 +519,20 @@ get_resume_stream(const uint8_t *p, struct wire_rec *r)
 	return (WIRE_OK);
 }
 
-/* An ORIGIN body: what a family does not use must be zero. */
+/* ORIGIN: stream, family, ports, addresses. */
+static void
+put_origin(uint8_t *p, const struct wire_rec *r)
+{
+
+	put32(p, r->stream);
+	p[4] = r->origin.family;
+	put16(p + 5, r->origin.src_port);
+	put16(p + 7, r->origin.dst_port);
+	memcpy(p + 9, r->origin.src, 16);
+	memcpy(p + 25, r->origin.dst, 16);
+}
+
+/* What a family does not use must be zero. */
 static int
 get_origin(const uint8_t *p, struct wire_rec *r)
 {
@@ -471,13 +556,131 @@ get_origin(const uint8_t *p, struct wire_rec *r)
 	return (get_stream(p, &r->stream));
 }
 
+/* HANDSHAKE: the handshake's message, as long as the record. */
+static void
+put_hs(uint8_t *p, const struct wire_rec *r)
+{
+
+	memcpy(p, r->hs, r->hs_len);
+}
+
+static int
+get_hs(const uint8_t *p, struct wire_rec *r)
+{
+
+	memcpy(r->hs, p, r->hs_len);
+	return (WIRE_OK);
+}
+
+/*
+ * What each record type is, the one place that says so: its name, its
+ * body's size (OPEN: before the name; HANDSHAKE: before the message),
+ * whether a part of its own length follows (var_len), the first protocol
+ * version that carries it, and its layout.  tests/protocol-page.sh reads
+ * this table: one row per line.
+ */
+static const struct rec_type {
+	const char *name;
+	uint8_t body;
+	uint8_t var;
+	uint8_t version;
+	void (*put)(uint8_t *, const struct wire_rec *);
+	int (*get)(const uint8_t *, struct wire_rec *);
+} rec_types[] = {
+#define T(type, body, var, version, layout)				\
+	[WIRE_##type] = { #type, body, var, version, put_##layout,	\
+	    get_##layout }
+	T(MSG_CREDIT, 8, 0, 1, cursor),
+	T(CREDIT, 4 + 8, 0, 1, stream_cursor),
+	T(OPEN, 4 + 16 + 1, 1, 1, open),
+	T(OPEN_OK, 4 + 4 + 16, 0, 1, open_ok),
+	T(REFUSE, 4 + 2, 0, 1, stream_reason),
+	T(SHUTDOWN, 4 + 8, 0, 1, stream_cursor),
+	T(CLOSE, 4, 0, 1, stream_only),
+	T(RESET, 4 + 2, 0, 1, stream_reason),
+	T(KEEPALIVE, 0, 0, 1, none),
+	T(GOAWAY, 2, 0, 1, reason),
+	T(AUTH, WIRE_AUTH_LEN, 0, 1, proof),
+	T(RESUME, WIRE_NONCE_LEN + WIRE_AUTH_LEN + 2, 0, 2, resume),
+	T(RESUME_STREAM, 4 + 4 + 8 + 8 + 1 + 16, 0, 2, resume_stream),
+	T(RESUME_DENIED, 2, 0, 2, reason),
+	T(ORIGIN, 4 + 1 + 2 + 2 + 16 + 16, 0, 3, origin),
+	T(RING, 4 + 16, 0, 4, stream_ring),
+	T(RING_AT, 4 + 8, 0, 4, stream_cursor),
+	T(RESUME_PROOF, WIRE_AUTH_LEN, 0, 5, proof),
+	T(HANDSHAKE, 0, 1, 6, hs),
+#undef T
+};
+
+/* The length of ${r}'s part of its own length (see rec_types' var). */
+static size_t
+var_len(const struct wire_rec *r)
+{
+
+	return (r->type == WIRE_OPEN ? r->name_len : r->hs_len);
+}
+
+/* Record type ${type}'s row, or NULL for a type there is none of. */
+static const struct rec_type *
+rec_type(uint8_t type)
+{
+
+	if (type >= sizeof(rec_types) / sizeof(rec_types[0]) ||
+	    rec_types[type].name == NULL)
+		return (NULL);
+	return (&rec_types[type]);
+}
+
+const char *
+wire_rec_name(uint8_t type)
+{
+	const struct rec_type *t = rec_type(type);
+
+	return (t != NULL ? t->name : "?");
+}
+
+unsigned
+wire_rec_version(uint8_t type)
+{
+	const struct rec_type *t = rec_type(type);
+
+	return (t != NULL ? t->version : 0);
+}
+
+size_t
+wire_rec_size(const struct wire_rec *r)
+{
+	const struct rec_type *t = rec_type(r->type);
+
+	if (t == NULL)
+		return (0);
+	/* A handshake message is never empty. */
+	if (r->type == WIRE_HANDSHAKE && (r->hs_len == 0 ||
+	    r->hs_len > WIRE_HS_MAX))
+		return (0);
+	return (HDR + (size_t)t->body + (t->var ? var_len(r) : 0));
+}
+
+size_t
+wire_rec_encode(uint8_t *buf, size_t cap, const struct wire_rec *r)
+{
+	size_t sz = wire_rec_size(r);
+
+	if (sz == 0 || sz > cap)
+		return (0);
+	buf[0] = r->type;
+	buf[1] = (uint8_t)sz;
+	rec_type(r->type)->put(buf + HDR, r);
+	return (sz);
+}
+
 int
 wire_rec_decode(const uint8_t *buf, size_t len, struct wire_rec *r,
     size_t *used)
 {
 	const uint8_t *p = buf + HDR;
+	const struct rec_type *t;
 	size_t sz, want;
-	int err;
 
 	memset(r, 0, sizeof(*r));
 	if (len < HDR)
@@ -486,83 +689,21 @@ wire_rec_decode(const uint8_t *buf, size_t len, struct wire_rec *r,
 	sz = buf[1];
 	if (sz > len)
 		return (WIRE_ETRUNC);
+	if ((t = rec_type(r->type)) == NULL)
+		return (WIRE_ETYPE);
+	/* Two have a length of their own: OPEN's name, HANDSHAKE's message. */
 	if (r->type == WIRE_OPEN) {
-		if (sz < SZ_OPEN_BASE)
+		if (sz < HDR + (size_t)t->body)
 			return (WIRE_ELEN);
 		r->name_len = p[20];
-		want = SZ_OPEN_BASE + (size_t)r->name_len;
 	} else if (r->type == WIRE_HANDSHAKE) {
-		if (sz <= SZ_HANDSHAKE_BASE || sz > SZ_HANDSHAKE_BASE +
-		    WIRE_HS_MAX)
+		if (sz <= HDR || sz > HDR + WIRE_HS_MAX)
 			return (WIRE_ELEN);
-		r->hs_len = (uint8_t)(sz - SZ_HANDSHAKE_BASE);
-		want = sz;
-	} else {
-		want = wire_rec_size(r);
-		if (want == 0)
-			return (WIRE_ETYPE);
+		r->hs_len = (uint8_t)(sz - HDR);
 	}
+	want = wire_rec_size(r);
 	if (sz != want)
 		return (WIRE_ELEN);
 	*used = sz;
-
-	switch (r->type) {
-	case WIRE_MSG_CREDIT:
-		r->cursor = get64(p);
-		return (WIRE_OK);
-	case WIRE_CREDIT:
-	case WIRE_SHUTDOWN:
-	case WIRE_RING_AT:
-		r->cursor = get64(p + 4);
-		return (get_stream(p, &r->stream));
-	case WIRE_RING:
-		if ((err = get_stream(p, &r->stream)) != WIRE_OK)
-			return (err);
-		return (get_ring(p + 4, &r->ring));
-	case WIRE_OPEN:
-		if ((err = get_stream(p, &r->stream)) != WIRE_OK)
-			return (err);
-		if ((err = get_ring(p + 4, &r->ring)) != WIRE_OK)
-			return (err);
-		if (!wire_name_valid((const char *)p + 21, r->name_len))
-			return (WIRE_ENAME);
-		memcpy(r->name, p + 21, r->name_len);
-		r->name[r->name_len] = '\0';
-		return (WIRE_OK);
-	case WIRE_OPEN_OK:
-		if ((err = get_stream(p, &r->stream)) != WIRE_OK)
-			return (err);
-		if ((err = get_stream(p + 4, &r->peer_stream)) != WIRE_OK)
-			return (err);
-		return (get_ring(p + 8, &r->ring));
-	case WIRE_REFUSE:
-	case WIRE_RESET:
-		r->reason = get16(p + 4);
-		return (get_stream(p, &r->stream));
-	case WIRE_CLOSE:
-		return (get_stream(p, &r->stream));
-	case WIRE_KEEPALIVE:
-		return (WIRE_OK);
-	case WIRE_GOAWAY:
-	case WIRE_RESUME_DENIED:
-		r->reason = get16(p);
-		return (WIRE_OK);
-	case WIRE_AUTH:
-	case WIRE_RESUME_PROOF:
-		memcpy(r->proof, p, WIRE_AUTH_LEN);
-		return (WIRE_OK);
-	case WIRE_RESUME:
-		memcpy(r->token, p, WIRE_NONCE_LEN);
-		memcpy(r->proof, p + WIRE_NONCE_LEN, WIRE_AUTH_LEN);
-		r->count = get16(p + WIRE_NONCE_LEN + WIRE_AUTH_LEN);
-		return (r->count > WIRE_STREAMS_MAX ? WIRE_ESTREAM : WIRE_OK);
-	case WIRE_RESUME_STREAM:
-		return (get_resume_stream(p, r));
-	case WIRE_ORIGIN:
-		return (get_origin(p, r));
-	case WIRE_HANDSHAKE:
-		memcpy(r->hs, p, r->hs_len);
-		return (WIRE_OK);
-	}
-	return (WIRE_ETYPE);
+	return (t->get(p, r));
 }

@@ -272,6 +272,19 @@ uint32_t wire_imm_encode(uint32_t stream, uint32_t len);
 int wire_imm_decode(uint32_t imm, uint32_t *stream, uint32_t *len);
 
 /**
+ * wire_rec_name(type):
+ * Record type ${type}'s name ("OPEN"), or "?" if there is no such type.
+ */
+const char *wire_rec_name(uint8_t type);
+
+/**
+ * wire_rec_version(type):
+ * The first protocol version that carries record type ${type}, or 0 if
+ * there is no such type.
+ */
+unsigned wire_rec_version(uint8_t type);
+
+/**
  * wire_rec_size(r):
  * Encoded size of record ${r} in bytes.
  */

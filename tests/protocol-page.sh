@@ -10,14 +10,15 @@
 # of a record type or hello flag is the "version N" of its comment there,
 # else 1, and must be the one the code enforces where it says so
 # (wire_hello_decode's "version < N && (h->flags & FLAG)", FLAG a flag or
-# a #define that ors flags together, engine.c's "e->can_X = e->ver_said
-# >= N && peer->version >= N" for the types rec_version refuses "if
-# (!e->can_X)"), and every hello flag of version 2 or later must be refused
-# there below its version; the size of each type (wire_rec_size, where a
-# case may refuse a record with "return (0)" under an "if", and a size of
-# "BASE + r->field" is a variable one), the fields that
-# wire_hello_encode, wire_note_encode and wire_rec_encode write (put16/32/64,
-# put_* helpers, "p[i] =", memcpy) and the texts of wire_reason_str.
+# a #define that ors flags together; for record types, the VERSION of
+# wire.c's record table, which engine.c's rec_version must hold every type
+# to: "if (e->ver_link < v)" with v from wire_rec_version), and every hello
+# flag of version 2 or later must be refused there below its version; the
+# size of each type (the table's HDR + BODY, and VAR 1 for a variable part
+# after it), the fields that wire_hello_encode, wire_note_encode and each
+# type's put_LAYOUT write (put16/32/64, put_* helpers, "p[i] =", memcpy;
+# after the header wire_rec_encode writes) and the texts of
+# wire_reason_str.
 #
 # From the page:
 #  - DESCRIPTION: for each version N from 2 to WIRE_VERSION a paragraph
@@ -45,7 +46,8 @@
 #  - Each ".\" check: EXPR..." comment: the numbers of the next line that
 #    is not a comment are the values of the EXPRs, in order.  EXPR, with
 #    no spaces: numbers, #define and enum names, + - * / << >> ( ),
-#    log2(X), max(ENUM), min(ENUM), since(NAME), UINT64_C(N) and its kin
+#    log2(X), max(ENUM), min(ENUM), since(NAME), size(TYPE) (a record
+#    type's size, without its variable part), UINT64_C(N) and its kin
 #    (N a literal).  Numbers in a line are decimal, 0x hexadecimal or N^M,
 #    and not part of a word (u16, IPv4).
 #
@@ -183,6 +185,12 @@ function ev_prim(    t, v, a) {
 	expect(")")
 	if (t == "since")
 		return since(a)
+	if (t == "size") {
+		if (("WIRE_" a) in size_e)
+			return ev(size_e["WIRE_" a])
+		evfail = "size(" a "): no such record type"
+		return 0
+	}
 	if ((t == "max" || t == "min") && enum_n[a] > 0)
 		return t == "max" ? enum_max[a] : enum_min[a]
 	# <stdint.h>'s integer constant macros: the value of their literal.
@@ -351,6 +359,7 @@ file ~ /wire\.h$/ && cur_enum != "" && /^[ \t]*[A-Z_][A-Z0-9_]*/ {
 file ~ /wire\.c$/ && /^[a-z_0-9]+\(/ {
 	fn = $0
 	sub(/\(.*/, "", fn)
+	seen_fn[fn] = 1
 	labels = ""
 	last_case = 0
 	pbase = ""
@@ -390,6 +399,11 @@ file ~ /engine\.c$/ && /^[a-z_0-9]+\(/ {
 	next
 }
 file ~ /engine\.c$/ && fn == "rec_version" {
+	# It holds each record type to the table's version.
+	if ($0 ~ /wire_rec_version\(r->type\)/)
+		table_ver_read = 1
+	if ($0 ~ /if \(e->ver_link < v\)/)
+		table_ver_held = 1
 	if (match($0, /case WIRE_[A-Z_0-9]+:/)) {
 		labels = labels " " substr($0, RSTART + 5, RLENGTH - 6)
 		next
@@ -420,41 +434,39 @@ file ~ /wire\.c$/ && fn == "wire_reason_str" {
 	}
 	next
 }
-file ~ /wire\.c$/ && fn == "wire_rec_size" {
-	if (match($0, /case [A-Z_0-9]+:/)) {
-		guarded = 0
-		if (!last_case)
-			labels = ""
-		labels = labels " " substr($0, RSTART + 5, RLENGTH - 6)
-		last_case = 1
-	} else if ($0 ~ /^[ \t]*if \(/)
-		guarded = 1
-	else if (match($0, /return \(.*\);/)) {
-		e = substr($0, RSTART + 8, RLENGTH - 10)
-		# Under an "if", a case may refuse (0), never give a size.
-		if (guarded) {
-			guarded = 0
-			if (e != "0")
-				perr("lib/wire.c:" FNR ": wire_rec_size gives a size under a condition: " e)
-			next
-		}
-		gsub(/\(size_t\)/, "", e)
-		var = 0
-		if (e ~ /->/) {
-			var = 1
-			nt = split(e, terms, "+")
-			e = ""
-			for (i = 1; i <= nt; i++)
-				if (terms[i] !~ /->/)
-					e = e (e == "" ? "" : "+") terms[i]
-		}
-		nl = split(labels, ls, " ")
-		for (i = 1; i <= nl; i++) {
-			size_e[ls[i]] = e
-			size_var[ls[i]] = var
-		}
-		labels = ""
-		last_case = 0
+# The record table of wire.c: one row per line, T(NAME, BODY, VAR, VERSION,
+# LAYOUT); the size is the header and BODY (and VAR: a part of its own
+# length after it), the version the one rec_version holds every type to,
+# and the fields those put_LAYOUT writes, after the header.
+file ~ /wire\.c$/ && match($0, /^[ \t]+T\([A-Z_0-9]+,.*\),?$/) {
+	t = $0
+	sub(/^[ \t]+T\(/, "", t)
+	sub(/\),?$/, "", t)
+	if (split(t, w, ",") != 5) {
+		perr("lib/wire.c:" FNR ": a row of the record table that is not T(NAME, BODY, VAR, VERSION, LAYOUT): " $0)
+		next
+	}
+	for (i = 1; i <= 5; i++) {
+		sub(/^[ \t]+/, "", w[i])
+		sub(/[ \t]+$/, "", w[i])
+	}
+	n = "WIRE_" w[1]
+	size_e[n] = "HDR+(" w[2] ")"
+	size_var[n] = w[3] + 0
+	ngate++
+	gate_name[ngate] = n
+	gate_v[ngate] = w[4]
+	gate_where[ngate] = "lib/wire.c:" FNR
+	gate_table[ngate] = 1
+	k = "put_" w[5]
+	if (!(k in seen_fn)) {
+		perr("lib/wire.c:" FNR ": " k " is not a layout seen before")
+		next
+	}
+	nh = split(enc[k], hf, " ")
+	for (i = 1; i <= nh; i++) {
+		split(hf[i], parts, ":")
+		enc[n] = enc[n] " " (value("HDR") + parts[1]) ":" parts[2] ":" parts[3]
 	}
 	next
 }
@@ -534,6 +546,10 @@ function enc_line(l,    a, n, args, w, k, nh, hf, parts, o, v) {
 			labels = ""
 		return
 	}
+	# (void)x: a layout with nothing to write; the table's put, read
+	# from the table's rows.
+	if (l ~ /^\(void\)[a-z]+;$/ || l ~ /^rec_type\(r->type\)->put\(buf \+ HDR, r\);$/)
+		return
 	if (l == "" || l == "{" || l ~ /^(memset|return|if) ?\(/ ||
 	    l ~ /^(return|if) / || l ~ /^\/?\*/)
 		return
@@ -941,7 +957,9 @@ END {
 		perr("lib/wire.h: no enum wire_type, wire_reason or wire_family")
 	for (k = 1; k <= enum_n["wire_type"]; k++)
 		if (!(enum_m["wire_type", k] in size_e))
-			perr("lib/wire.c: wire_rec_size has no case " enum_m["wire_type", k])
+			perr("lib/wire.c: the record table has no row for " enum_m["wire_type", k])
+	if (!table_ver_read || !table_ver_held)
+		perr("lib/engine.c: rec_version does not hold records to wire_rec_version (\"if (e->ver_link < v)\")")
 	tap(errors == "", "lib/wire.h, lib/wire.c and the page can be read", errors)
 
 	# The versions of lib/wire.h are the code's.
@@ -1023,13 +1041,13 @@ END {
 		s = w[3]
 		var = sub(/\+[a-z_]+$/, "", s)
 		if (s != value(size_e[n]) || var != size_var[n])
-			d = d "\n# line " blk_at[b, k] ": " w[2] " is " w[3] " bytes, wire_rec_size says " value(size_e[n]) (size_var[n] ? " + its variable part" : "")
+			d = d "\n# line " blk_at[b, k] ": " w[2] " is " w[3] " bytes, the record table says " value(size_e[n]) (size_var[n] ? " + its variable part" : "")
 		if (w[4] != since(n))
 			d = d "\n# line " blk_at[b, k] ": " w[2] " since " w[4] ", lib/wire.h says version " since(n)
 		if (since(n) > vmax + 0)
 			d = d "\n# " n " is of version " since(n) ", but WIRE_VERSION is " vmax
 	}
-	tap(d == "", "the record type table is enum wire_type, with wire_rec_size's sizes and the versions", d)
+	tap(d == "", "the record type table is enum wire_type, with the record table's sizes and versions", d)
 
 	# Record types: each one's heading, layout and version.
 	for (k = 1; k <= enum_n["wire_type"]; k++) {
@@ -1043,7 +1061,7 @@ END {
 		if (rec_num[r] != mval[n])
 			d = d "\n# line " rec_at[r] ": type " rec_num[r] ", " n " is " mval[n]
 		if (rec_size[r] != value(size_e[n]) || rec_var[r] != size_var[n])
-			d = d "\n# line " rec_at[r] ": " rec_size[r] (rec_var[r] ? " + a variable part" : "") " bytes, wire_rec_size says " value(size_e[n]) (size_var[n] ? " + a variable part" : "")
+			d = d "\n# line " rec_at[r] ": " rec_size[r] (rec_var[r] ? " + a variable part" : "") " bytes, the record table says " value(size_e[n]) (size_var[n] ? " + a variable part" : "")
 		b = 0
 		for (i = 1; i <= nb; i++)
 			if (blk_rec[i] == r && blk_n[i] > 0 && blk_row[i, 1] ~ /^[ \t]*[0-9]/) {

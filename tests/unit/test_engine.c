@@ -2787,6 +2787,18 @@ test_resume_v4(void)
 	    "a RESUME_PROOF without a RESUME ends the link: %s",
 	    engine_error(E(&R, 0)) ? engine_error(E(&R, 0)) : "(still up)");
 	rz_teardown(&R);
+	/* Every record type's version is checked: a HANDSHAKE (version 6)
+	 * on a version-5 link. */
+	rz_setup_cap(&R, rconf(8, 8), rconf(8, 8), 5, 0);
+	memset(&r, 0, sizeof(r));
+	r.type = WIRE_HANDSHAKE;
+	r.hs_len = 8;
+	fab_inject(&R.T.f, 0, FAB_CQE_RECV, buf, recs(buf, &r, 1), 0);
+	ok(engine_error(E(&R, 0)) != NULL && strstr(engine_error(E(&R, 0)),
+	    "HANDSHAKE on a link below version 6") != NULL,
+	    "a HANDSHAKE on a version-5 link ends it: %s",
+	    engine_error(E(&R, 0)) ? engine_error(E(&R, 0)) : "(still up)");
+	rz_teardown(&R);
 }
 
 /*

@@ -567,10 +567,51 @@ test_note(void)
 	    "zero padding (an older peer's reject) is no note");
 }
 
+/* Each type's name and version, as wire.h's list says them. */
+static void
+test_rec_types(void)
+{
+	static const struct {
+		uint8_t type;
+		const char *name;
+		unsigned version;
+	} want[] = {
+		{ WIRE_MSG_CREDIT, "MSG_CREDIT", 1 }, { WIRE_CREDIT, "CREDIT", 1 },
+		{ WIRE_OPEN, "OPEN", 1 }, { WIRE_OPEN_OK, "OPEN_OK", 1 },
+		{ WIRE_REFUSE, "REFUSE", 1 }, { WIRE_SHUTDOWN, "SHUTDOWN", 1 },
+		{ WIRE_CLOSE, "CLOSE", 1 }, { WIRE_RESET, "RESET", 1 },
+		{ WIRE_KEEPALIVE, "KEEPALIVE", 1 }, { WIRE_GOAWAY, "GOAWAY", 1 },
+		{ WIRE_AUTH, "AUTH", 1 }, { WIRE_RESUME, "RESUME", 2 },
+		{ WIRE_RESUME_STREAM, "RESUME_STREAM", 2 },
+		{ WIRE_RESUME_DENIED, "RESUME_DENIED", 2 },
+		{ WIRE_ORIGIN, "ORIGIN", 3 }, { WIRE_RING, "RING", 4 },
+		{ WIRE_RING_AT, "RING_AT", 4 },
+		{ WIRE_RESUME_PROOF, "RESUME_PROOF", 5 },
+		{ WIRE_HANDSHAKE, "HANDSHAKE", 6 },
+	};
+	size_t i, bad = 0;
+
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		if (strcmp(wire_rec_name(want[i].type), want[i].name) != 0 ||
+		    wire_rec_version(want[i].type) != want[i].version) {
+			printf("# type %u: %s, version %u\n",
+			    (unsigned)want[i].type,
+			    wire_rec_name(want[i].type),
+			    wire_rec_version(want[i].type));
+			bad++;
+		}
+	ok(bad == 0, "every record type has its name and its version");
+	ok(strcmp(wire_rec_name(0), "?") == 0 && wire_rec_version(0) == 0 &&
+	    strcmp(wire_rec_name(WIRE_HANDSHAKE + 1), "?") == 0 &&
+	    wire_rec_version(WIRE_HANDSHAKE + 1) == 0 &&
+	    wire_rec_version(255) == 0, "types 0, 20 and 255 are none");
+}
+
 int
 main(void)
 {
 
+	test_rec_types();
 	test_records();
 	test_handshake_rec();
 	test_hello();
