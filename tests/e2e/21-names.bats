@@ -83,22 +83,42 @@ while True:
 @test "names: a reload whose user lookup hangs stops no worker; it goes on once the lookup answers" {
 	echo_tunnel echo
 	printf '127.0.0.1 localhost\n' >"$W/etc/hosts"
-	# A name service that hangs: getpwnam waits for a file, then asks
-	# the real one (the C library's, through /etc/passwd).
+	# A name service that hangs on "nobody": getpwnam and getpwnam_r
+	# wait for a file, then ask the real one (the C library's, through
+	# /etc/passwd).  (The reload's file is read, and its users looked
+	# up, by a child of the daemon, which inherits LD_PRELOAD.)
 	cat >"$W/slow.c" <<-'EOC'
 		#define _GNU_SOURCE
 		#include <dlfcn.h>
 		#include <pwd.h>
 		#include <stdlib.h>
+		#include <string.h>
 		#include <unistd.h>
+		static void
+		gate(const char *name)
+		{
+			while (strcmp(name, "nobody") == 0 &&
+			    access(getenv("SLOW_GATE"), F_OK) != 0)
+				usleep(10000);
+		}
 		struct passwd *
 		getpwnam(const char *name)
 		{
 			struct passwd *(*real)(const char *) =
 			    (struct passwd *(*)(const char *))dlsym(RTLD_NEXT, "getpwnam");
-			while (access(getenv("SLOW_GATE"), F_OK) != 0)
-				usleep(10000);
+			gate(name);
 			return (real(name));
+		}
+		int
+		getpwnam_r(const char *name, struct passwd *pw, char *buf,
+		    size_t len, struct passwd **res)
+		{
+			int (*real)(const char *, struct passwd *, char *, size_t,
+			    struct passwd **) = (int (*)(const char *, struct passwd *,
+			    char *, size_t, struct passwd **))dlsym(RTLD_NEXT,
+			    "getpwnam_r");
+			gate(name);
+			return (real(name, pw, buf, len, res));
 		}
 	EOC
 	cc -shared -fPIC -o "$W/slow.so" "$W/slow.c" -ldl
@@ -120,6 +140,9 @@ while True:
 	[ "$(sha "$W/s1.in")" = "$(sha "$W/s1.out")" ]
 	run grep "reloaded" "$W/a.log"
 	assert_failure
+	# It is the reload's reader that waits, a process of its own.
+	run pgrep -f -- "--read-conf 3 -c $W/a.conf"
+	assert_success
 	# The name service answers: the reload completes.
 	touch "$W/slow.go"
 	wait_log a "reloaded .*: 2 tunnels"

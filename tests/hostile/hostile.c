@@ -170,7 +170,7 @@
 #define NRECV		16
 #define RING		65536
 #define CONF_KEY_BYTES	1024		/* rstreamd's largest key file */
-#define NSEND		4		/* send slots after the receives */
+#define NSEND		6		/* send slots after the receives */
 #define REPLAY_MS	5000		/* replayed-handshake's last wait */
 
 static struct rdma_event_channel *ch;
@@ -921,11 +921,17 @@ send_recs(uint8_t *m, size_t len)
 	post(IBV_WR_SEND, m, (uint32_t)len, 0, 0, 0);
 }
 
-/* A HANDSHAKE record carrying the ${len} bytes at ${msg}, alone. */
+/*
+ * A HANDSHAKE record carrying the ${len} bytes at ${msg}, alone.  Two
+ * slots in turn: the device reads a SEND's buffer when it executes it,
+ * so two posted back to back (early-confirm's message 2 and its
+ * confirmation) must not share one.
+ */
 static void
 send_hs(const uint8_t *msg, size_t len)
 {
-	uint8_t *m = send_slot(1);
+	static int turn;
+	uint8_t *m = send_slot(4 + (turn++ & 1));
 	struct wire_rec r;
 
 	memset(&r, 0, sizeof(r));
