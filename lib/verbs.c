@@ -64,7 +64,7 @@ struct verbs_cm {
 	 * may be before a link's PD, CQ and MRs there are gone.  So we hold
 	 * every device, list them again when they may have changed, and let
 	 * a removed one go only once no link has anything on it (see
-	 * devices_sync).
+	 * verbs_devices_sync).
 	 */
 	struct ibv_context **held;
 	/*
@@ -178,12 +178,12 @@ struct verbs_mem {
 	TAILQ_ENTRY(verbs_mem) pentry;
 };
 
-static void transport_fail(struct verbs_link *, const char *);
-static void dying_end(struct verbs_link *);
-static void pool_drain(struct verbs_link *, int);
-static int charge(struct verbs_link *, uint64_t, int);
-static uint64_t pinned_now(const struct verbs_cm *);
-static uint64_t max_now(const struct verbs_cm *);
+static void verbs_transport_fail(struct verbs_link *, const char *);
+static void verbs_dying_end(struct verbs_link *);
+static void verbs_pool_drain(struct verbs_link *, int);
+static int verbs_charge(struct verbs_link *, uint64_t, int);
+static uint64_t verbs_pinned_now(const struct verbs_cm *);
+static uint64_t verbs_max_now(const struct verbs_cm *);
 
 static void
 say(char *err, size_t errlen, const char *fmt, ...)
@@ -206,7 +206,7 @@ say(char *err, size_t errlen, const char *fmt, ...)
  * likely cause when it is pinned memory running out.
  */
 static void
-reg_failed(char *err, size_t errlen, const char *device, const char *what,
+verbs_reg_failed(char *err, size_t errlen, const char *device, const char *what,
     size_t size)
 {
 	int e = errno;
@@ -218,7 +218,7 @@ reg_failed(char *err, size_t errlen, const char *device, const char *what,
 }
 
 static int
-nonblock(int fd)
+verbs_nonblock(int fd)
 {
 	int fl = fcntl(fd, F_GETFL);
 
@@ -246,7 +246,7 @@ resolve(const char *host, const char *port, int passive,
 
 /* ---------------------------------------------------------------- cm */
 
-static int devices_changed(struct verbs_cm *);
+static int verbs_devices_changed(struct verbs_cm *);
 
 /* Where librdmacm opens the RDMA CM, and where rdma_ucm shows it is loaded. */
 #define CM_NODE		"/dev/infiniband/rdma_cm"
@@ -310,7 +310,7 @@ sysfs_devices(void)
  * rdma_ucm then if it can: missing, it could not.
  */
 static enum verbs_rdma
-rdma_missing(int e, char *why, size_t len)
+verbs_rdma_missing(int e, char *why, size_t len)
 {
 	struct ibv_device **list;
 	struct stat st;
@@ -366,21 +366,21 @@ verbs_cm_open(struct verbs_cm *cm, char *why, size_t whylen)
 	errno = 0;
 	if ((cm->ch = rdma_create_event_channel()) == NULL ||
 	    (cm->lch = rdma_create_event_channel()) == NULL ||
-	    nonblock(cm->ch->fd) || nonblock(cm->lch->fd)) {
+	    verbs_nonblock(cm->ch->fd) || verbs_nonblock(cm->lch->fd)) {
 		e = errno;
 		if (cm->lch != NULL)
 			rdma_destroy_event_channel(cm->lch);
 		if (cm->ch != NULL)
 			rdma_destroy_event_channel(cm->ch);
 		cm->ch = cm->lch = NULL;
-		r = rdma_missing(e, cm->why, sizeof(cm->why));
+		r = verbs_rdma_missing(e, cm->why, sizeof(cm->why));
 		say(why, whylen, "%s", cm->why);
 		return (r);
 	}
 	cm->why[0] = '\0';
 	say(why, whylen, "%s", "");
 	cm->held = rdma_get_devices(NULL);	/* none yet is fine */
-	(void)devices_changed(cm);
+	(void)verbs_devices_changed(cm);
 	return (VERBS_RDMA_READY);
 }
 
@@ -416,7 +416,7 @@ verbs_cm_free(struct verbs_cm *cm)
 	while (!TAILQ_EMPTY(&cm->reqs))
 		verbs_request_refuse(TAILQ_FIRST(&cm->reqs), WIRE_NOTE_REFUSED);
 	while (!TAILQ_EMPTY(&cm->dying))
-		dying_end(TAILQ_FIRST(&cm->dying));
+		verbs_dying_end(TAILQ_FIRST(&cm->dying));
 	if (cm->held != NULL)
 		rdma_free_devices(cm->held);
 	if (cm->lch != NULL)
@@ -443,7 +443,8 @@ verbs_cm_listen_fd(const struct verbs_cm *cm)
 /* ---------------------------------------------------------------- links */
 
 static struct verbs_link *
-vl_new(struct verbs_cm *cm, const struct verbs_link_conf *conf, void *user)
+verbs_link_new(struct verbs_cm *cm, const struct verbs_link_conf *conf,
+    void *user)
 {
 	struct verbs_link *l;
 
@@ -475,7 +476,7 @@ vl_cq(struct verbs_link *l, struct ibv_context *dev, char *err,
 	l->ctx = dev;
 	TAILQ_INSERT_TAIL(&l->cm->links, l, lentry);
 	if ((l->cc = ibv_create_comp_channel(dev)) == NULL ||
-	    nonblock(l->cc->fd)) {
+	    verbs_nonblock(l->cc->fd)) {
 		say(err, errlen, "%s: cannot create a completion channel: %s",
 		    l->device, strerror(errno));
 		return (-1);
@@ -530,12 +531,12 @@ vl_buffers(struct verbs_link *l, char *err, size_t errlen)
 	size_t sz;
 
 	sz = (size_t)(l->conf.sq_size + l->conf.rq_size) * WIRE_MSG_SIZE;
-	if (charge(l, sz, 1) != 0) {
+	if (verbs_charge(l, sz, 1) != 0) {
 		say(err, errlen, "max_memory: no room for the link's %zu bytes "
 		    "of control buffers: %llu bytes of ring memory are "
 		    "registered, the limit is %llu", sz,
-		    (unsigned long long)pinned_now(l->cm),
-		    (unsigned long long)max_now(l->cm));
+		    (unsigned long long)verbs_pinned_now(l->cm),
+		    (unsigned long long)verbs_max_now(l->cm));
 		errno = ENOBUFS;
 		return (-1);
 	}
@@ -549,14 +550,14 @@ vl_buffers(struct verbs_link *l, char *err, size_t errlen)
 	sz = (size_t)l->conf.sq_size * WIRE_MSG_SIZE;
 	if ((l->ctrl_send = calloc(1, sz)) == NULL ||
 	    (l->ctrl_send_mr = ibv_reg_mr(l->pd, l->ctrl_send, sz, 0)) == NULL) {
-		reg_failed(err, errlen, l->device, "send buffers", sz);
+		verbs_reg_failed(err, errlen, l->device, "send buffers", sz);
 		return (-1);
 	}
 	sz = (size_t)l->conf.rq_size * WIRE_MSG_SIZE;
 	if ((l->recv_buf = calloc(1, sz)) == NULL ||
 	    (l->recv_mr = ibv_reg_mr(l->pd, l->recv_buf, sz,
 	    IBV_ACCESS_LOCAL_WRITE)) == NULL) {
-		reg_failed(err, errlen, l->device, "receive buffers", sz);
+		verbs_reg_failed(err, errlen, l->device, "receive buffers", sz);
 		return (-1);
 	}
 	return (0);
@@ -602,7 +603,7 @@ vl_engine(struct verbs_link *l, char *err, size_t errlen)
  * verbs_link_free frees any part of it (see verbs.h).
  */
 static int
-vl_setup(struct verbs_link *l, char *err, size_t errlen)
+verbs_link_setup(struct verbs_link *l, char *err, size_t errlen)
 {
 	uint8_t t = l->conf.ack_timeout ? l->conf.ack_timeout :
 	    VERBS_ACK_TIMEOUT;
@@ -625,7 +626,7 @@ vl_setup(struct verbs_link *l, char *err, size_t errlen)
  * was understood (and refused), not that its version is too new for us.
  */
 static void
-vl_reject(struct rdma_cm_id *id, uint8_t why)
+verbs_id_reject(struct rdma_cm_id *id, uint8_t why)
 {
 	uint8_t note[WIRE_NOTE_LEN];
 
@@ -634,7 +635,7 @@ vl_reject(struct rdma_cm_id *id, uint8_t why)
 }
 
 static int
-conn_param(struct verbs_link *l, struct rdma_conn_param *p)
+verbs_conn_param(struct verbs_link *l, struct rdma_conn_param *p)
 {
 	struct wire_hello h;
 
@@ -678,7 +679,7 @@ verbs_connect(struct verbs_cm *cm, const struct sockaddr *dst,
 		errno = ENODEV;
 		return (NULL);
 	}
-	if ((l = vl_new(cm, conf, user)) == NULL) {
+	if ((l = verbs_link_new(cm, conf, user)) == NULL) {
 		say(err, errlen, "out of memory");
 		return (NULL);
 	}
@@ -715,14 +716,14 @@ verbs_accept(struct verbs_link *l)
 
 	if (l->state != L_INCOMING)
 		return (-1);
-	if (conn_param(l, &p)) {
-		transport_fail(l, "no random numbers available yet");
-		vl_reject(l->id, WIRE_NOTE_REFUSED);
+	if (verbs_conn_param(l, &p)) {
+		verbs_transport_fail(l, "no random numbers available yet");
+		verbs_id_reject(l->id, WIRE_NOTE_REFUSED);
 		l->state = L_DOWN;
 		return (-1);
 	}
 	if (rdma_accept(l->id, &p)) {
-		transport_fail(l, "rdma_accept failed");
+		verbs_transport_fail(l, "rdma_accept failed");
 		l->state = L_DOWN;
 		return (-1);
 	}
@@ -740,12 +741,12 @@ verbs_reject(struct verbs_link *l)
 {
 
 	if (l->state == L_INCOMING)
-		vl_reject(l->id, WIRE_NOTE_REFUSED);
+		verbs_id_reject(l->id, WIRE_NOTE_REFUSED);
 	l->state = L_DOWN;
 }
 
 static void
-vl_destroy(struct verbs_link *l)
+verbs_link_destroy(struct verbs_link *l)
 {
 
 	if (l->pd != NULL)
@@ -757,7 +758,7 @@ vl_destroy(struct verbs_link *l)
 
 /* The cm_id of a dying link goes now; then the link, once its memory has. */
 static void
-dying_end(struct verbs_link *l)
+verbs_dying_end(struct verbs_link *l)
 {
 
 	TAILQ_REMOVE(&l->cm->dying, l, dentry);
@@ -765,7 +766,7 @@ dying_end(struct verbs_link *l)
 	l->id = NULL;
 	l->dying = 0;
 	if (l->nmems == 0)
-		vl_destroy(l);
+		verbs_link_destroy(l);
 }
 
 void
@@ -829,9 +830,9 @@ verbs_link_free(struct verbs_link *l)
 	 * domain alive (the last one's verbs_mem_free destroys the link).
 	 */
 	l->nmems++;
-	pool_drain(l, 0);
+	verbs_pool_drain(l, 0);
 	if (--l->nmems == 0 && !l->dying)
-		vl_destroy(l);
+		verbs_link_destroy(l);
 }
 
 /*
@@ -840,7 +841,7 @@ verbs_link_free(struct verbs_link *l)
  * like any other.
  */
 static int
-devices_changed(struct verbs_cm *cm)
+verbs_devices_changed(struct verbs_cm *cm)
 {
 	struct stat st;
 
@@ -873,7 +874,7 @@ listed(struct ibv_context **list, const struct ibv_context *ctx)
  * Letting the old list go closes the removed devices nobody else holds.
  */
 static int
-devices_sync(struct verbs_cm *cm)
+verbs_devices_sync(struct verbs_cm *cm)
 {
 	struct ibv_context **now, **h;
 	struct verbs_link *l;
@@ -901,7 +902,7 @@ verbs_cm_tick_due(struct verbs_cm *cm)
 
 	if (cm->ch == NULL)
 		return (0);
-	if (devices_changed(cm))
+	if (verbs_devices_changed(cm))
 		cm->sync_due = SYNC_TICKS;
 	return (!TAILQ_EMPTY(&cm->dying) || cm->sync_due > 0);
 }
@@ -916,11 +917,11 @@ verbs_cm_tick(struct verbs_cm *cm)
 	for (l = TAILQ_FIRST(&cm->dying); l != NULL; l = next) {
 		next = TAILQ_NEXT(l, dentry);
 		if (--l->dying_ticks <= 0)
-			dying_end(l);
+			verbs_dying_end(l);
 	}
-	if (devices_changed(cm))
+	if (verbs_devices_changed(cm))
 		cm->sync_due = SYNC_TICKS;
-	if (cm->sync_due > 0 && devices_sync(cm))
+	if (cm->sync_due > 0 && verbs_devices_sync(cm))
 		cm->sync_due--;
 }
 
@@ -943,7 +944,7 @@ verbs_link_stop(struct verbs_link *l)
  * retransmitted) would read.
  */
 static void
-transport_fail(struct verbs_link *l, const char *why)
+verbs_transport_fail(struct verbs_link *l, const char *why)
 {
 
 	verbs_link_stop(l);
@@ -1038,7 +1039,7 @@ post_recvs(struct verbs_link *l)
 
 			snprintf(why, sizeof(why), "ibv_post_recv: %s",
 			    strerror(rc));
-			transport_fail(l, why);
+			verbs_transport_fail(l, why);
 			return (-1);
 		}
 	}
@@ -1095,7 +1096,7 @@ post_sends(struct verbs_link *l)
 
 			snprintf(why, sizeof(why), "ibv_post_send: %s",
 			    strerror(rc));
-			transport_fail(l, why);
+			verbs_transport_fail(l, why);
 			return (-1);
 		}
 	} while (n == POST_BATCH);
@@ -1140,7 +1141,7 @@ wc_failed(struct verbs_link *l, const struct ibv_wc *wc)
 	if (wc->status == IBV_WC_WR_FLUSH_ERR || (wc->wr_id & RECV_TAG) ||
 	    (w = &l->posted[wc->wr_id % l->conf.sq_size])->wr_id !=
 	    wc->wr_id || w->len == 0 || n < 0 || (size_t)n >= sizeof(why)) {
-		transport_fail(l, why);
+		verbs_transport_fail(l, why);
 		return;
 	}
 	if (w->op == ENGINE_WR_WRITE_IMM)
@@ -1153,7 +1154,7 @@ wc_failed(struct verbs_link *l, const struct ibv_wc *wc)
 		snprintf(why + n, sizeof(why) - (size_t)n, " (SEND #%llu of "
 		    "%u bytes, vendor error 0x%x)", (unsigned long long)w->wr_id,
 		    (unsigned)w->len, (unsigned)wc->vendor_err);
-	transport_fail(l, why);
+	verbs_transport_fail(l, why);
 }
 
 static int
@@ -1193,7 +1194,7 @@ handle_wc(struct verbs_link *l, const struct ibv_wc *wc)
 	}
 	snprintf(why, sizeof(why), "unexpected completion opcode %d",
 	    (int)wc->opcode);
-	transport_fail(l, why);
+	verbs_transport_fail(l, why);
 	return (-1);
 }
 
@@ -1205,7 +1206,7 @@ drain_cq(struct verbs_link *l)
 
 	do {
 		if ((n = ibv_poll_cq(l->cq, POLL_BATCH, wc)) < 0) {
-			transport_fail(l, "ibv_poll_cq failed");
+			verbs_transport_fail(l, "ibv_poll_cq failed");
 			return (-1);
 		}
 		for (k = 0; k < n; k++)
@@ -1232,7 +1233,7 @@ verbs_link_poll(struct verbs_link *l)
 	if (drain_cq(l))
 		return (failed(l));
 	if (ibv_req_notify_cq(l->cq, 0)) {
-		transport_fail(l, "ibv_req_notify_cq failed");
+		verbs_transport_fail(l, "ibv_req_notify_cq failed");
 		return (failed(l));
 	}
 	/* A completion that landed before the re-arm raised no event. */
@@ -1260,7 +1261,7 @@ mem_unlink(struct verbs_mem *m)
 		return;
 	l->ms.pinned -= m->size;
 	if (--l->nmems == 0 && l->freed && !l->dying)
-		vl_destroy(l);
+		verbs_link_destroy(l);
 }
 
 /* Ring memory registered as ${mr} joins link ${l} (mem_unlink's twin). */
@@ -1314,7 +1315,7 @@ pool_take(struct verbs_link *l, struct verbs_mem *m)
 
 /* Empty the pool (the link is going, or trims its idle rings). */
 static void
-pool_drain(struct verbs_link *l, int only_stale)
+verbs_pool_drain(struct verbs_link *l, int only_stale)
 {
 	struct verbs_mem *m, *next;
 
@@ -1329,14 +1330,14 @@ pool_drain(struct verbs_link *l, int only_stale)
 
 /* Memory counted against the cap now, and the cap. */
 static uint64_t
-pinned_now(const struct verbs_cm *cm)
+verbs_pinned_now(const struct verbs_cm *cm)
 {
 
 	return (budget_now(&cm->pinned));
 }
 
 static uint64_t
-max_now(const struct verbs_cm *cm)
+verbs_max_now(const struct verbs_cm *cm)
 {
 
 	return (__atomic_load_n(&cm->max_pinned, __ATOMIC_RELAXED));
@@ -1349,21 +1350,21 @@ max_now(const struct verbs_cm *cm)
  * other threads) every link's: idle rings must not refuse a stream.
  */
 static int
-charge(struct verbs_link *l, uint64_t size, int own_only)
+verbs_charge(struct verbs_link *l, uint64_t size, int own_only)
 {
 	struct verbs_cm *cm = l->cm;
 	struct verbs_link *o;
 
-	if (budget_take(&cm->pinned, max_now(cm), size) == 0)
+	if (budget_take(&cm->pinned, verbs_max_now(cm), size) == 0)
 		return (0);
-	pool_drain(l, 0);
-	if (budget_take(&cm->pinned, max_now(cm), size) == 0)
+	verbs_pool_drain(l, 0);
+	if (budget_take(&cm->pinned, verbs_max_now(cm), size) == 0)
 		return (0);
 	if (own_only)
 		return (-1);
 	TAILQ_FOREACH(o, &cm->links, lentry) {
-		pool_drain(o, 0);
-		if (budget_take(&cm->pinned, max_now(cm), size) == 0)
+		verbs_pool_drain(o, 0);
+		if (budget_take(&cm->pinned, verbs_max_now(cm), size) == 0)
 			return (0);
 	}
 	return (-1);
@@ -1428,7 +1429,7 @@ mem_map(struct verbs_link *l, uint32_t size, int remote_write, char *err,
 	(void)madvise(m->buf, size, MADV_DONTDUMP);
 	if ((mr = ibv_reg_mr(l->pd, m->buf, size, ring_access(remote_write)))
 	    == NULL) {
-		reg_failed(err, errlen, l->device, "ring memory", size);
+		verbs_reg_failed(err, errlen, l->device, "ring memory", size);
 		mem_release(m);
 		return (NULL);
 	}
@@ -1449,11 +1450,11 @@ verbs_mem_new(struct verbs_link *l, uint32_t size, int flags,
 	}
 	if ((m = pool_get(l, size, remote_write)) != NULL)
 		return (m);
-	if (charge(l, size, (flags & VERBS_MEM_OWNPOOL) != 0) != 0) {
+	if (verbs_charge(l, size, (flags & VERBS_MEM_OWNPOOL) != 0) != 0) {
 		say(err, errlen, "max_memory: %llu bytes of ring memory are "
 		    "registered, the limit is %llu",
-		    (unsigned long long)pinned_now(l->cm),
-		    (unsigned long long)max_now(l->cm));
+		    (unsigned long long)verbs_pinned_now(l->cm),
+		    (unsigned long long)verbs_max_now(l->cm));
 		errno = ENOBUFS;
 		return (NULL);
 	}
@@ -1505,7 +1506,7 @@ verbs_mem_move(struct verbs_mem *m, struct verbs_link *l, char *err,
 	mem_unlink(m);
 	if ((mr = ibv_reg_mr(l->pd, m->buf, m->size, ring_access(m->remote)))
 	    == NULL) {
-		reg_failed(err, errlen, l->device, "ring memory again",
+		verbs_reg_failed(err, errlen, l->device, "ring memory again",
 		    m->size);
 		return (-1);
 	}
@@ -1526,7 +1527,7 @@ void
 verbs_link_pool_trim(struct verbs_link *l)
 {
 
-	pool_drain(l, 1);
+	verbs_pool_drain(l, 1);
 }
 
 void
@@ -1671,7 +1672,7 @@ vl_down(struct verbs_link *l, struct verbs_ev *ev, const char *why)
 {
 
 	if (l->e != NULL)
-		transport_fail(l, why);
+		verbs_transport_fail(l, why);
 	l->state = L_DOWN;
 	ev->type = VERBS_EV_DOWN;
 	ev->link = l;
@@ -1700,7 +1701,7 @@ static void
 request_end(struct rdma_cm_id *id, uint8_t why)
 {
 
-	vl_reject(id, why);
+	verbs_id_reject(id, why);
 	rdma_destroy_id(id);
 }
 
@@ -1821,7 +1822,7 @@ verbs_request_take(struct verbs_request *r, struct verbs_ev *ev)
 		verbs_request_refuse(r, WIRE_NOTE_REFUSED);
 		return;
 	}
-	if ((l = vl_new(cm, &r->conf, NULL)) == NULL) {
+	if ((l = verbs_link_new(cm, &r->conf, NULL)) == NULL) {
 		snprintf(ev->why, sizeof(ev->why), "out of memory");
 		verbs_request_refuse(r, WIRE_NOTE_REFUSED);
 		return;
@@ -1836,8 +1837,8 @@ verbs_request_take(struct verbs_request *r, struct verbs_ev *ev)
 	ev->peer_auth = (r->h.flags & WIRE_HELLO_AUTH) != 0;
 	ev->peer_ident = (r->h.flags & WIRE_HELLO_IDENTITY) != 0;
 	request_free(r);
-	if (vl_setup(l, err, sizeof(err))) {
-		vl_reject(l->id, WIRE_NOTE_REFUSED);
+	if (verbs_link_setup(l, err, sizeof(err))) {
+		verbs_id_reject(l->id, WIRE_NOTE_REFUSED);
 		l->state = L_DOWN;
 		verbs_link_free(l);
 		snprintf(ev->why, sizeof(ev->why), "%s", err);
@@ -1991,11 +1992,11 @@ on_route_resolved(struct verbs_link *l, struct verbs_ev *ev)
 		rdma_destroy_id(l->probe);
 		l->probe = NULL;
 	}
-	if (vl_setup(l, err, sizeof(err))) {
+	if (verbs_link_setup(l, err, sizeof(err))) {
 		vl_down(l, ev, err);
 		return;
 	}
-	if (conn_param(l, &p)) {
+	if (verbs_conn_param(l, &p)) {
 		vl_down(l, ev, "no random numbers available yet");
 		return;
 	}
@@ -2147,7 +2148,7 @@ verbs_cm_handle(struct verbs_cm *cm, struct verbs_ev *ev)
 	rdma_ack_cm_event(cme);
 	/* Only once the event is acked: destroying waits for that. */
 	if (end)
-		dying_end(l);
+		verbs_dying_end(l);
 	return (1);
 }
 
@@ -2162,14 +2163,14 @@ uint64_t
 verbs_cm_pinned(const struct verbs_cm *cm)
 {
 
-	return (pinned_now(cm));
+	return (verbs_pinned_now(cm));
 }
 
 void
 verbs_cm_mem(const struct verbs_cm *cm, struct verbs_cm_mem *cmm)
 {
 
-	cmm->total = pinned_now(cm);
+	cmm->total = verbs_pinned_now(cm);
 	cmm->control = __atomic_load_n(&cm->control, __ATOMIC_RELAXED);
 	cmm->detached = __atomic_load_n(&cm->detached, __ATOMIC_RELAXED);
 }
