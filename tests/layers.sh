@@ -13,7 +13,7 @@ level() {
 	config) echo 0 ;;
 	addr | ring | wire | seal | window | idq | timerq | secmem | budget | noise | ident | http | procstat) echo 1 ;;
 	engine | admit | render | tables | ctlcmd | log | cfg | cfghint | conf | conffile | confaddr | confpeer | auth | hca | proxy) echo 2 ;;
-	verbs | loop) echo 3 ;;
+	verbs | verbs_int | verbs_cm | verbs_link | verbs_data | verbs_mem | verbs_listen | verbs_event | loop) echo 3 ;;
 	sock | resolve | notify | dial | prio | confread) echo 4 ;;
 	rsd) echo 5 ;;
 	link | link_int | linkstat | resume | cm | connect | handshake) echo 6 ;;

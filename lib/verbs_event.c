@@ -1,0 +1,357 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * verbs_event: the links' RDMA CM events: a connecting link through
+ * address and route resolution (and the probe that gives it an SL) to
+ * connected; established, rejected, disconnected; a dying link's end.
+ */
+#include "config.h"
+
+#include <sys/socket.h>
+
+#include <netinet/in.h>
+
+#include <endian.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include "engine.h"
+#include "hca.h"
+#include "verbs.h"
+#include "verbs_int.h"
+#include "wire.h"
+
+static void
+vl_down(struct verbs_link *l, struct verbs_ev *ev, const char *why)
+{
+
+	if (l->e != NULL)
+		verbs_transport_fail(l, why);
+	l->state = L_DOWN;
+	ev->type = VERBS_EV_DOWN;
+	ev->link = l;
+	snprintf(ev->peer, sizeof(ev->peer), "%s", l->peer);
+	snprintf(ev->why, sizeof(ev->why), "%s", why);
+}
+
+static const char *
+reject_text(int status)
+{
+
+	/* IB CM reject reasons that RDMA CM reports for RoCE and IB. */
+	switch (status) {
+	case 8:
+		return ("connection refused: nothing listening at that "
+		    "address and port");
+	case 28:
+		return ("connection rejected by the peer");
+	default:
+		return ("connection rejected");
+	}
+}
+
+/*
+ * What a peer that rejected our connect request said (IB CM reason 28 is
+ * a consumer's reject): busy, or the newest version it speaks when that
+ * is older than the one we offered.  A reject without a refusal note
+ * comes from a peer older than version 3, which cannot read a version-3
+ * hello: it gets 2 (or 1; see wire_version_said).  A note that says an
+ * older version than ours is a peer that refused our hello for its
+ * version.  Either may be forged: the caller decides what to believe.
+ */
+static void
+refused(struct verbs_link *l, const struct rdma_cm_event *cme,
+    struct verbs_ev *ev)
+{
+	struct wire_hello h;
+	struct wire_note n;
+
+	if (cme->status != 28 || !l->have_mine ||
+	    wire_hello_decode(l->hello_mine, WIRE_HELLO_LEN, &h) != WIRE_OK)
+		return;
+	if (!wire_note_decode(cme->param.conn.private_data,
+	    cme->param.conn.private_data_len, &n)) {
+		ev->peer_version = h.version >= 3 ? 2 : 0;
+		return;
+	}
+	ev->peer_busy = n.why == WIRE_NOTE_BUSY;
+	ev->peer_version = n.version < h.version ? n.version : 0;
+}
+
+/*
+ * The link's address is resolved and it wants an SL of its own: resolve
+ * the same route on a probe id (same addresses and TOS), whose path goes
+ * to the link with the SL (probe_resolved).  Returns 0, or -1 and why.
+ */
+static int
+probe_start(struct verbs_link *l, char *err, size_t errlen)
+{
+	struct sockaddr_storage src;
+	const struct sockaddr *sa = rdma_get_local_addr(l->id);
+
+	memset(&src, 0, sizeof(src));
+	memcpy(&src, sa, sa->sa_family == AF_INET6 ?
+	    sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
+	/* The link's id holds its port: the probe takes another. */
+	if (src.ss_family == AF_INET6)
+		((struct sockaddr_in6 *)(void *)&src)->sin6_port = 0;
+	else
+		((struct sockaddr_in *)(void *)&src)->sin_port = 0;
+	if (rdma_create_id(l->cm->ch, &l->probe, l, RDMA_PS_TCP)) {
+		l->probe = NULL;
+		say(err, errlen, "service_level: rdma_create_id: %s",
+		    strerror(errno));
+		return (-1);
+	}
+	if ((l->conf.tos_set && rdma_set_option(l->probe, RDMA_OPTION_ID,
+	    RDMA_OPTION_ID_TOS, &l->conf.tos, sizeof(l->conf.tos))) ||
+	    rdma_resolve_addr(l->probe, (struct sockaddr *)&src,
+	    rdma_get_peer_addr(l->id), VERBS_RESOLVE_MS)) {
+		say(err, errlen, "service_level: cannot resolve the route: %s",
+		    strerror(errno));
+		return (-1);
+	}
+	return (0);
+}
+
+/*
+ * The probe's route is resolved: give its path, with the SL, to the
+ * link's id, which the RDMA CM then reports as ROUTE_RESOLVED.
+ */
+static int
+probe_resolved(struct verbs_link *l, char *err, size_t errlen)
+{
+	const struct ibv_sa_path_rec *r = l->probe->route.path_rec;
+	struct ibv_path_data pd;
+	struct ibv_path_record *w = &pd.path;
+
+	if (l->probe->route.num_paths < 1 || r == NULL) {
+		say(err, errlen, "service_level: the RDMA CM resolved no path");
+		return (-1);
+	}
+	memset(&pd, 0, sizeof(pd));
+	pd.flags = IBV_PATH_FLAG_GMP | IBV_PATH_FLAG_PRIMARY |
+	    IBV_PATH_FLAG_BIDIRECTIONAL;
+	w->dgid = r->dgid;
+	w->sgid = r->sgid;
+	w->dlid = r->dlid;
+	w->slid = r->slid;
+	w->flowlabel_hoplimit = htobe32(be32toh(r->flow_label) << 8 |
+	    r->hop_limit);
+	w->tclass = r->traffic_class;
+	w->reversible_numpath = (uint8_t)((r->reversible ? 0x80 : 0) | 1);
+	w->pkey = r->pkey;
+	w->qosclass_sl = htobe16((uint16_t)(l->conf.sl & 0xf));
+	/* Selector 2: exactly this MTU, rate and lifetime. */
+	w->mtu = (uint8_t)(2 << 6 | (r->mtu & 0x3f));
+	w->rate = (uint8_t)(2 << 6 | (r->rate & 0x3f));
+	w->packetlifetime = (uint8_t)(2 << 6 | (r->packet_life_time & 0x3f));
+	w->preference = r->preference;
+	if (rdma_set_option(l->id, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, &pd,
+	    sizeof(pd))) {
+		say(err, errlen, "cannot set the service level %u: %s",
+		    (unsigned)l->conf.sl, strerror(errno));
+		return (-1);
+	}
+	return (0);
+}
+
+/* An event of ${l}'s probe (see probe_start). */
+static void
+on_probe_event(struct verbs_link *l, struct rdma_cm_event *cme,
+    struct verbs_ev *ev)
+{
+	char err[200];
+
+	switch (cme->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		if (rdma_resolve_route(l->probe, VERBS_RESOLVE_MS))
+			vl_down(l, ev, "service_level: cannot resolve a route");
+		return;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		if (probe_resolved(l, err, sizeof(err)))
+			vl_down(l, ev, err);
+		return;
+	case RDMA_CM_EVENT_ADDR_ERROR:
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+		vl_down(l, ev, "service_level: route resolution failed");
+		return;
+	default:
+		return;
+	}
+}
+
+/* The route to the peer is known: set the link up, then connect. */
+static void
+on_route_resolved(struct verbs_link *l, struct verbs_ev *ev)
+{
+	struct rdma_conn_param p;
+	char err[200];
+
+	/* Its events were all acked: the probe may go. */
+	if (l->probe != NULL) {
+		rdma_destroy_id(l->probe);
+		l->probe = NULL;
+	}
+	if (verbs_link_setup(l, err, sizeof(err))) {
+		vl_down(l, ev, err);
+		return;
+	}
+	if (verbs_conn_param(l, &p)) {
+		vl_down(l, ev, "no random numbers available yet");
+		return;
+	}
+	if (rdma_connect(l->id, &p)) {
+		snprintf(err, sizeof(err), "rdma_connect: %s", strerror(errno));
+		vl_down(l, ev, err);
+		return;
+	}
+	l->state = L_CONNECTING;
+}
+
+/* The link is established: up, once a connecting side read the hello. */
+static void
+on_established(struct verbs_link *l, const struct rdma_cm_event *cme,
+    struct verbs_ev *ev)
+{
+	struct wire_hello h;
+	char err[200];
+	int werr;
+
+	if (!l->passive && (werr = wire_hello_decode(
+	    cme->param.conn.private_data, cme->param.conn.private_data_len,
+	    &h)) != WIRE_OK) {
+		snprintf(err, sizeof(err), "peer's accept data is invalid: %s",
+		    wire_strerror(werr));
+		vl_down(l, ev, err);
+		rdma_disconnect(l->id);
+		return;
+	}
+	if (!l->passive) {
+		memcpy(l->hello_peer, cme->param.conn.private_data,
+		    WIRE_HELLO_LEN);
+		l->have_peer = 1;
+		engine_connected(l->e, &h);
+	}
+	l->state = L_UP;
+	/* What a query cannot tell shows as unknown. */
+	(void)hca_describe(l->id, &l->hca);
+	l->have_hca = 1;
+	ev->type = VERBS_EV_UP;
+	if (verbs_link_flush(l))
+		vl_down(l, ev, engine_error(l->e));
+}
+
+static void
+on_link_event(struct verbs_link *l, struct rdma_cm_event *cme,
+    struct verbs_ev *ev)
+{
+	char err[200];
+
+	ev->link = l;
+	snprintf(ev->peer, sizeof(ev->peer), "%s", l->peer);
+	if (cme->id != l->id) {
+		on_probe_event(l, cme, ev);
+		return;
+	}
+	switch (cme->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		if (l->conf.sl_set) {
+			if (probe_start(l, err, sizeof(err)))
+				vl_down(l, ev, err);
+		} else if (rdma_resolve_route(l->id, VERBS_RESOLVE_MS)) {
+			vl_down(l, ev, "cannot resolve a route");
+		}
+		return;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		on_route_resolved(l, ev);
+		return;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		on_established(l, cme, ev);
+		return;
+	case RDMA_CM_EVENT_ADDR_ERROR:
+		vl_down(l, ev, "address resolution failed (no RDMA device "
+		    "reaches the peer?)");
+		return;
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+		vl_down(l, ev, "route resolution failed");
+		return;
+	case RDMA_CM_EVENT_UNREACHABLE:
+		vl_down(l, ev, "peer unreachable");
+		return;
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+		vl_down(l, ev, "connection failed");
+		return;
+	case RDMA_CM_EVENT_REJECTED:
+		vl_down(l, ev, reject_text(cme->status));
+		refused(l, cme, ev);
+		return;
+	case RDMA_CM_EVENT_DISCONNECTED:
+		vl_down(l, ev, "peer disconnected");
+		return;
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		vl_down(l, ev, "RDMA device removed");
+		return;
+	default:
+		return;		/* TIMEWAIT_EXIT, ADDR_CHANGE, ...: nothing */
+	}
+}
+
+/*
+ * An event for a dying link: once the connection is established the peer
+ * can be told it ended; any other end means there is nobody to tell.
+ * Returns 1 when its cm_id may go.
+ */
+static int
+on_dying_event(struct verbs_link *l, struct rdma_cm_event *cme)
+{
+
+	switch (cme->event) {
+	case RDMA_CM_EVENT_ESTABLISHED:
+		rdma_disconnect(l->id);
+		return (1);
+	case RDMA_CM_EVENT_DISCONNECTED:
+	case RDMA_CM_EVENT_REJECTED:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+		return (1);
+	default:
+		return (0);
+	}
+}
+
+int
+verbs_cm_handle(struct verbs_cm *cm, struct verbs_ev *ev)
+{
+	struct rdma_cm_event *cme;
+	struct verbs_link *l = NULL;
+	int end = 0;
+
+	memset(ev, 0, sizeof(*ev));
+	if (rdma_get_cm_event(cm->ch, &cme)) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+			return (0);
+		return (-1);
+	}
+	if (cme->id->context != NULL &&
+	    *(const int *)cme->id->context == KIND_LINK) {
+		l = cme->id->context;
+		if (l->dying)
+			end = on_dying_event(l, cme);
+		else
+			on_link_event(l, cme, ev);
+	}
+	/* A link's device gone: the devices are listed again (see held). */
+	if (cme->event == RDMA_CM_EVENT_DEVICE_REMOVAL)
+		cm->sync_due = SYNC_TICKS;
+	rdma_ack_cm_event(cme);
+	/* Only once the event is acked: destroying waits for that. */
+	if (end)
+		verbs_dying_end(l);
+	return (1);
+}

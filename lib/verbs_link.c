@@ -1,0 +1,472 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * verbs_link: a link set up (protection domain, completion queue and
+ * channel, queue pair, control buffers, engine: all before connect or
+ * accept), connected, accepted or rejected, and freed; what it tells of
+ * itself.
+ */
+#include "config.h"
+
+#include <sys/queue.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include "addr.h"
+#include "budget.h"
+#include "engine.h"
+#include "hca.h"
+#include "verbs.h"
+#include "verbs_int.h"
+#include "wire.h"
+
+struct verbs_link *
+verbs_link_new(struct verbs_cm *cm, const struct verbs_link_conf *conf,
+    void *user)
+{
+	struct verbs_link *l;
+
+	if ((l = calloc(1, sizeof(*l))) == NULL)
+		return (NULL);
+	l->kind = KIND_LINK;
+	l->cm = cm;
+	l->conf = *conf;
+	l->user = user;
+	TAILQ_INIT(&l->pool);
+	snprintf(l->peer, sizeof(l->peer), "?");
+	snprintf(l->device, sizeof(l->device), "?");
+	return (l);
+}
+
+/* Its protection domain and completion queue on ${l}'s device. */
+static int
+vl_cq(struct verbs_link *l, struct ibv_context *dev, char *err,
+    size_t errlen)
+{
+
+	snprintf(l->device, sizeof(l->device), "%s",
+	    ibv_get_device_name(dev->device));
+	if ((l->pd = ibv_alloc_pd(dev)) == NULL) {
+		say(err, errlen, "%s: cannot allocate a protection domain: %s",
+		    l->device, strerror(errno));
+		return (-1);
+	}
+	l->ctx = dev;
+	TAILQ_INSERT_TAIL(&l->cm->links, l, lentry);
+	if ((l->cc = ibv_create_comp_channel(dev)) == NULL ||
+	    verbs_nonblock(l->cc->fd)) {
+		say(err, errlen, "%s: cannot create a completion channel: %s",
+		    l->device, strerror(errno));
+		return (-1);
+	}
+	if ((l->cq = ibv_create_cq(dev,
+	    (int)(l->conf.sq_size + l->conf.rq_size), l, l->cc, 0)) == NULL) {
+		say(err, errlen, "%s: cannot create a completion queue of %u "
+		    "entries: %s", l->device,
+		    (unsigned)(l->conf.sq_size + l->conf.rq_size),
+		    strerror(errno));
+		return (-1);
+	}
+	if (ibv_req_notify_cq(l->cq, 0)) {
+		say(err, errlen, "%s: ibv_req_notify_cq: %s", l->device,
+		    strerror(errno));
+		return (-1);
+	}
+	return (0);
+}
+
+/* Its RC queue pair, both queues on the one completion queue. */
+static int
+vl_qp(struct verbs_link *l, char *err, size_t errlen)
+{
+	struct ibv_qp_init_attr qa;
+
+	memset(&qa, 0, sizeof(qa));
+	qa.send_cq = l->cq;
+	qa.recv_cq = l->cq;
+	qa.qp_type = IBV_QPT_RC;
+	qa.sq_sig_all = 0;
+	qa.cap.max_send_wr = l->conf.sq_size;
+	qa.cap.max_recv_wr = l->conf.rq_size;
+	qa.cap.max_send_sge = 1;
+	qa.cap.max_recv_sge = 1;
+	qa.cap.max_inline_data = l->conf.inline_size;
+	if (rdma_create_qp(l->id, l->pd, &qa)) {
+		say(err, errlen, "%s: cannot create a queue pair (sq_size %u, "
+		    "rq_size %u, inline_size %u): %s", l->device,
+		    (unsigned)l->conf.sq_size, (unsigned)l->conf.rq_size,
+		    (unsigned)l->conf.inline_size, strerror(errno));
+		return (-1);
+	}
+	l->have_qp = 1;
+	return (0);
+}
+
+/* Its control buffers, charged to the cap, then registered. */
+static int
+vl_buffers(struct verbs_link *l, char *err, size_t errlen)
+{
+	size_t sz;
+
+	sz = (size_t)(l->conf.sq_size + l->conf.rq_size) * WIRE_MSG_SIZE;
+	if (verbs_charge(l, sz, 1) != 0) {
+		say(err, errlen, "max_memory: no room for the link's %zu bytes "
+		    "of control buffers: %llu bytes of ring memory are "
+		    "registered, the limit is %llu", sz,
+		    (unsigned long long)verbs_pinned_now(l->cm),
+		    (unsigned long long)verbs_max_now(l->cm));
+		errno = ENOBUFS;
+		return (-1);
+	}
+	l->ctrl_bytes = sz;
+	__atomic_fetch_add(&l->cm->control, sz, __ATOMIC_RELAXED);
+	if ((l->posted = calloc(l->conf.sq_size, sizeof(*l->posted))) ==
+	    NULL) {
+		say(err, errlen, "out of memory");
+		return (-1);
+	}
+	sz = (size_t)l->conf.sq_size * WIRE_MSG_SIZE;
+	if ((l->ctrl_send = calloc(1, sz)) == NULL ||
+	    (l->ctrl_send_mr = ibv_reg_mr(l->pd, l->ctrl_send, sz, 0)) == NULL) {
+		verbs_reg_failed(err, errlen, l->device, "send buffers", sz);
+		return (-1);
+	}
+	sz = (size_t)l->conf.rq_size * WIRE_MSG_SIZE;
+	if ((l->recv_buf = calloc(1, sz)) == NULL ||
+	    (l->recv_mr = ibv_reg_mr(l->pd, l->recv_buf, sz,
+	    IBV_ACCESS_LOCAL_WRITE)) == NULL) {
+		verbs_reg_failed(err, errlen, l->device, "receive buffers", sz);
+		return (-1);
+	}
+	return (0);
+}
+
+/* Its engine, over the control buffers, with every receive posted. */
+static int
+vl_engine(struct verbs_link *l, char *err, size_t errlen)
+{
+	struct engine_conf ec;
+	const char *why;
+
+	memset(&ec, 0, sizeof(ec));
+	ec.sq_size = l->conf.sq_size;
+	ec.rq_size = l->conf.rq_size;
+	ec.inline_size = l->conf.inline_size;
+	ec.signal_every = l->conf.signal_every;
+	ec.max_streams = l->conf.max_streams;
+	ec.ctrl_send = l->ctrl_send;
+	ec.ctrl_send_addr = (uint64_t)(uintptr_t)l->ctrl_send;
+	ec.ctrl_send_lkey = l->ctrl_send_mr->lkey;
+	ec.resume = l->conf.resume;
+	if ((l->e = engine_new(&ec, &why)) == NULL) {
+		say(err, errlen, "%s", why);
+		return (-1);
+	}
+	if (!l->passive && l->conf.auth != NULL)
+		engine_set_auth(l->e, l->conf.auth);
+	if (!l->passive && l->conf.seal != NULL)
+		engine_set_seal(l->e, l->conf.seal);
+	if (verbs_link_flush(l)) {
+		say(err, errlen, "%s: cannot post receives: %s", l->device,
+		    engine_error(l->e));
+		return (-1);
+	}
+	return (0);
+}
+
+/*
+ * Give the link its queues, buffers and engine on the device ${id} was
+ * bound to, and post every receive: all before connect or accept.  A step
+ * that fails stops it, leaving what the steps before made in the link:
+ * verbs_link_free frees any part of it (see verbs.h).
+ */
+int
+verbs_link_setup(struct verbs_link *l, char *err, size_t errlen)
+{
+	uint8_t t = l->conf.ack_timeout ? l->conf.ack_timeout :
+	    VERBS_ACK_TIMEOUT;
+
+	if (l->id->verbs == NULL) {
+		say(err, errlen, "no RDMA device for this address");
+		return (-1);
+	}
+	if (vl_cq(l, l->id->verbs, err, errlen) || vl_qp(l, err, errlen) ||
+	    vl_buffers(l, err, errlen) || vl_engine(l, err, errlen))
+		return (-1);
+	/* A dead peer must be noticed in bounded time (see verbs.h). */
+	(void)rdma_set_option(l->id, RDMA_OPTION_ID,
+	    RDMA_OPTION_ID_ACK_TIMEOUT, &t, sizeof(t));
+	return (0);
+}
+
+/*
+ * Refuse a connect request with a refusal note, so that the peer knows it
+ * was understood (and refused), not that its version is too new for us.
+ */
+void
+verbs_id_reject(struct rdma_cm_id *id, uint8_t why)
+{
+	uint8_t note[WIRE_NOTE_LEN];
+
+	wire_note_encode(note, &(struct wire_note){ WIRE_VERSION, why });
+	rdma_reject(id, note, sizeof(note));
+}
+
+int
+verbs_conn_param(struct verbs_link *l, struct rdma_conn_param *p)
+{
+	struct wire_hello h;
+
+	/* Answer in the peer's version or older; connect capped as told. */
+	if (l->passive)
+		engine_version_cap(l->e, l->peer_hello.version);
+	else if (l->conf.version_max != 0)
+		engine_version_cap(l->e, l->conf.version_max);
+	engine_hello(l->e, &h);
+	/*
+	 * Authentication is only as fresh as this nonce.  Early at boot the
+	 * pool may not be ready: fail this attempt rather than block the
+	 * loop or send a nonce that is not random.
+	 */
+	if (getrandom(h.nonce, sizeof(h.nonce), GRND_NONBLOCK) !=
+	    (ssize_t)sizeof(h.nonce))
+		return (-1);
+	wire_hello_encode(l->hello_mine, &h);
+	l->have_mine = 1;
+	memset(p, 0, sizeof(*p));
+	p->private_data = l->hello_mine;
+	p->private_data_len = WIRE_HELLO_LEN;
+	/* No RDMA READ or atomics, in either direction. */
+	p->responder_resources = 0;
+	p->initiator_depth = 0;
+	p->retry_count = l->conf.retry_count ? l->conf.retry_count :
+	    VERBS_RETRY_COUNT;
+	p->rnr_retry_count = VERBS_RNR_RETRY;
+	return (0);
+}
+
+struct verbs_link *
+verbs_connect(struct verbs_cm *cm, const struct sockaddr *dst,
+    const struct sockaddr *src, const struct verbs_link_conf *conf,
+    void *user, char *err, size_t errlen)
+{
+	struct verbs_link *l;
+
+	if (cm->ch == NULL) {
+		say(err, errlen, "no RDMA yet: %s", cm->why);
+		errno = ENODEV;
+		return (NULL);
+	}
+	if ((l = verbs_link_new(cm, conf, user)) == NULL) {
+		say(err, errlen, "out of memory");
+		return (NULL);
+	}
+	addr_text(dst, l->peer, sizeof(l->peer));
+	if (rdma_create_id(cm->ch, &l->id, l, RDMA_PS_TCP)) {
+		say(err, errlen, "rdma_create_id: %s", strerror(errno));
+		l->id = NULL;
+		verbs_link_free(l);
+		return (NULL);
+	}
+	/* The route, resolved next, takes it (rdma_set_option(3)). */
+	if (conf->tos_set && rdma_set_option(l->id, RDMA_OPTION_ID,
+	    RDMA_OPTION_ID_TOS, &l->conf.tos, sizeof(l->conf.tos))) {
+		say(err, errlen, "cannot set the traffic class %u: %s",
+		    (unsigned)conf->tos, strerror(errno));
+		verbs_link_free(l);
+		return (NULL);
+	}
+	if (rdma_resolve_addr(l->id, (struct sockaddr *)(uintptr_t)src,
+	    (struct sockaddr *)(uintptr_t)dst, VERBS_RESOLVE_MS)) {
+		say(err, errlen, "cannot resolve an RDMA path to %s: %s",
+		    l->peer, strerror(errno));
+		verbs_link_free(l);
+		return (NULL);
+	}
+	l->state = L_RESOLVING;
+	return (l);
+}
+
+int
+verbs_accept(struct verbs_link *l)
+{
+	struct rdma_conn_param p;
+
+	if (l->state != L_INCOMING)
+		return (-1);
+	if (verbs_conn_param(l, &p)) {
+		verbs_transport_fail(l, "no random numbers available yet");
+		verbs_id_reject(l->id, WIRE_NOTE_REFUSED);
+		l->state = L_DOWN;
+		return (-1);
+	}
+	if (rdma_accept(l->id, &p)) {
+		verbs_transport_fail(l, "rdma_accept failed");
+		l->state = L_DOWN;
+		return (-1);
+	}
+	/*
+	 * The peer may send as soon as it sees our accept, possibly before
+	 * our ESTABLISHED event: the engine must take completions from now.
+	 */
+	engine_connected(l->e, &l->peer_hello);
+	l->state = L_ACCEPTING;
+	return (0);
+}
+
+void
+verbs_reject(struct verbs_link *l)
+{
+
+	if (l->state == L_INCOMING)
+		verbs_id_reject(l->id, WIRE_NOTE_REFUSED);
+	l->state = L_DOWN;
+}
+
+/* The cm_id of a dying link goes now; then the link, once its memory has. */
+void
+verbs_dying_end(struct verbs_link *l)
+{
+
+	TAILQ_REMOVE(&l->cm->dying, l, dentry);
+	rdma_destroy_id(l->id);
+	l->id = NULL;
+	l->dying = 0;
+	if (l->nmems == 0)
+		verbs_link_destroy(l);
+}
+
+void
+verbs_link_free(struct verbs_link *l)
+{
+
+	if (l == NULL)
+		return;
+	if (l->probe != NULL) {
+		rdma_destroy_id(l->probe);
+		l->probe = NULL;
+	}
+	if (l->have_qp) {
+		rdma_destroy_qp(l->id);
+		l->have_qp = 0;
+	}
+	if (l->id != NULL && l->state == L_ACCEPTING) {
+		/*
+		 * Accepted, but our CM has not seen the peer's RTU: destroying
+		 * the id now would only send a REJ, which a peer already
+		 * established ignores, so it would never learn the link ended.
+		 * Keep the id until ESTABLISHED (then disconnect) or some
+		 * other end, or VERBS_TEARDOWN_TICKS of verbs_cm_tick.
+		 */
+		l->dying = 1;
+		l->dying_ticks = VERBS_TEARDOWN_TICKS;
+		TAILQ_INSERT_TAIL(&l->cm->dying, l, dentry);
+	} else if (l->id != NULL) {
+		if (l->state == L_UP || l->state == L_CONNECTING)
+			rdma_disconnect(l->id);
+		rdma_destroy_id(l->id);
+		l->id = NULL;
+	}
+	if (l->cq != NULL)
+		ibv_destroy_cq(l->cq);
+	if (l->cc != NULL)
+		ibv_destroy_comp_channel(l->cc);
+	if (l->ctrl_send_mr != NULL)
+		ibv_dereg_mr(l->ctrl_send_mr);
+	if (l->recv_mr != NULL)
+		ibv_dereg_mr(l->recv_mr);
+	free(l->ctrl_send);
+	free(l->posted);
+	free(l->recv_buf);
+	if (l->ctrl_bytes != 0) {
+		budget_give(&l->cm->pinned, l->ctrl_bytes);
+		__atomic_fetch_sub(&l->cm->control, l->ctrl_bytes,
+		    __ATOMIC_RELAXED);
+		l->ctrl_bytes = 0;
+	}
+	engine_free(l->e);
+	l->cq = NULL;
+	l->cc = NULL;
+	l->ctrl_send_mr = l->recv_mr = NULL;
+	l->ctrl_send = l->recv_buf = NULL;
+	l->posted = NULL;
+	l->e = NULL;
+	l->freed = 1;
+	/*
+	 * Pooled rings go now; rings streams still hold keep the protection
+	 * domain alive (the last one's verbs_mem_free destroys the link).
+	 */
+	l->nmems++;
+	verbs_pool_drain(l, 0);
+	if (--l->nmems == 0 && !l->dying)
+		verbs_link_destroy(l);
+}
+
+int
+verbs_link_fd(const struct verbs_link *l)
+{
+
+	return (l->cc != NULL ? l->cc->fd : -1);
+}
+
+struct engine *
+verbs_link_engine(const struct verbs_link *l)
+{
+
+	return (l->e);
+}
+
+void *
+verbs_link_user(const struct verbs_link *l)
+{
+
+	return (l->user);
+}
+
+void
+verbs_link_set_user(struct verbs_link *l, void *user)
+{
+
+	l->user = user;
+}
+
+int
+verbs_link_hellos(const struct verbs_link *l, uint8_t out[2 * WIRE_HELLO_LEN])
+{
+
+	if (!l->have_mine || !l->have_peer)
+		return (-1);
+	memcpy(out, l->passive ? l->hello_peer : l->hello_mine,
+	    WIRE_HELLO_LEN);
+	memcpy(out + WIRE_HELLO_LEN, l->passive ? l->hello_mine :
+	    l->hello_peer, WIRE_HELLO_LEN);
+	return (0);
+}
+
+const char *
+verbs_link_peer(const struct verbs_link *l)
+{
+
+	return (l->peer);
+}
+
+const char *
+verbs_link_device(const struct verbs_link *l)
+{
+
+	return (l->device);
+}
+
+const struct hca_info *
+verbs_link_hca(const struct verbs_link *l)
+{
+
+	return (l->have_hca ? &l->hca : NULL);
+}
