@@ -75,16 +75,25 @@ else
 	tsort "$edges" 2>&1 >/dev/null | sed 's/^/# /'
 	fail=1
 fi
+# private HEADER WHO FILES: only FILES (an extended regex of paths)
+# include the private HEADER; WHO names them in the message.
+private() {
+	n=$((n + 1))
+	bad=$(grep -l "^#include \"$1\"" lib/*.[ch] daemon/*.[ch] |
+	    grep -Ev "^($3)\$")
+	if [ -z "$bad" ]; then
+		echo "ok $n - only $2 include $1"
+	else
+		echo "not ok $n - only $2 include $1, not:" $bad
+		fail=1
+	fi
+}
 # link_int.h (struct dlink) is the link rooms' own: the others know a
 # link through link.h.
-n=$((n + 1))
-bad=$(grep -l '^#include "link_int\.h"' lib/*.[ch] daemon/*.[ch] |
-    grep -Ev '^daemon/(link|linkstat|connect|resume|cm|handshake)\.c$')
-if [ -z "$bad" ]; then
-	echo "ok $n - only the link rooms include link_int.h"
-else
-	echo "not ok $n - only the link rooms include link_int.h, not:" $bad
-	fail=1
-fi
+private link_int.h "the link rooms" \
+    'daemon/(link|linkstat|connect|resume|cm|handshake)\.c'
+# verbs_int.h (the objects behind verbs.h's types) is the verbs files'
+# own: everyone else knows them through verbs.h.
+private verbs_int.h "the verbs files" 'lib/verbs(_[a-z]+)?\.c'
 echo "1..$n"
 exit $fail
