@@ -1471,7 +1471,7 @@ engine_hello(struct engine *e, struct wire_hello *h)
 	/*
 	 * Each version refuses any newer one.  (A connect that an older peer
 	 * refuses is tried again capped at the version its refusal note says,
-	 * or at 2 without a note: see older_peer in verbs.c.)
+	 * or at 2 without a note: see refused in verbs_event.c.)
 	 */
 	e->ver_said = (uint8_t)wire_version_said(e->ver_cap, e->conf.resume);
 	h->version = e->ver_said;
