@@ -83,11 +83,50 @@ _Static_assert(sizeof("INCOMING") STREAM_FLAGS(F_LEN_) <=
 #define REPS		8
 
 /* Pending ring resize records for a stream (version 4). */
-#define RS_RING		0x01	/* our RING: the receive ring rx_next */
-#define RS_RING_AT	0x02	/* our RING_AT: we write to peer_next */
+#define RS_RING		0x01	/* our RING: the receive ring rx.next */
+#define RS_RING_AT	0x02	/* our RING_AT: we write to tx.peer_next */
 
 /* The queues a stream can wait in: control records, data, events. */
 enum { Q_CTRL, Q_TX, Q_EV, Q_N };
+
+/*
+ * A stream's send direction.  Cursors count bytes since it opened: the
+ * application put them in the ring (app), we wrote them (sent), their
+ * WRITEs completed (done), the peer consumed them (peer).  Resizing
+ * (version 4; sizes 0 mean none): the ring before the last resize keeps
+ * the bytes below switch_at until their WRITEs completed; the peer's
+ * announced ring is used once our RING_AT is encoded.
+ */
+struct tx_dir {
+	struct engine_ring ring, old;
+	struct wire_ring peer_ring;	/* where our WRITEs land */
+	struct wire_ring peer_next;	/* the peer's announced ring */
+	uint64_t app, sent, done, peer;
+	uint64_t sig;		/* end of our last signalled WRITE */
+	uint32_t wr_out;	/* WRITEs outstanding that read the ring */
+	uint64_t switch_at;
+	uint32_t min, max;	/* 0: fixed */
+	uint64_t mark;		/* the cursor at the last resize */
+	uint64_t seen;		/* the cursor at the last engine_trim */
+};
+
+/*
+ * A stream's receive direction: bytes arrived (tail), the application
+ * took them (cons), we reported them to the peer (rep), the peer's last
+ * (final).  Resizing: our announced ring (next), and the one before the
+ * switch (old), which holds the bytes below switch_at until the
+ * application read them.
+ */
+struct rx_dir {
+	struct engine_ring ring, old, next;
+	uint64_t tail, cons, rep, final;
+	uint64_t switch_at;
+	uint32_t min, max;	/* 0: fixed */
+	uint64_t mark;		/* the cursor at the last resize */
+	uint64_t reps[REPS];	/* the last CREDIT cursors sent (0 at first) */
+	uint8_t rep_n;
+	uint64_t seen;		/* the cursor at the last engine_trim */
+};
 
 struct stream {
 	uint8_t state;
@@ -98,37 +137,15 @@ struct stream {
 	uint16_t ev_reason;	/* reason to report with REFUSED/RESET */
 	uint32_t ev;		/* ENGINE_EV_* pending */
 	uint32_t peer_id;
-	uint32_t wr_out;	/* WRITEs outstanding that read our tx ring */
 	uint32_t next[Q_N];	/* successor in q[i] */
 	uint32_t next_free;
 	void *user;
-	struct engine_ring tx, rx;
-	struct wire_ring peer_rx;
-	/* Send direction: app put, written, completed, peer consumed. */
-	uint64_t tx_app, tx_sent, tx_done, tx_peer;
-	uint64_t tx_sig;	/* end of our last signalled WRITE */
-	/* Receive direction: arrived, app took, reported to peer, final. */
-	uint64_t rx_tail, rx_cons, rx_rep, rx_final;
+	struct tx_dir tx;
+	struct rx_dir rx;
 	char name[WIRE_NAME_MAX + 1];
 	/* Opener: the ORIGIN to send; acceptor: the one that came (or none). */
 	struct wire_origin origin;
-	/*
-	 * Resizing (version 4; sizes 0 mean none).  Send side: the ring
-	 * before the last resize keeps the bytes below tx_switch until
-	 * their WRITEs completed; the peer's announced ring, used once our
-	 * RING_AT is encoded.  Receive side: our announced ring, and the
-	 * one before the switch, which holds the bytes below rx_switch
-	 * until the application read them.
-	 */
-	uint8_t rs;		/* RS_* pending */
-	struct engine_ring tx_old, rx_old, rx_next;
-	struct wire_ring peer_next;
-	uint64_t tx_switch, rx_switch;
-	uint32_t tx_min, rx_min, tx_max, rx_max;	/* 0: fixed */
-	uint64_t tx_mark, rx_mark;	/* cursors at the last resize */
-	uint64_t rx_reps[REPS];	/* the last CREDIT cursors sent (0 at first) */
-	uint8_t rx_rep_n;
-	uint64_t tx_seen, rx_seen;	/* cursors at the last engine_trim */
+	uint8_t rs;		/* RS_* pending (resizing) */
 	uint8_t ring_ticks;	/* engine_tick calls since our RING went out */
 	/* Scheduling: bytes left of this round's quantum, weight; waits. */
 	uint32_t deficit;
@@ -383,7 +400,7 @@ seal_restore_outstanding(struct engine *e, enum engine_err kind)
 		    !suspendable(&e->s[wi->stream], kind))
 			continue;
 		seal_restore(e, wi, id);
-		e->s[wi->stream].tx_done = wi->end;
+		e->s[wi->stream].tx.done = wi->end;
 	}
 }
 
@@ -436,12 +453,12 @@ seal_open_write(struct engine *e, struct stream *s, uint32_t imm,
 	 * is wrong): never past the ring's end, which no sender's WRITE
 	 * crosses.  An unsealed WRITE that did would have failed in the HCA.
 	 */
-	if (n > ring_contig(s->rx.size, s->rx_tail, n))
+	if (n > ring_contig(s->rx.ring.size, s->rx.tail, n))
 		return (violation(e, "sealed WRITE of %u bytes for stream %u "
 		    "crosses the end of its ring", (unsigned)n,
 		    (unsigned)(s - e->s)));
-	p = e->sl.ptr(e->sl.arg, s->rx.addr + ring_off(s->rx.size,
-	    s->rx_tail));
+	p = e->sl.ptr(e->sl.arg, s->rx.ring.addr + ring_off(s->rx.ring.size,
+	    s->rx.tail));
 	imm_ad(ad, imm);
 	if (e->sl.open(e->sl.arg, p, n, ad, sizeof(ad), tag))
 		return (seal_forged(e));
@@ -690,7 +707,7 @@ maybe_release(struct engine *e, uint32_t id)
 		peer_bit(e, s->peer_id, 0);
 		s->flags &= (uint16_t)~F_PEER_MAPPED;
 	}
-	if (s->wr_out != 0 || s->state == S_DEAD)
+	if (s->tx.wr_out != 0 || s->state == S_DEAD)
 		return;
 	s->state = S_DEAD;
 	s->ctrl = 0;
@@ -731,8 +748,8 @@ tx_ready(const struct stream *s)
 	return (s->state == S_OPEN &&
 	    !(s->flags & (F_TERM_SENT | F_RESET | F_SUSP | F_RESUMING)) &&
 	    !(s->rs & RS_RING_AT) && !(s->ctrl & C_RESUME) &&
-	    s->tx_app > s->tx_sent &&
-	    s->tx_sent - s->tx_peer < s->peer_rx.size);
+	    s->tx.app > s->tx.sent &&
+	    s->tx.sent - s->tx.peer < s->tx.peer_ring.size);
 }
 
 /*
@@ -748,9 +765,9 @@ wait_update(struct engine *e, uint32_t id)
 	uint64_t now = e->win.now, d;
 	uint8_t w = W_NONE;
 
-	if (s->state == S_OPEN && s->tx_app > s->tx_sent &&
+	if (s->state == S_OPEN && s->tx.app > s->tx.sent &&
 	    !(s->flags & (F_RESET | F_TERM_SENT | F_SUSP)))
-		w = s->tx_sent - s->tx_peer >= s->peer_rx.size ? W_CREDIT :
+		w = s->tx.sent - s->tx.peer >= s->tx.peer_ring.size ? W_CREDIT :
 		    tx_ready(s) ? W_SQ : W_NONE;
 	if (s->wait != W_NONE && now > s->wait_at) {
 		d = now - s->wait_at;
@@ -797,12 +814,12 @@ tx_queue(struct engine *e, uint32_t id)
 static uint64_t
 tx_base(const struct engine *e, const struct stream *s)
 {
-	uint64_t b = !(s->flags & F_KEEP) ? s->tx_done :
-	    e->seal_tx && s->tx_done < s->tx_peer ? s->tx_done : s->tx_peer;
+	uint64_t b = !(s->flags & F_KEEP) ? s->tx.done :
+	    e->seal_tx && s->tx.done < s->tx.peer ? s->tx.done : s->tx.peer;
 
 	/* After a resize, the new ring holds the bytes from the switch on. */
-	if (s->tx_old.size != 0 && b < s->tx_switch)
-		b = s->tx_switch;
+	if (s->tx.old.size != 0 && b < s->tx.switch_at)
+		b = s->tx.switch_at;
 	return (b);
 }
 
@@ -817,8 +834,8 @@ static void
 keep_decide(const struct engine *e, struct stream *s)
 {
 
-	if ((s->flags & F_KEEP_WANT) && e->can_resume && s->tx_sent == 0 &&
-	    (uint64_t)s->tx.size * 4 >= s->peer_rx.size)
+	if ((s->flags & F_KEEP_WANT) && e->can_resume && s->tx.sent == 0 &&
+	    (uint64_t)s->tx.ring.size * 4 >= s->tx.peer_ring.size)
 		s->flags |= F_KEEP;
 }
 
@@ -830,7 +847,7 @@ check_shutdown(struct engine *e, uint32_t id)
 
 	if (s->state == S_OPEN && (s->flags & F_APP_SHUT) &&
 	    !(s->flags & (F_SHUT_SENT | F_TERM_SENT | F_RESET)) &&
-	    s->tx_sent == s->tx_app)
+	    s->tx.sent == s->tx.app)
 		ctrl(e, id, C_SHUTDOWN);
 }
 
@@ -841,7 +858,7 @@ check_eof(struct engine *e, uint32_t id)
 	struct stream *s = &e->s[id];
 
 	if ((s->flags & F_PEER_SHUT) && !(s->flags & F_EOF_DONE) &&
-	    !(s->flags & F_RESET) && s->rx_cons == s->rx_final) {
+	    !(s->flags & F_RESET) && s->rx.cons == s->rx.final) {
 		s->flags |= F_EOF_DONE;
 		event(e, id, ENGINE_EV_EOF);
 	}
@@ -897,16 +914,16 @@ tx_resize(struct engine *e, uint32_t id, uint32_t size)
 	struct stream *s = &e->s[id];
 	struct engine_ring r;
 
-	s->tx_mark = s->tx_app;
-	if (ring_get(e, s, 0, size, &s->tx, &r) != 0)
+	s->tx.mark = s->tx.app;
+	if (ring_get(e, s, 0, size, &s->tx.ring, &r) != 0)
 		return (-1);
-	if (s->tx_done == s->tx_app && s->wr_out == 0) {
-		ring_drop(e, s, &s->tx);
+	if (s->tx.done == s->tx.app && s->tx.wr_out == 0) {
+		ring_drop(e, s, &s->tx.ring);
 	} else {
-		s->tx_old = s->tx;
-		s->tx_switch = s->tx_app;
+		s->tx.old = s->tx.ring;
+		s->tx.switch_at = s->tx.app;
 	}
-	s->tx = r;
+	s->tx.ring = r;
 	return (0);
 }
 
@@ -916,8 +933,8 @@ rx_resize(struct engine *e, uint32_t id, uint32_t size)
 {
 	struct stream *s = &e->s[id];
 
-	s->rx_mark = s->rx_tail;
-	if (ring_get(e, s, 1, size, &s->rx, &s->rx_next) != 0)
+	s->rx.mark = s->rx.tail;
+	if (ring_get(e, s, 1, size, &s->rx.ring, &s->rx.next) != 0)
 		return (-1);
 	s->rs |= RS_RING;
 	qpush(e, Q_CTRL, id);
@@ -939,15 +956,15 @@ rx_grow(struct engine *e, uint32_t id)
 	struct stream *s = &e->s[id];
 	int k, edge = 0;
 
-	if (s->rx.size >= s->rx_max || !resizable(e, s) ||
-	    s->rx_next.size != 0 || s->rx_old.size != 0 ||
+	if (s->rx.ring.size >= s->rx.max || !resizable(e, s) ||
+	    s->rx.next.size != 0 || s->rx.old.size != 0 ||
 	    (s->flags & F_PEER_SHUT) ||
-	    s->rx_tail - s->rx_mark < 2 * (uint64_t)s->rx.size)
+	    s->rx.tail - s->rx.mark < 2 * (uint64_t)s->rx.ring.size)
 		return;
 	for (k = 0; k < REPS; k++)
-		edge |= s->rx_tail == s->rx_reps[k] + s->rx.size;
+		edge |= s->rx.tail == s->rx.reps[k] + s->rx.ring.size;
 	if (edge)
-		rx_resize(e, id, s->rx.size * 2);
+		rx_resize(e, id, s->rx.ring.size * 2);
 }
 
 /*
@@ -959,12 +976,12 @@ tx_grow(struct engine *e, uint32_t id)
 {
 	struct stream *s = &e->s[id];
 
-	if (s->tx.size >= s->tx_max || !resizable(e, s) ||
-	    s->tx_old.size != 0 || (s->flags & F_APP_SHUT) ||
-	    s->tx_sent - s->tx_peer >= s->peer_rx.size ||
-	    s->tx_app - s->tx_mark < 2 * (uint64_t)s->tx.size)
+	if (s->tx.ring.size >= s->tx.max || !resizable(e, s) ||
+	    s->tx.old.size != 0 || (s->flags & F_APP_SHUT) ||
+	    s->tx.sent - s->tx.peer >= s->tx.peer_ring.size ||
+	    s->tx.app - s->tx.mark < 2 * (uint64_t)s->tx.ring.size)
 		return;
-	tx_resize(e, id, s->tx.size * 2);
+	tx_resize(e, id, s->tx.ring.size * 2);
 }
 
 /* The peer writes into our announced ring from now on. */
@@ -973,17 +990,17 @@ rx_switch(struct engine *e, uint32_t id)
 {
 	struct stream *s = &e->s[id];
 
-	if (s->rx_cons == s->rx_tail) {
-		ring_drop(e, s, &s->rx);
+	if (s->rx.cons == s->rx.tail) {
+		ring_drop(e, s, &s->rx.ring);
 	} else {
-		s->rx_old = s->rx;
-		s->rx_switch = s->rx_tail;
+		s->rx.old = s->rx.ring;
+		s->rx.switch_at = s->rx.tail;
 	}
-	s->rx = s->rx_next;
-	memset(&s->rx_next, 0, sizeof(s->rx_next));
+	s->rx.ring = s->rx.next;
+	memset(&s->rx.next, 0, sizeof(s->rx.next));
 	/* A smaller ring may be owed credit no later read would send. */
 	if (!(s->flags & (F_PEER_SHUT | F_TERM_SENT | F_RESET)) &&
-	    s->rx_cons - s->rx_rep >= s->rx.size / 4)
+	    s->rx.cons - s->rx.rep >= s->rx.ring.size / 4)
 		ctrl(e, id, C_CREDIT);
 }
 
@@ -992,12 +1009,12 @@ static const struct engine_ring *
 rx_read_ring(const struct stream *s, uint64_t *end)
 {
 
-	if (s->rx_old.size != 0) {
-		*end = s->rx_switch;
-		return (&s->rx_old);
+	if (s->rx.old.size != 0) {
+		*end = s->rx.switch_at;
+		return (&s->rx.old);
 	}
-	*end = s->rx_tail;
-	return (&s->rx);
+	*end = s->rx.tail;
+	return (&s->rx.ring);
 }
 
 /* ---------------------------------------------------------------- resume */
@@ -1045,7 +1062,7 @@ suspend(struct engine *e, uint32_t id)
 	s->flags &= (uint16_t)~F_RESUMING;
 	s->flags |= F_SUSP;
 	/* The queue pair is gone: nothing it held reads our rings any more. */
-	s->wr_out = 0;
+	s->tx.wr_out = 0;
 	e->st.streams_suspended++;
 	event(e, id, ENGINE_EV_SUSPENDED);
 }
@@ -1126,15 +1143,15 @@ adopt(struct engine *e, struct engine *old, uint32_t id)
 	o->flags = 0;
 	o->ev = 0;
 	old->st.streams_active--;
-	tx = s->tx;
-	rx = s->rx;
+	tx = s->tx.ring;
+	rx = s->rx.ring;
 	if (e->r.adopt(e->r.arg, id, s->user, &tx, &rx) != 0 ||
-	    tx.size != s->tx.size || rx.size != s->rx.size) {
+	    tx.size != s->tx.ring.size || rx.size != s->rx.ring.size) {
 		release_now(e, id, WIRE_REASON_INTERNAL);
 		return (1);
 	}
-	s->tx = tx;
-	s->rx = rx;
+	s->tx.ring = tx;
+	s->rx.ring = rx;
 	return (1);
 }
 
@@ -1161,26 +1178,26 @@ apply_resume(struct engine *e, uint32_t id, const struct wire_rec *r)
 {
 	struct stream *s = &e->s[id];
 
-	if (r->ring.size != s->peer_rx.size)
+	if (r->ring.size != s->tx.peer_ring.size)
 		return (violation(e, "stream %u resumed with a %u-byte ring "
 		    "instead of %u", (unsigned)id, (unsigned)r->ring.size,
-		    (unsigned)s->peer_rx.size));
-	if (r->consumed < s->tx_peer || r->cursor > s->tx_sent)
+		    (unsigned)s->tx.peer_ring.size));
+	if (r->consumed < s->tx.peer || r->cursor > s->tx.sent)
 		return (violation(e, "stream %u resumed at %llu/%llu, outside "
 		    "the %llu..%llu bytes sent", (unsigned)id,
 		    (unsigned long long)r->consumed,
 		    (unsigned long long)r->cursor,
-		    (unsigned long long)s->tx_peer,
-		    (unsigned long long)s->tx_sent));
+		    (unsigned long long)s->tx.peer,
+		    (unsigned long long)s->tx.sent));
 	if (((r->flags & WIRE_RS_SHUT) && (!(s->flags & F_SHUT_SENT) ||
-	    r->cursor != s->tx_app)) ||
+	    r->cursor != s->tx.app)) ||
 	    ((r->flags & WIRE_RS_CLOSE) && !(s->flags & F_TERM_SENT)))
 		return (violation(e, "stream %u resumed with a terminal record "
 		    "never sent", (unsigned)id));
-	e->st.resumed_bytes += s->tx_sent - r->cursor;
-	s->peer_rx = r->ring;
-	s->tx_peer = r->consumed;
-	s->tx_sent = s->tx_done = s->tx_sig = r->cursor;
+	e->st.resumed_bytes += s->tx.sent - r->cursor;
+	s->tx.peer_ring = r->ring;
+	s->tx.peer = r->consumed;
+	s->tx.sent = s->tx.done = s->tx.sig = r->cursor;
 	/* A SHUTDOWN follows the bytes written again (check_shutdown). */
 	s->ctrl &= (uint8_t)~C_SHUTDOWN;
 	if (!(r->flags & WIRE_RS_SHUT))
@@ -1708,19 +1725,19 @@ data_in(struct engine *e, uint32_t imm, uint32_t len, const uint8_t *tag)
 		return (violation(e, "data for stream %u after its shutdown",
 		    (unsigned)id));
 	/* After a shrink the old ring may still hold more than the new. */
-	room = s->rx_tail - s->rx_cons >= s->rx.size ? 0 :
-	    ring_free(s->rx.size, s->rx_tail, s->rx_cons);
+	room = s->rx.tail - s->rx.cons >= s->rx.ring.size ? 0 :
+	    ring_free(s->rx.ring.size, s->rx.tail, s->rx.cons);
 	if (n > room)
 		return (violation(e, "%u bytes for stream %u exceed its free "
 		    "ring space %llu", (unsigned)n, (unsigned)id,
 		    (unsigned long long)room));
 	if (seal_open_write(e, s, imm, n, tag))
 		return (-1);
-	s->rx_tail += n;
+	s->rx.tail += n;
 	e->st.bytes_rx += n;
 	if (s->flags & F_RESET) {
 		/* We reset it; the peer had not heard yet.  Drop. */
-		s->rx_cons = s->rx_tail;
+		s->rx.cons = s->rx.tail;
 		return (0);
 	}
 	event(e, id, ENGINE_EV_READABLE);
@@ -1776,7 +1793,7 @@ rec_open(struct engine *e, const struct wire_rec *r,
 	s = &e->s[id];
 	s->state = S_INCOMING;
 	s->peer_id = r->stream;
-	s->peer_rx = r->ring;
+	s->tx.peer_ring = r->ring;
 	s->flags |= F_PEER_MAPPED;
 	peer_bit(e, r->stream, 1);
 	memcpy(s->name, r->name, sizeof(s->name));
@@ -1802,13 +1819,13 @@ rs_open_ok(struct engine *e, uint32_t id, const struct wire_rec *r)
 		return (REC_BAD);
 	s->state = S_OPEN;
 	s->peer_id = r->peer_stream;
-	s->peer_rx = r->ring;
+	s->tx.peer_ring = r->ring;
 	s->flags |= F_PEER_MAPPED;
 	peer_bit(e, r->peer_stream, 1);
 	keep_decide(e, s);
 	if (s->flags & F_ABORT) {
 		s->flags |= F_RESET;
-		s->tx_app = s->tx_sent;
+		s->tx.app = s->tx.sent;
 		ctrl(e, id, C_RESET);
 		return (0);
 	}
@@ -1835,14 +1852,14 @@ rs_credit(struct engine *e, uint32_t id, const struct wire_rec *r)
 {
 	struct stream *s = &e->s[id];
 
-	if (r->cursor > s->tx_sent)
+	if (r->cursor > s->tx.sent)
 		return (violation(e, "CREDIT for stream %u up to %llu, beyond "
 		    "the %llu bytes sent", (unsigned)id,
 		    (unsigned long long)r->cursor,
-		    (unsigned long long)s->tx_sent));
-	if (r->cursor <= s->tx_peer)
+		    (unsigned long long)s->tx.sent));
+	if (r->cursor <= s->tx.peer)
 		return (0);	/* old news: cursors are absolute */
-	s->tx_peer = r->cursor;
+	s->tx.peer = r->cursor;
 	tx_queue(e, id);
 	wait_update(e, id);
 	if ((s->flags & (F_KEEP | F_WANT_WR)) == (F_KEEP | F_WANT_WR)) {
@@ -1857,13 +1874,13 @@ rs_shutdown(struct engine *e, uint32_t id, const struct wire_rec *r)
 {
 	struct stream *s = &e->s[id];
 
-	if (r->cursor != s->rx_tail)
+	if (r->cursor != s->rx.tail)
 		return (violation(e, "SHUTDOWN for stream %u at %llu, but %llu "
 		    "bytes arrived", (unsigned)id,
 		    (unsigned long long)r->cursor,
-		    (unsigned long long)s->rx_tail));
+		    (unsigned long long)s->rx.tail));
 	s->flags |= F_PEER_SHUT;
-	s->rx_final = r->cursor;
+	s->rx.final = r->cursor;
 	check_eof(e, id);
 	return (0);
 }
@@ -1894,7 +1911,7 @@ rs_ring(struct engine *e, uint32_t id, const struct wire_rec *r)
 	/* After our last word the peer frees it without RING_AT. */
 	if (s->flags & F_TERM_SENT)
 		return (0);
-	s->peer_next = r->ring;
+	s->tx.peer_next = r->ring;
 	s->rs |= RS_RING_AT;
 	qpush(e, Q_CTRL, id);
 	return (0);
@@ -1905,13 +1922,13 @@ rs_ring_at(struct engine *e, uint32_t id, const struct wire_rec *r)
 {
 	struct stream *s = &e->s[id];
 
-	if (s->rx_next.size == 0 || (s->rs & RS_RING))
+	if (s->rx.next.size == 0 || (s->rs & RS_RING))
 		return (REC_BAD);
-	if (r->cursor != s->rx_tail)
+	if (r->cursor != s->rx.tail)
 		return (violation(e, "RING_AT for stream %u at %llu, but %llu "
 		    "bytes arrived", (unsigned)id,
 		    (unsigned long long)r->cursor,
-		    (unsigned long long)s->rx_tail));
+		    (unsigned long long)s->rx.tail));
 	rx_switch(e, id);
 	return (0);
 }
@@ -1925,8 +1942,8 @@ rs_reset(struct engine *e, uint32_t id, const struct wire_rec *r)
 	if (!(s->flags & F_RESET)) {
 		s->flags |= F_RESET;
 		s->ev_reason = r->reason;
-		s->tx_app = s->tx_sent;
-		s->rx_cons = s->rx_tail;
+		s->tx.app = s->tx.sent;
+		s->rx.cons = s->rx.tail;
 		e->st.streams_reset++;
 		event(e, id, ENGINE_EV_RESET);
 	}
@@ -2191,17 +2208,17 @@ engine_on_send_done(struct engine *e, uint64_t wr_id)
 			continue;
 		s = &e->s[w->stream];
 		seal_restore(e, w, e->seq_done);
-		s->tx_done = w->end;
-		s->wr_out--;
-		if (s->tx_old.size != 0 && s->tx_done >= s->tx_switch &&
+		s->tx.done = w->end;
+		s->tx.wr_out--;
+		if (s->tx.old.size != 0 && s->tx.done >= s->tx.switch_at &&
 		    !e->failed)
-			ring_drop(e, s, &s->tx_old);
+			ring_drop(e, s, &s->tx.old);
 		if ((s->flags & F_WANT_WR) &&
 		    (!(s->flags & F_KEEP) || e->seal_tx)) {
 			s->flags &= (uint16_t)~F_WANT_WR;
 			event(e, w->stream, ENGINE_EV_WRITABLE);
 		}
-		if (s->wr_out == 0)
+		if (s->tx.wr_out == 0)
 			maybe_release(e, w->stream);
 	}
 	return (0);
@@ -2305,14 +2322,14 @@ enc_resume(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
 		return (ENC_ON);
 	enc_rec(&r, s, WIRE_RESUME_STREAM);
 	r.peer_stream = id;
-	r.cursor = s->rx_tail;
-	r.consumed = s->rx_cons;
+	r.cursor = s->rx.tail;
+	r.consumed = s->rx.cons;
 	r.flags = (uint8_t)(((s->flags & F_PEER_SHUT) ? WIRE_RS_SHUT : 0) |
 	    ((s->flags & F_TERM_RECV) ? WIRE_RS_CLOSE : 0));
-	r.ring = ring_grant(&s->rx);
+	r.ring = ring_grant(&s->rx.ring);
 	if (!put(buf, len, &r))
 		return (ENC_FULL);
-	s->rx_rep = s->rx_cons;
+	s->rx.rep = s->rx.cons;
 	s->ctrl &= (uint8_t)~C_RESUME;
 	tx_queue(e, id);
 	return (ENC_ON);
@@ -2349,7 +2366,7 @@ enc_open(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
 	memset(&r, 0, sizeof(r));
 	r.type = WIRE_OPEN;
 	r.stream = id;
-	r.ring = ring_grant(&s->rx);
+	r.ring = ring_grant(&s->rx.ring);
 	r.name_len = (uint8_t)strlen(s->name);
 	memcpy(r.name, s->name, r.name_len);
 	/* The ORIGIN and its OPEN share one SEND: room for both. */
@@ -2378,7 +2395,7 @@ enc_open_ok(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
 		return (ENC_ON);
 	enc_rec(&r, s, WIRE_OPEN_OK);
 	r.peer_stream = id;
-	r.ring = ring_grant(&s->rx);
+	r.ring = ring_grant(&s->rx.ring);
 	if (!put(buf, len, &r))
 		return (ENC_FULL);
 	s->ctrl &= (uint8_t)~C_OPEN_OK;
@@ -2395,12 +2412,12 @@ enc_ring_at(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
 		return (ENC_ON);
 	/* Every WRITE before this record went to the old ring. */
 	enc_rec(&r, s, WIRE_RING_AT);
-	r.cursor = s->tx_sent;
+	r.cursor = s->tx.sent;
 	if (!put(buf, len, &r))
 		return (ENC_FULL);
 	s->rs &= (uint8_t)~RS_RING_AT;
-	s->peer_rx = s->peer_next;
-	memset(&s->peer_next, 0, sizeof(s->peer_next));
+	s->tx.peer_ring = s->tx.peer_next;
+	memset(&s->tx.peer_next, 0, sizeof(s->tx.peer_next));
 	tx_queue(e, id);
 	return (ENC_ON);
 }
@@ -2414,7 +2431,7 @@ enc_ring(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
 	if (!(s->rs & RS_RING))
 		return (ENC_ON);
 	enc_rec(&r, s, WIRE_RING);
-	r.ring = ring_grant(&s->rx_next);
+	r.ring = ring_grant(&s->rx.next);
 	if (!put(buf, len, &r))
 		return (ENC_FULL);
 	s->rs &= (uint8_t)~RS_RING;
@@ -2431,11 +2448,11 @@ enc_credit(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
 	if (!(s->ctrl & C_CREDIT))
 		return (ENC_ON);
 	enc_rec(&r, s, WIRE_CREDIT);
-	r.cursor = s->rx_cons;
+	r.cursor = s->rx.cons;
 	if (!put(buf, len, &r))
 		return (ENC_FULL);
-	s->rx_rep = s->rx_cons;
-	s->rx_reps[s->rx_rep_n++ % REPS] = s->rx_cons;
+	s->rx.rep = s->rx.cons;
+	s->rx.reps[s->rx.rep_n++ % REPS] = s->rx.cons;
 	s->ctrl &= (uint8_t)~C_CREDIT;
 	e->st.credit_updates++;
 	return (ENC_ON);
@@ -2450,7 +2467,7 @@ enc_shutdown(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
 	if (!(s->ctrl & C_SHUTDOWN))
 		return (ENC_ON);
 	enc_rec(&r, s, WIRE_SHUTDOWN);
-	r.cursor = s->tx_sent;
+	r.cursor = s->tx.sent;
 	if (!put(buf, len, &r))
 		return (ENC_FULL);
 	s->flags |= F_SHUT_SENT;
@@ -2778,13 +2795,13 @@ emit(struct engine *e, struct engine_wr *w, uint32_t stream, uint64_t end,
 	if ((s == NULL && w->op != ENGINE_WR_SEND_IMM) || force ||
 	    e->last_signaled == UINT64_MAX ||
 	    e->seq - e->last_signaled >= e->signal_every ||
-	    (s != NULL && (end - s->tx_sig > s->tx.size / 4 ||
+	    (s != NULL && (end - s->tx.sig > s->tx.ring.size / 4 ||
 	    window_signal(&e->win, bytes)))) {
 		w->signaled = 1;
 		e->last_signaled = e->seq;
 		e->st.signaled++;
 		if (s != NULL)
-			s->tx_sig = end;
+			s->tx.sig = end;
 	}
 	wi->stream = stream;
 	wi->end = end;
@@ -2837,26 +2854,26 @@ static int
 take_write(struct engine *e, uint32_t id, struct engine_wr *w)
 {
 	struct stream *s = &e->s[id];
-	const struct engine_ring *src = &s->tx;
-	uint64_t n, cur = s->tx_sent;
+	const struct engine_ring *src = &s->tx.ring;
+	uint64_t n, cur = s->tx.sent;
 	int force = 0;
 
-	n = s->tx_app - cur;
-	if (n > s->peer_rx.size - (cur - s->tx_peer))
-		n = s->peer_rx.size - (cur - s->tx_peer);
+	n = s->tx.app - cur;
+	if (n > s->tx.peer_ring.size - (cur - s->tx.peer))
+		n = s->tx.peer_ring.size - (cur - s->tx.peer);
 	if (n > e->win.chunk)
 		n = e->win.chunk;
 	if (n > s->deficit)
 		n = s->deficit;
 	/* Bytes from before a resize are in the old ring, up to the switch. */
-	if (s->tx_old.size != 0 && cur < s->tx_switch) {
-		src = &s->tx_old;
-		if (n > s->tx_switch - cur)
-			n = s->tx_switch - cur;
+	if (s->tx.old.size != 0 && cur < s->tx.switch_at) {
+		src = &s->tx.old;
+		if (n > s->tx.switch_at - cur)
+			n = s->tx.switch_at - cur;
 	}
 	/* Both rings are powers of two: the smaller one's wrap is the cut. */
 	n = ring_contig(src->size, cur, n);
-	n = ring_contig(s->peer_rx.size, cur, n);
+	n = ring_contig(s->tx.peer_ring.size, cur, n);
 	if (n == 0)
 		return (0);
 	if (!window_allows(&e->win, n)) {
@@ -2869,13 +2886,13 @@ take_write(struct engine *e, uint32_t id, struct engine_wr *w)
 	w->len = (uint32_t)n;
 	w->local_addr = src->addr + ring_off(src->size, cur);
 	w->lkey = src->key;
-	w->remote_addr = s->peer_rx.addr + ring_off(s->peer_rx.size, cur);
-	w->rkey = s->peer_rx.rkey;
+	w->remote_addr = s->tx.peer_ring.addr + ring_off(s->tx.peer_ring.size, cur);
+	w->rkey = s->tx.peer_ring.rkey;
 	w->imm = wire_imm_encode(s->peer_id, (uint32_t)n);
-	s->tx_sent += n;
+	s->tx.sent += n;
 	s->deficit -= (uint32_t)n;
-	s->wr_out++;
-	emit(e, w, id, s->tx_sent, force);
+	s->tx.wr_out++;
+	emit(e, w, id, s->tx.sent, force);
 	seal_write(e, w);
 	e->st.writes++;
 	e->st.bytes_tx += n;
@@ -2940,14 +2957,14 @@ take_data(struct engine *e, struct engine_wr *w)
 			qpop(e, Q_TX);
 			if (s->deficit == 0)
 				s->backlogged = 1;
-			else if (s->tx_app == s->tx_sent)
+			else if (s->tx.app == s->tx.sent)
 				s->backlogged = 0;
 			s->deficit = 0;
 			if (r != 0 && tx_ready(s)) {
 				qpush(e, Q_TX, id);
 			} else {
 				if (s->state == S_OPEN &&
-				    s->tx_app > s->tx_sent)
+				    s->tx.app > s->tx.sent)
 					e->st.stall_ring++;
 				queue_drop(e, id);
 			}
@@ -3064,8 +3081,8 @@ engine_open(struct engine *e, const char *tunnel,
 		return (ENGINE_ELIMIT);
 	s = &e->s[id];
 	s->state = S_OPENING;
-	s->tx = *tx;
-	s->rx = *rx;
+	s->tx.ring = *tx;
+	s->rx.ring = *rx;
 	s->user = user;
 	s->flags = F_HAS_RINGS;
 	strcpy(s->name, tunnel);
@@ -3133,8 +3150,8 @@ engine_accept(struct engine *e, uint32_t id, const struct engine_ring *tx,
 	if (e->failed)
 		return (ENGINE_EDOWN);
 	s->state = S_OPEN;
-	s->tx = *tx;
-	s->rx = *rx;
+	s->tx.ring = *tx;
+	s->rx.ring = *rx;
 	s->user = user;
 	s->flags |= F_HAS_RINGS;
 	ctrl(e, id, C_OPEN_OK);
@@ -3196,13 +3213,13 @@ engine_tx_space(struct engine *e, uint32_t id, uint32_t *off)
 	*off = 0;
 	if (s == NULL || (s->flags & (F_APP_SHUT | F_RESET | F_TERM_SENT)))
 		return (0);
-	n = ring_free(s->tx.size, s->tx_app, tx_base(e, s));
+	n = ring_free(s->tx.ring.size, s->tx.app, tx_base(e, s));
 	if (n == 0) {
 		tx_grow(e, id);
-		n = ring_free(s->tx.size, s->tx_app, tx_base(e, s));
+		n = ring_free(s->tx.ring.size, s->tx.app, tx_base(e, s));
 	}
-	*off = ring_off(s->tx.size, s->tx_app);
-	n = ring_contig(s->tx.size, s->tx_app, n);
+	*off = ring_off(s->tx.ring.size, s->tx.app);
+	n = ring_contig(s->tx.ring.size, s->tx.app, n);
 	if (n == 0)
 		s->flags |= F_WANT_WR;
 	return ((uint32_t)n);
@@ -3214,10 +3231,10 @@ engine_tx_commit(struct engine *e, uint32_t id, uint32_t n)
 	struct stream *s = app_stream(e, id);
 
 	if (s == NULL || (s->flags & (F_APP_SHUT | F_RESET | F_TERM_SENT)) ||
-	    n > ring_contig(s->tx.size, s->tx_app,
-	    ring_free(s->tx.size, s->tx_app, tx_base(e, s))))
+	    n > ring_contig(s->tx.ring.size, s->tx.app,
+	    ring_free(s->tx.ring.size, s->tx.app, tx_base(e, s))))
 		return (ENGINE_EINVAL);
-	s->tx_app += n;
+	s->tx.app += n;
 	tx_queue(e, id);
 	wait_update(e, id);
 	return (0);
@@ -3234,9 +3251,9 @@ engine_rx_data(struct engine *e, uint32_t id, uint32_t *off)
 	if (s == NULL || (s->flags & F_RESET))
 		return (0);
 	ring = rx_read_ring(s, &end);
-	*off = ring_off(ring->size, s->rx_cons);
-	return ((uint32_t)ring_contig(ring->size, s->rx_cons,
-	    ring_used(end, s->rx_cons)));
+	*off = ring_off(ring->size, s->rx.cons);
+	return ((uint32_t)ring_contig(ring->size, s->rx.cons,
+	    ring_used(end, s->rx.cons)));
 }
 
 int
@@ -3249,18 +3266,18 @@ engine_rx_consume(struct engine *e, uint32_t id, uint32_t n)
 	if (s == NULL || (s->flags & F_RESET))
 		return (ENGINE_EINVAL);
 	ring = rx_read_ring(s, &end);
-	if (n > ring_contig(ring->size, s->rx_cons, ring_used(end, s->rx_cons)))
+	if (n > ring_contig(ring->size, s->rx.cons, ring_used(end, s->rx.cons)))
 		return (ENGINE_EINVAL);
-	s->rx_cons += n;
-	if (s->rx_old.size != 0 && s->rx_cons == s->rx_switch)
-		ring_drop(e, s, &s->rx_old);
+	s->rx.cons += n;
+	if (s->rx.old.size != 0 && s->rx.cons == s->rx.switch_at)
+		ring_drop(e, s, &s->rx.old);
 	/*
 	 * Return credit once a quarter of the ring was consumed; a sender
 	 * stalls only on a full ring, and a fully read full ring always
 	 * crosses this, so coalescing never deadlocks.
 	 */
 	if (!(s->flags & (F_PEER_SHUT | F_TERM_SENT)) &&
-	    s->rx_cons - s->rx_rep >= s->rx.size / 4)
+	    s->rx.cons - s->rx.rep >= s->rx.ring.size / 4)
 		ctrl(e, id, C_CREDIT);
 	check_eof(e, id);
 	return (0);
@@ -3306,8 +3323,8 @@ engine_reset(struct engine *e, uint32_t id, uint16_t reason)
 	if (s->flags & (F_RESET | F_TERM_SENT))
 		return (0);	/* already ending */
 	s->flags |= F_RESET;
-	s->tx_app = s->tx_sent;
-	s->rx_cons = s->rx_tail;
+	s->tx.app = s->tx.sent;
+	s->rx.cons = s->rx.tail;
 	s->ctrl &= (uint8_t)~(C_CREDIT | C_SHUTDOWN | C_CLOSE);
 	e->st.streams_reset++;
 	ctrl(e, id, C_RESET);
@@ -3398,8 +3415,8 @@ engine_stream_stats(const struct engine *e, uint32_t id,
 	memset(st, 0, sizeof(*st));
 	if ((s = live(e, id)) == NULL)
 		return (-1);
-	st->queued = s->tx_app - s->tx_sent;
-	st->unacked = s->tx_sent - s->tx_peer;
+	st->queued = s->tx.app - s->tx.sent;
+	st->unacked = s->tx.sent - s->tx.peer;
 	st->wait_credit_ns = s->wait_credit;
 	st->wait_sq_ns = s->wait_sq;
 	if (s->wait == W_CREDIT && now > s->wait_at)
@@ -3502,7 +3519,7 @@ engine_keep(struct engine *e, uint32_t id)
 {
 	struct stream *s = live(e, id);
 
-	if (s == NULL || !e->conf.resume || s->tx_sent != 0 ||
+	if (s == NULL || !e->conf.resume || s->tx.sent != 0 ||
 	    (s->state != S_OPENING && s->state != S_OPEN))
 		return (ENGINE_EINVAL);
 	s->flags |= F_KEEP_WANT;
@@ -3636,14 +3653,14 @@ engine_ring_limits(struct engine *e, uint32_t id, uint32_t tx_max,
 
 	if (s == NULL || !e->can_resize ||
 	    (s->state != S_OPEN && s->state != S_OPENING) ||
-	    s->tx_sent != 0 || s->rx_tail != 0 ||
+	    s->tx.sent != 0 || s->rx.tail != 0 ||
 	    ring_size_check(tx_max) != NULL || ring_size_check(rx_max) != NULL ||
-	    tx_max < s->tx.size || rx_max < s->rx.size)
+	    tx_max < s->tx.ring.size || rx_max < s->rx.ring.size)
 		return (ENGINE_EINVAL);
-	s->tx_min = s->tx.size;
-	s->rx_min = s->rx.size;
-	s->tx_max = tx_max;
-	s->rx_max = rx_max;
+	s->tx.min = s->tx.ring.size;
+	s->rx.min = s->rx.ring.size;
+	s->tx.max = tx_max;
+	s->rx.max = rx_max;
 	return (0);
 }
 
@@ -3655,18 +3672,18 @@ engine_trim(struct engine *e)
 
 	for (id = 0; id < e->used; id++) {
 		s = &e->s[id];
-		if (s->tx_max == 0 || !resizable(e, s))
+		if (s->tx.max == 0 || !resizable(e, s))
 			continue;
 		/* (Its last WRITEs may complete only with a later one.) */
-		if (s->tx.size > s->tx_min && s->tx_old.size == 0 &&
-		    s->tx_app == s->tx_seen && s->tx_sent == s->tx_app)
-			tx_resize(e, id, s->tx_min);
-		if (s->rx.size > s->rx_min && s->rx_next.size == 0 &&
-		    s->rx_old.size == 0 && !(s->flags & F_PEER_SHUT) &&
-		    s->rx_tail == s->rx_seen && s->rx_cons == s->rx_tail)
-			rx_resize(e, id, s->rx_min);
-		s->tx_seen = s->tx_app;
-		s->rx_seen = s->rx_tail;
+		if (s->tx.ring.size > s->tx.min && s->tx.old.size == 0 &&
+		    s->tx.app == s->tx.seen && s->tx.sent == s->tx.app)
+			tx_resize(e, id, s->tx.min);
+		if (s->rx.ring.size > s->rx.min && s->rx.next.size == 0 &&
+		    s->rx.old.size == 0 && !(s->flags & F_PEER_SHUT) &&
+		    s->rx.tail == s->rx.seen && s->rx.cons == s->rx.tail)
+			rx_resize(e, id, s->rx.min);
+		s->tx.seen = s->tx.app;
+		s->rx.seen = s->rx.tail;
 	}
 }
 
@@ -3680,7 +3697,7 @@ static int
 ring_at_overdue(struct stream *s)
 {
 
-	return (s->state == S_OPEN && s->rx_next.size != 0 &&
+	return (s->state == S_OPEN && s->rx.next.size != 0 &&
 	    !(s->rs & RS_RING) && !(s->flags & (F_TERM_SENT | F_TERM_RECV)) &&
 	    ++s->ring_ticks >= ENGINE_RING_AT_TICKS);
 }
@@ -3708,7 +3725,7 @@ engine_tx_base(const struct engine *e, uint32_t id)
 
 	const struct stream *s = held(e, id);
 
-	return (s != NULL ? s->tx.addr : 0);
+	return (s != NULL ? s->tx.ring.addr : 0);
 }
 
 uint64_t
@@ -3729,7 +3746,7 @@ engine_rings(const struct engine *e, uint32_t id, struct engine_ring *tx,
 
 	if (s == NULL)
 		return (-1);
-	*tx = s->tx;
-	*rx = s->rx;
+	*tx = s->tx.ring;
+	*rx = s->rx.ring;
 	return (0);
 }
