@@ -226,11 +226,13 @@ struct engine {
 	/* The identity handshake (both hellos said IDENTITY): our next
 	 * message, and the responder's silence between its message 2 and
 	 * the initiator's message 3 (see send_hs). */
-	int hs;
-	uint8_t hs_out[WIRE_HS_MAX];
-	size_t hs_out_len;
-	int hs_hold;
-	int hs_seal_after;	/* seal from the SEND after this one */
+	struct {
+		int on;
+		uint8_t out[WIRE_HS_MAX];
+		size_t out_len;
+		int hold;
+		int seal_after;	/* seal from the SEND after this one */
+	} hs;
 
 	/* The hello's version: at most ver_cap; what this side said; what
 	 * the link speaks once connected (the older hello's). */
@@ -245,41 +247,51 @@ struct engine {
 	int can_resume;
 	struct engine_resume r;
 	int opened_any;		/* the peer opened a stream on this link */
-	int res_hdr;		/* client: RESUME header to send */
-	int res_sent;		/* client: this link offered a resume */
-	int res_denied;		/* client: the peer refused it */
-	int res_proven;		/* client: the peer proved the secret (or,
-				   below version 5, need not) */
-	int res_naming;		/* client: RESUME_STREAMs from stream
-				   res_name on go out before any OPEN */
-	uint32_t res_name;
-	uint32_t res_wait;	/* client: answers still expected */
-	int res_seen;		/* server: the peer offered a resume */
-	int res_refused;	/* server: ... and we refused it */
-	int res_deny;		/* server: RESUME_DENIED to send */
-	uint16_t res_reason;
-	uint32_t res_left;	/* server: RESUME_STREAMs still expected */
 	/* Version 5: the responder proves the secret too (RESUME_PROOF). */
 	int can_res_proof;
-	int res_prove;		/* server: our RESUME_PROOF to send */
-	int res_proof_sent;	/* server: ... and it went */
-	uint8_t res_token[WIRE_NONCE_LEN];
-	uint8_t res_proof[WIRE_AUTH_LEN];	/* ours: RESUME or RESUME_PROOF */
-	uint16_t res_count;	/* RESUME_STREAMs of the RESUME */
-	struct idq gone;	/* server: GONE answers, (peer id << 16 | id) */
+	struct {
+		int hdr;	/* client: RESUME header to send */
+		int sent;	/* client: this link offered a resume */
+		int denied;	/* client: the peer refused it */
+		int proven;	/* client: the peer proved the secret (or,
+				   below version 5, need not) */
+		int naming;	/* client: RESUME_STREAMs from stream name
+				   on go out before any OPEN */
+		uint32_t name;
+		uint32_t wait;	/* client: answers still expected */
+		int seen;	/* server: the peer offered a resume */
+		int refused;	/* server: ... and we refused it */
+		int deny;	/* server: RESUME_DENIED to send */
+		uint16_t reason;
+		uint32_t left;	/* server: RESUME_STREAMs still to come */
+		int prove;	/* server: our RESUME_PROOF to send */
+		int proof_sent;	/* server: ... and it went */
+		uint8_t token[WIRE_NONCE_LEN];
+		uint8_t proof[WIRE_AUTH_LEN];	/* ours: RESUME or
+						   RESUME_PROOF */
+		uint16_t count;	/* RESUME_STREAMs of the RESUME */
+		struct idq gone;	/* server: GONE answers, (peer id << 16
+					   | id) */
+	} res;
 
-	/* Sealing: the embedder's AEAD; sealing what goes, opening what comes. */
-	int seal_on;
-	struct engine_seal sl;
-	int seal_tx, seal_rx;
-	int tag_due;		/* the last WRITE's tag goes next */
-	uint32_t tag_imm;	/* ... with this immediate */
+	/* Sealing: the embedder's AEAD; sealing what goes, opening what
+	 * comes. */
+	struct {
+		int on;
+		struct engine_seal ops;
+		int tx, rx;
+		int tag_due;	/* the last WRITE's tag goes next */
+		uint32_t tag_imm;	/* ... with this immediate */
+	} seal;
 
-	int want_keepalive;
-	int want_goaway;
-	uint16_t goaway_reason;
-	int goaway_sent;
-	int peer_goaway;
+	/* Control records that are not a stream's. */
+	struct {
+		int keepalive;	/* a KEEPALIVE to send */
+		int goaway;	/* a GOAWAY to send, with goaway_reason */
+		uint16_t goaway_reason;
+		int goaway_sent;
+		int peer_goaway;	/* the peer sent its GOAWAY */
+	} ctl;
 
 	struct engine_stats st;
 };
@@ -322,12 +334,13 @@ imm_ad(uint8_t ad[4], uint32_t imm)
 static void
 seal_send(struct engine *e, struct engine_wr *w)
 {
+	const struct engine_seal *o = &e->seal.ops;
 	uint8_t *buf = send_slot(e, w->wr_id);
 
 	e->wri[w->wr_id % e->conf.sq_size].sealed = 0;
-	if (!e->seal_tx)
+	if (!e->seal.tx)
 		return;
-	(void)e->sl.seal(e->sl.arg, buf, w->len, NULL, 0, buf + w->len);
+	(void)o->seal(o->arg, buf, w->len, NULL, 0, buf + w->len);
 	w->len += WIRE_TAG_LEN;
 	w->inlined = w->len <= e->conf.inline_size;
 	e->st.sealed_msgs++;
@@ -341,20 +354,21 @@ seal_send(struct engine *e, struct engine_wr *w)
 static void
 seal_write(struct engine *e, struct engine_wr *w)
 {
+	const struct engine_seal *o = &e->seal.ops;
 	struct wrinfo *wi = &e->wri[w->wr_id % e->conf.sq_size];
 	uint8_t ad[4];
 
 	wi->sealed = 0;
-	if (!e->seal_tx)
+	if (!e->seal.tx)
 		return;
 	imm_ad(ad, w->imm);
-	wi->seal_n = e->sl.seal(e->sl.arg, e->sl.ptr(e->sl.arg, w->local_addr),
-	    w->len, ad, sizeof(ad), send_slot(e, w->wr_id + 1));
+	wi->seal_n = o->seal(o->arg, o->ptr(o->arg, w->local_addr), w->len,
+	    ad, sizeof(ad), send_slot(e, w->wr_id + 1));
 	wi->sealed = 1;
 	wi->imm = w->imm;
 	wi->addr = w->local_addr;
-	e->tag_due = 1;
-	e->tag_imm = w->imm;
+	e->seal.tag_due = 1;
+	e->seal.tag_imm = w->imm;
 	e->st.sealed_msgs++;
 }
 
@@ -367,6 +381,7 @@ seal_write(struct engine *e, struct engine_wr *w)
 static void
 seal_restore(struct engine *e, struct wrinfo *wi, uint64_t wr_id)
 {
+	const struct engine_seal *o = &e->seal.ops;
 	struct stream *s = &e->s[wi->stream];
 	uint8_t ad[4];
 
@@ -376,9 +391,8 @@ seal_restore(struct engine *e, struct wrinfo *wi, uint64_t wr_id)
 	if (!(s->flags & F_KEEP))
 		return;
 	imm_ad(ad, wi->imm);
-	if (e->sl.restore(e->sl.arg, e->sl.ptr(e->sl.arg, wi->addr),
-	    wi->bytes, ad, sizeof(ad), wi->seal_n, send_slot(e, wr_id + 1)) !=
-	    0)
+	if (o->restore(o->arg, o->ptr(o->arg, wi->addr), wi->bytes, ad,
+	    sizeof(ad), wi->seal_n, send_slot(e, wr_id + 1)) != 0)
 		s->flags &= (uint16_t)~F_KEEP;
 }
 
@@ -421,14 +435,15 @@ seal_open_send(struct engine *e, const uint8_t **buf, uint32_t *len,
     uint8_t clear[WIRE_MSG_SIZE])
 {
 
-	if (!e->seal_rx)
+	if (!e->seal.rx)
 		return (0);
 	if (*len <= WIRE_TAG_LEN)
 		return (violation(e, "sealed message of %u bytes holds no "
 		    "record", (unsigned)*len));
 	*len -= WIRE_TAG_LEN;
 	memcpy(clear, *buf, *len);
-	if (e->sl.open(e->sl.arg, clear, *len, NULL, 0, *buf + *len))
+	if (e->seal.ops.open(e->seal.ops.arg, clear, *len, NULL, 0,
+	    *buf + *len))
 		return (seal_forged(e));
 	e->st.opened_msgs++;
 	*buf = clear;
@@ -444,6 +459,7 @@ static int
 seal_open_write(struct engine *e, struct stream *s, uint32_t imm,
     uint32_t n, const uint8_t *tag)
 {
+	const struct engine_seal *o = &e->seal.ops;
 	uint8_t ad[4], *p;
 
 	if (tag == NULL)
@@ -457,10 +473,10 @@ seal_open_write(struct engine *e, struct stream *s, uint32_t imm,
 		return (violation(e, "sealed WRITE of %u bytes for stream %u "
 		    "crosses the end of its ring", (unsigned)n,
 		    (unsigned)(s - e->s)));
-	p = e->sl.ptr(e->sl.arg, s->rx.ring.addr + ring_off(s->rx.ring.size,
+	p = o->ptr(o->arg, s->rx.ring.addr + ring_off(s->rx.ring.size,
 	    s->rx.tail));
 	imm_ad(ad, imm);
-	if (e->sl.open(e->sl.arg, p, n, ad, sizeof(ad), tag))
+	if (o->open(o->arg, p, n, ad, sizeof(ad), tag))
 		return (seal_forged(e));
 	e->st.opened_msgs++;
 	return (0);
@@ -470,29 +486,29 @@ void
 engine_set_seal(struct engine *e, const struct engine_seal *seal)
 {
 
-	e->seal_on = 1;
-	e->sl = *seal;
+	e->seal.on = 1;
+	e->seal.ops = *seal;
 }
 
 void
 engine_seal_tx(struct engine *e)
 {
 
-	e->seal_tx = e->seal_on;
+	e->seal.tx = e->seal.on;
 }
 
 void
 engine_seal_rx(struct engine *e)
 {
 
-	e->seal_rx = e->seal_on;
+	e->seal.rx = e->seal.on;
 }
 
 int
 engine_sealed(const struct engine *e)
 {
 
-	return (e->seal_tx && e->seal_rx);
+	return (e->seal.tx && e->seal.rx);
 }
 
 /* ---------------------------------------------------------------- queues */
@@ -815,7 +831,7 @@ static uint64_t
 tx_base(const struct engine *e, const struct stream *s)
 {
 	uint64_t b = !(s->flags & F_KEEP) ? s->tx.done :
-	    e->seal_tx && s->tx.done < s->tx.peer ? s->tx.done : s->tx.peer;
+	    e->seal.tx && s->tx.done < s->tx.peer ? s->tx.done : s->tx.peer;
 
 	/* After a resize, the new ring holds the bytes from the switch on. */
 	if (s->tx.old.size != 0 && b < s->tx.switch_at)
@@ -1244,30 +1260,30 @@ rec_resume(struct engine *e, const struct wire_rec *r)
 	struct engine *old;
 	uint16_t reason = WIRE_REASON_DENIED;
 
-	if (!e->can_resume || e->res_seen || e->res_sent || e->opened_any ||
+	if (!e->can_resume || e->res.seen || e->res.sent || e->opened_any ||
 	    e->r.find == NULL)
 		return (violation(e, "unexpected RESUME"));
-	e->res_seen = 1;
-	e->res_left = e->res_count = r->count;
-	old = e->r.find(e->r.arg, r->token, r->proof, e->res_proof, &reason);
+	e->res.seen = 1;
+	e->res.left = e->res.count = r->count;
+	old = e->r.find(e->r.arg, r->token, r->proof, e->res.proof, &reason);
 	if (old == NULL || old == e || !old->failed) {
-		memset(e->res_proof, 0, sizeof(e->res_proof));
-		e->res_refused = 1;
-		e->res_deny = 1;
-		e->res_reason = reason;
+		memset(e->res.proof, 0, sizeof(e->res.proof));
+		e->res.refused = 1;
+		e->res.deny = 1;
+		e->res.reason = reason;
 		e->st.resumes_denied++;
 		/* From version 5 the peer names its streams only once we
 		 * proved the secret: none will come. */
 		if (e->can_res_proof)
-			e->res_left = 0;
+			e->res.left = 0;
 		return (0);
 	}
 	(void)adopt_all(e, old);
 	e->r.adopted(e->r.arg, old);
 	/* Before it names its streams (and grants rings), the peer checks
 	 * that we hold the secret, which it proved it holds. */
-	e->res_prove = e->can_res_proof;
-	if (e->res_left == 0)
+	e->res.prove = e->can_res_proof;
+	if (e->res.left == 0)
 		resume_finish(e);
 	return (0);
 }
@@ -1296,27 +1312,27 @@ rec_resume_stream(struct engine *e, const struct wire_rec *r)
 	struct stream *s = live(e, r->stream);
 	uint32_t id = r->stream;
 
-	if (e->res_sent) {
+	if (e->res.sent) {
 		/* The server's answer for one of ours: never before its proof. */
-		if (!e->res_proven)
+		if (!e->res.proven)
 			return (violation(e, "RESUME_STREAM before "
 			    "RESUME_PROOF"));
-		if (e->res_denied || s == NULL || !(s->flags & F_RESUMING) ||
+		if (e->res.denied || s == NULL || !(s->flags & F_RESUMING) ||
 		    !(s->flags & F_PEER_MAPPED) || s->peer_id != r->peer_stream)
 			return (violation(e, "RESUME_STREAM for stream %u, "
 			    "which is not resuming", (unsigned)id));
-		e->res_wait--;
+		e->res.wait--;
 		if (r->flags & WIRE_RS_GONE) {
 			resume_gone(e, id);
 			return (0);
 		}
 		return (apply_resume(e, id, r));
 	}
-	if (!e->res_seen || e->res_left == 0 || (r->flags & WIRE_RS_GONE) ||
-	    (e->can_res_proof && !e->res_proof_sent))
+	if (!e->res.seen || e->res.left == 0 || (r->flags & WIRE_RS_GONE) ||
+	    (e->can_res_proof && !e->res.proof_sent))
 		return (violation(e, "unexpected RESUME_STREAM"));
-	e->res_left--;
-	if (!e->res_refused) {
+	e->res.left--;
+	if (!e->res.refused) {
 		if (s != NULL && (s->flags & F_RESUMING) &&
 		    (s->flags & F_PEER_MAPPED) &&
 		    s->peer_id == r->peer_stream && !(s->flags & F_RESET)) {
@@ -1328,11 +1344,11 @@ rec_resume_stream(struct engine *e, const struct wire_rec *r)
 			    s->peer_id == r->peer_stream)
 				release_now(e, id, WIRE_REASON_RESET);
 			/* Bounded: at most the RESUME's count. */
-			(void)idq_push(&e->gone,
+			(void)idq_push(&e->res.gone,
 			    (uint32_t)r->peer_stream << 16 | r->stream);
 		}
 	}
-	if (e->res_left == 0)
+	if (e->res.left == 0)
 		resume_finish(e);
 	return (0);
 }
@@ -1344,11 +1360,11 @@ rec_resume_denied(struct engine *e, const struct wire_rec *r)
 	uint32_t id;
 
 	/* Once the peer proved the secret, it has taken the streams. */
-	if (!e->res_sent || e->res_denied ||
-	    (e->can_res_proof && e->res_proven))
+	if (!e->res.sent || e->res.denied ||
+	    (e->can_res_proof && e->res.proven))
 		return (violation(e, "unexpected RESUME_DENIED"));
-	e->res_denied = 1;
-	e->res_wait = 0;
+	e->res.denied = 1;
+	e->res.wait = 0;
 	e->st.resumes_denied++;
 	RESUMING_EACH(e, id) {
 		e->st.streams_not_resumed++;
@@ -1369,13 +1385,13 @@ rec_resume_proof(struct engine *e, const struct wire_rec *r)
 {
 	uint32_t id;
 
-	if (!e->res_sent || e->res_denied || e->res_proven)
+	if (!e->res.sent || e->res.denied || e->res.proven)
 		return (violation(e, "unexpected RESUME_PROOF"));
 	if (e->r.proved == NULL || e->r.proved(e->r.arg, r->proof) != 0)
 		return (fail(e, ENGINE_ERR_AUTH, "authentication failed: the "
 		    "peer's RESUME_PROOF is wrong (it does not hold the "
 		    "streams' resume secret)"));
-	e->res_proven = 1;
+	e->res.proven = 1;
 	/*
 	 * New streams may have been opened since the RESUME: their OPENs
 	 * wait until every RESUME_STREAM went (build_send), so the peer
@@ -1383,8 +1399,8 @@ rec_resume_proof(struct engine *e, const struct wire_rec *r)
 	 */
 	RESUMING_EACH(e, id)
 		e->s[id].ctrl |= C_RESUME;
-	e->res_naming = 1;
-	e->res_name = 0;
+	e->res.naming = 1;
+	e->res.name = 0;
 	return (0);
 }
 
@@ -1435,7 +1451,7 @@ engine_new(const struct engine_conf *conf, const char **errstr)
 	if (e->s == NULL || idq_init(&e->repost, conf->rq_size) != 0 ||
 	    e->wri == NULL || idq_init(&e->refusals, WIRE_STREAMS_MAX) != 0 ||
 	    e->peer_ids == NULL ||
-	    (conf->resume && idq_init(&e->gone, WIRE_STREAMS_MAX) != 0)) {
+	    (conf->resume && idq_init(&e->res.gone, WIRE_STREAMS_MAX) != 0)) {
 		engine_free(e);
 		*errstr = "out of memory";
 		return (NULL);
@@ -1472,7 +1488,7 @@ engine_free(struct engine *e)
 
 	if (e == NULL)
 		return;
-	idq_free(&e->gone);
+	idq_free(&e->res.gone);
 	free(e->peer_ids);
 	idq_free(&e->refusals);
 	free(e->wri);
@@ -1543,7 +1559,7 @@ hs_took(struct engine *e, int rc, const char *why, size_t outlen)
 	    (outlen > 0) == (e->a.initiator != 0)))
 		return (fail(e, ENGINE_ERR_LOCAL, "the handshake went out of "
 		    "the order of protocol version %u", (unsigned)e->ver_link));
-	e->hs_out_len = outlen;
+	e->hs.out_len = outlen;
 	if (rc == ENGINE_HS_MORE)
 		return (0);
 	/*
@@ -1553,12 +1569,12 @@ hs_took(struct engine *e, int rc, const char *why, size_t outlen)
 	 * (the responder's message 2 or confirmation; message 3).
 	 */
 	if (outlen > 0)
-		e->hs_seal_after = 1;
+		e->hs.seal_after = 1;
 	else
 		engine_seal_tx(e);
 	if (rc == ENGINE_HS_DONE) {
 		e->peer_ok = 1;
-		e->hs_hold = 0;
+		e->hs.hold = 0;
 		engine_seal_rx(e);
 	}
 	return (0);
@@ -1593,15 +1609,15 @@ auth_agree(struct engine *e, const struct wire_hello *peer)
 		return (fail(e, ENGINE_ERR_AUTH, "authentication failed: the "
 		    "peer has an identity but this side has none (no "
 		    "identity_file)"));
-	e->hs = ident;
+	e->hs.on = ident;
 	/* Sealed when both have identities and either side asks. */
 	if (ident)
-		e->seal_on = e->seal_on && (e->a.seal ||
+		e->seal.on = e->seal.on && (e->a.seal ||
 		    (peer->flags & WIRE_HELLO_SEAL));
 	e->auth_send = key && !ident && e->a.initiator;
 	if (!ident || !e->a.initiator)
 		return (0);
-	rc = e->a.step(e->a.arg, NULL, 0, e->hs_out, &outlen, &why);
+	rc = e->a.step(e->a.arg, NULL, 0, e->hs.out, &outlen, &why);
 	return (hs_took(e, rc, why, outlen));
 }
 
@@ -1752,7 +1768,7 @@ engine_on_recv_imm(struct engine *e, uint32_t slot, uint32_t imm,
 
 	if (recv_slot(e, slot))
 		return (-1);
-	if (e->seal_rx)
+	if (e->seal.rx)
 		return (violation(e, "data without its tag on a sealed link"));
 	return (data_in(e, imm, len, NULL));
 }
@@ -1764,9 +1780,9 @@ engine_on_recv_tag(struct engine *e, uint32_t slot, uint32_t imm,
 
 	if (recv_slot(e, slot))
 		return (-1);
-	if (!e->seal_rx || len != WIRE_TAG_LEN)
+	if (!e->seal.rx || len != WIRE_TAG_LEN)
 		return (violation(e, "a %u-byte tag on a link that %s",
-		    (unsigned)len, e->seal_rx ? "seals" : "does not seal"));
+		    (unsigned)len, e->seal.rx ? "seals" : "does not seal"));
 	return (data_in(e, imm, 0, buf));
 }
 
@@ -1782,9 +1798,9 @@ rec_open(struct engine *e, const struct wire_rec *r,
 		    "already open", (unsigned)r->stream));
 	e->opened_any = 1;
 	/* The bitmap check above bounds the refusal queue: one per id. */
-	if (e->want_goaway || (id = slot_alloc(e)) == NIL) {
+	if (e->ctl.goaway || (id = slot_alloc(e)) == NIL) {
 		(void)idq_push(&e->refusals, r->stream << 16 |
-		    (e->want_goaway ? WIRE_REASON_SHUTTING_DOWN :
+		    (e->ctl.goaway ? WIRE_REASON_SHUTTING_DOWN :
 		    WIRE_REASON_LIMIT));
 		peer_bit(e, r->stream, 1);
 		e->st.streams_refused++;
@@ -2000,7 +2016,7 @@ static int
 rec_auth(struct engine *e, const struct wire_rec *r)
 {
 
-	if (!e->auth || e->peer_ok || e->hs)
+	if (!e->auth || e->peer_ok || e->hs.on)
 		return (violation(e, "unexpected AUTH"));
 	if (e->a.initiator && e->auth_send)
 		return (violation(e, "AUTH before ours"));
@@ -2022,9 +2038,9 @@ rec_handshake(struct engine *e, const struct wire_rec *r)
 	size_t outlen = 0;
 	int rc;
 
-	if (!e->hs || e->peer_ok || e->hs_out_len > 0)
+	if (!e->hs.on || e->peer_ok || e->hs.out_len > 0)
 		return (violation(e, "unexpected HANDSHAKE"));
-	rc = e->a.step(e->a.arg, r->hs, r->hs_len, e->hs_out, &outlen, &why);
+	rc = e->a.step(e->a.arg, r->hs, r->hs_len, e->hs.out, &outlen, &why);
 	return (hs_took(e, rc, why, outlen));
 }
 
@@ -2049,7 +2065,7 @@ rec_goaway(struct engine *e, const struct wire_rec *r)
 {
 
 	(void)r;
-	e->peer_goaway = 1;
+	e->ctl.peer_goaway = 1;
 	return (0);
 }
 
@@ -2214,7 +2230,7 @@ engine_on_send_done(struct engine *e, uint64_t wr_id)
 		    !e->failed)
 			ring_drop(e, s, &s->tx.old);
 		if ((s->flags & F_WANT_WR) &&
-		    (!(s->flags & F_KEEP) || e->seal_tx)) {
+		    (!(s->flags & F_KEEP) || e->seal.tx)) {
 			s->flags &= (uint16_t)~F_WANT_WR;
 			event(e, w->stream, ENGINE_EV_WRITABLE);
 		}
@@ -2253,10 +2269,10 @@ ctrl_pending(const struct engine *e)
 {
 
 	return (e->q[Q_CTRL].head != NIL || idq_len(&e->refusals) > 0 ||
-	    e->want_keepalive || e->auth_send || e->hs_out_len > 0 ||
-	    e->res_hdr || e->res_deny || e->res_prove || e->res_naming ||
-	    idq_len(&e->gone) > 0 ||
-	    (e->want_goaway && !e->goaway_sent) ||
+	    e->ctl.keepalive || e->auth_send || e->hs.out_len > 0 ||
+	    e->res.hdr || e->res.deny || e->res.prove || e->res.naming ||
+	    idq_len(&e->res.gone) > 0 ||
+	    (e->ctl.goaway && !e->ctl.goaway_sent) ||
 	    e->recv_posted - e->recv_reported >= e->msg_credit_threshold);
 }
 
@@ -2360,7 +2376,7 @@ enc_open(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
 	 * for every RESUME_STREAM and every GONE answer to go first, and
 	 * from version 5 for the peer's proof too.
 	 */
-	if (e->res_left > 0 || idq_len(&e->gone) > 0 || e->res_naming ||
+	if (e->res.left > 0 || idq_len(&e->res.gone) > 0 || e->res.naming ||
 	    !engine_resume_proven(e))
 		return (ENC_FULL);
 	memset(&r, 0, sizeof(r));
@@ -2537,12 +2553,12 @@ send_hs(struct engine *e, uint8_t *buf, size_t *len)
 
 	memset(&r, 0, sizeof(r));
 	r.type = WIRE_HANDSHAKE;
-	r.hs_len = (uint8_t)e->hs_out_len;
-	memcpy(r.hs, e->hs_out, e->hs_out_len);
+	r.hs_len = (uint8_t)e->hs.out_len;
+	memcpy(r.hs, e->hs.out, e->hs.out_len);
 	if (put(buf, len, &r)) {
-		e->hs_out_len = 0;
+		e->hs.out_len = 0;
 		if (!e->a.initiator && !e->peer_ok)
-			e->hs_hold = 1;
+			e->hs.hold = 1;
 	}
 	memset(r.hs, 0, sizeof(r.hs));
 	return (0);
@@ -2558,7 +2574,7 @@ send_auth(struct engine *e, uint8_t *buf, size_t *len)
 {
 	struct wire_rec r;
 
-	if (e->hs_out_len > 0)
+	if (e->hs.out_len > 0)
 		return (send_hs(e, buf, len));
 	if (!e->auth_send)
 		return (1);
@@ -2587,9 +2603,9 @@ static int
 send_goaway(struct engine *e, uint8_t *buf, size_t *len)
 {
 
-	if (e->want_goaway && !e->goaway_sent &&
-	    put_reason(buf, len, WIRE_GOAWAY, e->goaway_reason))
-		e->goaway_sent = 1;
+	if (e->ctl.goaway && !e->ctl.goaway_sent &&
+	    put_reason(buf, len, WIRE_GOAWAY, e->ctl.goaway_reason))
+		e->ctl.goaway_sent = 1;
 	return (1);
 }
 
@@ -2598,17 +2614,17 @@ send_resume(struct engine *e, uint8_t *buf, size_t *len)
 {
 	struct wire_rec r;
 
-	if (!e->res_hdr)
+	if (!e->res.hdr)
 		return (1);
 	memset(&r, 0, sizeof(r));
 	r.type = WIRE_RESUME;
-	memcpy(r.token, e->res_token, WIRE_NONCE_LEN);
-	memcpy(r.proof, e->res_proof, WIRE_AUTH_LEN);
-	r.count = e->res_count;
+	memcpy(r.token, e->res.token, WIRE_NONCE_LEN);
+	memcpy(r.proof, e->res.proof, WIRE_AUTH_LEN);
+	r.count = e->res.count;
 	if (!put(buf, len, &r))
 		return (0);
-	e->res_hdr = 0;
-	memset(e->res_proof, 0, sizeof(e->res_proof));
+	e->res.hdr = 0;
+	memset(e->res.proof, 0, sizeof(e->res.proof));
 	memset(&r, 0, sizeof(r));	/* and the proof's copy */
 	return (1);
 }
@@ -2617,9 +2633,9 @@ static int
 send_resume_denied(struct engine *e, uint8_t *buf, size_t *len)
 {
 
-	if (e->res_deny &&
-	    put_reason(buf, len, WIRE_RESUME_DENIED, e->res_reason))
-		e->res_deny = 0;
+	if (e->res.deny &&
+	    put_reason(buf, len, WIRE_RESUME_DENIED, e->res.reason))
+		e->res.deny = 0;
 	return (1);
 }
 
@@ -2628,15 +2644,15 @@ send_resume_proof(struct engine *e, uint8_t *buf, size_t *len)
 {
 	struct wire_rec r;
 
-	if (!e->res_prove)
+	if (!e->res.prove)
 		return (1);
 	memset(&r, 0, sizeof(r));
 	r.type = WIRE_RESUME_PROOF;
-	memcpy(r.proof, e->res_proof, WIRE_AUTH_LEN);
+	memcpy(r.proof, e->res.proof, WIRE_AUTH_LEN);
 	if (put(buf, len, &r)) {
-		e->res_prove = 0;
-		e->res_proof_sent = 1;
-		memset(e->res_proof, 0, sizeof(e->res_proof));
+		e->res.prove = 0;
+		e->res.proof_sent = 1;
+		memset(e->res.proof, 0, sizeof(e->res.proof));
 	}
 	memset(&r, 0, sizeof(r));	/* and the proof's copy */
 	return (1);
@@ -2650,15 +2666,15 @@ send_gone(struct engine *e, uint8_t *buf, size_t *len)
 	uint32_t v;
 
 	memset(&r, 0, sizeof(r));
-	while (idq_len(&e->gone) > 0) {
-		v = idq_peek(&e->gone);
+	while (idq_len(&e->res.gone) > 0) {
+		v = idq_peek(&e->res.gone);
 		r.type = WIRE_RESUME_STREAM;
 		r.stream = v >> 16;
 		r.peer_stream = v & 0xffff;
 		r.flags = WIRE_RS_GONE;
 		if (!put(buf, len, &r))
 			break;
-		idq_drop(&e->gone);
+		idq_drop(&e->res.gone);
 	}
 	return (1);
 }
@@ -2668,12 +2684,12 @@ static int
 send_naming(struct engine *e, uint8_t *buf, size_t *len)
 {
 
-	for (; e->res_naming && e->res_name < e->used; e->res_name++)
-		if ((e->s[e->res_name].ctrl & C_RESUME) &&
-		    !encode_stream(e, e->res_name, buf, len))
+	for (; e->res.naming && e->res.name < e->used; e->res.name++)
+		if ((e->s[e->res.name].ctrl & C_RESUME) &&
+		    !encode_stream(e, e->res.name, buf, len))
 			break;
-	if (e->res_naming && e->res_name >= e->used)
-		e->res_naming = 0;
+	if (e->res.naming && e->res.name >= e->used)
+		e->res.naming = 0;
 	return (1);
 }
 
@@ -2717,7 +2733,7 @@ send_keepalive(struct engine *e, uint8_t *buf, size_t *len)
 {
 	struct wire_rec r;
 
-	if (*len == 0 && e->want_keepalive) {
+	if (*len == 0 && e->ctl.keepalive) {
 		memset(&r, 0, sizeof(r));
 		r.type = WIRE_KEEPALIVE;
 		put(buf, len, &r);
@@ -2761,7 +2777,7 @@ build_send(struct engine *e, uint64_t seq)
 	}
 	/* Any SEND proves the link alive as well as a KEEPALIVE would. */
 	if (len > 0)
-		e->want_keepalive = 0;
+		e->ctl.keepalive = 0;
 	return (len);
 }
 
@@ -2829,9 +2845,9 @@ take_tag(struct engine *e, struct engine_wr *w)
 	w->local_addr = e->conf.ctrl_send_addr +
 	    (e->seq % e->conf.sq_size) * WIRE_MSG_SIZE;
 	w->lkey = e->conf.ctrl_send_lkey;
-	w->imm = e->tag_imm;
+	w->imm = e->seal.tag_imm;
 	emit(e, w, NIL, 0, 0);
-	e->tag_due = 0;
+	e->seal.tag_due = 0;
 }
 
 /* A signalled WR is outstanding: its completion will come. */
@@ -2882,7 +2898,7 @@ take_write(struct engine *e, uint32_t id, struct engine_wr *w)
 		force = 1;
 	}
 	memset(w, 0, sizeof(*w));
-	w->op = e->seal_tx ? ENGINE_WR_WRITE : ENGINE_WR_WRITE_IMM;
+	w->op = e->seal.tx ? ENGINE_WR_WRITE : ENGINE_WR_WRITE_IMM;
 	w->len = (uint32_t)n;
 	w->local_addr = src->addr + ring_off(src->size, cur);
 	w->lkey = src->key;
@@ -2915,8 +2931,8 @@ take_send(struct engine *e, struct engine_wr *w)
 	w->lkey = e->conf.ctrl_send_lkey;
 	emit(e, w, NIL, 0, 0);
 	seal_send(e, w);
-	if (e->hs_seal_after) {
-		e->hs_seal_after = 0;
+	if (e->hs.seal_after) {
+		e->hs.seal_after = 0;
 		engine_seal_tx(e);
 	}
 	e->st.sends++;
@@ -2992,12 +3008,12 @@ engine_take_wrs(struct engine *e, struct engine_wr *wrs, int max)
 
 	if (!e->up || e->failed)
 		return (0);
-	while (n < max && !e->hs_hold) {
+	while (n < max && !e->hs.hold) {
 		if (e->seq - e->seq_done >= e->conf.sq_size) {
 			e->st.stall_sq++;
 			break;
 		}
-		if (e->tag_due) {
+		if (e->seal.tag_due) {
 			take_tag(e, &wrs[n++]);
 			continue;
 		}
@@ -3018,7 +3034,7 @@ engine_take_wrs(struct engine *e, struct engine_wr *wrs, int max)
 			break;
 		}
 		/* A sealed WRITE needs room for its tag's SEND too. */
-		if (e->seal_tx && e->seq - e->seq_done + 2 > e->conf.sq_size) {
+		if (e->seal.tx && e->seq - e->seq_done + 2 > e->conf.sq_size) {
 			e->st.stall_sq++;
 			break;
 		}
@@ -3074,7 +3090,7 @@ engine_open(struct engine *e, const char *tunnel,
 	if (!rings_ok(tx, rx) || tunnel == NULL ||
 	    !wire_name_valid(tunnel, strnlen(tunnel, WIRE_NAME_MAX + 1)))
 		return (ENGINE_EINVAL);
-	if (!e->up || e->failed || e->peer_goaway || e->want_goaway ||
+	if (!e->up || e->failed || e->ctl.peer_goaway || e->ctl.goaway ||
 	    !engine_authenticated(e))
 		return (ENGINE_EDOWN);
 	if ((id = slot_alloc(e)) == NIL)
@@ -3356,22 +3372,22 @@ void
 engine_keepalive(struct engine *e)
 {
 
-	e->want_keepalive = 1;
+	e->ctl.keepalive = 1;
 }
 
 void
 engine_goaway(struct engine *e, uint16_t reason)
 {
 
-	e->want_goaway = 1;
-	e->goaway_reason = reason;
+	e->ctl.goaway = 1;
+	e->ctl.goaway_reason = reason;
 }
 
 int
 engine_peer_goaway(const struct engine *e)
 {
 
-	return (e->peer_goaway);
+	return (e->ctl.peer_goaway);
 }
 
 int
@@ -3557,23 +3573,23 @@ engine_resume(struct engine *e, struct engine *old,
 
 	if (!e->up || e->failed || !engine_authenticated(e))
 		return (ENGINE_EDOWN);
-	if (!e->can_resume || e->res_sent || e->res_seen ||
+	if (!e->can_resume || e->res.sent || e->res.seen ||
 	    e->st.streams_active != 0 || old == e || !old->failed ||
 	    e->r.adopt == NULL)
 		return (ENGINE_EINVAL);
 	n = adopt_all(e, old);
 	/* From version 5 the streams are named once the peer proved the
 	 * secret (rec_resume_proof). */
-	e->res_proven = !e->can_res_proof;
-	if (e->res_proven)
+	e->res.proven = !e->can_res_proof;
+	if (e->res.proven)
 		RESUMING_EACH(e, id)
 			ctrl(e, id, C_RESUME);
-	memcpy(e->res_token, token, WIRE_NONCE_LEN);
-	memcpy(e->res_proof, proof, WIRE_AUTH_LEN);
-	e->res_count = (uint16_t)engine_suspended(e);
-	e->res_wait = e->res_count;
-	e->res_sent = 1;
-	e->res_hdr = 1;
+	memcpy(e->res.token, token, WIRE_NONCE_LEN);
+	memcpy(e->res.proof, proof, WIRE_AUTH_LEN);
+	e->res.count = (uint16_t)engine_suspended(e);
+	e->res.wait = e->res.count;
+	e->res.sent = 1;
+	e->res.hdr = 1;
 	return ((int)n);
 }
 
@@ -3581,23 +3597,23 @@ uint32_t
 engine_resume_pending(const struct engine *e)
 {
 
-	if (e->res_sent)
-		return (e->res_wait);
-	return (e->res_seen ? e->res_left : 0);
+	if (e->res.sent)
+		return (e->res.wait);
+	return (e->res.seen ? e->res.left : 0);
 }
 
 int
 engine_resume_proven(const struct engine *e)
 {
 
-	return (!e->res_sent || e->res_proven || e->res_denied || e->failed);
+	return (!e->res.sent || e->res.proven || e->res.denied || e->failed);
 }
 
 int
 engine_resume_confirmed(const struct engine *e)
 {
 
-	return (e->res_seen && !e->res_refused && e->res_left < e->res_count);
+	return (e->res.seen && !e->res.refused && e->res.left < e->res.count);
 }
 
 int
@@ -3641,7 +3657,7 @@ engine_resume_settled(const struct engine *e)
 {
 
 	/* rec_resume's test: no RESUME may come any more. */
-	return (!e->can_resume || e->res_seen || e->res_sent ||
+	return (!e->can_resume || e->res.seen || e->res.sent ||
 	    e->opened_any || e->r.find == NULL);
 }
 
