@@ -33,6 +33,22 @@ struct t {
 	uint32_t acc_ring;	/* ring size side 1 accepts with */
 };
 
+/*
+ * Did engine ${e} fail with ${text} in its error?  If not, the log says
+ * what it says instead.
+ */
+static int
+failed_with(const struct engine *e, const char *text)
+{
+	const char *why = engine_error(e);
+
+	if (why != NULL && strstr(why, text) != NULL)
+		return (1);
+	printf("# expected an error with \"%s\"; the engine says: %s\n", text,
+	    why != NULL ? why : "(still up)");
+	return (0);
+}
+
 static struct engine_conf
 conf(uint32_t sq, uint32_t rq)
 {
@@ -1035,8 +1051,7 @@ test_handshake_noise(void)
 	/* Side 1 expects another key: it fails the link at message 3. */
 	rnoise_pair(&T, &c, &ra, &rb, 1, 1, 0);
 	settle(&T);
-	ok(engine_error(T.f.side[1].e) != NULL && strstr(engine_error(
-	    T.f.side[1].e), "not the peer's key") != NULL,
+	ok(failed_with(T.f.side[1].e, "not the peer's key"),
 	    "an unexpected static key fails the link: %s",
 	    engine_error(T.f.side[1].e) ? engine_error(T.f.side[1].e) : "-");
 	ok(!engine_authenticated(T.f.side[0].e) && rb.sizes[3] == 0,
@@ -1085,8 +1100,7 @@ test_handshake_noise(void)
 	rb.spoil = 1;
 	settle(&T);
 	a = T.f.side[0].e;
-	ok(engine_error(a) != NULL && strstr(engine_error(a),
-	    "authentication failed: wrong confirmation") != NULL &&
+	ok(failed_with(a, "authentication failed: wrong confirmation") &&
 	    engine_error_kind(a) == ENGINE_ERR_AUTH,
 	    "a wrong confirmation fails the initiator's link: %s",
 	    engine_error(a) ? engine_error(a) : "-");
@@ -1208,9 +1222,8 @@ test_handshake(void)
 		memset(r.hs, 3 + 4, 160);
 		n = wire_rec_encode(m, sizeof(m), &r);
 		fab_inject(&T.f, 0, FAB_CQE_RECV, m, (uint32_t)n, 0);
-		ok(ha.steps == 2 && engine_error(T.f.side[0].e) != NULL &&
-		    strstr(engine_error(T.f.side[0].e), "unexpected "
-		    "HANDSHAKE") != NULL && !engine_authenticated(
+		ok(ha.steps == 2 && failed_with(T.f.side[0].e, "unexpected "
+		    "HANDSHAKE") && !engine_authenticated(
 		    T.f.side[0].e), "a confirmation before message 3 went "
 		    "ends the link: %s", engine_error(T.f.side[0].e) ?
 		    engine_error(T.f.side[0].e) : "-");
@@ -1234,8 +1247,7 @@ test_handshake(void)
 		n += wire_rec_encode(m + n, sizeof(m) - n, &r);
 		b = T.f.side[1].e;
 		fab_inject(&T.f, 1, FAB_CQE_RECV, m, (uint32_t)n, 0);
-		ok(engine_error(b) != NULL && strstr(engine_error(b),
-		    "records after HANDSHAKE") != NULL,
+		ok(failed_with(b, "records after HANDSHAKE"),
 		    "a record after HANDSHAKE in its SEND ends the link: %s",
 		    engine_error(b) ? engine_error(b) : "-");
 	}
@@ -1245,9 +1257,8 @@ test_handshake(void)
 	hs_pair(&T, &c, &ha, &hb, 3, 5, 0);
 	settle(&T);
 	b = T.f.side[1].e;
-	ok(engine_error(b) != NULL &&
-	    strstr(engine_error(b), "authentication failed: not of this "
-	    "fleet") != NULL && engine_error_kind(b) == ENGINE_ERR_AUTH,
+	ok(failed_with(b, "authentication failed: not of this "
+	    "fleet") && engine_error_kind(b) == ENGINE_ERR_AUTH,
 	    "a failed step fails the link: %s",
 	    engine_error(b) ? engine_error(b) : "-");
 	ok(!engine_authenticated(T.f.side[0].e),
@@ -2774,16 +2785,14 @@ test_resume_v4(void)
 	memset(&r, 0, sizeof(r));
 	r.type = WIRE_RESUME_PROOF;
 	fab_inject(&R.T.f, 0, FAB_CQE_RECV, buf, recs(buf, &r, 1), 0);
-	ok(engine_error(E(&R, 0)) != NULL && strstr(engine_error(E(&R, 0)),
-	    "RESUME_PROOF on a link below version 5") != NULL,
+	ok(failed_with(E(&R, 0), "RESUME_PROOF on a link below version 5"),
 	    "a RESUME_PROOF on a version-4 link ends it: %s",
 	    engine_error(E(&R, 0)) ? engine_error(E(&R, 0)) : "(still up)");
 	rz_teardown(&R);
 	/* And where nothing asked for one, from version 5. */
 	rz_setup(&R, rconf(8, 8), rconf(8, 8));
 	fab_inject(&R.T.f, 0, FAB_CQE_RECV, buf, recs(buf, &r, 1), 0);
-	ok(engine_error(E(&R, 0)) != NULL && strstr(engine_error(E(&R, 0)),
-	    "unexpected RESUME_PROOF") != NULL,
+	ok(failed_with(E(&R, 0), "unexpected RESUME_PROOF"),
 	    "a RESUME_PROOF without a RESUME ends the link: %s",
 	    engine_error(E(&R, 0)) ? engine_error(E(&R, 0)) : "(still up)");
 	rz_teardown(&R);
@@ -2794,8 +2803,7 @@ test_resume_v4(void)
 	r.type = WIRE_HANDSHAKE;
 	r.hs_len = 8;
 	fab_inject(&R.T.f, 0, FAB_CQE_RECV, buf, recs(buf, &r, 1), 0);
-	ok(engine_error(E(&R, 0)) != NULL && strstr(engine_error(E(&R, 0)),
-	    "HANDSHAKE on a link below version 6") != NULL,
+	ok(failed_with(E(&R, 0), "HANDSHAKE on a link below version 6"),
 	    "a HANDSHAKE on a version-5 link ends it: %s",
 	    engine_error(E(&R, 0)) ? engine_error(E(&R, 0)) : "(still up)");
 	rz_teardown(&R);
@@ -3054,8 +3062,7 @@ test_origin(void)
 	r[0].stream = 9;
 	r[0].origin = o;
 	fab_inject(&T.f, 1, FAB_CQE_RECV, buf, recs(buf, r, 1), 0);
-	ok(engine_error(T.f.side[1].e) != NULL &&
-	    strstr(engine_error(T.f.side[1].e), "below version 3") != NULL,
+	ok(failed_with(T.f.side[1].e, "below version 3"),
 	    "ORIGIN on a version-2 link is a violation");
 	teardown(&T);
 	free(s.tx); free(s.rx);
@@ -3416,8 +3423,7 @@ test_resize(void)
 	r[0].stream = b;
 	r[0].cursor = 5;
 	fab_inject(&T.f, 1, FAB_CQE_RECV, buf, recs(buf, r, 1), 0);
-	ok(engine_error(T.f.side[1].e) != NULL &&
-	    strstr(engine_error(T.f.side[1].e), "RING_AT") != NULL,
+	ok(failed_with(T.f.side[1].e, "RING_AT"),
 	    "RING_AT with no RING outstanding is a violation: %s",
 	    engine_error(T.f.side[1].e) ? engine_error(T.f.side[1].e) : "");
 	grow_done(&T, &m0, &m1);
@@ -3492,8 +3498,7 @@ test_resize(void)
 	r[0].ring.rkey = 1;
 	r[0].ring.size = 8192;
 	fab_inject(&T.f, 0, FAB_CQE_RECV, buf, recs(buf, r, 1), 0);
-	ok(engine_error(T.f.side[0].e) != NULL &&
-	    strstr(engine_error(T.f.side[0].e), "cannot resize") != NULL,
+	ok(failed_with(T.f.side[0].e, "cannot resize"),
 	    "RING on a version-3 link is a violation");
 	teardown(&T);
 
