@@ -15,6 +15,7 @@
 #include "budget.h"
 #include "dial.h"
 #include "engine.h"
+#include "engine_stream.h"
 #include "link.h"
 #include "log.h"
 #include "loop.h"

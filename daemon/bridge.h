@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "engine.h"
+#include "engine_stream.h"
 
 struct bridge;
 struct dlink;

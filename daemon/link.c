@@ -12,6 +12,7 @@
 #include "conf.h"
 #include "connect.h"
 #include "engine.h"
+#include "engine_stream.h"
 #include "handshake.h"
 #include "hca.h"
 #include "link.h"

@@ -7,6 +7,7 @@
 #include "auth.h"
 #include "conf.h"
 #include "engine.h"
+#include "engine_stream.h"
 #include "link_int.h"
 #include "log.h"
 #include "loop.h"

@@ -16,6 +16,7 @@
 #include "bridge.h"
 #include "cm.h"
 #include "conf.h"
+#include "engine_stream.h"
 #include "link.h"
 #include "log.h"
 #include "loop.h"

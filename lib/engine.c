@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "engine.h"
+#include "engine_io.h"
+#include "engine_stream.h"
 #include "idq.h"
 #include "ring.h"
 #include "wire.h"

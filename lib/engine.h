@@ -119,6 +119,13 @@
 #include "window.h"
 #include "wire.h"
 
+/*
+ * This header is the link's: an engine's life, its handshake, sealing,
+ * resume and memory, its events and figures.  The streams' calls, which
+ * the daemon's bridge makes, are in engine_stream.h; the work requests
+ * and completions the verbs layer passes are in engine_io.h.
+ */
+
 /* Queue depths the protocol works with (rq up to WIRE_CREDITS_MAX). */
 #define ENGINE_SQ_MIN		4
 #define ENGINE_SQ_MAX		65536
@@ -213,26 +220,6 @@ struct engine_auth {
 #define ENGINE_HS_DONE	1
 #define ENGINE_HS_KEYS	2
 
-enum engine_wr_op {
-	ENGINE_WR_SEND = 1,
-	ENGINE_WR_WRITE_IMM = 2,
-	ENGINE_WR_WRITE = 3,	/* sealed data: RDMA WRITE, no immediate */
-	ENGINE_WR_SEND_IMM = 4	/* its tag: SEND WITH IMMEDIATE (imm) */
-};
-
-struct engine_wr {
-	uint64_t wr_id;		/* sequence number, for engine_on_send_done */
-	uint8_t op;
-	uint8_t signaled;	/* ask for a completion */
-	uint8_t inlined;	/* len <= inline_size: post with IBV_SEND_INLINE */
-	uint32_t len;
-	uint64_t local_addr;
-	uint32_t lkey;
-	uint64_t remote_addr;	/* WRITE_IMM only */
-	uint32_t rkey;		/* WRITE_IMM only */
-	uint32_t imm;		/* WRITE_IMM, SEND_IMM; host order */
-};
-
 /*
  * The embedder's AEAD for a sealed link (engine_set_seal): one key and
  * one message counter per direction, both kept by the embedder.  Every
@@ -310,14 +297,6 @@ struct engine_stats {
 	uint32_t sealed;	/* both directions are sealed (engine_sealed) */
 	uint64_t sealed_msgs;	/* messages sealed */
 	uint64_t opened_msgs;	/* messages that arrived sealed and verified */
-};
-
-/* One stream's sending side (engine_stream_stats). */
-struct engine_stream_stats {
-	uint64_t queued;	/* committed, not yet written */
-	uint64_t unacked;	/* written, not yet reported consumed */
-	uint64_t wait_credit_ns;	/* time it waited for ring credit */
-	uint64_t wait_sq_ns;	/* time it was ready but not yet posted */
 };
 
 /* How a link's engine takes part in resumes (engine_set_resume). */
@@ -442,38 +421,6 @@ int engine_sealed(const struct engine *e);
  */
 void engine_connected(struct engine *e, const struct wire_hello *peer);
 
-/**
- * engine_on_recv(e, slot, buf, len):
- * A SEND of ${len} bytes arrived in receive slot ${slot}, whose bytes are
- * at ${buf}.  Returns 0, or -1 if it ended the link (see engine_error).
- */
-int engine_on_recv(struct engine *e, uint32_t slot, const uint8_t *buf,
-    uint32_t len);
-
-/**
- * engine_on_recv_imm(e, slot, imm, len):
- * An RDMA WRITE WITH IMMEDIATE of ${len} bytes, immediate ${imm} (host
- * order), completed receive slot ${slot}.  Returns 0 or -1 as above.
- */
-int engine_on_recv_imm(struct engine *e, uint32_t slot, uint32_t imm,
-    uint32_t len);
-
-/**
- * engine_on_recv_tag(e, slot, imm, buf, len):
- * A SEND WITH IMMEDIATE ${imm} (host order) of ${len} bytes, at ${buf},
- * completed receive slot ${slot}: on a sealed link, the tag of the data
- * WRITE ${imm} names, which landed before it.  Returns 0 or -1 as above.
- */
-int engine_on_recv_tag(struct engine *e, uint32_t slot, uint32_t imm,
-    const uint8_t *buf, uint32_t len);
-
-/**
- * engine_on_send_done(e, wr_id):
- * The signalled work request ${wr_id} completed successfully, and so did
- * every one posted before it.  Returns 0 or -1 as above.
- */
-int engine_on_send_done(struct engine *e, uint64_t wr_id);
-
 /* What ended a link. */
 enum engine_err {
 	ENGINE_ERR_NONE = 0,
@@ -509,115 +456,11 @@ enum engine_err engine_error_kind(const struct engine *e);
 const char *engine_err_name(enum engine_err kind);
 
 /**
- * engine_take_recvs(e, slots, max):
- * Store up to ${max} receive slot numbers to post into ${slots}; return
- * how many.
- */
-int engine_take_recvs(struct engine *e, uint32_t *slots, int max);
-
-/**
- * engine_take_wrs(e, wrs, max):
- * Store up to ${max} work requests to post, in order, into ${wrs}; return
- * how many.  Call again while it returns ${max}.
- */
-int engine_take_wrs(struct engine *e, struct engine_wr *wrs, int max);
-
-/**
  * engine_next_event(e, ev):
  * Store the next stream event into ${ev} and return 1, or return 0 if
  * there is none.
  */
 int engine_next_event(struct engine *e, struct engine_event *ev);
-
-/**
- * engine_open(e, tunnel, tx, rx, user):
- * Open a stream on tunnel ${tunnel} with send ring ${tx} and receive
- * ring ${rx} (power-of-two sizes, see ring_size_check); ${user} comes
- * back in its events.  Returns the stream id, or ENGINE_EINVAL,
- * ENGINE_ELIMIT or ENGINE_EDOWN.  Bytes may be committed to the send ring
- * at once; they flow after the OPENED event.
- */
-int engine_open(struct engine *e, const char *tunnel,
-    const struct engine_ring *tx, const struct engine_ring *rx, void *user);
-
-/**
- * engine_tunnel(e, id):
- * The tunnel name of stream ${id} (for an INCOMING stream, what the peer
- * asked for), or NULL if ${id} is not a live stream.
- */
-const char *engine_tunnel(const struct engine *e, uint32_t id);
-
-/**
- * engine_set_user(e, id, user):
- * Set INCOMING stream ${id}'s user pointer before it is accepted, so its
- * events (a RESET while the application decides) carry ${user}.  Returns
- * 0 or ENGINE_EINVAL.
- */
-int engine_set_user(struct engine *e, uint32_t id, void *user);
-
-/**
- * engine_accept(e, id, tx, rx, user):
- * Accept INCOMING stream ${id} with these rings.  Returns 0 or
- * ENGINE_EINVAL.
- */
-int engine_accept(struct engine *e, uint32_t id, const struct engine_ring *tx,
-    const struct engine_ring *rx, void *user);
-
-/**
- * engine_refuse(e, id, reason):
- * Refuse INCOMING stream ${id}; the id is gone when this returns.
- */
-int engine_refuse(struct engine *e, uint32_t id, uint16_t reason);
-
-/**
- * engine_tx_space(e, id, off):
- * Contiguous free bytes in stream ${id}'s send ring, starting at offset
- * ${*off}.  Zero when the ring is full (a WRITABLE event follows when space
- * frees up) or the stream can no longer send.
- */
-uint32_t engine_tx_space(struct engine *e, uint32_t id, uint32_t *off);
-
-/**
- * engine_tx_commit(e, id, n):
- * The application put ${n} bytes into the space engine_tx_space gave.
- */
-int engine_tx_commit(struct engine *e, uint32_t id, uint32_t n);
-
-/**
- * engine_rx_data(e, id, off):
- * Contiguous readable bytes in stream ${id}'s receive ring, starting at
- * offset ${*off}.
- */
-uint32_t engine_rx_data(struct engine *e, uint32_t id, uint32_t *off);
-
-/**
- * engine_rx_consume(e, id, n):
- * The application took ${n} bytes of what engine_rx_data gave.
- */
-int engine_rx_consume(struct engine *e, uint32_t id, uint32_t n);
-
-/**
- * engine_shutdown(e, id):
- * No more bytes will be committed; the peer sees end-of-stream after the
- * last one.  The other direction keeps flowing.
- */
-int engine_shutdown(struct engine *e, uint32_t id);
-
-/**
- * engine_close(e, id):
- * The application is done with stream ${id}.  If the peer's end-of-stream
- * was delivered, this is a graceful close (implying engine_shutdown: bytes
- * already committed are still delivered); otherwise it is a reset.  No
- * events but RELEASED follow.
- */
-int engine_close(struct engine *e, uint32_t id);
-
-/**
- * engine_reset(e, id, reason):
- * Abort stream ${id}: unsent bytes are dropped and the peer sees RESET
- * with ${reason}.  No events but RELEASED follow.
- */
-int engine_reset(struct engine *e, uint32_t id, uint16_t reason);
 
 /**
  * engine_keepalive(e):
@@ -657,14 +500,6 @@ uint32_t engine_active(const struct engine *e);
 void engine_stats(const struct engine *e, struct engine_stats *st);
 
 /**
- * engine_stream_stats(e, id, st):
- * Copy stream ${id}'s sending figures into ${st}, the wait it is in now
- * included.  Returns 0, or -1 if ${id} is not a live stream.
- */
-int engine_stream_stats(const struct engine *e, uint32_t id,
-    struct engine_stream_stats *st);
-
-/**
  * engine_clock(e, now):
  * The embedder's monotonic clock reads ${now} nanoseconds (never 0).
  * Call it once per turn, before the turn's inputs: the send window
@@ -672,15 +507,6 @@ int engine_stream_stats(const struct engine *e, uint32_t id,
  * Without it waits read 0 and the window learns from completions alone.
  */
 void engine_clock(struct engine *e, uint64_t now);
-
-/**
- * engine_set_weight(e, id, weight):
- * Stream ${id} gets ${weight} (1 to ENGINE_WEIGHT_MAX; 1 when opened)
- * times the bytes of a weight-1 stream each round of the scheduler.
- * Returns 0 or ENGINE_EINVAL.
- */
-#define ENGINE_WEIGHT_MAX	16
-int engine_set_weight(struct engine *e, uint32_t id, uint32_t weight);
 
 /**
  * engine_data_busy(e):
@@ -699,18 +525,6 @@ int engine_data_busy(struct engine *e);
 void engine_window_share(struct engine *e, uint32_t permille);
 
 /**
- * engine_stream_flags_str(e, id, buf, size):
- * Write stream ${id}'s state and flags into ${buf} of ${size} bytes, for
- * debug logs and test failures: the state, then its flags joined by '|'
- * ("OPEN APP_SHUT|SHUT_SENT|PEER_MAPPED|HAS_RINGS"), "?" if ${id} is no
- * slot of ${e}.  The names are the engine's own (lib/engine.c); a buffer
- * of ENGINE_FLAGS_STR_LEN bytes holds any of them whole.  Returns ${buf}.
- */
-#define ENGINE_FLAGS_STR_LEN	192
-const char *engine_stream_flags_str(const struct engine *e, uint32_t id,
-    char *buf, size_t size);
-
-/**
  * engine_set_resume(e, r):
  * How ${e} adopts streams of failed engines (the structure is copied).
  */
@@ -721,23 +535,6 @@ void engine_set_resume(struct engine *e, const struct engine_resume *r);
  * True once connected if both sides offered resume.
  */
 int engine_can_resume(const struct engine *e);
-
-/**
- * engine_set_origin(e, id, origin):
- * Tell the peer, in an ORIGIN record before stream ${id}'s OPEN, who
- * opened it (copied).  Sent only on a version-3 link (engine_can_origin);
- * call right after engine_open.  Returns 0 or ENGINE_EINVAL.
- */
-int engine_set_origin(struct engine *e, uint32_t id,
-    const struct wire_origin *origin);
-
-/**
- * engine_origin(e, id):
- * Stream ${id}'s origin: for a stream the peer opened, what its ORIGIN
- * said; for one opened here, what engine_set_origin gave.  NULL if none
- * (or it said nothing: WIRE_FAM_UNSPEC).
- */
-const struct wire_origin *engine_origin(const struct engine *e, uint32_t id);
 
 /**
  * engine_version(e):
@@ -777,27 +574,6 @@ int engine_can_resize(const struct engine *e);
 int engine_resume_settled(const struct engine *e);
 
 /**
- * engine_ring_limits(e, id, tx_max, rx_max):
- * Let stream ${id}'s rings grow with its traffic, the send ring up to
- * ${tx_max} and the receive ring up to ${rx_max} bytes (powers of two),
- * and shrink back to the sizes it was opened or accepted with once it is
- * idle (engine_trim).  Call right after engine_open or engine_accept, on
- * a link where engine_can_resize is true.  Returns 0 or ENGINE_EINVAL.
- *
- * A receive ring grows when the peer used all the credit it had twice
- * over since the last resize (the ring, not the reader, held it back);
- * a send ring grows when the application found it full twice over while
- * the peer's ring had room.  Each growth doubles the ring; engine_mem's
- * alloc may refuse it (counted in ring_refused).  A receive ring changes
- * in two steps: this side announces the new ring (RING), the peer says
- * from which byte on it writes there (RING_AT), and the old ring goes once
- * the application read its last byte.  A send ring changes at once; the
- * old one goes when its last WRITE completed.
- */
-int engine_ring_limits(struct engine *e, uint32_t id, uint32_t tx_max,
-    uint32_t rx_max);
-
-/**
  * engine_trim(e):
  * Shrink the rings of streams that carried no byte since the previous
  * call and hold none, back to the sizes they started with.  Call it
@@ -818,39 +594,6 @@ void engine_trim(struct engine *e);
  */
 #define ENGINE_RING_AT_TICKS	3
 void engine_tick(struct engine *e);
-
-/**
- * engine_tx_base(e, id), engine_rx_base(e, id):
- * The address the offset engine_tx_space (engine_rx_data) just gave is
- * relative to: the ring the application writes (reads) now.  0 if ${id}
- * is not a live stream.
- */
-uint64_t engine_tx_base(const struct engine *e, uint32_t id);
-uint64_t engine_rx_base(const struct engine *e, uint32_t id);
-
-/**
- * engine_rings(e, id, tx, rx):
- * Stream ${id}'s current send and receive rings (the ones new bytes go
- * into); -1 if it is not a live stream.
- */
-int engine_rings(const struct engine *e, uint32_t id, struct engine_ring *tx,
-    struct engine_ring *rx);
-
-/**
- * engine_keep(e, id):
- * Keep stream ${id}'s bytes until the peer consumed them, so it can be
- * suspended and resumed.  Call right after engine_open or engine_accept.
- * It takes effect if the link can resume and the send ring is at least a
- * quarter of the peer's receive ring (see engine_kept).  Returns 0 or
- * ENGINE_EINVAL.
- */
-int engine_keep(struct engine *e, uint32_t id);
-
-/**
- * engine_kept(e, id):
- * True if stream ${id} keeps its bytes (engine_keep took effect).
- */
-int engine_kept(const struct engine *e, uint32_t id);
 
 /**
  * engine_suspended(e):
@@ -900,13 +643,5 @@ int engine_resume_confirmed(const struct engine *e);
  * (unless closed) and RELEASED.
  */
 void engine_abandon(struct engine *e, uint16_t reason);
-
-/**
- * engine_abandon_stream(e, id, reason):
- * Give up failed engine ${e}'s suspended stream ${id} alone, as
- * engine_abandon does.  Returns 0, or ENGINE_EINVAL if it is not a
- * suspended stream of ${e}.
- */
-int engine_abandon_stream(struct engine *e, uint32_t id, uint16_t reason);
 
 #endif /* !ENGINE_H */

@@ -15,6 +15,7 @@
 #include <rdma/rdma_cma.h>
 
 #include "engine.h"
+#include "engine_io.h"
 #include "verbs.h"
 #include "verbs_int.h"
 #include "wire.h"

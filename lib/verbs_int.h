@@ -36,6 +36,7 @@
 #include <rdma/rdma_cma.h>
 
 #include "engine.h"
+#include "engine_io.h"
 #include "hca.h"
 #include "wire.h"
 

@@ -12,7 +12,7 @@ level() {
 	case $1 in
 	config) echo 0 ;;
 	addr | ring | wire | seal | window | idq | timerq | secmem | budget | noise | ident | http | procstat) echo 1 ;;
-	engine | admit | render | tables | ctlcmd | log | cfg | cfghint | conf | conffile | confaddr | confpeer | auth | hca | proxy) echo 2 ;;
+	engine | engine_stream | engine_io | admit | render | tables | ctlcmd | log | cfg | cfghint | conf | conffile | confaddr | confpeer | auth | hca | proxy) echo 2 ;;
 	verbs | verbs_int | verbs_cm | verbs_link | verbs_data | verbs_mem | verbs_listen | verbs_event | loop) echo 3 ;;
 	sock | resolve | notify | dial | prio | confread) echo 4 ;;
 	rsd) echo 5 ;;
@@ -95,5 +95,12 @@ private link_int.h "the link rooms" \
 # verbs_int.h (the objects behind verbs.h's types) is the verbs files'
 # own: everyone else knows them through verbs.h.
 private verbs_int.h "the verbs files" 'lib/verbs(_[a-z]+)?\.c'
+# engine.h's audiences: the stream calls are the bridge's (and those of
+# the link rooms that take or refuse a stream); the work requests and
+# completions are the transport's.
+private engine_stream.h "the engine and the rooms that use streams" \
+    'lib/engine\.c|daemon/(bridge|link|resume|tunnel)\.c|daemon/bridge\.h'
+private engine_io.h "the engine and the verbs files" \
+    'lib/engine\.c|lib/verbs(_[a-z]+)?\.[ch]'
 echo "1..$n"
 exit $fail

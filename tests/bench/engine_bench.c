@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "engine_stream.h"
 #include "fabric.h"
 
 #define RING	(256u << 10)

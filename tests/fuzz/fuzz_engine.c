@@ -67,6 +67,8 @@
 #include <sodium.h>
 
 #include "engine.h"
+#include "engine_io.h"
+#include "engine_stream.h"
 #include "seal.h"
 #include "wire.h"
 

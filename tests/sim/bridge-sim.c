@@ -39,6 +39,7 @@
 #include "budget.h"
 #include "conf.h"
 #include "engine.h"
+#include "engine_stream.h"
 #include "fabric.h"
 #include "link.h"
 #include "log.h"

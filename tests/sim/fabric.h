@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include "engine.h"
+#include "engine_io.h"
 #include "seal.h"
 
 struct fab_wr {

@@ -71,6 +71,8 @@
 #include <sodium.h>
 
 #include "engine.h"
+#include "engine_io.h"
+#include "engine_stream.h"
 #include "fabric.h"
 #include "ring.h"
 #include "seal.h"

@@ -11,6 +11,7 @@
 #include "cm.h"
 #include "conf.h"
 #include "engine.h"
+#include "engine_stream.h"
 #include "fabric.h"
 #include "link.h"
 #include "loop.h"

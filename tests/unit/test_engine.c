@@ -11,6 +11,8 @@
 #include <sodium.h>
 
 #include "engine.h"
+#include "engine_io.h"
+#include "engine_stream.h"
 #include "noise.h"
 #include "seal.h"
 #include "fabric.h"
