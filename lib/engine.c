@@ -187,6 +187,7 @@ struct engine {
 	struct engine_conf conf;
 	int up;
 	int failed;
+	int fail_due;	/* failed, but not yet finished (fail_finish) */
 	enum engine_err err_kind;
 	char err[200];
 
@@ -303,7 +304,6 @@ static int fail(struct engine *, enum engine_err, const char *, ...)
 static int violation(struct engine *, const char *, ...)
     __attribute__((format(printf, 2, 3)));
 static void event(struct engine *, uint32_t, uint32_t);
-static void suspend(struct engine *, uint32_t);
 static int suspendable(const struct stream *, enum engine_err);
 static int rec_resume(struct engine *, const struct wire_rec *);
 static int rec_resume_stream(struct engine *, const struct wire_rec *);
@@ -567,6 +567,12 @@ qpop(struct engine *e, int which)
 
 /* ---------------------------------------------------------------- helpers */
 
+/*
+ * The link failed: record why and of which ${kind}, once.  fail() only
+ * records; the public entry points finish a failure (fail_finish) before
+ * they return to the embedder, so this layer never calls up into sealing
+ * and resume.  Its callers return at once, changing nothing more.
+ */
 static int
 fail(struct engine *e, enum engine_err kind, const char *fmt, ...)
 {
@@ -578,32 +584,9 @@ fail(struct engine *e, enum engine_err kind, const char *fmt, ...)
 	vsnprintf(e->err, sizeof(e->err), fmt, ap);
 	va_end(ap);
 	e->failed = 1;
+	e->fail_due = 1;
 	e->err_kind = kind;
 	e->up = 0;
-	seal_restore_outstanding(e, kind);
-	/*
-	 * Every live stream ends, its peer gone with the link; but a kept
-	 * stream waits in this engine for a resume on a new link, if the
-	 * transport (not the peer's conduct) failed.
-	 */
-	for (uint32_t id = 0; id < e->used; id++) {
-		struct stream *s = &e->s[id];
-
-		if (s->state == S_FREE || s->state == S_DEAD)
-			continue;
-		if (suspendable(s, kind)) {
-			suspend(e, id);
-			continue;
-		}
-		s->flags &= (uint16_t)~(F_SUSP | F_RESUMING);
-		if (!(s->flags & F_APP_CLOSED)) {
-			s->ev |= ENGINE_EV_RESET;
-			s->ev_reason = WIRE_REASON_RESET;
-		}
-		s->state = S_DEAD;
-		s->ev |= ENGINE_EV_RELEASED;
-		qpush(e, Q_EV, id);
-	}
 	return (-1);
 }
 
@@ -1623,8 +1606,56 @@ auth_agree(struct engine *e, const struct wire_hello *peer)
 	return (hs_took(e, rc, why, outlen));
 }
 
-void
-engine_connected(struct engine *e, const struct wire_hello *peer)
+/*
+ * Finish the failure fail() recorded, if one is due.  fail() only records;
+ * every public entry point that can reach it (engine_connected,
+ * engine_fail, engine_on_recv, engine_on_recv_imm, engine_on_recv_tag,
+ * engine_on_send_done, engine_tick) calls this before it returns to the
+ * embedder, which thus never sees a failed engine whose streams still
+ * look alive.
+ */
+static void
+fail_finish(struct engine *e)
+{
+	struct stream *s;
+	uint32_t id;
+
+	if (!e->fail_due)
+		return;
+	e->fail_due = 0;
+	seal_restore_outstanding(e, e->err_kind);
+	/*
+	 * Every live stream ends, its peer gone with the link; but a kept
+	 * stream waits in this engine for a resume on a new link, if the
+	 * transport (not the peer's conduct) failed.
+	 */
+	for (id = 0; id < e->used; id++) {
+		s = &e->s[id];
+		if (s->state == S_FREE || s->state == S_DEAD)
+			continue;
+		if (suspendable(s, e->err_kind)) {
+			suspend(e, id);
+			continue;
+		}
+		s->flags &= (uint16_t)~(F_SUSP | F_RESUMING);
+		if (!(s->flags & F_APP_CLOSED)) {
+			s->ev |= ENGINE_EV_RESET;
+			s->ev_reason = WIRE_REASON_RESET;
+		}
+		s->state = S_DEAD;
+		s->ev |= ENGINE_EV_RELEASED;
+		qpush(e, Q_EV, id);
+	}
+}
+
+/*
+ * engine_connected and the engine_on_recv family reach fail() deep in
+ * helpers and return from many places: each keeps its body in a static
+ * function named without engine_, and the public one finishes a failure
+ * after it.
+ */
+static void
+connected(struct engine *e, const struct wire_hello *peer)
 {
 
 	if (e->failed)
@@ -1648,10 +1679,19 @@ engine_connected(struct engine *e, const struct wire_hello *peer)
 }
 
 void
+engine_connected(struct engine *e, const struct wire_hello *peer)
+{
+
+	connected(e, peer);
+	fail_finish(e);
+}
+
+void
 engine_fail(struct engine *e, enum engine_err kind, const char *why)
 {
 
 	fail(e, kind, "%s", why);
+	fail_finish(e);
 }
 
 enum engine_err
@@ -1763,9 +1803,8 @@ data_in(struct engine *e, uint32_t imm, uint32_t len, const uint8_t *tag)
 	return (0);
 }
 
-int
-engine_on_recv_imm(struct engine *e, uint32_t slot, uint32_t imm,
-    uint32_t len)
+static int
+on_recv_imm(struct engine *e, uint32_t slot, uint32_t imm, uint32_t len)
 {
 
 	if (recv_slot(e, slot))
@@ -1775,8 +1814,8 @@ engine_on_recv_imm(struct engine *e, uint32_t slot, uint32_t imm,
 	return (data_in(e, imm, len, NULL));
 }
 
-int
-engine_on_recv_tag(struct engine *e, uint32_t slot, uint32_t imm,
+static int
+on_recv_tag(struct engine *e, uint32_t slot, uint32_t imm,
     const uint8_t *buf, uint32_t len)
 {
 
@@ -1786,6 +1825,26 @@ engine_on_recv_tag(struct engine *e, uint32_t slot, uint32_t imm,
 		return (violation(e, "a %u-byte tag on a link that %s",
 		    (unsigned)len, e->seal.rx ? "seals" : "does not seal"));
 	return (data_in(e, imm, 0, buf));
+}
+
+int
+engine_on_recv_imm(struct engine *e, uint32_t slot, uint32_t imm,
+    uint32_t len)
+{
+	int rc = on_recv_imm(e, slot, imm, len);
+
+	fail_finish(e);
+	return (rc);
+}
+
+int
+engine_on_recv_tag(struct engine *e, uint32_t slot, uint32_t imm,
+    const uint8_t *buf, uint32_t len)
+{
+	int rc = on_recv_tag(e, slot, imm, buf, len);
+
+	fail_finish(e);
+	return (rc);
 }
 
 static int
@@ -2159,9 +2218,8 @@ rec_allowed(struct engine *e, const struct wire_rec *r, uint32_t origin_for)
 	return (rec_version(e, r));
 }
 
-int
-engine_on_recv(struct engine *e, uint32_t slot, const uint8_t *buf,
-    uint32_t len)
+static int
+on_recv(struct engine *e, uint32_t slot, const uint8_t *buf, uint32_t len)
 {
 	struct wire_rec r;
 	struct wire_origin origin;
@@ -2206,6 +2264,16 @@ engine_on_recv(struct engine *e, uint32_t slot, const uint8_t *buf,
 }
 
 int
+engine_on_recv(struct engine *e, uint32_t slot, const uint8_t *buf,
+    uint32_t len)
+{
+	int rc = on_recv(e, slot, buf, len);
+
+	fail_finish(e);
+	return (rc);
+}
+
+int
 engine_on_send_done(struct engine *e, uint64_t wr_id)
 {
 	struct wrinfo *w;
@@ -2213,9 +2281,12 @@ engine_on_send_done(struct engine *e, uint64_t wr_id)
 
 	if (e->failed)
 		return (-1);
-	if (wr_id < e->seq_done || wr_id >= e->seq)
-		return (fail(e, ENGINE_ERR_TRANSPORT, "completion for unknown work request %llu",
-		    (unsigned long long)wr_id));
+	if (wr_id < e->seq_done || wr_id >= e->seq) {
+		fail(e, ENGINE_ERR_TRANSPORT, "completion for unknown work "
+		    "request %llu", (unsigned long long)wr_id);
+		fail_finish(e);
+		return (-1);
+	}
 	for (; e->seq_done <= wr_id; e->seq_done++) {
 		w = &e->wri[e->seq_done % e->conf.sq_size];
 		window_done(&e->win, w->bytes);
@@ -3732,9 +3803,10 @@ engine_tick(struct engine *e)
 			fail(e, ENGINE_ERR_PROTOCOL, "no RING_AT for stream %u: "
 			    "the peer left its RING unanswered for %d ticks",
 			    (unsigned)id, ENGINE_RING_AT_TICKS);
-			return;
+			break;
 		}
 	}
+	fail_finish(e);
 }
 
 uint64_t
