@@ -12,6 +12,7 @@ level() {
 	case $1 in
 	config) echo 0 ;;
 	addr | ring | wire | seal | window | idq | timerq | secmem | budget | noise | ident | http | procstat) echo 1 ;;
+	engine_int | engine_core | engine_seal | engine_auth | engine_sched | engine_resize | engine_resume | engine_recv | engine_send) echo 2 ;;
 	engine | engine_stream | engine_io | admit | render | tables | ctlcmd | log | cfg | cfghint | conf | conffile | confaddr | confpeer | auth | hca | proxy) echo 2 ;;
 	verbs | verbs_int | verbs_cm | verbs_link | verbs_data | verbs_mem | verbs_listen | verbs_event | loop) echo 3 ;;
 	sock | resolve | notify | dial | prio | confread) echo 4 ;;
@@ -99,8 +100,12 @@ private verbs_int.h "the verbs files" 'lib/verbs(_[a-z]+)?\.c'
 # the link rooms that take or refuse a stream); the work requests and
 # completions are the transport's.
 private engine_stream.h "the engine and the rooms that use streams" \
-    'lib/engine\.c|daemon/(bridge|link|resume|tunnel)\.c|daemon/bridge\.h'
+    'lib/engine(_[a-z]+)?\.c|daemon/(bridge|link|resume|tunnel)\.c|daemon/bridge\.h'
 private engine_io.h "the engine and the verbs files" \
-    'lib/engine\.c|lib/verbs(_[a-z]+)?\.[ch]'
+    'lib/engine(_[a-z]+)?\.c|lib/verbs(_[a-z]+)?\.[ch]'
+# engine_int.h (struct engine, struct stream, the layers' shared calls) is
+# the engine files' own: everyone else knows the engine through its three
+# public headers.
+private engine_int.h "the engine's files" 'lib/engine(_[a-z]+)?\.c'
 echo "1..$n"
 exit $fail

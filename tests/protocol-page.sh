@@ -11,7 +11,7 @@
 # else 1, and must be the one the code enforces where it says so
 # (wire_hello_decode's "version < N && (h->flags & FLAG)", FLAG a flag or
 # a #define that ors flags together; for record types, the VERSION of
-# wire.c's record table, which engine.c's rec_version must hold every type
+# wire.c's record table, which the engine's rec_version must hold every type
 # to: "if (e->ver_link < v)" with v from wire_rec_version), and every hello
 # flag of version 2 or later must be refused there below its version; the
 # size of each type (the table's HDR + BODY, and VAR 1 for a variable part
@@ -294,7 +294,7 @@ defcont != "" {
 	defcont = ""
 	next
 }
-file !~ /(\.7|engine\.c)$/ && /^#define[ \t]+[A-Za-z_][A-Za-z0-9_]*[ \t]/ {
+file !~ /(\.7|engine(_recv)?\.c)$/ && /^#define[ \t]+[A-Za-z_][A-Za-z0-9_]*[ \t]/ {
 	if (sub(/\\$/, "", $0)) {
 		defcont = $0
 		next
@@ -392,13 +392,13 @@ file ~ /engine\.c$/ &&
 		perr("lib/engine.c:" FNR ": " can " asks for " w[5] " here, " w[9] " there")
 	next
 }
-file ~ /engine\.c$/ && /^[a-z_0-9]+\(/ {
+file ~ /engine(_recv)?\.c$/ && /^[a-z_0-9]+\(/ {
 	fn = $0
 	sub(/\(.*/, "", fn)
 	labels = ""
 	next
 }
-file ~ /engine\.c$/ && fn == "rec_version" {
+file ~ /engine_recv\.c$/ && fn == "rec_version" {
 	# It holds each record type to the table's version.
 	if ($0 ~ /wire_rec_version\(r->type\)/)
 		table_ver_read = 1
@@ -415,7 +415,7 @@ file ~ /engine\.c$/ && fn == "rec_version" {
 			ngate++
 			gate_name[ngate] = ls[i]
 			gate_can[ngate] = can
-			gate_where[ngate] = "lib/engine.c:" FNR
+			gate_where[ngate] = "lib/engine_recv.c:" FNR
 		}
 	}
 	labels = ""
@@ -959,7 +959,7 @@ END {
 		if (!(enum_m["wire_type", k] in size_e))
 			perr("lib/wire.c: the record table has no row for " enum_m["wire_type", k])
 	if (!table_ver_read || !table_ver_held)
-		perr("lib/engine.c: rec_version does not hold records to wire_rec_version (\"if (e->ver_link < v)\")")
+		perr("lib/engine_recv.c: rec_version does not hold records to wire_rec_version (\"if (e->ver_link < v)\")")
 	tap(errors == "", "lib/wire.h, lib/wire.c and the page can be read", errors)
 
 	# The versions of lib/wire.h are the code's.
@@ -1154,4 +1154,4 @@ END {
 }
 EOF
 ${AWK:-awk} -f "$prog" lib/wire.h lib/ring.h lib/engine.h lib/seal.h \
-    lib/wire.c lib/engine.c man/rstreamd-protocol.7
+    lib/wire.c lib/engine.c lib/engine_recv.c man/rstreamd-protocol.7

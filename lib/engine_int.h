@@ -1,0 +1,460 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * engine_int: the engine files' own header (nothing else includes it): a
+ * stream, a link's engine, and what the files share.  Everyone else knows
+ * the engine through engine.h, engine_stream.h and engine_io.h.  A file
+ * includes engine.h before this one: this header does not include it,
+ * since tests/layers.sh sees engine.c and engine.h as one module and
+ * would see engine.c -> engine_int.h -> engine.h as a loop.
+ *
+ * The files, in layers, lowest first.  A file calls only its own layer
+ * and those below it, and no two files call each other in a loop:
+ *
+ *   0  engine_core.c    slots, queues, events, fail(), small helpers
+ *   1  engine_seal.c    sealing what goes, opening what comes
+ *      engine_auth.c    the key proof, the identity handshake
+ *      engine_sched.c   which stream writes next; the send window, waits
+ *   2  engine_resize.c  rings grown and shrunk
+ *      engine_resume.c  suspended streams and their resume
+ *   3  engine_recv.c    input: completions and what they carry
+ *      engine_send.c    output: SENDs of records, work requests
+ *   4  engine_stream.c  the application's calls (engine_stream.h)
+ *      engine.c         the link's life: setup, hello, stats, tick
+ */
+#ifndef ENGINE_INT_H
+#define ENGINE_INT_H
+
+#include <stdint.h>
+
+#include "idq.h"
+#include "wire.h"
+
+/* Its types are engine.h's and engine_io.h's: included first. */
+struct engine_wr;
+
+/* Stream slot states (engine_stream_flags_str names them). */
+enum {
+	S_FREE = 0,
+	S_OPENING,	/* we sent OPEN, waiting for OPEN_OK or REFUSE */
+	S_INCOMING,	/* peer sent OPEN, application has not decided */
+	S_OPEN,		/* rings known on both sides */
+	S_DEAD		/* finished; slot freed when RELEASED is delivered */
+};
+
+/*
+ * Stream flags.  A flag exists only as a line of this list, which gives
+ * it its bit (its place) and the name engine_stream_flags_str prints, so
+ * none goes unnamed.
+ */
+#define STREAM_FLAGS(X)							\
+	X(APP_SHUT)	/* application shut its sending side */		\
+	X(SHUT_SENT)	/* SHUTDOWN encoded */				\
+	X(PEER_SHUT)	/* SHUTDOWN received */				\
+	X(EOF_DONE)	/* EOF event queued */				\
+	X(TERM_SENT)	/* CLOSE or RESET encoded */			\
+	X(TERM_RECV)	/* CLOSE or RESET received */			\
+	X(APP_CLOSED)	/* application closed: only RELEASED now */	\
+	X(RESET)	/* stream aborted (either side) */		\
+	X(ABORT)	/* closed while OPENING: reset once open */	\
+	X(WANT_WR)	/* application saw a full send ring */		\
+	X(PEER_MAPPED)	/* peer id bit set in peer_ids */		\
+	X(HAS_RINGS)	/* application gave rings (needs RELEASED) */	\
+	X(KEEP_WANT)	/* engine_keep: keep bytes, suspend if it can */ \
+	X(KEEP)		/* bytes kept until consumed: resumable */	\
+	X(SUSP)		/* suspended in a failed engine */		\
+	X(RESUMING)	/* adopted; the resume exchange is under way */
+
+#define F_BIT_(name)	FB_##name,
+enum { STREAM_FLAGS(F_BIT_) F_COUNT };
+#define F_MASK_(name)	F_##name = 1 << FB_##name,
+enum { STREAM_FLAGS(F_MASK_) };
+
+/* Pending control records for a stream, in the order they are encoded. */
+#define C_OPEN		0x01
+#define C_OPEN_OK	0x02
+#define C_CREDIT	0x04
+#define C_SHUTDOWN	0x08
+#define C_RESET	0x10
+#define C_CLOSE	0x20
+#define C_RESUME	0x40	/* our RESUME_STREAM (request or answer) */
+#define C_ORIGIN	0x80	/* an ORIGIN goes before the OPEN */
+
+#define NIL	UINT32_MAX
+
+/* CREDIT cursors a stream remembers for its growth signal (rx_grow). */
+#define REPS		8
+
+/* Pending ring resize records for a stream (version 4). */
+#define RS_RING		0x01	/* our RING: the receive ring rx.next */
+#define RS_RING_AT	0x02	/* our RING_AT: we write to tx.peer_next */
+
+/* The queues a stream can wait in: control records, data, events. */
+enum { Q_CTRL, Q_TX, Q_EV, Q_N };
+
+/*
+ * A stream's send direction.  Cursors count bytes since it opened: the
+ * application put them in the ring (app), we wrote them (sent), their
+ * WRITEs completed (done), the peer consumed them (peer).  Resizing
+ * (version 4; sizes 0 mean none): the ring before the last resize keeps
+ * the bytes below switch_at until their WRITEs completed; the peer's
+ * announced ring is used once our RING_AT is encoded.
+ */
+struct tx_dir {
+	struct engine_ring ring, old;
+	struct wire_ring peer_ring;	/* where our WRITEs land */
+	struct wire_ring peer_next;	/* the peer's announced ring */
+	uint64_t app, sent, done, peer;
+	uint64_t sig;		/* end of our last signalled WRITE */
+	uint32_t wr_out;	/* WRITEs outstanding that read the ring */
+	uint64_t switch_at;
+	uint32_t min, max;	/* 0: fixed */
+	uint64_t mark;		/* the cursor at the last resize */
+	uint64_t seen;		/* the cursor at the last engine_trim */
+};
+
+/*
+ * A stream's receive direction: bytes arrived (tail), the application
+ * took them (cons), we reported them to the peer (rep), the peer's last
+ * (final).  Resizing: our announced ring (next), and the one before the
+ * switch (old), which holds the bytes below switch_at until the
+ * application read them.
+ */
+struct rx_dir {
+	struct engine_ring ring, old, next;
+	uint64_t tail, cons, rep, final;
+	uint64_t switch_at;
+	uint32_t min, max;	/* 0: fixed */
+	uint64_t mark;		/* the cursor at the last resize */
+	uint64_t reps[REPS];	/* the last CREDIT cursors sent (0 at first) */
+	uint8_t rep_n;
+	uint64_t seen;		/* the cursor at the last engine_trim */
+};
+
+struct stream {
+	uint8_t state;
+	uint8_t ctrl;		/* C_* pending */
+	uint8_t in[Q_N];	/* queued in q[i] */
+	uint16_t flags;
+	uint16_t reason;	/* RESET/REFUSE reason to send */
+	uint16_t ev_reason;	/* reason to report with REFUSED/RESET */
+	uint32_t ev;		/* ENGINE_EV_* pending */
+	uint32_t peer_id;
+	uint32_t next[Q_N];	/* successor in q[i] */
+	uint32_t next_free;
+	void *user;
+	struct tx_dir tx;
+	struct rx_dir rx;
+	char name[WIRE_NAME_MAX + 1];
+	/* Opener: the ORIGIN to send; acceptor: the one that came (or none). */
+	struct wire_origin origin;
+	uint8_t rs;		/* RS_* pending (resizing) */
+	uint8_t ring_ticks;	/* engine_tick calls since our RING went out */
+	/* Scheduling: bytes left of this round's quantum, weight; waits. */
+	uint32_t deficit;
+	uint8_t backlogged;	/* used a whole quantum since it last had
+				   nothing to send (tx_queue) */
+	uint8_t weight;		/* 0 reads as 1 */
+	uint8_t wait;		/* W_* it is in since wait_at */
+	uint64_t wait_at, wait_credit, wait_sq;
+};
+
+_Static_assert(F_COUNT <= 8 * sizeof(((struct stream *)0)->flags),
+    "struct stream's flags has a bit for every flag");
+
+/* A FIFO of stream ids threaded through one of the next_* fields. */
+struct queue {
+	uint32_t head, tail;
+};
+
+/* What a stream with bytes to send is waiting for (wait_update). */
+enum { W_NONE, W_CREDIT, W_SQ };
+
+/* What an outstanding send WR was, to release ring space on completion. */
+struct wrinfo {
+	uint32_t stream;	/* NIL for SENDs */
+	uint32_t bytes;		/* data bytes (0 for SENDs) */
+	uint64_t end;		/* tx cursor after this WRITE */
+	uint8_t signaled;
+	struct window_mark mark;	/* if signaled */
+	/* A sealed WRITE: what seal_restore needs (its tag is in the slot). */
+	uint8_t sealed;
+	uint32_t imm;
+	uint64_t addr;		/* its bytes in the send ring */
+	uint64_t seal_n;	/* its message number */
+};
+
+struct engine {
+	struct engine_conf conf;
+	int up;
+	int failed;
+	int fail_due;	/* failed, but not yet finished (fail_finish) */
+	enum engine_err err_kind;
+	char err[200];
+
+	struct stream *s;
+	uint32_t free_head;
+	/*
+	 * Slots ever handed out are below ${used}; those above have never
+	 * been touched, so a link sized for 16384 streams that carries ten
+	 * costs the memory of ten (calloc's pages stay unmapped).
+	 */
+	uint32_t used;
+
+	struct queue q[Q_N];
+
+	/* Message credits: receives the peer posted / SENDs+WRITEs we did. */
+	uint64_t peer_posted, msgs_sent;
+	uint32_t peer_rq;
+	/* Our receives: handed out for posting, reported, completed. */
+	uint64_t recv_posted, recv_reported, recv_done;
+	struct idq repost;	/* slots to post, rq_size entries */
+	uint32_t msg_credit_threshold;
+
+	/* Send queue: next sequence number, oldest not yet completed. */
+	uint64_t seq, seq_done, last_signaled;
+	struct wrinfo *wri;	/* sq_size entries, by seq % sq_size */
+	uint32_t signal_every;
+	struct window win;	/* data bytes outstanding, and their bound */
+	uint64_t busy_mark;	/* bytes_tx at the last engine_data_busy */
+
+	/* Refusals to send: (peer id << 16 | reason), and ids in use. */
+	struct idq refusals;	/* WIRE_STREAMS_MAX entries */
+	uint8_t *peer_ids;	/* bitmap of the peer's ids mapped to ours */
+
+	/* Authentication: asked for, our proof to send, peer's checked. */
+	int auth;
+	struct engine_auth a;
+	int auth_send;
+	int peer_ok;
+	/* The identity handshake (both hellos said IDENTITY): our next
+	 * message, and the responder's silence between its message 2 and
+	 * the initiator's message 3 (see send_hs). */
+	struct {
+		int on;
+		uint8_t out[WIRE_HS_MAX];
+		size_t out_len;
+		int hold;
+		int seal_after;	/* seal from the SEND after this one */
+	} hs;
+
+	/* The hello's version: at most ver_cap; what this side said; what
+	 * the link speaks once connected (the older hello's). */
+	uint8_t ver_cap, ver_said, ver_link;
+	/* ORIGIN records (version 3): both hellos said 3. */
+	int can_origin;
+	/* Ring resizes (version 4, no resume): both said 4; memory for it. */
+	int can_resize;
+	struct engine_mem mem;
+
+	/* Resume (version 2): both sides can; what this link did of it. */
+	int can_resume;
+	struct engine_resume r;
+	int opened_any;		/* the peer opened a stream on this link */
+	/* Version 5: the responder proves the secret too (RESUME_PROOF). */
+	int can_res_proof;
+	struct {
+		int hdr;	/* client: RESUME header to send */
+		int sent;	/* client: this link offered a resume */
+		int denied;	/* client: the peer refused it */
+		int proven;	/* client: the peer proved the secret (or,
+				   below version 5, need not) */
+		int naming;	/* client: RESUME_STREAMs from stream name
+				   on go out before any OPEN */
+		uint32_t name;
+		uint32_t wait;	/* client: answers still expected */
+		int seen;	/* server: the peer offered a resume */
+		int refused;	/* server: ... and we refused it */
+		int deny;	/* server: RESUME_DENIED to send */
+		uint16_t reason;
+		uint32_t left;	/* server: RESUME_STREAMs still to come */
+		int prove;	/* server: our RESUME_PROOF to send */
+		int proof_sent;	/* server: ... and it went */
+		uint8_t token[WIRE_NONCE_LEN];
+		uint8_t proof[WIRE_AUTH_LEN];	/* ours: RESUME or
+						   RESUME_PROOF */
+		uint16_t count;	/* RESUME_STREAMs of the RESUME */
+		struct idq gone;	/* server: GONE answers, (peer id << 16
+					   | id) */
+	} res;
+
+	/* Sealing: the embedder's AEAD; sealing what goes, opening what
+	 * comes. */
+	struct {
+		int on;
+		struct engine_seal ops;
+		int tx, rx;
+		int tag_due;	/* the last WRITE's tag goes next */
+		uint32_t tag_imm;	/* ... with this immediate */
+	} seal;
+
+	/* Control records that are not a stream's. */
+	struct {
+		int keepalive;	/* a KEEPALIVE to send */
+		int goaway;	/* a GOAWAY to send, with goaway_reason */
+		uint16_t goaway_reason;
+		int goaway_sent;
+		int peer_goaway;	/* the peer sent its GOAWAY */
+	} ctl;
+
+	struct engine_stats st;
+};
+
+/* ---- engine_core.c */
+
+/* The link failed: record why, of which kind, once; returns -1. */
+int fail(struct engine *, enum engine_err, const char *, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The peer broke the protocol: fail with "protocol violation: ". */
+int violation(struct engine *, const char *, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Queue stream ${id} last in q[which], unless it is there. */
+void qpush(struct engine *e, int which, uint32_t id);
+
+/* Queue stream ${id} first in q[which], unless it is there. */
+void qpush_head(struct engine *e, int which, uint32_t id);
+
+/* Take the first stream of q[which]; NIL if it is empty. */
+uint32_t qpop(struct engine *e, int which);
+
+/* Report ${ev} on stream ${id} (the application's next event). */
+void event(struct engine *e, uint32_t id, uint32_t ev);
+
+/* Stream ${id} has control record ${c} (C_*) to send. */
+void ctrl(struct engine *e, uint32_t id, uint8_t c);
+
+/* Mark the peer's id ${peer_id} mapped to one of ours, or not. */
+void peer_bit(struct engine *e, uint32_t peer_id, int set);
+
+/* Is the peer's id ${peer_id} mapped to one of ours? */
+int peer_bit_isset(const struct engine *e, uint32_t peer_id);
+
+/* A zeroed stream slot, low ids first; NIL when none is left. */
+uint32_t slot_alloc(struct engine *e);
+
+/* A slot left a queue: free it for reuse once no queue holds it. */
+void queue_drop(struct engine *e, uint32_t id);
+
+/* Free stream ${id}'s slot (reused once it is in no queue). */
+void slot_free(struct engine *e, uint32_t id);
+
+/* Release stream ${id} once both sides said their last word. */
+void maybe_release(struct engine *e, uint32_t id);
+
+/* Stream ${id}'s slot while in use (live or S_DEAD), else NULL. */
+struct stream *held(const struct engine *e, uint32_t id);
+
+/* A live stream by our id (in use and not released), or NULL. */
+struct stream *live(const struct engine *e, uint32_t id);
+
+/* Does stream ${s} keep its bytes for a resume? */
+void keep_decide(const struct engine *e, struct stream *s);
+
+/* Queue SHUTDOWN once every committed byte has been written. */
+void check_shutdown(struct engine *e, uint32_t id);
+
+/* Queue EOF once the peer shut down and every byte was consumed. */
+void check_eof(struct engine *e, uint32_t id);
+
+/* Does stream ${s} wait for a resume when the link fails (${kind})? */
+int suspendable(const struct stream *s, enum engine_err kind);
+
+/* ---- engine_seal.c */
+
+/* Seal SEND ${w} in place, if the link seals what goes. */
+void seal_send(struct engine *e, struct engine_wr *w);
+
+/* Seal data WRITE ${w} in place; its tag goes next (take_tag). */
+void seal_write(struct engine *e, struct engine_wr *w);
+
+/* Sealed WRITE ${wi} finished: a kept stream gets its plaintext. */
+void seal_restore(struct engine *e, struct wrinfo *wi, uint64_t wr_id);
+
+/* The link fails: the WRITEs outstanding are over (seal_restore). */
+void seal_restore_outstanding(struct engine *e, enum engine_err kind);
+
+/* Open a sealed SEND into ${clear}; ${*buf} then points there. */
+int seal_open_send(struct engine *e, const uint8_t **buf, uint32_t *len,
+    uint8_t clear[WIRE_MSG_SIZE]);
+
+/* Open sealed WRITE ${imm} in stream ${s}'s ring, tag ${tag}. */
+int seal_open_write(struct engine *e, struct stream *s, uint32_t imm,
+    uint32_t n, const uint8_t *tag);
+
+/* ---- engine_auth.c */
+
+/* Do both hellos agree on how the link authenticates? */
+int auth_agree(struct engine *e, const struct wire_hello *peer);
+
+/* AUTH: the peer's proof of the key. */
+int rec_auth(struct engine *e, const struct wire_rec *r);
+
+/* HANDSHAKE: the peer's handshake message, for the embedder. */
+int rec_handshake(struct engine *e, const struct wire_rec *r);
+
+/* ---- engine_sched.c */
+
+/* Charge stream ${id}'s wait up to now; what it waits for now. */
+void wait_update(struct engine *e, uint32_t id);
+
+/* Stream ${id} may be ready to send: into the scheduler's queue. */
+void tx_queue(struct engine *e, uint32_t id);
+
+/* Message credits left: receives the peer posted that we did not use. */
+uint64_t msg_avail(const struct engine *e);
+
+/* Are control records due (a SEND to build)? */
+int ctrl_pending(const struct engine *e);
+
+/* Number work request ${w}, decide whether it is signalled. */
+void emit(struct engine *e, struct engine_wr *w, uint32_t stream, uint64_t end,
+    int force);
+
+/* The tag of the sealed WRITE just taken, as a SEND WITH IMMEDIATE. */
+void take_tag(struct engine *e, struct engine_wr *w);
+
+/* The scheduler's next WRITE: 1 if it emitted ${w}, 0, or -1. */
+int take_data(struct engine *e, struct engine_wr *w);
+
+/* ---- engine_resize.c */
+
+/* The engine is done with ring ${r}: hand it back. */
+void ring_drop(struct engine *e, const struct stream *s, struct engine_ring *r);
+
+/* Double stream ${id}'s receive ring if it held the peer back. */
+void rx_grow(struct engine *e, uint32_t id);
+
+/* Double stream ${id}'s send ring if it held the application back. */
+void tx_grow(struct engine *e, uint32_t id);
+
+/* The peer writes into our announced ring from now on. */
+void rx_switch(struct engine *e, uint32_t id);
+
+/* The ring the application reads now, and the cursor it ends at. */
+const struct engine_ring *rx_read_ring(const struct stream *s, uint64_t *end);
+
+/* Has our RING for stream ${s} gone unanswered for too many ticks? */
+int ring_at_overdue(struct stream *s);
+
+/* ---- engine_resume.c */
+
+/* End stream ${id} here and now: RELEASED (and RESET unless closed). */
+void release_now(struct engine *e, uint32_t id, uint16_t reason);
+
+/* RESUME: the peer asks for a failed link's streams (server). */
+int rec_resume(struct engine *e, const struct wire_rec *r);
+
+/* RESUME_STREAM: a stream named, or the answer for one of ours. */
+int rec_resume_stream(struct engine *e, const struct wire_rec *r);
+
+/* RESUME_DENIED: the server refused our resume (client). */
+int rec_resume_denied(struct engine *e, const struct wire_rec *r);
+
+/* RESUME_PROOF: the server proves the resume secret (client). */
+int rec_resume_proof(struct engine *e, const struct wire_rec *r);
+
+/* Finish the failure fail() recorded: streams suspended or ended. */
+void fail_finish(struct engine *e);
+
+#endif /* !ENGINE_INT_H */

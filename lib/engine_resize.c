@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * engine_resize: a stream's rings grown and shrunk (version 4): ring
+ * memory from the embedder, and the switch from the old ring to the new.
+ * Layer 2: it calls engine_core.c.
+ */
+#include <string.h>
+
+#include "engine.h"
+#include "engine_int.h"
+
+/* May stream ${s}'s rings change size now? */
+static int
+resizable(const struct engine *e, const struct stream *s)
+{
+
+	return (e->can_resize && !e->failed && e->mem.alloc != NULL &&
+	    s->state == S_OPEN &&
+	    !(s->flags & (F_RESET | F_TERM_SENT | F_TERM_RECV | F_APP_CLOSED)));
+}
+
+/* The engine is done with ring ${r}: hand it back. */
+void
+ring_drop(struct engine *e, const struct stream *s, struct engine_ring *r)
+{
+
+	if (r->size != 0 && e->mem.free != NULL)
+		e->mem.free(e->mem.arg, s->user, r);
+	memset(r, 0, sizeof(*r));
+}
+
+/* New ring memory for stream ${s} to replace ${cur}; -1 if refused. */
+static int
+ring_get(struct engine *e, struct stream *s, int rx, uint32_t size,
+    const struct engine_ring *cur, struct engine_ring *r)
+{
+
+	memset(r, 0, sizeof(*r));
+	if (e->mem.alloc(e->mem.arg, s->user, rx, size, cur->size, r) != 0) {
+		e->st.ring_refused++;
+		return (-1);
+	}
+	if (size > cur->size)
+		e->st.ring_grows++;
+	else
+		e->st.ring_shrinks++;
+	return (0);
+}
+
+/*
+ * A send ring of ${size} bytes from now on: bytes committed from here go
+ * into it, and the old ring keeps the rest until their WRITEs completed.
+ */
+static int
+tx_resize(struct engine *e, uint32_t id, uint32_t size)
+{
+	struct stream *s = &e->s[id];
+	struct engine_ring r;
+
+	s->tx.mark = s->tx.app;
+	if (ring_get(e, s, 0, size, &s->tx.ring, &r) != 0)
+		return (-1);
+	if (s->tx.done == s->tx.app && s->tx.wr_out == 0) {
+		ring_drop(e, s, &s->tx.ring);
+	} else {
+		s->tx.old = s->tx.ring;
+		s->tx.switch_at = s->tx.app;
+	}
+	s->tx.ring = r;
+	return (0);
+}
+
+/* Announce a receive ring of ${size} bytes; the peer's RING_AT switches. */
+static int
+rx_resize(struct engine *e, uint32_t id, uint32_t size)
+{
+	struct stream *s = &e->s[id];
+
+	s->rx.mark = s->rx.tail;
+	if (ring_get(e, s, 1, size, &s->rx.ring, &s->rx.next) != 0)
+		return (-1);
+	s->rs |= RS_RING;
+	qpush(e, Q_CTRL, id);
+	return (0);
+}
+
+/*
+ * The peer used all the credit it had, and twice the ring's size arrived
+ * since the last resize: the ring held it back, so double it.  A sender
+ * with more to send writes up to exactly the credit it holds plus the
+ * ring's size, and the credit it holds is one of the last REPS we sent
+ * (each moves a quarter of the ring or more, so at most 4 follow the one
+ * it holds), so arriving bytes that end exactly there mean it had to
+ * stop.
+ */
+void
+rx_grow(struct engine *e, uint32_t id)
+{
+	struct stream *s = &e->s[id];
+	int k, edge = 0;
+
+	if (s->rx.ring.size >= s->rx.max || !resizable(e, s) ||
+	    s->rx.next.size != 0 || s->rx.old.size != 0 ||
+	    (s->flags & F_PEER_SHUT) ||
+	    s->rx.tail - s->rx.mark < 2 * (uint64_t)s->rx.ring.size)
+		return;
+	for (k = 0; k < REPS; k++)
+		edge |= s->rx.tail == s->rx.reps[k] + s->rx.ring.size;
+	if (edge)
+		rx_resize(e, id, s->rx.ring.size * 2);
+}
+
+/*
+ * The application found the send ring full, twice its size since the
+ * last resize, while the peer's ring had room: double it.
+ */
+void
+tx_grow(struct engine *e, uint32_t id)
+{
+	struct stream *s = &e->s[id];
+
+	if (s->tx.ring.size >= s->tx.max || !resizable(e, s) ||
+	    s->tx.old.size != 0 || (s->flags & F_APP_SHUT) ||
+	    s->tx.sent - s->tx.peer >= s->tx.peer_ring.size ||
+	    s->tx.app - s->tx.mark < 2 * (uint64_t)s->tx.ring.size)
+		return;
+	tx_resize(e, id, s->tx.ring.size * 2);
+}
+
+/* The peer writes into our announced ring from now on. */
+void
+rx_switch(struct engine *e, uint32_t id)
+{
+	struct stream *s = &e->s[id];
+
+	if (s->rx.cons == s->rx.tail) {
+		ring_drop(e, s, &s->rx.ring);
+	} else {
+		s->rx.old = s->rx.ring;
+		s->rx.switch_at = s->rx.tail;
+	}
+	s->rx.ring = s->rx.next;
+	memset(&s->rx.next, 0, sizeof(s->rx.next));
+	/* A smaller ring may be owed credit no later read would send. */
+	if (!(s->flags & (F_PEER_SHUT | F_TERM_SENT | F_RESET)) &&
+	    s->rx.cons - s->rx.rep >= s->rx.ring.size / 4)
+		ctrl(e, id, C_CREDIT);
+}
+
+/* The ring the application reads now, and the cursor it ends at. */
+const struct engine_ring *
+rx_read_ring(const struct stream *s, uint64_t *end)
+{
+
+	if (s->rx.old.size != 0) {
+		*end = s->rx.switch_at;
+		return (&s->rx.old);
+	}
+	*end = s->rx.tail;
+	return (&s->rx.ring);
+}
+
+void
+engine_set_mem(struct engine *e, const struct engine_mem *mem)
+{
+
+	e->mem = *mem;
+}
+
+int
+engine_can_resize(const struct engine *e)
+{
+
+	return (e->can_resize);
+}
+
+void
+engine_trim(struct engine *e)
+{
+	struct stream *s;
+	uint32_t id;
+
+	for (id = 0; id < e->used; id++) {
+		s = &e->s[id];
+		if (s->tx.max == 0 || !resizable(e, s))
+			continue;
+		/* (Its last WRITEs may complete only with a later one.) */
+		if (s->tx.ring.size > s->tx.min && s->tx.old.size == 0 &&
+		    s->tx.app == s->tx.seen && s->tx.sent == s->tx.app)
+			tx_resize(e, id, s->tx.min);
+		if (s->rx.ring.size > s->rx.min && s->rx.next.size == 0 &&
+		    s->rx.old.size == 0 && !(s->flags & F_PEER_SHUT) &&
+		    s->rx.tail == s->rx.seen && s->rx.cons == s->rx.tail)
+			rx_resize(e, id, s->rx.min);
+		s->tx.seen = s->tx.app;
+		s->rx.seen = s->rx.tail;
+	}
+}
+
+/*
+ * Our RING for stream ${s} went out and its RING_AT has not come: a peer
+ * answers at once (it may write nothing for the stream until it does), so
+ * one that has not by the ENGINE_RING_AT_TICKS-th tick never will; and
+ * both rings stay until it does or the link ends.
+ */
+int
+ring_at_overdue(struct stream *s)
+{
+
+	return (s->state == S_OPEN && s->rx.next.size != 0 &&
+	    !(s->rs & RS_RING) && !(s->flags & (F_TERM_SENT | F_TERM_RECV)) &&
+	    ++s->ring_ticks >= ENGINE_RING_AT_TICKS);
+}

@@ -1,0 +1,492 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * engine_resume: a failed link's kept streams suspended (fail_finish),
+ * adopted by a new link and resumed there: the RESUME records and their
+ * answers.  Layer 2: it calls the layers below.
+ */
+#include <string.h>
+
+#include "engine.h"
+#include "engine_int.h"
+#include "idq.h"
+#include "wire.h"
+
+/*
+ * The resuming streams (open, kept from a failed link, not yet resumed
+ * or given up), each once, lowest id first: the body may release the one
+ * it is given.
+ */
+static int
+resuming_from(const struct engine *e, uint32_t *id)
+{
+
+	for (; *id < e->used; (*id)++)
+		if (e->s[*id].state == S_OPEN && (e->s[*id].flags & F_RESUMING))
+			return (1);
+	return (0);
+}
+
+#define RESUMING_EACH(e, id)						\
+	for ((id) = 0; resuming_from((e), &(id)); (id)++)
+
+static void
+suspend(struct engine *e, uint32_t id)
+{
+	struct stream *s = &e->s[id];
+
+	s->flags &= (uint16_t)~F_RESUMING;
+	s->flags |= F_SUSP;
+	/* The queue pair is gone: nothing it held reads our rings any more. */
+	s->tx.wr_out = 0;
+	e->st.streams_suspended++;
+	event(e, id, ENGINE_EV_SUSPENDED);
+}
+
+/* End stream ${id} here and now: RELEASED (and RESET unless closed). */
+void
+release_now(struct engine *e, uint32_t id, uint16_t reason)
+{
+	struct stream *s = &e->s[id];
+
+	if (!(s->flags & F_APP_CLOSED) && !(s->flags & F_RESET)) {
+		s->ev_reason = reason;
+		event(e, id, ENGINE_EV_RESET);
+		e->st.streams_reset++;
+	}
+	if (s->flags & F_PEER_MAPPED) {
+		peer_bit(e, s->peer_id, 0);
+		s->flags &= (uint16_t)~F_PEER_MAPPED;
+	}
+	s->flags &= (uint16_t)~(F_SUSP | F_RESUMING);
+	s->flags |= F_RESET;
+	s->ctrl = 0;
+	s->state = S_DEAD;
+	s->ev |= ENGINE_EV_RELEASED;
+	qpush(e, Q_EV, id);
+}
+
+/* Free slots go back on the free list, low ids first (after adopting). */
+static void
+rebuild_free(struct engine *e)
+{
+	uint32_t i;
+	struct stream *s;
+
+	e->free_head = NIL;
+	for (i = e->used; i > 0; i--) {
+		s = &e->s[i - 1];
+		if (s->state == S_FREE && !s->in[Q_CTRL] && !s->in[Q_TX] &&
+		    !s->in[Q_EV]) {
+			s->next_free = e->free_head;
+			e->free_head = i - 1;
+		}
+	}
+}
+
+/*
+ * Move suspended stream ${id} of failed engine ${old} into ${e} under the
+ * same id, its rings re-registered by the embedder; it is RESUMING until
+ * the exchange settles its cursors.  Returns 1 if it moved; a stream that
+ * cannot move stays suspended in ${old} (engine_abandon ends it).
+ */
+static int
+adopt(struct engine *e, struct engine *old, uint32_t id)
+{
+	struct stream *o = &old->s[id], *s;
+	struct engine_ring tx, rx;
+
+	if (id >= e->conf.max_streams)
+		return (0);
+	s = &e->s[id];
+	if (s->state != S_FREE || s->in[Q_CTRL] || s->in[Q_TX] || s->in[Q_EV] ||
+	    ((o->flags & F_PEER_MAPPED) && peer_bit_isset(e, o->peer_id)))
+		return (0);
+	*s = *o;
+	memset(s->in, 0, sizeof(s->in));
+	if (e->used <= id)
+		e->used = id + 1;	/* rebuild_free lists the slots below */
+	s->next_free = NIL;
+	s->flags &= (uint16_t)~F_SUSP;
+	s->flags |= F_RESUMING;
+	s->ctrl &= (uint8_t)~(C_OPEN | C_OPEN_OK | C_RESUME);
+	e->st.streams_active++;
+	if (s->flags & F_PEER_MAPPED)
+		peer_bit(e, s->peer_id, 1);
+	if (s->ev)
+		qpush(e, Q_EV, id);
+	o->state = S_FREE;
+	o->flags = 0;
+	o->ev = 0;
+	old->st.streams_active--;
+	tx = s->tx.ring;
+	rx = s->rx.ring;
+	if (e->r.adopt(e->r.arg, id, s->user, &tx, &rx) != 0 ||
+	    tx.size != s->tx.ring.size || rx.size != s->rx.ring.size) {
+		release_now(e, id, WIRE_REASON_INTERNAL);
+		return (1);
+	}
+	s->tx.ring = tx;
+	s->rx.ring = rx;
+	return (1);
+}
+
+/* Move every suspended stream of ${old}; returns how many moved. */
+static uint32_t
+adopt_all(struct engine *e, struct engine *old)
+{
+	uint32_t id, n = 0;
+
+	for (id = 0; id < old->used; id++)
+		if (old->s[id].state == S_OPEN && (old->s[id].flags & F_SUSP))
+			n += (uint32_t)adopt(e, old, id);
+	rebuild_free(e);
+	return (n);
+}
+
+/*
+ * The peer's cursors for resumed stream ${id}: the sender writes again
+ * from what arrived, frees what was consumed, and says again whatever
+ * terminal record the peer did not see.
+ */
+static int
+apply_resume(struct engine *e, uint32_t id, const struct wire_rec *r)
+{
+	struct stream *s = &e->s[id];
+
+	if (r->ring.size != s->tx.peer_ring.size)
+		return (violation(e, "stream %u resumed with a %u-byte ring "
+		    "instead of %u", (unsigned)id, (unsigned)r->ring.size,
+		    (unsigned)s->tx.peer_ring.size));
+	if (r->consumed < s->tx.peer || r->cursor > s->tx.sent)
+		return (violation(e, "stream %u resumed at %llu/%llu, outside "
+		    "the %llu..%llu bytes sent", (unsigned)id,
+		    (unsigned long long)r->consumed,
+		    (unsigned long long)r->cursor,
+		    (unsigned long long)s->tx.peer,
+		    (unsigned long long)s->tx.sent));
+	if (((r->flags & WIRE_RS_SHUT) && (!(s->flags & F_SHUT_SENT) ||
+	    r->cursor != s->tx.app)) ||
+	    ((r->flags & WIRE_RS_CLOSE) && !(s->flags & F_TERM_SENT)))
+		return (violation(e, "stream %u resumed with a terminal record "
+		    "never sent", (unsigned)id));
+	e->st.resumed_bytes += s->tx.sent - r->cursor;
+	s->tx.peer_ring = r->ring;
+	s->tx.peer = r->consumed;
+	s->tx.sent = s->tx.done = s->tx.sig = r->cursor;
+	/* A SHUTDOWN follows the bytes written again (check_shutdown). */
+	s->ctrl &= (uint8_t)~C_SHUTDOWN;
+	if (!(r->flags & WIRE_RS_SHUT))
+		s->flags &= (uint16_t)~F_SHUT_SENT;
+	if (!(r->flags & WIRE_RS_CLOSE) && (s->flags & F_TERM_SENT)) {
+		s->flags &= (uint16_t)~F_TERM_SENT;
+		s->ctrl |= C_CLOSE;
+	}
+	/* Closed while suspended: the CLOSE engine_close could not queue. */
+	if ((s->flags & F_APP_CLOSED) && !(s->flags & (F_RESET | F_TERM_SENT)))
+		s->ctrl |= C_CLOSE;
+	s->flags &= (uint16_t)~F_RESUMING;
+	e->st.streams_resumed++;
+	event(e, id, ENGINE_EV_RESUMED);
+	if (s->flags & F_WANT_WR) {
+		s->flags &= (uint16_t)~F_WANT_WR;
+		event(e, id, ENGINE_EV_WRITABLE);
+	}
+	if (s->ctrl)
+		qpush(e, Q_CTRL, id);
+	tx_queue(e, id);
+	check_shutdown(e, id);
+	check_eof(e, id);
+	maybe_release(e, id);
+	return (0);
+}
+
+/* Server: the RESUME_STREAMs are all in; what the peer did not name ends. */
+static void
+resume_finish(struct engine *e)
+{
+	uint32_t id;
+
+	RESUMING_EACH(e, id) {
+		e->st.streams_not_resumed++;
+		release_now(e, id, WIRE_REASON_NOT_RESUMED);
+	}
+}
+
+/* Server: the peer asks for a failed link's streams. */
+int
+rec_resume(struct engine *e, const struct wire_rec *r)
+{
+	struct engine *old;
+	uint16_t reason = WIRE_REASON_DENIED;
+
+	if (!e->can_resume || e->res.seen || e->res.sent || e->opened_any ||
+	    e->r.find == NULL)
+		return (violation(e, "unexpected RESUME"));
+	e->res.seen = 1;
+	e->res.left = e->res.count = r->count;
+	old = e->r.find(e->r.arg, r->token, r->proof, e->res.proof, &reason);
+	if (old == NULL || old == e || !old->failed) {
+		memset(e->res.proof, 0, sizeof(e->res.proof));
+		e->res.refused = 1;
+		e->res.deny = 1;
+		e->res.reason = reason;
+		e->st.resumes_denied++;
+		/* From version 5 the peer names its streams only once we
+		 * proved the secret: none will come. */
+		if (e->can_res_proof)
+			e->res.left = 0;
+		return (0);
+	}
+	(void)adopt_all(e, old);
+	e->r.adopted(e->r.arg, old);
+	/* Before it names its streams (and grants rings), the peer checks
+	 * that we hold the secret, which it proved it holds. */
+	e->res.prove = e->can_res_proof;
+	if (e->res.left == 0)
+		resume_finish(e);
+	return (0);
+}
+
+/* Client: a stream the server could not resume. */
+static void
+resume_gone(struct engine *e, uint32_t id)
+{
+	struct stream *s = &e->s[id];
+
+	e->st.streams_not_resumed++;
+	/* Our CLOSE was its last word; the peer released it: finished. */
+	if ((s->flags & F_TERM_SENT) && !(s->flags & F_RESET) &&
+	    (s->flags & F_APP_CLOSED)) {
+		s->flags &= (uint16_t)~F_RESUMING;
+		s->flags |= F_TERM_RECV;
+		maybe_release(e, id);
+		return;
+	}
+	release_now(e, id, WIRE_REASON_NOT_RESUMED);
+}
+
+int
+rec_resume_stream(struct engine *e, const struct wire_rec *r)
+{
+	struct stream *s = live(e, r->stream);
+	uint32_t id = r->stream;
+
+	if (e->res.sent) {
+		/* The server's answer for one of ours: never before its proof. */
+		if (!e->res.proven)
+			return (violation(e, "RESUME_STREAM before "
+			    "RESUME_PROOF"));
+		if (e->res.denied || s == NULL || !(s->flags & F_RESUMING) ||
+		    !(s->flags & F_PEER_MAPPED) || s->peer_id != r->peer_stream)
+			return (violation(e, "RESUME_STREAM for stream %u, "
+			    "which is not resuming", (unsigned)id));
+		e->res.wait--;
+		if (r->flags & WIRE_RS_GONE) {
+			resume_gone(e, id);
+			return (0);
+		}
+		return (apply_resume(e, id, r));
+	}
+	if (!e->res.seen || e->res.left == 0 || (r->flags & WIRE_RS_GONE) ||
+	    (e->can_res_proof && !e->res.proof_sent))
+		return (violation(e, "unexpected RESUME_STREAM"));
+	e->res.left--;
+	if (!e->res.refused) {
+		if (s != NULL && (s->flags & F_RESUMING) &&
+		    (s->flags & F_PEER_MAPPED) &&
+		    s->peer_id == r->peer_stream && !(s->flags & F_RESET)) {
+			if (apply_resume(e, id, r))
+				return (-1);
+			ctrl(e, id, C_RESUME);
+		} else {
+			if (s != NULL && (s->flags & F_RESUMING) &&
+			    s->peer_id == r->peer_stream)
+				release_now(e, id, WIRE_REASON_RESET);
+			/* Bounded: at most the RESUME's count. */
+			(void)idq_push(&e->res.gone,
+			    (uint32_t)r->peer_stream << 16 | r->stream);
+		}
+	}
+	if (e->res.left == 0)
+		resume_finish(e);
+	return (0);
+}
+
+/* Client: the server refused the resume; every resuming stream ends. */
+int
+rec_resume_denied(struct engine *e, const struct wire_rec *r)
+{
+	uint32_t id;
+
+	/* Once the peer proved the secret, it has taken the streams. */
+	if (!e->res.sent || e->res.denied ||
+	    (e->can_res_proof && e->res.proven))
+		return (violation(e, "unexpected RESUME_DENIED"));
+	e->res.denied = 1;
+	e->res.wait = 0;
+	e->st.resumes_denied++;
+	RESUMING_EACH(e, id) {
+		e->st.streams_not_resumed++;
+		release_now(e, id, r->reason);
+	}
+	return (0);
+}
+
+/*
+ * Client, version 5: the server took the resume and proves it holds the
+ * secret.  Only now does this side name its streams, grant their rings
+ * and trust the cursors of the answers; a wrong proof is a peer posing as
+ * the one that holds the streams, and ends the link (the streams with
+ * it: they are not suspended again for a peer that failed a proof).
+ */
+int
+rec_resume_proof(struct engine *e, const struct wire_rec *r)
+{
+	uint32_t id;
+
+	if (!e->res.sent || e->res.denied || e->res.proven)
+		return (violation(e, "unexpected RESUME_PROOF"));
+	if (e->r.proved == NULL || e->r.proved(e->r.arg, r->proof) != 0)
+		return (fail(e, ENGINE_ERR_AUTH, "authentication failed: the "
+		    "peer's RESUME_PROOF is wrong (it does not hold the "
+		    "streams' resume secret)"));
+	e->res.proven = 1;
+	/*
+	 * New streams may have been opened since the RESUME: their OPENs
+	 * wait until every RESUME_STREAM went (build_send), so the peer
+	 * never sees an id its resuming streams still map.
+	 */
+	RESUMING_EACH(e, id)
+		e->s[id].ctrl |= C_RESUME;
+	e->res.naming = 1;
+	e->res.name = 0;
+	return (0);
+}
+
+/*
+ * Finish the failure fail() recorded, if one is due.  fail() only records;
+ * every public entry point that can reach it (engine_connected,
+ * engine_fail, engine_on_recv, engine_on_recv_imm, engine_on_recv_tag,
+ * engine_on_send_done, engine_tick) calls this before it returns to the
+ * embedder, which thus never sees a failed engine whose streams still
+ * look alive.
+ */
+void
+fail_finish(struct engine *e)
+{
+	struct stream *s;
+	uint32_t id;
+
+	if (!e->fail_due)
+		return;
+	e->fail_due = 0;
+	seal_restore_outstanding(e, e->err_kind);
+	/*
+	 * Every live stream ends, its peer gone with the link; but a kept
+	 * stream waits in this engine for a resume on a new link, if the
+	 * transport (not the peer's conduct) failed.
+	 */
+	for (id = 0; id < e->used; id++) {
+		s = &e->s[id];
+		if (s->state == S_FREE || s->state == S_DEAD)
+			continue;
+		if (suspendable(s, e->err_kind)) {
+			suspend(e, id);
+			continue;
+		}
+		s->flags &= (uint16_t)~(F_SUSP | F_RESUMING);
+		if (!(s->flags & F_APP_CLOSED)) {
+			s->ev |= ENGINE_EV_RESET;
+			s->ev_reason = WIRE_REASON_RESET;
+		}
+		s->state = S_DEAD;
+		s->ev |= ENGINE_EV_RELEASED;
+		qpush(e, Q_EV, id);
+	}
+}
+
+void
+engine_set_resume(struct engine *e, const struct engine_resume *r)
+{
+
+	e->r = *r;
+}
+
+int
+engine_can_resume(const struct engine *e)
+{
+
+	return (e->can_resume);
+}
+
+uint32_t
+engine_suspended(const struct engine *e)
+{
+	uint32_t id, n = 0;
+
+	for (id = 0; id < e->used; id++)
+		if (e->s[id].state == S_OPEN &&
+		    (e->s[id].flags & (F_SUSP | F_RESUMING)))
+			n++;
+	return (n);
+}
+
+int
+engine_resume(struct engine *e, struct engine *old,
+    const uint8_t token[WIRE_NONCE_LEN], const uint8_t proof[WIRE_AUTH_LEN])
+{
+	uint32_t n, id;
+
+	if (!e->up || e->failed || !engine_authenticated(e))
+		return (ENGINE_EDOWN);
+	if (!e->can_resume || e->res.sent || e->res.seen ||
+	    e->st.streams_active != 0 || old == e || !old->failed ||
+	    e->r.adopt == NULL)
+		return (ENGINE_EINVAL);
+	n = adopt_all(e, old);
+	/* From version 5 the streams are named once the peer proved the
+	 * secret (rec_resume_proof). */
+	e->res.proven = !e->can_res_proof;
+	if (e->res.proven)
+		RESUMING_EACH(e, id)
+			ctrl(e, id, C_RESUME);
+	memcpy(e->res.token, token, WIRE_NONCE_LEN);
+	memcpy(e->res.proof, proof, WIRE_AUTH_LEN);
+	e->res.count = (uint16_t)engine_suspended(e);
+	e->res.wait = e->res.count;
+	e->res.sent = 1;
+	e->res.hdr = 1;
+	return ((int)n);
+}
+
+uint32_t
+engine_resume_pending(const struct engine *e)
+{
+
+	if (e->res.sent)
+		return (e->res.wait);
+	return (e->res.seen ? e->res.left : 0);
+}
+
+int
+engine_resume_proven(const struct engine *e)
+{
+
+	return (!e->res.sent || e->res.proven || e->res.denied || e->failed);
+}
+
+int
+engine_resume_confirmed(const struct engine *e)
+{
+
+	return (e->res.seen && !e->res.refused && e->res.left < e->res.count);
+}
+
+int
+engine_resume_settled(const struct engine *e)
+{
+
+	/* rec_resume's test: no RESUME may come any more. */
+	return (!e->can_resume || e->res.seen || e->res.sent ||
+	    e->opened_any || e->r.find == NULL);
+}

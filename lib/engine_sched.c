@@ -1,0 +1,312 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * engine_sched: which stream writes next (deficit round robin over the
+ * streams ready to send), its WRITEs and their tags as work requests
+ * within the send window, and the time streams wait for credit or the
+ * send queue.  Layer 1: it calls engine_seal.c and engine_core.c.
+ */
+#include <string.h>
+
+#include "engine.h"
+#include "engine_int.h"
+#include "engine_io.h"
+#include "idq.h"
+#include "ring.h"
+#include "wire.h"
+
+/*
+ * Can the stream put data on the wire now?  Not before a RING_AT or a
+ * resume answer it owes: those say where and from which byte it writes.
+ */
+static int
+tx_ready(const struct stream *s)
+{
+
+	return (s->state == S_OPEN &&
+	    !(s->flags & (F_TERM_SENT | F_RESET | F_SUSP | F_RESUMING)) &&
+	    !(s->rs & RS_RING_AT) && !(s->ctrl & C_RESUME) &&
+	    s->tx.app > s->tx.sent &&
+	    s->tx.sent - s->tx.peer < s->tx.peer_ring.size);
+}
+
+/*
+ * A stream with bytes to send waits for the peer's ring credit, or for
+ * its turn on the send queue (ready: in Q_TX), or for neither (a RING_AT
+ * or resume it owes, or nothing to send).  The time is charged to the
+ * wait it was in, up to now, each time this is asked again.
+ */
+void
+wait_update(struct engine *e, uint32_t id)
+{
+	struct stream *s = &e->s[id];
+	uint64_t now = e->win.now, d;
+	uint8_t w = W_NONE;
+
+	if (s->state == S_OPEN && s->tx.app > s->tx.sent &&
+	    !(s->flags & (F_RESET | F_TERM_SENT | F_SUSP)))
+		w = s->tx.sent - s->tx.peer >= s->tx.peer_ring.size ? W_CREDIT :
+		    tx_ready(s) ? W_SQ : W_NONE;
+	if (s->wait != W_NONE && now > s->wait_at) {
+		d = now - s->wait_at;
+		if (s->wait == W_CREDIT) {
+			s->wait_credit += d;
+			e->st.wait_credit_ns += d;
+		} else {
+			s->wait_sq += d;
+			e->st.wait_sq_ns += d;
+		}
+	}
+	s->wait = w;
+	s->wait_at = now;
+}
+
+/*
+ * A stream became ready to send: into the scheduler's queue (take_data).
+ * A stream that last left it with nothing to send (a request, a reply,
+ * a new stream: sparse) goes first, as fq_codel serves new flows first,
+ * so 64 bytes do not wait for a turn of every bulk stream; it gets one
+ * quantum there like any other, and once it has used a whole quantum it
+ * counts as backlogged and queues at the tail from then on.
+ */
+void
+tx_queue(struct engine *e, uint32_t id)
+{
+	struct stream *s = &e->s[id];
+
+	if (!tx_ready(s))
+		return;
+	if (s->backlogged)
+		qpush(e, Q_TX, id);
+	else
+		qpush_head(e, Q_TX, id);
+}
+
+uint64_t
+msg_avail(const struct engine *e)
+{
+
+	return (e->peer_posted - e->msgs_sent);
+}
+
+int
+ctrl_pending(const struct engine *e)
+{
+
+	return (e->q[Q_CTRL].head != NIL || idq_len(&e->refusals) > 0 ||
+	    e->ctl.keepalive || e->auth_send || e->hs.out_len > 0 ||
+	    e->res.hdr || e->res.deny || e->res.prove || e->res.naming ||
+	    idq_len(&e->res.gone) > 0 ||
+	    (e->ctl.goaway && !e->ctl.goaway_sent) ||
+	    e->recv_posted - e->recv_reported >= e->msg_credit_threshold);
+}
+
+/*
+ * Number the WR and decide whether it asks for a completion.  Only these
+ * WRs need one, so that nothing waits for a completion that never comes
+ * while the rest (a round trip's WRITE, typically) cost no completion
+ * event: every signal_every-th WR (send queue space); every SEND (one
+ * may end a stream, whose release waits for every WR it posted, and a
+ * completion retires every WR before it); a WRITE after which more
+ * than a quarter of its stream's send ring would be held by WRITEs no
+ * signalled completion will free; and a WRITE that window_signal (or
+ * ${force}: see take_write) asks for, so the window opens again.  The
+ * ring rule keeps the application from waiting for ring space for ever:
+ * once the signalled WRITE completes, at most a quarter of the ring is
+ * held and the rest is free for new data, whose WRITEs are signalled in
+ * turn.
+ */
+void
+emit(struct engine *e, struct engine_wr *w, uint32_t stream, uint64_t end,
+    int force)
+{
+	struct wrinfo *wi = &e->wri[e->seq % e->conf.sq_size];
+	struct stream *s = stream != NIL ? &e->s[stream] : NULL;
+	uint32_t bytes = s != NULL ? w->len : 0;
+
+	w->wr_id = e->seq;
+	w->inlined = w->len <= e->conf.inline_size;
+	w->signaled = 0;
+	/* A WRITE's tag (SEND_IMM) asks for no completion of its own. */
+	if ((s == NULL && w->op != ENGINE_WR_SEND_IMM) || force ||
+	    e->last_signaled == UINT64_MAX ||
+	    e->seq - e->last_signaled >= e->signal_every ||
+	    (s != NULL && (end - s->tx.sig > s->tx.ring.size / 4 ||
+	    window_signal(&e->win, bytes)))) {
+		w->signaled = 1;
+		e->last_signaled = e->seq;
+		e->st.signaled++;
+		if (s != NULL)
+			s->tx.sig = end;
+	}
+	wi->stream = stream;
+	wi->end = end;
+	wi->bytes = bytes;
+	wi->signaled = w->signaled;
+	window_post(&e->win, bytes, w->signaled, &wi->mark);
+	e->seq++;
+	/* A plain WRITE takes no receive: its tag's SEND does. */
+	if (w->op != ENGINE_WR_WRITE)
+		e->msgs_sent++;
+}
+
+/*
+ * The tag of the sealed WRITE just taken, as a SEND WITH IMMEDIATE right
+ * after it: nothing may come between, since the receiver opens the data
+ * where the stream's ring is when the tag arrives.
+ */
+void
+take_tag(struct engine *e, struct engine_wr *w)
+{
+
+	memset(w, 0, sizeof(*w));
+	w->op = ENGINE_WR_SEND_IMM;
+	w->len = WIRE_TAG_LEN;
+	w->local_addr = e->conf.ctrl_send_addr +
+	    (e->seq % e->conf.sq_size) * WIRE_MSG_SIZE;
+	w->lkey = e->conf.ctrl_send_lkey;
+	w->imm = e->seal.tag_imm;
+	emit(e, w, NIL, 0, 0);
+	e->seal.tag_due = 0;
+}
+
+/* A signalled WR is outstanding: its completion will come. */
+static int
+signal_pending(const struct engine *e)
+{
+
+	return (e->last_signaled != UINT64_MAX &&
+	    e->last_signaled >= e->seq_done);
+}
+
+/*
+ * Emit one WRITE WITH IMM for stream ${id}, of at most a chunk and what
+ * is left of its quantum; 1 if it did, 0 if it could not, -1 if the
+ * window is full.  A window that shrank below what is outstanding, with
+ * no signalled WR among it, lets this WRITE through signalled: a
+ * completion must come to open it.
+ */
+static int
+take_write(struct engine *e, uint32_t id, struct engine_wr *w)
+{
+	struct stream *s = &e->s[id];
+	const struct engine_ring *src = &s->tx.ring;
+	uint64_t n, cur = s->tx.sent;
+	int force = 0;
+
+	n = s->tx.app - cur;
+	if (n > s->tx.peer_ring.size - (cur - s->tx.peer))
+		n = s->tx.peer_ring.size - (cur - s->tx.peer);
+	if (n > e->win.chunk)
+		n = e->win.chunk;
+	if (n > s->deficit)
+		n = s->deficit;
+	/* Bytes from before a resize are in the old ring, up to the switch. */
+	if (s->tx.old.size != 0 && cur < s->tx.switch_at) {
+		src = &s->tx.old;
+		if (n > s->tx.switch_at - cur)
+			n = s->tx.switch_at - cur;
+	}
+	/* Both rings are powers of two: the smaller one's wrap is the cut. */
+	n = ring_contig(src->size, cur, n);
+	n = ring_contig(s->tx.peer_ring.size, cur, n);
+	if (n == 0)
+		return (0);
+	if (!window_allows(&e->win, n)) {
+		if (signal_pending(e))
+			return (-1);
+		force = 1;
+	}
+	memset(w, 0, sizeof(*w));
+	w->op = e->seal.tx ? ENGINE_WR_WRITE : ENGINE_WR_WRITE_IMM;
+	w->len = (uint32_t)n;
+	w->local_addr = src->addr + ring_off(src->size, cur);
+	w->lkey = src->key;
+	w->remote_addr = s->tx.peer_ring.addr + ring_off(s->tx.peer_ring.size, cur);
+	w->rkey = s->tx.peer_ring.rkey;
+	w->imm = wire_imm_encode(s->peer_id, (uint32_t)n);
+	s->tx.sent += n;
+	s->deficit -= (uint32_t)n;
+	s->tx.wr_out++;
+	emit(e, w, id, s->tx.sent, force);
+	seal_write(e, w);
+	e->st.writes++;
+	e->st.bytes_tx += n;
+	return (1);
+}
+
+/*
+ * The next WRITE of the scheduler: deficit round robin in bytes over the
+ * streams ready to send (Q_TX, in the order they became ready).  The
+ * stream at the head gets a quantum of chunk * weight bytes when its turn
+ * starts and keeps the head until it has written the quantum or has
+ * nothing ready; then it goes to the tail if it is still ready, and its
+ * unused quantum lapses.  So a stream that becomes ready waits for at
+ * most one quantum of each stream ahead of it, and a 64-byte stream
+ * never waits behind a neighbour's whole ring.  Returns 1 if it emitted
+ * ${w}, 0 if no stream is ready, -1 if the window is full.
+ */
+int
+take_data(struct engine *e, struct engine_wr *w)
+{
+	struct stream *s;
+	uint32_t id;
+	int r;
+
+	while ((id = e->q[Q_TX].head) != NIL) {
+		s = &e->s[id];
+		r = 0;
+		if (tx_ready(s)) {
+			if (s->deficit == 0)
+				s->deficit = e->win.chunk *
+				    (s->weight ? s->weight : 1u);
+			if ((r = take_write(e, id, w)) < 0) {
+				e->st.stall_window++;
+				return (-1);
+			}
+		}
+		if (r == 0 || s->deficit == 0 || !tx_ready(s)) {
+			qpop(e, Q_TX);
+			if (s->deficit == 0)
+				s->backlogged = 1;
+			else if (s->tx.app == s->tx.sent)
+				s->backlogged = 0;
+			s->deficit = 0;
+			if (r != 0 && tx_ready(s)) {
+				qpush(e, Q_TX, id);
+			} else {
+				if (s->state == S_OPEN &&
+				    s->tx.app > s->tx.sent)
+					e->st.stall_ring++;
+				queue_drop(e, id);
+			}
+		}
+		wait_update(e, id);
+		check_shutdown(e, id);
+		if (r > 0)
+			return (1);
+	}
+	return (0);
+}
+
+void
+engine_clock(struct engine *e, uint64_t now)
+{
+
+	window_clock(&e->win, now);
+}
+
+int
+engine_data_busy(struct engine *e)
+{
+	int busy = e->q[Q_TX].head != NIL || e->st.bytes_tx != e->busy_mark;
+
+	e->busy_mark = e->st.bytes_tx;
+	return (busy);
+}
+
+void
+engine_window_share(struct engine *e, uint32_t permille)
+{
+
+	window_share(&e->win, permille);
+}

@@ -1,0 +1,594 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * engine_send: the engine's output: the pending control records encoded
+ * into SENDs, in protocol order, and the work requests to post, control
+ * before data.  Layer 3: it calls the layers below.
+ */
+#include <string.h>
+
+#include "engine.h"
+#include "engine_int.h"
+#include "engine_io.h"
+#include "idq.h"
+#include "wire.h"
+
+/* Room kept at the end of every SEND for a MSG_CREDIT record. */
+#define MSG_CREDIT_ROOM	10
+
+/*
+ * Records fill a SEND up to SEND_ROOM bytes, sealed or not, which leaves
+ * a sealed SEND's tag its place.
+ */
+#define SEND_ROOM	(WIRE_MSG_SIZE - WIRE_TAG_LEN)
+
+static int
+put(uint8_t *buf, size_t *len, const struct wire_rec *r)
+{
+	size_t cap = SEND_ROOM - MSG_CREDIT_ROOM;
+	size_t n;
+
+	if (r->type == WIRE_MSG_CREDIT)
+		cap = SEND_ROOM;
+	n = *len < cap ? wire_rec_encode(buf + *len, cap - *len, r) : 0;
+
+	*len += n;
+	return (n != 0);
+}
+
+/* What the peer is granted of receive ring ${ring}: address, rkey, size. */
+static struct wire_ring
+ring_grant(const struct engine_ring *ring)
+{
+	struct wire_ring w;
+
+	w.addr = ring->addr;
+	w.rkey = ring->key;
+	w.size = ring->size;
+	return (w);
+}
+
+/*
+ * One of encode_stream's steps: a record of stream ${id} if it has one
+ * pending.  ENC_ON when it went (or none was due), ENC_FULL when it did not
+ * fit this SEND, ENC_WAIT when the stream's other records must wait.
+ */
+enum enc { ENC_ON, ENC_FULL, ENC_WAIT };
+
+/* A record of ${type} to the peer about stream ${s}. */
+static void
+enc_rec(struct wire_rec *r, const struct stream *s, uint8_t type)
+{
+
+	memset(r, 0, sizeof(*r));
+	r->type = type;
+	r->stream = s->peer_id;
+}
+
+static enum enc
+enc_resume(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
+{
+	struct stream *s = &e->s[id];
+	struct wire_rec r;
+
+	if (!(s->ctrl & C_RESUME))
+		return (ENC_ON);
+	enc_rec(&r, s, WIRE_RESUME_STREAM);
+	r.peer_stream = id;
+	r.cursor = s->rx.tail;
+	r.consumed = s->rx.cons;
+	r.flags = (uint8_t)(((s->flags & F_PEER_SHUT) ? WIRE_RS_SHUT : 0) |
+	    ((s->flags & F_TERM_RECV) ? WIRE_RS_CLOSE : 0));
+	r.ring = ring_grant(&s->rx.ring);
+	if (!put(buf, len, &r))
+		return (ENC_FULL);
+	s->rx.rep = s->rx.cons;
+	s->ctrl &= (uint8_t)~C_RESUME;
+	tx_queue(e, id);
+	return (ENC_ON);
+}
+
+/* The rest waits until the peer's answer resumed the stream. */
+static enum enc
+enc_resuming(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
+{
+
+	(void)buf;
+	(void)len;
+	return ((e->s[id].flags & F_RESUMING) ? ENC_WAIT : ENC_ON);
+}
+
+static enum enc
+enc_open(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
+{
+	struct stream *s = &e->s[id];
+	struct wire_rec r, o;
+
+	if (!(s->ctrl & C_OPEN))
+		return (ENC_ON);
+	/*
+	 * The peer may still map an id freed here to a stream it is
+	 * resuming, until our GONE answer for it (or, asking, until the
+	 * RESUME_STREAMs that end what we did not name): a new OPEN waits
+	 * for every RESUME_STREAM and every GONE answer to go first, and
+	 * from version 5 for the peer's proof too.
+	 */
+	if (e->res.left > 0 || idq_len(&e->res.gone) > 0 || e->res.naming ||
+	    !engine_resume_proven(e))
+		return (ENC_FULL);
+	memset(&r, 0, sizeof(r));
+	r.type = WIRE_OPEN;
+	r.stream = id;
+	r.ring = ring_grant(&s->rx.ring);
+	r.name_len = (uint8_t)strlen(s->name);
+	memcpy(r.name, s->name, r.name_len);
+	/* The ORIGIN and its OPEN share one SEND: room for both. */
+	if ((s->ctrl & C_ORIGIN) && e->can_origin) {
+		memset(&o, 0, sizeof(o));
+		o.type = WIRE_ORIGIN;
+		o.stream = id;
+		o.origin = s->origin;
+		if (*len + wire_rec_size(&o) + wire_rec_size(&r) >
+		    SEND_ROOM - MSG_CREDIT_ROOM || !put(buf, len, &o))
+			return (ENC_FULL);
+	}
+	if (!put(buf, len, &r))
+		return (ENC_FULL);
+	s->ctrl &= (uint8_t)~(C_OPEN | C_ORIGIN);
+	return (ENC_ON);
+}
+
+static enum enc
+enc_open_ok(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
+{
+	struct stream *s = &e->s[id];
+	struct wire_rec r;
+
+	if (!(s->ctrl & C_OPEN_OK))
+		return (ENC_ON);
+	enc_rec(&r, s, WIRE_OPEN_OK);
+	r.peer_stream = id;
+	r.ring = ring_grant(&s->rx.ring);
+	if (!put(buf, len, &r))
+		return (ENC_FULL);
+	s->ctrl &= (uint8_t)~C_OPEN_OK;
+	return (ENC_ON);
+}
+
+static enum enc
+enc_ring_at(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
+{
+	struct stream *s = &e->s[id];
+	struct wire_rec r;
+
+	if (!(s->rs & RS_RING_AT))
+		return (ENC_ON);
+	/* Every WRITE before this record went to the old ring. */
+	enc_rec(&r, s, WIRE_RING_AT);
+	r.cursor = s->tx.sent;
+	if (!put(buf, len, &r))
+		return (ENC_FULL);
+	s->rs &= (uint8_t)~RS_RING_AT;
+	s->tx.peer_ring = s->tx.peer_next;
+	memset(&s->tx.peer_next, 0, sizeof(s->tx.peer_next));
+	tx_queue(e, id);
+	return (ENC_ON);
+}
+
+static enum enc
+enc_ring(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
+{
+	struct stream *s = &e->s[id];
+	struct wire_rec r;
+
+	if (!(s->rs & RS_RING))
+		return (ENC_ON);
+	enc_rec(&r, s, WIRE_RING);
+	r.ring = ring_grant(&s->rx.next);
+	if (!put(buf, len, &r))
+		return (ENC_FULL);
+	s->rs &= (uint8_t)~RS_RING;
+	s->ring_ticks = 0;
+	return (ENC_ON);
+}
+
+static enum enc
+enc_credit(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
+{
+	struct stream *s = &e->s[id];
+	struct wire_rec r;
+
+	if (!(s->ctrl & C_CREDIT))
+		return (ENC_ON);
+	enc_rec(&r, s, WIRE_CREDIT);
+	r.cursor = s->rx.cons;
+	if (!put(buf, len, &r))
+		return (ENC_FULL);
+	s->rx.rep = s->rx.cons;
+	s->rx.reps[s->rx.rep_n++ % REPS] = s->rx.cons;
+	s->ctrl &= (uint8_t)~C_CREDIT;
+	e->st.credit_updates++;
+	return (ENC_ON);
+}
+
+static enum enc
+enc_shutdown(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
+{
+	struct stream *s = &e->s[id];
+	struct wire_rec r;
+
+	if (!(s->ctrl & C_SHUTDOWN))
+		return (ENC_ON);
+	enc_rec(&r, s, WIRE_SHUTDOWN);
+	r.cursor = s->tx.sent;
+	if (!put(buf, len, &r))
+		return (ENC_FULL);
+	s->flags |= F_SHUT_SENT;
+	s->ctrl &= (uint8_t)~C_SHUTDOWN;
+	return (ENC_ON);
+}
+
+/* RESET or CLOSE: this side's last word on the stream. */
+static enum enc
+enc_term(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
+{
+	struct stream *s = &e->s[id];
+	struct wire_rec r;
+
+	if (!(s->ctrl & (C_RESET | C_CLOSE)))
+		return (ENC_ON);
+	/* CLOSE waits for our SHUTDOWN (a graceful close implies it). */
+	if ((s->ctrl & C_CLOSE) && !(s->flags & (F_SHUT_SENT | F_RESET)))
+		return (ENC_WAIT);
+	enc_rec(&r, s, (s->ctrl & C_RESET) ? WIRE_RESET : WIRE_CLOSE);
+	r.reason = s->reason;
+	if (!put(buf, len, &r))
+		return (ENC_FULL);
+	s->flags |= F_TERM_SENT;
+	s->ctrl &= (uint8_t)~(C_RESET | C_CLOSE);
+	maybe_release(e, id);
+	return (ENC_ON);
+}
+
+/* A stream's records in protocol order. */
+static enum enc (*const enc_steps[])(struct engine *, uint32_t, uint8_t *,
+    size_t *) = {
+	enc_resume, enc_resuming, enc_open, enc_open_ok, enc_ring_at,
+	enc_ring, enc_credit, enc_shutdown, enc_term
+};
+
+/*
+ * Encode the records stream ${id} has pending, in protocol order, as far
+ * as they fit.  Returns 1 if all were encoded (or the rest must wait for
+ * the peer), 0 if the SEND is full.
+ */
+static int
+encode_stream(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
+{
+	size_t i;
+	enum enc step = ENC_ON;
+
+	if (e->s[id].state == S_FREE)
+		return (1);
+	for (i = 0; step == ENC_ON &&
+	    i < sizeof(enc_steps) / sizeof(enc_steps[0]); i++)
+		step = enc_steps[i](e, id, buf, len);
+	return (step != ENC_FULL);
+}
+
+/*
+ * Our handshake message ends its SEND: what follows it may be sealed
+ * (rstreamd-protocol(7), "Sealed records"), so nothing may share a SEND
+ * with it.  The responder then posts nothing until the initiator's
+ * message 3: before version 7 the initiator takes everything after
+ * message 2 as sealed, and from 7 the confirmation must come next.
+ */
+static int
+send_hs(struct engine *e, uint8_t *buf, size_t *len)
+{
+	struct wire_rec r;
+
+	memset(&r, 0, sizeof(r));
+	r.type = WIRE_HANDSHAKE;
+	r.hs_len = (uint8_t)e->hs.out_len;
+	memcpy(r.hs, e->hs.out, e->hs.out_len);
+	if (put(buf, len, &r)) {
+		e->hs.out_len = 0;
+		if (!e->a.initiator && !e->peer_ok)
+			e->hs.hold = 1;
+	}
+	memset(r.hs, 0, sizeof(r.hs));
+	return (0);
+}
+
+/*
+ * build_send's steps: each puts the link's records of one kind that are
+ * due, as far as they fit.  They return 1, or 0 when the SEND must go as
+ * it is (the RESUME header did not fit: nothing may pass it).
+ */
+static int
+send_auth(struct engine *e, uint8_t *buf, size_t *len)
+{
+	struct wire_rec r;
+
+	if (e->hs.out_len > 0)
+		return (send_hs(e, buf, len));
+	if (!e->auth_send)
+		return (1);
+	memset(&r, 0, sizeof(r));
+	r.type = WIRE_AUTH;
+	e->a.prove(e->a.arg, r.proof);
+	if (put(buf, len, &r))
+		e->auth_send = 0;
+	memset(r.proof, 0, sizeof(r.proof));
+	return (1);
+}
+
+/* A record of ${type} that carries ${reason} alone; 1 if it fit. */
+static int
+put_reason(uint8_t *buf, size_t *len, uint8_t type, uint16_t reason)
+{
+	struct wire_rec r;
+
+	memset(&r, 0, sizeof(r));
+	r.type = type;
+	r.reason = reason;
+	return (put(buf, len, &r));
+}
+
+static int
+send_goaway(struct engine *e, uint8_t *buf, size_t *len)
+{
+
+	if (e->ctl.goaway && !e->ctl.goaway_sent &&
+	    put_reason(buf, len, WIRE_GOAWAY, e->ctl.goaway_reason))
+		e->ctl.goaway_sent = 1;
+	return (1);
+}
+
+static int
+send_resume(struct engine *e, uint8_t *buf, size_t *len)
+{
+	struct wire_rec r;
+
+	if (!e->res.hdr)
+		return (1);
+	memset(&r, 0, sizeof(r));
+	r.type = WIRE_RESUME;
+	memcpy(r.token, e->res.token, WIRE_NONCE_LEN);
+	memcpy(r.proof, e->res.proof, WIRE_AUTH_LEN);
+	r.count = e->res.count;
+	if (!put(buf, len, &r))
+		return (0);
+	e->res.hdr = 0;
+	memset(e->res.proof, 0, sizeof(e->res.proof));
+	memset(&r, 0, sizeof(r));	/* and the proof's copy */
+	return (1);
+}
+
+static int
+send_resume_denied(struct engine *e, uint8_t *buf, size_t *len)
+{
+
+	if (e->res.deny &&
+	    put_reason(buf, len, WIRE_RESUME_DENIED, e->res.reason))
+		e->res.deny = 0;
+	return (1);
+}
+
+static int
+send_resume_proof(struct engine *e, uint8_t *buf, size_t *len)
+{
+	struct wire_rec r;
+
+	if (!e->res.prove)
+		return (1);
+	memset(&r, 0, sizeof(r));
+	r.type = WIRE_RESUME_PROOF;
+	memcpy(r.proof, e->res.proof, WIRE_AUTH_LEN);
+	if (put(buf, len, &r)) {
+		e->res.prove = 0;
+		e->res.proof_sent = 1;
+		memset(e->res.proof, 0, sizeof(e->res.proof));
+	}
+	memset(&r, 0, sizeof(r));	/* and the proof's copy */
+	return (1);
+}
+
+/* Server: the streams of a resume we no longer have (GONE answers). */
+static int
+send_gone(struct engine *e, uint8_t *buf, size_t *len)
+{
+	struct wire_rec r;
+	uint32_t v;
+
+	memset(&r, 0, sizeof(r));
+	while (idq_len(&e->res.gone) > 0) {
+		v = idq_peek(&e->res.gone);
+		r.type = WIRE_RESUME_STREAM;
+		r.stream = v >> 16;
+		r.peer_stream = v & 0xffff;
+		r.flags = WIRE_RS_GONE;
+		if (!put(buf, len, &r))
+			break;
+		idq_drop(&e->res.gone);
+	}
+	return (1);
+}
+
+/* Version 5: a proven resume's streams are named before any OPEN. */
+static int
+send_naming(struct engine *e, uint8_t *buf, size_t *len)
+{
+
+	for (; e->res.naming && e->res.name < e->used; e->res.name++)
+		if ((e->s[e->res.name].ctrl & C_RESUME) &&
+		    !encode_stream(e, e->res.name, buf, len))
+			break;
+	if (e->res.naming && e->res.name >= e->used)
+		e->res.naming = 0;
+	return (1);
+}
+
+static int
+send_refusals(struct engine *e, uint8_t *buf, size_t *len)
+{
+	struct wire_rec r;
+	uint32_t v;
+
+	memset(&r, 0, sizeof(r));
+	while (idq_len(&e->refusals) > 0) {
+		v = idq_peek(&e->refusals);
+		r.type = WIRE_REFUSE;
+		r.stream = v >> 16;
+		r.reason = (uint16_t)v;
+		if (!put(buf, len, &r))
+			break;
+		peer_bit(e, r.stream, 0);
+		idq_drop(&e->refusals);
+	}
+	return (1);
+}
+
+/* The streams' records, in the order they asked. */
+static int
+send_streams(struct engine *e, uint8_t *buf, size_t *len)
+{
+	uint32_t id;
+
+	while ((id = e->q[Q_CTRL].head) != NIL) {
+		if (!encode_stream(e, id, buf, len))
+			break;
+		qpop(e, Q_CTRL);
+		queue_drop(e, id);
+	}
+	return (1);
+}
+
+static int
+send_keepalive(struct engine *e, uint8_t *buf, size_t *len)
+{
+	struct wire_rec r;
+
+	if (*len == 0 && e->ctl.keepalive) {
+		memset(&r, 0, sizeof(r));
+		r.type = WIRE_KEEPALIVE;
+		put(buf, len, &r);
+	}
+	return (1);
+}
+
+/* What a SEND carries, in this order. */
+static int (*const send_steps[])(struct engine *, uint8_t *, size_t *) = {
+	send_auth, send_goaway, send_resume, send_resume_denied,
+	send_resume_proof, send_gone, send_naming, send_refusals,
+	send_streams, send_keepalive
+};
+
+/* Build one SEND of control records into the slot for sequence ${seq}. */
+static size_t
+build_send(struct engine *e, uint64_t seq)
+{
+	uint8_t *buf = e->conf.ctrl_send +
+	    (size_t)(seq % e->conf.sq_size) * WIRE_MSG_SIZE;
+	size_t len = 0, i;
+	struct wire_rec r;
+
+	for (i = 0; i < sizeof(send_steps) / sizeof(send_steps[0]); i++)
+		if (!send_steps[i](e, buf, &len))
+			return (len);
+	/*
+	 * Report our receives whenever the threshold is reached, and always
+	 * when this SEND takes the peer's last message credit: a message
+	 * that empties our credit must refill the peer's, or both sides
+	 * could end up waiting for each other.
+	 */
+	if (e->recv_posted - e->recv_reported >= e->msg_credit_threshold ||
+	    (len > 0 && msg_avail(e) <= 1)) {
+		memset(&r, 0, sizeof(r));
+		r.type = WIRE_MSG_CREDIT;
+		r.cursor = e->recv_posted;
+		put(buf, &len, &r);
+		e->recv_reported = e->recv_posted;
+		e->st.msg_credit_updates++;
+	}
+	/* Any SEND proves the link alive as well as a KEEPALIVE would. */
+	if (len > 0)
+		e->ctl.keepalive = 0;
+	return (len);
+}
+
+/* One SEND of the control records pending; 0 if there were none. */
+static int
+take_send(struct engine *e, struct engine_wr *w)
+{
+	size_t len = build_send(e, e->seq);
+
+	if (len == 0)
+		return (0);
+	memset(w, 0, sizeof(*w));
+	w->op = ENGINE_WR_SEND;
+	w->len = (uint32_t)len;
+	w->local_addr = e->conf.ctrl_send_addr +
+	    (e->seq % e->conf.sq_size) * WIRE_MSG_SIZE;
+	w->lkey = e->conf.ctrl_send_lkey;
+	emit(e, w, NIL, 0, 0);
+	seal_send(e, w);
+	if (e->hs.seal_after) {
+		e->hs.seal_after = 0;
+		engine_seal_tx(e);
+	}
+	e->st.sends++;
+	return (1);
+}
+
+/*
+ * Control records go first, always: they are few and small, and a
+ * credit, open or close that waited behind data would stall a stream
+ * (or both sides) for as long as the data takes.  Data leaves the last
+ * message credit for a credit-bearing SEND, and the window (lib/window.h)
+ * bounds the data bytes outstanding, so a SEND posted later waits behind
+ * at most a window's worth.
+ */
+int
+engine_take_wrs(struct engine *e, struct engine_wr *wrs, int max)
+{
+	int n = 0, r;
+
+	if (!e->up || e->failed)
+		return (0);
+	while (n < max && !e->hs.hold) {
+		if (e->seq - e->seq_done >= e->conf.sq_size) {
+			e->st.stall_sq++;
+			break;
+		}
+		if (e->seal.tag_due) {
+			take_tag(e, &wrs[n++]);
+			continue;
+		}
+		if (ctrl_pending(e)) {
+			if (msg_avail(e) == 0) {
+				e->st.stall_msg++;
+				break;
+			}
+			if (take_send(e, &wrs[n])) {
+				n++;
+				continue;
+			}
+		}
+		if (e->q[Q_TX].head == NIL)
+			break;
+		if (msg_avail(e) < 2) {
+			e->st.stall_msg++;
+			break;
+		}
+		/* A sealed WRITE needs room for its tag's SEND too. */
+		if (e->seal.tx && e->seq - e->seq_done + 2 > e->conf.sq_size) {
+			e->st.stall_sq++;
+			break;
+		}
+		if ((r = take_data(e, &wrs[n])) <= 0)
+			break;
+		n++;
+	}
+	return (n);
+}
