@@ -138,8 +138,9 @@ int engine_set_weight(struct engine *e, uint32_t id, uint32_t weight);
  * Write stream ${id}'s state and flags into ${buf} of ${size} bytes, for
  * debug logs and test failures: the state, then its flags joined by '|'
  * ("OPEN APP_SHUT|SHUT_SENT|PEER_MAPPED|HAS_RINGS"), "?" if ${id} is no
- * slot of ${e}.  The names are the engine's own (lib/engine.c); a buffer
- * of ENGINE_FLAGS_STR_LEN bytes holds any of them whole.  Returns ${buf}.
+ * slot of ${e}.  The names are the engine's own (engine_stream.c); a
+ * buffer of ENGINE_FLAGS_STR_LEN bytes holds any of them whole.  Returns
+ * ${buf}.
  */
 #define ENGINE_FLAGS_STR_LEN	192
 const char *engine_stream_flags_str(const struct engine *e, uint32_t id,
