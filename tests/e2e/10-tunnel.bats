@@ -71,8 +71,7 @@ teardown() {
 
 @test "Unix socket files: a full backlog means in use; a failed start leaves none behind" {
 	# A live listener that accepts nothing: the probe must not block.
-	$TOOL unix-deaf "$W/deaf.sock" >"$W/deaf.out" 3>&- &
-	RS_PIDS+=("$!")
+	spawn $TOOL unix-deaf "$W/deaf.sock" >"$W/deaf.out"
 	wait_until 60 grep -q full "$W/deaf.out"
 	conf_a "{ name = \"x\"; accept = \"unix:$W/deaf.sock\"; peer = \"$B\"; }"
 	run timeout -k 2 10 "$RSTREAMD_BIN" -f -c "$W/a.conf"

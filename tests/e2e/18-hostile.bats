@@ -20,8 +20,7 @@ teardown() {
 # hold_link SECONDS OUT: a hostile peer holding an idle unauthenticated
 # link in the background, saying how it ended into $W/OUT.
 hold_link() {
-	"$HOSTILE" "$A" "$B" 7471 hold "$1" >"$W/$2" 2>&1 3>&- &
-	RS_PIDS+=("$!")
+	spawn "$HOSTILE" "$A" "$B" 7471 hold "$1" >"$W/$2" 2>&1
 }
 
 @test "a hostile peer: bad hellos are rejected, protocol violations end its link, nothing else is hurt" {
@@ -215,8 +214,7 @@ EOC
 
 	# One peer address may have one link handshaking at a time here.
 	n=$(count_log b "accepted (.*authenticating)")
-	"$HOSTILE" "$A" "$B" 7471 silent >"$W/silent.out" 2>&1 3>&- &
-	RS_PIDS+=("$!")
+	spawn "$HOSTILE" "$A" "$B" 7471 silent >"$W/silent.out" 2>&1
 	wait_log_more b "accepted (.*authenticating)" "$n"
 	hostile right-key "$W/k1.key" keyed
 	assert_failure
@@ -232,8 +230,7 @@ EOC
 
 @test "an older peer that cannot read a version-3 hello: the daemon asks again in an older version, if min_version allows" {
 	op=$(free_port)
-	"$HOSTILE" "$A" "$B" "$op" old-peer >"$W/old.out" 2>&1 3>&- &
-	RS_PIDS+=("$!")
+	spawn "$HOSTILE" "$A" "$B" "$op" old-peer >"$W/old.out" 2>&1
 	wait_until 20 grep -q "old-peer: listening" "$W/old.out"
 	conf_a "{ name = \"old\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:$op\"; min_version = 1; }"
 	start_daemon a
@@ -251,8 +248,7 @@ EOC
 
 @test "a version-3 peer refuses a version-7 hello with its note: the daemon asks again in version 3" {
 	op=$(free_port)
-	"$HOSTILE" "$A" "$B" "$op" old-peer 3 >"$W/old3.out" 2>&1 3>&- &
-	RS_PIDS+=("$!")
+	spawn "$HOSTILE" "$A" "$B" "$op" old-peer 3 >"$W/old3.out" 2>&1
 	wait_until 20 grep -q "old-peer: listening" "$W/old3.out"
 	conf_a "{ name = \"old3\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:$op\"; resume_time = 5; resume_without_key = true; min_version = 2; }"
 	start_daemon a
@@ -269,10 +265,8 @@ EOC
 	    { name = \"dflt\"; target = \"tcp://127.0.0.1:$tp\"; }"
 	op1=$(free_port)
 	op2=$(free_port)
-	"$HOSTILE" "$A" "$B" "$op1" old-peer >"$W/old1.out" 2>&1 3>&- &
-	RS_PIDS+=("$!")
-	"$HOSTILE" "$A" "$B" "$op2" old-peer >"$W/old2.out" 2>&1 3>&- &
-	RS_PIDS+=("$!")
+	spawn "$HOSTILE" "$A" "$B" "$op1" old-peer >"$W/old1.out" 2>&1
+	spawn "$HOSTILE" "$A" "$B" "$op2" old-peer >"$W/old2.out" 2>&1
 	wait_until 20 grep -q "old-peer: listening" "$W/old1.out"
 	wait_until 20 grep -q "old-peer: listening" "$W/old2.out"
 	# An older peer (or a forged reject) first, the real daemon second.
@@ -378,8 +372,7 @@ EOC
 
 @test "a serving peer that opens streams on a client's link: each refused, said once per burst" {
 	op=$(free_port)
-	"$HOSTILE" "$A" "$B" "$op" evil-server 40 >"$W/evil.out" 2>&1 3>&- &
-	RS_PIDS+=("$!")
+	spawn "$HOSTILE" "$A" "$B" "$op" evil-server 40 >"$W/evil.out" 2>&1
 	wait_until 20 grep -q "evil-server: listening" "$W/evil.out"
 	conf_a "{ name = \"x\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:$op\"; }"
 	start_daemon a
@@ -415,8 +408,7 @@ EOC
 	# A fake of version 4: a forged refusal can steer a link there too
 	# (e2 accepts version 4 links; with the default min_version 5 the
 	# link would not even come up).
-	HOSTILE_VERSION=4 "$HOSTILE" "$A" "$B" "$fp2" fake-server "$W/k.key" >"$W/fake2.out" 2>&1 3>&- &
-	RS_PIDS+=("$!")
+	spawn env HOSTILE_VERSION=4 "$HOSTILE" "$A" "$B" "$fp2" fake-server "$W/k.key" >"$W/fake2.out" 2>&1
 	wait_until 20 grep -q "fake-server: listening" "$W/fake1.out"
 	wait_until 20 grep -q "fake-server: listening" "$W/fake2.out"
 	# b dies; a's links go to their next addresses, the fakes.
@@ -458,8 +450,7 @@ EOC
 
 @test "a serving peer that answers in a version below min_version: the client link does not come up" {
 	op=$(free_port)
-	HOSTILE_VERSION=2 "$HOSTILE" "$A" "$B" "$op" evil-server 1 >"$W/old.out" 2>&1 3>&- &
-	RS_PIDS+=("$!")
+	spawn env HOSTILE_VERSION=2 "$HOSTILE" "$A" "$B" "$op" evil-server 1 >"$W/old.out" 2>&1
 	wait_until 20 grep -q "evil-server: listening" "$W/old.out"
 	conf_a "{ name = \"x\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:$op\"; }"
 	start_daemon a

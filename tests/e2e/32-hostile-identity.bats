@@ -136,12 +136,9 @@ serve() {
 	p1=$(free_port)
 	p2=$(free_port)
 	p3=$(free_port)
-	"$HOSTILE" "$A" "$B" "$p1" no-confirm "$W/h.id" >"$W/no-confirm.out" 2>&1 3>&- &
-	RS_PIDS+=("$!")
-	"$HOSTILE" "$A" "$B" "$p2" wrong-confirm "$W/h.id" >"$W/wrong-confirm.out" 2>&1 3>&- &
-	RS_PIDS+=("$!")
-	"$HOSTILE" "$A" "$B" "$p3" early-confirm "$W/h.id" >"$W/early-confirm.out" 2>&1 3>&- &
-	RS_PIDS+=("$!")
+	spawn "$HOSTILE" "$A" "$B" "$p1" no-confirm "$W/h.id" >"$W/no-confirm.out" 2>&1
+	spawn "$HOSTILE" "$A" "$B" "$p2" wrong-confirm "$W/h.id" >"$W/wrong-confirm.out" 2>&1
+	spawn "$HOSTILE" "$A" "$B" "$p3" early-confirm "$W/h.id" >"$W/early-confirm.out" 2>&1
 	for cs in no-confirm wrong-confirm early-confirm; do
 		wait_until 20 grep -q "$cs: listening" "$W/$cs.out"
 	done
