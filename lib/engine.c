@@ -121,10 +121,10 @@ engine_hello(struct engine *e, struct wire_hello *h)
 	 */
 	e->ver_said = (uint8_t)wire_version_said(e->ver_cap, e->conf.resume);
 	h->version = e->ver_said;
-	h->flags = (uint8_t)((e->auth && (e->a.step == NULL || e->a.key) ?
+	h->flags = (uint8_t)((e->auth != AUTH_OFF && (e->a.step == NULL || e->a.key) ?
 	    WIRE_HELLO_AUTH : 0) |
 	    (e->conf.resume && e->ver_said >= 2 ? WIRE_HELLO_RESUME : 0));
-	if (e->auth && e->a.step != NULL && e->ver_said >= 6)
+	if (e->auth != AUTH_OFF && e->a.step != NULL && e->ver_said >= 6)
 		h->flags |= (uint8_t)(WIRE_HELLO_IDENTITY |
 		    (e->a.seal ? WIRE_HELLO_SEAL : 0) |
 		    (e->a.aesgcm ? WIRE_HELLO_AESGCM : 0));

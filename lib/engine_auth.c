@@ -12,7 +12,7 @@ void
 engine_set_auth(struct engine *e, const struct engine_auth *auth)
 {
 
-	e->auth = 1;
+	e->auth = AUTH_ASKED;
 	e->a = *auth;
 }
 
@@ -20,7 +20,7 @@ int
 engine_authenticated(const struct engine *e)
 {
 
-	return (!e->auth || e->peer_ok);
+	return (e->auth == AUTH_OFF || e->auth == AUTH_DONE);
 }
 
 /*
@@ -56,8 +56,7 @@ hs_took(struct engine *e, int rc, const char *why, size_t outlen)
 	else
 		engine_seal_tx(e);
 	if (rc == ENGINE_HS_DONE) {
-		e->peer_ok = 1;
-		e->hs.hold = 0;
+		e->auth = AUTH_DONE;
 		engine_seal_rx(e);
 	}
 	return (0);
@@ -72,8 +71,8 @@ hs_took(struct engine *e, int rc, const char *why, size_t outlen)
 int
 auth_agree(struct engine *e, const struct wire_hello *peer)
 {
-	int key = e->auth && (e->a.step == NULL || e->a.key);
-	int ident = e->auth && e->a.step != NULL;
+	int key = e->auth != AUTH_OFF && (e->a.step == NULL || e->a.key);
+	int ident = e->auth != AUTH_OFF && e->a.step != NULL;
 	const char *why = NULL;
 	size_t outlen = 0;
 	int rc;
@@ -92,7 +91,8 @@ auth_agree(struct engine *e, const struct wire_hello *peer)
 		return (fail(e, ENGINE_ERR_AUTH, "authentication failed: the "
 		    "peer has an identity but this side has none (no "
 		    "identity_file)"));
-	e->hs.on = ident;
+	if (e->auth != AUTH_OFF)
+		e->auth = ident ? AUTH_HS : AUTH_KEY;
 	/* Sealed when both have identities and either side asks. */
 	if (ident)
 		e->seal.on = e->seal.on && (e->a.seal ||
@@ -109,14 +109,14 @@ int
 rec_auth(struct engine *e, const struct wire_rec *r)
 {
 
-	if (!e->auth || e->peer_ok || e->hs.on)
+	if (e->auth != AUTH_KEY)
 		return (violation(e, "unexpected AUTH"));
 	if (e->a.initiator && e->auth_send)
 		return (violation(e, "AUTH before ours"));
 	if (e->a.verify(e->a.arg, r->proof) != 0)
 		return (fail(e, ENGINE_ERR_AUTH, "authentication failed: the peer's proof is "
 		    "wrong (a different key?)"));
-	e->peer_ok = 1;
+	e->auth = AUTH_DONE;
 	/* The responder proves itself only to a peer that did. */
 	if (!e->a.initiator)
 		e->auth_send = 1;
@@ -131,7 +131,8 @@ rec_handshake(struct engine *e, const struct wire_rec *r)
 	size_t outlen = 0;
 	int rc;
 
-	if (!e->hs.on || e->peer_ok || e->hs.out_len > 0)
+	if ((e->auth != AUTH_HS && e->auth != AUTH_HS_HELD) ||
+	    e->hs.out_len > 0)
 		return (violation(e, "unexpected HANDSHAKE"));
 	rc = e->a.step(e->a.arg, r->hs, r->hs_len, e->hs.out, &outlen, &why);
 	return (hs_took(e, rc, why, outlen));

@@ -166,6 +166,39 @@ struct queue {
 	uint32_t head, tail;
 };
 
+/*
+ * How far a link's authentication went.  A key proof (AUTH) or the
+ * identity handshake (HANDSHAKE): the hellos choose (auth_agree).
+ */
+enum auth_phase {
+	AUTH_OFF = 0,	/* the link does not authenticate */
+	AUTH_ASKED,	/* it does; the hellos have not agreed yet */
+	AUTH_KEY,	/* key proofs: the peer's is awaited */
+	AUTH_HS,	/* the handshake: the peer's next message awaited */
+	AUTH_HS_HELD,	/* responder: message 2 went, and nothing else
+			   may go until message 3 (see send_hs) */
+	AUTH_DONE	/* the peer proved itself */
+};
+
+/* A resume, as the client that offers it sees it (engine_resume). */
+enum res_ask {
+	RES_ASK_NONE = 0,
+	RES_OFFERED,	/* RESUME offered; the server's proof awaited */
+	RES_DENIED,	/* the server refused it */
+	RES_NAMING,	/* proven: RESUME_STREAMs go out, from res.name on,
+			   before any OPEN (version 5) */
+	RES_PROVEN	/* proven, or below version 5 need not be */
+};
+
+/* A resume, as the server that is offered one sees it (rec_resume). */
+enum res_serve {
+	RES_SERVE_NONE = 0,
+	RES_DENYING,	/* refused: our RESUME_DENIED to send */
+	RES_REFUSED,	/* ... and sent */
+	RES_PROVING,	/* taken: our RESUME_PROOF to send (version 5) */
+	RES_TAKEN	/* taken, and proven where the version asks */
+};
+
 /* What a stream with bytes to send is waiting for (wait_update). */
 enum { W_NONE, W_CREDIT, W_SQ };
 
@@ -221,19 +254,14 @@ struct engine {
 	struct idq refusals;	/* WIRE_STREAMS_MAX entries */
 	uint8_t *peer_ids;	/* bitmap of the peer's ids mapped to ours */
 
-	/* Authentication: asked for, our proof to send, peer's checked. */
-	int auth;
+	/* Authentication: where it stands (enum auth_phase), the key
+	 * proof to send, and the identity handshake's next message. */
+	enum auth_phase auth;
 	struct engine_auth a;
-	int auth_send;
-	int peer_ok;
-	/* The identity handshake (both hellos said IDENTITY): our next
-	 * message, and the responder's silence between its message 2 and
-	 * the initiator's message 3 (see send_hs). */
+	int auth_send;	/* our AUTH is due */
 	struct {
-		int on;
 		uint8_t out[WIRE_HS_MAX];
 		size_t out_len;
-		int hold;
 		int seal_after;	/* seal from the SEND after this one */
 	} hs;
 
@@ -253,22 +281,13 @@ struct engine {
 	/* Version 5: the responder proves the secret too (RESUME_PROOF). */
 	int can_res_proof;
 	struct {
-		int hdr;	/* client: RESUME header to send */
-		int sent;	/* client: this link offered a resume */
-		int denied;	/* client: the peer refused it */
-		int proven;	/* client: the peer proved the secret (or,
-				   below version 5, need not) */
-		int naming;	/* client: RESUME_STREAMs from stream name
-				   on go out before any OPEN */
-		uint32_t name;
+		enum res_ask ask;	/* client */
+		enum res_serve serve;	/* server */
+		int offer_due;	/* client: the RESUME header to send */
+		uint32_t name;	/* client, RES_NAMING: the next to name */
 		uint32_t wait;	/* client: answers still expected */
-		int seen;	/* server: the peer offered a resume */
-		int refused;	/* server: ... and we refused it */
-		int deny;	/* server: RESUME_DENIED to send */
-		uint16_t reason;
+		uint16_t reason;	/* server: RESUME_DENIED's */
 		uint32_t left;	/* server: RESUME_STREAMs still to come */
-		int prove;	/* server: our RESUME_PROOF to send */
-		int proof_sent;	/* server: ... and it went */
 		uint8_t token[WIRE_NONCE_LEN];
 		uint8_t proof[WIRE_AUTH_LEN];	/* ours: RESUME or
 						   RESUME_PROOF */

@@ -212,6 +212,18 @@ resume_finish(struct engine *e)
 	}
 }
 
+/*
+ * Client: the server proved it holds the secret, or (below version 5,
+ * where it proves nothing) need not; a refusal there may come after.
+ */
+static int
+ask_proven(const struct engine *e)
+{
+
+	return (e->res.ask == RES_NAMING || e->res.ask == RES_PROVEN ||
+	    (e->res.ask == RES_DENIED && !e->can_res_proof));
+}
+
 /* Server: the peer asks for a failed link's streams. */
 int
 rec_resume(struct engine *e, const struct wire_rec *r)
@@ -219,16 +231,13 @@ rec_resume(struct engine *e, const struct wire_rec *r)
 	struct engine *old;
 	uint16_t reason = WIRE_REASON_DENIED;
 
-	if (!e->can_resume || e->res.seen || e->res.sent || e->opened_any ||
-	    e->r.find == NULL)
+	if (engine_resume_settled(e))
 		return (violation(e, "unexpected RESUME"));
-	e->res.seen = 1;
 	e->res.left = e->res.count = r->count;
 	old = e->r.find(e->r.arg, r->token, r->proof, e->res.proof, &reason);
 	if (old == NULL || old == e || !old->failed) {
 		memset(e->res.proof, 0, sizeof(e->res.proof));
-		e->res.refused = 1;
-		e->res.deny = 1;
+		e->res.serve = RES_DENYING;
 		e->res.reason = reason;
 		e->st.resumes_denied++;
 		/* From version 5 the peer names its streams only once we
@@ -241,7 +250,7 @@ rec_resume(struct engine *e, const struct wire_rec *r)
 	e->r.adopted(e->r.arg, old);
 	/* Before it names its streams (and grants rings), the peer checks
 	 * that we hold the secret, which it proved it holds. */
-	e->res.prove = e->can_res_proof;
+	e->res.serve = e->can_res_proof ? RES_PROVING : RES_TAKEN;
 	if (e->res.left == 0)
 		resume_finish(e);
 	return (0);
@@ -271,12 +280,12 @@ rec_resume_stream(struct engine *e, const struct wire_rec *r)
 	struct stream *s = live(e, r->stream);
 	uint32_t id = r->stream;
 
-	if (e->res.sent) {
+	if (e->res.ask != RES_ASK_NONE) {
 		/* The server's answer for one of ours: never before its proof. */
-		if (!e->res.proven)
+		if (!ask_proven(e))
 			return (violation(e, "RESUME_STREAM before "
 			    "RESUME_PROOF"));
-		if (e->res.denied || s == NULL || !(s->flags & F_RESUMING) ||
+		if (e->res.ask == RES_DENIED || s == NULL || !(s->flags & F_RESUMING) ||
 		    !(s->flags & F_PEER_MAPPED) || s->peer_id != r->peer_stream)
 			return (violation(e, "RESUME_STREAM for stream %u, "
 			    "which is not resuming", (unsigned)id));
@@ -287,11 +296,11 @@ rec_resume_stream(struct engine *e, const struct wire_rec *r)
 		}
 		return (apply_resume(e, id, r));
 	}
-	if (!e->res.seen || e->res.left == 0 || (r->flags & WIRE_RS_GONE) ||
-	    (e->can_res_proof && !e->res.proof_sent))
+	if (e->res.serve == RES_SERVE_NONE || e->res.left == 0 ||
+	    (r->flags & WIRE_RS_GONE) || e->res.serve == RES_PROVING)
 		return (violation(e, "unexpected RESUME_STREAM"));
 	e->res.left--;
-	if (!e->res.refused) {
+	if (e->res.serve == RES_TAKEN) {
 		if (s != NULL && (s->flags & F_RESUMING) &&
 		    (s->flags & F_PEER_MAPPED) &&
 		    s->peer_id == r->peer_stream && !(s->flags & F_RESET)) {
@@ -319,10 +328,10 @@ rec_resume_denied(struct engine *e, const struct wire_rec *r)
 	uint32_t id;
 
 	/* Once the peer proved the secret, it has taken the streams. */
-	if (!e->res.sent || e->res.denied ||
-	    (e->can_res_proof && e->res.proven))
+	if (e->res.ask == RES_ASK_NONE || e->res.ask == RES_DENIED ||
+	    (e->can_res_proof && ask_proven(e)))
 		return (violation(e, "unexpected RESUME_DENIED"));
-	e->res.denied = 1;
+	e->res.ask = RES_DENIED;
 	e->res.wait = 0;
 	e->st.resumes_denied++;
 	RESUMING_EACH(e, id) {
@@ -344,13 +353,12 @@ rec_resume_proof(struct engine *e, const struct wire_rec *r)
 {
 	uint32_t id;
 
-	if (!e->res.sent || e->res.denied || e->res.proven)
+	if (e->res.ask != RES_OFFERED)
 		return (violation(e, "unexpected RESUME_PROOF"));
 	if (e->r.proved == NULL || e->r.proved(e->r.arg, r->proof) != 0)
 		return (fail(e, ENGINE_ERR_AUTH, "authentication failed: the "
 		    "peer's RESUME_PROOF is wrong (it does not hold the "
 		    "streams' resume secret)"));
-	e->res.proven = 1;
 	/*
 	 * New streams may have been opened since the RESUME: their OPENs
 	 * wait until every RESUME_STREAM went (build_send), so the peer
@@ -358,7 +366,7 @@ rec_resume_proof(struct engine *e, const struct wire_rec *r)
 	 */
 	RESUMING_EACH(e, id)
 		e->s[id].ctrl |= C_RESUME;
-	e->res.naming = 1;
+	e->res.ask = RES_NAMING;
 	e->res.name = 0;
 	return (0);
 }
@@ -439,23 +447,22 @@ engine_resume(struct engine *e, struct engine *old,
 
 	if (!e->up || e->failed || !engine_authenticated(e))
 		return (ENGINE_EDOWN);
-	if (!e->can_resume || e->res.sent || e->res.seen ||
-	    e->st.streams_active != 0 || old == e || !old->failed ||
+	if (!e->can_resume || e->res.ask != RES_ASK_NONE ||
+	    e->res.serve != RES_SERVE_NONE || e->st.streams_active != 0 || old == e || !old->failed ||
 	    e->r.adopt == NULL)
 		return (ENGINE_EINVAL);
 	n = adopt_all(e, old);
 	/* From version 5 the streams are named once the peer proved the
 	 * secret (rec_resume_proof). */
-	e->res.proven = !e->can_res_proof;
-	if (e->res.proven)
+	e->res.ask = e->can_res_proof ? RES_OFFERED : RES_PROVEN;
+	if (e->res.ask == RES_PROVEN)
 		RESUMING_EACH(e, id)
 			ctrl(e, id, C_RESUME);
 	memcpy(e->res.token, token, WIRE_NONCE_LEN);
 	memcpy(e->res.proof, proof, WIRE_AUTH_LEN);
 	e->res.count = (uint16_t)engine_suspended(e);
 	e->res.wait = e->res.count;
-	e->res.sent = 1;
-	e->res.hdr = 1;
+	e->res.offer_due = 1;
 	return ((int)n);
 }
 
@@ -463,23 +470,24 @@ uint32_t
 engine_resume_pending(const struct engine *e)
 {
 
-	if (e->res.sent)
+	if (e->res.ask != RES_ASK_NONE)
 		return (e->res.wait);
-	return (e->res.seen ? e->res.left : 0);
+	return (e->res.serve != RES_SERVE_NONE ? e->res.left : 0);
 }
 
 int
 engine_resume_proven(const struct engine *e)
 {
 
-	return (!e->res.sent || e->res.proven || e->res.denied || e->failed);
+	return (e->res.ask != RES_OFFERED || e->failed);
 }
 
 int
 engine_resume_confirmed(const struct engine *e)
 {
 
-	return (e->res.seen && !e->res.refused && e->res.left < e->res.count);
+	return ((e->res.serve == RES_PROVING || e->res.serve == RES_TAKEN) &&
+	    e->res.left < e->res.count);
 }
 
 int
@@ -487,6 +495,6 @@ engine_resume_settled(const struct engine *e)
 {
 
 	/* rec_resume's test: no RESUME may come any more. */
-	return (!e->can_resume || e->res.seen || e->res.sent ||
-	    e->opened_any || e->r.find == NULL);
+	return (!e->can_resume || e->res.serve != RES_SERVE_NONE ||
+	    e->res.ask != RES_ASK_NONE || e->opened_any || e->r.find == NULL);
 }

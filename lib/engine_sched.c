@@ -94,7 +94,8 @@ ctrl_pending(const struct engine *e)
 
 	return (e->q[Q_CTRL].head != NIL || idq_len(&e->refusals) > 0 ||
 	    e->ctl.keepalive || e->auth_send || e->hs.out_len > 0 ||
-	    e->res.hdr || e->res.deny || e->res.prove || e->res.naming ||
+	    e->res.offer_due || e->res.serve == RES_DENYING ||
+	    e->res.serve == RES_PROVING || e->res.ask == RES_NAMING ||
 	    idq_len(&e->res.gone) > 0 ||
 	    (e->ctl.goaway && !e->ctl.goaway_sent) ||
 	    e->recv_posted - e->recv_reported >= e->msg_credit_threshold);

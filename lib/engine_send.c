@@ -112,7 +112,8 @@ enc_open(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
 	 * for every RESUME_STREAM and every GONE answer to go first, and
 	 * from version 5 for the peer's proof too.
 	 */
-	if (e->res.left > 0 || idq_len(&e->res.gone) > 0 || e->res.naming ||
+	if (e->res.left > 0 || idq_len(&e->res.gone) > 0 ||
+	    e->res.ask == RES_NAMING ||
 	    !engine_resume_proven(e))
 		return (ENC_FULL);
 	memset(&r, 0, sizeof(r));
@@ -293,8 +294,8 @@ send_hs(struct engine *e, uint8_t *buf, size_t *len)
 	memcpy(r.hs, e->hs.out, e->hs.out_len);
 	if (put(buf, len, &r)) {
 		e->hs.out_len = 0;
-		if (!e->a.initiator && !e->peer_ok)
-			e->hs.hold = 1;
+		if (!e->a.initiator && e->auth == AUTH_HS)
+			e->auth = AUTH_HS_HELD;
 	}
 	memset(r.hs, 0, sizeof(r.hs));
 	return (0);
@@ -350,7 +351,7 @@ send_resume(struct engine *e, uint8_t *buf, size_t *len)
 {
 	struct wire_rec r;
 
-	if (!e->res.hdr)
+	if (!e->res.offer_due)
 		return (1);
 	memset(&r, 0, sizeof(r));
 	r.type = WIRE_RESUME;
@@ -359,7 +360,7 @@ send_resume(struct engine *e, uint8_t *buf, size_t *len)
 	r.count = e->res.count;
 	if (!put(buf, len, &r))
 		return (0);
-	e->res.hdr = 0;
+	e->res.offer_due = 0;
 	memset(e->res.proof, 0, sizeof(e->res.proof));
 	memset(&r, 0, sizeof(r));	/* and the proof's copy */
 	return (1);
@@ -369,9 +370,9 @@ static int
 send_resume_denied(struct engine *e, uint8_t *buf, size_t *len)
 {
 
-	if (e->res.deny &&
+	if (e->res.serve == RES_DENYING &&
 	    put_reason(buf, len, WIRE_RESUME_DENIED, e->res.reason))
-		e->res.deny = 0;
+		e->res.serve = RES_REFUSED;
 	return (1);
 }
 
@@ -380,14 +381,13 @@ send_resume_proof(struct engine *e, uint8_t *buf, size_t *len)
 {
 	struct wire_rec r;
 
-	if (!e->res.prove)
+	if (e->res.serve != RES_PROVING)
 		return (1);
 	memset(&r, 0, sizeof(r));
 	r.type = WIRE_RESUME_PROOF;
 	memcpy(r.proof, e->res.proof, WIRE_AUTH_LEN);
 	if (put(buf, len, &r)) {
-		e->res.prove = 0;
-		e->res.proof_sent = 1;
+		e->res.serve = RES_TAKEN;
 		memset(e->res.proof, 0, sizeof(e->res.proof));
 	}
 	memset(&r, 0, sizeof(r));	/* and the proof's copy */
@@ -420,12 +420,13 @@ static int
 send_naming(struct engine *e, uint8_t *buf, size_t *len)
 {
 
-	for (; e->res.naming && e->res.name < e->used; e->res.name++)
+	if (e->res.ask != RES_NAMING)
+		return (1);
+	for (; e->res.name < e->used; e->res.name++)
 		if ((e->s[e->res.name].ctrl & C_RESUME) &&
 		    !encode_stream(e, e->res.name, buf, len))
-			break;
-	if (e->res.naming && e->res.name >= e->used)
-		e->res.naming = 0;
+			return (1);
+	e->res.ask = RES_PROVEN;
 	return (1);
 }
 
@@ -556,7 +557,7 @@ engine_take_wrs(struct engine *e, struct engine_wr *wrs, int max)
 
 	if (!e->up || e->failed)
 		return (0);
-	while (n < max && !e->hs.hold) {
+	while (n < max && e->auth != AUTH_HS_HELD) {
 		if (e->seq - e->seq_done >= e->conf.sq_size) {
 			e->st.stall_sq++;
 			break;
