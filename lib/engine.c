@@ -70,7 +70,7 @@ engine_new(const struct engine_conf *conf, const char **errstr)
 		return (NULL);
 	}
 
-	/* No slot used yet: ids are handed out low first (slot_alloc). */
+	/* No slot used yet: ids are handed out low first (eng_slot_alloc). */
 	e->free_head = NIL;
 	for (i = 0; i < Q_N; i++)
 		e->q[i].head = e->q[i].tail = NIL;
@@ -121,8 +121,8 @@ engine_hello(struct engine *e, struct wire_hello *h)
 	 */
 	e->ver_said = (uint8_t)wire_version_said(e->ver_cap, e->conf.resume);
 	h->version = e->ver_said;
-	h->flags = (uint8_t)((e->auth != AUTH_OFF && (e->a.step == NULL || e->a.key) ?
-	    WIRE_HELLO_AUTH : 0) |
+	h->flags = (uint8_t)((e->auth != AUTH_OFF &&
+	    (e->a.step == NULL || e->a.key) ? WIRE_HELLO_AUTH : 0) |
 	    (e->conf.resume && e->ver_said >= 2 ? WIRE_HELLO_RESUME : 0));
 	if (e->auth != AUTH_OFF && e->a.step != NULL && e->ver_said >= 6)
 		h->flags |= (uint8_t)(WIRE_HELLO_IDENTITY |
@@ -139,7 +139,7 @@ engine_version_cap(struct engine *e, unsigned version)
 }
 
 /*
- * engine_connected and the engine_on_recv family reach fail() deep in
+ * engine_connected and the engine_on_recv family reach eng_fail() deep in
  * helpers and return from many places: each keeps its body in a static
  * function named without engine_, and the public one finishes a failure
  * after it.
@@ -153,7 +153,7 @@ connected(struct engine *e, const struct wire_hello *peer)
 	/* The handshake's steps depend on it (hs_took). */
 	e->ver_link = e->ver_said < peer->version ? e->ver_said :
 	    peer->version;
-	if (auth_agree(e, peer) != 0)
+	if (eng_auth_agree(e, peer) != 0)
 		return;
 	e->can_resume = e->conf.resume && e->ver_said >= 2 &&
 	    (peer->flags & WIRE_HELLO_RESUME) != 0;
@@ -173,15 +173,15 @@ engine_connected(struct engine *e, const struct wire_hello *peer)
 {
 
 	connected(e, peer);
-	fail_finish(e);
+	eng_fail_finish(e);
 }
 
 void
 engine_fail(struct engine *e, enum engine_err kind, const char *why)
 {
 
-	fail(e, kind, "%s", why);
-	fail_finish(e);
+	eng_fail(e, kind, "%s", why);
+	eng_fail_finish(e);
 }
 
 enum engine_err
@@ -219,10 +219,10 @@ engine_next_event(struct engine *e, struct engine_event *ev)
 	struct stream *s;
 	uint32_t id;
 
-	while ((id = qpop(e, Q_EV)) != NIL) {
+	while ((id = eng_qpop(e, Q_EV)) != NIL) {
 		s = &e->s[id];
 		if (s->ev == 0) {
-			queue_drop(e, id);
+			eng_queue_drop(e, id);
 			continue;
 		}
 		ev->stream = id;
@@ -230,9 +230,9 @@ engine_next_event(struct engine *e, struct engine_event *ev)
 		ev->reason = s->ev_reason;
 		ev->user = s->user;
 		s->ev = 0;
-		/* Popped from the event queue: slot_free may reuse it. */
+		/* Popped from the event queue: eng_slot_free may reuse it. */
 		if ((ev->flags & ENGINE_EV_RELEASED) && s->state != S_FREE)
-			slot_free(e, id);
+			eng_slot_free(e, id);
 		return (1);
 	}
 	return (0);
@@ -280,7 +280,7 @@ engine_idle(const struct engine *e)
 
 	/* WRs after the last signalled one never report: none is awaited. */
 	return ((e->last_signaled == UINT64_MAX ||
-	    e->last_signaled < e->seq_done) && !ctrl_pending(e) &&
+	    e->last_signaled < e->seq_done) && !eng_ctrl_pending(e) &&
 	    e->q[Q_TX].head == NIL);
 }
 
@@ -296,7 +296,7 @@ engine_stats(const struct engine *e, struct engine_stats *st)
 {
 
 	*st = e->st;
-	st->peer_credits = (uint32_t)msg_avail(e);
+	st->peer_credits = (uint32_t)eng_msg_avail(e);
 	st->sq_depth = (uint32_t)(e->seq - e->seq_done);
 	st->inflight = e->win.inflight;
 	st->window = e->win.cap;
@@ -313,12 +313,13 @@ engine_tick(struct engine *e)
 	if (e->failed)
 		return;
 	for (id = 0; id < e->used; id++) {
-		if (ring_at_overdue(&e->s[id])) {
-			fail(e, ENGINE_ERR_PROTOCOL, "no RING_AT for stream %u: "
-			    "the peer left its RING unanswered for %d ticks",
+		if (eng_ring_at_overdue(&e->s[id])) {
+			eng_fail(e, ENGINE_ERR_PROTOCOL, "no RING_AT for "
+			    "stream %u: the peer left its RING unanswered for "
+			    "%d ticks",
 			    (unsigned)id, ENGINE_RING_AT_TICKS);
 			break;
 		}
 	}
-	fail_finish(e);
+	eng_fail_finish(e);
 }

@@ -35,13 +35,15 @@ hs_took(struct engine *e, int rc, const char *why, size_t outlen)
 	int v7 = e->ver_link >= 7;
 
 	if (rc < 0 || outlen > WIRE_HS_MAX)
-		return (fail(e, ENGINE_ERR_AUTH, "authentication failed: %s",
+		return (eng_fail(e, ENGINE_ERR_AUTH,
+		    "authentication failed: %s",
 		    why != NULL ? why : "handshake failed"));
 	if ((rc == ENGINE_HS_KEYS && (!v7 || !e->a.initiator ||
 	    outlen == 0)) || (rc == ENGINE_HS_DONE && v7 &&
 	    (outlen > 0) == (e->a.initiator != 0)))
-		return (fail(e, ENGINE_ERR_LOCAL, "the handshake went out of "
-		    "the order of protocol version %u", (unsigned)e->ver_link));
+		return (eng_fail(e, ENGINE_ERR_LOCAL, "the handshake went out "
+		    "of the order of protocol version %u",
+		    (unsigned)e->ver_link));
 	e->hs.out_len = outlen;
 	if (rc == ENGINE_HS_MORE)
 		return (0);
@@ -69,7 +71,7 @@ hs_took(struct engine *e, int rc, const char *why, size_t outlen)
  * handshake.
  */
 int
-auth_agree(struct engine *e, const struct wire_hello *peer)
+eng_auth_agree(struct engine *e, const struct wire_hello *peer)
 {
 	int key = e->auth != AUTH_OFF && (e->a.step == NULL || e->a.key);
 	int ident = e->auth != AUTH_OFF && e->a.step != NULL;
@@ -78,18 +80,18 @@ auth_agree(struct engine *e, const struct wire_hello *peer)
 	int rc;
 
 	if (key && !(peer->flags & WIRE_HELLO_AUTH))
-		return (fail(e, ENGINE_ERR_AUTH, "authentication failed: the "
-		    "peer does not authenticate (no key_file there?)"));
+		return (eng_fail(e, ENGINE_ERR_AUTH, "authentication failed: "
+		    "the peer does not authenticate (no key_file there?)"));
 	if (!key && (peer->flags & WIRE_HELLO_AUTH))
-		return (fail(e, ENGINE_ERR_AUTH, "authentication failed: the "
-		    "peer authenticates but this side has no key"));
+		return (eng_fail(e, ENGINE_ERR_AUTH, "authentication failed: "
+		    "the peer authenticates but this side has no key"));
 	if (ident && !(peer->flags & WIRE_HELLO_IDENTITY))
-		return (fail(e, ENGINE_ERR_AUTH, "authentication failed: the "
-		    "peer has no identity (no identity_file there, or a "
+		return (eng_fail(e, ENGINE_ERR_AUTH, "authentication failed: "
+		    "the peer has no identity (no identity_file there, or a "
 		    "version below 6)"));
 	if (!ident && (peer->flags & WIRE_HELLO_IDENTITY))
-		return (fail(e, ENGINE_ERR_AUTH, "authentication failed: the "
-		    "peer has an identity but this side has none (no "
+		return (eng_fail(e, ENGINE_ERR_AUTH, "authentication failed: "
+		    "the peer has an identity but this side has none (no "
 		    "identity_file)"));
 	if (e->auth != AUTH_OFF)
 		e->auth = ident ? AUTH_HS : AUTH_KEY;
@@ -106,16 +108,16 @@ auth_agree(struct engine *e, const struct wire_hello *peer)
 
 /* The peer's proof: the initiator's first, then the responder's answer. */
 int
-rec_auth(struct engine *e, const struct wire_rec *r)
+eng_rec_auth(struct engine *e, const struct wire_rec *r)
 {
 
 	if (e->auth != AUTH_KEY)
-		return (violation(e, "unexpected AUTH"));
+		return (eng_violation(e, "unexpected AUTH"));
 	if (e->a.initiator && e->auth_send)
-		return (violation(e, "AUTH before ours"));
+		return (eng_violation(e, "AUTH before ours"));
 	if (e->a.verify(e->a.arg, r->proof) != 0)
-		return (fail(e, ENGINE_ERR_AUTH, "authentication failed: the peer's proof is "
-		    "wrong (a different key?)"));
+		return (eng_fail(e, ENGINE_ERR_AUTH, "authentication failed: "
+		    "the peer's proof is wrong (a different key?)"));
 	e->auth = AUTH_DONE;
 	/* The responder proves itself only to a peer that did. */
 	if (!e->a.initiator)
@@ -125,7 +127,7 @@ rec_auth(struct engine *e, const struct wire_rec *r)
 
 /* The peer's handshake message: the embedder answers it. */
 int
-rec_handshake(struct engine *e, const struct wire_rec *r)
+eng_rec_handshake(struct engine *e, const struct wire_rec *r)
 {
 	const char *why = NULL;
 	size_t outlen = 0;
@@ -133,7 +135,7 @@ rec_handshake(struct engine *e, const struct wire_rec *r)
 
 	if ((e->auth != AUTH_HS && e->auth != AUTH_HS_HELD) ||
 	    e->hs.out_len > 0)
-		return (violation(e, "unexpected HANDSHAKE"));
+		return (eng_violation(e, "unexpected HANDSHAKE"));
 	rc = e->a.step(e->a.arg, r->hs, r->hs_len, e->hs.out, &outlen, &why);
 	return (hs_took(e, rc, why, outlen));
 }

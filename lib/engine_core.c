@@ -15,7 +15,7 @@
 /* ---------------------------------------------------------------- queues */
 
 void
-qpush(struct engine *e, int which, uint32_t id)
+eng_qpush(struct engine *e, int which, uint32_t id)
 {
 	struct queue *q = &e->q[which];
 	struct stream *s = &e->s[id];
@@ -33,7 +33,7 @@ qpush(struct engine *e, int which, uint32_t id)
 
 /* Queue ${id} first in q[which], ahead of every stream waiting there. */
 void
-qpush_head(struct engine *e, int which, uint32_t id)
+eng_qpush_head(struct engine *e, int which, uint32_t id)
 {
 	struct queue *q = &e->q[which];
 	struct stream *s = &e->s[id];
@@ -48,7 +48,7 @@ qpush_head(struct engine *e, int which, uint32_t id)
 }
 
 uint32_t
-qpop(struct engine *e, int which)
+eng_qpop(struct engine *e, int which)
 {
 	struct queue *q = &e->q[which];
 	uint32_t id = q->head;
@@ -67,13 +67,13 @@ qpop(struct engine *e, int which)
 /* ---------------------------------------------------------------- helpers */
 
 /*
- * The link failed: record why and of which ${kind}, once.  fail() only
- * records; the public entry points finish a failure (fail_finish) before
+ * The link failed: record why and of which ${kind}, once.  eng_fail() only
+ * records; the public entry points finish a failure (eng_fail_finish) before
  * they return to the embedder, so this layer never calls up into sealing
  * and resume.  Its callers return at once, changing nothing more.
  */
 int
-fail(struct engine *e, enum engine_err kind, const char *fmt, ...)
+eng_fail(struct engine *e, enum engine_err kind, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -91,7 +91,7 @@ fail(struct engine *e, enum engine_err kind, const char *fmt, ...)
 
 /* The peer broke the protocol: fail with "protocol violation: " and why. */
 int
-violation(struct engine *e, const char *fmt, ...)
+eng_violation(struct engine *e, const char *fmt, ...)
 {
 	char why[sizeof(e->err)];
 	va_list ap;
@@ -99,30 +99,31 @@ violation(struct engine *e, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
-	return (fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: %s", why));
+	return (eng_fail(e, ENGINE_ERR_PROTOCOL, "protocol violation: %s",
+	    why));
 }
 
 void
-event(struct engine *e, uint32_t id, uint32_t ev)
+eng_event(struct engine *e, uint32_t id, uint32_t ev)
 {
 	struct stream *s = &e->s[id];
 
 	if ((s->flags & F_APP_CLOSED) && ev != ENGINE_EV_RELEASED)
 		return;
 	s->ev |= ev;
-	qpush(e, Q_EV, id);
+	eng_qpush(e, Q_EV, id);
 }
 
 void
-ctrl(struct engine *e, uint32_t id, uint8_t c)
+eng_ctrl(struct engine *e, uint32_t id, uint8_t c)
 {
 
 	e->s[id].ctrl |= c;
-	qpush(e, Q_CTRL, id);
+	eng_qpush(e, Q_CTRL, id);
 }
 
 void
-peer_bit(struct engine *e, uint32_t peer_id, int set)
+eng_peer_bit(struct engine *e, uint32_t peer_id, int set)
 {
 	uint8_t m = (uint8_t)(1u << (peer_id & 7));
 
@@ -133,14 +134,14 @@ peer_bit(struct engine *e, uint32_t peer_id, int set)
 }
 
 int
-peer_bit_isset(const struct engine *e, uint32_t peer_id)
+eng_peer_bit_isset(const struct engine *e, uint32_t peer_id)
 {
 
 	return ((e->peer_ids[peer_id >> 3] >> (peer_id & 7)) & 1);
 }
 
 uint32_t
-slot_alloc(struct engine *e)
+eng_slot_alloc(struct engine *e)
 {
 	uint32_t id = e->free_head;
 	struct stream *s;
@@ -165,7 +166,7 @@ slot_alloc(struct engine *e)
  * being queued twice, so it must not be handed out while still queued.)
  */
 void
-queue_drop(struct engine *e, uint32_t id)
+eng_queue_drop(struct engine *e, uint32_t id)
 {
 	struct stream *s = &e->s[id];
 
@@ -178,17 +179,17 @@ queue_drop(struct engine *e, uint32_t id)
 
 /* Free a slot; it returns to the free list once it is in no queue. */
 void
-slot_free(struct engine *e, uint32_t id)
+eng_slot_free(struct engine *e, uint32_t id)
 {
 	struct stream *s = &e->s[id];
 
 	if (s->flags & F_PEER_MAPPED)
-		peer_bit(e, s->peer_id, 0);
+		eng_peer_bit(e, s->peer_id, 0);
 	s->state = S_FREE;
 	s->flags = 0;
 	s->ctrl = 0;
 	e->st.streams_active--;
-	queue_drop(e, id);
+	eng_queue_drop(e, id);
 }
 
 /*
@@ -197,14 +198,14 @@ slot_free(struct engine *e, uint32_t id)
  * both terminal records are exchanged: the peer may reuse it from then on.
  */
 void
-maybe_release(struct engine *e, uint32_t id)
+eng_maybe_release(struct engine *e, uint32_t id)
 {
 	struct stream *s = &e->s[id];
 
 	if (!(s->flags & F_TERM_SENT) || !(s->flags & F_TERM_RECV))
 		return;
 	if (s->flags & F_PEER_MAPPED) {
-		peer_bit(e, s->peer_id, 0);
+		eng_peer_bit(e, s->peer_id, 0);
 		s->flags &= (uint16_t)~F_PEER_MAPPED;
 	}
 	if (s->tx.wr_out != 0 || s->state == S_DEAD)
@@ -212,7 +213,7 @@ maybe_release(struct engine *e, uint32_t id)
 	s->state = S_DEAD;
 	s->ctrl = 0;
 	s->ev |= ENGINE_EV_RELEASED;
-	qpush(e, Q_EV, id);
+	eng_qpush(e, Q_EV, id);
 }
 
 /*
@@ -220,7 +221,7 @@ maybe_release(struct engine *e, uint32_t id)
  * closed by the application (S_DEAD); else NULL.
  */
 struct stream *
-held(const struct engine *e, uint32_t id)
+eng_held(const struct engine *e, uint32_t id)
 {
 
 	if (id >= e->conf.max_streams || e->s[id].state == S_FREE)
@@ -230,9 +231,9 @@ held(const struct engine *e, uint32_t id)
 
 /* A live stream by our id (in use and not released), or NULL. */
 struct stream *
-live(const struct engine *e, uint32_t id)
+eng_live(const struct engine *e, uint32_t id)
 {
-	struct stream *s = held(e, id);
+	struct stream *s = eng_held(e, id);
 
 	return (s != NULL && s->state != S_DEAD ? s : NULL);
 }
@@ -245,7 +246,7 @@ live(const struct engine *e, uint32_t id)
  * WRITE, when both ring sizes are known (until then both bases are 0).
  */
 void
-keep_decide(const struct engine *e, struct stream *s)
+eng_keep_decide(const struct engine *e, struct stream *s)
 {
 
 	if ((s->flags & F_KEEP_WANT) && e->can_resume && s->tx.sent == 0 &&
@@ -255,26 +256,26 @@ keep_decide(const struct engine *e, struct stream *s)
 
 /* Queue SHUTDOWN once every committed byte has been written. */
 void
-check_shutdown(struct engine *e, uint32_t id)
+eng_check_shutdown(struct engine *e, uint32_t id)
 {
 	struct stream *s = &e->s[id];
 
 	if (s->state == S_OPEN && (s->flags & F_APP_SHUT) &&
 	    !(s->flags & (F_SHUT_SENT | F_TERM_SENT | F_RESET)) &&
 	    s->tx.sent == s->tx.app)
-		ctrl(e, id, C_SHUTDOWN);
+		eng_ctrl(e, id, C_SHUTDOWN);
 }
 
 /* Queue EOF once the peer shut down and every byte was consumed. */
 void
-check_eof(struct engine *e, uint32_t id)
+eng_check_eof(struct engine *e, uint32_t id)
 {
 	struct stream *s = &e->s[id];
 
 	if ((s->flags & F_PEER_SHUT) && !(s->flags & F_EOF_DONE) &&
 	    !(s->flags & F_RESET) && s->rx.cons == s->rx.final) {
 		s->flags |= F_EOF_DONE;
-		event(e, id, ENGINE_EV_EOF);
+		eng_event(e, id, ENGINE_EV_EOF);
 	}
 }
 
@@ -285,7 +286,7 @@ check_eof(struct engine *e, uint32_t id)
  * protocol or failed authentication gets no second chance.
  */
 int
-suspendable(const struct stream *s, enum engine_err kind)
+eng_suspendable(const struct stream *s, enum engine_err kind)
 {
 
 	return ((kind == ENGINE_ERR_TRANSPORT || kind == ENGINE_ERR_LOCAL) &&

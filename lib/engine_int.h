@@ -10,7 +10,7 @@
  * The files, in layers, lowest first.  A file calls only its own layer
  * and those below it, and no two files call each other in a loop:
  *
- *   0  engine_core.c    slots, queues, events, fail(), small helpers
+ *   0  engine_core.c    slots, queues, events, eng_fail(), small helpers
  *   1  engine_seal.c    sealing what goes, opening what comes
  *      engine_auth.c    the key proof, the identity handshake
  *      engine_sched.c   which stream writes next; the send window, waits
@@ -20,6 +20,10 @@
  *      engine_send.c    output: SENDs of records, work requests
  *   4  engine_stream.c  the application's calls (engine_stream.h)
  *      engine.c         the link's life: setup, hello, stats, tick
+ *
+ * What the files share is named eng_*, what everyone may call engine_*:
+ * a name says how far it reaches, and none of the family's internals
+ * takes a name another lib/ file owns (ring_*, seal_*).
  */
 #ifndef ENGINE_INT_H
 #define ENGINE_INT_H
@@ -81,7 +85,7 @@ enum { STREAM_FLAGS(F_MASK_) };
 
 #define NIL	UINT32_MAX
 
-/* CREDIT cursors a stream remembers for its growth signal (rx_grow). */
+/* CREDIT cursors a stream remembers for its growth signal (eng_rx_grow). */
 #define REPS		8
 
 /* Pending ring resize records for a stream (version 4). */
@@ -152,7 +156,7 @@ struct stream {
 	/* Scheduling: bytes left of this round's quantum, weight; waits. */
 	uint32_t deficit;
 	uint8_t backlogged;	/* used a whole quantum since it last had
-				   nothing to send (tx_queue) */
+				   nothing to send (eng_tx_queue) */
 	uint8_t weight;		/* 0 reads as 1 */
 	uint8_t wait;		/* W_* it is in since wait_at */
 	uint64_t wait_at, wait_credit, wait_sq;
@@ -168,7 +172,7 @@ struct queue {
 
 /*
  * How far a link's authentication went.  A key proof (AUTH) or the
- * identity handshake (HANDSHAKE): the hellos choose (auth_agree).
+ * identity handshake (HANDSHAKE): the hellos choose (eng_auth_agree).
  */
 enum auth_phase {
 	AUTH_OFF = 0,	/* the link does not authenticate */
@@ -190,7 +194,7 @@ enum res_ask {
 	RES_PROVEN	/* proven, or below version 5 need not be */
 };
 
-/* A resume, as the server that is offered one sees it (rec_resume). */
+/* A resume, as the server that is offered one sees it (eng_rec_resume). */
 enum res_serve {
 	RES_SERVE_NONE = 0,
 	RES_DENYING,	/* refused: our RESUME_DENIED to send */
@@ -199,7 +203,7 @@ enum res_serve {
 	RES_TAKEN	/* taken, and proven where the version asks */
 };
 
-/* What a stream with bytes to send is waiting for (wait_update). */
+/* What a stream with bytes to send is waiting for (eng_wait_update). */
 enum { W_NONE, W_CREDIT, W_SQ };
 
 /* What an outstanding send WR was, to release ring space on completion. */
@@ -209,7 +213,7 @@ struct wrinfo {
 	uint64_t end;		/* tx cursor after this WRITE */
 	uint8_t signaled;
 	struct window_mark mark;	/* if signaled */
-	/* A sealed WRITE: what seal_restore needs (its tag is in the slot). */
+	/* A sealed WRITE: what eng_seal_restore needs (tag in the slot). */
 	uint8_t sealed;
 	uint32_t imm;
 	uint64_t addr;		/* its bytes in the send ring */
@@ -220,7 +224,7 @@ struct engine {
 	struct engine_conf conf;
 	int up;
 	int failed;
-	int fail_due;	/* failed, but not yet finished (fail_finish) */
+	int fail_due;	/* failed, but not yet finished (eng_fail_finish) */
 	enum engine_err err_kind;
 	char err[200];
 
@@ -321,159 +325,162 @@ struct engine {
 /* ---- engine_core.c */
 
 /* The link failed: record why, of which kind, once; returns -1. */
-int fail(struct engine *, enum engine_err, const char *, ...)
+int eng_fail(struct engine *, enum engine_err, const char *, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* The peer broke the protocol: fail with "protocol violation: ". */
-int violation(struct engine *, const char *, ...)
+int eng_violation(struct engine *, const char *, ...)
     __attribute__((format(printf, 2, 3)));
 
 /* Queue stream ${id} last in q[which], unless it is there. */
-void qpush(struct engine *e, int which, uint32_t id);
+void eng_qpush(struct engine *e, int which, uint32_t id);
 
 /* Queue stream ${id} first in q[which], unless it is there. */
-void qpush_head(struct engine *e, int which, uint32_t id);
+void eng_qpush_head(struct engine *e, int which, uint32_t id);
 
 /* Take the first stream of q[which]; NIL if it is empty. */
-uint32_t qpop(struct engine *e, int which);
+uint32_t eng_qpop(struct engine *e, int which);
 
 /* Report ${ev} on stream ${id} (the application's next event). */
-void event(struct engine *e, uint32_t id, uint32_t ev);
+void eng_event(struct engine *e, uint32_t id, uint32_t ev);
 
 /* Stream ${id} has control record ${c} (C_*) to send. */
-void ctrl(struct engine *e, uint32_t id, uint8_t c);
+void eng_ctrl(struct engine *e, uint32_t id, uint8_t c);
 
 /* Mark the peer's id ${peer_id} mapped to one of ours, or not. */
-void peer_bit(struct engine *e, uint32_t peer_id, int set);
+void eng_peer_bit(struct engine *e, uint32_t peer_id, int set);
 
 /* Is the peer's id ${peer_id} mapped to one of ours? */
-int peer_bit_isset(const struct engine *e, uint32_t peer_id);
+int eng_peer_bit_isset(const struct engine *e, uint32_t peer_id);
 
 /* A zeroed stream slot, low ids first; NIL when none is left. */
-uint32_t slot_alloc(struct engine *e);
+uint32_t eng_slot_alloc(struct engine *e);
 
 /* A slot left a queue: free it for reuse once no queue holds it. */
-void queue_drop(struct engine *e, uint32_t id);
+void eng_queue_drop(struct engine *e, uint32_t id);
 
 /* Free stream ${id}'s slot (reused once it is in no queue). */
-void slot_free(struct engine *e, uint32_t id);
+void eng_slot_free(struct engine *e, uint32_t id);
 
 /* Release stream ${id} once both sides said their last word. */
-void maybe_release(struct engine *e, uint32_t id);
+void eng_maybe_release(struct engine *e, uint32_t id);
 
 /* Stream ${id}'s slot while in use (live or S_DEAD), else NULL. */
-struct stream *held(const struct engine *e, uint32_t id);
+struct stream *eng_held(const struct engine *e, uint32_t id);
 
 /* A live stream by our id (in use and not released), or NULL. */
-struct stream *live(const struct engine *e, uint32_t id);
+struct stream *eng_live(const struct engine *e, uint32_t id);
 
 /* Does stream ${s} keep its bytes for a resume? */
-void keep_decide(const struct engine *e, struct stream *s);
+void eng_keep_decide(const struct engine *e, struct stream *s);
 
 /* Queue SHUTDOWN once every committed byte has been written. */
-void check_shutdown(struct engine *e, uint32_t id);
+void eng_check_shutdown(struct engine *e, uint32_t id);
 
 /* Queue EOF once the peer shut down and every byte was consumed. */
-void check_eof(struct engine *e, uint32_t id);
+void eng_check_eof(struct engine *e, uint32_t id);
 
 /* Does stream ${s} wait for a resume when the link fails (${kind})? */
-int suspendable(const struct stream *s, enum engine_err kind);
+int eng_suspendable(const struct stream *s, enum engine_err kind);
 
 /* ---- engine_seal.c */
 
 /* Seal SEND ${w} in place, if the link seals what goes. */
-void seal_send(struct engine *e, struct engine_wr *w);
+void eng_seal_send(struct engine *e, struct engine_wr *w);
 
-/* Seal data WRITE ${w} in place; its tag goes next (take_tag). */
-void seal_write(struct engine *e, struct engine_wr *w);
+/* Seal data WRITE ${w} in place; its tag goes next (eng_take_tag). */
+void eng_seal_write(struct engine *e, struct engine_wr *w);
 
 /* Sealed WRITE ${wi} finished: a kept stream gets its plaintext. */
-void seal_restore(struct engine *e, struct wrinfo *wi, uint64_t wr_id);
+void eng_seal_restore(struct engine *e, struct wrinfo *wi, uint64_t wr_id);
 
-/* The link fails: the WRITEs outstanding are over (seal_restore). */
-void seal_restore_outstanding(struct engine *e, enum engine_err kind);
+/* The link fails: the WRITEs outstanding are over (eng_seal_restore). */
+void eng_seal_restore_outstanding(struct engine *e, enum engine_err kind);
 
 /* Open a sealed SEND into ${clear}; ${*buf} then points there. */
-int seal_open_send(struct engine *e, const uint8_t **buf, uint32_t *len,
+int eng_seal_open_send(struct engine *e, const uint8_t **buf, uint32_t *len,
     uint8_t clear[WIRE_MSG_SIZE]);
 
 /* Open sealed WRITE ${imm} in stream ${s}'s ring, tag ${tag}. */
-int seal_open_write(struct engine *e, struct stream *s, uint32_t imm,
+int eng_seal_open_write(struct engine *e, struct stream *s, uint32_t imm,
     uint32_t n, const uint8_t *tag);
 
 /* ---- engine_auth.c */
 
 /* Do both hellos agree on how the link authenticates? */
-int auth_agree(struct engine *e, const struct wire_hello *peer);
+int eng_auth_agree(struct engine *e, const struct wire_hello *peer);
 
 /* AUTH: the peer's proof of the key. */
-int rec_auth(struct engine *e, const struct wire_rec *r);
+int eng_rec_auth(struct engine *e, const struct wire_rec *r);
 
 /* HANDSHAKE: the peer's handshake message, for the embedder. */
-int rec_handshake(struct engine *e, const struct wire_rec *r);
+int eng_rec_handshake(struct engine *e, const struct wire_rec *r);
 
 /* ---- engine_sched.c */
 
 /* Charge stream ${id}'s wait up to now; what it waits for now. */
-void wait_update(struct engine *e, uint32_t id);
+void eng_wait_update(struct engine *e, uint32_t id);
 
 /* Stream ${id} may be ready to send: into the scheduler's queue. */
-void tx_queue(struct engine *e, uint32_t id);
+void eng_tx_queue(struct engine *e, uint32_t id);
 
 /* Message credits left: receives the peer posted that we did not use. */
-uint64_t msg_avail(const struct engine *e);
+uint64_t eng_msg_avail(const struct engine *e);
 
 /* Are control records due (a SEND to build)? */
-int ctrl_pending(const struct engine *e);
+int eng_ctrl_pending(const struct engine *e);
 
 /* Number work request ${w}, decide whether it is signalled. */
-void emit(struct engine *e, struct engine_wr *w, uint32_t stream, uint64_t end,
+void eng_emit(struct engine *e, struct engine_wr *w, uint32_t stream,
+    uint64_t end,
     int force);
 
 /* The tag of the sealed WRITE just taken, as a SEND WITH IMMEDIATE. */
-void take_tag(struct engine *e, struct engine_wr *w);
+void eng_take_tag(struct engine *e, struct engine_wr *w);
 
 /* The scheduler's next WRITE: 1 if it emitted ${w}, 0, or -1. */
-int take_data(struct engine *e, struct engine_wr *w);
+int eng_take_data(struct engine *e, struct engine_wr *w);
 
 /* ---- engine_resize.c */
 
 /* The engine is done with ring ${r}: hand it back. */
-void ring_drop(struct engine *e, const struct stream *s, struct engine_ring *r);
+void eng_ring_drop(struct engine *e, const struct stream *s,
+    struct engine_ring *r);
 
 /* Double stream ${id}'s receive ring if it held the peer back. */
-void rx_grow(struct engine *e, uint32_t id);
+void eng_rx_grow(struct engine *e, uint32_t id);
 
 /* Double stream ${id}'s send ring if it held the application back. */
-void tx_grow(struct engine *e, uint32_t id);
+void eng_tx_grow(struct engine *e, uint32_t id);
 
 /* The peer writes into our announced ring from now on. */
-void rx_switch(struct engine *e, uint32_t id);
+void eng_rx_switch(struct engine *e, uint32_t id);
 
 /* The ring the application reads now, and the cursor it ends at. */
-const struct engine_ring *rx_read_ring(const struct stream *s, uint64_t *end);
+const struct engine_ring *eng_rx_read_ring(const struct stream *s,
+    uint64_t *end);
 
 /* Has our RING for stream ${s} gone unanswered for too many ticks? */
-int ring_at_overdue(struct stream *s);
+int eng_ring_at_overdue(struct stream *s);
 
 /* ---- engine_resume.c */
 
 /* End stream ${id} here and now: RELEASED (and RESET unless closed). */
-void release_now(struct engine *e, uint32_t id, uint16_t reason);
+void eng_release_now(struct engine *e, uint32_t id, uint16_t reason);
 
 /* RESUME: the peer asks for a failed link's streams (server). */
-int rec_resume(struct engine *e, const struct wire_rec *r);
+int eng_rec_resume(struct engine *e, const struct wire_rec *r);
 
 /* RESUME_STREAM: a stream named, or the answer for one of ours. */
-int rec_resume_stream(struct engine *e, const struct wire_rec *r);
+int eng_rec_resume_stream(struct engine *e, const struct wire_rec *r);
 
 /* RESUME_DENIED: the server refused our resume (client). */
-int rec_resume_denied(struct engine *e, const struct wire_rec *r);
+int eng_rec_resume_denied(struct engine *e, const struct wire_rec *r);
 
 /* RESUME_PROOF: the server proves the resume secret (client). */
-int rec_resume_proof(struct engine *e, const struct wire_rec *r);
+int eng_rec_resume_proof(struct engine *e, const struct wire_rec *r);
 
-/* Finish the failure fail() recorded: streams suspended or ended. */
-void fail_finish(struct engine *e);
+/* Finish the failure eng_fail() recorded: streams suspended or ended. */
+void eng_fail_finish(struct engine *e);
 
 #endif /* !ENGINE_INT_H */

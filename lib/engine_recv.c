@@ -21,10 +21,12 @@ recv_slot(struct engine *e, uint32_t slot)
 	if (e->failed)
 		return (-1);
 	if (slot >= e->conf.rq_size)
-		return (fail(e, ENGINE_ERR_TRANSPORT, "completion for unknown receive slot %u",
+		return (eng_fail(e, ENGINE_ERR_TRANSPORT, "completion for "
+		    "unknown receive slot %u",
 		    (unsigned)slot));
 	if (e->recv_done >= e->recv_posted)
-		return (fail(e, ENGINE_ERR_TRANSPORT, "more receives completed than were posted"));
+		return (eng_fail(e, ENGINE_ERR_TRANSPORT, "more receives "
+		    "completed than were posted"));
 	e->recv_done++;
 	e->st.recvs++;
 	(void)idq_push(&e->repost, slot);
@@ -43,30 +45,32 @@ data_in(struct engine *e, uint32_t imm, uint32_t len, const uint8_t *tag)
 	struct stream *s;
 
 	if (!e->up)
-		return (violation(e, "data before the link was up"));
+		return (eng_violation(e, "data before the link was up"));
 	if (!engine_authenticated(e))
-		return (violation(e, "data before authentication"));
+		return (eng_violation(e, "data before authentication"));
 	if (wire_imm_decode(imm, &id, &n) != WIRE_OK)
-		return (violation(e, "immediate 0x%08x has an unknown "
+		return (eng_violation(e, "immediate 0x%08x has an unknown "
 		    "operation", (unsigned)imm));
 	if (tag == NULL && n != len)
-		return (violation(e, "immediate says %u bytes but %u were "
+		return (eng_violation(e, "immediate says %u bytes but %u were "
 		    "written", (unsigned)n, (unsigned)len));
-	if ((s = live(e, id)) == NULL || s->state != S_OPEN ||
+	if ((s = eng_live(e, id)) == NULL || s->state != S_OPEN ||
 	    (s->flags & F_RESUMING))
-		return (violation(e, "data for stream %u, which is not open",
+		return (eng_violation(e,
+		    "data for stream %u, which is not open",
 		    (unsigned)id));
 	if (s->flags & (F_PEER_SHUT | F_TERM_RECV))
-		return (violation(e, "data for stream %u after its shutdown",
+		return (eng_violation(e,
+		    "data for stream %u after its shutdown",
 		    (unsigned)id));
 	/* After a shrink the old ring may still hold more than the new. */
 	room = s->rx.tail - s->rx.cons >= s->rx.ring.size ? 0 :
 	    ring_free(s->rx.ring.size, s->rx.tail, s->rx.cons);
 	if (n > room)
-		return (violation(e, "%u bytes for stream %u exceed its free "
-		    "ring space %llu", (unsigned)n, (unsigned)id,
+		return (eng_violation(e, "%u bytes for stream %u exceed its "
+		    "free ring space %llu", (unsigned)n, (unsigned)id,
 		    (unsigned long long)room));
-	if (seal_open_write(e, s, imm, n, tag))
+	if (eng_seal_open_write(e, s, imm, n, tag))
 		return (-1);
 	s->rx.tail += n;
 	e->st.bytes_rx += n;
@@ -75,8 +79,8 @@ data_in(struct engine *e, uint32_t imm, uint32_t len, const uint8_t *tag)
 		s->rx.cons = s->rx.tail;
 		return (0);
 	}
-	event(e, id, ENGINE_EV_READABLE);
-	rx_grow(e, id);
+	eng_event(e, id, ENGINE_EV_READABLE);
+	eng_rx_grow(e, id);
 	return (0);
 }
 
@@ -87,7 +91,8 @@ on_recv_imm(struct engine *e, uint32_t slot, uint32_t imm, uint32_t len)
 	if (recv_slot(e, slot))
 		return (-1);
 	if (e->seal.rx)
-		return (violation(e, "data without its tag on a sealed link"));
+		return (eng_violation(e,
+		    "data without its tag on a sealed link"));
 	return (data_in(e, imm, len, NULL));
 }
 
@@ -99,7 +104,7 @@ on_recv_tag(struct engine *e, uint32_t slot, uint32_t imm,
 	if (recv_slot(e, slot))
 		return (-1);
 	if (!e->seal.rx || len != WIRE_TAG_LEN)
-		return (violation(e, "a %u-byte tag on a link that %s",
+		return (eng_violation(e, "a %u-byte tag on a link that %s",
 		    (unsigned)len, e->seal.rx ? "seals" : "does not seal"));
 	return (data_in(e, imm, 0, buf));
 }
@@ -110,7 +115,7 @@ engine_on_recv_imm(struct engine *e, uint32_t slot, uint32_t imm,
 {
 	int rc = on_recv_imm(e, slot, imm, len);
 
-	fail_finish(e);
+	eng_fail_finish(e);
 	return (rc);
 }
 
@@ -120,7 +125,7 @@ engine_on_recv_tag(struct engine *e, uint32_t slot, uint32_t imm,
 {
 	int rc = on_recv_tag(e, slot, imm, buf, len);
 
-	fail_finish(e);
+	eng_fail_finish(e);
 	return (rc);
 }
 
@@ -131,16 +136,16 @@ rec_open(struct engine *e, const struct wire_rec *r,
 	uint32_t id;
 	struct stream *s;
 
-	if (peer_bit_isset(e, r->stream))
-		return (violation(e, "OPEN for peer stream %u, which is "
+	if (eng_peer_bit_isset(e, r->stream))
+		return (eng_violation(e, "OPEN for peer stream %u, which is "
 		    "already open", (unsigned)r->stream));
 	e->opened_any = 1;
 	/* The bitmap check above bounds the refusal queue: one per id. */
-	if (e->ctl.goaway || (id = slot_alloc(e)) == NIL) {
+	if (e->ctl.goaway || (id = eng_slot_alloc(e)) == NIL) {
 		(void)idq_push(&e->refusals, r->stream << 16 |
 		    (e->ctl.goaway ? WIRE_REASON_SHUTTING_DOWN :
 		    WIRE_REASON_LIMIT));
-		peer_bit(e, r->stream, 1);
+		eng_peer_bit(e, r->stream, 1);
 		e->st.streams_refused++;
 		return (0);
 	}
@@ -149,11 +154,11 @@ rec_open(struct engine *e, const struct wire_rec *r,
 	s->peer_id = r->stream;
 	s->tx.peer_ring = r->ring;
 	s->flags |= F_PEER_MAPPED;
-	peer_bit(e, r->stream, 1);
+	eng_peer_bit(e, r->stream, 1);
 	memcpy(s->name, r->name, sizeof(s->name));
 	if (origin != NULL)
 		s->origin = *origin;
-	event(e, id, ENGINE_EV_INCOMING);
+	eng_event(e, id, ENGINE_EV_INCOMING);
 	return (0);
 }
 
@@ -169,23 +174,23 @@ rs_open_ok(struct engine *e, uint32_t id, const struct wire_rec *r)
 {
 	struct stream *s = &e->s[id];
 
-	if (peer_bit_isset(e, r->peer_stream))
+	if (eng_peer_bit_isset(e, r->peer_stream))
 		return (REC_BAD);
 	s->state = S_OPEN;
 	s->peer_id = r->peer_stream;
 	s->tx.peer_ring = r->ring;
 	s->flags |= F_PEER_MAPPED;
-	peer_bit(e, r->peer_stream, 1);
-	keep_decide(e, s);
+	eng_peer_bit(e, r->peer_stream, 1);
+	eng_keep_decide(e, s);
 	if (s->flags & F_ABORT) {
 		s->flags |= F_RESET;
 		s->tx.app = s->tx.sent;
-		ctrl(e, id, C_RESET);
+		eng_ctrl(e, id, C_RESET);
 		return (0);
 	}
-	event(e, id, ENGINE_EV_OPENED);
-	tx_queue(e, id);
-	check_shutdown(e, id);
+	eng_event(e, id, ENGINE_EV_OPENED);
+	eng_tx_queue(e, id);
+	eng_check_shutdown(e, id);
 	return (0);
 }
 
@@ -195,9 +200,9 @@ rs_refuse(struct engine *e, uint32_t id, const struct wire_rec *r)
 	struct stream *s = &e->s[id];
 
 	s->ev_reason = r->reason;
-	event(e, id, ENGINE_EV_REFUSED);
+	eng_event(e, id, ENGINE_EV_REFUSED);
 	s->flags |= F_TERM_SENT | F_TERM_RECV;
-	maybe_release(e, id);
+	eng_maybe_release(e, id);
 	return (0);
 }
 
@@ -207,18 +212,18 @@ rs_credit(struct engine *e, uint32_t id, const struct wire_rec *r)
 	struct stream *s = &e->s[id];
 
 	if (r->cursor > s->tx.sent)
-		return (violation(e, "CREDIT for stream %u up to %llu, beyond "
-		    "the %llu bytes sent", (unsigned)id,
+		return (eng_violation(e, "CREDIT for stream %u up to %llu, "
+		    "beyond the %llu bytes sent", (unsigned)id,
 		    (unsigned long long)r->cursor,
 		    (unsigned long long)s->tx.sent));
 	if (r->cursor <= s->tx.peer)
 		return (0);	/* old news: cursors are absolute */
 	s->tx.peer = r->cursor;
-	tx_queue(e, id);
-	wait_update(e, id);
+	eng_tx_queue(e, id);
+	eng_wait_update(e, id);
 	if ((s->flags & (F_KEEP | F_WANT_WR)) == (F_KEEP | F_WANT_WR)) {
 		s->flags &= (uint16_t)~F_WANT_WR;
-		event(e, id, ENGINE_EV_WRITABLE);
+		eng_event(e, id, ENGINE_EV_WRITABLE);
 	}
 	return (0);
 }
@@ -229,13 +234,13 @@ rs_shutdown(struct engine *e, uint32_t id, const struct wire_rec *r)
 	struct stream *s = &e->s[id];
 
 	if (r->cursor != s->rx.tail)
-		return (violation(e, "SHUTDOWN for stream %u at %llu, but %llu "
-		    "bytes arrived", (unsigned)id,
+		return (eng_violation(e, "SHUTDOWN for stream %u at %llu, but "
+		    "%llu bytes arrived", (unsigned)id,
 		    (unsigned long long)r->cursor,
 		    (unsigned long long)s->rx.tail));
 	s->flags |= F_PEER_SHUT;
 	s->rx.final = r->cursor;
-	check_eof(e, id);
+	eng_check_eof(e, id);
 	return (0);
 }
 
@@ -250,7 +255,7 @@ rs_close(struct engine *e, uint32_t id, const struct wire_rec *r)
 	    !((s->flags & F_PEER_SHUT) && (s->flags & F_SHUT_SENT)))
 		return (REC_BAD);
 	s->flags |= F_TERM_RECV;
-	maybe_release(e, id);
+	eng_maybe_release(e, id);
 	return (0);
 }
 
@@ -267,7 +272,7 @@ rs_ring(struct engine *e, uint32_t id, const struct wire_rec *r)
 		return (0);
 	s->tx.peer_next = r->ring;
 	s->rs |= RS_RING_AT;
-	qpush(e, Q_CTRL, id);
+	eng_qpush(e, Q_CTRL, id);
 	return (0);
 }
 
@@ -279,11 +284,11 @@ rs_ring_at(struct engine *e, uint32_t id, const struct wire_rec *r)
 	if (s->rx.next.size == 0 || (s->rs & RS_RING))
 		return (REC_BAD);
 	if (r->cursor != s->rx.tail)
-		return (violation(e, "RING_AT for stream %u at %llu, but %llu "
-		    "bytes arrived", (unsigned)id,
+		return (eng_violation(e, "RING_AT for stream %u at %llu, but "
+		    "%llu bytes arrived", (unsigned)id,
 		    (unsigned long long)r->cursor,
 		    (unsigned long long)s->rx.tail));
-	rx_switch(e, id);
+	eng_rx_switch(e, id);
 	return (0);
 }
 
@@ -299,13 +304,13 @@ rs_reset(struct engine *e, uint32_t id, const struct wire_rec *r)
 		s->tx.app = s->tx.sent;
 		s->rx.cons = s->rx.tail;
 		e->st.streams_reset++;
-		event(e, id, ENGINE_EV_RESET);
+		eng_event(e, id, ENGINE_EV_RESET);
 	}
 	if (!(s->flags & F_TERM_SENT)) {
 		s->ctrl &= (uint8_t)~(C_CREDIT | C_SHUTDOWN);
-		ctrl(e, id, C_CLOSE);
+		eng_ctrl(e, id, C_CLOSE);
 	}
-	maybe_release(e, id);
+	eng_maybe_release(e, id);
 	return (0);
 }
 
@@ -333,7 +338,7 @@ static const struct stream_rec {
 static int
 rec_stream(struct engine *e, const struct wire_rec *r)
 {
-	struct stream *s = live(e, r->stream);
+	struct stream *s = eng_live(e, r->stream);
 	const struct stream_rec *t = NULL;
 	int err = REC_BAD;
 
@@ -345,8 +350,8 @@ rec_stream(struct engine *e, const struct wire_rec *r)
 		err = t->rec(e, r->stream, r);
 	if (err != REC_BAD)
 		return (err);
-	return (violation(e, "%s for stream %u in a state that does not allow "
-	    "it", wire_rec_name(r->type), (unsigned)r->stream));
+	return (eng_violation(e, "%s for stream %u in a state that does not "
+	    "allow it", wire_rec_name(r->type), (unsigned)r->stream));
 }
 
 static int
@@ -356,8 +361,8 @@ rec_msg_credit(struct engine *e, const struct wire_rec *r)
 
 	/* The peer cannot have more receives out than its queue holds. */
 	if (posted > e->msgs_sent + e->peer_rq)
-		return (violation(e, "message credit %llu is beyond the peer's "
-		    "receive queue (%llu sent, queue %u)",
+		return (eng_violation(e, "message credit %llu is beyond the "
+		    "peer's receive queue (%llu sent, queue %u)",
 		    (unsigned long long)posted,
 		    (unsigned long long)e->msgs_sent, (unsigned)e->peer_rq));
 	if (posted > e->peer_posted)
@@ -388,15 +393,15 @@ rec_keepalive(struct engine *e, const struct wire_rec *r)
  * OPEN and ORIGIN, which engine_on_recv pairs) go to rec_stream.
  */
 static int (*const link_recs[])(struct engine *, const struct wire_rec *) = {
-	[WIRE_AUTH] = rec_auth,
-	[WIRE_HANDSHAKE] = rec_handshake,
+	[WIRE_AUTH] = eng_rec_auth,
+	[WIRE_HANDSHAKE] = eng_rec_handshake,
 	[WIRE_MSG_CREDIT] = rec_msg_credit,
 	[WIRE_KEEPALIVE] = rec_keepalive,
 	[WIRE_GOAWAY] = rec_goaway,
-	[WIRE_RESUME] = rec_resume,
-	[WIRE_RESUME_STREAM] = rec_resume_stream,
-	[WIRE_RESUME_DENIED] = rec_resume_denied,
-	[WIRE_RESUME_PROOF] = rec_resume_proof,
+	[WIRE_RESUME] = eng_rec_resume,
+	[WIRE_RESUME_STREAM] = eng_rec_resume_stream,
+	[WIRE_RESUME_DENIED] = eng_rec_resume_denied,
+	[WIRE_RESUME_PROOF] = eng_rec_resume_proof,
 };
 
 /* Checks a message passes before its records are decoded. */
@@ -407,11 +412,11 @@ recv_check(struct engine *e, uint32_t slot, uint32_t len)
 	if (recv_slot(e, slot))
 		return (-1);
 	if (!e->up)
-		return (violation(e, "message before the link was up"));
+		return (eng_violation(e, "message before the link was up"));
 	if (len == 0)
-		return (violation(e, "%s", wire_strerror(WIRE_EEMPTY)));
+		return (eng_violation(e, "%s", wire_strerror(WIRE_EEMPTY)));
 	if (len > WIRE_MSG_SIZE)
-		return (violation(e, "message of %u bytes exceeds %u",
+		return (eng_violation(e, "message of %u bytes exceeds %u",
 		    (unsigned)len, WIRE_MSG_SIZE));
 	return (0);
 }
@@ -420,8 +425,8 @@ static int
 orphan_origin(struct engine *e, uint32_t origin_for)
 {
 
-	return (violation(e, "ORIGIN for peer stream %u not followed by its "
-	    "OPEN", (unsigned)origin_for));
+	return (eng_violation(e, "ORIGIN for peer stream %u not followed by "
+	    "its OPEN", (unsigned)origin_for));
 }
 
 /* Records of a version the link does not speak end it (wire.c's table
@@ -434,10 +439,11 @@ rec_version(struct engine *e, const struct wire_rec *r)
 
 	if ((r->type == WIRE_RING || r->type == WIRE_RING_AT) &&
 	    !e->can_resize)
-		return (violation(e, "%s on a link that cannot resize rings",
+		return (eng_violation(e,
+		    "%s on a link that cannot resize rings",
 		    wire_rec_name(r->type)));
 	if (e->ver_link < v)
-		return (violation(e, "%s on a link below version %u",
+		return (eng_violation(e, "%s on a link below version %u",
 		    wire_rec_name(r->type), v));
 	return (0);
 }
@@ -454,7 +460,7 @@ rec_allowed(struct engine *e, const struct wire_rec *r, uint32_t origin_for)
 	if (!engine_authenticated(e) && r->type != WIRE_AUTH &&
 	    r->type != WIRE_HANDSHAKE && r->type != WIRE_MSG_CREDIT &&
 	    r->type != WIRE_KEEPALIVE)
-		return (violation(e, "%s before authentication",
+		return (eng_violation(e, "%s before authentication",
 		    wire_rec_name(r->type)));
 	if (origin_for != NIL && (r->type != WIRE_OPEN ||
 	    r->stream != origin_for))
@@ -472,19 +478,20 @@ on_recv(struct engine *e, uint32_t slot, const uint8_t *buf, uint32_t len)
 	uint8_t clear[WIRE_MSG_SIZE];
 	int err;
 
-	if (recv_check(e, slot, len) || seal_open_send(e, &buf, &len, clear))
+	if (recv_check(e, slot, len) || eng_seal_open_send(e, &buf, &len,
+	    clear))
 		return (-1);
 	while (off < len) {
 		if ((err = wire_rec_decode(buf + off, len - off, &r, &used)))
-			return (violation(e, "bad control record at offset "
+			return (eng_violation(e, "bad control record at offset "
 			    "%zu: %s", off, wire_strerror(err)));
 		off += used;
 		if (rec_allowed(e, &r, origin_for))
 			return (-1);
 		/* What follows a handshake message may have to be sealed. */
 		if (r.type == WIRE_HANDSHAKE && off < len)
-			return (violation(e, "records after HANDSHAKE in its "
-			    "SEND"));
+			return (eng_violation(e, "records after HANDSHAKE in "
+			    "its SEND"));
 		if (r.type == WIRE_ORIGIN) {
 			origin = r.origin;
 			origin_for = r.stream;
@@ -513,7 +520,7 @@ engine_on_recv(struct engine *e, uint32_t slot, const uint8_t *buf,
 {
 	int rc = on_recv(e, slot, buf, len);
 
-	fail_finish(e);
+	eng_fail_finish(e);
 	return (rc);
 }
 
@@ -526,9 +533,9 @@ engine_on_send_done(struct engine *e, uint64_t wr_id)
 	if (e->failed)
 		return (-1);
 	if (wr_id < e->seq_done || wr_id >= e->seq) {
-		fail(e, ENGINE_ERR_TRANSPORT, "completion for unknown work "
+		eng_fail(e, ENGINE_ERR_TRANSPORT, "completion for unknown work "
 		    "request %llu", (unsigned long long)wr_id);
-		fail_finish(e);
+		eng_fail_finish(e);
 		return (-1);
 	}
 	for (; e->seq_done <= wr_id; e->seq_done++) {
@@ -540,19 +547,19 @@ engine_on_send_done(struct engine *e, uint64_t wr_id)
 		if (w->stream == NIL)
 			continue;
 		s = &e->s[w->stream];
-		seal_restore(e, w, e->seq_done);
+		eng_seal_restore(e, w, e->seq_done);
 		s->tx.done = w->end;
 		s->tx.wr_out--;
 		if (s->tx.old.size != 0 && s->tx.done >= s->tx.switch_at &&
 		    !e->failed)
-			ring_drop(e, s, &s->tx.old);
+			eng_ring_drop(e, s, &s->tx.old);
 		if ((s->flags & F_WANT_WR) &&
 		    (!(s->flags & F_KEEP) || e->seal.tx)) {
 			s->flags &= (uint16_t)~F_WANT_WR;
-			event(e, w->stream, ENGINE_EV_WRITABLE);
+			eng_event(e, w->stream, ENGINE_EV_WRITABLE);
 		}
 		if (s->tx.wr_out == 0)
-			maybe_release(e, w->stream);
+			eng_maybe_release(e, w->stream);
 	}
 	return (0);
 }

@@ -21,7 +21,7 @@ resizable(const struct engine *e, const struct stream *s)
 
 /* The engine is done with ring ${r}: hand it back. */
 void
-ring_drop(struct engine *e, const struct stream *s, struct engine_ring *r)
+eng_ring_drop(struct engine *e, const struct stream *s, struct engine_ring *r)
 {
 
 	if (r->size != 0 && e->mem.free != NULL)
@@ -61,7 +61,7 @@ tx_resize(struct engine *e, uint32_t id, uint32_t size)
 	if (ring_get(e, s, 0, size, &s->tx.ring, &r) != 0)
 		return (-1);
 	if (s->tx.done == s->tx.app && s->tx.wr_out == 0) {
-		ring_drop(e, s, &s->tx.ring);
+		eng_ring_drop(e, s, &s->tx.ring);
 	} else {
 		s->tx.old = s->tx.ring;
 		s->tx.switch_at = s->tx.app;
@@ -80,7 +80,7 @@ rx_resize(struct engine *e, uint32_t id, uint32_t size)
 	if (ring_get(e, s, 1, size, &s->rx.ring, &s->rx.next) != 0)
 		return (-1);
 	s->rs |= RS_RING;
-	qpush(e, Q_CTRL, id);
+	eng_qpush(e, Q_CTRL, id);
 	return (0);
 }
 
@@ -94,7 +94,7 @@ rx_resize(struct engine *e, uint32_t id, uint32_t size)
  * stop.
  */
 void
-rx_grow(struct engine *e, uint32_t id)
+eng_rx_grow(struct engine *e, uint32_t id)
 {
 	struct stream *s = &e->s[id];
 	int k, edge = 0;
@@ -115,7 +115,7 @@ rx_grow(struct engine *e, uint32_t id)
  * last resize, while the peer's ring had room: double it.
  */
 void
-tx_grow(struct engine *e, uint32_t id)
+eng_tx_grow(struct engine *e, uint32_t id)
 {
 	struct stream *s = &e->s[id];
 
@@ -129,12 +129,12 @@ tx_grow(struct engine *e, uint32_t id)
 
 /* The peer writes into our announced ring from now on. */
 void
-rx_switch(struct engine *e, uint32_t id)
+eng_rx_switch(struct engine *e, uint32_t id)
 {
 	struct stream *s = &e->s[id];
 
 	if (s->rx.cons == s->rx.tail) {
-		ring_drop(e, s, &s->rx.ring);
+		eng_ring_drop(e, s, &s->rx.ring);
 	} else {
 		s->rx.old = s->rx.ring;
 		s->rx.switch_at = s->rx.tail;
@@ -144,12 +144,12 @@ rx_switch(struct engine *e, uint32_t id)
 	/* A smaller ring may be owed credit no later read would send. */
 	if (!(s->flags & (F_PEER_SHUT | F_TERM_SENT | F_RESET)) &&
 	    s->rx.cons - s->rx.rep >= s->rx.ring.size / 4)
-		ctrl(e, id, C_CREDIT);
+		eng_ctrl(e, id, C_CREDIT);
 }
 
 /* The ring the application reads now, and the cursor it ends at. */
 const struct engine_ring *
-rx_read_ring(const struct stream *s, uint64_t *end)
+eng_rx_read_ring(const struct stream *s, uint64_t *end)
 {
 
 	if (s->rx.old.size != 0) {
@@ -204,7 +204,7 @@ engine_trim(struct engine *e)
  * both rings stay until it does or the link ends.
  */
 int
-ring_at_overdue(struct stream *s)
+eng_ring_at_overdue(struct stream *s)
 {
 
 	return (s->state == S_OPEN && s->rx.next.size != 0 &&

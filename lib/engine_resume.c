@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
- * engine_resume: a failed link's kept streams suspended (fail_finish),
+ * engine_resume: a failed link's kept streams suspended (eng_fail_finish),
  * adopted by a new link and resumed there: the RESUME records and their
  * answers.  Layer 2: it calls the layers below.
  */
@@ -39,22 +39,22 @@ suspend(struct engine *e, uint32_t id)
 	/* The queue pair is gone: nothing it held reads our rings any more. */
 	s->tx.wr_out = 0;
 	e->st.streams_suspended++;
-	event(e, id, ENGINE_EV_SUSPENDED);
+	eng_event(e, id, ENGINE_EV_SUSPENDED);
 }
 
 /* End stream ${id} here and now: RELEASED (and RESET unless closed). */
 void
-release_now(struct engine *e, uint32_t id, uint16_t reason)
+eng_release_now(struct engine *e, uint32_t id, uint16_t reason)
 {
 	struct stream *s = &e->s[id];
 
 	if (!(s->flags & F_APP_CLOSED) && !(s->flags & F_RESET)) {
 		s->ev_reason = reason;
-		event(e, id, ENGINE_EV_RESET);
+		eng_event(e, id, ENGINE_EV_RESET);
 		e->st.streams_reset++;
 	}
 	if (s->flags & F_PEER_MAPPED) {
-		peer_bit(e, s->peer_id, 0);
+		eng_peer_bit(e, s->peer_id, 0);
 		s->flags &= (uint16_t)~F_PEER_MAPPED;
 	}
 	s->flags &= (uint16_t)~(F_SUSP | F_RESUMING);
@@ -62,7 +62,7 @@ release_now(struct engine *e, uint32_t id, uint16_t reason)
 	s->ctrl = 0;
 	s->state = S_DEAD;
 	s->ev |= ENGINE_EV_RELEASED;
-	qpush(e, Q_EV, id);
+	eng_qpush(e, Q_EV, id);
 }
 
 /* Free slots go back on the free list, low ids first (after adopting). */
@@ -99,7 +99,7 @@ adopt(struct engine *e, struct engine *old, uint32_t id)
 		return (0);
 	s = &e->s[id];
 	if (s->state != S_FREE || s->in[Q_CTRL] || s->in[Q_TX] || s->in[Q_EV] ||
-	    ((o->flags & F_PEER_MAPPED) && peer_bit_isset(e, o->peer_id)))
+	    ((o->flags & F_PEER_MAPPED) && eng_peer_bit_isset(e, o->peer_id)))
 		return (0);
 	*s = *o;
 	memset(s->in, 0, sizeof(s->in));
@@ -111,9 +111,9 @@ adopt(struct engine *e, struct engine *old, uint32_t id)
 	s->ctrl &= (uint8_t)~(C_OPEN | C_OPEN_OK | C_RESUME);
 	e->st.streams_active++;
 	if (s->flags & F_PEER_MAPPED)
-		peer_bit(e, s->peer_id, 1);
+		eng_peer_bit(e, s->peer_id, 1);
 	if (s->ev)
-		qpush(e, Q_EV, id);
+		eng_qpush(e, Q_EV, id);
 	o->state = S_FREE;
 	o->flags = 0;
 	o->ev = 0;
@@ -122,7 +122,7 @@ adopt(struct engine *e, struct engine *old, uint32_t id)
 	rx = s->rx.ring;
 	if (e->r.adopt(e->r.arg, id, s->user, &tx, &rx) != 0 ||
 	    tx.size != s->tx.ring.size || rx.size != s->rx.ring.size) {
-		release_now(e, id, WIRE_REASON_INTERNAL);
+		eng_release_now(e, id, WIRE_REASON_INTERNAL);
 		return (1);
 	}
 	s->tx.ring = tx;
@@ -154,12 +154,12 @@ apply_resume(struct engine *e, uint32_t id, const struct wire_rec *r)
 	struct stream *s = &e->s[id];
 
 	if (r->ring.size != s->tx.peer_ring.size)
-		return (violation(e, "stream %u resumed with a %u-byte ring "
-		    "instead of %u", (unsigned)id, (unsigned)r->ring.size,
+		return (eng_violation(e, "stream %u resumed with a %u-byte "
+		    "ring instead of %u", (unsigned)id, (unsigned)r->ring.size,
 		    (unsigned)s->tx.peer_ring.size));
 	if (r->consumed < s->tx.peer || r->cursor > s->tx.sent)
-		return (violation(e, "stream %u resumed at %llu/%llu, outside "
-		    "the %llu..%llu bytes sent", (unsigned)id,
+		return (eng_violation(e, "stream %u resumed at %llu/%llu, "
+		    "outside the %llu..%llu bytes sent", (unsigned)id,
 		    (unsigned long long)r->consumed,
 		    (unsigned long long)r->cursor,
 		    (unsigned long long)s->tx.peer,
@@ -167,13 +167,13 @@ apply_resume(struct engine *e, uint32_t id, const struct wire_rec *r)
 	if (((r->flags & WIRE_RS_SHUT) && (!(s->flags & F_SHUT_SENT) ||
 	    r->cursor != s->tx.app)) ||
 	    ((r->flags & WIRE_RS_CLOSE) && !(s->flags & F_TERM_SENT)))
-		return (violation(e, "stream %u resumed with a terminal record "
-		    "never sent", (unsigned)id));
+		return (eng_violation(e, "stream %u resumed with a terminal "
+		    "record never sent", (unsigned)id));
 	e->st.resumed_bytes += s->tx.sent - r->cursor;
 	s->tx.peer_ring = r->ring;
 	s->tx.peer = r->consumed;
 	s->tx.sent = s->tx.done = s->tx.sig = r->cursor;
-	/* A SHUTDOWN follows the bytes written again (check_shutdown). */
+	/* A SHUTDOWN follows the bytes written again (eng_check_shutdown). */
 	s->ctrl &= (uint8_t)~C_SHUTDOWN;
 	if (!(r->flags & WIRE_RS_SHUT))
 		s->flags &= (uint16_t)~F_SHUT_SENT;
@@ -186,17 +186,17 @@ apply_resume(struct engine *e, uint32_t id, const struct wire_rec *r)
 		s->ctrl |= C_CLOSE;
 	s->flags &= (uint16_t)~F_RESUMING;
 	e->st.streams_resumed++;
-	event(e, id, ENGINE_EV_RESUMED);
+	eng_event(e, id, ENGINE_EV_RESUMED);
 	if (s->flags & F_WANT_WR) {
 		s->flags &= (uint16_t)~F_WANT_WR;
-		event(e, id, ENGINE_EV_WRITABLE);
+		eng_event(e, id, ENGINE_EV_WRITABLE);
 	}
 	if (s->ctrl)
-		qpush(e, Q_CTRL, id);
-	tx_queue(e, id);
-	check_shutdown(e, id);
-	check_eof(e, id);
-	maybe_release(e, id);
+		eng_qpush(e, Q_CTRL, id);
+	eng_tx_queue(e, id);
+	eng_check_shutdown(e, id);
+	eng_check_eof(e, id);
+	eng_maybe_release(e, id);
 	return (0);
 }
 
@@ -208,7 +208,7 @@ resume_finish(struct engine *e)
 
 	RESUMING_EACH(e, id) {
 		e->st.streams_not_resumed++;
-		release_now(e, id, WIRE_REASON_NOT_RESUMED);
+		eng_release_now(e, id, WIRE_REASON_NOT_RESUMED);
 	}
 }
 
@@ -226,13 +226,13 @@ ask_proven(const struct engine *e)
 
 /* Server: the peer asks for a failed link's streams. */
 int
-rec_resume(struct engine *e, const struct wire_rec *r)
+eng_rec_resume(struct engine *e, const struct wire_rec *r)
 {
 	struct engine *old;
 	uint16_t reason = WIRE_REASON_DENIED;
 
 	if (engine_resume_settled(e))
-		return (violation(e, "unexpected RESUME"));
+		return (eng_violation(e, "unexpected RESUME"));
 	e->res.left = e->res.count = r->count;
 	old = e->r.find(e->r.arg, r->token, r->proof, e->res.proof, &reason);
 	if (old == NULL || old == e || !old->failed) {
@@ -268,26 +268,27 @@ resume_gone(struct engine *e, uint32_t id)
 	    (s->flags & F_APP_CLOSED)) {
 		s->flags &= (uint16_t)~F_RESUMING;
 		s->flags |= F_TERM_RECV;
-		maybe_release(e, id);
+		eng_maybe_release(e, id);
 		return;
 	}
-	release_now(e, id, WIRE_REASON_NOT_RESUMED);
+	eng_release_now(e, id, WIRE_REASON_NOT_RESUMED);
 }
 
 int
-rec_resume_stream(struct engine *e, const struct wire_rec *r)
+eng_rec_resume_stream(struct engine *e, const struct wire_rec *r)
 {
-	struct stream *s = live(e, r->stream);
+	struct stream *s = eng_live(e, r->stream);
 	uint32_t id = r->stream;
 
 	if (e->res.ask != RES_ASK_NONE) {
-		/* The server's answer for one of ours: never before its proof. */
+		/* The server's answer for one of ours: not before its proof. */
 		if (!ask_proven(e))
-			return (violation(e, "RESUME_STREAM before "
+			return (eng_violation(e, "RESUME_STREAM before "
 			    "RESUME_PROOF"));
-		if (e->res.ask == RES_DENIED || s == NULL || !(s->flags & F_RESUMING) ||
-		    !(s->flags & F_PEER_MAPPED) || s->peer_id != r->peer_stream)
-			return (violation(e, "RESUME_STREAM for stream %u, "
+		if (e->res.ask == RES_DENIED || s == NULL ||
+		    !(s->flags & F_RESUMING) || !(s->flags & F_PEER_MAPPED) ||
+		    s->peer_id != r->peer_stream)
+			return (eng_violation(e, "RESUME_STREAM for stream %u, "
 			    "which is not resuming", (unsigned)id));
 		e->res.wait--;
 		if (r->flags & WIRE_RS_GONE) {
@@ -298,7 +299,7 @@ rec_resume_stream(struct engine *e, const struct wire_rec *r)
 	}
 	if (e->res.serve == RES_SERVE_NONE || e->res.left == 0 ||
 	    (r->flags & WIRE_RS_GONE) || e->res.serve == RES_PROVING)
-		return (violation(e, "unexpected RESUME_STREAM"));
+		return (eng_violation(e, "unexpected RESUME_STREAM"));
 	e->res.left--;
 	if (e->res.serve == RES_TAKEN) {
 		if (s != NULL && (s->flags & F_RESUMING) &&
@@ -306,11 +307,11 @@ rec_resume_stream(struct engine *e, const struct wire_rec *r)
 		    s->peer_id == r->peer_stream && !(s->flags & F_RESET)) {
 			if (apply_resume(e, id, r))
 				return (-1);
-			ctrl(e, id, C_RESUME);
+			eng_ctrl(e, id, C_RESUME);
 		} else {
 			if (s != NULL && (s->flags & F_RESUMING) &&
 			    s->peer_id == r->peer_stream)
-				release_now(e, id, WIRE_REASON_RESET);
+				eng_release_now(e, id, WIRE_REASON_RESET);
 			/* Bounded: at most the RESUME's count. */
 			(void)idq_push(&e->res.gone,
 			    (uint32_t)r->peer_stream << 16 | r->stream);
@@ -323,20 +324,20 @@ rec_resume_stream(struct engine *e, const struct wire_rec *r)
 
 /* Client: the server refused the resume; every resuming stream ends. */
 int
-rec_resume_denied(struct engine *e, const struct wire_rec *r)
+eng_rec_resume_denied(struct engine *e, const struct wire_rec *r)
 {
 	uint32_t id;
 
 	/* Once the peer proved the secret, it has taken the streams. */
 	if (e->res.ask == RES_ASK_NONE || e->res.ask == RES_DENIED ||
 	    (e->can_res_proof && ask_proven(e)))
-		return (violation(e, "unexpected RESUME_DENIED"));
+		return (eng_violation(e, "unexpected RESUME_DENIED"));
 	e->res.ask = RES_DENIED;
 	e->res.wait = 0;
 	e->st.resumes_denied++;
 	RESUMING_EACH(e, id) {
 		e->st.streams_not_resumed++;
-		release_now(e, id, r->reason);
+		eng_release_now(e, id, r->reason);
 	}
 	return (0);
 }
@@ -349,15 +350,15 @@ rec_resume_denied(struct engine *e, const struct wire_rec *r)
  * it: they are not suspended again for a peer that failed a proof).
  */
 int
-rec_resume_proof(struct engine *e, const struct wire_rec *r)
+eng_rec_resume_proof(struct engine *e, const struct wire_rec *r)
 {
 	uint32_t id;
 
 	if (e->res.ask != RES_OFFERED)
-		return (violation(e, "unexpected RESUME_PROOF"));
+		return (eng_violation(e, "unexpected RESUME_PROOF"));
 	if (e->r.proved == NULL || e->r.proved(e->r.arg, r->proof) != 0)
-		return (fail(e, ENGINE_ERR_AUTH, "authentication failed: the "
-		    "peer's RESUME_PROOF is wrong (it does not hold the "
+		return (eng_fail(e, ENGINE_ERR_AUTH, "authentication failed: "
+		    "the peer's RESUME_PROOF is wrong (it does not hold the "
 		    "streams' resume secret)"));
 	/*
 	 * New streams may have been opened since the RESUME: their OPENs
@@ -372,7 +373,8 @@ rec_resume_proof(struct engine *e, const struct wire_rec *r)
 }
 
 /*
- * Finish the failure fail() recorded, if one is due.  fail() only records;
+ * Finish the failure eng_fail() recorded,
+    if one is due.  eng_fail() only records;
  * every public entry point that can reach it (engine_connected,
  * engine_fail, engine_on_recv, engine_on_recv_imm, engine_on_recv_tag,
  * engine_on_send_done, engine_tick) calls this before it returns to the
@@ -380,7 +382,7 @@ rec_resume_proof(struct engine *e, const struct wire_rec *r)
  * look alive.
  */
 void
-fail_finish(struct engine *e)
+eng_fail_finish(struct engine *e)
 {
 	struct stream *s;
 	uint32_t id;
@@ -388,7 +390,7 @@ fail_finish(struct engine *e)
 	if (!e->fail_due)
 		return;
 	e->fail_due = 0;
-	seal_restore_outstanding(e, e->err_kind);
+	eng_seal_restore_outstanding(e, e->err_kind);
 	/*
 	 * Every live stream ends, its peer gone with the link; but a kept
 	 * stream waits in this engine for a resume on a new link, if the
@@ -398,7 +400,7 @@ fail_finish(struct engine *e)
 		s = &e->s[id];
 		if (s->state == S_FREE || s->state == S_DEAD)
 			continue;
-		if (suspendable(s, e->err_kind)) {
+		if (eng_suspendable(s, e->err_kind)) {
 			suspend(e, id);
 			continue;
 		}
@@ -409,7 +411,7 @@ fail_finish(struct engine *e)
 		}
 		s->state = S_DEAD;
 		s->ev |= ENGINE_EV_RELEASED;
-		qpush(e, Q_EV, id);
+		eng_qpush(e, Q_EV, id);
 	}
 }
 
@@ -448,16 +450,16 @@ engine_resume(struct engine *e, struct engine *old,
 	if (!e->up || e->failed || !engine_authenticated(e))
 		return (ENGINE_EDOWN);
 	if (!e->can_resume || e->res.ask != RES_ASK_NONE ||
-	    e->res.serve != RES_SERVE_NONE || e->st.streams_active != 0 || old == e || !old->failed ||
-	    e->r.adopt == NULL)
+	    e->res.serve != RES_SERVE_NONE || e->st.streams_active != 0 ||
+	    old == e || !old->failed || e->r.adopt == NULL)
 		return (ENGINE_EINVAL);
 	n = adopt_all(e, old);
 	/* From version 5 the streams are named once the peer proved the
-	 * secret (rec_resume_proof). */
+	 * secret (eng_rec_resume_proof). */
 	e->res.ask = e->can_res_proof ? RES_OFFERED : RES_PROVEN;
 	if (e->res.ask == RES_PROVEN)
 		RESUMING_EACH(e, id)
-			ctrl(e, id, C_RESUME);
+			eng_ctrl(e, id, C_RESUME);
 	memcpy(e->res.token, token, WIRE_NONCE_LEN);
 	memcpy(e->res.proof, proof, WIRE_AUTH_LEN);
 	e->res.count = (uint16_t)engine_suspended(e);
@@ -494,7 +496,7 @@ int
 engine_resume_settled(const struct engine *e)
 {
 
-	/* rec_resume's test: no RESUME may come any more. */
+	/* eng_rec_resume's test: no RESUME may come any more. */
 	return (!e->can_resume || e->res.serve != RES_SERVE_NONE ||
 	    e->res.ask != RES_ASK_NONE || e->opened_any || e->r.find == NULL);
 }

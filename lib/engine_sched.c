@@ -36,7 +36,7 @@ tx_ready(const struct stream *s)
  * wait it was in, up to now, each time this is asked again.
  */
 void
-wait_update(struct engine *e, uint32_t id)
+eng_wait_update(struct engine *e, uint32_t id)
 {
 	struct stream *s = &e->s[id];
 	uint64_t now = e->win.now, d;
@@ -61,7 +61,7 @@ wait_update(struct engine *e, uint32_t id)
 }
 
 /*
- * A stream became ready to send: into the scheduler's queue (take_data).
+ * A stream became ready to send: into the scheduler's queue (eng_take_data).
  * A stream that last left it with nothing to send (a request, a reply,
  * a new stream: sparse) goes first, as fq_codel serves new flows first,
  * so 64 bytes do not wait for a turn of every bulk stream; it gets one
@@ -69,27 +69,27 @@ wait_update(struct engine *e, uint32_t id)
  * counts as backlogged and queues at the tail from then on.
  */
 void
-tx_queue(struct engine *e, uint32_t id)
+eng_tx_queue(struct engine *e, uint32_t id)
 {
 	struct stream *s = &e->s[id];
 
 	if (!tx_ready(s))
 		return;
 	if (s->backlogged)
-		qpush(e, Q_TX, id);
+		eng_qpush(e, Q_TX, id);
 	else
-		qpush_head(e, Q_TX, id);
+		eng_qpush_head(e, Q_TX, id);
 }
 
 uint64_t
-msg_avail(const struct engine *e)
+eng_msg_avail(const struct engine *e)
 {
 
 	return (e->peer_posted - e->msgs_sent);
 }
 
 int
-ctrl_pending(const struct engine *e)
+eng_ctrl_pending(const struct engine *e)
 {
 
 	return (e->q[Q_CTRL].head != NIL || idq_len(&e->refusals) > 0 ||
@@ -117,7 +117,7 @@ ctrl_pending(const struct engine *e)
  * turn.
  */
 void
-emit(struct engine *e, struct engine_wr *w, uint32_t stream, uint64_t end,
+eng_emit(struct engine *e, struct engine_wr *w, uint32_t stream, uint64_t end,
     int force)
 {
 	struct wrinfo *wi = &e->wri[e->seq % e->conf.sq_size];
@@ -156,7 +156,7 @@ emit(struct engine *e, struct engine_wr *w, uint32_t stream, uint64_t end,
  * where the stream's ring is when the tag arrives.
  */
 void
-take_tag(struct engine *e, struct engine_wr *w)
+eng_take_tag(struct engine *e, struct engine_wr *w)
 {
 
 	memset(w, 0, sizeof(*w));
@@ -166,7 +166,7 @@ take_tag(struct engine *e, struct engine_wr *w)
 	    (e->seq % e->conf.sq_size) * WIRE_MSG_SIZE;
 	w->lkey = e->conf.ctrl_send_lkey;
 	w->imm = e->seal.tag_imm;
-	emit(e, w, NIL, 0, 0);
+	eng_emit(e, w, NIL, 0, 0);
 	e->seal.tag_due = 0;
 }
 
@@ -222,14 +222,15 @@ take_write(struct engine *e, uint32_t id, struct engine_wr *w)
 	w->len = (uint32_t)n;
 	w->local_addr = src->addr + ring_off(src->size, cur);
 	w->lkey = src->key;
-	w->remote_addr = s->tx.peer_ring.addr + ring_off(s->tx.peer_ring.size, cur);
+	w->remote_addr = s->tx.peer_ring.addr + ring_off(s->tx.peer_ring.size,
+	    cur);
 	w->rkey = s->tx.peer_ring.rkey;
 	w->imm = wire_imm_encode(s->peer_id, (uint32_t)n);
 	s->tx.sent += n;
 	s->deficit -= (uint32_t)n;
 	s->tx.wr_out++;
-	emit(e, w, id, s->tx.sent, force);
-	seal_write(e, w);
+	eng_emit(e, w, id, s->tx.sent, force);
+	eng_seal_write(e, w);
 	e->st.writes++;
 	e->st.bytes_tx += n;
 	return (1);
@@ -247,7 +248,7 @@ take_write(struct engine *e, uint32_t id, struct engine_wr *w)
  * ${w}, 0 if no stream is ready, -1 if the window is full.
  */
 int
-take_data(struct engine *e, struct engine_wr *w)
+eng_take_data(struct engine *e, struct engine_wr *w)
 {
 	struct stream *s;
 	uint32_t id;
@@ -266,23 +267,23 @@ take_data(struct engine *e, struct engine_wr *w)
 			}
 		}
 		if (r == 0 || s->deficit == 0 || !tx_ready(s)) {
-			qpop(e, Q_TX);
+			eng_qpop(e, Q_TX);
 			if (s->deficit == 0)
 				s->backlogged = 1;
 			else if (s->tx.app == s->tx.sent)
 				s->backlogged = 0;
 			s->deficit = 0;
 			if (r != 0 && tx_ready(s)) {
-				qpush(e, Q_TX, id);
+				eng_qpush(e, Q_TX, id);
 			} else {
 				if (s->state == S_OPEN &&
 				    s->tx.app > s->tx.sent)
 					e->st.stall_ring++;
-				queue_drop(e, id);
+				eng_queue_drop(e, id);
 			}
 		}
-		wait_update(e, id);
-		check_shutdown(e, id);
+		eng_wait_update(e, id);
+		eng_check_shutdown(e, id);
 		if (r > 0)
 			return (1);
 	}

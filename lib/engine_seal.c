@@ -35,7 +35,7 @@ imm_ad(uint8_t ad[4], uint32_t imm)
 
 /* Seal SEND ${w} in place: its records, then their tag. */
 void
-seal_send(struct engine *e, struct engine_wr *w)
+eng_seal_send(struct engine *e, struct engine_wr *w)
 {
 	const struct engine_seal *o = &e->seal.ops;
 	uint8_t *buf = send_slot(e, w->wr_id);
@@ -52,10 +52,10 @@ seal_send(struct engine *e, struct engine_wr *w)
 /*
  * Seal data WRITE ${w} (an ENGINE_WR_WRITE) in place in the send ring.
  * Its tag goes to the control send slot of the next wr_id, the SEND WITH
- * IMMEDIATE that carries it and is due next (take_tag).
+ * IMMEDIATE that carries it and is due next (eng_take_tag).
  */
 void
-seal_write(struct engine *e, struct engine_wr *w)
+eng_seal_write(struct engine *e, struct engine_wr *w)
 {
 	const struct engine_seal *o = &e->seal.ops;
 	struct wrinfo *wi = &e->wri[w->wr_id % e->conf.sq_size];
@@ -82,7 +82,7 @@ seal_write(struct engine *e, struct engine_wr *w)
  * written under the WRITE), the stream can no longer be resumed.
  */
 void
-seal_restore(struct engine *e, struct wrinfo *wi, uint64_t wr_id)
+eng_seal_restore(struct engine *e, struct wrinfo *wi, uint64_t wr_id)
 {
 	const struct engine_seal *o = &e->seal.ops;
 	struct stream *s = &e->s[wi->stream];
@@ -106,7 +106,7 @@ seal_restore(struct engine *e, struct wrinfo *wi, uint64_t wr_id)
  * seal.
  */
 void
-seal_restore_outstanding(struct engine *e, enum engine_err kind)
+eng_seal_restore_outstanding(struct engine *e, enum engine_err kind)
 {
 	struct wrinfo *wi;
 	uint64_t id;
@@ -114,9 +114,9 @@ seal_restore_outstanding(struct engine *e, enum engine_err kind)
 	for (id = e->seq_done; id < e->seq; id++) {
 		wi = &e->wri[id % e->conf.sq_size];
 		if (wi->stream == NIL || !wi->sealed ||
-		    !suspendable(&e->s[wi->stream], kind))
+		    !eng_suspendable(&e->s[wi->stream], kind))
 			continue;
-		seal_restore(e, wi, id);
+		eng_seal_restore(e, wi, id);
 		e->s[wi->stream].tx.done = wi->end;
 	}
 }
@@ -125,7 +125,7 @@ static int
 seal_forged(struct engine *e)
 {
 
-	return (fail(e, ENGINE_ERR_PROTOCOL, "sealed record failed "
+	return (eng_fail(e, ENGINE_ERR_PROTOCOL, "sealed record failed "
 	    "authentication (tampered or injected)"));
 }
 
@@ -134,14 +134,14 @@ seal_forged(struct engine *e)
  * embedder's), from which its ${*len} bytes of records are then read.
  */
 int
-seal_open_send(struct engine *e, const uint8_t **buf, uint32_t *len,
+eng_seal_open_send(struct engine *e, const uint8_t **buf, uint32_t *len,
     uint8_t clear[WIRE_MSG_SIZE])
 {
 
 	if (!e->seal.rx)
 		return (0);
 	if (*len <= WIRE_TAG_LEN)
-		return (violation(e, "sealed message of %u bytes holds no "
+		return (eng_violation(e, "sealed message of %u bytes holds no "
 		    "record", (unsigned)*len));
 	*len -= WIRE_TAG_LEN;
 	memcpy(clear, *buf, *len);
@@ -159,7 +159,7 @@ seal_open_send(struct engine *e, const uint8_t **buf, uint32_t *len,
  * as arrived.
  */
 int
-seal_open_write(struct engine *e, struct stream *s, uint32_t imm,
+eng_seal_open_write(struct engine *e, struct stream *s, uint32_t imm,
     uint32_t n, const uint8_t *tag)
 {
 	const struct engine_seal *o = &e->seal.ops;
@@ -173,8 +173,8 @@ seal_open_write(struct engine *e, struct stream *s, uint32_t imm,
 	 * crosses.  An unsealed WRITE that did would have failed in the HCA.
 	 */
 	if (n > ring_contig(s->rx.ring.size, s->rx.tail, n))
-		return (violation(e, "sealed WRITE of %u bytes for stream %u "
-		    "crosses the end of its ring", (unsigned)n,
+		return (eng_violation(e, "sealed WRITE of %u bytes for stream "
+		    "%u crosses the end of its ring", (unsigned)n,
 		    (unsigned)(s - e->s)));
 	p = o->ptr(o->arg, s->rx.ring.addr + ring_off(s->rx.ring.size,
 	    s->rx.tail));

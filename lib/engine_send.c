@@ -83,7 +83,7 @@ enc_resume(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
 		return (ENC_FULL);
 	s->rx.rep = s->rx.cons;
 	s->ctrl &= (uint8_t)~C_RESUME;
-	tx_queue(e, id);
+	eng_tx_queue(e, id);
 	return (ENC_ON);
 }
 
@@ -171,7 +171,7 @@ enc_ring_at(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
 	s->rs &= (uint8_t)~RS_RING_AT;
 	s->tx.peer_ring = s->tx.peer_next;
 	memset(&s->tx.peer_next, 0, sizeof(s->tx.peer_next));
-	tx_queue(e, id);
+	eng_tx_queue(e, id);
 	return (ENC_ON);
 }
 
@@ -246,7 +246,7 @@ enc_term(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
 		return (ENC_FULL);
 	s->flags |= F_TERM_SENT;
 	s->ctrl &= (uint8_t)~(C_RESET | C_CLOSE);
-	maybe_release(e, id);
+	eng_maybe_release(e, id);
 	return (ENC_ON);
 }
 
@@ -444,7 +444,7 @@ send_refusals(struct engine *e, uint8_t *buf, size_t *len)
 		r.reason = (uint16_t)v;
 		if (!put(buf, len, &r))
 			break;
-		peer_bit(e, r.stream, 0);
+		eng_peer_bit(e, r.stream, 0);
 		idq_drop(&e->refusals);
 	}
 	return (1);
@@ -459,8 +459,8 @@ send_streams(struct engine *e, uint8_t *buf, size_t *len)
 	while ((id = e->q[Q_CTRL].head) != NIL) {
 		if (!encode_stream(e, id, buf, len))
 			break;
-		qpop(e, Q_CTRL);
-		queue_drop(e, id);
+		eng_qpop(e, Q_CTRL);
+		eng_queue_drop(e, id);
 	}
 	return (1);
 }
@@ -504,7 +504,7 @@ build_send(struct engine *e, uint64_t seq)
 	 * could end up waiting for each other.
 	 */
 	if (e->recv_posted - e->recv_reported >= e->msg_credit_threshold ||
-	    (len > 0 && msg_avail(e) <= 1)) {
+	    (len > 0 && eng_msg_avail(e) <= 1)) {
 		memset(&r, 0, sizeof(r));
 		r.type = WIRE_MSG_CREDIT;
 		r.cursor = e->recv_posted;
@@ -532,8 +532,8 @@ take_send(struct engine *e, struct engine_wr *w)
 	w->local_addr = e->conf.ctrl_send_addr +
 	    (e->seq % e->conf.sq_size) * WIRE_MSG_SIZE;
 	w->lkey = e->conf.ctrl_send_lkey;
-	emit(e, w, NIL, 0, 0);
-	seal_send(e, w);
+	eng_emit(e, w, NIL, 0, 0);
+	eng_seal_send(e, w);
 	if (e->hs.seal_after) {
 		e->hs.seal_after = 0;
 		engine_seal_tx(e);
@@ -563,11 +563,11 @@ engine_take_wrs(struct engine *e, struct engine_wr *wrs, int max)
 			break;
 		}
 		if (e->seal.tag_due) {
-			take_tag(e, &wrs[n++]);
+			eng_take_tag(e, &wrs[n++]);
 			continue;
 		}
-		if (ctrl_pending(e)) {
-			if (msg_avail(e) == 0) {
+		if (eng_ctrl_pending(e)) {
+			if (eng_msg_avail(e) == 0) {
 				e->st.stall_msg++;
 				break;
 			}
@@ -578,7 +578,7 @@ engine_take_wrs(struct engine *e, struct engine_wr *wrs, int max)
 		}
 		if (e->q[Q_TX].head == NIL)
 			break;
-		if (msg_avail(e) < 2) {
+		if (eng_msg_avail(e) < 2) {
 			e->st.stall_msg++;
 			break;
 		}
@@ -587,7 +587,7 @@ engine_take_wrs(struct engine *e, struct engine_wr *wrs, int max)
 			e->st.stall_sq++;
 			break;
 		}
-		if ((r = take_data(e, &wrs[n])) <= 0)
+		if ((r = eng_take_data(e, &wrs[n])) <= 0)
 			break;
 		n++;
 	}

@@ -35,7 +35,7 @@ _Static_assert(sizeof("INCOMING") STREAM_FLAGS(F_LEN_) <=
  * Where the send ring's free space starts: a kept stream frees bytes when
  * the peer consumed them (so all it has not can be written again on a new
  * link), the others when their WRITE completed.  A kept stream of a
- * sealed link waits for both: until its WRITE finished, seal_restore has
+ * sealed link waits for both: until its WRITE finished, eng_seal_restore has
  * yet to turn the bytes back into plaintext, in place.
  */
 static uint64_t
@@ -53,7 +53,7 @@ tx_base(const struct engine *e, const struct stream *s)
 int
 engine_set_user(struct engine *e, uint32_t id, void *user)
 {
-	struct stream *s = live(e, id);
+	struct stream *s = eng_live(e, id);
 
 	if (s == NULL || s->state != S_INCOMING)
 		return (ENGINE_EINVAL);
@@ -82,7 +82,7 @@ engine_open(struct engine *e, const char *tunnel,
 	if (!e->up || e->failed || e->ctl.peer_goaway || e->ctl.goaway ||
 	    !engine_authenticated(e))
 		return (ENGINE_EDOWN);
-	if ((id = slot_alloc(e)) == NIL)
+	if ((id = eng_slot_alloc(e)) == NIL)
 		return (ENGINE_ELIMIT);
 	s = &e->s[id];
 	s->state = S_OPENING;
@@ -91,7 +91,7 @@ engine_open(struct engine *e, const char *tunnel,
 	s->user = user;
 	s->flags = F_HAS_RINGS;
 	strcpy(s->name, tunnel);
-	ctrl(e, id, C_OPEN);
+	eng_ctrl(e, id, C_OPEN);
 	e->st.streams_opened++;
 	return ((int)id);
 }
@@ -100,7 +100,7 @@ int
 engine_set_origin(struct engine *e, uint32_t id,
     const struct wire_origin *origin)
 {
-	struct stream *s = live(e, id);
+	struct stream *s = eng_live(e, id);
 
 	if (s == NULL || s->state != S_OPENING || !(s->ctrl & C_OPEN) ||
 	    origin->family > WIRE_FAM_MAX)
@@ -114,7 +114,7 @@ const struct wire_origin *
 engine_origin(const struct engine *e, uint32_t id)
 {
 
-	const struct stream *s = held(e, id);
+	const struct stream *s = eng_held(e, id);
 
 	if (s == NULL || s->origin.family == WIRE_FAM_UNSPEC)
 		return (NULL);
@@ -125,7 +125,7 @@ const char *
 engine_tunnel(const struct engine *e, uint32_t id)
 {
 
-	const struct stream *s = live(e, id);
+	const struct stream *s = eng_live(e, id);
 
 	return (s != NULL ? s->name : NULL);
 }
@@ -134,7 +134,7 @@ int
 engine_accept(struct engine *e, uint32_t id, const struct engine_ring *tx,
     const struct engine_ring *rx, void *user)
 {
-	struct stream *s = live(e, id);
+	struct stream *s = eng_live(e, id);
 
 	if (s == NULL || s->state != S_INCOMING || !rings_ok(tx, rx))
 		return (ENGINE_EINVAL);
@@ -145,7 +145,7 @@ engine_accept(struct engine *e, uint32_t id, const struct engine_ring *tx,
 	s->rx.ring = *rx;
 	s->user = user;
 	s->flags |= F_HAS_RINGS;
-	ctrl(e, id, C_OPEN_OK);
+	eng_ctrl(e, id, C_OPEN_OK);
 	e->st.streams_accepted++;
 	return (0);
 }
@@ -153,7 +153,7 @@ engine_accept(struct engine *e, uint32_t id, const struct engine_ring *tx,
 int
 engine_refuse(struct engine *e, uint32_t id, uint16_t reason)
 {
-	struct stream *s = live(e, id);
+	struct stream *s = eng_live(e, id);
 
 	if (s == NULL || s->state != S_INCOMING)
 		return (ENGINE_EINVAL);
@@ -164,7 +164,7 @@ engine_refuse(struct engine *e, uint32_t id, uint16_t reason)
 	s->flags &= (uint16_t)~F_PEER_MAPPED;
 	s->ev = 0;
 	e->st.streams_refused++;
-	slot_free(e, id);
+	eng_slot_free(e, id);
 	return (0);
 }
 
@@ -172,7 +172,7 @@ engine_refuse(struct engine *e, uint32_t id, uint16_t reason)
 static struct stream *
 app_stream(struct engine *e, uint32_t id)
 {
-	struct stream *s = live(e, id);
+	struct stream *s = eng_live(e, id);
 
 	if (s == NULL || (s->flags & F_APP_CLOSED) || s->state == S_INCOMING)
 		return (NULL);
@@ -186,7 +186,7 @@ app_stream(struct engine *e, uint32_t id)
 static int
 dead_close(struct engine *e, uint32_t id)
 {
-	struct stream *s = held(e, id);
+	struct stream *s = eng_held(e, id);
 
 	if (s == NULL || s->state != S_DEAD)
 		return (0);
@@ -206,7 +206,7 @@ engine_tx_space(struct engine *e, uint32_t id, uint32_t *off)
 		return (0);
 	n = ring_free(s->tx.ring.size, s->tx.app, tx_base(e, s));
 	if (n == 0) {
-		tx_grow(e, id);
+		eng_tx_grow(e, id);
 		n = ring_free(s->tx.ring.size, s->tx.app, tx_base(e, s));
 	}
 	*off = ring_off(s->tx.ring.size, s->tx.app);
@@ -226,8 +226,8 @@ engine_tx_commit(struct engine *e, uint32_t id, uint32_t n)
 	    ring_free(s->tx.ring.size, s->tx.app, tx_base(e, s))))
 		return (ENGINE_EINVAL);
 	s->tx.app += n;
-	tx_queue(e, id);
-	wait_update(e, id);
+	eng_tx_queue(e, id);
+	eng_wait_update(e, id);
 	return (0);
 }
 
@@ -241,7 +241,7 @@ engine_rx_data(struct engine *e, uint32_t id, uint32_t *off)
 	*off = 0;
 	if (s == NULL || (s->flags & F_RESET))
 		return (0);
-	ring = rx_read_ring(s, &end);
+	ring = eng_rx_read_ring(s, &end);
 	*off = ring_off(ring->size, s->rx.cons);
 	return ((uint32_t)ring_contig(ring->size, s->rx.cons,
 	    ring_used(end, s->rx.cons)));
@@ -256,12 +256,12 @@ engine_rx_consume(struct engine *e, uint32_t id, uint32_t n)
 
 	if (s == NULL || (s->flags & F_RESET))
 		return (ENGINE_EINVAL);
-	ring = rx_read_ring(s, &end);
+	ring = eng_rx_read_ring(s, &end);
 	if (n > ring_contig(ring->size, s->rx.cons, ring_used(end, s->rx.cons)))
 		return (ENGINE_EINVAL);
 	s->rx.cons += n;
 	if (s->rx.old.size != 0 && s->rx.cons == s->rx.switch_at)
-		ring_drop(e, s, &s->rx.old);
+		eng_ring_drop(e, s, &s->rx.old);
 	/*
 	 * Return credit once a quarter of the ring was consumed; a sender
 	 * stalls only on a full ring, and a fully read full ring always
@@ -269,8 +269,8 @@ engine_rx_consume(struct engine *e, uint32_t id, uint32_t n)
 	 */
 	if (!(s->flags & (F_PEER_SHUT | F_TERM_SENT)) &&
 	    s->rx.cons - s->rx.rep >= s->rx.ring.size / 4)
-		ctrl(e, id, C_CREDIT);
-	check_eof(e, id);
+		eng_ctrl(e, id, C_CREDIT);
+	eng_check_eof(e, id);
 	return (0);
 }
 
@@ -282,14 +282,14 @@ engine_shutdown(struct engine *e, uint32_t id)
 	if (s == NULL)
 		return (ENGINE_EINVAL);
 	s->flags |= F_APP_SHUT;
-	check_shutdown(e, id);
+	eng_check_shutdown(e, id);
 	return (0);
 }
 
 int
 engine_reset(struct engine *e, uint32_t id, uint16_t reason)
 {
-	struct stream *s = live(e, id);
+	struct stream *s = eng_live(e, id);
 
 	if (dead_close(e, id))
 		return (0);
@@ -303,7 +303,7 @@ engine_reset(struct engine *e, uint32_t id, uint16_t reason)
 	if (e->failed) {
 		/* A suspended stream the application gave up on goes now. */
 		if (s->flags & F_SUSP)
-			release_now(e, id, reason);
+			eng_release_now(e, id, reason);
 		return (0);
 	}
 	if (s->state == S_OPENING) {
@@ -318,14 +318,14 @@ engine_reset(struct engine *e, uint32_t id, uint16_t reason)
 	s->rx.cons = s->rx.tail;
 	s->ctrl &= (uint8_t)~(C_CREDIT | C_SHUTDOWN | C_CLOSE);
 	e->st.streams_reset++;
-	ctrl(e, id, C_RESET);
+	eng_ctrl(e, id, C_RESET);
 	return (0);
 }
 
 int
 engine_close(struct engine *e, uint32_t id)
 {
-	struct stream *s = live(e, id);
+	struct stream *s = eng_live(e, id);
 
 	if (dead_close(e, id))
 		return (0);
@@ -338,8 +338,8 @@ engine_close(struct engine *e, uint32_t id)
 	s->ev &= ENGINE_EV_RELEASED;
 	if (e->failed)
 		return (0);
-	check_shutdown(e, id);
-	ctrl(e, id, C_CLOSE);
+	eng_check_shutdown(e, id);
+	eng_ctrl(e, id, C_CLOSE);
 	return (0);
 }
 
@@ -351,7 +351,7 @@ engine_stream_stats(const struct engine *e, uint32_t id,
 	uint64_t now = e->win.now;
 
 	memset(st, 0, sizeof(*st));
-	if ((s = live(e, id)) == NULL)
+	if ((s = eng_live(e, id)) == NULL)
 		return (-1);
 	st->queued = s->tx.app - s->tx.sent;
 	st->unacked = s->tx.sent - s->tx.peer;
@@ -367,7 +367,7 @@ engine_stream_stats(const struct engine *e, uint32_t id,
 int
 engine_set_weight(struct engine *e, uint32_t id, uint32_t weight)
 {
-	struct stream *s = live(e, id);
+	struct stream *s = eng_live(e, id);
 
 	if (s == NULL || weight < 1 || weight > ENGINE_WEIGHT_MAX)
 		return (ENGINE_EINVAL);
@@ -418,14 +418,14 @@ engine_stream_flags_str(const struct engine *e, uint32_t id, char *buf,
 int
 engine_keep(struct engine *e, uint32_t id)
 {
-	struct stream *s = live(e, id);
+	struct stream *s = eng_live(e, id);
 
 	if (s == NULL || !e->conf.resume || s->tx.sent != 0 ||
 	    (s->state != S_OPENING && s->state != S_OPEN))
 		return (ENGINE_EINVAL);
 	s->flags |= F_KEEP_WANT;
 	if (s->state == S_OPEN)
-		keep_decide(e, s);
+		eng_keep_decide(e, s);
 	return (0);
 }
 
@@ -433,7 +433,7 @@ int
 engine_kept(const struct engine *e, uint32_t id)
 {
 
-	const struct stream *s = held(e, id);
+	const struct stream *s = eng_held(e, id);
 
 	return (s != NULL && (s->flags & F_KEEP) != 0);
 }
@@ -442,12 +442,12 @@ int
 engine_abandon_stream(struct engine *e, uint32_t id, uint16_t reason)
 {
 
-	const struct stream *s = live(e, id);
+	const struct stream *s = eng_live(e, id);
 
 	if (s == NULL || s->state != S_OPEN || !(s->flags & F_SUSP))
 		return (ENGINE_EINVAL);
 	e->st.streams_not_resumed++;
-	release_now(e, id, reason);
+	eng_release_now(e, id, reason);
 	return (0);
 }
 
@@ -464,7 +464,7 @@ int
 engine_ring_limits(struct engine *e, uint32_t id, uint32_t tx_max,
     uint32_t rx_max)
 {
-	struct stream *s = live(e, id);
+	struct stream *s = eng_live(e, id);
 
 	if (s == NULL || !e->can_resize ||
 	    (s->state != S_OPEN && s->state != S_OPENING) ||
@@ -483,7 +483,7 @@ uint64_t
 engine_tx_base(const struct engine *e, uint32_t id)
 {
 
-	const struct stream *s = held(e, id);
+	const struct stream *s = eng_held(e, id);
 
 	return (s != NULL ? s->tx.ring.addr : 0);
 }
@@ -491,10 +491,10 @@ engine_tx_base(const struct engine *e, uint32_t id)
 uint64_t
 engine_rx_base(const struct engine *e, uint32_t id)
 {
-	const struct stream *s = held(e, id);
+	const struct stream *s = eng_held(e, id);
 	uint64_t end;
 
-	return (s != NULL ? rx_read_ring(s, &end)->addr : 0);
+	return (s != NULL ? eng_rx_read_ring(s, &end)->addr : 0);
 }
 
 int
@@ -502,7 +502,7 @@ engine_rings(const struct engine *e, uint32_t id, struct engine_ring *tx,
     struct engine_ring *rx)
 {
 
-	const struct stream *s = held(e, id);
+	const struct stream *s = eng_held(e, id);
 
 	if (s == NULL)
 		return (-1);
