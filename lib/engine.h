@@ -20,24 +20,9 @@
  *         engine_take_wrs()       work requests to post, in order
  *         engine_next_event()     stream events (opened, readable, ...)
  *
- * After any input the embedder must, in this order: post every receive
- * engine_take_recvs() hands out, then post the work requests
- * engine_take_wrs() hands out (calling it until it returns fewer than it
- * was asked for), then drain engine_next_event().  Receives are counted
- * as posted when they are taken, and credit updates sent after that count
- * them, so posting them late could let the peer overrun the queue.
- *
- * Memory: the embedder provides every buffer.  Ring memory is described
- * by address and key only (the engine never touches it; the WRs it emits
- * name it).  The control send area (sq_size * WIRE_MSG_SIZE bytes) is the
- * one buffer the engine writes: SEND work request number s uses slot
- * s % sq_size.  Receive slot i is the WIRE_MSG_SIZE bytes at
- * i * WIRE_MSG_SIZE in the embedder's receive area.
- *
- * Stream lifetime: a stream id is valid from engine_open() (or the
- * INCOMING event) until the RELEASED event; after RELEASED the id is
- * reused and the embedder may free the stream's ring memory.  Until then
- * the memory must stay registered, even after engine_close().
+ * In what order the embedder posts, and what memory it provides: see
+ * engine_io.h.  A stream's lifetime, and how streams share the send
+ * queue: see engine_stream.h.
  *
  * Authentication: with engine_set_auth, the link carries no stream until
  * the peer has proved it holds the key (see rstreamd-protocol(7)).  The
@@ -86,23 +71,6 @@
  * gives its proof, the proved callback checks it), and the side that
  * connects names its streams and grants their rings only once that proof
  * checked out.
- *
- * Scheduling (nothing of it is on the wire): many streams share one send
- * queue, which the hardware runs in order, so what engine_take_wrs hands
- * out decides who waits for whom.  Control records go first, always.
- * Data is cut into chunks (conf.chunk, WINDOW_CHUNK by default) and taken
- * by deficit round robin in bytes over the streams ready to send: each
- * turn of a stream may write chunk * weight bytes (engine_set_weight), so
- * a stream that becomes ready waits for at most one quantum of each
- * stream ahead of it; and a stream that had nothing to send (a request,
- * a reply) is served before the streams that keep the link busy.  The data bytes outstanding on the send queue are
- * bounded by a window that the link learns from its own completions
- * (lib/window.h: large enough that the wire does not run dry before
- * this side reacts, and at least a few chunks), not by the rings: what
- * is posted beyond what keeps the wire busy would only be a queue for
- * the next stream's bytes, or a credit, to wait behind.  The streams'
- * wait times, and the rtt and rate shown beside the window, need the
- * embedder's clock (engine_clock).
  *
  * Errors: a peer that breaks the protocol, or a transport failure, ends
  * the link: the engine stops emitting work requests, every stream gets

@@ -3,7 +3,20 @@
  * engine_io: the engine as the transport drives it (lib/verbs, the
  * simulator's fabric): the work requests it hands out to post, the
  * receive slots to post again, and the completions fed back to it.  What
- * the rest of the engine is, see engine.h.
+ * the rest of the engine is, see engine.h. *
+ * After any input the embedder must, in this order: post every receive
+ * engine_take_recvs() hands out, then post the work requests
+ * engine_take_wrs() hands out (calling it until it returns fewer than it
+ * was asked for), then drain engine_next_event().  Receives are counted
+ * as posted when they are taken, and credit updates sent after that count
+ * them, so posting them late could let the peer overrun the queue.
+ *
+ * Memory: the embedder provides every buffer.  Ring memory is described
+ * by address and key only (the engine never touches it; the WRs it emits
+ * name it).  The control send area (sq_size * WIRE_MSG_SIZE bytes) is the
+ * one buffer the engine writes: SEND work request number s uses slot
+ * s % sq_size.  Receive slot i is the WIRE_MSG_SIZE bytes at
+ * i * WIRE_MSG_SIZE in the embedder's receive area.
  */
 #ifndef ENGINE_IO_H
 #define ENGINE_IO_H

@@ -5,7 +5,28 @@
  * open, accept or refuse, write into the send ring and commit, read from
  * the receive ring and consume, shut down, close, reset; and what a
  * stream keeps for a resume.  What the rest of the engine is, see
- * engine.h.
+ * engine.h. *
+ * Stream lifetime: a stream id is valid from engine_open() (or the
+ * INCOMING event) until the RELEASED event; after RELEASED the id is
+ * reused and the embedder may free the stream's ring memory.  Until then
+ * the memory must stay registered, even after engine_close().
+ *
+ * Scheduling (nothing of it is on the wire): many streams share one send
+ * queue, which the hardware runs in order, so what engine_take_wrs hands
+ * out decides who waits for whom.  Control records go first, always.
+ * Data is cut into chunks (conf.chunk, WINDOW_CHUNK by default) and taken
+ * by deficit round robin in bytes over the streams ready to send: each
+ * turn of a stream may write chunk * weight bytes (engine_set_weight), so
+ * a stream that becomes ready waits for at most one quantum of each
+ * stream ahead of it; and a stream that had nothing to send (a request,
+ * a reply) is served before the streams that keep the link busy.  The
+ * data bytes outstanding on the send queue are bounded by a window that
+ * the link learns from its own completions (lib/window.h: large enough
+ * that the wire does not run dry before this side reacts, and at least a
+ * few chunks), not by the rings: what is posted beyond what keeps the
+ * wire busy would only be a queue for the next stream's bytes, or a
+ * credit, to wait behind.  The streams' wait times, and the rtt and rate
+ * shown beside the window, need the embedder's clock (engine_clock).
  */
 #ifndef ENGINE_STREAM_H
 #define ENGINE_STREAM_H
