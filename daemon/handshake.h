@@ -11,7 +11,7 @@
  * responder that accepted the initiator confirms it holds the session's
  * keys, and the initiator is up only once that checks.  Then it keeps
  * the handshake hash (the link's binding, which the resume secret
- * derives from) and, when the link is sealed, one lib/seal direction
+ * derives from) and, when the link is sealed, one lib/crypto/seal direction
  * each way for the engine's sealing callbacks.  Nothing here is
  * hand-made cryptography: Noise, the AEADs and BLAKE2b are the
  * libraries'.

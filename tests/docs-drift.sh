@@ -7,7 +7,7 @@
 #    size_keys[]), with their macros expanded by the preprocessor;
 #  - every "min_version" range and every statement of the newest protocol
 #    version, in the README, the man pages and the example configurations,
-#    says lib/wire.h's WIRE_VERSION_MIN and WIRE_VERSION;
+#    says lib/protocol/wire.h's WIRE_VERSION_MIN and WIRE_VERSION;
 #  - the default configuration file is configure's (/etc/rstreamd.conf,
 #    whatever the prefix): no page puts it under /usr/local/etc.
 srcdir=${RSTREAMD_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -68,7 +68,8 @@ fi
 	sed 's/^/RANGE /' "$tmp/ranges.in"
 	echo 'VERSION WIRE_VERSION_MIN WIRE_VERSION'
 } >"$tmp/ranges.c"
-if ! $CPP -P -I daemon -I lib -I "${RSTREAMD_BUILDDIR:-.}" "$tmp/ranges.c" \
+if ! $CPP -P -I daemon -I lib -I lib/protocol -I lib/crypto \
+    -I "${RSTREAMD_BUILDDIR:-.}" "$tmp/ranges.c" \
     2>"$tmp/cpp.err" | grep -E '^(RANGE|VERSION) ' >"$tmp/ranges.cpp"; then
 	not_ok "the preprocessor expands the tables' limits" "$(cat "$tmp/cpp.err")"
 	echo "1..$n"

@@ -2,11 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # rstreamd-protocol(7) against the code (TAP): what a second implementation
 # written from the page needs in order to interoperate is compared with
-# lib/wire.h and lib/wire.c, so that neither can change without the other.
+# lib/protocol/wire.h and lib/protocol/wire.c, so that neither can change
+# without the other.
 # The script knows no value of the protocol: it parses both sides.
 #
-# From the code: #defines (lib/wire.h, lib/ring.h, lib/engine.h,
-# lib/seal.h, lib/wire.c; continued lines too) and the enums of lib/wire.h; the version
+# From the code: #defines (lib/protocol/wire.h, lib/protocol/ring.h,
+# lib/protocol/engine.h, lib/crypto/seal.h, lib/protocol/wire.c; continued
+# lines too) and the enums of lib/protocol/wire.h; the version
 # of a record type or hello flag is the "version N" of its comment there,
 # else 1, and must be the one the code enforces where it says so
 # (wire_hello_decode's "version < N && (h->flags & FLAG)", FLAG a flag or
@@ -379,7 +381,7 @@ file ~ /wire\.c$/ && fn == "wire_hello_decode" &&
 	ngate++
 	gate_name[ngate] = n
 	gate_v[ngate] = w[3]
-	gate_where[ngate] = "lib/wire.c:" FNR
+	gate_where[ngate] = "lib/protocol/wire.c:" FNR
 	next
 }
 file ~ /engine\.c$/ &&
@@ -389,7 +391,7 @@ file ~ /engine\.c$/ &&
 	sub(/^e->/, "", can)
 	can_v[can] = w[5]
 	if (w[5] != w[9])
-		perr("lib/engine.c:" FNR ": " can " asks for " w[5] " here, " w[9] " there")
+		perr("lib/protocol/engine.c:" FNR ": " can " asks for " w[5] " here, " w[9] " there")
 	next
 }
 file ~ /engine(_recv)?\.c$/ && /^[a-z_0-9]+\(/ {
@@ -415,7 +417,7 @@ file ~ /engine_recv\.c$/ && fn == "rec_version" {
 			ngate++
 			gate_name[ngate] = ls[i]
 			gate_can[ngate] = can
-			gate_where[ngate] = "lib/engine_recv.c:" FNR
+			gate_where[ngate] = "lib/protocol/engine_recv.c:" FNR
 		}
 	}
 	labels = ""
@@ -443,7 +445,7 @@ file ~ /wire\.c$/ && match($0, /^[ \t]+T\([A-Z_0-9]+,.*\),?$/) {
 	sub(/^[ \t]+T\(/, "", t)
 	sub(/\),?$/, "", t)
 	if (split(t, w, ",") != 5) {
-		perr("lib/wire.c:" FNR ": a row of the record table that is not T(NAME, BODY, VAR, VERSION, LAYOUT): " $0)
+		perr("lib/protocol/wire.c:" FNR ": a row of the record table that is not T(NAME, BODY, VAR, VERSION, LAYOUT): " $0)
 		next
 	}
 	for (i = 1; i <= 5; i++) {
@@ -456,11 +458,11 @@ file ~ /wire\.c$/ && match($0, /^[ \t]+T\([A-Z_0-9]+,.*\),?$/) {
 	ngate++
 	gate_name[ngate] = n
 	gate_v[ngate] = w[4]
-	gate_where[ngate] = "lib/wire.c:" FNR
+	gate_where[ngate] = "lib/protocol/wire.c:" FNR
 	gate_table[ngate] = 1
 	k = "put_" w[5]
 	if (!(k in seen_fn)) {
-		perr("lib/wire.c:" FNR ": " k " is not a layout seen before")
+		perr("lib/protocol/wire.c:" FNR ": " k " is not a layout seen before")
 		next
 	}
 	nh = split(enc[k], hf, " ")
@@ -495,14 +497,14 @@ function offset(ptr,    b, e) {
 # off (val: the constant written, or "").
 function field(off, width, val,    g, nl, ls, i) {
 	if (off == "?" || width == "?") {
-		perr("lib/wire.c:" FNR ": cannot tell where this writes: " stmt)
+		perr("lib/protocol/wire.c:" FNR ": cannot tell where this writes: " stmt)
 		return
 	}
 	if (fn == "wire_rec_encode") {
 		if (!in_switch)
 			g = "header"
 		else if (labels == "") {
-			perr("lib/wire.c:" FNR ": a write outside any case")
+			perr("lib/protocol/wire.c:" FNR ": a write outside any case")
 			return
 		}
 	} else if (fn == "wire_hello_encode")
@@ -526,7 +528,7 @@ function enc_line(l,    a, n, args, w, k, nh, hf, parts, o, v) {
 		sub(/[ \t]*\/\*.*\*\/$/, "", l)
 	stmt = l
 	if (l ~ /;.*;/) {
-		perr("lib/wire.c:" FNR ": one statement per line, please: " l)
+		perr("lib/protocol/wire.c:" FNR ": one statement per line, please: " l)
 		return
 	}
 	if (match(l, /^case [A-Z_0-9]+:$/)) {
@@ -573,7 +575,7 @@ function enc_line(l,    a, n, args, w, k, nh, hf, parts, o, v) {
 	if (match(l, /^put_[a-z_]+\(.*\);$/)) {
 		k = substr(l, 1, index(l, "(") - 1)
 		if (!(k in enc)) {
-			perr("lib/wire.c:" FNR ": " k " is not a helper seen before")
+			perr("lib/protocol/wire.c:" FNR ": " k " is not a helper seen before")
 			return
 		}
 		a = substr(l, length(k) + 2, length(l) - length(k) - 3)
@@ -603,7 +605,7 @@ function enc_line(l,    a, n, args, w, k, nh, hf, parts, o, v) {
 		field(offset(args[1]), args[3] ~ /->/ ? "var" : value(args[3]), "")
 		return
 	}
-	perr("lib/wire.c:" FNR ": cannot read this line of " fn ": " l)
+	perr("lib/protocol/wire.c:" FNR ": cannot read this line of " fn ": " l)
 }
 
 # -------------------------------------------------------------- the page
@@ -882,7 +884,7 @@ function enum_table(b, en, prefix,    d, k, w, n, left) {
 			continue
 		n = prefix w[2]
 		if (!(n in left)) {
-			d = d "\n# line " blk_at[b, k] ": lib/wire.h has no " n " (or it is here twice)"
+			d = d "\n# line " blk_at[b, k] ": lib/protocol/wire.h has no " n " (or it is here twice)"
 			continue
 		}
 		delete left[n]
@@ -918,9 +920,9 @@ function flags(b, prefix, vcol, ncol, bcol, scol,    d, k, w, n, nc, cs, i, seen
 		seen[substr(cs[i], length(prefix) + 1)] = v
 	}
 	if (nc == 0)
-		d = d "\n# lib/wire.h has no " prefix "* flag"
+		d = d "\n# lib/protocol/wire.h has no " prefix "* flag"
 	if (!((prefix "FLAGS") in def))
-		d = d "\n# lib/wire.h has no " prefix "FLAGS"
+		d = d "\n# lib/protocol/wire.h has no " prefix "FLAGS"
 	else if (value(prefix "FLAGS") != sum)
 		d = d "\n# " prefix "FLAGS is " value(prefix "FLAGS") ", the flags add up to " sum
 	for (k = 2; k <= blk_n[b]; k++) {
@@ -929,7 +931,7 @@ function flags(b, prefix, vcol, ncol, bcol, scol,    d, k, w, n, nc, cs, i, seen
 			continue
 		n = w[ncol]
 		if (!(n in seen)) {
-			d = d "\n# line " blk_at[b, k] ": lib/wire.h has no " prefix n
+			d = d "\n# line " blk_at[b, k] ": lib/protocol/wire.h has no " prefix n
 			continue
 		}
 		v = w[vcol] ~ /^0[xX]/ ? hex(w[vcol]) : "?"
@@ -938,7 +940,7 @@ function flags(b, prefix, vcol, ncol, bcol, scol,    d, k, w, n, nc, cs, i, seen
 		else if (bcol && pow(2, w[bcol]) != v)
 			d = d "\n# line " blk_at[b, k] ": " n " is not bit " w[bcol]
 		if (scol && w[scol] != since(prefix n))
-			d = d "\n# line " blk_at[b, k] ": " n " since " w[scol] ", lib/wire.h says version " since(prefix n)
+			d = d "\n# line " blk_at[b, k] ": " n " since " w[scol] ", lib/protocol/wire.h says version " since(prefix n)
 		delete seen[n]
 	}
 	for (n in seen)
@@ -951,18 +953,18 @@ END {
 	vmin = value("WIRE_VERSION_MIN")
 	vmax = value("WIRE_VERSION")
 	if (vmin == "?" || vmax == "?")
-		perr("lib/wire.h: WIRE_VERSION_MIN and WIRE_VERSION: " why)
+		perr("lib/protocol/wire.h: WIRE_VERSION_MIN and WIRE_VERSION: " why)
 	if (enum_n["wire_type"] == 0 || enum_n["wire_reason"] == 0 ||
 	    enum_n["wire_family"] == 0)
-		perr("lib/wire.h: no enum wire_type, wire_reason or wire_family")
+		perr("lib/protocol/wire.h: no enum wire_type, wire_reason or wire_family")
 	for (k = 1; k <= enum_n["wire_type"]; k++)
 		if (!(enum_m["wire_type", k] in size_e))
-			perr("lib/wire.c: the record table has no row for " enum_m["wire_type", k])
+			perr("lib/protocol/wire.c: the record table has no row for " enum_m["wire_type", k])
 	if (!table_ver_read || !table_ver_held)
-		perr("lib/engine_recv.c: rec_version does not hold records to wire_rec_version (\"if (e->ver_link < v)\")")
-	tap(errors == "", "lib/wire.h, lib/wire.c and the page can be read", errors)
+		perr("lib/protocol/engine_recv.c: rec_version does not hold records to wire_rec_version (\"if (e->ver_link < v)\")")
+	tap(errors == "", "lib/protocol/wire.h, lib/protocol/wire.c and the page can be read", errors)
 
-	# The versions of lib/wire.h are the code's.
+	# The versions of lib/protocol/wire.h are the code's.
 	d = ""
 	for (i = 1; i <= ngate; i++) {
 		v = gate_v[i]
@@ -976,7 +978,7 @@ END {
 		for (j = 1; j <= nm; j++) {
 			gated[ms[j]] = 1
 			if (since(ms[j]) != v)
-				d = d "\n# " gate_where[i] ": " ms[j] " needs version " v ", lib/wire.h says " since(ms[j])
+				d = d "\n# " gate_where[i] ": " ms[j] " needs version " v ", lib/protocol/wire.h says " since(ms[j])
 		}
 	}
 	if (nv < 2)
@@ -984,8 +986,8 @@ END {
 	nc = split(hexdefs("WIRE_HELLO_"), cs, " ")
 	for (i = 1; i <= nc; i++)
 		if (since(cs[i]) > 1 && !(cs[i] in gated))
-			d = d "\n# lib/wire.c: wire_hello_decode lets a hello below version " since(cs[i]) " carry " cs[i]
-	tap(d == "", "the versions lib/wire.h gives flags and types are those the code checks", d)
+			d = d "\n# lib/protocol/wire.c: wire_hello_decode lets a hello below version " since(cs[i]) " carry " cs[i]
+	tap(d == "", "the versions lib/protocol/wire.h gives flags and types are those the code checks", d)
 
 	# Versions.
 	d = ""
@@ -999,7 +1001,7 @@ END {
 		for (k = 1; k <= enum_n["wire_type"]; k++) {
 			n = enum_m["wire_type", k]
 			if (since(n) == v && index(vp_text[v], "\\fB" substr(n, 6) "\\fR") == 0)
-				d = d "\n# line " vp_at[v] ": version " v "'s paragraph does not name " substr(n, 6) " (lib/wire.h: version " v ")"
+				d = d "\n# line " vp_at[v] ": version " v "'s paragraph does not name " substr(n, 6) " (lib/protocol/wire.h: version " v ")"
 		}
 		nc = split(hexdefs("WIRE_HELLO_"), cs, " ")
 		for (i = 1; i <= nc; i++)
@@ -1043,7 +1045,7 @@ END {
 		if (s != value(size_e[n]) || var != size_var[n])
 			d = d "\n# line " blk_at[b, k] ": " w[2] " is " w[3] " bytes, the record table says " value(size_e[n]) (size_var[n] ? " + its variable part" : "")
 		if (w[4] != since(n))
-			d = d "\n# line " blk_at[b, k] ": " w[2] " since " w[4] ", lib/wire.h says version " since(n)
+			d = d "\n# line " blk_at[b, k] ": " w[2] " since " w[4] ", lib/protocol/wire.h says version " since(n)
 		if (since(n) > vmax + 0)
 			d = d "\n# " n " is of version " since(n) ", but WIRE_VERSION is " vmax
 	}
@@ -1073,14 +1075,14 @@ END {
 		else if (enc[n] != "")
 			d = d "\n# line " rec_at[r] ": no layout, but the code writes fields"
 		if (since(n) > 1 && rec_ver[r] != since(n))
-			d = d "\n# line " rec_at[r] ": " r " is of version " since(n) " (lib/wire.h); its text says " (rec_ver[r] == "" ? "no \"Version " since(n) "\"" : "\"Version " rec_ver[r] "\"")
+			d = d "\n# line " rec_at[r] ": " r " is of version " since(n) " (lib/protocol/wire.h); its text says " (rec_ver[r] == "" ? "no \"Version " since(n) "\"" : "\"Version " rec_ver[r] "\"")
 		if (since(n) == 1 && rec_ver[r] != "")
-			d = d "\n# line " rec_at[r] ": " r " is of version 1 (lib/wire.h); its text says \"Version " rec_ver[r] "\""
+			d = d "\n# line " rec_at[r] ": " r " is of version 1 (lib/protocol/wire.h); its text says \"Version " rec_ver[r] "\""
 		tap(d == "", "record " r " (" mval[n] "): size, layout and version", d)
 	}
 	for (r in rec_num)
 		if (!(("WIRE_" r) in mval))
-			tap(0, "record " r " on the page is a record type of lib/wire.h", "\n# line " rec_at[r] ": lib/wire.h has no WIRE_" r)
+			tap(0, "record " r " on the page is a record type of lib/protocol/wire.h", "\n# line " rec_at[r] ": lib/protocol/wire.h has no WIRE_" r)
 
 	# RESUME_STREAM flags and ORIGIN families.
 	b = find_block("value", "CONTROL RECORDS", "Record types")
@@ -1101,7 +1103,7 @@ END {
 	for (i = 1; i <= nreason; i++) {
 		v = reason_num[i]
 		if (!(v in byval)) {
-			d = d "\n# line " reason_at[v] ": lib/wire.h has no reason " v
+			d = d "\n# line " reason_at[v] ": lib/protocol/wire.h has no reason " v
 			continue
 		}
 		n = byval[v]
@@ -1120,7 +1122,7 @@ END {
 	for (i = 1; i <= nrn; i++) {
 		v = rn_v[i]
 		if (!(v in rtext))
-			d = d "\n# line " rn_at[i] ": reason " v ": lib/wire.h has none"
+			d = d "\n# line " rn_at[i] ": reason " v ": lib/protocol/wire.h has none"
 		else if (rn_text[i] != "" && index(rtext[v], rn_text[i]) != 1 &&
 		    index(rn_text[i], rtext[v]) != 1)
 			d = d "\n# line " rn_at[i] ": reason " v " is \"" rtext[v] "\", not \"" rn_text[i] "\""
@@ -1153,5 +1155,5 @@ END {
 	exit failed
 }
 EOF
-${AWK:-awk} -f "$prog" lib/wire.h lib/ring.h lib/engine.h lib/seal.h \
-    lib/wire.c lib/engine.c lib/engine_recv.c man/rstreamd-protocol.7
+${AWK:-awk} -f "$prog" lib/protocol/wire.h lib/protocol/ring.h lib/protocol/engine.h lib/crypto/seal.h \
+    lib/protocol/wire.c lib/protocol/engine.c lib/protocol/engine_recv.c man/rstreamd-protocol.7

@@ -3,9 +3,10 @@
  * aead_bench: what sealing a link costs one core.  One thread, pinned to
  * the CPU it starts on, seals and opens records in place (in cache) at
  * 512 bytes, 16 KiB and 64 KiB with a 4-byte associated datum (a WRITE's
- * immediate), for each AEAD: lib/seal's AES-256-GCM and
+ * immediate), for each AEAD: lib/crypto/seal's AES-256-GCM and
  * ChaCha20-Poly1305 (OpenSSL's EVP underneath), the same two called on
- * OpenSSL's EVP directly (what lib/seal adds: the nonce, the rekey check)
+ * OpenSSL's EVP directly (what lib/crypto/seal adds: the nonce, the rekey
+ * check)
  * and, for comparison, libsodium's AES-256-GCM (its precomputed key),
  * ChaCha20-Poly1305 and XChaCha20-Poly1305.
  *
@@ -47,9 +48,9 @@ struct impl {
 	int (*setup)(struct impl *);
 	void (*seal)(struct impl *, size_t len, uint8_t tag[16]);
 	void (*open)(struct impl *, size_t len, const uint8_t tag[16]);
-	/* NULL, or: undo the last record sealed (lib/seal only). */
+	/* NULL, or: undo the last record sealed (lib/crypto/seal only). */
 	void (*restore)(struct impl *, size_t len, const uint8_t tag[16]);
-	enum seal_aead aead;	/* lib/seal, libsodium: which AEAD */
+	enum seal_aead aead;	/* lib/crypto/seal, libsodium: which AEAD */
 	struct seal_dir tx, rx;
 	uint64_t ntx, nrx, last;
 	crypto_aead_aes256gcm_state aes;
@@ -64,7 +65,7 @@ fail(const char *what)
 	exit(1);
 }
 
-/* ---------------------------------------------------------- lib/seal */
+/* ---------------------------------------------------------- lib/crypto/seal */
 
 /* setup: start both directions at message 0 (again). */
 static int
@@ -294,10 +295,10 @@ main(int argc, char **argv)
 {
 	static const size_t lens[] = { 512, 16384, 65536 };
 	static struct impl impls[] = {
-		{ .name = "aes-256-gcm (lib/seal)",
+		{ .name = "aes-256-gcm (lib/crypto/seal)",
 		  .setup = dir_setup, .seal = dir_seal, .open = dir_open,
 		  .restore = dir_restore, .aead = SEAL_AESGCM },
-		{ .name = "chacha20-poly1305 (lib/seal)",
+		{ .name = "chacha20-poly1305 (lib/crypto/seal)",
 		  .setup = dir_setup, .seal = dir_seal, .open = dir_open,
 		  .restore = dir_restore, .aead = SEAL_CHACHAPOLY },
 		{ .name = "aes-256-gcm (OpenSSL EVP)",

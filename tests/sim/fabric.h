@@ -88,8 +88,8 @@ struct fab_side {
 	/* Link losses: WRs executed unseen, WRs and completions dropped. */
 	uint64_t wrs_landed_unseen, wrs_lost, cqes_lost;
 	/*
-	 * Sealing (fab_seal): lib/seal's two directions of this link, under
-	 * keys of its own; rekeys: boundaries (SEAL_REKEY_EVERY) both
+	 * Sealing (fab_seal): lib/crypto/seal's two directions of this link,
+	 * under keys of its own; rekeys: boundaries (SEAL_REKEY_EVERY) both
 	 * directions crossed on this side's earlier links.
 	 */
 	struct seal_pair seal;
@@ -166,7 +166,7 @@ int fab_init_seal(struct fab *f, const struct engine_conf *a,
 /**
  * fab_seal(f):
  * Seal this link (nothing went yet) and every later one from its first
- * message, with lib/seal's ChaCha20-Poly1305 under keys of each link's
+ * message, with lib/crypto/seal's ChaCha20-Poly1305 under keys of each link's
  * own: engine_set_seal, engine_seal_tx and engine_seal_rx on both sides.
  * A sealed data WRITE is a plain WRITE, which takes no receive and
  * completes nothing at the receiver, then its tag's SEND WITH IMM.

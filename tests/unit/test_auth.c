@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
- * Unit tests for daemon/auth: the link proofs and the resume secrets.
+ * Unit tests for lib/crypto/auth: the link proofs and the resume secrets.
  * The known answers were computed independently (Python's hmac module;
  * HKDF as RFC 5869 gives it, checked against its test case 1) from the
  * framing that rstreamd-protocol(7) describes, so they pin the wire

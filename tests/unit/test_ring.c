@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
-/* Unit tests for lib/ring: size checks and cursor arithmetic. */
+/* Unit tests for lib/protocol/ring: size checks and cursor arithmetic. */
 #include <stdint.h>
 #include <string.h>
 

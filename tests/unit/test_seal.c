@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
- * test_seal: lib/seal (on OpenSSL) against libsodium called directly:
+ * test_seal: lib/crypto/seal (on OpenSSL) against libsodium called directly:
  * round trips, forgeries, replays, the nonce layout, the rekey boundary
  * and restore; each library opening what the other sealed; and
  * seal_dir_init when OpenSSL runs out of memory.
@@ -416,7 +416,7 @@ cross_len(int i)
 
 
 /*
- * lib/seal seals, libsodium opens, and the reverse: messages of every
+ * lib/crypto/seal seals, libsodium opens, and the reverse: messages of every
  * length across the boundary of epochs 0 and 1, half with ad, each under
  * the key and nonce libsodium is given by hand.
  */
@@ -454,9 +454,9 @@ test_cross(enum seal_aead a)
 		    memcmp(buf, p2, len) != 0)
 			theirs = 0;
 	}
-	ok(ours, "%s: libsodium opens what lib/seal sealed, %d lengths 1..%d "
+	ok(ours, "%s: libsodium opens what lib/crypto/seal sealed, %d lengths 1..%d "
 	    "across a rekey", an, CROSS_N, BIG);
-	ok(theirs, "%s: lib/seal opens what libsodium sealed, %d lengths "
+	ok(theirs, "%s: lib/crypto/seal opens what libsodium sealed, %d lengths "
 	    "1..%d across a rekey", an, CROSS_N, BIG);
 	seal_dir_wipe(&tx);
 	seal_dir_wipe(&rx);

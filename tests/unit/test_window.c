@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
- * Unit tests for lib/window: how the send window learns from completions,
+ * Unit tests for lib/protocol/window: how the send window learns from completions,
  * fed by hand so each rule is seen alone.
  */
 #include <stdint.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
- * Unit tests for lib/wire: every record round-trips, and every decoder
+ * Unit tests for lib/protocol/wire: every record round-trips, and every decoder
  * rejects truncated, oversized and out-of-range input with the right error.
  */
 #include <stdint.h>

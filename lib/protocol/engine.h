@@ -471,7 +471,7 @@ void engine_stats(const struct engine *e, struct engine_stats *st);
  * engine_clock(e, now):
  * The embedder's monotonic clock reads ${now} nanoseconds (never 0).
  * Call it once per turn, before the turn's inputs: the send window
- * (lib/window.h) and the streams' wait times are measured with it.
+ * (lib/protocol/window.h) and the streams' wait times are measured with it.
  * Without it waits read 0 and the window learns from completions alone.
  */
 void engine_clock(struct engine *e, uint64_t now);

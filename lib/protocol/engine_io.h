@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
- * engine_io: the engine as the transport drives it (lib/verbs, the
+ * engine_io: the engine as the transport drives it (lib/rdma/verbs, the
  * simulator's fabric): the work requests it hands out to post, the
  * receive slots to post again, and the completions fed back to it.  What
  * the rest of the engine is, see engine.h. *

@@ -21,7 +21,7 @@
  * stream ahead of it; and a stream that had nothing to send (a request,
  * a reply) is served before the streams that keep the link busy.  The
  * data bytes outstanding on the send queue are bounded by a window that
- * the link learns from its own completions (lib/window.h: large enough
+ * the link learns from its own completions (lib/protocol/window.h: large enough
  * that the wire does not run dry before this side reacts, and at least a
  * few chunks), not by the rings: what is posted beyond what keeps the
  * wire busy would only be a queue for the next stream's bytes, or a

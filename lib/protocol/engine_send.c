@@ -546,9 +546,9 @@ take_send(struct engine *e, struct engine_wr *w)
  * Control records go first, always: they are few and small, and a
  * credit, open or close that waited behind data would stall a stream
  * (or both sides) for as long as the data takes.  Data leaves the last
- * message credit for a credit-bearing SEND, and the window (lib/window.h)
- * bounds the data bytes outstanding, so a SEND posted later waits behind
- * at most a window's worth.
+ * message credit for a credit-bearing SEND, and the window
+ * (lib/protocol/window.h) bounds the data bytes outstanding, so a SEND
+ * posted later waits behind at most a window's worth.
  */
 int
 engine_take_wrs(struct engine *e, struct engine_wr *wrs, int max)

@@ -127,10 +127,10 @@ void seal_dir_wipe(struct seal_dir *d);
 
 /*
  * Both directions of a sealed link, and the four functions an engine's
- * sealing callbacks (struct engine_seal in lib/engine.h) are: each takes
- * a struct seal_pair as ${arg}, seals and restores with tx, opens with rx.
+ * sealing callbacks (struct engine_seal in lib/protocol/engine.h) are:
+ * each takes a struct seal_pair as ${arg}, seals and restores with tx, opens with rx.
  * seal_pair_ptr maps a ring's address to its memory where the two are
- * the same (memory registered at its own address: lib/verbs, the tests).
+ * the same (memory registered at its own address: lib/rdma/verbs, the tests).
  */
 struct seal_pair {
 	struct seal_dir tx, rx;
