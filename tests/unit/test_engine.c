@@ -22,6 +22,7 @@
 struct tstream {
 	uint8_t *tx, *rx;
 	uint32_t txsz, rxsz;
+	uint64_t tx_at, rx_at;	/* pattern positions put and taken */
 	uint32_t id;
 	uint32_t events;	/* all event flags seen */
 	uint16_t reason;
@@ -188,36 +189,73 @@ open_stream(struct t *T, struct tstream *s, uint32_t txsz, uint32_t rxsz)
 	return (id);
 }
 
-/* Put ${n} bytes of ${byte} into side ${i}'s stream; returns bytes put. */
-static uint32_t
-put(struct t *T, int i, uint32_t id, uint8_t *ring, uint32_t n, uint8_t byte)
+/*
+ * The byte at position ${pos} of a direction keyed ${key}: a hash of
+ * both, so a byte from another place, lap or stream shows.
+ */
+static uint8_t
+pat(uint32_t key, uint64_t pos)
 {
-	uint32_t off, k, done = 0;
+	uint64_t x = (pos + 1) * 0x9e3779b97f4a7c15ull ^
+	    (key + 1) * 0xbf58476d1ce4e5b9ull;
 
-	while (done < n && (k = engine_tx_space(T->f.side[i].e, id, &off))) {
+	x ^= x >> 31;
+	x *= 0x94d049bb133111ebull;
+	x ^= x >> 29;
+	return ((uint8_t)x);
+}
+
+/*
+ * Put up to ${n} bytes of pattern ${key} from position ${*pos} into
+ * stream ${id} of ${e}, through ${ring} (NULL: the ring the engine says,
+ * as after a resize); advances ${*pos} and returns the bytes put.
+ */
+static uint32_t
+put(struct engine *e, uint32_t id, uint8_t *ring, uint32_t n, uint32_t key,
+    uint64_t *pos)
+{
+	uint32_t off, k, j, done = 0;
+	uint8_t *base;
+
+	while (done < n && (k = engine_tx_space(e, id, &off))) {
+		base = ring != NULL ? ring :
+		    (uint8_t *)(uintptr_t)engine_tx_base(e, id);
 		if (k > n - done)
 			k = n - done;
-		memset(ring + off, byte, k);
-		engine_tx_commit(T->f.side[i].e, id, k);
+		for (j = 0; j < k; j++)
+			base[off + j] = pat(key, *pos + j);
+		if (engine_tx_commit(e, id, k) != 0)
+			break;
+		*pos += k;
 		done += k;
 	}
 	return (done);
 }
 
-/* Take up to ${n} bytes; returns how many, checking they are ${byte}. */
+/*
+ * Take up to ${n} bytes from stream ${id} of ${e} (${ring} as for put),
+ * checking they are pattern ${key} from ${*pos} (*bad = 1 where not) and
+ * scribbling over them; advances ${*pos} and returns the bytes taken.
+ */
 static uint32_t
-take(struct t *T, int i, uint32_t id, uint8_t *ring, uint32_t n, uint8_t byte,
-    int *bad)
+take(struct engine *e, uint32_t id, uint8_t *ring, uint32_t n, uint32_t key,
+    uint64_t *pos, int *bad)
 {
 	uint32_t off, k, j, done = 0;
+	uint8_t *base;
 
-	while (done < n && (k = engine_rx_data(T->f.side[i].e, id, &off))) {
+	while (done < n && (k = engine_rx_data(e, id, &off))) {
+		base = ring != NULL ? ring :
+		    (uint8_t *)(uintptr_t)engine_rx_base(e, id);
 		if (k > n - done)
 			k = n - done;
 		for (j = 0; j < k; j++)
-			if (ring[off + j] != byte)
+			if (base[off + j] != pat(key, *pos + j))
 				*bad = 1;
-		engine_rx_consume(T->f.side[i].e, id, k);
+		memset(base + off, 0xee, k);
+		if (engine_rx_consume(e, id, k) != 0)
+			break;
+		*pos += k;
 		done += k;
 	}
 	return (done);
@@ -309,10 +347,11 @@ test_sizes(void)
 	settle(&T);
 	ok(big.events & ENGINE_EV_OPENED, "and is accepted");
 	while (got < (1u << 20)) {
-		put(&T, 0, big.id, big.tx, (1u << 20) - got, 0xab);
+		put(T.f.side[0].e, big.id, big.tx, (1u << 20) - got, 0xab,
+		    &big.tx_at);
 		settle(&T);
-		got += take(&T, 1, T.acc[0].id, T.acc[0].rx, 1u << 20, 0xab,
-		    &bad_bytes);
+		got += take(T.f.side[1].e, T.acc[0].id, T.acc[0].rx, 1u << 20,
+		    0xab, &T.acc[0].rx_at, &bad_bytes);
 		settle(&T);
 	}
 	ok(got == (1u << 20) && !bad_bytes,
@@ -335,10 +374,10 @@ test_sizes(void)
 		T.acc_ring = 1u << 20;
 		open_stream(&T, &s, 1u << 20, 1u << 20);
 		settle(&T);
-		put(&T, 0, s.id, s.tx, 1u << 20, 0x11);
+		put(T.f.side[0].e, s.id, s.tx, 1u << 20, 0x11, &s.tx_at);
 		settle(&T);
-		got = take(&T, 1, T.acc[0].id, T.acc[0].rx, 1u << 20, 0x11,
-		    &bad_bytes);
+		got = take(T.f.side[1].e, T.acc[0].id, T.acc[0].rx, 1u << 20,
+		    0x11, &T.acc[0].rx_at, &bad_bytes);
 		ok(got == (1u << 20) && !bad_bytes, "1 MiB in one go, %u-byte "
 		    "chunks", chunk);
 		ok(T.f.side[0].max_wr_len == chunk, "no write exceeds the "
@@ -358,6 +397,7 @@ test_wrap_and_credit(void)
 {
 	struct t T;
 	struct tstream s;
+	struct tstream *a = &T.acc[0];
 	struct engine_stats st;
 	uint64_t w0, c0;
 	int bad = 0;
@@ -366,9 +406,9 @@ test_wrap_and_credit(void)
 	open_stream(&T, &s, 4096, 4096);
 	settle(&T);
 
-	put(&T, 0, s.id, s.tx, 3000, 1);
+	put(T.f.side[0].e, s.id, s.tx, 3000, 1, &s.tx_at);
 	settle(&T);
-	ok(take(&T, 1, T.acc[0].id, T.acc[0].rx, 1000, 1, &bad) == 1000,
+	ok(take(T.f.side[1].e, a->id, a->rx, 1000, 1, &a->rx_at, &bad) == 1000,
 	    "1000 of 3000 bytes read");
 	engine_stats(T.f.side[1].e, &st);
 	c0 = st.credit_updates;
@@ -376,21 +416,21 @@ test_wrap_and_credit(void)
 	engine_stats(T.f.side[1].e, &st);
 	ok(st.credit_updates == c0,
 	    "no credit after 1000 bytes (below a quarter of 4096)");
-	take(&T, 1, T.acc[0].id, T.acc[0].rx, 100, 1, &bad);
+	take(T.f.side[1].e, a->id, a->rx, 100, 1, &a->rx_at, &bad);
 	settle(&T);
 	engine_stats(T.f.side[1].e, &st);
 	ok(st.credit_updates == c0 + 1,
 	    "one credit update once 1100 bytes (a quarter) were read");
-	take(&T, 1, T.acc[0].id, T.acc[0].rx, 1900, 1, &bad);
+	take(T.f.side[1].e, a->id, a->rx, 1900, 1, &a->rx_at, &bad);
 	settle(&T);
 
 	/* 2000 bytes from offset 3000 cross the end of both rings. */
 	w0 = T.f.side[0].writes_posted;
-	put(&T, 0, s.id, s.tx, 2000, 2);
+	put(T.f.side[0].e, s.id, s.tx, 2000, 2, &s.tx_at);
 	settle(&T);
 	ok(T.f.side[0].writes_posted - w0 == 2,
 	    "a span across the ring's end costs exactly two writes");
-	ok(take(&T, 1, T.acc[0].id, T.acc[0].rx, 2000, 2, &bad) == 2000 &&
+	ok(take(T.f.side[1].e, a->id, a->rx, 2000, 2, &a->rx_at, &bad) == 2000 &&
 	    !bad, "and arrives intact");
 	teardown(&T);
 	tstream_free(&s);
@@ -417,7 +457,7 @@ test_signal_inline(void)
 		uint64_t w0 = st.writes + st.sends, s0 = st.signaled;
 
 		/* 32 writes of 32 KiB in one batch. */
-		put(&T, 0, s.id, s.tx, 32 * 32768, 3);
+		put(T.f.side[0].e, s.id, s.tx, 32 * 32768, 3, &s.tx_at);
 		fab_pump(&T.f, 0);
 		engine_stats(T.f.side[0].e, &st);
 		ok(st.writes + st.sends - w0 >= 16,
@@ -429,12 +469,13 @@ test_signal_inline(void)
 		    (unsigned long long)(st.writes + st.sends - w0));
 	}
 	settle(&T);
-	take(&T, 1, T.acc[0].id, T.acc[0].rx, 32 * 32768, 3, &bad);
+	take(T.f.side[1].e, T.acc[0].id, T.acc[0].rx, 32 * 32768, 3,
+	    &T.acc[0].rx_at, &bad);
 	settle(&T);
 	ok(!bad, "the batch arrives intact");
 	ok(T.f.side[0].max_outstanding <= 64, "the send queue never overflows");
 	/* A small write goes inline. */
-	put(&T, 0, s.id, s.tx, 10, 4);
+	put(T.f.side[0].e, s.id, s.tx, 10, 4, &s.tx_at);
 	fab_pump(&T.f, 0);
 	{
 		struct fab_side *fs = &T.f.side[0];
@@ -467,7 +508,8 @@ test_half_close_and_isolation(void)
 	a2 = &T.acc[1];
 
 	/* s1: 10000 bytes then shutdown; the reader sees EOF only at the end. */
-	ok(put(&T, 0, s1.id, s1.tx, 4096, 5) == 4096, "s1: ring filled");
+	ok(put(T.f.side[0].e, s1.id, s1.tx, 4096, 5, &s1.tx_at) == 4096,
+	    "s1: ring filled");
 	settle(&T);
 	engine_shutdown(T.f.side[0].e, s1.id);	/* too early: data pending */
 	ok(engine_tx_space(T.f.side[0].e, s1.id, &k) == 0,
@@ -477,9 +519,10 @@ test_half_close_and_isolation(void)
 
 	/* s1's reader is slow: s2 still moves 64 KiB through 4 KiB rings. */
 	while (got2 < 65536) {
-		put(&T, 0, s2.id, s2.tx, 65536 - got2, 6);
+		put(T.f.side[0].e, s2.id, s2.tx, 65536 - got2, 6, &s2.tx_at);
 		settle(&T);
-		got2 += take(&T, 1, a2->id, a2->rx, 65536, 6, &bad);
+		got2 += take(T.f.side[1].e, a2->id, a2->rx, 65536, 6,
+		    &a2->rx_at, &bad);
 		settle(&T);
 		if (T.f.failed)
 			break;
@@ -488,16 +531,19 @@ test_half_close_and_isolation(void)
 	    "a stalled reader on s1 does not stall s2 on the same link");
 
 	/* The other direction of s1 still flows after its shutdown. */
-	put(&T, 1, a1->id, a1->tx, 300, 7);
+	put(T.f.side[1].e, a1->id, a1->tx, 300, 7, &a1->tx_at);
 	settle(&T);
-	ok(take(&T, 0, s1.id, s1.rx, 300, 7, &bad) == 300 && !bad,
+	ok(take(T.f.side[0].e, s1.id, s1.rx, 300, 7, &s1.rx_at, &bad) == 300 &&
+	    !bad,
 	    "s1's reverse direction flows after the forward shutdown");
 
-	ok(take(&T, 1, a1->id, a1->rx, 4095, 5, &bad) == 4095,
+	ok(take(T.f.side[1].e, a1->id, a1->rx, 4095, 5, &a1->rx_at, &bad) ==
+	    4095,
 	    "s1: all but one byte read");
 	settle(&T);
 	ok(!(a1->events & ENGINE_EV_EOF), "still no EOF with one byte left");
-	ok(take(&T, 1, a1->id, a1->rx, 10, 5, &bad) == 1 && !bad,
+	ok(take(T.f.side[1].e, a1->id, a1->rx, 10, 5, &a1->rx_at, &bad) == 1 &&
+	    !bad,
 	    "the last byte");
 	settle(&T);
 	ok(a1->events & ENGINE_EV_EOF, "EOF right after the last byte");
@@ -853,22 +899,24 @@ hop(struct t *T, int i)
 
 /*
  * A stream from side 0 opens, is accepted, and carries ${n} bytes of
- * pattern ${pat} intact, on a fabric that saw no violation.
+ * pattern ${key} intact, on a fabric that saw no violation.
  */
 static int
-stream_flows(struct t *T, uint32_t n, uint8_t pat)
+stream_flows(struct t *T, uint32_t n, uint8_t key)
 {
 	struct tstream s;
+	struct tstream *a;
 	int bad = 0, rc;
 
 	if (open_stream(T, &s, 4096, 4096) < 0)
 		return (0);
 	settle(T);
-	put(T, 0, s.id, s.tx, n, pat);
+	put(T->f.side[0].e, s.id, s.tx, n, key, &s.tx_at);
 	settle(T);
+	a = &T->acc[T->nacc > 0 ? T->nacc - 1 : 0];
 	rc = (s.events & ENGINE_EV_OPENED) && T->nacc > 0 &&
-	    take(T, 1, T->acc[T->nacc - 1].id, T->acc[T->nacc - 1].rx, n, pat,
-	    &bad) == n && !bad && !T->f.failed;
+	    take(T->f.side[1].e, a->id, a->rx, n, key, &a->rx_at, &bad) == n &&
+	    !bad && !T->f.failed;
 	tstream_free(&s);
 	return (rc);
 }
@@ -1611,56 +1659,6 @@ rz_kept(struct rz *R, struct tstream *k)
 	return (&R->T.acc[n]);
 }
 
-/* The byte at position ${pos} of direction ${key}: no period below 64 KiB. */
-static uint8_t
-pat(uint32_t key, uint64_t pos)
-{
-
-	return ((uint8_t)(pos * 131 + key * 29 + (pos >> 8)));
-}
-
-/* Put up to ${n} pattern bytes at ${*pos} into stream ${id} of ${e}. */
-static uint32_t
-putp(struct engine *e, uint32_t id, uint8_t *ring, uint32_t n, uint32_t key,
-    uint64_t *pos)
-{
-	uint32_t off, k, j, done = 0;
-
-	while (done < n && (k = engine_tx_space(e, id, &off))) {
-		if (k > n - done)
-			k = n - done;
-		for (j = 0; j < k; j++)
-			ring[off + j] = pat(key, *pos + j);
-		if (engine_tx_commit(e, id, k) != 0)
-			break;
-		*pos += k;
-		done += k;
-	}
-	return (done);
-}
-
-/* Take up to ${n} bytes, checking the pattern; scribbles what it took. */
-static uint32_t
-takep(struct engine *e, uint32_t id, uint8_t *ring, uint32_t n, uint32_t key,
-    uint64_t *pos, int *bad)
-{
-	uint32_t off, k, j, done = 0;
-
-	while (done < n && (k = engine_rx_data(e, id, &off))) {
-		if (k > n - done)
-			k = n - done;
-		for (j = 0; j < k; j++)
-			if (ring[off + j] != pat(key, *pos + j))
-				*bad = 1;
-		memset(ring + off, 0xee, k);
-		if (engine_rx_consume(e, id, k) != 0)
-			break;
-		*pos += k;
-		done += k;
-	}
-	return (done);
-}
-
 static void
 test_keep(void)
 {
@@ -1699,8 +1697,9 @@ test_keep(void)
 	ok(engine_keep(E(&R, 1), ak->id) == 0 && engine_kept(E(&R, 1), ak->id),
 	    "an acceptor keeps right after engine_accept");
 
-	ok(putp(E(&R, 0), k.id, k.tx, 4096, 1, &p0) == 4096 &&
-	    put(&R.T, 0, u.id, u.tx, 4096, 9) == 4096, "both send rings filled");
+	ok(put(E(&R, 0), k.id, k.tx, 4096, 1, &p0) == 4096 &&
+	    put(E(&R, 0), u.id, u.tx, 4096, 9, &u.tx_at) == 4096,
+	    "both send rings filled");
 	settle(&R.T);
 	ok(engine_tx_space(E(&R, 0), k.id, &off) == 0,
 	    "a kept stream's bytes stay after their WRITE completed");
@@ -1709,21 +1708,21 @@ test_keep(void)
 	ok(engine_keep(E(&R, 0), u.id) == ENGINE_EINVAL,
 	    "engine_keep after bytes were written is refused");
 	k.events = 0;
-	ok(takep(E(&R, 1), ak->id, ak->rx, 1023, 1, &p1, &bad) == 1023 &&
+	ok(take(E(&R, 1), ak->id, ak->rx, 1023, 1, &p1, &bad) == 1023 &&
 	    !bad, "the reader takes 1023 bytes");
 	settle(&R.T);
 	ok(engine_tx_space(E(&R, 0), k.id, &off) == 0 &&
 	    !(k.events & ENGINE_EV_WRITABLE),
 	    "no CREDIT below a quarter of the ring: still no space");
-	takep(E(&R, 1), ak->id, ak->rx, 1, 1, &p1, &bad);
+	take(E(&R, 1), ak->id, ak->rx, 1, 1, &p1, &bad);
 	settle(&R.T);
 	ok(engine_tx_space(E(&R, 0), k.id, &off) == 1024 &&
 	    (k.events & ENGINE_EV_WRITABLE),
 	    "the CREDIT for 1024 bytes frees 1024 bytes, with WRITABLE");
-	ok(putp(E(&R, 0), k.id, k.tx, 4096, 1, &p0) == 1024,
+	ok(put(E(&R, 0), k.id, k.tx, 4096, 1, &p0) == 1024,
 	    "exactly those 1024 bytes can be put again");
 	settle(&R.T);
-	ok(takep(E(&R, 1), ak->id, ak->rx, 8192, 1, &p1, &bad) == 4096 &&
+	ok(take(E(&R, 1), ak->id, ak->rx, 8192, 1, &p1, &bad) == 4096 &&
 	    !bad && p1 == p0, "and every byte arrives once, in order");
 	settle(&R.T);
 
@@ -1741,7 +1740,7 @@ test_keep(void)
 	ok(engine_keep(E(&R, 1), R.T.acc[2].id) == 0 &&
 	    engine_kept(E(&R, 1), R.T.acc[2].id),
 	    "the other way (32 KiB towards 4 KiB) is kept");
-	put(&R.T, 0, q.id, q.tx, 4096, 3);
+	put(E(&R, 0), q.id, q.tx, 4096, 3, &q.tx_at);
 	settle(&R.T);
 	ok(engine_tx_space(E(&R, 0), q.id, &off) == 4096,
 	    "an engine_keep that did not take effect frees on completion");
@@ -1767,7 +1766,7 @@ test_keep(void)
 	    "but does not take effect when the peer did not offer resume");
 	ok(engine_keep(T.f.side[1].e, T.acc[0].id) == ENGINE_EINVAL,
 	    "engine_keep fails without conf.resume");
-	put(&T, 0, k.id, k.tx, 4096, 4);
+	put(T.f.side[0].e, k.id, k.tx, 4096, 4, &k.tx_at);
 	settle(&T);
 	ok(engine_tx_space(T.f.side[0].e, k.id, &off) == 4096,
 	    "and space returns on completion as before");
@@ -1801,9 +1800,9 @@ test_suspend(void)
 	ak = &R.T.acc[0];
 	au = &R.T.acc[1];
 	engine_keep(E(&R, 1), ak->id);
-	putp(E(&R, 0), k.id, k.tx, 1000, 1, &t0);
-	putp(E(&R, 1), ak->id, ak->tx, 700, 2, &t1);
-	put(&R.T, 0, u.id, u.tx, 500, 3);
+	put(E(&R, 0), k.id, k.tx, 1000, 1, &t0);
+	put(E(&R, 1), ak->id, ak->tx, 700, 2, &t1);
+	put(E(&R, 0), u.id, u.tx, 500, 3, &u.tx_at);
 	settle(&R.T);
 	open_stream(&R.T, &p, 4096, 4096);
 	engine_keep(E(&R, 0), p.id);
@@ -1829,12 +1828,12 @@ test_suspend(void)
 	    "the failed engine says transport");
 
 	/* The application still drains and fills a suspended stream. */
-	ok(takep(R.old[0], k.id, k.rx, 4096, 2, &r0, &bad) == 700 && !bad,
+	ok(take(R.old[0], k.id, k.rx, 4096, 2, &r0, &bad) == 700 && !bad,
 	    "the 700 bytes that arrived can still be read");
-	ok(takep(R.old[1], ak->id, ak->rx, 4096, 1, &r1, &bad) == 1000 &&
+	ok(take(R.old[1], ak->id, ak->rx, 4096, 1, &r1, &bad) == 1000 &&
 	    !bad, "on both sides");
 	ok(engine_tx_space(R.old[0], k.id, &off) == 3096 &&
-	    putp(R.old[0], k.id, k.tx, 4096, 1, &t0) == 3096,
+	    put(R.old[0], k.id, k.tx, 4096, 1, &t0) == 3096,
 	    "the send ring takes what the peer has not consumed for sure "
 	    "(3096 bytes)");
 	ok(engine_take_wrs(R.old[0], wrs, 4) == 0,
@@ -1925,14 +1924,14 @@ test_resume_data(void)
 
 	/* Some traffic that arrives and is read. */
 	for (i = 0; i < 5; i++) {
-		putp(e0, S[i].s.id, S[i].s.tx, 3000, S[i].k0, &S[i].t0);
-		putp(e1, S[i].a->id, S[i].a->tx, 2500, S[i].k1, &S[i].t1);
+		put(e0, S[i].s.id, S[i].s.tx, 3000, S[i].k0, &S[i].t0);
+		put(e1, S[i].a->id, S[i].a->tx, 2500, S[i].k1, &S[i].t1);
 	}
 	settle(&R.T);
 	for (i = 0; i < 5; i++) {
-		takep(e1, S[i].a->id, S[i].a->rx, 1500, S[i].k0, &S[i].r1,
+		take(e1, S[i].a->id, S[i].a->rx, 1500, S[i].k0, &S[i].r1,
 		    &bad);
-		takep(e0, S[i].s.id, S[i].s.rx, 1500, S[i].k1, &S[i].r0, &bad);
+		take(e0, S[i].s.id, S[i].s.rx, 1500, S[i].k1, &S[i].r0, &bad);
 	}
 	settle(&R.T);
 
@@ -1940,8 +1939,8 @@ test_resume_data(void)
 	engine_shutdown(e0, S[2].s.id);
 	engine_shutdown(e1, S[2].a->id);
 	settle(&R.T);
-	takep(e1, S[2].a->id, S[2].a->rx, 8192, S[2].k0, &S[2].r1, &bad);
-	takep(e0, S[2].s.id, S[2].s.rx, 8192, S[2].k1, &S[2].r0, &bad);
+	take(e1, S[2].a->id, S[2].a->rx, 8192, S[2].k0, &S[2].r1, &bad);
+	take(e0, S[2].s.id, S[2].s.rx, 8192, S[2].k1, &S[2].r0, &bad);
 	settle(&R.T);
 	ok((S[2].s.events & ENGINE_EV_EOF) && (S[2].a->events & ENGINE_EV_EOF),
 	    "S2: both ends saw EOF before the loss");
@@ -1949,11 +1948,11 @@ test_resume_data(void)
 	fab_pump(&R.T.f, 0);
 
 	/* In flight when the link goes: data both ways, a SHUTDOWN. */
-	putp(e0, S[0].s.id, S[0].s.tx, 2000, S[0].k0, &S[0].t0);
-	putp(e1, S[0].a->id, S[0].a->tx, 1000, S[0].k1, &S[0].t1);
-	putp(e0, S[1].s.id, S[1].s.tx, 1000, S[1].k0, &S[1].t0);
+	put(e0, S[0].s.id, S[0].s.tx, 2000, S[0].k0, &S[0].t0);
+	put(e1, S[0].a->id, S[0].a->tx, 1000, S[0].k1, &S[0].t1);
+	put(e0, S[1].s.id, S[1].s.tx, 1000, S[1].k0, &S[1].t0);
 	engine_shutdown(e0, S[1].s.id);
-	putp(e0, S[3].s.id, S[3].s.tx, 1000, S[3].k0, &S[3].t0);
+	put(e0, S[3].s.id, S[3].s.tx, 1000, S[3].k0, &S[3].t0);
 	fab_pump(&R.T.f, 0);
 	fab_pump(&R.T.f, 1);
 	/* One WRITE each way lands and is seen; the rest lands unseen or not. */
@@ -1973,9 +1972,9 @@ test_resume_data(void)
 
 	/* While suspended. */
 	engine_shutdown(R.old[0], S[3].s.id);
-	ok(takep(R.old[1], S[4].a->id, S[4].a->rx, 8192, S[4].k0, &S[4].r1,
+	ok(take(R.old[1], S[4].a->id, S[4].a->rx, 8192, S[4].k0, &S[4].r1,
 	    &bad) == 1500 && !bad, "S4: the reader takes what arrived");
-	ok(putp(R.old[1], S[0].a->id, S[0].a->tx, 500, S[0].k1, &S[0].t1) ==
+	ok(put(R.old[1], S[0].a->id, S[0].a->tx, 500, S[0].k1, &S[0].t1) ==
 	    500, "S0: the writer adds 500 bytes");
 
 	n = rz_resume(&R);
@@ -2007,9 +2006,9 @@ test_resume_data(void)
 		for (i = 0; i < 5; i++) {
 			if (i == 2)
 				continue;
-			takep(e1, S[i].a->id, S[i].a->rx, 65536, S[i].k0,
+			take(e1, S[i].a->id, S[i].a->rx, 65536, S[i].k0,
 			    &S[i].r1, &bad);
-			takep(e0, S[i].s.id, S[i].s.rx, 65536, S[i].k1,
+			take(e0, S[i].s.id, S[i].s.rx, 65536, S[i].k1,
 			    &S[i].r0, &bad);
 		}
 		settle(&R.T);
@@ -2052,9 +2051,9 @@ test_resume_data(void)
 	for (i = 0; i < 5; i++) {
 		if (i == 2)
 			continue;
-		takep(e1, S[i].a->id, S[i].a->rx, 65536, S[i].k0, &S[i].r1,
+		take(e1, S[i].a->id, S[i].a->rx, 65536, S[i].k0, &S[i].r1,
 		    &bad);
-		takep(e0, S[i].s.id, S[i].s.rx, 65536, S[i].k1, &S[i].r0,
+		take(e0, S[i].s.id, S[i].s.rx, 65536, S[i].k1, &S[i].r0,
 		    &bad);
 	}
 	settle(&R.T);
@@ -2115,7 +2114,7 @@ test_resume_gone(void)
 	    !engine_kept(E(&R, 0), c.id) && engine_kept(E(&R, 1), ac->id) &&
 	    engine_kept(E(&R, 0), b.id) && engine_kept(E(&R, 1), ab->id),
 	    "a is kept by side 0 only, c by side 1 only, b by both");
-	putp(E(&R, 0), b.id, b.tx, 2000, 7, &t);
+	put(E(&R, 0), b.id, b.tx, 2000, 7, &t);
 	settle(&R.T);
 	rz_loss(&R, 0, 0);
 	ok((a.events & ENGINE_EV_SUSPENDED) && (aa->events & ENGINE_EV_RESET) &&
@@ -2135,7 +2134,7 @@ test_resume_gone(void)
 	ok((b.events & ENGINE_EV_RESUMED) && (ab->events & ENGINE_EV_RESUMED) &&
 	    !(b.events & ENGINE_EV_RESET) && !(ab->events & ENGINE_EV_RESET),
 	    "b is resumed");
-	ok(takep(E(&R, 1), ab->id, ab->rx, 8192, 7, &r, &bad) == 2000 && !bad,
+	ok(take(E(&R, 1), ab->id, ab->rx, 8192, 7, &r, &bad) == 2000 && !bad,
 	    "and its bytes are all there");
 	engine_stats(E(&R, 0), &st0);
 	engine_stats(E(&R, 1), &st1);
@@ -2219,10 +2218,10 @@ test_resume_denied(void)
 	/* The link itself carries on. */
 	open_stream(&R.T, &n, 4096, 4096);
 	settle(&R.T);
-	putp(E(&R, 0), n.id, n.tx, 3000, 5, &t);
+	put(E(&R, 0), n.id, n.tx, 3000, 5, &t);
 	settle(&R.T);
 	ok((n.events & ENGINE_EV_OPENED) &&
-	    takep(E(&R, 1), R.T.acc[1].id, R.T.acc[1].rx, 8192, 5, &r,
+	    take(E(&R, 1), R.T.acc[1].id, R.T.acc[1].rx, 8192, 5, &r,
 	    &bad) == 3000 && !bad,
 	    "after a denied resume the link opens new streams");
 	ok(engine_error(E(&R, 0)) == NULL && engine_error(E(&R, 1)) == NULL,
@@ -2338,7 +2337,7 @@ test_stale_rkey(void)
 	rz_loss(&R, 0, 0);
 	R.keep_rkey = 1;
 	rz_resume(&R);
-	putp(E(&R, 0), k.id, k.tx, 100, 1, &t);
+	put(E(&R, 0), k.id, k.tx, 100, 1, &t);
 	rz_settle(&R);
 	ok(R.T.f.failed && strstr(R.T.f.err, "stale") != NULL,
 	    "a WRITE with a receive ring's rkey from the lost link is a "
@@ -2447,10 +2446,10 @@ rz_lost_stream(struct rz *R, struct tstream *k)
 
 	rz_setup(R, rconf(16, 16), rconf(16, 16));
 	(void)rz_kept(R, k);
-	putp(E(R, 0), k->id, k->tx, 3000, 1, &t);
-	putp(E(R, 1), R->T.acc[0].id, R->T.acc[0].tx, 100, 2, &t1);
+	put(E(R, 0), k->id, k->tx, 3000, 1, &t);
+	put(E(R, 1), R->T.acc[0].id, R->T.acc[0].tx, 100, 2, &t1);
 	settle(&R->T);
-	takep(E(R, 1), R->T.acc[0].id, R->T.acc[0].rx, 2000, 1, &r, &bad);
+	take(E(R, 1), R->T.acc[0].id, R->T.acc[0].rx, 2000, 1, &r, &bad);
 	settle(&R->T);
 	rz_loss(R, 0, 0);
 }
@@ -2667,7 +2666,7 @@ rz_kept_lost(struct rz *R, struct tstream *k, unsigned cap_a, unsigned cap_b)
 
 	rz_setup_cap(R, rconf(16, 16), rconf(16, 16), cap_a, cap_b);
 	(void)rz_kept(R, k);
-	putp(E(R, 0), k->id, k->tx, 3000, 4, &t);
+	put(E(R, 0), k->id, k->tx, 3000, 4, &t);
 	fab_pump(&R->T.f, 0);
 	rz_loss(R, 0, 0);
 }
@@ -2709,7 +2708,7 @@ test_resume_mutual(void)
 	ok(engine_error(E(&R, 0)) == NULL && engine_error(E(&R, 1)) == NULL,
 	    "no violation");
 	ok((k.events & ENGINE_EV_RESUMED) &&
-	    takep(E(&R, 1), R.T.acc[0].id, R.T.acc[0].rx, 8192, 4, &got,
+	    take(E(&R, 1), R.T.acc[0].id, R.T.acc[0].rx, 8192, 4, &got,
 	    &bad) == 3000 && !bad,
 	    "the stream resumes and its bytes arrive");
 	ok((n.events & ENGINE_EV_OPENED) && R.T.nacc == nacc + 1,
@@ -2776,7 +2775,7 @@ test_resume_v4(void)
 		    "the RESUME_STREAM came with the RESUME");
 		rz_settle(&R);
 		ok(R.proofs == 0 && (k.events & ENGINE_EV_RESUMED) &&
-		    takep(E(&R, 1), R.T.acc[0].id, R.T.acc[0].rx, 8192, 4,
+		    take(E(&R, 1), R.T.acc[0].id, R.T.acc[0].rx, 8192, 4,
 		    &got, &bad) == 3000 && !bad,
 		    "the stream resumed without a RESUME_PROOF");
 		rz_teardown(&R);
@@ -2910,7 +2909,7 @@ test_resume_auth(void)
 	rz_hooks(&R);
 	settle(&R.T);
 	(void)rz_kept(&R, &k);
-	putp(E(&R, 0), k.id, k.tx, 2000, 3, &t);
+	put(E(&R, 0), k.id, k.tx, 2000, 3, &t);
 	fab_pump(&R.T.f, 0);
 	rz_loss(&R, 0, 0);
 	ok(!engine_authenticated(E(&R, 0)) && !engine_authenticated(E(&R, 1)),
@@ -2938,7 +2937,7 @@ test_resume_auth(void)
 	settle(&R.T);
 	(void)rz_kept(&R, &k);
 	t = 0;
-	putp(E(&R, 0), k.id, k.tx, 2000, 3, &t);
+	put(E(&R, 0), k.id, k.tx, 2000, 3, &t);
 	fab_pump(&R.T.f, 0);
 	rz_loss(&R, 0, 0);
 	settle(&R.T);
@@ -2948,7 +2947,7 @@ test_resume_auth(void)
 	ok(rz_resume(&R) == 1, "then side 0 resumes");
 	rz_settle(&R);
 	ok((k.events & ENGINE_EV_RESUMED) &&
-	    takep(E(&R, 1), R.T.acc[0].id, R.T.acc[0].rx, 8192, 3, &got,
+	    take(E(&R, 1), R.T.acc[0].id, R.T.acc[0].rx, 8192, 3, &got,
 	    &bad) == 2000 && !bad,
 	    "and the bytes lost in flight arrive on the new link");
 	rz_teardown(&R);
@@ -3164,54 +3163,6 @@ tm_release(struct tmem *m)
 	}
 }
 
-/* A byte that depends on its position, so a misplaced one shows. */
-static uint8_t
-gpat(uint64_t pos)
-{
-
-	return ((uint8_t)(pos * 7 + (pos >> 9)));
-}
-
-/* Put up to ${n} pattern bytes from ${*pos}; returns bytes put. */
-static uint32_t
-put_pat(struct engine *e, uint32_t id, uint64_t *pos, uint32_t n)
-{
-	uint32_t off, k, j, done = 0;
-	uint8_t *base;
-
-	while (done < n && (k = engine_tx_space(e, id, &off))) {
-		base = (uint8_t *)(uintptr_t)engine_tx_base(e, id);
-		if (k > n - done)
-			k = n - done;
-		for (j = 0; j < k; j++)
-			base[off + j] = gpat(*pos + j);
-		engine_tx_commit(e, id, k);
-		*pos += k;
-		done += k;
-	}
-	return (done);
-}
-
-/* Take what there is, checking the pattern from ${*pos}. */
-static uint32_t
-take_pat(struct engine *e, uint32_t id, uint64_t *pos, int *bad)
-{
-	uint32_t off, k, j, done = 0;
-	uint8_t *base;
-
-	while ((k = engine_rx_data(e, id, &off)) > 0) {
-		base = (uint8_t *)(uintptr_t)engine_rx_base(e, id);
-		for (j = 0; j < k; j++)
-			if (base[off + j] != gpat(*pos + j))
-				*bad = 1;
-		memset(base + off, 0x5a, k);
-		engine_rx_consume(e, id, k);
-		*pos += k;
-		done += k;
-	}
-	return (done);
-}
-
 /*
  * Sides 0 and 1 of ${T} take ring memory through ${em0} and ${em1}, whose
  * books are ${m0} and ${m1}.
@@ -3272,9 +3223,9 @@ flow(struct t *T, uint32_t a, uint32_t b, uint64_t *tx, uint64_t *rx,
 	int rounds = 0;
 
 	while (*rx < total && rounds++ < 100000) {
-		put_pat(T->f.side[0].e, a, tx, (uint32_t)(total - *tx));
+		put(T->f.side[0].e, a, NULL, (uint32_t)(total - *tx), 0, tx);
 		settle(T);
-		take_pat(T->f.side[1].e, b, rx, bad);
+		take(T->f.side[1].e, b, NULL, UINT32_MAX, 0, rx, bad);
 		settle(T);
 	}
 	return (*rx == total);
@@ -3391,7 +3342,7 @@ test_resize(void)
 	 */
 	engine_trim(T.f.side[1].e);
 	engine_trim(T.f.side[0].e);
-	put_pat(T.f.side[0].e, (uint32_t)id, &ptx, 3000);
+	put(T.f.side[0].e, (uint32_t)id, NULL, 3000, 0, &ptx);
 	fab_pump(&T.f, 0);		/* the WRITE is on the wire */
 	engine_trim(T.f.side[1].e);	/* nothing arrived: it shrinks */
 	fab_pump(&T.f, 1);		/* RING crosses the WRITE */
@@ -3438,7 +3389,7 @@ test_resize(void)
 	id = grown(&T, &m0, &m1, &em0, &em1, &ptx, &prx, &b);
 	engine_trim(T.f.side[1].e);
 	engine_trim(T.f.side[1].e);	/* announces a 4096-byte ring */
-	put_pat(T.f.side[0].e, (uint32_t)id, &ptx, 20000);
+	put(T.f.side[0].e, (uint32_t)id, NULL, 20000, 0, &ptx);
 	fab_pump(&T.f, 0);		/* 20000 bytes to the old ring */
 	while (fab_deliver(&T.f, 0) > 0)
 		;
@@ -3631,8 +3582,9 @@ test_sched_fair(void)
 	e = T.f.side[0].e;
 	open_n(&T, s, 4, 256u << 10);
 	for (j = 0; j < 3; j++)
-		put(&T, 0, s[j].id, s[j].tx, 256u << 10, 0x40 + j);
-	put(&T, 0, s[3].id, s[3].tx, 64, 0x33);
+		put(e, s[j].id, s[j].tx, 256u << 10, 0x40 + (uint32_t)j,
+		    &s[j].tx_at);
+	put(e, s[3].id, s[3].tx, 64, 0x33, &s[3].tx_at);
 	fab_pump(&T.f, 0);
 	ahead = bytes_before(&T, &s[3]);
 	ok(ahead >= 0 && ahead <= 3 * WINDOW_CHUNK,
@@ -3648,7 +3600,7 @@ test_sched_fair(void)
 		;
 	while (fab_complete(&T.f, 0) > 0)
 		;
-	put(&T, 0, s[3].id, s[3].tx, 64, 0x34);
+	put(e, s[3].id, s[3].tx, 64, 0x34, &s[3].tx_at);
 	fab_pump(&T.f, 0);
 	ahead = bytes_before(&T, &s[3]);
 	ok(ahead == 0, "a stream that went idle goes before the bulk "
@@ -3666,8 +3618,8 @@ test_sched_fair(void)
 	    engine_set_weight(e, s[1].id, ENGINE_WEIGHT_MAX + 1) ==
 	    ENGINE_EINVAL, "weights outside 1-%d are refused",
 	    ENGINE_WEIGHT_MAX);
-	put(&T, 0, s[0].id, s[0].tx, 1u << 20, 0x10);
-	put(&T, 0, s[1].id, s[1].tx, 1u << 20, 0x11);
+	put(e, s[0].id, s[0].tx, 1u << 20, 0x10, &s[0].tx_at);
+	put(e, s[1].id, s[1].tx, 1u << 20, 0x11, &s[1].tx_at);
 	fab_pump(&T.f, 0);
 	for (k = 0; k < 40 && (w = in_flight(&T, k)) != NULL; k++)
 		for (j = 0; j < 2; j++)
@@ -3699,7 +3651,7 @@ test_sched_window(void)
 	e = T.f.side[0].e;
 	engine_clock(e, now);
 	open_n(&T, s, 2, 1u << 20);
-	put(&T, 0, s[0].id, s[0].tx, 1u << 20, 0x21);
+	put(e, s[0].id, s[0].tx, 1u << 20, 0x21, &s[0].tx_at);
 	fab_pump(&T.f, 0);
 	engine_stats(e, &st);
 	ok(st.inflight == 64u << 10 && st.window == 64u << 10,
@@ -3708,7 +3660,7 @@ test_sched_window(void)
 	ok(st.sq_depth == 4, "4 WRITEs on the send queue (%u)", st.sq_depth);
 
 	/* The 64 bytes wait for the window, then go before more bulk. */
-	put(&T, 0, s[1].id, s[1].tx, 64, 0x22);
+	put(e, s[1].id, s[1].tx, 64, 0x22, &s[1].tx_at);
 	engine_clock(e, now += 5000);
 	fab_pump(&T.f, 0);
 	engine_stats(e, &st);
@@ -3764,10 +3716,10 @@ test_sched_credit_wait(void)
 	engine_keepalive(e);
 	settle(&T);
 	ok(!engine_data_busy(e), "control records alone keep a link idle");
-	put(&T, 0, s.id, s.tx, 4096, 0x61);
+	put(e, s.id, s.tx, 4096, 0x61, &s.tx_at);
 	ok(engine_data_busy(e), "data waiting makes it busy");
 	fab_pump(&T.f, 0);
-	put(&T, 0, s.id, s.tx, 4096, 0x62);
+	put(e, s.id, s.tx, 4096, 0x62, &s.tx_at);
 	fab_pump(&T.f, 0);
 	engine_clock(e, 8000);
 	rc = engine_stream_stats(e, s.id, &ss);
@@ -3778,7 +3730,8 @@ test_sched_credit_wait(void)
 	    (unsigned long long)ss.queued);
 	ok(engine_data_busy(e), "and so does data posted since");
 	settle(&T);
-	take(&T, 1, T.acc[0].id, T.acc[0].rx, 4096, 0x61, &rc);
+	take(T.f.side[1].e, T.acc[0].id, T.acc[0].rx, 4096, 0x61,
+	    &T.acc[0].rx_at, &rc);
 	settle(&T);
 	engine_stats(e, &st);
 	ok(st.wait_credit_ns == 7000, "the link counts the wait once the "
@@ -3805,10 +3758,11 @@ model(struct t *T, struct tstream *s, uint64_t react_ns, uint32_t total)
 
 	while (got < total && steps++ < 10000000) {
 		if (now >= next) {
-			sent += put(T, 0, s->id, s->tx, total - sent, 0x5a);
+			sent += put(T->f.side[0].e, s->id, s->tx, total - sent,
+			    0x5a, &s->tx_at);
 			events(T, 1);
-			got += take(T, 1, T->acc[0].id, T->acc[0].rx,
-			    total - got, 0x5a, &bad);
+			got += take(T->f.side[1].e, T->acc[0].id, T->acc[0].rx,
+			    total - got, 0x5a, &T->acc[0].rx_at, &bad);
 			fab_pump(&T->f, 1);
 			events(T, 0);
 			fab_pump(&T->f, 0);
@@ -3949,11 +3903,11 @@ test_seal_data(void)
 	ok(T.nacc == 1 && engine_sealed(e0) && engine_sealed(e1),
 	    "a sealed pair opens a stream");
 	for (round = 0; round < 40; round++) {
-		putp(e0, s.id, s.tx, 3000, 1, &t0);
-		putp(e1, a->id, a->tx, 1700, 2, &t1);
+		put(e0, s.id, s.tx, 3000, 1, &t0);
+		put(e1, a->id, a->tx, 1700, 2, &t1);
 		settle(&T);
-		takep(e1, a->id, a->rx, 8192, 1, &r1, &bad);
-		takep(e0, s.id, s.rx, 8192, 2, &r0, &bad);
+		take(e1, a->id, a->rx, 8192, 1, &r1, &bad);
+		take(e0, s.id, s.rx, 8192, 2, &r0, &bad);
 		settle(&T);
 	}
 	ok(!bad && r1 == t0 && r0 == t1 && t0 > 100000 && t1 > 60000 &&
@@ -3976,7 +3930,7 @@ test_seal_data(void)
 	 * Many WRITEs of one stream land before the reader learns of the
 	 * first: each one's tag must still be there for it.
 	 */
-	putp(e0, s.id, s.tx, 8192, 1, &t0);
+	put(e0, s.id, s.tx, 8192, 1, &t0);
 	fab_pump(&T.f, 0);
 	while (fab_deliver(&T.f, 0) > 0)
 		;
@@ -3986,7 +3940,7 @@ test_seal_data(void)
 	    T.f.side[0].writes_posted > 8,
 	    "the ring fills in WRITEs that all landed before their tags were "
 	    "read");
-	while (takep(e1, a->id, a->rx, 8192, 1, &r1, &bad) > 0)
+	while (take(e1, a->id, a->rx, 8192, 1, &r1, &bad) > 0)
 		settle(&T);
 	ok(!bad && r1 == t0 && engine_error(e1) == NULL,
 	    "then every byte arrives");
@@ -4007,7 +3961,7 @@ seal_tamper_write(uint32_t bit, const char *what)
 	uint64_t t0 = 0;
 
 	seal_pair(&T, &s, 4096, 0);
-	putp(T.f.side[0].e, s.id, s.tx, 100, 1, &t0);
+	put(T.f.side[0].e, s.id, s.tx, 100, 1, &t0);
 	T.f.side[0].tamper = bit + 1;
 	settle(&T);
 	engine_stats(T.f.side[1].e, &st);
@@ -4045,7 +3999,7 @@ test_seal_tamper(void)
 
 	/* The same WRITE again, bytes and tag and immediate. */
 	seal_pair(&T, &s, 4096, 0);
-	putp(T.f.side[0].e, s.id, s.tx, 100, 1, &t0);
+	put(T.f.side[0].e, s.id, s.tx, 100, 1, &t0);
 	fab_pump(&T.f, 0);
 	w = T.f.side[0].wire[T.f.side[0].wire_head].wr;
 	tw = T.f.side[0].wire[(T.f.side[0].wire_head + 1) %
@@ -4053,7 +4007,7 @@ test_seal_tamper(void)
 	fab_deliver(&T.f, 0);
 	memcpy(copy, T.acc[0].rx, sizeof(copy));
 	settle(&T);
-	ok(takep(T.f.side[1].e, T.acc[0].id, T.acc[0].rx, 4096, 1, &r1,
+	ok(take(T.f.side[1].e, T.acc[0].id, T.acc[0].rx, 4096, 1, &r1,
 	    &bad) == 100 && !bad, "the WRITE arrives");
 	memcpy(T.acc[0].rx + 100, copy, sizeof(copy));
 	fab_inject(&T.f, 1, FAB_CQE_RECV_TAG,
@@ -4073,9 +4027,9 @@ test_seal_tamper(void)
 	 */
 	seal_pair(&T, &s, 4096, 0);
 	r1 = t0 = 0;
-	putp(T.f.side[0].e, s.id, s.tx, 4000, 1, &t0);
+	put(T.f.side[0].e, s.id, s.tx, 4000, 1, &t0);
 	settle(&T);
-	ok(takep(T.f.side[1].e, T.acc[0].id, T.acc[0].rx, 4096, 1, &r1,
+	ok(take(T.f.side[1].e, T.acc[0].id, T.acc[0].rx, 4096, 1, &r1,
 	    &bad) == 4000 && !bad, "4000 bytes arrive and are read");
 	settle(&T);
 	memset(copy, 0, sizeof(copy));
@@ -4124,9 +4078,9 @@ credit_first(struct rz *R, struct tstream *k, uint64_t *t0, uint64_t *r1,
 	settle(&R->T);
 	ak = &R->T.acc[0];
 	engine_keep(E(R, 1), ak->id);
-	putp(E(R, 0), k->id, k->tx, 1100, 1, t0);
+	put(E(R, 0), k->id, k->tx, 1100, 1, t0);
 	settle(&R->T);
-	takep(E(R, 1), ak->id, ak->rx, 8192, 1, r1, bad);
+	take(E(R, 1), ak->id, ak->rx, 8192, 1, r1, bad);
 	settle(&R->T);
 	engine_stats(E(R, 0), &st);
 	*bad |= !engine_kept(E(R, 0), k->id) || st.sq_depth == 0 || *r1 != *t0;
@@ -4153,12 +4107,12 @@ test_seal_credit_first(void)
 	ok(!bad && engine_tx_space(E(&R, 0), k.id, &off) == 16384 - 1100,
 	    "consumed, but not known complete: the bytes stay");
 	for (round = 0; round < 8; round++) {
-		putp(E(&R, 0), k.id, k.tx, 16384, 1, &t0);
+		put(E(&R, 0), k.id, k.tx, 16384, 1, &t0);
 		settle(&R.T);
-		takep(E(&R, 1), ak->id, ak->rx, 65536, 1, &r1, &bad);
+		take(E(&R, 1), ak->id, ak->rx, 65536, 1, &r1, &bad);
 		settle(&R.T);
 	}
-	while (takep(E(&R, 1), ak->id, ak->rx, 65536, 1, &r1, &bad) > 0)
+	while (take(E(&R, 1), ak->id, ak->rx, 65536, 1, &r1, &bad) > 0)
 		settle(&R.T);
 	ok(!bad && r1 == t0 && t0 > 2 * 16384 && engine_error(E(&R, 1)) == NULL,
 	    "and every byte after them arrives right (%llu of %llu)",
@@ -4171,7 +4125,7 @@ test_seal_credit_first(void)
 	rz_loss(&R, 0, 0);
 	ok(!bad && is_plain(k.tx, 16384, 1, 0, 1100),
 	    "the link fails first: that finishes the WRITE, in plaintext");
-	ok(putp(R.old[0], k.id, k.tx, 16384, 1, &t0) == 16384,
+	ok(put(R.old[0], k.id, k.tx, 16384, 1, &t0) == 16384,
 	    "and the suspended stream has the consumed bytes free again");
 	rz_teardown(&R);
 	tstream_free(&k);
@@ -4190,13 +4144,13 @@ test_seal_restore(void)
 	fab_seal(&R.T.f);
 	ak = rz_kept(&R, &k);
 	/* Over a quarter of the ring: the WRITE asks for its completion. */
-	putp(E(&R, 0), k.id, k.tx, 1100, 1, &t0);
+	put(E(&R, 0), k.id, k.tx, 1100, 1, &t0);
 	settle(&R.T);
 	ok(engine_kept(E(&R, 0), k.id) && engine_sealed(E(&R, 0)) &&
 	    is_plain(k.tx, 4096, 1, 0, 1100),
 	    "a kept stream's send ring holds plaintext again once its WRITE "
 	    "completed");
-	putp(E(&R, 0), k.id, k.tx, 1400, 1, &t0);
+	put(E(&R, 0), k.id, k.tx, 1400, 1, &t0);
 	fab_pump(&R.T.f, 0);
 	ok(R.T.f.side[0].wire_n > 0 && !is_plain(k.tx, 4096, 1, 1100, 1400),
 	    "a WRITE outstanding has its bytes sealed");
@@ -4205,7 +4159,7 @@ test_seal_restore(void)
 	    "and plaintext again once the link failed with it outstanding");
 	ok(rz_resume(&R) == 1, "the stream resumes on a new sealed link");
 	rz_settle(&R);
-	ok(takep(E(&R, 1), ak->id, ak->rx, 8192, 1, &r1, &bad) == 2500 &&
+	ok(take(E(&R, 1), ak->id, ak->rx, 8192, 1, &r1, &bad) == 2500 &&
 	    !bad && r1 == t0 && engine_sealed(E(&R, 1)) &&
 	    engine_error(E(&R, 1)) == NULL,
 	    "under the new link's keys every byte arrives exactly once");
@@ -4230,11 +4184,11 @@ seal_rekey_data(enum seal_aead aead, uint64_t before)
 	seal_pair_at(&T, &s, 8192, 512, aead, SEAL_REKEY_EVERY - before);
 	a = &T.acc[0];
 	for (round = 0; round < 10; round++) {
-		putp(T.f.side[0].e, s.id, s.tx, 3000, 1, &t0);
-		putp(T.f.side[1].e, a->id, a->tx, 1700, 2, &t1);
+		put(T.f.side[0].e, s.id, s.tx, 3000, 1, &t0);
+		put(T.f.side[1].e, a->id, a->tx, 1700, 2, &t1);
 		settle(&T);
-		takep(T.f.side[1].e, a->id, a->rx, 8192, 1, &r1, &bad);
-		takep(T.f.side[0].e, s.id, s.rx, 8192, 2, &r0, &bad);
+		take(T.f.side[1].e, a->id, a->rx, 8192, 1, &r1, &bad);
+		take(T.f.side[0].e, s.id, s.rx, 8192, 2, &r0, &bad);
 		settle(&T);
 	}
 	engine_stats(T.f.side[0].e, &st0);
@@ -4284,7 +4238,7 @@ test_seal_rekey(void)
 	/* Over a quarter of the ring each: every WRITE asks for completion. */
 	wp = R.T.f.side[0].writes_posted;
 	for (w = 0; w < 3; w++) {
-		putp(E(&R, 0), k.id, k.tx, 1100, 1, &t0);
+		put(E(&R, 0), k.id, k.tx, 1100, 1, &t0);
 		fab_pump(&R.T.f, 0);
 	}
 	ok(seal_dir_count(&R.T.f.side[0].seal.tx) == SEAL_REKEY_EVERY + 1 &&
@@ -4308,7 +4262,7 @@ test_seal_rekey(void)
 	    "plaintext again, and the stream kept");
 	ok(rz_resume(&R) == 1, "the stream resumes on a new sealed link");
 	rz_settle(&R);
-	n = takep(E(&R, 1), ak->id, ak->rx, 8192, 1, &r1, &bad);
+	n = take(E(&R, 1), ak->id, ak->rx, 8192, 1, &r1, &bad);
 	ok(n == 3300 && !bad && r1 == t0 && engine_sealed(E(&R, 1)) &&
 	    engine_error(E(&R, 1)) == NULL,
 	    "every byte arrives exactly once (%u of %llu)", (unsigned)n,
