@@ -36,6 +36,15 @@ struct t {
 	uint32_t acc_ring;	/* ring size side 1 accepts with */
 };
 
+/* ${e}'s error, for a check's message: "(still up)" while it has none. */
+static const char *
+err_of(const struct engine *e)
+{
+	const char *why = engine_error(e);
+
+	return (why != NULL ? why : "(still up)");
+}
+
 /*
  * Did engine ${e} fail with ${text} in its error?  If not, the log says
  * what it says instead.
@@ -48,7 +57,7 @@ failed_with(const struct engine *e, const char *text)
 	if (why != NULL && strstr(why, text) != NULL)
 		return (1);
 	printf("# expected an error with \"%s\"; the engine says: %s\n", text,
-	    why != NULL ? why : "(still up)");
+	    err_of(e));
 	return (0);
 }
 
@@ -134,6 +143,31 @@ settle(struct t *T)
 		}
 	} while (moved);
 	return (T->f.side[0].wrs_posted + T->f.side[1].wrs_posted - before);
+}
+
+/*
+ * What side ${i} has in flight lands on the other side, which takes the
+ * completions (side ${i} does not yet learn its work requests finished).
+ */
+static void
+land(struct t *T, int i)
+{
+
+	while (fab_deliver(&T->f, i) > 0)
+		;
+	while (fab_complete(&T->f, 1 - i) > 0)
+		;
+}
+
+/* Side ${i} posts what it has, it lands, and both take the completions. */
+static void
+hop(struct t *T, int i)
+{
+
+	fab_pump(&T->f, i);
+	land(T, i);
+	while (fab_complete(&T->f, i) > 0)
+		;
 }
 
 static int
@@ -590,10 +624,7 @@ test_refuse_and_limit(void)
 	/* Side 1 refuses by hand this time. */
 	id = open_stream(&T, &s, 4096, 4096);
 	fab_pump(&T.f, 0);
-	while (fab_deliver(&T.f, 0) > 0)
-		;
-	while (fab_complete(&T.f, 1) > 0)
-		;
+	land(&T, 0);
 	ok(engine_next_event(T.f.side[1].e, &ev) &&
 	    (ev.flags & ENGINE_EV_INCOMING) &&
 	    strcmp(engine_tunnel(T.f.side[1].e, ev.stream), "t") == 0,
@@ -630,10 +661,7 @@ test_refuse_and_limit(void)
 		setup(&T, conf(8, 8), conf(8, 8));
 		open_stream(&T, &s, 4096, 4096);
 		fab_pump(&T.f, 0);
-		while (fab_deliver(&T.f, 0) > 0)
-			;
-		while (fab_complete(&T.f, 1) > 0)
-			;
+		land(&T, 0);
 		ok(engine_next_event(T.f.side[1].e, &ev) &&
 		    (ev.flags & ENGINE_EV_INCOMING) && ev.user == NULL &&
 		    engine_set_user(T.f.side[1].e, ev.stream, &mark) == 0,
@@ -724,16 +752,14 @@ test_violations(void)
 	};
 	size_t k;
 	struct t T;
-	const char *why;
 
 	for (k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
 		setup(&T, conf(8, 8), conf(8, 8));
 		fab_inject(&T.f, 0, cases[k].kind, cases[k].buf, cases[k].len,
 		    cases[k].imm);
-		why = engine_error(T.f.side[0].e);
-		ok(why != NULL && strstr(why, cases[k].expect) != NULL,
+		ok(failed_with(T.f.side[0].e, cases[k].expect),
 		    "%s ends the link: %s", cases[k].what,
-		    why ? why : "(still up)");
+		    err_of(T.f.side[0].e));
 		ok(engine_error_kind(T.f.side[0].e) == ENGINE_ERR_PROTOCOL,
 		    "and its kind is %s",
 		    engine_err_name(engine_error_kind(T.f.side[0].e)));
@@ -749,10 +775,9 @@ test_violations(void)
 		settle(&T);
 		fab_inject(&T.f, 0, FAB_CQE_RECV_IMM, NULL, 4097,
 		    wire_imm_encode(s.id, 4097));
-		why = engine_error(T.f.side[0].e);
-		ok(why && strstr(why, "exceed its free ring space"),
+		ok(failed_with(T.f.side[0].e, "exceed its free ring space"),
 		    "4097 bytes into a 4096-byte ring end the link: %s",
-		    why ? why : "(still up)");
+		    err_of(T.f.side[0].e));
 		events(&T, 0);
 		ok((s.events & ENGINE_EV_RESET) &&
 		    (s.events & ENGINE_EV_RELEASED),
@@ -882,19 +907,6 @@ hs_pair(struct t *T, struct engine_conf *c, struct ths *ha, struct ths *hb,
 	    .step = ths_step, .arg = ha, .seal = 1 },
 	    fb < 0 ? NULL : &(struct engine_auth){ .step = ths_step,
 	    .arg = hb, .aesgcm = 1 }, NULL, NULL, cap);
-}
-
-/* Side ${i}'s next messages reach the other side, and their completions
- * both. */
-static void
-hop(struct t *T, int i)
-{
-
-	fab_pump(&T->f, i);
-	while (fab_deliver(&T->f, i) > 0)
-		;
-	while (fab_complete(&T->f, 1 - i) > 0 || fab_complete(&T->f, i) > 0)
-		;
 }
 
 /*
@@ -1103,7 +1115,7 @@ test_handshake_noise(void)
 	settle(&T);
 	ok(failed_with(T.f.side[1].e, "not the peer's key"),
 	    "an unexpected static key fails the link: %s",
-	    engine_error(T.f.side[1].e) ? engine_error(T.f.side[1].e) : "-");
+	    err_of(T.f.side[1].e));
 	ok(!engine_authenticated(T.f.side[0].e) && rb.sizes[3] == 0,
 	    "... with no confirmation: the initiator never authenticates");
 	rnoise_teardown(&T, &ra, &rb);
@@ -1122,20 +1134,14 @@ test_handshake_noise(void)
 	ok(ra.sizes[2] == 64 && !engine_authenticated(a) && no_stream(&T, 0),
 	    "the initiator sent message 3: not authenticated, no stream "
 	    "opens");
-	while (fab_deliver(&T.f, 0) > 0)
-		;
-	while (fab_complete(&T.f, 1) > 0)
-		;
+	land(&T, 0);
 	ok(engine_authenticated(b) && !engine_authenticated(a) &&
 	    no_stream(&T, 0), "the responder accepted it; the initiator "
 	    "still waits for its confirmation");
 	fab_pump(&T.f, 1);
 	ok(rb.sizes[3] == 32 && !engine_authenticated(a) && no_stream(&T, 0),
 	    "the confirmation is on its way: still nothing");
-	while (fab_deliver(&T.f, 1) > 0)
-		;
-	while (fab_complete(&T.f, 0) > 0)
-		;
+	land(&T, 1);
 	ok(engine_authenticated(a) && engine_error(a) == NULL,
 	    "the confirmation checked: the initiator is authenticated");
 	ok(stream_flows(&T, 3000, 0x23) && engine_sealed(a) &&
@@ -1153,7 +1159,7 @@ test_handshake_noise(void)
 	ok(failed_with(a, "authentication failed: wrong confirmation") &&
 	    engine_error_kind(a) == ENGINE_ERR_AUTH,
 	    "a wrong confirmation fails the initiator's link: %s",
-	    engine_error(a) ? engine_error(a) : "-");
+	    err_of(a));
 	ok(!engine_authenticated(a) && T.nacc == 0,
 	    "... which never authenticated, nor opened a stream");
 	rnoise_teardown(&T, &ra, &rb);
@@ -1238,7 +1244,7 @@ test_handshake(void)
 	ok(engine_error_kind(T.f.side[0].e) == ENGINE_ERR_LOCAL &&
 	    !engine_authenticated(T.f.side[0].e),
 	    "version 7: an initiator's step done at message 3 fails: %s",
-	    engine_error(T.f.side[0].e) ? engine_error(T.f.side[0].e) : "-");
+	    err_of(T.f.side[0].e));
 	teardown(&T);
 	hs_pair(&T, &c, &ha, &hb, 3, 3, 0);
 	hb.v6 = 1;
@@ -1275,8 +1281,7 @@ test_handshake(void)
 		ok(ha.steps == 2 && failed_with(T.f.side[0].e, "unexpected "
 		    "HANDSHAKE") && !engine_authenticated(
 		    T.f.side[0].e), "a confirmation before message 3 went "
-		    "ends the link: %s", engine_error(T.f.side[0].e) ?
-		    engine_error(T.f.side[0].e) : "-");
+		    "ends the link: %s", err_of(T.f.side[0].e));
 	}
 	teardown(&T);
 
@@ -1299,7 +1304,7 @@ test_handshake(void)
 		fab_inject(&T.f, 1, FAB_CQE_RECV, m, (uint32_t)n, 0);
 		ok(failed_with(b, "records after HANDSHAKE"),
 		    "a record after HANDSHAKE in its SEND ends the link: %s",
-		    engine_error(b) ? engine_error(b) : "-");
+		    err_of(b));
 	}
 	teardown(&T);
 
@@ -1310,19 +1315,17 @@ test_handshake(void)
 	ok(failed_with(b, "authentication failed: not of this "
 	    "fleet") && engine_error_kind(b) == ENGINE_ERR_AUTH,
 	    "a failed step fails the link: %s",
-	    engine_error(b) ? engine_error(b) : "-");
+	    err_of(b));
 	ok(!engine_authenticated(T.f.side[0].e),
 	    "the initiator is not authenticated");
 	teardown(&T);
 
 	/* An identity on one side only: both refuse. */
 	hs_pair(&T, &c, &ha, &hb, 3, -1, 0);
-	ok(engine_error(T.f.side[0].e) != NULL &&
-	    strstr(engine_error(T.f.side[0].e), "peer has no identity"),
+	ok(failed_with(T.f.side[0].e, "peer has no identity"),
 	    "a side with an identity refuses a peer without: %s",
-	    engine_error(T.f.side[0].e) ? engine_error(T.f.side[0].e) : "-");
-	ok(engine_error(T.f.side[1].e) != NULL &&
-	    strstr(engine_error(T.f.side[1].e), "this side has none"),
+	    err_of(T.f.side[0].e));
+	ok(failed_with(T.f.side[1].e, "this side has none"),
 	    "a side without refuses a peer with one");
 	teardown(&T);
 }
@@ -1367,10 +1370,10 @@ test_auth(void)
 	/* Wrong key: the responder fails the link and never proves itself. */
 	auth_pair(&T, &c, &ta, &tb, 7, 9);
 	settle(&T);
-	ok(tb.failed == 1 && engine_error(T.f.side[1].e) != NULL &&
-	    strstr(engine_error(T.f.side[1].e), "authentication failed"),
+	ok(tb.failed == 1 &&
+	    failed_with(T.f.side[1].e, "authentication failed"),
 	    "wrong key: the responder ends the link: %s",
-	    engine_error(T.f.side[1].e) ? engine_error(T.f.side[1].e) : "-");
+	    err_of(T.f.side[1].e));
 	ok(engine_error_kind(T.f.side[1].e) == ENGINE_ERR_AUTH,
 	    "wrong key: the kind is authentication");
 	ok(tb.proved == 0 && !engine_authenticated(T.f.side[0].e),
@@ -1379,12 +1382,10 @@ test_auth(void)
 
 	/* One side authenticates, the other does not: both refuse. */
 	auth_pair(&T, &c, &ta, &tb, 7, -1);
-	ok(engine_error(T.f.side[0].e) != NULL &&
-	    strstr(engine_error(T.f.side[0].e), "does not authenticate"),
+	ok(failed_with(T.f.side[0].e, "does not authenticate"),
 	    "a keyed side refuses a peer without auth: %s",
-	    engine_error(T.f.side[0].e) ? engine_error(T.f.side[0].e) : "-");
-	ok(engine_error(T.f.side[1].e) != NULL &&
-	    strstr(engine_error(T.f.side[1].e), "no key"),
+	    err_of(T.f.side[0].e));
+	ok(failed_with(T.f.side[1].e, "no key"),
 	    "a keyless side refuses a peer that authenticates");
 	teardown(&T);
 
@@ -1399,17 +1400,15 @@ test_auth(void)
 	r.name[0] = 't';
 	n = wire_rec_encode(buf, sizeof(buf), &r);
 	fab_inject(&T.f, 1, FAB_CQE_RECV, buf, (uint32_t)n, 0);
-	ok(engine_error(T.f.side[1].e) != NULL &&
-	    strstr(engine_error(T.f.side[1].e), "OPEN before authentication"),
+	ok(failed_with(T.f.side[1].e, "OPEN before authentication"),
 	    "OPEN before the proof ends the link: %s",
-	    engine_error(T.f.side[1].e) ? engine_error(T.f.side[1].e) : "-");
+	    err_of(T.f.side[1].e));
 	ok(T.nacc == 0, "and no stream was offered to the application");
 	teardown(&T);
 
 	auth_pair(&T, &c, &ta, &tb, 7, 7);
 	fab_inject(&T.f, 1, FAB_CQE_RECV_IMM, NULL, 0, wire_imm_encode(0, 1));
-	ok(engine_error(T.f.side[1].e) != NULL &&
-	    strstr(engine_error(T.f.side[1].e), "data before authentication"),
+	ok(failed_with(T.f.side[1].e, "data before authentication"),
 	    "data before the proof ends the link");
 	teardown(&T);
 
@@ -1419,16 +1418,14 @@ test_auth(void)
 	r.type = WIRE_AUTH;
 	n = wire_rec_encode(buf, sizeof(buf), &r);
 	fab_inject(&T.f, 1, FAB_CQE_RECV, buf, (uint32_t)n, 0);
-	ok(engine_error(T.f.side[1].e) != NULL &&
-	    strstr(engine_error(T.f.side[1].e), "unexpected AUTH"),
+	ok(failed_with(T.f.side[1].e, "unexpected AUTH"),
 	    "a second AUTH ends the link");
 	teardown(&T);
 
 	/* Without auth, an AUTH record is a violation too. */
 	setup(&T, c, c);
 	fab_inject(&T.f, 1, FAB_CQE_RECV, buf, (uint32_t)n, 0);
-	ok(engine_error(T.f.side[1].e) != NULL &&
-	    strstr(engine_error(T.f.side[1].e), "unexpected AUTH"),
+	ok(failed_with(T.f.side[1].e, "unexpected AUTH"),
 	    "AUTH on a link without authentication ends it");
 	teardown(&T);
 }
@@ -2394,15 +2391,10 @@ inject_recs(struct rz *R, int i, const struct wire_rec *r, int n,
     const char *what)
 {
 	uint8_t buf[WIRE_MSG_SIZE];
-	const char *why;
 
 	fab_inject(&R->T.f, i, FAB_CQE_RECV, buf, recs(buf, r, n), 0);
-	why = engine_error(E(R, i));
-	if (why == NULL || strstr(why, what) == NULL) {
-		printf("# side %d: %s\n", i, why ? why : "(still up)");
-		return (0);
-	}
-	return (engine_error_kind(E(R, i)) == ENGINE_ERR_PROTOCOL);
+	return (failed_with(E(R, i), what) &&
+	    engine_error_kind(E(R, i)) == ENGINE_ERR_PROTOCOL);
 }
 
 /*
@@ -2464,16 +2456,15 @@ test_resume_violations(void)
 	uint8_t buf[WIRE_MSG_SIZE];
 	uint8_t tok[WIRE_NONCE_LEN] = { 0 };
 	uint32_t sid, cid;
-	const char *why;
 
 	/* RESUME where the link cannot resume. */
 	memset(&T, 0, sizeof(T));
 	setup(&T, conf(8, 8), conf(8, 8));
 	rec_resume(&r[0], tok, 0);
 	fab_inject(&T.f, 1, FAB_CQE_RECV, buf, recs(buf, r, 1), 0);
-	why = engine_error(T.f.side[1].e);
-	ok(why && strstr(why, "unexpected RESUME"),
-	    "RESUME on a link without resume ends it: %s", why ? why : "-");
+	ok(failed_with(T.f.side[1].e, "unexpected RESUME"),
+	    "RESUME on a link without resume ends it: %s",
+	    err_of(T.f.side[1].e));
 	teardown(&T);
 
 	/* RESUME twice. */
@@ -2642,19 +2633,6 @@ test_resume_violations(void)
 	rz_teardown(&R);
 }
 
-/* Deliver side ${i}'s work requests in flight and feed the completions. */
-static void
-rz_flow(struct rz *R, int i)
-{
-
-	fab_pump(&R->T.f, i);
-	while (fab_deliver(&R->T.f, i) > 0)
-		;
-	while (fab_complete(&R->T.f, 1 - i) > 0 ||
-	    fab_complete(&R->T.f, i) > 0)
-		;
-}
-
 /*
  * A link (hellos capped at ${cap_a} and ${cap_b}) with one kept stream
  * ${k}, on which side 0 wrote 3000 bytes of pattern 4, then lost.
@@ -2693,7 +2671,7 @@ test_resume_mutual(void)
 	/* Side 0 opens a stream meanwhile: its OPEN waits too. */
 	nacc = R.T.nacc;
 	ok(open_stream(&R.T, &n, 4096, 4096) >= 0, "side 0 opens a new stream");
-	rz_flow(&R, 0);
+	hop(&R.T, 0);
 	ok(R.finds == 1 && R.adopted == R.old[1] &&
 	    engine_resume_pending(E(&R, 1)) == 1,
 	    "side 1 adopted, but side 0 named no stream (%u to come)",
@@ -2701,7 +2679,7 @@ test_resume_mutual(void)
 	ok(R.T.nacc == nacc, "nor sent the new stream's OPEN");
 	ok(R.proofs == 0 && !(k.events & ENGINE_EV_RESUMED),
 	    "nothing is resumed before the proof");
-	rz_flow(&R, 1);
+	hop(&R.T, 1);
 	ok(R.proofs == 1 && engine_resume_proven(E(&R, 0)),
 	    "side 1's RESUME_PROOF comes and checks out");
 	rz_settle(&R);
@@ -2731,13 +2709,12 @@ test_resume_wrong_proof(void)
 	rz_kept_lost(&R, &k, 0, 0);
 	R.wrong_answer = 1;
 	ok(rz_resume(&R) == 1, "side 0 asks to resume its stream");
-	rz_flow(&R, 0);
-	rz_flow(&R, 1);
+	hop(&R.T, 0);
+	hop(&R.T, 1);
 	events_of(&R.T, 0, E(&R, 0));
 	ok(R.proofs == 1 && engine_error_kind(E(&R, 0)) == ENGINE_ERR_AUTH &&
-	    strstr(engine_error(E(&R, 0)), "RESUME_PROOF is wrong") != NULL,
-	    "a wrong proof ends side 0's link: %s",
-	    engine_error(E(&R, 0)) ? engine_error(E(&R, 0)) : "(still up)");
+	    failed_with(E(&R, 0), "RESUME_PROOF is wrong"),
+	    "a wrong proof ends side 0's link: %s", err_of(E(&R, 0)));
 	ok((k.events & ENGINE_EV_RESET) && (k.events & ENGINE_EV_RELEASED) &&
 	    !(k.events & ENGINE_EV_RESUMED),
 	    "its stream is reset, not suspended for another try");
@@ -2769,7 +2746,7 @@ test_resume_v4(void)
 		got = 0;
 		ok(rz_resume(&R) == 1 && engine_resume_proven(E(&R, 0)),
 		    "side 0 asks, and waits for no proof");
-		rz_flow(&R, 0);
+		hop(&R.T, 0);
 		ok(R.adopted == R.old[1] &&
 		    engine_resume_pending(E(&R, 1)) == 0,
 		    "the RESUME_STREAM came with the RESUME");
@@ -2788,14 +2765,14 @@ test_resume_v4(void)
 	fab_inject(&R.T.f, 0, FAB_CQE_RECV, buf, recs(buf, &r, 1), 0);
 	ok(failed_with(E(&R, 0), "RESUME_PROOF on a link below version 5"),
 	    "a RESUME_PROOF on a version-4 link ends it: %s",
-	    engine_error(E(&R, 0)) ? engine_error(E(&R, 0)) : "(still up)");
+	    err_of(E(&R, 0)));
 	rz_teardown(&R);
 	/* And where nothing asked for one, from version 5. */
 	rz_setup(&R, rconf(8, 8), rconf(8, 8));
 	fab_inject(&R.T.f, 0, FAB_CQE_RECV, buf, recs(buf, &r, 1), 0);
 	ok(failed_with(E(&R, 0), "unexpected RESUME_PROOF"),
 	    "a RESUME_PROOF without a RESUME ends the link: %s",
-	    engine_error(E(&R, 0)) ? engine_error(E(&R, 0)) : "(still up)");
+	    err_of(E(&R, 0)));
 	rz_teardown(&R);
 	/* Every record type's version is checked: a HANDSHAKE (version 6)
 	 * on a version-5 link. */
@@ -2806,7 +2783,7 @@ test_resume_v4(void)
 	fab_inject(&R.T.f, 0, FAB_CQE_RECV, buf, recs(buf, &r, 1), 0);
 	ok(failed_with(E(&R, 0), "HANDSHAKE on a link below version 6"),
 	    "a HANDSHAKE on a version-5 link ends it: %s",
-	    engine_error(E(&R, 0)) ? engine_error(E(&R, 0)) : "(still up)");
+	    err_of(E(&R, 0)));
 	rz_teardown(&R);
 }
 
@@ -2923,10 +2900,9 @@ test_resume_auth(void)
 	memcpy(r.token, R.token, WIRE_NONCE_LEN);
 	fab_inject(&R.T.f, 1, FAB_CQE_RECV, buf,
 	    (uint32_t)wire_rec_encode(buf, sizeof(buf), &r), 0);
-	ok(engine_error(E(&R, 1)) != NULL &&
-	    strstr(engine_error(E(&R, 1)), "RESUME before authentication") &&
+	ok(failed_with(E(&R, 1), "RESUME before authentication") &&
 	    R.finds == 0, "RESUME before authentication ends the link: %s",
-	    engine_error(E(&R, 1)) ? engine_error(E(&R, 1)) : "(still up)");
+	    err_of(E(&R, 1)));
 	rz_teardown(&R);
 	tstream_free(&k);
 
@@ -3072,14 +3048,12 @@ test_origin(void)
 	setup(&T, conf(16, 16), conf(16, 16));
 	r[1].type = WIRE_KEEPALIVE;
 	fab_inject(&T.f, 1, FAB_CQE_RECV, buf, recs(buf, r, 2), 0);
-	ok(engine_error(T.f.side[1].e) != NULL &&
-	    strstr(engine_error(T.f.side[1].e), "not followed by its OPEN"),
+	ok(failed_with(T.f.side[1].e, "not followed by its OPEN"),
 	    "ORIGIN followed by another record is a violation");
 	teardown(&T);
 	setup(&T, conf(16, 16), conf(16, 16));
 	fab_inject(&T.f, 1, FAB_CQE_RECV, buf, recs(buf, r, 1), 0);
-	ok(engine_error(T.f.side[1].e) != NULL &&
-	    strstr(engine_error(T.f.side[1].e), "not followed by its OPEN"),
+	ok(failed_with(T.f.side[1].e, "not followed by its OPEN"),
 	    "ORIGIN at the end of a SEND is a violation");
 	teardown(&T);
 }
@@ -3196,10 +3170,7 @@ open_grow(struct t *T, struct tmem *m0, struct tmem *m1, uint32_t max)
 	    max) != 0)
 		return (-1);
 	fab_pump(&T->f, 0);
-	while (fab_deliver(&T->f, 0) > 0)
-		;
-	while (fab_complete(&T->f, 1) > 0)
-		;
+	land(T, 0);
 	if (!engine_next_event(T->f.side[1].e, &ev) ||
 	    !(ev.flags & ENGINE_EV_INCOMING))
 		return (-1);
@@ -3378,7 +3349,7 @@ test_resize(void)
 	fab_inject(&T.f, 1, FAB_CQE_RECV, buf, recs(buf, r, 1), 0);
 	ok(failed_with(T.f.side[1].e, "RING_AT"),
 	    "RING_AT with no RING outstanding is a violation: %s",
-	    engine_error(T.f.side[1].e) ? engine_error(T.f.side[1].e) : "");
+	    err_of(T.f.side[1].e));
 	grow_done(&T, &m0, &m1);
 
 	/*
@@ -3391,10 +3362,7 @@ test_resize(void)
 	engine_trim(T.f.side[1].e);	/* announces a 4096-byte ring */
 	put(T.f.side[0].e, (uint32_t)id, NULL, 20000, 0, &ptx);
 	fab_pump(&T.f, 0);		/* 20000 bytes to the old ring */
-	while (fab_deliver(&T.f, 0) > 0)
-		;
-	while (fab_complete(&T.f, 1) > 0)
-		;
+	land(&T, 0);
 	settle(&T);			/* RING, RING_AT: the switch */
 	engine_rings(T.f.side[1].e, b, &tx, &rx);
 	ok(rx.size == 4096 && engine_error(T.f.side[1].e) == NULL,
@@ -3402,11 +3370,9 @@ test_resize(void)
 	    "ring");
 	fab_inject(&T.f, 1, FAB_CQE_RECV_IMM, NULL, 100,
 	    wire_imm_encode(b, 100));
-	ok(engine_error(T.f.side[1].e) != NULL &&
-	    strstr(engine_error(T.f.side[1].e), "exceed its free ring space") !=
-	    NULL, "a WRITE while the old ring holds more than the new one is "
-	    "a violation: %s", engine_error(T.f.side[1].e) ?
-	    engine_error(T.f.side[1].e) : "(none)");
+	ok(failed_with(T.f.side[1].e, "exceed its free ring space"),
+	    "a WRITE while the old ring holds more than the new one is a "
+	    "violation: %s", err_of(T.f.side[1].e));
 	grow_done(&T, &m0, &m1);
 
 	/*
@@ -3426,11 +3392,10 @@ test_resize(void)
 	    "%d ticks after the RING the peer still has time",
 	    ENGINE_RING_AT_TICKS - 1);
 	engine_tick(T.f.side[1].e);
-	ok(engine_error(T.f.side[1].e) != NULL &&
-	    engine_error_kind(T.f.side[1].e) == ENGINE_ERR_PROTOCOL &&
-	    strstr(engine_error(T.f.side[1].e), "no RING_AT for stream") !=
-	    NULL, "tick %d ends the link: %s", ENGINE_RING_AT_TICKS,
-	    engine_error(T.f.side[1].e) ? engine_error(T.f.side[1].e) : "");
+	ok(failed_with(T.f.side[1].e, "no RING_AT for stream") &&
+	    engine_error_kind(T.f.side[1].e) == ENGINE_ERR_PROTOCOL,
+	    "tick %d ends the link: %s", ENGINE_RING_AT_TICKS,
+	    err_of(T.f.side[1].e));
 	grow_done(&T, &m0, &m1);
 
 	/* A version-3 peer: no resizing; a RING from it is a violation. */
@@ -4035,10 +4000,9 @@ test_seal_tamper(void)
 	memset(copy, 0, sizeof(copy));
 	fab_inject(&T.f, 1, FAB_CQE_RECV_TAG, copy, WIRE_TAG_LEN,
 	    wire_imm_encode(T.acc[0].id, 4096));
-	ok(engine_error(T.f.side[1].e) != NULL &&
-	    strstr(engine_error(T.f.side[1].e), "crosses the end of its ring"),
+	ok(failed_with(T.f.side[1].e, "crosses the end of its ring"),
 	    "a tag for bytes past the ring's end fails the link: %s",
-	    engine_error(T.f.side[1].e) ? engine_error(T.f.side[1].e) : "-");
+	    err_of(T.f.side[1].e));
 	teardown(&T);
 	tstream_free(&s);
 }
