@@ -1,0 +1,456 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * Unit tests for lib/engine.  Sealed links: data sealed and opened in
+ * place, bits flipped and WRITEs replayed, a kept stream's bytes
+ * plaintext again when its WRITE completes or the link fails, and keys
+ * renewed mid-stream.  The pair of engines, and how work and bytes move
+ * between them, are engine_fixture.h's.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "engine_fixture.h"
+#include "seal.h"
+#include "tap.h"
+
+#define SEAL_ERR	"sealed record failed authentication (tampered or " \
+	"injected)"
+
+/*
+ * A pair sealed with ${aead}, both directions counting from ${from}, with
+ * one stream open, side 0's ring ${txsz} to 4 KiB; WRITEs of at most
+ * ${chunk} bytes (0: the default).
+ */
+static void
+seal_pair_at(struct t *T, struct tstream *s, uint32_t txsz, uint32_t chunk,
+    enum seal_aead aead, uint64_t from)
+{
+	struct engine_conf c = conf(16, 16);
+
+	c.chunk = chunk;
+	setup(T, c, c);
+	fab_seal_at(&T->f, aead, from);
+	open_stream(T, s, txsz, 4096);
+	settle(T);
+}
+
+static void
+seal_pair(struct t *T, struct tstream *s, uint32_t txsz, uint32_t chunk)
+{
+
+	seal_pair_at(T, s, txsz, chunk, SEAL_CHACHAPOLY, 0);
+}
+
+/* Did side ${i}'s link fail with the seal error? */
+static int
+seal_failed(struct t *T, int i)
+{
+	const char *why = engine_error(T->f.side[i].e);
+
+	return (why != NULL && strcmp(why, SEAL_ERR) == 0 &&
+	    engine_error_kind(T->f.side[i].e) == ENGINE_ERR_PROTOCOL);
+}
+
+static void
+test_seal_data(void)
+{
+	struct t T;
+	struct tstream s;
+	struct tstream *a;
+	struct engine_stats st0, st1;
+	struct engine *e0, *e1;
+	uint64_t t0 = 0, r1 = 0, t1 = 0, r0 = 0;
+	uint32_t off;
+	int bad = 0, round, plain = 1;
+
+	seal_pair(&T, &s, 8192, 512);
+	e0 = T.f.side[0].e;
+	e1 = T.f.side[1].e;
+	a = &T.acc[0];
+	ok(T.nacc == 1 && engine_sealed(e0) && engine_sealed(e1),
+	    "a sealed pair opens a stream");
+	for (round = 0; round < 40; round++) {
+		put(e0, s.id, s.tx, 3000, 1, &t0);
+		put(e1, a->id, a->tx, 1700, 2, &t1);
+		settle(&T);
+		take(e1, a->id, a->rx, 8192, 1, &r1, &bad);
+		take(e0, s.id, s.rx, 8192, 2, &r0, &bad);
+		settle(&T);
+	}
+	ok(!bad && r1 == t0 && r0 == t1 && t0 > 100000 && t1 > 60000 &&
+	    engine_error(e0) == NULL && engine_error(e1) == NULL,
+	    "data moves both ways byte-exact (%llu and %llu bytes)",
+	    (unsigned long long)r1, (unsigned long long)r0);
+	/* What the WRITEs read was sealed in place: no plaintext is left. */
+	for (off = 0; off < 64; off++)
+		plain &= a->tx[off] == pat(2, off);
+	ok(!plain, "a stream that keeps no bytes leaves its send ring sealed");
+	engine_stats(e0, &st0);
+	engine_stats(e1, &st1);
+	ok(st0.sealed && st0.sealed_msgs == st0.writes + st0.sends &&
+	    st1.opened_msgs == st0.sealed_msgs,
+	    "every WR was sealed (%llu) and opened at the peer (%llu)",
+	    (unsigned long long)st0.sealed_msgs,
+	    (unsigned long long)st1.opened_msgs);
+
+	/*
+	 * Many WRITEs of one stream land before the reader learns of the
+	 * first: each one's tag must still be there for it.
+	 */
+	put(e0, s.id, s.tx, 8192, 1, &t0);
+	fab_pump(&T.f, 0);
+	while (fab_deliver(&T.f, 0) > 0)
+		;
+	settle(&T);
+	engine_stats(e1, &st1);
+	ok(st1.bytes_rx - r1 == 4096 && engine_error(e1) == NULL &&
+	    T.f.side[0].writes_posted > 8,
+	    "the ring fills in WRITEs that all landed before their tags were "
+	    "read");
+	while (take(e1, a->id, a->rx, 8192, 1, &r1, &bad) > 0)
+		settle(&T);
+	ok(!bad && r1 == t0 && engine_error(e1) == NULL,
+	    "then every byte arrives");
+	teardown(&T);
+	tstream_free(&s);
+}
+
+/*
+ * Side 0 writes 100 bytes; the fabric flips bit ${bit} of what lands in
+ * side 1's ring (payload, then the tag after it).
+ */
+static void
+seal_tamper_write(uint32_t bit, const char *what)
+{
+	struct t T;
+	struct tstream s;
+	struct engine_stats st;
+	uint64_t t0 = 0;
+
+	seal_pair(&T, &s, 4096, 0);
+	put(T.f.side[0].e, s.id, s.tx, 100, 1, &t0);
+	T.f.side[0].tamper = bit + 1;
+	settle(&T);
+	engine_stats(T.f.side[1].e, &st);
+	ok(seal_failed(&T, 1) && st.bytes_rx == 0 &&
+	    !(T.acc[0].events & ENGINE_EV_READABLE),
+	    "a bit flipped in a WRITE's %s fails the link (%s), and nothing "
+	    "of it is read", what, engine_error(T.f.side[1].e));
+	teardown(&T);
+	tstream_free(&s);
+}
+
+static void
+test_seal_tamper(void)
+{
+	struct t T;
+	struct tstream s;
+	struct engine_wr w, tw;
+	uint8_t copy[100];
+	uint64_t t0 = 0, r1 = 0;
+	int bad = 0;
+
+	seal_tamper_write(5, "payload");
+	seal_tamper_write(100 * 8 + 3, "tag");
+
+	/* A SEND: side 0's OPEN. */
+	setup(&T, conf(16, 16), conf(16, 16));
+	fab_seal(&T.f);
+	open_stream(&T, &s, 4096, 4096);
+	T.f.side[0].tamper = 8 * 3 + 1;
+	settle(&T);
+	ok(seal_failed(&T, 1) && T.nacc == 0,
+	    "a bit flipped in a SEND fails the link; its OPEN is not seen");
+	teardown(&T);
+	tstream_free(&s);
+
+	/* The same WRITE again, bytes and tag and immediate. */
+	seal_pair(&T, &s, 4096, 0);
+	put(T.f.side[0].e, s.id, s.tx, 100, 1, &t0);
+	fab_pump(&T.f, 0);
+	w = T.f.side[0].wire[T.f.side[0].wire_head].wr;
+	tw = T.f.side[0].wire[(T.f.side[0].wire_head + 1) %
+	    T.f.side[0].wire_cap].wr;
+	fab_deliver(&T.f, 0);
+	memcpy(copy, T.acc[0].rx, sizeof(copy));
+	settle(&T);
+	ok(take(T.f.side[1].e, T.acc[0].id, T.acc[0].rx, 4096, 1, &r1,
+	    &bad) == 100 && !bad, "the WRITE arrives");
+	memcpy(T.acc[0].rx + 100, copy, sizeof(copy));
+	fab_inject(&T.f, 1, FAB_CQE_RECV_TAG,
+	    T.f.side[0].ctrl_send + (tw.wr_id % 16) * WIRE_MSG_SIZE,
+	    WIRE_TAG_LEN, tw.imm);
+	ok(w.op == ENGINE_WR_WRITE && tw.op == ENGINE_WR_SEND_IMM &&
+	    tw.imm == w.imm && seal_failed(&T, 1) && r1 == 100,
+	    "the same WRITE replayed fails the link: %s",
+	    engine_error(T.f.side[1].e));
+	teardown(&T);
+	tstream_free(&s);
+
+	/*
+	 * A tag whose immediate claims more than is left before the ring's
+	 * end: refused before anything is opened (opening would write past
+	 * the ring; ASan saw it).
+	 */
+	seal_pair(&T, &s, 4096, 0);
+	r1 = t0 = 0;
+	put(T.f.side[0].e, s.id, s.tx, 4000, 1, &t0);
+	settle(&T);
+	ok(take(T.f.side[1].e, T.acc[0].id, T.acc[0].rx, 4096, 1, &r1,
+	    &bad) == 4000 && !bad, "4000 bytes arrive and are read");
+	settle(&T);
+	memset(copy, 0, sizeof(copy));
+	fab_inject(&T.f, 1, FAB_CQE_RECV_TAG, copy, WIRE_TAG_LEN,
+	    wire_imm_encode(T.acc[0].id, 4096));
+	ok(failed_with(T.f.side[1].e, "crosses the end of its ring"),
+	    "a tag for bytes past the ring's end fails the link: %s",
+	    err_of(T.f.side[1].e));
+	teardown(&T);
+	tstream_free(&s);
+}
+
+/* Is ${n} bytes of ${ring} from pattern position ${pos} plaintext? */
+static int
+is_plain(const uint8_t *ring, uint32_t size, uint32_t key, uint64_t pos,
+    uint32_t n)
+{
+	uint32_t j;
+
+	for (j = 0; j < n; j++)
+		if (ring[(pos + j) % size] != pat(key, pos + j))
+			return (0);
+	return (1);
+}
+
+/*
+ * A sealed pair (signalled rarely) with a kept stream, 16 KiB towards 4
+ * KiB: 1100 bytes went out in a WRITE that asked for no completion, and
+ * the peer read them, so its CREDIT came before this side learnt that the
+ * WRITE finished.  Returns side 1's stream; 0 in ${*bad} if all was so.
+ */
+static struct tstream *
+credit_first(struct rz *R, struct tstream *k, uint64_t *t0, uint64_t *r1,
+    int *bad)
+{
+	struct engine_conf c = rconf(16, 16);
+	struct engine_stats st;
+	struct tstream *ak;
+
+	c.signal_every = 8;
+	rz_setup(R, c, c);
+	fab_seal(&R->T.f);
+	open_stream(&R->T, k, 16384, 4096);
+	engine_keep(E(R, 0), k->id);
+	settle(&R->T);
+	ak = &R->T.acc[0];
+	engine_keep(E(R, 1), ak->id);
+	put(E(R, 0), k->id, k->tx, 1100, 1, t0);
+	settle(&R->T);
+	take(E(R, 1), ak->id, ak->rx, 8192, 1, r1, bad);
+	settle(&R->T);
+	engine_stats(E(R, 0), &st);
+	*bad |= !engine_kept(E(R, 0), k->id) || st.sq_depth == 0 || *r1 != *t0;
+	return (ak);
+}
+
+/*
+ * The peer's CREDIT for a kept stream's bytes comes before this side
+ * learns their WRITE finished (it asked for no completion): the bytes
+ * must stay until it did, or its restore would scribble on new ones.
+ * If the link fails first, that finishes the WRITE.
+ */
+static void
+test_seal_credit_first(void)
+{
+	struct rz R;
+	struct tstream k;
+	struct tstream *ak;
+	uint64_t t0 = 0, r1 = 0;
+	uint32_t off;
+	int bad = 0, round;
+
+	ak = credit_first(&R, &k, &t0, &r1, &bad);
+	ok(!bad && engine_tx_space(E(&R, 0), k.id, &off) == 16384 - 1100,
+	    "consumed, but not known complete: the bytes stay");
+	for (round = 0; round < 8; round++) {
+		put(E(&R, 0), k.id, k.tx, 16384, 1, &t0);
+		settle(&R.T);
+		take(E(&R, 1), ak->id, ak->rx, 65536, 1, &r1, &bad);
+		settle(&R.T);
+	}
+	while (take(E(&R, 1), ak->id, ak->rx, 65536, 1, &r1, &bad) > 0)
+		settle(&R.T);
+	ok(!bad && r1 == t0 && t0 > 2 * 16384 && engine_error(E(&R, 1)) == NULL,
+	    "and every byte after them arrives right (%llu of %llu)",
+	    (unsigned long long)r1, (unsigned long long)t0);
+	rz_teardown(&R);
+	tstream_free(&k);
+
+	t0 = r1 = 0;
+	credit_first(&R, &k, &t0, &r1, &bad);
+	rz_loss(&R, 0, 0);
+	ok(!bad && is_plain(k.tx, 16384, 1, 0, 1100),
+	    "the link fails first: that finishes the WRITE, in plaintext");
+	ok(put(R.old[0], k.id, k.tx, 16384, 1, &t0) == 16384,
+	    "and the suspended stream has the consumed bytes free again");
+	rz_teardown(&R);
+	tstream_free(&k);
+}
+
+static void
+test_seal_restore(void)
+{
+	struct rz R;
+	struct tstream k;
+	struct tstream *ak;
+	uint64_t t0 = 0, r1 = 0;
+	int bad = 0;
+
+	rz_setup(&R, rconf(16, 16), rconf(16, 16));
+	fab_seal(&R.T.f);
+	ak = rz_kept(&R, &k);
+	/* Over a quarter of the ring: the WRITE asks for its completion. */
+	put(E(&R, 0), k.id, k.tx, 1100, 1, &t0);
+	settle(&R.T);
+	ok(engine_kept(E(&R, 0), k.id) && engine_sealed(E(&R, 0)) &&
+	    is_plain(k.tx, 4096, 1, 0, 1100),
+	    "a kept stream's send ring holds plaintext again once its WRITE "
+	    "completed");
+	put(E(&R, 0), k.id, k.tx, 1400, 1, &t0);
+	fab_pump(&R.T.f, 0);
+	ok(R.T.f.side[0].wire_n > 0 && !is_plain(k.tx, 4096, 1, 1100, 1400),
+	    "a WRITE outstanding has its bytes sealed");
+	rz_loss(&R, 0, 0);
+	ok(is_plain(k.tx, 4096, 1, 1100, 1400),
+	    "and plaintext again once the link failed with it outstanding");
+	ok(rz_resume(&R) == 1, "the stream resumes on a new sealed link");
+	rz_settle(&R);
+	ok(take(E(&R, 1), ak->id, ak->rx, 8192, 1, &r1, &bad) == 2500 &&
+	    !bad && r1 == t0 && engine_sealed(E(&R, 1)) &&
+	    engine_error(E(&R, 1)) == NULL,
+	    "under the new link's keys every byte arrives exactly once");
+	rz_teardown(&R);
+	tstream_free(&k);
+}
+
+/*
+ * Data both ways over a link whose counts start ${before} messages below
+ * the first rekey boundary: every byte arrives through the renewal.
+ */
+static void
+seal_rekey_data(enum seal_aead aead, uint64_t before)
+{
+	struct t T;
+	struct tstream s;
+	struct tstream *a;
+	struct engine_stats st0, st1;
+	uint64_t t0 = 0, r1 = 0, t1 = 0, r0 = 0;
+	int bad = 0, round;
+
+	seal_pair_at(&T, &s, 8192, 512, aead, SEAL_REKEY_EVERY - before);
+	a = &T.acc[0];
+	for (round = 0; round < 10; round++) {
+		put(T.f.side[0].e, s.id, s.tx, 3000, 1, &t0);
+		put(T.f.side[1].e, a->id, a->tx, 1700, 2, &t1);
+		settle(&T);
+		take(T.f.side[1].e, a->id, a->rx, 8192, 1, &r1, &bad);
+		take(T.f.side[0].e, s.id, s.rx, 8192, 2, &r0, &bad);
+		settle(&T);
+	}
+	engine_stats(T.f.side[0].e, &st0);
+	engine_stats(T.f.side[1].e, &st1);
+	ok(!bad && r1 == t0 && r0 == t1 && t0 == 30000 && t1 == 17000 &&
+	    engine_error(T.f.side[0].e) == NULL &&
+	    engine_error(T.f.side[1].e) == NULL && fab_rekeys(&T.f) == 4 &&
+	    st0.sealed_msgs > before && st1.sealed_msgs > before &&
+	    seal_dir_count(&T.f.side[0].seal.tx) == seal_dir_count(&T.f.side[1].seal.rx) &&
+	    seal_dir_count(&T.f.side[1].seal.tx) == seal_dir_count(&T.f.side[0].seal.rx),
+	    "%s: both directions renew their keys mid-stream, both ends (%d "
+	    "of 4), and every byte arrives (%llu and %llu)",
+	    seal_aead_name(aead), (int)fab_rekeys(&T.f),
+	    (unsigned long long)r1, (unsigned long long)r0);
+	teardown(&T);
+	tstream_free(&s);
+}
+
+/*
+ * A kept stream's WRITEs sealed at messages E-2, E-1 and E (E the first
+ * rekey boundary) are all outstanding; the first completes after the
+ * renewal, then the link fails with the other two: each is restored under
+ * the key it was sealed with, and the resume carries every byte.
+ */
+static void
+test_seal_rekey(void)
+{
+	struct rz R;
+	struct tstream k;
+	struct tstream *ak;
+	uint64_t t0 = 0, r1 = 0, wp;
+	uint32_t n;
+	int bad = 0, w;
+
+	seal_rekey_data(SEAL_CHACHAPOLY, 20);
+	if (seal_aesgcm_available())
+		seal_rekey_data(SEAL_AESGCM, 20);
+	else
+		ok(1, "# SKIP AES-256-GCM: this CPU lacks AES-NI or PCLMUL");
+
+	rz_setup(&R, rconf(16, 16), rconf(16, 16));
+	fab_seal(&R.T.f);
+	ak = rz_kept(&R, &k);
+	settle(&R.T);
+	seal_dir_set_count_for_test(&R.T.f.side[0].seal.tx, SEAL_REKEY_EVERY - 2);
+	seal_dir_set_count_for_test(&R.T.f.side[1].seal.rx, SEAL_REKEY_EVERY - 2);
+	/* Over a quarter of the ring each: every WRITE asks for completion. */
+	wp = R.T.f.side[0].writes_posted;
+	for (w = 0; w < 3; w++) {
+		put(E(&R, 0), k.id, k.tx, 1100, 1, &t0);
+		fab_pump(&R.T.f, 0);
+	}
+	ok(seal_dir_count(&R.T.f.side[0].seal.tx) == SEAL_REKEY_EVERY + 1 &&
+	    R.T.f.side[0].writes_posted - wp == 3 &&
+	    !is_plain(k.tx, 4096, 1, 0, 1) &&
+	    !is_plain(k.tx, 4096, 1, 2200, 1),
+	    "three WRITEs outstanding, sealed across the rekey boundary");
+	/* The first WRITE and its tag land, and it completes. */
+	fab_deliver(&R.T.f, 0);
+	fab_deliver(&R.T.f, 0);
+	while (fab_complete(&R.T.f, 0) > 0 || fab_complete(&R.T.f, 1) > 0)
+		;
+	ok(engine_error(E(&R, 0)) == NULL && engine_kept(E(&R, 0), k.id) &&
+	    is_plain(k.tx, 4096, 1, 0, 1100) &&
+	    !is_plain(k.tx, 4096, 1, 1100, 1) && !is_plain(k.tx, 4096, 1, 2200, 1),
+	    "the WRITE sealed before the renewal completes after it: its "
+	    "bytes are plaintext again, the others still sealed");
+	rz_loss(&R, 0, 0);
+	ok(is_plain(k.tx, 4096, 1, 0, 3300) && engine_kept(R.old[0], k.id),
+	    "the link fails with WRITEs of both keys outstanding: all "
+	    "plaintext again, and the stream kept");
+	ok(rz_resume(&R) == 1, "the stream resumes on a new sealed link");
+	rz_settle(&R);
+	n = take(E(&R, 1), ak->id, ak->rx, 8192, 1, &r1, &bad);
+	ok(n == 3300 && !bad && r1 == t0 && engine_sealed(E(&R, 1)) &&
+	    engine_error(E(&R, 1)) == NULL,
+	    "every byte arrives exactly once (%u of %llu)", (unsigned)n,
+	    (unsigned long long)t0);
+	rz_teardown(&R);
+	tstream_free(&k);
+}
+
+int
+main(void)
+{
+
+	if (sodium_init() < 0)
+		return (1);
+	test_seal_data();
+	test_seal_tamper();
+	test_seal_restore();
+	test_seal_credit_first();
+	test_seal_rekey();
+	return (tap_done());
+}
