@@ -138,9 +138,17 @@ int
 setup(struct t *T, struct engine_conf a, struct engine_conf b)
 {
 
+	return (setup_cap(T, a, b, 0, 0));
+}
+
+int
+setup_cap(struct t *T, struct engine_conf a, struct engine_conf b,
+    unsigned cap_a, unsigned cap_b)
+{
+
 	memset(T, 0, sizeof(*T));
 	T->acc_ring = 4096;
-	return (fab_init(&T->f, &a, &b));
+	return (fab_init_cap(&T->f, &a, &b, cap_a, cap_b));
 }
 
 void
@@ -387,8 +395,7 @@ rz_setup_cap(struct rz *R, struct engine_conf a, struct engine_conf b,
 {
 
 	memset(R, 0, sizeof(*R));
-	R->T.acc_ring = 4096;
-	(void)fab_init_cap(&R->T.f, &a, &b, cap_a, cap_b);
+	(void)setup_cap(&R->T, a, b, cap_a, cap_b);
 	rz_hooks(R);
 }
 

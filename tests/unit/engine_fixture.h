@@ -60,8 +60,18 @@ struct engine_conf conf(uint32_t sq, uint32_t rq);
 /* conf(), offering resume. */
 struct engine_conf rconf(uint32_t sq, uint32_t rq);
 
-/* Connect the engines of ${T} with configurations ${a} and ${b}. */
+/*
+ * Connect the engines of ${T} with configurations ${a} and ${b}; returns
+ * 0, or -1 with T->f.err set.
+ */
 int setup(struct t *T, struct engine_conf a, struct engine_conf b);
+
+/*
+ * setup(), with the hellos capped at versions ${cap_a} and ${cap_b} (0:
+ * the newest), as an older peer's would be.
+ */
+int setup_cap(struct t *T, struct engine_conf a, struct engine_conf b,
+    unsigned cap_a, unsigned cap_b);
 
 /* Free ${T}'s engines and the rings of the streams side 1 accepted. */
 void teardown(struct t *T);

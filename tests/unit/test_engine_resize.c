@@ -352,16 +352,10 @@ test_resize(void)
 	grow_done(&T, &m0, &m1);
 
 	/* A version-3 peer: no resizing; a RING from it is a violation. */
-	memset(&T, 0, sizeof(T));
-	T.acc_ring = 4096;
-	{
-		struct engine_conf a = conf(16, 16), c = conf(16, 16);
-
-		ok(fab_init_cap(&T.f, &a, &c, 0, 3) == 0 &&
-		    !engine_can_resize(T.f.side[0].e) &&
-		    !engine_can_resize(T.f.side[1].e),
-		    "with a version-3 peer neither side resizes");
-	}
+	ok(setup_cap(&T, conf(16, 16), conf(16, 16), 0, 3) == 0 &&
+	    !engine_can_resize(T.f.side[0].e) &&
+	    !engine_can_resize(T.f.side[1].e),
+	    "with a version-3 peer neither side resizes");
 	memset(r, 0, sizeof(r));
 	r[0].type = WIRE_RING;
 	r[0].stream = 0;
@@ -374,17 +368,11 @@ test_resize(void)
 	teardown(&T);
 
 	/* A link that can resume keeps fixed rings. */
-	{
-		struct engine_conf a = conf(16, 16), c = conf(16, 16);
-
-		a.resume = c.resume = 1;
-		memset(&T, 0, sizeof(T));
-		ok(fab_init(&T.f, &a, &c) == 0 &&
-		    engine_can_resume(T.f.side[0].e) &&
-		    !engine_can_resize(T.f.side[0].e),
-		    "a link that can resume streams does not resize rings");
-		teardown(&T);
-	}
+	ok(setup(&T, rconf(16, 16), rconf(16, 16)) == 0 &&
+	    engine_can_resume(T.f.side[0].e) &&
+	    !engine_can_resize(T.f.side[0].e),
+	    "a link that can resume streams does not resize rings");
+	teardown(&T);
 }
 
 int

@@ -226,16 +226,10 @@ test_origin(void)
 	free(s.tx); free(s.rx); free(s2.tx); free(s2.rx);
 
 	/* An older peer (capped at 2): no ORIGIN goes out, the OPEN does. */
-	memset(&T, 0, sizeof(T));
-	T.acc_ring = 4096;
-	{
-		struct engine_conf a = conf(16, 16), b = conf(16, 16);
-
-		ok(fab_init_cap(&T.f, &a, &b, 0, 2) == 0 &&
-		    !engine_can_origin(T.f.side[0].e) &&
-		    !engine_can_origin(T.f.side[1].e),
-		    "with a version-2 peer neither side sends ORIGIN");
-	}
+	ok(setup_cap(&T, conf(16, 16), conf(16, 16), 0, 2) == 0 &&
+	    !engine_can_origin(T.f.side[0].e) &&
+	    !engine_can_origin(T.f.side[1].e),
+	    "with a version-2 peer neither side sends ORIGIN");
 	id = open_with_origin(&T, &s, &o);
 	ok(id >= 0 && engine_origin(T.f.side[1].e, (uint32_t)id) == NULL &&
 	    engine_error(T.f.side[1].e) == NULL,
