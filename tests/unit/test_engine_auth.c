@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
- * Unit tests for lib/engine.  Authentication: the stand-in key proofs
- * (AUTH) and handshake steps, lib/noise's Noise_XX through the engine,
- * and what a link allows before either is done.  The pair of engines,
- * and how work and bytes move between them, are engine_fixture.h's.
+ * Unit tests for lib/protocol/engine.  Authentication: the stand-in key
+ * proofs (AUTH) and handshake steps, lib/crypto/noise's Noise_XX through
+ * the engine, and what a link allows before either is done.  The pair of
+ * engines, and how work and bytes move between them, are
+ * engine_fixture.h's.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -22,7 +23,7 @@
  * the responder's confirmation): message i (1 to 4) is 40 * i bytes of
  * (fleet + i); a side accepts the peer's if its fleet matches.  The
  * engine only carries and gates the messages; the daemon's Noise
- * handshake is tested with lib/noise.
+ * handshake is tested with lib/crypto/noise.
  */
 struct ths {
 	uint8_t fleet;
@@ -104,7 +105,7 @@ stream_flows(struct t *T, uint32_t n, uint8_t key)
 }
 
 /*
- * The real handshake through the engine: lib/noise's Noise_XX with
+ * The real handshake through the engine: lib/crypto/noise's Noise_XX with
  * static keys, as the daemon runs it (daemon/handshake.c adds the peers'
  * lists and the psk), and from version 7 the responder's confirmation:
  * BLAKE2b-256 keyed with Split's third key, of "rstream-confirm-v1" and
@@ -118,7 +119,7 @@ struct rnoise {
 	uint8_t priv[NOISE_KEY_LEN], peer_pub[NOISE_KEY_LEN];
 	uint8_t h[NOISE_HASH_LEN], confirm[32];
 	size_t sizes[4];	/* the messages, 1 to 4, each side its own */
-	struct seal_pair seal;		/* lib/seal, keyed by Split */
+	struct seal_pair seal;		/* lib/crypto/seal, keyed by Split */
 };
 
 static void

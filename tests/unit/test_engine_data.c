@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
- * Unit tests for lib/engine.  Data and credit: ring sizes and chunks, a
- * span across the ring's end, credit updates every quarter of a ring,
- * signalled and inline work requests.  The pair of engines, and how work
- * and bytes move between them, are engine_fixture.h's.
+ * Unit tests for lib/protocol/engine.  Data and credit: ring sizes and
+ * chunks, a span across the ring's end, credit updates every quarter of
+ * a ring, signalled and inline work requests.  The pair of engines, and
+ * how work and bytes move between them, are engine_fixture.h's.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -122,8 +122,8 @@ test_wrap_and_credit(void)
 	settle(&T);
 	ok(T.f.side[0].writes_posted - w0 == 2,
 	    "a span across the ring's end costs exactly two writes");
-	ok(take(T.f.side[1].e, a->id, a->rx, 2000, 2, &a->rx_at, &bad) == 2000 &&
-	    !bad, "and arrives intact");
+	ok(take(T.f.side[1].e, a->id, a->rx, 2000, 2, &a->rx_at, &bad) ==
+	    2000 && !bad, "and arrives intact");
 	teardown(&T);
 	tstream_free(&s);
 }

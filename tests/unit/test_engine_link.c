@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
- * Unit tests for lib/engine.  A link's life: its configuration, its
- * hello before it connects, keepalives and GOAWAY, and the input that
- * breaks the protocol and so ends the link.  The pair of engines, and
- * how work and bytes move between them, are engine_fixture.h's.
+ * Unit tests for lib/protocol/engine.  A link's life: its configuration,
+ * its hello before it connects, keepalives and GOAWAY, and the input
+ * that breaks the protocol and so ends the link.  The pair of engines,
+ * and how work and bytes move between them, are engine_fixture.h's.
  */
 #include <stdint.h>
 #include <stdio.h>

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
- * Unit tests for lib/engine.  Rings resized (protocol version 4): grown
- * under load, shrunk when idle, a shrink racing data, growth refused, a
- * peer that never answers a RING, and the links that may not resize.
- * The pair of engines, and how work and bytes move between them, are
- * engine_fixture.h's.
+ * Unit tests for lib/protocol/engine.  Rings resized (protocol version
+ * 4): grown under load, shrunk when idle, a shrink racing data, growth
+ * refused, a peer that never answers a RING, and the links that may not
+ * resize.  The pair of engines, and how work and bytes move between
+ * them, are engine_fixture.h's.
  */
 #include <stdint.h>
 #include <stdio.h>

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
- * Unit tests for lib/engine.  The resume exchange: RESUME, RESUME_PROOF
- * and RESUME_STREAM in order and out of it, the proof before the names
- * (version 5), an older peer's resume, an OPEN racing the answers,
- * resume on an authenticated link, and engine_resume's preconditions.
- * The pair of engines, and how work and bytes move between them, are
- * engine_fixture.h's.
+ * Unit tests for lib/protocol/engine.  The resume exchange: RESUME,
+ * RESUME_PROOF and RESUME_STREAM in order and out of it, the proof
+ * before the names (version 5), an older peer's resume, an OPEN racing
+ * the answers, resume on an authenticated link, and engine_resume's
+ * preconditions.  The pair of engines, and how work and bytes move
+ * between them, are engine_fixture.h's.
  */
 #include <stdint.h>
 #include <stdio.h>

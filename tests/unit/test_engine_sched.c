@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
- * Unit tests for lib/engine.  The scheduler: turns by bytes across
- * streams and their weights, the send window, waits for credit, and the
- * window learnt from the wire and from how fast a side reacts.  The pair
- * of engines, and how work and bytes move between them, are
+ * Unit tests for lib/protocol/engine.  The scheduler: turns by bytes
+ * across streams and their weights, the send window, waits for credit,
+ * and the window learnt from the wire and from how fast a side reacts.
+ * The pair of engines, and how work and bytes move between them, are
  * engine_fixture.h's.
  */
 #include <stdint.h>

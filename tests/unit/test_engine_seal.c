@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
- * Unit tests for lib/engine.  Sealed links: data sealed and opened in
- * place, bits flipped and WRITEs replayed, a kept stream's bytes
- * plaintext again when its WRITE completes or the link fails, and keys
- * renewed mid-stream.  The pair of engines, and how work and bytes move
- * between them, are engine_fixture.h's.
+ * Unit tests for lib/protocol/engine.  Sealed links: data sealed and
+ * opened in place, bits flipped and WRITEs replayed, a kept stream's
+ * bytes plaintext again when its WRITE completes or the link fails, and
+ * keys renewed mid-stream.  The pair of engines, and how work and bytes
+ * move between them, are engine_fixture.h's.
  */
 #include <stdint.h>
 #include <stdio.h>

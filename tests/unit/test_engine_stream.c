@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
- * Unit tests for lib/engine.  Streams: opened, accepted, refused and
- * limited; half-closed, closed and reset, one stream's stall not
- * another's; their ORIGIN, and their state as text.  The pair of
+ * Unit tests for lib/protocol/engine.  Streams: opened, accepted,
+ * refused and limited; half-closed, closed and reset, one stream's stall
+ * not another's; their ORIGIN, and their state as text.  The pair of
  * engines, and how work and bytes move between them, are
  * engine_fixture.h's.
  */

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
- * Unit tests for lib/engine.  Streams kept across a link's loss: kept,
- * suspended, resumed with every byte, gone on one side, denied,
- * abandoned, and a resumed WRITE under a stale rkey.  The pair of
- * engines, and how work and bytes move between them, are
+ * Unit tests for lib/protocol/engine.  Streams kept across a link's
+ * loss: kept, suspended, resumed with every byte, gone on one side,
+ * denied, abandoned, and a resumed WRITE under a stale rkey.  The pair
+ * of engines, and how work and bytes move between them, are
  * engine_fixture.h's.
  */
 #include <stdint.h>
