@@ -14,44 +14,8 @@
 
 #include "addr.h"
 #include "proxy.h"
+#include "sockaddrs.h"
 #include "tap.h"
-
-static struct sockaddr_in
-v4(const char *a, unsigned port)
-{
-	struct sockaddr_in s;
-
-	memset(&s, 0, sizeof(s));
-	s.sin_family = AF_INET;
-	s.sin_port = htons(port);
-	inet_pton(AF_INET, a, &s.sin_addr);
-	return (s);
-}
-
-static struct sockaddr_in6
-v6(const char *a, unsigned port)
-{
-	struct sockaddr_in6 s;
-
-	memset(&s, 0, sizeof(s));
-	s.sin6_family = AF_INET6;
-	s.sin6_port = htons(port);
-	inet_pton(AF_INET6, a, &s.sin6_addr);
-	return (s);
-}
-
-static struct sockaddr_un
-un(const char *path)
-{
-	struct sockaddr_un s;
-
-	memset(&s, 0, sizeof(s));
-	s.sun_family = AF_UNIX;
-	snprintf(s.sun_path, sizeof(s.sun_path), "%s", path);
-	return (s);
-}
-
-#define SA(x)	((const struct sockaddr *)(const void *)&(x))
 
 /* The signature and the 4 bytes after it. */
 static int
