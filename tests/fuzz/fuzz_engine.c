@@ -69,10 +69,9 @@
 #include "engine.h"
 #include "engine_io.h"
 #include "engine_stream.h"
+#include "fuzz_engine.h"
 #include "seal.h"
 #include "wire.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define SQ	8
 #define RQ	8
@@ -105,6 +104,9 @@ static struct engine *cur;
 static struct fmem mems[MEMS];
 static uint8_t tags[TAGS];
 static int mem_refuse;		/* the embedder is out of ring memory */
+
+/* How far the run got (fuzz_engine.h). */
+struct fz_reach fz_reach;
 
 /*
  * Sealing: ring memory behind the made-up addresses (the accept, open and
@@ -473,6 +475,12 @@ events(struct engine *e)
 	while (engine_next_event(e, &ev)) {
 		if (ev.stream >= STREAMS)
 			abort();
+		if (e == cur) {
+			fz_reach.events |= ev.flags;
+			if ((ev.flags & ENGINE_EV_INCOMING) &&
+			    engine_origin(e, ev.stream) != NULL)
+				fz_reach.origins++;
+		}
 		/* A suspended stream waits in a failed engine, nowhere else. */
 		if ((ev.flags & ENGINE_EV_SUSPENDED) && engine_error(e) == NULL)
 			abort();
@@ -711,6 +719,7 @@ res_adopted(void *arg, struct engine *old)
 	if (old != R->old)
 		abort();
 	R->adopted = 1;
+	fz_reach.adopted = 1;
 }
 
 /* Give up the failed engine: its other streams end, and it goes. */
@@ -1157,6 +1166,36 @@ check(struct fz *F)
 	check_rings(e);
 }
 
+/*
+ * After operation ${op} (0: none yet), which began at ${off} in the input:
+ * has the link failed?
+ */
+static void
+reached(struct fz *F, int op, size_t off)
+{
+	const char *why = engine_error(F->e);
+
+	fz_reach.ops = op;
+	if (why == NULL || fz_reach.failed_op >= 0)
+		return;
+	fz_reach.failed_op = op;
+	fz_reach.failed_off = off;
+	snprintf(fz_reach.error, sizeof(fz_reach.error), "%s", why);
+}
+
+/* Where the run ended up. */
+static void
+reached_end(struct fz *F)
+{
+
+	fz_reach.sealed = engine_sealed(F->e);
+	fz_reach.hs_done = fh.done;
+	fz_reach.version = engine_version(F->e);
+	fz_reach.sealed_to = seal_dir_count(&stx);
+	fz_reach.opened_to = seal_dir_count(&srx);
+	engine_stats(F->e, &fz_reach.st);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -1164,10 +1203,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct engine_ring r = { 0x200000, 4096, 9, NULL };
 	uint8_t op;
 
+	memset(&fz_reach, 0, sizeof(fz_reach));
+	fz_reach.failed_op = -1;
 	start(&F, data, size);
 	first_streams(&F, &r);
 	check(&F);
+	reached(&F, 0, (size_t)(F.in.p - data));
 	while (get(&F.in, &op, 1)) {
+		size_t off = (size_t)(F.in.p - data) - 1;
+
 		op %= 16;
 		if (op < 4)
 			op_peer(&F, op);
@@ -1185,7 +1229,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (F.hs)
 			F.sealed = F.hs_seal && fh.done;
 		check(&F);
+		reached(&F, fz_reach.ops + 1, off);
 	}
+	reached_end(&F);
 	res_drop(&F.R);
 	engine_free(F.e);
 	return (0);
