@@ -4,7 +4,9 @@
 one of every control record, multi-record messages, and for the engine an
 input that opens a stream and moves data, inputs that resume streams
 from both sides (see the modes in fuzz_engine.c), at version 5 and 4, and
-inputs that grow and shrink rings, so fuzzing starts deep."""
+inputs that grow and shrink rings, so fuzzing starts deep.  Each engine
+seed has an entry in engine_seeds.c, which replays them (make check-unit)
+and checks that each gets where its name says."""
 import os
 import struct
 
@@ -97,10 +99,13 @@ write("engine", "shutdown-close", opened + imm(0, 10) +
       send(RECS["shutdown"][:2] + struct.pack(">IQ", 0, 10)) +
       bytes([6, 0]) + struct.pack("<I", 10) + bytes([7, 0, 7, 1]) +
       send(RECS["close"]))
-write("engine", "incoming", send(RECS["open"] + RECS["msg_credit"]) +
+# The peer opens its stream 1 (our 2, after our 0 and 1), and says it
+# posted one receive more: MSG_CREDIT counts every receive it ever posted,
+# at most its queue (8) plus the SENDs we made (1, our OPENs).
+incoming = RECS["open"] + rec(1, struct.pack(">Q", 9))
+write("engine", "incoming", send(incoming) + imm(2, 50))
+write("engine", "incoming-origin", send(RECS["origin"] + incoming) +
       imm(2, 50))
-write("engine", "incoming-origin", send(RECS["origin"] + RECS["open"] +
-      RECS["msg_credit"]) + imm(2, 50))
 write("engine", "reset", opened + send(RECS["reset"]) + bytes([7, 2, 8, 9]))
 
 # Resume (mode byte first).  The failed engine's streams are ours 0, 1, 2
@@ -116,8 +121,10 @@ write("engine", "resume-client", bytes([CLIENT]) + answers + imm(2, 50) +
       bytes([6, 2]) + struct.pack("<I", 150) + bytes([5, 0]) +
       struct.pack("<I", 300) + bytes([4, 0]) +
       send(RECS["credit"][:2] + struct.pack(">IQ", 0, 1000)))
+# The peer has no streams 0 and 2 (GONE); 1 resumes.  (Not with the CLOSE
+# flag: our stream 1 never sent a CLOSE, and saying so is a violation.)
 write("engine", "resume-client-gone", bytes([CLIENT]) + proof +
-      send(rs(0, 0, flags=4) + rs(1, 1, 0, 0, 2) + rs(2, 2, flags=4)) +
+      send(rs(0, 0, flags=4) + rs(1, 1) + rs(2, 2, flags=4)) +
       bytes([8]))
 write("engine", "resume-client-wrong-proof", bytes([CLIENT]) +
       send(rec(18, bytes([0x5b]) * 32)) + bytes([8]))
@@ -127,19 +134,27 @@ write("engine", "resume-client-denied", bytes([CLIENT]) +
       send(RECS["resume_denied"]) + bytes([8, 8]))
 names = rs(0, 0, 1000, 800) + rs(1, 1) + rs(2, 2)
 asks = send(resume(3)) + send(names)
+# Once resumed, the peer opens its stream 3 (its 0 to 2 are the resumed
+# ones), our 3; then ours can open no more (four at most).
+open3 = rec(3, struct.pack(">I", 3) + ring() + bytes([2]) + b"pg")
 write("engine", "resume-server", bytes([SERVER]) + asks + imm(2, 20) +
       bytes([6, 2]) + struct.pack("<I", 120) + bytes([5, 0]) +
-      struct.pack("<I", 100) + bytes([4, 0, 8]) +
-      send(RECS["open"]))
+      struct.pack("<I", 100) + bytes([4, 0]) + send(open3) + bytes([8]))
+# The names in three SENDs, our OPEN waiting for the last.  (Stream 0's
+# ring is the size it was, and no SHUTDOWN of ours arrived: there was none.)
 write("engine", "resume-server-split", bytes([SERVER]) +
       send(resume(3)) + send(rs(2, 2)) + bytes([8]) +
-      send(rs(0, 0, 700, 700, 1, 8192)) + send(rs(1, 1, 0, 0)))
+      send(rs(0, 0, 700, 700)) + send(rs(1, 1, 0, 0)))
 write("engine", "resume-server-v4", bytes([SERVER + V4]) +
       send(resume(3) + names) + imm(2, 20) + bytes([4, 0, 8]))
 write("engine", "resume-server-adopt-fails", bytes([SERVER_ADOPT_FAILS]) +
       asks + bytes([7, 0, 7, 1]))
+# The refused peer opens a stream instead.  At version 5 it names none
+# (the names wait for RESUME_PROOF); at 4 the names it sent go unheard.
 write("engine", "resume-refused", bytes([REFUSER]) + send(resume(1)) +
-      send(rs(0, 0)) + send(RECS["open"]))
+      send(RECS["open"]))
+write("engine", "resume-refused-v4", bytes([REFUSER + V4]) +
+      send(resume(1)) + send(rs(0, 0)) + send(RECS["open"]))
 
 # Ring resizes (version 4: the links above that do not resume).  Our
 # streams 0 and 1 start with 4 KiB rings and may grow to 64 KiB; the
