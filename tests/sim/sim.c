@@ -358,6 +358,7 @@ struct run {
 	struct fate *fate;
 	size_t nfate;
 	int at_loss;		/* draining the engines that just failed */
+	uint64_t fault_at;	/* faults: the peer turns hostile from here */
 };
 
 static int rfail(struct run *, const char *, ...)
@@ -1942,16 +1943,13 @@ seal_check(struct run *R)
 	return (0);
 }
 
-static int
-run_one(const struct config *c, uint64_t seed, char *err, size_t errlen)
+/* ---------------------------------------------------------------- setup */
+
+/* A run of configuration ${c} from ${seed}: its draws seeded, no link yet. */
+static struct run *
+run_new(const struct config *c, uint64_t seed)
 {
 	struct run *R = calloc(1, sizeof(*R));
-	struct engine_conf ec[2];
-	struct engine_resume er;
-	uint64_t step, idle = 0, fault_at = 0;
-	int i, j, rc = 0;
-	struct engine_stats st;
-	struct engine_mem em;
 
 	if (R == NULL)
 		abort();
@@ -1961,23 +1959,42 @@ run_one(const struct config *c, uint64_t seed, char *err, size_t errlen)
 	R->rz.s = splitmix(seed ^ 0x7e512eULL);
 	R->rw.s = splitmix(seed ^ 0x5c4ed0ULL);
 	R->next_rkey = 0x100;
-	for (i = 0; i < 2; i++) {
-		memset(&ec[i], 0, sizeof(ec[i]));
-		ec[i].sq_size = c->sq_min + (uint32_t)below(&R->r,
-		    c->sq_max - c->sq_min + 1);
-		ec[i].rq_size = c->rq_min + (uint32_t)below(&R->r,
-		    c->rq_max - c->rq_min + 1);
-		ec[i].inline_size = (uint32_t)below(&R->r, 3) * 128;
-		ec[i].signal_every = (uint32_t)below(&R->r, 8);
-		ec[i].max_streams = c->max_streams;
-		sched_conf(R, i, &ec[i]);
-		R->side[i].R = R;
-		R->side[i].i = i;
-		R->side[i].opens_left = 1 + (uint32_t)below(&R->r,
-		    c->streams_max);
-	}
+	return (R);
+}
+
+/* Side ${i}'s engine settings, and how many streams it opens. */
+static void
+side_conf(struct run *R, int i, struct engine_conf *ec)
+{
+	const struct config *c = R->c;
+
+	memset(ec, 0, sizeof(*ec));
+	ec->sq_size = c->sq_min + (uint32_t)below(&R->r,
+	    c->sq_max - c->sq_min + 1);
+	ec->rq_size = c->rq_min + (uint32_t)below(&R->r,
+	    c->rq_max - c->rq_min + 1);
+	ec->inline_size = (uint32_t)below(&R->r, 3) * 128;
+	ec->signal_every = (uint32_t)below(&R->r, 8);
+	ec->max_streams = c->max_streams;
+	sched_conf(R, i, ec);
+	R->side[i].R = R;
+	R->side[i].i = i;
+	R->side[i].opens_left = 1 + (uint32_t)below(&R->r, c->streams_max);
+}
+
+/*
+ * When the hostile peer strikes (faults), or how many times and how the
+ * link is lost (losses; then both engines ${ec} can resume).
+ */
+static void
+plan_faults(struct run *R, struct engine_conf ec[2])
+{
+	const struct config *c = R->c;
+	size_t j;
+	int i;
+
 	if (c->faults)
-		fault_at = 200 + below(&R->r, 3000);
+		R->fault_at = 200 + below(&R->r, 3000);
 	R->loss_max = c->faults ? 0 : c->losses ? c->losses : all_lose ? 2 : 0;
 	R->stall_from = UINT64_MAX;
 	if (losing(R)) {
@@ -1992,16 +2009,27 @@ run_one(const struct config *c, uint64_t seed, char *err, size_t errlen)
 	R->nfate = 2 * ((size_t)c->streams_max + 2);
 	if ((R->fate = calloc(R->nfate, sizeof(*R->fate))) == NULL)
 		abort();
-	for (j = 0; j < (int)R->nfate; j++)
+	for (j = 0; j < R->nfate; j++)
 		R->fate[j].susp[0] = R->fate[j].susp[1] = -1;
+}
+
+/*
+ * The first link, engines ${ec}: sealed or not, resume and ring memory
+ * hooked up; it can resize rings exactly when it cannot resume.
+ */
+static int
+start_link(struct run *R, const struct engine_conf ec[2])
+{
+	struct engine_resume er;
+	struct engine_mem em;
+	int i;
+
 	if (fab_init_cap(&R->f, &ec[0], &ec[1], R->v4 ? 4 : 0,
-	    R->v4 ? 4 : 0)) {
-		rfail(R, "fabric: %s", R->f.err);
-		goto out;
-	}
+	    R->v4 ? 4 : 0))
+		return (rfail(R, "fabric: %s", R->f.err));
 	/* Its own draw: runs stay the same but for the sealing. */
-	if ((R->sealed = (splitmix(seed ^ 0x5ea1edULL) & 1) != 0))
-		seal_run(R, splitmix(seed ^ 0x5ea1edULL));
+	if ((R->sealed = (splitmix(R->seed ^ 0x5ea1edULL) & 1) != 0))
+		seal_run(R, splitmix(R->seed ^ 0x5ea1edULL));
 	if (losing(R)) {
 		for (i = 0; i < 2; i++) {
 			er.find = i == 1 ? cb_find : NULL;
@@ -2023,110 +2051,239 @@ run_one(const struct config *c, uint64_t seed, char *err, size_t errlen)
 	}
 	R->resizing = engine_can_resize(R->f.side[0].e) &&
 	    engine_can_resize(R->f.side[1].e);
-	if (engine_can_resize(R->f.side[0].e) == losing(R)) {
-		rfail(R, "the link can%s resize rings, but it can%s resume",
-		    losing(R) ? "" : "not", losing(R) ? "" : "not");
-		goto out;
-	}
-	for (step = 0; step < 20000000 && !R->failed; step++) {
-		uint64_t k = below(&R->r, 100);
+	if (engine_can_resize(R->f.side[0].e) == losing(R))
+		return (rfail(R, "the link can%s resize rings, but it can%s "
+		    "resume", losing(R) ? "" : "not", losing(R) ? "" : "not"));
+	return (0);
+}
 
-		R->step = step;
+/* Everything a run starts with; -1 if the link could not start. */
+static int
+run_setup(struct run *R)
+{
+	struct engine_conf ec[2];
+	int i;
+
+	for (i = 0; i < 2; i++)
+		side_conf(R, i, &ec[i]);
+	plan_faults(R, ec);
+	return (start_link(R, ec));
+}
+
+/* ---------------------------------------------------------------- steps */
+
+/* Is it time for the hostile peer (faults) to inject its fault? */
+static int
+fault_due(const struct run *R)
+{
+
+	return (R->c->faults && !R->link_dead && R->step >= R->fault_at &&
+	    R->side[0].n > 0 && R->f.side[0].posted_n > 0 &&
+	    (!R->sealed || (R->f.side[1].wire_n > 0 &&
+	    R->f.side[0].cq_n == 0)));
+}
+
+/* Is it time to lose the link? */
+static int
+loss_due(struct run *R)
+{
+
+	return (R->nloss < R->loss_max && R->step >= R->next_loss &&
+	    R->side[0].n + R->side[1].n > 0 && (R->messy || settled(R)));
+}
+
+/*
+ * One thing happens, as the draw ${k} (0 to 99) says unless a fault, a
+ * loss or a resume is due: a side's work requests land or complete, the
+ * link stalls, or the application acts.  1 if the run must stop.
+ */
+static int
+act(struct run *R, uint64_t k)
+{
+
+	if (fault_due(R)) {
+		if (inject_fault(R))
+			return (1);
+		R->progressed = 1;
+	} else if (loss_due(R)) {
+		if (lose_link(R))
+			return (1);
+		next_loss(R);
+	} else if (R->side[0].nold > 0 && R->step >= R->side[0].resume_at) {
+		if (offer_resume(R))
+			return (1);
+	} else if (k < 50 && R->step >= R->stall_from &&
+	    R->nloss < R->loss_max && below(&R->r, 4) != 0) {
+		/* A dying link: work requests pile up unexecuted. */
 		R->progressed = 0;
-		sched_step(R);
-		if (c->faults && !R->link_dead && step >= fault_at &&
-		    R->side[0].n > 0 && R->f.side[0].posted_n > 0 &&
-		    (!R->sealed || (R->f.side[1].wire_n > 0 &&
-		    R->f.side[0].cq_n == 0))) {
-			if (inject_fault(R))
-				break;
-			R->progressed = 1;
-		} else if (R->nloss < R->loss_max && step >= R->next_loss &&
-		    R->side[0].n + R->side[1].n > 0 &&
-		    (R->messy || settled(R))) {
-			if (lose_link(R))
-				break;
-			next_loss(R);
-		} else if (R->side[0].nold > 0 && step >= R->side[0].resume_at) {
-			if (offer_resume(R))
-				break;
-		} else if (k < 50 && step >= R->stall_from &&
-		    R->nloss < R->loss_max && below(&R->r, 4) != 0) {
-			/* A dying link: work requests pile up unexecuted. */
-			R->progressed = 0;
-		} else if (k < 25) {
-			R->progressed = fab_deliver(&R->f, 0) > 0;
-		} else if (k < 50) {
-			R->progressed = fab_deliver(&R->f, 1) > 0;
-		} else if (k < 60) {
-			R->progressed = fab_complete(&R->f, 0) > 0;
-		} else if (k < 70) {
-			R->progressed = fab_complete(&R->f, 1) > 0;
-		} else {
-			if (app_step(R, (int)below(&R->r, 2)))
-				break;
-		}
-		/*
-		 * Now and then a side trims, wherever the streams are; twice
-		 * in a row, every grown ring with nothing to read or write
-		 * just then shrinks, however much is in flight.
-		 */
-		if (R->resizing && below(&R->rz, 32) == 0) {
-			i = (int)below(&R->rz, 2);
-			engine_trim(R->f.side[i].e);
-			if (below(&R->rz, 4) == 0)
-				engine_trim(R->f.side[i].e);
-		}
-		if (R->f.failed) {
-			rfail(R, "fabric: %s", R->f.err);
-			break;
-		}
-		for (i = 0; i < 2; i++) {
-			const char *why = engine_error(R->f.side[i].e);
-
-			if (why != NULL && !R->link_dead) {
-				rfail(R, "side %d link failed: %s", i, why);
-				break;
-			}
-			if (fab_pump(&R->f, i) < 0) {
-				rfail(R, "fabric: %s", R->f.err);
-				break;
-			}
-			if (sched_check(R, i))
-				break;
-			if (drain_side(R, i))
-				break;
-		}
-		if (R->failed)
-			break;
-		/*
-		 * With nothing in flight either way, a period of the daemon's
-		 * clock may as well have passed: a RING must have its answer
-		 * by now, or the RING_AT deadline ends the link.
-		 */
-		if (R->resizing && !R->link_dead && quiet(&R->f)) {
-			engine_tick(R->f.side[0].e);
-			engine_tick(R->f.side[1].e);
-		}
-		if (losing(R)) {
-			if (drop_old(R))
-				break;
-			check_denied(R);
-			confirmed(R);
-			(void)settled(R);
-		}
-		if (finished(R))
-			break;
-		idle = R->progressed ? 0 : idle + 1;
-		if (idle > 20000) {
-			rfail(R, "deadlock: nothing can move (side 0: %zu "
-			    "streams, side 1: %zu streams and %d failed "
-			    "engines, in flight %zu/%zu)",
-			    R->side[0].n, R->side[1].n, R->side[1].nold,
-			    R->f.side[0].wire_n, R->f.side[1].wire_n);
-			break;
-		}
+	} else if (k < 25) {
+		R->progressed = fab_deliver(&R->f, 0) > 0;
+	} else if (k < 50) {
+		R->progressed = fab_deliver(&R->f, 1) > 0;
+	} else if (k < 60) {
+		R->progressed = fab_complete(&R->f, 0) > 0;
+	} else if (k < 70) {
+		R->progressed = fab_complete(&R->f, 1) > 0;
+	} else {
+		if (app_step(R, (int)below(&R->r, 2)))
+			return (1);
 	}
+	return (0);
+}
+
+/*
+ * Now and then a side trims, wherever the streams are; twice in a row,
+ * every grown ring with nothing to read or write just then shrinks,
+ * however much is in flight.
+ */
+static void
+trim_some(struct run *R)
+{
+	int i;
+
+	if (R->resizing && below(&R->rz, 32) == 0) {
+		i = (int)below(&R->rz, 2);
+		engine_trim(R->f.side[i].e);
+		if (below(&R->rz, 4) == 0)
+			engine_trim(R->f.side[i].e);
+	}
+}
+
+/*
+ * Each side in turn: its link still up (unless the run ended it), its
+ * posted work onto the fabric, its window within bounds, its events
+ * handled.  The run failed if not.
+ */
+static void
+pump_sides(struct run *R)
+{
+	const char *why;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		why = engine_error(R->f.side[i].e);
+		if (why != NULL && !R->link_dead) {
+			rfail(R, "side %d link failed: %s", i, why);
+			return;
+		}
+		if (fab_pump(&R->f, i) < 0) {
+			rfail(R, "fabric: %s", R->f.err);
+			return;
+		}
+		if (sched_check(R, i) || drain_side(R, i))
+			return;
+	}
+}
+
+/*
+ * The daemon's side of a loss: failed engines given up, a refusal seen,
+ * a confirmed resume's old secret dropped, a settled resume noted.
+ */
+static int
+tend_resumes(struct run *R)
+{
+
+	if (drop_old(R))
+		return (-1);
+	check_denied(R);
+	confirmed(R);
+	(void)settled(R);
+	return (0);
+}
+
+/*
+ * Step ${R->step}: time passes, one thing happens, the sides pump and
+ * are checked.  1 if the run must stop (failed, finished, or stuck:
+ * nothing moved for ${*idle} steps).
+ */
+static int
+run_step(struct run *R, uint64_t *idle)
+{
+	uint64_t k = below(&R->r, 100);
+
+	R->progressed = 0;
+	sched_step(R);
+	if (act(R, k))
+		return (1);
+	trim_some(R);
+	if (R->f.failed) {
+		rfail(R, "fabric: %s", R->f.err);
+		return (1);
+	}
+	pump_sides(R);
+	if (R->failed)
+		return (1);
+	/*
+	 * With nothing in flight either way, a period of the daemon's
+	 * clock may as well have passed: a RING must have its answer by
+	 * now, or the RING_AT deadline ends the link.
+	 */
+	if (R->resizing && !R->link_dead && quiet(&R->f)) {
+		engine_tick(R->f.side[0].e);
+		engine_tick(R->f.side[1].e);
+	}
+	if (losing(R) && tend_resumes(R))
+		return (1);
+	if (finished(R))
+		return (1);
+	*idle = R->progressed ? 0 : *idle + 1;
+	if (*idle > 20000) {
+		rfail(R, "deadlock: nothing can move (side 0: %zu streams, "
+		    "side 1: %zu streams and %d failed engines, in flight "
+		    "%zu/%zu)", R->side[0].n, R->side[1].n, R->side[1].nold,
+		    R->f.side[0].wire_n, R->f.side[1].wire_n);
+		return (1);
+	}
+	return (0);
+}
+
+/* Step until the run stops, or the step limit. */
+static void
+run_steps(struct run *R)
+{
+	uint64_t step, idle = 0;
+
+	for (step = 0; step < 20000000 && !R->failed; step++) {
+		R->step = step;
+		if (run_step(R, &idle))
+			break;
+	}
+}
+
+/* ---------------------------------------------------------------- outcome */
+
+/*
+ * Side ${i}'s ring resizes are those its ring memory saw (on the first
+ * link only: the next ones resume), and they count toward the totals.
+ */
+static void
+count_resizes(struct run *R, int i)
+{
+	struct engine_stats st;
+
+	engine_stats(R->f.side[i].e, &st);
+	if (st.ring_grows + st.ring_shrinks != R->side[i].allocs ||
+	    st.ring_refused != R->side[i].refused)
+		rfail(R, "side %d: %llu growths and %llu shrinks, %llu "
+		    "refused, but %llu rings given, %llu refused", i,
+		    (unsigned long long)st.ring_grows,
+		    (unsigned long long)st.ring_shrinks,
+		    (unsigned long long)st.ring_refused,
+		    (unsigned long long)R->side[i].allocs,
+		    (unsigned long long)R->side[i].refused);
+	total_grows += st.ring_grows;
+	all_wstalls += st.stall_window;
+	total_shrinks += st.ring_shrinks;
+	total_refused += st.ring_refused;
+}
+
+/* What must hold once the steps are over. */
+static void
+run_checks(struct run *R)
+{
+	struct engine_stats st;
+	int i;
+
 	if (!R->failed && !finished(R))
 		rfail(R, "did not finish within the step limit");
 	if (!R->failed && R->sealed)
@@ -2139,24 +2296,20 @@ run_one(const struct config *c, uint64_t seed, char *err, size_t errlen)
 				    i, (unsigned)st.streams_active);
 		}
 	}
-	/* Resizes happen on the first link only (the next ones resume). */
-	for (i = 0; i < 2 && !R->failed && R->f.links == 1; i++) {
-		engine_stats(R->f.side[i].e, &st);
-		if (st.ring_grows + st.ring_shrinks != R->side[i].allocs ||
-		    st.ring_refused != R->side[i].refused)
-			rfail(R, "side %d: %llu growths and %llu shrinks, %llu "
-			    "refused, but %llu rings given, %llu refused", i,
-			    (unsigned long long)st.ring_grows,
-			    (unsigned long long)st.ring_shrinks,
-			    (unsigned long long)st.ring_refused,
-			    (unsigned long long)R->side[i].allocs,
-			    (unsigned long long)R->side[i].refused);
-		total_grows += st.ring_grows;
-		all_wstalls += st.stall_window;
-		total_shrinks += st.ring_shrinks;
-		total_refused += st.ring_refused;
-	}
-out:
+	for (i = 0; i < 2 && !R->failed && R->f.links == 1; i++)
+		count_resizes(R, i);
+}
+
+/*
+ * The run's outcome (0, or -1 and why in ${err}), its trace folded into
+ * the configuration's, and everything it held freed.
+ */
+static int
+run_end(struct run *R, char *err, size_t errlen)
+{
+	int i, j, rc = 0;
+	size_t m;
+
 	if (R->failed && verbose)
 		print_streams(R);
 	if (R->failed) {
@@ -2164,8 +2317,6 @@ out:
 		rc = -1;
 	}
 	for (i = 0; i < 2; i++) {
-		size_t m;
-
 		for (m = 0; m < R->side[i].n; m++) {
 			free_rings(R, i, R->side[i].all[m]);
 			free(R->side[i].all[m]);
@@ -2182,6 +2333,19 @@ out:
 	free(R);
 	arena_reset();
 	return (rc);
+}
+
+/* One run of configuration ${c} from ${seed}: 0, or -1 and why in ${err}. */
+static int
+run_one(const struct config *c, uint64_t seed, char *err, size_t errlen)
+{
+	struct run *R = run_new(c, seed);
+
+	if (run_setup(R) == 0) {
+		run_steps(R);
+		run_checks(R);
+	}
+	return (run_end(R, err, errlen));
 }
 
 int
