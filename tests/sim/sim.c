@@ -2348,28 +2348,34 @@ run_one(const struct config *c, uint64_t seed, char *err, size_t errlen)
 	return (run_end(R, err, errlen));
 }
 
-int
-main(int argc, char **argv)
-{
-	const char *only = NULL;
-	uint64_t seed = 0, count = 0;
-	int have_seed = 0, ch, t = 0, bad = 0;
-	size_t ci;
-	char err[512], extra[256], rs[160];
+/* ---------------------------------------------------------------- main */
 
-	if (sodium_init() < 0)
-		return (2);
+/* The command line. */
+struct opts {
+	const char *only;	/* -c: this configuration only */
+	uint64_t seed;		/* -s: this seed only (have_seed) */
+	int have_seed;
+	uint64_t count;		/* -n: seeds per configuration (0: its own) */
+};
+
+/* Read the command line into ${o} (and the flags): -1 if it is wrong. */
+static int
+parse_opts(int argc, char **argv, struct opts *o)
+{
+	int ch;
+
+	memset(o, 0, sizeof(*o));
 	while ((ch = getopt(argc, argv, "c:s:n:lvH")) != -1) {
 		switch (ch) {
 		case 'c':
-			only = optarg;
+			o->only = optarg;
 			break;
 		case 's':
-			seed = strtoull(optarg, NULL, 0);
-			have_seed = 1;
+			o->seed = strtoull(optarg, NULL, 0);
+			o->have_seed = 1;
 			break;
 		case 'n':
-			count = strtoull(optarg, NULL, 0);
+			o->count = strtoull(optarg, NULL, 0);
 			break;
 		case 'l':
 			all_lose = 1;
@@ -2383,137 +2389,229 @@ main(int argc, char **argv)
 		default:
 			fprintf(stderr, "usage: sim [-c CONFIG] [-s SEED] "
 			    "[-n COUNT] [-l] [-v] [-H]\n");
-			return (2);
+			return (-1);
 		}
 	}
+	return (0);
+}
+
+/* Configuration ${c}'s trace (-H), which starts again. */
+static void
+print_trace(const struct config *c)
+{
+
+	if (show_trace)
+		printf("# trace %s %016llx\n", c->name,
+		    (unsigned long long)trace_all);
+	trace_all = 0;
+}
+
+/* -s: configuration ${c}'s run from ${seed}, as TAP line ${++*t}. */
+static int
+replay_seed(const struct config *c, uint64_t seed, int *t)
+{
+	char err[512];
+	int rc = run_one(c, seed, err, sizeof(err));
+
+	printf("%s %d - %s seed %llu%s%s\n", rc ? "not ok" : "ok", ++*t,
+	    c->name, (unsigned long long)seed, rc ? ": " : "",
+	    rc ? err : "");
+	print_trace(c);
+	return (rc != 0);
+}
+
+/* Seeds 1 to ${n} of ${c}: how many failed (the first five say why). */
+static uint64_t
+run_seeds(const struct config *c, uint64_t n)
+{
+	uint64_t s, failures = 0;
+	char err[512];
+
+	for (s = 1; s <= n; s++) {
+		if (run_one(c, s, err, sizeof(err)) != 0) {
+			if (failures++ < 5)
+				printf("# %s seed %llu failed: %s\n"
+				    "#   replay: tests/sim/sim -c %s "
+				    "-s %llu%s -v\n", c->name,
+				    (unsigned long long)s, err,
+				    c->name, (unsigned long long)s,
+				    all_lose ? " -l" : "");
+		}
+	}
+	return (failures);
+}
+
+/* ${c}'s TAP line ${++*t}: ${n} seeds, ${failures} failed, since ${t0}. */
+static void
+config_line(const struct config *c, uint64_t n, uint64_t failures,
+    clock_t t0, int *t)
+{
+	char extra[256], rs[160];
+
+	extra[0] = '\0';
+	if (total_losses > 0)
+		snprintf(extra, sizeof(extra), "; %llu link losses "
+		    "(%llu undisturbed), %llu WRs landed unseen, "
+		    "%llu stream ends suspended, %llu resumed, %llu "
+		    "not resumed, %llu secrets moved on",
+		    (unsigned long long)total_losses,
+		    (unsigned long long)total_strict,
+		    (unsigned long long)total_unseen,
+		    (unsigned long long)total_susp,
+		    (unsigned long long)total_resumed,
+		    (unsigned long long)total_lost,
+		    (unsigned long long)total_ratchets);
+	rs[0] = '\0';
+	if (total_rs > 0)
+		snprintf(rs, sizeof(rs), "; %llu resizable stream "
+		    "ends, %llu ring growths, %llu shrinks, %llu refused",
+		    (unsigned long long)total_rs,
+		    (unsigned long long)total_grows,
+		    (unsigned long long)total_shrinks,
+		    (unsigned long long)total_refused);
+	printf("%s %d - %s: %s: %llu seeds, %llu failed "
+	    "(%llu stream ends, %llu EOFs, %.1f MiB verified%s%s, "
+	    "%.1f s)\n",
+	    failures ? "not ok" : "ok", ++*t, c->name, c->desc,
+	    (unsigned long long)n, (unsigned long long)failures,
+	    (unsigned long long)total_streams,
+	    (unsigned long long)total_eofs,
+	    (double)total_bytes / 1048576, extra, rs,
+	    (double)(clock() - t0) / CLOCKS_PER_SEC);
+}
+
+/* A configuration's totals into the whole run's, and start again. */
+static void
+fold_totals(void)
+{
+
+	all_rs += total_rs;
+	all_grows += total_grows;
+	all_shrinks += total_shrinks;
+	all_refused += total_refused;
+	all_losses += total_losses;
+	all_ratchets += total_ratchets;
+	total_bytes = total_streams = total_eofs = 0;
+	total_losses = total_susp = total_resumed = total_lost = 0;
+	total_strict = total_unseen = total_ratchets = 0;
+	total_rs = total_grows = total_shrinks = total_refused = 0;
+}
+
+/* ${count} seeds of ${c} (0: its own number), as TAP line ${++*t}. */
+static int
+run_config(const struct config *c, uint64_t count, int *t)
+{
+	uint64_t n = count ? count : c->seeds, failures;
+	clock_t t0 = clock();
+
+	failures = run_seeds(c, n);
+	config_line(c, n, failures, t0, t);
+	fold_totals();
+	print_trace(c);
+	fflush(stdout);
+	return (failures != 0);
+}
+
+/*
+ * Resizing must have happened, both ways, wherever it could: a change
+ * that stopped rings growing or shrinking would otherwise pass unseen.
+ * (One seed may well do neither.)
+ */
+static int
+seen_resizes(int *t)
+{
+	int none = all_rs > 0 && (all_grows == 0 || all_shrinks == 0);
+
+	printf("%s %d - ring resizes: %llu resizable stream ends, %llu "
+	    "growths, %llu shrinks, %llu refused%s\n",
+	    none ? "not ok" : "ok", ++*t, (unsigned long long)all_rs,
+	    (unsigned long long)all_grows,
+	    (unsigned long long)all_shrinks,
+	    (unsigned long long)all_refused, all_rs == 0 ?
+	    " (no run's link could resize)" : "");
+	return (none);
+}
+
+/* Likewise chains moving on to a secret of their own. */
+static int
+seen_ratchets(int *t)
+{
+	int none = all_losses > 0 && all_ratchets == 0;
+
+	printf("%s %d - resume secrets: %llu link losses, %llu secrets "
+	    "moved on%s\n", none ? "not ok" : "ok", ++*t,
+	    (unsigned long long)all_losses,
+	    (unsigned long long)all_ratchets, all_losses == 0 ?
+	    " (no run lost its link)" : "");
+	return (none);
+}
+
+/* And the window must have shrunk, and held data back. */
+static int
+seen_window(int *t)
+{
+	int none = all_wstalls == 0 || all_wsmall == 0;
+
+	printf("%s %d - send window: %llu stalls on a full window, "
+	    "%llu turns under a window below its largest\n",
+	    none ? "not ok" : "ok", ++*t,
+	    (unsigned long long)all_wstalls,
+	    (unsigned long long)all_wsmall);
+	return (none);
+}
+
+/*
+ * Sealed runs, with either AEAD where both exist, keys renewed mid-run,
+ * and a flipped bit caught where faults ran (all configurations, or
+ * ${only} that one).
+ */
+static int
+seen_sealing(const char *only, int *t)
+{
+	int none = all_sealed == 0 || all_rekeyed == 0 ||
+	    (seal_aesgcm_available() && (all_aesgcm == 0 ||
+	    all_aesgcm == all_sealed)) || (all_tampered == 0 &&
+	    (only == NULL || strcmp(only, "faults") == 0));
+
+	printf("%s %d - sealing: %llu sealed runs (%llu with "
+	    "AES-256-GCM; %llu of %llu that started near a rekey "
+	    "boundary crossed it), %llu flipped bits caught\n",
+	    none ? "not ok" : "ok", ++*t,
+	    (unsigned long long)all_sealed,
+	    (unsigned long long)all_aesgcm,
+	    (unsigned long long)all_rekeyed,
+	    (unsigned long long)all_near,
+	    (unsigned long long)all_tampered);
+	return (none);
+}
+
+int
+main(int argc, char **argv)
+{
+	const struct config *c;
+	struct opts o;
+	int t = 0, bad = 0;
+	size_t ci;
+
+	if (sodium_init() < 0)
+		return (2);
+	if (parse_opts(argc, argv, &o) != 0)
+		return (2);
 	for (ci = 0; ci < NCONFIGS; ci++) {
-		const struct config *c = &configs[ci];
-		uint64_t n = count ? count : c->seeds, s, failures = 0;
-		clock_t t0 = clock();
-
-		if (only != NULL && strcmp(only, c->name) != 0)
+		c = &configs[ci];
+		if (o.only != NULL && strcmp(o.only, c->name) != 0)
 			continue;
-		if (have_seed) {
-			int rc = run_one(c, seed, err, sizeof(err));
-
-			printf("%s %d - %s seed %llu%s%s\n", rc ? "not ok" : "ok",
-			    ++t, c->name, (unsigned long long)seed,
-			    rc ? ": " : "", rc ? err : "");
-			if (show_trace)
-				printf("# trace %s %016llx\n", c->name,
-				    (unsigned long long)trace_all);
-			trace_all = 0;
-			bad |= rc != 0;
-			continue;
-		}
-		for (s = 1; s <= n; s++) {
-			if (run_one(c, s, err, sizeof(err)) != 0) {
-				if (failures++ < 5)
-					printf("# %s seed %llu failed: %s\n"
-					    "#   replay: tests/sim/sim -c %s "
-					    "-s %llu%s -v\n", c->name,
-					    (unsigned long long)s, err,
-					    c->name, (unsigned long long)s,
-					    all_lose ? " -l" : "");
-			}
-		}
-		extra[0] = '\0';
-		if (total_losses > 0)
-			snprintf(extra, sizeof(extra), "; %llu link losses "
-			    "(%llu undisturbed), %llu WRs landed unseen, "
-			    "%llu stream ends suspended, %llu resumed, %llu "
-			    "not resumed, %llu secrets moved on",
-			    (unsigned long long)total_losses,
-			    (unsigned long long)total_strict,
-			    (unsigned long long)total_unseen,
-			    (unsigned long long)total_susp,
-			    (unsigned long long)total_resumed,
-			    (unsigned long long)total_lost,
-			    (unsigned long long)total_ratchets);
-		rs[0] = '\0';
-		if (total_rs > 0)
-			snprintf(rs, sizeof(rs), "; %llu resizable stream "
-			    "ends, %llu ring growths, %llu shrinks, %llu refused",
-			    (unsigned long long)total_rs,
-			    (unsigned long long)total_grows,
-			    (unsigned long long)total_shrinks,
-			    (unsigned long long)total_refused);
-		printf("%s %d - %s: %s: %llu seeds, %llu failed "
-		    "(%llu stream ends, %llu EOFs, %.1f MiB verified%s%s, "
-		    "%.1f s)\n",
-		    failures ? "not ok" : "ok", ++t, c->name, c->desc,
-		    (unsigned long long)n, (unsigned long long)failures,
-		    (unsigned long long)total_streams,
-		    (unsigned long long)total_eofs,
-		    (double)total_bytes / 1048576, extra, rs,
-		    (double)(clock() - t0) / CLOCKS_PER_SEC);
-		all_rs += total_rs;
-		all_grows += total_grows;
-		all_shrinks += total_shrinks;
-		all_refused += total_refused;
-		all_losses += total_losses;
-		all_ratchets += total_ratchets;
-		if (show_trace)
-			printf("# trace %s %016llx\n", c->name,
-			    (unsigned long long)trace_all);
-		trace_all = 0;
-		total_bytes = total_streams = total_eofs = 0;
-		total_losses = total_susp = total_resumed = total_lost = 0;
-		total_strict = total_unseen = total_ratchets = 0;
-		total_rs = total_grows = total_shrinks = total_refused = 0;
-		fflush(stdout);
-		bad |= failures != 0;
+		if (o.have_seed)
+			bad |= replay_seed(c, o.seed, &t);
+		else
+			bad |= run_config(c, o.count, &t);
 	}
-	/*
-	 * Resizing must have happened, both ways, wherever it could: a
-	 * change that stopped rings growing or shrinking would otherwise
-	 * pass unseen.  (One seed may well do neither.)
-	 */
-	if (!have_seed) {
-		int none = all_rs > 0 && (all_grows == 0 || all_shrinks == 0);
-
-		printf("%s %d - ring resizes: %llu resizable stream ends, %llu "
-		    "growths, %llu shrinks, %llu refused%s\n",
-		    none ? "not ok" : "ok", ++t, (unsigned long long)all_rs,
-		    (unsigned long long)all_grows,
-		    (unsigned long long)all_shrinks,
-		    (unsigned long long)all_refused, all_rs == 0 ?
-		    " (no run's link could resize)" : "");
-		bad |= none;
-		/* Likewise chains moving on to a secret of their own. */
-		none = all_losses > 0 && all_ratchets == 0;
-		printf("%s %d - resume secrets: %llu link losses, %llu secrets "
-		    "moved on%s\n", none ? "not ok" : "ok", ++t,
-		    (unsigned long long)all_losses,
-		    (unsigned long long)all_ratchets, all_losses == 0 ?
-		    " (no run lost its link)" : "");
-		bad |= none;
-		/* And the window must have shrunk, and held data back. */
-		none = all_wstalls == 0 || all_wsmall == 0;
-		printf("%s %d - send window: %llu stalls on a full window, "
-		    "%llu turns under a window below its largest\n",
-		    none ? "not ok" : "ok", ++t,
-		    (unsigned long long)all_wstalls,
-		    (unsigned long long)all_wsmall);
-		bad |= none;
-		/*
-		 * Sealed runs, with either AEAD where both exist, keys renewed
-		 * mid-run, and a flipped bit caught where faults ran.
-		 */
-		none = all_sealed == 0 || all_rekeyed == 0 ||
-		    (seal_aesgcm_available() && (all_aesgcm == 0 ||
-		    all_aesgcm == all_sealed)) || (all_tampered == 0 &&
-		    (only == NULL || strcmp(only, "faults") == 0));
-		printf("%s %d - sealing: %llu sealed runs (%llu with "
-		    "AES-256-GCM; %llu of %llu that started near a rekey "
-		    "boundary crossed it), %llu flipped bits caught\n",
-		    none ? "not ok" : "ok", ++t,
-		    (unsigned long long)all_sealed,
-		    (unsigned long long)all_aesgcm,
-		    (unsigned long long)all_rekeyed,
-		    (unsigned long long)all_near,
-		    (unsigned long long)all_tampered);
-		bad |= none;
+	/* What the many seeds together must have reached. */
+	if (!o.have_seed) {
+		bad |= seen_resizes(&t);
+		bad |= seen_ratchets(&t);
+		bad |= seen_window(&t);
+		bad |= seen_sealing(o.only, &t);
 	}
 	printf("1..%d\n", t);
 	return (bad ? 1 : 0);
