@@ -30,6 +30,7 @@
 #include "cfg.h"
 #include "cfghint.h"
 #include "conf.h"
+#include "conf_int.h"
 #include "conffile.h"
 #include "ident.h"
 #include "secmem.h"

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * conf_int: the configuration parser's own header (only the conf files
+ * include it): the calls they share to read rstreamd.conf.  The rest of
+ * the daemon knows the configuration through conf.h alone.  A file
+ * includes conf.h before this one: this header does not include it, since
+ * tests/layers.sh sees conf.c and conf.h as one module and would see
+ * conf.c -> conf_int.h -> conf.h as a loop.
+ *
+ * Errors go into the struct cfg of the conf_load() under way, as cfg.h
+ * says.
+ */
+#ifndef CONF_INT_H
+#define CONF_INT_H
+
+#include <stddef.h>
+
+#include "cfg.h"
+
+/* Its types are conf.h's: included first. */
+struct conf;
+struct conf_addr;
+struct conf_tunnel;
+
+/* From confaddr.c: the addresses, as text. */
+
+/**
+ * conf_parse_addr(text, allow_port0, a, err, errlen):
+ * Parse an accept or target address: "tcp://HOST:PORT",
+ * "tcp://[V6]:PORT" or "unix:/absolute/path" ("unix:///absolute/path" is
+ * the same).  Port 0 ("pick a free one") is refused unless ${allow_port0}.
+ * Host names are not resolved.  On success fill ${a} and return 0; on
+ * error return -1 and write into ${err} only the reason ("missing port",
+ * "bad port 'abc'", ...): the caller knows what the address was for and
+ * prefixes that and ${text}.
+ */
+int conf_parse_addr(const char *text, int allow_port0, struct conf_addr *a,
+    char *err, size_t errlen);
+
+/**
+ * conf_parse_hostport(text, default_port, a, err, errlen):
+ * Parse a peer or listen address: "HOST:PORT", "[V6]:PORT", or "HOST" or
+ * "[V6]" alone, which take ${default_port} (if ${default_port} is NULL a
+ * port is required).  The port must be 1 to 65535.  Fills ${a} as a TCP
+ * address and returns 0, or returns -1 with the reason in ${err}, as
+ * conf_parse_addr does.
+ */
+int conf_parse_hostport(const char *text, const char *default_port,
+    struct conf_addr *a, char *err, size_t errlen);
+
+/* From confpeer.c: the identity settings and a tunnel's peers. */
+
+/**
+ * conf_peers_parse(p, root, c):
+ * Read identity_file (not under CONF_NO_KEYS), peers and peers_file (not
+ * under CONF_NO_KEYS) of ${root} into ${c}: 0, or -1 with the error in
+ * ${p}.  Before the tunnels, which name the peers.
+ */
+int conf_peers_parse(const struct cfg *p, const config_setting_t *root,
+    struct conf *c);
+
+/**
+ * conf_tunnel_peers_parse(p, peers_s, encrypt_s, c, t):
+ * Tunnel ${t}'s peers setting ${peers_s} (NULL: none) against ${c}'s
+ * peers, and its encrypt: ${encrypt_s} (NULL: unset, then the default)
+ * already read into ${t}->encrypt.  0, or -1 with the error in ${p}.
+ */
+int conf_tunnel_peers_parse(const struct cfg *p,
+    const config_setting_t *peers_s, const config_setting_t *encrypt_s,
+    const struct conf *c, struct conf_tunnel *t);
+
+/**
+ * conf_tunnel_peers_same(x, y):
+ * True if tunnels ${x} and ${y} name the same peers and seal alike.
+ */
+int conf_tunnel_peers_same(const struct conf_tunnel *x,
+    const struct conf_tunnel *y);
+
+/* From conf.c: a tunnel's own needs. */
+
+/**
+ * conf_tunnel_needs(c, why):
+ * The protocol version tunnel ${c}'s own settings need: 5 (the
+ * responder's proof of the resume secret) for resume_time, 4 (RING) for
+ * rings that grow from ring_min, 3 (ORIGIN) for a target with
+ * proxy_protocol, else 1; what needs it (for
+ * messages: "ring_min below the ring size", ...) in ${*why} if not NULL.
+ */
+unsigned conf_tunnel_needs(const struct conf_tunnel *c, const char **why);
+
+#endif /* !CONF_INT_H */
