@@ -10,9 +10,6 @@
 #include <netinet/in.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
-#include <pwd.h>
-#include <unistd.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -23,8 +20,6 @@
 
 #include <libconfig.h>
 
-#include "engine.h"
-#include "ring.h"
 #include "wire.h"
 
 #include "cfg.h"
@@ -32,14 +27,7 @@
 #include "conf.h"
 #include "conf_int.h"
 #include "conffile.h"
-#include "ident.h"
 #include "secmem.h"
-
-/*
- * Inline data beyond 1 KiB is more than any HCA offers, so a bigger value
- * is a typo, not a wish.  The queue limits are the engine's.
- */
-#define INLINE_MAX	1024
 
 /* What every tunnel gets unless defaults or the tunnel say otherwise. */
 static const struct conf_sizes builtin_sizes = {
@@ -56,43 +44,6 @@ static const struct conf_sizes builtin_sizes = {
 	.traffic_class = CONF_UNSET,
 	.service_level = CONF_UNSET,
 	.priority = 4
-};
-
-/* The integer settings valid both in defaults and in a tunnel. */
-static const struct size_key {
-	const char *name;
-	size_t off;		/* in struct conf_sizes */
-	long long min, max;
-	int ring;		/* ring_size_check() decides, not min/max;
-				   2: the same, or 0 */
-} size_keys[] = {
-	{ "sendbuf", offsetof(struct conf_sizes, sendbuf), 0, 0, 1 },
-	{ "recvbuf", offsetof(struct conf_sizes, recvbuf), 0, 0, 1 },
-	{ "ring_min", offsetof(struct conf_sizes, ring_min), 0, 0, 2 },
-	{ "max_memory", offsetof(struct conf_sizes, max_memory),
-	    0, 1024 * 1024, 0 },
-	{ "sq_size", offsetof(struct conf_sizes, sq_size),
-	    ENGINE_SQ_MIN, ENGINE_SQ_MAX, 0 },
-	{ "rq_size", offsetof(struct conf_sizes, rq_size),
-	    ENGINE_RQ_MIN, WIRE_CREDITS_MAX, 0 },
-	{ "inline_size", offsetof(struct conf_sizes, inline_size),
-	    0, INLINE_MAX, 0 },
-	{ "max_streams", offsetof(struct conf_sizes, max_streams),
-	    1, WIRE_STREAMS_MAX, 0 },
-	{ "connect_timeout", offsetof(struct conf_sizes, connect_timeout),
-	    1, 3600, 0 },
-	{ "idle_timeout", offsetof(struct conf_sizes, idle_timeout),
-	    0, 7 * 86400, 0 },
-	{ "resume_time", offsetof(struct conf_sizes, resume_time),
-	    0, 3600, 0 },
-	{ "min_version", offsetof(struct conf_sizes, min_version),
-	    WIRE_VERSION_MIN, WIRE_VERSION, 0 },
-	{ "traffic_class", offsetof(struct conf_sizes, traffic_class),
-	    0, 255, 0 },
-	{ "service_level", offsetof(struct conf_sizes, service_level),
-	    0, 15, 0 },
-	{ "priority", offsetof(struct conf_sizes, priority), 1, 16, 0 },
-	{ NULL, 0, 0, 0, 0 }
 };
 
 static const struct {
@@ -112,98 +63,6 @@ is_digit(char ch)
 {
 
 	return (ch >= '0' && ch <= '9');
-}
-
-/*
- * The id of the user (${group}: the group) ${name}, the value of setting
- * ${s}, into ${*id}: a number is taken as it is, a name must exist.  Under
- * CONF_NO_KEYS (rstreamctl) nothing is looked up and ${*id} is -1.
- */
-static int
-parse_id(const struct cfg *p, const config_setting_t *s, const char *name,
-    int group, long *id)
-{
-	const char *what = group ? "group" : "user";
-	struct passwd pw, *pwp = NULL;
-	struct group gr, *grp = NULL;
-	unsigned long v;
-	size_t len;
-	char *buf = NULL, *nb;
-	int e = ERANGE;
-
-	*id = -1;
-	if (name[0] == '\0' || (p->flags & CONF_NO_KEYS))
-		return (0);
-	if (name[strspn(name, "0123456789")] == '\0') {
-		errno = 0;
-		v = strtoul(name, NULL, 10);
-		if (errno != 0 || v >= UINT32_MAX)
-			return (cfg_err(p, s, "%s: %s id %s is out of range",
-			    config_setting_name(s), what, name));
-		*id = (long)v;
-		return (0);
-	}
-	/* A group of many members takes more than the first guess. */
-	for (len = 16384; e == ERANGE && len <= 16 * 1024 * 1024; len *= 4) {
-		if ((nb = realloc(buf, len)) == NULL) {
-			e = errno;
-			break;
-		}
-		buf = nb;
-		e = group ? getgrnam_r(name, &gr, buf, len, &grp) :
-		    getpwnam_r(name, &pw, buf, len, &pwp);
-	}
-	if (e == 0 && (group ? grp != NULL : pwp != NULL))
-		*id = group ? (long)grp->gr_gid : (long)pwp->pw_uid;
-	free(buf);
-	if (*id != -1)
-		return (0);
-	/* Not found is 0 or one of these, depending on the NSS module. */
-	if (e != 0 && e != ENOENT && e != ESRCH && e != EBADF && e != EPERM)
-		return (cfg_err(p, s, "%s: cannot look up the %s '%s': %s",
-		    config_setting_name(s), what, name, strerror(e)));
-	return (cfg_err(p, s, "%s: unknown %s '%s'", config_setting_name(s),
-	    what, name));
-}
-
-/* Read one integer setting of struct conf_sizes and check its range. */
-static int
-parse_size(const struct cfg *p, const config_setting_t *s,
-    const struct size_key *k, struct conf_sizes *sz)
-{
-	long long v;
-	const char *why;
-
-	if (cfg_int(s, &v))
-		return (cfg_err(p, s, "%s must be an integer", k->name));
-
-	if (k->ring == 2 && v == 0) {
-		/* 0: off */
-	} else if (k->ring) {
-		/* Negative sizes are as much "below the minimum" as 0. */
-		why = ring_size_check(v < 0 ? 0 : (uint64_t)v);
-		if (why != NULL)
-			return (cfg_err(p, s, "%s %lld %s", k->name, v, why));
-	} else if (v < k->min) {
-		return (cfg_err(p, s, "%s %lld is below the minimum %lld",
-		    k->name, v, k->min));
-	} else if (v > k->max) {
-		return (cfg_err(p, s, "%s %lld is above the maximum %lld",
-		    k->name, v, k->max));
-	}
-	*(uint32_t *)(void *)((char *)sz + k->off) = (uint32_t)v;
-	return (0);
-}
-
-static const struct size_key *
-size_key_find(const char *name)
-{
-	const struct size_key *k;
-
-	for (k = size_keys; k->name != NULL; k++)
-		if (strcmp(k->name, name) == 0)
-			return (k);
-	return (NULL);
 }
 
 /* peer: "HOST:PORT", or an array of them tried in turn. */
@@ -266,7 +125,7 @@ parse_log_level(const struct cfg *p, const config_setting_t *s,
 static int
 parse_defaults(struct cfg *p, const config_setting_t *g, struct conf *c)
 {
-	const struct size_key *k;
+	const struct conf_size_key *k;
 	const config_setting_t *s;
 	int i;
 
@@ -275,11 +134,11 @@ parse_defaults(struct cfg *p, const config_setting_t *g, struct conf *c)
 	p->scope = "defaults";
 	for (i = 0; i < config_setting_length(g); i++) {
 		s = config_setting_get_elem(g, (unsigned int)i);
-		if ((k = size_key_find(config_setting_name(s))) == NULL)
+		if ((k = conf_size_find(config_setting_name(s))) == NULL)
 			return (cfg_err_plain(p, s,
 			    "unknown setting '%s' in defaults",
 			    config_setting_name(s)));
-		if (parse_size(p, s, k, &c->defaults))
+		if (conf_size_parse(p, s, k, &c->defaults))
 			return (-1);
 	}
 	p->scope = NULL;
@@ -488,7 +347,7 @@ parse_global(const struct cfg *p, const config_setting_t *s,
 		    g->kind == G_PATH_OR_EMPTY));
 	case G_GROUP:
 		return (cfg_string(p, s, field, g->size, 0) ||
-		    parse_id(p, s, field, 1, &c->control_gid) ? -1 : 0);
+		    conf_id_parse(p, s, field, 1, &c->control_gid) ? -1 : 0);
 	case G_MODE:
 		return (cfg_mode(p, s, (uint32_t *)(void *)field));
 	case G_ALLOW:
@@ -499,53 +358,6 @@ parse_global(const struct cfg *p, const config_setting_t *s,
 	default:
 		return (0);
 	}
-}
-
-/*
- * Read key_file ${s} into ${k} ("" leaves it unset where ${empty_ok}),
- * refused if others could read or replace it (ident_open_private).
- */
-static int
-parse_key(const struct cfg *p, const config_setting_t *s,
-    struct conf_key *k, int empty_ok)
-{
-	char why[2400];
-	ssize_t n = 0;
-	size_t len = 0;
-	uint8_t spare;
-	int fd;
-
-	memset(k, 0, sizeof(*k));
-	if (cfg_path(p, s, k->file, sizeof(k->file), empty_ok))
-		return (-1);
-	if (k->file[0] == '\0' || (p->flags & CONF_NO_KEYS))
-		return (0);
-	if ((fd = ident_open_private(k->file, why, sizeof(why))) < 0)
-		return (cfg_err(p, s, "key_file %s", why));
-	/* One byte more than allowed (into a spare) tells a too-long file. */
-	while (len <= CONF_KEY_MAX) {
-		n = len < CONF_KEY_MAX ? read(fd, k->key + len,
-		    CONF_KEY_MAX - len) : read(fd, &spare, 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	if (n < 0)
-		return (cfg_err(p, s, "key_file %s: cannot read: %s", k->file,
-		    strerror(errno)));
-	if (len > CONF_KEY_MAX)
-		return (cfg_err(p, s, "key_file %s is longer than %d bytes; is "
-		    "it the right file?", k->file, CONF_KEY_MAX));
-	if (len < CONF_KEY_MIN)
-		return (cfg_err(p, s, "key_file %s holds %zu bytes; a key "
-		    "needs at least %d random bytes (256 bits), e.g. from "
-		    "head -c 32 /dev/urandom", k->file, len, CONF_KEY_MIN));
-	k->len = len;
-	k->set = 1;
-	return (0);
 }
 
 /* The allow list: "ADDRESS" or "ADDRESS/PREFIX", IPv4 or IPv6. */
@@ -703,7 +515,7 @@ parse_tunnel_key(const struct cfg *p, const config_setting_t *s,
 	case TK_STRING:
 		return (cfg_string(p, s, field, k->size, 0));
 	case TK_KEY:
-		return (parse_key(p, s, (struct conf_key *)(void *)field, 1));
+		return (conf_key_parse(p, s, (struct conf_key *)(void *)field, 1));
 	case TK_PROXY:
 		return (parse_proxy(p, s, (int *)(void *)field));
 	case TK_BOOL:
@@ -760,7 +572,7 @@ static int
 tunnel_keys_read(const struct cfg *p, struct tunnel_parse *tp)
 {
 	const struct tunnel_key *k;
-	const struct size_key *sk;
+	const struct conf_size_key *sk;
 	const config_setting_t *s;
 	enum tkey_seen seen;
 	const char *name;
@@ -773,8 +585,8 @@ tunnel_keys_read(const struct cfg *p, struct tunnel_parse *tp)
 			if (parse_tunnel_key(p, s, k, tp->t))
 				return (-1);
 			seen = k->seen;
-		} else if ((sk = size_key_find(name)) != NULL) {
-			if (parse_size(p, s, sk, &tp->t->sz))
+		} else if ((sk = conf_size_find(name)) != NULL) {
+			if (conf_size_parse(p, s, sk, &tp->t->sz))
 				return (-1);
 			seen = sk->off == offsetof(struct conf_sizes,
 			    resume_time) ? TS_RESUME : sk->off ==
@@ -865,11 +677,11 @@ tunnel_check(const struct cfg *p, struct tunnel_parse *tp)
 		return (cfg_err(p, unix_s, "%s needs a unix: accept address",
 		    config_setting_name(unix_s)));
 	/* Looked up once they are known to apply. */
-	if (t->unix_owner[0] != '\0' && parse_id(p,
+	if (t->unix_owner[0] != '\0' && conf_id_parse(p,
 	    config_setting_get_member(tp->g, "unix_owner"), t->unix_owner, 0,
 	    &t->unix_uid))
 		return (-1);
-	if (t->unix_group[0] != '\0' && parse_id(p,
+	if (t->unix_group[0] != '\0' && conf_id_parse(p,
 	    config_setting_get_member(tp->g, "unix_group"), t->unix_group, 1,
 	    &t->unix_gid))
 		return (-1);
@@ -1094,7 +906,7 @@ parse_root(struct cfg *p, const config_setting_t *root, struct conf *c)
 		return (-1);
 	/* Tunnels inherit the global key, and name the peers. */
 	if ((s = config_setting_get_member(root, "key_file")) != NULL &&
-	    parse_key(p, s, &c->key, 0))
+	    conf_key_parse(p, s, &c->key, 0))
 		return (-1);
 	if (conf_peers_parse(p, root, c))
 		return (-1);

@@ -20,6 +20,8 @@
 /* Its types are conf.h's: included first. */
 struct conf;
 struct conf_addr;
+struct conf_key;
+struct conf_sizes;
 struct conf_tunnel;
 
 /* From confaddr.c: the addresses, as text. */
@@ -75,6 +77,54 @@ int conf_tunnel_peers_parse(const struct cfg *p,
  */
 int conf_tunnel_peers_same(const struct conf_tunnel *x,
     const struct conf_tunnel *y);
+
+/*
+ * From confvalue.c: the values the top level and tunnels both take.
+ */
+
+/* A row of the integer settings valid both in defaults and in a tunnel. */
+struct conf_size_key {
+	const char *name;
+	size_t off;		/* in struct conf_sizes */
+	long long min, max;
+	int ring;		/* ring_size_check() decides, not min/max;
+				   2: the same, or 0 */
+};
+
+/**
+ * conf_size_find(name):
+ * The integer setting of struct conf_sizes called ${name}, or NULL if
+ * there is none.
+ */
+const struct conf_size_key *conf_size_find(const char *name);
+
+/**
+ * conf_size_parse(p, s, k, sz):
+ * Read setting ${s}, the integer setting ${k}, into ${sz} after checking
+ * its range: 0, or -1 with the error in ${p}.
+ */
+int conf_size_parse(const struct cfg *p, const config_setting_t *s,
+    const struct conf_size_key *k, struct conf_sizes *sz);
+
+/**
+ * conf_key_parse(p, s, k, empty_ok):
+ * Read key_file ${s} into ${k} ("" leaves it unset where ${empty_ok}),
+ * refused if others could read or replace it (ident_open_private).
+ * Under CONF_NO_KEYS the file is named but not read.  0, or -1 with the
+ * error in ${p}.
+ */
+int conf_key_parse(const struct cfg *p, const config_setting_t *s,
+    struct conf_key *k, int empty_ok);
+
+/**
+ * conf_id_parse(p, s, name, group, id):
+ * The id of the user (${group}: the group) ${name}, the value of setting
+ * ${s}, into ${*id}: a number is taken as it is, a name must exist.  Under
+ * CONF_NO_KEYS (rstreamctl) nothing is looked up and ${*id} is -1.  0, or
+ * -1 with the error in ${p}.
+ */
+int conf_id_parse(const struct cfg *p, const config_setting_t *s,
+    const char *name, int group, long *id);
 
 /* From conf.c: a tunnel's own needs. */
 
