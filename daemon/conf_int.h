@@ -126,7 +126,17 @@ int conf_key_parse(const struct cfg *p, const config_setting_t *s,
 int conf_id_parse(const struct cfg *p, const config_setting_t *s,
     const char *name, int group, long *id);
 
-/* From conf.c: a tunnel's own needs. */
+/* From conftunnel.c: the tunnels. */
+
+/**
+ * conf_tunnels_parse(p, s, c):
+ * Read the tunnels list ${s} (NULL: the file has none) into ${c}, whose
+ * defaults, key and peers are read: 0, or -1 with the error in ${p}.  A
+ * file without tunnels must say so ("tunnels = ( );"), and a target needs
+ * a listen address.
+ */
+int conf_tunnels_parse(struct cfg *p, const config_setting_t *s,
+    struct conf *c);
 
 /**
  * conf_tunnel_needs(c, why):
