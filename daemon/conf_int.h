@@ -126,6 +126,20 @@ int conf_key_parse(const struct cfg *p, const config_setting_t *s,
 int conf_id_parse(const struct cfg *p, const config_setting_t *s,
     const char *name, int group, long *id);
 
+/* From confglobal.c: the top level. */
+
+/**
+ * conf_globals_parse(p, root, c):
+ * Read the top-level settings of ${root} into ${c}: every name must be a
+ * setting the parser knows; the table's settings in the file's order,
+ * then log_level, defaults, listen, source and key_file in this order,
+ * wherever the file puts them.  The identity settings and the tunnels
+ * are left to conf_peers_parse and conf_tunnels_parse.  0, or -1 with
+ * the error in ${p}.
+ */
+int conf_globals_parse(struct cfg *p, const config_setting_t *root,
+    struct conf *c);
+
 /* From conftunnel.c: the tunnels. */
 
 /**
