@@ -140,6 +140,16 @@ int conf_id_parse(const struct cfg *p, const config_setting_t *s,
 int conf_globals_parse(struct cfg *p, const config_setting_t *root,
     struct conf *c);
 
+/* From confcheck.c: the configuration as a whole. */
+
+/**
+ * conf_check_memory(p, c):
+ * A tunnel of ${c} whose memory (its max_memory, or its share of the
+ * daemon's) could never hold one stream's first rings is a mistake: 0,
+ * or -1 with the error, at the tunnel's line, in ${p}.
+ */
+int conf_check_memory(const struct cfg *p, const struct conf *c);
+
 /* From conftunnel.c: the tunnels. */
 
 /**
