@@ -30,7 +30,7 @@ level() {
 		bridge) echo 10 ;;
 		tunnel) echo 11 ;;
 		reload | metrics | scrape) echo 12 ;;
-		ctl | ctlcmd | rows) echo 13 ;;
+		ctl | ctlcmd | show | rows) echo 13 ;;
 		rstreamd | rstreamctl) echo 14 ;;
 		*) echo unknown ;;
 		esac
