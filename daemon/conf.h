@@ -15,6 +15,9 @@
  * Every error is one complete line meant for the user, naming the file and
  * the line at fault: "/etc/rstreamd.conf:7: tunnel pg: recvbuf 1000 is
  * below the minimum 4096".
+ *
+ * This header is what the rest of the daemon uses; the parser's files
+ * share their own calls in conf_int.h.
  */
 #ifndef CONF_H
 #define CONF_H
@@ -52,7 +55,8 @@ struct conf_sizes {
 	uint32_t idle_timeout;		/* seconds without a byte either way, 0 = none */
 	uint32_t resume_time;		/* seconds a stream waits for a new link, 0 = none */
 	/* The oldest protocol version the tunnel's links may speak (1 to
-	 * WIRE_VERSION); 0 in defaults: each tunnel's conf_tunnel_needs. */
+	 * WIRE_VERSION); 0 in defaults: each tunnel's conf_tunnel_needs
+	 * (conf_int.h). */
 	uint32_t min_version;
 	/* The link's IP TOS byte (RoCE v2 DSCP/ECN, GRH traffic class),
 	 * 0..255, and its path's service level, 0..15; CONF_UNSET: the
@@ -285,30 +289,6 @@ int conf_warn(const struct conf *c, int keyless,
 void conf_free(struct conf *c);
 
 /**
- * conf_parse_addr(text, allow_port0, a, err, errlen):
- * Parse an accept or target address: "tcp://HOST:PORT",
- * "tcp://[V6]:PORT" or "unix:/absolute/path" ("unix:///absolute/path" is
- * the same).  Port 0 ("pick a free one") is refused unless ${allow_port0}.
- * Host names are not resolved.  On success fill ${a} and return 0; on
- * error return -1 and write into ${err} only the reason ("missing port",
- * "bad port 'abc'", ...): the caller knows what the address was for and
- * prefixes that and ${text}.
- */
-int conf_parse_addr(const char *text, int allow_port0, struct conf_addr *a,
-    char *err, size_t errlen);
-
-/**
- * conf_parse_hostport(text, default_port, a, err, errlen):
- * Parse a peer or listen address: "HOST:PORT", "[V6]:PORT", or "HOST" or
- * "[V6]" alone, which take ${default_port} (if ${default_port} is NULL a
- * port is required).  The port must be 1 to 65535.  Fills ${a} as a TCP
- * address and returns 0, or returns -1 with the reason in ${err}, as
- * conf_parse_addr does.
- */
-int conf_parse_hostport(const char *text, const char *default_port,
-    struct conf_addr *a, char *err, size_t errlen);
-
-/**
  * conf_addr_same(x, y):
  * True if ${x} and ${y} are the same address as written.
  */
@@ -368,50 +348,6 @@ conf_tunnel_max_memory(const struct conf *c, const struct conf_tunnel *t)
 		return (conf_max_memory_bytes(c));
 	return (conf_max_memory_bytes(c) / c->ntunnels);
 }
-
-/**
- * conf_tunnel_needs(c, why):
- * The protocol version tunnel ${c}'s own settings need: 5 (the
- * responder's proof of the resume secret) for resume_time, 4 (RING) for
- * rings that grow from ring_min, 3 (ORIGIN) for a target with
- * proxy_protocol, else 1; what needs it (for
- * messages: "ring_min below the ring size", ...) in ${*why} if not NULL.
- */
-unsigned conf_tunnel_needs(const struct conf_tunnel *c, const char **why);
-
-/*
- * For conf.c, from confpeer.c: the identity settings, read in the middle
- * of conf_load() (errors into ${p} as cfg.h says).
- */
-struct cfg;
-struct config_setting_t;
-
-/**
- * conf_peers_parse(p, root, c):
- * Read identity_file (not under CONF_NO_KEYS), peers and peers_file (not
- * under CONF_NO_KEYS) of ${root} into ${c}: 0, or -1 with the error in
- * ${p}.  Before the tunnels, which name the peers.
- */
-int conf_peers_parse(const struct cfg *p,
-    const struct config_setting_t *root, struct conf *c);
-
-/**
- * conf_tunnel_peers_parse(p, peers_s, encrypt_s, c, t):
- * Tunnel ${t}'s peers setting ${peers_s} (NULL: none) against ${c}'s
- * peers, and its encrypt: ${encrypt_s} (NULL: unset, then the default)
- * already read into ${t}->encrypt.  0, or -1 with the error in ${p}.
- */
-int conf_tunnel_peers_parse(const struct cfg *p,
-    const struct config_setting_t *peers_s,
-    const struct config_setting_t *encrypt_s, const struct conf *c,
-    struct conf_tunnel *t);
-
-/**
- * conf_tunnel_peers_same(x, y):
- * True if tunnels ${x} and ${y} name the same peers and seal alike.
- */
-int conf_tunnel_peers_same(const struct conf_tunnel *x,
-    const struct conf_tunnel *y);
 
 /**
  * conf_peer_by_pub(c, pub):

@@ -14,6 +14,7 @@
 #include "wire.h"
 
 #include "conf.h"
+#include "conf_int.h"
 
 /*
  * The addresses of rstreamd.conf: "tcp://HOST:PORT", "tcp://[V6]:PORT" and

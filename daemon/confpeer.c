@@ -16,6 +16,7 @@
 
 #include "cfg.h"
 #include "conf.h"
+#include "conf_int.h"
 #include "ident.h"
 
 #define NAME_HINT	"use 1 to 64 characters from A-Z a-z 0-9 . _ -"

@@ -13,22 +13,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bridge.h"
-#include "cm.h"
 #include "conf.h"
 #include "ctl.h"
 #include "ctlcmd.h"
-#include "hca.h"
-#include "link.h"
 #include "log.h"
 #include "loop.h"
-#include "metrics.h"
 #include "reload.h"
 #include "render.h"
 #include "rsd.h"
+#include "show.h"
 #include "sock.h"
-#include "tables.h"
-#include "tunnel.h"
 
 /* A client that sends nothing for this long is closed. */
 #define CTL_IDLE_MS	5000
@@ -84,541 +78,7 @@ struct ctl {
 	struct log_burst who_log, soon_log;
 };
 
-/* A number's cell, blank unless ${have}. */
-#define NUM_IF(have, v)	((have) ? (uint64_t)(v) : RENDER_BLANK)
-
-/* ------------------------------------------------------------- tables */
-
-/* The wall clock now, in ms since the epoch: what link times count from. */
-static uint64_t
-wall_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ((uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000);
-}
-
-/* Client tunnel ${t}'s link, into its row ${r}. */
-static void
-tun_link_row(const struct tun *t, struct tables_tunnel *r)
-{
-	struct link_info li;
-
-	r->link = "";
-	r->link_error = "";
-	r->link_failures = r->link_down_since = RENDER_BLANK;
-	if (!t->c->has_accept || t->link == NULL)
-		return;
-	link_info(t->link, &li);
-	r->link = link_state_name(li.state);
-	r->link_error = li.last_error;
-	r->link_failures = NUM_IF(li.have_failures, li.failures);
-	r->link_down_since = NUM_IF(li.down_since_ms != 0, li.down_since_ms);
-}
-
-/* Tunnel ${t}'s row ${r}, its strings ${t}'s own. */
-static void
-tunnel_row(struct rsd *d, const struct tun *t, struct tables_tunnel *r)
-{
-	int client = t->c->has_accept;
-
-	memset(r, 0, sizeof(*r));
-	r->tunnel = t->c->name;
-	r->side = client ? "client" : "target";
-	r->address = client ? (t->bound[0] ? t->bound : "-") :
-	    t->c->target.text;
-	r->peer = client && t->link ? link_peer(t->link) : "";
-	r->state = t->draining || d->draining ? "draining" : "active";
-	r->streams = t->nstreams;
-	r->max_streams = t->c->sz.max_streams;
-	tun_link_row(t, r);
-}
-
-static void
-tunnels_tab(struct rsd *d, struct render_tab *tb)
-{
-	const struct tun *t;
-	struct tables_tunnel r;
-
-	tables_tunnels(tb);
-	tb->now_ms = wall_now_ms();
-	TAILQ_FOREACH(t, &d->tuns, entry) {
-		tunnel_row(d, t, &r);
-		render_tab_add(tb, &r);
-	}
-}
-
-static void
-streams_tab(struct rsd *d, struct render_tab *tb)
-{
-	const struct tun *t;
-	const struct bridge *b;
-	struct bridge_info bi;
-	struct tables_stream r;
-
-	tables_streams(tb);
-	TAILQ_FOREACH(t, &d->tuns, entry) {
-		for (b = bridge_first(t); b != NULL; b = bridge_next(b)) {
-			bridge_info(b, &bi);
-			memset(&r, 0, sizeof(r));
-			r.tunnel = t->c->name;
-			r.stream = bi.serial;
-			r.side = bi.side;
-			r.address = bi.who;
-			r.peer = bi.peer;
-			r.identity = bi.identity;
-			r.origin = bi.origin;
-			r.state = bi.state;
-			r.bytes_in = bi.bytes_in;
-			r.bytes_out = bi.bytes_out;
-			r.age_s = bi.age_ms / 1000;
-			r.queued = NUM_IF(bi.have_send, bi.send.queued);
-			r.unacked = NUM_IF(bi.have_send, bi.send.unacked);
-			r.wait_credit_ns = NUM_IF(bi.have_send,
-			    bi.send.wait_credit_ns);
-			r.wait_sq_ns = NUM_IF(bi.have_send, bi.send.wait_sq_ns);
-			render_tab_add(tb, &r);
-		}
-	}
-}
-
-/* Where link ${li} runs on the fabric, into ${r}. */
-static void
-link_row_hca(const struct link_info *li, struct tables_link *r)
-{
-	const struct hca_info *h = li->hca;
-
-	r->port = NUM_IF(h != NULL, h ? h->port : 0);
-	r->transport = h != NULL ? h->transport : "";
-	r->gid_index = NUM_IF(h != NULL && h->gid_index >= 0,
-	    h ? h->gid_index : 0);
-	r->gid = h != NULL ? h->gid : "";
-	r->peer_gid = h != NULL ? h->peer_gid : "";
-	r->path_mtu = NUM_IF(h != NULL && h->path_mtu > 0,
-	    h ? h->path_mtu : 0);
-	r->qpn = NUM_IF(h != NULL, h ? h->qpn : 0);
-	r->peer_qpn = NUM_IF(h != NULL, h ? h->peer_qpn : 0);
-	r->traffic_class = NUM_IF(h != NULL && h->traffic_class >= 0,
-	    h ? h->traffic_class : 0);
-	r->service_level = NUM_IF(h != NULL && h->sl >= 0, h ? h->sl : 0);
-}
-
-static void
-links_tab(struct rsd *d, struct render_tab *tb)
-{
-	const struct dlink *dl;
-	struct link_info li;
-	struct tables_link r;
-	int s;
-
-	tables_links(tb);
-	tb->now_ms = wall_now_ms();
-	for (dl = link_first(d); dl != NULL; dl = link_next(dl)) {
-		link_info(dl, &li);
-		s = li.have_stats;
-		memset(&r, 0, sizeof(r));
-		r.link = li.name;
-		r.direction = li.dir;
-		r.peer = li.peer;
-		r.identity = li.identity;
-		r.sealing = li.sealing != NULL ? li.sealing : "";
-		r.tunnel = li.tunnel;
-		r.state = li.goaway ? "up (peer going away)" :
-		    link_state_name(li.state);
-		r.device = li.device;
-		r.streams = NUM_IF(s, li.st.streams_active);
-		r.bytes_tx = NUM_IF(s, li.st.bytes_tx);
-		r.bytes_rx = NUM_IF(s, li.st.bytes_rx);
-		r.sq_depth = NUM_IF(s, li.st.sq_depth);
-		r.inflight = NUM_IF(s, li.st.inflight);
-		r.window = NUM_IF(s, li.st.window);
-		r.rtt_ns = NUM_IF(s && li.st.rtt_ns, li.st.rtt_ns);
-		r.rate = NUM_IF(s && li.st.rate, li.st.rate);
-		r.wait_credit_ns = NUM_IF(s, li.st.wait_credit_ns);
-		r.wait_sq_ns = NUM_IF(s, li.st.wait_sq_ns);
-		r.stall_ring = NUM_IF(s, li.st.stall_ring);
-		r.stall_msg = NUM_IF(s, li.st.stall_msg);
-		r.stall_sq = NUM_IF(s, li.st.stall_sq);
-		r.stall_window = NUM_IF(s, li.st.stall_window);
-		r.ring_bytes = NUM_IF(s, li.mem.pinned);
-		r.rings_reused = NUM_IF(s, li.mem.reused);
-		r.ctrl_bytes = NUM_IF(s, li.mem.control);
-		r.suspended = li.suspended;
-		r.resume_id = li.resume_id;
-		link_row_hca(&li, &r);
-		r.worker = li.worker;
-		r.version = NUM_IF(li.version, li.version);
-		r.priority = NUM_IF(li.priority, li.priority);
-		r.share = li.share;
-		r.failures = NUM_IF(li.have_failures, li.failures);
-		r.failures_total = NUM_IF(li.have_failures,
-		    li.failures_total);
-		r.down_since = NUM_IF(li.down_since_ms != 0, li.down_since_ms);
-		r.last_error = li.last_error;
-		render_tab_add(tb, &r);
-	}
-}
-
-static void
-stats_tab(struct rsd *d, struct render_tab *tb)
-{
-	const struct tun *t;
-	struct link_info li;
-	struct tables_stat r;
-	int s;
-
-	tables_stats(tb);
-	TAILQ_FOREACH(t, &d->tuns, entry) {
-		if (metrics_counted_elsewhere(d, t))
-			continue;
-		s = 0;
-		if (t->link != NULL) {
-			link_info(t->link, &li);
-			s = li.have_stats;
-		}
-		memset(&r, 0, sizeof(r));
-		r.tunnel = t->c->name;
-		r.bytes_in = t->st->bytes_in;
-		r.bytes_out = t->st->bytes_out;
-		r.opened = t->st->opened;
-		r.active = t->st->active;
-		r.refused = t->st->refused;
-		r.limited = t->st->limited;
-		r.denied = t->st->denied;
-		r.failed = t->st->failed;
-		r.credit_stalls = NUM_IF(s, li.st.stall_ring +
-		    li.st.stall_msg + li.st.stall_sq);
-		r.suspended = t->st->suspended;
-		r.resumes = t->st->resumes;
-		r.resume_failures = t->st->resume_failures;
-		r.pinned = t->st->pinned;
-		r.max_memory = conf_tunnel_max_memory(d->conf, t->c);
-		r.ring_refusals = t->st->ring_refusals;
-		r.link = t->link != NULL ? link_state_name(li.state) : "";
-		render_tab_add(tb, &r);
-	}
-}
-
 /* ------------------------------------------------------------ commands */
-
-/* What a request asks for besides its command. */
-struct ctl_req {
-	int json;
-	const char *cols;	/* the columns its tables show as text
-				   (render_pick_check); NULL: default */
-	const char *tunnels;	/* the tunnels named, "a,b"; NULL: none */
-};
-
-/*
- * Each command writes its body into ${o}; it returns 0 ("ok"), 1 (check:
- * CTL_DOWN), or -1 when the body is the reason it failed ("error: ...").
- * The commands without tables ignore rq->cols, as metrics ignores json.
- */
-typedef int cmd_fn(struct rsd *d, struct render_buf *o,
-    const struct ctl_req *rq);
-
-/* What status says about the daemon, in both forms. */
-struct status {
-	unsigned long long uptime_s;
-	unsigned links, up;
-	const char *state;
-	const char *rdma;		/* cm_rdma's */
-	char rdma_why[600];
-	struct verbs_cm_mem cmm;
-	struct render_tab tb;		/* the tunnels */
-};
-
-static void
-status_json(struct rsd *d, struct render_buf *o, struct status *st)
-{
-
-	render_printf(o, "{\"version\":\"%s\",\"pid\":%ld,"
-	    "\"state\":\"%s\",\"uptime_s\":%llu,\"config\":",
-	    PACKAGE_VERSION, (long)getpid(), st->state, st->uptime_s);
-	render_json_str(o, d->conf->file);
-	render_printf(o, ",\"reloads\":%u,\"reload_error\":", d->reloads);
-	if (d->reload_error[0] != '\0')
-		render_json_str(o, d->reload_error);
-	else
-		render_printf(o, "null");
-	render_printf(o, ",\"log\":");
-	render_json_str(o, log_destination());
-	render_printf(o, ",\"rdma\":\"%s\",\"rdma_problem\":", st->rdma);
-	if (st->rdma_why[0] != '\0')
-		render_json_str(o, st->rdma_why);
-	else
-		render_printf(o, "null");
-	render_printf(o, ",\"streams\":%u,\"links\":%u,"
-	    "\"links_up\":%u,\"links_rejected\":%llu,"
-	    "\"links_evicted\":%llu,\"auth_failures\":%llu,"
-	    "\"resume_refusals\":%llu,\"resume_timeouts\":%llu,"
-	    "\"stepdowns\":%llu,\"stepdowns_refused\":%llu,"
-	    "\"ring_bytes\":%llu,\"control_bytes\":%llu,"
-	    "\"suspended_bytes\":%llu,\"max_memory\":%llu,"
-	    "\"workers\":%zu,\"tunnels\":", tunnel_streams(d), st->links,
-	    st->up, (unsigned long long)d->links_rejected,
-	    (unsigned long long)d->links_evicted,
-	    (unsigned long long)d->auth_failures,
-	    (unsigned long long)d->resume_refusals,
-	    (unsigned long long)d->resume_timeouts,
-	    (unsigned long long)d->stepdowns,
-	    (unsigned long long)d->stepdowns_refused,
-	    (unsigned long long)st->cmm.total,
-	    (unsigned long long)st->cmm.control,
-	    (unsigned long long)st->cmm.detached,
-	    (unsigned long long)conf_max_memory_bytes(d->conf),
-	    link_workers(d));
-	render_tab(o, &st->tb, 1, NULL);
-	render_printf(o, "}");
-}
-
-static void
-status_text(struct rsd *d, struct render_buf *o, struct status *st,
-    const char *cols)
-{
-	char line[1400];
-
-	render_printf(o, "rstreamd %s, pid %ld, %s for %llu s\n",
-	    PACKAGE_VERSION, (long)getpid(), st->state, st->uptime_s);
-	render_printf(o, "config: %s (%u reload%s%s)\n", d->conf->file,
-	    d->reloads, d->reloads == 1 ? "" : "s",
-	    d->reload_error[0] ? "; the last one FAILED" : "");
-	if (d->reload_error[0] != '\0')
-		render_printf(o, "last reload failed, running the previous "
-		    "configuration: %s\n", d->reload_error);
-	render_printf(o, "log: %s\n", log_destination());
-	render_printf(o, "rdma: %s\n", st->rdma_why[0] != '\0' ?
-	    st->rdma_why : st->rdma);
-	/* The same sentence as systemd's STATUS=, but for what RDMA lacks
-	 * (above) and a failed reload. */
-	tunnel_status(d, line, sizeof(line));
-	line[strcspn(line, ";")] = '\0';
-	render_printf(o, "%s\n", line);
-	render_printf(o, "links rejected: %llu; idle links closed for room: "
-	    "%llu; authentication failures: %llu\nresumes refused: %llu; "
-	    "suspended streams timed out: %llu\n",
-	    (unsigned long long)d->links_rejected,
-	    (unsigned long long)d->links_evicted,
-	    (unsigned long long)d->auth_failures,
-	    (unsigned long long)d->resume_refusals,
-	    (unsigned long long)d->resume_timeouts);
-	render_printf(o, "protocol step-downs: %llu; refused below "
-	    "min_version: %llu\n", (unsigned long long)d->stepdowns,
-	    (unsigned long long)d->stepdowns_refused);
-	render_printf(o, "workers: %zu\n", link_workers(d));
-	if (d->conf->max_memory != 0)
-		render_printf(o, "ring memory: %llu of %llu bytes (max_memory)",
-		    (unsigned long long)st->cmm.total,
-		    (unsigned long long)conf_max_memory_bytes(d->conf));
-	else
-		render_printf(o, "ring memory: %llu bytes",
-		    (unsigned long long)st->cmm.total);
-	render_printf(o, "; links' control buffers %llu, suspended streams' "
-	    "rings %llu\n\n", (unsigned long long)st->cmm.control,
-	    (unsigned long long)st->cmm.detached);
-	render_tab(o, &st->tb, 0, cols);
-}
-
-typedef void tab_init_fn(struct render_tab *);
-
-/*
- * Whether ${cols} names only columns of the tables ${init} (and ${init2},
- * if not NULL) make; if not, why goes into ${o}.
- */
-static int
-cols_ok(struct render_buf *o, const char *cols, tab_init_fn *init,
-    tab_init_fn *init2)
-{
-	struct render_tab tb[2];
-	const struct render_tab *tp[2] = { &tb[0], &tb[1] };
-
-	init(&tb[0]);
-	if (init2 != NULL)
-		init2(&tb[1]);
-	return (render_pick_check(o, cols, tp, init2 != NULL ? 2 : 1) == 0);
-}
-
-static int
-cmd_status(struct rsd *d, struct render_buf *o, const struct ctl_req *rq)
-{
-	struct status st;
-
-	if (!cols_ok(o, rq->cols, tables_tunnels, NULL))
-		return (-1);
-	st.uptime_s = (unsigned long long)((loop_now_ms() - d->started_ms) /
-	    1000);
-	st.links = link_count(d, &st.up);
-	st.state = d->draining ? "stopping" : "running";
-	st.rdma = cm_rdma(d, st.rdma_why, sizeof(st.rdma_why));
-	link_mem(d, &st.cmm);
-	tunnels_tab(d, &st.tb);
-	if (rq->json)
-		status_json(d, o, &st);
-	else
-		status_text(d, o, &st, rq->cols);
-	return (0);
-}
-
-/* A command whose answer is one table, made by ${init}, built by ${build}. */
-static int
-show_tab(struct rsd *d, struct render_buf *o, const struct ctl_req *rq,
-    tab_init_fn *init, void (*build)(struct rsd *, struct render_tab *))
-{
-	struct render_tab tb;
-
-	if (!cols_ok(o, rq->cols, init, NULL))
-		return (-1);
-	build(d, &tb);
-	render_tab(o, &tb, rq->json, rq->cols);
-	return (0);
-}
-
-static int
-cmd_tunnels(struct rsd *d, struct render_buf *o, const struct ctl_req *rq)
-{
-
-	return (show_tab(d, o, rq, tables_tunnels, tunnels_tab));
-}
-
-static int
-cmd_streams(struct rsd *d, struct render_buf *o, const struct ctl_req *rq)
-{
-
-	return (show_tab(d, o, rq, tables_streams, streams_tab));
-}
-
-static int
-cmd_links(struct rsd *d, struct render_buf *o, const struct ctl_req *rq)
-{
-
-	return (show_tab(d, o, rq, tables_links, links_tab));
-}
-
-/* Two tables; -o picks from either, and one with none of them is left out. */
-static int
-cmd_stats(struct rsd *d, struct render_buf *o, const struct ctl_req *rq)
-{
-	struct render_tab tb;
-	int json = rq->json, n;
-
-	if (!cols_ok(o, rq->cols, tables_stats, tables_links))
-		return (-1);
-	stats_tab(d, &tb);
-	render_printf(o, json ? "{\"tunnels\":" : "");
-	n = render_tab(o, &tb, json, rq->cols);
-	render_printf(o, json ? ",\"links\":" : n > 0 ? "\n" : "");
-	links_tab(d, &tb);
-	render_tab(o, &tb, json, rq->cols);
-	render_printf(o, json ? "}" : "");
-	return (0);
-}
-
-/*
- * Whether tunnel ${t} is one check looks at: an active client tunnel,
- * named in ${names} ("a,b") unless that is NULL.
- */
-static int
-check_wants(const struct tun *t, const char *names)
-{
-	const char *p = names;
-	size_t n, len = strlen(t->c->name);
-
-	if (!t->c->has_accept || t->draining)
-		return (0);
-	if (names == NULL)
-		return (1);
-	for (; *p != '\0'; p += n + (p[n] == ',')) {
-		n = strcspn(p, ",");
-		if (n == len && strncmp(p, t->c->name, n) == 0)
-			return (1);
-	}
-	return (0);
-}
-
-/*
- * Whether each tunnel of ${names} ("a,b") is an active client tunnel; if
- * not, why goes into ${o}.
- */
-static int
-check_names(struct rsd *d, struct render_buf *o, const char *names)
-{
-	const struct tun *t;
-	const char *p;
-	size_t n;
-	int found, target;
-
-	for (p = names; p != NULL && *p != '\0'; p += n + (p[n] == ',')) {
-		n = strcspn(p, ",");
-		found = target = 0;
-		TAILQ_FOREACH(t, &d->tuns, entry)
-			if (strlen(t->c->name) == n &&
-			    strncmp(p, t->c->name, n) == 0 && !t->draining) {
-				found = 1;
-				target = !t->c->has_accept;
-			}
-		if (found && !target)
-			continue;
-		if (target)
-			render_printf(o, "tunnel %.*s is a target tunnel: its "
-			    "links are its peers', it has none of its own to "
-			    "check\n", (int)n, p);
-		else
-			render_printf(o, "no tunnel called '%.*s' (check "
-			    "takes client tunnels' names)\n", (int)n, p);
-		return (0);
-	}
-	return (1);
-}
-
-/*
- * Whether every client tunnel's link (or each named one's) is up: "ok",
- * or CTL_DOWN and a line for each that is not.  A daemon that only serves
- * has none to check: its incoming links are its peers' to keep up.
- */
-static int
-cmd_check(struct rsd *d, struct render_buf *o, const struct ctl_req *rq)
-{
-	const struct tun *t;
-	struct render_tab tb;
-	struct tables_tunnel r;
-	unsigned n = 0, down = 0;
-
-	if (!check_names(d, o, rq->tunnels))
-		return (-1);
-	tables_tunnels(&tb);
-	tb.now_ms = wall_now_ms();
-	TAILQ_FOREACH(t, &d->tuns, entry) {
-		if (!check_wants(t, rq->tunnels))
-			continue;
-		tunnel_row(d, t, &r);
-		n++;
-		if (d->draining || t->link == NULL || !link_is_up(t->link)) {
-			down++;
-			if (!rq->json)
-				tables_tunnel_down(o, &r, tb.now_ms);
-		}
-		if (rq->json)
-			render_tab_add(&tb, &r);
-	}
-	if (rq->json) {
-		render_printf(o, "{\"up\":%s,\"stopping\":%s,\"checked\":%u,"
-		    "\"down\":%u,\"tunnels\":", down == 0 && !d->draining ?
-		    "true" : "false", d->draining ? "true" : "false", n, down);
-		render_tab(o, &tb, 1, NULL);
-		render_printf(o, "}");
-	} else {
-		if (d->draining)
-			render_printf(o, "the daemon is stopping\n");
-		else if (n == 0)
-			render_printf(o, "no client tunnels: no link of this "
-			    "daemon's own to check\n");
-		else if (down == 0)
-			render_printf(o, "every link is up (%u tunnel%s)\n", n,
-			    n == 1 ? "" : "s");
-	}
-	return (down > 0 || d->draining ? 1 : 0);
-}
 
 /* The monotonic clock now (a reload outlasts the turn's reading). */
 static uint64_t
@@ -663,39 +123,6 @@ reload_due(struct ctl *ctl, struct render_buf *o)
 	return (0);
 }
 
-/* A reload's answer (see first_reload): it worked. */
-static int
-cmd_reload(struct rsd *d, struct render_buf *o, const struct ctl_req *rq)
-{
-
-	if (rq->json)
-		render_printf(o, "{\"reloaded\":true,\"tunnels\":%zu}",
-		    d->conf->ntunnels);
-	else
-		render_printf(o, "reloaded %s: %zu tunnels\n", d->conf->file,
-		    d->conf->ntunnels);
-	return (0);
-}
-
-static int
-cmd_metrics(struct rsd *d, struct render_buf *o, const struct ctl_req *rq)
-{
-
-	(void)rq;
-	metrics_render(d, o);
-	return (0);
-}
-
-static int
-cmd_version(struct rsd *d, struct render_buf *o, const struct ctl_req *rq)
-{
-
-	(void)d;
-	render_printf(o, rq->json ? "{\"version\":\"%s\"}" : "rstreamd %s\n",
-	    PACKAGE_VERSION);
-	return (0);
-}
-
 /* A command's first step (ctlcmd.h): 0, go on; 1, the answer comes
  * later; -1, answer now (cc->rc and the body say how it went). */
 typedef int first_fn(struct ctl_conn *cc);
@@ -706,11 +133,11 @@ static const struct ctl_cmd {
 	const char *name;
 	enum ctl_who who;
 	first_fn *first;
-	cmd_fn *fn;
+	show_fn *fn;
 	int args;			/* it takes tunnels' names */
 } cmds[] = {
 #define X(name, who, first, out, args, help, more)			\
-	{ #name, who, first_##first, cmd_##name, (args)[0] != '\0' },
+	{ #name, who, first_##first, show_##name, (args)[0] != '\0' },
 	CTL_COMMANDS(X)
 #undef X
 };
@@ -820,7 +247,7 @@ static void
 on_run(void *arg)
 {
 	struct ctl_conn *cc = arg;
-	struct ctl_req rq = { cc->json, cc->has_cols ? cc->cols : NULL,
+	struct show_req rq = { cc->json, cc->has_cols ? cc->cols : NULL,
 	    cc->has_tunnels ? cc->tunnels : NULL };
 
 	cc->rc = cmds[cc->cmd].fn(cc->ctl->d, &cc->body, &rq);
@@ -831,7 +258,7 @@ on_run(void *arg)
 static int
 first_shared(struct ctl_conn *cc)
 {
-	struct ctl_req rq = { cc->json, cc->has_cols ? cc->cols : NULL,
+	struct show_req rq = { cc->json, cc->has_cols ? cc->cols : NULL,
 	    cc->has_tunnels ? cc->tunnels : NULL };
 
 	cc->rc = cmds[cc->cmd].fn(cc->ctl->d, &cc->body, &rq);
@@ -843,7 +270,7 @@ static void
 reloaded(void *arg, int rc, const char *err)
 {
 	struct ctl_conn *cc = arg;
-	struct ctl_req rq = { cc->json, NULL, NULL };
+	struct show_req rq = { cc->json, NULL, NULL };
 
 	/* Only an apply stops the daemon for a moment; a read costs it
 	 * nothing (another process does it). */
@@ -856,7 +283,7 @@ reloaded(void *arg, int rc, const char *err)
 		    "previous configuration: %s\n", err);
 		cc->rc = -1;
 	} else {
-		cc->rc = cmd_reload(cc->ctl->d, &cc->body, &rq);
+		cc->rc = show_reload(cc->ctl->d, &cc->body, &rq);
 	}
 	conn_answer(cc);
 }

@@ -3,7 +3,7 @@
 # The documentation's numbers and paths against the code's (TAP), where
 # conf-docs.sh checks only that every setting is named:
 #  - each integer setting's range in rstreamd.conf(5) ("Integer: ..., MIN
-#    to MAX") is the range daemon/conf.c's tables accept (globals[],
+#    to MAX") is the range daemon/conf*.c's tables accept (globals[],
 #    size_keys[]), with their macros expanded by the preprocessor;
 #  - every "min_version" range and every statement of the newest protocol
 #    version, in the README, the man pages and the example configurations,
@@ -31,7 +31,7 @@ not_ok() {
 
 # The rows of globals[] and size_keys[] with a range: NAME MIN MAX, as C.
 awk '
-/^(static const struct [a-z_]+ globals|} size_keys)\[\] = \{/ { t = 1; row = ""; next }
+/^static const struct [a-z_]+ (globals|size_keys)\[\] = \{/ { t = 1; row = ""; next }
 t && /^};/ { t = 0 }
 t {
 	row = row " " $0
@@ -47,24 +47,24 @@ t {
 		nm = s; sub(/^\{ "/, "", nm); sub(/".*/, "", nm)
 		sub(/^[^)]*\), /, "", s)
 		split(s, f, ", ")
-		# 0, 0: a ring size (a power of two, checked by conf.c alone).
+		# 0, 0: a ring size (a power of two, checked by the parser alone).
 		if (f[1] != "0" || f[2] != "0")
 			print nm, "(" f[1] ")", "(" f[2] ")"
 	}
 	row = ""
-}' daemon/conf.c >"$tmp/ranges.in"
+}' daemon/conf*.c >"$tmp/ranges.in"
 if [ ! -s "$tmp/ranges.in" ]; then
-	not_ok "the ranges of daemon/conf.c's tables can be read"
+	not_ok "the ranges of daemon/conf*.c's tables can be read"
 	echo "1..$n"
 	exit 1
 fi
-# Expand the macros: the tables' own headers, as conf.c includes them.
+# Expand the macros: the tables' own headers, as their files include them.
 {
 	echo '#include "engine.h"'
 	echo '#include "ring.h"'
 	echo '#include "wire.h"'
 	echo '#include "conf.h"'
-	grep -E '^#define (INLINE_MAX|TRAILING)' daemon/conf.c
+	grep -hE '^#define (INLINE_MAX|TRAILING)' daemon/conf*.c
 	sed 's/^/RANGE /' "$tmp/ranges.in"
 	echo 'VERSION WIRE_VERSION_MIN WIRE_VERSION'
 } >"$tmp/ranges.c"

@@ -22,7 +22,7 @@ level() {
 	*)
 		m=${1##*/}
 		case ${m%.*} in
-		timerq | secmem | ident | http | procstat | log | admit | proxy | render | tables | cfg | cfghint | conf | conffile | confaddr | confpeer) echo 5 ;;
+		timerq | secmem | ident | http | procstat | log | admit | proxy | render | tables | cfg | cfghint | conf | conf_int | confvalue | confglobal | conftunnel | confcheck | confload | conffile | confaddr | confpeer) echo 5 ;;
 		loop) echo 6 ;;
 		sock | resolve | notify | dial | prio | confread) echo 7 ;;
 		rsd) echo 8 ;;
@@ -30,7 +30,7 @@ level() {
 		bridge) echo 10 ;;
 		tunnel) echo 11 ;;
 		reload | metrics | scrape) echo 12 ;;
-		ctl | ctlcmd) echo 13 ;;
+		ctl | ctlcmd | show | rows) echo 13 ;;
 		rstreamd | rstreamctl) echo 14 ;;
 		*) echo unknown ;;
 		esac
@@ -111,6 +111,9 @@ private() {
 # link through link.h.
 private link_int.h "the link rooms" \
     'daemon/(link|linkstat|connect|resume|cm|handshake)\.c'
+# conf_int.h (the parser's shared calls) is the conf files' own: the
+# rest of the daemon knows the configuration through conf.h.
+private conf_int.h "the conf files" 'daemon/conf(value|global|tunnel|check|addr|peer|load)?\.c'
 # verbs_int.h (the objects behind verbs.h's types) is the verbs files'
 # own: everyone else knows them through verbs.h.
 private verbs_int.h "the verbs files" 'lib/rdma/verbs(_[a-z]+)?\.c'

@@ -25,6 +25,7 @@
 #include <sodium.h>
 
 #include "conf.h"
+#include "conf_int.h"
 #include "ident.h"
 #include "tap.h"
 
