@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # The settings the parser knows against their documentation (TAP): every
-# key of the parser's tables in daemon/conf*.c (globals[], the top level; size_keys[],
+# key of the parser's tables in daemon/conf/conf*.c (globals[], the top level; size_keys[],
 # the sizes a tunnel or defaults may set; tunnel_keys[], a tunnel's own)
 # must be described in rstreamd.conf(5) and shown in
 # conf/rstreamd.conf.example, and neither may name a setting the parser
@@ -73,7 +73,7 @@ FNR == 1 {
 	ex = 0
 	block = ""
 }
-# daemon/conf*.c: the rows { "name", ... } of the three tables.
+# daemon/conf/conf*.c: the rows { "name", ... } of the three tables.
 file ~ /conf[a-z]*\.c$/ && /^(static const struct [a-z_]+ [a-z_]+|} [a-z_]+)\[\] = \{/ {
 	table = $0
 	sub(/\[\].*/, "", table)
@@ -170,12 +170,12 @@ END {
 	d = ""
 	for (t in tabname)
 		if (list[t] == "")
-			d = d "\n# daemon/conf*.c: no table " tabname[t] " with rows { \"name\", ... }"
+			d = d "\n# daemon/conf/conf*.c: no table " tabname[t] " with rows { \"name\", ... }"
 	ntap++
 	if (d == "")
-		print "ok " ntap " - daemon/conf*.c's tables of settings can be read"
+		print "ok " ntap " - daemon/conf/conf*.c's tables of settings can be read"
 	else {
-		print "not ok " ntap " - daemon/conf*.c's tables of settings can be read"
+		print "not ok " ntap " - daemon/conf/conf*.c's tables of settings can be read"
 		print substr(d, 2)
 		failed = 1
 	}
@@ -195,5 +195,5 @@ END {
 	exit failed
 }
 AWK
-${AWK:-awk} -f "$prog" daemon/conf*.c man/rstreamd.conf.5 \
+${AWK:-awk} -f "$prog" daemon/conf/conf*.c man/rstreamd.conf.5 \
     conf/rstreamd.conf.example

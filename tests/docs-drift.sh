@@ -3,7 +3,7 @@
 # The documentation's numbers and paths against the code's (TAP), where
 # conf-docs.sh checks only that every setting is named:
 #  - each integer setting's range in rstreamd.conf(5) ("Integer: ..., MIN
-#    to MAX") is the range daemon/conf*.c's tables accept (globals[],
+#    to MAX") is the range daemon/conf/conf*.c's tables accept (globals[],
 #    size_keys[]), with their macros expanded by the preprocessor;
 #  - every "min_version" range and every statement of the newest protocol
 #    version, in the README, the man pages and the example configurations,
@@ -52,9 +52,9 @@ t {
 			print nm, "(" f[1] ")", "(" f[2] ")"
 	}
 	row = ""
-}' daemon/conf*.c >"$tmp/ranges.in"
+}' daemon/conf/conf*.c >"$tmp/ranges.in"
 if [ ! -s "$tmp/ranges.in" ]; then
-	not_ok "the ranges of daemon/conf*.c's tables can be read"
+	not_ok "the ranges of daemon/conf/conf*.c's tables can be read"
 	echo "1..$n"
 	exit 1
 fi
@@ -64,11 +64,11 @@ fi
 	echo '#include "ring.h"'
 	echo '#include "wire.h"'
 	echo '#include "conf.h"'
-	grep -hE '^#define (INLINE_MAX|TRAILING)' daemon/conf*.c
+	grep -hE '^#define (INLINE_MAX|TRAILING)' daemon/conf/conf*.c
 	sed 's/^/RANGE /' "$tmp/ranges.in"
 	echo 'VERSION WIRE_VERSION_MIN WIRE_VERSION'
 } >"$tmp/ranges.c"
-if ! $CPP -P -I daemon -I lib -I lib/protocol -I lib/crypto \
+if ! $CPP -P -I daemon -I daemon/conf -I lib -I lib/protocol -I lib/crypto \
     -I "${RSTREAMD_BUILDDIR:-.}" "$tmp/ranges.c" \
     2>"$tmp/cpp.err" | grep -E '^(RANGE|VERSION) ' >"$tmp/ranges.cpp"; then
 	not_ok "the preprocessor expands the tables' limits" "$(cat "$tmp/cpp.err")"

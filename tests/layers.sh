@@ -18,20 +18,21 @@ level() {
 	lib/rdma/*) echo 4 ;;
 	lib/*/*) echo unknown ;;
 	lib/*) echo 1 ;;
+	daemon/conf/*) echo 5 ;;
+	daemon/link/*) echo 9 ;;
+	daemon/ctl/*) echo 12 ;;
 	daemon/*/*) echo unknown ;;
 	*)
 		m=${1##*/}
 		case ${m%.*} in
-		timerq | secmem | ident | http | procstat | log | admit | proxy | render | tables | cfg | cfghint | conf | conf_int | confvalue | confglobal | conftunnel | confcheck | confload | conffile | confaddr | confpeer) echo 5 ;;
+		timerq | secmem | ident | http | procstat | log | admit | proxy) echo 5 ;;
 		loop) echo 6 ;;
 		sock | resolve | notify | dial | prio | confread) echo 7 ;;
 		rsd) echo 8 ;;
-		link | link_int | linkstat | resume | cm | connect | handshake) echo 9 ;;
 		bridge) echo 10 ;;
 		tunnel) echo 11 ;;
-		reload | metrics | scrape) echo 12 ;;
-		ctl | ctlcmd | show | rows) echo 13 ;;
-		rstreamd | rstreamctl) echo 14 ;;
+		reload) echo 12 ;;
+		rstreamd | rstreamctl) echo 13 ;;
 		*) echo unknown ;;
 		esac
 		;;
@@ -110,10 +111,10 @@ private() {
 # link_int.h (struct dlink) is the link rooms' own: the others know a
 # link through link.h.
 private link_int.h "the link rooms" \
-    'daemon/(link|linkstat|connect|resume|cm|handshake)\.c'
+    'daemon/link/[a-z_]+\.c'
 # conf_int.h (the parser's shared calls) is the conf files' own: the
 # rest of the daemon knows the configuration through conf.h.
-private conf_int.h "the conf files" 'daemon/conf(value|global|tunnel|check|addr|peer|load)?\.c'
+private conf_int.h "the conf files" 'daemon/conf/conf(value|global|tunnel|check|addr|peer|load)?\.c'
 # verbs_int.h (the objects behind verbs.h's types) is the verbs files'
 # own: everyone else knows them through verbs.h.
 private verbs_int.h "the verbs files" 'lib/rdma/verbs(_[a-z]+)?\.c'
@@ -121,7 +122,7 @@ private verbs_int.h "the verbs files" 'lib/rdma/verbs(_[a-z]+)?\.c'
 # the link rooms that take or refuse a stream); the work requests and
 # completions are the transport's.
 private engine_stream.h "the engine and the rooms that use streams" \
-    'lib/protocol/engine(_[a-z]+)?\.c|daemon/(bridge|link|resume|tunnel)\.c|daemon/bridge\.h'
+    'lib/protocol/engine(_[a-z]+)?\.c|daemon/(bridge|tunnel)\.c|daemon/link/(link|resume)\.c|daemon/bridge\.h'
 private engine_io.h "the engine and the verbs files" \
     'lib/protocol/engine(_[a-z]+)?\.c|lib/rdma/verbs(_[a-z]+)?\.[ch]'
 # engine_int.h (struct engine, struct stream, the layers' shared calls) is

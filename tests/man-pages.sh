@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Every man page renders without a single groff warning, and its
 # maintainer header (the comments before .TH) names only files that exist
-# (TAP).  In the header, a name with a slash (daemon/conf.c, systemd/) is
+# (TAP).  In the header, a name with a slash (daemon/conf/conf.c, systemd/) is
 # from the top of the tree and says where the bare names after it
 # (sock.c) are, until the next one.
 srcdir=${RSTREAMD_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}

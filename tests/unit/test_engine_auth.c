@@ -106,7 +106,7 @@ stream_flows(struct t *T, uint32_t n, uint8_t key)
 
 /*
  * The real handshake through the engine: lib/crypto/noise's Noise_XX with
- * static keys, as the daemon runs it (daemon/handshake.c adds the peers'
+ * static keys, as the daemon runs it (daemon/link/handshake.c adds the peers'
  * lists and the psk), and from version 7 the responder's confirmation:
  * BLAKE2b-256 keyed with Split's third key, of "rstream-confirm-v1" and
  * the handshake hash.  Its messages fit HANDSHAKE records and SENDs.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
- * Unit tests for lib/hca's sysfs side: a port's counters read from a tree
+ * Unit tests for lib/rdma/hca's sysfs side: a port's counters read from a tree
  * laid out as /sys/class/infiniband is (the e2e tests read rxe's own).
  */
 #include <sys/stat.h>

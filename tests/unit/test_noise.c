@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
- * Unit tests for lib/noise: the published test vectors of both patterns,
+ * Unit tests for lib/crypto/noise: the published test vectors of both patterns,
  * every message byte for byte in both roles (tests/unit/noise-vectors.txt,
  * flynn/noise's, whose notice it carries), then a hostile peer: flipped
  * bits, replays, a different prologue or psk, low-order keys, truncated

@@ -6,13 +6,13 @@
  * Without a node identity (identity_file), or towards a peer whose hello
  * has none, a link proves a pre-shared key (auth.h).  With identities on
  * both sides it runs Noise_XX (Noise_XXpsk3 when both also hold a key)
- * over lib/noise, with both hellos in the prologue, and checks the
+ * over lib/crypto/noise, with both hellos in the prologue, and checks the
  * peer's static key against the configured peers; from version 7 the
  * responder that accepted the initiator confirms it holds the session's
  * keys, and the initiator is up only once that checks.  Then it keeps
  * the handshake hash (the link's binding, which the resume secret
- * derives from) and, when the link is sealed, one lib/crypto/seal direction
- * each way for the engine's sealing callbacks.  Nothing here is
+ * derives from) and, when the link is sealed, one lib/crypto/seal
+ * direction each way for the engine's sealing callbacks.  Nothing here is
  * hand-made cryptography: Noise, the AEADs and BLAKE2b are the
  * libraries'.
  */
