@@ -64,10 +64,14 @@ rs_teardown() {
 	fi
 }
 
-# spawn CMD...: run CMD in the background and remember its PID in $!.
+# spawn CMD...: run CMD in the background, its PID in $! and in RS_PIDS
+# (teardown stops it).  CMD may be a function.  Redirections on the call
+# are CMD's: spawn CMD <IN >OUT 2>&1.
 spawn() {
 	# fd 3 is bats' own output: a child holding it would stall bats.
-	"$@" 3>&- &
+	# 0<&0: an asynchronous command with no redirection of its standard
+	# input gets /dev/null from bash, whatever the call said.
+	"$@" 0<&0 3>&- &
 	RS_PIDS+=("$!")
 }
 
