@@ -26,17 +26,8 @@ rs_setup() {
 }
 
 rs_teardown() {
-	local pid i
-	for pid in "${RS_PIDS[@]}"; do
-		kill -TERM "$pid" 2>/dev/null || true
-	done
-	for pid in "${RS_PIDS[@]}"; do
-		for ((i = 0; i < 50; i++)); do
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -KILL "$pid" 2>/dev/null || true
-	done
+	local pid
+	reap
 	((${#B_PIDS[@]} == 0)) || b_teardown
 	# A daemon that crashed (in the runner, cores land in /tmp, see
 	# guest-init): its backtrace.
@@ -73,6 +64,51 @@ spawn() {
 	# input gets /dev/null from bash, whatever the call said.
 	"$@" 0<&0 3>&- &
 	RS_PIDS+=("$!")
+}
+
+# reap: stop what spawn started: each process of RS_PIDS that is still
+# this shell's child (one that ended and was waited for may have left its
+# PID to another), and what each started in turn (a function's pipeline;
+# a timeout wrapper's command, which sits in a process group of its own,
+# out of reach of a signal to the wrapper's), all found before the first
+# signal: SIGTERM, up to 5 s for them to end, then SIGKILL.
+reap() {
+	local pid ppid i all=() left=() q=()
+	local -A kids=()
+	while read -r pid ppid; do
+		kids[$ppid]+=" $pid"
+	done < <(ps -e -o pid=,ppid=)
+	for pid in "${RS_PIDS[@]}"; do
+		if [[ "${kids[$BASHPID]:-} " == *" $pid "* ]]; then
+			q+=("$pid")
+		fi
+	done
+	while ((${#q[@]})); do
+		all+=("${q[0]}")
+		# shellcheck disable=SC2206 # PIDs, split on the blanks
+		q+=(${kids[${q[0]}]:-})
+		q=("${q[@]:1}")
+	done
+	((${#all[@]})) || return 0
+	kill -TERM "${all[@]}" 2>/dev/null || true
+	for ((i = 0; i < 50; i++)); do
+		left=()
+		for pid in "${all[@]}"; do
+			running "$pid" && left+=("$pid")
+		done
+		((${#left[@]})) || return 0
+		sleep 0.1
+	done
+	kill -KILL "${left[@]}" 2>/dev/null || true
+}
+
+# running PID: PID exists and is no zombie (an orphan's is its new
+# parent's to reap).
+running() {
+	local s
+	{ read -r s <"/proc/$1/stat"; } 2>/dev/null || return 1
+	s=${s##*) }
+	[ "${s%% *}" != Z ]
 }
 
 # wait_until SECONDS CMD...: wait until CMD succeeds (polled every 0.1 s).
