@@ -56,14 +56,39 @@ rs_teardown() {
 }
 
 # spawn CMD...: run CMD in the background, its PID in $! and in RS_PIDS
-# (teardown stops it).  CMD may be a function.  Redirections on the call
-# are CMD's: spawn CMD <IN >OUT 2>&1.
+# (teardown stops it, and what it started).  CMD may be a function, for a
+# pipeline or a list.  Redirections on the call are CMD's: spawn CMD <IN
+# >OUT 2>&1 (without one, the test's own: /dev/null in the runner).
 spawn() {
 	# fd 3 is bats' own output: a child holding it would stall bats.
 	# 0<&0: an asynchronous command with no redirection of its standard
 	# input gets /dev/null from bash, whatever the call said.
 	"$@" 0<&0 3>&- &
 	RS_PIDS+=("$!")
+}
+
+# spawn_fed FEED... -- CMD...: spawn CMD with what the command FEED (a
+# function, say) writes as its standard input: `FEED | CMD &`, CMD's PID
+# in $! as there, so that waiting for it or killing it is CMD's, not
+# FEED's.  CMD is a program (it is exec'd); while it runs, teardown stops
+# FEED with it.
+spawn_fed() {
+	local n=1
+	while ((n <= $#)) && [ "${!n}" != -- ]; do
+		n=$((n + 1))
+	done
+	((n > 1 && n < $#)) || {
+		echo "usage: spawn_fed FEED... -- CMD..." >&2
+		return 1
+	}
+	spawn fed "$n" "$@"
+}
+
+# fed N FEED... -- CMD...: spawn_fed's child (N: where -- is).
+fed() {
+	local n=$1
+	shift
+	exec "${@:n+1}" < <("${@:1:n-1}")
 }
 
 # reap: stop what spawn started: each process of RS_PIDS that is still
@@ -181,9 +206,8 @@ stops_clean() {
 # so that $PID_NAME is the daemon's.
 spawn_daemon() {
 	local name=$1
-	"${RS_WRAP[@]}" env "${@:2}" "$RSTREAMD_BIN" -f -v -c "$W/$name.conf" \
-	    >"$W/$name.log" 2>&1 3>&- &
-	RS_PIDS+=("$!")
+	spawn "${RS_WRAP[@]}" env "${@:2}" "$RSTREAMD_BIN" -f -v -c "$W/$name.conf" \
+	    </dev/null >"$W/$name.log" 2>&1
 	eval "PID_$name=$!"
 }
 
@@ -341,10 +365,9 @@ notify_socket() {
 # for up to ten minutes (a test under load can take well over one);
 # its PID is $cp, and teardown ends it.
 hold_stream() {
-	timeout 600 socat EXEC:"sleep 1000" TCP:127.0.0.1:"$1" \
-	    </dev/null >/dev/null 2>&1 3>&- &
+	spawn timeout 600 socat EXEC:"sleep 1000" TCP:127.0.0.1:"$1" \
+	    </dev/null >/dev/null 2>&1
 	cp=$!
-	RS_PIDS+=("$cp")
 }
 
 sha() {
@@ -356,20 +379,25 @@ sha() {
 # $W/NAME.go exists, sends the rest and shuts down writing; what comes back
 # goes to $W/NAME.out.  Its PID is $sp.  The stream stays open until go.
 paced_stream() {
-	local mib=${3:-2} i
+	local mib=${3:-2}
 	head -c "${mib}M" /dev/urandom >"$W/$2.in"
-	# fd 3 is bats' own: neither half may hold it, or a failed test would
-	# wait for ever on a feeder still waiting for its go.
-	{ ( head -c "$((mib * 512))K" "$W/$2.in"
+	spawn paced_client "$1" "$2" "$mib"
+	sp=$!
+}
+
+# paced_client PORT NAME MIB: paced_stream's client and its feeder (spawn
+# keeps fd 3, bats' own, from both: a failed test would wait for ever on
+# a feeder still waiting for its go).
+paced_client() {
+	local i
+	( head -c "$(($3 * 512))K" "$W/$2.in"
 	    for ((i = 0; i < 3000; i++)); do
 		[ -e "$W/$2.go" ] && break
 		sleep 0.1
 	    done
-	    tail -c "+$((mib * 524288 + 1))" "$W/$2.in" ) |
+	    tail -c "+$(($3 * 524288 + 1))" "$W/$2.in" ) |
 	    timeout 300 socat -t 60 - TCP:127.0.0.1:"$1" >"$W/$2.out" \
-	    2>"$W/$2.err"; } 3>&- &
-	sp=$!
-	RS_PIDS+=("$sp")
+	    2>"$W/$2.err"
 }
 
 # ctl_json NAME COMMAND FILTER: jq FILTER over daemon NAME's answer to
