@@ -91,6 +91,21 @@ fed() {
 	exec "${@:n+1}" < <("${@:1:n-1}")
 }
 
+# feed_paused FILE BYTES SECONDS: FILE's first BYTES bytes, then after
+# SECONDS the rest (a FEED for spawn_fed: a stream that spans something).
+feed_paused() {
+	head -c "$2" "$1"
+	sleep "$3"
+	tail -c "+$(($2 + 1))" "$1"
+}
+
+# tool_feed WORD SIZE: the line WORD for tcp-tool's server (stall, sink),
+# then SIZE zero bytes (as head -c reads it: 16M); a FEED for spawn_fed.
+tool_feed() {
+	printf '%s\n' "$1"
+	head -c "$2" /dev/zero
+}
+
 # reap: stop what spawn started: each process of RS_PIDS that is still
 # this shell's child (one that ended and was waited for may have left its
 # PID to another), and what each started in turn (a function's pipeline;
