@@ -5,9 +5,10 @@
 #   tests/vm/softroce-run -- bats --tap tests/e2e/00-rdma.bats
 # If this file fails, the other e2e failures say nothing about rstreamd.
 
+# For spawn and reap alone (and bats-support and bats-assert).
+load helpers
+
 setup() {
-	bats_load_library bats-support
-	bats_load_library bats-assert
 	local v
 	for v in RSTREAMD_TEST_ADDR_A RSTREAMD_TEST_ADDR_B RSTREAMD_TEST_DEV_A RSTREAMD_TEST_DEV_B; do
 		[[ -n ${!v:-} ]] || fail "$v not set: run this through tests/vm/softroce-run"
@@ -17,19 +18,16 @@ setup() {
 	DEV_A=${RSTREAMD_TEST_DEV_A:?}
 	DEV_B=${RSTREAMD_TEST_DEV_B:?}
 	server_pid=
+	RS_PIDS=()
 }
 
 teardown() {
-	if [[ -n $server_pid ]]; then
-		kill "$server_pid" 2>/dev/null || :
-		wait "$server_pid" 2>/dev/null || :
-	fi
+	reap
 }
 
 # Starts a server in the background; its output goes to $BATS_TEST_TMPDIR/server.log.
-# fd 3 is closed, or bats would wait for the server before finishing.
 start_server() {
-	"$@" >"$BATS_TEST_TMPDIR/server.log" 2>&1 3>&- &
+	spawn "$@" >"$BATS_TEST_TMPDIR/server.log" 2>&1
 	server_pid=$!
 }
 

@@ -66,8 +66,8 @@ EOC
 	# Started, it is ready and answers on the default control socket,
 	# which rstreamctl finds with no arguments at all.
 	W=$BATS_TEST_TMPDIR
-	"$RSTREAMD_BIN" -c "$RSTREAMD_SRCDIR/conf/rstreamd.conf" \
-	    >"$W/d.log" 2>&1 3>&- &
+	spawn "$RSTREAMD_BIN" -c "$RSTREAMD_SRCDIR/conf/rstreamd.conf" \
+	    </dev/null >"$W/d.log" 2>&1
 	pid=$!
 	wait_log d "ready:" 10
 	run "${RSTREAMD_BIN%/*}/rstreamctl" status
@@ -209,7 +209,7 @@ EOC
 	assert_line "rstreamd: warning: $W/w.conf:2: allow '10.0.0.1/8' has host bits set: it allows 10.0.0.0/8; write that, or the address alone for one host"
 	assert_line "rstreamd: warning: $W/w.conf:3: links are not authenticated for 1 tunnel without a key_file (open): any host on the fabric that can reach them can use them; see SECURITY in rstreamd(8)"
 	# The daemon logs the very same lines.
-	"$RSTREAMD_BIN" -f -c "$W/w.conf" >"$W/d.log" 2>&1 3>&- &
+	spawn "$RSTREAMD_BIN" -f -c "$W/w.conf" </dev/null >"$W/d.log" 2>&1
 	pid=$!
 	wait_log d "ready:" 10
 	kill -TERM "$pid"

@@ -58,7 +58,7 @@ teardown() {
 	assert_failure
 	assert_output --partial "in use by a running process"
 	# A socket file nobody listens on is left over: replaced.
-	socat UNIX-LISTEN:"$W/stale.sock" /dev/null 3>&- &
+	spawn socat UNIX-LISTEN:"$W/stale.sock" /dev/null
 	sp=$!
 	wait_sock "$W/stale.sock"
 	kill -KILL "$sp"; wait "$sp" 2>/dev/null || true
@@ -161,9 +161,9 @@ teardown() {
 	wait_log a "tunnel big: link to .* is up (device .*, sq_size 512, rq_size 128, inline_size 64, not authenticated; port [0-9]*, "
 	head -c 2000000 /dev/urandom >"$W/in1"
 	head -c 2000000 /dev/urandom >"$W/in2"
-	timeout 120 socat -t 60 - TCP:127.0.0.1:"$(accept_port a small)" <"$W/in1" >"$W/out1" 3>&- &
+	spawn timeout 120 socat -t 60 - TCP:127.0.0.1:"$(accept_port a small)" <"$W/in1" >"$W/out1"
 	p1=$!
-	timeout 120 socat -t 60 - TCP:127.0.0.1:"$(accept_port a big)" <"$W/in2" >"$W/out2" 3>&- &
+	spawn timeout 120 socat -t 60 - TCP:127.0.0.1:"$(accept_port a big)" <"$W/in2" >"$W/out2"
 	p2=$!
 	wait "$p1"
 	wait "$p2"

@@ -31,9 +31,8 @@ teardown() {
 }
 
 @test "64 MiB from the client side to the target, sha256 equal" {
-	socat -u TCP-LISTEN:"$sink",bind=127.0.0.1,reuseaddr OPEN:"$W/out",creat,trunc 3>&- &
+	spawn socat -u TCP-LISTEN:"$sink",bind=127.0.0.1,reuseaddr OPEN:"$W/out",creat,trunc
 	sp=$!
-	RS_PIDS+=("$sp")
 	wait_port "$sink"
 	run timeout 300 socat -u OPEN:"$W/in" TCP:127.0.0.1:"$(accept_port a sink)"
 	assert_success
@@ -62,7 +61,7 @@ teardown() {
 	pids=()
 	for i in $(seq 50); do
 		head -c $((100000 + i * 1000)) /dev/urandom >"$W/in.$i"
-		timeout 300 socat -t 120 - TCP:127.0.0.1:"$port" <"$W/in.$i" >"$W/out.$i" 3>&- &
+		spawn timeout 300 socat -t 120 - TCP:127.0.0.1:"$port" <"$W/in.$i" >"$W/out.$i"
 		pids+=("$!")
 	done
 	for p in "${pids[@]}"; do

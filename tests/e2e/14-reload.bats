@@ -29,8 +29,8 @@ start_a_notify() {
 	port=$(accept_port a echo)
 	head -c 24M /dev/urandom >"$W/in"
 	# Half now, the rest after the reloads: the stream spans both.
-	( head -c 12M "$W/in"; sleep 6; tail -c +12582913 "$W/in" ) |
-	    timeout 240 socat -t 60 - TCP:127.0.0.1:"$port" >"$W/out" 2>"$W/socat.err" 3>&- &
+	spawn_fed feed_paused "$W/in" 12582912 6 -- \
+	    timeout 240 socat -t 60 - TCP:127.0.0.1:"$port" >"$W/out" 2>"$W/socat.err"
 	cp=$!
 	wait_log a "tunnel echo stream 1 .*opening over"
 

@@ -18,10 +18,9 @@ teardown() {
 # the reply goes to $W/out; sets $cp.
 slow_transfer() {
 	head -c 8M /dev/urandom >"$W/in"
-	( head -c 4M "$W/in"; sleep "${2:-5}"; tail -c +4194305 "$W/in" ) |
-	    timeout 120 socat -t 60 - TCP:127.0.0.1:"$1" >"$W/out" 2>/dev/null 3>&- &
+	spawn_fed feed_paused "$W/in" 4194304 "${2:-5}" -- \
+	    timeout 120 socat -t 60 - TCP:127.0.0.1:"$1" >"$W/out" 2>/dev/null
 	cp=$!
-	RS_PIDS+=("$cp")
 }
 
 @test "stop: SIGTERM takes no new streams, lets open ones finish, exits 0" {
@@ -289,13 +288,11 @@ hol_fields() {
 	port=$(accept_port a hol)
 	# A stream whose target stops reading waits for ring credit on a;
 	# a bulk transfer beside it keeps the link busy.
-	( printf 'stall\n'; head -c 16M /dev/zero ) |
-	    timeout 120 socat -t 120 - TCP:127.0.0.1:"$port" >/dev/null 2>&1 3>&- &
-	RS_PIDS+=("$!")
-	( printf 'sink\n'; head -c 8G /dev/zero ) |
-	    timeout 120 socat -t 120 - TCP:127.0.0.1:"$port" >"$W/sink.out" 2>&1 3>&- &
+	spawn_fed tool_feed stall 16M -- \
+	    timeout 120 socat -t 120 - TCP:127.0.0.1:"$port" >/dev/null 2>&1
+	spawn_fed tool_feed sink 8G -- \
+	    timeout 120 socat -t 120 - TCP:127.0.0.1:"$port" >"$W/sink.out" 2>&1
 	bulk=$!
-	RS_PIDS+=("$bulk")
 	wait_ctl a links '.[0].streams' 2
 	wait_ctl a streams 'any(.[]; .credit_wait_s > 0)' true
 	run ctl_json a streams '[.[] | .queued, .unacked, .sq_wait_s] | map(type) | unique[]'
@@ -334,15 +331,14 @@ hol_fields() {
 	echo_tunnel echo
 	start_pair echo
 	# More silent connections than the control socket has slots.
-	python3 -c 'import socket, sys, time
+	spawn python3 -c 'import socket, sys, time
 ss = []
 for i in range(24):
     s = socket.socket(socket.AF_UNIX)
     s.connect(sys.argv[1])
     ss.append(s)
 print("holding", flush=True)
-time.sleep(60)' "$W/a.ctl" >"$W/hog.out" 3>&- &
-	RS_PIDS+=("$!")
+time.sleep(60)' "$W/a.ctl" >"$W/hog.out"
 	wait_until 30 grep -q holding "$W/hog.out"
 	run "$CTL" -s "$W/a.ctl" status
 	assert_success

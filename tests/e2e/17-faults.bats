@@ -19,6 +19,13 @@ ring_stalls() {
 	ctl_json a links '.[0].stall_ring'
 }
 
+# some_then_quiet: 4 MiB of $W/in, then a minute with nothing more (the
+# stream stays open).
+some_then_quiet() {
+	head -c 4M "$W/in"
+	sleep 60
+}
+
 # no_streams: neither daemon has a stream open.
 no_streams() {
 	[ "$(open_streams a)" = 0 ] && [ "$(open_streams b)" = 0 ]
@@ -38,10 +45,9 @@ fds_back() {
 	cps=()
 	for i in 1 2 3; do
 		# -t 1: socat exits a second after the connection ends.
-		( head -c 4M "$W/in"; sleep 60 ) |
-		    timeout 120 socat -t 1 - TCP:127.0.0.1:"$port" >/dev/null 2>&1 3>&- &
+		spawn_fed some_then_quiet -- \
+		    timeout 120 socat -t 1 - TCP:127.0.0.1:"$port" >/dev/null 2>&1
 		cps+=("$!")
-		RS_PIDS+=("$!")
 	done
 	wait_log b "tunnel echo stream 3 .*accepted from 127.0.0.1:[0-9]* over"
 	# Bytes in flight when the peer dies.
@@ -113,9 +119,8 @@ clean end"
 	# The stalled stream fills its ring, the peer's socket buffers, and
 	# stays stuck; the link carries on.
 	stalls=$(ring_stalls)
-	( printf 'stall\n'; head -c 16M /dev/zero ) |
-	    timeout 300 socat -t 300 - TCP:127.0.0.1:"$port" >/dev/null 2>&1 3>&- &
-	RS_PIDS+=("$!")
+	spawn_fed tool_feed stall 16M -- \
+	    timeout 300 socat -t 300 - TCP:127.0.0.1:"$port" >/dev/null 2>&1
 	wait_log a "tunnel t stream 2 .*opening over"
 	# Stuck: the stalled stream has filled what it may and waits for
 	# ring credit that does not come (counted from before it started).

@@ -139,7 +139,7 @@ EOC
 	# Silence: the handshake deadline ends it.  While it hangs there, it
 	# holds the only max_pending slot: another peer is turned away.
 	n=$(count_log b "accepted (.*authenticating)")
-	"$HOSTILE" "$A" "$B" 7471 silent >"$W/silent.out" 2>&1 3>&- &
+	spawn "$HOSTILE" "$A" "$B" 7471 silent >"$W/silent.out" 2>&1
 	sp=$!
 	wait_log_more b "accepted (.*authenticating)" "$n"
 	hostile right-key "$W/k1.key" echo
@@ -402,9 +402,8 @@ EOC
 	hold_stream "$(accept_port a e1)"
 	hold_stream "$(accept_port a e2)"
 	wait_until 20 at_least 2 open_streams b
-	"$HOSTILE" "$A" "$B" "$fp1" fake-server "$W/k.key" >"$W/fake1.out" 2>&1 3>&- &
+	spawn "$HOSTILE" "$A" "$B" "$fp1" fake-server "$W/k.key" >"$W/fake1.out" 2>&1
 	f1=$!
-	RS_PIDS+=("$f1")
 	# A fake of version 4: a forged refusal can steer a link there too
 	# (e2 accepts version 4 links; with the default min_version 5 the
 	# link would not even come up).

@@ -37,9 +37,8 @@ key() {
 	# stays open, its echo back) would be in a core dump of either daemon.
 	printf 'marker-%s' "$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')" >"$W/mark"
 	n=$(ctl_json a stats '.tunnels[0].bytes_out')
-	timeout 60 socat SYSTEM:"cat $W/mark; echo; exec sleep 100" \
-	    TCP:127.0.0.1:"$(accept_port a echo)" </dev/null >/dev/null 2>&1 3>&- &
-	RS_PIDS+=("$!")
+	spawn timeout 60 socat SYSTEM:"cat $W/mark; echo; exec sleep 100" \
+	    TCP:127.0.0.1:"$(accept_port a echo)" </dev/null >/dev/null 2>&1
 	wait_until 30 at_least $((n + 40)) ctl_json a stats '.tunnels[0].bytes_out'
 	for pid in "$PID_a" "$PID_b"; do
 		run python3 "$RSTREAMD_SRCDIR/tests/e2e/memscan.py" "$pid" "$W/k1.key" "$W/mark"

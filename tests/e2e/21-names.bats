@@ -46,13 +46,12 @@ teardown() {
 	printf 'nameserver 127.0.0.1\noptions timeout:15 attempts:1\n' \
 	    >"$W/etc/resolv.conf"
 	# A name server that takes the question and never answers.
-	python3 -c 'import socket
+	spawn python3 -c 'import socket
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind(("127.0.0.1", 53))
 print("bound", flush=True)
 while True:
-    s.recv(4096)' >"$W/dns.out" 3>&- &
-	RS_PIDS+=("$!")
+    s.recv(4096)' >"$W/dns.out"
 	wait_until 30 grep -q bound "$W/dns.out"
 	# connect_timeout (10 s by default) outlasts the lookup: the failed
 	# lookup, not the time limit, must end the stream.
@@ -65,9 +64,8 @@ while True:
 	start_daemon a
 	link_up a slow
 	link_up a echo
-	client "$(accept_port a slow)" "waiting" 60 >"$W/slow.out" 3>&- &
+	spawn client "$(accept_port a slow)" "waiting" 60 >"$W/slow.out"
 	sc=$!
-	RS_PIDS+=("$sc")
 	# While the lookup waits, b answers and other streams flow.
 	wait_ctl b streams '.[] | select(.tunnel == "slow") | .state' resolving
 	run client "$(accept_port a echo)" "not blocked"

@@ -118,17 +118,30 @@ stream_bytes() {
 # goes, until the test has done its harm.
 echo_bulk() {
 	head -c "$1M" /dev/urandom >"$W/bulk.in"
-	# fd 3 is bats' own: a failed test must not wait for the feeder.
-	{ ( cat "$W/bulk.in"
+	spawn bulk_client
+	bp=$!
+}
+
+# bulk_client: echo_bulk's client and its feeder, which waits for
+# $W/bulk.go (spawn keeps fd 3, bats' own, from both: a failed test must
+# not wait for the feeder).
+bulk_client() {
+	local i
+	( cat "$W/bulk.in"
 	    for ((i = 0; i < 3000; i++)); do
 		[ -e "$W/bulk.go" ] && break
 		sleep 0.1
 	    done ) |
 	    timeout 400 socat -t 120 - TCP:127.0.0.1:"$(accept_port a echo)" \
 	    >"$W/bulk.out" 2>"$W/bulk.err"
-	  echo $? >"$W/bulk.rc"; } 3>&- &
-	bp=$!
-	RS_PIDS+=("$bp")
+	echo $? >"$W/bulk.rc"
+}
+
+# soak_client PORT: tcp-tool's soak client through PORT, 50 long streams
+# for 40 s; its output in $W/soak.out, its exit status in $W/soak.rc.
+soak_client() {
+	timeout 300 $TOOL soak "$1" 40 50 0 >"$W/soak.out" 2>&1
+	echo $? >"$W/soak.rc"
 }
 
 # bulk_intact: let the echo client finish; it ended cleanly with every
@@ -176,10 +189,8 @@ bulk_intact() {
 	wait_port "$tp"
 	resume_confs 30
 	start_pair echo
-	{ timeout 300 $TOOL soak "$(accept_port a echo)" 40 50 0 \
-	    >"$W/soak.out" 2>&1; echo $? >"$W/soak.rc"; } 3>&- &
+	spawn soak_client "$(accept_port a echo)"
 	sp=$!
-	RS_PIDS+=("$sp")
 	wait_until 60 at_least 50 open_streams b
 	path_down
 	wait_log a "went down: .*; 50 streams suspended for up to 30 s" 30
@@ -222,7 +233,7 @@ bulk_intact() {
 	# daemon must, though its stream lives on.  (A process waiting there
 	# cannot be killed: wait for it here, and teardown's stopping the
 	# daemons lets it finish if the test fails.)
-	rdma link delete "$RSTREAMD_TEST_DEV_A" 3>&- &
+	spawn rdma link delete "$RSTREAMD_TEST_DEV_A"
 	dp=$!
 	wait_pid "$dp" 30
 	wait_log a "went down: .*; 1 stream suspended for up to 30 s" 30

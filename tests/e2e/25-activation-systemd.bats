@@ -99,9 +99,8 @@ pinged() {
 	# The connection is made before anything runs that could accept it
 	# (it also starts the service: that is what the socket unit is for).
 	head -c 4M /dev/urandom >"$W/c.in"
-	timeout 120 socat -t 30 - TCP:127.0.0.1:15432 <"$W/c.in" >"$W/c.out" 3>&- &
+	spawn timeout 120 socat -t 30 - TCP:127.0.0.1:15432 <"$W/c.in" >"$W/c.out"
 	cl=$!
-	RS_PIDS+=("$cl")
 	wait_until 20 clients_in 1
 	run systemctl start rstreamd
 	assert_success
@@ -160,9 +159,8 @@ pinged() {
 	assert_success
 	wait_until 30 sd_state_is rstreamd deactivating
 	head -c 2M /dev/urandom >"$W/c.in"
-	timeout 120 socat -t 30 - TCP:127.0.0.1:15432 <"$W/c.in" >"$W/c.out" 3>&- &
+	spawn timeout 120 socat -t 30 - TCP:127.0.0.1:15432 <"$W/c.in" >"$W/c.out"
 	cl=$!
-	RS_PIDS+=("$cl")
 	wait_until 20 clients_in 2
 	# It came in during the restart: the old daemon is still draining.
 	sd_state_is rstreamd deactivating

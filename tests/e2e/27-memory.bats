@@ -101,7 +101,7 @@ size() {
 
 	# A stream that could grow to 2 MiB of rings on b gets what is left.
 	head -c 6M /dev/urandom >"$W/g.in"
-	timeout 300 socat -t 60 - TCP:127.0.0.1:"$(accept_port a grow)" <"$W/g.in" >"$W/g.out" 3>&- &
+	spawn timeout 300 socat -t 60 - TCP:127.0.0.1:"$(accept_port a grow)" <"$W/g.in" >"$W/g.out"
 	wait_pid $! 300
 	[ "$(sha "$W/g.in")" = "$(sha "$W/g.out")" ]
 	run resizes b refused

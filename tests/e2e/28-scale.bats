@@ -37,9 +37,8 @@ say() {
 	assert_output --regexp '^Max open files +65536 +65536 +files *$'
 	ra=$(rss_kib "$PID_a")
 	rb=$(rss_kib "$PID_b")
-	"$SWARM" open "$(accept_port a many)" 10000 1000 "$W/go" >"$W/swarm.out" 2>&1 3>&- &
+	spawn "$SWARM" open "$(accept_port a many)" 10000 1000 "$W/go" >"$W/swarm.out" 2>&1
 	sw=$!
-	RS_PIDS+=("$sw")
 	wait_until 900 grep -q "^holding" "$W/swarm.out"
 	wait_ctl a status '.streams' 10000
 	wait_ctl b status '.streams' 10000
@@ -86,9 +85,8 @@ say() {
 	say "per link: b $(((rb2 - rb) / 100)) kB RSS"
 	ports=$(ctl_json a tunnels '.[].address' | sed -n 's/^tcp:.*:\([0-9]*\)$/\1/p' | paste -sd,)
 	[ "$(tr , '\n' <<<"$ports" | wc -l)" = 100 ]
-	"$SWARM" open "$ports" 1000 4000 "$W/go" >"$W/swarm.out" 2>&1 3>&- &
+	spawn "$SWARM" open "$ports" 1000 4000 "$W/go" >"$W/swarm.out" 2>&1
 	sw=$!
-	RS_PIDS+=("$sw")
 	wait_until 600 grep -q "^holding" "$W/swarm.out"
 	wait_ctl b status '.streams' 1000
 	# Ten on each tunnel, on each side.

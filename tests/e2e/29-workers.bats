@@ -39,10 +39,9 @@ workers_of() {
 # to $bulk_pids.
 bulk() {
 	head -c "${3}M" /dev/urandom >"$W/$2.in"
-	timeout 300 socat -t 60 - TCP:127.0.0.1:"$1" <"$W/$2.in" \
-	    >"$W/$2.out" 2>"$W/$2.err" 3>&- &
+	spawn timeout 300 socat -t 60 - TCP:127.0.0.1:"$1" <"$W/$2.in" \
+	    >"$W/$2.out" 2>"$W/$2.err"
 	bulk_pids+=("$!")
-	RS_PIDS+=("$!")
 }
 
 @test "workers = 2: two tunnels' links run on two workers, both carry bytes at once, intact, through reloads" {

@@ -36,8 +36,7 @@ qp_of() {
 	assert_failure
 	assert_output --partial "$W/bad.conf:4: tunnel ef: traffic_class 256 is above the maximum 255"
 	dev=$(ip -o addr show to "$A" | awk '{ print $2; exit }')
-	tcpdump -i "$dev" -n -U -w "$W/rdma.pcap" udp port 4791 2>"$W/tcpdump.err" &
-	RS_PIDS+=("$!")
+	spawn tcpdump -i "$dev" -n -U -w "$W/rdma.pcap" udp port 4791 2>"$W/tcpdump.err"
 	wait_until 20 grep -q "listening on" "$W/tcpdump.err"
 	start_pair ef
 	link_up a plain

@@ -132,10 +132,9 @@ EOF
 	assert_output "closed"
 	# More silent clients than there are slots (8) keep no scrape out:
 	# the oldest of them makes room.
-	python3 -c 'import socket, sys, time
+	spawn python3 -c 'import socket, sys, time
 ss = [socket.create_connection(("127.0.0.1", int(sys.argv[1]))) for i in range(20)]
-time.sleep(60)' "$ma" 3>&- &
-	RS_PIDS+=("$!")
+time.sleep(60)' "$ma"
 	wait_until 10 bash -c "[ \$(ss -Htn state established 'dport = :$ma' | wc -l) -ge 8 ]"
 	run scrape "$ma" -o /dev/null -w '%{http_code}'
 	assert_output 200

@@ -147,6 +147,22 @@ storm() {
 	echo $((n + 3)) >"$W/storm-$1.n"
 }
 
+# flow_feed: random bytes, 8 KiB every 50 ms, also kept in $W/flow.in,
+# until $W/stop exists.
+flow_feed() {
+	python3 -c '
+import os, sys, time
+w, stop = sys.argv[1], sys.argv[2]
+with open(w, "wb") as kept:
+    while not os.path.exists(stop):
+        b = os.urandom(8192)
+        kept.write(b)
+        sys.stdout.buffer.write(b)
+        sys.stdout.buffer.flush()
+        time.sleep(0.05)
+' "$W/flow.in" "$W/stop"
+}
+
 @test "broken files by the hundred, by rstreamctl and SIGHUP, under flowing streams: the daemons stay up, their streams intact" {
 	echo_tunnel echo
 	start_daemon b
@@ -166,27 +182,16 @@ storm() {
 	# open across it.
 	# (One process writes it: a pipeline of programs every 50 ms would
 	# take most of the guest's CPU.)
-	python3 -c '
-import os, sys, time
-w, stop = sys.argv[1], sys.argv[2]
-with open(w, "wb") as kept:
-    while not os.path.exists(stop):
-        b = os.urandom(8192)
-        kept.write(b)
-        sys.stdout.buffer.write(b)
-        sys.stdout.buffer.flush()
-        time.sleep(0.05)
-' "$W/flow.in" "$W/stop" | timeout 900 socat -t 60 - TCP:127.0.0.1:"$port" \
-	    >"$W/flow.out" 2>"$W/flow.err" 3>&- &
+	spawn_fed flow_feed -- timeout 900 socat -t 60 - TCP:127.0.0.1:"$port" \
+	    >"$W/flow.out" 2>"$W/flow.err"
 	fp=$!
-	RS_PIDS+=("$fp")
 	paced_stream "$port" held 2
 
 	# a by rstreamctl, b by SIGHUP, each half of the files, at once.
 	# (Each in a subshell of its own, where a failed check ends it.)
-	storm a ctl 0 >"$W/storm-a" 2>&1 &
+	spawn storm a ctl 0 >"$W/storm-a" 2>&1
 	sa=$!
-	storm b hup 1 >"$W/storm-b" 2>&1 &
+	spawn storm b hup 1 >"$W/storm-b" 2>&1
 	sb=$!
 	rc=0
 	wait "$sa" || rc=$?

@@ -26,17 +26,8 @@ rs_setup() {
 }
 
 rs_teardown() {
-	local pid i
-	for pid in "${RS_PIDS[@]}"; do
-		kill -TERM "$pid" 2>/dev/null || true
-	done
-	for pid in "${RS_PIDS[@]}"; do
-		for ((i = 0; i < 50; i++)); do
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -KILL "$pid" 2>/dev/null || true
-	done
+	local pid
+	reap
 	((${#B_PIDS[@]} == 0)) || b_teardown
 	# A daemon that crashed (in the runner, cores land in /tmp, see
 	# guest-init): its backtrace.
@@ -64,11 +55,100 @@ rs_teardown() {
 	fi
 }
 
-# spawn CMD...: run CMD in the background and remember its PID in $!.
+# spawn CMD...: run CMD in the background, its PID in $! and in RS_PIDS
+# (teardown stops it, and what it started).  CMD may be a function, for a
+# pipeline or a list.  Redirections on the call are CMD's: spawn CMD <IN
+# >OUT 2>&1 (without one, the test's own: /dev/null in the runner).
 spawn() {
 	# fd 3 is bats' own output: a child holding it would stall bats.
-	"$@" 3>&- &
+	# 0<&0: an asynchronous command with no redirection of its standard
+	# input gets /dev/null from bash, whatever the call said.
+	"$@" 0<&0 3>&- &
 	RS_PIDS+=("$!")
+}
+
+# spawn_fed FEED... -- CMD...: spawn CMD with what the command FEED (a
+# function, say) writes as its standard input: `FEED | CMD &`, CMD's PID
+# in $! as there, so that waiting for it or killing it is CMD's, not
+# FEED's.  CMD is a program (it is exec'd); while it runs, teardown stops
+# FEED with it.
+spawn_fed() {
+	local n=1
+	while ((n <= $#)) && [ "${!n}" != -- ]; do
+		n=$((n + 1))
+	done
+	((n > 1 && n < $#)) || {
+		echo "usage: spawn_fed FEED... -- CMD..." >&2
+		return 1
+	}
+	spawn fed "$n" "$@"
+}
+
+# fed N FEED... -- CMD...: spawn_fed's child (N: where -- is).
+fed() {
+	local n=$1
+	shift
+	exec "${@:n+1}" < <("${@:1:n-1}")
+}
+
+# feed_paused FILE BYTES SECONDS: FILE's first BYTES bytes, then after
+# SECONDS the rest (a FEED for spawn_fed: a stream that spans something).
+feed_paused() {
+	head -c "$2" "$1"
+	sleep "$3"
+	tail -c "+$(($2 + 1))" "$1"
+}
+
+# tool_feed WORD SIZE: the line WORD for tcp-tool's server (stall, sink),
+# then SIZE zero bytes (as head -c reads it: 16M); a FEED for spawn_fed.
+tool_feed() {
+	printf '%s\n' "$1"
+	head -c "$2" /dev/zero
+}
+
+# reap: stop what spawn started: each process of RS_PIDS that is still
+# this shell's child (one that ended and was waited for may have left its
+# PID to another), and what each started in turn (a function's pipeline;
+# a timeout wrapper's command, which sits in a process group of its own,
+# out of reach of a signal to the wrapper's), all found before the first
+# signal: SIGTERM, up to 5 s for them to end, then SIGKILL.
+reap() {
+	local pid ppid i all=() left=() q=()
+	local -A kids=()
+	while read -r pid ppid; do
+		kids[$ppid]+=" $pid"
+	done < <(ps -e -o pid=,ppid=)
+	for pid in "${RS_PIDS[@]}"; do
+		if [[ "${kids[$BASHPID]:-} " == *" $pid "* ]]; then
+			q+=("$pid")
+		fi
+	done
+	while ((${#q[@]})); do
+		all+=("${q[0]}")
+		# shellcheck disable=SC2206 # PIDs, split on the blanks
+		q+=(${kids[${q[0]}]:-})
+		q=("${q[@]:1}")
+	done
+	((${#all[@]})) || return 0
+	kill -TERM "${all[@]}" 2>/dev/null || true
+	for ((i = 0; i < 50; i++)); do
+		left=()
+		for pid in "${all[@]}"; do
+			running "$pid" && left+=("$pid")
+		done
+		((${#left[@]})) || return 0
+		sleep 0.1
+	done
+	kill -KILL "${left[@]}" 2>/dev/null || true
+}
+
+# running PID: PID exists and is no zombie (an orphan's is its new
+# parent's to reap).
+running() {
+	local s
+	{ read -r s <"/proc/$1/stat"; } 2>/dev/null || return 1
+	s=${s##*) }
+	[ "${s%% *}" != Z ]
 }
 
 # wait_until SECONDS CMD...: wait until CMD succeeds (polled every 0.1 s).
@@ -141,9 +221,8 @@ stops_clean() {
 # so that $PID_NAME is the daemon's.
 spawn_daemon() {
 	local name=$1
-	"${RS_WRAP[@]}" env "${@:2}" "$RSTREAMD_BIN" -f -v -c "$W/$name.conf" \
-	    >"$W/$name.log" 2>&1 3>&- &
-	RS_PIDS+=("$!")
+	spawn "${RS_WRAP[@]}" env "${@:2}" "$RSTREAMD_BIN" -f -v -c "$W/$name.conf" \
+	    </dev/null >"$W/$name.log" 2>&1
 	eval "PID_$name=$!"
 }
 
@@ -301,10 +380,9 @@ notify_socket() {
 # for up to ten minutes (a test under load can take well over one);
 # its PID is $cp, and teardown ends it.
 hold_stream() {
-	timeout 600 socat EXEC:"sleep 1000" TCP:127.0.0.1:"$1" \
-	    </dev/null >/dev/null 2>&1 3>&- &
+	spawn timeout 600 socat EXEC:"sleep 1000" TCP:127.0.0.1:"$1" \
+	    </dev/null >/dev/null 2>&1
 	cp=$!
-	RS_PIDS+=("$cp")
 }
 
 sha() {
@@ -316,20 +394,25 @@ sha() {
 # $W/NAME.go exists, sends the rest and shuts down writing; what comes back
 # goes to $W/NAME.out.  Its PID is $sp.  The stream stays open until go.
 paced_stream() {
-	local mib=${3:-2} i
+	local mib=${3:-2}
 	head -c "${mib}M" /dev/urandom >"$W/$2.in"
-	# fd 3 is bats' own: neither half may hold it, or a failed test would
-	# wait for ever on a feeder still waiting for its go.
-	{ ( head -c "$((mib * 512))K" "$W/$2.in"
+	spawn paced_client "$1" "$2" "$mib"
+	sp=$!
+}
+
+# paced_client PORT NAME MIB: paced_stream's client and its feeder (spawn
+# keeps fd 3, bats' own, from both: a failed test would wait for ever on
+# a feeder still waiting for its go).
+paced_client() {
+	local i
+	( head -c "$(($3 * 512))K" "$W/$2.in"
 	    for ((i = 0; i < 3000; i++)); do
 		[ -e "$W/$2.go" ] && break
 		sleep 0.1
 	    done
-	    tail -c "+$((mib * 524288 + 1))" "$W/$2.in" ) |
+	    tail -c "+$(($3 * 524288 + 1))" "$W/$2.in" ) |
 	    timeout 300 socat -t 60 - TCP:127.0.0.1:"$1" >"$W/$2.out" \
-	    2>"$W/$2.err"; } 3>&- &
-	sp=$!
-	RS_PIDS+=("$sp")
+	    2>"$W/$2.err"
 }
 
 # ctl_json NAME COMMAND FILTER: jq FILTER over daemon NAME's answer to
