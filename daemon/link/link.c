@@ -274,14 +274,14 @@ share(struct dlink *dl)
 }
 
 /* An event a shared turn left for the next turn: it goes first. */
-static void
-unstash(struct dlink *dl, struct engine *e)
+void
+link_unstash(struct dlink *dl)
 {
 
 	if (!dl->stashed)
 		return;
 	dl->stashed = 0;
-	link_deliver(dl, e, &dl->stash);
+	link_deliver(dl, link_cur_engine(dl), &dl->stash);
 }
 
 /*
@@ -358,7 +358,7 @@ pump(struct dlink *dl, struct engine *e, int shared)
 	engine_clock(e, loop_now_ns());
 	yield(dl, e);
 	if (!shared)
-		unstash(dl, e);
+		link_unstash(dl);
 	while (engine_error(e) == NULL) {
 		if (engine_next_event(e, &ev)) {
 			flushed = 0;
@@ -490,33 +490,13 @@ down_classify(struct dlink *dl, struct engine *e, const char *why,
 		dl->d->auth_failures++;
 }
 
-/*
- * Suspend or abandon: engine ${e} fails; streams that may resume wait in
- * it (it becomes dl->old) for a new link, the others are reset.  Their
- * events go out (closing sockets, freeing rings).
- */
+/* How many streams wait for a new link (resume_suspend), for the log. */
 static void
-down_streams(struct dlink *dl, struct engine *e, struct down *dn)
+down_waiting(struct dlink *dl, struct down *dn)
 {
-	struct engine_event ev;
 
-	if (e == NULL)
-		return;
-	/* No WRITE may touch a ring once its memory is released. */
-	verbs_link_stop(dl->vl);
-	engine_fail(e, ENGINE_ERR_LOCAL, dn->why);
-	dl->resuming = 0;
-	if (engine_suspended(e) > 0 && dl->old == NULL &&
-	    (dl->resume_s = resume_time(dl, e)) > 0) {
-		/* Its streams wait in the engine for a new link. */
-		dl->old = verbs_link_take_engine(dl->vl);
-		dn->nsusp = engine_suspended(e);
-		resume_wait(dl);
-	} else {
-		engine_abandon(e, WIRE_REASON_LINK_LOST);
-	}
-	while (engine_next_event(e, &ev))
-		link_deliver(dl, e, &ev);
+	dn->nsusp = dl->nsusp;
+	dl->nsusp = 0;
 	if (dn->nsusp > 0)
 		snprintf(dn->susp, sizeof(dn->susp), "; %u stream%s suspended "
 		    "for up to %u s", dn->nsusp, dn->nsusp == 1 ? "" : "s",
@@ -617,9 +597,9 @@ link_down(struct dlink *dl, const char *why)
 		dl->down_since = wall_ms();
 	loop_timer_stop(&dl->deadline);
 	loop_job_cancel(&dl->flush);
-	unstash(dl, e);
 	connect_slot_release(dl);
-	down_streams(dl, e, &dn);
+	resume_suspend(dl, dn.why);
+	down_waiting(dl, &dn);
 	down_teardown(dl);
 	if (dl->c == NULL) {
 		down_incoming(dl, &dn);

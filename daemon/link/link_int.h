@@ -190,6 +190,9 @@ struct dlink {
 	struct loop_timer resume_tmo;	/* excl */
 	uint64_t susp_since;		/* excl: when they were suspended */
 	uint32_t resume_s;		/* excl: how long they may wait */
+	uint32_t nsusp;			/* excl: how many were suspended as
+					   it failed, until link_down says
+					   so */
 	int resuming;			/* excl: a resume exchange runs */
 	int moved;			/* excl: its streams moved to another
 					   link */
@@ -243,6 +246,13 @@ struct engine *link_cur_engine(const struct dlink *dl);
  */
 void link_deliver(struct dlink *dl, struct engine *e,
     const struct engine_event *ev);
+
+/**
+ * link_unstash(dl):
+ * Deliver the stream event a shared turn left for an exclusive one, if
+ * there is one: it goes before any other.
+ */
+void link_unstash(struct dlink *dl);
 
 /**
  * link_adopt(arg, id, user, tx, rx):

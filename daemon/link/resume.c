@@ -37,7 +37,7 @@ tunnel_resume_time(const struct dlink *dl, const char *name)
  * of its streams' tunnels' (each stream waits for its own, susp_expire).
  * 0 when nobody will bring a new link.
  */
-uint32_t
+static uint32_t
 resume_time(const struct dlink *dl, const struct engine *e)
 {
 	const char *name;
@@ -107,7 +107,7 @@ susp_expire(struct dlink *dl)
 }
 
 /* The failed link's streams start waiting (its engine is dl->old). */
-void
+static void
 resume_wait(struct dlink *dl)
 {
 
@@ -116,6 +116,34 @@ resume_wait(struct dlink *dl)
 		loop_timer_arm(&dl->resume_tmo, (uint64_t)dl->resume_s * 1000);
 	else if (susp_expire(dl) == 0)
 		loop_timer_arm(&dl->resume_tmo, 0);	/* it goes */
+}
+
+void
+resume_suspend(struct dlink *dl, const char *why)
+{
+	struct engine *e = link_cur_engine(dl);
+	struct engine_event ev;
+
+	/* An event a shared turn left goes before the engine's last ones. */
+	link_unstash(dl);
+	if (e == NULL)
+		return;
+	/* No WRITE may touch a ring once its memory is released. */
+	verbs_link_stop(dl->vl);
+	engine_fail(e, ENGINE_ERR_LOCAL, why);
+	dl->resuming = 0;
+	dl->nsusp = 0;
+	if (engine_suspended(e) > 0 && dl->old == NULL &&
+	    (dl->resume_s = resume_time(dl, e)) > 0) {
+		/* Its streams wait in the engine for a new link. */
+		dl->old = verbs_link_take_engine(dl->vl);
+		dl->nsusp = engine_suspended(e);
+		resume_wait(dl);
+	} else {
+		engine_abandon(e, WIRE_REASON_LINK_LOST);
+	}
+	while (engine_next_event(e, &ev))
+		link_deliver(dl, e, &ev);
 }
 
 /*

@@ -24,21 +24,15 @@ struct engine;
 void resume_init(struct dlink *dl);
 
 /**
- * resume_time(dl, e):
- * How long the suspended streams of failed engine ${e} of ${dl} wait for
- * a new link: a client link's tunnel's resume_time; for an incoming link,
- * the longest of its streams' tunnels' (each waits for its own).  0 when
- * nobody will bring a new link (the daemon stops or drains, the link was
- * closed or its tunnel retired).
+ * resume_suspend(dl, why):
+ * ${dl} ends for ${why}: its current engine fails (the queue pair
+ * stopped first); streams that may resume wait in it, which becomes
+ * dl->old, for resume_time (resume_wait), and dl->nsusp says how many;
+ * the others are reset.  Their events go out (closing sockets, freeing
+ * rings), after any a shared turn left (link_unstash).  Nothing happens
+ * to a link without an engine.
  */
-uint32_t resume_time(const struct dlink *dl, const struct engine *e);
-
-/**
- * resume_wait(dl):
- * The failed link's streams (its engine is dl->old) start waiting, for
- * dl->resume_s at most.
- */
-void resume_wait(struct dlink *dl);
+void resume_suspend(struct dlink *dl, const char *why);
 
 /**
  * resume_drop(dl, reason):
