@@ -80,13 +80,18 @@ incoming_limit(struct rsd *d, const struct sockaddr *peer, int auth, int act,
 	TAILQ_FOREACH(dl, &d->links, entry) {
 		if (dl->c != NULL || dl->state == D_DEAD)
 			continue;
+		/* One that failed (link_fail) counts as what its flush job
+		 * makes of it: suspended if it keeps streams, else gone. */
+		if (dl->failing && dl->old == NULL)
+			continue;
 		who[n] = dl;
-		al[n].pending = dl->state == D_CONNECTING || dl->state == D_AUTH;
+		al[n].pending = !dl->failing && (dl->state == D_CONNECTING ||
+		    dl->state == D_AUTH);
 		al[n].same_addr = peer != NULL && addr_same(
 		    (const struct sockaddr *)&dl->peer_sa, peer, 0);
 		al[n].unauth = !dl->auth;
-		al[n].idle_since = dl->state == D_UP ? __atomic_load_n(
-		    &dl->idle_since, __ATOMIC_RELAXED) : 0;
+		al[n].idle_since = !dl->failing && dl->state == D_UP ?
+		    __atomic_load_n(&dl->idle_since, __ATOMIC_RELAXED) : 0;
 		n++;
 	}
 	why = admit_link(&lim, al, n, auth, now, &victim, &room, value);
@@ -98,7 +103,7 @@ incoming_limit(struct rsd *d, const struct sockaddr *peer, int auth, int act,
 		    admit_setting(room));
 		d->links_evicted++;
 		LLOG(LOG_NOTICE, dl, "%s %s", dl->name, msg);
-		link_down(dl, msg);
+		link_fail(dl, msg);
 	}
 	free(al);
 	free(who);
@@ -395,9 +400,10 @@ cm_event(struct rsd *d, const struct verbs_ev *ev)
 		return;
 	case VERBS_EV_DOWN:
 		dl = verbs_link_user(ev->link);
-		if (dl == NULL || dl->vl != ev->link)
+		/* One that failed already goes for that reason. */
+		if (dl == NULL || dl->vl != ev->link || dl->failing)
 			return;
-		link_down(dl, dl->c != NULL ? refusal(dl, ev, why,
+		link_fail(dl, dl->c != NULL ? refusal(dl, ev, why,
 		    sizeof(why)) : ev->why);
 		return;
 	default:

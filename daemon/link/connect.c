@@ -184,7 +184,7 @@ connect_failed(struct dlink *dl, const char *why)
 
 	dl->step_version = 0;
 	dl->next_peer++;
-	link_down(dl, why);
+	link_fail(dl, why);
 }
 
 /*
@@ -242,7 +242,7 @@ connect_start(struct dlink *dl, const struct sockaddr *sa,
 	}
 	dl->vl = verbs_connect(dl->d->cm, sa, src, &lc, dl, err, sizeof(err));
 	if (dl->vl == NULL) {
-		link_down(dl, err);
+		link_fail(dl, err);
 		return;
 	}
 	/*
@@ -269,9 +269,10 @@ connect_next(struct dlink *dl)
 	unsigned pi;
 	long i;
 
-	if (link_stays_down(dl))
+	/* One that failed tries again once its flush job took it down. */
+	if (link_stays_down(dl) || dl->failing)
 		return;
-	dl->state = D_CONNECTING;	/* failing, link_down reschedules */
+	dl->state = D_CONNECTING;	/* if it fails, link_down reschedules */
 	/* Each attempt to the next peer entry (one per path, say). */
 	pi = again ? dl->att_pi : dl->next_peer % c->npeers;
 	if (c->npeers > 1)

@@ -31,6 +31,7 @@ static void on_keepalive(void *);
 static void on_retry(void *);
 static void on_reap(void *);
 static void on_deadline(void *);
+static void link_down(struct dlink *, const char *);
 
 /* ---------------------------------------------------------------- links */
 
@@ -214,7 +215,7 @@ on_deadline(void *arg)
 	    "handshake_timeout (%u s)", dl->state == D_AUTH ?
 	    "authentication" : "connecting",
 	    (unsigned)dl->d->conf->handshake_timeout);
-	link_down(dl, why);
+	link_fail(dl, why);
 }
 
 void
@@ -263,9 +264,9 @@ static void
 share(struct dlink *dl)
 {
 	struct engine *e = link_cur_engine(dl);
-	int on = dl->state == D_UP && dl->old == NULL && !dl->resuming &&
-	    !dl->stashed && e != NULL && engine_error(e) == NULL &&
-	    engine_resume_settled(e);
+	int on = dl->state == D_UP && !dl->failing && dl->old == NULL &&
+	    !dl->resuming && !dl->stashed && e != NULL &&
+	    engine_error(e) == NULL && engine_resume_settled(e);
 
 	if (dl->cqw != NULL)
 		loop_fd_share(dl->cqw, on);
@@ -407,6 +408,11 @@ on_flush(void *arg)
 		}
 		return;
 	}
+	/* A part ended it: it goes down here, outside anyone's call. */
+	if (dl->failing) {
+		link_down(dl, dl->fail_why);
+		return;
+	}
 	/* A failed engine's streams still drain, fill and close. */
 	while (dl->old != NULL && engine_next_event(dl->old, &ev))
 		link_deliver(dl, dl->old, &ev);
@@ -444,6 +450,27 @@ link_stays_down(const struct dlink *dl)
 {
 
 	return (dl->d->stop || dl->d->draining || dl->closing || dl->retired);
+}
+
+void
+link_fail(struct dlink *dl, const char *why)
+{
+	struct engine *e = link_cur_engine(dl);
+
+	loop_assert_exclusive();
+	if (dl->failing)
+		return;
+	dl->failing = 1;
+	snprintf(dl->fail_why, sizeof(dl->fail_why), "%s", why);
+	/* What a keepalive does: no WRITE runs on, no stream moves. */
+	if (e != NULL) {
+		verbs_link_stop(dl->vl);
+		if (engine_error(e) == NULL)
+			engine_fail(e, ENGINE_ERR_LOCAL, why);
+	}
+	/* The flush job that takes it down runs in an exclusive turn. */
+	share(dl);
+	loop_job_defer(&dl->flush);
 }
 
 /*
@@ -582,7 +609,7 @@ down_client(struct dlink *dl, const struct down *dn)
  * the events closes their sockets and frees their rings), free the verbs
  * side, and reconnect (client link) or go away (incoming link).
  */
-void
+static void
 link_down(struct dlink *dl, const char *why)
 {
 	struct engine *e = link_cur_engine(dl);
@@ -590,6 +617,9 @@ link_down(struct dlink *dl, const char *why)
 
 	loop_assert_exclusive();
 	down_classify(dl, e, why, &dn);
+	/* Down now: a failure that waited for the flush job is done with. */
+	dl->failing = 0;
+	dl->fail_why[0] = '\0';
 	/* A refusal that is no failure (a step-down, a busy peer) is still
 	 * why the link is not up. */
 	snprintf(dl->last_err, sizeof(dl->last_err), "%s", dn.why);
@@ -711,6 +741,9 @@ link_up(struct dlink *dl)
 	unsigned version = engine_version(link_cur_engine(dl));
 
 	loop_assert_exclusive();
+	/* Failed meanwhile: its flush job takes it down instead. */
+	if (dl->failing)
+		return;
 	if (link_watch_cq(dl)) {
 		link_down(dl, "cannot watch the completion channel");
 		return;
@@ -823,6 +856,9 @@ link_free(struct dlink *dl)
 	loop_assert_exclusive();
 	if (dl == NULL)
 		return;
+	/* A failure its flush job has not taken down yet is why it ended. */
+	if (dl->failing)
+		link_down(dl, dl->fail_why);
 	dl->closing = 1;
 	if (dl->vl != NULL)
 		link_down(dl, "shutting down");
@@ -860,7 +896,7 @@ link_count(const struct rsd *d, unsigned *up)
 	*up = 0;
 	TAILQ_FOREACH(dl, &d->links, entry) {
 		n++;
-		*up += dl->state == D_UP;
+		*up += link_is_up(dl);
 	}
 	return (n);
 }
@@ -966,7 +1002,8 @@ int
 link_is_up(const struct dlink *dl)
 {
 
-	return (dl != NULL && dl->state == D_UP);
+	/* One that failed is down, though its flush job has yet to run. */
+	return (dl != NULL && dl->state == D_UP && !dl->failing);
 }
 
 int

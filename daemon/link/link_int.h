@@ -82,6 +82,10 @@ struct dlink {
 	struct loop_fd *cqw;		/* excl */
 	struct loop_job flush;		/* owner: post work, deliver events */
 	int flushing;			/* owner */
+	/* A part ended it (link_fail): why, until its flush job has taken
+	 * it down. */
+	int failing;			/* excl */
+	char fail_why[256];		/* excl */
 	/* An event a shared turn may not handle, for the next turn. */
 	int stashed;			/* owner */
 	struct engine_event stash;	/* owner */
@@ -290,10 +294,16 @@ int link_stays_down(const struct dlink *dl);
 void link_up(struct dlink *dl);
 
 /**
- * link_down(dl, why):
- * ${dl} ended for ${why}: its streams are suspended or reset, the verbs
- * side freed, and a client link reconnects (an incoming one goes).
+ * link_fail(dl, why):
+ * ${dl} ends for ${why} (the first reason given stands), but not inside
+ * the caller: its engine fails at once (the queue pair stopped first),
+ * and the link's flush job, at the end of this turn (of the link's own
+ * loop's next turn, when called from another loop), takes it down: its
+ * streams are suspended or reset, the verbs side freed, and a client
+ * link reconnects (an incoming one goes).  Until then the link is not up
+ * (link_is_up) and does not come up.  The parts end links only so, as a
+ * keepalive does, and never free anyone's caller.  Exclusive turns only.
  */
-void link_down(struct dlink *dl, const char *why);
+void link_fail(struct dlink *dl, const char *why);
 
 #endif /* !LINK_INT_H */

@@ -249,7 +249,7 @@ proof_timeout(struct dlink *dl)
 	    "prove the streams' resume secret within handshake_timeout "
 	    "(%u s)", (unsigned)dl->d->conf->handshake_timeout);
 	engine_fail(e, ENGINE_ERR_AUTH, why);
-	link_down(dl, why);
+	link_fail(dl, why);
 }
 
 /*
@@ -328,6 +328,9 @@ resume_refuse(struct dlink *dl, uint16_t *reason, uint16_t r, const char *why)
 	return (NULL);
 }
 
+/* Why a link that has not noticed it failed ends when its peer resumes. */
+#define RESUMED_ELSEWHERE	"its peer resumed its streams on a new link"
+
 /*
  * The peer of incoming link ${arg} asks to resume the streams of the
  * link its token names: only with the proof over that link's secret (or
@@ -377,8 +380,12 @@ find_cb(void *arg, const uint8_t token[WIRE_NONCE_LEN],
 		return (resume_refuse(dl, reason, WIRE_REASON_DENIED,
 		    "the peer proved another identity than the streams' "
 		    "link"));
-	if (o->state == D_UP)
-		link_down(o, "its peer resumed its streams on a new link");
+	if (o->state == D_UP) {
+		/* Its streams are suspended now, for this link to take; its
+		 * flush job ends it. */
+		resume_suspend(o, RESUMED_ELSEWHERE);
+		link_fail(o, RESUMED_ELSEWHERE);
+	}
 	if (o->old == NULL)
 		return (resume_refuse(dl, reason, WIRE_REASON_NOT_RESUMED,
 		    "that link has no suspended streams"));
