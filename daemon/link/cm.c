@@ -341,44 +341,6 @@ incoming_new(struct rsd *d, const struct verbs_ev *ev)
 	    ev->peer_auth ? "authenticating" : "not authenticated");
 }
 
-/*
- * What a client link's peer said when it refused the connect request
- * (see verbs_ev), and why the link is down, into ${why}.  Busy: try again
- * once a sibling is up.  An older version: one more attempt to the same
- * address in that version, never below the tunnel's min_version, and
- * never silently, as CM messages carry no authentication: a reject can
- * be forged, and the kernel sends one without a note when a listener
- * goes with requests pending.  What the next attempt says is decided
- * afresh, so no refusal holds a link at an older version.
- */
-static const char *
-refusal(struct dlink *dl, const struct verbs_ev *ev, char *why, size_t len)
-{
-	int resume = dl->c->sz.resume_time > 0;
-	unsigned said, v, min = dl->c->sz.min_version;
-
-	dl->busy = ev->peer_busy;
-	/* A step-down's own attempt does not step again. */
-	if (ev->peer_version == 0 || dl->att_version != 0)
-		return (ev->why);
-	said = wire_version_said(WIRE_VERSION, resume);
-	v = wire_version_said((unsigned)ev->peer_version, resume);
-	if (v < min) {
-		dl->d->stepdowns_refused++;
-		snprintf(why, len, "the peer refused protocol version %u and "
-		    "speaks %d at most (an older rstreamd, or a forged "
-		    "reject); not stepping down below min_version %u", said,
-		    ev->peer_version, min);
-		return (why);
-	}
-	dl->d->stepdowns++;
-	dl->step_version = (uint8_t)v;
-	LLOG(LOG_WARNING, dl, "%s: the peer refused protocol version %u (an "
-	    "older rstreamd, or a forged reject); trying that address once "
-	    "more with version %u (min_version %u)", dl->name, said, v, min);
-	return (ev->why);
-}
-
 static void
 cm_event(struct rsd *d, const struct verbs_ev *ev)
 {
@@ -403,7 +365,7 @@ cm_event(struct rsd *d, const struct verbs_ev *ev)
 		/* One that failed already goes for that reason. */
 		if (dl == NULL || dl->vl != ev->link || dl->failing)
 			return;
-		link_fail(dl, dl->c != NULL ? refusal(dl, ev, why,
+		link_fail(dl, dl->c != NULL ? connect_refused(dl, ev, why,
 		    sizeof(why)) : ev->why);
 		return;
 	default:

@@ -103,29 +103,81 @@ connect_kick(struct dlink *dl)
 }
 
 /*
+ * A reject can be forged, and the kernel sends one without a note when a
+ * listener goes with requests pending: a step-down is never silent.
+ */
+const char *
+connect_refused(struct dlink *dl, const struct verbs_ev *ev, char *why,
+    size_t len)
+{
+	int resume = dl->c->sz.resume_time > 0;
+	unsigned said, v, min = dl->c->sz.min_version;
+
+	dl->busy = ev->peer_busy;
+	/* A step-down's own attempt does not step again. */
+	if (ev->peer_version == 0 || dl->att_version != 0)
+		return (ev->why);
+	said = wire_version_said(WIRE_VERSION, resume);
+	v = wire_version_said((unsigned)ev->peer_version, resume);
+	if (v < min) {
+		dl->d->stepdowns_refused++;
+		snprintf(why, len, "the peer refused protocol version %u and "
+		    "speaks %d at most (an older rstreamd, or a forged "
+		    "reject); not stepping down below min_version %u", said,
+		    ev->peer_version, min);
+		return (why);
+	}
+	dl->d->stepdowns++;
+	dl->step_version = (uint8_t)v;
+	LLOG(LOG_WARNING, dl, "%s: the peer refused protocol version %u (an "
+	    "older rstreamd, or a forged reject); trying that address once "
+	    "more with version %u (min_version %u)", dl->name, said, v, min);
+	return (ev->why);
+}
+
+int
+connect_too_old(struct dlink *dl, unsigned version, char *why, size_t len)
+{
+
+	if (version >= dl->c->sz.min_version)
+		return (0);
+	dl->d->stepdowns_refused++;
+	snprintf(why, len, "the peer answered in protocol version %u, below "
+	    "min_version %u", version, (unsigned)dl->c->sz.min_version);
+	return (1);
+}
+
+/*
  * A client link's attempt was refused, but not failed: a step-down goes
  * to the same address at once; a busy peer (see LINK_CONNECT_SLOTS) is
  * asked again when one of this daemon's links connecting to it is up,
- * or after the back-off if none is.  Its clients wait meanwhile.
+ * or after the back-off if none is.  Its clients wait meanwhile.  Any
+ * other end is a failure, and forgets the step-down.
  */
-void
+int
 connect_again(struct dlink *dl)
 {
 
+	if (link_stays_down(dl) || (dl->step_version == 0 && !dl->busy)) {
+		dl->step_version = 0;
+		dl->busy = 0;
+		return (0);
+	}
 	dl->state = D_CONNECTING;
 	if (dl->step_version != 0) {
 		dl->busy = 0;
 		loop_timer_arm(&dl->retry, 0);
-		return;
+		return (1);
 	}
 	dl->busy = 0;
 	LLOG(LOG_INFO, dl, "%s: the peer has too many links from here "
 	    "connecting; trying again when one is up", dl->name);
 	if (slots_taken(dl->d, (const struct sockaddr *)&dl->dst) > 0) {
 		slot_wait(dl);
-		return;
+		return (1);
 	}
 	connect_back_off(dl);
+	return (1);
 }
 
 static void

@@ -11,8 +11,11 @@
 #ifndef CONNECT_H
 #define CONNECT_H
 
+#include <stddef.h>
+
 struct conf_addr;
 struct dlink;
+struct verbs_ev;
 
 /**
  * connect_next(dl):
@@ -24,10 +27,36 @@ struct dlink;
 void connect_next(struct dlink *dl);
 
 /**
- * connect_again(dl):
- * ${dl}'s attempt was refused, but did not fail: ask again (see above).
+ * connect_refused(dl, ev, why, len):
+ * Client link ${dl}'s attempt ended with CM event ${ev}: what its peer's
+ * refusal says, and why the link is down, which is ${ev->why} or a
+ * sentence in ${why}.  A busy peer is asked again once a sibling is up.
+ * A peer that refused our version gets one more attempt to the same
+ * address in the older version it named (a step-down, counted), never
+ * below the tunnel's min_version (counted as refused), and never
+ * silently: a reject carries no authentication.  What the next attempt
+ * says is decided afresh, so no refusal holds a link at an older
+ * version.
  */
-void connect_again(struct dlink *dl);
+const char *connect_refused(struct dlink *dl, const struct verbs_ev *ev,
+    char *why, size_t len);
+
+/**
+ * connect_too_old(dl, version, why, len):
+ * Whether client link ${dl}'s peer answered in protocol version
+ * ${version}, below its tunnel's min_version: then the step-down is
+ * refused (counted), and ${why} says so.
+ */
+int connect_too_old(struct dlink *dl, unsigned version, char *why,
+    size_t len);
+
+/**
+ * connect_again(dl):
+ * ${dl}'s attempt ended: if it was refused for a step-down or a busy
+ * peer, and the link does not stay down, it asks again (see above):
+ * returns 1.  Otherwise it failed, and any step-down is forgotten: 0.
+ */
+int connect_again(struct dlink *dl);
 
 /**
  * connect_back_off(dl):

@@ -579,8 +579,6 @@ static void
 down_client(struct dlink *dl, const struct down *dn)
 {
 
-	dl->step_version = 0;
-	dl->busy = 0;
 	dl->failures++;
 	dl->failures_total++;
 	dl->ops->down(dl->arg, dl, dn->why);
@@ -637,10 +635,8 @@ link_down(struct dlink *dl, const char *why)
 	}
 	dl->state = D_IDLE;
 	/* Step down, or a busy peer: not a failure, the link asks again. */
-	if (!link_stays_down(dl) && (dl->step_version != 0 || dl->busy)) {
-		connect_again(dl);
+	if (connect_again(dl))
 		return;
-	}
 	down_client(dl, &dn);
 }
 
@@ -749,11 +745,7 @@ link_up(struct dlink *dl)
 		return;
 	}
 	/* The answer's version, not only a refusal's, is held to it. */
-	if (dl->c != NULL && version < dl->c->sz.min_version) {
-		dl->d->stepdowns_refused++;
-		snprintf(why, sizeof(why), "the peer answered in protocol "
-		    "version %u, below min_version %u", version,
-		    (unsigned)dl->c->sz.min_version);
+	if (dl->c != NULL && connect_too_old(dl, version, why, sizeof(why))) {
 		link_down(dl, why);
 		return;
 	}
