@@ -305,6 +305,7 @@ static void
 incoming_new(struct rsd *d, const struct verbs_ev *ev)
 {
 	struct dlink *dl;
+	int auth = ev->peer_auth || ev->peer_ident;
 
 	/* The gate let it through; things may have changed since. */
 	if (d->stop || (dl = link_alloc(d, d->in_ops, d->in_arg)) == NULL) {
@@ -314,17 +315,13 @@ incoming_new(struct rsd *d, const struct verbs_ev *ev)
 	}
 	dl->vl = ev->link;
 	dl->peer_sa = ev->peer_sa;
-	dl->auth = ev->peer_auth || ev->peer_ident;
+	dl->auth = auth;
 	snprintf(dl->peer, sizeof(dl->peer), "%s", ev->peer);
 	snprintf(dl->name, sizeof(dl->name), "link from %s", ev->peer);
 	verbs_link_set_user(dl->vl, dl);
-	if (ev->peer_auth || ev->peer_ident) {
+	if (auth)
 		handshake_init(dl, 0, ev->peer_auth, ev->peer_ident);
-		engine_set_auth(verbs_link_engine(dl->vl), &dl->ea);
-		if (dl->ea.step != NULL)
-			engine_set_seal(verbs_link_engine(dl->vl), &dl->es);
-	}
-	engine_set_resume(verbs_link_engine(dl->vl), &dl->er);
+	link_hooks(dl, auth, verbs_link_engine(dl->vl), NULL);
 	if (link_watch_cq(dl) || verbs_accept(dl->vl)) {
 		LLOG(LOG_ERR, dl, "%s: cannot accept", dl->name);
 		loop_fd_del(dl->cqw);

@@ -279,15 +279,13 @@ connect_start(struct dlink *dl, const struct sockaddr *sa,
 	const struct conf_tunnel *c = dl->c;
 	struct verbs_link_conf lc;
 	char err[256], to[80];
+	int auth = c->key.set || dl->d->conf->identity.set;
 
 	attempt_conf(dl->d->conf, &c->sz, &lc);
 	lc.version_max = dl->att_version;
-	if (c->key.set || dl->d->conf->identity.set) {
+	if (auth)
 		handshake_init(dl, 1, c->key.set, 1);
-		lc.auth = &dl->ea;
-		if (dl->ea.step != NULL)
-			lc.seal = &dl->es;
-	}
+	link_hooks(dl, auth, NULL, &lc);
 	if (log_level() >= LOG_DEBUG) {
 		addr_text(sa, to, sizeof(to));
 		LLOG(LOG_DEBUG, dl, "%s: connecting to %s", dl->name, to);

@@ -190,6 +190,27 @@ link_watch_cq(struct dlink *dl)
 	return (dl->cqw == NULL ? -1 : 0);
 }
 
+void
+link_hooks(struct dlink *dl, int handshake, struct engine *e,
+    struct verbs_link_conf *lc)
+{
+	const struct engine_auth *ea = handshake ? &dl->ea : NULL;
+	const struct engine_seal *es = handshake && dl->ea.step != NULL ?
+	    &dl->es : NULL;
+
+	/* A client link's engine is made as it connects: verbs hooks it. */
+	if (lc != NULL) {
+		lc->auth = ea;
+		lc->seal = es;
+		return;
+	}
+	if (ea != NULL)
+		engine_set_auth(e, ea);
+	if (es != NULL)
+		engine_set_seal(e, es);
+	engine_set_resume(e, &dl->er);
+}
+
 /* A stream moves to this link: its owner re-registers the rings. */
 int
 link_adopt(void *arg, uint32_t id, void *user, struct engine_ring *tx,

@@ -27,6 +27,7 @@
 struct link_ops;
 struct rsd;
 struct verbs_link;
+struct verbs_link_conf;
 
 #define LINK_BACKOFF_MIN_MS	100
 #define LINK_BACKOFF_MAX_MS	2000
@@ -250,6 +251,20 @@ struct engine *link_cur_engine(const struct dlink *dl);
  */
 void link_deliver(struct dlink *dl, struct engine *e,
     const struct engine_event *ev);
+
+/**
+ * link_hooks(dl, handshake, e, lc):
+ * Where ${dl}'s engine calls back, for both kinds of link: with
+ * ${handshake}, the handshake's (dl->ea, which handshake_init filled,
+ * and dl->es when that handshake may seal); and resume.c's (dl->er).  An
+ * incoming link's engine ${e} gets them all as it is accepted.  A client
+ * link's engine is made as it connects, so the handshake's go to verbs
+ * in ${lc} (${e} NULL), and it gets resume's only once it is up with
+ * suspended streams to offer (${lc} NULL): an engine with them takes
+ * resumes, which a client's must not.
+ */
+void link_hooks(struct dlink *dl, int handshake, struct engine *e,
+    struct verbs_link_conf *lc);
 
 /**
  * link_unstash(dl):

@@ -474,7 +474,7 @@ resume_offer(struct dlink *dl, struct engine *e)
 	int older = dl->res_ratchet && v < AUTH_RESUME_RATCHET;
 	int n = ENGINE_EINVAL;
 
-	engine_set_resume(e, &dl->er);
+	link_hooks(dl, 0, e, NULL);
 	if (dl->have_res && engine_can_resume(e) && !older &&
 	    verbs_link_hellos(dl->vl, hellos) == 0) {
 		auth_resume_proof(v, 1, dl->res_secret, hellos, proof);
