@@ -6,7 +6,8 @@
  * link_int.h); a refused attempt is tried again at once in an older
  * protocol version the peer asked for (a step-down), or when a slot
  * frees for a busy peer; a failed one after the back-off.  The link's
- * state machine is link.c's; these run in exclusive turns only.
+ * life is link_life.c's, which calls these; a failed attempt ends the
+ * link with link_fail.  These run in exclusive turns only.
  */
 #ifndef CONNECT_H
 #define CONNECT_H

@@ -4,7 +4,9 @@
  * keepalives and liveness.  A client link's attempts to connect are
  * connect.h's; the RDMA CM channel and the RDMA listeners with their
  * admission gate, cm.h's; a failed link's suspended streams and their
- * resume, resume.h's.
+ * resume, resume.h's.  Of what is declared here, link.c has the link
+ * object and what it shows, link_life.c a link's life: made, freed,
+ * kept up (link_int.h lists the rooms).
  *
  * A client tunnel owns one link to its peer, brought up at start and kept
  * up: when it drops, its streams are reset and it reconnects with back-off

@@ -1,10 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
- * link_int: the link rooms' own header, for link.c, connect.c, resume.c,
- * cm.c, handshake.c and linkstat.c only (nothing else includes it):
- * struct dlink, and the parts
- * of the link state machine (link.c) that connecting, resuming and the
- * RDMA CM's events drive.  Everyone else knows a link through link.h.
+ * link_int: the link rooms' own header (nothing else includes it): struct
+ * dlink, and what the link rooms share.  Everyone else knows a link
+ * through link.h.  The rooms, lowest first; each calls only rooms listed
+ * before it, so no two call each other in a loop:
+ *
+ *   link.c        the object: made into the list, marked, failed
+ *                 (link_fail), its events delivered; what link.h shows
+ *                 of it; ring memory
+ *   linkstat.c    what metrics reads of a link from another thread
+ *   handshake.c   how a link authenticates
+ *   connect.c     a client link's attempts
+ *   resume.c      a failed link's suspended streams, and their resume
+ *   link_life.c   a link's life: made, up, flushed once a turn, down
+ *                 (where a link_fail ends), freed
+ *   cm.c          the RDMA CM's events, the listeners and their gate
  */
 #ifndef LINK_INT_H
 #define LINK_INT_H
@@ -222,14 +232,7 @@ struct dlink {
 	(&(struct log_about){ (dl)->c ? (dl)->c->name : NULL, 0, (dl)->peer })
 #define LLOG(level, dl, ...)	log_about(level, LABOUT(dl), __VA_ARGS__)
 
-/**
- * link_alloc(d, ops, arg):
- * A new link of daemon ${d} reporting to ${ops} with ${arg}, on the next
- * worker's loop, in no list yet (see link_list_add).  NULL when out of
- * memory.
- */
-struct dlink *link_alloc(struct rsd *d, const struct link_ops *ops,
-    void *arg);
+/* ---- link.c: the object, below the parts. */
 
 /**
  * link_list_add(dl):
@@ -245,26 +248,20 @@ void link_list_add(struct dlink *dl);
 struct engine *link_cur_engine(const struct dlink *dl);
 
 /**
+ * link_stays_down(dl):
+ * True when nothing will connect ${dl} again nor bring a new link for its
+ * streams: the daemon stops or drains, or the link was closed or its
+ * tunnel retired.
+ */
+int link_stays_down(const struct dlink *dl);
+
+/**
  * link_deliver(dl, e, ev):
  * Hand event ${ev} of ${dl}'s engine ${e} to the link's owner (a client
  * link refuses the peer's OPENs itself).
  */
 void link_deliver(struct dlink *dl, struct engine *e,
     const struct engine_event *ev);
-
-/**
- * link_hooks(dl, handshake, e, lc):
- * Where ${dl}'s engine calls back, for both kinds of link: with
- * ${handshake}, the handshake's (dl->ea, which handshake_init filled,
- * and dl->es when that handshake may seal); and resume.c's (dl->er).  An
- * incoming link's engine ${e} gets them all as it is accepted.  A client
- * link's engine is made as it connects, so the handshake's go to verbs
- * in ${lc} (${e} NULL), and it gets resume's only once it is up with
- * suspended streams to offer (${lc} NULL): an engine with them takes
- * resumes, which a client's must not.
- */
-void link_hooks(struct dlink *dl, int handshake, struct engine *e,
-    struct verbs_link_conf *lc);
 
 /**
  * link_unstash(dl):
@@ -282,31 +279,31 @@ int link_adopt(void *arg, uint32_t id, void *user, struct engine_ring *tx,
     struct engine_ring *rx);
 
 /**
+ * link_hooks(dl, handshake, e, lc):
+ * Where ${dl}'s engine calls back, for both kinds of link: with
+ * ${handshake}, the handshake's (dl->ea, which handshake_init filled,
+ * and dl->es when that handshake may seal); and resume.c's (dl->er).  An
+ * incoming link's engine ${e} gets them all as it is accepted.  A client
+ * link's engine is made as it connects, so the handshake's go to verbs
+ * in ${lc} (${e} NULL), and it gets resume's only once it is up with
+ * suspended streams to offer (${lc} NULL): an engine with them takes
+ * resumes, which a client's must not.
+ */
+void link_hooks(struct dlink *dl, int handshake, struct engine *e,
+    struct verbs_link_conf *lc);
+
+/**
  * link_watch_cq(dl):
  * Watch ${dl}'s completion channel (once).  Returns 0, or -1.
  */
 int link_watch_cq(struct dlink *dl);
 
 /**
- * link_deadline_start(dl):
- * Connecting and authenticating ${dl} get handshake_timeout from now.
+ * link_share(dl):
+ * Let ${dl}'s completions, flush job and keepalive run in shared turns,
+ * or not, as its state allows now (see Threads in loop.h).
  */
-void link_deadline_start(struct dlink *dl);
-
-/**
- * link_stays_down(dl):
- * True when nothing will connect ${dl} again nor bring a new link for its
- * streams: the daemon stops or drains, or the link was closed or its
- * tunnel retired.
- */
-int link_stays_down(const struct dlink *dl);
-
-/**
- * link_up(dl):
- * ${dl} is connected: once the proofs are exchanged it is up (its
- * suspended streams are offered for a resume, its owner told).
- */
-void link_up(struct dlink *dl);
+void link_share(struct dlink *dl);
 
 /**
  * link_fail(dl, why):
@@ -320,5 +317,29 @@ void link_up(struct dlink *dl);
  * keepalive does, and never free anyone's caller.  Exclusive turns only.
  */
 void link_fail(struct dlink *dl, const char *why);
+
+/* ---- link_life.c: a link's life, above the parts. */
+
+/**
+ * link_alloc(d, ops, arg):
+ * A new link of daemon ${d} reporting to ${ops} with ${arg}, on the next
+ * worker's loop, in no list yet (see link_list_add).  NULL when out of
+ * memory.
+ */
+struct dlink *link_alloc(struct rsd *d, const struct link_ops *ops,
+    void *arg);
+
+/**
+ * link_deadline_start(dl):
+ * Connecting and authenticating ${dl} get handshake_timeout from now.
+ */
+void link_deadline_start(struct dlink *dl);
+
+/**
+ * link_up(dl):
+ * ${dl} is connected: once the proofs are exchanged it is up (its
+ * suspended streams are offered for a resume, its owner told).
+ */
+void link_up(struct dlink *dl);
 
 #endif /* !LINK_INT_H */
