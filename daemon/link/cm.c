@@ -21,6 +21,7 @@
 #include "handshake.h"
 #include "link.h"
 #include "link_int.h"
+#include "link_timers.h"
 #include "log.h"
 #include "loop.h"
 #include "rsd.h"
@@ -332,7 +333,7 @@ incoming_new(struct rsd *d, const struct verbs_ev *ev)
 	}
 	dl->state = D_CONNECTING;
 	link_list_add(dl);
-	link_deadline_start(dl);
+	link_timers_connecting(dl);
 	LLOG(LOG_INFO, dl, "%s accepted (device %s, %s)", dl->name,
 	    verbs_link_device(dl->vl), ev->peer_ident ? "identifying" :
 	    ev->peer_auth ? "authenticating" : "not authenticated");
@@ -520,7 +521,7 @@ rdma_open(struct rsd *d)
 	log_notice("RDMA is there: the RDMA CM is open");
 	TAILQ_FOREACH(dl, &d->links, entry)
 		if (dl->c != NULL)
-			connect_kick(dl);
+			link_timers_rdma_ready(dl);
 	return (0);
 }
 

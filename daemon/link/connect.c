@@ -11,6 +11,7 @@
 #include "connect.h"
 #include "handshake.h"
 #include "link_int.h"
+#include "link_timers.h"
 #include "log.h"
 #include "loop.h"
 #include "resolve.h"
@@ -54,7 +55,7 @@ slots_kick(struct rsd *d)
 			continue;
 		connect_slot_unqueue(o);
 		o->slot = 1;
-		loop_timer_arm(&o->retry, 0);
+		link_timers_attempt_now(o);
 	}
 }
 
@@ -79,27 +80,6 @@ slot_wait(struct dlink *dl)
 	if (!dl->queued)
 		TAILQ_INSERT_TAIL(&dl->d->connq, dl, qentry);
 	dl->queued = 1;
-}
-
-/* The next attempt after the back-off, which doubles up to its maximum. */
-void
-connect_back_off(struct dlink *dl)
-{
-
-	loop_timer_arm(&dl->retry, dl->backoff);
-	dl->backoff = dl->backoff * 2 > LINK_BACKOFF_MAX_MS ?
-	    LINK_BACKOFF_MAX_MS : dl->backoff * 2;
-}
-
-void
-connect_kick(struct dlink *dl)
-{
-
-	loop_assert_exclusive();
-	if (dl->state != D_IDLE || !loop_timer_armed(&dl->retry))
-		return;
-	dl->backoff = LINK_BACKOFF_MIN_MS;
-	loop_timer_arm(&dl->retry, 0);
 }
 
 /*
@@ -166,7 +146,7 @@ connect_again(struct dlink *dl)
 	dl->state = D_CONNECTING;
 	if (dl->step_version != 0) {
 		dl->busy = 0;
-		loop_timer_arm(&dl->retry, 0);
+		link_timers_attempt_now(dl);
 		return (1);
 	}
 	dl->busy = 0;
@@ -176,7 +156,7 @@ connect_again(struct dlink *dl)
 		slot_wait(dl);
 		return (1);
 	}
-	connect_back_off(dl);
+	link_timers_attempt_later(dl);
 	return (1);
 }
 
@@ -300,7 +280,7 @@ connect_start(struct dlink *dl, const struct sockaddr *sa,
 	 * minute or more, its streams suspended meanwhile: a fresh attempt
 	 * after handshake_timeout finds a path that came back sooner.
 	 */
-	link_deadline_start(dl);
+	link_timers_connecting(dl);
 }
 
 /*

@@ -60,21 +60,6 @@ int connect_too_old(struct dlink *dl, unsigned version, char *why,
 int connect_again(struct dlink *dl);
 
 /**
- * connect_back_off(dl):
- * The next attempt after ${dl}'s back-off, which doubles, up to
- * LINK_BACKOFF_MAX_MS.
- */
-void connect_back_off(struct dlink *dl);
-
-/**
- * connect_kick(dl):
- * If ${dl} waits out its back-off, its next attempt starts now, and its
- * back-off starts again from LINK_BACKOFF_MIN_MS: what its attempts
- * failed for (no RDMA) has just changed.
- */
-void connect_kick(struct dlink *dl);
-
-/**
  * connect_slot_release(dl) / connect_slot_unqueue(dl):
  * ${dl} is up or down: its connect slot goes to the next link waiting for
  * one.  ${dl} no longer waits for a slot.

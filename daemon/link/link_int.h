@@ -8,6 +8,7 @@
  *   link.c        the object: made into the list, marked, failed
  *                 (link_fail), its events delivered; what link.h shows
  *                 of it; ring memory
+ *   link_timers.c its five timers, armed there only (link_timers.h)
  *   linkstat.c    what metrics reads of a link from another thread
  *   handshake.c   how a link authenticates
  *   connect.c     a client link's attempts
@@ -328,12 +329,6 @@ void link_fail(struct dlink *dl, const char *why);
  */
 struct dlink *link_alloc(struct rsd *d, const struct link_ops *ops,
     void *arg);
-
-/**
- * link_deadline_start(dl):
- * Connecting and authenticating ${dl} get handshake_timeout from now.
- */
-void link_deadline_start(struct dlink *dl);
 
 /**
  * link_up(dl):

@@ -14,6 +14,7 @@
 #include "hca.h"
 #include "link.h"
 #include "link_int.h"
+#include "link_timers.h"
 #include "log.h"
 #include "loop.h"
 #include "prio.h"
@@ -24,10 +25,8 @@
 #include "verbs.h"
 
 static void on_flush(void *);
-static void on_keepalive(void *);
 static void on_retry(void *);
 static void on_reap(void *);
-static void on_deadline(void *);
 static void link_down(struct dlink *, const char *);
 
 /* ------------------------------------------------------------- made */
@@ -61,78 +60,11 @@ link_alloc(struct rsd *d, const struct link_ops *ops, void *arg)
 	dl->arg = arg;
 	dl->key = &dl->proved;		/* unset until a peer proves one */
 	loop_job_init(&dl->flush, dl->lp, on_flush, dl);
-	loop_timer_init(&dl->ka, dl->lp, on_keepalive, dl);
+	link_timers_init(dl);
 	loop_timer_init(&dl->retry, dl->lp, on_retry, dl);
 	loop_timer_init(&dl->reap, dl->lp, on_reap, dl);
-	loop_timer_init(&dl->deadline, dl->lp, on_deadline, dl);
 	resume_init(dl);
 	return (dl);
-}
-
-/*
- * Every LINK_KEEPALIVE_MS: make sure the peer hears from us, and that we
- * hear from it.  A peer that sent nothing (not even its keepalive) for
- * LINK_SILENCE_MS is gone, even if our own sends still get acknowledged
- * or we have no message credit left to send with: its engine fails, and
- * the flush that follows takes the link down (in an exclusive turn; this
- * one is shared while the link's flush is, see link_share).
- */
-static void
-on_keepalive(void *arg)
-{
-	struct dlink *dl = arg;
-	struct engine *e;
-	struct engine_stats st;
-	uint64_t now = loop_now_ms();
-	char why[96];
-
-	loop_timer_arm(&dl->ka, LINK_KEEPALIVE_MS);
-	if (dl->state != D_UP || (e = link_cur_engine(dl)) == NULL)
-		return;
-	engine_stats(e, &st);
-	if (st.recvs != dl->heard_recvs) {
-		dl->heard_recvs = st.recvs;
-		dl->heard_ms = now;
-	} else if (now - dl->heard_ms >= LINK_SILENCE_MS) {
-		snprintf(why, sizeof(why), "nothing heard from the peer for "
-		    "%llu s", (unsigned long long)(now - dl->heard_ms) / 1000);
-		/* Before a sealed link's kept rings get their plaintext back. */
-		verbs_link_stop(dl->vl);
-		engine_fail(e, ENGINE_ERR_LOCAL, why);
-		link_mark(dl);
-		return;
-	}
-	engine_keepalive(e);
-	/* Streams idle for a whole period get their small rings back;
-	 * a RING unanswered for ENGINE_RING_AT_TICKS periods ends the link. */
-	engine_trim(e);
-	engine_tick(e);
-	link_mark(dl);
-	/* Pooled rings unused for a whole period go (see verbs.h). */
-	verbs_link_pool_trim(dl->vl);
-}
-
-static void
-on_deadline(void *arg)
-{
-	struct dlink *dl = arg;
-	char why[96];
-
-	if (dl->state != D_CONNECTING && dl->state != D_AUTH)
-		return;
-	snprintf(why, sizeof(why), "%s not finished within "
-	    "handshake_timeout (%u s)", dl->state == D_AUTH ?
-	    "authentication" : "connecting",
-	    (unsigned)dl->d->conf->handshake_timeout);
-	link_fail(dl, why);
-}
-
-void
-link_deadline_start(struct dlink *dl)
-{
-
-	loop_timer_arm(&dl->deadline,
-	    (uint64_t)dl->d->conf->handshake_timeout * 1000);
 }
 
 /* ---------------------------------------------- flushed once a turn */
@@ -366,7 +298,6 @@ down_teardown(struct dlink *dl)
 
 	loop_fd_del(dl->cqw);
 	dl->cqw = NULL;
-	loop_timer_stop(&dl->ka);
 	verbs_link_free(dl->vl);
 	dl->vl = NULL;
 	link_share(dl);
@@ -396,8 +327,7 @@ down_incoming(struct dlink *dl, const struct down *dn)
 		return;
 	}
 	dl->state = D_DEAD;
-	if (!loop_timer_armed(&dl->reap))
-		loop_timer_arm(&dl->reap, 0);
+	link_timers_ended(dl);
 }
 
 /*
@@ -419,7 +349,6 @@ down_client(struct dlink *dl, const struct down *dn)
 	if (dn->was_up) {
 		LLOG(LOG_WARNING, dl, "%s went down: %s%s; reconnecting",
 		    dl->name, dn->why, dn->susp);
-		dl->backoff = LINK_BACKOFF_MIN_MS;
 	} else if (dl->failures == 1 || log_level() >= LOG_DEBUG ||
 	    (dn->auth_failed && !dl->auth_said)) {
 		/* Once per run of failures, and once when auth is why. */
@@ -428,7 +357,7 @@ down_client(struct dlink *dl, const struct down *dn)
 		    "s at most", dl->name, dn->why,
 		    LINK_BACKOFF_MAX_MS / 1000.0);
 	}
-	connect_back_off(dl);
+	link_timers_attempt_later(dl);
 }
 
 /*
@@ -452,7 +381,7 @@ link_down(struct dlink *dl, const char *why)
 	snprintf(dl->last_err, sizeof(dl->last_err), "%s", dn.why);
 	if (dn.was_up || dl->down_since == 0)
 		dl->down_since = wall_ms();
-	loop_timer_stop(&dl->deadline);
+	link_timers_down(dl);
 	loop_job_cancel(&dl->flush);
 	connect_slot_release(dl);
 	resume_suspend(dl, dn.why);
@@ -482,7 +411,6 @@ link_client_new(struct rsd *d, const struct conf_tunnel *c,
 		return (NULL);
 	dl->c = c;
 	dl->key = &c->key;
-	dl->backoff = LINK_BACKOFF_MIN_MS;
 	connect_naming(dl, &c->peers[0]);
 	for (i = 0; i < c->npeers; i++)
 		if ((dl->peer_rn[i] = rname_new(d->res, c->peers[i].host,
@@ -516,7 +444,7 @@ link_client_retire(struct dlink *dl)
 	connect_slot_unqueue(dl);
 	/* It will not connect again: its suspended streams end now. */
 	(void)resume_drop(dl, WIRE_REASON_SHUTTING_DOWN);
-	loop_timer_stop(&dl->retry);
+	link_timers_retired(dl);
 	rname_unwait(&dl->rw);
 }
 
@@ -587,7 +515,7 @@ link_up(struct dlink *dl)
 		link_mark(dl);
 		return;
 	}
-	loop_timer_stop(&dl->deadline);
+	link_timers_up(dl);
 	dl->state = D_UP;
 	dl->prio_dev = prio_dev(&dl->d->prio, verbs_link_device(dl->vl));
 	__atomic_store_n(&dl->share, 1000, __ATOMIC_RELAXED);
@@ -605,7 +533,6 @@ link_up(struct dlink *dl)
 	dl->last_err[0] = '\0';
 	dl->down_since = 0;
 	dl->auth_said = 0;
-	dl->backoff = LINK_BACKOFF_MIN_MS;
 	hca_text(dl, where, sizeof(where));
 	if (dl->c != NULL) {
 		sz = &dl->c->sz;
@@ -629,7 +556,6 @@ link_up(struct dlink *dl)
 		snprintf(dl->name + n, sizeof(dl->name) - n, " [%s]",
 		    dl->peer_id);
 	}
-	loop_timer_arm(&dl->ka, LINK_KEEPALIVE_MS);
 	if (dl->c != NULL)
 		dl->ops->up(dl->arg, dl);
 	link_mark(dl);
@@ -655,11 +581,7 @@ link_free(struct dlink *dl)
 		link_down(dl, "shutting down");
 	(void)resume_drop(dl, WIRE_REASON_LINK_LOST);
 	loop_job_cancel(&dl->flush);
-	loop_timer_stop(&dl->resume_tmo);
-	loop_timer_stop(&dl->retry);
-	loop_timer_stop(&dl->reap);
-	loop_timer_stop(&dl->ka);
-	loop_timer_stop(&dl->deadline);
+	link_timers_stop(dl);
 	rname_unwait(&dl->rw);
 	connect_slot_unqueue(dl);
 	connect_slot_release(dl);

@@ -9,6 +9,7 @@
 #include "engine.h"
 #include "engine_stream.h"
 #include "link_int.h"
+#include "link_timers.h"
 #include "log.h"
 #include "loop.h"
 #include "resume.h"
@@ -102,7 +103,7 @@ susp_expire(struct dlink *dl)
 		    (unsigned)n, n == 1 ? "" : "s", name, (unsigned)rt_name);
 	} while (name[0] != '\0');
 	if (left > 0)
-		loop_timer_arm(&dl->resume_tmo, next - now);
+		link_timers_streams_wait(dl, next - now);
 	return (left);
 }
 
@@ -113,9 +114,9 @@ resume_wait(struct dlink *dl)
 
 	dl->susp_since = loop_now_ms();
 	if (dl->c != NULL)
-		loop_timer_arm(&dl->resume_tmo, (uint64_t)dl->resume_s * 1000);
+		link_timers_streams_wait(dl, (uint64_t)dl->resume_s * 1000);
 	else if (susp_expire(dl) == 0)
-		loop_timer_arm(&dl->resume_tmo, 0);	/* it goes */
+		link_timers_streams_wait(dl, 0);	/* it goes */
 }
 
 void
@@ -210,7 +211,7 @@ resume_drop(struct dlink *dl, uint16_t reason)
 
 	if (old == NULL)
 		return (0);
-	loop_timer_stop(&dl->resume_tmo);
+	link_timers_resume_settled(dl);
 	n = engine_suspended(old);
 	engine_abandon(old, reason);
 	while (engine_next_event(old, &ev))
@@ -228,7 +229,7 @@ resume_end(struct dlink *dl, uint16_t reason)
 	(void)resume_drop(dl, reason);
 	if (dl->state == D_SUSP) {
 		dl->state = D_DEAD;
-		loop_timer_arm(&dl->reap, 0);
+		link_timers_ended(dl);
 	}
 }
 
@@ -432,7 +433,7 @@ adopted_cb(void *arg, struct engine *old)
 	    dl->name, o->name);
 	/* What could not move ends there, once this call has returned. */
 	o->moved = 1;
-	loop_timer_arm(&o->resume_tmo, 0);
+	link_timers_streams_moved(o);
 }
 
 /*
@@ -454,7 +455,7 @@ proved_cb(void *arg, const uint8_t proof[WIRE_AUTH_LEN])
 	k = ikm(dl, &klen);
 	auth_resume_next(dl->res_secret, k, klen, hellos);
 	dl->res_ratchet = 1;
-	loop_timer_stop(&dl->resume_tmo);
+	link_timers_resume_settled(dl);
 	return (0);
 }
 
@@ -495,8 +496,7 @@ resume_offer(struct dlink *dl, struct engine *e)
 	}
 	dl->resuming = 1;
 	if (!engine_resume_proven(e))
-		loop_timer_arm(&dl->resume_tmo,
-		    (uint64_t)dl->d->conf->handshake_timeout * 1000);
+		link_timers_proof_wait(dl);
 	LLOG(LOG_INFO, dl, "%s: resuming %d stream%s suspended %.1f s ago",
 	    dl->name, n, n == 1 ? "" : "s", (double)gap / 1000);
 }
