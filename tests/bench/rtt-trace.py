@@ -27,34 +27,40 @@ LINE = re.compile(r"^\s*(?P<comm>\S.*?)\s+(?P<pid>\d+)/(?P<tid>\d+)\s+"
 
 
 class Call:
-    __slots__ = ("nr", "name", "args", "t0", "t1", "ret")
+    __slots__ = ("nr", "name", "args", "t0", "t1", "ret", "tid")
 
 
 def parse(path):
-    """Per pid, the completed system calls of its main thread, in order."""
+    """Per pid, the completed system calls of all its threads (a daemon's
+    loops run in worker threads), in the order they started."""
     open_calls = {}
     calls = collections.defaultdict(list)
     comm = {}
     with open(path, errors="replace") as f:
         for line in f:
             m = LINE.match(line)
-            if not m or m["pid"] != m["tid"]:
+            if not m:
                 continue
-            pid, t, nr = int(m["pid"]), float(m["time"]), int(m["nr"])
-            comm[pid] = m["comm"].strip()
+            pid, tid = int(m["pid"]), int(m["tid"])
+            t, nr = float(m["time"]), int(m["nr"])
+            if pid == tid:
+                comm[pid] = m["comm"].strip()
             if m["ev"] == "enter":
                 c = Call()
                 c.nr, c.name, c.t0 = nr, NAMES.get(nr, "nr%d" % nr), t
+                c.tid = tid
                 c.args = [int(a, 16) for a in
                           re.findall(r"([0-9a-f]+)", m["rest"])[:3]]
-                open_calls[pid] = c
+                open_calls[tid] = c
             else:
-                c = open_calls.pop(pid, None)
+                c = open_calls.pop(tid, None)
                 if c is None or c.nr != nr:
                     continue
                 ret = re.search(r"=\s*(-?\d+)", m["rest"])
                 c.t1, c.ret = t, int(ret.group(1)) if ret else 0
                 calls[pid].append(c)
+    for seq in calls.values():
+        seq.sort(key=lambda c: c.t0)
     return calls, comm
 
 
@@ -66,6 +72,58 @@ def fd_kinds(path):
             if len(p) == 3:
                 kinds[int(p[0])][int(p[1])] = p[2].strip()
     return kinds
+
+
+def stream_fd(calls, size, kinds):
+    """The socket a daemon moves the round trips' bytes through: the one
+    most of its reads and writes of exactly ${size} bytes went to."""
+    cnt = collections.Counter(c.args[0] for c in calls if c.args and
+                              (c.name in READS or c.name in WRITES) and
+                              c.ret == size)
+    return cnt.most_common(1)[0][0] if cnt else None
+
+
+def by_stream(C, A, B, size, kinds, skip):
+    """Hops keyed by the round trips' own sockets in each daemon, so they
+    hold beside bulk streams: client write -> A reads it -> B writes it
+    to the target -> B reads the answer -> A writes it to the client ->
+    the client has it.  Returns {hop: [us, ...]}."""
+    fa, fb = stream_fd(A, size, kinds), stream_fd(B, size, kinds)
+    if fa is None or fb is None:
+        return None
+
+    def on(fd, names):
+        return lambda c: (c.name in names and c.args and c.args[0] == fd
+                          and c.ret > 0)
+    starts = [c for c in C if c.name in WRITES and c.ret > 0]
+    hops = collections.OrderedDict((k, []) for k in (
+        "client write -> A has read it",
+        "A read -> B writes it to the target (A's turn, post, fabric, "
+        "B's turn)",
+        "B's write -> B has read the answer (target and its sockets)",
+        "B read -> A writes it to the client (B's turn, post, fabric, "
+        "A's turn)",
+        "A's write -> client has the response"))
+    for i in range(skip, len(starts) - 1):
+        t0, tend = starts[i].t0, starts[i + 1].t0
+        m = [t0]
+        ok = True
+        for seq, pred, key in ((A, on(fa, READS), "t1"),
+                               (B, on(fb, WRITES), "t0"),
+                               (B, on(fb, READS), "t1"),
+                               (A, on(fa, WRITES), "t0")):
+            c = first(seq, m[-1], pred, key)
+            if c is None or getattr(c, key) >= tend:
+                ok = False
+                break
+            m.append(getattr(c, key))
+        last = [c for c in C if c.name in READS and t0 <= c.t1 < tend]
+        if not ok or not last:
+            continue
+        m.append(last[-1].t1)
+        for k, (x, y) in zip(hops, zip(m, m[1:])):
+            hops[k].append((y - x) * 1e6)
+    return hops
 
 
 def first(calls, since, pred, key="t1"):
@@ -84,18 +142,40 @@ def main():
     ap.add_argument("--a", type=int, required=True)
     ap.add_argument("--b", type=int, required=True)
     ap.add_argument("--skip", type=int, default=10)
+    ap.add_argument("--size", type=int, default=64)
     ap.add_argument("--timeline", action="store_true",
                     help="print one round trip's system calls, in order")
     o = ap.parse_args()
     calls, comm = parse(o.trace)
     kinds = fd_kinds(o.fds)
-    cl = [p for p in calls if comm[p] == o.client]
-    echo = [p for p in calls if comm[p] == "socat"]
-    if not cl or not echo:
-        sys.exit("rtt-trace: no client or echo process in the trace")
-    cl = max(cl, key=lambda p: len(calls[p]))
-    echo = max(echo, key=lambda p: len(calls[p]))
-    A, B, C, E = calls[o.a], calls[o.b], calls[cl], calls[echo]
+    cl = [p for p in calls if comm.get(p) == o.client]
+    echo = [p for p in calls if comm.get(p) == "socat"]
+    if not cl:
+        sys.exit("rtt-trace: no client process in the trace")
+    # The round trips' client: the rr that wrote ${size} bytes most often
+    # (bulk streams are rr processes too).
+    cl = max(cl, key=lambda p: sum(1 for c in calls[p] if c.name in WRITES
+                                   and c.ret == o.size))
+    A, B, C = calls[o.a], calls[o.b], calls[cl]
+    coarse = by_stream(C, A, B, o.size, kinds, o.skip)
+    if coarse and coarse[next(iter(coarse))]:
+        n = len(coarse[next(iter(coarse))])
+        print("By the round trips' own sockets (%d round trips; holds "
+              "beside bulk streams):\n" % n)
+        print("| hop | median us | p90 us | share of median |")
+        print("|---|---:|---:|---:|")
+        tot = sum(statistics.median(v) for v in coarse.values())
+        for k, v in coarse.items():
+            v = sorted(v)
+            print("| %s | %.0f | %.0f | %.0f%% |" % (
+                k, statistics.median(v), v[int(len(v) * 0.9)],
+                100 * statistics.median(v) / tot))
+        print()
+    if not echo:
+        sys.exit("rtt-trace: no echo process in the trace")
+    echo = max(echo, key=lambda p: sum(1 for c in calls[p]
+                                       if c.name in READS and c.ret == o.size))
+    E = calls[echo]
 
     def uverbs(pid):
         return {fd for fd, k in kinds[pid].items() if "uverbs" in k}
@@ -152,20 +232,22 @@ def main():
             hops[k].append((y - x) * 1e6)
         windows.append((t0, tend))
     if not windows:
-        sys.exit("rtt-trace: no complete round trip found in the trace")
+        sys.exit("rtt-trace: no round trip found in the trace hop by hop "
+                 "(beside bulk streams, the daemons' posts and wakeups "
+                 "are not the round trips' own: read the table above)")
     if o.timeline:
         t0, tend = windows[len(windows) // 2]
         print("One round trip's system calls (us from the request):\n")
-        print("| process | call | fd | enter | exit | returned |")
-        print("|---|---|---:|---:|---:|---:|")
+        print("| process | thread | call | fd | enter | exit | returned |")
+        print("|---|---:|---|---:|---:|---:|---:|")
         rows = []
         for label, seq in (("client", C), ("A", A), ("B", B), ("echo", E)):
             for c in seq:
                 if t0 <= c.t0 < tend:
                     rows.append((c.t0, label, c))
         for _, label, c in sorted(rows, key=lambda r: r[0]):
-            print("| %s | %s | %s | %.0f | %.0f | %d |" % (
-                label, c.name, c.args[0] if c.args else "",
+            print("| %s | %d | %s | %s | %.0f | %.0f | %d |" % (
+                label, c.tid, c.name, c.args[0] if c.args else "",
                 (c.t0 - t0) * 1e6, (c.t1 - t0) * 1e6, c.ret))
         print()
     n = len(windows)
