@@ -132,6 +132,8 @@ link_row_hca(const struct link_info *li, struct tables_link *r)
 	r->traffic_class = NUM_IF(h != NULL && h->traffic_class >= 0,
 	    h ? h->traffic_class : 0);
 	r->service_level = NUM_IF(h != NULL && h->sl >= 0, h ? h->sl : 0);
+	r->rnr_timer = NUM_IF(h != NULL && h->rnr_us >= 0,
+	    h ? (uint64_t)h->rnr_us : 0);
 }
 
 void

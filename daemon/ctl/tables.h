@@ -55,6 +55,7 @@ struct tables_link {
 	const char *gid, *peer_gid;
 	uint64_t path_mtu, qpn, peer_qpn, worker, version;
 	uint64_t traffic_class, service_level, priority, share;
+	uint64_t rnr_timer;		/* us */
 	/* While it is not up: a client link's failures since it was last up
 	 * and in all, since when (ms since the epoch), and why the last
 	 * attempt failed (or the link ended). */

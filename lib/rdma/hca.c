@@ -81,6 +81,20 @@ transport(struct ibv_context *ctx, unsigned port, int gid_index,
 	    IBV_GID_TYPE_ROCE_V1 ? "RoCEv1" : "RoCE");
 }
 
+/* IB's table of RNR NAK timer codes, in microseconds (0: 655.36 ms). */
+static const int rnr_us[32] = {
+	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
+	1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
+	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520
+};
+
+int
+hca_rnr_us(unsigned code)
+{
+
+	return (code < 32 ? rnr_us[code] : -1);
+}
+
 int
 hca_describe(struct rdma_cm_id *id, struct hca_info *hi)
 {
@@ -96,7 +110,7 @@ hca_describe(struct rdma_cm_id *id, struct hca_info *hi)
 	snprintf(hi->gid, sizeof(hi->gid), "?");
 	snprintf(hi->peer_gid, sizeof(hi->peer_gid), "?");
 	hi->gid_index = -1;
-	hi->traffic_class = hi->sl = -1;
+	hi->traffic_class = hi->sl = hi->rnr_us = -1;
 	if (id == NULL || id->verbs == NULL) {
 		errno = ENODEV;
 		return (-1);
@@ -112,8 +126,9 @@ hca_describe(struct rdma_cm_id *id, struct hca_info *hi)
 		hi->qpn = id->qp->qp_num;
 		memset(&qa, 0, sizeof(qa));
 		if (ibv_query_qp(id->qp, &qa, IBV_QP_AV | IBV_QP_PATH_MTU |
-		    IBV_QP_DEST_QPN, &qi) == 0) {
+		    IBV_QP_DEST_QPN | IBV_QP_MIN_RNR_TIMER, &qi) == 0) {
 			hi->peer_qpn = qa.dest_qp_num;
+			hi->rnr_us = hca_rnr_us(qa.min_rnr_timer);
 			hi->path_mtu = hca_mtu_bytes(qa.path_mtu);
 			hi->peer_lid = qa.ah_attr.dlid;
 			hi->sl = qa.ah_attr.sl;

@@ -31,6 +31,9 @@ struct hca_info {
 	/* The QP's address vector: the GRH traffic class (on RoCE v2 the IP
 	 * header's DSCP/ECN byte) and the service level; -1: unknown. */
 	int traffic_class, sl;
+	/* How long its peer waits after a receiver-not-ready NAK from it,
+	 * in microseconds (the QP's min_rnr_timer); -1: unknown. */
+	int rnr_us;
 };
 
 /**
@@ -40,6 +43,13 @@ struct hca_info {
  * answered, else -1 with errno from the first that did not.
  */
 int hca_describe(struct rdma_cm_id *id, struct hca_info *hi);
+
+/**
+ * hca_rnr_us(code):
+ * A min_rnr_timer code (5 bits, as IB encodes it) in microseconds: 0 is
+ * 655360, 1 is 10, 12 is 640, 31 is 491520; -1 above 31.
+ */
+int hca_rnr_us(unsigned code);
 
 /**
  * hca_mtu_bytes(mtu):

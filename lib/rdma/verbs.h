@@ -19,7 +19,11 @@
  * within about 0.6 s (providers may stretch each wait up to 4x, so at most
  * about 2.2 s).  RNR retry is
  * 7 (retry for ever), a safety net only: the engine never sends without a
- * posted receive.  The daemon's keepalives make sure a packet is
+ * posted receive.  So that the net costs little if it is ever used, a
+ * queue pair asks its peer to wait VERBS_MIN_RNR_TIMER before sending
+ * again after a receiver-not-ready NAK, not the CM's default (0, which
+ * means 655 ms: one underrun would stall the sender that long without a
+ * word).  The daemon's keepalives make sure a packet is
  * outstanding on an otherwise idle link.
  *
  * Memory: send rings are registered for local access only; receive rings
@@ -54,6 +58,9 @@
 #define VERBS_ACK_TIMEOUT	14
 #define VERBS_RETRY_COUNT	7
 #define VERBS_RNR_RETRY		7
+/* The RNR NAK timer a queue pair announces, set once it is established:
+ * code 12 is 0.64 ms (IB's table; hca_rnr_us). */
+#define VERBS_MIN_RNR_TIMER	12
 /* Address and route resolution time-outs, in milliseconds. */
 #define VERBS_RESOLVE_MS	2000
 /* verbs_cm_tick calls a link freed while accepting waits to disconnect. */
