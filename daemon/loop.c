@@ -26,6 +26,13 @@ struct loop_fd {
 	struct loop_timer pause;	/* loop_fd_pause: resumes it */
 	uint32_t paused_events;
 	int shared;
+	/* loop_fd_poll: polled in each turn after its event, until the
+	 * loop would sleep (in lp->polls while polled). */
+	loop_poll_cb *poll;
+	loop_poll_cb *arm;
+	enum { P_IDLE, P_POLLED, P_ARMED } pstate;
+	uint64_t fired;			/* the turn of its last event */
+	TAILQ_ENTRY(loop_fd) pentry;
 };
 
 /* The daemon's loop and its workers. */
@@ -49,6 +56,10 @@ struct loop {
 	int ep;
 	struct timerq timers, stimers;	/* not shared, shared */
 	TAILQ_HEAD(, loop_job) jobs;
+	TAILQ_HEAD(, loop_fd) polls;	/* watchers polled each turn */
+	uint64_t turns;			/* turns run so far */
+	uint64_t busy_ns, work_ns;	/* loop_busy_poll's window; the last
+					   turn with work */
 	struct loop_fd *dead;		/* freed after dispatch */
 	int dispatching;
 	pthread_t owner;		/* the thread that runs it */
@@ -106,6 +117,7 @@ loop_new(void)
 	timerq_init(&lp->timers);
 	timerq_init(&lp->stimers);
 	TAILQ_INIT(&lp->jobs);
+	TAILQ_INIT(&lp->polls);
 	lp->owner = pthread_self();
 	lp->wake_fd = -1;
 	clock_read();
@@ -301,6 +313,9 @@ turn_begin(struct loop *lp, const struct epoll_event *evs, int n)
 	TAILQ_FOREACH(j, &lp->jobs, entry)
 		if (!j->shared)
 			shared = 0;
+	TAILQ_FOREACH(w, &lp->polls, pentry)
+		if (!w->shared)
+			shared = 0;
 	if (shared)
 		return (1);
 	pthread_mutex_unlock(&lp->turn);
@@ -383,6 +398,122 @@ loop_fd_share(struct loop_fd *w, int shared)
 	w->shared = shared;
 }
 
+void
+loop_fd_poll(struct loop_fd *w, loop_poll_cb *poll, loop_poll_cb *arm)
+{
+
+	w->poll = poll;
+	w->arm = arm;
+}
+
+void
+loop_busy_poll(struct loop *lp, uint32_t us)
+{
+
+	/* An exclusive turn of another loop may set it (a reload). */
+	__atomic_store_n(&lp->busy_ns, (uint64_t)us * 1000, __ATOMIC_RELAXED);
+	touch(lp);
+}
+
+/* ${w}'s event came: it is polled from the next turn on. */
+static void
+poll_start(struct loop *lp, struct loop_fd *w)
+{
+
+	w->fired = lp->turns;
+	if (w->pstate == P_IDLE)
+		TAILQ_INSERT_TAIL(&lp->polls, w, pentry);
+	w->pstate = P_POLLED;
+}
+
+/*
+ * Poll each polled watcher that had no event this turn (its callback
+ * just took what there was); one armed before the loop slept has had its
+ * last poll.  A shared turn leaves those it may not run for the next.
+ */
+static void
+poll_all(struct loop *lp, int shared)
+{
+	struct loop_fd *w, *next;
+
+	for (w = TAILQ_FIRST(&lp->polls); w != NULL; w = next) {
+		next = TAILQ_NEXT(w, pentry);
+		if (w->fired == lp->turns || (shared && !w->shared))
+			continue;
+		if (w->poll(w->arg) != 0)
+			lp->work_ns = turn_ns;
+		/* Its poll may have deleted it. */
+		if (w->pstate == P_ARMED) {
+			TAILQ_REMOVE(&lp->polls, w, pentry);
+			w->pstate = P_IDLE;
+		}
+	}
+}
+
+/*
+ * The end of a turn with one event at most: the loop is about to sleep,
+ * most likely, so each polled watcher is armed now, in the turn, and
+ * polled once more for what came before the arm, rather than asking
+ * epoll first (wait_events), which would cost a system call per sleep.
+ * Not within the busy-poll window, which keeps them polled.
+ */
+static void
+poll_quiet(struct loop *lp, int n, int shared)
+{
+	struct loop_fd *w, *next;
+	uint64_t busy = __atomic_load_n(&lp->busy_ns, __ATOMIC_RELAXED);
+
+	if (n > 1 || (busy != 0 && turn_ns - lp->work_ns < busy))
+		return;
+	for (w = TAILQ_FIRST(&lp->polls); w != NULL; w = next) {
+		next = TAILQ_NEXT(w, pentry);
+		if (w->pstate != P_POLLED || (shared && !w->shared))
+			continue;
+		(void)w->arm(w->arg);
+		w->pstate = P_ARMED;
+		if (w->poll(w->arg) != 0)
+			lp->work_ns = turn_ns;
+		/* Its poll may have deleted it. */
+		if (w->pstate == P_ARMED) {
+			TAILQ_REMOVE(&lp->polls, w, pentry);
+			w->pstate = P_IDLE;
+		}
+	}
+}
+
+/*
+ * Wait up to ${wait} ms for events into ${evs}, as epoll_wait does; but
+ * with polled watchers, or within the busy-poll window after the last
+ * turn with work, only look: the loop sleeps only when nothing is ready
+ * and the window has closed, and then each polled watcher first makes
+ * its descriptor wake the loop again (arm), and this turn polls it once
+ * more, for what came before the arm.
+ */
+static int
+wait_events(struct loop *lp, struct epoll_event *evs, int wait)
+{
+	struct loop_fd *w;
+	uint64_t ns = __atomic_load_n(&lp->busy_ns, __ATOMIC_RELAXED);
+	int n, busy = ns != 0 && turn_ns - lp->work_ns < ns;
+
+	if (wait == 0 || (TAILQ_EMPTY(&lp->polls) && !busy))
+		return (epoll_wait(lp->ep, evs, 64, wait));
+	if ((n = epoll_wait(lp->ep, evs, 64, 0)) != 0 || busy)
+		return (n);
+	/* No exclusive turn frees a watcher meanwhile. */
+	if (lp->world != NULL)
+		lock_shared(lp);
+	TAILQ_FOREACH(w, &lp->polls, pentry) {
+		if (w->pstate != P_POLLED)
+			continue;
+		(void)w->arm(w->arg);
+		w->pstate = P_ARMED;
+	}
+	if (lp->world != NULL)
+		pthread_mutex_unlock(&lp->turn);
+	return (0);
+}
+
 int
 loop_fd_set(struct loop_fd *w, uint32_t events)
 {
@@ -446,6 +577,9 @@ loop_fd_del(struct loop_fd *w)
 	loop_timer_stop(&w->pause);
 	if (w->events != 0)
 		epoll_ctl(w->lp->ep, EPOLL_CTL_DEL, w->fd, NULL);
+	if (w->pstate != P_IDLE)
+		TAILQ_REMOVE(&w->lp->polls, w, pentry);
+	w->pstate = P_IDLE;
 	/*
 	 * Events for it may still sit in this round's array, or (another
 	 * loop's) in the array its thread has yet to dispatch: only that
@@ -627,22 +761,29 @@ loop_run_once(struct loop *lp, int max_ms)
 		if (wait < 0 || d < wait)
 			wait = (int)d;
 	}
-	n = epoll_wait(lp->ep, evs, 64, wait);
+	n = wait_events(lp, evs, wait);
 	if (n < 0 && errno != EINTR)
 		return (-1);
 	if (n < 0)
 		n = 0;
 	clock_read();
 	cur = lp;
+	lp->turns++;
+	if (n > 0)
+		lp->work_ns = turn_ns;
 	if (lp->world != NULL)
 		shared = turn_begin(lp, evs, n);
 	in_shared = shared;
 	lp->dispatching = 1;
 	for (k = 0; k < n; k++) {
 		w = evs[k].data.ptr;
-		if (!w->dead)
-			w->cb(w->arg, evs[k].events);
+		if (w->dead)
+			continue;
+		w->cb(w->arg, evs[k].events);
+		if (w->poll != NULL && !w->dead)
+			poll_start(lp, w);
 	}
+	poll_all(lp, shared);
 	/*
 	 * Timers due now; one armed from a callback for "now" fires in this
 	 * turn too, after those already due (arming order among ties).  A
@@ -663,6 +804,7 @@ loop_run_once(struct loop *lp, int max_ms)
 		j->cb(j->arg);
 		j = TAILQ_FIRST(&lp->jobs);
 	}
+	poll_quiet(lp, n, shared);
 	lp->dispatching = 0;
 	in_shared = 0;
 	reap(lp);

@@ -76,6 +76,8 @@ struct loop_fd;
 /* Called with the epoll events (EPOLLIN, EPOLLOUT, EPOLLERR, EPOLLHUP). */
 typedef void loop_fd_cb(void *arg, uint32_t events);
 typedef void loop_timer_cb(void *arg);
+/* loop_fd_poll's: returns nonzero when it found work (or failed). */
+typedef int loop_poll_cb(void *arg);
 
 /*
  * A timer lives inside its owner (a link, a stream, ...): set up once with
@@ -108,6 +110,32 @@ void loop_free(struct loop *lp);
  */
 struct loop_fd *loop_fd_add(struct loop *lp, int fd, uint32_t events,
     loop_fd_cb *cb, void *arg);
+
+/**
+ * loop_fd_poll(w, poll, arm):
+ * ${w}'s descriptor raises one event per ${arm}(arg) (a completion
+ * channel: one event per request for notification), and work may queue
+ * behind it without any: once ${w}'s callback has run, the loop calls
+ * ${poll}(arg) in each later turn instead of asking the descriptor, and
+ * only when it would sleep (see loop_busy_poll) calls ${arm}(arg), then
+ * ${poll} once more in a turn of its own, for what came before the arm;
+ * then it sleeps until the descriptor wakes it.  So a busy source costs
+ * no system call per turn, and nothing that queued before the arm is
+ * missed.  ${poll} and ${arm} run as ${w}'s callback does (its owner's
+ * turns; sharing as loop_fd_share says; ${arm} with the loop's turn lock
+ * held, outside any turn, so it touches only ${w}'s own object, and a
+ * failure it meets is for the ${poll} that follows to report).
+ */
+void loop_fd_poll(struct loop_fd *w, loop_poll_cb *poll, loop_poll_cb *arm);
+
+/**
+ * loop_busy_poll(lp, us):
+ * For ${us} microseconds after a turn with work (an event, or a poll that
+ * found some), ${lp} does not sleep: it polls again at once (epoll and
+ * loop_fd_poll's watchers), trading a CPU for the time a sleep and a
+ * wake-up take.  0 (the default) sleeps as soon as there is no work.
+ */
+void loop_busy_poll(struct loop *lp, uint32_t us);
 
 /**
  * loop_fd_set(w, events):

@@ -72,6 +72,12 @@ link_mark(struct dlink *dl)
 		loop_job_defer(&dl->flush);
 }
 
+/*
+ * Completions: the channel's event says the CQ has some; the loop then
+ * drains it in each turn (cq_poll) and asks for the next event only
+ * before it sleeps (cq_arm; see loop_fd_poll): a busy link costs no read
+ * and no re-arm per turn.
+ */
 static void
 on_cq(void *arg, uint32_t events)
 {
@@ -84,6 +90,27 @@ on_cq(void *arg, uint32_t events)
 	link_mark(dl);
 }
 
+static int
+cq_poll(void *arg)
+{
+	struct dlink *dl = arg;
+	int n;
+
+	if (verbs_link_engine(dl->vl) != NULL)
+		engine_clock(verbs_link_engine(dl->vl), loop_now_ns());
+	if ((n = verbs_link_drain(dl->vl)) != 0)
+		link_mark(dl);
+	return (n);
+}
+
+static int
+cq_arm(void *arg)
+{
+	struct dlink *dl = arg;
+
+	return (verbs_link_arm(dl->vl));
+}
+
 int
 link_watch_cq(struct dlink *dl)
 {
@@ -92,7 +119,10 @@ link_watch_cq(struct dlink *dl)
 		return (0);
 	dl->cqw = loop_fd_add(dl->lp, verbs_link_fd(dl->vl), EPOLLIN,
 	    on_cq, dl);
-	return (dl->cqw == NULL ? -1 : 0);
+	if (dl->cqw == NULL)
+		return (-1);
+	loop_fd_poll(dl->cqw, cq_poll, cq_arm);
+	return (0);
 }
 
 void

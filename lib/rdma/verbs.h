@@ -413,15 +413,31 @@ int verbs_link_fd(const struct verbs_link *link);
 
 /**
  * verbs_link_poll(link):
- * Consume the completion channel event and poll every completion into
- * the engine (re-arming the CQ, then polling once more so none is
- * missed); then, once the engine's events are handled, verbs_link_flush
- * posts what they and the completions queued.  Returns 0, or -1 if the
- * link failed (engine_error says why); then the queue pair is already
- * stopped (verbs_link_stop), so the engine's RELEASED events may free
- * ring memory.
+ * The completion channel's descriptor is readable: consume its event and
+ * poll every completion into the engine, as verbs_link_drain does.  The
+ * CQ is left unarmed: no event comes for later completions until
+ * verbs_link_arm, so the caller drains in each later turn and arms only
+ * before it sleeps (then drains once more: what landed before the arm
+ * raised no event).  Then, once the engine's events are handled,
+ * verbs_link_flush posts what they and the completions queued.
  */
 int verbs_link_poll(struct verbs_link *link);
+
+/**
+ * verbs_link_drain(link):
+ * Poll every completion into the engine, without the channel's event.
+ * Returns how many, or -1 if the link failed (engine_error says why);
+ * then the queue pair is already stopped (verbs_link_stop), so the
+ * engine's RELEASED events may free ring memory.
+ */
+int verbs_link_drain(struct verbs_link *link);
+
+/**
+ * verbs_link_arm(link):
+ * Ask for an event on the completion channel at the next completion (a
+ * new link's CQ starts armed).  Returns 0, or -1 if the link failed.
+ */
+int verbs_link_arm(struct verbs_link *link);
 
 /**
  * verbs_link_flush(link):

@@ -235,11 +235,12 @@ handle_wc(struct verbs_link *l, const struct ibv_wc *wc)
 	return (-1);
 }
 
+/* Every completion into the engine: how many, or -1. */
 static int
 drain_cq(struct verbs_link *l)
 {
 	struct ibv_wc wc[POLL_BATCH];
-	int n, k;
+	int n, k, got = 0;
 
 	do {
 		if ((n = ibv_poll_cq(l->cq, POLL_BATCH, wc)) < 0) {
@@ -249,8 +250,21 @@ drain_cq(struct verbs_link *l)
 		for (k = 0; k < n; k++)
 			if (handle_wc(l, &wc[k]))
 				return (-1);
+		got += n;
 	} while (n == POLL_BATCH);
-	return (0);
+	return (got);
+}
+
+int
+verbs_link_drain(struct verbs_link *l)
+{
+	int n;
+
+	if (l->e == NULL || engine_error(l->e) != NULL)
+		return (failed(l));
+	if ((n = drain_cq(l)) < 0)
+		return (failed(l));
+	return (n);
 }
 
 int
@@ -259,22 +273,25 @@ verbs_link_poll(struct verbs_link *l)
 	struct ibv_cq *cq;
 	void *ctx;
 
-	if (l->e == NULL || engine_error(l->e) != NULL)
-		return (failed(l));
 	/*
-	 * One arm raises at most one event, and the CQ is re-armed only
-	 * below: one read takes it (a second would only say EAGAIN).
+	 * One arm raises at most one event, and the CQ is armed again only
+	 * by verbs_link_arm: one read takes it (a second would only say
+	 * EAGAIN).
 	 */
 	if (ibv_get_cq_event(l->cc, &cq, &ctx) == 0)
 		ibv_ack_cq_events(cq, 1);
-	if (drain_cq(l))
-		return (failed(l));
+	return (verbs_link_drain(l));
+}
+
+int
+verbs_link_arm(struct verbs_link *l)
+{
+
+	if (l->e == NULL || engine_error(l->e) != NULL)
+		return (-1);
 	if (ibv_req_notify_cq(l->cq, 0)) {
 		verbs_transport_fail(l, "ibv_req_notify_cq failed");
-		return (failed(l));
+		return (-1);
 	}
-	/* A completion that landed before the re-arm raised no event. */
-	if (drain_cq(l))
-		return (failed(l));
 	return (0);
 }

@@ -8,7 +8,11 @@
  * the first loop (main) runs shared turns too, alongside the workers'; a
  * timer another thread arms wakes a sleeping loop; a shared turn that
  * touches another loop stops the process; and so does a shared turn that
- * calls loop_assert_exclusive(), which an exclusive one passes.
+ * calls loop_assert_exclusive(), which an exclusive one passes.  A
+ * polled watcher (loop_fd_poll) is polled in each busy turn after its
+ * event and armed only before the loop sleeps, with one more poll for
+ * what came before the arm; the busy-poll window keeps the loop from
+ * sleeping.
  */
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -203,11 +207,33 @@ kick(int fd)
 		(void)loop_run_once(main_lp, 10);			\
 } while (0)
 
+/*
+ * The workers' watchers go in an exclusive turn of main's, as Threads in
+ * loop.h has it: a watcher of a running loop deleted from outside any
+ * turn races with that loop's own reaping.
+ */
+static struct loop_fd *busy[NW], *dw, *pw;
+static int quieted;
+
+static void
+on_quiet(void *arg)
+{
+	int i;
+
+	(void)arg;
+	for (i = 0; i < NW; i++)
+		loop_fd_del(busy[i]);
+	loop_fd_del(dw);
+	loop_fd_del(pw);
+	quieted = 1;
+}
+
 static void
 test_world(void)
 {
 	pthread_t th[NW];
-	struct loop_fd *busy[NW], *dw, *pw, *mw;
+	struct loop_timer quiet_t;
+	struct loop_fd *mw;
 	int busy_fd[NW], dfd, pfd, mfd, i;
 
 	ok((main_lp = loop_new()) != NULL, "main loop");
@@ -266,14 +292,13 @@ test_world(void)
 
 	/* Quiet the workers: they sleep in epoll_wait, 50 ms at a time. */
 	loop_timer_stop(&excl_t);
+	loop_timer_init(&quiet_t, main_lp, on_quiet, NULL);
+	loop_timer_arm(&quiet_t, 0);
+	RUN_UNTIL(quieted, 10000);
 	loop_fd_del(mw);
 	close(mfd);
-	for (i = 0; i < NW; i++) {
-		loop_fd_del(busy[i]);
+	for (i = 0; i < NW; i++)
 		close(busy_fd[i]);
-	}
-	loop_fd_del(dw);
-	loop_fd_del(pw);
 	__atomic_store_n(&stop_workers, 1, __ATOMIC_RELEASE);
 	for (i = 0; i < NW; i++)
 		pthread_join(th[i], NULL);
@@ -458,12 +483,166 @@ test_plain(void)
 	loop_free(lp);
 }
 
+/*
+ * A completion queue as the loop sees one: items queue without a word
+ * unless it is armed, when the next one makes its eventfd readable once
+ * (and disarms it).  The callback takes the event and the items, as
+ * on_cq does; poll takes the items; arm arms.
+ */
+struct fakecq {
+	int fd, armed;
+	unsigned queued, taken, polls, arms, events;
+	unsigned sneak;		/* items that land as it is armed */
+};
+
+static void
+cq_add(struct fakecq *q, unsigned k)
+{
+
+	q->queued += k;
+	if (q->armed && k > 0) {
+		q->armed = 0;
+		(void)!write(q->fd, &(uint64_t){ 1 }, sizeof(uint64_t));
+	}
+}
+
+static void
+on_fakecq(void *arg, uint32_t events)
+{
+	struct fakecq *q = arg;
+	uint64_t v;
+
+	(void)events;
+	if (read(q->fd, &v, sizeof(v)) == sizeof(v))
+		q->events++;
+	q->taken += q->queued;
+	q->queued = 0;
+}
+
+static int
+fakecq_poll(void *arg)
+{
+	struct fakecq *q = arg;
+	unsigned n = q->queued;
+
+	q->polls++;
+	q->taken += n;
+	q->queued = 0;
+	return (n > 0);
+}
+
+static int
+fakecq_arm(void *arg)
+{
+	struct fakecq *q = arg;
+
+	q->arms++;
+	/* Landed just before the arm: it raises no event. */
+	q->queued += q->sneak;
+	q->sneak = 0;
+	q->armed = 1;
+	return (0);
+}
+
+static void
+on_tick(void *arg, uint32_t events)
+{
+
+	(void)arg;
+	(void)events;
+}
+
+static void
+test_poll(void)
+{
+	struct loop *lp = loop_new();
+	struct loop_fd *w, *bw[2];
+	struct fakecq q = { .armed = 1 };
+	unsigned polls, i;
+	/* Always readable: two of them make every turn a busy one. */
+	int bfd[2] = { eventfd(1, EFD_NONBLOCK), eventfd(1, EFD_NONBLOCK) };
+
+	q.fd = eventfd(0, EFD_NONBLOCK);
+	w = loop_fd_add(lp, q.fd, EPOLLIN, on_fakecq, &q);
+	loop_fd_poll(w, fakecq_poll, fakecq_arm);
+	for (i = 0; i < 2; i++)
+		bw[i] = loop_fd_add(lp, bfd[i], EPOLLIN, on_tick, NULL);
+	cq_add(&q, 3);
+	(void)loop_run_once(lp, 1000);
+	ok(q.events == 1 && q.taken == 3 && q.polls == 0, "a polled "
+	    "watcher's event runs its callback, which takes what queued");
+	for (i = 0; i < 5; i++) {
+		cq_add(&q, 2);
+		(void)loop_run_once(lp, 1000);
+	}
+	ok(q.polls == 5 && q.taken == 13 && q.arms == 0 && q.events == 1,
+	    "while the loop is busy it polls each turn (%u polls, %u taken) "
+	    "and never arms (%u)", q.polls, q.taken, q.arms);
+	/* Idle: it arms before sleeping and polls once more, which finds
+	 * what landed before the arm. */
+	for (i = 0; i < 2; i++)
+		loop_fd_del(bw[i]);
+	q.sneak = 1;
+	(void)loop_run_once(lp, 1000);
+	ok(q.arms == 1 && q.taken == 14 && q.queued == 0, "before the "
+	    "loop sleeps it arms, then polls once more: what landed before "
+	    "the arm is taken (%u arms, %u taken)", q.arms, q.taken);
+	polls = q.polls;
+	(void)loop_run_once(lp, 20);
+	ok(q.polls == polls && q.arms == 1, "an armed watcher is not "
+	    "polled while the loop sleeps");
+	/* A quiet turn (its event the only one) arms at its end. */
+	cq_add(&q, 1);
+	q.sneak = 1;
+	(void)loop_run_once(lp, 1000);
+	ok(q.events == 2 && q.arms == 2 && q.taken == 16, "the next item "
+	    "wakes the loop through the descriptor, and that quiet turn "
+	    "arms again as it ends, polling once more (%u arms, %u taken)",
+	    q.arms, q.taken);
+	polls = q.polls;
+	(void)loop_run_once(lp, 20);
+	ok(q.polls == polls, "then it sleeps");
+	/* The busy-poll window: no sleep, so no arm, until it closes. */
+	loop_busy_poll(lp, 10000000);
+	cq_add(&q, 1);
+	(void)loop_run_once(lp, 1000);
+	for (i = 0; i < 3; i++)
+		(void)loop_run_once(lp, 1000);
+	cq_add(&q, 1);
+	(void)loop_run_once(lp, 1000);
+	ok(q.arms == 2 && q.events == 3 && q.taken == 18, "within the "
+	    "busy-poll window the loop polls instead of arming and "
+	    "sleeping (%u arms, %u taken)", q.arms, q.taken);
+	loop_busy_poll(lp, 0);
+	(void)loop_run_once(lp, 1000);
+	ok(q.arms == 3, "with the window closed it arms again");
+	/* A watcher deleted while polled is never polled again. */
+	for (i = 0; i < 2; i++)
+		bw[i] = loop_fd_add(lp, bfd[i], EPOLLIN, on_tick, NULL);
+	cq_add(&q, 1);
+	(void)loop_run_once(lp, 1000);
+	(void)loop_run_once(lp, 1000);
+	polls = q.polls;
+	loop_fd_del(w);
+	for (i = 0; i < 3; i++)
+		(void)loop_run_once(lp, 1000);
+	ok(q.polls == polls && polls > 0, "a deleted watcher is polled no "
+	    "more");
+	for (i = 0; i < 2; i++) {
+		loop_fd_del(bw[i]);
+		close(bfd[i]);
+	}
+	close(q.fd);
+	loop_free(lp);
+}
+
 int
 main(void)
 {
 	int i;
 
 	test_plain();
+	test_poll();
 	test_world();
 	test_wake();
 	test_trespass();
