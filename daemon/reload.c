@@ -46,6 +46,16 @@ reload_workers(const struct conf *c)
 	return (n > CONF_MAX_WORKERS ? CONF_MAX_WORKERS : (unsigned)n);
 }
 
+void
+reload_busy_poll(struct rsd *d)
+{
+	size_t i;
+
+	loop_busy_poll(d->lp, d->conf->busy_poll);
+	for (i = 0; i < d->nworkers; i++)
+		loop_busy_poll(d->workers[i], d->conf->busy_poll);
+}
+
 /* A reload that failed: the running configuration stays, and says so. */
 static void
 failed(struct rsd *d, struct conf *nc, const char *err)
@@ -115,6 +125,7 @@ on_apply(void *arg)
 	}
 	/* d->conf is nc now. */
 	log_set_level(reload_log_level(d));
+	reload_busy_poll(d);
 	if (control_moved)
 		log_warn("the control socket settings changed; they take "
 		    "effect when rstreamd restarts (still on %s)",

@@ -61,6 +61,14 @@ void reload_stop(struct rsd *d);
 unsigned reload_workers(const struct conf *c);
 
 /**
+ * reload_busy_poll(d):
+ * Every loop of daemon ${d} (its own and its workers') busy-polls as
+ * d->conf's busy_poll says (loop_busy_poll).  At start, and at each
+ * reload (an exclusive turn).
+ */
+void reload_busy_poll(struct rsd *d);
+
+/**
  * reload_log_level(d):
  * The log level d->conf and -v ask for.
  */

@@ -552,6 +552,7 @@ start(struct rsd *d, pthread_t **th, size_t nclient)
 		log_err("cannot set up the workers' event loops: %m");
 		return (-1);
 	}
+	reload_busy_poll(d);
 	if (tunnel_activation(d, err, sizeof(err)) < 0 ||
 	    tunnel_start(d, err, sizeof(err)) != 0) {
 		log_err("%s", err);

@@ -66,6 +66,7 @@ conf_new(const char *path, char *err, size_t errlen)
 	c->max_unauth_links = CONF_DEFAULT_MAX_UNAUTH_LINKS;
 	c->link_idle_timeout = CONF_DEFAULT_LINK_IDLE_TIMEOUT;
 	c->handshake_timeout = CONF_DEFAULT_HANDSHAKE_TIMEOUT;
+	c->busy_poll = CONF_DEFAULT_BUSY_POLL;
 	c->ack_timeout = CONF_DEFAULT_ACK_TIMEOUT;
 	c->retry_count = CONF_DEFAULT_RETRY_COUNT;
 	c->ring_pool = CONF_DEFAULT_RING_POOL;

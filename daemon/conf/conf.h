@@ -190,6 +190,10 @@ struct conf_tunnel {
 #define CONF_DEFAULT_RING_POOL (16 * 1024 * 1024)
 #define CONF_MAX_RING_POOL (1024 * 1024 * 1024)
 #define CONF_MAX_WORKERS 256
+/* Microseconds a loop keeps polling after work instead of sleeping (0:
+ * it sleeps at once; see loop_busy_poll). */
+#define CONF_DEFAULT_BUSY_POLL 0
+#define CONF_MAX_BUSY_POLL 100000
 
 /* RDMA listen address (TCP kind, host+port). */
 struct conf_listen {
@@ -232,6 +236,7 @@ struct conf {
 	uint32_t ring_pool;		/* bytes per link, 0: none */
 	uint32_t max_memory;		/* MiB of ring memory, 0: no limit */
 	uint32_t workers;		/* threads carrying links; 0: a CPU's */
+	uint32_t busy_poll;		/* microseconds; 0: off */
 	struct conf_key key;		/* global key_file */
 	struct conf_identity identity;	/* identity_file */
 	char peers_file[1024];		/* "" = none */

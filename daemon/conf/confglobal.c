@@ -201,6 +201,8 @@ static const struct global globals[] = {
 	    "bytes" },
 	{ "max_memory", G_UINT, FIELD(max_memory), 0, 1024 * 1024, "MiB" },
 	{ "workers", G_UINT, FIELD(workers), 0, CONF_MAX_WORKERS, "threads" },
+	{ "busy_poll", G_UINT, FIELD(busy_poll), 0, CONF_MAX_BUSY_POLL,
+	    "microseconds" },
 	{ "allow", G_ALLOW, 0, 0, 0, 0, NULL },
 	{ "listen", G_LATER, 0, 0, 0, 0, NULL },
 	{ "key_file", G_LATER, 0, 0, 0, 0, NULL },

@@ -1020,6 +1020,15 @@ test_service(void)
 	ok(fails("max_connect_rate = 0;\n" T1, 1, "max_connect_rate 0 is "
 	    "outside 1 to 100000"), "max_connect_rate 0");
 	conf_free(c);
+	/* The loops' busy-poll window. */
+	c = load(T1);
+	ok(c != NULL && c->busy_poll == 0, "busy_poll defaults to 0 (off)");
+	conf_free(c);
+	c = load("busy_poll = 50;\n" T1);
+	ok(c != NULL && c->busy_poll == 50, "busy_poll is read");
+	conf_free(c);
+	ok(fails("\nbusy_poll = 100001;\n" T1, 2, "busy_poll 100001 is "
+	    "outside 0 to 100000"), "a busy_poll over 100 ms, at its line");
 
 	/* Memory that follows the traffic: ring_min and max_memory. */
 	c = load(T1);
