@@ -426,6 +426,20 @@ poll_start(struct loop *lp, struct loop_fd *w)
 	w->pstate = P_POLLED;
 }
 
+/* Poll ${w}; an armed one has had its last poll. */
+static void
+poll_one(struct loop *lp, struct loop_fd *w)
+{
+
+	if (w->poll(w->arg) != 0)
+		lp->work_ns = turn_ns;
+	/* Its poll may have deleted it. */
+	if (w->pstate == P_ARMED) {
+		TAILQ_REMOVE(&lp->polls, w, pentry);
+		w->pstate = P_IDLE;
+	}
+}
+
 /*
  * Poll each polled watcher that had no event this turn (its callback
  * just took what there was); one armed before the loop slept has had its
@@ -438,15 +452,8 @@ poll_all(struct loop *lp, int shared)
 
 	for (w = TAILQ_FIRST(&lp->polls); w != NULL; w = next) {
 		next = TAILQ_NEXT(w, pentry);
-		if (w->fired == lp->turns || (shared && !w->shared))
-			continue;
-		if (w->poll(w->arg) != 0)
-			lp->work_ns = turn_ns;
-		/* Its poll may have deleted it. */
-		if (w->pstate == P_ARMED) {
-			TAILQ_REMOVE(&lp->polls, w, pentry);
-			w->pstate = P_IDLE;
-		}
+		if (w->fired != lp->turns && (!shared || w->shared))
+			poll_one(lp, w);
 	}
 }
 
@@ -471,13 +478,7 @@ poll_quiet(struct loop *lp, int n, int shared)
 			continue;
 		(void)w->arm(w->arg);
 		w->pstate = P_ARMED;
-		if (w->poll(w->arg) != 0)
-			lp->work_ns = turn_ns;
-		/* Its poll may have deleted it. */
-		if (w->pstate == P_ARMED) {
-			TAILQ_REMOVE(&lp->polls, w, pentry);
-			w->pstate = P_IDLE;
-		}
+		poll_one(lp, w);
 	}
 }
 

@@ -106,24 +106,31 @@ def by_stream(C, A, B, size, kinds, skip):
         "A's write -> client has the response"))
     for i in range(skip, len(starts) - 1):
         t0, tend = starts[i].t0, starts[i + 1].t0
-        m = [t0]
-        ok = True
-        for seq, pred, key in ((A, on(fa, READS), "t1"),
-                               (B, on(fb, WRITES), "t0"),
-                               (B, on(fb, READS), "t1"),
-                               (A, on(fa, WRITES), "t0")):
-            c = first(seq, m[-1], pred, key)
-            if c is None or getattr(c, key) >= tend:
-                ok = False
-                break
-            m.append(getattr(c, key))
-        last = [c for c in C if c.name in READS and t0 <= c.t1 < tend]
-        if not ok or not last:
-            continue
-        m.append(last[-1].t1)
-        for k, (x, y) in zip(hops, zip(m, m[1:])):
-            hops[k].append((y - x) * 1e6)
+        walk(hops, C, t0, tend, ((A, on(fa, READS), "t1"),
+                                 (B, on(fb, WRITES), "t0"),
+                                 (B, on(fb, READS), "t1"),
+                                 (A, on(fa, WRITES), "t0")))
     return hops
+
+
+def walk(hops, C, t0, tend, steps):
+    """One round trip, from the client's write at ${t0} to its next at
+    ${tend}: the first call of each step after the one before (its time
+    ${key}), then the client's last read; each gap goes to its hop.
+    Returns whether every step was found in the window."""
+    m = [t0]
+    for seq, pred, key in steps:
+        c = first(seq, m[-1], pred, key)
+        if c is None or getattr(c, key) >= tend:
+            return False
+        m.append(getattr(c, key))
+    last = [c for c in C if c.name in READS and t0 <= c.t1 < tend]
+    if not last:
+        return False
+    m.append(last[-1].t1)
+    for k, (x, y) in zip(hops, zip(m, m[1:])):
+        hops[k].append((y - x) * 1e6)
+    return True
 
 
 def first(calls, since, pred, key="t1"):
@@ -211,26 +218,13 @@ def main():
     windows = []
     for i in range(o.skip, len(starts) - 1):
         t0, tend = starts[i].t0, starts[i + 1].t0
-        m = [t0]
         steps = [(A, woke, "t1"), (A, post(ua), "t0"), (B, woke, "t1"),
                  (B, sock_write(ub), "t0"), (E, got, "t1"),
                  (E, sock_write(set()), "t0"), (B, woke, "t1"),
                  (B, post(ub), "t0"), (A, woke, "t1"),
                  (A, sock_write(ua), "t0")]
-        ok = True
-        for seq, pred, key in steps:
-            c = first(seq, m[-1], pred, "t1" if key == "t1" else "t0")
-            if c is None or getattr(c, key) >= tend:
-                ok = False
-                break
-            m.append(getattr(c, key))
-        last = [c for c in C if c.name in READS and t0 <= c.t1 < tend]
-        if not ok or not last:
-            continue
-        m.append(last[-1].t1)
-        for k, (x, y) in zip(hops, zip(m, m[1:])):
-            hops[k].append((y - x) * 1e6)
-        windows.append((t0, tend))
+        if walk(hops, C, t0, tend, steps):
+            windows.append((t0, tend))
     if not windows:
         sys.exit("rtt-trace: no round trip found in the trace hop by hop "
                  "(beside bulk streams, the daemons' posts and wakeups "
