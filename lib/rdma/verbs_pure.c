@@ -120,3 +120,16 @@ verbs_refused(struct verbs_ev *ev, int status, const uint8_t *mine,
 	ev->peer_busy = n.why == WIRE_NOTE_BUSY;
 	ev->peer_version = n.version < h.version ? n.version : 0;
 }
+
+int
+verbs_gate_ask(verbs_gate_fn *gate, void *arg, const struct sockaddr *peer,
+    const char *text, int werr, const struct wire_hello *h, uint8_t *why)
+{
+
+	*why = WIRE_NOTE_REFUSED;
+	/* Limits and allow lists cost a peer nothing to hit: check first. */
+	if (gate != NULL && gate(arg, peer, text, werr == WIRE_OK ? h : NULL,
+	    werr == WIRE_OK ? NULL : wire_strerror(werr), why) != 0)
+		return (-1);
+	return (werr == WIRE_OK ? 0 : -1);
+}

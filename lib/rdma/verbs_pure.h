@@ -13,12 +13,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "verbs.h"
 #include "wire.h"
 
 struct engine;
 struct engine_conf;
-struct verbs_ev;
-struct verbs_link_conf;
 
 /**
  * verbs_engine_conf(lc, ctrl_send, lkey, ec):
@@ -71,5 +70,17 @@ const char *verbs_reject_text(int status);
  */
 void verbs_refused(struct verbs_ev *ev, int status, const uint8_t *mine,
     const void *data, size_t len);
+
+/**
+ * verbs_gate_ask(gate, arg, peer, text, werr, h, why):
+ * Whether a connect request from ${peer} (${text}) whose hello decoded
+ * as ${werr} (WIRE_OK: into ${h}) gets through its listener's gate
+ * ${gate} (NULL: none) with ${arg}: 0, or -1 to reject it at once with
+ * a refusal note saying ${*why}.  The gate is asked first, about an
+ * invalid hello too, so that it counts and reports it (see
+ * verbs_gate_fn); an invalid one never gets through.
+ */
+int verbs_gate_ask(verbs_gate_fn *gate, void *arg, const struct sockaddr *peer,
+    const char *text, int werr, const struct wire_hello *h, uint8_t *why);
 
 #endif /* !VERBS_PURE_H */
