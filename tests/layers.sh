@@ -118,6 +118,9 @@ private conf_int.h "the conf files" 'daemon/conf/conf(value|global|tunnel|check|
 # verbs_int.h (the objects behind verbs.h's types) is the verbs files'
 # own: everyone else knows them through verbs.h.
 private verbs_int.h "the verbs files" 'lib/rdma/verbs(_[a-z]+)?\.c'
+# verbs_pure.h (what the verbs layer decides without a device) is theirs
+# too, and tests/sim/simverbs.c's, which decides it the same way.
+private verbs_pure.h "the verbs files" 'lib/rdma/verbs(_[a-z]+)?\.c'
 # engine.h's audiences: the stream calls are the bridge's (and those of
 # the link rooms that take or refuse a stream); the work requests and
 # completions are the transport's.

@@ -47,22 +47,6 @@ verbs_nonblock(int fd)
 #define CM_NODE		"/dev/infiniband/rdma_cm"
 #define CM_SYSFS	"/sys/class/misc/rdma_cm"
 
-static const char *const rdma_names[VERBS_RDMA_N] = {
-	[VERBS_RDMA_READY] = "ready",
-	[VERBS_RDMA_NO_UCM] = "no-rdma-ucm",
-	[VERBS_RDMA_NO_NODE] = "no-rdma-cm-node",
-	[VERBS_RDMA_NO_DEVICE] = "no-device",
-	[VERBS_RDMA_DENIED] = "denied",
-	[VERBS_RDMA_FAILED] = "failed"
-};
-
-const char *
-verbs_rdma_name(enum verbs_rdma r)
-{
-
-	return ((unsigned)r < VERBS_RDMA_N ? rdma_names[r] : "?");
-}
-
 /* Whether /sys/class/infiniband lists a device (one libibverbs may lack a
  * provider for, or ib_uverbs may not serve). */
 static int

@@ -22,6 +22,7 @@
 #include "hca.h"
 #include "verbs.h"
 #include "verbs_int.h"
+#include "verbs_pure.h"
 #include "wire.h"
 
 static void
@@ -35,50 +36,6 @@ vl_down(struct verbs_link *l, struct verbs_ev *ev, const char *why)
 	ev->link = l;
 	snprintf(ev->peer, sizeof(ev->peer), "%s", l->peer);
 	snprintf(ev->why, sizeof(ev->why), "%s", why);
-}
-
-static const char *
-reject_text(int status)
-{
-
-	/* IB CM reject reasons that RDMA CM reports for RoCE and IB. */
-	switch (status) {
-	case 8:
-		return ("connection refused: nothing listening at that "
-		    "address and port");
-	case 28:
-		return ("connection rejected by the peer");
-	default:
-		return ("connection rejected");
-	}
-}
-
-/*
- * What a peer that rejected our connect request said (IB CM reason 28 is
- * a consumer's reject): busy, or the newest version it speaks when that
- * is older than the one we offered.  A reject without a refusal note
- * comes from a peer older than version 3, which cannot read a version-3
- * hello: it gets 2 (or 1; see wire_version_said).  A note that says an
- * older version than ours is a peer that refused our hello for its
- * version.  Either may be forged: the caller decides what to believe.
- */
-static void
-refused(struct verbs_link *l, const struct rdma_cm_event *cme,
-    struct verbs_ev *ev)
-{
-	struct wire_hello h;
-	struct wire_note n;
-
-	if (cme->status != 28 || !l->have_mine ||
-	    wire_hello_decode(l->hello_mine, WIRE_HELLO_LEN, &h) != WIRE_OK)
-		return;
-	if (!wire_note_decode(cme->param.conn.private_data,
-	    cme->param.conn.private_data_len, &n)) {
-		ev->peer_version = h.version >= 3 ? 2 : 0;
-		return;
-	}
-	ev->peer_busy = n.why == WIRE_NOTE_BUSY;
-	ev->peer_version = n.version < h.version ? n.version : 0;
 }
 
 /*
@@ -294,8 +251,10 @@ on_link_event(struct verbs_link *l, struct rdma_cm_event *cme,
 		vl_down(l, ev, "connection failed");
 		return;
 	case RDMA_CM_EVENT_REJECTED:
-		vl_down(l, ev, reject_text(cme->status));
-		refused(l, cme, ev);
+		vl_down(l, ev, verbs_reject_text(cme->status));
+		verbs_refused(ev, cme->status, l->have_mine ? l->hello_mine :
+		    NULL, cme->param.conn.private_data,
+		    cme->param.conn.private_data_len);
 		return;
 	case RDMA_CM_EVENT_DISCONNECTED:
 		vl_down(l, ev, "peer disconnected");

@@ -7,6 +7,9 @@
  * tests/layers.sh sees verbs.c and verbs.h as one module and would see
  * verbs.c -> verbs_int.h -> verbs.h as a loop.
  *
+ *   verbs_pure.c    what they decide without a device: the engine, the
+ *                   hello, a reject read (its own header, verbs_pure.h,
+ *                   since the simulator's stand-in shares it)
  *   verbs.c         helpers; the machine's RDMA devices (why the RDMA CM
  *                   is missing, the device list the channel holds)
  *   verbs_mem.c     ring memory: charged, registered, pooled; the link's

@@ -8,7 +8,6 @@
 #include "config.h"
 
 #include <sys/queue.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 
 #include <errno.h>
@@ -25,6 +24,7 @@
 #include "hca.h"
 #include "verbs.h"
 #include "verbs_int.h"
+#include "verbs_pure.h"
 #include "wire.h"
 
 struct verbs_link *
@@ -153,26 +153,11 @@ static int
 vl_engine(struct verbs_link *l, char *err, size_t errlen)
 {
 	struct engine_conf ec;
-	const char *why;
 
-	memset(&ec, 0, sizeof(ec));
-	ec.sq_size = l->conf.sq_size;
-	ec.rq_size = l->conf.rq_size;
-	ec.inline_size = l->conf.inline_size;
-	ec.signal_every = l->conf.signal_every;
-	ec.max_streams = l->conf.max_streams;
-	ec.ctrl_send = l->ctrl_send;
-	ec.ctrl_send_addr = (uint64_t)(uintptr_t)l->ctrl_send;
-	ec.ctrl_send_lkey = l->ctrl_send_mr->lkey;
-	ec.resume = l->conf.resume;
-	if ((l->e = engine_new(&ec, &why)) == NULL) {
-		say(err, errlen, "%s", why);
+	verbs_engine_conf(&l->conf, l->ctrl_send, l->ctrl_send_mr->lkey, &ec);
+	if ((l->e = verbs_engine_new(&l->conf, l->passive, &ec, err,
+	    errlen)) == NULL)
 		return (-1);
-	}
-	if (!l->passive && l->conf.auth != NULL)
-		engine_set_auth(l->e, l->conf.auth);
-	if (!l->passive && l->conf.seal != NULL)
-		engine_set_seal(l->e, l->conf.seal);
 	if (verbs_link_flush(l)) {
 		say(err, errlen, "%s: cannot post receives: %s", l->device,
 		    engine_error(l->e));
@@ -222,23 +207,11 @@ verbs_id_reject(struct rdma_cm_id *id, uint8_t why)
 int
 verbs_conn_param(struct verbs_link *l, struct rdma_conn_param *p)
 {
-	struct wire_hello h;
 
 	/* Answer in the peer's version or older; connect capped as told. */
-	if (l->passive)
-		engine_version_cap(l->e, l->peer_hello.version);
-	else if (l->conf.version_max != 0)
-		engine_version_cap(l->e, l->conf.version_max);
-	engine_hello(l->e, &h);
-	/*
-	 * Authentication is only as fresh as this nonce.  Early at boot the
-	 * pool may not be ready: fail this attempt rather than block the
-	 * loop or send a nonce that is not random.
-	 */
-	if (getrandom(h.nonce, sizeof(h.nonce), GRND_NONBLOCK) !=
-	    (ssize_t)sizeof(h.nonce))
+	if (verbs_hello_make(l->e, l->passive ? l->peer_hello.version :
+	    l->conf.version_max, l->hello_mine) != 0)
 		return (-1);
-	wire_hello_encode(l->hello_mine, &h);
 	l->have_mine = 1;
 	memset(p, 0, sizeof(*p));
 	p->private_data = l->hello_mine;

@@ -21,6 +21,7 @@
 #include "addr.h"
 #include "verbs.h"
 #include "verbs_int.h"
+#include "verbs_pure.h"
 #include "wire.h"
 
 static int
@@ -165,18 +166,15 @@ on_request(struct verbs_listener *ls, struct rdma_cm_event *cme)
 	const struct sockaddr *psa = rdma_get_peer_addr(cme->id);
 	struct verbs_request *r;
 	struct wire_hello h;
-	uint8_t why = WIRE_NOTE_REFUSED;
+	uint8_t why;
 	char peer[64];
 	int werr;
 
 	addr_text(psa, peer, sizeof(peer));
 	werr = wire_hello_decode(cme->param.conn.private_data,
 	    cme->param.conn.private_data_len, &h);
-	/* Limits and allow lists cost a peer nothing to hit: check first. */
-	if ((ls->gate != NULL && ls->gate(ls->gate_arg, psa, peer,
-	    werr == WIRE_OK ? &h : NULL, werr == WIRE_OK ? NULL :
-	    wire_strerror(werr), &why) != 0) || werr != WIRE_OK ||
-	    (r = calloc(1, sizeof(*r))) == NULL) {
+	if (verbs_gate_ask(ls->gate, ls->gate_arg, psa, peer, werr, &h,
+	    &why) != 0 || (r = calloc(1, sizeof(*r))) == NULL) {
 		request_end(cme->id, why);
 		return;
 	}

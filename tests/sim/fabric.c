@@ -179,16 +179,28 @@ side_engine(struct fab *f, int i)
 	return (0);
 }
 
+/* Side ${i}'s receive area and queue, for an engine made with ${c}. */
+static int
+side_areas(struct fab *f, int i, const struct engine_conf *c)
+{
+	struct fab_side *s = &f->side[i];
+
+	s->conf = *c;
+	s->recv_buf = calloc(c->rq_size, WIRE_MSG_SIZE);
+	s->posted = calloc(c->rq_size, sizeof(uint32_t));
+	if (!s->recv_buf || !s->posted)
+		return (violation(f, "out of memory"));
+	return (0);
+}
+
 static int
 side_init(struct fab *f, int i, const struct engine_conf *c)
 {
 	struct fab_side *s = &f->side[i];
 
-	s->conf = *c;
-	s->ctrl_send = calloc(c->sq_size, WIRE_MSG_SIZE);
-	s->recv_buf = calloc(c->rq_size, WIRE_MSG_SIZE);
-	s->posted = calloc(c->rq_size, sizeof(uint32_t));
-	if (!s->ctrl_send || !s->recv_buf || !s->posted)
+	if (side_areas(f, i, c) != 0)
+		return (-1);
+	if ((s->ctrl_send = calloc(c->sq_size, WIRE_MSG_SIZE)) == NULL)
 		return (violation(f, "out of memory"));
 	s->conf.ctrl_send = s->ctrl_send;
 	s->conf.ctrl_send_addr = (uint64_t)(uintptr_t)s->ctrl_send;
@@ -369,6 +381,18 @@ fab_init_cap(struct fab *f, const struct engine_conf *a,
 	return (init(f, a, b, NULL, NULL, cap_a, cap_b));
 }
 
+int
+fab_attach(struct fab *f, int i, const struct engine_conf *c,
+    struct engine *e)
+{
+
+	if (side_areas(f, i, c) != 0)
+		return (-1);
+	f->side[i].e = e;
+	f->side[i].lent = 1;
+	return (0);
+}
+
 /**
  * fab_free(f):
  * Free both engines and everything the fabric allocated.
@@ -382,7 +406,8 @@ fab_free(struct fab *f)
 
 	for (i = 0; i < 2; i++) {
 		s = &f->side[i];
-		engine_free(s->e);
+		if (!s->lent)
+			engine_free(s->e);
 		for (j = 0; j < s->wire_n; j++)
 			free(s->wire[(s->wire_head + j) % s->wire_cap].inl);
 		free(s->wire);
@@ -769,7 +794,7 @@ side_drop(struct fab_side *s)
 }
 
 int
-fab_relink(struct fab *f, const size_t deliver[2], struct engine *old[2])
+fab_break(struct fab *f, const size_t deliver[2])
 {
 	size_t j, k;
 	int i, rc = 0;
@@ -784,14 +809,23 @@ fab_relink(struct fab *f, const size_t deliver[2], struct engine *old[2])
 		}
 	}
 	for (i = 0; i < 2; i++) {
-		engine_fail(f->side[i].e, ENGINE_ERR_TRANSPORT, "link lost");
-		old[i] = f->side[i].e;
-		f->side[i].e = NULL;
-	}
-	for (i = 0; i < 2; i++) {
 		side_drop(&f->side[i]);
 		for (j = 0; j < f->side[i].nmr; j++)
 			f->side[i].mrs[j].stale = 1;
+	}
+	return (rc);
+}
+
+int
+fab_relink(struct fab *f, const size_t deliver[2], struct engine *old[2])
+{
+	int i, rc;
+
+	rc = fab_break(f, deliver);
+	for (i = 0; i < 2; i++) {
+		engine_fail(f->side[i].e, ENGINE_ERR_TRANSPORT, "link lost");
+		old[i] = f->side[i].e;
+		f->side[i].e = NULL;
 	}
 	if (rc != 0)
 		return (-1);

@@ -21,8 +21,9 @@
  *
  * Ownership: the fabric owns the current engines, the control send and
  * receive areas, the region table and everything in flight; the caller
- * owns the ring memory (fab_rings allocates it for the caller) and the
- * engines fab_relink hands over.
+ * owns the ring memory (fab_rings allocates it for the caller), the
+ * engines fab_relink hands over, and those it attached (fab_attach) with
+ * their control send areas.
  */
 #ifndef FABRIC_H
 #define FABRIC_H
@@ -99,6 +100,8 @@ struct fab_side {
 	int has_seal_ops;
 	/* Flip bit tamper - 1 of the next message this side delivers (0: none). */
 	uint32_t tamper;
+	/* fab_attach: the engine is the caller's, and so is ctrl_send. */
+	int lent;
 };
 
 struct fab {
@@ -191,8 +194,23 @@ void fab_seal_at(struct fab *f, enum seal_aead aead, uint64_t from);
 uint64_t fab_rekeys(const struct fab *f);
 
 /**
+ * fab_attach(f, i, c, e):
+ * Side ${i} of fabric ${f} (zeroed first, like the other side, or made
+ * by fab_attach) runs the caller's engine ${e}, made with configuration
+ * ${c}, whose control send area is the caller's too: the fabric
+ * allocates the side's receive area and queue, and fab_free leaves ${e}
+ * to the caller.  No hello is exchanged and nothing is connected: the
+ * caller does that, as the RDMA CM would (tests/sim/simverbs.c), and
+ * clears f->side[i].e before it frees ${e}.  Returns 0, or -1 with
+ * f->err set.
+ */
+int fab_attach(struct fab *f, int i, const struct engine_conf *c,
+    struct engine *e);
+
+/**
  * fab_free(f):
- * Free both engines and everything the fabric allocated.
+ * Free both engines (not those of fab_attach) and everything the fabric
+ * allocated.
  */
 void fab_free(struct fab *f);
 
@@ -262,6 +280,18 @@ void fab_set_resume(struct fab *f, int i, const struct engine_resume *r);
  * every later link (the structure is copied).
  */
 void fab_set_mem(struct fab *f, int i, const struct engine_mem *mem);
+
+/**
+ * fab_break(f, deliver):
+ * The link is lost: the first half of fab_relink without the engines.
+ * Up to ${deliver[i]} of the work requests in flight from side ${i}
+ * execute at the other side, unseen; everything else in flight and every
+ * queued completion is dropped, the queue pairs' receives and send
+ * queues with them, and every registered region becomes stale.  The
+ * engines are not told: the caller fails them.  Returns 0, or -1 with
+ * f->err set (a delivered WRITE broke a rule).
+ */
+int fab_break(struct fab *f, const size_t deliver[2]);
 
 /**
  * fab_relink(f, deliver, old):

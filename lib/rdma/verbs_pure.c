@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * verbs_pure: what the verbs layer decides without a device (see
+ * verbs_pure.h), and the names of verbs.h's enum verbs_rdma, which a
+ * daemon without RDMA shows too.
+ */
+#include "config.h"
+
+#include <sys/random.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "engine.h"
+#include "verbs.h"
+#include "verbs_pure.h"
+#include "wire.h"
+
+static const char *const rdma_names[VERBS_RDMA_N] = {
+	[VERBS_RDMA_READY] = "ready",
+	[VERBS_RDMA_NO_UCM] = "no-rdma-ucm",
+	[VERBS_RDMA_NO_NODE] = "no-rdma-cm-node",
+	[VERBS_RDMA_NO_DEVICE] = "no-device",
+	[VERBS_RDMA_DENIED] = "denied",
+	[VERBS_RDMA_FAILED] = "failed"
+};
+
+const char *
+verbs_rdma_name(enum verbs_rdma r)
+{
+
+	return ((unsigned)r < VERBS_RDMA_N ? rdma_names[r] : "?");
+}
+
+void
+verbs_engine_conf(const struct verbs_link_conf *lc, uint8_t *ctrl_send,
+    uint32_t lkey, struct engine_conf *ec)
+{
+
+	memset(ec, 0, sizeof(*ec));
+	ec->sq_size = lc->sq_size;
+	ec->rq_size = lc->rq_size;
+	ec->inline_size = lc->inline_size;
+	ec->signal_every = lc->signal_every;
+	ec->max_streams = lc->max_streams;
+	ec->ctrl_send = ctrl_send;
+	ec->ctrl_send_addr = (uint64_t)(uintptr_t)ctrl_send;
+	ec->ctrl_send_lkey = lkey;
+	ec->resume = lc->resume;
+}
+
+struct engine *
+verbs_engine_new(const struct verbs_link_conf *lc, int passive,
+    const struct engine_conf *ec, char *err, size_t errlen)
+{
+	struct engine *e;
+	const char *why;
+
+	if ((e = engine_new(ec, &why)) == NULL) {
+		snprintf(err, errlen, "%s", why);
+		return (NULL);
+	}
+	if (!passive && lc->auth != NULL)
+		engine_set_auth(e, lc->auth);
+	if (!passive && lc->seal != NULL)
+		engine_set_seal(e, lc->seal);
+	return (e);
+}
+
+int
+verbs_hello_make(struct engine *e, unsigned cap, uint8_t out[WIRE_HELLO_LEN])
+{
+	struct wire_hello h;
+
+	if (cap != 0)
+		engine_version_cap(e, cap);
+	engine_hello(e, &h);
+	/*
+	 * Authentication is only as fresh as this nonce.  Early at boot the
+	 * pool may not be ready: fail this attempt rather than block the
+	 * loop or send a nonce that is not random.
+	 */
+	if (getrandom(h.nonce, sizeof(h.nonce), GRND_NONBLOCK) !=
+	    (ssize_t)sizeof(h.nonce))
+		return (-1);
+	wire_hello_encode(out, &h);
+	return (0);
+}
+
+const char *
+verbs_reject_text(int status)
+{
+
+	/* IB CM reject reasons that RDMA CM reports for RoCE and IB. */
+	switch (status) {
+	case 8:
+		return ("connection refused: nothing listening at that "
+		    "address and port");
+	case 28:
+		return ("connection rejected by the peer");
+	default:
+		return ("connection rejected");
+	}
+}
+
+void
+verbs_refused(struct verbs_ev *ev, int status, const uint8_t *mine,
+    const void *data, size_t len)
+{
+	struct wire_hello h;
+	struct wire_note n;
+
+	if (status != 28 || mine == NULL ||
+	    wire_hello_decode(mine, WIRE_HELLO_LEN, &h) != WIRE_OK)
+		return;
+	if (!wire_note_decode(data, len, &n)) {
+		ev->peer_version = h.version >= 3 ? 2 : 0;
+		return;
+	}
+	ev->peer_busy = n.why == WIRE_NOTE_BUSY;
+	ev->peer_version = n.version < h.version ? n.version : 0;
+}
+
+int
+verbs_gate_ask(verbs_gate_fn *gate, void *arg, const struct sockaddr *peer,
+    const char *text, int werr, const struct wire_hello *h, uint8_t *why)
+{
+
+	*why = WIRE_NOTE_REFUSED;
+	/* Limits and allow lists cost a peer nothing to hit: check first. */
+	if (gate != NULL && gate(arg, peer, text, werr == WIRE_OK ? h : NULL,
+	    werr == WIRE_OK ? NULL : wire_strerror(werr), why) != 0)
+		return (-1);
+	return (werr == WIRE_OK ? 0 : -1);
+}

@@ -1,0 +1,987 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * link-sim: the daemon's link rooms (link, link_life, link_timers,
+ * connect, resume, handshake, linkstat) and cm.c, with tunnel.c and
+ * bridge.c above them, as they are, over simverbs.h (verbs.h on the
+ * simulator's fabric): two daemons started by tunnel_start from
+ * configuration files that conf_load reads, on one real loop with its
+ * real clock, streams between real sockets; no RDMA device, no
+ * libibverbs.  Each case starts a client daemon A and a serving daemon
+ * B afresh, with handshake_timeout and resume_time at their least (1 s),
+ * and waits for conditions, never for a time.  It checks what rstreamctl
+ * shows of the links (link_info, linkstat) and the daemons' counters, on
+ * both sides:
+ *
+ *   rotation   each attempt goes to the next peer entry, or the next
+ *              address of a name (getaddrinfo, below): a dark one ends
+ *              after handshake_timeout, a refusing one at once, the
+ *              back-off between them doubles from LINK_BACKOFF_MIN_MS,
+ *              and the link comes up on the one that answers; after a
+ *              loss it goes on from the next, the back-off from its
+ *              least again
+ *   step-down  a peer that speaks an older version: one more attempt to
+ *              that address in its version, up in it, counted, and not
+ *              sticky; not below min_version, by a refusal or by an
+ *              answer, counted and said; a step-down's own refusal does
+ *              not step again; a busy peer is asked again as soon as a
+ *              sibling link frees its connect slot, and that is no
+ *              failure
+ *   resume     suspended streams resume on a new link with every byte,
+ *              or are reset on both sides when resume_time passes
+ *              without one; a peer that never proves the resume secret
+ *              fails the new link after handshake_timeout
+ */
+#include "config.h"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "conf.h"
+#include "link.h"
+#include "linkstat.h"
+#include "log.h"
+#include "loop.h"
+#include "rsd.h"
+#include "simverbs.h"
+#include "tap.h"
+#include "tunnel.h"
+
+#define RUN_MS		20000		/* no case waits longer for anything */
+#define SLACK_MS	600		/* a timer's lateness we accept */
+
+/* The addresses: A's source, and B's (or nobody's) listeners. */
+#define SRC		"127.0.2.1"
+#define DARK		"127.0.1.1:7471"
+#define NOBODY		"127.0.1.2:7471"
+#define SERVE		"127.0.1.3:7471"
+
+/* A name of the test's own, and the addresses it has, in turn. */
+#define MULTI		"multi.link-sim.test"
+#define NOBODY2		"127.0.1.4:7471"
+static const char *const multi[] = { "127.0.1.2", "127.0.1.4", "127.0.1.3" };
+
+#define SIZES		"sendbuf = 65536; recvbuf = 65536; sq_size = 32; " \
+			"rq_size = 32;"
+
+static struct loop *lp;
+static char dir[40], target[80];
+static struct rsd A, B;
+
+/* ------------------------------------------------------------ names */
+
+typedef int gai_fn(const char *, const char *, const struct addrinfo *,
+    struct addrinfo **);
+static gai_fn *real_gai;
+
+/*
+ * getaddrinfo, as the daemon's resolver (resolve.c) calls it: MULTI, a
+ * name under .test that no name server answers, has the addresses in
+ * multi[], in that order, as a name with several records would; every
+ * other name is the C library's.  (Defined here, it is the one the
+ * daemon's objects linked into this program call.)
+ */
+int
+getaddrinfo(const char *node, const char *service,
+    const struct addrinfo *hints, struct addrinfo **res)
+{
+	struct addrinfo h = *hints, *ai, **tail = res;
+	size_t i;
+	int rc;
+
+	if (node == NULL || strcmp(node, MULTI) != 0)
+		return (real_gai(node, service, hints, res));
+	h.ai_flags |= AI_NUMERICHOST;
+	*res = NULL;
+	for (i = 0; i < sizeof(multi) / sizeof(multi[0]); i++) {
+		if ((rc = real_gai(multi[i], service, &h, &ai)) != 0) {
+			if (*res != NULL)
+				freeaddrinfo(*res);
+			return (rc);
+		}
+		*tail = ai;
+		while (*tail != NULL)
+			tail = &(*tail)->ai_next;
+	}
+	return (0);
+}
+
+/* ------------------------------------------------------------ daemons */
+
+/* Start daemon ${d} from configuration ${name}, of ${fmt}. */
+static void start(struct rsd *, const char *, const char *, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+start(struct rsd *d, const char *name, const char *fmt, ...)
+{
+	char path[128], text[2048], err[1200];
+	va_list ap;
+	FILE *fp;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	snprintf(path, sizeof(path), "%s/%s.conf", dir, name);
+	if ((fp = fopen(path, "w")) == NULL || fprintf(fp, "%s\n", text) < 0 ||
+	    fclose(fp) != 0)
+		abort();
+	memset(d, 0, sizeof(*d));
+	d->lp = lp;
+	/* A fresh clock for what the daemon arms as it starts. */
+	(void)loop_run_once(lp, 0);
+	if (conf_load(path, 0, &d->conf, err, sizeof(err)) != 0 ||
+	    tunnel_start(d, err, sizeof(err)) != 0) {
+		printf("# %s: %s\n", name, err);
+		abort();
+	}
+	unlink(path);
+}
+
+static void
+stop(struct rsd *d)
+{
+
+	tunnel_stop(d);
+	conf_free(d->conf);
+	d->conf = NULL;
+}
+
+/* Start a case: nothing of the last one's fabric counts. */
+static void
+begin(const char *what)
+{
+
+	printf("# %s\n", what);
+	simverbs_reset();
+}
+
+/* End a case: both daemons go; nobody broke a rule of the fabric. */
+static void
+end(const char *what)
+{
+
+	ok(simverbs_error() == NULL, "%s: no rule of the fabric broken%s%s",
+	    what, simverbs_error() != NULL ? ": " : "",
+	    simverbs_error() != NULL ? simverbs_error() : "");
+	stop(&A);
+	stop(&B);
+}
+
+/* Run the loop until ${cond}, RUN_MS at most: whether it holds. */
+static int
+until(int (*cond)(void))
+{
+	uint64_t limit = loop_now_ms() + RUN_MS;
+
+	while (!cond() && loop_now_ms() < limit)
+		if (loop_run_once(lp, 10) != 0)
+			abort();
+	return (cond());
+}
+
+/* ------------------------------------------------- what they show */
+
+/* ${d}'s client tunnel ${name}'s link, described in ${li}. */
+static const struct dlink *
+out_link(struct rsd *d, const char *name, struct link_info *li)
+{
+	struct tun *t = tunnel_find(d, name);
+
+	if (t == NULL || t->link == NULL)
+		abort();
+	link_info(t->link, li);
+	return (t->link);
+}
+
+/* How many of ${d}'s links are incoming, and how many of those are up,
+ * suspended; the last one's info in ${li}. */
+static unsigned
+in_links(const struct rsd *d, unsigned *up, unsigned *susp,
+    struct link_info *li)
+{
+	const struct dlink *dl;
+	struct link_info x;
+	unsigned n = 0;
+
+	*up = *susp = 0;
+	memset(li, 0, sizeof(*li));
+	li->name = li->peer = li->dir = li->last_error = "";
+	for (dl = link_first(d); dl != NULL; dl = link_next(dl)) {
+		link_info(dl, &x);
+		if (strcmp(x.dir, "in") != 0)
+			continue;
+		n++;
+		*up += x.state == LINK_UP;
+		*susp += x.state == LINK_SUSPENDED;
+		*li = x;
+	}
+	return (n);
+}
+
+static const struct tun_stats *
+stats(struct rsd *d, const char *name)
+{
+	struct tun *t = tunnel_find(d, name);
+
+	if (t == NULL)
+		abort();
+	return (t->st);
+}
+
+static const struct simverbs_attempt *
+att(size_t i)
+{
+	static const struct simverbs_attempt none;
+	const struct simverbs_attempt *a = simverbs_attempt(i);
+
+	return (a != NULL ? a : &none);
+}
+
+/* From attempt ${i}'s end to the next one's start, in ms. */
+static long long
+gap(size_t i)
+{
+
+	return ((long long)att(i + 1)->start_ms - (long long)att(i)->end_ms);
+}
+
+static int
+within(long long v, long long least)
+{
+
+	return (v >= least && v < least + SLACK_MS);
+}
+
+/* The conditions the cases wait for. */
+static size_t want_n;
+
+static int
+attempts_reach(void)
+{
+
+	return (simverbs_attempts() >= want_n);
+}
+
+/* As many, the last one's hello sent (or lost). */
+static int
+attempts_said(void)
+{
+
+	return (simverbs_attempts() >= want_n &&
+	    att(want_n - 1)->version != 0);
+}
+
+/* Run until there were ${n} attempts (and, with ${said}, the last one's
+ * hello went): whether there were. */
+static int
+attempts(size_t n, int said)
+{
+
+	want_n = n;
+	return (until(said ? attempts_said : attempts_reach));
+}
+
+static int
+a_up(void)
+{
+	struct tun *t = tunnel_find(&A, "t");
+
+	return (link_is_up(t->link));
+}
+
+/* A's link up, and B with exactly one incoming link, up. */
+static int
+both_up(void)
+{
+	struct link_info li;
+	unsigned up, susp;
+
+	return (a_up() && in_links(&B, &up, &susp, &li) == 1 && up == 1);
+}
+
+/* ------------------------------------------------------------ streams */
+
+/* A non-blocking Unix socket listening at ${path}, or connected to it. */
+static int
+unix_socket(const char *path, int listening)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	if (fd < 0 || (listening ? bind(fd, (struct sockaddr *)&sa,
+	    sizeof(sa)) != 0 || listen(fd, 4) != 0 : connect(fd,
+	    (struct sockaddr *)&sa, sizeof(sa)) != 0) ||
+	    fcntl(fd, F_SETFL, O_NONBLOCK) != 0)
+		abort();
+	return (fd);
+}
+
+/* One direction of a stream: bytes of a pattern, checked as they come. */
+struct flow {
+	int from, to;
+	uint32_t seed;
+	uint64_t sent, got;
+	int bad;		/* a byte out of place, or the end came */
+};
+
+static uint8_t
+pattern(uint32_t seed, uint64_t off)
+{
+	uint64_t x = (off + seed) * 0x9e3779b97f4a7c15ull;
+
+	return ((uint8_t)(x >> 56 ^ x >> 29));
+}
+
+/* Take what arrived at ${f}'s end; false once it cannot go on. */
+static int
+flow_take(struct flow *f)
+{
+	uint8_t buf[16384];
+	ssize_t n, k;
+
+	while ((n = recv(f->to, buf, sizeof(buf), MSG_DONTWAIT)) > 0)
+		for (k = 0; k < n; k++, f->got++)
+			f->bad |= buf[k] != pattern(f->seed, f->got);
+	if (n == 0 || (n < 0 && errno != EAGAIN))
+		f->bad = 1;
+	return (!f->bad);
+}
+
+/* Put up to ${goal} bytes into ${f}'s start, as much as goes now. */
+static void
+flow_put(struct flow *f, uint64_t goal)
+{
+	uint8_t buf[16384];
+	size_t k, len;
+	ssize_t n;
+
+	while (f->sent < goal) {
+		len = goal - f->sent < sizeof(buf) ? goal - f->sent :
+		    sizeof(buf);
+		for (k = 0; k < len; k++)
+			buf[k] = pattern(f->seed, f->sent + k);
+		if ((n = send(f->from, buf, len, MSG_DONTWAIT |
+		    MSG_NOSIGNAL)) <= 0)
+			return;
+		f->sent += (uint64_t)n;
+	}
+}
+
+/* ${n} more bytes through flows ${a} and ${b} at once: whether every
+ * byte so far arrived, in order. */
+static int
+carry(struct flow *a, struct flow *b, size_t n)
+{
+	uint64_t ga = a->sent + n, gb = b->sent + n;
+	uint64_t limit = loop_now_ms() + RUN_MS;
+
+	while ((a->got < ga || b->got < gb) && loop_now_ms() < limit) {
+		flow_put(a, ga);
+		flow_put(b, gb);
+		if (!flow_take(a) || !flow_take(b))
+			break;
+		if (loop_run_once(lp, 5) != 0)
+			abort();
+	}
+	return (a->got == ga && b->got == gb && !a->bad && !b->bad);
+}
+
+static int tgt_lfd = -1, tgt_fd = -1, cli_fd = -1;
+
+static int
+target_came(void)
+{
+
+	if (tgt_fd < 0)
+		tgt_fd = accept4(tgt_lfd, NULL, NULL, SOCK_NONBLOCK);
+	return (tgt_fd >= 0);
+}
+
+/* A client of A's tunnel, its stream to B's target: flows both ways. */
+static int
+stream_open(struct flow *up, struct flow *down, uint32_t seed)
+{
+	char path[120];
+
+	snprintf(path, sizeof(path), "%s/t.sock", dir);
+	cli_fd = unix_socket(path, 0);
+	tgt_fd = -1;
+	(void)until(target_came);
+	*up = (struct flow){ cli_fd, tgt_fd, seed, 0, 0, tgt_fd < 0 };
+	*down = (struct flow){ tgt_fd, cli_fd, seed + 1, 0, 0, tgt_fd < 0 };
+	return (tgt_fd >= 0);
+}
+
+/* The socket ${fd} ended: EOF or reset. */
+static int
+ended(int fd)
+{
+	uint8_t b[4096];
+	ssize_t n;
+
+	while ((n = recv(fd, b, sizeof(b), MSG_DONTWAIT)) > 0)
+		;
+	return (n == 0 || (n < 0 && errno != EAGAIN));
+}
+
+static int
+both_ended(void)
+{
+
+	return (ended(cli_fd) && ended(tgt_fd));
+}
+
+static void
+stream_close(void)
+{
+
+	close(cli_fd);
+	close(tgt_fd);
+	cli_fd = tgt_fd = -1;
+}
+
+/* ---------------------------------------------------------- rotation */
+
+static void
+test_rotation(void)
+{
+	struct simverbs_peer dark = { .dark = 1 };
+	struct link_info li, bi;
+	struct linkstat ls;
+	const struct tun_stats *st;
+	unsigned up, susp;
+	size_t i;
+
+	begin("rotation: peer = [ dark, nobody, B ]");
+	simverbs_peer(DARK, &dark);
+	start(&B, "b", "handshake_timeout = 1; listen = \"%s\";\n"
+	    "tunnels = ( { name = \"t\"; target = \"unix:%s\"; %s } );",
+	    SERVE, target, SIZES);
+	start(&A, "a", "handshake_timeout = 1; source = \"%s\";\n"
+	    "tunnels = ( { name = \"t\"; accept = \"unix:%s/t.sock\"; "
+	    "peer = [ \"%s\", \"%s\", \"%s\" ]; %s } );", SRC, dir, DARK,
+	    NOBODY, SERVE, SIZES);
+
+	ok(attempts(2, 0), "rotation: a second attempt");
+	linkstat_read(out_link(&A, "t", &li), &ls);
+	ok(strcmp(att(0)->dst, DARK) == 0 && att(0)->outcome ==
+	    SIMVERBS_DARK && within((long long)att(0)->end_ms -
+	    (long long)att(0)->start_ms, 1000), "rotation: the first attempt "
+	    "went to the dark entry %s and ended after handshake_timeout "
+	    "(%lld ms)", att(0)->dst, (long long)att(0)->end_ms -
+	    (long long)att(0)->start_ms);
+	ok(li.state == LINK_CONNECTING && li.failures == 1 &&
+	    strstr(li.last_error, "connecting not finished within "
+	    "handshake_timeout (1 s)") != NULL, "rotation: A shows the link "
+	    "connecting again after 1 failure: %s", li.last_error);
+	ok(strcmp(att(1)->dst, NOBODY) == 0 && strcmp(ls.address, NOBODY) ==
+	    0, "rotation: the second attempt goes to the next entry, %s "
+	    "(linkstat: %s)", att(1)->dst, ls.address);
+	ok(within(gap(0), 100), "rotation: after LINK_BACKOFF_MIN_MS (%lld "
+	    "ms)", gap(0));
+
+	ok(attempts(3, 0), "rotation: a third attempt");
+	out_link(&A, "t", &li);
+	ok(att(1)->outcome == SIMVERBS_NOBODY && li.failures == 2 &&
+	    strcmp(li.last_error, "connection refused: nothing listening at "
+	    "that address and port") == 0, "rotation: the second was "
+	    "refused at once: %s", li.last_error);
+	ok(strcmp(att(2)->dst, SERVE) == 0 && within(gap(1), 200),
+	    "rotation: the third goes to %s after a back-off twice as long "
+	    "(%lld ms)", att(2)->dst, gap(1));
+
+	ok(until(both_up), "rotation: the link comes up on the third entry");
+	out_link(&A, "t", &li);
+	st = stats(&A, "t");
+	ok(li.state == LINK_UP && li.failures == 0 && li.failures_total == 2 &&
+	    li.last_error[0] == '\0' && li.version == 7 &&
+	    strcmp(li.peer, SERVE) == 0, "rotation: A shows it up to %s, "
+	    "version %u, 0 failures in a row, %llu in all", li.peer,
+	    li.version, (unsigned long long)li.failures_total);
+	ok(st->link_failures == 2 && st->link_reconnects == 1, "rotation: "
+	    "A's tunnel counts 2 link failures and 1 reconnect (%llu, %llu)",
+	    (unsigned long long)st->link_failures,
+	    (unsigned long long)st->link_reconnects);
+	in_links(&B, &up, &susp, &bi);
+	ok(strncmp(bi.peer, SRC ":", strlen(SRC) + 1) == 0 && bi.version ==
+	    7 && B.links_rejected == 0 && B.auth_failures == 0,
+	    "rotation: B shows one link, from %s, version %u, nothing "
+	    "rejected", bi.peer, bi.version);
+
+	/* Lost: the next attempts go on from the next entry. */
+	simverbs_peer(DARK, NULL);
+	ok(simverbs_cut(SERVE) == 1, "rotation: the path to B breaks");
+	ok(attempts(6, 0) && until(both_up), "rotation: the link "
+	    "comes up again");
+	for (i = 3; i < 6; i++)
+		printf("# attempt %zu: %s, %lld ms after the last\n", i,
+		    att(i)->dst, gap(i - 1));
+	ok(strcmp(att(3)->dst, DARK) == 0 && strcmp(att(4)->dst, NOBODY) ==
+	    0 && strcmp(att(5)->dst, SERVE) == 0 && att(3)->outcome ==
+	    SIMVERBS_NOBODY, "rotation: after the loss the attempts go on "
+	    "from the first entry round, not back to B: %s, %s, %s",
+	    att(3)->dst, att(4)->dst, att(5)->dst);
+	ok(within(gap(2), 100) && within(gap(3), 200) && within(gap(4), 400),
+	    "rotation: the back-off starts again from its least and doubles "
+	    "(%lld, %lld, %lld ms)", gap(2), gap(3), gap(4));
+	out_link(&A, "t", &li);
+	ok(li.failures_total == 5 && stats(&A, "t")->link_failures == 5 &&
+	    stats(&A, "t")->link_reconnects == 2, "rotation: A counts 5 "
+	    "failures and 2 reconnects in all (%llu)",
+	    (unsigned long long)li.failures_total);
+	end("rotation");
+}
+
+/* One peer entry, a name with three addresses: each attempt the next. */
+static void
+test_addresses(void)
+{
+	struct link_info li;
+	struct linkstat ls;
+
+	begin("rotation: peer = a name with [ nobody, nobody, B ]");
+	start(&B, "b", "handshake_timeout = 1; listen = \"%s\";\n"
+	    "tunnels = ( { name = \"t\"; target = \"unix:%s\"; %s } );",
+	    SERVE, target, SIZES);
+	start(&A, "a", "handshake_timeout = 1; source = \"%s\";\n"
+	    "tunnels = ( { name = \"t\"; accept = \"unix:%s/t.sock\"; "
+	    "peer = \"%s\"; %s } );", SRC, dir, MULTI, SIZES);
+	ok(until(both_up), "addresses: the link comes up");
+	linkstat_read(out_link(&A, "t", &li), &ls);
+	ok(simverbs_attempts() == 3 && strcmp(att(0)->dst, NOBODY) == 0 &&
+	    strcmp(att(1)->dst, NOBODY2) == 0 &&
+	    strcmp(att(2)->dst, SERVE) == 0, "addresses: the attempts went "
+	    "to the name's addresses in turn: %s, %s, %s", att(0)->dst,
+	    att(1)->dst, att(2)->dst);
+	ok(within(gap(0), 100) && within(gap(1), 200), "addresses: after "
+	    "the back-off, doubling (%lld, %lld ms)", gap(0), gap(1));
+	ok(strcmp(li.peer, MULTI ":7471") == 0 && strcmp(ls.address, SERVE) ==
+	    0 && li.failures_total == 2, "addresses: A shows the link up to "
+	    "%s at %s, after 2 failures", li.peer, ls.address);
+	simverbs_cut(SERVE);
+	ok(attempts(4, 0), "addresses: lost, A tries again");
+	ok(strcmp(att(3)->dst, NOBODY) == 0, "addresses: from the first "
+	    "address round, not the one that worked (%s)", att(3)->dst);
+	ok(until(both_up), "addresses: and the link comes up again");
+	end("addresses");
+}
+
+/* ---------------------------------------------------------- step-down */
+
+/* B with one target tunnel "t" on SERVE, and ${extra} in it. */
+static void
+start_b(const char *extra)
+{
+
+	start(&B, "b", "handshake_timeout = 1; listen = \"%s\";\n"
+	    "tunnels = ( { name = \"t\"; target = \"unix:%s\"; %s %s } );",
+	    SERVE, target, SIZES, extra);
+}
+
+/* A with one client tunnel "t" to SERVE, and ${extra} in it. */
+static void
+start_a(const char *extra)
+{
+
+	start(&A, "a", "handshake_timeout = 1; source = \"%s\";\n"
+	    "tunnels = ( { name = \"t\"; accept = \"unix:%s/t.sock\"; "
+	    "peer = \"%s\"; %s %s } );", SRC, dir, SERVE, SIZES, extra);
+}
+
+/* A case ${what}: B behind a host that answers as ${p}, then A. */
+static void
+pair(const char *what, const struct simverbs_peer *p, const char *b,
+    const char *a)
+{
+
+	begin(what);
+	simverbs_peer(SERVE, p);
+	start_b(b);
+	start_a(a);
+}
+
+static void
+test_stepdown(void)
+{
+	struct simverbs_peer older = { .speaks = 6 };
+	struct link_info li, bi;
+	unsigned up, susp;
+
+	pair("step-down: B speaks version 6 at most", &older, "", "");
+	ok(until(both_up), "step-down: the link comes up");
+	out_link(&A, "t", &li);
+	in_links(&B, &up, &susp, &bi);
+	ok(simverbs_attempts() == 2 && att(0)->version == 7 &&
+	    att(0)->outcome == SIMVERBS_REJECTED && att(0)->note_version == 6 &&
+	    att(1)->version == 6 && strcmp(att(1)->dst, att(0)->dst) == 0 &&
+	    att(1)->outcome == SIMVERBS_UP, "step-down: version 7 refused "
+	    "with a note saying 6, then exactly one more attempt to the same "
+	    "address saying 6 (%zu attempts)", simverbs_attempts());
+	ok(li.version == 6 && bi.version == 6, "step-down: up in version 6 "
+	    "on both sides (A %u, B %u)", li.version, bi.version);
+	ok(A.stepdowns == 1 && A.stepdowns_refused == 0 &&
+	    li.failures_total == 0 && stats(&A, "t")->link_failures == 0,
+	    "step-down: A counts 1 step-down and no failure");
+	ok(B.links_rejected == 1, "step-down: B counts the hello it could "
+	    "not read as rejected (%llu)",
+	    (unsigned long long)B.links_rejected);
+	ok(att(1)->start_ms - att(0)->end_ms < 100, "step-down: at once, "
+	    "not after the back-off (%lld ms)", gap(0));
+
+	/* Not sticky: the next link says the newest version again. */
+	simverbs_peer(SERVE, NULL);
+	simverbs_cut(SERVE);
+	ok(attempts(3, 0) && until(both_up), "step-down: lost, the "
+	    "link comes up again");
+	out_link(&A, "t", &li);
+	ok(att(2)->version == 7 && li.version == 7 && A.stepdowns == 1,
+	    "step-down: not sticky: the next attempt says 7, and is up in 7");
+	end("step-down");
+}
+
+static void
+test_min_version(void)
+{
+	struct simverbs_peer old4 = { .speaks = 4 }, answers4 = {
+		.answers = 4 };
+	struct link_info li;
+	size_t i;
+	int all7 = 1;
+
+	pair("min_version: B speaks version 4 at most", &old4, "",
+	    "min_version = 5;");
+	ok(attempts(3, 1), "min_version: three attempts");
+	out_link(&A, "t", &li);
+	/* (The last one's answer may be on its way.) */
+	for (i = 0; i < simverbs_attempts(); i++)
+		all7 &= att(i)->version == 7 && (att(i)->note_version == 4 ||
+		    i + 1 == simverbs_attempts());
+	ok(all7, "min_version: every attempt said 7, each refused with a "
+	    "note saying 4: no step below min_version 5");
+	ok(A.stepdowns == 0 && A.stepdowns_refused == 2 && li.failures == 2,
+	    "min_version: A counts the refusals, not as step-downs (%llu), "
+	    "and as failures (%d)", (unsigned long long)A.stepdowns_refused,
+	    (int)li.failures);
+	ok(strcmp(li.last_error, "the peer refused protocol version 7 and "
+	    "speaks 4 at most (an older rstreamd, or a forged reject); not "
+	    "stepping down below min_version 5") == 0, "min_version: the "
+	    "error says so: %s", li.last_error);
+	ok(within(gap(1), 200), "min_version: tried again after the "
+	    "back-off (%lld ms)", gap(1));
+	ok(B.links_rejected >= 2, "min_version: B counts the hellos it could "
+	    "not read (%llu)", (unsigned long long)B.links_rejected);
+	end("min_version");
+
+	pair("min_version: B answers in version 4", &answers4, "",
+	    "min_version = 5;");
+	ok(attempts(2, 0), "min_version, answer: two attempts");
+	out_link(&A, "t", &li);
+	ok(att(0)->version == 7 && att(0)->outcome == SIMVERBS_UP &&
+	    A.stepdowns_refused == 1 && A.stepdowns == 0 &&
+	    li.failures == 1 && strcmp(li.last_error, "the peer answered in "
+	    "protocol version 4, below min_version 5") == 0,
+	    "min_version, answer: connected in 4, the link went down: %s",
+	    li.last_error);
+	ok(stats(&A, "t")->link_reconnects == 0 &&
+	    stats(&A, "t")->link_failures == 1, "min_version, answer: A's "
+	    "tunnel never saw it up");
+	end("min_version, answer");
+}
+
+static void
+test_talked_down(void)
+{
+	struct simverbs_peer down = { .speaks = 1, .noted = -1 };
+	struct link_info li;
+
+	pair("step-down: B refuses every hello, naming one version below",
+	    &down, "", "");
+	ok(attempts(5, 1), "talked down: five attempts");
+	out_link(&A, "t", &li);
+	ok(att(0)->version == 7 && att(1)->version == 6 &&
+	    att(2)->version == 7 && att(3)->version == 6 &&
+	    att(4)->version == 7, "talked down: the attempts say 7, 6, 7, 6, "
+	    "7: a step-down's own refusal does not step again");
+	ok(gap(0) < 100 && within(gap(1), 100) && gap(2) < 100 &&
+	    within(gap(3), 200), "talked down: step-downs at once, failures "
+	    "after the back-off (%lld, %lld, %lld, %lld ms)", gap(0), gap(1),
+	    gap(2), gap(3));
+	ok(A.stepdowns == 2 && li.failures == 2 && strcmp(li.last_error,
+	    "connection rejected by the peer") == 0, "talked down: A counts "
+	    "2 step-downs and 2 failures: %s", li.last_error);
+	ok(B.links_rejected == 4, "talked down: B rejected 4 (%llu)",
+	    (unsigned long long)B.links_rejected);
+	end("talked down");
+}
+
+static int
+two_up(void)
+{
+
+	return (link_is_up(tunnel_find(&A, "t")->link) &&
+	    link_is_up(tunnel_find(&A, "u")->link));
+}
+
+static void
+test_busy(void)
+{
+	struct link_info lt, lu;
+	size_t i, busy = 0, nb = 0, first_up = 0;
+	char key[120], tun[600];
+
+	begin("busy: B takes one pending link per address");
+	snprintf(key, sizeof(key), "key_file = \"%s/key\";", dir);
+	snprintf(tun, sizeof(tun), "{ name = \"t\"; target = \"unix:%s\"; "
+	    "%s %s }, { name = \"u\"; target = \"unix:%s\"; %s %s }",
+	    target, key, SIZES, target, key, SIZES);
+	start(&B, "b", "handshake_timeout = 1; listen = \"%s\"; "
+	    "max_pending_per_addr = 1;\ntunnels = ( %s );", SERVE, tun);
+	snprintf(tun, sizeof(tun), "{ name = \"t\"; accept = "
+	    "\"unix:%s/t.sock\"; peer = \"%s\"; %s %s }, { name = \"u\"; "
+	    "accept = \"unix:%s/u.sock\"; peer = \"%s\"; %s %s }", dir, SERVE,
+	    key, SIZES, dir, SERVE, key, SIZES);
+	start(&A, "a", "handshake_timeout = 1; source = \"%s\";\n"
+	    "tunnels = ( %s );", SRC, tun);
+	ok(until(two_up), "busy: both links come up");
+	for (i = 0; i < simverbs_attempts(); i++) {
+		if (att(i)->busy) {
+			busy = i;
+			nb++;
+		} else if (first_up == 0 && att(i)->up_ms != 0) {
+			first_up = i + 1;
+		}
+	}
+	ok(simverbs_attempts() == 3 && nb == 1 && att(busy)->outcome ==
+	    SIMVERBS_REJECTED && first_up != 0, "busy: 3 attempts, one "
+	    "refused busy");
+	ok(first_up != 0 && att(2)->start_ms >= att(first_up - 1)->up_ms &&
+	    busy < 2, "busy: asked again once the other link was up");
+	ok(busy < 2 && gap(busy) >= 0 && gap(busy) < 100, "busy: at once "
+	    "when its connect slot came free, not after a back-off (%lld "
+	    "ms)", gap(busy));
+	out_link(&A, "t", &lt);
+	out_link(&A, "u", &lu);
+	ok(lt.failures_total == 0 && lu.failures_total == 0 &&
+	    stats(&A, "t")->link_failures == 0 &&
+	    stats(&A, "u")->link_failures == 0 && A.stepdowns == 0,
+	    "busy: no failure counted on A");
+	ok(B.links_rejected == 1, "busy: B counts 1 rejected (%llu)",
+	    (unsigned long long)B.links_rejected);
+	end("busy");
+}
+
+/* ------------------------------------------------------------- resume */
+
+static int
+a_suspended(void)
+{
+	struct link_info li, bi;
+	unsigned up, susp;
+
+	out_link(&A, "t", &li);
+	in_links(&B, &up, &susp, &bi);
+	return (li.suspended == 1 && susp == 1);
+}
+
+static int
+resumed(void)
+{
+
+	return (stats(&A, "t")->resumes == 1 &&
+	    stats(&B, "t")->resumes == 1 && both_up());
+}
+
+static int
+timed_out(void)
+{
+
+	return (both_ended() && A.resume_timeouts == 1 &&
+	    B.resume_timeouts == 1);
+}
+
+static int
+proof_failed(void)
+{
+
+	return (A.auth_failures == 1 && ended(cli_fd));
+}
+
+static int
+b_reset(void)
+{
+
+	return (B.resume_timeouts == 1 && ended(tgt_fd));
+}
+
+static void
+test_resume(void)
+{
+	struct simverbs_peer dark = { .dark = 1 };
+	struct flow up = { -1, -1, 0, 0, 0, 1 }, down = up;
+	struct link_info li, bi;
+	char token[2 * 16 + 1], extra[200];
+	unsigned n, nup, susp;
+	uint64_t t0;
+	size_t k;
+
+	snprintf(extra, sizeof(extra), "key_file = \"%s/key\"; resume_time = "
+	    "1;", dir);
+	pair("resume: resume_time = 1", NULL, extra, extra);
+	ok(until(both_up), "resume: the link comes up");
+	ok(stream_open(&up, &down, 7) && carry(&up, &down, 65536),
+	    "resume: a stream carries 64 KiB each way");
+	out_link(&A, "t", &li);
+	in_links(&B, &nup, &susp, &bi);
+	snprintf(token, sizeof(token), "%s", li.resume_id);
+	ok(token[0] != '\0' && strcmp(bi.resume_id, token) == 0,
+	    "resume: both sides name the link's streams %s", token);
+
+	/* Bytes on their way when the path breaks. */
+	flow_put(&up, up.sent + 32768);
+	flow_put(&down, down.sent + 32768);
+	(void)loop_run_once(lp, 0);
+	ok(simverbs_cut(SERVE) == 1 && until(a_suspended), "resume: the "
+	    "path breaks: the stream is suspended on both sides");
+	ok(until(resumed), "resume: a new link comes up and the stream "
+	    "resumes on both sides");
+	n = carry(&up, &down, 65536);
+	ok(n, "resume: every byte arrives, in order, once (%llu and %llu)",
+	    (unsigned long long)up.got, (unsigned long long)down.got);
+	out_link(&A, "t", &li);
+	n = in_links(&B, &nup, &susp, &bi);
+	ok(n == 1 && strcmp(li.resume_id, token) == 0 &&
+	    strcmp(bi.resume_id, token) == 0, "resume: B's new link carries "
+	    "the chain on (%u incoming links, token %s)", n, bi.resume_id);
+	ok(stats(&A, "t")->suspended == 1 && stats(&B, "t")->suspended == 1 &&
+	    stats(&A, "t")->resume_failures == 0 &&
+	    stats(&B, "t")->resume_failures == 0 && A.resume_timeouts == 0 &&
+	    B.resume_timeouts == 0 && B.resume_refusals == 0,
+	    "resume: counted suspended and resumed once on each side, "
+	    "nothing failed");
+
+	/* No new link within resume_time: reset on both sides. */
+	simverbs_peer(SERVE, &dark);
+	t0 = loop_now_ms();
+	simverbs_cut(SERVE);
+	ok(until(timed_out), "resume: the path breaks for good: the stream "
+	    "is reset on both sides");
+	ok(loop_now_ms() - t0 >= 1000, "resume: not before resume_time "
+	    "(%llu ms)", (unsigned long long)(loop_now_ms() - t0));
+	out_link(&A, "t", &li);
+	n = in_links(&B, &nup, &susp, &bi);
+	ok(li.suspended == 0 && susp == 0 && stats(&A, "t")->resume_failures ==
+	    1 && stats(&B, "t")->resume_failures == 1, "resume: counted as "
+	    "resume failures on both sides; nothing waits (%u suspended on "
+	    "B)", susp);
+	for (k = simverbs_attempts(); k-- > 0; )
+		if (att(k)->outcome != SIMVERBS_DARK)
+			break;
+	ok(k + 1 < simverbs_attempts(), "resume: the attempts meanwhile went "
+	    "unanswered (%zu)", simverbs_attempts() - k - 1);
+	stream_close();
+	simverbs_peer(SERVE, NULL);
+	ok(until(both_up), "resume: the path is back: a new link");
+	out_link(&A, "t", &li);
+	in_links(&B, &nup, &susp, &bi);
+	ok(strcmp(li.resume_id, token) != 0 && strcmp(li.resume_id,
+	    bi.resume_id) == 0, "resume: a chain of its own, %s",
+	    li.resume_id);
+	end("resume");
+}
+
+/*
+ * A peer that never proves the secret: B stops hearing its links once
+ * the streams are suspended.  Without keys (resume_without_key), so
+ * that the new link is up, and offers the streams, before B would have
+ * to answer anything.
+ */
+static void
+test_proof(void)
+{
+	struct flow up = { -1, -1, 0, 0, 0, 1 }, down = up;
+	struct link_info li;
+	uint64_t t0;
+
+	pair("resume: a peer that never proves the resume secret", NULL,
+	    "resume_time = 1; resume_without_key = true;",
+	    "resume_time = 1; resume_without_key = true;");
+	ok(until(both_up) && stream_open(&up, &down, 9) &&
+	    carry(&up, &down, 4096), "proof: a stream");
+	simverbs_cut(SERVE);
+	ok(until(a_suspended), "proof: the path breaks: suspended on both "
+	    "sides");
+	simverbs_deaf(B.cm, 1);
+	ok(attempts(simverbs_attempts() + 1, 0) && until(a_up), "proof: a "
+	    "new link up to a peer that hears nothing");
+	t0 = loop_now_ms();
+	ok(until(proof_failed), "proof: the new link fails, the stream is "
+	    "reset");
+	out_link(&A, "t", &li);
+	ok(strcmp(li.last_error, "authentication failed: the peer did not "
+	    "prove the streams' resume secret within handshake_timeout "
+	    "(1 s)") == 0 && loop_now_ms() - t0 >= 1000, "proof: after "
+	    "handshake_timeout (%llu ms): %s", (unsigned long long)
+	    (loop_now_ms() - t0), li.last_error);
+	ok(li.suspended == 0 && stats(&A, "t")->resume_failures == 1 &&
+	    stats(&A, "t")->resumes == 0 && A.resume_timeouts == 0,
+	    "proof: A reset it, not suspended again, no resume_time passed");
+	ok(until(b_reset), "proof: B resets its side once resume_time "
+	    "passed");
+	ok(B.resume_refusals == 0 && stats(&B, "t")->resumes == 0 &&
+	    stats(&B, "t")->resume_failures == 1, "proof: B never answered "
+	    "the resume");
+	simverbs_deaf(B.cm, 0);
+	ok(until(both_up), "proof: B hears again: a new link");
+	stream_close();
+	end("proof");
+}
+
+int
+main(void)
+{
+	char key[80];
+	int fd;
+
+	log_init(getenv("LINK_SIM_DEBUG") != NULL ? LOG_DEBUG : LOG_CRIT);
+	*(void **)&real_gai = dlsym(RTLD_NEXT, "getaddrinfo");
+	if (real_gai == NULL)
+		abort();
+	snprintf(dir, sizeof(dir), "/tmp/link-sim.XXXXXX");
+	if (mkdtemp(dir) == NULL || (lp = loop_new()) == NULL)
+		abort();
+	snprintf(target, sizeof(target), "%s/target.sock", dir);
+	snprintf(key, sizeof(key), "%s/key", dir);
+	if ((fd = open(key, O_WRONLY | O_CREAT | O_EXCL, 0600)) < 0 ||
+	    write(fd, "0123456789abcdef0123456789abcdef", 32) != 32 ||
+	    close(fd) != 0)
+		abort();
+	tgt_lfd = unix_socket(target, 1);
+
+	test_rotation();
+	test_addresses();
+	test_stepdown();
+	test_min_version();
+	test_talked_down();
+	test_busy();
+	test_resume();
+	test_proof();
+
+	close(tgt_lfd);
+	unlink(target);
+	unlink(key);
+	loop_free(lp);
+	(void)rmdir(dir);
+	return (tap_done());
+}

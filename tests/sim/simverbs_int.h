@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * simverbs_int: the simverbs files' own header: the objects behind
+ * verbs.h's opaque types as the simulation makes them, and the calls the
+ * files share.  Lowest first; a file calls only the one listed above it:
+ *
+ *   simverbs_data.c  the data path, ring memory, a link's end, the
+ *                    fabric's errors
+ *   simverbs.c       the CM: connecting, listening, accepting, links
+ *                    freed; what a test sets and reads (simverbs.h)
+ */
+#ifndef SIMVERBS_INT_H
+#define SIMVERBS_INT_H
+
+#include <sys/queue.h>
+#include <sys/socket.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fabric.h"
+#include "hca.h"
+#include "verbs.h"
+#include "wire.h"
+
+/* The CM's events, on the links' channel or the listeners'. */
+enum sv_type {
+	SV_RESOLVED,		/* a connecting link's route is known */
+	SV_ESTABLISHED,		/* with the accepting side's hello, if any */
+	SV_REJECTED,		/* with IB CM reason status, and a note */
+	SV_DISCONNECTED,
+	SV_REQUEST,		/* listeners': a connect request, its hello */
+	SV_GAVE_UP		/* listeners': a connecting side went */
+};
+
+struct sv_event {
+	enum sv_type type;
+	struct verbs_link *l;		/* whose; a request's connecting link */
+	struct verbs_listener *ls;	/* SV_REQUEST: where it arrived */
+	int status;
+	uint8_t data[WIRE_HELLO_LEN];	/* a hello or a refusal note */
+	size_t len;
+	TAILQ_ENTRY(sv_event) entry;
+};
+
+struct sv_chan {
+	int fd;				/* -1 until verbs_cm_open */
+	TAILQ_HEAD(, sv_event) q;
+};
+
+struct verbs_cm {
+	struct sv_chan ch, lch;
+	TAILQ_HEAD(, verbs_request) reqs;
+	TAILQ_HEAD(, verbs_link) links;
+	uint64_t pinned, max_pinned, control, detached;
+	int moved_said;
+	int deaf;
+	unsigned n;			/* its default source: 127.0.9.n */
+	TAILQ_ENTRY(verbs_cm) entry;
+};
+
+struct verbs_listener {
+	struct verbs_cm *cm;
+	struct sockaddr_storage sa;
+	struct verbs_link_conf conf;
+	verbs_gate_fn *gate;
+	void *gate_arg;
+	TAILQ_ENTRY(verbs_listener) entry;
+};
+
+struct verbs_request {
+	struct verbs_cm *cm;
+	struct verbs_link *from;	/* NULL: it gave up */
+	struct verbs_link_conf conf;	/* its listener's */
+	struct wire_hello h;
+	char peer[64];
+	struct sockaddr_storage peer_sa;
+	TAILQ_ENTRY(verbs_request) entry;
+};
+
+/* One RC connection: a fabric whose side 0 connects and side 1 accepts. */
+struct sv_conn {
+	struct fab f;
+	struct verbs_link *end[2];	/* NULL: not yet, or freed */
+	int refs;			/* links that still hold it */
+	int cut;			/* its path broke */
+	/* Both hellos as sent, the connecting side's first. */
+	uint8_t hello[2][WIRE_HELLO_LEN];
+	int have[2];
+};
+
+enum { L_RESOLVING, L_CONNECTING, L_INCOMING, L_ACCEPTING, L_UP, L_DOWN };
+
+struct verbs_link {
+	struct verbs_cm *cm;
+	struct verbs_link_conf conf;
+	int state;
+	int passive;
+	void *user;
+	struct sv_conn *conn;
+	int side;			/* its side of conn->f */
+	uint8_t *ctrl_send;
+	uint64_t ctrl_bytes;		/* as charged to cm->pinned */
+	struct engine *e;
+	struct wire_hello peer_hello;	/* passive: from the request */
+	int efd;			/* its completion channel, or -1 */
+	int armed;
+	const char *werr;		/* an error completion waits: why */
+	int stopped, freed, nmems;
+	struct sockaddr_storage dst, src;
+	char peer[64];
+	char device[32];
+	uint32_t qpn;
+	struct hca_info hca;
+	int have_hca;
+	struct verbs_mem_stats ms;
+	long att;			/* its attempt; -1: incoming */
+	TAILQ_ENTRY(verbs_link) entry;	/* in cm->links */
+};
+
+struct verbs_mem {
+	struct verbs_cm *cm;		/* charged to it */
+	struct verbs_link *link;	/* NULL: detached */
+	uint8_t *buf;
+	uint32_t size;
+	int remote;
+	uint32_t key;
+};
+
+/* ---- simverbs_data.c */
+
+/**
+ * sv_error(fmt, ...):
+ * Someone broke a rule of the fabric: the first such, for
+ * simverbs_error.  sv_error_clear forgets it.
+ */
+void sv_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void sv_error_clear(void);
+
+/**
+ * sv_zalloc(n):
+ * ${n} bytes, zeroed; out of memory aborts.
+ */
+void *sv_zalloc(size_t n);
+
+/**
+ * sv_notify(l):
+ * Raise ${l}'s completion channel if it is armed and has a completion or
+ * an error waiting (and its CM is not deaf).
+ */
+void sv_notify(struct verbs_link *l);
+
+/**
+ * sv_wc_error(l, why):
+ * An error completion waits for ${l}, saying ${why} (the first stands);
+ * its channel is raised.
+ */
+void sv_wc_error(struct verbs_link *l, const char *why);
+
+/**
+ * sv_transport_fail(l, why):
+ * ${l}'s queue pair stops, then its engine (if any) fails for ${why}.
+ */
+void sv_transport_fail(struct verbs_link *l, const char *why);
+
+/**
+ * sv_destroy(l):
+ * Freed link ${l} goes with its last ring, and its hold on its
+ * connection (the connection with the last hold).
+ */
+void sv_destroy(struct verbs_link *l);
+
+#endif /* !SIMVERBS_INT_H */
