@@ -191,16 +191,18 @@ on_peer_resolved(void *arg)
  * The address of this attempt: the next of entry ${pi}'s addresses ${dst}
  * (of the source address's family, if there is one), or the one the last
  * attempt went to (a step-down).  Its index, or -1 if there is none.
+ * Each entry keeps its own place: entries of different address counts
+ * taking turns must not skip one another's addresses.
  */
 static long
-pick_addr(struct dlink *dl, const struct resolve_addrs *dst,
+pick_addr(struct dlink *dl, unsigned pi, const struct resolve_addrs *dst,
     const struct resolve_addrs *src, int again)
 {
 	const struct sockaddr *sa;
 	size_t i, k;
 
 	for (k = 0; k < dst->n; k++) {
-		i = ((again ? dl->att_ai : dl->next_addr) + k) % dst->n;
+		i = ((again ? dl->att_ai : dl->next_addr[pi]) + k) % dst->n;
 		sa = (const struct sockaddr *)&dst->a[i];
 		if (src == NULL || sa->sa_family ==
 		    ((const struct sockaddr *)&src->a[0])->sa_family)
@@ -245,7 +247,7 @@ connect_where(struct dlink *dl, unsigned pi, int again,
 		connect_failed(dl, "the source address is unusable");
 		return (-1);
 	}
-	if ((i = pick_addr(dl, *dst, *src, again)) < 0)
+	if ((i = pick_addr(dl, pi, *dst, *src, again)) < 0)
 		connect_failed(dl, "the peer has no address of the source "
 		    "address's family");
 	return (i);
@@ -319,7 +321,7 @@ connect_next(struct dlink *dl)
 	/* This is the attempt: the next one goes on from here. */
 	if (!again) {
 		dl->next_peer++;
-		dl->next_addr = (unsigned)i + 1;
+		dl->next_addr[pi] = (unsigned)i + 1;
 	}
 	dl->att_pi = pi;
 	dl->att_ai = (unsigned)i;

@@ -144,7 +144,8 @@ struct dlink {
 	 * newest).  A step-down the peer asked for (step_version) is one
 	 * attempt to that same address. */
 	unsigned next_peer;		/* excl */
-	unsigned next_addr;		/* excl: the address to try next */
+	unsigned next_addr[CONF_PEERS_MAX];	/* excl: each entry's address
+						   to try next */
 	unsigned att_pi, att_ai;	/* excl */
 	uint8_t att_version, step_version;	/* excl */
 	int busy;			/* excl: said WIRE_NOTE_BUSY */

@@ -69,6 +69,7 @@
 /* A name of the test's own, and the addresses it has, in turn. */
 #define MULTI		"multi.link-sim.test"
 #define NOBODY2		"127.0.1.4:7471"
+#define NOBODY3		"127.0.1.5:7471"
 static const char *const multi[] = { "127.0.1.2", "127.0.1.4", "127.0.1.3" };
 
 #define SIZES		"sendbuf = 65536; recvbuf = 65536; sq_size = 32; " \
@@ -578,6 +579,39 @@ test_addresses(void)
 	end("addresses");
 }
 
+/*
+ * Two entries taking turns, the name of three addresses and one address:
+ * each entry goes on from its own last address, so B, the name's third,
+ * is reached (one place for both skipped it for ever).
+ */
+static void
+test_entries_addresses(void)
+{
+	size_t i;
+	static const char *const want[] = { NOBODY, NOBODY3, NOBODY2,
+	    NOBODY3, SERVE };
+
+	begin("rotation: peer = [ a name with [ nobody, nobody, B ], "
+	    "nobody ]");
+	start(&B, "b", "handshake_timeout = 1; listen = \"%s\";\n"
+	    "tunnels = ( { name = \"t\"; target = \"unix:%s\"; %s } );",
+	    SERVE, target, SIZES);
+	start(&A, "a", "handshake_timeout = 1; source = \"%s\";\n"
+	    "tunnels = ( { name = \"t\"; accept = \"unix:%s/t.sock\"; "
+	    "peer = [ \"%s\", \"%s\" ]; %s } );", SRC, dir, MULTI, NOBODY3,
+	    SIZES);
+	ok(until(both_up), "entries and addresses: the link comes up");
+	for (i = 0; i < (sizeof(want) / sizeof(want[0])) && i < simverbs_attempts(); i++)
+		if (strcmp(att(i)->dst, want[i]) != 0)
+			break;
+	ok(i == (sizeof(want) / sizeof(want[0])) && simverbs_attempts() == (sizeof(want) / sizeof(want[0])),
+	    "entries and addresses: the attempts went to the name's first, "
+	    "the other entry, the name's second, the other entry, the "
+	    "name's third (B) (%zu of them as expected, %zu made)", i,
+	    simverbs_attempts());
+	end("entries and addresses");
+}
+
 /* ---------------------------------------------------------- step-down */
 
 /* B with one target tunnel "t" on SERVE, and ${extra} in it. */
@@ -971,6 +1005,7 @@ main(void)
 
 	test_rotation();
 	test_addresses();
+	test_entries_addresses();
 	test_stepdown();
 	test_min_version();
 	test_talked_down();
