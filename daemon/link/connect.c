@@ -94,9 +94,16 @@ connect_refused(struct dlink *dl, const struct verbs_ev *ev, char *why,
 	unsigned said, v, min = dl->c->sz.min_version;
 
 	dl->busy = ev->peer_busy;
-	/* A step-down's own attempt does not step again. */
-	if (ev->peer_version == 0 || dl->att_version != 0)
+	if (ev->peer_version == 0)
 		return (ev->why);
+	/* A step-down's own attempt does not step again, and says why. */
+	if (dl->att_version != 0) {
+		snprintf(why, len, "the peer refused protocol version %u "
+		    "too, which it had asked for (a forged reject, or a peer "
+		    "that changed); not stepping down twice",
+		    wire_version_said(dl->att_version, resume));
+		return (why);
+	}
 	said = wire_version_said(WIRE_VERSION, resume);
 	v = wire_version_said((unsigned)ev->peer_version, resume);
 	if (v < min) {
