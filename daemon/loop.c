@@ -313,8 +313,9 @@ turn_begin(struct loop *lp, const struct epoll_event *evs, int n)
 	TAILQ_FOREACH(j, &lp->jobs, entry)
 		if (!j->shared)
 			shared = 0;
+	/* A watcher that may not run shared: its last poll (see poll_all). */
 	TAILQ_FOREACH(w, &lp->polls, pentry)
-		if (!w->shared)
+		if (!w->shared && w->pstate == P_ARMED)
 			shared = 0;
 	if (shared)
 		return (1);
@@ -443,7 +444,10 @@ poll_one(struct loop *lp, struct loop_fd *w)
 /*
  * Poll each polled watcher that had no event this turn (its callback
  * just took what there was); one armed before the loop slept has had its
- * last poll.  A shared turn leaves those it may not run for the next.
+ * last poll.  One that may not run in a shared turn is armed in it
+ * instead (arming touches nothing but its own source), and its last poll
+ * makes the next turn exclusive (turn_begin): a busy loop's shared turns
+ * neither leave it unpolled nor all become exclusive for it.
  */
 static void
 poll_all(struct loop *lp, int shared)
@@ -452,8 +456,14 @@ poll_all(struct loop *lp, int shared)
 
 	for (w = TAILQ_FIRST(&lp->polls); w != NULL; w = next) {
 		next = TAILQ_NEXT(w, pentry);
-		if (w->fired != lp->turns && (!shared || w->shared))
+		if (w->fired == lp->turns)
+			continue;
+		if (!shared || w->shared) {
 			poll_one(lp, w);
+		} else if (w->pstate == P_POLLED) {
+			(void)w->arm(w->arg);
+			w->pstate = P_ARMED;
+		}
 	}
 }
 

@@ -121,10 +121,12 @@ struct loop_fd *loop_fd_add(struct loop *lp, int fd, uint32_t events,
  * ${poll} once more in a turn of its own, for what came before the arm;
  * then it sleeps until the descriptor wakes it.  So a busy source costs
  * no system call per turn, and nothing that queued before the arm is
- * missed.  ${poll} and ${arm} run as ${w}'s callback does (its owner's
- * turns; sharing as loop_fd_share says; ${arm} with the loop's turn lock
- * held, outside any turn, so it touches only ${w}'s own object, and a
- * failure it meets is for the ${poll} that follows to report).
+ * missed.  ${poll} runs as ${w}'s callback does (its owner's turns;
+ * sharing as loop_fd_share says).  ${arm} may run outside any turn (with
+ * the loop's turn lock held) or in a shared turn even when ${w} is not
+ * shared (a busy loop arms it there, and polls it a last time in the next
+ * turn, exclusive), so it touches only ${w}'s own source, and a failure it
+ * meets is for the ${poll} that follows to report.
  */
 void loop_fd_poll(struct loop_fd *w, loop_poll_cb *poll, loop_poll_cb *arm);
 

@@ -636,6 +636,69 @@ test_poll(void)
 	loop_free(lp);
 }
 
+/* Whether fakecq's last poll ran in an exclusive turn. */
+static int fq_excl;
+
+static int
+fakecq_poll_mode(void *arg)
+{
+
+	fq_excl = loop_exclusive();
+	return (fakecq_poll(arg));
+}
+
+/*
+ * In a world (of one loop): a polled watcher not marked shared, beside
+ * shared busy ones, is armed in a shared turn and polled a last time in
+ * the next, exclusive, turn; it does not make every busy turn exclusive.
+ */
+static void
+test_poll_world(void)
+{
+	struct loop *lp = loop_new();
+	struct loop_fd *w, *bw[2];
+	struct fakecq q = { .armed = 1 };
+	uint64_t ex0;
+	unsigned i;
+	int bfd[2] = { eventfd(1, EFD_NONBLOCK), eventfd(1, EFD_NONBLOCK) };
+
+	ok(lp != NULL && loop_world_new(lp) == 0, "poll world: a world");
+	q.fd = eventfd(0, EFD_NONBLOCK);
+	w = loop_fd_add(lp, q.fd, EPOLLIN, on_fakecq, &q);
+	loop_fd_poll(w, fakecq_poll_mode, fakecq_arm);
+	for (i = 0; i < 2; i++) {
+		bw[i] = loop_fd_add(lp, bfd[i], EPOLLIN, on_tick, NULL);
+		loop_fd_share(bw[i], 1);
+	}
+	cq_add(&q, 1);
+	ex0 = loop_exclusive_turns(lp);
+	(void)loop_run_once(lp, 1000);
+	ok(q.taken == 1 && loop_exclusive_turns(lp) == ex0 + 1, "poll "
+	    "world: its event runs in an exclusive turn");
+	(void)loop_run_once(lp, 1000);
+	ok(q.arms == 1 && q.polls == 0 && loop_exclusive_turns(lp) ==
+	    ex0 + 1, "poll world: the next busy turn is shared, and arms it "
+	    "rather than polling it");
+	q.queued = 2;		/* landed before the arm: no event */
+	q.armed = 0;
+	(void)loop_run_once(lp, 1000);
+	ok(q.polls == 1 && fq_excl && q.taken == 3 &&
+	    loop_exclusive_turns(lp) == ex0 + 2, "poll world: the turn "
+	    "after is exclusive, for its last poll, which takes what landed "
+	    "before the arm");
+	for (i = 0; i < 3; i++)
+		(void)loop_run_once(lp, 1000);
+	ok(q.polls == 1 && loop_exclusive_turns(lp) == ex0 + 2, "poll world: "
+	    "then it waits for its descriptor, and busy turns stay shared");
+	for (i = 0; i < 2; i++) {
+		loop_fd_del(bw[i]);
+		close(bfd[i]);
+	}
+	loop_fd_del(w);
+	close(q.fd);
+	loop_free(lp);
+}
+
 int
 main(void)
 {
@@ -643,6 +706,7 @@ main(void)
 
 	test_plain();
 	test_poll();
+	test_poll_world();
 	test_world();
 	test_wake();
 	test_trespass();
