@@ -427,6 +427,15 @@ poll_start(struct loop *lp, struct loop_fd *w)
 	w->pstate = P_POLLED;
 }
 
+/* ${w}'s descriptor wakes the loop again; one last poll is due. */
+static void
+arm_one(struct loop_fd *w)
+{
+
+	(void)w->arm(w->arg);
+	w->pstate = P_ARMED;
+}
+
 /* Poll ${w}; an armed one has had its last poll. */
 static void
 poll_one(struct loop *lp, struct loop_fd *w)
@@ -461,8 +470,7 @@ poll_all(struct loop *lp, int shared)
 		if (!shared || w->shared) {
 			poll_one(lp, w);
 		} else if (w->pstate == P_POLLED) {
-			(void)w->arm(w->arg);
-			w->pstate = P_ARMED;
+			arm_one(w);
 		}
 	}
 }
@@ -486,8 +494,7 @@ poll_quiet(struct loop *lp, int n, int shared)
 		next = TAILQ_NEXT(w, pentry);
 		if (w->pstate != P_POLLED || (shared && !w->shared))
 			continue;
-		(void)w->arm(w->arg);
-		w->pstate = P_ARMED;
+		arm_one(w);
 		poll_one(lp, w);
 	}
 }
@@ -517,8 +524,7 @@ wait_events(struct loop *lp, struct epoll_event *evs, int wait)
 	TAILQ_FOREACH(w, &lp->polls, pentry) {
 		if (w->pstate != P_POLLED)
 			continue;
-		(void)w->arm(w->arg);
-		w->pstate = P_ARMED;
+		arm_one(w);
 	}
 	if (lp->world != NULL)
 		pthread_mutex_unlock(&lp->turn);
