@@ -9,6 +9,7 @@
  * engine_stream.c; the other layers are listed in engine_int.h.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "engine.h"
 #include "engine_int.h"
@@ -61,7 +62,9 @@ engine_new(const struct engine_conf *conf, const char **errstr)
 	e->s = calloc(conf->max_streams, sizeof(*e->s));
 	e->wri = calloc(conf->sq_size, sizeof(*e->wri));
 	e->peer_ids = calloc(WIRE_STREAMS_MAX / 8, 1);
-	if (e->s == NULL || idq_init(&e->repost, conf->rq_size) != 0 ||
+	if (e->s == NULL ||
+	    idq_init(&e->repost, conf->rq_size * (conf->lanes > 1 ? 2 : 1)) !=
+	    0 ||
 	    e->wri == NULL || idq_init(&e->refusals, WIRE_STREAMS_MAX) != 0 ||
 	    e->peer_ids == NULL ||
 	    (conf->resume && idq_init(&e->res.gone, WIRE_STREAMS_MAX) != 0)) {
@@ -128,8 +131,56 @@ engine_hello(struct engine *e, struct wire_hello *h)
 		h->flags |= (uint8_t)(WIRE_HELLO_IDENTITY |
 		    (e->a.seal ? WIRE_HELLO_SEAL : 0) |
 		    (e->a.aesgcm ? WIRE_HELLO_AESGCM : 0));
+	if (e->conf.lanes > 1 && e->ver_said >= 8)
+		h->flags |= WIRE_HELLO_LANES;
+	h->credits = (uint16_t)e->conf.rq_size;
+	e->said_flags = h->flags;
+}
+
+unsigned
+engine_lanes(const struct engine *e)
+{
+
+	return (e->lanes > 1 ? e->lanes : 1);
+}
+
+void
+engine_lane_hello(struct engine *e, struct wire_hello *h)
+{
+
+	h->version = e->ver_link;
+	h->flags = WIRE_HELLO_LANE1;
 	h->credits = (uint16_t)e->conf.rq_size;
 }
+
+static int
+lane_up(struct engine *e, const struct wire_hello *peer)
+{
+
+	if (e->failed)
+		return (-1);
+	if (!e->lane_wait)
+		return (eng_fail(e, ENGINE_ERR_PROTOCOL, "a second lane-1 "
+		    "connection"));
+	if (peer->flags != WIRE_HELLO_LANE1 || peer->version != e->ver_link)
+		return (eng_violation(e, "lane 1's hello is not a lane-1 "
+		    "hello of version %u", (unsigned)e->ver_link));
+	e->l1.peer_posted = peer->credits;
+	e->l1.recv_reported = e->l1.recv_posted;
+	e->lane_wait = 0;
+	e->up = 1;
+	return (0);
+}
+
+int
+engine_lane_up(struct engine *e, const struct wire_hello *peer)
+{
+	int rc = lane_up(e, peer);
+
+	eng_fail_finish(e);
+	return (rc);
+}
+
 
 void
 engine_version_cap(struct engine *e, unsigned version)
@@ -147,6 +198,7 @@ engine_version_cap(struct engine *e, unsigned version)
 static void
 connected(struct engine *e, const struct wire_hello *peer)
 {
+	uint32_t i;
 
 	if (e->failed)
 		return;
@@ -165,6 +217,22 @@ connected(struct engine *e, const struct wire_hello *peer)
 	e->peer_posted = peer->credits;
 	/* The hello already granted every receive posted so far. */
 	e->recv_reported = e->recv_posted;
+	{
+		struct wire_hello mine;
+
+		memset(&mine, 0, sizeof(mine));
+		mine.version = e->ver_said;
+		mine.flags = e->said_flags;
+		e->lanes = e->conf.lanes > 1 ? wire_hello_lanes(&mine, peer) :
+		    1;
+	}
+	if (e->lanes > 1) {
+		/* Lane 1's receives go before its connection (engine_lanes). */
+		for (i = 0; i < e->conf.rq_size; i++)
+			(void)idq_push(&e->repost, e->conf.rq_size + i);
+		e->lane_wait = 1;
+		return;
+	}
 	e->up = 1;
 }
 
@@ -299,6 +367,15 @@ engine_stats(const struct engine *e, struct engine_stats *st)
 	st->peer_credits = (uint32_t)eng_msg_avail(e);
 	st->sq_depth = (uint32_t)(e->seq - e->seq_done);
 	st->inflight = e->win.inflight;
+	st->lanes = engine_lanes(e);
+	st->lane[0].depth = st->sq_depth;
+	st->lane[0].inflight = st->inflight;
+	st->lane[0].credits = st->peer_credits;
+	st->lane[0].wrs = e->seq;
+	st->lane[1].depth = (uint32_t)(e->l1.seq - e->l1.seq_done);
+	st->lane[1].inflight = 0;
+	st->lane[1].credits = (uint32_t)(e->l1.peer_posted - e->l1.msgs_sent);
+	st->lane[1].wrs = e->l1.seq;
 	st->window = e->win.cap;
 	st->rtt_ns = e->win.rtt_min;
 	st->rate = e->win.rate_max;

@@ -114,6 +114,8 @@ struct engine_conf {
 	uint32_t chunk;		/* largest WRITE (0: WINDOW_CHUNK) */
 	uint64_t window_max;	/* most data bytes outstanding (0: WINDOW_MAX) */
 	uint64_t window_min;	/* the least (0: WINDOW_MIN_CHUNKS chunks) */
+	uint8_t lanes;		/* 2: can run a latency lane (version 8);
+				   see engine_lanes and engine_io.h */
 };
 
 /* A ring: send rings use the lkey, receive rings grant the rkey. */
@@ -265,6 +267,16 @@ struct engine_stats {
 	uint32_t sealed;	/* both directions are sealed (engine_sealed) */
 	uint64_t sealed_msgs;	/* messages sealed */
 	uint64_t opened_msgs;	/* messages that arrived sealed and verified */
+	/* Each lane's share (engine_lanes; lane 1 is zero on one lane):
+	 * WRs posted not yet known complete, data bytes among them, the
+	 * peer's receives we may still use, WRs posted in all. */
+	struct engine_lane_stat {
+		uint32_t depth;
+		uint64_t inflight;
+		uint32_t credits;
+		uint64_t wrs;
+	} lane[WIRE_LANES_MAX];
+	uint32_t lanes;		/* lanes the link runs (engine_lanes) */
 };
 
 /* How a link's engine takes part in resumes (engine_set_resume). */
@@ -358,6 +370,35 @@ int engine_authenticated(const struct engine *e);
  * the configuration allow (see wire_version_said).
  */
 void engine_hello(struct engine *e, struct wire_hello *h);
+
+/**
+ * engine_lanes(e):
+ * How many lanes (queue pairs) the link runs, once engine_connected has
+ * read the peer's hello: 1, or 2 when the configuration asked for them
+ * (engine_conf.lanes) and wire_hello_lanes agrees.  With 2, the embedder
+ * creates lane 1's queue pair (on the same completion queue), posts the
+ * receives engine_take_recvs hands out for it, connects it with the
+ * lane-1 hello (engine_lane_hello) and, once it is established, calls
+ * engine_lane_up; the engine posts nothing and opens no stream before
+ * then.
+ */
+unsigned engine_lanes(const struct engine *e);
+
+/**
+ * engine_lane_hello(e, h):
+ * Fill ${h} with lane 1's connect private data (version, WIRE_HELLO_LANE1
+ * and the receives posted on lane 1), except the nonce: the caller puts
+ * its own lane-0 hello's nonce there, which ties the lane to its link.
+ */
+void engine_lane_hello(struct engine *e, struct wire_hello *h);
+
+/**
+ * engine_lane_up(e, peer):
+ * Lane 1 is established; ${peer} is the peer's lane-1 hello (its
+ * receives).  Returns 0, or -1 if the hello is not a lane-1 hello of
+ * this link's version (the link failed: ENGINE_ERR_PROTOCOL).
+ */
+int engine_lane_up(struct engine *e, const struct wire_hello *peer);
 
 /**
  * engine_set_seal(e, seal):

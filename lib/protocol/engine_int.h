@@ -220,6 +220,13 @@ struct wrinfo {
 	uint64_t seal_n;	/* its message number */
 };
 
+/* A lane's own queue state beside lane 0's (which is the engine's). */
+struct lane {
+	uint64_t peer_posted, msgs_sent;
+	uint64_t recv_posted, recv_reported, recv_done;
+	uint64_t seq, seq_done;
+};
+
 struct engine {
 	struct engine_conf conf;
 	int up;
@@ -242,6 +249,12 @@ struct engine {
 	/* Message credits: receives the peer posted / SENDs+WRITEs we did. */
 	uint64_t peer_posted, msgs_sent;
 	uint32_t peer_rq;
+	/* Lanes (version 8): how many the link runs, our lane-0 hello's
+	 * flags, and lane 1 still to come up (engine_lane_up). */
+	unsigned lanes;
+	uint8_t said_flags;
+	int lane_wait;
+	struct lane l1;
 	/* Our receives: handed out for posting, reported, completed. */
 	uint64_t recv_posted, recv_reported, recv_done;
 	struct idq repost;	/* slots to post, rq_size entries */

@@ -13,10 +13,20 @@
  *
  * Memory: the embedder provides every buffer.  Ring memory is described
  * by address and key only (the engine never touches it; the WRs it emits
- * name it).  The control send area (sq_size * WIRE_MSG_SIZE bytes) is the
- * one buffer the engine writes: SEND work request number s uses slot
+ * name it).  The control send area (lanes * sq_size * WIRE_MSG_SIZE
+ * bytes, lanes as engine_conf.lanes asks, at least 1) is the one buffer
+ * the engine writes: lane L's SEND number s uses slot L * sq_size +
  * s % sq_size.  Receive slot i is the WIRE_MSG_SIZE bytes at
- * i * WIRE_MSG_SIZE in the embedder's receive area.
+ * i * WIRE_MSG_SIZE in the embedder's receive area (lanes * rq_size
+ * slots).
+ *
+ * Lanes (engine_lanes): a link of two lanes has two queue pairs, each
+ * with sq_size send and rq_size receive entries, on one completion queue
+ * sized for both.  Every WR names its lane; receive slots below rq_size
+ * are lane 0's, the rest lane 1's (engine_slot_lane), and are posted on
+ * that lane's queue pair.  Completions of both lanes go to
+ * engine_on_send_done and engine_on_recv* as they come: the engine reads
+ * the lane from the wr_id and the slot.
  */
 #ifndef ENGINE_IO_H
 #define ENGINE_IO_H
@@ -34,10 +44,11 @@ enum engine_wr_op {
 };
 
 struct engine_wr {
-	uint64_t wr_id;		/* sequence number, for engine_on_send_done */
+	uint64_t wr_id;		/* lane and sequence number: engine_on_send_done's */
 	uint8_t op;
 	uint8_t signaled;	/* ask for a completion */
 	uint8_t inlined;	/* len <= inline_size: post with IBV_SEND_INLINE */
+	uint8_t lane;		/* the queue pair to post it on: 0 or 1 */
 	uint32_t len;
 	uint64_t local_addr;
 	uint32_t lkey;
@@ -74,9 +85,15 @@ int engine_on_recv_tag(struct engine *e, uint32_t slot, uint32_t imm,
 /**
  * engine_on_send_done(e, wr_id):
  * The signalled work request ${wr_id} completed successfully, and so did
- * every one posted before it.  Returns 0 or -1 as above.
+ * every one posted before it on its lane.  Returns 0 or -1 as above.
  */
 int engine_on_send_done(struct engine *e, uint64_t wr_id);
+
+/**
+ * engine_slot_lane(e, slot):
+ * The lane whose queue pair receive slot ${slot} is posted on.
+ */
+unsigned engine_slot_lane(const struct engine *e, uint32_t slot);
 
 /**
  * engine_take_recvs(e, slots, max):

@@ -564,6 +564,13 @@ engine_on_send_done(struct engine *e, uint64_t wr_id)
 	return (0);
 }
 
+unsigned
+engine_slot_lane(const struct engine *e, uint32_t slot)
+{
+
+	return (slot >= e->conf.rq_size ? 1 : 0);
+}
+
 int
 engine_take_recvs(struct engine *e, uint32_t *slots, int max)
 {
@@ -572,9 +579,12 @@ engine_take_recvs(struct engine *e, uint32_t *slots, int max)
 	if (e->failed)
 		return (0);
 	while (n < max && idq_len(&e->repost) > 0) {
-		slots[n++] = idq_peek(&e->repost);
+		slots[n] = idq_peek(&e->repost);
 		idq_drop(&e->repost);
-		e->recv_posted++;
+		if (engine_slot_lane(e, slots[n++]) == 1)
+			e->l1.recv_posted++;
+		else
+			e->recv_posted++;
 	}
 	return (n);
 }

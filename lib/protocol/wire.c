@@ -164,13 +164,29 @@ wire_hello_decode(const uint8_t *buf, size_t len, struct wire_hello *h)
 	h->flags = buf[5];
 	if ((h->flags & ~WIRE_HELLO_FLAGS) ||
 	    (h->version < 2 && (h->flags & WIRE_HELLO_RESUME)) ||
-	    (h->version < 6 && (h->flags & WIRE_HELLO_V6)))
+	    (h->version < 6 && (h->flags & WIRE_HELLO_V6)) ||
+	    (h->version < 8 && (h->flags & WIRE_HELLO_V8)) ||
+	    ((h->flags & WIRE_HELLO_LANE1) &&
+	    (h->flags & ~WIRE_HELLO_LANE1)))
 		return (WIRE_EFLAGS);
 	h->credits = get16(buf + 6);
 	if (h->credits < WIRE_CREDITS_MIN || h->credits > WIRE_CREDITS_MAX)
 		return (WIRE_ECREDITS);
 	memcpy(h->nonce, buf + 16, WIRE_NONCE_LEN);
 	return (WIRE_OK);
+}
+
+unsigned
+wire_hello_lanes(const struct wire_hello *a, const struct wire_hello *b)
+{
+
+	if (!(a->flags & b->flags & WIRE_HELLO_LANES))
+		return (1);
+	/* A sealed link keeps one lane (its nonces count in one order). */
+	if ((a->flags & b->flags & WIRE_HELLO_IDENTITY) &&
+	    ((a->flags | b->flags) & WIRE_HELLO_SEAL))
+		return (1);
+	return (2);
 }
 
 unsigned

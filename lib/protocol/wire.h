@@ -16,7 +16,7 @@
 
 /* Connect private data ("hello"). */
 #define WIRE_MAGIC		0x52535452u	/* "RSTR" */
-#define WIRE_VERSION		7		/* newest spoken */
+#define WIRE_VERSION		8		/* newest spoken */
 #define WIRE_VERSION_MIN	1		/* oldest understood */
 #define WIRE_HELLO_LEN		32		/* fits the 56-byte IB CM limit */
 #define WIRE_NONCE_LEN		16
@@ -26,10 +26,17 @@
 #define WIRE_HELLO_IDENTITY	0x04		/* version 6: runs the handshake */
 #define WIRE_HELLO_SEAL		0x08		/* version 6: wants sealed records */
 #define WIRE_HELLO_AESGCM	0x10		/* version 6: can seal with AES-GCM */
-#define WIRE_HELLO_FLAGS	0x1f		/* every flag defined */
+#define WIRE_HELLO_LANES	0x20		/* version 8: can run a latency lane */
+#define WIRE_HELLO_LANE1	0x40		/* version 8: this connection is a
+						   link's latency lane */
+#define WIRE_HELLO_FLAGS	0x7f		/* every flag defined */
 /* The flags a hello below version 6 must not have. */
 #define WIRE_HELLO_V6		(WIRE_HELLO_IDENTITY | WIRE_HELLO_SEAL | \
 				 WIRE_HELLO_AESGCM)
+/* The flags a hello below version 8 must not have. */
+#define WIRE_HELLO_V8		(WIRE_HELLO_LANES | WIRE_HELLO_LANE1)
+/* A link runs at most this many lanes (queue pairs), version 8. */
+#define WIRE_LANES_MAX		2
 /*
  * A refusal note: the private data of a connect request's reject, so that
  * the connecting side can tell "refused" from "not understood", and a
@@ -233,6 +240,16 @@ void wire_hello_encode(uint8_t buf[WIRE_HELLO_LEN],
  * allowed but must be zero.
  */
 int wire_hello_decode(const uint8_t *buf, size_t len, struct wire_hello *h);
+
+/**
+ * wire_hello_lanes(a, b):
+ * How many lanes a link whose two lane-0 hellos are ${a} and ${b} runs:
+ * 2 when both say WIRE_HELLO_LANES and the link will not be sealed (both
+ * with identities and either asking to seal), else 1.  Both sides compute
+ * the same from the same two hellos.
+ */
+unsigned wire_hello_lanes(const struct wire_hello *a,
+    const struct wire_hello *b);
 
 /**
  * wire_version_said(cap, resume):
