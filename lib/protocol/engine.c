@@ -41,6 +41,8 @@ engine_conf_check(const struct engine_conf *conf)
 		    STR(WIRE_WRITE_MAX));
 	if (conf->ctrl_send == NULL)
 		return ("no control send buffer");
+	if (conf->lanes > 1 && conf->ring_ptr == NULL)
+		return ("two lanes, but no way to reach ring memory");
 	return (NULL);
 }
 
@@ -60,12 +62,14 @@ engine_new(const struct engine_conf *conf, const char **errstr)
 	e->ver_cap = WIRE_VERSION;
 	/* engine_free takes what was allocated of these and skips the rest. */
 	e->s = calloc(conf->max_streams, sizeof(*e->s));
-	e->wri = calloc(conf->sq_size, sizeof(*e->wri));
+	for (i = 0; i < (conf->lanes > 1 ? 2u : 1u); i++)
+		e->ln[i].wri = calloc(conf->sq_size, sizeof(*e->ln[i].wri));
 	e->peer_ids = calloc(WIRE_STREAMS_MAX / 8, 1);
 	if (e->s == NULL ||
 	    idq_init(&e->repost, conf->rq_size * (conf->lanes > 1 ? 2 : 1)) !=
 	    0 ||
-	    e->wri == NULL || idq_init(&e->refusals, WIRE_STREAMS_MAX) != 0 ||
+	    e->ln[0].wri == NULL || (conf->lanes > 1 && e->ln[1].wri == NULL) ||
+	    idq_init(&e->refusals, WIRE_STREAMS_MAX) != 0 ||
 	    e->peer_ids == NULL ||
 	    (conf->resume && idq_init(&e->res.gone, WIRE_STREAMS_MAX) != 0)) {
 		engine_free(e);
@@ -93,7 +97,7 @@ engine_new(const struct engine_conf *conf, const char **errstr)
 		e->signal_every = conf->sq_size / 2;
 	if (e->signal_every < 1)
 		e->signal_every = 1;
-	e->last_signaled = UINT64_MAX;
+	e->ln[0].last_signaled = e->ln[1].last_signaled = UINT64_MAX;
 	window_init(&e->win, conf->chunk, conf->window_min, conf->window_max);
 	return (e);
 }
@@ -107,7 +111,8 @@ engine_free(struct engine *e)
 	idq_free(&e->res.gone);
 	free(e->peer_ids);
 	idq_free(&e->refusals);
-	free(e->wri);
+	free(e->ln[0].wri);
+	free(e->ln[1].wri);
 	idq_free(&e->repost);
 	free(e->s);
 	free(e);
@@ -165,8 +170,8 @@ lane_up(struct engine *e, const struct wire_hello *peer)
 	if (peer->flags != WIRE_HELLO_LANE1 || peer->version != e->ver_link)
 		return (eng_violation(e, "lane 1's hello is not a lane-1 "
 		    "hello of version %u", (unsigned)e->ver_link));
-	e->l1.peer_posted = peer->credits;
-	e->l1.recv_reported = e->l1.recv_posted;
+	e->ln[1].peer_posted = peer->credits;
+	e->ln[1].recv_reported = e->ln[1].recv_posted;
 	e->lane_wait = 0;
 	e->up = 1;
 	return (0);
@@ -214,9 +219,9 @@ connected(struct engine *e, const struct wire_hello *peer)
 	e->can_resize = e->ver_said >= 4 && peer->version >= 4 &&
 	    !e->can_resume;
 	e->peer_rq = peer->credits;
-	e->peer_posted = peer->credits;
+	e->ln[0].peer_posted = peer->credits;
 	/* The hello already granted every receive posted so far. */
-	e->recv_reported = e->recv_posted;
+	e->ln[0].recv_reported = e->ln[0].recv_posted;
 	{
 		struct wire_hello mine;
 
@@ -346,10 +351,15 @@ int
 engine_idle(const struct engine *e)
 {
 
+	unsigned i;
+
 	/* WRs after the last signalled one never report: none is awaited. */
-	return ((e->last_signaled == UINT64_MAX ||
-	    e->last_signaled < e->seq_done) && !eng_ctrl_pending(e) &&
-	    e->q[Q_TX].head == NIL);
+	for (i = 0; i < engine_lanes(e); i++)
+		if ((e->ln[i].last_signaled != UINT64_MAX &&
+		    e->ln[i].last_signaled >= e->ln[i].seq_done) ||
+		    eng_ctrl_pending(e, i))
+			return (0);
+	return (e->q[Q_TX].head == NIL && e->q[Q_FENCE].head == NIL);
 }
 
 uint32_t
@@ -364,18 +374,18 @@ engine_stats(const struct engine *e, struct engine_stats *st)
 {
 
 	*st = e->st;
-	st->peer_credits = (uint32_t)eng_msg_avail(e);
-	st->sq_depth = (uint32_t)(e->seq - e->seq_done);
+	st->peer_credits = (uint32_t)eng_msg_avail(e, 0);
+	st->sq_depth = (uint32_t)(e->ln[0].seq - e->ln[0].seq_done);
 	st->inflight = e->win.inflight;
 	st->lanes = engine_lanes(e);
 	st->lane[0].depth = st->sq_depth;
 	st->lane[0].inflight = st->inflight;
 	st->lane[0].credits = st->peer_credits;
-	st->lane[0].wrs = e->seq;
-	st->lane[1].depth = (uint32_t)(e->l1.seq - e->l1.seq_done);
-	st->lane[1].inflight = 0;
-	st->lane[1].credits = (uint32_t)(e->l1.peer_posted - e->l1.msgs_sent);
-	st->lane[1].wrs = e->l1.seq;
+	st->lane[0].wrs = e->ln[0].seq;
+	st->lane[1].depth = (uint32_t)(e->ln[1].seq - e->ln[1].seq_done);
+	st->lane[1].inflight = 0;	/* SENDs: no data bytes in the window */
+	st->lane[1].credits = (uint32_t)(e->ln[1].peer_posted - e->ln[1].msgs_sent);
+	st->lane[1].wrs = e->ln[1].seq;
 	st->window = e->win.cap;
 	st->rtt_ns = e->win.rtt_min;
 	st->rate = e->win.rate_max;

@@ -116,7 +116,15 @@ struct engine_conf {
 	uint64_t window_min;	/* the least (0: WINDOW_MIN_CHUNKS chunks) */
 	uint8_t lanes;		/* 2: can run a latency lane (version 8);
 				   see engine_lanes and engine_io.h */
+	/* With lanes: ring memory at HCA address ${addr}, for eager bytes
+	 * (copied out of send rings into SENDs, and into receive rings). */
+	uint8_t *(*ring_ptr)(void *arg, uint64_t addr);
+	void *ring_arg;
 };
+
+/* A stream with at most this many bytes to send may send them as DATA
+ * records on lane 1 (rstreamd-protocol(7), "Lanes"). */
+#define ENGINE_EAGER_MAX	448
 
 /* A ring: send rings use the lkey, receive rings grant the rkey. */
 struct engine_ring {
@@ -277,6 +285,9 @@ struct engine_stats {
 		uint64_t wrs;
 	} lane[WIRE_LANES_MAX];
 	uint32_t lanes;		/* lanes the link runs (engine_lanes) */
+	uint64_t eager;		/* streams' bytes sent as DATA records, */
+	uint64_t eager_bytes;	/* ... how many bytes */
+	uint64_t eager_rx;	/* DATA records that arrived */
 };
 
 /* How a link's engine takes part in resumes (engine_set_resume). */

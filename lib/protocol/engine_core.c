@@ -64,6 +64,32 @@ eng_qpop(struct engine *e, int which)
 	return (id);
 }
 
+int
+eng_queued(const struct stream *s)
+{
+	int i;
+
+	for (i = 0; i < Q_N; i++)
+		if (s->in[i])
+			return (1);
+	return (0);
+}
+
+void
+eng_qunlink(struct engine *e, int which, uint32_t prev, uint32_t id)
+{
+	struct queue *q = &e->q[which];
+	struct stream *s = &e->s[id];
+
+	if (prev == NIL)
+		q->head = s->next[which];
+	else
+		e->s[prev].next[which] = s->next[which];
+	if (q->tail == id)
+		q->tail = prev;
+	s->in[which] = 0;
+}
+
 /* ---------------------------------------------------------------- helpers */
 
 /*
@@ -170,8 +196,7 @@ eng_queue_drop(struct engine *e, uint32_t id)
 {
 	struct stream *s = &e->s[id];
 
-	if (s->state == S_FREE && !s->in[Q_CTRL] && !s->in[Q_TX] &&
-	    !s->in[Q_EV]) {
+	if (s->state == S_FREE && !eng_queued(s)) {
 		s->next_free = e->free_head;
 		e->free_head = id;
 	}

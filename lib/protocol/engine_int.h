@@ -92,8 +92,12 @@ enum { STREAM_FLAGS(F_MASK_) };
 #define RS_RING		0x01	/* our RING: the receive ring rx.next */
 #define RS_RING_AT	0x02	/* our RING_AT: we write to tx.peer_next */
 
-/* The queues a stream can wait in: control records, data, events. */
-enum { Q_CTRL, Q_TX, Q_EV, Q_N };
+/*
+ * The queues a stream can wait in: control records, data, events, and
+ * data that waits for the stream's WRs on lane 1 to complete before it
+ * may go as WRITEs on lane 0 (eng_lane_free).
+ */
+enum { Q_CTRL, Q_TX, Q_EV, Q_FENCE, Q_N };
 
 /*
  * A stream's send direction.  Cursors count bytes since it opened: the
@@ -160,6 +164,10 @@ struct stream {
 	uint8_t weight;		/* 0 reads as 1 */
 	uint8_t wait;		/* W_* it is in since wait_at */
 	uint64_t wait_at, wait_credit, wait_sq;
+	/* Lanes: the lane of its last WR (records or data), and that
+	 * lane's sequence number after it (0: none yet). */
+	uint8_t lane;
+	uint64_t lseq;
 };
 
 _Static_assert(F_COUNT <= 8 * sizeof(((struct stream *)0)->flags),
@@ -220,11 +228,19 @@ struct wrinfo {
 	uint64_t seal_n;	/* its message number */
 };
 
-/* A lane's own queue state beside lane 0's (which is the engine's). */
+/*
+ * A lane: one queue pair's send queue and receive queue.  Message
+ * credits: receives the peer posted, SENDs and WRITEs we did.  Our
+ * receives: handed out for posting, reported, completed.  The send
+ * queue: next sequence number, oldest not yet completed, the last
+ * signalled, and what each outstanding WR was (sq_size entries, by seq %
+ * sq_size).
+ */
 struct lane {
 	uint64_t peer_posted, msgs_sent;
 	uint64_t recv_posted, recv_reported, recv_done;
-	uint64_t seq, seq_done;
+	uint64_t seq, seq_done, last_signaled;
+	struct wrinfo *wri;
 };
 
 struct engine {
@@ -246,23 +262,18 @@ struct engine {
 
 	struct queue q[Q_N];
 
-	/* Message credits: receives the peer posted / SENDs+WRITEs we did. */
-	uint64_t peer_posted, msgs_sent;
-	uint32_t peer_rq;
-	/* Lanes (version 8): how many the link runs, our lane-0 hello's
-	 * flags, and lane 1 still to come up (engine_lane_up). */
+	/* Each queue pair's own state (struct lane); lane 1 on links of
+	 * two lanes only (version 8): how many the link runs, our lane-0
+	 * hello's flags, and lane 1 still to come up (engine_lane_up). */
+	struct lane ln[WIRE_LANES_MAX];
 	unsigned lanes;
 	uint8_t said_flags;
 	int lane_wait;
-	struct lane l1;
-	/* Our receives: handed out for posting, reported, completed. */
-	uint64_t recv_posted, recv_reported, recv_done;
-	struct idq repost;	/* slots to post, rq_size entries */
+	uint32_t peer_rq;
+	unsigned rx_lane;	/* the lane of the message being read */
+	unsigned tx_lane;	/* the lane of the SEND being built */
+	struct idq repost;	/* slots to post, lanes * rq_size entries */
 	uint32_t msg_credit_threshold;
-
-	/* Send queue: next sequence number, oldest not yet completed. */
-	uint64_t seq, seq_done, last_signaled;
-	struct wrinfo *wri;	/* sq_size entries, by seq % sq_size */
 	uint32_t signal_every;
 	struct window win;	/* data bytes outstanding, and their bound */
 	uint64_t busy_mark;	/* bytes_tx at the last engine_data_busy */
@@ -351,6 +362,12 @@ void eng_qpush(struct engine *e, int which, uint32_t id);
 /* Queue stream ${id} first in q[which], unless it is there. */
 void eng_qpush_head(struct engine *e, int which, uint32_t id);
 
+/* Is stream ${s} in any queue? */
+int eng_queued(const struct stream *s);
+
+/* Take stream ${id}, which follows ${prev} (NIL: first), out of q[which]. */
+void eng_qunlink(struct engine *e, int which, uint32_t prev, uint32_t id);
+
 /* Take the first stream of q[which]; NIL if it is empty. */
 uint32_t eng_qpop(struct engine *e, int which);
 
@@ -437,16 +454,46 @@ void eng_wait_update(struct engine *e, uint32_t id);
 /* Stream ${id} may be ready to send: into the scheduler's queue. */
 void eng_tx_queue(struct engine *e, uint32_t id);
 
-/* Message credits left: receives the peer posted that we did not use. */
-uint64_t eng_msg_avail(const struct engine *e);
+/* Lane ${lane}'s message credits left: receives the peer posted that we
+ * did not use. */
+uint64_t eng_msg_avail(const struct engine *e, unsigned lane);
 
-/* Are control records due (a SEND to build)? */
-int eng_ctrl_pending(const struct engine *e);
+/* Are control records due on lane ${lane} (a SEND to build there)? */
+int eng_ctrl_pending(const struct engine *e, unsigned lane);
 
-/* Number work request ${w}, decide whether it is signalled. */
-void eng_emit(struct engine *e, struct engine_wr *w, uint32_t stream,
-    uint64_t end,
-    int force);
+/* Number work request ${w} on ${lane}, decide whether it is signalled. */
+void eng_emit(struct engine *e, unsigned lane, struct engine_wr *w,
+    uint32_t stream, uint64_t end, int force);
+
+/* Does the link carry streams' records and eager data on lane 1 now? */
+int eng_lane1_open(const struct engine *e);
+
+/* May stream ${s} post on ${lane}: none of its WRs outstanding on the
+ * other? */
+int eng_lane_free(const struct engine *e, const struct stream *s,
+    unsigned lane);
+
+/* The lane stream ${s}'s records go on now. */
+unsigned eng_rec_lane(const struct engine *e, const struct stream *s);
+
+/* Stream ${s} has a WR in the one lane ${lane} is building (its seq). */
+void eng_lane_mark(struct engine *e, struct stream *s, unsigned lane);
+
+/* Stream ${id}'s send ring freed bytes: WRITABLE if it waited. */
+void eng_tx_freed(struct engine *e, uint32_t id);
+
+/*
+ * May stream ${s} send what it has as DATA records on lane 1: little
+ * (ENGINE_EAGER_MAX at most, and the peer's ring has room for it all),
+ * no resize under way, none of its WRs outstanding on lane 0?
+ */
+int eng_eager_ok(const struct engine *e, const struct stream *s);
+
+/* Has any stream ready to send bytes that may go eager? */
+int eng_eager_any(const struct engine *e);
+
+/* Lane 1 completed WRs: the streams whose WRITEs waited for it go on. */
+void eng_fence_lift(struct engine *e);
 
 /* The tag of the sealed WRITE just taken, as a SEND WITH IMMEDIATE. */
 void eng_take_tag(struct engine *e, struct engine_wr *w);

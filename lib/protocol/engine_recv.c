@@ -18,19 +18,50 @@ static int
 recv_slot(struct engine *e, uint32_t slot)
 {
 
+	struct lane *l;
+
 	if (e->failed)
 		return (-1);
-	if (slot >= e->conf.rq_size)
+	if (slot >= e->conf.rq_size * engine_lanes(e))
 		return (eng_fail(e, ENGINE_ERR_TRANSPORT, "completion for "
 		    "unknown receive slot %u",
 		    (unsigned)slot));
-	if (e->recv_done >= e->recv_posted)
+	e->rx_lane = engine_slot_lane(e, slot);
+	l = &e->ln[e->rx_lane];
+	if (l->recv_done >= l->recv_posted)
 		return (eng_fail(e, ENGINE_ERR_TRANSPORT, "more receives "
 		    "completed than were posted"));
-	e->recv_done++;
+	l->recv_done++;
 	e->st.recvs++;
 	(void)idq_push(&e->repost, slot);
 	return (0);
+}
+
+/* Stream ${id}'s next ${n} bytes are in its receive ring. */
+static void
+arrived(struct engine *e, uint32_t id, uint32_t n)
+{
+	struct stream *s = &e->s[id];
+
+	s->rx.tail += n;
+	e->st.bytes_rx += n;
+	if (s->flags & F_RESET) {
+		/* We reset it; the peer had not heard yet.  Drop. */
+		s->rx.cons = s->rx.tail;
+		return;
+	}
+	eng_event(e, id, ENGINE_EV_READABLE);
+	eng_rx_grow(e, id);
+}
+
+/* The free space in stream ${s}'s receive ring. */
+static uint64_t
+rx_room(const struct stream *s)
+{
+
+	/* After a shrink the old ring may still hold more than the new. */
+	return (s->rx.tail - s->rx.cons >= s->rx.ring.size ? 0 :
+	    ring_free(s->rx.ring.size, s->rx.tail, s->rx.cons));
 }
 
 /*
@@ -44,7 +75,7 @@ data_in(struct engine *e, uint32_t imm, uint32_t len, const uint8_t *tag)
 	uint64_t room;
 	struct stream *s;
 
-	if (!e->up)
+	if (!e->up && !e->lane_wait)
 		return (eng_violation(e, "data before the link was up"));
 	if (!engine_authenticated(e))
 		return (eng_violation(e, "data before authentication"));
@@ -63,24 +94,14 @@ data_in(struct engine *e, uint32_t imm, uint32_t len, const uint8_t *tag)
 		return (eng_violation(e,
 		    "data for stream %u after its shutdown",
 		    (unsigned)id));
-	/* After a shrink the old ring may still hold more than the new. */
-	room = s->rx.tail - s->rx.cons >= s->rx.ring.size ? 0 :
-	    ring_free(s->rx.ring.size, s->rx.tail, s->rx.cons);
+	room = rx_room(s);
 	if (n > room)
 		return (eng_violation(e, "%u bytes for stream %u exceed its "
 		    "free ring space %llu", (unsigned)n, (unsigned)id,
 		    (unsigned long long)room));
 	if (eng_seal_open_write(e, s, imm, n, tag))
 		return (-1);
-	s->rx.tail += n;
-	e->st.bytes_rx += n;
-	if (s->flags & F_RESET) {
-		/* We reset it; the peer had not heard yet.  Drop. */
-		s->rx.cons = s->rx.tail;
-		return (0);
-	}
-	eng_event(e, id, ENGINE_EV_READABLE);
-	eng_rx_grow(e, id);
+	arrived(e, id, n);
 	return (0);
 }
 
@@ -90,6 +111,9 @@ on_recv_imm(struct engine *e, uint32_t slot, uint32_t imm, uint32_t len)
 
 	if (recv_slot(e, slot))
 		return (-1);
+	if (e->rx_lane != 0)
+		return (eng_violation(e, "a data WRITE on lane %u",
+		    e->rx_lane));
 	if (e->seal.rx)
 		return (eng_violation(e,
 		    "data without its tag on a sealed link"));
@@ -103,6 +127,8 @@ on_recv_tag(struct engine *e, uint32_t slot, uint32_t imm,
 
 	if (recv_slot(e, slot))
 		return (-1);
+	if (e->rx_lane != 0)
+		return (eng_violation(e, "a data tag on lane %u", e->rx_lane));
 	if (!e->seal.rx || len != WIRE_TAG_LEN)
 		return (eng_violation(e, "a %u-byte tag on a link that %s",
 		    (unsigned)len, e->seal.rx ? "seals" : "does not seal"));
@@ -315,6 +341,43 @@ rs_reset(struct engine *e, uint32_t id, const struct wire_rec *r)
 }
 
 /*
+ * DATA (version 8, a link of two lanes): the stream's next bytes, which
+ * we copy into its receive ring where a WRITE of them would have put
+ * them.  They come in order: the sender's lane rule (a stream's WRs on
+ * one lane complete before it posts on the other) and the one completion
+ * queue put them after every byte before them.
+ */
+static int
+rs_data(struct engine *e, uint32_t id, const struct wire_rec *r)
+{
+	struct stream *s = &e->s[id];
+	const struct engine_ring *ring = &s->rx.ring;
+	uint32_t n = r->data_len, off, first;
+
+	if (e->lanes < 2)
+		return (eng_violation(e, "DATA on a link of one lane"));
+	if (r->cursor != s->rx.tail)
+		return (eng_violation(e, "DATA for stream %u at %llu, but "
+		    "%llu bytes arrived", (unsigned)id,
+		    (unsigned long long)r->cursor,
+		    (unsigned long long)s->rx.tail));
+	if (n > rx_room(s))
+		return (eng_violation(e, "%u bytes for stream %u exceed its "
+		    "free ring space %llu", (unsigned)n, (unsigned)id,
+		    (unsigned long long)rx_room(s)));
+	off = ring_off(ring->size, s->rx.tail);
+	first = (uint32_t)ring_contig(ring->size, s->rx.tail, n);
+	memcpy(e->conf.ring_ptr(e->conf.ring_arg, ring->addr + off), r->data,
+	    first);
+	if (first < n)
+		memcpy(e->conf.ring_ptr(e->conf.ring_arg, ring->addr),
+		    r->data + first, n - first);
+	e->st.eager_rx++;
+	arrived(e, id, n);
+	return (0);
+}
+
+/*
  * Per record type: the state the stream must be in, the flags it must not
  * have, and the handler.  (An INCOMING stream or one still resuming takes
  * none of them.)
@@ -333,6 +396,7 @@ static const struct stream_rec {
 	[WIRE_RING] =		{ S_OPEN, F_TERM_RECV, rs_ring },
 	[WIRE_RING_AT] =	{ S_OPEN, F_TERM_RECV, rs_ring_at },
 	[WIRE_RESET] =		{ S_OPEN, F_TERM_RECV, rs_reset },
+	[WIRE_DATA] =		{ S_OPEN, F_PEER_SHUT | F_TERM_RECV, rs_data },
 };
 
 static int
@@ -354,19 +418,21 @@ rec_stream(struct engine *e, const struct wire_rec *r)
 	    "allow it", wire_rec_name(r->type), (unsigned)r->stream));
 }
 
+/* MSG_CREDIT: the peer's receives on the lane the message came on. */
 static int
 rec_msg_credit(struct engine *e, const struct wire_rec *r)
 {
+	struct lane *l = &e->ln[e->rx_lane];
 	uint64_t posted = r->cursor;
 
 	/* The peer cannot have more receives out than its queue holds. */
-	if (posted > e->msgs_sent + e->peer_rq)
+	if (posted > l->msgs_sent + e->peer_rq)
 		return (eng_violation(e, "message credit %llu is beyond the "
 		    "peer's receive queue (%llu sent, queue %u)",
 		    (unsigned long long)posted,
-		    (unsigned long long)e->msgs_sent, (unsigned)e->peer_rq));
-	if (posted > e->peer_posted)
-		e->peer_posted = posted;
+		    (unsigned long long)l->msgs_sent, (unsigned)e->peer_rq));
+	if (posted > l->peer_posted)
+		l->peer_posted = posted;
 	return (0);
 }
 
@@ -411,7 +477,7 @@ recv_check(struct engine *e, uint32_t slot, uint32_t len)
 
 	if (recv_slot(e, slot))
 		return (-1);
-	if (!e->up)
+	if (!e->up && !e->lane_wait)
 		return (eng_violation(e, "message before the link was up"));
 	if (len == 0)
 		return (eng_violation(e, "%s", wire_strerror(WIRE_EEMPTY)));
@@ -527,37 +593,43 @@ engine_on_recv(struct engine *e, uint32_t slot, const uint8_t *buf,
 int
 engine_on_send_done(struct engine *e, uint64_t wr_id)
 {
+	unsigned lane = (unsigned)(wr_id >> ENGINE_WR_LANE_SHIFT);
+	uint64_t seq = wr_id & ~((uint64_t)1 << ENGINE_WR_LANE_SHIFT);
+	struct lane *l = &e->ln[lane];
 	struct wrinfo *w;
 	struct stream *s;
 
 	if (e->failed)
 		return (-1);
-	if (wr_id < e->seq_done || wr_id >= e->seq) {
+	if (lane >= engine_lanes(e) || seq < l->seq_done || seq >= l->seq) {
 		eng_fail(e, ENGINE_ERR_TRANSPORT, "completion for unknown work "
 		    "request %llu", (unsigned long long)wr_id);
 		eng_fail_finish(e);
 		return (-1);
 	}
-	for (; e->seq_done <= wr_id; e->seq_done++) {
-		w = &e->wri[e->seq_done % e->conf.sq_size];
+	if (lane == 1) {
+		/* SENDs only: what waits for them may go on. */
+		l->seq_done = seq + 1;
+		eng_fence_lift(e);
+		return (0);
+	}
+	wr_id = seq;
+	for (; e->ln[0].seq_done <= wr_id; e->ln[0].seq_done++) {
+		w = &e->ln[0].wri[e->ln[0].seq_done % e->conf.sq_size];
 		window_done(&e->win, w->bytes);
-		if (e->seq_done == wr_id && w->signaled)
+		if (e->ln[0].seq_done == wr_id && w->signaled)
 			window_sample(&e->win, &w->mark,
 			    e->q[Q_TX].head != NIL);
 		if (w->stream == NIL)
 			continue;
 		s = &e->s[w->stream];
-		eng_seal_restore(e, w, e->seq_done);
+		eng_seal_restore(e, w, e->ln[0].seq_done);
 		s->tx.done = w->end;
 		s->tx.wr_out--;
 		if (s->tx.old.size != 0 && s->tx.done >= s->tx.switch_at &&
 		    !e->failed)
 			eng_ring_drop(e, s, &s->tx.old);
-		if ((s->flags & F_WANT_WR) &&
-		    (!(s->flags & F_KEEP) || e->seal.tx)) {
-			s->flags &= (uint16_t)~F_WANT_WR;
-			eng_event(e, w->stream, ENGINE_EV_WRITABLE);
-		}
+		eng_tx_freed(e, w->stream);
 		if (s->tx.wr_out == 0)
 			eng_maybe_release(e, w->stream);
 	}
@@ -582,9 +654,9 @@ engine_take_recvs(struct engine *e, uint32_t *slots, int max)
 		slots[n] = idq_peek(&e->repost);
 		idq_drop(&e->repost);
 		if (engine_slot_lane(e, slots[n++]) == 1)
-			e->l1.recv_posted++;
+			e->ln[1].recv_posted++;
 		else
-			e->recv_posted++;
+			e->ln[0].recv_posted++;
 	}
 	return (n);
 }

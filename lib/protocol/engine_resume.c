@@ -75,8 +75,7 @@ rebuild_free(struct engine *e)
 	e->free_head = NIL;
 	for (i = e->used; i > 0; i--) {
 		s = &e->s[i - 1];
-		if (s->state == S_FREE && !s->in[Q_CTRL] && !s->in[Q_TX] &&
-		    !s->in[Q_EV]) {
+		if (s->state == S_FREE && !eng_queued(s)) {
 			s->next_free = e->free_head;
 			e->free_head = i - 1;
 		}
@@ -98,11 +97,14 @@ adopt(struct engine *e, struct engine *old, uint32_t id)
 	if (id >= e->conf.max_streams)
 		return (0);
 	s = &e->s[id];
-	if (s->state != S_FREE || s->in[Q_CTRL] || s->in[Q_TX] || s->in[Q_EV] ||
+	if (s->state != S_FREE || eng_queued(s) ||
 	    ((o->flags & F_PEER_MAPPED) && eng_peer_bit_isset(e, o->peer_id)))
 		return (0);
 	*s = *o;
 	memset(s->in, 0, sizeof(s->in));
+	/* This link's lanes start afresh: nothing of it is outstanding. */
+	s->lane = 0;
+	s->lseq = 0;
 	if (e->used <= id)
 		e->used = id + 1;	/* rebuild_free lists the slots below */
 	s->next_free = NIL;

@@ -82,23 +82,127 @@ eng_tx_queue(struct engine *e, uint32_t id)
 }
 
 uint64_t
-eng_msg_avail(const struct engine *e)
+eng_msg_avail(const struct engine *e, unsigned lane)
 {
 
-	return (e->peer_posted - e->msgs_sent);
+	return (e->ln[lane].peer_posted - e->ln[lane].msgs_sent);
 }
 
 int
-eng_ctrl_pending(const struct engine *e)
+eng_lane1_open(const struct engine *e)
 {
 
-	return (e->q[Q_CTRL].head != NIL || idq_len(&e->refusals) > 0 ||
+	/*
+	 * Not before the peer proved itself, nor while a resume is under
+	 * way: its records and the OPENs after them keep one order, lane 0's.
+	 */
+	return (e->lanes > 1 && engine_authenticated(e) &&
+	    !e->res.offer_due && e->res.left == 0 &&
+	    idq_len(&e->res.gone) == 0 &&
+	    (e->res.ask == RES_ASK_NONE || e->res.ask == RES_PROVEN) &&
+	    e->res.serve != RES_DENYING && e->res.serve != RES_PROVING);
+}
+
+int
+eng_lane_free(const struct engine *e, const struct stream *s, unsigned lane)
+{
+
+	return (s->lseq == 0 || s->lane == lane ||
+	    e->ln[s->lane].seq_done >= s->lseq);
+}
+
+unsigned
+eng_rec_lane(const struct engine *e, const struct stream *s)
+{
+
+	return (eng_lane1_open(e) && eng_lane_free(e, s, 1) &&
+	    !(s->ctrl & C_RESUME) && !(s->flags & F_RESUMING) ? 1 : 0);
+}
+
+void
+eng_lane_mark(struct engine *e, struct stream *s, unsigned lane)
+{
+
+	s->lane = (uint8_t)lane;
+	s->lseq = e->ln[lane].seq + 1;
+}
+
+int
+eng_eager_ok(const struct engine *e, const struct stream *s)
+{
+	uint64_t n = s->tx.app - s->tx.sent;
+
+	return (eng_lane1_open(e) && !e->seal.tx && tx_ready(s) &&
+	    n <= ENGINE_EAGER_MAX &&
+	    n <= s->tx.peer_ring.size - (s->tx.sent - s->tx.peer) &&
+	    s->rs == 0 && s->tx.old.size == 0 && eng_lane_free(e, s, 1));
+}
+
+int
+eng_eager_any(const struct engine *e)
+{
+	uint32_t id;
+
+	if (e->lanes < 2)
+		return (0);
+	for (id = e->q[Q_TX].head; id != NIL; id = e->s[id].next[Q_TX])
+		if (eng_eager_ok(e, &e->s[id]))
+			return (1);
+	return (0);
+}
+
+void
+eng_fence_lift(struct engine *e)
+{
+	uint32_t id;
+
+	while ((id = eng_qpop(e, Q_FENCE)) != NIL) {
+		eng_tx_queue(e, id);
+		eng_wait_update(e, id);
+		eng_queue_drop(e, id);
+	}
+}
+
+void
+eng_tx_freed(struct engine *e, uint32_t id)
+{
+	struct stream *s = &e->s[id];
+
+	if ((s->flags & F_WANT_WR) && (!(s->flags & F_KEEP) || e->seal.tx)) {
+		s->flags &= (uint16_t)~F_WANT_WR;
+		eng_event(e, id, ENGINE_EV_WRITABLE);
+	}
+}
+
+/* Does a stream in Q_CTRL have records for ${lane}? */
+static int
+ctrl_for(const struct engine *e, unsigned lane)
+{
+	uint32_t id;
+
+	if (e->lanes < 2)
+		return (e->q[Q_CTRL].head != NIL);
+	for (id = e->q[Q_CTRL].head; id != NIL; id = e->s[id].next[Q_CTRL])
+		if (eng_rec_lane(e, &e->s[id]) == lane)
+			return (1);
+	return (0);
+}
+
+int
+eng_ctrl_pending(const struct engine *e, unsigned lane)
+{
+	const struct lane *l = &e->ln[lane];
+
+	if (l->recv_posted - l->recv_reported >= e->msg_credit_threshold ||
+	    ctrl_for(e, lane))
+		return (1);
+	/* What is not a stream's goes on lane 0. */
+	return (lane == 0 && (idq_len(&e->refusals) > 0 ||
 	    e->ctl.keepalive || e->auth_send || e->hs.out_len > 0 ||
 	    e->res.offer_due || e->res.serve == RES_DENYING ||
 	    e->res.serve == RES_PROVING || e->res.ask == RES_NAMING ||
 	    idq_len(&e->res.gone) > 0 ||
-	    (e->ctl.goaway && !e->ctl.goaway_sent) ||
-	    e->recv_posted - e->recv_reported >= e->msg_credit_threshold);
+	    (e->ctl.goaway && !e->ctl.goaway_sent)));
 }
 
 /*
@@ -117,24 +221,30 @@ eng_ctrl_pending(const struct engine *e)
  * turn.
  */
 void
-eng_emit(struct engine *e, struct engine_wr *w, uint32_t stream, uint64_t end,
-    int force)
+eng_emit(struct engine *e, unsigned lane, struct engine_wr *w,
+    uint32_t stream, uint64_t end, int force)
 {
-	struct wrinfo *wi = &e->wri[e->seq % e->conf.sq_size];
+	struct lane *l = &e->ln[lane];
+	struct wrinfo *wi = &l->wri[l->seq % e->conf.sq_size];
 	struct stream *s = stream != NIL ? &e->s[stream] : NULL;
-	uint32_t bytes = s != NULL ? w->len : 0;
+	uint32_t bytes = s != NULL && lane == 0 ? w->len : 0;
 
-	w->wr_id = e->seq;
+	w->wr_id = l->seq | (uint64_t)lane << ENGINE_WR_LANE_SHIFT;
+	w->lane = (uint8_t)lane;
 	w->inlined = w->len <= e->conf.inline_size;
 	w->signaled = 0;
-	/* A WRITE's tag (SEND_IMM) asks for no completion of its own. */
+	/*
+	 * A WRITE's tag (SEND_IMM) asks for no completion of its own.
+	 * Every SEND of lane 1 asks for one: a stream's data waits for them
+	 * before it may go on lane 0 (Q_FENCE).
+	 */
 	if ((s == NULL && w->op != ENGINE_WR_SEND_IMM) || force ||
-	    e->last_signaled == UINT64_MAX ||
-	    e->seq - e->last_signaled >= e->signal_every ||
+	    lane == 1 || l->last_signaled == UINT64_MAX ||
+	    l->seq - l->last_signaled >= e->signal_every ||
 	    (s != NULL && (end - s->tx.sig > s->tx.ring.size / 4 ||
 	    window_signal(&e->win, bytes)))) {
 		w->signaled = 1;
-		e->last_signaled = e->seq;
+		l->last_signaled = l->seq;
 		e->st.signaled++;
 		if (s != NULL)
 			s->tx.sig = end;
@@ -143,11 +253,14 @@ eng_emit(struct engine *e, struct engine_wr *w, uint32_t stream, uint64_t end,
 	wi->end = end;
 	wi->bytes = bytes;
 	wi->signaled = w->signaled;
-	window_post(&e->win, bytes, w->signaled, &wi->mark);
-	e->seq++;
+	if (lane == 0)
+		window_post(&e->win, bytes, w->signaled, &wi->mark);
+	if (s != NULL)
+		eng_lane_mark(e, s, lane);
+	l->seq++;
 	/* A plain WRITE takes no receive: its tag's SEND does. */
 	if (w->op != ENGINE_WR_WRITE)
-		e->msgs_sent++;
+		l->msgs_sent++;
 }
 
 /*
@@ -163,10 +276,10 @@ eng_take_tag(struct engine *e, struct engine_wr *w)
 	w->op = ENGINE_WR_SEND_IMM;
 	w->len = WIRE_TAG_LEN;
 	w->local_addr = e->conf.ctrl_send_addr +
-	    (e->seq % e->conf.sq_size) * WIRE_MSG_SIZE;
+	    (e->ln[0].seq % e->conf.sq_size) * WIRE_MSG_SIZE;
 	w->lkey = e->conf.ctrl_send_lkey;
 	w->imm = e->seal.tag_imm;
-	eng_emit(e, w, NIL, 0, 0);
+	eng_emit(e, 0, w, NIL, 0, 0);
 	e->seal.tag_due = 0;
 }
 
@@ -175,8 +288,8 @@ static int
 signal_pending(const struct engine *e)
 {
 
-	return (e->last_signaled != UINT64_MAX &&
-	    e->last_signaled >= e->seq_done);
+	return (e->ln[0].last_signaled != UINT64_MAX &&
+	    e->ln[0].last_signaled >= e->ln[0].seq_done);
 }
 
 /*
@@ -212,6 +325,11 @@ take_write(struct engine *e, uint32_t id, struct engine_wr *w)
 	n = ring_contig(s->tx.peer_ring.size, cur, n);
 	if (n == 0)
 		return (0);
+	/* Its records or eager data on lane 1 go first (Q_FENCE). */
+	if (!eng_lane_free(e, s, 0)) {
+		eng_qpush(e, Q_FENCE, id);
+		return (0);
+	}
 	if (!window_allows(&e->win, n)) {
 		if (signal_pending(e))
 			return (-1);
@@ -229,7 +347,7 @@ take_write(struct engine *e, uint32_t id, struct engine_wr *w)
 	s->tx.sent += n;
 	s->deficit -= (uint32_t)n;
 	s->tx.wr_out++;
-	eng_emit(e, w, id, s->tx.sent, force);
+	eng_emit(e, 0, w, id, s->tx.sent, force);
 	eng_seal_write(e, w);
 	e->st.writes++;
 	e->st.bytes_tx += n;
@@ -277,7 +395,7 @@ eng_take_data(struct engine *e, struct engine_wr *w)
 				eng_qpush(e, Q_TX, id);
 			} else {
 				if (s->state == S_OPEN &&
-				    s->tx.app > s->tx.sent)
+				    s->tx.app > s->tx.sent && !s->in[Q_FENCE])
 					e->st.stall_ring++;
 				eng_queue_drop(e, id);
 			}

@@ -40,7 +40,7 @@ eng_seal_send(struct engine *e, struct engine_wr *w)
 	const struct engine_seal *o = &e->seal.ops;
 	uint8_t *buf = send_slot(e, w->wr_id);
 
-	e->wri[w->wr_id % e->conf.sq_size].sealed = 0;
+	e->ln[0].wri[w->wr_id % e->conf.sq_size].sealed = 0;
 	if (!e->seal.tx)
 		return;
 	(void)o->seal(o->arg, buf, w->len, NULL, 0, buf + w->len);
@@ -58,7 +58,7 @@ void
 eng_seal_write(struct engine *e, struct engine_wr *w)
 {
 	const struct engine_seal *o = &e->seal.ops;
-	struct wrinfo *wi = &e->wri[w->wr_id % e->conf.sq_size];
+	struct wrinfo *wi = &e->ln[0].wri[w->wr_id % e->conf.sq_size];
 	uint8_t ad[4];
 
 	wi->sealed = 0;
@@ -111,8 +111,8 @@ eng_seal_restore_outstanding(struct engine *e, enum engine_err kind)
 	struct wrinfo *wi;
 	uint64_t id;
 
-	for (id = e->seq_done; id < e->seq; id++) {
-		wi = &e->wri[id % e->conf.sq_size];
+	for (id = e->ln[0].seq_done; id < e->ln[0].seq; id++) {
+		wi = &e->ln[0].wri[id % e->conf.sq_size];
 		if (wi->stream == NIL || !wi->sealed ||
 		    !eng_suspendable(&e->s[wi->stream], kind))
 			continue;

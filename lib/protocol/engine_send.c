@@ -10,6 +10,7 @@
 #include "engine_int.h"
 #include "engine_io.h"
 #include "idq.h"
+#include "ring.h"
 #include "wire.h"
 
 /* Room kept at the end of every SEND for a MSG_CREDIT record. */
@@ -265,7 +266,7 @@ static enum enc (*const enc_steps[])(struct engine *, uint32_t, uint8_t *,
 static int
 encode_stream(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
 {
-	size_t i;
+	size_t i, was = *len;
 	enum enc step = ENC_ON;
 
 	if (e->s[id].state == S_FREE)
@@ -273,6 +274,9 @@ encode_stream(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
 	for (i = 0; step == ENC_ON &&
 	    i < sizeof(enc_steps) / sizeof(enc_steps[0]); i++)
 		step = enc_steps[i](e, id, buf, len);
+	/* Its next WR on the other lane waits for this SEND (Q_FENCE). */
+	if (*len != was)
+		eng_lane_mark(e, &e->s[id], e->tx_lane);
 	return (step != ENC_FULL);
 }
 
@@ -450,16 +454,102 @@ send_refusals(struct engine *e, uint8_t *buf, size_t *len)
 	return (1);
 }
 
-/* The streams' records, in the order they asked. */
+/*
+ * The streams' records, in the order they asked, those of the lane this
+ * SEND goes on (eng_rec_lane).
+ */
 static int
 send_streams(struct engine *e, uint8_t *buf, size_t *len)
 {
-	uint32_t id;
+	uint32_t id, next, prev = NIL;
 
-	while ((id = e->q[Q_CTRL].head) != NIL) {
+	for (id = e->q[Q_CTRL].head; id != NIL; id = next) {
+		next = e->s[id].next[Q_CTRL];
+		if (e->lanes > 1 && eng_rec_lane(e, &e->s[id]) != e->tx_lane) {
+			prev = id;
+			continue;
+		}
 		if (!encode_stream(e, id, buf, len))
 			break;
-		eng_qpop(e, Q_CTRL);
+		eng_qunlink(e, Q_CTRL, prev, id);
+		eng_queue_drop(e, id);
+	}
+	return (1);
+}
+
+/*
+ * Stream ${id}'s bytes as DATA records, all of them (eng_eager_ok), then
+ * the records that follow them (its SHUTDOWN); 0 if they do not fit.
+ */
+static int
+put_eager(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
+{
+	struct stream *s = &e->s[id];
+	const struct engine_ring *src = &s->tx.ring;
+	uint8_t bytes[ENGINE_EAGER_MAX];
+	uint64_t n = s->tx.app - s->tx.sent, cur = s->tx.sent;
+	uint32_t off = ring_off(src->size, cur), first;
+	size_t recs = (n + WIRE_DATA_MAX - 1) / WIRE_DATA_MAX, need, at;
+	struct wire_rec r;
+
+	need = n + recs * wire_rec_size(&(struct wire_rec){ .type = WIRE_DATA,
+	    .data_len = 1, .data = bytes }) - recs;
+	if (*len + need > SEND_ROOM - MSG_CREDIT_ROOM)
+		return (0);
+	first = (uint32_t)ring_contig(src->size, cur, n);
+	memcpy(bytes, e->conf.ring_ptr(e->conf.ring_arg, src->addr + off),
+	    first);
+	if (first < n)
+		memcpy(bytes + first, e->conf.ring_ptr(e->conf.ring_arg,
+		    src->addr), n - first);
+	for (at = 0; at < n; at += r.data_len) {
+		enc_rec(&r, s, WIRE_DATA);
+		r.cursor = cur + at;
+		r.data = bytes + at;
+		r.data_len = (uint8_t)(n - at < WIRE_DATA_MAX ? n - at :
+		    WIRE_DATA_MAX);
+		(void)put(buf, len, &r);
+	}
+	s->tx.sent += n;
+	/* The bytes left the ring: the SEND holds a copy. */
+	if (s->tx.wr_out == 0)
+		s->tx.done = s->tx.sent;
+	eng_lane_mark(e, s, e->tx_lane);
+	e->st.eager++;
+	e->st.eager_bytes += n;
+	e->st.bytes_tx += n;
+	eng_tx_freed(e, id);
+	return (1);
+}
+
+/*
+ * Lane 1: the bytes of streams that have little to send (eng_eager_ok),
+ * in the scheduler's order, each with the records that follow them.
+ */
+static int
+send_eager(struct engine *e, uint8_t *buf, size_t *len)
+{
+	uint32_t id, next, prev = NIL;
+	struct stream *s;
+
+	if (e->tx_lane != 1)
+		return (1);
+	for (id = e->q[Q_TX].head; id != NIL; id = next) {
+		s = &e->s[id];
+		next = s->next[Q_TX];
+		if (!eng_eager_ok(e, s)) {
+			prev = id;
+			continue;
+		}
+		if (!put_eager(e, id, buf, len))
+			break;
+		eng_qunlink(e, Q_TX, prev, id);
+		s->backlogged = 0;
+		s->deficit = 0;
+		eng_wait_update(e, id);
+		eng_check_shutdown(e, id);
+		if (s->in[Q_CTRL])
+			(void)encode_stream(e, id, buf, len);
 		eng_queue_drop(e, id);
 	}
 	return (1);
@@ -485,17 +575,34 @@ static int (*const send_steps[])(struct engine *, uint8_t *, size_t *) = {
 	send_streams, send_keepalive
 };
 
-/* Build one SEND of control records into the slot for sequence ${seq}. */
+/* What a SEND on lane 1 carries: streams' records, then eager bytes. */
+static int (*const lane1_steps[])(struct engine *, uint8_t *, size_t *) = {
+	send_streams, send_eager
+};
+
+/* The slot of lane ${lane}'s SEND ${seq} in the control send area. */
 static size_t
-build_send(struct engine *e, uint64_t seq)
+send_slot(const struct engine *e, unsigned lane, uint64_t seq)
 {
-	uint8_t *buf = e->conf.ctrl_send +
-	    (size_t)(seq % e->conf.sq_size) * WIRE_MSG_SIZE;
-	size_t len = 0, i;
+
+	return (((size_t)lane * e->conf.sq_size +
+	    (size_t)(seq % e->conf.sq_size)) * WIRE_MSG_SIZE);
+}
+
+/* Build lane ${lane}'s next SEND of records into its slot. */
+static size_t
+build_send(struct engine *e, unsigned lane)
+{
+	struct lane *l = &e->ln[lane];
+	uint8_t *buf = e->conf.ctrl_send + send_slot(e, lane, l->seq);
+	size_t len = 0, i, nsteps = lane == 0 ?
+	    sizeof(send_steps) / sizeof(send_steps[0]) :
+	    sizeof(lane1_steps) / sizeof(lane1_steps[0]);
 	struct wire_rec r;
 
-	for (i = 0; i < sizeof(send_steps) / sizeof(send_steps[0]); i++)
-		if (!send_steps[i](e, buf, &len))
+	e->tx_lane = lane;
+	for (i = 0; i < nsteps; i++)
+		if (!(lane == 0 ? send_steps : lane1_steps)[i](e, buf, &len))
 			return (len);
 	/*
 	 * Report our receives whenever the threshold is reached, and always
@@ -503,13 +610,13 @@ build_send(struct engine *e, uint64_t seq)
 	 * that empties our credit must refill the peer's, or both sides
 	 * could end up waiting for each other.
 	 */
-	if (e->recv_posted - e->recv_reported >= e->msg_credit_threshold ||
-	    (len > 0 && eng_msg_avail(e) <= 1)) {
+	if (l->recv_posted - l->recv_reported >= e->msg_credit_threshold ||
+	    (len > 0 && eng_msg_avail(e, lane) <= 1)) {
 		memset(&r, 0, sizeof(r));
 		r.type = WIRE_MSG_CREDIT;
-		r.cursor = e->recv_posted;
+		r.cursor = l->recv_posted;
 		put(buf, &len, &r);
-		e->recv_reported = e->recv_posted;
+		l->recv_reported = l->recv_posted;
 		e->st.msg_credit_updates++;
 	}
 	/* Any SEND proves the link alive as well as a KEEPALIVE would. */
@@ -518,21 +625,21 @@ build_send(struct engine *e, uint64_t seq)
 	return (len);
 }
 
-/* One SEND of the control records pending; 0 if there were none. */
+/* One SEND on ${lane} of the records pending; 0 if there were none. */
 static int
-take_send(struct engine *e, struct engine_wr *w)
+take_send(struct engine *e, unsigned lane, struct engine_wr *w)
 {
-	size_t len = build_send(e, e->seq);
+	size_t slot = send_slot(e, lane, e->ln[lane].seq);
+	size_t len = build_send(e, lane);
 
 	if (len == 0)
 		return (0);
 	memset(w, 0, sizeof(*w));
 	w->op = ENGINE_WR_SEND;
 	w->len = (uint32_t)len;
-	w->local_addr = e->conf.ctrl_send_addr +
-	    (e->seq % e->conf.sq_size) * WIRE_MSG_SIZE;
+	w->local_addr = e->conf.ctrl_send_addr + slot;
 	w->lkey = e->conf.ctrl_send_lkey;
-	eng_emit(e, w, NIL, 0, 0);
+	eng_emit(e, lane, w, NIL, 0, 0);
 	eng_seal_send(e, w);
 	if (e->hs.seal_after) {
 		e->hs.seal_after = 0;
@@ -543,22 +650,49 @@ take_send(struct engine *e, struct engine_wr *w)
 }
 
 /*
- * Control records go first, always: they are few and small, and a
- * credit, open or close that waited behind data would stall a stream
- * (or both sides) for as long as the data takes.  Data leaves the last
- * message credit for a credit-bearing SEND, and the window
- * (lib/protocol/window.h) bounds the data bytes outstanding, so a SEND
- * posted later waits behind at most a window's worth.
+ * Lane 1's SENDs: streams' records and the bytes of streams with little
+ * to send, which so never queue behind lane 0's WRITEs.
  */
-int
-engine_take_wrs(struct engine *e, struct engine_wr *wrs, int max)
+static int
+take_lane1(struct engine *e, struct engine_wr *wrs, int max)
 {
+	const struct lane *l = &e->ln[1];
+	int n = 0;
+
+	while (n < max && (eng_ctrl_pending(e, 1) || eng_eager_any(e))) {
+		if (l->seq - l->seq_done >= e->conf.sq_size) {
+			e->st.stall_sq++;
+			break;
+		}
+		if (eng_msg_avail(e, 1) == 0) {
+			e->st.stall_msg++;
+			break;
+		}
+		if (!take_send(e, 1, &wrs[n]))
+			break;
+		n++;
+	}
+	return (n);
+}
+
+/*
+ * Lane 0: the link's records, then WRITEs (and their tags).  Control
+ * records go first, always: they are few and small, and a credit, open
+ * or close that waited behind data would stall a stream (or both sides)
+ * for as long as the data takes.  Data leaves the last message credit
+ * for a credit-bearing SEND, and the window (lib/protocol/window.h)
+ * bounds the data bytes outstanding, so a SEND posted later waits behind
+ * at most a window's worth.  On a link of two lanes, the streams' records
+ * and small writes go on lane 1 instead, behind none of it.
+ */
+static int
+take_lane0(struct engine *e, struct engine_wr *wrs, int max)
+{
+	const struct lane *l = &e->ln[0];
 	int n = 0, r;
 
-	if (!e->up || e->failed)
-		return (0);
 	while (n < max && e->auth != AUTH_HS_HELD) {
-		if (e->seq - e->seq_done >= e->conf.sq_size) {
+		if (l->seq - l->seq_done >= e->conf.sq_size) {
 			e->st.stall_sq++;
 			break;
 		}
@@ -566,24 +700,24 @@ engine_take_wrs(struct engine *e, struct engine_wr *wrs, int max)
 			eng_take_tag(e, &wrs[n++]);
 			continue;
 		}
-		if (eng_ctrl_pending(e)) {
-			if (eng_msg_avail(e) == 0) {
+		if (eng_ctrl_pending(e, 0)) {
+			if (eng_msg_avail(e, 0) == 0) {
 				e->st.stall_msg++;
 				break;
 			}
-			if (take_send(e, &wrs[n])) {
+			if (take_send(e, 0, &wrs[n])) {
 				n++;
 				continue;
 			}
 		}
 		if (e->q[Q_TX].head == NIL)
 			break;
-		if (eng_msg_avail(e) < 2) {
+		if (eng_msg_avail(e, 0) < 2) {
 			e->st.stall_msg++;
 			break;
 		}
 		/* A sealed WRITE needs room for its tag's SEND too. */
-		if (e->seal.tx && e->seq - e->seq_done + 2 > e->conf.sq_size) {
+		if (e->seal.tx && l->seq - l->seq_done + 2 > e->conf.sq_size) {
 			e->st.stall_sq++;
 			break;
 		}
@@ -591,5 +725,19 @@ engine_take_wrs(struct engine *e, struct engine_wr *wrs, int max)
 			break;
 		n++;
 	}
+	return (n);
+}
+
+int
+engine_take_wrs(struct engine *e, struct engine_wr *wrs, int max)
+{
+	int n = 0;
+
+	if (!e->up || e->failed)
+		return (0);
+	if (e->lanes > 1)
+		n = take_lane1(e, wrs, max);
+	if (n < max)
+		n += take_lane0(e, wrs + n, max - n);
 	return (n);
 }

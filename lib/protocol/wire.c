@@ -588,6 +588,25 @@ get_hs(const uint8_t *p, struct wire_rec *r)
 	return (WIRE_OK);
 }
 
+/* DATA: stream, cursor, the bytes (as long as the record). */
+static void
+put_data(uint8_t *p, const struct wire_rec *r)
+{
+
+	put32(p, r->stream);
+	put64(p + 4, r->cursor);
+	memcpy(p + 12, r->data, r->data_len);
+}
+
+static int
+get_data(const uint8_t *p, struct wire_rec *r)
+{
+
+	r->cursor = get64(p + 4);
+	r->data = p + 12;
+	return (get_stream(p, &r->stream));
+}
+
 /*
  * What each record type is, the one place that says so: its name, its
  * body's size (OPEN: before the name; HANDSHAKE: before the message),
@@ -625,6 +644,7 @@ static const struct rec_type {
 	T(RING_AT, 4 + 8, 0, 4, stream_cursor),
 	T(RESUME_PROOF, WIRE_AUTH_LEN, 0, 5, proof),
 	T(HANDSHAKE, 0, 1, 6, hs),
+	T(DATA, 4 + 8, 1, 8, data),
 #undef T
 };
 
@@ -633,7 +653,8 @@ static size_t
 var_len(const struct wire_rec *r)
 {
 
-	return (r->type == WIRE_OPEN ? r->name_len : r->hs_len);
+	return (r->type == WIRE_OPEN ? r->name_len :
+	    r->type == WIRE_DATA ? r->data_len : r->hs_len);
 }
 
 /* Record type ${type}'s row, or NULL for a type there is none of. */
@@ -674,6 +695,10 @@ wire_rec_size(const struct wire_rec *r)
 	if (r->type == WIRE_HANDSHAKE && (r->hs_len == 0 ||
 	    r->hs_len > WIRE_HS_MAX))
 		return (0);
+	/* Nor are a DATA record's bytes. */
+	if (r->type == WIRE_DATA && (r->data_len == 0 ||
+	    r->data_len > WIRE_DATA_MAX || r->data == NULL))
+		return (0);
 	return (HDR + (size_t)t->body + (t->var ? var_len(r) : 0));
 }
 
@@ -707,7 +732,8 @@ wire_rec_decode(const uint8_t *buf, size_t len, struct wire_rec *r,
 		return (WIRE_ETRUNC);
 	if ((t = rec_type(r->type)) == NULL)
 		return (WIRE_ETYPE);
-	/* Two have a length of their own: OPEN's name, HANDSHAKE's message. */
+	/* Three have a length of their own: OPEN's name, HANDSHAKE's message,
+	 * DATA's bytes. */
 	if (r->type == WIRE_OPEN) {
 		if (sz < HDR + (size_t)t->body)
 			return (WIRE_ELEN);
@@ -716,6 +742,11 @@ wire_rec_decode(const uint8_t *buf, size_t len, struct wire_rec *r,
 		if (sz <= HDR || sz > HDR + WIRE_HS_MAX)
 			return (WIRE_ELEN);
 		r->hs_len = (uint8_t)(sz - HDR);
+	} else if (r->type == WIRE_DATA) {
+		if (sz <= HDR + (size_t)t->body)
+			return (WIRE_ELEN);
+		r->data_len = (uint8_t)(sz - HDR - t->body);
+		r->data = p + t->body;
 	}
 	want = wire_rec_size(r);
 	if (sz != want)

@@ -27,8 +27,7 @@
 #define WIRE_HELLO_SEAL		0x08		/* version 6: wants sealed records */
 #define WIRE_HELLO_AESGCM	0x10		/* version 6: can seal with AES-GCM */
 #define WIRE_HELLO_LANES	0x20		/* version 8: can run a latency lane */
-#define WIRE_HELLO_LANE1	0x40		/* version 8: this connection is a
-						   link's latency lane */
+#define WIRE_HELLO_LANE1	0x40		/* version 8: a link's lane 1 */
 #define WIRE_HELLO_FLAGS	0x7f		/* every flag defined */
 /* The flags a hello below version 6 must not have. */
 #define WIRE_HELLO_V6		(WIRE_HELLO_IDENTITY | WIRE_HELLO_SEAL | \
@@ -61,6 +60,8 @@
 #define WIRE_STREAMS_MAX	16384
 /* One RDMA WRITE carries at most this many bytes. */
 #define WIRE_WRITE_MAX		65536
+/* A DATA record carries 1 to this many bytes (its length is a byte). */
+#define WIRE_DATA_MAX		241
 /* Tunnel names: 1 to 64 characters from [A-Za-z0-9._-]. */
 #define WIRE_NAME_MAX		64
 
@@ -84,7 +85,8 @@ enum wire_type {
 	WIRE_RING = 16,		/* version 4: a stream's new receive ring */
 	WIRE_RING_AT = 17,	/* version 4: writes go there from this cursor */
 	WIRE_RESUME_PROOF = 18,	/* version 5: resume taken, secret proved */
-	WIRE_HANDSHAKE = 19	/* version 6: a message of the handshake */
+	WIRE_HANDSHAKE = 19,	/* version 6: a message of the handshake */
+	WIRE_DATA = 20		/* version 8: a stream's bytes, eager */
 };
 
 /* ORIGIN families: how the opener's client reached it. */
@@ -197,6 +199,9 @@ struct wire_rec {
 	uint8_t proof[WIRE_AUTH_LEN];	/* AUTH, RESUME, RESUME_PROOF */
 	uint8_t hs_len;			/* HANDSHAKE: 1 to WIRE_HS_MAX */
 	uint8_t hs[WIRE_HS_MAX];	/* HANDSHAKE */
+	/* DATA: its bytes (decoded: in the decoder's buffer), at cursor. */
+	const uint8_t *data;
+	uint8_t data_len;		/* 1 to WIRE_DATA_MAX */
 	struct wire_origin origin;	/* ORIGIN */
 };
 
