@@ -139,10 +139,10 @@ static const struct want wants[] = {
 
 	{ "hs-initiator", "the handshake from this side, sealed, data",
 	    .events = EV(OPENED) | EV(READABLE), .hs_done = 1, .sealed = 1,
-	    .rx = 100, .tx = 300, .version = 7 },
+	    .rx = 100, .tx = 300, .version = 8 },
 	{ "hs-responder", "the handshake from the peer, sealed, its OPEN",
 	    .events = EV(INCOMING) | EV(READABLE), .hs_done = 1, .sealed = 1,
-	    .accepted = 1, .rx = 50, .version = 7 },
+	    .accepted = 1, .rx = 50, .version = 8 },
 	{ "hs-clear", "the handshake, unsealed, data",
 	    .events = EV(OPENED) | EV(READABLE), .hs_done = 1, .rx = 100 },
 	{ "hs6-initiator", "the handshake at version 6, this side",

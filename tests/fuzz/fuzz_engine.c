@@ -46,7 +46,7 @@
  * renewed under the engine's feet, WRITEs outstanding.
  *
  * An input whose first byte is 0xb0 to 0xbf runs the identity handshake
- * (version 7) with a stand-in step of four messages (as test_engine_auth's):
+ * (the newest version) with a stand-in step of four messages (as test_engine_auth's):
  * bit 0: this side connected (it sends messages 1 and 3, else 2 and the
  * confirmation, 4); bit 1: a key as well; bit 2: both ask for sealed
  * records; bit 3: with AES-256-GCM.  0xa0 to 0xaf: the same with a peer

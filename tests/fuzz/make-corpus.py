@@ -262,7 +262,7 @@ write("engine", "sealed-rekey-aes-resume", bytes([CLIENT - 0x30]) +
       near_rekey(3, 3) + answers + imm(2, 50) + app_write(0, 1200) +
       app_write(0, 1200) + DONE + app_write(0, 1200))
 
-# The identity handshake (0xb0 to 0xbf, version 7; 0xa0 to 0xaf, version
+# The identity handshake (0xb0 to 0xbf, the newest version; 0xa0 to 0xaf, version
 # 6): bit 0, this side connected; bit 1, a key too; bit 2, sealed; bit 3,
 # AES-256-GCM.  Op 15 is the peer's next message (its byte: bit 0 spoils
 # a byte, bit 1 the length): from version 7 the responder's confirmation

@@ -189,8 +189,40 @@ test_records(void)
 	/* Unknown types. */
 	buf[0] = 0; buf[1] = 2;
 	ok(wire_rec_decode(buf, 2, &d, &used) == WIRE_ETYPE, "type 0 refused");
-	buf[0] = 20; buf[1] = 2;
-	ok(wire_rec_decode(buf, 2, &d, &used) == WIRE_ETYPE, "type 20 refused");
+	buf[0] = 21; buf[1] = 2;
+	ok(wire_rec_decode(buf, 2, &d, &used) == WIRE_ETYPE, "type 21 refused");
+
+	/* DATA: type 20, stream, cursor, then its bytes, 1 to 241 of them. */
+	{
+		uint8_t bytes[WIRE_DATA_MAX + 1];
+
+		for (i = 0; i < sizeof(bytes); i++)
+			bytes[i] = (uint8_t)(i * 13 + 5);
+		r = mkrec(WIRE_DATA);
+		r.data = bytes;
+		r.data_len = WIRE_DATA_MAX;
+		n = wire_rec_encode(buf, sizeof(buf), &r);
+		ok(n == 255 && buf[0] == 20 && buf[1] == 255 &&
+		    memcmp(buf + 14, bytes, WIRE_DATA_MAX) == 0,
+		    "DATA: 255 bytes at most, its bytes at offset 14");
+		err = wire_rec_decode(buf, n, &d, &used);
+		ok(err == WIRE_OK && used == n && d.stream == r.stream &&
+		    d.cursor == r.cursor && d.data_len == WIRE_DATA_MAX &&
+		    d.data == buf + 14, "DATA round-trips, its bytes in place");
+		all = 1;
+		for (i = 0; i < n; i++)
+			if (wire_rec_decode(buf, i, &d, &used) != WIRE_ETRUNC)
+				all = 0;
+		ok(all, "DATA: every truncated prefix is refused");
+		r.data_len = 0;
+		ok(wire_rec_encode(buf, sizeof(buf), &r) == 0,
+		    "DATA without bytes does not encode");
+		buf[0] = WIRE_DATA;
+		buf[1] = 14;
+		ok(wire_rec_decode(buf, 14, &d, &used) == WIRE_ELEN,
+		    "DATA without bytes is refused");
+		ok(wire_rec_version(WIRE_DATA) == 8, "DATA is version 8's");
+	}
 
 	/* RESUME_PROOF: type 18, the proof after the header, as AUTH. */
 	r = mkrec(WIRE_RESUME_PROOF);
@@ -438,9 +470,29 @@ test_hello(void)
 	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_EFLAGS,
 	    "version 5 with AESGCM refused");
 	buf[4] = 6;
-	buf[5] = WIRE_HELLO_FLAGS;
+	buf[5] = WIRE_HELLO_FLAGS & ~WIRE_HELLO_V8;
 	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_OK &&
-	    d.flags == WIRE_HELLO_FLAGS, "version 6 with every flag");
+	    d.flags == (WIRE_HELLO_FLAGS & ~WIRE_HELLO_V8),
+	    "version 6 with every flag of 6");
+	buf[5] = WIRE_HELLO_LANES;
+	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_EFLAGS,
+	    "version 6 with LANES refused");
+	buf[4] = 7;
+	buf[5] = WIRE_HELLO_LANE1;
+	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_EFLAGS,
+	    "version 7 with LANE1 refused");
+	buf[4] = 8;
+	buf[5] = WIRE_HELLO_FLAGS & ~WIRE_HELLO_LANE1;
+	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_OK &&
+	    d.flags == (WIRE_HELLO_FLAGS & ~WIRE_HELLO_LANE1),
+	    "version 8 with every flag but LANE1");
+	buf[5] = WIRE_HELLO_LANE1;
+	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_OK &&
+	    d.flags == WIRE_HELLO_LANE1, "version 8: LANE1 alone");
+	buf[5] = WIRE_HELLO_LANE1 | WIRE_HELLO_RESUME;
+	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_EFLAGS,
+	    "version 8: LANE1 with any other flag refused");
+	buf[4] = 6;
 	buf[5] = 0x20;
 	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_EFLAGS,
 	    "an unknown flag refused");
@@ -465,8 +517,11 @@ test_hello(void)
 	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_OK &&
 	    d.version == 7, "version 7 understood");
 	buf[4] = 8;
+	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_OK &&
+	    d.version == 8, "version 8 understood");
+	buf[4] = 9;
 	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_EVERSION,
-	    "version 8 refused");
+	    "version 9 refused");
 	ok(wire_version_said(5, 1) == 5 && wire_version_said(4, 1) == 4 &&
 	    wire_version_said(4, 0) == 4 && wire_version_said(3, 1) == 3 &&
 	    wire_version_said(2, 0) == 1 && wire_version_said(2, 1) == 2 &&
@@ -602,9 +657,9 @@ test_rec_types(void)
 		}
 	ok(bad == 0, "every record type has its name and its version");
 	ok(strcmp(wire_rec_name(0), "?") == 0 && wire_rec_version(0) == 0 &&
-	    strcmp(wire_rec_name(WIRE_HANDSHAKE + 1), "?") == 0 &&
-	    wire_rec_version(WIRE_HANDSHAKE + 1) == 0 &&
-	    wire_rec_version(255) == 0, "types 0, 20 and 255 are none");
+	    strcmp(wire_rec_name(WIRE_DATA + 1), "?") == 0 &&
+	    wire_rec_version(WIRE_DATA + 1) == 0 &&
+	    wire_rec_version(255) == 0, "types 0, 21 and 255 are none");
 }
 
 int
