@@ -271,6 +271,8 @@ reject_to(struct verbs_link *l, int status, const struct wire_note *note)
 	ev = post(&l->cm->ch, SV_REJECTED, l, buf, note != NULL ?
 	    sizeof(buf) : 0);
 	ev->status = status;
+	/* A link connecting its lane 1 has lane 0 up: the reject is lane 1's. */
+	ev->lane = l->lane1 == L1_CONNECTING;
 	if (a == NULL)
 		return;
 	a->outcome = status == 8 ? SIMVERBS_NOBODY : SIMVERBS_REJECTED;
@@ -367,8 +369,8 @@ sv_setup(struct verbs_link *l, char *err, size_t errlen)
 {
 	struct verbs_cm *cm = l->cm;
 	struct engine_conf ec;
-	uint64_t sz = (uint64_t)(l->conf.sq_size + l->conf.rq_size) *
-	    WIRE_MSG_SIZE;
+	uint64_t sz = (uint64_t)WIRE_LANES_MAX * (l->conf.sq_size +
+	    l->conf.rq_size) * WIRE_MSG_SIZE;
 
 	snprintf(l->device, sizeof(l->device), "sim0");
 	l->qpn = next_qpn++;
@@ -385,7 +387,8 @@ sv_setup(struct verbs_link *l, char *err, size_t errlen)
 	}
 	l->ctrl_bytes = sz;
 	cm->control += sz;
-	l->ctrl_send = sv_zalloc((size_t)l->conf.sq_size * WIRE_MSG_SIZE);
+	l->ctrl_send = sv_zalloc((size_t)WIRE_LANES_MAX * l->conf.sq_size *
+	    WIRE_MSG_SIZE);
 	verbs_engine_conf(&l->conf, l->ctrl_send, l->qpn, &ec);
 	if ((l->e = verbs_engine_new(&l->conf, l->passive, &ec, err,
 	    errlen)) == NULL)
@@ -420,6 +423,18 @@ check_posted(const struct verbs_link *l)
 		sv_error("%s: %zu of %u receives posted before %s", l->peer,
 		    s->posted_n, (unsigned)s->conf.rq_size, l->passive ?
 		    "accepting" : "connecting");
+}
+
+/* Lane 1's receives all go up before its connect and accept too. */
+static void
+check_posted1(const struct verbs_link *l)
+{
+	const struct fab_side *s = &l->conn->f.side[l->side];
+
+	if (s->lane1.posted_n != s->conf.rq_size)
+		sv_error("%s: %zu of %u lane-1 receives posted before %s",
+		    l->peer, s->lane1.posted_n, (unsigned)s->conf.rq_size,
+		    l->passive ? "accepting it" : "connecting it");
 }
 
 /* ${l} is down for ${why}: a DOWN event in ${ev}. */
@@ -558,7 +573,20 @@ on_resolved(struct verbs_link *l, struct verbs_ev *ev)
 	req->ls = ls;
 }
 
-/* Connected: a connecting side reads the accepting side's hello first. */
+/* Both lanes are up (or the one the link runs): UP, and what waited goes. */
+static void
+up_event(struct verbs_link *l, struct verbs_ev *ev)
+{
+
+	ev->type = VERBS_EV_UP;
+	if (verbs_link_flush(l))
+		sv_down(l, ev, engine_error(l->e));
+}
+
+/*
+ * Lane 0 connected: a connecting side reads the accepting side's hello
+ * first; a link of two lanes is up once its lane 1 is too (lane_event).
+ */
 static void
 on_established(struct verbs_link *l, const struct sv_event *sev,
     struct verbs_ev *ev)
@@ -587,6 +615,7 @@ on_established(struct verbs_link *l, const struct sv_event *sev,
 		}
 	}
 	l->state = L_UP;
+	l->up0 = 1;
 	memset(&l->hca, 0, sizeof(l->hca));
 	snprintf(l->hca.device, sizeof(l->hca.device), "%s", l->device);
 	snprintf(l->hca.transport, sizeof(l->hca.transport), "sim");
@@ -599,9 +628,116 @@ on_established(struct verbs_link *l, const struct sv_event *sev,
 	o = l->conn->end[1 - l->side];
 	l->hca.peer_qpn = o != NULL ? o->qpn : 0;
 	l->have_hca = 1;
-	ev->type = VERBS_EV_UP;
-	if (verbs_link_flush(l))
-		sv_down(l, ev, engine_error(l->e));
+	if (!l->passive && engine_error(l->e) == NULL &&
+	    engine_lanes(l->e) > 1) {
+		/* Its second connection resolves in one event too. */
+		l->lane1 = L1_RESOLVING;
+		post(&l->cm->ch, SV_RESOLVED, l, NULL, 0)->lane = 1;
+		return;
+	}
+	if (l->lane1 != L1_NONE && l->lane1 != L1_UP)
+		return;
+	up_event(l, ev);
+}
+
+/* ${l}'s own lane-1 hello into ${out}: its lane-0 hello's nonce. */
+static void
+lane_hello(struct verbs_link *l, uint8_t out[WIRE_HELLO_LEN])
+{
+	struct wire_hello h, mine;
+
+	memset(&h, 0, sizeof(h));
+	engine_lane_hello(l->e, &h);
+	if (wire_hello_decode(l->conn->hello[l->side], WIRE_HELLO_LEN,
+	    &mine) == WIRE_OK)
+		memcpy(h.nonce, mine.nonce, sizeof(h.nonce));
+	wire_hello_encode(out, &h);
+}
+
+/* Connecting link ${l}'s lane 1 is resolved: receives, then its request. */
+static void
+lane_resolved(struct verbs_link *l, struct verbs_ev *ev)
+{
+	struct verbs_listener *ls;
+	struct sv_event *req;
+
+	/* Lane 1's receives, handed out by engine_connected, go up. */
+	if (verbs_link_flush(l)) {
+		sv_down(l, ev, "lane 1: cannot post receives");
+		return;
+	}
+	check_posted1(l);
+	lane_hello(l, l->conn->hello1[0]);
+	l->lane1 = L1_CONNECTING;
+	if (peer_at(l->peer)->dark)
+		return;
+	if ((ls = listener_at((const struct sockaddr *)&l->dst)) == NULL) {
+		sv_down(l, ev, "lane 1: connection refused: nothing listening "
+		    "at that address and port");
+		return;
+	}
+	req = post(&ls->cm->lch, SV_REQUEST, l, l->conn->hello1[0],
+	    WIRE_HELLO_LEN);
+	req->ls = ls;
+	req->lane = 1;
+}
+
+/* Lane 1 established: a connecting side checks the accept's nonce. */
+static void
+lane_established(struct verbs_link *l, const struct sv_event *sev,
+    struct verbs_ev *ev)
+{
+	struct verbs_link *o = l->conn->end[1];
+	struct wire_hello h, peer0;
+
+	if (!l->passive) {
+		if (wire_hello_decode(sev->data, sev->len, &h) != WIRE_OK) {
+			sv_down(l, ev, "lane 1: the peer's accept data is "
+			    "invalid");
+			return;
+		}
+		if (wire_hello_decode(l->conn->hello[1], WIRE_HELLO_LEN,
+		    &peer0) != WIRE_OK || memcmp(h.nonce, peer0.nonce,
+		    sizeof(h.nonce)) != 0) {
+			sv_down(l, ev, "lane 1: the peer's accept names "
+			    "another link");
+			return;
+		}
+		if (engine_lane_up(l->e, &h) != 0) {
+			sv_down(l, ev, engine_error(l->e));
+			return;
+		}
+		if (o != NULL && o->lane1 == L1_ACCEPTING)
+			post(&o->cm->ch, SV_ESTABLISHED, o, NULL, 0)->lane = 1;
+	}
+	l->lane1 = L1_UP;
+	if (l->up0 && l->state == L_UP)
+		up_event(l, ev);
+}
+
+/* An event of ${l}'s lane-1 connection. */
+static void
+lane_event(struct verbs_link *l, const struct sv_event *sev,
+    struct verbs_ev *ev)
+{
+	char why[200];
+
+	switch (sev->type) {
+	case SV_RESOLVED:
+		lane_resolved(l, ev);
+		return;
+	case SV_ESTABLISHED:
+		lane_established(l, sev, ev);
+		return;
+	case SV_DISCONNECTED:
+		sv_down(l, ev, "peer disconnected lane 1");
+		return;
+	default:
+		snprintf(why, sizeof(why), "lane 1: %s",
+		    verbs_reject_text(sev->status));
+		sv_down(l, ev, why);
+		return;
+	}
 }
 
 const struct hca_info *
@@ -697,6 +833,8 @@ verbs_accept(struct verbs_link *l)
 	/* The peer may send as soon as it sees our accept. */
 	engine_connected(l->e, &l->peer_hello);
 	l->state = L_ACCEPTING;
+	if (engine_lanes(l->e) > 1)
+		l->lane1 = L1_WAITING;
 	return (0);
 }
 
@@ -728,6 +866,102 @@ simverbs_cut(const char *addr)
 		}
 	}
 	return (n);
+}
+
+int
+simverbs_lane_drop(const char *addr)
+{
+	struct verbs_cm *cm;
+	struct verbs_link *l;
+	struct sv_conn *c;
+	int n = 0, i;
+
+	TAILQ_FOREACH(cm, &cms, entry) {
+		TAILQ_FOREACH(l, &cm->links, entry) {
+			if ((c = l->conn) == NULL || c->cut || l->passive ||
+			    l->lane1 != L1_UP || strcmp(l->peer, addr) != 0)
+				continue;
+			for (i = 0; i < 2; i++)
+				if (c->end[i] != NULL)
+					post(&c->end[i]->cm->ch,
+					    SV_DISCONNECTED, c->end[i], NULL,
+					    0)->lane = 1;
+			n++;
+		}
+	}
+	return (n);
+}
+
+struct verbs_link *
+simverbs_lane_request(struct verbs_cm *cm, const char *dst,
+    const uint8_t *nonce)
+{
+	struct verbs_link *l, *o, *last = NULL;
+	struct verbs_listener *ls;
+	struct verbs_cm *c;
+	struct sockaddr_in *sin;
+	struct wire_hello h, h0;
+	uint8_t buf[WIRE_HELLO_LEN];
+	struct sv_event *req;
+
+	memset(&h, 0, sizeof(h));
+	h.version = WIRE_VERSION;
+	h.flags = WIRE_HELLO_LANE1;
+	h.credits = 32;
+	l = sv_link_new(cm, &(struct verbs_link_conf){ .sq_size = 1 }, NULL);
+	l->forged = 1;
+	snprintf(l->peer, sizeof(l->peer), "%s", dst);
+	if (nonce != NULL) {
+		memcpy(h.nonce, nonce, sizeof(h.nonce));
+		sin = (struct sockaddr_in *)(void *)&l->src;
+		sin->sin_family = AF_INET;
+		sin->sin_addr.s_addr = htonl(0x7f000900u | (cm->n & 0xff));
+		sin->sin_port = htons(next_port);
+		next_port = next_port == 60999 ? 40000 : next_port + 1;
+	} else {
+		TAILQ_FOREACH(c, &cms, entry)
+			TAILQ_FOREACH(o, &c->links, entry)
+				if (!o->passive && !o->forged &&
+				    o->conn != NULL && o->conn->have[0] &&
+				    strcmp(o->peer, dst) == 0)
+					last = o;
+		if (last == NULL)
+			abort();
+		if (wire_hello_decode(last->conn->hello[0], WIRE_HELLO_LEN,
+		    &h0) != WIRE_OK)
+			abort();
+		memcpy(h.nonce, h0.nonce, WIRE_NONCE_LEN);
+		l->src = last->src;
+		l->dst = last->dst;
+	}
+	if (nonce != NULL) {
+		struct addrinfo hints, *ai;
+		char host[64], *port;
+
+		snprintf(host, sizeof(host), "%s", dst);
+		if ((port = strrchr(host, ':')) == NULL)
+			abort();
+		*port++ = '\0';
+		memset(&hints, 0, sizeof(hints));
+		hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
+		hints.ai_socktype = SOCK_STREAM;
+		if (getaddrinfo(host, port, &hints, &ai) != 0)
+			abort();
+		memcpy(&l->dst, ai->ai_addr, ai->ai_addrlen);
+		freeaddrinfo(ai);
+	}
+	att_new(l);
+	atts[l->att].version = h.version;
+	l->state = L_CONNECTING;
+	wire_hello_encode(buf, &h);
+	if ((ls = listener_at((const struct sockaddr *)&l->dst)) == NULL) {
+		reject_to(l, 8, NULL);
+		return (l);
+	}
+	req = post(&ls->cm->lch, SV_REQUEST, l, buf, WIRE_HELLO_LEN);
+	req->ls = ls;
+	req->lane = 1;
+	return (l);
 }
 
 void
@@ -864,7 +1098,9 @@ verbs_cm_handle(struct verbs_cm *cm, struct verbs_ev *ev)
 	ev->link = l;
 	snprintf(ev->peer, sizeof(ev->peer), "%s", l->peer);
 	/* The links' channel carries nothing else. */
-	if (sev->type == SV_RESOLVED) {
+	if (sev->lane) {
+		lane_event(l, sev, ev);
+	} else if (sev->type == SV_RESOLVED) {
 		on_resolved(l, ev);
 	} else if (sev->type == SV_ESTABLISHED) {
 		on_established(l, sev, ev);
@@ -981,12 +1217,20 @@ on_request(struct verbs_listener *ls, const struct sv_event *sev)
 	}
 	r = sv_zalloc(sizeof(*r));
 	r->cm = ls->cm;
+	r->lane = sev->lane;
 	r->from = from;
 	r->conf = ls->conf;
 	r->h = h;
 	memcpy(r->peer, peer, sizeof(r->peer));
 	memcpy(&r->peer_sa, psa, sizeof(r->peer_sa));
 	TAILQ_INSERT_TAIL(&ls->cm->reqs, r, entry);
+}
+
+int
+verbs_request_lane(const struct verbs_request *r)
+{
+
+	return (r->lane);
 }
 
 const struct sockaddr *
@@ -1035,6 +1279,65 @@ verbs_request_refuse(struct verbs_request *r, uint8_t why)
 	request_go(r, why);
 }
 
+/*
+ * The link lane-1 request ${r} is for, as verbs_lane.c finds it: accepted
+ * from the same address, its peer's lane-0 nonce the request's, waiting
+ * for lane 1; NULL, with ${*dup} set when such a link has one.
+ */
+static struct verbs_link *
+lane_match(const struct verbs_request *r, int *dup)
+{
+	struct verbs_link *l;
+
+	*dup = 0;
+	TAILQ_FOREACH(l, &r->cm->links, entry) {
+		if (l->freed || !l->passive || l->e == NULL ||
+		    memcmp(l->peer_hello.nonce, r->h.nonce,
+		    WIRE_NONCE_LEN) != 0 || !addr_same(
+		    (const struct sockaddr *)&l->src,
+		    (const struct sockaddr *)&r->peer_sa, 0))
+			continue;
+		if (l->lane1 == L1_WAITING)
+			return (l);
+		*dup = 1;
+	}
+	return (NULL);
+}
+
+/* Lane-1 request ${r}: to its link, accepted there, or refused. */
+static void
+lane_take(struct verbs_request *r, struct verbs_ev *ev)
+{
+	struct verbs_link *l, *from = r->from;
+	struct wire_hello h = r->h;
+	int dup;
+
+	if ((l = lane_match(r, &dup)) == NULL) {
+		snprintf(ev->why, sizeof(ev->why), "%s", dup ? "a second "
+		    "lane-1 connection for a link that has one" : "a lane-1 "
+		    "connection that matches no link waiting for one");
+		request_go(r, WIRE_NOTE_REFUSED);
+		return;
+	}
+	request_go(r, -1);
+	/* Lane 1's receives, handed out by engine_connected, go up. */
+	if (verbs_link_flush(l) == 0)
+		check_posted1(l);
+	/* The peer's lane-1 hello is checked before it is answered. */
+	if (engine_error(l->e) != NULL || engine_lane_up(l->e, &h) != 0) {
+		refuse(from, NULL, WIRE_NOTE_REFUSED);
+		sv_down(l, ev, engine_error(l->e));
+		ev->link = l;
+		return;
+	}
+	lane_hello(l, l->conn->hello1[1]);
+	post(&from->cm->ch, SV_ESTABLISHED, from, l->conn->hello1[1],
+	    WIRE_HELLO_LEN)->lane = 1;
+	l->lane1 = L1_ACCEPTING;
+	ev->type = VERBS_EV_NONE;
+	ev->link = l;
+}
+
 void
 verbs_request_take(struct verbs_request *r, struct verbs_ev *ev)
 {
@@ -1048,6 +1351,10 @@ verbs_request_take(struct verbs_request *r, struct verbs_ev *ev)
 	if (from == NULL) {
 		snprintf(ev->why, sizeof(ev->why), "the peer gave up");
 		request_go(r, -1);
+		return;
+	}
+	if (r->lane) {
+		lane_take(r, ev);
 		return;
 	}
 	l = sv_link_new(r->cm, &r->conf, NULL);

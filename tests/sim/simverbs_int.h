@@ -35,6 +35,7 @@ enum sv_type {
 
 struct sv_event {
 	enum sv_type type;
+	int lane;			/* 1: of a link's lane-1 connection */
 	struct verbs_link *l;		/* whose; a request's connecting link */
 	struct verbs_listener *ls;	/* SV_REQUEST: where it arrived */
 	int status;
@@ -70,6 +71,7 @@ struct verbs_listener {
 
 struct verbs_request {
 	struct verbs_cm *cm;
+	int lane;			/* a lane-1 request (LANE1 hello) */
 	struct verbs_link *from;	/* NULL: it gave up */
 	struct verbs_link_conf conf;	/* its listener's */
 	struct wire_hello h;
@@ -87,9 +89,15 @@ struct sv_conn {
 	/* Both hellos as sent, the connecting side's first. */
 	uint8_t hello[2][WIRE_HELLO_LEN];
 	int have[2];
+	/* Lane 1's second connection: its hellos, likewise. */
+	uint8_t hello1[2][WIRE_HELLO_LEN];
 };
 
 enum { L_RESOLVING, L_CONNECTING, L_INCOMING, L_ACCEPTING, L_UP, L_DOWN };
+
+/* Lane 1's progress, as verbs_int.h's. */
+enum { L1_NONE, L1_RESOLVING, L1_CONNECTING, L1_WAITING, L1_ACCEPTING,
+	L1_UP };
 
 struct verbs_link {
 	struct verbs_cm *cm;
@@ -115,6 +123,9 @@ struct verbs_link {
 	int have_hca;
 	struct verbs_mem_stats ms;
 	long att;			/* its attempt; -1: incoming */
+	/* Lane 1 (engine_lanes): its progress; lane 0 established. */
+	int lane1, up0;
+	int forged;			/* simverbs_lane_request's: no engine */
 	TAILQ_ENTRY(verbs_link) entry;	/* in cm->links */
 };
 
