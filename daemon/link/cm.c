@@ -776,6 +776,9 @@ listener_conf(const struct conf *c, struct verbs_link_conf *lc)
 	lc->ack_timeout = (uint8_t)c->ack_timeout;
 	lc->retry_count = (uint8_t)c->retry_count;
 	lc->pool_bytes = c->ring_pool;
+	/* Answered in the peer's version, or max_version if older. */
+	lc->version_max = c->max_version < WIRE_VERSION ?
+	    (uint8_t)c->max_version : 0;
 }
 
 /* The configuration's listen addresses, where some tunnel has a target. */

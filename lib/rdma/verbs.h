@@ -88,7 +88,9 @@ struct verbs_link_conf {
 	uint64_t pool_bytes;
 	/* Offer stream resume to the peer (protocol version 2). */
 	uint8_t resume;
-	/* Connecting side: the newest protocol version to say (0: newest). */
+	/* The newest protocol version to say, connecting, or to answer in,
+	 * accepting (0: the newest; an accepting side answers in the peer's
+	 * if it is older). */
 	uint8_t version_max;
 	/* Connecting side: authenticate the link (copied; NULL: do not),
 	 * and with what to seal it if the handshake says so (NULL: never). */

@@ -216,10 +216,12 @@ verbs_id_reject(struct rdma_cm_id *id, uint8_t why)
 int
 verbs_conn_param(struct verbs_link *l, struct rdma_conn_param *p)
 {
+	unsigned cap = l->conf.version_max;
 
-	/* Answer in the peer's version or older; connect capped as told. */
-	if (verbs_hello_make(l->e, l->passive ? l->peer_hello.version :
-	    l->conf.version_max, l->hello_mine) != 0)
+	/* Answer in the peer's version or older; both capped as told. */
+	if (l->passive && (cap == 0 || l->peer_hello.version < cap))
+		cap = l->peer_hello.version;
+	if (verbs_hello_make(l->e, cap, l->hello_mine) != 0)
 		return (-1);
 	l->have_mine = 1;
 	memset(p, 0, sizeof(*p));

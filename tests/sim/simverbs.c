@@ -814,6 +814,8 @@ verbs_accept(struct verbs_link *l)
 	p = peer_at(from != NULL ? from->peer : "");
 	/* Answer in the peer's version or older (and the host's own). */
 	cap = l->peer_hello.version;
+	if (l->conf.version_max != 0 && l->conf.version_max < cap)
+		cap = l->conf.version_max;
 	if (p->answers != 0 && p->answers < cap)
 		cap = p->answers;
 	if (from == NULL ||
