@@ -34,7 +34,8 @@
  *              version 7: step-down); a lane-1 request that matches no
  *              link waiting for one, or repeats a link's, is refused and
  *              counted; lane 1 lost alone fails the link, and its
- *              streams resume on the next
+ *              streams resume on the next; a daemon held to version 7
+ *              (max_version), either one, gives links of one lane
  */
 #include "config.h"
 
@@ -1091,6 +1092,42 @@ test_lanes(void)
 	end("lanes");
 }
 
+/* A daemon held to version 7 (max_version): its links run one lane. */
+static void
+test_max_version(void)
+{
+	struct flow up = { -1, -1, 0, 0, 0, 1 }, down = up;
+	struct link_info li, bi;
+	unsigned nup, susp;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		begin(i == 0 ? "lanes: B has max_version = 7" :
+		    "lanes: A has max_version = 7");
+		start(&B, "b", "handshake_timeout = 1; listen = \"%s\"; %s\n"
+		    "tunnels = ( { name = \"t\"; target = \"unix:%s\"; %s } );",
+		    SERVE, i == 0 ? "max_version = 7;" : "", target, SIZES);
+		start(&A, "a", "handshake_timeout = 1; source = \"%s\"; %s\n"
+		    "tunnels = ( { name = \"t\"; accept = \"unix:%s/t.sock\"; "
+		    "peer = \"%s\"; %s } );", SRC, i == 1 ?
+		    "max_version = 7;" : "", dir, SERVE, SIZES);
+		ok(until(both_up) && stream_open(&up, &down, 13) &&
+		    carry(&up, &down, 65536), "max_version: a stream carries "
+		    "64 KiB each way");
+		out_link(&A, "t", &li);
+		in_links(&B, &nup, &susp, &bi);
+		ok(simverbs_attempts() == 1 && att(0)->version == (i == 0 ?
+		    8u : 7u) && A.stepdowns == 0, "max_version: one attempt, "
+		    "saying %u, no step-down", att(0)->version);
+		ok(li.version == 7 && bi.version == 7 && li.st.lanes == 1 &&
+		    bi.st.lanes == 1, "max_version: up in 7 with one lane on "
+		    "both sides (A %u %u, B %u %u)", li.version,
+		    (unsigned)li.st.lanes, bi.version, (unsigned)bi.st.lanes);
+		stream_close();
+		end("max_version");
+	}
+}
+
 int
 main(void)
 {
@@ -1122,6 +1159,7 @@ main(void)
 	test_resume();
 	test_proof();
 	test_lanes();
+	test_max_version();
 
 	close(tgt_lfd);
 	unlink(target);
