@@ -126,8 +126,11 @@ lane_qp(struct verbs_link *l, struct rdma_cm_id *id, char *err,
 	}
 	if (verbs_qp_new(l, id, err, errlen))
 		return (-1);
-	/* Every receive is up before its connect or accept (DESIGN). */
-	if (verbs_post_pend1(l)) {
+	/*
+	 * Every receive is up before its connect or accept (DESIGN): those
+	 * that waited for the queue pair, and those still in the engine.
+	 */
+	if (verbs_post_pend1(l) || verbs_link_flush(l)) {
 		say(err, errlen, "lane 1: cannot post receives: %s",
 		    engine_error(l->e));
 		return (-1);
@@ -311,23 +314,21 @@ verbs_lane_take(struct verbs_request *r, struct verbs_ev *ev)
 		verbs_vl_down(l, ev, err);
 		return;
 	}
-	/* The peer's lane-1 hello is checked before it is answered. */
-	err[0] = '\0';
-	if (lane_qp(l, r->id, err, sizeof(err)) == 0 &&
-	    engine_lane_up(l->e, &r->h) != 0)
-		snprintf(err, sizeof(err), "%s", engine_error(l->e));
-	if (err[0] != '\0') {
-		if (l->have_qp1) {
-			rdma_destroy_qp(r->id);
-			l->have_qp1 = 0;
-		}
-		lane_refuse(r, ev, err);
-		verbs_vl_down(l, ev, err);
-		return;
-	}
+	/* The link's now: its events and its queue pair. */
 	l->id1 = r->id;
 	l->id1->context = l;
 	r->id = NULL;
+	/* The peer's lane-1 hello is checked before it is answered. */
+	err[0] = '\0';
+	if (lane_qp(l, l->id1, err, sizeof(err)) == 0 &&
+	    engine_lane_up(l->e, &r->h) != 0)
+		snprintf(err, sizeof(err), "%s", engine_error(l->e));
+	if (err[0] != '\0') {
+		/* Its queue pair and cm_id go with the link's. */
+		verbs_id_reject(l->id1, WIRE_NOTE_REFUSED);
+		verbs_vl_down(l, ev, err);
+		return;
+	}
 	verbs_lane_param(l, hello, &p);
 	/*
 	 * As lane 0's accept: the peer may send on the lane as soon as it
