@@ -17,7 +17,10 @@
  *   while accepting, has its peer told (DISCONNECTED, or a reject without
  *   a note for a request never answered), unless its path broke; a link
  *   freed gets no event after (its id is gone), and a request whose
- *   connecting side gave up goes from the listener's queue.
+ *   connecting side gave up goes from the listener's queue.  A link of
+ *   two lanes (engine_lanes) connects its lane 1 as a second connection,
+ *   as verbs_lane.c does (simverbs_lane.c), its traffic on lane 1 of the
+ *   link's fabric; the link is UP once both lanes are.
  * - The fabric.  A connection is one struct fab: side 0 the connecting
  *   link's, side 1 the accepting one's, each with the engine its link made
  *   (verbs_pure's, from its verbs_link_conf), attached (fab_attach).  Every
