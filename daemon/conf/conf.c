@@ -12,6 +12,7 @@
 #include "conf.h"
 #include "conf_int.h"
 #include "secmem.h"
+#include "wire.h"
 
 /*
  * The configuration as a value: made with every built-in default (what
@@ -69,6 +70,7 @@ conf_new(const char *path, char *err, size_t errlen)
 	c->busy_poll = CONF_DEFAULT_BUSY_POLL;
 	c->ack_timeout = CONF_DEFAULT_ACK_TIMEOUT;
 	c->retry_count = CONF_DEFAULT_RETRY_COUNT;
+	c->max_version = WIRE_VERSION;
 	c->ring_pool = CONF_DEFAULT_RING_POOL;
 	return (c);
 }

@@ -233,6 +233,10 @@ struct conf {
 	uint32_t handshake_timeout;	/* seconds, 1..300 */
 	uint32_t ack_timeout;		/* exponent, 8..24 */
 	uint32_t retry_count;		/* 1..7 */
+	/* The newest protocol version any link says or answers in,
+	 * WIRE_VERSION_MIN..WIRE_VERSION (default: WIRE_VERSION): a daemon
+	 * held to an older one while its peers are upgraded. */
+	uint32_t max_version;
 	uint32_t ring_pool;		/* bytes per link, 0: none */
 	uint32_t max_memory;		/* MiB of ring memory, 0: no limit */
 	uint32_t workers;		/* threads carrying links; 0: a CPU's */

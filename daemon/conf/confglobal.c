@@ -21,6 +21,7 @@
 #include "cfg.h"
 #include "conf.h"
 #include "conf_int.h"
+#include "wire.h"
 
 /*
  * The top level of rstreamd.conf: its settings, in one table, and the
@@ -197,6 +198,8 @@ static const struct global globals[] = {
 	{ "ack_timeout", G_UINT, FIELD(ack_timeout), CONF_MIN_ACK_TIMEOUT,
 	    CONF_MAX_ACK_TIMEOUT, "(the exponent of 4.096 us * 2^N)" },
 	{ "retry_count", G_UINT, FIELD(retry_count), 1, 7, "retries" },
+	{ "max_version", G_UINT, FIELD(max_version), WIRE_VERSION_MIN,
+	    WIRE_VERSION, "(a protocol version)" },
 	{ "ring_pool", G_UINT, FIELD(ring_pool), 0, CONF_MAX_RING_POOL,
 	    "bytes" },
 	{ "max_memory", G_UINT, FIELD(max_memory), 0, 1024 * 1024, "MiB" },

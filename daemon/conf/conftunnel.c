@@ -126,6 +126,7 @@ struct tunnel_parse {
 	const config_setting_t *g;		/* its group */
 	const config_setting_t *at[TS_N];	/* the first of each */
 	int identity;				/* an identity_file is named */
+	uint32_t max_version;			/* the daemon's */
 };
 
 static const struct tunnel_key *
@@ -340,6 +341,10 @@ tunnel_check(const struct cfg *p, struct tunnel_parse *tp)
 		    rt_s != NULL ? "" : " (from defaults)"));
 	if (t->sz.min_version == 0)
 		t->sz.min_version = conf_tunnel_needs(t, NULL);
+	if (t->sz.min_version > tp->max_version)
+		return (cfg_err(p, tp->g, "min_version %u is above max_version "
+		    "%u: its links could speak no version",
+		    (unsigned)t->sz.min_version, (unsigned)tp->max_version));
 	if (unix_s != NULL &&
 	    !(t->has_accept && t->accept.kind == CONF_ADDR_UNIX))
 		return (cfg_err(p, unix_s, "%s needs a unix: accept address",
@@ -366,7 +371,7 @@ parse_tunnel(struct cfg *p, const config_setting_t *g, struct conf *c,
     size_t idx, const config_setting_t **first_target)
 {
 	struct tunnel_parse tp = { &c->tunnels[idx], g, { NULL },
-	    c->identity.file[0] != '\0' };
+	    c->identity.file[0] != '\0', c->max_version };
 	struct conf_tunnel *t = tp.t;
 	char scope[16 + WIRE_NAME_MAX];
 	size_t j;

@@ -501,6 +501,21 @@ static const struct link_value_def {
 	{ "rstreamd_link_inflight_bytes", "gauge", "Stream bytes posted on "
 	    "the send queue, not yet known complete.", NULL, NULL,
 	    LSV(inflight), LV_SUM, LV_N },
+	{ "rstreamd_link_lanes", "gauge", "The lanes (queue pairs) an up "
+	    "link runs: 2 with a latency lane (protocol version 8), else 1 "
+	    "(the fewest, of several).", NULL, NULL, LSV(lanes), LV_MIN,
+	    LV_N },
+#define LDEPTH	"rstreamd_link_lane_sq_depth", "gauge", "Work requests on " \
+	    "each lane's send queue: posted, not yet known complete.", "lane"
+	{ LDEPTH, "0", LSV(lane_depth[0]), LV_SUM, LV_N },
+	{ LDEPTH, "1", LSV(lane_depth[1]), LV_SUM, LV_N },
+#undef LDEPTH
+#define LBYTES	"rstreamd_link_lane_inflight_bytes", "gauge", "Stream " \
+	    "bytes posted on each lane's send queue, not yet known " \
+	    "complete.", "lane"
+	{ LBYTES, "0", LSV(lane_inflight[0]), LV_SUM, LV_N },
+	{ LBYTES, "1", LSV(lane_inflight[1]), LV_SUM, LV_N },
+#undef LBYTES
 	{ "rstreamd_link_window_bytes", "gauge", "The bound on in-flight "
 	    "bytes now, from the link's round trip and delivery rate.", NULL,
 	    NULL, LSV(window), LV_SUM, LV_N },

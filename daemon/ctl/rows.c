@@ -164,6 +164,13 @@ rows_links(struct rsd *d, struct render_tab *tb)
 		r.bytes_rx = NUM_IF(s, li.st.bytes_rx);
 		r.sq_depth = NUM_IF(s, li.st.sq_depth);
 		r.inflight = NUM_IF(s, li.st.inflight);
+		r.lanes = NUM_IF(s, li.st.lanes);
+		r.lane0_depth = NUM_IF(s, li.st.lane[0].depth);
+		r.lane0_inflight = NUM_IF(s, li.st.lane[0].inflight);
+		r.lane1_depth = NUM_IF(s && li.st.lanes > 1,
+		    li.st.lane[1].depth);
+		r.lane1_inflight = NUM_IF(s && li.st.lanes > 1,
+		    li.st.lane[1].inflight);
 		r.window = NUM_IF(s, li.st.window);
 		r.rtt_ns = NUM_IF(s && li.st.rtt_ns, li.st.rtt_ns);
 		r.rate = NUM_IF(s && li.st.rate, li.st.rate);

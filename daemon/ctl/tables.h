@@ -56,6 +56,11 @@ struct tables_link {
 	uint64_t path_mtu, qpn, peer_qpn, worker, version;
 	uint64_t traffic_class, service_level, priority, share;
 	uint64_t rnr_timer;		/* us */
+	/* Its lanes (queue pairs), and each one's work requests and data
+	   bytes posted, not yet known complete (blank: not up, or a lane it
+	   does not run). */
+	uint64_t lanes, lane0_depth, lane0_inflight;
+	uint64_t lane1_depth, lane1_inflight;
 	/* While it is not up: a client link's failures since it was last up
 	 * and in all, since when (ms since the epoch), and why the last
 	 * attempt failed (or the link ended). */

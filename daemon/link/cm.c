@@ -216,6 +216,13 @@ gate(void *arg, const struct sockaddr *peer, const char *peer_text,
 		return (reject(peer_text, &d->links_rejected,
 		    &d->refusal_log[ADMIT_BAD_HELLO],
 		    "invalid connect data: %s", invalid));
+	/*
+	 * A link's lane 1 (verbs_request_lane): its link was let in and is
+	 * counted; it proves nothing itself.  on_take finds its link by its
+	 * nonce and address, or refuses it.
+	 */
+	if (hello->flags & WIRE_HELLO_LANE1)
+		return (0);
 	/* Say at once what cannot work; the proofs come after connecting. */
 	auth = (hello->flags & WIRE_HELLO_AUTH) != 0;
 	ident = (hello->flags & WIRE_HELLO_IDENTITY) != 0;
@@ -288,6 +295,14 @@ on_take(void *arg)
 		note = WIRE_NOTE_REFUSED;
 		if (d->stop || d->draining) {
 			verbs_request_refuse(r, note);
+			continue;
+		}
+		if (verbs_request_lane(r)) {
+			verbs_request_take(r, &ev);
+			if (ev.type == VERBS_EV_REJECTED)
+				(void)__atomic_fetch_add(&d->links_rejected,
+				    1, __ATOMIC_RELAXED);
+			cm_event(d, &ev);
 			continue;
 		}
 		if ((why = incoming_limit(d, peer, auth, 1, &value)) !=
@@ -761,6 +776,9 @@ listener_conf(const struct conf *c, struct verbs_link_conf *lc)
 	lc->ack_timeout = (uint8_t)c->ack_timeout;
 	lc->retry_count = (uint8_t)c->retry_count;
 	lc->pool_bytes = c->ring_pool;
+	/* Answered in the peer's version, or max_version if older. */
+	lc->version_max = c->max_version < WIRE_VERSION ?
+	    (uint8_t)c->max_version : 0;
 }
 
 /* The configuration's listen addresses, where some tunnel has a target. */

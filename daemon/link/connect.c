@@ -104,7 +104,7 @@ connect_refused(struct dlink *dl, const struct verbs_ev *ev, char *why,
 		    wire_version_said(dl->att_version, resume));
 		return (why);
 	}
-	said = wire_version_said(WIRE_VERSION, resume);
+	said = wire_version_said(dl->d->conf->max_version, resume);
 	v = wire_version_said((unsigned)ev->peer_version, resume);
 	if (v < min) {
 		dl->d->stepdowns_refused++;
@@ -181,6 +181,8 @@ attempt_conf(const struct conf *cf, const struct conf_sizes *sz,
 	lc->retry_count = (uint8_t)cf->retry_count;
 	lc->pool_bytes = cf->ring_pool;
 	lc->resume = sz->resume_time > 0;
+	lc->version_max = cf->max_version < WIRE_VERSION ?
+	    (uint8_t)cf->max_version : 0;
 	lc->tos_set = sz->traffic_class != CONF_UNSET;
 	lc->tos = (uint8_t)sz->traffic_class;
 	lc->sl_set = sz->service_level != CONF_UNSET;
@@ -271,7 +273,9 @@ connect_start(struct dlink *dl, const struct sockaddr *sa,
 	int auth = c->key.set || dl->d->conf->identity.set;
 
 	attempt_conf(dl->d->conf, &c->sz, &lc);
-	lc.version_max = dl->att_version;
+	/* A step-down's attempt: older than max_version. */
+	if (dl->att_version != 0)
+		lc.version_max = dl->att_version;
 	if (auth)
 		handshake_init(dl, 1, c->key.set, 1);
 	link_hooks(dl, auth, NULL, &lc);

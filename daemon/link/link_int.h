@@ -56,7 +56,8 @@ struct verbs_link_conf;
 /*
  * What a link's loop publishes of its engine and ring memory for metrics,
  * which reads them from another thread (linkstat.h): engine_stats' and
- * verbs_mem_stats' figures of these names, and the protocol version.
+ * verbs_mem_stats' figures of these names, the protocol version, and
+ * its lanes with each one's queue depth and bytes in flight.
  */
 enum link_pub {
 	LP_STALL_RING, LP_STALL_MSG, LP_STALL_SQ,
@@ -64,6 +65,8 @@ enum link_pub {
 	LP_SQ_DEPTH, LP_INFLIGHT, LP_WINDOW,
 	LP_WAIT_CREDIT_NS, LP_WAIT_SQ_NS, LP_RTT_NS, LP_VERSION,
 	LP_PINNED, LP_POOLED, LP_CONTROL, LP_REGISTERED, LP_REUSED,
+	LP_LANES, LP_LANE0_DEPTH, LP_LANE0_INFLIGHT, LP_LANE1_DEPTH,
+	LP_LANE1_INFLIGHT,
 	LP_N
 };
 

@@ -128,6 +128,11 @@ publish(struct dlink *dl, const struct engine *e)
 	v[LP_CONTROL] = ms.control;
 	v[LP_REGISTERED] = ms.registered;
 	v[LP_REUSED] = ms.reused;
+	v[LP_LANES] = st.lanes;
+	v[LP_LANE0_DEPTH] = st.lane[0].depth;
+	v[LP_LANE0_INFLIGHT] = st.lane[0].inflight;
+	v[LP_LANE1_DEPTH] = st.lane[1].depth;
+	v[LP_LANE1_INFLIGHT] = st.lane[1].inflight;
 	for (k = 0; k < LP_N; k++)
 		__atomic_store_n(&dl->pub[k], v[k], __ATOMIC_RELAXED);
 }
@@ -494,6 +499,7 @@ link_up(struct dlink *dl)
 	char where[200], why[160], how[200];
 	size_t n;
 	unsigned version = engine_version(link_cur_engine(dl));
+	unsigned lanes = engine_lanes(link_cur_engine(dl));
 
 	loop_assert_exclusive();
 	/* Failed meanwhile: its flush job takes it down instead. */
@@ -537,15 +543,17 @@ link_up(struct dlink *dl)
 	if (dl->c != NULL) {
 		sz = &dl->c->sz;
 		LLOG(version < WIRE_VERSION ? LOG_NOTICE : LOG_INFO, dl,
-		    "%s is up (device %s, protocol version %u, sq_size %u, "
-		    "rq_size %u, inline_size %u, %s; %s)", dl->name,
-		    verbs_link_device(dl->vl), version, (unsigned)sz->sq_size,
+		    "%s is up (device %s, protocol version %u, %u %s, "
+		    "sq_size %u, rq_size %u, inline_size %u, %s; %s)",
+		    dl->name, verbs_link_device(dl->vl), version, lanes,
+		    lanes == 1 ? "lane" : "lanes", (unsigned)sz->sq_size,
 		    (unsigned)sz->rq_size, (unsigned)sz->inline_size,
 		    auth_text(dl, how, sizeof(how)), where);
 	} else {
-		LLOG(LOG_INFO, dl, "%s %s (%s; protocol version %u)", dl->name,
-		    dl->ident ? auth_text(dl, how, sizeof(how)) :
-		    dl->key->set ? "authenticated" : "is up", where, version);
+		LLOG(LOG_INFO, dl, "%s %s (%s; protocol version %u, %u %s)",
+		    dl->name, dl->ident ? auth_text(dl, how, sizeof(how)) :
+		    dl->key->set ? "authenticated" : "is up", where, version,
+		    lanes, lanes == 1 ? "lane" : "lanes");
 	}
 	/* Every line about the link from now on names its peer. */
 	if (dl->ident) {

@@ -108,4 +108,9 @@ linkstat_read(const struct dlink *dl, struct linkstat *ls)
 	ls->control = pub(dl, LP_CONTROL);
 	ls->registered = pub(dl, LP_REGISTERED);
 	ls->reused = pub(dl, LP_REUSED);
+	ls->lanes = pub(dl, LP_LANES);
+	ls->lane_depth[0] = pub(dl, LP_LANE0_DEPTH);
+	ls->lane_inflight[0] = pub(dl, LP_LANE0_INFLIGHT);
+	ls->lane_depth[1] = pub(dl, LP_LANE1_DEPTH);
+	ls->lane_inflight[1] = pub(dl, LP_LANE1_INFLIGHT);
 }

@@ -4,10 +4,13 @@
  *
  * The only code that includes <infiniband/verbs.h> and <rdma/rdma_cma.h>.
  * It owns, per link: one protection domain, one completion queue with its
- * completion channel, one RC queue pair, the registered control buffers
- * and the engine; it posts what the engine asks for (receives first, then
- * chains of send work requests with one ibv_post_send) and feeds
- * completions back in batches.  Everything is non-blocking and driven by
+ * completion channel, one RC queue pair per lane (two on a link of
+ * protocol version 8 or later, see engine_lanes: the second, the latency
+ * lane, is a second RDMA CM connection to the same peer; a link is UP
+ * once both are established, and either one's end ends it), the
+ * registered control buffers and the engine; it posts what the engine
+ * asks for (receives first, then chains of send work requests with one
+ * ibv_post_send per lane) and feeds completions back in batches.  Everything is non-blocking and driven by
  * three kinds of file descriptor the caller's event loop waits on: the
  * RDMA CM event channels, the links' (verbs_cm_fd) and the listeners'
  * (verbs_cm_listen_fd), and each link's completion channel
@@ -85,7 +88,9 @@ struct verbs_link_conf {
 	uint64_t pool_bytes;
 	/* Offer stream resume to the peer (protocol version 2). */
 	uint8_t resume;
-	/* Connecting side: the newest protocol version to say (0: newest). */
+	/* The newest protocol version to say, connecting, or to answer in,
+	 * accepting (0: the newest; an accepting side answers in the peer's
+	 * if it is older). */
 	uint8_t version_max;
 	/* Connecting side: authenticate the link (copied; NULL: do not),
 	 * and with what to seal it if the handshake says so (NULL: never). */
@@ -229,7 +234,7 @@ int verbs_cm_tick_due(struct verbs_cm *cm);
  * Hold no more than ${bytes} of memory for the links of ${cm} (0: no
  * limit): streams' rings, registered or detached (verbs_mem_detach), the
  * links' pools, and each link's control buffers (sq_size + rq_size
- * messages).  Each is charged before it is mapped or registered, in one
+ * messages for each of the two lanes it may run).  Each is charged before it is mapped or registered, in one
  * atomic step with the check, so links on several threads cannot pass
  * the limit together; and given back when it is freed.  A link whose
  * control buffers do not fit fails to set up (ENOBUFS; an incoming one
@@ -307,11 +312,22 @@ const struct sockaddr *verbs_request_peer(const struct verbs_request *r,
     const char **text, int *auth);
 
 /**
+ * verbs_request_lane(r):
+ * Whether ${r} is a link's lane-1 connection (protocol version 8), not a
+ * link of its own: verbs_request_take gives it to the link accepted from
+ * that peer that waits for it, and the admission limits do not count it.
+ */
+int verbs_request_lane(const struct verbs_request *r);
+
+/**
  * verbs_request_take(r, ev):
  * Make connect request ${r} a link (queues, buffers, engine, every
  * receive posted), its events from now on on the links' channel: ${ev}
  * is then an INCOMING event (verbs_accept or verbs_reject follows), or a
- * REJECTED one saying why it could not be made.  Frees ${r}.
+ * REJECTED one saying why it could not be made.  A lane-1 request
+ * (verbs_request_lane) joins its link instead: ${ev} is then NONE, or
+ * REJECTED when no link waits for it (it is refused with a note), or
+ * DOWN for the link when it cannot run the lane.  Frees ${r}.
  */
 void verbs_request_take(struct verbs_request *r, struct verbs_ev *ev);
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * verbs_data: a link's data path: the receives and chains of sends the
- * engine asks for, posted; completions polled in batches and fed back;
- * the queue pair stopped when the transport or the engine fails.
+ * engine asks for, posted, each on its lane's queue pair; completions of
+ * both lanes (one completion queue) polled in batches and fed back; the
+ * queue pairs stopped when the transport or the engine fails.
  */
 #include "config.h"
 
@@ -23,7 +24,7 @@
 /* Completions polled per ibv_poll_cq; work requests per ibv_post_send. */
 #define POLL_BATCH	32
 #define POST_BATCH	32
-/* Receive wr_ids carry this bit; send wr_ids are sequence numbers. */
+/* Receive wr_ids carry this bit; send wr_ids are the engine's. */
 #define RECV_TAG	(UINT64_C(1) << 63)
 
 void
@@ -31,11 +32,32 @@ verbs_link_stop(struct verbs_link *l)
 {
 	struct ibv_qp_attr a;
 
-	if (l == NULL || !l->have_qp || l->id == NULL || l->id->qp == NULL)
+	if (l == NULL)
 		return;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_ERR;
-	(void)ibv_modify_qp(l->id->qp, &a, IBV_QP_STATE);
+	if (l->have_qp && l->id != NULL && l->id->qp != NULL)
+		(void)ibv_modify_qp(l->id->qp, &a, IBV_QP_STATE);
+	if (l->have_qp1 && l->id1 != NULL && l->id1->qp != NULL)
+		(void)ibv_modify_qp(l->id1->qp, &a, IBV_QP_STATE);
+}
+
+/* Lane ${lane}'s queue pair, or NULL (lane 1 not made yet). */
+static struct ibv_qp *
+lane_qp(const struct verbs_link *l, unsigned lane)
+{
+
+	if (lane == 0)
+		return (l->id->qp);
+	return (l->have_qp1 ? l->id1->qp : NULL);
+}
+
+/* The lane of a completion's queue pair (both are on the one CQ). */
+static unsigned
+wc_lane(const struct verbs_link *l, const struct ibv_wc *wc)
+{
+
+	return (l->have_qp1 && wc->qp_num == l->id1->qp->qp_num ? 1 : 0);
 }
 
 /*
@@ -52,89 +74,172 @@ verbs_transport_fail(struct verbs_link *l, const char *why)
 	engine_fail(l->e, ENGINE_ERR_TRANSPORT, why);
 }
 
+/* Receive slot ${slot} as work request ${wr}, with its ${sge}. */
+static void
+recv_wr(struct verbs_link *l, uint32_t slot, struct ibv_recv_wr *wr,
+    struct ibv_sge *sge)
+{
+
+	sge->addr = (uint64_t)(uintptr_t)(l->recv_buf +
+	    (size_t)slot * WIRE_MSG_SIZE);
+	sge->length = WIRE_MSG_SIZE;
+	sge->lkey = l->recv_mr->lkey;
+	wr->wr_id = RECV_TAG | slot;
+	wr->sg_list = sge;
+	wr->num_sge = 1;
+	wr->next = NULL;
+}
+
+/* Post chain ${wr} of receives on lane ${lane}: 0, or -1 (failed). */
+static int
+recv_post(struct verbs_link *l, unsigned lane, struct ibv_recv_wr *wr)
+{
+	struct ibv_recv_wr *bad;
+	char why[96];
+	int rc;
+
+	if (wr == NULL || (rc = ibv_post_recv(lane_qp(l, lane), wr,
+	    &bad)) == 0)
+		return (0);
+	snprintf(why, sizeof(why), "ibv_post_recv%s: %s", lane ?
+	    " (lane 1)" : "", strerror(rc));
+	verbs_transport_fail(l, why);
+	return (-1);
+}
+
+/*
+ * The receives the engine hands out, each on its lane's queue pair; lane
+ * 1's wait in pend1 until it has one (verbs_post_pend1).
+ */
 static int
 post_recvs(struct verbs_link *l)
 {
-	struct ibv_recv_wr wr[POST_BATCH], *bad;
+	struct ibv_recv_wr wr[POST_BATCH], *head[2], **tail[2];
 	struct ibv_sge sge[POST_BATCH];
 	uint32_t slots[POST_BATCH];
-	int n, k, rc;
+	unsigned lane;
+	int n, k;
 
 	while ((n = engine_take_recvs(l->e, slots, POST_BATCH)) > 0) {
+		head[0] = head[1] = NULL;
+		tail[0] = &head[0];
+		tail[1] = &head[1];
 		for (k = 0; k < n; k++) {
-			sge[k].addr = (uint64_t)(uintptr_t)(l->recv_buf +
-			    (size_t)slots[k] * WIRE_MSG_SIZE);
-			sge[k].length = WIRE_MSG_SIZE;
-			sge[k].lkey = l->recv_mr->lkey;
-			wr[k].wr_id = RECV_TAG | slots[k];
-			wr[k].sg_list = &sge[k];
-			wr[k].num_sge = 1;
-			wr[k].next = k + 1 < n ? &wr[k + 1] : NULL;
+			lane = engine_slot_lane(l->e, slots[k]) ? 1 : 0;
+			if (lane == 1 && !l->have_qp1) {
+				if (l->npend1 < l->conf.rq_size)
+					l->pend1[l->npend1++] = slots[k];
+				continue;
+			}
+			recv_wr(l, slots[k], &wr[k], &sge[k]);
+			*tail[lane] = &wr[k];
+			tail[lane] = &wr[k].next;
 		}
-		if ((rc = ibv_post_recv(l->id->qp, wr, &bad)) != 0) {
-			char why[96];
-
-			snprintf(why, sizeof(why), "ibv_post_recv: %s",
-			    strerror(rc));
-			verbs_transport_fail(l, why);
+		if (recv_post(l, 0, head[0]) || recv_post(l, 1, head[1]))
 			return (-1);
-		}
 	}
 	return (0);
 }
 
+int
+verbs_post_pend1(struct verbs_link *l)
+{
+	struct ibv_recv_wr wr[POST_BATCH], *head, **tail;
+	struct ibv_sge sge[POST_BATCH];
+	uint32_t i = 0, k;
+
+	while (i < l->npend1) {
+		head = NULL;
+		tail = &head;
+		for (k = 0; k < POST_BATCH && i < l->npend1; k++, i++) {
+			recv_wr(l, l->pend1[i], &wr[k], &sge[k]);
+			*tail = &wr[k];
+			tail = &wr[k].next;
+		}
+		if (recv_post(l, 1, head))
+			return (-1);
+	}
+	l->npend1 = 0;
+	return (0);
+}
+
+/* One engine WR as an ibv_send_wr (its sge in ${sge}). */
+static void
+send_wr(const struct engine_wr *ew, struct ibv_send_wr *wr,
+    struct ibv_sge *sge)
+{
+
+	memset(wr, 0, sizeof(*wr));
+	sge->addr = ew->local_addr;
+	sge->length = ew->len;
+	sge->lkey = ew->lkey;
+	wr->wr_id = ew->wr_id;
+	wr->sg_list = sge;
+	wr->num_sge = 1;
+	switch (ew->op) {
+	case ENGINE_WR_WRITE_IMM:
+	case ENGINE_WR_WRITE:
+		wr->opcode = ew->op == ENGINE_WR_WRITE ? IBV_WR_RDMA_WRITE :
+		    IBV_WR_RDMA_WRITE_WITH_IMM;
+		wr->imm_data = htonl(ew->imm);
+		wr->wr.rdma.remote_addr = ew->remote_addr;
+		wr->wr.rdma.rkey = ew->rkey;
+		break;
+	case ENGINE_WR_SEND_IMM:
+		wr->opcode = IBV_WR_SEND_WITH_IMM;
+		wr->imm_data = htonl(ew->imm);
+		break;
+	default:
+		wr->opcode = IBV_WR_SEND;
+		break;
+	}
+	if (ew->signaled)
+		wr->send_flags |= IBV_SEND_SIGNALED;
+	if (ew->inlined)
+		wr->send_flags |= IBV_SEND_INLINE;
+}
+
+/* What the engine wants sent: one chain (one doorbell) per lane. */
 static int
 post_sends(struct verbs_link *l)
 {
 	struct engine_wr ew[POST_BATCH];
-	struct ibv_send_wr wr[POST_BATCH], *bad;
+	struct ibv_send_wr wr[POST_BATCH], *bad, *head[2], **tail[2];
 	struct ibv_sge sge[POST_BATCH];
+	struct ibv_qp *qp;
+	unsigned lane;
+	char why[96];
 	int n, k, rc;
 
 	do {
 		if ((n = engine_take_wrs(l->e, ew, POST_BATCH)) == 0)
 			break;
+		head[0] = head[1] = NULL;
+		tail[0] = &head[0];
+		tail[1] = &head[1];
 		for (k = 0; k < n; k++) {
-			memset(&wr[k], 0, sizeof(wr[k]));
-			sge[k].addr = ew[k].local_addr;
-			sge[k].length = ew[k].len;
-			sge[k].lkey = ew[k].lkey;
-			wr[k].wr_id = ew[k].wr_id;
-			wr[k].sg_list = &sge[k];
-			wr[k].num_sge = 1;
-			switch (ew[k].op) {
-			case ENGINE_WR_WRITE_IMM:
-			case ENGINE_WR_WRITE:
-				wr[k].opcode = ew[k].op == ENGINE_WR_WRITE ?
-				    IBV_WR_RDMA_WRITE :
-				    IBV_WR_RDMA_WRITE_WITH_IMM;
-				wr[k].imm_data = htonl(ew[k].imm);
-				wr[k].wr.rdma.remote_addr = ew[k].remote_addr;
-				wr[k].wr.rdma.rkey = ew[k].rkey;
-				break;
-			case ENGINE_WR_SEND_IMM:
-				wr[k].opcode = IBV_WR_SEND_WITH_IMM;
-				wr[k].imm_data = htonl(ew[k].imm);
-				break;
-			default:
-				wr[k].opcode = IBV_WR_SEND;
-				break;
-			}
-			if (ew[k].signaled)
-				wr[k].send_flags |= IBV_SEND_SIGNALED;
-			if (ew[k].inlined)
-				wr[k].send_flags |= IBV_SEND_INLINE;
-			l->posted[ew[k].wr_id % l->conf.sq_size] = ew[k];
-			wr[k].next = k + 1 < n ? &wr[k + 1] : NULL;
+			lane = ew[k].lane ? 1 : 0;
+			send_wr(&ew[k], &wr[k], &sge[k]);
+			l->posted[lane * l->conf.sq_size +
+			    ew[k].wr_id % l->conf.sq_size] = ew[k];
+			*tail[lane] = &wr[k];
+			tail[lane] = &wr[k].next;
 		}
-		/* One doorbell for the whole chain. */
-		if ((rc = ibv_post_send(l->id->qp, wr, &bad)) != 0) {
-			char why[96];
-
-			snprintf(why, sizeof(why), "ibv_post_send: %s",
-			    strerror(rc));
-			verbs_transport_fail(l, why);
-			return (-1);
+		for (lane = 0; lane < 2; lane++) {
+			if (head[lane] == NULL)
+				continue;
+			if ((qp = lane_qp(l, lane)) == NULL) {
+				verbs_transport_fail(l, "a work request for "
+				    "lane 1, which is not connected");
+				return (-1);
+			}
+			if ((rc = ibv_post_send(qp, head[lane], &bad)) != 0) {
+				snprintf(why, sizeof(why), "ibv_post_send%s: "
+				    "%s", lane ? " (lane 1)" : "",
+				    strerror(rc));
+				verbs_transport_fail(l, why);
+				return (-1);
+			}
 		}
 	} while (n == POST_BATCH);
 	return (0);
@@ -169,14 +274,16 @@ static void
 wc_failed(struct verbs_link *l, const struct ibv_wc *wc)
 {
 	const struct engine_wr *w;
+	unsigned lane = wc_lane(l, wc);
 	char why[256];
 	int n;
 
-	n = snprintf(why, sizeof(why), "work request failed: %s",
-	    ibv_wc_status_str(wc->status));
+	n = snprintf(why, sizeof(why), "work request failed%s: %s",
+	    lane ? " on lane 1" : "", ibv_wc_status_str(wc->status));
 	/* An error completion's opcode is undefined; its wr_id is not. */
 	if (wc->status == IBV_WC_WR_FLUSH_ERR || (wc->wr_id & RECV_TAG) ||
-	    (w = &l->posted[wc->wr_id % l->conf.sq_size])->wr_id !=
+	    (w = &l->posted[lane * l->conf.sq_size +
+	    wc->wr_id % l->conf.sq_size])->wr_id !=
 	    wc->wr_id || w->len == 0 || n < 0 || (size_t)n >= sizeof(why)) {
 		verbs_transport_fail(l, why);
 		return;
@@ -208,8 +315,8 @@ handle_wc(struct verbs_link *l, const struct ibv_wc *wc)
 	switch (wc->opcode) {
 	case IBV_WC_RECV:
 		slot = wc->wr_id & ~RECV_TAG;
-		if (slot >= l->conf.rq_size)
-			break;		/* the engine reports it */
+		if (slot >= (uint64_t)WIRE_LANES_MAX * l->conf.rq_size)
+			break;		/* not a slot of ours */
 		/* A sealed WRITE's tag comes as a SEND WITH IMMEDIATE. */
 		if (wc->wc_flags & IBV_WC_WITH_IMM)
 			return (engine_on_recv_tag(l->e, (uint32_t)slot,

@@ -3,6 +3,8 @@
  * verbs_event: the links' RDMA CM events: a connecting link through
  * address and route resolution (and the probe that gives it an SL) to
  * connected; established, rejected, disconnected; a dying link's end.
+ * Its lane 1's events go to verbs_lane.c; the link is UP once both
+ * lanes are.
  */
 #include "config.h"
 
@@ -29,13 +31,7 @@ static void
 vl_down(struct verbs_link *l, struct verbs_ev *ev, const char *why)
 {
 
-	if (l->e != NULL)
-		verbs_transport_fail(l, why);
-	l->state = L_DOWN;
-	ev->type = VERBS_EV_DOWN;
-	ev->link = l;
-	snprintf(ev->peer, sizeof(ev->peer), "%s", l->peer);
-	snprintf(ev->why, sizeof(ev->why), "%s", why);
+	verbs_vl_down(l, ev, why);
 }
 
 /*
@@ -47,16 +43,9 @@ static int
 probe_start(struct verbs_link *l, char *err, size_t errlen)
 {
 	struct sockaddr_storage src;
-	const struct sockaddr *sa = rdma_get_local_addr(l->id);
 
-	memset(&src, 0, sizeof(src));
-	memcpy(&src, sa, sa->sa_family == AF_INET6 ?
-	    sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
 	/* The link's id holds its port: the probe takes another. */
-	if (src.ss_family == AF_INET6)
-		((struct sockaddr_in6 *)(void *)&src)->sin6_port = 0;
-	else
-		((struct sockaddr_in *)(void *)&src)->sin_port = 0;
+	verbs_src_of(l->id, &src);
 	if (rdma_create_id(l->cm->ch, &l->probe, l, RDMA_PS_TCP)) {
 		l->probe = NULL;
 		say(err, errlen, "service_level: rdma_create_id: %s",
@@ -69,48 +58,6 @@ probe_start(struct verbs_link *l, char *err, size_t errlen)
 	    rdma_get_peer_addr(l->id), VERBS_RESOLVE_MS)) {
 		say(err, errlen, "service_level: cannot resolve the route: %s",
 		    strerror(errno));
-		return (-1);
-	}
-	return (0);
-}
-
-/*
- * The probe's route is resolved: give its path, with the SL, to the
- * link's id, which the RDMA CM then reports as ROUTE_RESOLVED.
- */
-static int
-probe_resolved(struct verbs_link *l, char *err, size_t errlen)
-{
-	const struct ibv_sa_path_rec *r = l->probe->route.path_rec;
-	struct ibv_path_data pd;
-	struct ibv_path_record *w = &pd.path;
-
-	if (l->probe->route.num_paths < 1 || r == NULL) {
-		say(err, errlen, "service_level: the RDMA CM resolved no path");
-		return (-1);
-	}
-	memset(&pd, 0, sizeof(pd));
-	pd.flags = IBV_PATH_FLAG_GMP | IBV_PATH_FLAG_PRIMARY |
-	    IBV_PATH_FLAG_BIDIRECTIONAL;
-	w->dgid = r->dgid;
-	w->sgid = r->sgid;
-	w->dlid = r->dlid;
-	w->slid = r->slid;
-	w->flowlabel_hoplimit = htobe32(be32toh(r->flow_label) << 8 |
-	    r->hop_limit);
-	w->tclass = r->traffic_class;
-	w->reversible_numpath = (uint8_t)((r->reversible ? 0x80 : 0) | 1);
-	w->pkey = r->pkey;
-	w->qosclass_sl = htobe16((uint16_t)(l->conf.sl & 0xf));
-	/* Selector 2: exactly this MTU, rate and lifetime. */
-	w->mtu = (uint8_t)(2 << 6 | (r->mtu & 0x3f));
-	w->rate = (uint8_t)(2 << 6 | (r->rate & 0x3f));
-	w->packetlifetime = (uint8_t)(2 << 6 | (r->packet_life_time & 0x3f));
-	w->preference = r->preference;
-	if (rdma_set_option(l->id, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, &pd,
-	    sizeof(pd))) {
-		say(err, errlen, "cannot set the service level %u: %s",
-		    (unsigned)l->conf.sl, strerror(errno));
 		return (-1);
 	}
 	return (0);
@@ -129,7 +76,9 @@ on_probe_event(struct verbs_link *l, struct rdma_cm_event *cme,
 			vl_down(l, ev, "service_level: cannot resolve a route");
 		return;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
-		if (probe_resolved(l, err, sizeof(err)))
+		/* Its path, with the SL, goes to the link's id, which the
+		 * RDMA CM then reports as ROUTE_RESOLVED. */
+		if (verbs_path_give(l, l->id, l->probe, err, sizeof(err)))
 			vl_down(l, ev, err);
 		return;
 	case RDMA_CM_EVENT_ADDR_ERROR:
@@ -169,7 +118,20 @@ on_route_resolved(struct verbs_link *l, struct verbs_ev *ev)
 	l->state = L_CONNECTING;
 }
 
-/* The link is established: up, once a connecting side read the hello. */
+/* Both lanes are up (or the one the link runs): UP, and what waited goes. */
+static void
+up_event(struct verbs_link *l, struct verbs_ev *ev)
+{
+
+	ev->type = VERBS_EV_UP;
+	if (verbs_link_flush(l))
+		vl_down(l, ev, engine_error(l->e));
+}
+
+/*
+ * Lane 0 is established: up, once a connecting side read the hello and
+ * a link of two lanes has its lane 1 (verbs_lane.c) up too.
+ */
 static void
 on_established(struct verbs_link *l, const struct rdma_cm_event *cme,
     struct verbs_ev *ev)
@@ -194,6 +156,7 @@ on_established(struct verbs_link *l, const struct rdma_cm_event *cme,
 		engine_connected(l->e, &h);
 	}
 	l->state = L_UP;
+	l->up0 = 1;
 	/*
 	 * The CM leaves the queue pair's RNR timer at 0 (655 ms); a driver
 	 * that will not change it keeps that, and hca_describe shows what it
@@ -205,9 +168,16 @@ on_established(struct verbs_link *l, const struct rdma_cm_event *cme,
 	/* What a query cannot tell shows as unknown. */
 	(void)hca_describe(l->id, &l->hca);
 	l->have_hca = 1;
-	ev->type = VERBS_EV_UP;
-	if (verbs_link_flush(l))
-		vl_down(l, ev, engine_error(l->e));
+	if (!l->passive && engine_error(l->e) == NULL &&
+	    engine_lanes(l->e) > 1) {
+		if (verbs_lane_start(l, err, sizeof(err)))
+			vl_down(l, ev, err);
+		return;
+	}
+	/* An accepted link of two lanes waits for its lane 1 too. */
+	if (l->lane1 != L1_NONE && l->lane1 != L1_UP)
+		return;
+	up_event(l, ev);
 }
 
 static void
@@ -218,6 +188,12 @@ on_link_event(struct verbs_link *l, struct rdma_cm_event *cme,
 
 	ev->link = l;
 	snprintf(ev->peer, sizeof(ev->peer), "%s", l->peer);
+	if (l->id1 != NULL && cme->id == l->id1) {
+		if (verbs_lane_event(l, cme, ev) == 1 && l->up0 &&
+		    l->state == L_UP)
+			up_event(l, ev);
+		return;
+	}
 	if (cme->id != l->id) {
 		on_probe_event(l, cme, ev);
 		return;

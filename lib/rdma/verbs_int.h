@@ -16,6 +16,8 @@
  *                   last step (it goes with its last ring)
  *   verbs_data.c    the data path: posting, completions, stopping
  *   verbs_link.c    a link set up, connected or accepted, freed
+ *   verbs_lane.c    a link's latency lane (version 8): its second
+ *                   cm_id and queue pair, connected or accepted
  *   verbs_listen.c  listeners, and the requests their gate lets through
  *   verbs_event.c   the links' CM events
  *   verbs_cm.c      the CM channels: open, tick, free
@@ -118,6 +120,16 @@ struct verbs_request {
 	TAILQ_ENTRY(verbs_request) entry;
 };
 
+/* Lane 1's progress (struct verbs_link.lane1): engine_lanes says 2. */
+enum {
+	L1_NONE,	/* one lane (or not known yet) */
+	L1_RESOLVING,	/* active: resolving its address and route */
+	L1_CONNECTING,	/* active: connect sent */
+	L1_WAITING,	/* passive: waiting for the peer's lane-1 request */
+	L1_ACCEPTING,	/* passive: accept sent */
+	L1_UP
+};
+
 enum {
 	L_RESOLVING,	/* active: resolving address and route */
 	L_CONNECTING,	/* active: connect sent */
@@ -140,6 +152,20 @@ struct verbs_link {
 	struct ibv_comp_channel *cc;
 	struct ibv_cq *cq;
 	int have_qp;
+	/*
+	 * Lane 1 (version 8, engine_lanes): a second RDMA CM connection to
+	 * the same peer, its queue pair in the same protection domain on the
+	 * same completion queue (sized for both lanes).  Its receives,
+	 * handed out by the engine before its queue pair exists, wait in
+	 * pend1.  The UP event waits for both lanes (up0: lane 0 was
+	 * established).
+	 */
+	struct rdma_cm_id *id1;
+	int have_qp1;
+	int lane1;
+	int up0;
+	uint32_t *pend1;
+	uint32_t npend1;
 	uint8_t *ctrl_send;
 	struct ibv_mr *ctrl_send_mr;
 	uint8_t *recv_buf;
@@ -150,7 +176,8 @@ struct verbs_link {
 	/* Both sides' connect private data, as sent (see verbs_link_hellos). */
 	uint8_t hello_mine[WIRE_HELLO_LEN], hello_peer[WIRE_HELLO_LEN];
 	int have_mine, have_peer;
-	/* What each outstanding send WR was, by wr_id % sq_size: for errors. */
+	/* What each outstanding send WR was, by lane * sq_size + wr_id %
+	 * sq_size: for errors. */
 	struct engine_wr *posted;
 
 	int nmems;		/* ring memory still registered (pooled too) */
@@ -275,10 +302,17 @@ int verbs_charge(struct verbs_link *l, uint64_t size, int own_only);
 
 /**
  * verbs_transport_fail(l, why):
- * ${l}'s transport failed for ${why}: its queue pair stops, then its
+ * ${l}'s transport failed for ${why}: its queue pairs stop, then its
  * engine fails.
  */
 void verbs_transport_fail(struct verbs_link *l, const char *why);
+
+/**
+ * verbs_post_pend1(l):
+ * Post the lane-1 receives that waited for lane 1's queue pair.
+ * Returns 0, or -1 (the transport failed).
+ */
+int verbs_post_pend1(struct verbs_link *l);
 
 /* ---- verbs_link.c */
 
@@ -310,6 +344,75 @@ void verbs_id_reject(struct rdma_cm_id *id, uint8_t why);
  * Returns 0, or -1 when no random nonce is available yet.
  */
 int verbs_conn_param(struct verbs_link *l, struct rdma_conn_param *p);
+
+/**
+ * verbs_lane_param(l, hello, p):
+ * ${l}'s lane-1 connect or accept parameters, with its lane-1 hello
+ * encoded into ${hello} (its nonce: our lane-0 hello's), into ${p}.
+ */
+void verbs_lane_param(struct verbs_link *l, uint8_t hello[WIRE_HELLO_LEN],
+    struct rdma_conn_param *p);
+
+/**
+ * verbs_qp_new(l, id, err, errlen):
+ * An RC queue pair for ${l} on ${id}, in its protection domain, both
+ * queues on its completion queue.  Returns 0, or -1 and why.
+ */
+int verbs_qp_new(struct verbs_link *l, struct rdma_cm_id *id, char *err,
+    size_t errlen);
+
+/**
+ * verbs_vl_down(l, ev, why):
+ * ${l} is down for ${why}: its engine fails (its queue pairs stop), a
+ * DOWN event in ${ev}.
+ */
+void verbs_vl_down(struct verbs_link *l, struct verbs_ev *ev,
+    const char *why);
+
+/* ---- verbs_lane.c */
+
+/**
+ * verbs_src_of(id, src):
+ * ${id}'s local address with port 0, into ${src}: where another cm_id
+ * to the same peer starts from.
+ */
+void verbs_src_of(struct rdma_cm_id *id, struct sockaddr_storage *src);
+
+/**
+ * verbs_path_give(l, id, from, err, errlen):
+ * ${id} takes the path ${from} resolved, with ${l}'s service level
+ * (verbs_link_conf.sl); the RDMA CM then reports its route resolved.
+ * Returns 0, or -1 and why.
+ */
+int verbs_path_give(struct verbs_link *l, struct rdma_cm_id *id,
+    const struct rdma_cm_id *from, char *err, size_t errlen);
+
+/**
+ * verbs_lane_start(l, err, errlen):
+ * Connecting link ${l}'s lane 0 is established and its engine runs two
+ * lanes: resolve lane 1's address (the same peer, from the same local
+ * address).  Returns 0, or -1 and why.
+ */
+int verbs_lane_start(struct verbs_link *l, char *err, size_t errlen);
+
+/**
+ * verbs_lane_event(l, cme, ev):
+ * An RDMA CM event of ${l}'s lane-1 cm_id: its progress, or the link
+ * DOWN in ${ev}.  Returns 1 when lane 1 just came up.
+ */
+int verbs_lane_event(struct verbs_link *l, struct rdma_cm_event *cme,
+    struct verbs_ev *ev);
+
+/**
+ * verbs_lane_take(r, ev):
+ * Lane-1 connect request ${r}: its cm_id goes to the link waiting for it
+ * (the same peer address, the peer's lane-0 nonce) and is accepted
+ * there; or it is rejected with a refusal note and destroyed, REJECTED
+ * in ${ev} saying why, or the link DOWN in ${ev} when it cannot run the
+ * lane it asked for.  The caller frees ${r}.
+ */
+void verbs_lane_take(struct verbs_request *r, struct verbs_ev *ev);
+
 
 /**
  * verbs_dying_end(l):

@@ -3,7 +3,8 @@
  * verbs_link: a link set up (protection domain, completion queue and
  * channel, queue pair, control buffers, engine: all before connect or
  * accept), connected, accepted or rejected, and freed; what it tells of
- * itself.
+ * itself.  Its latency lane's queue pair and cm_id come later
+ * (verbs_lane.c), but go here with the rest.
  */
 #include "config.h"
 
@@ -50,6 +51,7 @@ static int
 vl_cq(struct verbs_link *l, struct ibv_context *dev, char *err,
     size_t errlen)
 {
+	unsigned cqe = WIRE_LANES_MAX * (l->conf.sq_size + l->conf.rq_size);
 
 	snprintf(l->device, sizeof(l->device), "%s",
 	    ibv_get_device_name(dev->device));
@@ -66,12 +68,10 @@ vl_cq(struct verbs_link *l, struct ibv_context *dev, char *err,
 		    l->device, strerror(errno));
 		return (-1);
 	}
-	if ((l->cq = ibv_create_cq(dev,
-	    (int)(l->conf.sq_size + l->conf.rq_size), l, l->cc, 0)) == NULL) {
+	/* Every WR and receive of both lanes may complete at once. */
+	if ((l->cq = ibv_create_cq(dev, (int)cqe, l, l->cc, 0)) == NULL) {
 		say(err, errlen, "%s: cannot create a completion queue of %u "
-		    "entries: %s", l->device,
-		    (unsigned)(l->conf.sq_size + l->conf.rq_size),
-		    strerror(errno));
+		    "entries: %s", l->device, cqe, strerror(errno));
 		return (-1);
 	}
 	if (ibv_req_notify_cq(l->cq, 0)) {
@@ -82,9 +82,10 @@ vl_cq(struct verbs_link *l, struct ibv_context *dev, char *err,
 	return (0);
 }
 
-/* Its RC queue pair, both queues on the one completion queue. */
-static int
-vl_qp(struct verbs_link *l, char *err, size_t errlen)
+/* An RC queue pair on ${id}, both queues on the link's completion queue. */
+int
+verbs_qp_new(struct verbs_link *l, struct rdma_cm_id *id, char *err,
+    size_t errlen)
 {
 	struct ibv_qp_init_attr qa;
 
@@ -98,14 +99,18 @@ vl_qp(struct verbs_link *l, char *err, size_t errlen)
 	qa.cap.max_send_sge = 1;
 	qa.cap.max_recv_sge = 1;
 	qa.cap.max_inline_data = l->conf.inline_size;
-	if (rdma_create_qp(l->id, l->pd, &qa)) {
-		say(err, errlen, "%s: cannot create a queue pair (sq_size %u, "
-		    "rq_size %u, inline_size %u): %s", l->device,
-		    (unsigned)l->conf.sq_size, (unsigned)l->conf.rq_size,
-		    (unsigned)l->conf.inline_size, strerror(errno));
+	if (rdma_create_qp(id, l->pd, &qa)) {
+		say(err, errlen, "%s: cannot create a queue pair%s (sq_size "
+		    "%u, rq_size %u, inline_size %u): %s", l->device,
+		    id == l->id ? "" : " for lane 1", (unsigned)l->conf.sq_size,
+		    (unsigned)l->conf.rq_size, (unsigned)l->conf.inline_size,
+		    strerror(errno));
 		return (-1);
 	}
-	l->have_qp = 1;
+	if (id == l->id)
+		l->have_qp = 1;
+	else
+		l->have_qp1 = 1;
 	return (0);
 }
 
@@ -115,7 +120,9 @@ vl_buffers(struct verbs_link *l, char *err, size_t errlen)
 {
 	size_t sz;
 
-	sz = (size_t)(l->conf.sq_size + l->conf.rq_size) * WIRE_MSG_SIZE;
+	/* Room for a latency lane's too: the peer decides if it runs. */
+	sz = (size_t)WIRE_LANES_MAX * (l->conf.sq_size + l->conf.rq_size) *
+	    WIRE_MSG_SIZE;
 	if (verbs_charge(l, sz, 1) != 0) {
 		say(err, errlen, "max_memory: no room for the link's %zu bytes "
 		    "of control buffers: %llu bytes of ring memory are "
@@ -127,18 +134,19 @@ vl_buffers(struct verbs_link *l, char *err, size_t errlen)
 	}
 	l->ctrl_bytes = sz;
 	__atomic_fetch_add(&l->cm->control, sz, __ATOMIC_RELAXED);
-	if ((l->posted = calloc(l->conf.sq_size, sizeof(*l->posted))) ==
-	    NULL) {
+	if ((l->posted = calloc((size_t)WIRE_LANES_MAX * l->conf.sq_size,
+	    sizeof(*l->posted))) == NULL || (l->pend1 =
+	    calloc(l->conf.rq_size, sizeof(*l->pend1))) == NULL) {
 		say(err, errlen, "out of memory");
 		return (-1);
 	}
-	sz = (size_t)l->conf.sq_size * WIRE_MSG_SIZE;
+	sz = (size_t)WIRE_LANES_MAX * l->conf.sq_size * WIRE_MSG_SIZE;
 	if ((l->ctrl_send = calloc(1, sz)) == NULL ||
 	    (l->ctrl_send_mr = ibv_reg_mr(l->pd, l->ctrl_send, sz, 0)) == NULL) {
 		verbs_reg_failed(err, errlen, l->device, "send buffers", sz);
 		return (-1);
 	}
-	sz = (size_t)l->conf.rq_size * WIRE_MSG_SIZE;
+	sz = (size_t)WIRE_LANES_MAX * l->conf.rq_size * WIRE_MSG_SIZE;
 	if ((l->recv_buf = calloc(1, sz)) == NULL ||
 	    (l->recv_mr = ibv_reg_mr(l->pd, l->recv_buf, sz,
 	    IBV_ACCESS_LOCAL_WRITE)) == NULL) {
@@ -182,7 +190,8 @@ verbs_link_setup(struct verbs_link *l, char *err, size_t errlen)
 		say(err, errlen, "no RDMA device for this address");
 		return (-1);
 	}
-	if (vl_cq(l, l->id->verbs, err, errlen) || vl_qp(l, err, errlen) ||
+	if (vl_cq(l, l->id->verbs, err, errlen) ||
+	    verbs_qp_new(l, l->id, err, errlen) ||
 	    vl_buffers(l, err, errlen) || vl_engine(l, err, errlen))
 		return (-1);
 	/* A dead peer must be noticed in bounded time (see verbs.h). */
@@ -207,10 +216,12 @@ verbs_id_reject(struct rdma_cm_id *id, uint8_t why)
 int
 verbs_conn_param(struct verbs_link *l, struct rdma_conn_param *p)
 {
+	unsigned cap = l->conf.version_max;
 
-	/* Answer in the peer's version or older; connect capped as told. */
-	if (verbs_hello_make(l->e, l->passive ? l->peer_hello.version :
-	    l->conf.version_max, l->hello_mine) != 0)
+	/* Answer in the peer's version or older; both capped as told. */
+	if (l->passive && (cap == 0 || l->peer_hello.version < cap))
+		cap = l->peer_hello.version;
+	if (verbs_hello_make(l->e, cap, l->hello_mine) != 0)
 		return (-1);
 	l->have_mine = 1;
 	memset(p, 0, sizeof(*p));
@@ -223,6 +234,42 @@ verbs_conn_param(struct verbs_link *l, struct rdma_conn_param *p)
 	    VERBS_RETRY_COUNT;
 	p->rnr_retry_count = VERBS_RNR_RETRY;
 	return (0);
+}
+
+void
+verbs_lane_param(struct verbs_link *l, uint8_t hello[WIRE_HELLO_LEN],
+    struct rdma_conn_param *p)
+{
+	struct wire_hello h, mine;
+
+	memset(&h, 0, sizeof(h));
+	engine_lane_hello(l->e, &h);
+	/* Our lane-0 hello's nonce ties the lane to this link. */
+	if (wire_hello_decode(l->hello_mine, WIRE_HELLO_LEN, &mine) ==
+	    WIRE_OK)
+		memcpy(h.nonce, mine.nonce, sizeof(h.nonce));
+	wire_hello_encode(hello, &h);
+	memset(p, 0, sizeof(*p));
+	p->private_data = hello;
+	p->private_data_len = WIRE_HELLO_LEN;
+	p->responder_resources = 0;
+	p->initiator_depth = 0;
+	p->retry_count = l->conf.retry_count ? l->conf.retry_count :
+	    VERBS_RETRY_COUNT;
+	p->rnr_retry_count = VERBS_RNR_RETRY;
+}
+
+void
+verbs_vl_down(struct verbs_link *l, struct verbs_ev *ev, const char *why)
+{
+
+	if (l->e != NULL)
+		verbs_transport_fail(l, why);
+	l->state = L_DOWN;
+	ev->type = VERBS_EV_DOWN;
+	ev->link = l;
+	snprintf(ev->peer, sizeof(ev->peer), "%s", l->peer);
+	snprintf(ev->why, sizeof(ev->why), "%s", why);
 }
 
 struct verbs_link *
@@ -291,6 +338,9 @@ verbs_accept(struct verbs_link *l)
 	 */
 	engine_connected(l->e, &l->peer_hello);
 	l->state = L_ACCEPTING;
+	/* Its lane-1 request may come as soon as the peer sees the accept. */
+	if (engine_lanes(l->e) > 1)
+		l->lane1 = L1_WAITING;
 	return (0);
 }
 
@@ -316,6 +366,25 @@ verbs_dying_end(struct verbs_link *l)
 		verbs_link_destroy(l);
 }
 
+/* Lane 1's queue pair and cm_id go, the peer told if it was connected. */
+static void
+lane_free(struct verbs_link *l)
+{
+
+	if (l->have_qp1) {
+		rdma_destroy_qp(l->id1);
+		l->have_qp1 = 0;
+	}
+	if (l->id1 != NULL) {
+		if (l->lane1 == L1_CONNECTING || l->lane1 == L1_ACCEPTING ||
+		    l->lane1 == L1_UP)
+			rdma_disconnect(l->id1);
+		rdma_destroy_id(l->id1);
+		l->id1 = NULL;
+	}
+	l->lane1 = L1_NONE;
+}
+
 void
 verbs_link_free(struct verbs_link *l)
 {
@@ -326,6 +395,8 @@ verbs_link_free(struct verbs_link *l)
 		rdma_destroy_id(l->probe);
 		l->probe = NULL;
 	}
+	/* Both queue pairs go before anything they could touch. */
+	lane_free(l);
 	if (l->have_qp) {
 		rdma_destroy_qp(l->id);
 		l->have_qp = 0;
@@ -357,6 +428,7 @@ verbs_link_free(struct verbs_link *l)
 		ibv_dereg_mr(l->recv_mr);
 	free(l->ctrl_send);
 	free(l->posted);
+	free(l->pend1);
 	free(l->recv_buf);
 	if (l->ctrl_bytes != 0) {
 		budget_give(&l->cm->pinned, l->ctrl_bytes);
@@ -370,6 +442,7 @@ verbs_link_free(struct verbs_link *l)
 	l->ctrl_send_mr = l->recv_mr = NULL;
 	l->ctrl_send = l->recv_buf = NULL;
 	l->posted = NULL;
+	l->pend1 = NULL;
 	l->e = NULL;
 	l->freed = 1;
 	/*

@@ -236,6 +236,13 @@ verbs_cm_request(const struct verbs_cm *cm)
 	return (TAILQ_FIRST(&cm->reqs));
 }
 
+int
+verbs_request_lane(const struct verbs_request *r)
+{
+
+	return ((r->h.flags & WIRE_HELLO_LANE1) != 0);
+}
+
 const struct sockaddr *
 verbs_request_peer(const struct verbs_request *r, const char **text,
     int *auth)
@@ -266,6 +273,12 @@ verbs_request_take(struct verbs_request *r, struct verbs_ev *ev)
 	memcpy(ev->peer, r->peer, sizeof(ev->peer));
 	ev->peer_sa = r->peer_sa;
 	ev->type = VERBS_EV_REJECTED;
+	/* A link's second connection, not a link of its own. */
+	if (r->h.flags & WIRE_HELLO_LANE1) {
+		verbs_lane_take(r, ev);
+		request_free(r);
+		return;
+	}
 	/* From now on its events come with the links'. */
 	if (rdma_migrate_id(r->id, cm->ch)) {
 		snprintf(ev->why, sizeof(ev->why), "rdma_migrate_id: %s",

@@ -47,6 +47,8 @@ verbs_engine_conf(const struct verbs_link_conf *lc, uint8_t *ctrl_send,
 	ec->ctrl_send_addr = (uint64_t)(uintptr_t)ctrl_send;
 	ec->ctrl_send_lkey = lkey;
 	ec->resume = lc->resume;
+	/* Every link may run a latency lane; the peer's hello decides. */
+	ec->lanes = WIRE_LANES_MAX;
 }
 
 struct engine *

@@ -22,8 +22,11 @@ struct engine_conf;
 /**
  * verbs_engine_conf(lc, ctrl_send, lkey, ec):
  * The engine configuration of a link configured by ${lc}, whose control
- * records go out of ${ctrl_send} (lc->sq_size * WIRE_MSG_SIZE bytes,
- * registered under ${lkey}), into ${*ec}.
+ * records go out of ${ctrl_send} (WIRE_LANES_MAX * lc->sq_size *
+ * WIRE_MSG_SIZE bytes, registered under ${lkey}), into ${*ec}: a link that
+ * can run two lanes (engine_lanes), so its receive area is WIRE_LANES_MAX
+ * * lc->rq_size slots and its completion queue holds both lanes' WRs and
+ * receives.
  */
 void verbs_engine_conf(const struct verbs_link_conf *lc, uint8_t *ctrl_send,
     uint32_t lkey, struct engine_conf *ec);

@@ -67,8 +67,24 @@ cq_push(struct fab_side *s, const struct fab_cqe *c)
 	s->cq_n++;
 }
 
+/* Lane ${lane}'s queue pair at side ${s}. */
+static struct fab_lane *
+lane_of(struct fab_side *s, unsigned lane)
+{
+
+	return (lane == 0 ? &s->lane0 : &s->lane1);
+}
+
+/* The lanes side ${s}'s engine configuration asks room for. */
+static size_t
+lanes_conf(const struct fab_side *s)
+{
+
+	return (s->conf.lanes > 1 ? s->conf.lanes : 1);
+}
+
 static void
-wire_push(struct fab_side *s, const struct fab_wr *w)
+wire_push(struct fab_lane *s, const struct fab_wr *w)
 {
 
 	if (s->wire_n == s->wire_cap) {
@@ -186,9 +202,10 @@ side_areas(struct fab *f, int i, const struct engine_conf *c)
 	struct fab_side *s = &f->side[i];
 
 	s->conf = *c;
-	s->recv_buf = calloc(c->rq_size, WIRE_MSG_SIZE);
+	s->recv_buf = calloc(lanes_conf(s) * c->rq_size, WIRE_MSG_SIZE);
 	s->posted = calloc(c->rq_size, sizeof(uint32_t));
-	if (!s->recv_buf || !s->posted)
+	s->lane1.posted = calloc(c->rq_size, sizeof(uint32_t));
+	if (!s->recv_buf || !s->posted || !s->lane1.posted)
 		return (violation(f, "out of memory"));
 	return (0);
 }
@@ -200,7 +217,8 @@ side_init(struct fab *f, int i, const struct engine_conf *c)
 
 	if (side_areas(f, i, c) != 0)
 		return (-1);
-	if ((s->ctrl_send = calloc(c->sq_size, WIRE_MSG_SIZE)) == NULL)
+	if ((s->ctrl_send = calloc(lanes_conf(s) * c->sq_size,
+	    WIRE_MSG_SIZE)) == NULL)
 		return (violation(f, "out of memory"));
 	s->conf.ctrl_send = s->ctrl_send;
 	s->conf.ctrl_send_addr = (uint64_t)(uintptr_t)s->ctrl_send;
@@ -245,6 +263,41 @@ trace_error(struct fab *f, int i)
 }
 
 /*
+ * Lane 1 of engines that run two (engine_lanes), as its second
+ * connection would: its receives posted first, then the lane-1 hellos,
+ * each with its side's lane-0 nonce, and up.
+ */
+static int
+lane_pair(struct fab *f)
+{
+	struct wire_hello h[2], d;
+	uint8_t buf[WIRE_HELLO_LEN];
+	int i;
+
+	if (engine_lanes(f->side[0].e) != engine_lanes(f->side[1].e))
+		return (violation(f, "the sides disagree on their lanes"));
+	if (engine_lanes(f->side[0].e) < 2)
+		return (0);
+	for (i = 0; i < 2; i++) {
+		if (fab_pump(f, i) != 0 ||
+		    f->side[i].lane1.posted_n != f->side[i].conf.rq_size)
+			return (violation(f, "side %d: lane 1's receives were "
+			    "not all posted before connecting it", i));
+		memset(&h[i], 0, sizeof(h[i]));
+		engine_lane_hello(f->side[i].e, &h[i]);
+		memcpy(h[i].nonce, f->side[i].nonce, WIRE_NONCE_LEN);
+	}
+	for (i = 0; i < 2; i++) {
+		wire_hello_encode(buf, &h[i]);
+		fab_trace(f, buf, sizeof(buf));
+		if (wire_hello_decode(buf, sizeof(buf), &d) != WIRE_OK)
+			return (violation(f, "lane-1 hello does not decode"));
+		(void)engine_lane_up(f->side[1 - i].e, &d);
+	}
+	return (0);
+}
+
+/*
  * Post both engines' initial receives, exchange hellos (each link with
  * nonces of its own) and connect them: side 0 initiates.
  */
@@ -278,6 +331,8 @@ connect_pair(struct fab *f)
 			return (violation(f, "hello does not decode"));
 		engine_connected(f->side[1 - i].e, &d);
 	}
+	if (lane_pair(f) != 0)
+		return (-1);
 	/*
 	 * The last link's directions are done with (a failed engine restored
 	 * its WRITEs when it failed): what they crossed is kept.
@@ -410,10 +465,15 @@ fab_free(struct fab *f)
 			engine_free(s->e);
 		for (j = 0; j < s->wire_n; j++)
 			free(s->wire[(s->wire_head + j) % s->wire_cap].inl);
+		for (j = 0; j < s->lane1.wire_n; j++)
+			free(s->lane1.wire[(s->lane1.wire_head + j) %
+			    s->lane1.wire_cap].inl);
 		free(s->wire);
+		free(s->lane1.wire);
 		free(s->cq);
 		free(s->mrs);
 		free(s->posted);
+		free(s->lane1.posted);
 		free(s->recv_buf);
 		free(s->ctrl_send);
 		seal_pair_wipe(&s->seal);
@@ -433,17 +493,22 @@ fab_pump(struct fab *f, int i)
 	struct fab_side *s = &f->side[i];
 	struct engine_wr wrs[16];
 	uint32_t slots[16];
+	struct fab_lane *q;
 	struct fab_wr fw;
 	int n, k, total = 0, sealing;
 
 	while ((n = engine_take_recvs(s->e, slots, 16)) > 0) {
 		for (k = 0; k < n; k++) {
-			if (s->posted_n >= s->conf.rq_size)
+			q = lane_of(s, engine_slot_lane(s->e, slots[k]));
+			if (q == &s->lane1 && s->conf.lanes < 2)
+				return (violation(f, "side %d posted a lane-1 "
+				    "receive on a link of one lane", i));
+			if (q->posted_n >= s->conf.rq_size)
 				return (violation(f, "side %d posted more "
 				    "receives than its queue holds", i));
-			s->posted[(s->posted_head + s->posted_n) %
+			q->posted[(q->posted_head + q->posted_n) %
 			    s->conf.rq_size] = slots[k];
-			s->posted_n++;
+			q->posted_n++;
 		}
 	}
 	do {
@@ -451,12 +516,19 @@ fab_pump(struct fab *f, int i)
 		for (k = 0; k < n; k++) {
 			struct engine_wr *w = &wrs[k];
 
-			if (++s->outstanding > s->conf.sq_size)
+			if (w->lane > 1 || (w->lane == 1 &&
+			    engine_lanes(s->e) < 2))
+				return (violation(f, "side %d posted a work "
+				    "request on lane %u, which it does not "
+				    "run", i, (unsigned)w->lane));
+			q = lane_of(s, w->lane);
+			if (++q->outstanding > s->conf.sq_size)
 				return (violation(f, "side %d overflowed its "
-				    "send queue (%u)", i,
+				    "lane %u send queue (%u)", i,
+				    (unsigned)w->lane,
 				    (unsigned)s->conf.sq_size));
-			if (s->outstanding > s->max_outstanding)
-				s->max_outstanding = s->outstanding;
+			if (q->outstanding > s->max_outstanding)
+				s->max_outstanding = q->outstanding;
 			if (w->len == 0 || w->len > WIRE_WRITE_MAX ||
 			    (w->op == ENGINE_WR_SEND &&
 			    w->len > WIRE_MSG_SIZE))
@@ -478,13 +550,14 @@ fab_pump(struct fab *f, int i)
 				    "does not seal"));
 			memset(&fw, 0, sizeof(fw));
 			fw.wr = *w;
+			fw.n = q->posted_wrs++;
 			if (w->inlined) {
 				if ((fw.inl = malloc(w->len)) == NULL)
 					abort();
 				memcpy(fw.inl, (void *)(uintptr_t)w->local_addr,
 				    w->len);
 			}
-			wire_push(s, &fw);
+			wire_push(q, &fw);
 			s->wrs_posted++;
 			if (w->op == ENGINE_WR_SEND ||
 			    w->op == ENGINE_WR_SEND_IMM)
@@ -522,18 +595,39 @@ mr_find(struct fab_side *s, uint64_t addr, uint64_t len, uint32_t rkey,
 	return (NULL);
 }
 
-/* Take the oldest posted receive of side ${s}, as the HCA would. */
+/* Take the oldest receive posted on side ${i}'s lane ${lane}, as the HCA
+ * would. */
 static int
-take_recv(struct fab *f, int i, uint32_t *slot)
+take_recv(struct fab *f, int i, unsigned lane, uint32_t *slot)
 {
 	struct fab_side *s = &f->side[i];
+	struct fab_lane *q = lane_of(s, lane);
 
-	if (s->posted_n == 0)
-		return (violation(f, "RNR: side %d had no receive posted", i));
-	*slot = s->posted[s->posted_head];
-	s->posted_head = (s->posted_head + 1) % s->conf.rq_size;
-	s->posted_n--;
+	if (q->posted_n == 0)
+		return (violation(f, "RNR: side %d had no receive posted%s",
+		    i, lane ? " on lane 1" : ""));
+	*slot = q->posted[q->posted_head];
+	q->posted_head = (q->posted_head + 1) % s->conf.rq_size;
+	q->posted_n--;
 	return (0);
+}
+
+/* A lane with work in flight from side ${s}: either, when both have. */
+static int
+lane_pick(struct fab *f, const struct fab_side *s)
+{
+	uint64_t x;
+
+	if (s->lane1.wire_n == 0)
+		return (0);
+	if (s->wire_n == 0)
+		return (1);
+	x = f->lane_rng != 0 ? f->lane_rng : 0x9e3779b97f4a7c15ull;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	f->lane_rng = x;
+	return ((int)(x >> 32) & 1);
 }
 
 /**
@@ -545,7 +639,15 @@ take_recv(struct fab *f, int i, uint32_t *slot)
 int
 fab_deliver(struct fab *f, int i)
 {
+
+	return (fab_deliver_lane(f, i, lane_pick(f, &f->side[i])));
+}
+
+int
+fab_deliver_lane(struct fab *f, int i, int lane)
+{
 	struct fab_side *s = &f->side[i], *r = &f->side[1 - i];
+	struct fab_lane *q = lane_of(s, lane ? 1 : 0);
 	struct fab_wr fw;
 	struct fab_cqe c;
 	const uint8_t *src;
@@ -555,16 +657,17 @@ fab_deliver(struct fab *f, int i)
 
 	if (f->failed)
 		return (-1);
-	if (s->wire_n == 0)
+	if (q->wire_n == 0)
 		return (0);
-	fw = s->wire[s->wire_head];
-	s->wire_head = (s->wire_head + 1) % s->wire_cap;
-	s->wire_n--;
+	fw = q->wire[q->wire_head];
+	q->wire_head = (q->wire_head + 1) % q->wire_cap;
+	q->wire_n--;
 	src = fw.inl ? fw.inl : (const uint8_t *)(uintptr_t)fw.wr.local_addr;
 
 	memset(&c, 0, sizeof(c));
 	/* A plain WRITE (sealed data) takes no receive and completes none. */
-	if (fw.wr.op != ENGINE_WR_WRITE && take_recv(f, 1 - i, &slot))
+	if (fw.wr.op != ENGINE_WR_WRITE &&
+	    take_recv(f, 1 - i, fw.wr.lane, &slot))
 		goto out;
 	c.slot = slot;
 	c.len = fw.wr.len;
@@ -597,6 +700,8 @@ fab_deliver(struct fab *f, int i)
 	}
 	trace_nums(f, 6, (uint64_t)i, (uint64_t)fw.wr.op, (uint64_t)c.len,
 	    (uint64_t)c.imm, (uint64_t)c.slot, (uint64_t)fw.wr.signaled);
+	if (fw.wr.lane != 0)
+		trace_nums(f, 1, (uint64_t)fw.wr.lane);
 	fab_trace(f, dst, c.len);
 	if (fw.wr.op != ENGINE_WR_WRITE)
 		cq_push(r, &c);
@@ -604,6 +709,8 @@ fab_deliver(struct fab *f, int i)
 		memset(&c, 0, sizeof(c));
 		c.kind = FAB_CQE_SEND;
 		c.wr_id = fw.wr.wr_id;
+		c.lane = fw.wr.lane;
+		c.n = fw.n;
 		cq_push(s, &c);
 	}
 out:
@@ -621,6 +728,7 @@ int
 fab_complete(struct fab *f, int i)
 {
 	struct fab_side *s = &f->side[i];
+	struct fab_lane *q;
 	struct fab_cqe c;
 
 	if (s->cq_n == 0)
@@ -641,9 +749,11 @@ fab_complete(struct fab *f, int i)
 		    s->recv_buf + (size_t)c.slot * WIRE_MSG_SIZE, c.len);
 		break;
 	case FAB_CQE_SEND:
-		/* A signalled completion retires every WR before it. */
-		s->outstanding -= c.wr_id + 1 - s->completed_upto;
-		s->completed_upto = c.wr_id + 1;
+		/* A signalled completion retires every WR before it on its
+		 * lane. */
+		q = lane_of(s, c.lane);
+		q->outstanding -= c.n + 1 - q->completed_upto;
+		q->completed_upto = c.n + 1;
 		engine_on_send_done(s->e, c.wr_id);
 		break;
 	}
@@ -670,7 +780,7 @@ fab_inject(struct fab *f, int i, int kind, const uint8_t *buf,
 
 	trace_nums(f, 4, (uint64_t)i, (uint64_t)kind, (uint64_t)len,
 	    (uint64_t)imm);
-	if (take_recv(f, i, &slot))
+	if (take_recv(f, i, 0, &slot))
 		return (-1);
 	dst = s->recv_buf + (size_t)slot * WIRE_MSG_SIZE;
 	if (kind == FAB_CQE_RECV || kind == FAB_CQE_RECV_TAG) {
@@ -775,22 +885,32 @@ fab_set_mem(struct fab *f, int i, const struct engine_mem *mem)
 	engine_set_mem(s->e, mem);
 }
 
+/* Everything in flight on lane ${q} of side ${s} is gone, and so is its
+ * queue pair: its receives and send queue with it. */
+static void
+lane_drop(struct fab_side *s, struct fab_lane *q)
+{
+	size_t j;
+
+	for (j = 0; j < q->wire_n; j++)
+		free(q->wire[(q->wire_head + j) % q->wire_cap].inl);
+	s->wrs_lost += q->wire_n;
+	q->wire_head = q->wire_n = 0;
+	q->posted_head = q->posted_n = 0;
+	q->outstanding = 0;
+	q->completed_upto = 0;
+	q->posted_wrs = 0;
+}
+
 /* Everything in flight from side ${i} and in its completion queue is gone. */
 static void
 side_drop(struct fab_side *s)
 {
-	size_t j;
 
-	for (j = 0; j < s->wire_n; j++)
-		free(s->wire[(s->wire_head + j) % s->wire_cap].inl);
-	s->wrs_lost += s->wire_n;
+	lane_drop(s, &s->lane0);
+	lane_drop(s, &s->lane1);
 	s->cqes_lost += s->cq_n;
-	s->wire_head = s->wire_n = 0;
 	s->cq_head = s->cq_n = 0;
-	/* The queue pair goes: its receives and send queue with it. */
-	s->posted_head = s->posted_n = 0;
-	s->outstanding = 0;
-	s->completed_upto = 0;
 }
 
 int
@@ -801,8 +921,8 @@ fab_break(struct fab *f, const size_t deliver[2])
 
 	/* What the wire carried before it broke still lands, unseen. */
 	for (i = 0; i < 2; i++) {
-		for (k = 0; k < deliver[i] && f->side[i].wire_n > 0 &&
-		    rc == 0; k++) {
+		for (k = 0; k < deliver[i] && (f->side[i].wire_n > 0 ||
+		    f->side[i].lane1.wire_n > 0) && rc == 0; k++) {
 			if (fab_deliver(f, i) < 0)
 				rc = -1;
 			f->side[i].wrs_landed_unseen++;
@@ -846,5 +966,6 @@ fab_busy(const struct fab *f)
 {
 
 	return (f->side[0].wire_n || f->side[1].wire_n ||
+	    f->side[0].lane1.wire_n || f->side[1].lane1.wire_n ||
 	    f->side[0].cq_n || f->side[1].cq_n);
 }

@@ -3,12 +3,15 @@
  * fabric: two rstream engines joined by an in-memory RC "wire".
  *
  * It behaves like the hardware where it matters to the protocol: each
- * direction executes work requests in posting order; a WRITE reads the
+ * direction of each lane (queue pair; two when the engines run a latency
+ * lane, engine_lanes) executes work requests in posting order, the two
+ * lanes' in any interleaving; a WRITE reads the
  * sender's memory when it executes (not when it is posted, unless
  * inline) and lands only inside a registered receive region with the
  * right rkey; every WRITE WITH IMM and SEND consumes the receiver's
- * oldest posted receive, and finding none is an RNR error; completions
- * queue up per side and are fed back when the caller says so.  The caller
+ * oldest receive posted on its lane, and finding none is an RNR error;
+ * completions of both lanes queue up per side (one completion queue)
+ * and are fed back when the caller says so.  The caller
  * decides the interleaving (the simulator at random, unit tests by hand).
  *
  * A link can be lost and replaced (fab_relink): the failed engines go to
@@ -38,6 +41,7 @@
 struct fab_wr {
 	struct engine_wr wr;
 	uint8_t *inl;		/* inline copy taken at post time */
+	uint64_t n;		/* its number on its lane, from 0 */
 };
 
 struct fab_cqe {
@@ -46,6 +50,8 @@ struct fab_cqe {
 	uint32_t imm;
 	uint32_t len;
 	uint64_t wr_id;
+	uint8_t lane;		/* FAB_CQE_SEND: the WR's lane */
+	uint64_t n;		/* and its number there (fab_wr.n) */
 };
 #define FAB_CQE_RECV		1
 #define FAB_CQE_RECV_IMM	2
@@ -59,17 +65,36 @@ struct fab_mr {
 	int stale;		/* registered for an earlier link */
 };
 
-struct fab_side {
-	struct engine *e;
-	struct engine_conf conf;
-	uint8_t *ctrl_send;
-	uint8_t *recv_buf;
+/* One lane's queue pair at one side. */
+struct fab_lane {
 	uint32_t *posted;		/* receive slots, FIFO */
 	size_t posted_head, posted_n;
 	uint64_t outstanding;		/* send WRs not yet completed */
 	uint64_t completed_upto;	/* WRs up to here completed */
 	struct fab_wr *wire;		/* in flight towards the other side */
 	size_t wire_head, wire_n, wire_cap;
+	uint64_t posted_wrs;		/* WRs posted on it, this link */
+};
+
+struct fab_side {
+	struct engine *e;
+	struct engine_conf conf;
+	uint8_t *ctrl_send;		/* conf.lanes (at least 1) areas */
+	uint8_t *recv_buf;		/* conf.lanes * rq_size slots */
+	/* Lane 0's queue pair, also by the names of the one-lane fabric. */
+	union {
+		struct fab_lane lane0;
+		struct {
+			uint32_t *posted;
+			size_t posted_head, posted_n;
+			uint64_t outstanding;
+			uint64_t completed_upto;
+			struct fab_wr *wire;
+			size_t wire_head, wire_n, wire_cap;
+			uint64_t posted_wrs;
+		};
+	};
+	struct fab_lane lane1;		/* the latency lane's (engine_lanes) */
 	struct fab_cqe *cq;
 	size_t cq_head, cq_n, cq_cap;
 	struct fab_mr *mrs;
@@ -120,6 +145,8 @@ struct fab {
 	 * same give the same hash (fab_trace adds the caller's own).
 	 */
 	uint64_t trace;
+	/* Which lane fab_deliver takes when both have work (xorshift). */
+	uint64_t lane_rng;
 };
 
 /**
@@ -132,7 +159,9 @@ void fab_trace(struct fab *f, const void *p, size_t n);
  * fab_init(f, a, b):
  * Create both engines with configurations ${a} and ${b} (their control
  * buffers are allocated here), post the initial receives, exchange hellos
- * and connect.  Returns 0, or -1 with f->err set.
+ * and connect; and when they run two lanes (engine_lanes), post lane 1's
+ * receives, exchange lane-1 hellos and bring it up (engine_lane_up).
+ * Returns 0, or -1 with f->err set.
  */
 int fab_init(struct fab *f, const struct engine_conf *a,
     const struct engine_conf *b);
@@ -229,6 +258,14 @@ int fab_pump(struct fab *f, int i);
  * violation (RNR, a WRITE outside any region).
  */
 int fab_deliver(struct fab *f, int i);
+
+/**
+ * fab_deliver_lane(f, i, lane):
+ * fab_deliver, from lane ${lane} (0 or 1) of side ${i}.  fab_deliver
+ * takes the lane that has work, or either at random (f->lane_rng) when
+ * both have.
+ */
+int fab_deliver_lane(struct fab *f, int i, int lane);
 
 /**
  * fab_complete(f, i):

@@ -30,6 +30,12 @@
  *              or are reset on both sides when resume_time passes
  *              without one; a peer that never proves the resume secret
  *              fails the new link after handshake_timeout
+ *   lanes      a link of version 8 runs two lanes on both sides (one in
+ *              version 7: step-down); a lane-1 request that matches no
+ *              link waiting for one, or repeats a link's, is refused and
+ *              counted; lane 1 lost alone fails the link, and its
+ *              streams resume on the next; a daemon held to version 7
+ *              (max_version), either one, gives links of one lane
  */
 #include "config.h"
 
@@ -507,7 +513,7 @@ test_rotation(void)
 	out_link(&A, "t", &li);
 	st = stats(&A, "t");
 	ok(li.state == LINK_UP && li.failures == 0 && li.failures_total == 2 &&
-	    li.last_error[0] == '\0' && li.version == 7 &&
+	    li.last_error[0] == '\0' && li.version == WIRE_VERSION &&
 	    strcmp(li.peer, SERVE) == 0, "rotation: A shows it up to %s, "
 	    "version %u, 0 failures in a row, %llu in all", li.peer,
 	    li.version, (unsigned long long)li.failures_total);
@@ -517,7 +523,7 @@ test_rotation(void)
 	    (unsigned long long)st->link_reconnects);
 	in_links(&B, &up, &susp, &bi);
 	ok(strncmp(bi.peer, SRC ":", strlen(SRC) + 1) == 0 && bi.version ==
-	    7 && B.links_rejected == 0 && B.auth_failures == 0,
+	    WIRE_VERSION && B.links_rejected == 0 && B.auth_failures == 0,
 	    "rotation: B shows one link, from %s, version %u, nothing "
 	    "rejected", bi.peer, bi.version);
 
@@ -649,22 +655,27 @@ pair(const char *what, const struct simverbs_peer *p, const char *b,
 static void
 test_stepdown(void)
 {
-	struct simverbs_peer older = { .speaks = 6 };
+	struct simverbs_peer older = { .speaks = 7 };
 	struct link_info li, bi;
 	unsigned up, susp;
 
-	pair("step-down: B speaks version 6 at most", &older, "", "");
+	pair("step-down: B speaks version 7 at most", &older, "", "");
 	ok(until(both_up), "step-down: the link comes up");
 	out_link(&A, "t", &li);
 	in_links(&B, &up, &susp, &bi);
-	ok(simverbs_attempts() == 2 && att(0)->version == 7 &&
-	    att(0)->outcome == SIMVERBS_REJECTED && att(0)->note_version == 6 &&
-	    att(1)->version == 6 && strcmp(att(1)->dst, att(0)->dst) == 0 &&
-	    att(1)->outcome == SIMVERBS_UP, "step-down: version 7 refused "
-	    "with a note saying 6, then exactly one more attempt to the same "
-	    "address saying 6 (%zu attempts)", simverbs_attempts());
-	ok(li.version == 6 && bi.version == 6, "step-down: up in version 6 "
+	ok(simverbs_attempts() == 2 && att(0)->version == 8 &&
+	    att(0)->outcome == SIMVERBS_REJECTED && att(0)->note_version == 7 &&
+	    att(1)->version == 7 && strcmp(att(1)->dst, att(0)->dst) == 0 &&
+	    att(1)->outcome == SIMVERBS_UP, "step-down: version 8 refused "
+	    "with a note saying 7, then exactly one more attempt to the same "
+	    "address saying 7 (%zu attempts)", simverbs_attempts());
+	ok(li.version == 7 && bi.version == 7, "step-down: up in version 7 "
 	    "on both sides (A %u, B %u)", li.version, bi.version);
+	/* Version 7 has no latency lane: one queue pair, as before it. */
+	ok(li.st.lanes == 1 && bi.st.lanes == 1 && li.st.lane[1].wrs == 0 &&
+	    bi.st.lane[1].wrs == 0, "step-down: one lane on both sides in "
+	    "version 7 (A %u, B %u)", (unsigned)li.st.lanes,
+	    (unsigned)bi.st.lanes);
 	ok(A.stepdowns == 1 && A.stepdowns_refused == 0 &&
 	    li.failures_total == 0 && stats(&A, "t")->link_failures == 0,
 	    "step-down: A counts 1 step-down and no failure");
@@ -680,8 +691,12 @@ test_stepdown(void)
 	ok(attempts(3, 0) && until(both_up), "step-down: lost, the "
 	    "link comes up again");
 	out_link(&A, "t", &li);
-	ok(att(2)->version == 7 && li.version == 7 && A.stepdowns == 1,
-	    "step-down: not sticky: the next attempt says 7, and is up in 7");
+	in_links(&B, &up, &susp, &bi);
+	ok(att(2)->version == 8 && li.version == 8 && A.stepdowns == 1,
+	    "step-down: not sticky: the next attempt says 8, and is up in 8");
+	ok(li.st.lanes == 2 && bi.st.lanes == 2, "step-down: and runs two "
+	    "lanes again (A %u, B %u)", (unsigned)li.st.lanes,
+	    (unsigned)bi.st.lanes);
 	end("step-down");
 }
 
@@ -692,7 +707,7 @@ test_min_version(void)
 		.answers = 4 };
 	struct link_info li;
 	size_t i;
-	int all7 = 1;
+	int all8 = 1;
 
 	pair("min_version: B speaks version 4 at most", &old4, "",
 	    "min_version = 5;");
@@ -700,15 +715,15 @@ test_min_version(void)
 	out_link(&A, "t", &li);
 	/* (The last one's answer may be on its way.) */
 	for (i = 0; i < simverbs_attempts(); i++)
-		all7 &= att(i)->version == 7 && (att(i)->note_version == 4 ||
+		all8 &= att(i)->version == 8 && (att(i)->note_version == 4 ||
 		    i + 1 == simverbs_attempts());
-	ok(all7, "min_version: every attempt said 7, each refused with a "
+	ok(all8, "min_version: every attempt said 8, each refused with a "
 	    "note saying 4: no step below min_version 5");
 	ok(A.stepdowns == 0 && A.stepdowns_refused == 2 && li.failures == 2,
 	    "min_version: A counts the refusals, not as step-downs (%llu), "
 	    "and as failures (%d)", (unsigned long long)A.stepdowns_refused,
 	    (int)li.failures);
-	ok(strcmp(li.last_error, "the peer refused protocol version 7 and "
+	ok(strcmp(li.last_error, "the peer refused protocol version 8 and "
 	    "speaks 4 at most (an older rstreamd, or a forged reject); not "
 	    "stepping down below min_version 5") == 0, "min_version: the "
 	    "error says so: %s", li.last_error);
@@ -722,7 +737,7 @@ test_min_version(void)
 	    "min_version = 5;");
 	ok(attempts(2, 0), "min_version, answer: two attempts");
 	out_link(&A, "t", &li);
-	ok(att(0)->version == 7 && att(0)->outcome == SIMVERBS_UP &&
+	ok(att(0)->version == 8 && att(0)->outcome == SIMVERBS_UP &&
 	    A.stepdowns_refused == 1 && A.stepdowns == 0 &&
 	    li.failures == 1 && strcmp(li.last_error, "the peer answered in "
 	    "protocol version 4, below min_version 5") == 0,
@@ -744,16 +759,16 @@ test_talked_down(void)
 	    &down, "", "");
 	ok(attempts(5, 1), "talked down: five attempts");
 	out_link(&A, "t", &li);
-	ok(att(0)->version == 7 && att(1)->version == 6 &&
-	    att(2)->version == 7 && att(3)->version == 6 &&
-	    att(4)->version == 7, "talked down: the attempts say 7, 6, 7, 6, "
-	    "7: a step-down's own refusal does not step again");
+	ok(att(0)->version == 8 && att(1)->version == 7 &&
+	    att(2)->version == 8 && att(3)->version == 7 &&
+	    att(4)->version == 8, "talked down: the attempts say 8, 7, 8, 7, "
+	    "8: a step-down's own refusal does not step again");
 	ok(gap(0) < 100 && within(gap(1), 100) && gap(2) < 100 &&
 	    within(gap(3), 200), "talked down: step-downs at once, failures "
 	    "after the back-off (%lld, %lld, %lld, %lld ms)", gap(0), gap(1),
 	    gap(2), gap(3));
 	ok(A.stepdowns == 2 && li.failures == 2 && strcmp(li.last_error,
-	    "the peer refused protocol version 6 too, which it had asked "
+	    "the peer refused protocol version 7 too, which it had asked "
 	    "for (a forged reject, or a peer that changed); not stepping "
 	    "down twice") == 0, "talked down: A counts 2 "
 	    "step-downs and 2 failures, and says why it stopped: %s",
@@ -985,6 +1000,134 @@ test_proof(void)
 	end("proof");
 }
 
+/* -------------------------------------------------------------- lanes */
+
+static size_t forged_att;
+
+/* The forged lane-1 request got its answer. */
+static int
+forged_answered(void)
+{
+
+	return (att(forged_att)->outcome == SIMVERBS_REJECTED ||
+	    att(forged_att)->outcome == SIMVERBS_ACCEPTED);
+}
+
+/* A lane-1 request from A's CM to B, with ${nonce} (NULL: a repeat of
+ * the link's own): whether B refused it with a note, and its link to A
+ * stayed up. */
+static int
+forged_refused(const uint8_t *nonce)
+{
+	struct verbs_link *l;
+	int ok;
+
+	forged_att = simverbs_attempts();
+	l = simverbs_lane_request(A.cm, SERVE, nonce);
+	ok = until(forged_answered) && att(forged_att)->outcome ==
+	    SIMVERBS_REJECTED && att(forged_att)->noted;
+	/* Its answer first, then it goes, as the daemon's links do. */
+	(void)loop_run_once(lp, 0);
+	verbs_link_free(l);
+	return (ok && both_up());
+}
+
+static void
+test_lanes(void)
+{
+	struct flow up = { -1, -1, 0, 0, 0, 1 }, down = up;
+	struct link_info li, bi;
+	uint8_t nonce[16];
+	char extra[200];
+	unsigned nup, susp;
+	int refused;
+
+	snprintf(extra, sizeof(extra), "key_file = \"%s/key\"; resume_time = "
+	    "1;", dir);
+	pair("lanes: a latency lane on every link of version 8", NULL, extra,
+	    extra);
+	ok(until(both_up) && stream_open(&up, &down, 11) &&
+	    carry(&up, &down, 65536), "lanes: a stream carries 64 KiB each "
+	    "way");
+	out_link(&A, "t", &li);
+	in_links(&B, &nup, &susp, &bi);
+	ok(li.version == 8 && bi.version == 8 && li.st.lanes == 2 &&
+	    bi.st.lanes == 2, "lanes: both daemons show 2 lanes (A %u, B %u)",
+	    (unsigned)li.st.lanes, (unsigned)bi.st.lanes);
+
+	/* Anyone can send a lane-1 request: it joins no link but its own. */
+	memset(nonce, 0x5a, sizeof(nonce));
+	refused = forged_refused(nonce);
+	ok(refused && B.links_rejected == 1, "lanes: a lane-1 request that "
+	    "matches no link is refused with a note and counted (%llu); the "
+	    "link stays up", (unsigned long long)B.links_rejected);
+	refused = forged_refused(NULL);
+	ok(refused && B.links_rejected == 2, "lanes: so is one that repeats "
+	    "the link's own lane 1 (%llu)",
+	    (unsigned long long)B.links_rejected);
+	ok(carry(&up, &down, 4096) && A.auth_failures == 0 &&
+	    B.auth_failures == 0, "lanes: the stream carries on");
+
+	/* Lane 1 lost alone: the whole link fails, and the streams resume. */
+	flow_put(&up, up.sent + 32768);
+	flow_put(&down, down.sent + 32768);
+	(void)loop_run_once(lp, 0);
+	ok(simverbs_lane_drop(SERVE) == 1 && until(a_suspended), "lanes: "
+	    "lane 1 disconnected: the link fails, the stream is suspended on "
+	    "both sides");
+	out_link(&A, "t", &li);
+	ok(strcmp(li.last_error, "peer disconnected lane 1") == 0 ||
+	    li.state == LINK_UP, "lanes: A says why (unless up again): %s",
+	    li.last_error);
+	ok(until(resumed) && carry(&up, &down, 65536), "lanes: a new link, "
+	    "the stream resumes, every byte arrives once, in order (%llu and "
+	    "%llu)", (unsigned long long)up.got,
+	    (unsigned long long)down.got);
+	out_link(&A, "t", &li);
+	in_links(&B, &nup, &susp, &bi);
+	ok(li.st.lanes == 2 && bi.st.lanes == 2 && li.failures_total == 1,
+	    "lanes: the new link runs 2 lanes too (A %u, B %u)",
+	    (unsigned)li.st.lanes, (unsigned)bi.st.lanes);
+	stream_close();
+	end("lanes");
+}
+
+/* A daemon held to version 7 (max_version): its links run one lane. */
+static void
+test_max_version(void)
+{
+	struct flow up = { -1, -1, 0, 0, 0, 1 }, down = up;
+	struct link_info li, bi;
+	unsigned nup, susp;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		begin(i == 0 ? "lanes: B has max_version = 7" :
+		    "lanes: A has max_version = 7");
+		start(&B, "b", "handshake_timeout = 1; listen = \"%s\"; %s\n"
+		    "tunnels = ( { name = \"t\"; target = \"unix:%s\"; %s } );",
+		    SERVE, i == 0 ? "max_version = 7;" : "", target, SIZES);
+		start(&A, "a", "handshake_timeout = 1; source = \"%s\"; %s\n"
+		    "tunnels = ( { name = \"t\"; accept = \"unix:%s/t.sock\"; "
+		    "peer = \"%s\"; %s } );", SRC, i == 1 ?
+		    "max_version = 7;" : "", dir, SERVE, SIZES);
+		ok(until(both_up) && stream_open(&up, &down, 13) &&
+		    carry(&up, &down, 65536), "max_version: a stream carries "
+		    "64 KiB each way");
+		out_link(&A, "t", &li);
+		in_links(&B, &nup, &susp, &bi);
+		ok(simverbs_attempts() == 1 && att(0)->version == (i == 0 ?
+		    8u : 7u) && A.stepdowns == 0, "max_version: one attempt, "
+		    "saying %u, no step-down", att(0)->version);
+		ok(li.version == 7 && bi.version == 7 && li.st.lanes == 1 &&
+		    bi.st.lanes == 1, "max_version: up in 7 with one lane on "
+		    "both sides (A %u %u, B %u %u)", li.version,
+		    (unsigned)li.st.lanes, bi.version, (unsigned)bi.st.lanes);
+		stream_close();
+		end("max_version");
+	}
+}
+
 int
 main(void)
 {
@@ -1015,6 +1158,8 @@ main(void)
 	test_busy();
 	test_resume();
 	test_proof();
+	test_lanes();
+	test_max_version();
 
 	close(tgt_lfd);
 	unlink(target);

@@ -17,7 +17,10 @@
  *   while accepting, has its peer told (DISCONNECTED, or a reject without
  *   a note for a request never answered), unless its path broke; a link
  *   freed gets no event after (its id is gone), and a request whose
- *   connecting side gave up goes from the listener's queue.
+ *   connecting side gave up goes from the listener's queue.  A link of
+ *   two lanes (engine_lanes) connects its lane 1 as a second connection,
+ *   as verbs_lane.c does (simverbs_lane.c), its traffic on lane 1 of the
+ *   link's fabric; the link is UP once both lanes are.
  * - The fabric.  A connection is one struct fab: side 0 the connecting
  *   link's, side 1 the accepting one's, each with the engine its link made
  *   (verbs_pure's, from its verbs_link_conf), attached (fab_attach).  Every
@@ -78,359 +81,16 @@
 #include "verbs_pure.h"
 #include "wire.h"
 
-static TAILQ_HEAD(, verbs_cm) cms = TAILQ_HEAD_INITIALIZER(cms);
-static TAILQ_HEAD(, verbs_listener) listeners =
-    TAILQ_HEAD_INITIALIZER(listeners);
+/* Each CM a number of its own, for its default source address. */
 static unsigned ncms;
-/* Queue pair numbers are never used twice, as on one HCA. */
-static uint32_t next_qpn = 0x100;
-static uint16_t next_port = 40000;
-
-/* What the test set, and what it reads back. */
-#define KNOBS_MAX 16
-static struct {
-	char addr[64];
-	struct simverbs_peer p;
-} knobs[KNOBS_MAX];
-static size_t nknobs;
-/* Every attempt ever (a link keeps its index); those since the last
- * simverbs_reset from att_base. */
-static struct simverbs_attempt *atts;
-static size_t natts, atts_cap, att_base;
-
-/* --------------------------------------- what a test sets and reads */
-
-static const struct simverbs_peer *
-peer_at(const char *addr)
-{
-	static const struct simverbs_peer plain;
-	size_t i;
-
-	for (i = 0; i < nknobs; i++)
-		if (strcmp(knobs[i].addr, addr) == 0)
-			return (&knobs[i].p);
-	return (&plain);
-}
-
-void
-simverbs_peer(const char *addr, const struct simverbs_peer *p)
-{
-	size_t i;
-
-	for (i = 0; i < nknobs && strcmp(knobs[i].addr, addr) != 0; i++)
-		;
-	if (i == KNOBS_MAX)
-		abort();
-	if (i == nknobs)
-		nknobs++;
-	snprintf(knobs[i].addr, sizeof(knobs[i].addr), "%s", addr);
-	memset(&knobs[i].p, 0, sizeof(knobs[i].p));
-	if (p != NULL)
-		knobs[i].p = *p;
-}
-
-void
-simverbs_reset(void)
-{
-
-	nknobs = 0;
-	att_base = natts;
-	sv_error_clear();
-}
-
-size_t
-simverbs_attempts(void)
-{
-
-	return (natts - att_base);
-}
-
-const struct simverbs_attempt *
-simverbs_attempt(size_t i)
-{
-
-	return (i < natts - att_base ? &atts[att_base + i] : NULL);
-}
-
-/* ${l}'s attempt, or NULL (an incoming link). */
-static struct simverbs_attempt *
-att_of(const struct verbs_link *l)
-{
-
-	return (l->att >= 0 ? &atts[l->att] : NULL);
-}
-
-/* Connecting link ${l} makes an attempt, from now. */
-static void
-att_new(struct verbs_link *l)
-{
-	struct simverbs_attempt *a;
-
-	if (natts == atts_cap) {
-		atts_cap = atts_cap ? atts_cap * 2 : 64;
-		if ((atts = realloc(atts, atts_cap * sizeof(*atts))) == NULL)
-			abort();
-	}
-	l->att = (long)natts;
-	a = &atts[natts++];
-	memset(a, 0, sizeof(*a));
-	snprintf(a->dst, sizeof(a->dst), "%s", l->peer);
-	a->start_ms = loop_now_ms();
-}
-
-/* ------------------------------------------------ the CM's channels */
-
-static void
-chan_push(struct sv_chan *c, struct sv_event *ev)
-{
-	uint64_t one = 1;
-
-	TAILQ_INSERT_TAIL(&c->q, ev, entry);
-	if (write(c->fd, &one, sizeof(one)) != (ssize_t)sizeof(one))
-		abort();
-}
-
-/* The channel's fd reads as it should: readable while events wait. */
-static void
-chan_settle(struct sv_chan *c)
-{
-	uint64_t n;
-
-	if (TAILQ_EMPTY(&c->q) && read(c->fd, &n, sizeof(n)) < 0 &&
-	    errno != EAGAIN)
-		abort();
-}
-
-static struct sv_event *
-chan_pop(struct sv_chan *c)
-{
-	struct sv_event *ev;
-
-	if (c->fd < 0 || (ev = TAILQ_FIRST(&c->q)) == NULL)
-		return (NULL);
-	TAILQ_REMOVE(&c->q, ev, entry);
-	chan_settle(c);
-	return (ev);
-}
-
-/* Send an event of ${type} for link ${l} to channel ${c}. */
-static struct sv_event *
-post(struct sv_chan *c, enum sv_type type, struct verbs_link *l,
-    const void *data, size_t len)
-{
-	struct sv_event *ev = sv_zalloc(sizeof(*ev));
-
-	ev->type = type;
-	ev->l = l;
-	if (len > sizeof(ev->data))
-		abort();
-	if (len > 0)
-		memcpy(ev->data, data, len);
-	ev->len = len;
-	chan_push(c, ev);
-	return (ev);
-}
-
-/* Events for ${l} (or at listener ${ls}) go from ${c}, unanswered. */
-static void
-chan_purge(struct sv_chan *c, const struct verbs_link *l,
-    const struct verbs_listener *ls, void (*gone)(struct sv_event *))
-{
-	struct sv_event *ev, *next;
-
-	for (ev = TAILQ_FIRST(&c->q); ev != NULL; ev = next) {
-		next = TAILQ_NEXT(ev, entry);
-		if ((l != NULL && ev->l == l) || (ls != NULL && ev->ls == ls)) {
-			TAILQ_REMOVE(&c->q, ev, entry);
-			if (gone != NULL)
-				gone(ev);
-			free(ev);
-		}
-	}
-	chan_settle(c);
-}
-
-/* ----------------------------------- refusals, and requests that go */
-
-/*
- * Connecting link ${l}'s request is rejected with IB CM reason ${status}
- * and ${note} (NULL: none), as its attempt records.
- */
-static void
-reject_to(struct verbs_link *l, int status, const struct wire_note *note)
-{
-	struct simverbs_attempt *a;
-	uint8_t buf[WIRE_NOTE_LEN] = { 0 };
-	struct sv_event *ev;
-
-	if (l == NULL)
-		return;
-	a = att_of(l);
-	if (note != NULL)
-		wire_note_encode(buf, note);
-	ev = post(&l->cm->ch, SV_REJECTED, l, buf, note != NULL ?
-	    sizeof(buf) : 0);
-	ev->status = status;
-	if (a == NULL)
-		return;
-	a->outcome = status == 8 ? SIMVERBS_NOBODY : SIMVERBS_REJECTED;
-	a->noted = note != NULL;
-	a->note_version = note != NULL ? note->version : 0;
-	a->busy = note != NULL && note->why == WIRE_NOTE_BUSY;
-}
-
-/* A listener's refusal of connecting link ${from}'s hello (byte 4 of
- * ${hello}: its version) for ${why}: the note its address's host says. */
-static void
-refuse(struct verbs_link *from, const uint8_t *hello, uint8_t why)
-{
-	const struct simverbs_peer *p;
-	struct wire_note n = { WIRE_VERSION, why };
-
-	if (from == NULL)
-		return;
-	p = peer_at(from->peer);
-	if (p->noted < 0 && hello != NULL && hello[4] > 1)
-		n.version = (uint8_t)(hello[4] - 1);
-	else if (p->noted > 0)
-		n.version = (uint8_t)p->noted;
-	else if (p->speaks != 0)
-		n.version = (uint8_t)p->speaks;
-	reject_to(from, 28, &n);
-}
-
-/* A request event that a listener's end leaves unanswered: the kernel
- * rejects it, without a note. */
-static void
-request_orphaned(struct sv_event *ev)
-{
-
-	reject_to(ev->l, 28, NULL);
-}
-
-/* Request ${r} goes, its connecting side refused for ${why} first
- * (enum wire_note_why; -1: not). */
-static void
-request_go(struct verbs_request *r, int why)
-{
-
-	if (why >= 0)
-		refuse(r->from, NULL, (uint8_t)why);
-	TAILQ_REMOVE(&r->cm->reqs, r, entry);
-	free(r);
-}
-
-/* Connecting link ${l} goes: its requests go from every listener. */
-static void
-requests_abandon(struct verbs_link *l)
-{
-	struct verbs_request *r;
-	struct verbs_cm *cm;
-
-	TAILQ_FOREACH(cm, &cms, entry) {
-		if (cm->lch.fd >= 0)
-			chan_purge(&cm->lch, l, NULL, NULL);
-		TAILQ_FOREACH(r, &cm->reqs, entry) {
-			if (r->from != l)
-				continue;
-			r->from = NULL;
-			post(&cm->lch, SV_GAVE_UP, NULL, NULL, 0);
-		}
-	}
-}
 
 /* --------------------------------------- links: made, set up, freed */
-
-static struct verbs_link *
-sv_link_new(struct verbs_cm *cm, const struct verbs_link_conf *conf,
-    void *user)
-{
-	struct verbs_link *l = sv_zalloc(sizeof(*l));
-
-	l->cm = cm;
-	l->conf = *conf;
-	l->user = user;
-	l->efd = -1;
-	l->att = -1;
-	snprintf(l->peer, sizeof(l->peer), "?");
-	snprintf(l->device, sizeof(l->device), "?");
-	TAILQ_INSERT_TAIL(&cm->links, l, entry);
-	return (l);
-}
-
-/*
- * ${l}'s queues on side ${l->side} of its connection: its completion
- * channel, control buffers (charged), engine, every receive posted.
- */
-static int
-sv_setup(struct verbs_link *l, char *err, size_t errlen)
-{
-	struct verbs_cm *cm = l->cm;
-	struct engine_conf ec;
-	uint64_t sz = (uint64_t)(l->conf.sq_size + l->conf.rq_size) *
-	    WIRE_MSG_SIZE;
-
-	snprintf(l->device, sizeof(l->device), "sim0");
-	l->qpn = next_qpn++;
-	if ((l->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
-		snprintf(err, errlen, "eventfd: %s", strerror(errno));
-		return (-1);
-	}
-	l->armed = 1;
-	if (budget_take(&cm->pinned, cm->max_pinned, sz) != 0) {
-		snprintf(err, errlen, "max_memory: no room for %llu bytes of "
-		    "control buffers", (unsigned long long)sz);
-		errno = ENOBUFS;
-		return (-1);
-	}
-	l->ctrl_bytes = sz;
-	cm->control += sz;
-	l->ctrl_send = sv_zalloc((size_t)l->conf.sq_size * WIRE_MSG_SIZE);
-	verbs_engine_conf(&l->conf, l->ctrl_send, l->qpn, &ec);
-	if ((l->e = verbs_engine_new(&l->conf, l->passive, &ec, err,
-	    errlen)) == NULL)
-		return (-1);
-	if (fab_attach(&l->conn->f, l->side, &ec, l->e) != 0) {
-		snprintf(err, errlen, "out of memory");
-		return (-1);
-	}
-	l->conn->end[l->side] = l;
-	if (verbs_link_flush(l)) {
-		snprintf(err, errlen, "cannot post receives: %s",
-		    engine_error(l->e));
-		return (-1);
-	}
-	return (0);
-}
 
 const char *
 verbs_link_device(const struct verbs_link *l)
 {
 
 	return (l->device);
-}
-
-/* Every receive goes up before connect and accept (DESIGN). */
-static void
-check_posted(const struct verbs_link *l)
-{
-	const struct fab_side *s = &l->conn->f.side[l->side];
-
-	if (s->posted_n != s->conf.rq_size)
-		sv_error("%s: %zu of %u receives posted before %s", l->peer,
-		    s->posted_n, (unsigned)s->conf.rq_size, l->passive ?
-		    "accepting" : "connecting");
-}
-
-/* ${l} is down for ${why}: a DOWN event in ${ev}. */
-static void
-sv_down(struct verbs_link *l, struct verbs_ev *ev, const char *why)
-{
-
-	sv_transport_fail(l, why);
-	l->state = L_DOWN;
-	ev->type = VERBS_EV_DOWN;
-	snprintf(ev->why, sizeof(ev->why), "%s", why);
 }
 
 /* ${l} goes: its peer hears of it as the CM would tell it. */
@@ -443,10 +103,10 @@ tell_peer(struct verbs_link *l)
 	if (o == NULL || c->cut)
 		return;
 	if (l->passive && l->state == L_INCOMING)
-		reject_to(o, 28, NULL);
+		sv_reject_to(o, 28, NULL);
 	else if (l->state == L_UP || l->state == L_ACCEPTING ||
 	    l->state == L_CONNECTING)
-		post(&o->cm->ch, SV_DISCONNECTED, o, NULL, 0);
+		sv_post(&o->cm->ch, SV_DISCONNECTED, o, NULL, 0);
 }
 
 void
@@ -458,9 +118,9 @@ verbs_link_free(struct verbs_link *l)
 		return;
 	/* Its id goes: no event for it after this. */
 	if (l->cm->ch.fd >= 0)
-		chan_purge(&l->cm->ch, l, NULL, NULL);
+		sv_chan_purge(&l->cm->ch, l, NULL, NULL);
 	if (!l->passive)
-		requests_abandon(l);
+		sv_requests_abandon(l);
 	tell_peer(l);
 	l->stopped = 1;
 	if (l->conn != NULL && l->conn->end[l->side] == l) {
@@ -477,7 +137,7 @@ verbs_link_free(struct verbs_link *l)
 	if (l->efd >= 0)
 		close(l->efd);
 	l->efd = -1;
-	if ((a = att_of(l)) != NULL)
+	if ((a = sv_att_of(l)) != NULL)
 		a->end_ms = loop_now_ms();
 	TAILQ_REMOVE(&l->cm->links, l, entry);
 	l->freed = 1;
@@ -498,33 +158,12 @@ verbs_link_hellos(const struct verbs_link *l,
 
 /* ----------------------------------------- connecting and accepting */
 
-/* The listener that takes requests to ${sa}, or NULL. */
-static struct verbs_listener *
-listener_at(const struct sockaddr *sa)
-{
-	const struct sockaddr_in *any = NULL;
-	struct verbs_listener *ls;
-
-	TAILQ_FOREACH(ls, &listeners, entry) {
-		if (addr_same((const struct sockaddr *)&ls->sa, sa, 1))
-			return (ls);
-		if (ls->sa.ss_family == AF_INET && sa->sa_family == AF_INET)
-			any = (const struct sockaddr_in *)(void *)&ls->sa;
-		if (any != NULL && any->sin_addr.s_addr == INADDR_ANY &&
-		    any->sin_port ==
-		    ((const struct sockaddr_in *)(const void *)sa)->sin_port)
-			return (ls);
-		any = NULL;
-	}
-	return (NULL);
-}
-
 /* Connecting link ${l}'s route is known: queues, a hello, the request. */
 static void
 on_resolved(struct verbs_link *l, struct verbs_ev *ev)
 {
-	struct simverbs_attempt *a = att_of(l);
-	const struct simverbs_peer *p = peer_at(l->peer);
+	struct simverbs_attempt *a = sv_att_of(l);
+	const struct simverbs_peer *p = sv_peer_at(l->peer);
 	struct verbs_listener *ls;
 	struct sv_event *req;
 	char err[200];
@@ -540,7 +179,7 @@ on_resolved(struct verbs_link *l, struct verbs_ev *ev)
 		return;
 	}
 	l->conn->have[0] = 1;
-	check_posted(l);
+	sv_check_posted(l);
 	l->state = L_CONNECTING;
 	if (a != NULL)
 		a->version = l->conn->hello[0][4];
@@ -549,22 +188,25 @@ on_resolved(struct verbs_link *l, struct verbs_ev *ev)
 			a->outcome = SIMVERBS_DARK;
 		return;
 	}
-	if ((ls = listener_at((const struct sockaddr *)&l->dst)) == NULL) {
-		reject_to(l, 8, NULL);
+	if ((ls = sv_listener_at((const struct sockaddr *)&l->dst)) == NULL) {
+		sv_reject_to(l, 8, NULL);
 		return;
 	}
-	req = post(&ls->cm->lch, SV_REQUEST, l, l->conn->hello[0],
+	req = sv_post(&ls->cm->lch, SV_REQUEST, l, l->conn->hello[0],
 	    WIRE_HELLO_LEN);
 	req->ls = ls;
 }
 
-/* Connected: a connecting side reads the accepting side's hello first. */
+/*
+ * Lane 0 connected: a connecting side reads the accepting side's hello
+ * first; a link of two lanes is up once its lane 1 is too (lane_event).
+ */
 static void
 on_established(struct verbs_link *l, const struct sv_event *sev,
     struct verbs_ev *ev)
 {
 	struct verbs_link *o = l->conn->end[1];
-	struct simverbs_attempt *a = att_of(l);
+	struct simverbs_attempt *a = sv_att_of(l);
 	struct wire_hello h;
 	char why[200];
 	int werr;
@@ -580,13 +222,14 @@ on_established(struct verbs_link *l, const struct sv_event *sev,
 		engine_connected(l->e, &h);
 		/* The accepting side is established by our RTU. */
 		if (o != NULL && o->state == L_ACCEPTING)
-			post(&o->cm->ch, SV_ESTABLISHED, o, NULL, 0);
+			sv_post(&o->cm->ch, SV_ESTABLISHED, o, NULL, 0);
 		if (a != NULL) {
 			a->outcome = SIMVERBS_UP;
 			a->up_ms = loop_now_ms();
 		}
 	}
 	l->state = L_UP;
+	l->up0 = 1;
 	memset(&l->hca, 0, sizeof(l->hca));
 	snprintf(l->hca.device, sizeof(l->hca.device), "%s", l->device);
 	snprintf(l->hca.transport, sizeof(l->hca.transport), "sim");
@@ -599,9 +242,16 @@ on_established(struct verbs_link *l, const struct sv_event *sev,
 	o = l->conn->end[1 - l->side];
 	l->hca.peer_qpn = o != NULL ? o->qpn : 0;
 	l->have_hca = 1;
-	ev->type = VERBS_EV_UP;
-	if (verbs_link_flush(l))
-		sv_down(l, ev, engine_error(l->e));
+	if (!l->passive && engine_error(l->e) == NULL &&
+	    engine_lanes(l->e) > 1) {
+		/* Its second connection resolves in one event too. */
+		l->lane1 = L1_RESOLVING;
+		sv_post(&l->cm->ch, SV_RESOLVED, l, NULL, 0)->lane = 1;
+		return;
+	}
+	if (l->lane1 != L1_NONE && l->lane1 != L1_UP)
+		return;
+	sv_up_event(l, ev);
 }
 
 const struct hca_info *
@@ -647,11 +297,10 @@ verbs_connect(struct verbs_cm *cm, const struct sockaddr *dst,
 	}
 	sin = (struct sockaddr_in *)(void *)&l->src;
 	if (l->src.ss_family == AF_INET)
-		sin->sin_port = htons(next_port);
-	next_port = next_port == 60999 ? 40000 : next_port + 1;
-	att_new(l);
+		sin->sin_port = htons(sv_next_port());
+	sv_att_new(l);
 	l->state = L_RESOLVING;
-	post(&cm->ch, SV_RESOLVED, l, NULL, 0);
+	sv_post(&cm->ch, SV_RESOLVED, l, NULL, 0);
 	return (l);
 }
 
@@ -660,7 +309,7 @@ verbs_reject(struct verbs_link *l)
 {
 
 	if (l->state == L_INCOMING)
-		refuse(l->conn->end[0], NULL, WIRE_NOTE_REFUSED);
+		sv_refuse(l->conn->end[0], NULL, WIRE_NOTE_REFUSED);
 	l->state = L_DOWN;
 }
 
@@ -675,28 +324,32 @@ verbs_accept(struct verbs_link *l)
 	if (l->state != L_INCOMING)
 		return (-1);
 	from = l->conn->end[0];
-	p = peer_at(from != NULL ? from->peer : "");
+	p = sv_peer_at(from != NULL ? from->peer : "");
 	/* Answer in the peer's version or older (and the host's own). */
 	cap = l->peer_hello.version;
+	if (l->conf.version_max != 0 && l->conf.version_max < cap)
+		cap = l->conf.version_max;
 	if (p->answers != 0 && p->answers < cap)
 		cap = p->answers;
 	if (from == NULL ||
 	    verbs_hello_make(l->e, cap, l->conn->hello[1]) != 0) {
 		sv_transport_fail(l, from == NULL ? "rdma_accept failed" :
 		    "no random numbers available yet");
-		refuse(from, NULL, WIRE_NOTE_REFUSED);
+		sv_refuse(from, NULL, WIRE_NOTE_REFUSED);
 		l->state = L_DOWN;
 		return (-1);
 	}
 	l->conn->have[1] = 1;
-	check_posted(l);
-	post(&from->cm->ch, SV_ESTABLISHED, from, l->conn->hello[1],
+	sv_check_posted(l);
+	sv_post(&from->cm->ch, SV_ESTABLISHED, from, l->conn->hello[1],
 	    WIRE_HELLO_LEN);
-	if ((a = att_of(from)) != NULL)
+	if ((a = sv_att_of(from)) != NULL)
 		a->outcome = SIMVERBS_ACCEPTED;
 	/* The peer may send as soon as it sees our accept. */
 	engine_connected(l->e, &l->peer_hello);
 	l->state = L_ACCEPTING;
+	if (engine_lanes(l->e) > 1)
+		l->lane1 = L1_WAITING;
 	return (0);
 }
 
@@ -711,7 +364,7 @@ simverbs_cut(const char *addr)
 	struct sv_conn *c;
 	int n = 0, i;
 
-	TAILQ_FOREACH(cm, &cms, entry) {
+	TAILQ_FOREACH(cm, &sv_cms, entry) {
 		TAILQ_FOREACH(l, &cm->links, entry) {
 			if ((c = l->conn) == NULL || c->cut || l->passive ||
 			    strcmp(l->peer, addr) != 0)
@@ -760,7 +413,7 @@ verbs_cm_new(char *err, size_t errlen)
 	TAILQ_INIT(&cm->reqs);
 	TAILQ_INIT(&cm->links);
 	cm->n = ++ncms;
-	TAILQ_INSERT_TAIL(&cms, cm, entry);
+	TAILQ_INSERT_TAIL(&sv_cms, cm, entry);
 	return (cm);
 }
 
@@ -798,7 +451,7 @@ verbs_cm_free(struct verbs_cm *cm)
 	while ((ev = TAILQ_FIRST(&cm->lch.q)) != NULL) {
 		TAILQ_REMOVE(&cm->lch.q, ev, entry);
 		if (ev->type == SV_REQUEST)
-			request_orphaned(ev);
+			sv_request_orphaned(ev);
 		free(ev);
 	}
 	while ((ev = TAILQ_FIRST(&cm->ch.q)) != NULL) {
@@ -809,7 +462,7 @@ verbs_cm_free(struct verbs_cm *cm)
 		close(cm->ch.fd);
 	if (cm->lch.fd >= 0)
 		close(cm->lch.fd);
-	TAILQ_REMOVE(&cms, cm, entry);
+	TAILQ_REMOVE(&sv_cms, cm, entry);
 	free(cm);
 }
 
@@ -858,13 +511,15 @@ verbs_cm_handle(struct verbs_cm *cm, struct verbs_ev *ev)
 	struct verbs_link *l;
 
 	memset(ev, 0, sizeof(*ev));
-	if ((sev = chan_pop(&cm->ch)) == NULL)
+	if ((sev = sv_chan_pop(&cm->ch)) == NULL)
 		return (0);
 	l = sev->l;
 	ev->link = l;
 	snprintf(ev->peer, sizeof(ev->peer), "%s", l->peer);
 	/* The links' channel carries nothing else. */
-	if (sev->type == SV_RESOLVED) {
+	if (sev->lane) {
+		sv_lane_event(l, sev, ev);
+	} else if (sev->type == SV_RESOLVED) {
 		on_resolved(l, ev);
 	} else if (sev->type == SV_ESTABLISHED) {
 		on_established(l, sev, ev);
@@ -887,7 +542,7 @@ verbs_link_user(const struct verbs_link *l)
 	return (l->user);
 }
 
-/* ------------------------------------- listeners and their requests */
+/* ------------------------------------- sv_listeners and their requests */
 
 struct verbs_listener *
 verbs_listen(struct verbs_cm *cm, const char *host, const char *port,
@@ -913,7 +568,7 @@ verbs_listen(struct verbs_cm *cm, const char *host, const char *port,
 		errno = EINVAL;
 		return (NULL);
 	}
-	if (listener_at(ai->ai_addr) != NULL) {
+	if (sv_listener_at(ai->ai_addr) != NULL) {
 		freeaddrinfo(ai);
 		snprintf(err, errlen, "cannot listen for RDMA links on %s: "
 		    "%s", host, strerror(EADDRINUSE));
@@ -925,7 +580,7 @@ verbs_listen(struct verbs_cm *cm, const char *host, const char *port,
 	ls->conf = *conf;
 	memcpy(&ls->sa, ai->ai_addr, ai->ai_addrlen);
 	freeaddrinfo(ai);
-	TAILQ_INSERT_TAIL(&listeners, ls, entry);
+	TAILQ_INSERT_TAIL(&sv_listeners, ls, entry);
 	return (ls);
 }
 
@@ -952,8 +607,8 @@ verbs_listener_free(struct verbs_listener *ls)
 
 	if (ls == NULL)
 		return;
-	chan_purge(&ls->cm->lch, NULL, ls, request_orphaned);
-	TAILQ_REMOVE(&listeners, ls, entry);
+	sv_chan_purge(&ls->cm->lch, NULL, ls, sv_request_orphaned);
+	TAILQ_REMOVE(&sv_listeners, ls, entry);
 	free(ls);
 }
 
@@ -962,7 +617,7 @@ static void
 on_request(struct verbs_listener *ls, const struct sv_event *sev)
 {
 	struct verbs_link *from = sev->l;
-	const struct simverbs_peer *p = peer_at(from->peer);
+	const struct simverbs_peer *p = sv_peer_at(from->peer);
 	const struct sockaddr *psa = (const struct sockaddr *)&from->src;
 	struct verbs_request *r;
 	struct wire_hello h;
@@ -976,17 +631,25 @@ on_request(struct verbs_listener *ls, const struct sv_event *sev)
 	addr_text(psa, peer, sizeof(peer));
 	if (verbs_gate_ask(ls->gate, ls->gate_arg, psa, peer, werr, &h,
 	    &why) != 0) {
-		refuse(from, sev->data, why);
+		sv_refuse(from, sev->data, why);
 		return;
 	}
 	r = sv_zalloc(sizeof(*r));
 	r->cm = ls->cm;
+	r->lane = sev->lane;
 	r->from = from;
 	r->conf = ls->conf;
 	r->h = h;
 	memcpy(r->peer, peer, sizeof(r->peer));
 	memcpy(&r->peer_sa, psa, sizeof(r->peer_sa));
 	TAILQ_INSERT_TAIL(&ls->cm->reqs, r, entry);
+}
+
+int
+verbs_request_lane(const struct verbs_request *r)
+{
+
+	return (r->lane);
 }
 
 const struct sockaddr *
@@ -1005,7 +668,7 @@ verbs_cm_handle_listen(struct verbs_cm *cm)
 	struct verbs_request *r, *next;
 	struct sv_event *sev;
 
-	if ((sev = chan_pop(&cm->lch)) == NULL)
+	if ((sev = sv_chan_pop(&cm->lch)) == NULL)
 		return (0);
 	if (sev->type == SV_REQUEST) {
 		on_request(sev->ls, sev);
@@ -1014,7 +677,7 @@ verbs_cm_handle_listen(struct verbs_cm *cm)
 		for (r = TAILQ_FIRST(&cm->reqs); r != NULL; r = next) {
 			next = TAILQ_NEXT(r, entry);
 			if (r->from == NULL)
-				request_go(r, -1);
+				sv_request_go(r, -1);
 		}
 	}
 	free(sev);
@@ -1032,7 +695,7 @@ void
 verbs_request_refuse(struct verbs_request *r, uint8_t why)
 {
 
-	request_go(r, why);
+	sv_request_go(r, why);
 }
 
 void
@@ -1047,7 +710,11 @@ verbs_request_take(struct verbs_request *r, struct verbs_ev *ev)
 	ev->type = VERBS_EV_REJECTED;
 	if (from == NULL) {
 		snprintf(ev->why, sizeof(ev->why), "the peer gave up");
-		request_go(r, -1);
+		sv_request_go(r, -1);
+		return;
+	}
+	if (r->lane) {
+		sv_lane_take(r, ev);
 		return;
 	}
 	l = sv_link_new(r->cm, &r->conf, NULL);
@@ -1060,7 +727,7 @@ verbs_request_take(struct verbs_request *r, struct verbs_ev *ev)
 	snprintf(l->peer, sizeof(l->peer), "%s", r->peer);
 	ev->peer_auth = (r->h.flags & WIRE_HELLO_AUTH) != 0;
 	ev->peer_ident = (r->h.flags & WIRE_HELLO_IDENTITY) != 0;
-	request_go(r, -1);
+	sv_request_go(r, -1);
 	if (sv_setup(l, err, sizeof(err)) == 0) {
 		l->state = L_INCOMING;
 		ev->type = VERBS_EV_INCOMING;
@@ -1068,7 +735,7 @@ verbs_request_take(struct verbs_request *r, struct verbs_ev *ev)
 		return;
 	}
 	snprintf(ev->why, sizeof(ev->why), "%s", err);
-	refuse(from, NULL, WIRE_NOTE_REFUSED);
+	sv_refuse(from, NULL, WIRE_NOTE_REFUSED);
 	l->state = L_DOWN;
 	verbs_link_free(l);
 }

@@ -55,6 +55,26 @@ void simverbs_peer(const char *addr, const struct simverbs_peer *p);
 int simverbs_cut(const char *addr);
 
 /**
+ * simverbs_lane_drop(addr):
+ * Lane 1 of every link to ${addr} that runs one is disconnected, as its
+ * RDMA CM connection alone ending would tell both ends (lane 0 and the
+ * path stay).  Returns how many.
+ */
+int simverbs_lane_drop(const char *addr);
+
+/**
+ * simverbs_lane_request(cm, dst, nonce):
+ * A lane-1 connect request to the listener at ${dst}, from ${cm}, that
+ * belongs to no link of its own: its hello says LANE1 and nonce
+ * ${nonce}; NULL: the nonce and source address of the newest link
+ * connected to ${dst}, whose lane 1 the request repeats.  It is an
+ * attempt (simverbs_attempt) of its own; the link returned stands for
+ * it (its owner frees it with verbs_link_free once it ended).
+ */
+struct verbs_link *simverbs_lane_request(struct verbs_cm *cm,
+    const char *dst, const uint8_t *nonce);
+
+/**
  * simverbs_deaf(cm, deaf):
  * While ${deaf}, the links of ${cm} hear nothing: what arrives for them
  * lands (the fabric acknowledges it, as an HCA does) but their
