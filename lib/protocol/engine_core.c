@@ -171,6 +171,8 @@ eng_slot_alloc(struct engine *e)
 {
 	uint32_t id = e->free_head;
 	struct stream *s;
+	uint64_t lseq;
+	uint8_t lane;
 
 	if (id != NIL)
 		e->free_head = e->s[id].next_free;
@@ -179,9 +181,18 @@ eng_slot_alloc(struct engine *e)
 	else
 		return (NIL);
 	s = &e->s[id];
+	lane = s->lane;
+	lseq = s->lseq;
 	/* qpush sets the next[] links; in[] is zero: in no queue. */
 	memset(s, 0, sizeof(*s));
 	s->next_free = NIL;
+	/*
+	 * The id's last stream may have WRs outstanding on a lane (its
+	 * CLOSE): the new one, under the same id, keeps its lane until they
+	 * completed, so its OPEN cannot pass them (eng_lane_free).
+	 */
+	s->lane = lane;
+	s->lseq = lseq;
 	e->st.streams_active++;
 	return (id);
 }

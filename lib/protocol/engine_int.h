@@ -272,6 +272,11 @@ struct engine {
 	uint32_t peer_rq;
 	unsigned rx_lane;	/* the lane of the message being read */
 	unsigned tx_lane;	/* the lane of the SEND being built */
+	/* Lane 1 opens once lane 0's SENDs up to lane1_at completed, after
+	 * the peer proved itself and any resume settled (eng_lane1_latch);
+	 * send0_end: lane 0's sequence number after its last SEND. */
+	int lane1_latched;
+	uint64_t lane1_at, send0_end;
 	struct idq repost;	/* slots to post, lanes * rq_size entries */
 	uint32_t msg_credit_threshold;
 	uint32_t signal_every;
@@ -467,6 +472,11 @@ void eng_emit(struct engine *e, unsigned lane, struct engine_wr *w,
 
 /* Does the link carry streams' records and eager data on lane 1 now? */
 int eng_lane1_open(const struct engine *e);
+
+/* Authenticated, no resume to come or under way: lane 1 opens once
+ * lane 0's SENDs so far completed (a resume offered later closes it
+ * again until it settled). */
+void eng_lane1_latch(struct engine *e);
 
 /* May stream ${s} post on ${lane}: none of its WRs outstanding on the
  * other? */

@@ -16,15 +16,18 @@
 
 /*
  * Can the stream put data on the wire now?  Not before a RING_AT or a
- * resume answer it owes: those say where and from which byte it writes.
+ * resume answer it owes: those say where and from which byte it writes;
+ * nor before its OPEN_OK, which on a link of two lanes need not go first
+ * on its own.
  */
 static int
-tx_ready(const struct stream *s)
+tx_ready(const struct engine *e, const struct stream *s)
 {
 
 	return (s->state == S_OPEN &&
 	    !(s->flags & (F_TERM_SENT | F_RESET | F_SUSP | F_RESUMING)) &&
 	    !(s->rs & RS_RING_AT) && !(s->ctrl & C_RESUME) &&
+	    !(e->lanes > 1 && (s->ctrl & C_OPEN_OK)) &&
 	    s->tx.app > s->tx.sent &&
 	    s->tx.sent - s->tx.peer < s->tx.peer_ring.size);
 }
@@ -45,7 +48,7 @@ eng_wait_update(struct engine *e, uint32_t id)
 	if (s->state == S_OPEN && s->tx.app > s->tx.sent &&
 	    !(s->flags & (F_RESET | F_TERM_SENT | F_SUSP)))
 		w = s->tx.sent - s->tx.peer >= s->tx.peer_ring.size ? W_CREDIT :
-		    tx_ready(s) ? W_SQ : W_NONE;
+		    tx_ready(e, s) ? W_SQ : W_NONE;
 	if (s->wait != W_NONE && now > s->wait_at) {
 		d = now - s->wait_at;
 		if (s->wait == W_CREDIT) {
@@ -73,7 +76,7 @@ eng_tx_queue(struct engine *e, uint32_t id)
 {
 	struct stream *s = &e->s[id];
 
-	if (!tx_ready(s))
+	if (!tx_ready(e, s))
 		return;
 	if (s->backlogged)
 		eng_qpush(e, Q_TX, id);
@@ -88,19 +91,44 @@ eng_msg_avail(const struct engine *e, unsigned lane)
 	return (e->ln[lane].peer_posted - e->ln[lane].msgs_sent);
 }
 
+/*
+ * May lane 1 carry streams' records now?  Not before the peer proved
+ * itself, nor while a resume may still come or is under way: its records
+ * and the OPENs after them keep one order, lane 0's.
+ */
+static int
+lane1_may(const struct engine *e)
+{
+
+	return (e->lanes > 1 && engine_authenticated(e) &&
+	    engine_resume_settled(e) && !e->res.offer_due &&
+	    e->res.left == 0 && idq_len(&e->res.gone) == 0 &&
+	    e->res.wait == 0 &&
+	    (e->res.ask == RES_ASK_NONE || e->res.ask == RES_PROVEN) &&
+	    e->res.serve != RES_DENYING && e->res.serve != RES_PROVING);
+}
+
+void
+eng_lane1_latch(struct engine *e)
+{
+
+	if (!lane1_may(e)) {
+		e->lane1_latched = 0;
+		return;
+	}
+	/* ... and then only once lane 0's SENDs so far completed. */
+	if (!e->lane1_latched) {
+		e->lane1_latched = 1;
+		e->lane1_at = e->send0_end;
+	}
+}
+
 int
 eng_lane1_open(const struct engine *e)
 {
 
-	/*
-	 * Not before the peer proved itself, nor while a resume is under
-	 * way: its records and the OPENs after them keep one order, lane 0's.
-	 */
-	return (e->lanes > 1 && engine_authenticated(e) &&
-	    !e->res.offer_due && e->res.left == 0 &&
-	    idq_len(&e->res.gone) == 0 &&
-	    (e->res.ask == RES_ASK_NONE || e->res.ask == RES_PROVEN) &&
-	    e->res.serve != RES_DENYING && e->res.serve != RES_PROVING);
+	return (lane1_may(e) && e->lane1_latched &&
+	    e->ln[0].seq_done >= e->lane1_at);
 }
 
 int
@@ -132,7 +160,7 @@ eng_eager_ok(const struct engine *e, const struct stream *s)
 {
 	uint64_t n = s->tx.app - s->tx.sent;
 
-	return (eng_lane1_open(e) && !e->seal.tx && tx_ready(s) &&
+	return (eng_lane1_open(e) && !e->seal.tx && tx_ready(e, s) &&
 	    n <= ENGINE_EAGER_MAX &&
 	    n <= s->tx.peer_ring.size - (s->tx.sent - s->tx.peer) &&
 	    s->rs == 0 && s->tx.old.size == 0 && eng_lane_free(e, s, 1));
@@ -257,6 +285,8 @@ eng_emit(struct engine *e, unsigned lane, struct engine_wr *w,
 		window_post(&e->win, bytes, w->signaled, &wi->mark);
 	if (s != NULL)
 		eng_lane_mark(e, s, lane);
+	if (lane == 0 && w->op == ENGINE_WR_SEND)
+		e->send0_end = l->seq + 1;
 	l->seq++;
 	/* A plain WRITE takes no receive: its tag's SEND does. */
 	if (w->op != ENGINE_WR_WRITE)
@@ -375,7 +405,7 @@ eng_take_data(struct engine *e, struct engine_wr *w)
 	while ((id = e->q[Q_TX].head) != NIL) {
 		s = &e->s[id];
 		r = 0;
-		if (tx_ready(s)) {
+		if (tx_ready(e, s)) {
 			if (s->deficit == 0)
 				s->deficit = e->win.chunk *
 				    (s->weight ? s->weight : 1u);
@@ -384,14 +414,14 @@ eng_take_data(struct engine *e, struct engine_wr *w)
 				return (-1);
 			}
 		}
-		if (r == 0 || s->deficit == 0 || !tx_ready(s)) {
+		if (r == 0 || s->deficit == 0 || !tx_ready(e, s)) {
 			eng_qpop(e, Q_TX);
 			if (s->deficit == 0)
 				s->backlogged = 1;
 			else if (s->tx.app == s->tx.sent)
 				s->backlogged = 0;
 			s->deficit = 0;
-			if (r != 0 && tx_ready(s)) {
+			if (r != 0 && tx_ready(e, s)) {
 				eng_qpush(e, Q_TX, id);
 			} else {
 				if (s->state == S_OPEN &&

@@ -153,6 +153,8 @@ enc_open_ok(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
 	if (!put(buf, len, &r))
 		return (ENC_FULL);
 	s->ctrl &= (uint8_t)~C_OPEN_OK;
+	if (e->lanes > 1)
+		eng_tx_queue(e, id);	/* it waited for this (tx_ready) */
 	return (ENC_ON);
 }
 
@@ -735,6 +737,7 @@ engine_take_wrs(struct engine *e, struct engine_wr *wrs, int max)
 
 	if (!e->up || e->failed)
 		return (0);
+	eng_lane1_latch(e);
 	if (e->lanes > 1)
 		n = take_lane1(e, wrs, max);
 	if (n < max)

@@ -32,6 +32,15 @@ verbs_rdma_name(enum verbs_rdma r)
 	return ((unsigned)r < VERBS_RDMA_N ? rdma_names[r] : "?");
 }
 
+/* Ring memory is registered where it lives: its address is the HCA's. */
+static uint8_t *
+ring_ptr(void *arg, uint64_t addr)
+{
+
+	(void)arg;
+	return ((uint8_t *)(uintptr_t)addr);
+}
+
 void
 verbs_engine_conf(const struct verbs_link_conf *lc, uint8_t *ctrl_send,
     uint32_t lkey, struct engine_conf *ec)
@@ -49,6 +58,7 @@ verbs_engine_conf(const struct verbs_link_conf *lc, uint8_t *ctrl_send,
 	ec->resume = lc->resume;
 	/* Every link may run a latency lane; the peer's hello decides. */
 	ec->lanes = WIRE_LANES_MAX;
+	ec->ring_ptr = ring_ptr;
 }
 
 struct engine *

@@ -83,6 +83,14 @@ lanes_conf(const struct fab_side *s)
 	return (s->conf.lanes > 1 ? s->conf.lanes : 1);
 }
 
+static uint8_t *
+fab_ring_ptr(void *arg, uint64_t addr)
+{
+
+	(void)arg;
+	return ((uint8_t *)(uintptr_t)addr);
+}
+
 static void
 wire_push(struct fab_lane *s, const struct fab_wr *w)
 {
@@ -202,6 +210,9 @@ side_areas(struct fab *f, int i, const struct engine_conf *c)
 	struct fab_side *s = &f->side[i];
 
 	s->conf = *c;
+	/* The fabric's memory is the process's: addresses are pointers. */
+	if (s->conf.ring_ptr == NULL)
+		s->conf.ring_ptr = fab_ring_ptr;
 	s->recv_buf = calloc(lanes_conf(s) * c->rq_size, WIRE_MSG_SIZE);
 	s->posted = calloc(c->rq_size, sizeof(uint32_t));
 	s->lane1.posted = calloc(c->rq_size, sizeof(uint32_t));
