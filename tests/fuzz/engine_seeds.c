@@ -43,6 +43,7 @@ struct want {
 	uint64_t opened, accepted, resumed, not_resumed, denied;
 	uint64_t grows, shrinks, refused;	/* ring resizes */
 	uint64_t rx, tx;	/* stream payload bytes */
+	uint64_t eager, eager_rx;	/* DATA records sent, arrived (lanes) */
 	int origins;		/* INCOMING streams with an ORIGIN */
 	int adopted;		/* the failed engine was taken over */
 	int hs_done;		/* the identity handshake is done */
@@ -137,6 +138,19 @@ static const struct want wants[] = {
 	    .events = EV(RESUMED), .sealed = 1, .rekey = REKEY_TX,
 	    .resumed = 3, .tx = 2800 },
 
+	{ "lanes-data", "two lanes: DATA in, eager bytes out",
+	    .events = EV(OPENED) | EV(READABLE), .rx = 100, .tx = 64,
+	    .eager = 1, .eager_rx = 1, .version = 8 },
+	{ "lanes-bulk", "two lanes: WRITEs in, DATA after a lane-1 completion",
+	    .events = EV(OPENED) | EV(READABLE), .rx = 4196, .tx = 3064,
+	    .eager = 1, .eager_rx = 1, .version = 8 },
+	{ "lanes-data-gap", "two lanes: DATA past the arrived bytes",
+	    .fails = 2, .error = VIOLATION "DATA for stream 0 at 5" },
+	{ "lanes-imm-lane1", "two lanes: a WRITE's completion on lane 1",
+	    .fails = 2, .error = VIOLATION "a data WRITE on lane 1" },
+	{ "data-one-lane", "one lane: a DATA record",
+	    .fails = 2, .error = VIOLATION "DATA on a link of one lane" },
+
 	{ "hs-initiator", "the handshake from this side, sealed, data",
 	    .events = EV(OPENED) | EV(READABLE), .hs_done = 1, .sealed = 1,
 	    .rx = 100, .tx = 300, .version = 8 },
@@ -212,6 +226,8 @@ missing(const struct want *w, char *miss, size_t len)
 	AT_LEAST(refused, st->ring_refused);
 	AT_LEAST(rx, st->bytes_rx);
 	AT_LEAST(tx, st->bytes_tx);
+	AT_LEAST(eager, st->eager);
+	AT_LEAST(eager_rx, st->eager_rx);
 	AT_LEAST(origins, r->origins);
 	AT_LEAST(adopted, r->adopted);
 	AT_LEAST(hs_done, r->hs_done);

@@ -45,6 +45,14 @@
  * below the next rekey boundary (SEAL_REKEY_EVERY), so that the keys are
  * renewed under the engine's feet, WRITEs outstanding.
  *
+ * An input whose first byte is 0x90 to 0x9f runs a link of two lanes
+ * (protocol version 8; bit 0 and bits 1-2 as in the 0xe0 modes): receive
+ * slots of both lanes are posted, the input's SENDs land in whichever
+ * slot comes next (so on either lane), DATA records among their records
+ * are copied into the arena behind the stream's ring, and a completion
+ * below 100 completes lane 0's last WR, from 100 to 199 lane 1's.  Lane 1
+ * must carry nothing but SENDs, and a WR's lane must be its wr_id's.
+ *
  * An input whose first byte is 0xb0 to 0xbf runs the identity handshake
  * (the newest version) with a stand-in step of four messages (as test_engine_auth's):
  * bit 0: this side connected (it sends messages 1 and 3, else 2 and the
@@ -84,7 +92,7 @@
 #define MEMS		32
 #define TAGS		8
 
-static uint8_t ctrl_send[SQ * WIRE_MSG_SIZE];
+static uint8_t ctrl_send[WIRE_LANES_MAX * SQ * WIRE_MSG_SIZE];
 static uint8_t old_ctrl_send[SQ * WIRE_MSG_SIZE];
 
 /* A ring engine_mem's alloc gave, and for which stream (its tag). */
@@ -504,11 +512,11 @@ static void
 drain(struct engine *e, uint32_t *posted, int *nposted, uint64_t *seq_hi)
 {
 	struct engine_wr wrs[8];
-	uint32_t slots[RQ];
+	uint32_t slots[WIRE_LANES_MAX * RQ];
 	int n, k;
 
-	n = engine_take_recvs(e, slots, RQ);
-	for (k = 0; k < n && *nposted < RQ; k++)
+	n = engine_take_recvs(e, slots, WIRE_LANES_MAX * RQ);
+	for (k = 0; k < n && *nposted < WIRE_LANES_MAX * RQ; k++)
 		posted[(*nposted)++] = slots[k];
 	while ((n = engine_take_wrs(e, wrs, 8)) > 0) {
 		for (k = 0; k < n; k++) {
@@ -517,7 +525,13 @@ drain(struct engine *e, uint32_t *posted, int *nposted, uint64_t *seq_hi)
 			if (wrs[k].op == ENGINE_WR_SEND &&
 			    wrs[k].len > WIRE_MSG_SIZE)
 				abort();
-			*seq_hi = wrs[k].wr_id + 1;
+			if (wrs[k].lane > 1 || (wrs[k].lane == 1) !=
+			    (wrs[k].wr_id >> ENGINE_WR_LANE_SHIFT))
+				abort();
+			/* Two lanes: a SEND on lane 1 only; seq_hi[lane]. */
+			if (wrs[k].lane == 1 && wrs[k].op != ENGINE_WR_SEND)
+				abort();
+			seq_hi[wrs[k].lane] = wrs[k].wr_id + 1;
 		}
 		if (n < 8)
 			break;
@@ -815,9 +829,10 @@ struct fz {
 	struct engine *e;
 	struct in in;
 	struct res R;
-	uint32_t posted[RQ];
+	uint32_t posted[WIRE_LANES_MAX * RQ];
 	int nposted;
-	uint64_t seq_hi, clock_ns;
+	uint64_t seq_hi[WIRE_LANES_MAX], clock_ns;
+	int lanes;		/* the link runs two lanes (0x90 modes) */
 	int auth;		/* the peer must prove a key or an identity */
 	int resume;		/* the resume mode (1 to 3), or 0 */
 	int v4;			/* the peer's hello says version 4 */
@@ -836,6 +851,13 @@ parse_mode(struct fz *F, uint8_t m)
 {
 
 	F->aead = SEAL_CHACHAPOLY;
+	if (m < 0xa0) {
+		/* 0x90 to 0x9f: two lanes, as the top of this file says. */
+		F->lanes = 1;
+		F->auth = m & 1;
+		F->resume = (m >> 1) & 3;
+		return;
+	}
 	if (m < 0xc0) {
 		F->hs = F->auth = 1;
 		fh.initiator = m & 1;
@@ -894,7 +916,7 @@ start(struct fz *F, const uint8_t *data, size_t size)
 	F->in.p = data;
 	F->in.n = size;
 	F->clock_ns = 1;
-	if (size > 0 && data[0] >= 0xa0) {
+	if (size > 0 && data[0] >= 0x90) {
 		parse_mode(F, data[0]);
 		F->in.p++;
 		F->in.n--;
@@ -911,6 +933,10 @@ start(struct fz *F, const uint8_t *data, size_t size)
 	c.ctrl_send = ctrl_send;
 	c.ctrl_send_addr = (uint64_t)(uintptr_t)ctrl_send;
 	c.resume = F->resume != 0;
+	if (F->lanes) {
+		c.lanes = 2;
+		c.ring_ptr = sptr;
+	}
 	if ((F->e = engine_new(&c, &why)) == NULL)
 		abort();
 	cur = F->e;
@@ -930,7 +956,7 @@ start(struct fz *F, const uint8_t *data, size_t size)
 		er.arg = &F->R;
 		engine_set_resume(F->e, &er);
 	}
-	drain(F->e, F->posted, &F->nposted, &F->seq_hi);
+	drain(F->e, F->posted, &F->nposted, F->seq_hi);
 	/* The peer is one of us: its hello says what ours says. */
 	engine_hello(F->e, &h);
 	h.credits = RQ;
@@ -939,6 +965,15 @@ start(struct fz *F, const uint8_t *data, size_t size)
 	if (F->hs && fh.v6)
 		h.version = 6;
 	engine_connected(F->e, &h);
+	if (F->lanes) {
+		if (engine_lanes(F->e) != 2)
+			abort();
+		/* Lane 1's receives go before it connects; then it is up. */
+		drain(F->e, F->posted, &F->nposted, F->seq_hi);
+		engine_lane_hello(F->e, &h);
+		if (engine_lane_up(F->e, &h) != 0)
+			abort();
+	}
 	if (!F->hs) {
 		engine_seal_tx(F->e);
 		engine_seal_rx(F->e);
@@ -967,7 +1002,28 @@ first_streams(struct fz *F, const struct engine_ring *r)
 		open_stream(F->e, "a", r);
 		open_stream(F->e, "b", r);
 	}
-	drain(F->e, F->posted, &F->nposted, &F->seq_hi);
+	drain(F->e, F->posted, &F->nposted, F->seq_hi);
+}
+
+/*
+ * The receive slot the next message takes: the last one posted, or on a
+ * link of two lanes the last one of ${lane}'s (any, if it has none left).
+ */
+static uint32_t
+take_slot(struct fz *F, unsigned lane, uint32_t none)
+{
+	uint32_t slot;
+	int k;
+
+	if (F->nposted == 0)
+		return (none);
+	k = F->nposted - 1;
+	if (F->lanes)
+		while (k > 0 && engine_slot_lane(F->e, F->posted[k]) != lane)
+			k--;
+	slot = F->posted[k];
+	F->posted[k] = F->posted[--F->nposted];
+	return (slot);
 }
 
 /*
@@ -976,7 +1032,7 @@ first_streams(struct fz *F, const struct engine_ring *r)
  * WIRE_MSG_SIZE - WIRE_TAG_LEN), and a bit flipped if the input said so.
  */
 static void
-peer_send(struct fz *F, uint8_t *msg, uint16_t len)
+peer_send(struct fz *F, uint8_t *msg, uint16_t len, unsigned lane)
 {
 	uint32_t slot;
 	int healthy;
@@ -989,7 +1045,7 @@ peer_send(struct fz *F, uint8_t *msg, uint16_t len)
 	/* A healthy link fails at the open, nowhere else. */
 	healthy = engine_error(F->e) == NULL && F->nposted > 0 &&
 	    len > WIRE_TAG_LEN;
-	slot = F->nposted > 0 ? F->posted[--F->nposted] : 0;
+	slot = take_slot(F, lane, 0);
 	cur_msg = msg;
 	engine_on_recv(F->e, slot, msg, len);
 	cur_msg = NULL;
@@ -1020,13 +1076,15 @@ op_peer(struct fz *F, uint8_t op)
 		memcpy(msg, F->in.p, len);
 		F->in.p += len;
 		F->in.n -= len;
-		peer_send(F, msg, len);
+		/* Two lanes: 0 on lane 1, 1 on lane 0. */
+		peer_send(F, msg, len, op == 0);
 		return;
 	}
 	/* A WRITE WITH IMM (sealed: a tag) arrives. */
 	if (!get(&F->in, &imm, 4) || !get(&F->in, &u32, 4))
 		return;
-	slot = F->nposted > 0 ? F->posted[--F->nposted] : u32 % 16;
+	/* Two lanes: 2 on lane 0, 3 on lane 1 (where it ends the link). */
+	slot = take_slot(F, op == 3, u32 % 16);
 	if (!F->sealed || (u32 & 1))
 		engine_on_recv_imm(F->e, slot, imm, u32 % 70000);
 	else
@@ -1043,14 +1101,16 @@ op_local(struct fz *F, uint8_t op, const struct engine_ring *r)
 	struct engine *e = F->e;
 	uint32_t u32, off;
 	uint8_t b;
-	int id;
+	int id, k;
 
 	switch (op) {
 	case 4:		/* a send completion, maybe bogus */
 		if (!get(&F->in, &b, 1))
 			break;
-		engine_on_send_done(e, b < 200 && F->seq_hi > 0 ?
-		    F->seq_hi - 1 : (uint64_t)b * 977);
+		/* Two lanes: below 100 lane 0's last, then lane 1's. */
+		k = F->lanes && b >= 100 && b < 200 ? 1 : 0;
+		engine_on_send_done(e, b < 200 && F->seq_hi[k] > 0 ?
+		    F->seq_hi[k] - 1 : (uint64_t)b * 977);
 		break;
 	case 5:		/* the application writes */
 		if (!get(&F->in, &b, 1) || !get(&F->in, &u32, 4))
@@ -1123,7 +1183,7 @@ op_link(struct fz *F, uint8_t op)
 	case 15:	/* the peer's next handshake message, maybe spoilt */
 		if (!get(&F->in, &b, 1))
 			break;
-		peer_send(F, msg, hs_msg(msg, b));
+		peer_send(F, msg, hs_msg(msg, b), 0);
 		break;
 	}
 }
@@ -1224,7 +1284,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			F.R.adopted = 0;
 			res_drop(&F.R);
 		}
-		drain(F.e, F.posted, &F.nposted, &F.seq_hi);
+		drain(F.e, F.posted, &F.nposted, F.seq_hi);
 		/* With identities, the peer seals once the handshake is done. */
 		if (F.hs)
 			F.sealed = F.hs_seal && fh.done;

@@ -262,6 +262,32 @@ write("engine", "sealed-rekey-aes-resume", bytes([CLIENT - 0x30]) +
       near_rekey(3, 3) + answers + imm(2, 50) + app_write(0, 1200) +
       app_write(0, 1200) + DONE + app_write(0, 1200))
 
+# Two lanes (0x90): op 0's SENDs land on lane 1, op 1's on lane 0; op
+# 2's WRITEs WITH IMM on lane 0, op 3's on lane 1, which ends the link.
+# A DATA record is in place on lane 1; an application write of 64 bytes
+# then goes as one.  In the one-lane modes a DATA record ends the link.
+def data_rec(stream, cursor, n):
+    return rec(20, struct.pack(">IQ", stream, cursor) + bytes(range(n)))
+
+
+LANES = 0x90
+write("engine", "lanes-data", bytes([LANES]) + opened +
+      send(data_rec(0, 0, 100)) + bytes([6, 0]) + struct.pack("<I", 100) +
+      bytes([5, 1]) + struct.pack("<I", 64))
+# Stream 0's 3000 bytes wait for its OPEN's completion on lane 1 (150),
+# then go as WRITEs on lane 0, which complete (0); stream 1's 64 go as
+# DATA.
+write("engine", "lanes-bulk", bytes([LANES]) + opened +
+      send(data_rec(1, 0, 100)) + imm(0, 4096) + bytes([5, 0]) +
+      struct.pack("<I", 3000) + bytes([4, 150, 4, 0]) + bytes([5, 1]) +
+      struct.pack("<I", 64))
+write("engine", "lanes-data-gap", bytes([LANES]) + opened +
+      send(data_rec(0, 5, 10)))
+write("engine", "lanes-imm-lane1", bytes([LANES]) + opened + bytes([3]) +
+      struct.pack("<II", 100 - 1, 100))
+write("engine", "data-one-lane", bytes([0xf0]) + opened +
+      send(data_rec(0, 0, 10)))
+
 # The identity handshake (0xb0 to 0xbf, the newest version; 0xa0 to 0xaf, version
 # 6): bit 0, this side connected; bit 1, a key too; bit 2, sealed; bit 3,
 # AES-256-GCM.  Op 15 is the peer's next message (its byte: bit 0 spoils
