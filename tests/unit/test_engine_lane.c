@@ -496,6 +496,90 @@ test_fence(void)
 	pair_free();
 }
 
+/* An accepted stream's first WRITE waits for its OPEN_OK to complete. */
+static void
+test_open_ok_first(void)
+{
+	struct engine_event ev;
+	struct engine_ring tx, rx;
+	uint32_t id = 0, off;
+	int k;
+
+	connect_pair(2, 2, 0);
+	(void)open_k(0);
+	post(0);
+	while (deliver(0, 1))
+		;
+	/* Side 1 accepts by hand and writes 2000 bytes at once. */
+	while (engine_next_event(S[1].e, &ev))
+		if (ev.flags & ENGINE_EV_INCOMING)
+			id = ev.stream;
+	tx.addr = (uint64_t)(uintptr_t)S[1].tx[0];
+	tx.size = RING;
+	tx.key = 1;
+	rx.addr = (uint64_t)(uintptr_t)S[1].rx[0];
+	rx.size = RING;
+	rx.key = 2;
+	(void)engine_accept(S[1].e, id, &tx, &rx, NULL);
+	S[1].id[0] = id + 1;
+	ok(engine_tx_space(S[1].e, id, &off) > 0 && put(1, 0, 2000) == 2000,
+	    "the acceptor commits 2000 bytes before its OPEN_OK went");
+	post(1);
+	ok(S[1].l[1].qn == 1 && S[1].l[0].qn == 0,
+	    "its OPEN_OK goes on lane 1, and no WRITE before it completed");
+	while (deliver(1, 0))
+		;
+	while (deliver(1, 1))
+		;
+	while (ack(1, 1))
+		;
+	post(1);
+	ok(S[1].l[0].qn > 0, "once it completed, the WRITEs go on lane 0");
+	settle();
+	k = engine_error(S[0].e) == NULL;
+	ok(k && S[0].got_at[0] == 2000 && !S[0].bad,
+	    "the opener saw OPEN_OK first, then 2000 bytes in order");
+	pair_free();
+}
+
+/* A new stream under a reused id stays behind its predecessor's CLOSE. */
+static void
+test_id_reuse(void)
+{
+	int before;
+
+	connect_pair(2, 2, 0);
+	(void)open_k(0);
+	settle();
+	put(0, 0, 3000);	/* WRITEs on lane 0 */
+	settle();
+	/* Both shut down and close; side 0's CLOSE goes last, held. */
+	(void)engine_shutdown(S[0].e, S[0].id[0] - 1);
+	settle();
+	(void)engine_shutdown(S[1].e, S[1].id[0] - 1);
+	(void)engine_close(S[1].e, S[1].id[0] - 1);
+	settle();
+	(void)engine_close(S[0].e, S[0].id[0] - 1);
+	post(0);
+	events(0);
+	before = S[0].l[1].qn;
+	ok(before > 0 && S[0].l[0].qn == 0,
+	    "side 0's CLOSE is posted on lane 1 (%d WRs)", before);
+	events(0);
+	/* Its slot is released; the next OPEN takes the same id. */
+	S[0].id[0] = 0;
+	ok(open_k(1) == 0 && S[0].id[1] == 1,
+	    "a new stream reuses id 0");
+	post(0);
+	ok(S[0].l[0].qn == 0 && S[0].l[1].qn == before + 1,
+	    "its OPEN goes behind the CLOSE on the same lane, not round it");
+	settle();
+	ok(engine_error(S[1].e) == NULL && S[1].id[1] != 0,
+	    "then it goes, after the CLOSE, and side 1 takes it: %s",
+	    engine_error(S[1].e) ? engine_error(S[1].e) : "up");
+	pair_free();
+}
+
 /* Random interleavings: every stream's bytes, in order, whatever comes. */
 static void
 test_random(void)
@@ -619,6 +703,8 @@ main(void)
 	test_lane_wait();
 	test_round_bulk();
 	test_fence();
+	test_open_ok_first();
+	test_id_reuse();
 	test_random();
 	test_forged();
 	return (tap_done());
