@@ -10,11 +10,11 @@
  * once both are established, and either one's end ends it), the
  * registered control buffers and the engine; it posts what the engine
  * asks for (receives first, then chains of send work requests with one
- * ibv_post_send per lane) and feeds completions back in batches.  Everything is non-blocking and driven by
- * three kinds of file descriptor the caller's event loop waits on: the
- * RDMA CM event channels, the links' (verbs_cm_fd) and the listeners'
- * (verbs_cm_listen_fd), and each link's completion channel
- * (verbs_link_fd).
+ * ibv_post_send per lane) and feeds completions back in batches.
+ * Everything is non-blocking and driven by three kinds of file descriptor
+ * the caller's event loop waits on: the RDMA CM event channels, the
+ * links' (verbs_cm_fd) and the listeners' (verbs_cm_listen_fd), and each
+ * link's completion channel (verbs_link_fd).
  *
  * Dead peers: links use an ACK timeout of 14 (4.096 us * 2^14, about
  * 67 ms) and 7 transport retries unless configured otherwise, so once a
@@ -234,11 +234,11 @@ int verbs_cm_tick_due(struct verbs_cm *cm);
  * Hold no more than ${bytes} of memory for the links of ${cm} (0: no
  * limit): streams' rings, registered or detached (verbs_mem_detach), the
  * links' pools, and each link's control buffers (sq_size + rq_size
- * messages for each of the two lanes it may run).  Each is charged before it is mapped or registered, in one
- * atomic step with the check, so links on several threads cannot pass
- * the limit together; and given back when it is freed.  A link whose
- * control buffers do not fit fails to set up (ENOBUFS; an incoming one
- * is rejected).
+ * messages for each of the two lanes it may run).  Each is charged
+ * before it is mapped or registered, in one atomic step with the check,
+ * so links on several threads cannot pass the limit together; and given
+ * back when it is freed.  A link whose control buffers do not fit fails
+ * to set up (ENOBUFS; an incoming one is rejected).
  */
 void verbs_cm_set_max_pinned(struct verbs_cm *cm, uint64_t bytes);
 

@@ -27,13 +27,6 @@
 #include "verbs_pure.h"
 #include "wire.h"
 
-static void
-vl_down(struct verbs_link *l, struct verbs_ev *ev, const char *why)
-{
-
-	verbs_vl_down(l, ev, why);
-}
-
 /*
  * The link's address is resolved and it wants an SL of its own: resolve
  * the same route on a probe id (same addresses and TOS), whose path goes
@@ -73,17 +66,18 @@ on_probe_event(struct verbs_link *l, struct rdma_cm_event *cme,
 	switch (cme->event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
 		if (rdma_resolve_route(l->probe, VERBS_RESOLVE_MS))
-			vl_down(l, ev, "service_level: cannot resolve a route");
+			verbs_vl_down(l, ev, "service_level: cannot resolve "
+			    "a route");
 		return;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
 		/* Its path, with the SL, goes to the link's id, which the
 		 * RDMA CM then reports as ROUTE_RESOLVED. */
 		if (verbs_path_give(l, l->id, l->probe, err, sizeof(err)))
-			vl_down(l, ev, err);
+			verbs_vl_down(l, ev, err);
 		return;
 	case RDMA_CM_EVENT_ADDR_ERROR:
 	case RDMA_CM_EVENT_ROUTE_ERROR:
-		vl_down(l, ev, "service_level: route resolution failed");
+		verbs_vl_down(l, ev, "service_level: route resolution failed");
 		return;
 	default:
 		return;
@@ -103,16 +97,16 @@ on_route_resolved(struct verbs_link *l, struct verbs_ev *ev)
 		l->probe = NULL;
 	}
 	if (verbs_link_setup(l, err, sizeof(err))) {
-		vl_down(l, ev, err);
+		verbs_vl_down(l, ev, err);
 		return;
 	}
 	if (verbs_conn_param(l, &p)) {
-		vl_down(l, ev, "no random numbers available yet");
+		verbs_vl_down(l, ev, "no random numbers available yet");
 		return;
 	}
 	if (rdma_connect(l->id, &p)) {
 		snprintf(err, sizeof(err), "rdma_connect: %s", strerror(errno));
-		vl_down(l, ev, err);
+		verbs_vl_down(l, ev, err);
 		return;
 	}
 	l->state = L_CONNECTING;
@@ -125,7 +119,7 @@ up_event(struct verbs_link *l, struct verbs_ev *ev)
 
 	ev->type = VERBS_EV_UP;
 	if (verbs_link_flush(l))
-		vl_down(l, ev, engine_error(l->e));
+		verbs_vl_down(l, ev, engine_error(l->e));
 }
 
 /*
@@ -145,7 +139,7 @@ on_established(struct verbs_link *l, const struct rdma_cm_event *cme,
 	    &h)) != WIRE_OK) {
 		snprintf(err, sizeof(err), "peer's accept data is invalid: %s",
 		    wire_strerror(werr));
-		vl_down(l, ev, err);
+		verbs_vl_down(l, ev, err);
 		rdma_disconnect(l->id);
 		return;
 	}
@@ -171,7 +165,7 @@ on_established(struct verbs_link *l, const struct rdma_cm_event *cme,
 	if (!l->passive && engine_error(l->e) == NULL &&
 	    engine_lanes(l->e) > 1) {
 		if (verbs_lane_start(l, err, sizeof(err)))
-			vl_down(l, ev, err);
+			verbs_vl_down(l, ev, err);
 		return;
 	}
 	/* An accepted link of two lanes waits for its lane 1 too. */
@@ -202,9 +196,9 @@ on_link_event(struct verbs_link *l, struct rdma_cm_event *cme,
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
 		if (l->conf.sl_set) {
 			if (probe_start(l, err, sizeof(err)))
-				vl_down(l, ev, err);
+				verbs_vl_down(l, ev, err);
 		} else if (rdma_resolve_route(l->id, VERBS_RESOLVE_MS)) {
-			vl_down(l, ev, "cannot resolve a route");
+			verbs_vl_down(l, ev, "cannot resolve a route");
 		}
 		return;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
@@ -214,29 +208,29 @@ on_link_event(struct verbs_link *l, struct rdma_cm_event *cme,
 		on_established(l, cme, ev);
 		return;
 	case RDMA_CM_EVENT_ADDR_ERROR:
-		vl_down(l, ev, "address resolution failed (no RDMA device "
-		    "reaches the peer?)");
+		verbs_vl_down(l, ev, "address resolution failed (no RDMA "
+		    "device reaches the peer?)");
 		return;
 	case RDMA_CM_EVENT_ROUTE_ERROR:
-		vl_down(l, ev, "route resolution failed");
+		verbs_vl_down(l, ev, "route resolution failed");
 		return;
 	case RDMA_CM_EVENT_UNREACHABLE:
-		vl_down(l, ev, "peer unreachable");
+		verbs_vl_down(l, ev, "peer unreachable");
 		return;
 	case RDMA_CM_EVENT_CONNECT_ERROR:
-		vl_down(l, ev, "connection failed");
+		verbs_vl_down(l, ev, "connection failed");
 		return;
 	case RDMA_CM_EVENT_REJECTED:
-		vl_down(l, ev, verbs_reject_text(cme->status));
+		verbs_vl_down(l, ev, verbs_reject_text(cme->status));
 		verbs_refused(ev, cme->status, l->have_mine ? l->hello_mine :
 		    NULL, cme->param.conn.private_data,
 		    cme->param.conn.private_data_len);
 		return;
 	case RDMA_CM_EVENT_DISCONNECTED:
-		vl_down(l, ev, "peer disconnected");
+		verbs_vl_down(l, ev, "peer disconnected");
 		return;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
-		vl_down(l, ev, "RDMA device removed");
+		verbs_vl_down(l, ev, "RDMA device removed");
 		return;
 	default:
 		return;		/* TIMEWAIT_EXIT, ADDR_CHANGE, ...: nothing */

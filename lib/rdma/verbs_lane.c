@@ -117,6 +117,8 @@ static int
 lane_qp(struct verbs_link *l, struct rdma_cm_id *id, char *err,
     size_t errlen)
 {
+	uint8_t t = l->conf.ack_timeout ? l->conf.ack_timeout :
+	    VERBS_ACK_TIMEOUT;
 
 	if (id->verbs != l->ctx) {
 		say(err, errlen, "lane 1 is on device %s, lane 0 on %s: both "
@@ -126,6 +128,9 @@ lane_qp(struct verbs_link *l, struct rdma_cm_id *id, char *err,
 	}
 	if (verbs_qp_new(l, id, err, errlen))
 		return (-1);
+	/* A dead peer is noticed on either lane in the same time. */
+	(void)rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT,
+	    &t, sizeof(t));
 	/*
 	 * Every receive is up before its connect or accept (DESIGN): those
 	 * that waited for the queue pair, and those still in the engine.

@@ -249,3 +249,56 @@ port_counters() {
 	after=$(port_counters a "$RSTREAMD_TEST_DEV_A")
 	[ "$after" -gt "$before" ]
 }
+
+@test "a link of version 8 runs two lanes on both daemons, and traffic crosses them" {
+	echo_tunnel echo
+	start_pair echo
+	# Bulk and small messages at once: WRITEs and control records.
+	head -c 4M /dev/urandom >"$W/4m"
+	timeout 60 socat -t 30 - TCP:127.0.0.1:"$(accept_port a echo)" \
+	    <"$W/4m" >"$W/4m.out" &
+	bulk=$!
+	for i in 1 2 3 4 5; do
+		run client "$(accept_port a echo)" "small $i"
+		assert_output "small $i"
+	done
+	wait "$bulk"
+	[ "$(sha "$W/4m")" = "$(sha "$W/4m.out")" ]
+	run ctl_json a links '.[0] | "\(.version) \(.lanes)"'
+	assert_output "8 2"
+	run ctl_json b links '.[0] | "\(.version) \(.lanes)"'
+	assert_output "8 2"
+	# Each lane's queue: both known on an up link of two lanes.
+	run ctl_json a links '.[0] | [.lane0_depth, .lane0_inflight, .lane1_depth, .lane1_inflight] | map(type) | join(" ")'
+	assert_output "number number number number"
+	grep -q "link to $B:7471 is up (device $RSTREAMD_TEST_DEV_A, protocol version 8, 2 lanes, " "$W/a.log"
+	grep -q "link from $A:[0-9]* is up (.*; protocol version 8, 2 lanes)" "$W/b.log"
+	# Both up lines, in the TAP output as comments.
+	grep -h "is up (" "$W/a.log" "$W/b.log" | sed 's/^/# /' >&3
+	run "$CTL" -s "$W/a.ctl" -o wide links
+	assert_line --index 0 --regexp " LANES +LANE0 DEPTH +LANE0 INFLIGHT +LANE1 DEPTH +LANE1 INFLIGHT "
+	run "$CTL" -s "$W/b.ctl" metrics
+	assert_line --regexp '^rstreamd_link_lanes\{tunnel="",peer="[^"]*",direction="in"\} 2$'
+	assert_line --regexp '^rstreamd_link_lane_sq_depth\{tunnel="",peer="[^"]*",direction="in",lane="1"\} [0-9]+$'
+	assert_line --regexp '^rstreamd_link_lane_inflight_bytes\{tunnel="",peer="[^"]*",direction="in",lane="0"\} [0-9]+$'
+}
+
+@test "version 7 and 8 daemons (max_version = 7 on either side): links of version 7, one lane, traffic crosses" {
+	for old in a b; do
+		echo_tunnel echo
+		sed -i "1i max_version = 7;" "$W/$old.conf"
+		start_pair echo
+		run client "$(accept_port a echo)" "old $old"
+		assert_output "old $old"
+		run ctl_json a links '.[0] | "\(.version) \(.lanes) \(.lane1_depth)"'
+		assert_output "7 1 null"
+		run ctl_json b links '.[0] | "\(.version) \(.lanes)"'
+		assert_output "7 1"
+		# No step-down: the newer one answers, or asks, in 7.
+		[ "$(metric rstreamd_link_stepdowns_total a)" = 0 ]
+		grep -q "notice: tunnel echo: link to $B:7471 is up (device $RSTREAMD_TEST_DEV_A, protocol version 7, 1 lane, " "$W/a.log"
+		# Both go before the other side's turn.
+		kill -TERM "$PID_a" "$PID_b"
+		wait "$PID_a" "$PID_b" || true
+	done
+}

@@ -68,12 +68,12 @@ size() {
 @test "max_memory: streams beyond it are refused and counted, growth stops at it, bytes stay intact" {
 	echo_target
 	# Fixed rings: a "fixed" stream pins 512 KiB on b, a "fill" one
-	# 384 KiB; the three links' control buffers 16 KiB each (16 + 16
-	# messages); with one stream of each open, 80 KiB of the MiB are
-	# left.  One pool for all tunnels (max_memory = 0 in defaults: no
+	# 320 KiB; the three links' control buffers 32 KiB each (16 + 16
+	# messages for each of the two lanes a link may run); with one
+	# stream of each open, 96 KiB of the MiB are left.  One pool for all tunnels (max_memory = 0 in defaults: no
 	# tunnel has a share of its own).
 	conf_b "{ name = \"fixed\"; target = \"tcp://127.0.0.1:$tp\"; ring_min = 0; },
-	    { name = \"fill\"; target = \"tcp://127.0.0.1:$tp\"; ring_min = 0; recvbuf = 131072; },
+	    { name = \"fill\"; target = \"tcp://127.0.0.1:$tp\"; ring_min = 0; recvbuf = 65536; },
 	    { name = \"grow\"; target = \"tcp://127.0.0.1:$tp\"; sendbuf = 1048576; recvbuf = 1048576; }"
 	sed -i '1i max_memory = 1;\ndefaults = { max_memory = 0; sq_size = 16; rq_size = 16; };' "$W/b.conf"
 	conf_a "{ name = \"fixed\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; },
@@ -88,16 +88,16 @@ size() {
 	hold_stream "$(accept_port a fill)"
 	h2=$cp
 	wait_ctl b stats '.tunnels[] | select(.tunnel == "fixed") | .pinned' 524288
-	wait_ctl b stats '.tunnels[] | select(.tunnel == "fill") | .pinned' 393216
+	wait_ctl b stats '.tunnels[] | select(.tunnel == "fill") | .pinned' 327680
 	# Another "fixed" stream does not fit: refused before the target.
 	run client "$(accept_port a fixed)" "no room"
 	assert_output ""
-	wait_log b "tunnel fixed: max_memory: 966656 bytes of ring memory are registered, the limit is 1048576"
+	wait_log b "tunnel fixed: max_memory: 950272 bytes of ring memory are registered, the limit is 1048576"
 	[ "$(ctl_json b stats '.tunnels[] | select(.tunnel == "fixed") | .ring_refusals')" = 1 ]
 	[ "$(ctl_json b stats '.tunnels[] | select(.tunnel == "fixed") | .limited')" = 1 ]
 	[ "$(ctl_json b stats '.tunnels[] | select(.tunnel == "fixed") | .max_memory')" = 0 ]
 	run "$CTL" -s "$W/b.ctl" status
-	assert_line "ring memory: 966656 of 1048576 bytes (max_memory); links' control buffers 49152, suspended streams' rings 0"
+	assert_line "ring memory: 950272 of 1048576 bytes (max_memory); links' control buffers 98304, suspended streams' rings 0"
 
 	# A stream that could grow to 2 MiB of rings on b gets what is left.
 	head -c 6M /dev/urandom >"$W/g.in"
@@ -118,7 +118,7 @@ size() {
 	echo_target
 	# On b every stream pins 1 MiB (fixed 512 KiB rings); each of the
 	# two tunnels has an equal share of the 4 MiB, 2 MiB; the two links'
-	# control buffers take 16 KiB each.
+	# control buffers take 32 KiB each (two lanes' worth).
 	conf_b "{ name = \"open\"; target = \"tcp://127.0.0.1:$tp\"; },
 	    { name = \"keyed\"; target = \"tcp://127.0.0.1:$tp\"; key_file = \"$W/k.key\"; }"
 	sed -i '1i max_memory = 4;\ndefaults = { ring_min = 0; sendbuf = 524288; recvbuf = 524288; sq_size = 16; rq_size = 16; };' "$W/b.conf"
@@ -151,7 +151,7 @@ size() {
 	[ "$(ctl_json a stats '.tunnels[] | select(.tunnel == "open") | .opened')" = 2 ]
 	[ "$(ctl_json a stats '.tunnels[] | select(.tunnel == "keyed") | .refused')" = 0 ]
 	[ "$(ctl_json a stats '.tunnels[] | select(.tunnel == "keyed") | .opened')" = 1 ]
-	wait_ctl b status '.ring_bytes' $((2097152 + 32768))
-	[ "$(ctl_json b status '.control_bytes')" = 32768 ]
-	[ "$(metric rstreamd_control_bytes b)" = 32768 ]
+	wait_ctl b status '.ring_bytes' $((2097152 + 65536))
+	[ "$(ctl_json b status '.control_bytes')" = 65536 ]
+	[ "$(metric rstreamd_control_bytes b)" = 65536 ]
 }

@@ -94,7 +94,7 @@ serve() {
 	assert_success
 	assert_output --regexp '^sealed-write: [0-9]+ bytes written, credit returned$'
 	n=$((n + $(cut -d' ' -f2 <<<"$output")))
-	wait_log b "link from $A:[0-9]* authenticated as node-h, .*protocol version 6)"
+	wait_log b "link from $A:[0-9]* authenticated as node-h, .*protocol version 6, 1 lane)"
 	wait_until 20 at_least "$n" stat -c %s "$W/good.out"
 	[ "$(stat -c %s "$W/good.out")" = "$n" ]
 	run sh -c "fold -w 16 '$W/good.out' | sort -u"

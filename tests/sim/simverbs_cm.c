@@ -233,7 +233,8 @@ sv_reject_to(struct verbs_link *l, int status, const struct wire_note *note)
 	ev = sv_post(&l->cm->ch, SV_REJECTED, l, buf, note != NULL ?
 	    sizeof(buf) : 0);
 	ev->status = status;
-	/* A link connecting its lane 1 has lane 0 up: the reject is lane 1's. */
+	/* A link connecting its lane 1 has lane 0 up: the reject is
+	 * lane 1's. */
 	ev->lane = l->lane1 == L1_CONNECTING;
 	if (a == NULL)
 		return;

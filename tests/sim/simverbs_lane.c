@@ -98,7 +98,8 @@ lane_established(struct verbs_link *l, const struct sv_event *sev,
 			return;
 		}
 		if (o != NULL && o->lane1 == L1_ACCEPTING)
-			sv_post(&o->cm->ch, SV_ESTABLISHED, o, NULL, 0)->lane = 1;
+			sv_post(&o->cm->ch, SV_ESTABLISHED, o, NULL,
+			    0)->lane = 1;
 	}
 	l->lane1 = L1_UP;
 	if (l->up0 && l->state == L_UP)
