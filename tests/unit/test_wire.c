@@ -662,6 +662,31 @@ test_rec_types(void)
 	    wire_rec_version(255) == 0, "types 0, 21 and 255 are none");
 }
 
+/* How many lanes two hellos make (wire_hello_lanes). */
+static void
+test_lanes(void)
+{
+	struct wire_hello a, b;
+
+	memset(&a, 0, sizeof(a));
+	a.version = 8;
+	b = a;
+	a.flags = b.flags = WIRE_HELLO_LANES;
+	ok(wire_hello_lanes(&a, &b) == 2, "both say LANES: two lanes");
+	b.flags = 0;
+	ok(wire_hello_lanes(&a, &b) == 1 && wire_hello_lanes(&b, &a) == 1,
+	    "one says nothing: one lane, whichever side");
+	a.flags = b.flags = WIRE_HELLO_LANES | WIRE_HELLO_IDENTITY;
+	ok(wire_hello_lanes(&a, &b) == 2,
+	    "identities without sealing: two lanes");
+	a.flags |= WIRE_HELLO_SEAL;
+	ok(wire_hello_lanes(&a, &b) == 1 && wire_hello_lanes(&b, &a) == 1,
+	    "identities, one side asks to seal: one lane on both");
+	b.flags &= (uint8_t)~WIRE_HELLO_IDENTITY;
+	ok(wire_hello_lanes(&a, &b) == 2,
+	    "SEAL without both identities seals nothing: two lanes");
+}
+
 int
 main(void)
 {
@@ -670,6 +695,7 @@ main(void)
 	test_records();
 	test_handshake_rec();
 	test_hello();
+	test_lanes();
 	test_imm();
 	test_note();
 	test_strings();
