@@ -43,8 +43,9 @@ enum engine_wr_op {
 	ENGINE_WR_SEND_IMM = 4	/* its tag: SEND WITH IMMEDIATE (imm) */
 };
 
-/* A wr_id's lane is its top bit (the rest: the lane's sequence number). */
-#define ENGINE_WR_LANE_SHIFT	63
+/* A wr_id's lane is its bit 62 (below: the lane's sequence number; bit
+ * 63 is the embedder's, to tell its receives' wr_ids apart). */
+#define ENGINE_WR_LANE_SHIFT	62
 
 struct engine_wr {
 	uint64_t wr_id;		/* lane and sequence number: engine_on_send_done's */
