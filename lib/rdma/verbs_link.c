@@ -213,6 +213,23 @@ verbs_id_reject(struct rdma_cm_id *id, uint8_t why)
 	rdma_reject(id, note, sizeof(note));
 }
 
+/* Connection parameters carrying ${pd}, a hello, for either lane. */
+static void
+param_fill(const struct verbs_link *l, struct rdma_conn_param *p,
+    const uint8_t *pd)
+{
+
+	memset(p, 0, sizeof(*p));
+	p->private_data = pd;
+	p->private_data_len = WIRE_HELLO_LEN;
+	/* No RDMA READ or atomics, in either direction. */
+	p->responder_resources = 0;
+	p->initiator_depth = 0;
+	p->retry_count = l->conf.retry_count ? l->conf.retry_count :
+	    VERBS_RETRY_COUNT;
+	p->rnr_retry_count = VERBS_RNR_RETRY;
+}
+
 int
 verbs_conn_param(struct verbs_link *l, struct rdma_conn_param *p)
 {
@@ -224,15 +241,7 @@ verbs_conn_param(struct verbs_link *l, struct rdma_conn_param *p)
 	if (verbs_hello_make(l->e, cap, l->hello_mine) != 0)
 		return (-1);
 	l->have_mine = 1;
-	memset(p, 0, sizeof(*p));
-	p->private_data = l->hello_mine;
-	p->private_data_len = WIRE_HELLO_LEN;
-	/* No RDMA READ or atomics, in either direction. */
-	p->responder_resources = 0;
-	p->initiator_depth = 0;
-	p->retry_count = l->conf.retry_count ? l->conf.retry_count :
-	    VERBS_RETRY_COUNT;
-	p->rnr_retry_count = VERBS_RNR_RETRY;
+	param_fill(l, p, l->hello_mine);
 	return (0);
 }
 
@@ -249,14 +258,7 @@ verbs_lane_param(struct verbs_link *l, uint8_t hello[WIRE_HELLO_LEN],
 	    WIRE_OK)
 		memcpy(h.nonce, mine.nonce, sizeof(h.nonce));
 	wire_hello_encode(hello, &h);
-	memset(p, 0, sizeof(*p));
-	p->private_data = hello;
-	p->private_data_len = WIRE_HELLO_LEN;
-	p->responder_resources = 0;
-	p->initiator_depth = 0;
-	p->retry_count = l->conf.retry_count ? l->conf.retry_count :
-	    VERBS_RETRY_COUNT;
-	p->rnr_retry_count = VERBS_RNR_RETRY;
+	param_fill(l, p, hello);
 }
 
 void
