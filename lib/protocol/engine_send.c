@@ -480,40 +480,36 @@ send_streams(struct engine *e, uint8_t *buf, size_t *len)
 }
 
 /*
- * Stream ${id}'s bytes as DATA records, all of them (eng_eager_ok), then
- * the records that follow them (its SHUTDOWN); 0 if they do not fit.
+ * Stream ${id}'s bytes as DATA records, all of them (eng_eager_ok); 0 if
+ * they do not fit.  Each record takes its bytes straight from the send
+ * ring (a wrap cuts one), so no copy of them is left anywhere else.
  */
 static int
 put_eager(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
 {
 	struct stream *s = &e->s[id];
 	const struct engine_ring *src = &s->tx.ring;
-	uint8_t bytes[ENGINE_EAGER_MAX];
-	uint64_t n = s->tx.app - s->tx.sent, cur = s->tx.sent;
-	uint32_t off = ring_off(src->size, cur), first;
-	size_t recs = (n + WIRE_DATA_MAX - 1) / WIRE_DATA_MAX, need, at;
+	uint64_t n = s->tx.app - s->tx.sent, cur = s->tx.sent, end = cur + n;
+	size_t recs = (n + WIRE_DATA_MAX - 1) / WIRE_DATA_MAX + 1;
 	struct wire_rec r;
 
-	need = n + recs * wire_rec_size(&(struct wire_rec){ .type = WIRE_DATA,
-	    .data_len = 1, .data = bytes }) - recs;
-	if (*len + need > SEND_ROOM - MSG_CREDIT_ROOM)
+	/* Its records' headers (one more for a wrap) and its bytes. */
+	enc_rec(&r, s, WIRE_DATA);
+	r.data = buf;
+	r.data_len = 1;
+	if (*len + n + recs * (wire_rec_size(&r) - 1) >
+	    SEND_ROOM - MSG_CREDIT_ROOM)
 		return (0);
-	first = (uint32_t)ring_contig(src->size, cur, n);
-	memcpy(bytes, e->conf.ring_ptr(e->conf.ring_arg, src->addr + off),
-	    first);
-	if (first < n)
-		memcpy(bytes + first, e->conf.ring_ptr(e->conf.ring_arg,
-		    src->addr), n - first);
-	for (at = 0; at < n; at += r.data_len) {
-		enc_rec(&r, s, WIRE_DATA);
-		r.cursor = cur + at;
-		r.data = bytes + at;
-		r.data_len = (uint8_t)(n - at < WIRE_DATA_MAX ? n - at :
-		    WIRE_DATA_MAX);
+	for (; cur < end; cur += r.data_len) {
+		r.cursor = cur;
+		r.data_len = (uint8_t)ring_contig(src->size, cur,
+		    end - cur < WIRE_DATA_MAX ? end - cur : WIRE_DATA_MAX);
+		r.data = e->conf.ring_ptr(e->conf.ring_arg, src->addr +
+		    ring_off(src->size, cur));
 		(void)put(buf, len, &r);
 	}
-	s->tx.sent += n;
-	/* The bytes left the ring: the SEND holds a copy. */
+	s->tx.sent = end;
+	/* The bytes left the ring: the SEND holds them. */
 	if (s->tx.wr_out == 0)
 		s->tx.done = s->tx.sent;
 	eng_lane_mark(e, s, e->tx_lane);

@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include <sys/mman.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
 
@@ -115,6 +116,31 @@ verbs_qp_new(struct verbs_link *l, struct rdma_cm_id *id, char *err,
 }
 
 /* Its control buffers, charged to the cap, then registered. */
+/*
+ * Control buffers of ${sz} bytes, zeroed, on pages of their own: from
+ * version 8 they hold tenants' bytes too (DATA records), which stay out
+ * of core dumps as ring memory does.  NULL if out of memory.
+ */
+static uint8_t *
+bufs_new(size_t sz)
+{
+	void *p = mmap(NULL, sz, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return (NULL);
+	(void)madvise(p, sz, MADV_DONTDUMP);
+	return (p);
+}
+
+static void
+bufs_free(uint8_t *p, size_t sz)
+{
+
+	if (p != NULL)
+		(void)munmap(p, sz);
+}
+
 static int
 vl_buffers(struct verbs_link *l, char *err, size_t errlen)
 {
@@ -141,13 +167,13 @@ vl_buffers(struct verbs_link *l, char *err, size_t errlen)
 		return (-1);
 	}
 	sz = (size_t)WIRE_LANES_MAX * l->conf.sq_size * WIRE_MSG_SIZE;
-	if ((l->ctrl_send = calloc(1, sz)) == NULL ||
+	if ((l->ctrl_send = bufs_new(sz)) == NULL ||
 	    (l->ctrl_send_mr = ibv_reg_mr(l->pd, l->ctrl_send, sz, 0)) == NULL) {
 		verbs_reg_failed(err, errlen, l->device, "send buffers", sz);
 		return (-1);
 	}
 	sz = (size_t)WIRE_LANES_MAX * l->conf.rq_size * WIRE_MSG_SIZE;
-	if ((l->recv_buf = calloc(1, sz)) == NULL ||
+	if ((l->recv_buf = bufs_new(sz)) == NULL ||
 	    (l->recv_mr = ibv_reg_mr(l->pd, l->recv_buf, sz,
 	    IBV_ACCESS_LOCAL_WRITE)) == NULL) {
 		verbs_reg_failed(err, errlen, l->device, "receive buffers", sz);
@@ -428,10 +454,12 @@ verbs_link_free(struct verbs_link *l)
 		ibv_dereg_mr(l->ctrl_send_mr);
 	if (l->recv_mr != NULL)
 		ibv_dereg_mr(l->recv_mr);
-	free(l->ctrl_send);
+	bufs_free(l->ctrl_send,
+	    (size_t)WIRE_LANES_MAX * l->conf.sq_size * WIRE_MSG_SIZE);
 	free(l->posted);
 	free(l->pend1);
-	free(l->recv_buf);
+	bufs_free(l->recv_buf,
+	    (size_t)WIRE_LANES_MAX * l->conf.rq_size * WIRE_MSG_SIZE);
 	if (l->ctrl_bytes != 0) {
 		budget_give(&l->cm->pinned, l->ctrl_bytes);
 		__atomic_fetch_sub(&l->cm->control, l->ctrl_bytes,
