@@ -33,7 +33,8 @@
  * for local and remote write; nothing is ever registered for remote read
  * or atomics.  Ring memory belongs to the link's protection domain and is
  * deregistered when freed; a link and its memory may be freed in either
- * order.  Rings hold tenants' bytes: core dumps leave them out
+ * order.  Rings hold tenants' bytes, and so do the control buffers on
+ * a link of two lanes (DATA records): core dumps leave both out
  * (MADV_DONTDUMP).
  *
  * Failing half-way: setting a link up (its protection domain, completion
