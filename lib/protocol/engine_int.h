@@ -273,7 +273,7 @@ struct engine {
 	unsigned rx_lane;	/* the lane of the message being read */
 	unsigned tx_lane;	/* the lane of the SEND being built */
 	/* Lane 1 opens once lane 0's SENDs up to lane1_at completed, after
-	 * the peer proved itself and any resume settled (eng_lane1_latch);
+	 * the peer proved itself and any resume settled (engine_send.c);
 	 * send0_end: lane 0's sequence number after its last SEND. */
 	int lane1_latched;
 	uint64_t lane1_at, send0_end;
@@ -470,13 +470,9 @@ int eng_ctrl_pending(const struct engine *e, unsigned lane);
 void eng_emit(struct engine *e, unsigned lane, struct engine_wr *w,
     uint32_t stream, uint64_t end, int force);
 
-/* Does the link carry streams' records and eager data on lane 1 now? */
+/* Does the link carry streams' records and eager data on lane 1 now
+ * (as engine_send.c last found, taking WRs)? */
 int eng_lane1_open(const struct engine *e);
-
-/* Authenticated, no resume to come or under way: lane 1 opens once
- * lane 0's SENDs so far completed (a resume offered later closes it
- * again until it settled). */
-void eng_lane1_latch(struct engine *e);
 
 /* May stream ${s} post on ${lane}: none of its WRs outstanding on the
  * other? */

@@ -91,44 +91,12 @@ eng_msg_avail(const struct engine *e, unsigned lane)
 	return (e->ln[lane].peer_posted - e->ln[lane].msgs_sent);
 }
 
-/*
- * May lane 1 carry streams' records now?  Not before the peer proved
- * itself, nor while a resume may still come or is under way: its records
- * and the OPENs after them keep one order, lane 0's.
- */
-static int
-lane1_may(const struct engine *e)
-{
-
-	return (e->lanes > 1 && engine_authenticated(e) &&
-	    engine_resume_settled(e) && !e->res.offer_due &&
-	    e->res.left == 0 && idq_len(&e->res.gone) == 0 &&
-	    e->res.wait == 0 &&
-	    (e->res.ask == RES_ASK_NONE || e->res.ask == RES_PROVEN) &&
-	    e->res.serve != RES_DENYING && e->res.serve != RES_PROVING);
-}
-
-void
-eng_lane1_latch(struct engine *e)
-{
-
-	if (!lane1_may(e)) {
-		e->lane1_latched = 0;
-		return;
-	}
-	/* ... and then only once lane 0's SENDs so far completed. */
-	if (!e->lane1_latched) {
-		e->lane1_latched = 1;
-		e->lane1_at = e->send0_end;
-	}
-}
-
 int
 eng_lane1_open(const struct engine *e)
 {
 
-	return (lane1_may(e) && e->lane1_latched &&
-	    e->ln[0].seq_done >= e->lane1_at);
+	/* As engine_send.c's lane1_latch found, taking WRs. */
+	return (e->lane1_latched && e->ln[0].seq_done >= e->lane1_at);
 }
 
 int

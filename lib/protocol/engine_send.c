@@ -648,6 +648,38 @@ take_send(struct engine *e, unsigned lane, struct engine_wr *w)
 }
 
 /*
+ * May lane 1 carry streams' records now?  Not before the peer proved
+ * itself, nor while a resume may still come or is under way: its records
+ * and the OPENs after them keep one order, lane 0's.
+ */
+static int
+lane1_may(const struct engine *e)
+{
+
+	return (e->lanes > 1 && engine_authenticated(e) &&
+	    engine_resume_settled(e) && !e->res.offer_due &&
+	    e->res.left == 0 && idq_len(&e->res.gone) == 0 &&
+	    e->res.wait == 0 &&
+	    (e->res.ask == RES_ASK_NONE || e->res.ask == RES_PROVEN) &&
+	    e->res.serve != RES_DENYING && e->res.serve != RES_PROVING);
+}
+
+static void
+lane1_latch(struct engine *e)
+{
+
+	if (!lane1_may(e)) {
+		e->lane1_latched = 0;
+		return;
+	}
+	/* ... and then only once lane 0's SENDs so far completed. */
+	if (!e->lane1_latched) {
+		e->lane1_latched = 1;
+		e->lane1_at = e->send0_end;
+	}
+}
+
+/*
  * Lane 1's SENDs: streams' records and the bytes of streams with little
  * to send, which so never queue behind lane 0's WRITEs.
  */
@@ -733,7 +765,7 @@ engine_take_wrs(struct engine *e, struct engine_wr *wrs, int max)
 
 	if (!e->up || e->failed)
 		return (0);
-	eng_lane1_latch(e);
+	lane1_latch(e);
 	if (e->lanes > 1)
 		n = take_lane1(e, wrs, max);
 	if (n < max)
