@@ -29,7 +29,6 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
-#include "addr.h"
 #include "engine.h"
 #include "verbs.h"
 #include "verbs_int.h"
@@ -285,10 +284,8 @@ lane_match(struct verbs_request *r, int *dup)
 	*dup = 0;
 	TAILQ_FOREACH(l, &r->cm->links, lentry) {
 		if (l->freed || l->dying || !l->passive || l->e == NULL ||
-		    l->id == NULL || memcmp(l->peer_hello.nonce, r->h.nonce,
-		    WIRE_NONCE_LEN) != 0 || r->peer_sa.ss_family == 0 ||
-		    !addr_same(rdma_get_peer_addr(l->id),
-		    (const struct sockaddr *)&r->peer_sa, 0))
+		    l->id == NULL || !verbs_lane_for(&l->peer_hello,
+		    rdma_get_peer_addr(l->id), &r->h, &r->peer_sa))
 			continue;
 		if (l->lane1 == L1_WAITING)
 			return (l);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "addr.h"
 #include "engine.h"
 #include "verbs.h"
 #include "verbs_pure.h"
@@ -144,4 +145,15 @@ verbs_gate_ask(verbs_gate_fn *gate, void *arg, const struct sockaddr *peer,
 	    werr == WIRE_OK ? NULL : wire_strerror(werr), why) != 0)
 		return (-1);
 	return (werr == WIRE_OK ? 0 : -1);
+}
+
+int
+verbs_lane_for(const struct wire_hello *peer_hello,
+    const struct sockaddr *peer, const struct wire_hello *req,
+    const struct sockaddr_storage *req_peer)
+{
+
+	return (req_peer->ss_family != 0 && memcmp(peer_hello->nonce,
+	    req->nonce, WIRE_NONCE_LEN) == 0 &&
+	    addr_same(peer, (const struct sockaddr *)req_peer, 0));
 }

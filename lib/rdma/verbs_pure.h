@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <sys/socket.h>
+
 #include "verbs.h"
 #include "wire.h"
 
@@ -85,5 +87,15 @@ void verbs_refused(struct verbs_ev *ev, int status, const uint8_t *mine,
  */
 int verbs_gate_ask(verbs_gate_fn *gate, void *arg, const struct sockaddr *peer,
     const char *text, int werr, const struct wire_hello *h, uint8_t *why);
+
+/**
+ * verbs_lane_for(peer_hello, peer, req, req_peer):
+ * Is lane-1 request ${req}, from ${req_peer}, for the link whose peer
+ * said ${peer_hello} on lane 0 from ${peer}: the same nonce, from the
+ * same address (rstreamd-protocol(7), "Connecting lane 1")?
+ */
+int verbs_lane_for(const struct wire_hello *peer_hello,
+    const struct sockaddr *peer, const struct wire_hello *req,
+    const struct sockaddr_storage *req_peer);
 
 #endif /* !VERBS_PURE_H */

@@ -21,7 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "addr.h"
 #include "engine.h"
 #include "fabric.h"
 #include "simverbs.h"
@@ -144,10 +143,8 @@ lane_match(const struct verbs_request *r, int *dup)
 	*dup = 0;
 	TAILQ_FOREACH(l, &r->cm->links, entry) {
 		if (l->freed || !l->passive || l->e == NULL ||
-		    memcmp(l->peer_hello.nonce, r->h.nonce,
-		    WIRE_NONCE_LEN) != 0 || !addr_same(
-		    (const struct sockaddr *)&l->src,
-		    (const struct sockaddr *)&r->peer_sa, 0))
+		    !verbs_lane_for(&l->peer_hello,
+		    (const struct sockaddr *)&l->src, &r->h, &r->peer_sa))
 			continue;
 		if (l->lane1 == L1_WAITING)
 			return (l);
