@@ -991,7 +991,7 @@ END {
 
 	# Versions.
 	d = ""
-	for (v = 2; v <= vmax; v++) {
+	for (v = 2; v <= vmax + 0; v++) {
 		if (!(v in vp_prev)) {
 			d = d "\n# DESCRIPTION has no \"Version " v " is version " v - 1 "\" paragraph"
 			continue

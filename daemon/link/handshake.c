@@ -264,10 +264,8 @@ hs_finish(struct dlink *dl, const uint8_t hellos[AUTH_HELLOS_LEN],
 	if (dl->sealed) {
 		a = (mine[5] & theirs[5] & WIRE_HELLO_AESGCM) ? SEAL_AESGCM :
 		    SEAL_CHACHAPOLY;
-		if (seal_dir_init(&dl->seal.tx, a, dl->c != NULL ? c1 : c2) !=
-		    0 || seal_dir_init(&dl->seal.rx, a, dl->c != NULL ? c2 :
-		    c1) != 0) {
-			seal_dir_wipe(&dl->seal.tx);
+		if (seal_pair_init(&dl->seal, a, dl->c != NULL ? c1 : c2,
+		    dl->c != NULL ? c2 : c1) != 0) {
 			dl->sealed = 0;
 			*why = "out of memory for the link's sealing keys";
 			rc = -1;

@@ -16,8 +16,9 @@ _Static_assert(SEAL_KEY_LEN == crypto_aead_aes256gcm_KEYBYTES &&
 
 /* 96-bit nonces: OpenSSL's default for both AEADs (checked at init). */
 #define NONCE_LEN 12
-/* Noise reserves the largest nonce for REKEY. */
+/* Noise reserves the largest nonce for REKEY; the next is the lane key's. */
 #define REKEY_NONCE UINT64_MAX
+#define LANE_NONCE (UINT64_MAX - 1)
 /* EVP counts bytes in an int: a longer message goes in pieces. */
 #define PIECE ((size_t)1 << 30)
 
@@ -183,8 +184,8 @@ rekey(struct seal_dir *d)
 static EVP_CIPHER_CTX *
 ctx_of_next(struct seal_dir *d, uint64_t n)
 {
-	/* Nonce 2^64-1 is REKEY's; n never gets there (2^64 messages). */
-	if (n == REKEY_NONCE)
+	/* Nonces 2^64-2 and 2^64-1 are taken; n never gets there. */
+	if (n >= LANE_NONCE)
 		abort();
 	if (n / SEAL_REKEY_EVERY != d->epoch)
 		rekey(d);
@@ -289,22 +290,64 @@ seal_dir_set_count_for_test(struct seal_dir *d, uint64_t n)
 	d->has_prev = 0;
 }
 
-uint64_t
-seal_pair_seal(void *arg, uint8_t *buf, uint32_t len, const uint8_t *ad,
-    size_t adlen, uint8_t tag[SEAL_TAG_LEN])
+/*
+ * Lane 1's key from lane 0's key k: the first 32 bytes of ENCRYPT(k,
+ * nonce 2^64-2, no associated data, 32 zero bytes), as REKEY but at a
+ * nonce of its own.  -1 if OpenSSL cannot make the context.
+ */
+static int
+lane_key(enum seal_aead a, const uint8_t key[SEAL_KEY_LEN],
+    uint8_t out[SEAL_KEY_LEN])
 {
-	struct seal_pair *p = arg;
+	uint8_t tag[SEAL_TAG_LEN];
+	EVP_CIPHER_CTX *c = ctx_new(a, key);
 
-	return (seal_dir_seal(&p->tx, buf, len, ad, adlen, tag));
+	if (c == NULL)
+		return (-1);
+	memset(out, 0, SEAL_KEY_LEN);
+	aead_seal(a, c, LANE_NONCE, out, SEAL_KEY_LEN, NULL, 0, tag);
+	EVP_CIPHER_CTX_free(c);
+	sodium_memzero(tag, sizeof(tag));
+	return (0);
 }
 
 int
-seal_pair_open(void *arg, uint8_t *buf, uint32_t len, const uint8_t *ad,
-    size_t adlen, const uint8_t tag[SEAL_TAG_LEN])
+seal_pair_init(struct seal_pair *p, enum seal_aead a,
+    const uint8_t ktx[SEAL_KEY_LEN], const uint8_t krx[SEAL_KEY_LEN])
+{
+	uint8_t ltx[SEAL_KEY_LEN], lrx[SEAL_KEY_LEN];
+	int rc = -1;
+
+	memset(p, 0, sizeof(*p));
+	if (lane_key(a, ktx, ltx) == 0 && lane_key(a, krx, lrx) == 0 &&
+	    seal_dir_init(&p->tx[0], a, ktx) == 0 &&
+	    seal_dir_init(&p->rx[0], a, krx) == 0 &&
+	    seal_dir_init(&p->tx[1], a, ltx) == 0 &&
+	    seal_dir_init(&p->rx[1], a, lrx) == 0)
+		rc = 0;
+	else
+		seal_pair_wipe(p);
+	sodium_memzero(ltx, sizeof(ltx));
+	sodium_memzero(lrx, sizeof(lrx));
+	return (rc);
+}
+
+uint64_t
+seal_pair_seal(void *arg, unsigned lane, uint8_t *buf, uint32_t len,
+    const uint8_t *ad, size_t adlen, uint8_t tag[SEAL_TAG_LEN])
 {
 	struct seal_pair *p = arg;
 
-	return (seal_dir_open(&p->rx, buf, len, ad, adlen, tag));
+	return (seal_dir_seal(&p->tx[lane], buf, len, ad, adlen, tag));
+}
+
+int
+seal_pair_open(void *arg, unsigned lane, uint8_t *buf, uint32_t len,
+    const uint8_t *ad, size_t adlen, const uint8_t tag[SEAL_TAG_LEN])
+{
+	struct seal_pair *p = arg;
+
+	return (seal_dir_open(&p->rx[lane], buf, len, ad, adlen, tag));
 }
 
 int
@@ -313,7 +356,7 @@ seal_pair_restore(void *arg, uint8_t *buf, uint32_t len, const uint8_t *ad,
 {
 	struct seal_pair *p = arg;
 
-	return (seal_dir_restore(&p->tx, buf, len, ad, adlen, n, tag));
+	return (seal_dir_restore(&p->tx[0], buf, len, ad, adlen, n, tag));
 }
 
 uint8_t *
@@ -328,6 +371,10 @@ void
 seal_pair_wipe(struct seal_pair *p)
 {
 
-	seal_dir_wipe(&p->tx);
-	seal_dir_wipe(&p->rx);
+	unsigned i;
+
+	for (i = 0; i < SEAL_LANES; i++) {
+		seal_dir_wipe(&p->tx[i]);
+		seal_dir_wipe(&p->rx[i]);
+	}
 }

@@ -9,7 +9,7 @@
  * AES-256-GCM (as Noise encodes nonces), with the key k_j of its epoch
  * j = n / SEAL_REKEY_EVERY; k_{j+1} is Noise's REKEY(k_j): the first 32
  * bytes of ENCRYPT(k_j, nonce 2^64-1, no associated data, 32 zero bytes).
- * The count never resets and never reaches 2^64-1.
+ * The count never resets and never reaches 2^64-2 (see seal_pair_init).
  *
  * The AEADs are OpenSSL libcrypto's (EVP), which runs them at two to three
  * times libsodium's speed; the bytes are the same (tests/unit/test_seal.c
@@ -126,25 +126,42 @@ uint64_t seal_dir_count(const struct seal_dir *d);
 void seal_dir_wipe(struct seal_dir *d);
 
 /*
- * Both directions of a sealed link, and the four functions an engine's
- * sealing callbacks (struct engine_seal in lib/protocol/engine.h) are:
- * each takes a struct seal_pair as ${arg}, seals and restores with tx, opens with rx.
- * seal_pair_ptr maps a ring's address to its memory where the two are
- * the same (memory registered at its own address: lib/rdma/verbs, the tests).
+ * Both directions of a sealed link, on each of its lanes (the latency
+ * lane, rstreamd-protocol(7) "LANES", seals with keys of its own, so
+ * that the lanes' counts, which advance in no common order, never share
+ * a nonce), and the four functions an engine's sealing callbacks (struct
+ * engine_seal in lib/protocol/engine.h) are: each takes a struct
+ * seal_pair as ${arg}, seals and restores with tx, opens with rx.  Only
+ * lane 0 carries WRITEs, so restore is lane 0's.  seal_pair_ptr maps a
+ * ring's address to its memory where the two are the same (memory
+ * registered at its own address: lib/rdma/verbs, the tests).
  */
+#define SEAL_LANES 2
 struct seal_pair {
-	struct seal_dir tx, rx;
+	struct seal_dir tx[SEAL_LANES], rx[SEAL_LANES];
 };
-uint64_t seal_pair_seal(void *arg, uint8_t *buf, uint32_t len,
+
+/*
+ * Key every direction of ${p}: lane 0 sends with ${ktx} and opens with
+ * ${krx}, the handshake's keys; lane 1 with keys derived from them, for
+ * each k the first 32 bytes of ENCRYPT(k, nonce 2^64-2, no associated
+ * data, 32 zero bytes) (REKEY's, at the nonce below REKEY's; no message
+ * ever takes either).  ${p} need not be zeroed, but must not hold keys.
+ * 0: done; -1: out of memory, and ${p} is wiped.
+ */
+int seal_pair_init(struct seal_pair *p, enum seal_aead a,
+    const uint8_t ktx[SEAL_KEY_LEN], const uint8_t krx[SEAL_KEY_LEN]);
+
+uint64_t seal_pair_seal(void *arg, unsigned lane, uint8_t *buf, uint32_t len,
     const uint8_t *ad, size_t adlen, uint8_t tag[SEAL_TAG_LEN]);
-int seal_pair_open(void *arg, uint8_t *buf, uint32_t len, const uint8_t *ad,
-    size_t adlen, const uint8_t tag[SEAL_TAG_LEN]);
+int seal_pair_open(void *arg, unsigned lane, uint8_t *buf, uint32_t len,
+    const uint8_t *ad, size_t adlen, const uint8_t tag[SEAL_TAG_LEN]);
 int seal_pair_restore(void *arg, uint8_t *buf, uint32_t len,
     const uint8_t *ad, size_t adlen, uint64_t n,
     const uint8_t tag[SEAL_TAG_LEN]);
 uint8_t *seal_pair_ptr(void *arg, uint64_t addr);
 
-/* seal_dir_wipe both directions of ${p}. */
+/* seal_dir_wipe every direction of ${p}. */
 void seal_pair_wipe(struct seal_pair *p);
 
 /*

@@ -200,22 +200,24 @@ struct engine_auth {
 
 /*
  * The embedder's AEAD for a sealed link (engine_set_seal): one key and
- * one message counter per direction, both kept by the embedder.  Every
- * call is in place.  A SEND's associated data is empty; a WRITE's is its
- * immediate as 4 big-endian bytes.
+ * one message counter per direction and lane (engine_lanes), all kept by
+ * the embedder.  Every call is in place.  A SEND's associated data is
+ * empty; a WRITE's is its immediate as 4 big-endian bytes.
  */
 struct engine_seal {
 	/*
-	 * Seal ${len} bytes at ${buf}, tag to ${tag}; return the message
-	 * number used (restore needs it).  Called in the order the WRs are
-	 * handed out.
+	 * Seal ${len} bytes at ${buf} for lane ${lane}, tag to ${tag};
+	 * return the message number used (restore needs it).  Called in
+	 * the order each lane's WRs are handed out.
 	 */
-	uint64_t (*seal)(void *arg, uint8_t *buf, uint32_t len,
+	uint64_t (*seal)(void *arg, unsigned lane, uint8_t *buf, uint32_t len,
 	    const uint8_t *ad, size_t adlen, uint8_t tag[WIRE_TAG_LEN]);
-	/* Open: 0, or -1 if forged (the link fails).  In receive order. */
-	int (*open)(void *arg, uint8_t *buf, uint32_t len, const uint8_t *ad,
-	    size_t adlen, const uint8_t tag[WIRE_TAG_LEN]);
-	/* Undo this side's own sealed message ${n} in place: 0, or -1. */
+	/* Open what came on lane ${lane}: 0, or -1 if forged (the link
+	 * fails).  In each lane's receive order. */
+	int (*open)(void *arg, unsigned lane, uint8_t *buf, uint32_t len,
+	    const uint8_t *ad, size_t adlen, const uint8_t tag[WIRE_TAG_LEN]);
+	/* Undo this side's own sealed WRITE ${n} (lane 0) in place: 0, or
+	 * -1. */
 	int (*restore)(void *arg, uint8_t *buf, uint32_t len,
 	    const uint8_t *ad, size_t adlen, uint64_t n,
 	    const uint8_t tag[WIRE_TAG_LEN]);

@@ -433,8 +433,8 @@ void eng_seal_restore(struct engine *e, struct wrinfo *wi, uint64_t wr_id);
 void eng_seal_restore_outstanding(struct engine *e, enum engine_err kind);
 
 /* Open a sealed SEND into ${clear}; ${*buf} then points there. */
-int eng_seal_open_send(struct engine *e, const uint8_t **buf, uint32_t *len,
-    uint8_t clear[WIRE_MSG_SIZE]);
+int eng_seal_open_send(struct engine *e, unsigned lane, const uint8_t **buf,
+    uint32_t *len, uint8_t clear[WIRE_MSG_SIZE]);
 
 /* Open sealed WRITE ${imm} in stream ${s}'s ring, tag ${tag}. */
 int eng_seal_open_write(struct engine *e, struct stream *s, uint32_t imm,

@@ -544,8 +544,8 @@ on_recv(struct engine *e, uint32_t slot, const uint8_t *buf, uint32_t len)
 	uint8_t clear[WIRE_MSG_SIZE];
 	int err;
 
-	if (recv_check(e, slot, len) || eng_seal_open_send(e, &buf, &len,
-	    clear))
+	if (recv_check(e, slot, len) || eng_seal_open_send(e,
+	    engine_slot_lane(e, slot), &buf, &len, clear))
 		return (-1);
 	while (off < len) {
 		if ((err = wire_rec_decode(buf + off, len - off, &r, &used)))

@@ -128,7 +128,7 @@ eng_eager_ok(const struct engine *e, const struct stream *s)
 {
 	uint64_t n = s->tx.app - s->tx.sent;
 
-	return (eng_lane1_open(e) && !e->seal.tx && tx_ready(e, s) &&
+	return (eng_lane1_open(e) && tx_ready(e, s) &&
 	    n <= ENGINE_EAGER_MAX &&
 	    n <= s->tx.peer_ring.size - (s->tx.sent - s->tx.peer) &&
 	    s->rs == 0 && s->tx.old.size == 0 && eng_lane_free(e, s, 1));
@@ -269,7 +269,14 @@ eng_emit(struct engine *e, unsigned lane, struct engine_wr *w,
 void
 eng_take_tag(struct engine *e, struct engine_wr *w)
 {
+	uint32_t id = e->ln[0].wri[(e->ln[0].seq - 1) % e->conf.sq_size].stream;
 
+	/*
+	 * The WRITE's bytes count at the receiver when the tag arrives: the
+	 * stream is on lane 0 until the tag, not just the WRITE, completed.
+	 */
+	if (id != NIL)
+		eng_lane_mark(e, &e->s[id], 0);
 	memset(w, 0, sizeof(*w));
 	w->op = ENGINE_WR_SEND_IMM;
 	w->len = WIRE_TAG_LEN;

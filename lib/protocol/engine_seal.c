@@ -13,7 +13,7 @@
 #include "ring.h"
 #include "wire.h"
 
-/* Control send slot of work request ${wr_id}: a SEND's, or a WRITE's tag. */
+/* Lane 0's control send slot of work request ${wr_id}: a WRITE's tag. */
 static uint8_t *
 send_slot(const struct engine *e, uint64_t wr_id)
 {
@@ -33,17 +33,22 @@ imm_ad(uint8_t ad[4], uint32_t imm)
 	ad[3] = (uint8_t)imm;
 }
 
-/* Seal SEND ${w} in place: its records, then their tag. */
+/*
+ * Seal SEND ${w} in place, with its lane's keys: its records, then their
+ * tag.  (Its slot, on either lane, is where it is posted from.)
+ */
 void
 eng_seal_send(struct engine *e, struct engine_wr *w)
 {
 	const struct engine_seal *o = &e->seal.ops;
-	uint8_t *buf = send_slot(e, w->wr_id);
+	uint8_t *buf = e->conf.ctrl_send +
+	    (size_t)(w->local_addr - e->conf.ctrl_send_addr);
+	uint64_t seq = w->wr_id & ~((uint64_t)1 << ENGINE_WR_LANE_SHIFT);
 
-	e->ln[0].wri[w->wr_id % e->conf.sq_size].sealed = 0;
+	e->ln[w->lane].wri[seq % e->conf.sq_size].sealed = 0;
 	if (!e->seal.tx)
 		return;
-	(void)o->seal(o->arg, buf, w->len, NULL, 0, buf + w->len);
+	(void)o->seal(o->arg, w->lane, buf, w->len, NULL, 0, buf + w->len);
 	w->len += WIRE_TAG_LEN;
 	w->inlined = w->len <= e->conf.inline_size;
 	e->st.sealed_msgs++;
@@ -65,7 +70,7 @@ eng_seal_write(struct engine *e, struct engine_wr *w)
 	if (!e->seal.tx)
 		return;
 	imm_ad(ad, w->imm);
-	wi->seal_n = o->seal(o->arg, o->ptr(o->arg, w->local_addr), w->len,
+	wi->seal_n = o->seal(o->arg, 0, o->ptr(o->arg, w->local_addr), w->len,
 	    ad, sizeof(ad), send_slot(e, w->wr_id + 1));
 	wi->sealed = 1;
 	wi->imm = w->imm;
@@ -130,12 +135,13 @@ seal_forged(struct engine *e)
 }
 
 /*
- * A sealed SEND: open a copy in ${clear} (the receive slot is the
- * embedder's), from which its ${*len} bytes of records are then read.
+ * A sealed SEND on lane ${lane}: open a copy in ${clear} (the receive
+ * slot is the embedder's), from which its ${*len} bytes of records are
+ * then read.
  */
 int
-eng_seal_open_send(struct engine *e, const uint8_t **buf, uint32_t *len,
-    uint8_t clear[WIRE_MSG_SIZE])
+eng_seal_open_send(struct engine *e, unsigned lane, const uint8_t **buf,
+    uint32_t *len, uint8_t clear[WIRE_MSG_SIZE])
 {
 
 	if (!e->seal.rx)
@@ -145,7 +151,7 @@ eng_seal_open_send(struct engine *e, const uint8_t **buf, uint32_t *len,
 		    "record", (unsigned)*len));
 	*len -= WIRE_TAG_LEN;
 	memcpy(clear, *buf, *len);
-	if (e->seal.ops.open(e->seal.ops.arg, clear, *len, NULL, 0,
+	if (e->seal.ops.open(e->seal.ops.arg, lane, clear, *len, NULL, 0,
 	    *buf + *len))
 		return (seal_forged(e));
 	e->st.opened_msgs++;
@@ -179,7 +185,7 @@ eng_seal_open_write(struct engine *e, struct stream *s, uint32_t imm,
 	p = o->ptr(o->arg, s->rx.ring.addr + ring_off(s->rx.ring.size,
 	    s->rx.tail));
 	imm_ad(ad, imm);
-	if (o->open(o->arg, p, n, ad, sizeof(ad), tag))
+	if (o->open(o->arg, 0, p, n, ad, sizeof(ad), tag))
 		return (seal_forged(e));
 	e->st.opened_msgs++;
 	return (0);

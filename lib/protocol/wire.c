@@ -182,9 +182,10 @@ wire_hello_lanes(const struct wire_hello *a, const struct wire_hello *b)
 
 	if (!(a->flags & b->flags & WIRE_HELLO_LANES))
 		return (1);
-	/* A sealed link keeps one lane (its nonces count in one order). */
+	/* A sealed link has two from version 9, each with its own keys. */
 	if ((a->flags & b->flags & WIRE_HELLO_IDENTITY) &&
-	    ((a->flags | b->flags) & WIRE_HELLO_SEAL))
+	    ((a->flags | b->flags) & WIRE_HELLO_SEAL) &&
+	    (a->version < 9 || b->version < 9))
 		return (1);
 	return (2);
 }

@@ -16,7 +16,7 @@
 
 /* Connect private data ("hello"). */
 #define WIRE_MAGIC		0x52535452u	/* "RSTR" */
-#define WIRE_VERSION		8		/* newest spoken */
+#define WIRE_VERSION		9		/* newest spoken */
 #define WIRE_VERSION_MIN	1		/* oldest understood */
 #define WIRE_HELLO_LEN		32		/* fits the 56-byte IB CM limit */
 #define WIRE_NONCE_LEN		16
@@ -249,9 +249,10 @@ int wire_hello_decode(const uint8_t *buf, size_t len, struct wire_hello *h);
 /**
  * wire_hello_lanes(a, b):
  * How many lanes a link whose two lane-0 hellos are ${a} and ${b} runs:
- * 2 when both say WIRE_HELLO_LANES and the link will not be sealed (both
- * with identities and either asking to seal), else 1.  Both sides compute
- * the same from the same two hellos.
+ * 2 when both say WIRE_HELLO_LANES, unless the link will be sealed (both
+ * with identities and either asking to seal) and either hello is older
+ * than version 9; else 1.  Both sides compute the same from the same two
+ * hellos.
  */
 unsigned wire_hello_lanes(const struct wire_hello *a,
     const struct wire_hello *b);

@@ -334,22 +334,27 @@ in_bounds(const uint8_t *buf, uint32_t len, const uint8_t *msg)
 static const uint8_t *cur_msg;	/* the message being fed, for in_bounds */
 
 static uint64_t
-sseal(void *arg, uint8_t *buf, uint32_t len, const uint8_t *ad, size_t adlen,
-    uint8_t tag[WIRE_TAG_LEN])
+sseal(void *arg, unsigned lane, uint8_t *buf, uint32_t len,
+    const uint8_t *ad, size_t adlen, uint8_t tag[WIRE_TAG_LEN])
 {
 
 	(void)arg;
+	/* The sealed modes run one lane (the lanes modes do not seal). */
+	if (lane != 0)
+		abort();
 	in_bounds(buf, len, cur_msg);
 	seal_n++;
 	return (seal_dir_seal(&stx, buf, len, ad, adlen, tag));
 }
 
 static int
-sopen(void *arg, uint8_t *buf, uint32_t len, const uint8_t *ad,
-    size_t adlen, const uint8_t tag[WIRE_TAG_LEN])
+sopen(void *arg, unsigned lane, uint8_t *buf, uint32_t len,
+    const uint8_t *ad, size_t adlen, const uint8_t tag[WIRE_TAG_LEN])
 {
 
 	(void)arg;
+	if (lane != 0)
+		abort();
 	if (seal_dir_open(&srx, buf, len, ad, adlen, tag) != 0)
 		return (-1);
 	open_n++;

@@ -113,12 +113,96 @@ wire_push(struct fab_lane *s, const struct fab_wr *w)
 	s->wire_n++;
 }
 
-/* The rekey boundaries ${d} crossed since it counted from ${from}. */
+/* The rekey boundaries ${p}'s directions crossed since they counted from
+ * ${from}. */
 static uint64_t
-crossed(const struct seal_dir *d, uint64_t from)
+crossed(const struct seal_pair *p, uint64_t from)
 {
+	uint64_t n = 0;
+	unsigned l;
 
-	return (seal_dir_count(d) / SEAL_REKEY_EVERY - from / SEAL_REKEY_EVERY);
+	for (l = 0; l < SEAL_LANES; l++)
+		n += seal_dir_count(&p->tx[l]) / SEAL_REKEY_EVERY +
+		    seal_dir_count(&p->rx[l]) / SEAL_REKEY_EVERY -
+		    2 * (from / SEAL_REKEY_EVERY);
+	return (n);
+}
+
+/* Keystream ${k} was used: 0, or -1 (a violation) if it was before. */
+static int
+ks_add(struct fab *f, uint64_t k, unsigned side, unsigned lane, uint64_t n)
+{
+	uint64_t *old = f->ks;
+	size_t cap = f->ks_cap, i;
+
+	if (k == 0) {
+		if (f->ks_zero++ == 0)
+			return (0);
+		goto reused;
+	}
+	if (2 * (f->ks_n + 1) > f->ks_cap) {
+		f->ks_cap = cap ? 2 * cap : 1024;
+		if ((f->ks = calloc(f->ks_cap, sizeof(*f->ks))) == NULL)
+			abort();
+		f->ks_n = 0;
+		for (i = 0; i < cap; i++)
+			if (old[i] != 0)
+				(void)ks_add(f, old[i], 0, 0, 0);
+		free(old);
+	}
+	for (i = (size_t)(k * 0x9e3779b97f4a7c15ULL) % f->ks_cap;
+	    f->ks[i] != 0; i = (i + 1) % f->ks_cap)
+		if (f->ks[i] == k)
+			goto reused;
+	f->ks[i] = k;
+	f->ks_n++;
+	return (0);
+reused:
+	return (violation(f, "side %u lane %u sealed message %llu with a "
+	    "keystream already used: a key and nonce used twice", side, lane,
+	    (unsigned long long)n));
+}
+
+/*
+ * The sealing callbacks of fab_seal: lib/crypto/seal's, with each
+ * message's keystream (plaintext xor ciphertext) checked unused.
+ */
+static uint64_t
+fab_seal_seal(void *arg, unsigned lane, uint8_t *buf, uint32_t len,
+    const uint8_t *ad, size_t adlen, uint8_t tag[SEAL_TAG_LEN])
+{
+	struct fab_side *s = arg;
+	uint8_t clear[8];
+	uint64_t n, k = 0;
+	size_t i;
+
+	if (len >= sizeof(clear))
+		memcpy(clear, buf, sizeof(clear));
+	n = seal_pair_seal(&s->seal, lane, buf, len, ad, adlen, tag);
+	if (len < sizeof(clear))
+		return (n);
+	for (i = 0; i < sizeof(clear); i++)
+		k = k << 8 | (uint8_t)(clear[i] ^ buf[i]);
+	(void)ks_add(s->owner, k, (unsigned)(s - s->owner->side), lane, n);
+	return (n);
+}
+
+static int
+fab_seal_open(void *arg, unsigned lane, uint8_t *buf, uint32_t len,
+    const uint8_t *ad, size_t adlen, const uint8_t tag[SEAL_TAG_LEN])
+{
+	struct fab_side *s = arg;
+
+	return (seal_pair_open(&s->seal, lane, buf, len, ad, adlen, tag));
+}
+
+static int
+fab_seal_restore(void *arg, uint8_t *buf, uint32_t len, const uint8_t *ad,
+    size_t adlen, uint64_t n, const uint8_t tag[SEAL_TAG_LEN])
+{
+	struct fab_side *s = arg;
+
+	return (seal_pair_restore(&s->seal, buf, len, ad, adlen, n, tag));
 }
 
 /*
@@ -130,9 +214,10 @@ static void
 side_seal(struct fab *f, int i)
 {
 	struct fab_side *s = &f->side[i];
-	struct engine_seal sl = { seal_pair_seal, seal_pair_open,
-	    seal_pair_restore, seal_pair_ptr, &s->seal };
+	struct engine_seal sl = { fab_seal_seal, fab_seal_open,
+	    fab_seal_restore, seal_pair_ptr, s };
 	uint8_t ktx[SEAL_KEY_LEN], krx[SEAL_KEY_LEN];
+	unsigned l;
 
 	memset(ktx, 0x30 + i, sizeof(ktx));
 	memset(krx, 0x31 - i, sizeof(krx));
@@ -140,11 +225,13 @@ side_seal(struct fab *f, int i)
 	ktx[1] = krx[1] = (uint8_t)(f->links >> 8);
 	/* A reconnect seals anew: the last link's directions go. */
 	seal_pair_wipe(&s->seal);
-	if (seal_dir_init(&s->seal.tx, f->aead, ktx) != 0 ||
-	    seal_dir_init(&s->seal.rx, f->aead, krx) != 0)
+	if (seal_pair_init(&s->seal, f->aead, ktx, krx) != 0)
 		abort();
-	seal_dir_set_count_for_test(&s->seal.tx, f->seal_from);
-	seal_dir_set_count_for_test(&s->seal.rx, f->seal_from);
+	for (l = 0; l < SEAL_LANES; l++) {
+		seal_dir_set_count_for_test(&s->seal.tx[l], f->seal_from);
+		seal_dir_set_count_for_test(&s->seal.rx[l], f->seal_from);
+	}
+	s->owner = f;
 	engine_set_seal(s->e, &sl);
 	engine_seal_tx(s->e);
 	engine_seal_rx(s->e);
@@ -178,8 +265,7 @@ fab_rekeys(const struct fab *f)
 	int i;
 
 	for (i = 0; i < 2 && f->sealed; i++)
-		n += f->side[i].rekeys + crossed(&f->side[i].seal.tx, f->seal_from) +
-		    crossed(&f->side[i].seal.rx, f->seal_from);
+		n += f->side[i].rekeys + crossed(&f->side[i].seal, f->seal_from);
 	return (n);
 }
 
@@ -349,8 +435,7 @@ connect_pair(struct fab *f)
 	 * its WRITEs when it failed): what they crossed is kept.
 	 */
 	for (i = 0; i < 2 && f->sealed; i++) {
-		f->side[i].rekeys += crossed(&f->side[i].seal.tx, f->seal_from) +
-		    crossed(&f->side[i].seal.rx, f->seal_from);
+		f->side[i].rekeys += crossed(&f->side[i].seal, f->seal_from);
 		side_seal(f, i);
 	}
 	return (0);
@@ -489,6 +574,7 @@ fab_free(struct fab *f)
 		free(s->ctrl_send);
 		seal_pair_wipe(&s->seal);
 	}
+	free(f->ks);
 	memset(f, 0, sizeof(*f));
 }
 

@@ -120,6 +120,7 @@ struct fab_side {
 	 */
 	struct seal_pair seal;
 	uint64_t rekeys;
+	struct fab *owner;		/* for the sealing callbacks */
 	/* fab_init_seal: the embedder's own sealing, set on every engine. */
 	struct engine_seal seal_ops;
 	int has_seal_ops;
@@ -147,6 +148,15 @@ struct fab {
 	uint64_t trace;
 	/* Which lane fab_deliver takes when both have work (xorshift). */
 	uint64_t lane_rng;
+	/*
+	 * fab_seal: the first 8 bytes of keystream of every message of 8
+	 * bytes or more sealed on any link (an open-addressing set; 0 marks
+	 * a free place): one seen twice is a key and nonce used twice,
+	 * whichever way it came about, and a violation.
+	 */
+	uint64_t *ks;
+	size_t ks_n, ks_cap;
+	uint64_t ks_zero;		/* a keystream of 8 zero bytes, seen */
 };
 
 /**

@@ -663,10 +663,10 @@ test_stepdown(void)
 	ok(until(both_up), "step-down: the link comes up");
 	out_link(&A, "t", &li);
 	in_links(&B, &up, &susp, &bi);
-	ok(simverbs_attempts() == 2 && att(0)->version == 8 &&
+	ok(simverbs_attempts() == 2 && att(0)->version == 9 &&
 	    att(0)->outcome == SIMVERBS_REJECTED && att(0)->note_version == 7 &&
 	    att(1)->version == 7 && strcmp(att(1)->dst, att(0)->dst) == 0 &&
-	    att(1)->outcome == SIMVERBS_UP, "step-down: version 8 refused "
+	    att(1)->outcome == SIMVERBS_UP, "step-down: version 9 refused "
 	    "with a note saying 7, then exactly one more attempt to the same "
 	    "address saying 7 (%zu attempts)", simverbs_attempts());
 	ok(li.version == 7 && bi.version == 7, "step-down: up in version 7 "
@@ -692,8 +692,8 @@ test_stepdown(void)
 	    "link comes up again");
 	out_link(&A, "t", &li);
 	in_links(&B, &up, &susp, &bi);
-	ok(att(2)->version == 8 && li.version == 8 && A.stepdowns == 1,
-	    "step-down: not sticky: the next attempt says 8, and is up in 8");
+	ok(att(2)->version == 9 && li.version == 9 && A.stepdowns == 1,
+	    "step-down: not sticky: the next attempt says 9, and is up in 9");
 	ok(li.st.lanes == 2 && bi.st.lanes == 2, "step-down: and runs two "
 	    "lanes again (A %u, B %u)", (unsigned)li.st.lanes,
 	    (unsigned)bi.st.lanes);
@@ -707,7 +707,7 @@ test_min_version(void)
 		.answers = 4 };
 	struct link_info li;
 	size_t i;
-	int all8 = 1;
+	int allnew = 1;
 
 	pair("min_version: B speaks version 4 at most", &old4, "",
 	    "min_version = 5;");
@@ -715,15 +715,15 @@ test_min_version(void)
 	out_link(&A, "t", &li);
 	/* (The last one's answer may be on its way.) */
 	for (i = 0; i < simverbs_attempts(); i++)
-		all8 &= att(i)->version == 8 && (att(i)->note_version == 4 ||
+		allnew &= att(i)->version == 9 && (att(i)->note_version == 4 ||
 		    i + 1 == simverbs_attempts());
-	ok(all8, "min_version: every attempt said 8, each refused with a "
+	ok(allnew, "min_version: every attempt said 9, each refused with a "
 	    "note saying 4: no step below min_version 5");
 	ok(A.stepdowns == 0 && A.stepdowns_refused == 2 && li.failures == 2,
 	    "min_version: A counts the refusals, not as step-downs (%llu), "
 	    "and as failures (%d)", (unsigned long long)A.stepdowns_refused,
 	    (int)li.failures);
-	ok(strcmp(li.last_error, "the peer refused protocol version 8 and "
+	ok(strcmp(li.last_error, "the peer refused protocol version 9 and "
 	    "speaks 4 at most (an older rstreamd, or a forged reject); not "
 	    "stepping down below min_version 5") == 0, "min_version: the "
 	    "error says so: %s", li.last_error);
@@ -737,7 +737,7 @@ test_min_version(void)
 	    "min_version = 5;");
 	ok(attempts(2, 0), "min_version, answer: two attempts");
 	out_link(&A, "t", &li);
-	ok(att(0)->version == 8 && att(0)->outcome == SIMVERBS_UP &&
+	ok(att(0)->version == 9 && att(0)->outcome == SIMVERBS_UP &&
 	    A.stepdowns_refused == 1 && A.stepdowns == 0 &&
 	    li.failures == 1 && strcmp(li.last_error, "the peer answered in "
 	    "protocol version 4, below min_version 5") == 0,
@@ -759,16 +759,16 @@ test_talked_down(void)
 	    &down, "", "");
 	ok(attempts(5, 1), "talked down: five attempts");
 	out_link(&A, "t", &li);
-	ok(att(0)->version == 8 && att(1)->version == 7 &&
-	    att(2)->version == 8 && att(3)->version == 7 &&
-	    att(4)->version == 8, "talked down: the attempts say 8, 7, 8, 7, "
-	    "8: a step-down's own refusal does not step again");
+	ok(att(0)->version == 9 && att(1)->version == 8 &&
+	    att(2)->version == 9 && att(3)->version == 8 &&
+	    att(4)->version == 9, "talked down: the attempts say 9, 8, 9, 8, "
+	    "9: a step-down's own refusal does not step again");
 	ok(gap(0) < 100 && within(gap(1), 100) && gap(2) < 100 &&
 	    within(gap(3), 200), "talked down: step-downs at once, failures "
 	    "after the back-off (%lld, %lld, %lld, %lld ms)", gap(0), gap(1),
 	    gap(2), gap(3));
 	ok(A.stepdowns == 2 && li.failures == 2 && strcmp(li.last_error,
-	    "the peer refused protocol version 7 too, which it had asked "
+	    "the peer refused protocol version 8 too, which it had asked "
 	    "for (a forged reject, or a peer that changed); not stepping "
 	    "down twice") == 0, "talked down: A counts 2 "
 	    "step-downs and 2 failures, and says why it stopped: %s",
@@ -1044,14 +1044,14 @@ test_lanes(void)
 
 	snprintf(extra, sizeof(extra), "key_file = \"%s/key\"; resume_time = "
 	    "1;", dir);
-	pair("lanes: a latency lane on every link of version 8", NULL, extra,
+	pair("lanes: a latency lane on every link of version 8 or later", NULL, extra,
 	    extra);
 	ok(until(both_up) && stream_open(&up, &down, 11) &&
 	    carry(&up, &down, 65536), "lanes: a stream carries 64 KiB each "
 	    "way");
 	out_link(&A, "t", &li);
 	in_links(&B, &nup, &susp, &bi);
-	ok(li.version == 8 && bi.version == 8 && li.st.lanes == 2 &&
+	ok(li.version == 9 && bi.version == 9 && li.st.lanes == 2 &&
 	    bi.st.lanes == 2, "lanes: both daemons show 2 lanes (A %u, B %u)",
 	    (unsigned)li.st.lanes, (unsigned)bi.st.lanes);
 
@@ -1117,7 +1117,7 @@ test_max_version(void)
 		out_link(&A, "t", &li);
 		in_links(&B, &nup, &susp, &bi);
 		ok(simverbs_attempts() == 1 && att(0)->version == (i == 0 ?
-		    8u : 7u) && A.stepdowns == 0, "max_version: one attempt, "
+		    9u : 7u) && A.stepdowns == 0, "max_version: one attempt, "
 		    "saying %u, no step-down", att(0)->version);
 		ok(li.version == 7 && bi.version == 7 && li.st.lanes == 1 &&
 		    bi.st.lanes == 1, "max_version: up in 7 with one lane on "

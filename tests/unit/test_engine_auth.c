@@ -173,9 +173,9 @@ rnoise_step(void *arg, const uint8_t *in, size_t inlen, uint8_t *out,
 	noise_split(&r->hs, c1, c2, k3, r->h);
 	rnoise_confirm(r, k3);
 	r->split = 1;
-	if (seal_dir_init(&r->seal.tx, SEAL_CHACHAPOLY, r->initiator ? c1 : c2) ||
-	    seal_dir_init(&r->seal.rx, SEAL_CHACHAPOLY, r->initiator ? c2 : c1)) {
-		*why = "seal_dir_init";
+	if (seal_pair_init(&r->seal, SEAL_CHACHAPOLY, r->initiator ? c1 : c2,
+	    r->initiator ? c2 : c1)) {
+		*why = "seal_pair_init";
 		return (-1);
 	}
 	if (r->v6)
@@ -264,19 +264,20 @@ test_handshake_noise(void)
 	    "the confirmation 32");
 	ok(stream_flows(&T, 3000, 0x21), "a stream carries data after it");
 	ok(engine_sealed(T.f.side[0].e) && engine_sealed(T.f.side[1].e) &&
-	    seal_dir_count(&ra.seal.tx) > 0 && seal_dir_count(&ra.seal.tx) ==
-	    seal_dir_count(&rb.seal.rx) && seal_dir_count(&rb.seal.tx) ==
-	    seal_dir_count(&ra.seal.rx), "sealed with the handshake's keys, from "
-	    "the message after it (%llu and %llu messages)",
-	    (unsigned long long)seal_dir_count(&ra.seal.tx),
-	    (unsigned long long)seal_dir_count(&rb.seal.tx));
+	    seal_dir_count(&ra.seal.tx[0]) > 0 &&
+	    seal_dir_count(&ra.seal.tx[0]) == seal_dir_count(&rb.seal.rx[0]) &&
+	    seal_dir_count(&rb.seal.tx[0]) == seal_dir_count(&ra.seal.rx[0]),
+	    "sealed with the handshake's keys, from the message after it (%llu "
+	    "and %llu messages)",
+	    (unsigned long long)seal_dir_count(&ra.seal.tx[0]),
+	    (unsigned long long)seal_dir_count(&rb.seal.tx[0]));
 	rnoise_teardown(&T, &ra, &rb);
 
 	/* Neither asks for sealing: the link stays in clear. */
 	rnoise_pair(&T, &c, &ra, &rb, 0, 0, 0);
 	settle(&T);
 	ok(stream_flows(&T, 3000, 0x22) && !engine_sealed(T.f.side[0].e) &&
-	    seal_dir_count(&ra.seal.tx) == 0 && rb.sizes[3] == 32,
+	    seal_dir_count(&ra.seal.tx[0]) == 0 && rb.sizes[3] == 32,
 	    "without SEAL in either hello the link carries data in clear, "
 	    "after the confirmation all the same");
 	rnoise_teardown(&T, &ra, &rb);
@@ -316,8 +317,8 @@ test_handshake_noise(void)
 	ok(engine_authenticated(a) && engine_error(a) == NULL,
 	    "the confirmation checked: the initiator is authenticated");
 	ok(stream_flows(&T, 3000, 0x23) && engine_sealed(a) &&
-	    seal_dir_count(&ra.seal.tx) == seal_dir_count(&rb.seal.rx) &&
-	    seal_dir_count(&rb.seal.tx) == seal_dir_count(&ra.seal.rx),
+	    seal_dir_count(&ra.seal.tx[0]) == seal_dir_count(&rb.seal.rx[0]) &&
+	    seal_dir_count(&rb.seal.tx[0]) == seal_dir_count(&ra.seal.rx[0]),
 	    "a sealed stream carries data after it, the confirmation in "
 	    "clear");
 	rnoise_teardown(&T, &ra, &rb);
@@ -343,8 +344,8 @@ test_handshake_noise(void)
 	    engine_authenticated(T.f.side[1].e) && rb.sizes[3] == 0,
 	    "at version 6 both authenticate after message 3, no confirmation");
 	ok(stream_flows(&T, 3000, 0x24) && engine_sealed(T.f.side[0].e) &&
-	    seal_dir_count(&ra.seal.tx) == seal_dir_count(&rb.seal.rx) &&
-	    seal_dir_count(&rb.seal.tx) == seal_dir_count(&ra.seal.rx),
+	    seal_dir_count(&ra.seal.tx[0]) == seal_dir_count(&rb.seal.rx[0]) &&
+	    seal_dir_count(&rb.seal.tx[0]) == seal_dir_count(&ra.seal.rx[0]),
 	    "... and seal as before");
 	rnoise_teardown(&T, &ra, &rb);
 }

@@ -352,15 +352,15 @@ test_negotiation(void)
 	ok(engine_lanes(S[0].e) == 2 && engine_lanes(S[1].e) == 2,
 	    "both sides can: two lanes on both");
 	engine_stats(S[0].e, &st);
-	ok(st.lanes == 2 && engine_version(S[0].e) == 8,
-	    "stats say 2 lanes, version 8");
+	ok(st.lanes == 2 && engine_version(S[0].e) == WIRE_VERSION,
+	    "stats say 2 lanes, the newest version");
 	pair_free();
 
 	connect_pair(2, 0, 0);
 	ok(engine_lanes(S[0].e) == 1 && engine_lanes(S[1].e) == 1,
 	    "one side cannot: one lane on both");
-	ok(engine_version(S[0].e) == 8,
-	    "... and the link is up at once, in version 8");
+	ok(engine_version(S[0].e) == WIRE_VERSION,
+	    "... and the link is up at once, in the newest version");
 	pair_free();
 
 	connect_pair(2, 2, 7);

@@ -367,8 +367,10 @@ seal_rekey_data(enum seal_aead aead, uint64_t before)
 	    engine_error(T.f.side[0].e) == NULL &&
 	    engine_error(T.f.side[1].e) == NULL && fab_rekeys(&T.f) == 4 &&
 	    st0.sealed_msgs > before && st1.sealed_msgs > before &&
-	    seal_dir_count(&T.f.side[0].seal.tx) == seal_dir_count(&T.f.side[1].seal.rx) &&
-	    seal_dir_count(&T.f.side[1].seal.tx) == seal_dir_count(&T.f.side[0].seal.rx),
+	    seal_dir_count(&T.f.side[0].seal.tx[0]) ==
+	    seal_dir_count(&T.f.side[1].seal.rx[0]) &&
+	    seal_dir_count(&T.f.side[1].seal.tx[0]) ==
+	    seal_dir_count(&T.f.side[0].seal.rx[0]),
 	    "%s: both directions renew their keys mid-stream, both ends (%d "
 	    "of 4), and every byte arrives (%llu and %llu)",
 	    seal_aead_name(aead), (int)fab_rekeys(&T.f),
@@ -403,15 +405,17 @@ test_seal_rekey(void)
 	fab_seal(&R.T.f);
 	ak = rz_kept(&R, &k);
 	settle(&R.T);
-	seal_dir_set_count_for_test(&R.T.f.side[0].seal.tx, SEAL_REKEY_EVERY - 2);
-	seal_dir_set_count_for_test(&R.T.f.side[1].seal.rx, SEAL_REKEY_EVERY - 2);
+	seal_dir_set_count_for_test(&R.T.f.side[0].seal.tx[0],
+	    SEAL_REKEY_EVERY - 2);
+	seal_dir_set_count_for_test(&R.T.f.side[1].seal.rx[0],
+	    SEAL_REKEY_EVERY - 2);
 	/* Over a quarter of the ring each: every WRITE asks for completion. */
 	wp = R.T.f.side[0].writes_posted;
 	for (w = 0; w < 3; w++) {
 		put(E(&R, 0), k.id, k.tx, 1100, 1, &t0);
 		fab_pump(&R.T.f, 0);
 	}
-	ok(seal_dir_count(&R.T.f.side[0].seal.tx) == SEAL_REKEY_EVERY + 1 &&
+	ok(seal_dir_count(&R.T.f.side[0].seal.tx[0]) == SEAL_REKEY_EVERY + 1 &&
 	    R.T.f.side[0].writes_posted - wp == 3 &&
 	    !is_plain(k.tx, 4096, 1, 0, 1) &&
 	    !is_plain(k.tx, 4096, 1, 2200, 1),

@@ -2,7 +2,8 @@
 /*
  * test_seal: lib/crypto/seal (on OpenSSL) against libsodium called directly:
  * round trips, forgeries, replays, the nonce layout, the rekey boundary
- * and restore; each library opening what the other sealed; and
+ * and restore; each library opening what the other sealed; a pair's
+ * two lanes and their keys; and
  * seal_dir_init when OpenSSL runs out of memory.
  */
 #include <stdint.h>
@@ -473,6 +474,71 @@ t_fails(void)
 	return (fail_at > 0 && --fail_at == 0);
 }
 
+/*
+ * A pair's lanes: lane 0 seals under the handshake's key, lane 1 under the
+ * key the page gives (ENCRYPT(k, nonce 2^64-2, 32 zero bytes), by hand
+ * with libsodium), each counting from 0; what one pair seals on a lane
+ * the pair with the keys swapped opens on that lane and no other.
+ */
+static void
+test_lanes(enum seal_aead a)
+{
+	struct seal_pair p, q;
+	uint8_t kt[SEAL_KEY_LEN], kr[SEAL_KEY_LEN], lk[SEAL_KEY_LEN];
+	uint8_t tag[SEAL_TAG_LEN], t0[SEAL_TAG_LEN], t1[SEAL_TAG_LEN];
+	uint8_t b0[64], b1[64];
+	const char *an = seal_aead_name(a);
+	int lane1_ref, lane0_ref, differ, cross;
+
+	key_of(kt, 11);
+	key_of(kr, 12);
+	memset(&p, 0xff, sizeof(p));
+	if (seal_pair_init(&p, a, kt, kr) != 0 ||
+	    seal_pair_init(&q, a, kr, kt) != 0)
+		bail("seal_pair_init failed");
+	memset(lk, 0, sizeof(lk));
+	ref_seal(a, kt, UINT64_MAX - 1, lk, sizeof(lk), NULL, 0, tag);
+	/* The same message as message 0 of each lane. */
+	memcpy(b0, plain, sizeof(b0));
+	memcpy(b1, plain, sizeof(b1));
+	ok(seal_pair_seal(&p, 0, b0, sizeof(b0), imm, 4, t0) == 0 &&
+	    seal_pair_seal(&p, 1, b1, sizeof(b1), imm, 4, t1) == 0,
+	    "%s: each lane counts its own messages from 0", an);
+	memcpy(copy, plain, sizeof(b0));
+	ref_seal(a, kt, 0, copy, sizeof(b0), imm, 4, tag);
+	lane0_ref = memcmp(copy, b0, sizeof(b0)) == 0 &&
+	    memcmp(tag, t0, sizeof(tag)) == 0;
+	memcpy(copy, plain, sizeof(b1));
+	ref_seal(a, lk, 0, copy, sizeof(b1), imm, 4, tag);
+	lane1_ref = memcmp(copy, b1, sizeof(b1)) == 0 &&
+	    memcmp(tag, t1, sizeof(tag)) == 0;
+	differ = memcmp(b0, b1, sizeof(b0)) != 0 &&
+	    memcmp(lk, kt, sizeof(lk)) != 0;
+	ok(lane0_ref && lane1_ref && differ, "%s: lane 0 under the "
+	    "handshake's key, lane 1 under ENCRYPT(k, 2^64-2, zeros): "
+	    "message 0 of each differs", an);
+	/* Each lane's message opens on its own lane at the peer only. */
+	memcpy(copy, b1, sizeof(b1));
+	cross = seal_pair_open(&q, 0, copy, sizeof(b1), imm, 4, t1) != 0;
+	ok(cross && seal_pair_open(&q, 1, b1, sizeof(b1), imm, 4, t1) == 0 &&
+	    memcmp(b1, plain, sizeof(b1)) == 0 &&
+	    seal_pair_open(&q, 0, b0, sizeof(b0), imm, 4, t0) == 0 &&
+	    memcmp(b0, plain, sizeof(b0)) == 0, "%s: the peer opens lane 1's "
+	    "message on lane 1, not on lane 0, and lane 0's on lane 0", an);
+	/* The receive side's lane-1 key is derived from its own key. */
+	memset(lk, 0, sizeof(lk));
+	ref_seal(a, kr, UINT64_MAX - 1, lk, sizeof(lk), NULL, 0, tag);
+	memcpy(b1, plain, sizeof(b1));
+	ref_seal(a, lk, 0, b1, sizeof(b1), NULL, 0, t1);
+	ok(seal_pair_open(&p, 1, b1, sizeof(b1), NULL, 0, t1) == 0 &&
+	    memcmp(b1, plain, sizeof(b1)) == 0, "%s: lane 1 opens under the "
+	    "key derived from the receive key", an);
+	seal_pair_wipe(&p);
+	seal_pair_wipe(&q);
+	ok(all_zero((const uint8_t *)&p, sizeof(p)), "%s: a wiped pair is "
+	    "all zero", an);
+}
+
 static void *
 t_malloc(size_t n, const char *file, int line)
 {
@@ -583,6 +649,7 @@ main(void)
 		test_restore(aeads[i]);
 		test_cross(aeads[i]);
 		test_copy(aeads[i]);
+		test_lanes(aeads[i]);
 		test_no_memory(aeads[i]);
 	}
 	return (tap_done());

@@ -520,8 +520,11 @@ test_hello(void)
 	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_OK &&
 	    d.version == 8, "version 8 understood");
 	buf[4] = 9;
+	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_OK &&
+	    d.version == 9, "version 9 understood");
+	buf[4] = 10;
 	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_EVERSION,
-	    "version 9 refused");
+	    "version 10 refused");
 	ok(wire_version_said(5, 1) == 5 && wire_version_said(4, 1) == 4 &&
 	    wire_version_said(4, 0) == 4 && wire_version_said(3, 1) == 3 &&
 	    wire_version_said(2, 0) == 1 && wire_version_said(2, 1) == 2 &&
@@ -681,7 +684,14 @@ test_lanes(void)
 	    "identities without sealing: two lanes");
 	a.flags |= WIRE_HELLO_SEAL;
 	ok(wire_hello_lanes(&a, &b) == 1 && wire_hello_lanes(&b, &a) == 1,
-	    "identities, one side asks to seal: one lane on both");
+	    "sealed at version 8: one lane on both");
+	a.version = 9;
+	ok(wire_hello_lanes(&a, &b) == 1 && wire_hello_lanes(&b, &a) == 1,
+	    "sealed, one side at version 9, the other 8: one lane on both");
+	b.version = 9;
+	ok(wire_hello_lanes(&a, &b) == 2 && wire_hello_lanes(&b, &a) == 2,
+	    "sealed, both at version 9: two lanes on both");
+	b.version = 8;
 	b.flags &= (uint8_t)~WIRE_HELLO_IDENTITY;
 	ok(wire_hello_lanes(&a, &b) == 2,
 	    "SEAL without both identities seals nothing: two lanes");
