@@ -129,6 +129,10 @@ link_row_hca(const struct link_info *li, struct tables_link *r)
 	    h ? h->path_mtu : 0);
 	r->qpn = NUM_IF(h != NULL, h ? h->qpn : 0);
 	r->peer_qpn = NUM_IF(h != NULL, h ? h->peer_qpn : 0);
+	r->lane1_qpn = NUM_IF(h != NULL && h->lane1_qpn != 0,
+	    h ? h->lane1_qpn : 0);
+	r->lane1_peer_qpn = NUM_IF(h != NULL && h->lane1_qpn != 0,
+	    h ? h->lane1_peer_qpn : 0);
 	r->traffic_class = NUM_IF(h != NULL && h->traffic_class >= 0,
 	    h ? h->traffic_class : 0);
 	r->service_level = NUM_IF(h != NULL && h->sl >= 0, h ? h->sl : 0);

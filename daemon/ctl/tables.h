@@ -54,6 +54,7 @@ struct tables_link {
 	uint64_t gid_index;
 	const char *gid, *peer_gid;
 	uint64_t path_mtu, qpn, peer_qpn, worker, version;
+	uint64_t lane1_qpn, lane1_peer_qpn;	/* blank: one lane */
 	uint64_t traffic_class, service_level, priority, share;
 	uint64_t rnr_timer;		/* us */
 	/* Its lanes (queue pairs), and each one's work requests and data

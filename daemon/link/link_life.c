@@ -477,7 +477,7 @@ static void
 hca_text(const struct dlink *dl, char *buf, size_t len)
 {
 	const struct hca_info *h = verbs_link_hca(dl->vl);
-	char lids[40] = "";
+	char lids[40] = "", lane[40] = "";
 
 	if (h == NULL) {
 		snprintf(buf, len, "fabric details unknown");
@@ -486,10 +486,13 @@ hca_text(const struct dlink *dl, char *buf, size_t len)
 	if (h->lid != 0)
 		snprintf(lids, sizeof(lids), ", LID %u to %u",
 		    (unsigned)h->lid, (unsigned)h->peer_lid);
+	if (h->lane1_qpn != 0)
+		snprintf(lane, sizeof(lane), ", lane 1 QP %u to %u",
+		    (unsigned)h->lane1_qpn, (unsigned)h->lane1_peer_qpn);
 	snprintf(buf, len, "port %u, %s, GID %d %s to %s, path MTU %u, QP %u "
-	    "to %u%s", h->port, h->transport, h->gid_index, h->gid,
+	    "to %u%s%s", h->port, h->transport, h->gid_index, h->gid,
 	    h->peer_gid, h->path_mtu, (unsigned)h->qpn, (unsigned)h->peer_qpn,
-	    lids);
+	    lane, lids);
 }
 
 void

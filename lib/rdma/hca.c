@@ -88,6 +88,20 @@ static const int rnr_us[32] = {
 	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520
 };
 
+void
+hca_describe_lane1(struct rdma_cm_id *id1, struct hca_info *hi)
+{
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr qi;
+
+	if (id1 == NULL || id1->qp == NULL)
+		return;
+	hi->lane1_qpn = id1->qp->qp_num;
+	memset(&qa, 0, sizeof(qa));
+	if (ibv_query_qp(id1->qp, &qa, IBV_QP_DEST_QPN, &qi) == 0)
+		hi->lane1_peer_qpn = qa.dest_qp_num;
+}
+
 int
 hca_rnr_us(unsigned code)
 {

@@ -27,6 +27,8 @@ struct hca_info {
 	char gid[HCA_GID_LEN], peer_gid[HCA_GID_LEN];
 	unsigned path_mtu;			/* bytes; 0: unknown */
 	uint32_t qpn, peer_qpn;
+	/* Lane 1's queue pair and the peer's (a link of two lanes); 0: none. */
+	uint32_t lane1_qpn, lane1_peer_qpn;
 	uint16_t lid, peer_lid;			/* IB only; 0 on RoCE */
 	/* The QP's address vector: the GRH traffic class (on RoCE v2 the IP
 	 * header's DSCP/ECN byte) and the service level; -1: unknown. */
@@ -43,6 +45,13 @@ struct hca_info {
  * answered, else -1 with errno from the first that did not.
  */
 int hca_describe(struct rdma_cm_id *id, struct hca_info *hi);
+
+/**
+ * hca_describe_lane1(id1, hi):
+ * Add lane 1's queue pair numbers, of the connected ${id1}, to ${hi}
+ * (the peer's stays 0 if the query fails).
+ */
+void hca_describe_lane1(struct rdma_cm_id *id1, struct hca_info *hi);
 
 /**
  * hca_rnr_us(code):

@@ -234,8 +234,12 @@ port_counters() {
 	[ "$(ctl_json a links '.[0].peer_qpn')" = "$(ctl_json b links '.[0].qpn')" ]
 	[ "$(ctl_json a links '.[0].gid')" = "$(ctl_json b links '.[0].peer_gid')" ]
 	[ "$(ctl_json a links '.[0].peer_gid')" = "$(ctl_json b links '.[0].gid')" ]
+	# The same for the latency lane's queue pairs.
+	[ "$(ctl_json a links '.[0].lane1_qpn')" = "$(ctl_json b links '.[0].lane1_peer_qpn')" ]
+	[ "$(ctl_json a links '.[0].lane1_peer_qpn')" = "$(ctl_json b links '.[0].lane1_qpn')" ]
+	[ "$(ctl_json a links '.[0].lane1_qpn')" != "$(ctl_json a links '.[0].qpn')" ]
 	[ "$(ctl_json b links '.[0].device')" = "$RSTREAMD_TEST_DEV_B" ]
-	grep -q "link to $B:7471 is up (device $RSTREAMD_TEST_DEV_A, .*; port [0-9]*, $transport, GID [0-9]* .* to .*, path MTU $mtu, QP [0-9]* to [0-9]*)" "$W/a.log"
+	grep -q "link to $B:7471 is up (device $RSTREAMD_TEST_DEV_A, .*; port [0-9]*, $transport, GID [0-9]* .* to .*, path MTU $mtu, QP [0-9]* to [0-9]*, lane 1 QP [0-9]* to [0-9]*)" "$W/a.log"
 	grep -q "link from $A:[0-9]* is up (port [0-9]*, $transport, GID" "$W/b.log"
 	run "$CTL" -s "$W/a.ctl" metrics
 	assert_line --regexp "^rstreamd_link_fabric_info\{tunnel=\"echo\",peer=\"$B:7471\",direction=\"out\",device=\"$RSTREAMD_TEST_DEV_A\",port=\"[0-9]+\",transport=\"$transport\",.*,path_mtu=\"$mtu\",.*\} 1$"
