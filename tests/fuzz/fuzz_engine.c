@@ -52,6 +52,9 @@
  * are copied into the arena behind the stream's ring, and a completion
  * below 100 completes lane 0's last WR, from 100 to 199 lane 1's.  Lane 1
  * must carry nothing but SENDs, and a WR's lane must be its wr_id's.
+ * Bit 3 (0x98 to 0x9f) seals the link as the 0xd0 modes do (protocol
+ * version 9), each lane with keys of its own: the input's SENDs are
+ * sealed for the lane whose receive slot they land in.
  *
  * An input whose first byte is 0xb0 to 0xbf runs the identity handshake
  * (the newest version) with a stand-in step of four messages (as test_engine_auth's):
@@ -123,7 +126,7 @@ struct fz_reach fz_reach;
  */
 #define ARENAS		(3 + MEMS)
 static uint8_t arena[ARENAS][LIMIT];
-static struct seal_dir stx, srx;
+static struct seal_dir stx[2], srx[2];	/* per lane */
 static uint64_t seal_n, open_n;
 static uint64_t tail[STREAMS];	/* bytes the input wrote per stream */
 
@@ -339,12 +342,13 @@ sseal(void *arg, unsigned lane, uint8_t *buf, uint32_t len,
 {
 
 	(void)arg;
-	/* The sealed modes run one lane (the lanes modes do not seal). */
-	if (lane != 0)
+	/* Lane 1 carries SENDs only, sealed in the control send area. */
+	if (lane > 1 || (lane == 1 && (buf < ctrl_send ||
+	    buf + len > ctrl_send + sizeof(ctrl_send))))
 		abort();
 	in_bounds(buf, len, cur_msg);
 	seal_n++;
-	return (seal_dir_seal(&stx, buf, len, ad, adlen, tag));
+	return (seal_dir_seal(&stx[lane], buf, len, ad, adlen, tag));
 }
 
 static int
@@ -353,9 +357,9 @@ sopen(void *arg, unsigned lane, uint8_t *buf, uint32_t len,
 {
 
 	(void)arg;
-	if (lane != 0)
+	if (lane > 1)
 		abort();
-	if (seal_dir_open(&srx, buf, len, ad, adlen, tag) != 0)
+	if (seal_dir_open(&srx[lane], buf, len, ad, adlen, tag) != 0)
 		return (-1);
 	open_n++;
 	return (0);
@@ -368,40 +372,44 @@ srestore(void *arg, uint8_t *buf, uint32_t len, const uint8_t *ad,
 
 	(void)arg;
 	in_bounds(buf, len, NULL);
-	return (seal_dir_restore(&stx, buf, len, ad, adlen, n, tag));
+	return (seal_dir_restore(&stx[0], buf, len, ad, adlen, n, tag));
 }
 
 /*
- * The peer seals ${len} bytes at ${buf} as the next message it sends:
- * with a copy of this side's receiving direction, which holds the same
- * key and count as the peer's sending one (seal_dir_copy's: a struct
- * copy would share srx's OpenSSL contexts, and its wipe free them).
+ * The peer seals ${len} bytes at ${buf} as the next message it sends on
+ * ${lane}: with a copy of this side's receiving direction of that lane,
+ * which holds the same key and count as the peer's sending one
+ * (seal_dir_copy's: a struct copy would share srx's OpenSSL contexts,
+ * and its wipe free them).
  */
 static void
-peer_seal(uint8_t *buf, uint32_t len, const uint8_t *ad, size_t adlen,
-    uint8_t tag[WIRE_TAG_LEN])
+peer_seal(unsigned lane, uint8_t *buf, uint32_t len, const uint8_t *ad,
+    size_t adlen, uint8_t tag[WIRE_TAG_LEN])
 {
 	struct seal_dir peer;
 
-	if (seal_dir_copy(&peer, &srx) != 0)
+	if (seal_dir_copy(&peer, &srx[lane]) != 0)
 		abort();
 	(void)seal_dir_seal(&peer, buf, len, ad, adlen, tag);
 	seal_dir_wipe(&peer);
 }
 
-/* Both directions of the link sealed with ${aead}, from message 0. */
+/* Both directions of both lanes sealed with ${aead}, from message 0. */
 static void
 seal_start(enum seal_aead aead)
 {
-	static const uint8_t key_tx[SEAL_KEY_LEN] = { 1 };
-	static const uint8_t key_rx[SEAL_KEY_LEN] = { 2 };
+	static const uint8_t key_tx[2][SEAL_KEY_LEN] = { { 1 }, { 3 } };
+	static const uint8_t key_rx[2][SEAL_KEY_LEN] = { { 2 }, { 4 } };
+	int l;
 
 	/* The last input's directions go. */
-	seal_dir_wipe(&stx);
-	seal_dir_wipe(&srx);
-	if (seal_dir_init(&stx, aead, key_tx) != 0 ||
-	    seal_dir_init(&srx, aead, key_rx) != 0)
-		abort();
+	for (l = 0; l < 2; l++) {
+		seal_dir_wipe(&stx[l]);
+		seal_dir_wipe(&srx[l]);
+		if (seal_dir_init(&stx[l], aead, key_tx[l]) != 0 ||
+		    seal_dir_init(&srx[l], aead, key_rx[l]) != 0)
+			abort();
+	}
 	seal_n = open_n = 0;
 }
 
@@ -464,7 +472,7 @@ sealed_data(struct engine *e, uint32_t slot, uint32_t imm, int tamper)
 			n = rx.size - off;
 		p = sptr(NULL, rx.addr + off);
 		memset(p, (int)(tail[id] + id), n);
-		peer_seal(p, n, ad, sizeof(ad), tag);
+		peer_seal(0, p, n, ad, sizeof(ad), tag);
 		if (tamper)
 			p[0] ^= 0x10;
 	}
@@ -861,6 +869,7 @@ parse_mode(struct fz *F, uint8_t m)
 		F->lanes = 1;
 		F->auth = m & 1;
 		F->resume = (m >> 1) & 3;
+		F->seal_mode = (m >> 3) & 1;
 		return;
 	}
 	if (m < 0xc0) {
@@ -1042,15 +1051,17 @@ peer_send(struct fz *F, uint8_t *msg, uint16_t len, unsigned lane)
 	uint32_t slot;
 	int healthy;
 
+	/* A healthy link fails at the open, nowhere else. */
+	healthy = engine_error(F->e) == NULL && F->nposted > 0 &&
+	    (!F->sealed || len > 0);
+	slot = take_slot(F, lane, 0);
 	if (F->sealed) {
-		peer_seal(msg, len, NULL, 0, msg + len);
+		/* Sealed for the lane whose slot it lands in. */
+		peer_seal(F->lanes ? engine_slot_lane(F->e, slot) : 0, msg,
+		    len, NULL, 0, msg + len);
 		msg[0] ^= (uint8_t)F->tamper;
 		len += WIRE_TAG_LEN;
 	}
-	/* A healthy link fails at the open, nowhere else. */
-	healthy = engine_error(F->e) == NULL && F->nposted > 0 &&
-	    len > WIRE_TAG_LEN;
-	slot = take_slot(F, lane, 0);
 	cur_msg = msg;
 	engine_on_recv(F->e, slot, msg, len);
 	cur_msg = NULL;
@@ -1182,8 +1193,12 @@ op_link(struct fz *F, uint8_t op)
 	case 14:	/* both directions come close to renewing their keys */
 		if (!get(&F->in, &b, 1))
 			break;
-		near_rekey(&stx, 1 + (b & 15));
-		near_rekey(&srx, 1 + (b >> 4));
+		near_rekey(&stx[0], 1 + (b & 15));
+		near_rekey(&srx[0], 1 + (b >> 4));
+		if (F->lanes) {
+			near_rekey(&stx[1], 1 + (b & 15));
+			near_rekey(&srx[1], 1 + (b >> 4));
+		}
 		break;
 	case 15:	/* the peer's next handshake message, maybe spoilt */
 		if (!get(&F->in, &b, 1))
@@ -1256,8 +1271,11 @@ reached_end(struct fz *F)
 	fz_reach.sealed = engine_sealed(F->e);
 	fz_reach.hs_done = fh.done;
 	fz_reach.version = engine_version(F->e);
-	fz_reach.sealed_to = seal_dir_count(&stx);
-	fz_reach.opened_to = seal_dir_count(&srx);
+	/* The furthest lane's counts (lane 1's stay 0 on one lane). */
+	fz_reach.sealed_to = seal_dir_count(&stx[0]) > seal_dir_count(&stx[1]) ?
+	    seal_dir_count(&stx[0]) : seal_dir_count(&stx[1]);
+	fz_reach.opened_to = seal_dir_count(&srx[0]) > seal_dir_count(&srx[1]) ?
+	    seal_dir_count(&srx[0]) : seal_dir_count(&srx[1]);
 	engine_stats(F->e, &fz_reach.st);
 }
 
