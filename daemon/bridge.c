@@ -27,6 +27,17 @@
 #define READS_PER_EVENT	4
 
 /*
+ * The bytes a stream moves each way in one turn of its worker, at most:
+ * a budget, as NAPI gives a device per poll.  A bulk stream whose socket
+ * and ring could move a whole ring in one turn would hold every other
+ * stream of the worker, and its link's posting, for that copy; with the
+ * budget a turn holds them for this much at most, and the rest moves in
+ * the next turn (the sockets are watched level-triggered, so a stream
+ * with more to move is ready again at once, after the others).
+ */
+#define TURN_BYTES	(64 * 1024)
+
+/*
  * Rings a stream holds at once: a send and a receive ring, each with the
  * one it replaces until that one's bytes are gone (or, for a receive
  * ring, the one announced to the peer).
@@ -369,17 +380,20 @@ from_socket(struct bridge *b)
 {
 	struct engine *e = link_engine(b->dl);
 	uint8_t *ring;
-	uint32_t off, space;
+	uint32_t off, space, left = TURN_BYTES;
 	ssize_t n;
 	int k;
 
-	for (k = 0; k < READS_PER_EVENT; k++) {
+	for (k = 0; k < READS_PER_EVENT && left > 0; k++) {
 		if ((space = engine_tx_space(e, b->id, &off)) == 0)
 			return;		/* full: WRITABLE resumes reading */
+		if (space > left)
+			space = left;
 		ring = (uint8_t *)(uintptr_t)engine_tx_base(e, b->id);
 		n = recv(b->fd, ring + off, space, MSG_DONTWAIT);
 		if (n > 0) {
 			engine_tx_commit(e, b->id, (uint32_t)n);
+			left -= (uint32_t)n;
 			ST_ADD(b->t->st, bytes_in, (uint64_t)n);
 			b->bytes_in += (uint64_t)n;
 			b->active_ms = loop_now_ms();
@@ -410,14 +424,17 @@ to_socket(struct bridge *b)
 {
 	struct engine *e = link_engine(b->dl);
 	uint8_t *ring;
-	uint32_t off, avail;
+	uint32_t off, avail, left = TURN_BYTES;
 	ssize_t n;
 
-	while ((avail = engine_rx_data(e, b->id, &off)) > 0) {
+	while (left > 0 && (avail = engine_rx_data(e, b->id, &off)) > 0) {
+		if (avail > left)
+			avail = left;
 		ring = (uint8_t *)(uintptr_t)engine_rx_base(e, b->id);
 		n = send(b->fd, ring + off, avail, MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (n > 0) {
 			engine_rx_consume(e, b->id, (uint32_t)n);
+			left -= (uint32_t)n;
 			ST_ADD(b->t->st, bytes_out, (uint64_t)n);
 			b->bytes_out += (uint64_t)n;
 			b->active_ms = loop_now_ms();
