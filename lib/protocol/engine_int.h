@@ -466,6 +466,9 @@ uint64_t eng_msg_avail(const struct engine *e, unsigned lane);
 /* Are control records due on lane ${lane} (a SEND to build there)? */
 int eng_ctrl_pending(const struct engine *e, unsigned lane);
 
+/* The lane's sequence number of work request ${wr_id} (eng_emit's). */
+#define ENG_WR_SEQ(wr_id)	((wr_id) & ~((uint64_t)1 << ENGINE_WR_LANE_SHIFT))
+
 /* Number work request ${w} on ${lane}, decide whether it is signalled. */
 void eng_emit(struct engine *e, unsigned lane, struct engine_wr *w,
     uint32_t stream, uint64_t end, int force);

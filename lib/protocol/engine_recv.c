@@ -594,7 +594,7 @@ int
 engine_on_send_done(struct engine *e, uint64_t wr_id)
 {
 	unsigned lane = (unsigned)(wr_id >> ENGINE_WR_LANE_SHIFT);
-	uint64_t seq = wr_id & ~((uint64_t)1 << ENGINE_WR_LANE_SHIFT);
+	uint64_t seq = ENG_WR_SEQ(wr_id);
 	struct lane *l = &e->ln[lane];
 	struct wrinfo *w;
 	struct stream *s;

@@ -43,9 +43,8 @@ eng_seal_send(struct engine *e, struct engine_wr *w)
 	const struct engine_seal *o = &e->seal.ops;
 	uint8_t *buf = e->conf.ctrl_send +
 	    (size_t)(w->local_addr - e->conf.ctrl_send_addr);
-	uint64_t seq = w->wr_id & ~((uint64_t)1 << ENGINE_WR_LANE_SHIFT);
 
-	e->ln[w->lane].wri[seq % e->conf.sq_size].sealed = 0;
+	e->ln[w->lane].wri[ENG_WR_SEQ(w->wr_id) % e->conf.sq_size].sealed = 0;
 	if (!e->seal.tx)
 		return;
 	(void)o->seal(o->arg, w->lane, buf, w->len, NULL, 0, buf + w->len);
