@@ -505,6 +505,40 @@ const char *verbs_link_device(const struct verbs_link *link);
  */
 const struct hca_info *verbs_link_hca(const struct verbs_link *link);
 
+/*
+ * The error completion that ended a link, by its status: the first one
+ * (those that follow are flushes, its consequence).  Verbs counts
+ * retries and RNR NAKs per port, not per queue pair, so this is what a
+ * link can say of its own: why its transport gave up.
+ */
+enum verbs_wc_error {
+	VERBS_WC_NONE = 0,	/* it did not end on an error completion */
+	VERBS_WC_RETRY,		/* transport retries exceeded: the peer
+				   stopped acknowledging (a dark path, a
+				   dead host) */
+	VERBS_WC_RNR_RETRY,	/* RNR retries exceeded: the peer had no
+				   receive posted */
+	VERBS_WC_REMOTE,	/* the peer's adapter refused a work request
+				   (access, invalid request, operation) */
+	VERBS_WC_LOCAL,		/* this side's: a local error, a bad
+				   response, a fatal or unknown status */
+	VERBS_WC_N
+};
+
+/**
+ * verbs_wc_error_name(c):
+ * "none", "retry_exceeded", "rnr_retry_exceeded", "remote", "local";
+ * "?" for a value out of range.
+ */
+const char *verbs_wc_error_name(enum verbs_wc_error c);
+
+/**
+ * verbs_link_wc_error(link):
+ * The error completion that ended ${link}, by its status; VERBS_WC_NONE
+ * while none did (it runs, or it ended otherwise).
+ */
+enum verbs_wc_error verbs_link_wc_error(const struct verbs_link *link);
+
 /* verbs_mem_new flags. */
 #define VERBS_MEM_REMOTE	0x01	/* remote write: a receive ring */
 #define VERBS_MEM_OWNPOOL	0x04	/* drop no other link's pool */

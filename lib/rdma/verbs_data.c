@@ -19,6 +19,7 @@
 #include "engine_io.h"
 #include "verbs.h"
 #include "verbs_int.h"
+#include "verbs_pure.h"
 #include "wire.h"
 
 /* Completions polled per ibv_poll_cq; work requests per ibv_post_send. */
@@ -278,6 +279,8 @@ wc_failed(struct verbs_link *l, const struct ibv_wc *wc)
 	char why[256];
 	int n;
 
+	if (l->wc_error == VERBS_WC_NONE)
+		l->wc_error = verbs_wc_class(wc->status);
 	n = snprintf(why, sizeof(why), "work request failed%s: %s",
 	    lane ? " on lane 1" : "", ibv_wc_status_str(wc->status));
 	/* An error completion's opcode is undefined; its wr_id is not. */

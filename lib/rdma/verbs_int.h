@@ -8,8 +8,9 @@
  * verbs.c -> verbs_int.h -> verbs.h as a loop.
  *
  *   verbs_pure.c    what they decide without a device: the engine, the
- *                   hello, a reject read (its own header, verbs_pure.h,
- *                   since the simulator's stand-in shares it)
+ *                   hello, a reject read, an error completion's class
+ *                   (its own header, verbs_pure.h, since the
+ *                   simulator's stand-in shares it)
  *   verbs.c         helpers; the machine's RDMA devices (why the RDMA CM
  *                   is missing, the device list the channel holds)
  *   verbs_mem.c     ring memory: charged, registered, pooled; the link's
@@ -179,6 +180,8 @@ struct verbs_link {
 	/* What each outstanding send WR was, by lane * sq_size + wr_id %
 	 * sq_size: for errors. */
 	struct engine_wr *posted;
+	/* The first error completion's class (verbs_link_wc_error). */
+	enum verbs_wc_error wc_error;
 
 	int nmems;		/* ring memory still registered (pooled too) */
 	TAILQ_HEAD(, verbs_mem) pool;	/* freed rings kept, newest first */

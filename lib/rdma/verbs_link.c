@@ -546,3 +546,10 @@ verbs_link_hca(const struct verbs_link *l)
 
 	return (l->have_hca ? &l->hca : NULL);
 }
+
+enum verbs_wc_error
+verbs_link_wc_error(const struct verbs_link *l)
+{
+
+	return (l->wc_error);
+}

@@ -2,7 +2,9 @@
 /*
  * verbs_pure: what the verbs layer decides without a device (see
  * verbs_pure.h), and the names of verbs.h's enum verbs_rdma, which a
- * daemon without RDMA shows too.
+ * daemon without RDMA shows too, and of its enum verbs_wc_error.  Only
+ * <infiniband/verbs.h>'s constants are used here: nothing of
+ * libibverbs is called.
  */
 #include "config.h"
 
@@ -10,6 +12,8 @@
 
 #include <stdio.h>
 #include <string.h>
+
+#include <infiniband/verbs.h>
 
 #include "addr.h"
 #include "engine.h"
@@ -26,11 +30,58 @@ static const char *const rdma_names[VERBS_RDMA_N] = {
 	[VERBS_RDMA_FAILED] = "failed"
 };
 
+static const char *const wc_error_names[VERBS_WC_N] = {
+	[VERBS_WC_NONE] = "none",
+	[VERBS_WC_RETRY] = "retry_exceeded",
+	[VERBS_WC_RNR_RETRY] = "rnr_retry_exceeded",
+	[VERBS_WC_REMOTE] = "remote",
+	[VERBS_WC_LOCAL] = "local"
+};
+
+/* Name ${v} of the ${n} in ${names}, or "?". */
+static const char *
+name_of(const char *const *names, unsigned n, unsigned v)
+{
+
+	return (v < n ? names[v] : "?");
+}
+
 const char *
 verbs_rdma_name(enum verbs_rdma r)
 {
 
-	return ((unsigned)r < VERBS_RDMA_N ? rdma_names[r] : "?");
+	return (name_of(rdma_names, VERBS_RDMA_N, (unsigned)r));
+}
+
+const char *
+verbs_wc_error_name(enum verbs_wc_error c)
+{
+
+	return (name_of(wc_error_names, VERBS_WC_N, (unsigned)c));
+}
+
+enum verbs_wc_error
+verbs_wc_class(int status)
+{
+
+	switch (status) {
+	case IBV_WC_SUCCESS:
+	case IBV_WC_WR_FLUSH_ERR:
+		return (VERBS_WC_NONE);
+	case IBV_WC_RETRY_EXC_ERR:
+		return (VERBS_WC_RETRY);
+	case IBV_WC_RNR_RETRY_EXC_ERR:
+		return (VERBS_WC_RNR_RETRY);
+	case IBV_WC_REM_ACCESS_ERR:
+	case IBV_WC_REM_INV_REQ_ERR:
+	case IBV_WC_REM_OP_ERR:
+	case IBV_WC_REM_ABORT_ERR:
+	case IBV_WC_REM_INV_RD_REQ_ERR:
+		return (VERBS_WC_REMOTE);
+	default:
+		/* LOC_*, MW_BIND, BAD_RESP, FATAL, GENERAL, and any new. */
+		return (VERBS_WC_LOCAL);
+	}
 }
 
 /* Ring memory is registered where it lives: its address is the HCA's. */

@@ -61,6 +61,14 @@ int verbs_hello_make(struct engine *e, unsigned cap,
 const char *verbs_reject_text(int status);
 
 /**
+ * verbs_wc_class(status):
+ * The class of an error completion of status ${status} (enum
+ * ibv_wc_status): VERBS_WC_NONE for a success and for a flush (a
+ * consequence of the error that ended the link, not its cause).
+ */
+enum verbs_wc_error verbs_wc_class(int status);
+
+/**
  * verbs_refused(ev, status, mine, data, len):
  * What a peer that rejected our connect request (IB CM reason ${status},
  * private data ${data} of ${len} bytes) said, into ${ev}'s peer_version

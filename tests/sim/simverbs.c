@@ -261,6 +261,13 @@ verbs_link_hca(const struct verbs_link *l)
 	return (l->have_hca ? &l->hca : NULL);
 }
 
+enum verbs_wc_error
+verbs_link_wc_error(const struct verbs_link *l)
+{
+
+	return (l->wc_error);
+}
+
 const char *
 verbs_link_peer(const struct verbs_link *l)
 {
@@ -374,9 +381,9 @@ simverbs_cut(const char *addr)
 				sv_error("%s", c->f.err);
 			for (i = 0; i < 2; i++)
 				if (c->end[i] != NULL)
-					sv_wc_error(c->end[i], "work request "
-					    "failed: transport retry counter "
-					    "exceeded");
+					sv_wc_error(c->end[i], VERBS_WC_RETRY,
+					    "work request failed: transport "
+					    "retry counter exceeded");
 			n++;
 		}
 	}

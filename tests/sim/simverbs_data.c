@@ -84,11 +84,13 @@ verbs_link_fd(const struct verbs_link *l)
 }
 
 void
-sv_wc_error(struct verbs_link *l, const char *why)
+sv_wc_error(struct verbs_link *l, enum verbs_wc_error c, const char *why)
 {
 
-	if (l->werr == NULL)
+	if (l->werr == NULL) {
 		l->werr = why;
+		l->werr_class = c;
+	}
 	sv_notify(l);
 }
 
@@ -110,8 +112,9 @@ run(struct sv_conn *c, int i)
 	if (n < 0) {
 		sv_error("%s", c->f.err);
 		if (c->end[i] != NULL)
-			sv_wc_error(c->end[i], "work request failed: remote "
-			    "access error (the fabric saw a violation)");
+			sv_wc_error(c->end[i], VERBS_WC_REMOTE, "work request "
+			    "failed: remote access error (the fabric saw a "
+			    "violation)");
 	}
 	sv_notify(c->end[0]);
 	sv_notify(c->end[1]);
@@ -168,9 +171,13 @@ verbs_link_drain(struct verbs_link *l)
 	while (engine_error(l->e) == NULL &&
 	    fab_complete(&l->conn->f, l->side) > 0)
 		n++;
-	/* An error completion comes after those before it. */
-	if (l->werr != NULL)
+	/* An error completion comes after those before it; it ends the
+	 * link unless something else did first. */
+	if (l->werr != NULL) {
+		if (engine_error(l->e) == NULL)
+			l->wc_error = l->werr_class;
 		sv_transport_fail(l, l->werr);
+	}
 	return (engine_error(l->e) != NULL ? -1 : n);
 }
 

@@ -118,6 +118,8 @@ struct verbs_link {
 	int efd;			/* its completion channel, or -1 */
 	int armed;
 	const char *werr;		/* an error completion waits: why */
+	enum verbs_wc_error werr_class;	/* and its class */
+	enum verbs_wc_error wc_error;	/* verbs_link_wc_error's */
 	int stopped, freed, nmems;
 	struct sockaddr_storage dst, src;
 	char peer[64];
@@ -166,11 +168,12 @@ void *sv_zalloc(size_t n);
 void sv_notify(struct verbs_link *l);
 
 /**
- * sv_wc_error(l, why):
- * An error completion waits for ${l}, saying ${why} (the first stands);
- * its channel is raised.
+ * sv_wc_error(l, c, why):
+ * An error completion of class ${c} waits for ${l}, saying ${why} (the
+ * first stands); its channel is raised.
  */
-void sv_wc_error(struct verbs_link *l, const char *why);
+void sv_wc_error(struct verbs_link *l, enum verbs_wc_error c,
+    const char *why);
 
 /**
  * sv_transport_fail(l, why):

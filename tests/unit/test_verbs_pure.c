@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * Unit tests for lib/rdma/verbs_pure: the class of the error completion
+ * that ended a link, from its status, and the names the metrics show.
+ */
+#include <string.h>
+
+#include <infiniband/verbs.h>
+
+#include "verbs.h"
+#include "verbs_pure.h"
+#include "tap.h"
+
+int
+main(void)
+{
+	static const int remote[] = { IBV_WC_REM_ACCESS_ERR,
+	    IBV_WC_REM_INV_REQ_ERR, IBV_WC_REM_OP_ERR, IBV_WC_REM_ABORT_ERR,
+	    IBV_WC_REM_INV_RD_REQ_ERR };
+	static const int local[] = { IBV_WC_LOC_LEN_ERR,
+	    IBV_WC_LOC_QP_OP_ERR, IBV_WC_LOC_EEC_OP_ERR, IBV_WC_LOC_PROT_ERR,
+	    IBV_WC_MW_BIND_ERR, IBV_WC_BAD_RESP_ERR, IBV_WC_LOC_ACCESS_ERR,
+	    IBV_WC_LOC_RDD_VIOL_ERR, IBV_WC_INV_EECN_ERR,
+	    IBV_WC_INV_EEC_STATE_ERR, IBV_WC_FATAL_ERR, IBV_WC_RESP_TIMEOUT_ERR,
+	    IBV_WC_GENERAL_ERR, IBV_WC_TM_ERR, IBV_WC_TM_RNDV_INCOMPLETE, 999 };
+	size_t i;
+	int all;
+
+	ok(verbs_wc_class(IBV_WC_SUCCESS) == VERBS_WC_NONE,
+	    "a success ends nothing");
+	ok(verbs_wc_class(IBV_WC_WR_FLUSH_ERR) == VERBS_WC_NONE,
+	    "a flush is a consequence, not a cause");
+	ok(verbs_wc_class(IBV_WC_RETRY_EXC_ERR) == VERBS_WC_RETRY,
+	    "transport retries exceeded");
+	ok(verbs_wc_class(IBV_WC_RNR_RETRY_EXC_ERR) == VERBS_WC_RNR_RETRY,
+	    "RNR retries exceeded");
+	for (i = 0, all = 1; i < sizeof(remote) / sizeof(remote[0]); i++)
+		all &= verbs_wc_class(remote[i]) == VERBS_WC_REMOTE;
+	ok(all, "the peer's refusals are remote");
+	for (i = 0, all = 1; i < sizeof(local) / sizeof(local[0]); i++)
+		all &= verbs_wc_class(local[i]) == VERBS_WC_LOCAL;
+	ok(all, "local errors, fatal, general and unknown statuses are local");
+
+	ok(strcmp(verbs_wc_error_name(VERBS_WC_NONE), "none") == 0 &&
+	    strcmp(verbs_wc_error_name(VERBS_WC_RETRY), "retry_exceeded") ==
+	    0 && strcmp(verbs_wc_error_name(VERBS_WC_RNR_RETRY),
+	    "rnr_retry_exceeded") == 0 &&
+	    strcmp(verbs_wc_error_name(VERBS_WC_REMOTE), "remote") == 0 &&
+	    strcmp(verbs_wc_error_name(VERBS_WC_LOCAL), "local") == 0,
+	    "the classes' names, as the metrics' status label says them");
+	ok(strcmp(verbs_wc_error_name(VERBS_WC_N), "?") == 0 &&
+	    strcmp(verbs_wc_error_name((enum verbs_wc_error)-1), "?") == 0,
+	    "a class out of range is \"?\"");
+	return (tap_done());
+}
