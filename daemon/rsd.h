@@ -21,6 +21,7 @@
 #include "loop.h"
 #include "prio.h"
 #include "sock.h"
+#include "verbs.h"
 
 struct link_ops;
 struct loop;
@@ -89,6 +90,9 @@ struct tun_stats {
 				   attempts, and the times it went down */
 	uint64_t link_reconnects;	/* atomic: times it came up again
 					   after failing */
+	uint64_t completion_errors[VERBS_WC_N];	/* atomic: times it ended
+					   on an error completion, by its
+					   status (verbs_link_wc_error) */
 	uint64_t accept_pauses;	/* atomic: out of descriptors: accepting
 				   paused */
 	uint64_t suspended;	/* atomic: streams suspended by a link
@@ -203,6 +207,9 @@ struct rsd {
 					   asked for */
 	uint64_t stepdowns_refused;	/* excl: such requests below
 					   min_version */
+	uint64_t completion_errors_in[VERBS_WC_N];	/* excl: incoming
+					   links that ended on an error
+					   completion, by its status */
 	/* Each kind of refusal is logged once per burst of its own. */
 	struct log_burst refusal_log[ADMIT_N], auth_log;	/* atomic */
 	struct log_burst deny_log, version_log, origin_log;	/* atomic */

@@ -191,12 +191,15 @@ client_link_up(void *arg, struct dlink *dl)
 
 /* It failed or went down: clients still waiting for it are closed. */
 static void
-client_link_down(void *arg, struct dlink *dl, const char *why)
+client_link_down(void *arg, struct dlink *dl, const char *why,
+    enum verbs_wc_error wce)
 {
 	struct tun *t = arg;
 	struct bridge *b, *next;
 	char msg[400];
 
+	if (wce != VERBS_WC_NONE)
+		ST_ADD(t->st, completion_errors[wce], 1);
 	/* The link closing because the tunnel or the daemon goes is none. */
 	if (!t->draining && !t->d->draining && !t->d->stop) {
 		ST_ADD(t->st, link_failures, 1);

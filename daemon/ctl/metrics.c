@@ -16,6 +16,7 @@
 #include "render.h"
 #include "rsd.h"
 #include "tunnel.h"
+#include "verbs.h"
 
 #define NITEMS(a)	((int)(sizeof(a) / sizeof(a[0])))
 
@@ -197,6 +198,46 @@ metrics_tunnels(struct rsd *d, struct render_buf *o)
 	for (m = tunnel_metrics; m < tunnel_metrics + NITEMS(tunnel_metrics);
 	    m++)
 		tunnel_metric(d, o, m);
+}
+
+/* One direction's rstreamd_link_completion_errors_total, by status. */
+static void
+completion_errors(struct render_buf *o, const char *tunnel, const char *dir,
+    const uint64_t counts[VERBS_WC_N])
+{
+	int c;
+
+	for (c = VERBS_WC_NONE + 1; c < VERBS_WC_N; c++) {
+		render_printf(o, "rstreamd_link_completion_errors_total"
+		    "{tunnel=");
+		render_prom_str(o, tunnel);
+		render_printf(o, ",direction=\"%s\",status=\"%s\"} %llu\n",
+		    dir, verbs_wc_error_name(c), (unsigned long long)
+		    ld64(&counts[c]));
+	}
+}
+
+/*
+ * Links that ended on an error completion: each client tunnel's, then
+ * the daemon's incoming ones; every status, 0 included.
+ */
+static void
+metrics_completion_errors(struct rsd *d, struct render_buf *o)
+{
+	const struct tun *t;
+
+	render_metric_head(o, "rstreamd_link_completion_errors_total",
+	    "counter", "Links that ended on an error completion, by its "
+	    "status: retry_exceeded (the peer stopped acknowledging: a dark "
+	    "path, a dead host), rnr_retry_exceeded (the peer had no receive "
+	    "posted), remote (the peer's adapter refused a work request), "
+	    "local; a client tunnel's link (direction out), and links from "
+	    "peers (direction in, tunnel empty).");
+	TAILQ_FOREACH(t, &d->tuns, entry)
+		if (t->c->has_accept && !metrics_counted_elsewhere(d, t))
+			completion_errors(o, t->c->name, "out",
+			    t->st->completion_errors);
+	completion_errors(o, "", "in", d->completion_errors_in);
 }
 
 /* ------------------------------------------------------------- daemon */
@@ -797,6 +838,7 @@ metrics_render(struct rsd *d, struct render_buf *o)
 	metrics_process(d, o);
 	metrics_tunnels(d, o);
 	metrics_counters(d, o);
+	metrics_completion_errors(d, o);
 	metrics_links(d, o);
 	metrics_ports(d, o);
 }

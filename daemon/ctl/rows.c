@@ -17,6 +17,7 @@
 #include "rsd.h"
 #include "tables.h"
 #include "tunnel.h"
+#include "verbs.h"
 
 /* A number's cell, blank unless ${have}. */
 #define NUM_IF(have, v)	((have) ? (uint64_t)(v) : RENDER_BLANK)
@@ -203,6 +204,19 @@ rows_links(struct rsd *d, struct render_tab *tb)
 	}
 }
 
+/* Client tunnel ${t}'s link's error completions, into its row ${r}. */
+static void
+stat_completion_errors(const struct tun *t, struct tables_stat *r)
+{
+	const uint64_t *ce = t->st->completion_errors;
+	int client = t->c->has_accept;
+
+	r->retry_exceeded = NUM_IF(client, ce[VERBS_WC_RETRY]);
+	r->rnr_retry_exceeded = NUM_IF(client, ce[VERBS_WC_RNR_RETRY]);
+	r->remote_errors = NUM_IF(client, ce[VERBS_WC_REMOTE]);
+	r->local_errors = NUM_IF(client, ce[VERBS_WC_LOCAL]);
+}
+
 void
 rows_stats(struct rsd *d, struct render_tab *tb)
 {
@@ -238,6 +252,7 @@ rows_stats(struct rsd *d, struct render_tab *tb)
 		r.pinned = t->st->pinned;
 		r.max_memory = conf_tunnel_max_memory(d->conf, t->c);
 		r.ring_refusals = t->st->ring_refusals;
+		stat_completion_errors(t, &r);
 		r.link = t->link != NULL ? link_state_name(li.state) : "";
 		render_tab_add(tb, &r);
 	}

@@ -19,6 +19,7 @@
 #include "show.h"
 #include "tables.h"
 #include "tunnel.h"
+#include "verbs.h"
 
 /* What status says about the daemon, in both forms. */
 struct status {
@@ -30,6 +31,25 @@ struct status {
 	struct verbs_cm_mem cmm;
 	struct render_tab tb;		/* the tunnels */
 };
+
+/*
+ * Links from peers that ended on an error completion, by status: a JSON
+ * object's members, or a line of text.
+ */
+static void
+status_completion_errors(struct rsd *d, struct render_buf *o, int json)
+{
+	int c;
+
+	render_printf(o, json ? ",\"completion_errors_in\":{" : "links from "
+	    "peers ended by errors:");
+	for (c = VERBS_WC_NONE + 1; c < VERBS_WC_N; c++)
+		render_printf(o, json ? "%s\"%s\":%llu" : "%s %s %llu",
+		    c == VERBS_WC_NONE + 1 ? "" : json ? "," : ";",
+		    verbs_wc_error_name(c),
+		    (unsigned long long)d->completion_errors_in[c]);
+	render_printf(o, json ? "}" : "\n");
+}
 
 static void
 status_json(struct rsd *d, struct render_buf *o, struct status *st)
@@ -58,7 +78,7 @@ status_json(struct rsd *d, struct render_buf *o, struct status *st)
 	    "\"stepdowns\":%llu,\"stepdowns_refused\":%llu,"
 	    "\"ring_bytes\":%llu,\"control_bytes\":%llu,"
 	    "\"suspended_bytes\":%llu,\"max_memory\":%llu,"
-	    "\"workers\":%zu,\"tunnels\":", tunnel_streams(d), st->links,
+	    "\"workers\":%zu", tunnel_streams(d), st->links,
 	    st->up, (unsigned long long)d->links_rejected,
 	    (unsigned long long)d->links_evicted,
 	    (unsigned long long)d->auth_failures,
@@ -71,6 +91,8 @@ status_json(struct rsd *d, struct render_buf *o, struct status *st)
 	    (unsigned long long)st->cmm.detached,
 	    (unsigned long long)conf_max_memory_bytes(d->conf),
 	    link_workers(d));
+	status_completion_errors(d, o, 1);
+	render_printf(o, ",\"tunnels\":");
 	render_tab(o, &st->tb, 1, NULL);
 	render_printf(o, "}");
 }
@@ -108,6 +130,7 @@ status_text(struct rsd *d, struct render_buf *o, struct status *st,
 	render_printf(o, "protocol step-downs: %llu; refused below "
 	    "min_version: %llu\n", (unsigned long long)d->stepdowns,
 	    (unsigned long long)d->stepdowns_refused);
+	status_completion_errors(d, o, 0);
 	render_printf(o, "workers: %zu\n", link_workers(d));
 	if (d->conf->max_memory != 0)
 		render_printf(o, "ring memory: %llu of %llu bytes (max_memory)",

@@ -92,7 +92,16 @@ static const struct render_col stat_cols[] = {
 	N(active, DEF), N(refused, DEF), N(limited, WIDE), N(denied, WIDE),
 	N(failed, DEF), N(credit_stalls, DEF), N(suspended, WIDE),
 	N(resumes, WIDE), N(resume_failures, WIDE), N(pinned, WIDE),
-	N(max_memory, WIDE), N(ring_refusals, WIDE), S(link, DEF),
+	N(max_memory, WIDE), N(ring_refusals, WIDE),
+	{ "completion_errors_retry_exceeded", "RETRY EXCEEDED", RENDER_NUM,
+	    offsetof(struct tables_stat, retry_exceeded), WIDE },
+	{ "completion_errors_rnr_retry_exceeded", "RNR EXCEEDED", RENDER_NUM,
+	    offsetof(struct tables_stat, rnr_retry_exceeded), WIDE },
+	{ "completion_errors_remote", "REMOTE ERRORS", RENDER_NUM,
+	    offsetof(struct tables_stat, remote_errors), WIDE },
+	{ "completion_errors_local", "LOCAL ERRORS", RENDER_NUM,
+	    offsetof(struct tables_stat, local_errors), WIDE },
+	S(link, DEF),
 };
 #undef S
 #undef N

@@ -74,6 +74,10 @@ struct tables_stat {
 	uint64_t bytes_in, bytes_out, opened, active, refused, limited;
 	uint64_t denied, failed, credit_stalls, suspended, resumes;
 	uint64_t resume_failures, pinned, max_memory, ring_refusals;
+	/* A client tunnel's link: times it ended on an error completion,
+	   by status (blank: a target tunnel). */
+	uint64_t retry_exceeded, rnr_retry_exceeded, remote_errors;
+	uint64_t local_errors;
 	const char *link;
 };
 

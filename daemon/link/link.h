@@ -59,8 +59,13 @@ struct link_ops {
 	    const struct engine_event *ev);
 	/* A client link is up (and authenticated): streams may open. */
 	void (*up)(void *arg, struct dlink *dl);
-	/* A client link's attempt failed, or it went down or closed. */
-	void (*down)(void *arg, struct dlink *dl, const char *why);
+	/*
+	 * A client link's attempt failed, or it went down or closed; ${wce}
+	 * says which error completion ended it (verbs_link_wc_error;
+	 * VERBS_WC_NONE: none did).
+	 */
+	void (*down)(void *arg, struct dlink *dl, const char *why,
+	    enum verbs_wc_error wce);
 	/*
 	 * Stream ${user}, suspended when its link failed, moves to link
 	 * ${dl} (a resume): re-register its rings there and describe them

@@ -258,6 +258,7 @@ struct down {
 	char susp[80];		/* "; N streams suspended for up to T s" */
 	unsigned nsusp;		/* streams suspended */
 	enum engine_err kind;	/* the engine's error */
+	enum verbs_wc_error wce;	/* the error completion that ended it */
 	int was_up;
 	int auth_failed;	/* ended before the proofs checked out */
 };
@@ -276,6 +277,7 @@ down_classify(struct dlink *dl, struct engine *e, const char *why,
 	dn->nsusp = 0;
 	dn->was_up = dl->state == D_UP;
 	dn->kind = e != NULL ? engine_error_kind(e) : ENGINE_ERR_NONE;
+	dn->wce = dl->vl != NULL ? verbs_link_wc_error(dl->vl) : VERBS_WC_NONE;
 	dn->auth_failed = dl->state == D_AUTH || dn->kind == ENGINE_ERR_AUTH ||
 	    (dl->c == NULL && dl->ea.verify != NULL && e != NULL &&
 	    !engine_authenticated(e));
@@ -316,6 +318,8 @@ static void
 down_incoming(struct dlink *dl, const struct down *dn)
 {
 
+	if (dn->wce != VERBS_WC_NONE)
+		dl->d->completion_errors_in[dn->wce]++;
 	if (dn->auth_failed) {
 		/* Counted every time; said once per burst (a flood?). */
 		log_burst_about(&dl->d->auth_log, loop_now_ms(), LOG_WARNING,
@@ -345,7 +349,7 @@ down_client(struct dlink *dl, const struct down *dn)
 
 	dl->failures++;
 	dl->failures_total++;
-	dl->ops->down(dl->arg, dl, dn->why);
+	dl->ops->down(dl->arg, dl, dn->why, dn->wce);
 	/* Nothing more will use a stopping daemon's or old tunnel's link. */
 	if (link_stays_down(dl)) {
 		LLOG(LOG_INFO, dl, "%s closed", dl->name);
@@ -621,7 +625,8 @@ link_goaway_all(struct rsd *d)
 		/* No new link will come for suspended streams now. */
 		resume_end(dl, WIRE_REASON_SHUTTING_DOWN);
 		if (dl->c != NULL)
-			dl->ops->down(dl->arg, dl, "shutting down");
+			dl->ops->down(dl->arg, dl, "shutting down",
+			    VERBS_WC_NONE);
 		if (dl->state == D_UP && (e = link_cur_engine(dl)) != NULL) {
 			engine_goaway(e, WIRE_REASON_SHUTTING_DOWN);
 			link_mark(dl);

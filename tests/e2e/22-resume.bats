@@ -177,6 +177,14 @@ bulk_intact() {
 	wait_log b "the peer resumes the streams of link from $A"
 	resumed_all 1 2
 	[ "$(ctl_json a stats '.tunnels[0].resume_failures')" = 0 ]
+	# The losses ended the links on error completions, retries exhausted,
+	# at both ends: counted by status, a's for its tunnel, b's incoming.
+	grep -q "went down: .*transport retry counter exceeded" "$W/a.log"
+	[ "$(ctl_json a stats '.tunnels[0].completion_errors_retry_exceeded')" -ge 1 ]
+	[ "$(ctl_json a stats '.tunnels[0].completion_errors_rnr_retry_exceeded')" = 0 ]
+	wait_log b "link from $A:[0-9]* ended: .*transport retry counter exceeded" 30
+	[ "$(ctl_json b status '.completion_errors_in.retry_exceeded')" -ge 1 ]
+	[ "$(ctl_json b status '.completion_errors_in.rnr_retry_exceeded')" = 0 ]
 	run grep -E "stream [0-9]+ .*reset" "$W/a.log" "$W/b.log"
 	assert_failure
 }

@@ -237,6 +237,15 @@ same_series() {
 	assert_line 'rstreamd_stream_refusals_total{tunnel="echo",reason="target"} 0'
 	assert_line 'rstreamd_stream_refusals_total{tunnel="gone",reason="limit"} 0'
 	refute_line --partial 'rstreamd_tunnel_streams_refused_total'
+	# Links ended by error completions: every status from the start, 0
+	# included; target tunnels have no link of their own.
+	assert_line 'rstreamd_link_completion_errors_total{tunnel="",direction="in",status="remote"} 0'
+	refute_line --partial 'rstreamd_link_completion_errors_total{tunnel="echo"'
+	run scrape "$ma"
+	assert_line 'rstreamd_link_completion_errors_total{tunnel="echo",direction="out",status="retry_exceeded"} 0'
+	assert_line 'rstreamd_link_completion_errors_total{tunnel="gone",direction="out",status="local"} 0'
+	assert_line 'rstreamd_link_completion_errors_total{tunnel="",direction="in",status="rnr_retry_exceeded"} 0'
+	refute_line --partial 'status="none"'
 
 	# b restarts: the same series, no new ones.
 	wait_until 20 has_rtt "$mb"

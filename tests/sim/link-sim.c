@@ -246,6 +246,20 @@ stats(struct rsd *d, const char *name)
 	return (t->st);
 }
 
+/* Whether ${counts} (by enum verbs_wc_error) hold one ${c} and no other. */
+static int
+wc_errors(const uint64_t counts[VERBS_WC_N], enum verbs_wc_error c)
+{
+	int k, good = 1;
+
+	for (k = VERBS_WC_NONE + 1; k < VERBS_WC_N; k++) {
+		printf("# %s %llu\n", verbs_wc_error_name(k),
+		    (unsigned long long)counts[k]);
+		good &= counts[k] == (k == (int)c);
+	}
+	return (good);
+}
+
 static const struct simverbs_attempt *
 att(size_t i)
 {
@@ -548,6 +562,11 @@ test_rotation(void)
 	    stats(&A, "t")->link_reconnects == 2, "rotation: A counts 5 "
 	    "failures and 2 reconnects in all (%llu)",
 	    (unsigned long long)li.failures_total);
+	ok(wc_errors(stats(&A, "t")->completion_errors, VERBS_WC_RETRY),
+	    "rotation: of those, the loss alone ended on an error "
+	    "completion: A's tunnel counts one, retry_exceeded");
+	ok(wc_errors(B.completion_errors_in, VERBS_WC_RETRY), "rotation: B "
+	    "counts its end of it among its incoming links'");
 	end("rotation");
 }
 

@@ -394,7 +394,8 @@ link_goaway_all(struct rsd *d)
 		if (dl->d != d)
 			continue;
 		if (dl->c != NULL)
-			dl->ops->down(dl->arg, dl, "shutting down");
+			dl->ops->down(dl->arg, dl, "shutting down",
+			    VERBS_WC_NONE);
 		if (dl->state == S_UP) {
 			engine_goaway(side_engine(dl),
 			    WIRE_REASON_SHUTTING_DOWN);
