@@ -890,6 +890,19 @@ fab_inject(struct fab *f, int i, int kind, const uint8_t *buf,
 	return (engine_on_recv_imm(s->e, slot, imm, len));
 }
 
+int
+fab_inject_write(struct fab *f, int i, uint64_t addr, uint32_t rkey,
+    const uint8_t *buf, uint32_t len)
+{
+	int stale;
+
+	trace_nums(f, 3, (uint64_t)i, (uint64_t)len, (uint64_t)ENGINE_WR_WRITE);
+	if (mr_find(&f->side[i], addr, len, rkey, &stale) == NULL)
+		return (-1);
+	memcpy((uint8_t *)(uintptr_t)addr, buf, len);
+	return (0);
+}
+
 /**
  * fab_mr_add(f, i, addr, len, rkey) / fab_mr_del(f, i, addr):
  * Register / deregister a region side ${i} exposes to remote writes.

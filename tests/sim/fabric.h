@@ -297,6 +297,17 @@ int fab_inject(struct fab *f, int i, int kind, const uint8_t *buf,
     uint32_t len, uint32_t imm);
 
 /**
+ * fab_inject_write(f, i, addr, rkey, buf, len):
+ * Hostile input from one who read a WRITE's clear header: a plain RDMA
+ * WRITE (no immediate: side ${i}'s engine learns nothing of it) of
+ * ${len} bytes from ${buf} at ${addr}, which lands as the HCA would let
+ * it, inside a region of the current link that ${rkey} opens.  Returns
+ * 0 if it landed, -1 if no such region holds it.
+ */
+int fab_inject_write(struct fab *f, int i, uint64_t addr, uint32_t rkey,
+    const uint8_t *buf, uint32_t len);
+
+/**
  * fab_mr_add(f, i, addr, len, rkey) / fab_mr_del(f, i, addr):
  * Register / deregister a region side ${i} exposes to remote writes.
  */
