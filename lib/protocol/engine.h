@@ -44,8 +44,12 @@
  * learns of the data from the tag's arrival, which RC orders after the
  * data.  (A tag landing in the ring after its payload would be overwritten
  * by the stream's next WRITE before the receiver saw it.)  Once
- * engine_seal_rx, every SEND and WRITE that arrives is opened in place
- * before anything of it counts; one that does not verify ends the link
+ * engine_seal_rx, every SEND and WRITE that arrives is opened before
+ * anything of it counts, and never in memory the fabric can write: a
+ * WRITE's bytes are copied out of the receive ring (whose address and
+ * rkey every WRITE's clear header shows) into the ring's private copy,
+ * which the engine allocates, opened there and read from there (see
+ * engine_rx_base).  One that does not verify ends the link
  * (ENGINE_ERR_PROTOCOL).  A kept stream's send ring holds plaintext again
  * once each of its WRITEs finished (completed, or the link failed), since
  * a resume sends the bytes again under another link's keys: on a sealed
@@ -277,6 +281,8 @@ struct engine_stats {
 	uint32_t sealed;	/* both directions are sealed (engine_sealed) */
 	uint64_t sealed_msgs;	/* messages sealed */
 	uint64_t opened_msgs;	/* messages that arrived sealed and verified */
+	uint64_t rx_private;	/* bytes of receive rings' private copies
+				   (sealed links: engine_rx_base) */
 	/* Each lane's share (engine_lanes; lane 1 is zero on one lane):
 	 * WRs posted not yet known complete, data bytes among them, the
 	 * peer's receives we may still use, WRs posted in all. */

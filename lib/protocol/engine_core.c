@@ -6,6 +6,7 @@
  * other engine file (the layers: engine_int.h).
  */
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -221,6 +222,8 @@ eng_slot_free(struct engine *e, uint32_t id)
 
 	if (s->flags & F_PEER_MAPPED)
 		eng_peer_bit(e, s->peer_id, 0);
+	eng_clear_free(&s->rx.clear);
+	eng_clear_free(&s->rx.old_clear);
 	s->state = S_FREE;
 	s->flags = 0;
 	s->ctrl = 0;
@@ -330,4 +333,12 @@ eng_suspendable(const struct stream *s, enum engine_err kind)
 	    !(s->flags & F_RESET) &&
 	    (s->flags & (F_TERM_SENT | F_TERM_RECV)) !=
 	    (F_TERM_SENT | F_TERM_RECV));
+}
+
+void
+eng_clear_free(uint8_t **clear)
+{
+
+	free(*clear);
+	*clear = NULL;
 }

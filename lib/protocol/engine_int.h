@@ -125,10 +125,14 @@ struct tx_dir {
  * took them (cons), we reported them to the peer (rep), the peer's last
  * (final).  Resizing: our announced ring (next), and the one before the
  * switch (old), which holds the bytes below switch_at until the
- * application read them.
+ * application read them.  Sealing: ring's and old's private copies
+ * (NULL: none), of their sizes, in memory no RDMA can write: once a
+ * sealed byte came for a ring, its bytes are opened there and read from
+ * there (eng_seal_open_write).
  */
 struct rx_dir {
 	struct engine_ring ring, old, next;
+	uint8_t *clear, *old_clear;
 	uint64_t tail, cons, rep, final;
 	uint64_t switch_at;
 	uint32_t min, max;	/* 0: fixed */
@@ -418,6 +422,9 @@ void eng_check_eof(struct engine *e, uint32_t id);
 /* Does stream ${s} wait for a resume when the link fails (${kind})? */
 int eng_suspendable(const struct stream *s, enum engine_err kind);
 
+/* Free private copy ${*clear} (eng_seal_open_write's), if any. */
+void eng_clear_free(uint8_t **clear);
+
 /* ---- engine_seal.c */
 
 /* Seal SEND ${w} in place, if the link seals what goes. */
@@ -436,9 +443,13 @@ void eng_seal_restore_outstanding(struct engine *e, enum engine_err kind);
 int eng_seal_open_send(struct engine *e, unsigned lane, const uint8_t **buf,
     uint32_t *len, uint8_t clear[WIRE_MSG_SIZE]);
 
-/* Open sealed WRITE ${imm} in stream ${s}'s ring, tag ${tag}. */
+/* Open sealed WRITE ${imm} out of stream ${s}'s ring, tag ${tag}. */
 int eng_seal_open_write(struct engine *e, struct stream *s, uint32_t imm,
     uint32_t n, const uint8_t *tag);
+
+/* Put DATA's ${n} bytes ${data} where stream ${s}'s reader finds them. */
+int eng_seal_put(struct engine *e, struct stream *s, const uint8_t *data,
+    uint32_t n);
 
 /* ---- engine_auth.c */
 
@@ -528,6 +539,12 @@ void eng_rx_switch(struct engine *e, uint32_t id);
 /* The ring the application reads now, and the cursor it ends at. */
 const struct engine_ring *eng_rx_read_ring(const struct stream *s,
     uint64_t *end);
+
+/* Where the application reads that ring (engine_rx_base). */
+uint64_t eng_rx_read_base(const struct stream *s);
+
+/* The application read the last byte of the ring before the switch. */
+void eng_rx_old_drop(struct engine *e, struct stream *s);
 
 /* Has our RING for stream ${s} gone unanswered for too many ticks? */
 int eng_ring_at_overdue(struct stream *s);

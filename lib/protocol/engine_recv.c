@@ -342,17 +342,16 @@ rs_reset(struct engine *e, uint32_t id, const struct wire_rec *r)
 
 /*
  * DATA (version 8, a link of two lanes): the stream's next bytes, which
- * we copy into its receive ring where a WRITE of them would have put
- * them.  They come in order: the sender's lane rule (a stream's WRs on
- * one lane complete before it posts on the other) and the one completion
- * queue put them after every byte before them.
+ * we copy where a WRITE of them would have put them (eng_seal_put).
+ * They come in order: the sender's lane rule (a stream's WRs on one lane
+ * complete before it posts on the other) and the one completion queue
+ * put them after every byte before them.
  */
 static int
 rs_data(struct engine *e, uint32_t id, const struct wire_rec *r)
 {
 	struct stream *s = &e->s[id];
-	const struct engine_ring *ring = &s->rx.ring;
-	uint32_t n = r->data_len, off, first;
+	uint32_t n = r->data_len;
 
 	if (e->lanes < 2)
 		return (eng_violation(e, "DATA on a link of one lane"));
@@ -365,13 +364,8 @@ rs_data(struct engine *e, uint32_t id, const struct wire_rec *r)
 		return (eng_violation(e, "%u bytes for stream %u exceed its "
 		    "free ring space %llu", (unsigned)n, (unsigned)id,
 		    (unsigned long long)rx_room(s)));
-	off = ring_off(ring->size, s->rx.tail);
-	first = (uint32_t)ring_contig(ring->size, s->rx.tail, n);
-	memcpy(e->conf.ring_ptr(e->conf.ring_arg, ring->addr + off), r->data,
-	    first);
-	if (first < n)
-		memcpy(e->conf.ring_ptr(e->conf.ring_arg, ring->addr),
-		    r->data + first, n - first);
+	if (eng_seal_put(e, s, r->data, n))
+		return (-1);
 	e->st.eager_rx++;
 	arrived(e, id, n);
 	return (0);

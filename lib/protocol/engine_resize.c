@@ -135,8 +135,11 @@ eng_rx_switch(struct engine *e, uint32_t id)
 
 	if (s->rx.cons == s->rx.tail) {
 		eng_ring_drop(e, s, &s->rx.ring);
+		eng_clear_free(&s->rx.clear);
 	} else {
 		s->rx.old = s->rx.ring;
+		s->rx.old_clear = s->rx.clear;
+		s->rx.clear = NULL;
 		s->rx.switch_at = s->rx.tail;
 	}
 	s->rx.ring = s->rx.next;
@@ -158,6 +161,27 @@ eng_rx_read_ring(const struct stream *s, uint64_t *end)
 	}
 	*end = s->rx.tail;
 	return (&s->rx.ring);
+}
+
+/* Where the application reads that ring: its private copy, if any. */
+uint64_t
+eng_rx_read_base(const struct stream *s)
+{
+	const uint8_t *clear = s->rx.old.size != 0 ? s->rx.old_clear :
+	    s->rx.clear;
+
+	if (clear != NULL)
+		return ((uint64_t)(uintptr_t)clear);
+	return (s->rx.old.size != 0 ? s->rx.old.addr : s->rx.ring.addr);
+}
+
+/* The application read the last byte of the ring before the switch. */
+void
+eng_rx_old_drop(struct engine *e, struct stream *s)
+{
+
+	eng_ring_drop(e, s, &s->rx.old);
+	eng_clear_free(&s->rx.old_clear);
 }
 
 void

@@ -119,6 +119,8 @@ adopt(struct engine *e, struct engine *old, uint32_t id)
 	o->state = S_FREE;
 	o->flags = 0;
 	o->ev = 0;
+	/* Its private copies went with it. */
+	o->rx.clear = o->rx.old_clear = NULL;
 	old->st.streams_active--;
 	tx = s->tx.ring;
 	rx = s->rx.ring;

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * engine_seal: a sealed link: SENDs and data WRITEs sealed in place as
- * they go, opened as they come (the embedder's AEAD does the work), and
- * a kept stream's plaintext restored once its WRITE is over.  Layer 1:
- * it calls only engine_core.c.
+ * they go, opened as they come (the embedder's AEAD does the work) in
+ * memory the fabric cannot write, and a kept stream's plaintext restored
+ * once its WRITE is over.  Layer 1: it calls only engine_core.c.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine.h"
@@ -159,9 +160,67 @@ eng_seal_open_send(struct engine *e, unsigned lane, const uint8_t **buf,
 }
 
 /*
+ * Copy ${n} bytes of ring ${r} from cursor ${c} on into its private copy
+ * ${clear}, at the same offsets.
+ */
+static void
+ring_to_clear(const struct engine_seal *o, const struct engine_ring *r,
+    uint8_t *clear, uint64_t c, uint64_t n)
+{
+	uint32_t off, k;
+
+	for (; n > 0; c += k, n -= k) {
+		off = ring_off(r->size, c);
+		k = (uint32_t)ring_contig(r->size, c, n);
+		memcpy(clear + off, o->ptr(o->arg, r->addr + off), k);
+	}
+}
+
+/*
+ * Stream ${s}'s receive ring's private copy, made when the first sealed
+ * bytes come for the ring, with the bytes it holds unread (which came
+ * in clear, on the link the stream was resumed from).  NULL when out of
+ * memory: the link fails.
+ */
+static uint8_t *
+rx_clear(struct engine *e, struct stream *s)
+{
+	uint64_t from = s->rx.old.size != 0 ? s->rx.switch_at : s->rx.cons;
+
+	if (s->rx.clear != NULL)
+		return (s->rx.clear);
+	if ((s->rx.clear = malloc(s->rx.ring.size)) == NULL) {
+		(void)eng_fail(e, ENGINE_ERR_LOCAL, "out of memory for the "
+		    "private copy of stream %u's receive ring",
+		    (unsigned)(s - e->s));
+		return (NULL);
+	}
+	ring_to_clear(&e->seal.ops, &s->rx.ring, s->rx.clear, from,
+	    s->rx.tail - from);
+	return (s->rx.clear);
+}
+
+/*
+ * Bytes that came in clear for stream ${s}, whose reader reads its ring:
+ * unless earlier ones came sealed (then it reads its private copy, and
+ * a sealed stream does not go on in clear).
+ */
+static int
+in_clear(struct engine *e, const struct stream *s)
+{
+
+	if (s->rx.clear != NULL || s->rx.old_clear != NULL)
+		return (eng_violation(e, "bytes in clear for stream %u, "
+		    "whose bytes came sealed", (unsigned)(s - e->s)));
+	return (0);
+}
+
+/*
  * Open sealed WRITE ${imm} of ${n} bytes, whose tag ${tag} just came,
- * where it landed in stream ${s}'s receive ring, before any of it counts
- * as arrived.
+ * before any of it counts as arrived: not where it landed in stream
+ * ${s}'s receive ring, which the fabric can still write (anyone who read
+ * a WRITE's clear header has the ring's address and rkey), but in the
+ * ring's private copy, where the bytes are copied first and then read.
  */
 int
 eng_seal_open_write(struct engine *e, struct stream *s, uint32_t imm,
@@ -171,22 +230,55 @@ eng_seal_open_write(struct engine *e, struct stream *s, uint32_t imm,
 	uint8_t ad[4], *p;
 
 	if (tag == NULL)
-		return (0);
+		return (in_clear(e, s));
 	/*
-	 * Opening writes where the bytes are (and clears them when the tag
-	 * is wrong): never past the ring's end, which no sender's WRITE
-	 * crosses.  An unsealed WRITE that did would have failed in the HCA.
+	 * No sender's WRITE crosses the ring's end (an unsealed one that
+	 * did would have failed in the HCA), so a tag that says it did is
+	 * forged before anything is copied.
 	 */
 	if (n > ring_contig(s->rx.ring.size, s->rx.tail, n))
 		return (eng_violation(e, "sealed WRITE of %u bytes for stream "
 		    "%u crosses the end of its ring", (unsigned)n,
 		    (unsigned)(s - e->s)));
-	p = o->ptr(o->arg, s->rx.ring.addr + ring_off(s->rx.ring.size,
-	    s->rx.tail));
+	if ((p = rx_clear(e, s)) == NULL)
+		return (-1);
+	ring_to_clear(o, &s->rx.ring, p, s->rx.tail, n);
+	p += ring_off(s->rx.ring.size, s->rx.tail);
 	imm_ad(ad, imm);
 	if (o->open(o->arg, 0, p, n, ad, sizeof(ad), tag))
 		return (seal_forged(e));
 	e->st.opened_msgs++;
+	return (0);
+}
+
+/*
+ * DATA's bytes, opened with their SEND: on a sealed link into the ring's
+ * private copy (the ring itself the fabric can write), else into the
+ * ring, where a WRITE of them would have put them.
+ */
+int
+eng_seal_put(struct engine *e, struct stream *s, const uint8_t *data,
+    uint32_t n)
+{
+	const struct engine_ring *r = &s->rx.ring;
+	uint32_t off = ring_off(r->size, s->rx.tail);
+	uint32_t first = (uint32_t)ring_contig(r->size, s->rx.tail, n);
+	uint8_t *clear;
+
+	if (!e->seal.rx) {
+		if (in_clear(e, s))
+			return (-1);
+		memcpy(e->conf.ring_ptr(e->conf.ring_arg, r->addr + off),
+		    data, first);
+		if (first < n)
+			memcpy(e->conf.ring_ptr(e->conf.ring_arg, r->addr),
+			    data + first, n - first);
+		return (0);
+	}
+	if ((clear = rx_clear(e, s)) == NULL)
+		return (-1);
+	memcpy(clear + off, data, first);
+	memcpy(clear, data + first, n - first);
 	return (0);
 }
 

@@ -261,7 +261,7 @@ engine_rx_consume(struct engine *e, uint32_t id, uint32_t n)
 		return (ENGINE_EINVAL);
 	s->rx.cons += n;
 	if (s->rx.old.size != 0 && s->rx.cons == s->rx.switch_at)
-		eng_ring_drop(e, s, &s->rx.old);
+		eng_rx_old_drop(e, s);
 	/*
 	 * Return credit once a quarter of the ring was consumed; a sender
 	 * stalls only on a full ring, and a fully read full ring always
@@ -492,9 +492,8 @@ uint64_t
 engine_rx_base(const struct engine *e, uint32_t id)
 {
 	const struct stream *s = eng_held(e, id);
-	uint64_t end;
 
-	return (s != NULL ? eng_rx_read_ring(s, &end)->addr : 0);
+	return (s != NULL ? eng_rx_read_base(s) : 0);
 }
 
 int

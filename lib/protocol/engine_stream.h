@@ -209,7 +209,11 @@ int engine_ring_limits(struct engine *e, uint32_t id, uint32_t tx_max,
  * engine_tx_base(e, id), engine_rx_base(e, id):
  * The address the offset engine_tx_space (engine_rx_data) just gave is
  * relative to: the ring the application writes (reads) now.  0 if ${id}
- * is not a live stream.
+ * is not a live stream.  Once sealed bytes came for the receive ring
+ * (engine_seal_rx), the application reads them from the ring's private
+ * copy, which the engine holds and no RDMA can write: engine_rx_base is
+ * then its address in this process, not ring memory, valid until the
+ * next call into the engine.
  */
 uint64_t engine_tx_base(const struct engine *e, uint32_t id);
 uint64_t engine_rx_base(const struct engine *e, uint32_t id);

@@ -626,6 +626,21 @@ sring_at(struct run *R, int i, struct astream *a, int rx, uint64_t base,
 	return (a->ring[k].p + off);
 }
 
+/*
+ * Where the ${n} bytes at offset ${off} that ${a} reads are: in one of
+ * its receive rings, or on a sealed link in the engine's private copy of
+ * one (engine_rx_base), which is no ring the stream holds.
+ */
+static uint8_t *
+rx_at(struct run *R, int i, struct astream *a, uint64_t base, uint32_t off,
+    uint32_t n)
+{
+
+	if (sring_find(a, base, 1) < 0 && engine_sealed(a->e))
+		return ((uint8_t *)(uintptr_t)base + off);
+	return (sring_at(R, i, a, 1, base, off, n));
+}
+
 /* The rings the engine uses for ${a} now must be ones it holds. */
 static int
 check_rings(struct run *R, int i, struct astream *a)
@@ -1163,8 +1178,8 @@ act_stream(struct run *R, int i, struct astream *a)
 		if (n > want)
 			n = want;
 		p = NULL;
-		if (n > 0 && (p = sring_at(R, i, a, 1, engine_rx_base(e, id),
-		    off, n)) == NULL)
+		if (n > 0 && (p = rx_at(R, i, a, engine_rx_base(e, id), off,
+		    n)) == NULL)
 			return (-1);
 		for (k = 0; k < n; k++) {
 			if (p[k] != gen(key_rx, a->rx_got + k))

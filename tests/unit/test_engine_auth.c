@@ -98,7 +98,7 @@ stream_flows(struct t *T, uint32_t n, uint8_t key)
 	settle(T);
 	a = &T->acc[T->nacc > 0 ? T->nacc - 1 : 0];
 	rc = (s.events & ENGINE_EV_OPENED) && T->nacc > 0 &&
-	    take(T->f.side[1].e, a->id, a->rx, n, key, &a->rx_at, &bad) == n &&
+	    take(T->f.side[1].e, a->id, NULL, n, key, &a->rx_at, &bad) == n &&
 	    !bad && !T->f.failed;
 	tstream_free(&s);
 	return (rc);

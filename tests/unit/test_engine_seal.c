@@ -77,8 +77,8 @@ test_seal_data(void)
 		put(e0, s.id, s.tx, 3000, 1, &t0);
 		put(e1, a->id, a->tx, 1700, 2, &t1);
 		settle(&T);
-		take(e1, a->id, a->rx, 8192, 1, &r1, &bad);
-		take(e0, s.id, s.rx, 8192, 2, &r0, &bad);
+		take(e1, a->id, NULL, 8192, 1, &r1, &bad);
+		take(e0, s.id, NULL, 8192, 2, &r0, &bad);
 		settle(&T);
 	}
 	ok(!bad && r1 == t0 && r0 == t1 && t0 > 100000 && t1 > 60000 &&
@@ -111,7 +111,7 @@ test_seal_data(void)
 	    T.f.side[0].writes_posted > 8,
 	    "the ring fills in WRITEs that all landed before their tags were "
 	    "read");
-	while (take(e1, a->id, a->rx, 8192, 1, &r1, &bad) > 0)
+	while (take(e1, a->id, NULL, 8192, 1, &r1, &bad) > 0)
 		settle(&T);
 	ok(!bad && r1 == t0 && engine_error(e1) == NULL,
 	    "then every byte arrives");
@@ -178,7 +178,7 @@ test_seal_tamper(void)
 	fab_deliver(&T.f, 0);
 	memcpy(copy, T.acc[0].rx, sizeof(copy));
 	settle(&T);
-	ok(take(T.f.side[1].e, T.acc[0].id, T.acc[0].rx, 4096, 1, &r1,
+	ok(take(T.f.side[1].e, T.acc[0].id, NULL, 4096, 1, &r1,
 	    &bad) == 100 && !bad, "the WRITE arrives");
 	memcpy(T.acc[0].rx + 100, copy, sizeof(copy));
 	fab_inject(&T.f, 1, FAB_CQE_RECV_TAG,
@@ -200,7 +200,7 @@ test_seal_tamper(void)
 	r1 = t0 = 0;
 	put(T.f.side[0].e, s.id, s.tx, 4000, 1, &t0);
 	settle(&T);
-	ok(take(T.f.side[1].e, T.acc[0].id, T.acc[0].rx, 4096, 1, &r1,
+	ok(take(T.f.side[1].e, T.acc[0].id, NULL, 4096, 1, &r1,
 	    &bad) == 4000 && !bad, "4000 bytes arrive and are read");
 	settle(&T);
 	memset(copy, 0, sizeof(copy));
@@ -209,6 +209,89 @@ test_seal_tamper(void)
 	ok(failed_with(T.f.side[1].e, "crosses the end of its ring"),
 	    "a tag for bytes past the ring's end fails the link: %s",
 	    err_of(T.f.side[1].e));
+	teardown(&T);
+	tstream_free(&s);
+}
+
+/*
+ * An injector that read a WRITE's clear header (the ring's address and
+ * rkey) writes forged bytes over side 1's receive ring with a plain RDMA
+ * WRITE, which the HCA lets in.  Before the tag came, the open fails and
+ * the link ends; after it, the reader must still get what was sealed.
+ */
+static void
+test_seal_inject(void)
+{
+	struct t T;
+	struct tstream s;
+	struct engine_wr w;
+	struct engine_stats st;
+	struct engine_conf c = conf(16, 16);
+	struct engine_ring tx, rx;
+	uint8_t forged[4096];
+	uint64_t t0 = 0, r1 = 0;
+	int bad = 0;
+
+	memset(forged, 'X', sizeof(forged));
+	seal_pair(&T, &s, 4096, 0);
+	put(T.f.side[0].e, s.id, s.tx, 100, 1, &t0);
+	fab_pump(&T.f, 0);
+	w = T.f.side[0].wire[T.f.side[0].wire_head].wr;
+	settle(&T);
+	engine_stats(T.f.side[1].e, &st);
+	ok(w.op == ENGINE_WR_WRITE && st.bytes_rx == 100 &&
+	    (T.acc[0].events & ENGINE_EV_READABLE) &&
+	    engine_rings(T.f.side[1].e, T.acc[0].id, &tx, &rx) == 0 &&
+	    w.remote_addr == rx.addr && w.rkey == rx.key &&
+	    fab_inject_write(&T.f, 1, w.remote_addr, w.rkey, forged, 100) == 0,
+	    "a sealed WRITE is opened and counted; an injector's WRITE over "
+	    "its bytes, at the address and rkey its header showed, lands");
+	ok(take(T.f.side[1].e, T.acc[0].id, NULL, 4096, 1, &r1, &bad) == 100 &&
+	    !bad && engine_error(T.f.side[1].e) == NULL,
+	    "the reader gets the bytes that were sealed, not the forged ones");
+	engine_stats(T.f.side[1].e, &st);
+	ok(st.rx_private == 4096, "the ring's private copy is counted (%llu "
+	    "bytes)", (unsigned long long)st.rx_private);
+
+	/* Forged bytes between the WRITE and its tag: the open fails. */
+	put(T.f.side[0].e, s.id, s.tx, 100, 1, &t0);
+	fab_pump(&T.f, 0);
+	w = T.f.side[0].wire[T.f.side[0].wire_head].wr;
+	fab_deliver(&T.f, 0);
+	ok(fab_inject_write(&T.f, 1, w.remote_addr, w.rkey, forged, 100) == 0,
+	    "an injector's WRITE lands before the tag");
+	settle(&T);
+	ok(seal_failed(&T, 1) && take(T.f.side[1].e, T.acc[0].id, NULL, 4096,
+	    1, &r1, &bad) == 0 && r1 == 100,
+	    "then the WRITE fails to open, the link ends, nothing is read");
+	teardown(&T);
+	tstream_free(&s);
+
+	/*
+	 * Two lanes: small bytes come as DATA in a sealed SEND, and go where
+	 * the reader reads them, not into the ring, whose address and rkey
+	 * the WRITE after them shows.  The forged bytes cover the ring.
+	 */
+	c.lanes = 2;
+	setup(&T, c, c);
+	fab_seal(&T.f);
+	open_stream(&T, &s, 4096, 4096);
+	settle(&T);
+	r1 = t0 = 0;
+	put(T.f.side[0].e, s.id, s.tx, 64, 1, &t0);
+	settle(&T);
+	put(T.f.side[0].e, s.id, s.tx, 1000, 1, &t0);
+	settle(&T);
+	engine_stats(T.f.side[1].e, &st);
+	ok(st.eager_rx == 1 && st.bytes_rx == 1064 &&
+	    engine_rings(T.f.side[1].e, T.acc[0].id, &tx, &rx) == 0 &&
+	    fab_inject_write(&T.f, 1, rx.addr, rx.key, forged,
+	    sizeof(forged)) == 0,
+	    "64 bytes come as DATA, 1000 in a WRITE; an injector overwrites "
+	    "the whole ring");
+	ok(take(T.f.side[1].e, T.acc[0].id, NULL, 4096, 1, &r1, &bad) == 1064 &&
+	    !bad && r1 == t0 && engine_error(T.f.side[1].e) == NULL,
+	    "the reader gets the bytes that were sealed, not the forged ones");
 	teardown(&T);
 	tstream_free(&s);
 }
@@ -250,7 +333,7 @@ credit_first(struct rz *R, struct tstream *k, uint64_t *t0, uint64_t *r1,
 	engine_keep(E(R, 1), ak->id);
 	put(E(R, 0), k->id, k->tx, 1100, 1, t0);
 	settle(&R->T);
-	take(E(R, 1), ak->id, ak->rx, 8192, 1, r1, bad);
+	take(E(R, 1), ak->id, NULL, 8192, 1, r1, bad);
 	settle(&R->T);
 	engine_stats(E(R, 0), &st);
 	*bad |= !engine_kept(E(R, 0), k->id) || st.sq_depth == 0 || *r1 != *t0;
@@ -279,10 +362,10 @@ test_seal_credit_first(void)
 	for (round = 0; round < 8; round++) {
 		put(E(&R, 0), k.id, k.tx, 16384, 1, &t0);
 		settle(&R.T);
-		take(E(&R, 1), ak->id, ak->rx, 65536, 1, &r1, &bad);
+		take(E(&R, 1), ak->id, NULL, 65536, 1, &r1, &bad);
 		settle(&R.T);
 	}
-	while (take(E(&R, 1), ak->id, ak->rx, 65536, 1, &r1, &bad) > 0)
+	while (take(E(&R, 1), ak->id, NULL, 65536, 1, &r1, &bad) > 0)
 		settle(&R.T);
 	ok(!bad && r1 == t0 && t0 > 2 * 16384 && engine_error(E(&R, 1)) == NULL,
 	    "and every byte after them arrives right (%llu of %llu)",
@@ -329,7 +412,7 @@ test_seal_restore(void)
 	    "and plaintext again once the link failed with it outstanding");
 	ok(rz_resume(&R) == 1, "the stream resumes on a new sealed link");
 	rz_settle(&R);
-	ok(take(E(&R, 1), ak->id, ak->rx, 8192, 1, &r1, &bad) == 2500 &&
+	ok(take(E(&R, 1), ak->id, NULL, 8192, 1, &r1, &bad) == 2500 &&
 	    !bad && r1 == t0 && engine_sealed(E(&R, 1)) &&
 	    engine_error(E(&R, 1)) == NULL,
 	    "under the new link's keys every byte arrives exactly once");
@@ -357,8 +440,8 @@ seal_rekey_data(enum seal_aead aead, uint64_t before)
 		put(T.f.side[0].e, s.id, s.tx, 3000, 1, &t0);
 		put(T.f.side[1].e, a->id, a->tx, 1700, 2, &t1);
 		settle(&T);
-		take(T.f.side[1].e, a->id, a->rx, 8192, 1, &r1, &bad);
-		take(T.f.side[0].e, s.id, s.rx, 8192, 2, &r0, &bad);
+		take(T.f.side[1].e, a->id, NULL, 8192, 1, &r1, &bad);
+		take(T.f.side[0].e, s.id, NULL, 8192, 2, &r0, &bad);
 		settle(&T);
 	}
 	engine_stats(T.f.side[0].e, &st0);
@@ -436,7 +519,7 @@ test_seal_rekey(void)
 	    "plaintext again, and the stream kept");
 	ok(rz_resume(&R) == 1, "the stream resumes on a new sealed link");
 	rz_settle(&R);
-	n = take(E(&R, 1), ak->id, ak->rx, 8192, 1, &r1, &bad);
+	n = take(E(&R, 1), ak->id, NULL, 8192, 1, &r1, &bad);
 	ok(n == 3300 && !bad && r1 == t0 && engine_sealed(E(&R, 1)) &&
 	    engine_error(E(&R, 1)) == NULL,
 	    "every byte arrives exactly once (%u of %llu)", (unsigned)n,
@@ -453,6 +536,7 @@ main(void)
 		return (1);
 	test_seal_data();
 	test_seal_tamper();
+	test_seal_inject();
 	test_seal_restore();
 	test_seal_credit_first();
 	test_seal_rekey();
