@@ -63,6 +63,7 @@ static const struct render_col link_cols[] = {
 	N(stall_ring, WIDE), N(stall_msg, WIDE), N(stall_sq, WIDE),
 	N(stall_window, WIDE),
 	N(ring_bytes, WIDE), N(rings_reused, WIDE), N(ctrl_bytes, WIDE),
+	N(private_bytes, WIDE),
 	N(suspended, WIDE), S(resume_id, WIDE), N(port, WIDE),
 	S(transport, WIDE), N(gid_index, WIDE), S(gid, WIDE),
 	S(peer_gid, WIDE), N(path_mtu, WIDE), N(qpn, WIDE),
