@@ -6,8 +6,10 @@
 # listed, a replayed handshake and a stripped capability never
 # authenticate; a sealed write with a bit flipped, or a stream opened in
 # clear on a sealed link, ends the link and reaches no target, while the
-# same write unflipped does (at version 6 too); and a serving peer whose
-# confirmation is missing, wrong or early never gets a client's link up.
+# same write unflipped does (at version 6 too); bytes an injector writes
+# over a sealed write's (its address and rkey) never reach the target;
+# and a serving peer whose confirmation is missing, wrong or early never
+# gets a client's link up.
 
 load helpers
 
@@ -68,6 +70,29 @@ serve() {
 	[ "$(count_log b "authenticated as node-h")" = 1 ]
 	run ctl_json b stats '.tunnels[] | select(.tunnel == "sink") | .opened'
 	assert_output 1
+	stops_clean
+}
+
+@test "a hostile identity's WRITE over a sealed write's bytes (its address and rkey, no immediate) never reaches the target" {
+	sink over
+	serve "{ name = \"over\"; target = \"tcp://127.0.0.1:$sp\"; }"
+	# Right after the sealed write's tag, other bytes over the same ring
+	# bytes: landed before the daemon copied the write out of the ring,
+	# they fail its open; after, they change nothing it reads.
+	hostile overwritten-write "$W/h.id" over
+	assert_success
+	if [ "$output" = "overwritten-write: disconnected" ]; then
+		wait_log b "link from $A:[0-9]* \\[node-h\\] ended: sealed record failed authentication (tampered or injected)"
+	else
+		assert_output --regexp '^overwritten-write: [0-9]+ bytes written, credit returned$'
+		n=$(cut -d' ' -f2 <<<"$output")
+		wait_until 20 at_least "$n" stat -c %s "$W/over.out"
+		[ "$(stat -c %s "$W/over.out")" = "$n" ]
+		run sh -c "fold -w 16 '$W/over.out' | sort -u"
+		assert_output "SEALED-PAYLOAD--"
+	fi
+	run grep -qs FORGED "$W/over.out"
+	assert_failure
 	stops_clean
 }
 

@@ -126,6 +126,15 @@
  * daemon's (exit 0 when the daemon returns credit for the bytes):
  *   sealed-write IDFILE TUNNEL  flipped-payload without the flip; prints
  *                 "sealed-write: N bytes written, credit returned"
+ *   overwritten-write IDFILE TUNNEL  sealed-write (of at most half our
+ *                 ring), then at once a plain RDMA WRITE, no immediate,
+ *                 of as many other bytes ("FORGED-PAYLOAD--") to the
+ *                 same address with the same rkey, as an injector who
+ *                 read the first WRITE's header would; prints
+ *                 "overwritten-write: N bytes written, credit returned"
+ *                 or "overwritten-write: disconnected" (the forged bytes
+ *                 landed before the daemon opened the first), and exit
+ *                 0 for either: what the target got tells the rest
  * From version 7 each of these waits for the daemon's confirmation after
  * its message 3 (it checks it; it is the daemon's first message after
  * message 2) before it opens a stream; wrong-identity fails if one comes.
@@ -1207,18 +1216,31 @@ static int
 sealed_data(const char *cs, const char *tunnel)
 {
 	static const char marker[] = "SEALED-PAYLOAD--";
+	static const char forged[] = "FORGED-PAYLOAD--";
+	int over = strcmp(cs, "overwritten-write") == 0;
+	uint32_t max = over ? RING / 2 : RING;
 	struct wire_rec r, x;
 	uint32_t len, k;
 	int t;
 
 	if ((t = open_sealed(tunnel, &r)) != WIRE_OPEN_OK)
 		die("the stream was not accepted");
-	len = r.ring.size / 4 < RING ? r.ring.size / 4 : RING;
+	len = r.ring.size / 4 < max ? r.ring.size / 4 : max;
 	for (k = 0; k < len; k++)
 		ring[k] = (uint8_t)marker[k % (sizeof(marker) - 1)];
 	write_sealed(&r, len, strncmp(cs, "flipped-", 8) == 0 ? cs + 8 : "");
+	if (over) {
+		for (k = 0; k < len; k++)
+			ring[len + k] = (uint8_t)forged[k % (sizeof(forged) - 1)];
+		post(IBV_WR_RDMA_WRITE, ring + len, len, 0, r.ring.addr,
+		    r.ring.rkey);
+	}
 	t = watch_for(LIMIT_MS, &x, 1u << WIRE_CREDIT);
-	if (strcmp(cs, "sealed-write") == 0) {
+	if (over && t == -2) {
+		printf("%s: disconnected\n", cs);
+		return (0);
+	}
+	if (strcmp(cs, "sealed-write") == 0 || over) {
 		if (t == WIRE_CREDIT)
 			printf("%s: %u bytes written, credit returned\n", cs,
 			    (unsigned)len);
@@ -1238,7 +1260,8 @@ ident_case_name(const char *cs)
 {
 	static const char *const names[] = { "wrong-identity",
 	    "replayed-handshake", "stripped-capability", "unsealed",
-	    "sealed-write", "flipped-payload", "flipped-tag" };
+	    "sealed-write", "overwritten-write", "flipped-payload",
+	    "flipped-tag" };
 	size_t i;
 
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
