@@ -56,7 +56,7 @@ struct conf_sizes {
 	uint32_t resume_time;		/* seconds a stream waits for a new link, 0 = none */
 	/* The oldest protocol version the tunnel's links may speak (1 to
 	 * WIRE_VERSION); 0 in defaults: each tunnel's conf_tunnel_needs
-	 * (conf_int.h). */
+	 * (conf_int.h).  With an identity, at least WIRE_VERSION_IDENTITY. */
 	uint32_t min_version;
 	/* The link's IP TOS byte (RoCE v2 DSCP/ECN, GRH traffic class),
 	 * 0..255, and its path's service level, 0..15; CONF_UNSET: the

@@ -217,6 +217,12 @@ conf_peers_parse(const struct cfg *p, const config_setting_t *root,
 				return (cfg_err(p, s, "identity_file %s", why));
 			id->set = 1;
 		}
+		if (c->max_version < WIRE_VERSION_IDENTITY)
+			return (cfg_err(p, config_setting_get_member(root,
+			    "max_version"), "max_version %u with an "
+			    "identity_file: identities need version %u or "
+			    "more", (unsigned)c->max_version,
+			    WIRE_VERSION_IDENTITY));
 	}
 	ps = config_setting_get_member(root, "peers");
 	pf = config_setting_get_member(root, "peers_file");

@@ -295,6 +295,35 @@ tunnel_check_sides(const struct cfg *p, struct tunnel_parse *tp)
 	return (0);
 }
 
+/*
+ * min_version, unless set: what the tunnel's settings need.  Below the
+ * handshake's version a link cannot authenticate an identity, so with one
+ * a forged reject would buy a step-down to a link that can only fail.
+ */
+static int
+tunnel_check_version(const struct cfg *p, struct tunnel_parse *tp)
+{
+	struct conf_tunnel *t = tp->t;
+	const config_setting_t *s;
+	int set = (t->sz.min_version != 0);
+
+	if (!set)
+		t->sz.min_version = conf_tunnel_needs(t, NULL);
+	if (!tp->identity || t->sz.min_version >= WIRE_VERSION_IDENTITY)
+		return (0);
+	if (!set) {
+		t->sz.min_version = WIRE_VERSION_IDENTITY;
+		return (0);
+	}
+	s = config_setting_get_member(tp->g, "min_version");
+	return (cfg_err(p, s != NULL ? s : tp->g, "min_version %u%s with an "
+	    "identity_file: links below version %u cannot authenticate "
+	    "identities, so a forged reject could step them down to links "
+	    "that only fail; set %u or more, or leave it unset",
+	    (unsigned)t->sz.min_version, s != NULL ? "" : " (from defaults)",
+	    WIRE_VERSION_IDENTITY, WIRE_VERSION_IDENTITY));
+}
+
 /* The settings that only make sense with others, and the keyless ones. */
 static int
 tunnel_check(const struct cfg *p, struct tunnel_parse *tp)
@@ -339,8 +368,8 @@ tunnel_check(const struct cfg *p, struct tunnel_parse *tp)
 		    "tunnel's links come up take its streams over; set "
 		    "key_file, or resume_without_key = true to allow it",
 		    rt_s != NULL ? "" : " (from defaults)"));
-	if (t->sz.min_version == 0)
-		t->sz.min_version = conf_tunnel_needs(t, NULL);
+	if (tunnel_check_version(p, tp))
+		return (-1);
 	if (t->sz.min_version > tp->max_version)
 		return (cfg_err(p, tp->g, "min_version %u is above max_version "
 		    "%u: its links could speak no version",

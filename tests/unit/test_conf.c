@@ -1583,6 +1583,18 @@ test_identity(void)
 	c = load(text);
 	ok(c != NULL, "resume_time and proxy_protocol with an identity and "
 	    "no key_file");
+	ok(c != NULL && c->tunnels[0].sz.min_version == 6,
+	    "with an identity, min_version is 6 unless set");
+	conf_free(c);
+	snprintf(text, sizeof(text), "listen = \"10.0.0.9\";\n"
+	    "identity_file = \"%s\";\ndefaults = { min_version = 7; };\n"
+	    "tunnels = ( { name = \"t\"; target = \"tcp://127.0.0.1:1\"; },"
+	    "\n  { name = \"u\"; target = \"tcp://127.0.0.1:2\"; "
+	    "min_version = 6; } );\n", id);
+	c = load(text);
+	ok(c != NULL && c->tunnels[0].sz.min_version == 7 &&
+	    c->tunnels[1].sz.min_version == 6,
+	    "with an identity, a min_version of 6 or more is kept");
 	conf_free(c);
 	unlink(pfile);
 }
@@ -1742,6 +1754,23 @@ test_identity_errors(void)
 	ok(fails(IDCONF(gl, ""), 3, "peers_file ") &&
 	    strstr(err, ": cannot read: No such file") != NULL,
 	    "a missing peers_file, at the configuration's line");
+
+	/* No step-down below the handshake's version. */
+	snprintf(gl, sizeof(gl), "identity_file = \"%s\";", id);
+	ok(fails(IDCONF(gl, "min_version = 5;"), 4, "tunnel a: min_version 5 "
+	    "with an identity_file: links below version 6 cannot "
+	    "authenticate"), "min_version below 6 with an identity, at its "
+	    "line");
+	snprintf(gl, sizeof(gl), "defaults = { min_version = 3; };\n"
+	    "identity_file = \"%s\";", id);
+	ok(fails(IDCONF(gl, ""), 4, "tunnel a: min_version 3 (from defaults) "
+	    "with an identity_file"), "the defaults' min_version below 6 "
+	    "with an identity, at the tunnel's line");
+	snprintf(gl, sizeof(gl), "max_version = 5;\nidentity_file = \"%s\";",
+	    id);
+	ok(fails(IDCONF(gl, ""), 2, "max_version 5 with an identity_file: "
+	    "identities need version 6 or more"),
+	    "max_version below 6 with an identity, at its line");
 
 	/* identity_file itself. */
 	chmod(id, 0644);
