@@ -251,22 +251,6 @@ seal_dir_restore(const struct seal_dir *d, uint8_t *buf, size_t len,
 	return (aead_open(d->aead, c, n, buf, len, ad, adlen, tag));
 }
 
-int
-seal_dir_copy(struct seal_dir *dst, const struct seal_dir *src)
-{
-	*dst = *src;
-	dst->cur = EVP_CIPHER_CTX_new();
-	dst->prev = EVP_CIPHER_CTX_new();
-	if (dst->cur == NULL || dst->prev == NULL ||
-	    EVP_CIPHER_CTX_copy(dst->cur, src->cur) != 1 ||
-	    EVP_CIPHER_CTX_copy(dst->prev, src->prev) != 1) {
-		seal_dir_wipe(dst);
-		ERR_clear_error();
-		return (-1);
-	}
-	return (0);
-}
-
 uint64_t
 seal_dir_count(const struct seal_dir *d)
 {

@@ -17,8 +17,11 @@
  * key, keyed once, so a message costs no key setup: seal_dir_init
  * allocates them and seal_dir_wipe frees them, so every initialised
  * direction must be wiped, and a struct copy of one (which would share its
- * contexts) must never be used: seal_dir_copy makes a real one.  libsodium must be initialised
- * (sodium_init) before any call (seal_aesgcm_available is its).
+ * contexts) must never be used.  There is no copy at all: two directions
+ * that seal from the same count reuse nonces; the other end of one is a
+ * direction initialised from the same key.  libsodium must be
+ * initialised (sodium_init) before any call (seal_aesgcm_available is
+ * its).
  */
 #ifndef SEAL_H
 #define SEAL_H
@@ -110,13 +113,6 @@ int seal_dir_open(struct seal_dir *d, uint8_t *buf, size_t len,
 int seal_dir_restore(const struct seal_dir *d, uint8_t *buf, size_t len,
     const uint8_t *ad, size_t adlen, uint64_t n,
     const uint8_t tag[SEAL_TAG_LEN]);
-
-/*
- * Make dst a direction of its own that stands where src stands (keys,
- * count): what one seals from then on, the other can too.  dst must be
- * zeroed or wiped.  0: done; -1: out of memory, and dst is wiped.
- */
-int seal_dir_copy(struct seal_dir *dst, const struct seal_dir *src);
 
 /* The number of the next message (= messages sealed or opened so far). */
 uint64_t seal_dir_count(const struct seal_dir *d);

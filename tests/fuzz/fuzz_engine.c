@@ -127,6 +127,7 @@ struct fz_reach fz_reach;
 #define ARENAS		(3 + MEMS)
 static uint8_t arena[ARENAS][LIMIT];
 static struct seal_dir stx[2], srx[2];	/* per lane */
+static struct seal_dir ptx[2];		/* the peer's sending ones */
 static uint64_t seal_n, open_n;
 static uint64_t tail[STREAMS];	/* bytes the input wrote per stream */
 
@@ -377,21 +378,15 @@ srestore(void *arg, uint8_t *buf, uint32_t len, const uint8_t *ad,
 
 /*
  * The peer seals ${len} bytes at ${buf} as the next message it sends on
- * ${lane}: with a copy of this side's receiving direction of that lane,
- * which holds the same key and count as the peer's sending one
- * (seal_dir_copy's: a struct copy would share srx's OpenSSL contexts,
- * and its wipe free them).
+ * ${lane}, with its own sending direction of that lane: keyed as this
+ * side's receiving one, as a real peer's is, and counting on its own.
  */
 static void
 peer_seal(unsigned lane, uint8_t *buf, uint32_t len, const uint8_t *ad,
     size_t adlen, uint8_t tag[WIRE_TAG_LEN])
 {
-	struct seal_dir peer;
 
-	if (seal_dir_copy(&peer, &srx[lane]) != 0)
-		abort();
-	(void)seal_dir_seal(&peer, buf, len, ad, adlen, tag);
-	seal_dir_wipe(&peer);
+	(void)seal_dir_seal(&ptx[lane], buf, len, ad, adlen, tag);
 }
 
 /* Both directions of both lanes sealed with ${aead}, from message 0. */
@@ -406,8 +401,10 @@ seal_start(enum seal_aead aead)
 	for (l = 0; l < 2; l++) {
 		seal_dir_wipe(&stx[l]);
 		seal_dir_wipe(&srx[l]);
+		seal_dir_wipe(&ptx[l]);
 		if (seal_dir_init(&stx[l], aead, key_tx[l]) != 0 ||
-		    seal_dir_init(&srx[l], aead, key_rx[l]) != 0)
+		    seal_dir_init(&srx[l], aead, key_rx[l]) != 0 ||
+		    seal_dir_init(&ptx[l], aead, key_rx[l]) != 0)
 			abort();
 	}
 	seal_n = open_n = 0;
@@ -415,20 +412,24 @@ seal_start(enum seal_aead aead)
 
 /*
  * The count of ${d} jumps to ${before} messages below the next rekey
- * boundary, at both ends (the peer's end is srx's copy).  Not just after
- * a boundary: a WRITE of the epoch before may be outstanding, and its
- * restore needs the key that the jump would forget.
+ * boundary, and so does ${peer}'s, the other end of that direction, if
+ * not NULL.  Not just after a boundary: a WRITE of the epoch before may
+ * be outstanding, and its restore needs the key that the jump would
+ * forget.
  */
 static void
-near_rekey(struct seal_dir *d, uint32_t before)
+near_rekey(struct seal_dir *d, struct seal_dir *peer, uint32_t before)
 {
 	uint64_t n = seal_dir_count(d), to;
 
 	if (n >= SEAL_REKEY_EVERY && n % SEAL_REKEY_EVERY < 64)
 		return;
 	to = (n / SEAL_REKEY_EVERY + 1) * SEAL_REKEY_EVERY - before;
-	if (to > n)
-		seal_dir_set_count_for_test(d, to);
+	if (to <= n)
+		return;
+	seal_dir_set_count_for_test(d, to);
+	if (peer != NULL)
+		seal_dir_set_count_for_test(peer, to);
 }
 
 /* Did the link end with the seal error? */
@@ -1193,11 +1194,11 @@ op_link(struct fz *F, uint8_t op)
 	case 14:	/* both directions come close to renewing their keys */
 		if (!get(&F->in, &b, 1))
 			break;
-		near_rekey(&stx[0], 1 + (b & 15));
-		near_rekey(&srx[0], 1 + (b >> 4));
+		near_rekey(&stx[0], NULL, 1 + (b & 15));
+		near_rekey(&srx[0], &ptx[0], 1 + (b >> 4));
 		if (F->lanes) {
-			near_rekey(&stx[1], 1 + (b & 15));
-			near_rekey(&srx[1], 1 + (b >> 4));
+			near_rekey(&stx[1], NULL, 1 + (b & 15));
+			near_rekey(&srx[1], &ptx[1], 1 + (b >> 4));
 		}
 		break;
 	case 15:	/* the peer's next handshake message, maybe spoilt */
