@@ -262,6 +262,13 @@ engine_fail(struct engine *e, enum engine_err kind, const char *why)
 	eng_fail_finish(e);
 }
 
+void
+engine_stopped(struct engine *e)
+{
+
+	e->stopped = 1;
+}
+
 enum engine_err
 engine_error_kind(const struct engine *e)
 {

@@ -53,8 +53,10 @@
  * (ENGINE_ERR_PROTOCOL).  A kept stream's send ring holds plaintext again
  * once each of its WRITEs finished (completed, or the link failed), since
  * a resume sends the bytes again under another link's keys: on a sealed
- * link the embedder stops the queue pair before engine_fail, so that no
- * WRITE reads the ring once it holds plaintext.
+ * link the embedder stops the queue pair and says so (engine_stopped)
+ * before engine_fail, so that no WRITE reads the ring once it holds
+ * plaintext; a kept stream with a WRITE outstanding at a failure without
+ * that is reset, not suspended.
  *
  * Resume (protocol version 2, both sides configured with conf.resume):
  * a stream marked with engine_keep frees send-ring bytes only when the
@@ -464,6 +466,15 @@ enum engine_err {
  * or the embedder decided).  Does nothing if the link already failed.
  */
 void engine_fail(struct engine *e, enum engine_err kind, const char *why);
+
+/**
+ * engine_stopped(e):
+ * The embedder's queue pairs for ${e} are stopped, and it is sure of it:
+ * no work request of the engine runs from now on.  Only a failure after
+ * this gives a sealed link's kept streams their plaintext back and
+ * suspends them.
+ */
+void engine_stopped(struct engine *e);
 
 /**
  * engine_error(e):

@@ -252,6 +252,7 @@ struct engine {
 	int up;
 	int failed;
 	int fail_due;	/* failed, but not yet finished (eng_fail_finish) */
+	int stopped;	/* no work request runs any more (engine_stopped) */
 	enum engine_err err_kind;
 	char err[200];
 
@@ -436,7 +437,8 @@ void eng_seal_write(struct engine *e, struct engine_wr *w);
 /* Sealed WRITE ${wi} finished: a kept stream gets its plaintext. */
 void eng_seal_restore(struct engine *e, struct wrinfo *wi, uint64_t wr_id);
 
-/* The link fails: the WRITEs outstanding are over (eng_seal_restore). */
+/* The link fails: the WRITEs outstanding are over (eng_seal_restore),
+ * if they are stopped; else their kept streams are kept no more. */
 void eng_seal_restore_outstanding(struct engine *e, enum engine_err kind);
 
 /* Open a sealed SEND into ${clear}; ${*buf} then points there. */

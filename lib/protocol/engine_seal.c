@@ -105,10 +105,13 @@ eng_seal_restore(struct engine *e, struct wrinfo *wi, uint64_t wr_id)
 }
 
 /*
- * The link fails (${kind}) with WRITEs outstanding: they are over, so the
- * kept streams about to be suspended get their plaintext back, and the
- * bytes the peer consumed are free (tx_base) as on a link that does not
- * seal.
+ * The link fails (${kind}) with WRITEs outstanding: once they are stopped
+ * they are over, so the kept streams about to be suspended get their
+ * plaintext back, and the bytes the peer consumed are free (tx_base) as
+ * on a link that does not seal.  Without a confirmed stop (the engine's
+ * own failures, or a queue pair that would not stop), a WRITE may still
+ * read the ring and would send the plaintext in clear: those streams are
+ * not kept, and are reset instead.
  */
 void
 eng_seal_restore_outstanding(struct engine *e, enum engine_err kind)
@@ -121,6 +124,10 @@ eng_seal_restore_outstanding(struct engine *e, enum engine_err kind)
 		if (wi->stream == NIL || !wi->sealed ||
 		    !eng_suspendable(&e->s[wi->stream], kind))
 			continue;
+		if (!e->stopped) {
+			e->s[wi->stream].flags &= (uint16_t)~F_KEEP;
+			continue;
+		}
 		eng_seal_restore(e, wi, id);
 		e->s[wi->stream].tx.done = wi->end;
 	}

@@ -416,10 +416,14 @@ void verbs_link_free(struct verbs_link *link);
 
 /**
  * verbs_link_stop(link):
- * Move the queue pair to the error state at once: no work request runs
- * after this, so ring memory may be released safely.
+ * Move the queue pairs to the error state at once: no work request runs
+ * after this, so ring memory may be released safely.  Returns 0, and
+ * tells the link's engine (engine_stopped), when every queue pair took
+ * it; -1 when one did not (ibv_modify_qp failed): then the engine's kept
+ * streams with a sealed WRITE outstanding are reset at its failure rather
+ * than given plaintext a WRITE could still read.
  */
-void verbs_link_stop(struct verbs_link *link);
+int verbs_link_stop(struct verbs_link *link);
 
 /**
  * verbs_link_fd(link):

@@ -28,19 +28,25 @@
 /* Receive wr_ids carry this bit; send wr_ids are the engine's. */
 #define RECV_TAG	(UINT64_C(1) << 63)
 
-void
+int
 verbs_link_stop(struct verbs_link *l)
 {
 	struct ibv_qp_attr a;
+	int rc = 0;
 
 	if (l == NULL)
-		return;
+		return (0);
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_ERR;
-	if (l->have_qp && l->id != NULL && l->id->qp != NULL)
-		(void)ibv_modify_qp(l->id->qp, &a, IBV_QP_STATE);
-	if (l->have_qp1 && l->id1 != NULL && l->id1->qp != NULL)
-		(void)ibv_modify_qp(l->id1->qp, &a, IBV_QP_STATE);
+	if (l->have_qp && l->id != NULL && l->id->qp != NULL &&
+	    ibv_modify_qp(l->id->qp, &a, IBV_QP_STATE) != 0)
+		rc = -1;
+	if (l->have_qp1 && l->id1 != NULL && l->id1->qp != NULL &&
+	    ibv_modify_qp(l->id1->qp, &a, IBV_QP_STATE) != 0)
+		rc = -1;
+	if (rc == 0 && l->e != NULL)
+		engine_stopped(l->e);
+	return (rc);
 }
 
 /* Lane ${lane}'s queue pair, or NULL (lane 1 not made yet). */

@@ -829,6 +829,7 @@ make_old(void)
 		abort();
 	while (engine_take_wrs(o, wrs, 8) == 8)
 		;
+	engine_stopped(o);
 	engine_fail(o, ENGINE_ERR_TRANSPORT, "link lost");
 	events(o);
 	if (engine_suspended(o) != 3)

@@ -1053,6 +1053,8 @@ fab_relink(struct fab *f, const size_t deliver[2], struct engine *old[2])
 
 	rc = fab_break(f, deliver);
 	for (i = 0; i < 2; i++) {
+		/* Broken, the fabric runs nothing more: the stop is sure. */
+		engine_stopped(f->side[i].e);
 		engine_fail(f->side[i].e, ENGINE_ERR_TRANSPORT, "link lost");
 		old[i] = f->side[i].e;
 		f->side[i].e = NULL;

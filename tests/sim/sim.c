@@ -1268,6 +1268,7 @@ tamper_fault(struct run *R)
 		return (rfail(R, "a flipped bit: unexpected error: %s", why));
 	all_tampered++;
 	R->link_dead = 1;
+	engine_stopped(R->f.side[1].e);
 	engine_fail(R->f.side[1].e, ENGINE_ERR_TRANSPORT, "peer disconnected");
 	return (0);
 }
@@ -1343,6 +1344,7 @@ inject_fault(struct run *R)
 		printf("# fault %d: %s\n", kind, engine_error(R->f.side[0].e));
 	/* The QP goes down with it: the other side sees its link fail. */
 	R->link_dead = 1;
+	engine_stopped(R->f.side[1].e);
 	engine_fail(R->f.side[1].e, ENGINE_ERR_TRANSPORT, "peer disconnected");
 	return (0);
 }
@@ -1683,10 +1685,13 @@ lose_link(struct run *R)
 		deliver[i] = (size_t)below(&R->r, R->f.side[i].wire_n + 1);
 	}
 	total_unseen += deliver[0] + deliver[1];
-	/* Now and then one side's embedder notices first. */
-	if (below(&R->r, 4) == 0)
-		engine_fail(R->f.side[below(&R->r, 2)].e, ENGINE_ERR_LOCAL,
-		    "ended here");
+	/* Now and then one side's embedder notices first (and stops its
+	 * queue pair first, as the daemon does). */
+	if (below(&R->r, 4) == 0) {
+		i = (int)below(&R->r, 2);
+		engine_stopped(R->f.side[i].e);
+		engine_fail(R->f.side[i].e, ENGINE_ERR_LOCAL, "ended here");
+	}
 	if (verbose)
 		printf("# loss %u at step %llu (%s): %zu and %zu WRs land "
 		    "unseen\n", R->nloss - 1, (unsigned long long)R->step,

@@ -148,12 +148,16 @@ sv_transport_fail(struct verbs_link *l, const char *why)
 		engine_fail(l->e, ENGINE_ERR_TRANSPORT, why);
 }
 
-void
+int
 verbs_link_stop(struct verbs_link *l)
 {
 
-	if (l != NULL)
-		l->stopped = 1;
+	if (l == NULL)
+		return (0);
+	l->stopped = 1;
+	if (l->e != NULL)
+		engine_stopped(l->e);
+	return (0);
 }
 
 int

@@ -421,6 +421,47 @@ test_seal_restore(void)
 }
 
 /*
+ * The link fails with a sealed WRITE of a kept stream outstanding, and no
+ * one confirmed that its queue pair stopped: the engine's own failure (a
+ * completion for no work request), or the embedder's after an
+ * ibv_modify_qp that failed.  The WRITE may still read the ring, so its
+ * bytes stay sealed, and the stream is reset instead of suspended.
+ */
+static void
+test_seal_unstopped(void)
+{
+	struct rz R;
+	struct tstream k;
+	uint64_t t0;
+	int how;
+
+	for (how = 0; how < 2; how++) {
+		t0 = 0;
+		rz_setup(&R, rconf(16, 16), rconf(16, 16));
+		fab_seal(&R.T.f);
+		(void)rz_kept(&R, &k);
+		put(E(&R, 0), k.id, k.tx, 1400, 1, &t0);
+		fab_pump(&R.T.f, 0);
+		if (how == 0)
+			(void)engine_on_send_done(E(&R, 0), UINT64_C(1) << 40);
+		else
+			engine_fail(E(&R, 0), ENGINE_ERR_TRANSPORT,
+			    "ibv_modify_qp failed");
+		events_of(&R.T, 0, E(&R, 0));
+		ok(engine_error(E(&R, 0)) != NULL &&
+		    !is_plain(k.tx, 4096, 1, 0, 1400) &&
+		    engine_suspended(E(&R, 0)) == 0 &&
+		    (k.events & ENGINE_EV_RESET),
+		    "%s, no stop confirmed: the WRITE's bytes stay sealed, the "
+		    "kept stream is reset", how == 0 ? "the engine's own "
+		    "failure" : "engine_fail");
+		rz_loss(&R, 0, 0);
+		rz_teardown(&R);
+		tstream_free(&k);
+	}
+}
+
+/*
  * Data both ways over a link whose counts start ${before} messages below
  * the first rekey boundary: every byte arrives through the renewal.
  */
@@ -538,6 +579,7 @@ main(void)
 	test_seal_tamper();
 	test_seal_inject();
 	test_seal_restore();
+	test_seal_unstopped();
 	test_seal_credit_first();
 	test_seal_rekey();
 	return (tap_done());
