@@ -7,8 +7,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -92,8 +94,76 @@ owner_ok(const char *path, uid_t uid, const char *noun, char *err,
 }
 
 /*
+ * Whether every directory above ${dirs} (an absolute path) is one that
+ * only an owner owner_ok trusts can change; if not, why into ${err},
+ * about the file ${path}.  Group or others may write a sticky directory
+ * (/tmp): there only an entry's owner can rename or remove it, and the
+ * entry below is held to the same owners.
+ */
+static int
+dirs_ok(const char *path, const char *dirs, char *err, size_t errlen)
+{
+	char dir[PATH_MAX], why[600];
+	struct stat st;
+	char *slash;
+
+	if (snprintf(dir, sizeof(dir), "%s", dirs) >= (int)sizeof(dir)) {
+		snprintf(err, errlen, "%s: the path is too long", path);
+		return (0);
+	}
+	while ((slash = strrchr(dir, '/')) != NULL) {
+		/* Up one: "/a/b" becomes "/a", and "/a" becomes "/". */
+		if (slash == dir)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+		if (stat(dir, &st) != 0) {
+			snprintf(err, errlen, "%s: cannot check directory %s: "
+			    "%s", path, dir, strerror(errno));
+			return (0);
+		}
+		if (!owner_ok(dir, st.st_uid, "a directory above it", why,
+		    sizeof(why))) {
+			snprintf(err, errlen, "%s: %s", path, why);
+			return (0);
+		}
+		if ((st.st_mode & 022) && !(st.st_mode & S_ISVTX)) {
+			snprintf(err, errlen, "%s: directory %s is writable by "
+			    "group or others (mode %04o), who could put "
+			    "another file in its place: chmod go-w %s", path,
+			    dir, (unsigned)(st.st_mode & 07777), dir);
+			return (0);
+		}
+		if (slash == dir)
+			return (1);
+	}
+	return (1);
+}
+
+/*
+ * Like ssh's StrictModes, the directories above ${path}: those it names,
+ * and those it resolves to (a symbolic link's own directory and its
+ * target's).
+ */
+static int
+path_ok(const char *path, char *err, size_t errlen)
+{
+	char real[PATH_MAX];
+
+	if (path[0] == '/' && !dirs_ok(path, path, err, errlen))
+		return (0);
+	if (realpath(path, real) == NULL) {
+		snprintf(err, errlen, "%s: cannot resolve: %s", path,
+		    strerror(errno));
+		return (0);
+	}
+	return (dirs_ok(path, real, err, errlen));
+}
+
+/*
  * Open ${path}, refused unless it is a regular file whose owner is one
- * ident_open_private trusts and whose mode has none of ${forbid}; ${noun}
+ * ident_open_private trusts, in directories path_ok trusts, and whose
+ * mode has none of ${forbid}; ${noun}
  * and ${modewhy} make the messages ("a key", "... a key must be private:
  * chmod 600").
  */
@@ -114,11 +184,13 @@ open_checked(const char *path, mode_t forbid, const char *noun,
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
 		snprintf(err, errlen, "%s is not a regular file", path);
 	else if (owner_ok(path, st.st_uid, noun, err, errlen)) {
-		if (!(st.st_mode & forbid))
+		if (st.st_mode & forbid)
+			snprintf(err, errlen, "%s is %s by group or others "
+			    "(mode %04o); %s %s", path, forbid & 044 ?
+			    "accessible" : "writable",
+			    (unsigned)(st.st_mode & 07777), modewhy, path);
+		else if (path_ok(path, err, errlen))
 			return (fd);
-		snprintf(err, errlen, "%s is %s by group or others (mode "
-		    "%04o); %s %s", path, forbid & 044 ? "accessible" :
-		    "writable", (unsigned)(st.st_mode & 07777), modewhy, path);
 	}
 	close(fd);
 	return (-1);

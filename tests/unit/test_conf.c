@@ -1652,7 +1652,7 @@ static void
 test_identity_errors(void)
 {
 	uint8_t pub[IDENT_KEY_LEN];
-	char text[4096], gl[2048], pf[1024], why[1300];
+	char text[4096], gl[2048], pf[1024], why[1300], sub[FILEMAX];
 	const char *id = identity("id", pub), *pfile;
 	size_t i;
 
@@ -1754,6 +1754,31 @@ test_identity_errors(void)
 	ok(fails(IDCONF(gl, ""), 3, "peers_file ") &&
 	    strstr(err, ": cannot read: No such file") != NULL,
 	    "a missing peers_file, at the configuration's line");
+
+	/* The directories above them, as ssh's StrictModes holds them. */
+	snprintf(sub, sizeof(sub), "%s/open", dir);
+	if (mkdir(sub, 0700) != 0 || chmod(sub, 0777) != 0) {
+		perror(sub);
+		exit(1);
+	}
+	snprintf(pf, sizeof(pf), "%s node-c\n", kc);
+	pfile = side_file("open/peers", pf, 0644);
+	snprintf(gl, sizeof(gl), "identity_file = \"%s\";\n"
+	    "peers_file = \"%s\";", id, pfile);
+	snprintf(why, sizeof(why), "peers_file %s: directory %s is writable "
+	    "by group or others (mode 0777), who could put another file in "
+	    "its place: chmod go-w %s", pfile, sub, sub);
+	ok(fails(IDCONF(gl, ""), 3, why), "a peers_file in a directory others "
+	    "may write is refused, at its line");
+	unlink(pfile);
+	rmdir(sub);
+	chmod(dir, 0770);
+	snprintf(gl, sizeof(gl), "identity_file = \"%s\";", id);
+	snprintf(why, sizeof(why), "identity_file %s: directory %s is "
+	    "writable by group or others (mode 0770)", id, dir);
+	ok(fails(IDCONF(gl, ""), 2, why), "so is an identity_file, at its "
+	    "line");
+	chmod(dir, 0700);
 
 	/* No step-down below the handshake's version. */
 	snprintf(gl, sizeof(gl), "identity_file = \"%s\";", id);

@@ -5,7 +5,9 @@
  * that is exactly one key or refused; the same through pipes.  Whose files
  * are trusted: root's, the effective user's and the service user's, not
  * another user's; a daemon that is not root is told why it cannot read
- * root's.
+ * root's.  The directories above a file are held to the same owners, and
+ * none may be writable by group or others unless it is sticky, whether
+ * the path names them or a symbolic link leads through them.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -14,6 +16,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <errno.h>
 #include <grp.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -346,6 +349,114 @@ test_owners(void)
 	unlink(rpath);
 }
 
+/* Make directory ${path} (if it is not there) with ${mode}. */
+static void
+mkdir_mode(const char *path, mode_t mode)
+{
+
+	if ((mkdir(path, mode) != 0 && errno != EEXIST) ||
+	    chmod(path, mode) != 0) {
+		perror(path);
+		exit(1);
+	}
+}
+
+/* ${path} opens as a key (and as a trusted file) only if ${good}; if not,
+ * the message has ${words}. */
+static int
+opens(const char *path, int good, const char *words)
+{
+	uint8_t priv[IDENT_KEY_LEN], pub[IDENT_KEY_LEN];
+	char err[1200] = "";
+	int fd;
+
+	if (!good)
+		return (read_fails(path, words) &&
+		    (fd = ident_open_trusted(path, err, sizeof(err))) == -1 &&
+		    strstr(err, words) != NULL);
+	if (ident_read(path, priv, pub, err, sizeof(err)) != 0 ||
+	    (fd = ident_open_trusted(path, err, sizeof(err))) < 0) {
+		printf("# %s\n", err);
+		return (0);
+	}
+	close(fd);
+	return (1);
+}
+
+static void
+test_dirs(void)
+{
+	uint8_t pub[IDENT_KEY_LEN];
+	char sub[300], key[300], safe[300], link[300], err[1200], words[1000];
+
+	at(sub, "open");
+	at(safe, "safe");
+	mkdir_mode(sub, 0755);
+	mkdir_mode(safe, 0700);
+	at(key, "open/key");
+	if (ident_write_new(key, pub, err, sizeof(err)) != 0) {
+		printf("# %s\n", err);
+		exit(1);
+	}
+	ok(opens(key, 1, NULL), "a key in a directory only its owner "
+	    "writes is read");
+	chmod(sub, 0777);
+	snprintf(words, sizeof(words), ": directory %s is writable by group "
+	    "or others (mode 0777), who could put another file in its place: "
+	    "chmod go-w %s", sub, sub);
+	ok(opens(key, 0, words), "a key in a directory others may write is "
+	    "refused, and so is a peers_file");
+	chmod(sub, 0775);
+	ok(opens(key, 0, "(mode 0775)"), "group may not write it either");
+	chmod(sub, 01777);
+	ok(opens(key, 1, NULL), "a sticky one (as /tmp) is trusted: only an "
+	    "entry's owner may replace it");
+	chmod(sub, 0777);
+	at(link, "safe/link");
+	if (symlink(key, link) != 0) {
+		perror(link);
+		exit(1);
+	}
+	ok(opens(link, 0, words), "a link from a safe directory to a key in "
+	    "one others may write is refused");
+	chmod(sub, 0755);
+	unlink(link);
+	at(link, "open/link");
+	if (symlink("../safe", link) != 0) {
+		perror(link);
+		exit(1);
+	}
+	at(link, "open/link/key");
+	snprintf(words, sizeof(words), "%s", key);
+	if (rename(words, at(key, "safe/key")) != 0) {
+		perror(key);
+		exit(1);
+	}
+	ok(opens(link, 1, NULL), "a path through a link in a safe directory "
+	    "is read");
+	chmod(sub, 0757);
+	ok(opens(link, 0, "(mode 0757)"), "but not once others may write the "
+	    "link's directory");
+	chmod(sub, 0755);
+	if (geteuid() != 0) {
+		printf("ok %d - # SKIP a directory of another user (needs root "
+		    "to chown)\n", ++tap_n);
+	} else if (chown(safe, OTHER, OTHER) != 0) {
+		perror(safe);
+		exit(1);
+	} else {
+		snprintf(words, sizeof(words), ": %s belongs to uid 65534; a "
+		    "directory above it must belong to root", safe);
+		ok(opens(key, 0, words), "a key in a directory of another user "
+		    "is refused");
+		(void)chown(safe, 0, 0);
+	}
+	unlink(key);
+	unlink(at(link, "open/link"));
+	rmdir(safe);
+	rmdir(sub);
+}
+
 int
 main(void)
 {
@@ -366,6 +477,7 @@ main(void)
 	test_b64();
 	test_fd();
 	test_owners();
+	test_dirs();
 	rmdir(dir);
 	return (tap_done());
 }
