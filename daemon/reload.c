@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 #include "config.h"
 
+#include <sys/prctl.h>
+#include <sys/resource.h>
+
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -24,6 +28,21 @@
  */
 #define READER_EXE	"/proc/self/exe"
 #define READER_MS	60000
+
+void
+reload_no_dumps(const struct conf *c)
+{
+	static const struct rlimit none = { 0, 0 };
+
+	/* secmem keeps the configuration out of a core, but a sealed link's
+	 * keys live in OpenSSL's ordinary heap. */
+	if (!conf_keyed(c))
+		return;
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0 ||
+	    setrlimit(RLIMIT_CORE, &none) != 0)
+		log_warn("cannot turn core dumps off, which could hold keys: "
+		    "%s", strerror(errno));
+}
 
 int
 reload_log_level(const struct rsd *d)
@@ -116,6 +135,7 @@ on_apply(void *arg)
 		report(d, RELOAD_APPLY_FAILED, why);
 		return;
 	}
+	reload_no_dumps(nc);
 	if (tunnel_reload(d, nc, err, sizeof(err)) != 0) {
 		/* Back to the old log file, if it moved. */
 		log_file_open(d->conf->log_file, why, sizeof(why));

@@ -69,6 +69,16 @@ unsigned reload_workers(const struct conf *c);
 void reload_busy_poll(struct rsd *d);
 
 /**
+ * reload_no_dumps(c):
+ * If ${c} holds a key (conf_keyed), the process dumps no core from now
+ * on, and other processes of its user may not trace it or read its
+ * /proc files (PR_SET_DUMPABLE 0, and RLIMIT_CORE 0 for systems that
+ * dump even such a process, fs.suid_dumpable = 2).  At start, and at
+ * each reload, before the keys of ${c} are used.  Never undone.
+ */
+void reload_no_dumps(const struct conf *c);
+
+/**
  * reload_log_level(d):
  * The log level d->conf and -v ask for.
  */

@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 
@@ -310,7 +311,9 @@ read_conf(const char *fdtext, const char *path)
 		    CONFREAD_OPTION, fdtext);
 		return (1);
 	}
-	/* conf_load looks the users and groups up too. */
+	/* It reads the keys (a reload that adds the first one included);
+	 * conf_load looks the users and groups up too. */
+	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	if (conf_load(path, 0, &c, err, sizeof(err)) != 0)
 		c = NULL;
 	rc = confread_send((int)fd, c, err);
@@ -474,6 +477,7 @@ load(const char *path, int check, struct rsd *d, size_t *nclient)
 		return (0);
 	}
 	log_init(reload_log_level(d));
+	reload_no_dumps(d->conf);
 	raise_nofile();
 	if (auth_init() != 0) {
 		fprintf(stderr, "rstreamd: cannot initialise libsodium\n");

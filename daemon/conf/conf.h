@@ -292,6 +292,13 @@ int conf_warn(const struct conf *c, int keyless,
     void (*fn)(void *, const char *), void *arg);
 
 /**
+ * conf_keyed(c):
+ * Whether ${c} holds a key: an identity, or a tunnel's key_file (its
+ * own or the global one), as read (not under CONF_NO_KEYS).
+ */
+int conf_keyed(const struct conf *c);
+
+/**
  * conf_free(c):
  * Free the configuration ${c}.  conf_free(NULL) does nothing.
  */

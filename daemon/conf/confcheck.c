@@ -81,6 +81,19 @@ net_host_bits(const struct conf_net *a, char *net, size_t netlen)
 }
 
 int
+conf_keyed(const struct conf *c)
+{
+	size_t i;
+
+	if (c->identity.set)
+		return (1);
+	for (i = 0; i < c->ntunnels; i++)
+		if (c->tunnels[i].key.set)
+			return (1);
+	return (0);
+}
+
+int
 conf_warn(const struct conf *c, int keyless,
     void (*fn)(void *, const char *), void *arg)
 {

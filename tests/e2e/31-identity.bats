@@ -65,6 +65,8 @@ through() {
 	start_daemon b
 	start_daemon c
 	start_daemon a
+	# With a key, no core dump (PR_SET_DUMPABLE 0 too, not seen by root).
+	grep -Eq '^Max core file size +0 +0 ' "/proc/$PID_a/limits"
 	link_up a sec
 	link_up a clear
 	link_up a toc

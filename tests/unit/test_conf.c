@@ -1386,6 +1386,7 @@ test_keys(void)
 	ok(c != NULL && c->tunnels[0].sz.resume_time == 9 &&
 	    c->tunnels[0].sz.min_version == 5,
 	    "resume_time with the global key; min_version 5");
+	ok(c != NULL && conf_keyed(c), "conf_keyed: a tunnel's key");
 	conf_free(c);
 	snprintf(gl, sizeof(gl), "resume_time = 9; key_file = \"%s\";", k32);
 	c = load(KEYCONF("", gl));
@@ -1483,6 +1484,7 @@ test_identity(void)
 	    c->npeers == 0 && c->tunnels[0].encrypt == 0 &&
 	    c->tunnels[0].peer_mask_n == 0,
 	    "no identity_file: encrypt off, no peers");
+	ok(c != NULL && !conf_keyed(c), "conf_keyed: no key, no identity");
 	conf_free(c);
 
 	/* Comments, blank lines, a comment after the fields, origin. */
@@ -1585,6 +1587,7 @@ test_identity(void)
 	    "no key_file");
 	ok(c != NULL && c->tunnels[0].sz.min_version == 6,
 	    "with an identity, min_version is 6 unless set");
+	ok(c != NULL && conf_keyed(c), "conf_keyed: an identity");
 	conf_free(c);
 	snprintf(text, sizeof(text), "listen = \"10.0.0.9\";\n"
 	    "identity_file = \"%s\";\ndefaults = { min_version = 7; };\n"
