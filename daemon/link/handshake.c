@@ -57,15 +57,31 @@ proves(struct dlink *dl, const struct conf_key *k,
 }
 
 /*
+ * The keys a peer linking to us may hold, by ${i} from 0 to ntunnels:
+ * the global key (0), then each target tunnel's (i - 1); NULL for one
+ * that is not set or not a target's.
+ */
+static const struct conf_key *
+candidate(const struct conf *c, size_t i)
+{
+	const struct conf_key *k = i == 0 ? &c->key : &c->tunnels[i - 1].key;
+
+	if (!k->set || (i > 0 && !c->tunnels[i - 1].has_target))
+		return (NULL);
+	return (k);
+}
+
+/*
  * The peer's proof.  Our own links know their key.  A peer linking to us
- * may hold the global key or any target tunnel's: the one it proves
- * decides which tunnels it may open.
+ * may hold any candidate: the one it proves decides which tunnels it may
+ * open.
  */
 static int
 verify(void *arg, const uint8_t proof[WIRE_AUTH_LEN])
 {
 	struct dlink *dl = arg;
 	const struct conf *c = dl->d->conf;
+	const struct conf_key *k;
 	uint8_t hellos[AUTH_HELLOS_LEN];
 	size_t i;
 
@@ -74,11 +90,9 @@ verify(void *arg, const uint8_t proof[WIRE_AUTH_LEN])
 	if (dl->c != NULL)
 		return (auth_check(dl->key->key, dl->key->len, 0, hellos,
 		    proof));
-	if (proves(dl, &c->key, hellos, proof))
-		return (0);
-	for (i = 0; i < c->ntunnels; i++)
-		if (c->tunnels[i].has_target &&
-		    proves(dl, &c->tunnels[i].key, hellos, proof))
+	for (i = 0; i <= c->ntunnels; i++)
+		if ((k = candidate(c, i)) != NULL &&
+		    proves(dl, k, hellos, proof))
 			return (0);
 	return (-1);
 }
@@ -120,7 +134,8 @@ hs_start(struct dlink *dl, const uint8_t hellos[AUTH_HELLOS_LEN])
 	if (dl->c != NULL && dl->ea.key)
 		psk_of(dl->key, psk);
 	rc = noise_init(dl->hs, dl->c != NULL, prologue, sizeof(prologue),
-	    dl->d->conf->identity.priv, dl->ea.key ? psk : NULL);
+	    dl->d->conf->identity.priv, dl->d->conf->identity.pub,
+	    dl->ea.key ? psk : NULL);
 	sodium_memzero(psk, sizeof(psk));
 	return (rc);
 }
@@ -137,15 +152,32 @@ handshake_forget(struct dlink *dl)
 	}
 }
 
+/* Does a candidate before ${i} have the bytes of ${k}?  (Tunnels that
+ * inherit the global key repeat it.) */
+static int
+tried(const struct conf *c, size_t i, const struct conf_key *k)
+{
+	const struct conf_key *o;
+	size_t j;
+
+	for (j = 0; j < i; j++)
+		if ((o = candidate(c, j)) != NULL && o->len == k->len &&
+		    memcmp(o->key, k->key, k->len) == 0)
+			return (1);
+	return (0);
+}
+
 /*
- * The responder reads message 3 with the psk of each key it holds in
- * turn (the global one, then the target tunnels'): the one that opens
- * it is the key the link proved, as verify's is.
+ * The responder, message 3's head read (its one Diffie-Hellman done),
+ * finishes it with the psk of each candidate in turn, each key's bytes
+ * once: the one that opens it is the key the link proved, as verify's
+ * is.  A try costs the psk's mixing and the payload's tag, no X25519.
  */
 static int
 read_last_psk(struct dlink *dl, const uint8_t *in, size_t inlen)
 {
 	const struct conf *c = dl->d->conf;
+	const struct conf_key *k;
 	struct noise_hs *try;
 	uint8_t psk[NOISE_KEY_LEN];
 	size_t i, plen;
@@ -154,10 +186,7 @@ read_last_psk(struct dlink *dl, const uint8_t *in, size_t inlen)
 	if ((try = sodium_malloc(sizeof(*try))) == NULL)
 		return (-1);
 	for (i = 0; i <= c->ntunnels && rc != 0; i++) {
-		const struct conf_key *k = i == 0 ? &c->key :
-		    &c->tunnels[i - 1].key;
-
-		if (!k->set || (i > 0 && !c->tunnels[i - 1].has_target))
+		if ((k = candidate(c, i)) == NULL || tried(c, i, k))
 			continue;
 		memcpy(try, dl->hs, sizeof(*try));
 		psk_of(k, psk);
@@ -299,7 +328,8 @@ confirmed(struct dlink *dl, const uint8_t *in, size_t inlen,
  * One step of Noise_XX (rstreamd-protocol(7), "Identities"): the
  * initiator writes message 1, the responder reads it and writes 2, the
  * initiator reads 2 (and checks who answered) and writes 3, the responder
- * reads 3 (and checks who connected) and, from version 7, confirms; the
+ * reads 3's head (the peer's identity), checks who connected before it
+ * tries a psk, reads the rest and, from version 7, confirms; the
  * initiator checks the confirmation.
  */
 static int
@@ -334,9 +364,12 @@ step(void *arg, const uint8_t *in, size_t inlen, uint8_t *out,
 		    out, WIRE_HS_MAX, outlen) != 0)
 			return (-1);
 	} else {
+		if (noise_read_head(dl->hs, in, inlen) != 0 ||
+		    peer_known(dl, why) != 0)
+			return (-1);
 		rc = dl->ea.key ? read_last_psk(dl, in, inlen) :
 		    noise_read(dl->hs, in, inlen, NULL, 0, &plen);
-		if (rc != 0 || peer_known(dl, why) != 0)
+		if (rc != 0)
 			return (-1);
 	}
 	if (hs_finish(dl, hellos, why) != 0)

@@ -242,9 +242,10 @@ dh_token(struct noise_hs *hs, enum tok t)
 }
 
 /*
- * The length of the current message carrying plen bytes of payload: the
- * keys it carries, each sealed if a key is in use by then, and the
- * payload, sealed likewise.
+ * The length of the current message carrying plen bytes of payload, from
+ * its token hs->tok on (a head read already: the rest): the keys it
+ * carries, each sealed if a key is in use by then, and the payload,
+ * sealed likewise.
  */
 static size_t
 msg_len(const struct noise_hs *hs, size_t plen)
@@ -252,7 +253,7 @@ msg_len(const struct noise_hs *hs, size_t plen)
 	size_t i, len = 0;
 	int key = hs->has_key;
 
-	for (i = 0; i < NTOK && xx[hs->msg][i] != T_END; i++) {
+	for (i = hs->tok; i < NTOK && xx[hs->msg][i] != T_END; i++) {
 		switch (xx[hs->msg][i]) {
 		case T_E:
 			len += NOISE_KEY_LEN;
@@ -383,26 +384,61 @@ noise_write(struct noise_hs *hs, const uint8_t *payload, size_t plen,
 	return (0);
 }
 
+/*
+ * Read the tokens of the current message at in, from hs->tok and byte
+ * hs->off on, up to its end or the token stop (not read); both advance.
+ */
+static int
+read_tokens(struct noise_hs *hs, const uint8_t *in, enum tok stop)
+{
+	size_t n;
+	enum tok t;
+
+	while (hs->tok < NTOK && (t = xx[hs->msg][hs->tok]) != T_END &&
+	    t != stop) {
+		if (read_token(hs, t, in + hs->off, &n) != 0)
+			return (-1);
+		hs->off = (uint16_t)(hs->off + n);
+		hs->tok++;
+	}
+	return (0);
+}
+
+/* Is it the peer's message to read, and at most NOISE_MSG_MAX bytes? */
+static int
+may_read(const struct noise_hs *hs, size_t inlen)
+{
+	return (hs->msg < NOISE_DONE && !writes_next(hs) &&
+	    inlen <= NOISE_MSG_MAX);
+}
+
+int
+noise_read_head(struct noise_hs *hs, const uint8_t *in, size_t inlen)
+{
+	if (!may_read(hs, inlen) || hs->tok != 0 || inlen < msg_len(hs, 0) ||
+	    read_tokens(hs, in, T_PSK) != 0)
+		return (fail(hs));
+	return (0);
+}
+
 int
 noise_read(struct noise_hs *hs, const uint8_t *in, size_t inlen,
     uint8_t *payload, size_t pmax, size_t *plen)
 {
-	size_t i, off = 0, n, head;
+	size_t rest, n;
 
-	if (hs->msg >= NOISE_DONE || writes_next(hs))
+	if (!may_read(hs, inlen) || inlen < hs->off)
 		return (fail(hs));
-	head = msg_len(hs, 0);
-	if (inlen > NOISE_MSG_MAX || inlen < head || inlen - head > pmax)
+	rest = msg_len(hs, 0);
+	if (inlen - hs->off < rest || (n = inlen - hs->off - rest) > pmax)
 		return (fail(hs));
-	for (i = 0; i < NTOK && xx[hs->msg][i] != T_END; i++) {
-		if (read_token(hs, xx[hs->msg][i], in + off, &n) != 0)
-			return (fail(hs));
-		off += n;
-	}
-	if (decrypt_and_hash(hs, in + off, inlen - off, payload) != 0)
+	if (read_tokens(hs, in, T_END) != 0 ||
+	    decrypt_and_hash(hs, in + hs->off, inlen - hs->off, payload) != 0)
 		return (fail(hs));
 	hs->msg++;
-	*plen = inlen - head;
+	hs->tok = 0;
+	hs->off = 0;
+	*plen = n;
 	return (0);
 }
 
@@ -427,7 +463,8 @@ noise_public(const uint8_t priv[NOISE_KEY_LEN], uint8_t pub[NOISE_KEY_LEN])
 
 int
 noise_init(struct noise_hs *hs, int initiator, const uint8_t *prologue,
-    size_t plen, const uint8_t s_priv[NOISE_KEY_LEN], const uint8_t *psk)
+    size_t plen, const uint8_t s_priv[NOISE_KEY_LEN], const uint8_t *s_pub,
+    const uint8_t *psk)
 {
 	const char *name = psk != NULL ? name_psk : name_xx;
 
@@ -438,7 +475,9 @@ noise_init(struct noise_hs *hs, int initiator, const uint8_t *prologue,
 	mix_hash(hs, prologue, plen);
 	hs->initiator = initiator != 0;
 	memcpy(hs->s, s_priv, NOISE_KEY_LEN);
-	if (noise_public(hs->s, hs->s_pub) != 0)
+	if (s_pub != NULL)
+		memcpy(hs->s_pub, s_pub, NOISE_KEY_LEN);
+	else if (noise_public(hs->s, hs->s_pub) != 0)
 		return (fail(hs));
 	if (psk != NULL) {
 		memcpy(hs->psk, psk, NOISE_KEY_LEN);

@@ -43,6 +43,8 @@ struct noise_hs {
 	uint8_t psk[NOISE_KEY_LEN];
 	uint8_t initiator, has_key, has_psk, has_rs, has_e_next;
 	uint8_t msg;		/* messages done (3: all); 4: dead */
+	uint8_t tok;		/* of message msg, the tokens read */
+	uint16_t off;		/* and their bytes (noise_read_head) */
 };
 
 /**
@@ -59,16 +61,19 @@ void noise_keygen(uint8_t priv[NOISE_KEY_LEN], uint8_t pub[NOISE_KEY_LEN]);
 int noise_public(const uint8_t priv[NOISE_KEY_LEN], uint8_t pub[NOISE_KEY_LEN]);
 
 /**
- * noise_init(hs, initiator, prologue, plen, s_priv, psk):
+ * noise_init(hs, initiator, prologue, plen, s_priv, s_pub, psk):
  * Start a handshake in the role ${initiator} (1) or responder (0), bound
  * to the ${plen} bytes at ${prologue} (both sides must give the same),
- * with the static private key ${s_priv}.  ${psk} NULL: Noise_XX; else the
- * 32-byte psk of Noise_XXpsk3 (a responder may change it with
- * noise_set_psk until it reads message 3).  Returns 0, or -1 (${hs} is
- * then dead).
+ * with the static private key ${s_priv} and its public key ${s_pub}
+ * (NULL: computed from ${s_priv}, an X25519 operation; a ${s_pub} that
+ * is not ${s_priv}'s makes a handshake that fails).  ${psk} NULL:
+ * Noise_XX; else the 32-byte psk of Noise_XXpsk3 (a responder may change
+ * it with noise_set_psk until it reads message 3's psk token).  Returns
+ * 0, or -1 (${hs} is then dead).
  */
 int noise_init(struct noise_hs *hs, int initiator, const uint8_t *prologue,
-    size_t plen, const uint8_t s_priv[NOISE_KEY_LEN], const uint8_t *psk);
+    size_t plen, const uint8_t s_priv[NOISE_KEY_LEN], const uint8_t *s_pub,
+    const uint8_t *psk);
 
 /**
  * noise_set_ephemeral(hs, e_priv):
@@ -82,8 +87,8 @@ void noise_set_ephemeral(struct noise_hs *hs,
 /**
  * noise_set_psk(hs, psk):
  * Replace the psk of a psk3 handshake, so that a responder can choose it
- * once it knows who the initiator is (it may try several, each on its own
- * copy of ${hs}).  Returns 0, or -1 if ${hs} was started without a psk or
+ * once it knows who the initiator is (after noise_read_head; it may try
+ * several, each on its own copy of ${hs}).  Returns 0, or -1 if ${hs} was started without a psk or
  * has used it already (${hs} is left as it was).
  */
 int noise_set_psk(struct noise_hs *hs, const uint8_t psk[NOISE_KEY_LEN]);
@@ -100,11 +105,26 @@ int noise_write(struct noise_hs *hs, const uint8_t *payload, size_t plen,
     uint8_t *out, size_t outmax, size_t *outlen);
 
 /**
+ * noise_read_head(hs, in, inlen):
+ * Read the head of the peer's next handshake message, the ${inlen} bytes
+ * at ${in}: its tokens up to, not including, its psk token (message 3:
+ * "s" and "se"; a message without one: all its tokens), and not its
+ * payload.  Then noise_remote_static gives the key of a message 3, and
+ * noise_read with the same message reads the rest.  Nothing read so far
+ * depends on the psk: a responder that tries several (noise_set_psk)
+ * reads the head once and each try from a copy of ${hs}, so that the
+ * Diffie-Hellman of "se" is done once.  Returns 0, or -1 as noise_read
+ * does, or if a head of this message was read already.
+ */
+int noise_read_head(struct noise_hs *hs, const uint8_t *in, size_t inlen);
+
+/**
  * noise_read(hs, in, inlen, payload, pmax, plen):
- * Read the peer's next handshake message, the ${inlen} bytes at ${in}:
- * its payload goes to ${payload} (room for ${pmax} bytes; must not
- * overlap ${in}) and its length to ${*plen}.  Returns 0, or -1 if it is
- * the peer's turn to read, the message is too short or too long, fails
+ * Read the peer's next handshake message, the ${inlen} bytes at ${in}
+ * (or the rest of it after noise_read_head: the same bytes again): its
+ * payload goes to ${payload} (room for ${pmax} bytes; must not overlap
+ * ${in}) and its length to ${*plen}.  Returns 0, or -1 if it is the
+ * peer's turn to read, the message is too short or too long, fails
  * authentication, or carries an all-zero or low-order key.
  */
 int noise_read(struct noise_hs *hs, const uint8_t *in, size_t inlen,
@@ -119,8 +139,9 @@ int noise_done(const struct noise_hs *hs);
 /**
  * noise_remote_static(hs):
  * The peer's static public key (NOISE_KEY_LEN bytes) once a message that
- * carries it has been read and authenticated, else NULL.  Only once the
- * handshake is done has the peer proved that it holds the private key.
+ * carries it, or its head (noise_read_head), has been read and
+ * authenticated, else NULL.  Only once the handshake is done has the peer
+ * proved that it holds the private key (and the psk).
  */
 const uint8_t *noise_remote_static(const struct noise_hs *hs);
 

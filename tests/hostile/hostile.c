@@ -1029,7 +1029,8 @@ handshake(const uint8_t priv[NOISE_KEY_LEN],
 
 	memcpy(prologue, label_prologue, LABEL_LEN);
 	memcpy(prologue + LABEL_LEN, bound, AUTH_HELLOS_LEN);
-	if (noise_init(&hs, 1, prologue, sizeof(prologue), priv, NULL) != 0 ||
+	if (noise_init(&hs, 1, prologue, sizeof(prologue), priv, NULL,
+	    NULL) != 0 ||
 	    noise_write(&hs, NULL, 0, hm->m[0], NOISE_MSG_MAX, &hm->len[0]))
 		die("noise: cannot write message 1");
 	send_hs(hm->m[0], hm->len[0]);
@@ -1425,7 +1426,8 @@ confirm_case(const char *addr, const char *port, const char *cs,
 		die("the link does not speak version 7");
 	memcpy(prologue, label_prologue, LABEL_LEN);
 	memcpy(prologue + LABEL_LEN, hellos, AUTH_HELLOS_LEN);
-	if (noise_init(&hs, 0, prologue, sizeof(prologue), priv, NULL) != 0)
+	if (noise_init(&hs, 0, prologue, sizeof(prologue), priv, NULL,
+	    NULL) != 0)
 		die("noise: cannot start");
 	sodium_memzero(priv, sizeof(priv));
 	if (watch_for(LIMIT_MS, &r, 1u << WIRE_HANDSHAKE) != WIRE_HANDSHAKE ||

@@ -36,6 +36,11 @@
  *              counted; lane 1 lost alone fails the link, and its
  *              streams resume on the next; a daemon held to version 7
  *              (max_version), either one, gives links of one lane
+ *   keys       identities and a psk: B holds 128 keys of target tunnels
+ *              (and the global one, which some inherit) and A proves the
+ *              last; a handshake costs each side 4 X25519 operations
+ *              (x25519_count.h), whatever B holds; an identity B does not
+ *              list is refused before any psk is tried
  */
 #include "config.h"
 
@@ -54,6 +59,7 @@
 #include <unistd.h>
 
 #include "conf.h"
+#include "ident.h"
 #include "link.h"
 #include "linkstat.h"
 #include "log.h"
@@ -62,6 +68,7 @@
 #include "simverbs.h"
 #include "tap.h"
 #include "tunnel.h"
+#include "x25519_count.h"
 
 #define RUN_MS		20000		/* no case waits longer for anything */
 #define SLACK_MS	600		/* a timer's lateness we accept */
@@ -132,7 +139,8 @@ static void start(struct rsd *, const char *, const char *, ...)
 static void
 start(struct rsd *d, const char *name, const char *fmt, ...)
 {
-	char path[128], text[2048], err[1200];
+	static char text[65536];
+	char path[128], err[1200];
 	va_list ap;
 	FILE *fp;
 
@@ -1147,6 +1155,138 @@ test_max_version(void)
 	}
 }
 
+/* ------------------------------------------------------------ keys */
+
+#define NKEYS		128	/* B's target tunnels with keys of their own */
+#define NINHERIT	8	/* and those that inherit the global key */
+
+static int
+k_up(void)
+{
+
+	return (link_is_up(tunnel_find(&A, "k")->link));
+}
+
+static int
+b_refused(void)
+{
+
+	return (B.auth_failures > 0);
+}
+
+/* ${name}'s identity file in dir, its public key in base64 to ${b64}. */
+static void
+make_ident(const char *name, char b64[IDENT_B64_LEN])
+{
+	uint8_t pub[IDENT_KEY_LEN];
+	char path[80], err[200];
+
+	snprintf(path, sizeof(path), "%s/%s.id", dir, name);
+	if (ident_write_new(path, pub, err, sizeof(err)) != 0)
+		abort();
+	ident_b64(pub, b64);
+}
+
+/*
+ * Start B with identity b, peers "node-a" (${peer}), the global key and
+ * NKEYS + NINHERIT target tunnels; A with identity ${ida}, B as node-b,
+ * and tunnel k proving the last of B's keys.  The X25519 operations from
+ * then until ${cond}: a single attempt's.
+ */
+static unsigned long
+keyed_pair(const char *ida, const char *peer, const char *pubb,
+    int (*cond)(void))
+{
+	static char tun[(NKEYS + NINHERIT) * 256];
+	char key[80];
+	size_t i, n = 0;
+	unsigned long ops;
+
+	for (i = 0; i < NKEYS + NINHERIT && n < sizeof(tun); i++) {
+		key[0] = '\0';
+		if (i < NKEYS)
+			snprintf(key, sizeof(key), "key_file = \"%s/%zu.key\";",
+			    dir, i);
+		n += (size_t)snprintf(tun + n, sizeof(tun) - n, "%s{ name = "
+		    "\"t%zu\"; target = \"unix:%s\"; %s %s }", i ? ", " : "",
+		    i, target, SIZES, key);
+	}
+	if (n >= sizeof(tun))
+		abort();
+	start(&B, "b", "handshake_timeout = 1; listen = \"%s\"; "
+	    "identity_file = \"%s/b.id\"; key_file = \"%s/key\";\n"
+	    "peers = ( { name = \"node-a\"; key = \"%s\"; } );\n"
+	    "tunnels = ( %s );", SERVE, dir, dir, peer, tun);
+	start(&A, "a", "handshake_timeout = 1; source = \"%s\"; "
+	    "identity_file = \"%s/%s.id\";\n"
+	    "peers = ( { name = \"node-b\"; key = \"%s\"; } );\n"
+	    "tunnels = ( { name = \"k\"; accept = \"unix:%s/k.sock\"; "
+	    "peer = \"%s\"; key_file = \"%s/%d.key\"; %s } );", SRC, dir,
+	    ida, pubb, dir, SERVE, dir, NKEYS - 1, SIZES);
+	x25519_ops = 0;
+	ok(until(cond), "keys: %s", cond == k_up ? "the link is up" :
+	    "B refuses the link");
+	ops = x25519_ops;
+	ok(simverbs_attempts() == 1, "keys: in one attempt (%zu)",
+	    simverbs_attempts());
+	return (ops);
+}
+
+static void
+test_keys(void)
+{
+	char puba[IDENT_B64_LEN], pubb[IDENT_B64_LEN], pubx[IDENT_B64_LEN];
+	char path[80];
+	struct link_info li;
+	unsigned long ops;
+	unsigned up, susp;
+	uint8_t k[32];
+	int i, fd;
+
+	make_ident("a", puba);
+	make_ident("b", pubb);
+	make_ident("x", pubx);
+	for (i = 0; i < NKEYS; i++) {
+		snprintf(path, sizeof(path), "%s/%d.key", dir, i);
+		memset(k, 'A' + i % 26, sizeof(k));
+		k[0] = (uint8_t)i;
+		if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600)) < 0 ||
+		    write(fd, k, sizeof(k)) != (ssize_t)sizeof(k) ||
+		    close(fd) != 0)
+			abort();
+	}
+
+	begin("keys: A proves the last of B's 128 keys");
+	ops = keyed_pair("a", puba, pubb, k_up);
+	/* Each side: its ephemeral, then ee, es and se. */
+	ok(ops == 8, "keys: 8 X25519 operations for both sides (%lu), not "
+	    "one more per key B tried", ops);
+	(void)in_links(&B, &up, &susp, &li);
+	ok(up == 1 && strcmp(li.identity, "node-a") == 0, "keys: B has A's "
+	    "link up as %s", li.identity);
+	end("keys");
+
+	begin("keys: an identity B does not list, with the last key");
+	ops = keyed_pair("x", puba, pubb, b_refused);
+	(void)in_links(&B, &up, &susp, &li);
+	ok(ops == 8 && up == 0 && B.auth_failures == 1 &&
+	    strstr(li.last_error, "is not among the peers") != NULL,
+	    "keys: refused for its identity, before any psk (%lu X25519 "
+	    "operations): %s", ops, li.last_error);
+	end("keys");
+
+	for (i = 0; i < NKEYS; i++) {
+		snprintf(path, sizeof(path), "%s/%d.key", dir, i);
+		unlink(path);
+	}
+	snprintf(path, sizeof(path), "%s/a.id", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/b.id", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/x.id", dir);
+	unlink(path);
+}
+
 int
 main(void)
 {
@@ -1157,6 +1297,7 @@ main(void)
 	*(void **)&real_gai = dlsym(RTLD_NEXT, "getaddrinfo");
 	if (real_gai == NULL)
 		abort();
+	x25519_count_init();
 	snprintf(dir, sizeof(dir), "/tmp/link-sim.XXXXXX");
 	if (mkdtemp(dir) == NULL || (lp = loop_new()) == NULL)
 		abort();
@@ -1179,6 +1320,7 @@ main(void)
 	test_proof();
 	test_lanes();
 	test_max_version();
+	test_keys();
 
 	close(tgt_lfd);
 	unlink(target);

@@ -153,7 +153,7 @@ rnoise_step(void *arg, const uint8_t *in, size_t inlen, uint8_t *out,
 	if (!r->started) {
 		r->started = 1;
 		if (noise_init(&r->hs, r->initiator, (const uint8_t *)"p", 1,
-		    r->priv, NULL) != 0)
+		    r->priv, NULL, NULL) != 0)
 			return (-1);
 	}
 	if (in != NULL && noise_read(&r->hs, in, inlen, NULL, 0, &plen) != 0)

@@ -4,7 +4,10 @@
  * every message byte for byte in both roles (tests/unit/noise-vectors.txt,
  * flynn/noise's, whose notice it carries), then a hostile peer: flipped
  * bits, replays, a different prologue or psk, low-order keys, truncated
- * and oversized messages, calls out of turn; and secrets wiped.
+ * and oversized messages, calls out of turn; and secrets wiped.  Message
+ * 3 read in two steps (noise_read_head, then noise_read) as in one, and
+ * its X25519 operations counted: a responder that tries many psks does
+ * its Diffie-Hellman once.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +18,7 @@
 
 #include "noise.h"
 #include "tap.h"
+#include "x25519_count.h"
 
 #define NMSG	5	/* a vector: 3 handshake messages, 2 transport */
 #define HEXMAX	NOISE_MSG_MAX
@@ -119,8 +123,8 @@ run_vector(const struct vec *v, int k)
 
 	noise_public(v->is, ipub);
 	noise_public(v->rs, rpub);
-	ok(noise_init(&pr.i, 1, v->pro, v->prolen, v->is, psk) == 0 &&
-	    noise_init(&pr.r, 0, v->pro, v->prolen, v->rs, psk) == 0,
+	ok(noise_init(&pr.i, 1, v->pro, v->prolen, v->is, ipub, psk) == 0 &&
+	    noise_init(&pr.r, 0, v->pro, v->prolen, v->rs, rpub, psk) == 0,
 	    "vector %d (%s): both sides start", k, v->name);
 	noise_set_ephemeral(&pr.i, v->ie);
 	noise_set_ephemeral(&pr.r, v->re);
@@ -210,9 +214,9 @@ static uint8_t skey_i[32], skey_r[32], psk_a[32], psk_b[32];
 static void
 start(struct pair *pr, const uint8_t *psk)
 {
-	if (noise_init(&pr->i, 1, prologue, sizeof(prologue), skey_i,
+	if (noise_init(&pr->i, 1, prologue, sizeof(prologue), skey_i, NULL,
 	    psk) != 0 ||
-	    noise_init(&pr->r, 0, prologue, sizeof(prologue), skey_r,
+	    noise_init(&pr->r, 0, prologue, sizeof(prologue), skey_r, NULL,
 	    psk) != 0)
 		abort();
 }
@@ -333,12 +337,12 @@ test_prologue(void)
 	static const uint8_t other[] = "rstream-noise-v1 and two hellas";
 
 	start(&pr, NULL);
-	noise_init(&pr.r, 0, other, sizeof(other), skey_r, NULL);
+	noise_init(&pr.r, 0, other, sizeof(other), skey_r, NULL, NULL);
 	ok(step(&pr, 0, NULL, 0) == 0 && step(&pr, 1, NULL, 0) != 0 &&
 	    wiped(&pr.i),
 	    "XX: a different prologue fails at message 2");
 	start(&pr, psk_a);
-	noise_init(&pr.r, 0, other, sizeof(other), skey_r, psk_a);
+	noise_init(&pr.r, 0, other, sizeof(other), skey_r, NULL, psk_a);
 	ok(step(&pr, 0, NULL, 0) != 0,
 	    "XXpsk3: a different prologue fails at message 1");
 	noise_wipe(&pr.i);
@@ -353,7 +357,7 @@ test_psk(void)
 	size_t plen;
 
 	start(&pr, psk_a);
-	noise_init(&pr.r, 0, prologue, sizeof(prologue), skey_r, psk_b);
+	noise_init(&pr.r, 0, prologue, sizeof(prologue), skey_r, NULL, psk_b);
 	ok(step(&pr, 0, NULL, 0) == 0 && step(&pr, 1, NULL, 0) == 0 &&
 	    step(&pr, 2, NULL, 0) != 0 && wiped(&pr.r),
 	    "XXpsk3: a wrong psk fails at message 3");
@@ -361,7 +365,7 @@ test_psk(void)
 	/* A responder that holds several psks tries each on its own copy
 	 * of the handshake when message 3 arrives. */
 	start(&pr, psk_a);
-	noise_init(&pr.r, 0, prologue, sizeof(prologue), skey_r, psk_b);
+	noise_init(&pr.r, 0, prologue, sizeof(prologue), skey_r, NULL, psk_b);
 	if (step(&pr, 0, NULL, 0) != 0 || step(&pr, 1, NULL, 0) != 0 ||
 	    noise_write(&pr.i, NULL, 0, pr.msg[2], sizeof(pr.msg[2]),
 	    &pr.len[2]) != 0)
@@ -381,6 +385,104 @@ test_psk(void)
 	noise_wipe(&pr.i);
 	noise_wipe(&pr.r);
 	noise_wipe(&t.i);
+}
+
+/*
+ * Message 3 in two steps: its head (s, se) gives the initiator's key, then
+ * the rest (psk, payload) reads with the same keys and payload as a read
+ * in one go; a wrong psk after the head fails; a short message or a
+ * second head fails cleanly.  Each try of a psk after the head costs no
+ * X25519 operation.
+ */
+static void
+test_head(const uint8_t *psk, const char *what)
+{
+	static const uint8_t pay[] = "after the head";
+	struct pair pr;
+	struct noise_hs one, two, t;
+	uint8_t ipub[32], got[2][NOISE_MSG_MAX], k[2][3][NOISE_KEY_LEN];
+	uint8_t h[2][NOISE_HASH_LEN];
+	size_t glen[2], cut, len;
+	unsigned long dh;
+	int i, all;
+
+	start(&pr, psk);
+	noise_public(skey_i, ipub);
+	if (step(&pr, 0, NULL, 0) != 0 || step(&pr, 1, NULL, 0) != 0 ||
+	    noise_write(&pr.i, pay, sizeof(pay), pr.msg[2], sizeof(pr.msg[2]),
+	    &pr.len[2]) != 0)
+		abort();
+	len = pr.len[2];
+	one = two = pr.r;
+	ok(noise_read(&one, pr.msg[2], len, got[0], sizeof(got[0]),
+	    &glen[0]) == 0, "%s head: message 3 reads in one go", what);
+	dh = x25519_ops;
+	all = noise_remote_static(&two) == NULL &&
+	    noise_read_head(&two, pr.msg[2], len) == 0;
+	dh = x25519_ops - dh;
+	ok(all && noise_remote_static(&two) != NULL &&
+	    memcmp(noise_remote_static(&two), ipub, 32) == 0 &&
+	    !noise_done(&two) && !noise_my_turn(&two) && dh == 1,
+	    "%s head: its head gives the initiator's static key with one "
+	    "X25519 operation (%lu), and the message is not read yet", what,
+	    dh);
+	t = two;
+	ok(noise_read_head(&t, pr.msg[2], len) != 0 && wiped(&t),
+	    "%s head: a second head of the same message fails", what);
+	t = two;
+	ok(noise_read(&t, pr.msg[2], 20, got[1], sizeof(got[1]),
+	    &glen[1]) != 0 && wiped(&t),
+	    "%s head: the rest of a message shorter than its head fails", what);
+	if (psk != NULL) {
+		t = two;
+		ok(noise_set_psk(&t, psk_b) == 0 &&
+		    noise_read(&t, pr.msg[2], len, got[1], sizeof(got[1]),
+		    &glen[1]) != 0 && wiped(&t),
+		    "%s head: a wrong psk after the head fails", what);
+		dh = x25519_ops;
+		all = 1;
+		for (i = 0; i < 128; i++) {
+			t = two;
+			all &= noise_set_psk(&t, psk_b) == 0 &&
+			    noise_read(&t, pr.msg[2], len, got[1],
+			    sizeof(got[1]), &glen[1]) != 0;
+		}
+		t = two;
+		all &= noise_set_psk(&t, psk) == 0 && noise_read(&t, pr.msg[2],
+		    len, got[1], sizeof(got[1]), &glen[1]) == 0;
+		dh = x25519_ops - dh;
+		ok(all && dh == 0, "%s head: 128 wrong psks and the right one "
+		    "tried after the head, %lu X25519 operations", what, dh);
+		noise_wipe(&t);
+	}
+	ok(noise_read(&two, pr.msg[2], len, got[1], sizeof(got[1]),
+	    &glen[1]) == 0 && noise_done(&two),
+	    "%s head: the rest of message 3 reads after its head", what);
+	noise_split(&one, k[0][0], k[0][1], k[0][2], h[0]);
+	noise_split(&two, k[1][0], k[1][1], k[1][2], h[1]);
+	ok(glen[0] == sizeof(pay) && glen[1] == sizeof(pay) &&
+	    memcmp(got[0], pay, sizeof(pay)) == 0 &&
+	    memcmp(got[1], pay, sizeof(pay)) == 0 &&
+	    memcmp(k[0], k[1], sizeof(k[0])) == 0 &&
+	    memcmp(h[0], h[1], sizeof(h[0])) == 0,
+	    "%s head: in two steps, the same payload, keys and hash as in one",
+	    what);
+
+	all = 1;
+	for (cut = 0; cut < len - sizeof(pay); cut++) {
+		t = pr.r;
+		all &= noise_read_head(&t, pr.msg[2], cut) == 0 ? 0 : wiped(&t);
+	}
+	t = pr.r;
+	all &= noise_read_head(&t, pr.msg[2], NOISE_MSG_MAX + 1) != 0 &&
+	    wiped(&t);
+	ok(all, "%s head: a head of a message shorter than %zu bytes, or past "
+	    "NOISE_MSG_MAX, fails and wipes", what, len - sizeof(pay));
+	t = pr.i;
+	ok(noise_read_head(&t, pr.msg[2], len) != 0 && wiped(&t),
+	    "%s head: a head out of turn fails", what);
+	noise_wipe(&pr.i);
+	noise_wipe(&pr.r);
 }
 
 /*
@@ -609,6 +711,7 @@ main(void)
 {
 	uint8_t pub[32];
 
+	x25519_count_init();
 	if (sodium_init() < 0)
 		return (1);
 	noise_keygen(skey_i, pub);
@@ -624,6 +727,8 @@ main(void)
 	test_replay(psk_a, "XXpsk3");
 	test_prologue();
 	test_psk();
+	test_head(NULL, "XX");
+	test_head(psk_a, "XXpsk3");
 	test_bad_keys();
 	test_sizes(NULL, "XX");
 	test_sizes(psk_a, "XXpsk3");
