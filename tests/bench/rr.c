@@ -31,22 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static double
-now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3);
-}
-
-static int
-cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x < y ? -1 : x > y);
-}
+#include "rtt.h"
 
 static int
 dial(const struct sockaddr_in *sin)
@@ -153,7 +138,7 @@ main(int argc, char **argv)
 	int port = 0, size = 64, n = 1000, per_conn = 0, gap = 0, ch, fd = -1;
 	int i, dir = -1;
 	static char buf[65536];
-	double *rtt, sum = 0, t0, start;
+	double *rtt, t0, start;
 
 	while ((ch = getopt(argc, argv, "H:p:s:n:cg:b:")) != -1) {
 		switch (ch) {
@@ -198,23 +183,19 @@ main(int argc, char **argv)
 	memset(buf, 'x', sizeof(buf));
 	if (!per_conn)
 		fd = dial(&sin);
-	start = now_us();
+	start = rtt_now_us();
 	for (i = 0; i < n; i++) {
-		t0 = now_us();
+		t0 = rtt_now_us();
 		if (per_conn)
 			fd = dial(&sin);
 		round_trip(fd, buf, size, gap, i);
-		rtt[i] = now_us() - t0;
-		sum += rtt[i];
+		rtt[i] = rtt_now_us() - t0;
 		if (per_conn)
 			close(fd);
 	}
-	start = now_us() - start;
-	qsort(rtt, (size_t)n, sizeof(double), cmp);
-	printf("rr: %d %s of %d bytes: median %.1f us, p99 %.1f us, "
-	    "mean %.1f us, %.1f per second\n", n, per_conn ?
-	    "connections with one round trip" : "round trips", size,
-	    rtt[n / 2], rtt[n - 1 - n / 100], sum / n, n / (start / 1e6));
+	start = rtt_now_us() - start;
+	rtt_report(rtt, n, per_conn ? "connections with one round trip" :
+	    "round trips", size, start);
 	if (!per_conn)
 		close(fd);
 	free(rtt);

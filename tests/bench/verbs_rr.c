@@ -25,24 +25,9 @@
 #include <rdma/rdma_cma.h>
 #include <rdma/rdma_verbs.h>
 
+#include "rtt.h"
+
 #define MSG_MAX	4096
-
-static double
-now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3);
-}
-
-static int
-cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x < y ? -1 : x > y);
-}
 
 static void
 die(const char *what)
@@ -188,7 +173,7 @@ static int
 client(struct ep *p, const char *host, const char *port, int size, int n)
 {
 	struct ibv_qp_init_attr a;
-	double *rtt, t0, start, sum = 0;
+	double *rtt, t0, start;
 	int i;
 
 	if ((rtt = calloc((size_t)n, sizeof(double))) == NULL)
@@ -200,24 +185,20 @@ client(struct ep *p, const char *host, const char *port, int size, int n)
 	if (rdma_connect(p->id, NULL) != 0)
 		die("rdma_connect");
 	memset(p->sbuf, 'x', (size_t)size);
-	start = now_us();
+	start = rtt_now_us();
 	for (i = 0; i < n; i++) {
-		t0 = now_us();
+		t0 = rtt_now_us();
 		ep_send(p, (size_t)size);
 		if (ep_recv(p) != (size_t)size) {
 			fprintf(stderr, "verbs-rr: short answer after %d\n",
 			    i);
 			return (1);
 		}
-		rtt[i] = now_us() - t0;
-		sum += rtt[i];
+		rtt[i] = rtt_now_us() - t0;
 	}
-	start = now_us() - start;
+	start = rtt_now_us() - start;
 	ep_send(p, 0);
-	qsort(rtt, (size_t)n, sizeof(double), cmp);
-	printf("rr: %d round trips of %d bytes: median %.1f us, p99 %.1f us, "
-	    "mean %.1f us, %.1f per second\n", n, size, rtt[n / 2],
-	    rtt[n - 1 - n / 100], sum / n, n / (start / 1e6));
+	rtt_report(rtt, n, "round trips", size, start);
 	rdma_disconnect(p->id);
 	free(rtt);
 	return (0);
