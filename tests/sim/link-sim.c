@@ -40,7 +40,10 @@
  *              (and the global one, which some inherit) and A proves the
  *              last; a handshake costs each side 4 X25519 operations
  *              (x25519_count.h), whatever B holds; an identity B does not
- *              list is refused before any psk is tried
+ *              list is refused before any psk is tried; both ends seal
+ *              with AES-256-GCM where the CPU has AES, else (a CPU
+ *              without, as libsodium reports it) ChaCha20-Poly1305; a
+ *              psk B does not hold is refused
  */
 #include "config.h"
 
@@ -65,6 +68,7 @@
 #include "log.h"
 #include "loop.h"
 #include "rsd.h"
+#include "seal.h"
 #include "simverbs.h"
 #include "tap.h"
 #include "tunnel.h"
@@ -1190,12 +1194,12 @@ make_ident(const char *name, char b64[IDENT_B64_LEN])
 /*
  * Start B with identity b, peers "node-a" (${peer}), the global key and
  * NKEYS + NINHERIT target tunnels; A with identity ${ida}, B as node-b,
- * and tunnel k proving the last of B's keys.  The X25519 operations from
- * then until ${cond}: a single attempt's.
+ * and tunnel k proving key file ${akey} of dir.  The X25519 operations
+ * from then until ${cond}: a single attempt's.
  */
 static unsigned long
 keyed_pair(const char *ida, const char *peer, const char *pubb,
-    int (*cond)(void))
+    const char *akey, int (*cond)(void))
 {
 	static char tun[(NKEYS + NINHERIT) * 256];
 	char key[80];
@@ -1221,8 +1225,8 @@ keyed_pair(const char *ida, const char *peer, const char *pubb,
 	    "identity_file = \"%s/%s.id\";\n"
 	    "peers = ( { name = \"node-b\"; key = \"%s\"; } );\n"
 	    "tunnels = ( { name = \"k\"; accept = \"unix:%s/k.sock\"; "
-	    "peer = \"%s\"; key_file = \"%s/%d.key\"; %s } );", SRC, dir,
-	    ida, pubb, dir, SERVE, dir, NKEYS - 1, SIZES);
+	    "peer = \"%s\"; key_file = \"%s/%s\"; %s } );", SRC, dir,
+	    ida, pubb, dir, SERVE, dir, akey, SIZES);
 	x25519_ops = 0;
 	ok(until(cond), "keys: %s", cond == k_up ? "the link is up" :
 	    "B refuses the link");
@@ -1232,11 +1236,45 @@ keyed_pair(const char *ida, const char *peer, const char *pubb,
 	return (ops);
 }
 
+/*
+ * libsodium's answer, unless a case says the CPU has no AES (the AEAD
+ * choice then falls to ChaCha20-Poly1305 on both sides).
+ */
+static int no_aesgcm;
+
+int
+crypto_aead_aes256gcm_is_available(void)
+{
+	static int (*real)(void);
+
+	if (no_aesgcm)
+		return (0);
+	if (real == NULL && (*(void **)&real = dlsym(RTLD_NEXT,
+	    "crypto_aead_aes256gcm_is_available")) == NULL)
+		abort();
+	return (real());
+}
+
+/* Both ends of the keyed pair's link seal with ${aead}. */
+static int
+both_seal(const char *aead)
+{
+	struct link_info la, lb;
+	unsigned up, susp;
+
+	(void)out_link(&A, "k", &la);
+	(void)in_links(&B, &up, &susp, &lb);
+	printf("# sealing: A %s, B %s\n", la.sealing ? la.sealing : "none",
+	    lb.sealing ? lb.sealing : "none");
+	return (up == 1 && la.sealing != NULL && lb.sealing != NULL &&
+	    strcmp(la.sealing, aead) == 0 && strcmp(lb.sealing, aead) == 0);
+}
+
 static void
 test_keys(void)
 {
 	char puba[IDENT_B64_LEN], pubb[IDENT_B64_LEN], pubx[IDENT_B64_LEN];
-	char path[80];
+	char path[80], last[16];
 	struct link_info li;
 	unsigned long ops;
 	unsigned up, susp;
@@ -1256,18 +1294,45 @@ test_keys(void)
 			abort();
 	}
 
+	snprintf(last, sizeof(last), "%d.key", NKEYS - 1);
+	snprintf(path, sizeof(path), "%s/stranger.key", dir);
+	memset(k, 'z', sizeof(k));
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600)) < 0 ||
+	    write(fd, k, sizeof(k)) != (ssize_t)sizeof(k) || close(fd) != 0)
+		abort();
+
 	begin("keys: A proves the last of B's 128 keys");
-	ops = keyed_pair("a", puba, pubb, k_up);
+	ops = keyed_pair("a", puba, pubb, last, k_up);
 	/* Each side: its ephemeral, then ee, es and se. */
 	ok(ops == 8, "keys: 8 X25519 operations for both sides (%lu), not "
 	    "one more per key B tried", ops);
 	(void)in_links(&B, &up, &susp, &li);
 	ok(up == 1 && strcmp(li.identity, "node-a") == 0, "keys: B has A's "
 	    "link up as %s", li.identity);
+	ok(both_seal(seal_aesgcm_available() ? "aes-256-gcm" :
+	    "chacha20-poly1305"), "keys: both ends seal with AES-256-GCM "
+	    "where the CPU has AES, else ChaCha20-Poly1305");
+	end("keys");
+
+	begin("keys: neither CPU has AES");
+	no_aesgcm = 1;
+	(void)keyed_pair("a", puba, pubb, last, k_up);
+	ok(both_seal("chacha20-poly1305"), "keys: both ends seal with "
+	    "ChaCha20-Poly1305");
+	no_aesgcm = 0;
+	end("keys");
+
+	begin("keys: A proves a key B does not hold");
+	ops = keyed_pair("a", puba, pubb, "stranger.key", b_refused);
+	(void)in_links(&B, &up, &susp, &li);
+	ok(up == 0 && B.auth_failures == 1 && !k_up() &&
+	    strstr(li.last_error, "handshake failed") != NULL,
+	    "keys: B refuses it, A's link never comes up (%lu X25519 "
+	    "operations): %s", ops, li.last_error);
 	end("keys");
 
 	begin("keys: an identity B does not list, with the last key");
-	ops = keyed_pair("x", puba, pubb, b_refused);
+	ops = keyed_pair("x", puba, pubb, last, b_refused);
 	(void)in_links(&B, &up, &susp, &li);
 	ok(ops == 8 && up == 0 && B.auth_failures == 1 &&
 	    strstr(li.last_error, "is not among the peers") != NULL,
@@ -1279,6 +1344,8 @@ test_keys(void)
 		snprintf(path, sizeof(path), "%s/%d.key", dir, i);
 		unlink(path);
 	}
+	snprintf(path, sizeof(path), "%s/stranger.key", dir);
+	unlink(path);
 	snprintf(path, sizeof(path), "%s/a.id", dir);
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/b.id", dir);
