@@ -878,6 +878,7 @@ tunnel_reload(struct rsd *d, struct conf *nc, char *err, size_t errlen)
 	}
 	if (tunnel_apply(d, nc, err, errlen))
 		return (-1);
+	link_revoke(d);
 	act_warn_unused(d);
 	return (0);
 }

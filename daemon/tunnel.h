@@ -37,8 +37,9 @@ int tunnel_start(struct rsd *d, char *err, size_t errlen);
 /**
  * tunnel_reload(d, nc, err, errlen):
  * Switch to configuration ${nc} (already loaded and checked: conf_load
- * looked its users and groups up): add, change
- * and remove tunnels; open streams carry on.  Everything that can fail is
+ * looked its users and groups up): add, change and remove tunnels; open
+ * streams carry on, but for those of links whose peer's identity ${nc}
+ * no longer trusts, which end (link_revoke).  Everything that can fail is
  * done first, and undone if anything fails.  On success ${nc} is the
  * daemon's and 0 is returned; on error nothing changed, ${nc} is still
  * the caller's, and -1 is returned with the reason in ${err}.

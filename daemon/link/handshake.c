@@ -204,12 +204,33 @@ read_last_psk(struct dlink *dl, const uint8_t *in, size_t inlen)
 	return (rc);
 }
 
+/*
+ * Does ${c} trust the peer whose static key dl->peer_pub is: is it among
+ * the peers, and may client tunnel ${t} (NULL: an incoming link) use it?
+ * Its entry, or NULL with why not in dl->hs_why.
+ */
+static const struct conf_peer *
+trusted(struct dlink *dl, const struct conf *c, const struct conf_tunnel *t)
+{
+	const struct conf_peer *p;
+
+	if ((p = conf_peer_by_pub(c, dl->peer_pub)) == NULL) {
+		snprintf(dl->hs_why, sizeof(dl->hs_why), "the peer's identity "
+		    "%s is not among the peers", dl->peer_b64);
+	} else if (t != NULL && !conf_tunnel_trusts(c, t, p)) {
+		snprintf(dl->hs_why, sizeof(dl->hs_why), "the peer is %s, "
+		    "which tunnel %s does not name in its peers", p->name,
+		    t->name);
+		p = NULL;
+	}
+	return (p);
+}
+
 /* Is the peer's static key one of ours, and may this link's tunnel use
  * it?  Sets the link's peer identity. */
 static int
 peer_known(struct dlink *dl, const char **why)
 {
-	const struct conf *c = dl->d->conf;
 	const uint8_t *pub = noise_remote_static(dl->hs);
 	const struct conf_peer *p;
 
@@ -219,21 +240,28 @@ peer_known(struct dlink *dl, const char **why)
 	}
 	memcpy(dl->peer_pub, pub, IDENT_KEY_LEN);
 	ident_b64(pub, dl->peer_b64);
-	if ((p = conf_peer_by_pub(c, pub)) == NULL) {
-		snprintf(dl->hs_why, sizeof(dl->hs_why), "the peer's identity "
-		    "%s is not among the peers", dl->peer_b64);
-		*why = dl->hs_why;
-		return (-1);
-	}
-	if (dl->c != NULL && !conf_tunnel_trusts(c, dl->c, p)) {
-		snprintf(dl->hs_why, sizeof(dl->hs_why), "the peer is %s, "
-		    "which tunnel %s does not name in its peers", p->name,
-		    dl->c->name);
+	if ((p = trusted(dl, dl->d->conf, dl->c)) == NULL) {
 		*why = dl->hs_why;
 		return (-1);
 	}
 	snprintf(dl->peer_id, sizeof(dl->peer_id), "%s", p->name);
 	return (0);
+}
+
+/* A client link answers to its tunnel as configured now: a retired one's
+ * streams, to the tunnel of its name that replaced it. */
+const char *
+handshake_revoked(struct dlink *dl)
+{
+	const struct conf *c = dl->d->conf;
+	const struct conf_tunnel *t = NULL;
+
+	if (!dl->ident)
+		return (NULL);
+	if (dl->c != NULL && ((t = conf_tunnel_find(c, dl->c->name)) == NULL ||
+	    !t->has_accept))
+		t = dl->c;
+	return (trusted(dl, c, t) != NULL ? NULL : dl->hs_why);
 }
 
 /*
@@ -428,7 +456,7 @@ handshake_init(struct dlink *dl, int initiator, int peer_key, int peer_ident)
 	const struct conf *c = dl->d->conf;
 
 	dl->ea = (struct engine_auth){ .initiator = initiator, .arg = dl };
-	dl->ident = dl->sealed = 0;
+	dl->ident = dl->sealed = dl->revoked = 0;
 	dl->peer_id[0] = '\0';
 	if (!c->identity.set || (!initiator && !peer_ident)) {
 		dl->ea.prove = prove;

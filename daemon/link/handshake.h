@@ -31,6 +31,16 @@ void handshake_init(struct dlink *dl, int initiator, int peer_key,
     int peer_ident);
 
 /**
+ * handshake_revoked(dl):
+ * Why the running configuration no longer trusts the identity ${dl}'s
+ * peer proved (a reload took it out of the peers, or out of the peers of
+ * the client tunnel now configured under the link's tunnel's name), said
+ * as a handshake would refuse it; NULL if it still does, or if ${dl}
+ * proved no identity.
+ */
+const char *handshake_revoked(struct dlink *dl);
+
+/**
  * handshake_forget(dl):
  * Drop a handshake in progress (the link is gone, or tries again).
  */

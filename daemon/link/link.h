@@ -185,6 +185,17 @@ void link_free(struct dlink *dl);
 void link_mark(struct dlink *dl);
 
 /**
+ * link_revoke(d):
+ * A reload made d->conf: every link whose peer proved an identity that
+ * d->conf no longer trusts (not among the peers, or not among its
+ * tunnel's) ends, said with the peer's name and why; its streams end
+ * with it rather than wait for a resume the handshake would refuse.  A
+ * client link then connects again, and its handshake refuses the peer
+ * until a reload lists it again.  Exclusive turns only.
+ */
+void link_revoke(struct rsd *d);
+
+/**
  * link_goaway_all(d):
  * Tell every peer this daemon opens and accepts no new streams.
  */

@@ -191,6 +191,9 @@ struct dlink {
 	 * are the link's loop's once it is up. */
 	struct noise_hs *hs;		/* excl */
 	int ident, sealed;		/* excl */
+	int revoked;			/* excl: a reload no longer trusts
+					   this connection's peer
+					   (link_revoke): no stream waits */
 	int aead;			/* excl: enum seal_aead */
 	uint8_t peer_pub[IDENT_KEY_LEN];	/* excl */
 	char peer_b64[IDENT_B64_LEN];	/* excl */

@@ -326,9 +326,10 @@ down_incoming(struct dlink *dl, const struct down *dn)
 		    LABOUT(dl), "%s failed authentication: %s", dl->name,
 		    dn->why);
 	} else {
-		/* A peer breaking the protocol is news; leaving not. */
-		LLOG(dn->kind == ENGINE_ERR_PROTOCOL || dn->nsusp > 0 ?
-		    LOG_WARNING : LOG_INFO, dl, "%s ended: %s%s", dl->name,
+		/* A peer breaking the protocol is news, and so is one
+		 * revoked; leaving not. */
+		LLOG(dn->kind == ENGINE_ERR_PROTOCOL || dn->nsusp > 0 ||
+		    dl->revoked ? LOG_WARNING : LOG_INFO, dl, "%s ended: %s%s", dl->name,
 		    dn->why, dn->susp);
 	}
 	if (dl->old != NULL) {
@@ -352,7 +353,10 @@ down_client(struct dlink *dl, const struct down *dn)
 	dl->ops->down(dl->arg, dl, dn->why, dn->wce);
 	/* Nothing more will use a stopping daemon's or old tunnel's link. */
 	if (link_stays_down(dl)) {
-		LLOG(LOG_INFO, dl, "%s closed", dl->name);
+		/* A retired tunnel's link a reload revoked: say why. */
+		LLOG(dl->revoked ? LOG_WARNING : LOG_INFO, dl, "%s closed%s%s",
+		    dl->name, dl->revoked ? ": " : "", dl->revoked ? dn->why :
+		    "");
 		return;
 	}
 	if (dn->was_up) {
@@ -613,6 +617,24 @@ link_free(struct dlink *dl)
 	 * sealing keys' OpenSSL contexts are freed here. */
 	handshake_wipe(dl);
 	secmem_free(dl);
+}
+
+void
+link_revoke(struct rsd *d)
+{
+	struct dlink *dl;
+	const char *why;
+	char msg[300];
+
+	loop_assert_exclusive();
+	TAILQ_FOREACH(dl, &d->links, entry) {
+		if (dl->vl == NULL || dl->failing ||
+		    (why = handshake_revoked(dl)) == NULL)
+			continue;
+		snprintf(msg, sizeof(msg), "revoked by a reload: %s", why);
+		dl->revoked = 1;
+		link_fail(dl, msg);
+	}
 }
 
 void

@@ -36,7 +36,7 @@ tunnel_resume_time(const struct dlink *dl, const char *name)
  * How long a failed link's suspended streams wait for a new one: a
  * client link's tunnel's resume_time; for an incoming link, the longest
  * of its streams' tunnels' (each stream waits for its own, susp_expire).
- * 0 when nobody will bring a new link.
+ * 0 when nobody will bring a new link, nor may: its peer is revoked.
  */
 static uint32_t
 resume_time(const struct dlink *dl, const struct engine *e)
@@ -44,6 +44,8 @@ resume_time(const struct dlink *dl, const struct engine *e)
 	const char *name;
 	uint32_t id, rt, best = 0;
 
+	if (dl->revoked)
+		return (0);
 	if (dl->c != NULL)
 		return (link_stays_down(dl) ? 0 : dl->c->sz.resume_time);
 	for (id = 0; id < WIRE_STREAMS_MAX; id++)

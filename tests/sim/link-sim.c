@@ -44,6 +44,11 @@
  *              with AES-256-GCM where the CPU has AES, else (a CPU
  *              without, as libsodium reports it) ChaCha20-Poly1305; a
  *              psk B does not hold is refused
+ *   revoke     a reload that takes a peer out of the peers (B's, A's) or
+ *              out of a client tunnel's ends its live link at once on
+ *              that side, says why, resets its streams there, and the
+ *              handshake refuses the peer's next link; no new stream
+ *              opens
  */
 #include "config.h"
 
@@ -136,35 +141,78 @@ getaddrinfo(const char *node, const char *service,
 
 /* ------------------------------------------------------------ daemons */
 
-/* Start daemon ${d} from configuration ${name}, of ${fmt}. */
-static void start(struct rsd *, const char *, const char *, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void
-start(struct rsd *d, const char *name, const char *fmt, ...)
+/* Configuration ${name} of ${fmt} and ${ap}, loaded (and its file gone). */
+static struct conf *
+load(const char *name, const char *fmt, va_list ap)
 {
 	static char text[65536];
 	char path[128], err[1200];
-	va_list ap;
+	struct conf *c;
 	FILE *fp;
 
-	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
 	snprintf(path, sizeof(path), "%s/%s.conf", dir, name);
 	if ((fp = fopen(path, "w")) == NULL || fprintf(fp, "%s\n", text) < 0 ||
 	    fclose(fp) != 0)
 		abort();
-	memset(d, 0, sizeof(*d));
-	d->lp = lp;
-	/* A fresh clock for what the daemon arms as it starts. */
-	(void)loop_run_once(lp, 0);
-	if (conf_load(path, 0, &d->conf, err, sizeof(err)) != 0 ||
-	    tunnel_start(d, err, sizeof(err)) != 0) {
+	if (conf_load(path, 0, &c, err, sizeof(err)) != 0) {
 		printf("# %s: %s\n", name, err);
 		abort();
 	}
 	unlink(path);
+	return (c);
+}
+
+/* Start daemon ${d} from configuration ${name}, of ${fmt} and ${ap}; or,
+ * ${again}, it reloads it, as SIGHUP does. */
+static void
+configure_v(struct rsd *d, int again, const char *name, const char *fmt,
+    va_list ap)
+{
+	char err[1200];
+	struct conf *c;
+
+	if (!again) {
+		memset(d, 0, sizeof(*d));
+		d->lp = lp;
+		/* A fresh clock for what the daemon arms as it starts. */
+		(void)loop_run_once(lp, 0);
+	}
+	c = load(name, fmt, ap);
+	if (!again)
+		d->conf = c;
+	if ((again ? tunnel_reload(d, c, err, sizeof(err)) :
+	    tunnel_start(d, err, sizeof(err))) != 0) {
+		printf("# %s: %s\n", name, err);
+		abort();
+	}
+}
+
+static void start(struct rsd *, const char *, const char *, ...)
+    __attribute__((format(printf, 3, 4)));
+static void configure(struct rsd *, int, const char *, const char *, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Start daemon ${d} from configuration ${name}, of ${fmt}. */
+static void
+start(struct rsd *d, const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	configure_v(d, 0, name, fmt, ap);
+	va_end(ap);
+}
+
+/* The same, or ${again}: ${d} reloads it. */
+static void
+configure(struct rsd *d, int again, const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	configure_v(d, again, name, fmt, ap);
+	va_end(ap);
 }
 
 static void
@@ -467,6 +515,13 @@ ended(int fd)
 	while ((n = recv(fd, b, sizeof(b), MSG_DONTWAIT)) > 0)
 		;
 	return (n == 0 || (n < 0 && errno != EAGAIN));
+}
+
+static int
+ended_target(void)
+{
+
+	return (ended(tgt_fd));
 }
 
 static int
@@ -1191,6 +1246,16 @@ make_ident(const char *name, char b64[IDENT_B64_LEN])
 	ident_b64(pub, b64);
 }
 
+/* make_ident's file for ${name} goes. */
+static void
+remove_ident(const char *name)
+{
+	char path[80];
+
+	snprintf(path, sizeof(path), "%s/%s.id", dir, name);
+	unlink(path);
+}
+
 /*
  * Start B with identity b, peers "node-a" (${peer}), the global key and
  * NKEYS + NINHERIT target tunnels; A with identity ${ida}, B as node-b,
@@ -1346,12 +1411,207 @@ test_keys(void)
 	}
 	snprintf(path, sizeof(path), "%s/stranger.key", dir);
 	unlink(path);
-	snprintf(path, sizeof(path), "%s/a.id", dir);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/b.id", dir);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/x.id", dir);
-	unlink(path);
+	remove_ident("a");
+	remove_ident("b");
+	remove_ident("x");
+}
+
+/* ---------------------------------------------------------- revoke */
+
+static char logpath[80];
+static char pra[IDENT_B64_LEN], prb[IDENT_B64_LEN], prx[IDENT_B64_LEN];
+static uint64_t fails_before;
+
+/* Whether a line of the daemons' log holds ${a}, then ${b}. */
+static int
+logged(const char *a, const char *b)
+{
+	char line[2048];
+	const char *at;
+	FILE *fp;
+	int found = 0;
+
+	if ((fp = fopen(logpath, "r")) == NULL)
+		return (0);
+	while (!found && fgets(line, sizeof(line), fp) != NULL)
+		found = (at = strstr(line, a)) != NULL && strstr(at, b) != NULL;
+	fclose(fp);
+	return (found);
+}
+
+/* B with identity rb, listing a key as a name, and target tunnel t. */
+#define REVOKE_B	"handshake_timeout = 1; listen = \"%s\"; "	\
+	"identity_file = \"%s/rb.id\";\n"				\
+	"peers = ( { name = \"%s\"; key = \"%s\"; } );\n"		\
+	"tunnels = ( { name = \"t\"; target = \"unix:%s\"; %s } );"
+
+/* A with identity ra, ${peers}, and client tunnel t with ${extra}. */
+#define REVOKE_A	"handshake_timeout = 1; source = \"%s\"; "	\
+	"identity_file = \"%s/ra.id\";\npeers = ( %s );\n"		\
+	"tunnels = ( { name = \"t\"; accept = \"unix:%s/t.sock\"; "	\
+	"peer = \"%s\"; %s %s } );"
+
+static void
+revoke_a(int again, const char *peers, const char *extra)
+{
+
+	configure(&A, again, "a", REVOKE_A, SRC, dir, peers, dir, SERVE,
+	    SIZES, extra);
+}
+
+/* Both up with identities, and a stream between them carrying bytes. */
+static void
+revoke_pair(const char *what, const char *a_peers, const char *a_extra)
+{
+	struct flow up, down;
+	char peers[200];
+
+	begin(what);
+	snprintf(peers, sizeof(peers), "{ name = \"node-b\"; key = \"%s\"; }%s",
+	    prb, a_peers);
+	configure(&B, 0, "b", REVOKE_B, SERVE, dir, "node-a", pra, target,
+	    SIZES);
+	revoke_a(0, peers, a_extra);
+	ok(until(both_up) && stream_open(&up, &down, 7) &&
+	    carry(&up, &down, 4096), "%s: up, a stream carries", what);
+}
+
+static int
+b_ended_it(void)
+{
+	struct link_info li;
+	unsigned up, susp;
+
+	(void)in_links(&B, &up, &susp, &li);
+	return (up == 0 && susp == 0 && logged("[node-a] ended: revoked by "
+	    "a reload: the peer's identity", "is not among the peers"));
+}
+
+static int
+b_refused_anew(void)
+{
+
+	return (B.auth_failures > fails_before);
+}
+
+static int
+a_ended_it(void)
+{
+
+	return (!a_up() && logged("[node-b] went down: revoked by a reload: "
+	    "the peer's identity", "is not among the peers"));
+}
+
+static int
+a_ended_it_tunnel(void)
+{
+
+	return (logged("[node-b] closed: revoked by a reload: the peer is "
+	    "node-b, which tunnel t does not name", "in its peers"));
+}
+
+/* A's link to B failed again, its handshake refusing B (not a reload). */
+static int
+a_refused_anew(void)
+{
+	struct link_info li;
+
+	(void)out_link(&A, "t", &li);
+	return (li.state != LINK_UP && strstr(li.last_error, "revoked") ==
+	    NULL && (strstr(li.last_error, "is not among the peers") != NULL ||
+	    strstr(li.last_error, "does not name in its peers") != NULL));
+}
+
+static int
+cli_ended(void)
+{
+
+	return (ended(cli_fd));
+}
+
+/* A new client of A's tunnel gets no stream: closed, B's target idle. */
+static int
+no_new_stream(void)
+{
+	char path[120];
+	int fd, came;
+
+	snprintf(path, sizeof(path), "%s/t.sock", dir);
+	fd = cli_fd;
+	cli_fd = unix_socket(path, 0);
+	tgt_fd = -1;
+	came = !until(cli_ended) || target_came();
+	close(cli_fd);
+	if (tgt_fd >= 0)
+		close(tgt_fd);
+	cli_fd = fd;
+	tgt_fd = -1;
+	return (!came);
+}
+
+/*
+ * Case ${what}: up with A's peers node-b${before} and tunnel t's
+ * ${extra}; A reloads ${after} and ${extra_after}: its link ends at once
+ * as ${gone} says, the next one refuses B, no new client gets a stream.
+ */
+static void
+revoke_by_a(const char *what, const char *before, const char *extra,
+    const char *after, const char *extra_after, int (*gone)(void))
+{
+
+	revoke_pair(what, before, extra);
+	revoke_a(1, after, extra_after);
+	ok(until(gone), "%s: A ends its link to B at once, and says why",
+	    what);
+	ok(until(a_refused_anew), "%s: A's next link refuses B", what);
+	ok(no_new_stream(), "%s: a new client of A gets no stream", what);
+	stream_close();
+	end("revoke");
+}
+
+static void
+test_revoke(void)
+{
+	char err[200], peers[200];
+
+	snprintf(logpath, sizeof(logpath), "%s/log", dir);
+	if (log_file_open(logpath, err, sizeof(err)) != 0)
+		abort();
+	if (getenv("LINK_SIM_DEBUG") == NULL)
+		log_set_level(LOG_WARNING);
+	make_ident("ra", pra);
+	make_ident("rb", prb);
+	make_ident("rx", prx);
+
+	revoke_pair("revoke: B's reload drops A", "", "");
+	fails_before = B.auth_failures;
+	configure(&B, 1, "b", REVOKE_B, SERVE, dir, "node-x", prx, target,
+	    SIZES);
+	ok(until(b_ended_it), "revoke: B ends A's link at once, and says why");
+	ok(until(ended_target), "revoke: B resets its stream (no resume "
+	    "waits for a peer it no longer trusts)");
+	ok(until(b_refused_anew) && !a_up(), "revoke: B refuses A's next "
+	    "link");
+	stream_close();
+	end("revoke");
+
+	snprintf(peers, sizeof(peers), "{ name = \"node-x\"; key = \"%s\"; }",
+	    prx);
+	revoke_by_a("revoke: A's reload drops B", "", "", peers, "",
+	    a_ended_it);
+	snprintf(peers, sizeof(peers), "{ name = \"node-b\"; key = \"%s\"; }, "
+	    "{ name = \"node-x\"; key = \"%s\"; }", prb, prx);
+	revoke_by_a("revoke: A's reload takes B out of tunnel t's peers",
+	    strchr(peers, ','), "peers = [ \"node-b\" ];", peers,
+	    "peers = [ \"node-x\" ];", a_ended_it_tunnel);
+
+	log_set_level(LOG_CRIT);
+	(void)log_file_open("", err, sizeof(err));
+	if (getenv("LINK_SIM_DEBUG") == NULL)
+		unlink(logpath);
+	remove_ident("ra");
+	remove_ident("rb");
+	remove_ident("rx");
 }
 
 int
@@ -1388,6 +1648,7 @@ main(void)
 	test_lanes();
 	test_max_version();
 	test_keys();
+	test_revoke();
 
 	close(tgt_lfd);
 	unlink(target);

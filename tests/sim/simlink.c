@@ -385,6 +385,14 @@ link_count(const struct rsd *d, unsigned *up)
 	return (n);
 }
 
+/* Simulated links prove no identity: a reload revokes none. */
+void
+link_revoke(struct rsd *d)
+{
+
+	(void)d;
+}
+
 void
 link_goaway_all(struct rsd *d)
 {
