@@ -49,10 +49,11 @@ tunnel_room(struct tun *t)
 }
 
 /*
- * With an identity here, a target tunnel without a key of its own takes
- * streams only from a peer that proved an identity it may use (the
- * peers it names, or any configured peer), still configured; and a
- * tunnel that encrypts only on a sealed link.
+ * With an identity here, a target tunnel takes streams only from a peer
+ * that proved an identity it may use (the peers it names, or any
+ * configured peer), still configured; or, with a key and no peers of its
+ * own, from one that proved the key and no identity.  And a tunnel that
+ * encrypts only on a sealed link.
  */
 static enum admission
 identity_admits(const struct conf *c, const struct conf_tunnel *t,
@@ -61,11 +62,28 @@ identity_admits(const struct conf *c, const struct conf_tunnel *t,
 
 	if (t->encrypt && link_sealing(dl) == NULL)
 		return (DENIED_CLEAR);
-	if (!c->identity.set || (p == NULL && t->key.set &&
+	if (!c->identity.set || (link_peer_key(dl) == NULL && t->key.set &&
 	    t->peer_mask_n == 0))
 		return (ADMITTED);
 	return (p != NULL && conf_tunnel_trusts(c, t, p) ? ADMITTED :
 	    DENIED_PEER);
+}
+
+/*
+ * May ${t}'s target be told the client address (ORIGIN) a peer claims?
+ * Without identities here, every peer the tunnel admits may (the key's
+ * holders, or anyone with proxy_trust_any_peer); with them, a peer ${p}
+ * with origin = true, and one without an identity only with
+ * proxy_trust_key_holders.
+ */
+static int
+origin_believed(const struct conf *c, const struct conf_tunnel *t,
+    const struct conf_peer *p)
+{
+
+	if (!c->identity.set)
+		return (1);
+	return (p != NULL ? p->origin : t->proxy_trust_key_holders);
 }
 
 /*
@@ -105,8 +123,9 @@ tunnel_admit_incoming(struct rsd *d, struct tun *t, struct dlink *dl,
 		/* A header naming this host would make every client local. */
 		a = NO_ORIGIN;
 		ST_REFUSE(t->st, TR_ORIGIN);
-	} else if (t->c->proxy_protocol != 0 && p != NULL && !p->origin) {
-		/* A node's claims about clients: only if it is trusted. */
+	} else if (t->c->proxy_protocol != 0 &&
+	    !origin_believed(d->conf, t->c, p)) {
+		/* A peer's claims about clients: only if it is trusted. */
 		a = UNTRUSTED_ORIGIN;
 		ST_REFUSE(t->st, TR_ORIGIN);
 	}
@@ -270,9 +289,13 @@ stream_arrives(void *arg, struct dlink *dl, uint32_t id, const char *name)
 	case UNTRUSTED_ORIGIN:
 		b = &d->origin_log;
 		reason = WIRE_REASON_NO_ORIGIN;
-		snprintf(why, sizeof(why), "refused a stream: the peer %s is "
-		    "not trusted for client addresses (origin = true), and "
-		    "proxy_protocol would pass its claim on", link_peer_id(dl));
+		snprintf(why, sizeof(why), "refused a stream: %s%s is not "
+		    "trusted for client addresses (%s = true), and "
+		    "proxy_protocol would pass its claim on",
+		    link_peer_id(dl)[0] != '\0' ? "the peer " : "a peer "
+		    "without an identity", link_peer_id(dl),
+		    link_peer_id(dl)[0] != '\0' ? "origin" :
+		    "proxy_trust_key_holders");
 		break;
 	case OLD_VERSION:
 		b = &d->version_log;

@@ -142,6 +142,9 @@ struct conf_tunnel {
 	/* target: believe the client address (ORIGIN) any peer claims,
 	 * keyless ones included (proxy_protocol without a key). */
 	int proxy_trust_any_peer;
+	/* target, with an identity_file: believe the ORIGIN of a peer that
+	 * proved the tunnel's key but no identity. */
+	int proxy_trust_key_holders;
 	/* resume_time without a key: allowed, though anyone who saw the
 	 * link's hellos can take its streams over. */
 	int resume_without_key;

@@ -89,7 +89,7 @@ enum tkey_kind { TK_NAME, TK_ADDR, TK_PORT0_ADDR, TK_PEERS, TK_MODE,
 
 /* The settings tunnel_check() names in its messages. */
 enum tkey_seen { TS_NONE, TS_ACCEPT, TS_PEER, TS_TARGET, TS_UNIX,
-    TS_PROXY, TS_TRUST, TS_NOKEY, TS_RESUME, TS_TCLASS, TS_NAMES,
+    TS_PROXY, TS_TRUST, TS_HOLDERS, TS_NOKEY, TS_RESUME, TS_TCLASS, TS_NAMES,
     TS_ENCRYPT, TS_N };
 
 static const struct tunnel_key {
@@ -112,6 +112,8 @@ static const struct tunnel_key {
 	{ "proxy_protocol", TK_PROXY, FIELD(proxy_protocol), TS_PROXY },
 	{ "proxy_trust_any_peer", TK_BOOL, FIELD(proxy_trust_any_peer),
 	    TS_TRUST },
+	{ "proxy_trust_key_holders", TK_BOOL, FIELD(proxy_trust_key_holders),
+	    TS_HOLDERS },
 	{ "resume_without_key", TK_BOOL, FIELD(resume_without_key),
 	    TS_NOKEY },
 	{ "peers", TK_LATER, 0, 0, TS_NAMES },	/* conf_tunnel_peers_parse() */
@@ -324,31 +326,64 @@ tunnel_check_version(const struct cfg *p, struct tunnel_parse *tp)
 	    WIRE_VERSION_IDENTITY, WIRE_VERSION_IDENTITY));
 }
 
-/* The settings that only make sense with others, and the keyless ones. */
+/*
+ * proxy_protocol and whom it believes (tunnel.c's tunnel_admit_incoming):
+ * without identities, the holders of the tunnel's key, or anyone with
+ * proxy_trust_any_peer; with them, peers with origin = true, and the
+ * key's holders without an identity only with proxy_trust_key_holders,
+ * which is an error where it could change nothing.
+ */
 static int
-tunnel_check(const struct cfg *p, struct tunnel_parse *tp)
+tunnel_check_proxy(const struct cfg *p, struct tunnel_parse *tp)
 {
+	static const enum tkey_seen trust[] = { TS_TRUST, TS_HOLDERS };
 	struct conf_tunnel *t = tp->t;
 	const config_setting_t *pp_s = tp->at[TS_PROXY];
-	const config_setting_t *rt_s = tp->at[TS_RESUME];
-	const config_setting_t *unix_s = tp->at[TS_UNIX];
+	const config_setting_t *kh_s = tp->at[TS_HOLDERS];
+	const config_setting_t *s;
+	size_t i;
 
-	if (tunnel_check_sides(p, tp))
-		return (-1);
 	if (pp_s != NULL && !t->has_target)
 		return (cfg_err(p, pp_s, "proxy_protocol needs a target (the "
 		    "serving side writes the header to it)"));
-	if (tp->at[TS_TRUST] != NULL && t->proxy_protocol == 0)
-		return (cfg_err(p, tp->at[TS_TRUST], "proxy_trust_any_peer "
-		    "goes with proxy_protocol"));
-	/* Set or not, a key file is named (rstreamctl reads no keys).  With
-	 * identities, only peers with origin = true are believed. */
+	for (i = 0; i < sizeof(trust) / sizeof(trust[0]); i++)
+		if ((s = tp->at[trust[i]]) != NULL && t->proxy_protocol == 0)
+			return (cfg_err(p, s, "%s goes with proxy_protocol",
+			    config_setting_name(s)));
+	/* Set or not, a key file is named (rstreamctl reads no keys). */
 	if (t->proxy_protocol != 0 && t->key.file[0] == '\0' &&
 	    !tp->identity && !t->proxy_trust_any_peer)
 		return (cfg_err(p, pp_s, "proxy_protocol without a key_file "
 		    "would tell the target whatever client address any host "
 		    "on the fabric claims; set key_file, or "
 		    "proxy_trust_any_peer = true to trust them all"));
+	if (!t->proxy_trust_key_holders)
+		return (0);
+	if (!tp->identity)
+		return (cfg_err(p, kh_s, "proxy_trust_key_holders does nothing "
+		    "without an identity_file: the holders of the tunnel's "
+		    "key are believed anyway"));
+	if (t->key.file[0] == '\0')
+		return (cfg_err(p, kh_s, "proxy_trust_key_holders without a "
+		    "key_file: with an identity_file, only peers that prove "
+		    "an identity take this tunnel's streams"));
+	if (tp->at[TS_NAMES] != NULL)
+		return (cfg_err(p, kh_s, "proxy_trust_key_holders with peers: "
+		    "only the peers named take this tunnel's streams, and "
+		    "their origin settings say whom to believe"));
+	return (0);
+}
+
+/* The settings that only make sense with others, and the keyless ones. */
+static int
+tunnel_check(const struct cfg *p, struct tunnel_parse *tp)
+{
+	struct conf_tunnel *t = tp->t;
+	const config_setting_t *rt_s = tp->at[TS_RESUME];
+	const config_setting_t *unix_s = tp->at[TS_UNIX];
+
+	if (tunnel_check_sides(p, tp) || tunnel_check_proxy(p, tp))
+		return (-1);
 	/* The accepting side's QP takes the connect request's (cma.c). */
 	if (tp->at[TS_TCLASS] != NULL && t->has_target)
 		return (cfg_err(p, tp->at[TS_TCLASS], "%s does nothing on a "
@@ -522,6 +557,7 @@ conf_tunnel_same(const struct conf_tunnel *x, const struct conf_tunnel *y)
 	    x->unix_mode == y->unix_mode &&
 	    x->proxy_protocol == y->proxy_protocol &&
 	    x->proxy_trust_any_peer == y->proxy_trust_any_peer &&
+	    x->proxy_trust_key_holders == y->proxy_trust_key_holders &&
 	    x->resume_without_key == y->resume_without_key &&
 	    strcmp(x->unix_owner, y->unix_owner) == 0 &&
 	    strcmp(x->unix_group, y->unix_group) == 0 &&

@@ -49,6 +49,9 @@
  *              that side, says why, resets its streams there, and the
  *              handshake refuses the peer's next link; no new stream
  *              opens
+ *   origin     on a daemon with an identity, a peer that proved a key
+ *              but no identity is believed for the PROXY header's client
+ *              address only with proxy_trust_key_holders
  */
 #include "config.h"
 
@@ -1422,6 +1425,22 @@ static char logpath[80];
 static char pra[IDENT_B64_LEN], prb[IDENT_B64_LEN], prx[IDENT_B64_LEN];
 static uint64_t fails_before;
 
+/* The daemons log warnings to logpath (${on}), or back as they were. */
+static void
+log_to_file(int on)
+{
+	char err[200];
+
+	snprintf(logpath, sizeof(logpath), "%s/log", dir);
+	if (log_file_open(on ? logpath : "", err, sizeof(err)) != 0)
+		abort();
+	if (getenv("LINK_SIM_DEBUG") == NULL) {
+		log_set_level(on ? LOG_WARNING : LOG_CRIT);
+		if (!on)
+			unlink(logpath);
+	}
+}
+
 /* Whether a line of the daemons' log holds ${a}, then ${b}. */
 static int
 logged(const char *a, const char *b)
@@ -1572,13 +1591,9 @@ revoke_by_a(const char *what, const char *before, const char *extra,
 static void
 test_revoke(void)
 {
-	char err[200], peers[200];
+	char peers[200];
 
-	snprintf(logpath, sizeof(logpath), "%s/log", dir);
-	if (log_file_open(logpath, err, sizeof(err)) != 0)
-		abort();
-	if (getenv("LINK_SIM_DEBUG") == NULL)
-		log_set_level(LOG_WARNING);
+	log_to_file(1);
 	make_ident("ra", pra);
 	make_ident("rb", prb);
 	make_ident("rx", prx);
@@ -1605,13 +1620,79 @@ test_revoke(void)
 	    strchr(peers, ','), "peers = [ \"node-b\" ];", peers,
 	    "peers = [ \"node-x\" ];", a_ended_it_tunnel);
 
-	log_set_level(LOG_CRIT);
-	(void)log_file_open("", err, sizeof(err));
-	if (getenv("LINK_SIM_DEBUG") == NULL)
-		unlink(logpath);
+	log_to_file(0);
 	remove_ident("ra");
 	remove_ident("rb");
 	remove_ident("rx");
+}
+
+/* ---------------------------------------------------------- origin */
+
+/* B with identity rb, the key, and tunnel t with proxy_protocol. */
+#define ORIGIN_B	"handshake_timeout = 1; listen = \"%s\"; "	\
+	"identity_file = \"%s/rb.id\";\nkey_file = \"%s/key\";\n"	\
+	"peers = ( { name = \"node-a\"; key = \"%s\"; } );\n"		\
+	"tunnels = ( { name = \"t\"; target = \"unix:%s\"; "		\
+	"proxy_protocol = \"v2\"; encrypt = false; %s %s } );"
+
+static int
+origin_refused(void)
+{
+
+	return (logged("refused a stream: a peer without an identity is not "
+	    "trusted for client addresses", "proxy_trust_key_holders"));
+}
+
+/*
+ * A new client of A's tunnel: whether its stream reaches B's target, or
+ * (${until_cond} not NULL) whether it has once ${until_cond} holds.
+ */
+static int
+stream_reaches(int (*until_cond)(void))
+{
+	char path[120];
+	int came;
+
+	snprintf(path, sizeof(path), "%s/t.sock", dir);
+	cli_fd = unix_socket(path, 0);
+	tgt_fd = -1;
+	came = until_cond != NULL ? !until(until_cond) || target_came() :
+	    until(target_came);
+	stream_close();
+	return (came);
+}
+
+/*
+ * B has an identity; A proves B's key but no identity.  B takes A's
+ * streams on its keyed tunnel, but believes the client address A claims
+ * for its PROXY header only with proxy_trust_key_holders.
+ */
+static void
+test_origin(void)
+{
+	const char *what = "origin: a peer without an identity";
+
+	log_to_file(1);
+	make_ident("rb", prb);
+	make_ident("ra", pra);
+	begin(what);
+	configure(&B, 0, "b", ORIGIN_B, SERVE, dir, dir, pra, target, SIZES,
+	    "");
+	start(&A, "a", "handshake_timeout = 1; source = \"%s\"; "
+	    "key_file = \"%s/key\";\ntunnels = ( { name = \"t\"; accept = "
+	    "\"unix:%s/t.sock\"; peer = \"%s\"; %s } );", SRC, dir, dir,
+	    SERVE, SIZES);
+	ok(until(a_up), "%s: its keyed link is up", what);
+	ok(!stream_reaches(origin_refused), "%s: is not believed for client "
+	    "addresses, and its stream is refused", what);
+	configure(&B, 1, "b", ORIGIN_B, SERVE, dir, dir, pra, target, SIZES,
+	    "proxy_trust_key_holders = true;");
+	ok(stream_reaches(NULL), "%s: with proxy_trust_key_holders, its stream "
+	    "reaches the target", what);
+	end("origin");
+	remove_ident("ra");
+	remove_ident("rb");
+	log_to_file(0);
 }
 
 int
@@ -1649,6 +1730,7 @@ main(void)
 	test_max_version();
 	test_keys();
 	test_revoke();
+	test_origin();
 
 	close(tgt_lfd);
 	unlink(target);

@@ -1815,6 +1815,47 @@ test_identity_errors(void)
 	unlink(id);
 }
 
+/* proxy_trust_key_holders: only where it can change something. */
+static void
+test_key_holders(void)
+{
+	uint8_t pub[IDENT_KEY_LEN];
+	char text[4096], gl[2048];
+	const char *id = identity("id", pub);
+	const char *key = keyfile("holders.key", 32, 0600);
+	struct conf *c;
+
+	peer_keys();
+#define KHCONF(g, t) (snprintf(text, sizeof(text), "listen = \"10.0.0.9\";\n" \
+	"%s\ntunnels = ( { name = \"a\"; target = \"tcp://127.0.0.1:1\";\n" \
+	"  %s\n  proxy_trust_key_holders = true; } );\n", (g), (t)), text)
+	snprintf(gl, sizeof(gl), "identity_file = \"%s\";\n"
+	    "peers = ( { name = \"node-b\"; key = \"%s\"; } );\n"
+	    "key_file = \"%s\";", id, kb, key);
+	c = load(KHCONF(gl, "proxy_protocol = \"v2\";"));
+	ok(c != NULL && c->tunnels[0].proxy_trust_key_holders,
+	    "proxy_trust_key_holders with an identity and a key");
+	conf_free(c);
+	ok(fails(KHCONF(gl, ""), 7, "tunnel a: proxy_trust_key_holders goes "
+	    "with proxy_protocol"), "proxy_trust_key_holders without "
+	    "proxy_protocol, at its line");
+	ok(fails(KHCONF(gl, "proxy_protocol = \"v2\"; peers = [ \"node-b\" ];"),
+	    7, "tunnel a: proxy_trust_key_holders with peers"),
+	    "proxy_trust_key_holders with the tunnel's peers");
+	snprintf(gl, sizeof(gl), "key_file = \"%s\";", key);
+	ok(fails(KHCONF(gl, "proxy_protocol = \"v2\";"), 5, "tunnel a: "
+	    "proxy_trust_key_holders does nothing without an identity_file"),
+	    "proxy_trust_key_holders without an identity");
+	snprintf(gl, sizeof(gl), "identity_file = \"%s\";\n"
+	    "peers = ( { name = \"node-b\"; key = \"%s\"; } );", id, kb);
+	ok(fails(KHCONF(gl, "proxy_protocol = \"v2\";"), 6, "tunnel a: "
+	    "proxy_trust_key_holders without a key_file"),
+	    "proxy_trust_key_holders without a key");
+#undef KHCONF
+	unlink(key);
+	unlink(id);
+}
+
 /*
  * libconfig's bare "syntax error", explained from the text: each case as
  * a person writes it, the line libconfig names, and the hint after it.
@@ -2098,6 +2139,7 @@ main(void)
 	test_keys();
 	test_identity();
 	test_identity_errors();
+	test_key_holders();
 	test_syntax();
 	test_ids();
 	test_warn();
