@@ -189,9 +189,10 @@ void link_mark(struct dlink *dl);
  * A reload made d->conf: every link whose peer proved an identity that
  * d->conf no longer trusts (not among the peers, or not among its
  * tunnel's) ends, said with the peer's name and why; its streams end
- * with it rather than wait for a resume the handshake would refuse.  A
- * client link then connects again, and its handshake refuses the peer
- * until a reload lists it again.  Exclusive turns only.
+ * with it rather than wait for a resume the handshake would refuse, and
+ * so do streams such a link left suspended.  A client link then
+ * connects again, and its handshake refuses the peer until a reload
+ * lists it again.  Exclusive turns only.
  */
 void link_revoke(struct rsd *d);
 

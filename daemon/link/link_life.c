@@ -625,15 +625,24 @@ link_revoke(struct rsd *d)
 	struct dlink *dl;
 	const char *why;
 	char msg[300];
+	uint32_t n;
 
 	loop_assert_exclusive();
 	TAILQ_FOREACH(dl, &d->links, entry) {
-		if (dl->vl == NULL || dl->failing ||
+		if ((dl->vl == NULL && dl->old == NULL) || dl->failing ||
 		    (why = handshake_revoked(dl)) == NULL)
 			continue;
 		snprintf(msg, sizeof(msg), "revoked by a reload: %s", why);
-		dl->revoked = 1;
-		link_fail(dl, msg);
+		if (dl->vl != NULL) {
+			dl->revoked = 1;
+			link_fail(dl, msg);
+			continue;
+		}
+		/* Streams suspended for a resume the peer may not make. */
+		n = engine_suspended(dl->old);
+		resume_end(dl, WIRE_REASON_DENIED);
+		LLOG(LOG_WARNING, dl, "%s: %u suspended stream%s reset: %s",
+		    dl->name, (unsigned)n, n == 1 ? "" : "s", msg);
 	}
 }
 

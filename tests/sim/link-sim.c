@@ -46,9 +46,9 @@
  *              psk B does not hold is refused
  *   revoke     a reload that takes a peer out of the peers (B's, A's) or
  *              out of a client tunnel's ends its live link at once on
- *              that side, says why, resets its streams there, and the
- *              handshake refuses the peer's next link; no new stream
- *              opens
+ *              that side, says why, resets its streams there (suspended
+ *              ones too), and the handshake refuses the peer's next
+ *              link; no new stream opens
  *   origin     on a daemon with an identity, a peer that proved a key
  *              but no identity is believed for the PROXY header's client
  *              address only with proxy_trust_key_holders
@@ -1478,21 +1478,24 @@ revoke_a(int again, const char *peers, const char *extra)
 	    SIZES, extra);
 }
 
-/* Both up with identities, and a stream between them carrying bytes. */
+/* Both up with identities, and a stream between them carrying bytes:
+ * B's tunnel t with ${b_extra}, A's peers node-b${a_peers}, its tunnel
+ * t with ${a_extra}. */
 static void
-revoke_pair(const char *what, const char *a_peers, const char *a_extra)
+revoke_pair(const char *what, const char *b_extra, const char *a_peers,
+    const char *a_extra, struct flow *up, struct flow *down)
 {
-	struct flow up, down;
-	char peers[200];
+	char peers[200], extra[200];
 
 	begin(what);
 	snprintf(peers, sizeof(peers), "{ name = \"node-b\"; key = \"%s\"; }%s",
 	    prb, a_peers);
+	snprintf(extra, sizeof(extra), "%s %s", SIZES, b_extra);
 	configure(&B, 0, "b", REVOKE_B, SERVE, dir, "node-a", pra, target,
-	    SIZES);
+	    extra);
 	revoke_a(0, peers, a_extra);
-	ok(until(both_up) && stream_open(&up, &down, 7) &&
-	    carry(&up, &down, 4096), "%s: up, a stream carries", what);
+	ok(until(both_up) && stream_open(up, down, 7) &&
+	    carry(up, down, 4096), "%s: up, a stream carries", what);
 }
 
 static int
@@ -1504,6 +1507,18 @@ b_ended_it(void)
 	(void)in_links(&B, &up, &susp, &li);
 	return (up == 0 && susp == 0 && logged("[node-a] ended: revoked by "
 	    "a reload: the peer's identity", "is not among the peers"));
+}
+
+static int
+b_susp_reset(void)
+{
+	struct link_info li;
+	unsigned up, susp;
+
+	(void)in_links(&B, &up, &susp, &li);
+	return (susp == 0 && ended(tgt_fd) && logged("[node-a]: 1 suspended "
+	    "stream reset: revoked by a reload: the peer's identity",
+	    "is not among the peers"));
 }
 
 static int
@@ -1578,7 +1593,9 @@ revoke_by_a(const char *what, const char *before, const char *extra,
     const char *after, const char *extra_after, int (*gone)(void))
 {
 
-	revoke_pair(what, before, extra);
+	struct flow up, down;
+
+	revoke_pair(what, "", before, extra, &up, &down);
 	revoke_a(1, after, extra_after);
 	ok(until(gone), "%s: A ends its link to B at once, and says why",
 	    what);
@@ -1591,6 +1608,8 @@ revoke_by_a(const char *what, const char *before, const char *extra,
 static void
 test_revoke(void)
 {
+	struct simverbs_peer dark = { .dark = 1 };
+	struct flow up, down;
 	char peers[200];
 
 	log_to_file(1);
@@ -1598,7 +1617,7 @@ test_revoke(void)
 	make_ident("rb", prb);
 	make_ident("rx", prx);
 
-	revoke_pair("revoke: B's reload drops A", "", "");
+	revoke_pair("revoke: B's reload drops A", "", "", "", &up, &down);
 	fails_before = B.auth_failures;
 	configure(&B, 1, "b", REVOKE_B, SERVE, dir, "node-x", prx, target,
 	    SIZES);
@@ -1607,6 +1626,18 @@ test_revoke(void)
 	    "waits for a peer it no longer trusts)");
 	ok(until(b_refused_anew) && !a_up(), "revoke: B refuses A's next "
 	    "link");
+	stream_close();
+	end("revoke");
+
+	revoke_pair("revoke: B's reload drops A, its stream suspended",
+	    "resume_time = 60;", "", "resume_time = 60;", &up, &down);
+	simverbs_peer(SERVE, &dark);
+	ok(simverbs_cut(SERVE) == 1 && until(a_suspended), "revoke: the path "
+	    "breaks: the stream is suspended on both sides");
+	configure(&B, 1, "b", REVOKE_B, SERVE, dir, "node-x", prx, target,
+	    SIZES " resume_time = 60;");
+	ok(until(b_susp_reset), "revoke: B resets it at once, not after "
+	    "resume_time, and says why");
 	stream_close();
 	end("revoke");
 
