@@ -4,8 +4,9 @@
 # three daemons (a at ADDR_A; b and c at ADDR_B, ports 7471 and 7472),
 # streams sealed and in clear checked byte for byte, the peer's name in
 # what both ends say, an identity nobody listed refused (its own link
-# never up: the serving side confirms only whom it took), and a key
-# rotated by reload while a stream runs.
+# never up: the serving side confirms only whom it took), a key
+# rotated by reload while a stream runs, and a key removed by reload
+# ending its live link.
 
 load helpers
 
@@ -109,7 +110,7 @@ through() {
 	[ "$(metric rstreamd_auth_failures_total c)" = 0 ]
 }
 
-@test "identities: an identity nobody listed is refused; a key rotates by reload under a stream" {
+@test "identities: an identity nobody listed is refused; a key rotates by reload under a stream; a removed one's link ends" {
 	ident a
 	ident b
 	ident x
@@ -164,6 +165,21 @@ through() {
 	grep -q "link to $B:7471 \[node-b\]" "$W/a.log"
 	run grep -c "link to $B:7471 \[node-b\] \[" "$W/a.log"
 	assert_output 0
+
+	# Revocation: b's reload without node-a2 ends the live link at
+	# once, as both daemons say, and b refuses a's next one.
+	refused=$(metric rstreamd_auth_failures_total b)
+	downs=$(count_log a "tunnel sec: link to $B:7471 \[node-b\] went down: ")
+	printf '%s node-a\n%s node-b\n' "$(cat "$W/a.pub")" "$(cat "$W/b.pub")" >"$W/peers"
+	kill -HUP "$PID_b"
+	wait_log b "link from $A:[0-9]* \[node-a2\] ended: revoked by a reload: the peer's identity .* is not among the peers"
+	wait_log_more a "tunnel sec: link to $B:7471 \[node-b\] went down: " "$downs"
+	wait_until 20 at_least $((refused + 1)) metric rstreamd_auth_failures_total b
+	wait_ctl b links '[.[] | select(.direction == "in" and .state == "up")] | length' 0
+	run ctl_json a links '.[] | select(.tunnel == "sec") | .state'
+	refute_output up
+	run through "$port" revoked 1
+	assert_failure
 }
 
 @test "identities: a PROXY v2 target learns the node's name, and believes only nodes trusted for origin" {
