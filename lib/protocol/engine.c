@@ -110,8 +110,9 @@ engine_free(struct engine *e)
 	if (e == NULL)
 		return;
 	for (id = 0; id < e->used; id++) {
-		eng_clear_free(&e->s[id].rx.clear);
-		eng_clear_free(&e->s[id].rx.old_clear);
+		eng_clear_free(e, &e->s[id].rx.clear, e->s[id].rx.ring.size);
+		eng_clear_free(e, &e->s[id].rx.old_clear,
+		    e->s[id].rx.old.size);
 	}
 	idq_free(&e->res.gone);
 	free(e->peer_ids);
@@ -384,7 +385,6 @@ engine_active(const struct engine *e)
 void
 engine_stats(const struct engine *e, struct engine_stats *st)
 {
-	uint32_t id;
 
 	*st = e->st;
 	st->peer_credits = (uint32_t)eng_msg_avail(e, 0);
@@ -403,13 +403,6 @@ engine_stats(const struct engine *e, struct engine_stats *st)
 	st->rtt_ns = e->win.rtt_min;
 	st->rate = e->win.rate_max;
 	st->sealed = (uint32_t)engine_sealed(e);
-	st->rx_private = 0;
-	for (id = 0; id < e->used; id++) {
-		if (e->s[id].rx.clear != NULL)
-			st->rx_private += e->s[id].rx.ring.size;
-		if (e->s[id].rx.old_clear != NULL)
-			st->rx_private += e->s[id].rx.old.size;
-	}
 }
 
 void

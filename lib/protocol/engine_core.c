@@ -222,8 +222,8 @@ eng_slot_free(struct engine *e, uint32_t id)
 
 	if (s->flags & F_PEER_MAPPED)
 		eng_peer_bit(e, s->peer_id, 0);
-	eng_clear_free(&s->rx.clear);
-	eng_clear_free(&s->rx.old_clear);
+	eng_clear_free(e, &s->rx.clear, s->rx.ring.size);
+	eng_clear_free(e, &s->rx.old_clear, s->rx.old.size);
 	s->state = S_FREE;
 	s->flags = 0;
 	s->ctrl = 0;
@@ -336,9 +336,11 @@ eng_suspendable(const struct stream *s, enum engine_err kind)
 }
 
 void
-eng_clear_free(uint8_t **clear)
+eng_clear_free(struct engine *e, uint8_t **clear, uint32_t size)
 {
 
+	if (*clear != NULL)
+		e->st.rx_private -= size;
 	free(*clear);
 	*clear = NULL;
 }

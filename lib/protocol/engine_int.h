@@ -423,8 +423,9 @@ void eng_check_eof(struct engine *e, uint32_t id);
 /* Does stream ${s} wait for a resume when the link fails (${kind})? */
 int eng_suspendable(const struct stream *s, enum engine_err kind);
 
-/* Free private copy ${*clear} (eng_seal_open_write's), if any. */
-void eng_clear_free(uint8_t **clear);
+/* Free private copy ${*clear} of ${size} bytes (eng_seal_open_write's),
+ * if any: the engine's rx_private counts it no more. */
+void eng_clear_free(struct engine *e, uint8_t **clear, uint32_t size);
 
 /* ---- engine_seal.c */
 

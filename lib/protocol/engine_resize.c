@@ -134,8 +134,8 @@ eng_rx_switch(struct engine *e, uint32_t id)
 	struct stream *s = &e->s[id];
 
 	if (s->rx.cons == s->rx.tail) {
+		eng_clear_free(e, &s->rx.clear, s->rx.ring.size);
 		eng_ring_drop(e, s, &s->rx.ring);
-		eng_clear_free(&s->rx.clear);
 	} else {
 		s->rx.old = s->rx.ring;
 		s->rx.old_clear = s->rx.clear;
@@ -180,8 +180,8 @@ void
 eng_rx_old_drop(struct engine *e, struct stream *s)
 {
 
+	eng_clear_free(e, &s->rx.old_clear, s->rx.old.size);
 	eng_ring_drop(e, s, &s->rx.old);
-	eng_clear_free(&s->rx.old_clear);
 }
 
 void

@@ -82,6 +82,15 @@ rebuild_free(struct engine *e)
 	}
 }
 
+/* A private ring copy of ${size} bytes moves from ${old} to ${e}. */
+static void
+private_move(struct engine *e, struct engine *old, uint32_t size)
+{
+
+	old->st.rx_private -= size;
+	e->st.rx_private += size;
+}
+
 /*
  * Move suspended stream ${id} of failed engine ${old} into ${e} under the
  * same id, its rings re-registered by the embedder; it is RESUMING until
@@ -120,6 +129,10 @@ adopt(struct engine *e, struct engine *old, uint32_t id)
 	o->flags = 0;
 	o->ev = 0;
 	/* Its private copies went with it. */
+	if (o->rx.clear != NULL)
+		private_move(e, old, o->rx.ring.size);
+	if (o->rx.old_clear != NULL)
+		private_move(e, old, o->rx.old.size);
 	o->rx.clear = o->rx.old_clear = NULL;
 	old->st.streams_active--;
 	tx = s->tx.ring;

@@ -202,6 +202,7 @@ rx_clear(struct engine *e, struct stream *s)
 		    (unsigned)(s - e->s));
 		return (NULL);
 	}
+	e->st.rx_private += s->rx.ring.size;
 	ring_to_clear(&e->seal.ops, &s->rx.ring, s->rx.clear, from,
 	    s->rx.tail - from);
 	return (s->rx.clear);

@@ -2323,6 +2323,10 @@ run_checks(struct run *R)
 			if (st.streams_active != 0)
 				rfail(R, "side %d: %u streams still active",
 				    i, (unsigned)st.streams_active);
+			else if (st.rx_private != 0)
+				rfail(R, "side %d: %llu bytes of private ring "
+				    "copies counted with no stream left", i,
+				    (unsigned long long)st.rx_private);
 		}
 	}
 	for (i = 0; i < 2 && !R->failed && R->f.links == 1; i++)
