@@ -102,9 +102,13 @@ through() {
 	assert_line 'rstreamd_link_peer_info{tunnel="",peer="node-a",direction="in",identity="node-a",sealing=""} 1'
 	run "$CTL" -s "$W/a.ctl" metrics
 	assert_line --regexp "^rstreamd_link_peer_info\{tunnel=\"sec\",peer=\"$B:7471\",direction=\"out\",identity=\"node-b\",sealing=\"(aes-256-gcm|chacha20-poly1305)\"\} 1$"
-	# Streams name the node too.
-	hold_stream "$(accept_port a sec)"
+	# Streams name the node too.  Its bytes, sealed both ways, are read
+	# from private copies of the receive rings, which both ends count.
+	spawn timeout 600 socat SYSTEM:"printf hello; sleep 1000" \
+	    TCP:127.0.0.1:"$(accept_port a sec)" </dev/null >/dev/null 2>&1
 	wait_ctl b streams '[.[] | select(.tunnel == "sec") | .identity] | join(",")' node-a
+	wait_ctl a links '[.[] | select(.tunnel == "sec") | .private_bytes > 0 and .private_bytes <= .ring_bytes][0]' true
+	wait_ctl b links '[.[] | select(.direction == "in" and .sealing != "") | .private_bytes > 0 and .private_bytes <= .ring_bytes][0]' true
 	# No key anywhere: nothing was refused or failed.
 	[ "$(metric rstreamd_auth_failures_total b)" = 0 ]
 	[ "$(metric rstreamd_auth_failures_total c)" = 0 ]
