@@ -145,7 +145,7 @@ getaddrinfo(const char *node, const char *service,
 /* ------------------------------------------------------------ daemons */
 
 /* Configuration ${name} of ${fmt} and ${ap}, loaded (and its file gone). */
-static struct conf *
+static struct conf * __attribute__((format(printf, 2, 0)))
 load(const char *name, const char *fmt, va_list ap)
 {
 	static char text[65536];
@@ -168,7 +168,7 @@ load(const char *name, const char *fmt, va_list ap)
 
 /* Start daemon ${d} from configuration ${name}, of ${fmt} and ${ap}; or,
  * ${again}, it reloads it, as SIGHUP does. */
-static void
+static void __attribute__((format(printf, 4, 0)))
 configure_v(struct rsd *d, int again, const char *name, const char *fmt,
     va_list ap)
 {
