@@ -200,6 +200,7 @@ rows_links(struct rsd *d, struct render_tab *tb)
 		r.failures_total = NUM_IF(li.have_failures,
 		    li.failures_total);
 		r.down_since = NUM_IF(li.down_since_ms != 0, li.down_since_ms);
+		r.retry_wait = NUM_IF(li.retry_wait_ms != 0, li.retry_wait_ms);
 		r.last_error = li.last_error;
 		render_tab_add(tb, &r);
 	}

@@ -78,6 +78,8 @@ static const struct render_col link_cols[] = {
 	N(failures_total, WIDE),
 	{ "down_since", "DOWN", RENDER_SINCE,
 	    offsetof(struct tables_link, down_since), DEF },
+	{ "retry_wait_ms", "RETRY WAIT", RENDER_NUM,
+	    offsetof(struct tables_link, retry_wait), WIDE },
 	/* Last: a message runs as long as it is. */
 	{ "last_error", "ERROR", RENDER_STR,
 	    offsetof(struct tables_link, last_error), DEF },

@@ -65,8 +65,9 @@ struct tables_link {
 	uint64_t lane1_depth, lane1_inflight;
 	/* While it is not up: a client link's failures since it was last up
 	 * and in all, since when (ms since the epoch), and why the last
-	 * attempt failed (or the link ended). */
-	uint64_t failures, failures_total, down_since;
+	 * attempt failed (or the link ended); retrying, the back-off before
+	 * the next attempt (ms). */
+	uint64_t failures, failures_total, down_since, retry_wait;
 	const char *last_error;
 };
 

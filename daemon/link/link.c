@@ -350,6 +350,7 @@ link_info(const struct dlink *dl, struct link_info *li)
 		li->state = LINK_SUSPENDED;
 	li->last_error = dl->state == D_UP ? "" : dl->last_err;
 	li->down_since_ms = dl->state == D_UP ? 0 : dl->down_since;
+	li->retry_wait_ms = loop_timer_armed(&dl->retry) ? dl->retry_wait : 0;
 	li->have_failures = dl->c != NULL;
 	li->failures = dl->c != NULL ? (uint64_t)dl->failures : 0;
 	li->failures_total = dl->failures_total;

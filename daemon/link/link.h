@@ -115,6 +115,9 @@ struct link_info {
 	 * incoming link, which has one life). */
 	const char *last_error;
 	uint64_t down_since_ms;
+	/* The back-off it waits before its next attempt, in ms (0: none
+	 * waits, or it comes at once). */
+	uint32_t retry_wait_ms;
 	int have_failures;
 	uint64_t failures, failures_total;
 	int have_stats;

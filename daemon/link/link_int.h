@@ -159,7 +159,8 @@ struct dlink {
 	struct sockaddr_storage dst;	/* excl */
 	TAILQ_ENTRY(dlink) qentry;	/* excl */
 	struct loop_timer retry;	/* excl: reconnect after back-off */
-	uint32_t backoff;		/* excl */
+	uint32_t backoff;		/* excl: the next wait */
+	uint32_t retry_wait;		/* excl: the wait armed in retry */
 	int failures;			/* excl: in a row, since it was last
 					   up */
 	uint64_t failures_total;	/* excl */

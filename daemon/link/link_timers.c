@@ -121,6 +121,7 @@ link_timers_attempt_now(struct dlink *dl)
 {
 
 	loop_timer_arm(&dl->retry, 0);
+	dl->retry_wait = 0;
 }
 
 void
@@ -128,6 +129,7 @@ link_timers_attempt_later(struct dlink *dl)
 {
 
 	loop_timer_arm(&dl->retry, dl->backoff);
+	dl->retry_wait = dl->backoff;
 	dl->backoff = dl->backoff * 2 > LINK_BACKOFF_MAX_MS ?
 	    LINK_BACKOFF_MAX_MS : dl->backoff * 2;
 }

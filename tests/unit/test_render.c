@@ -333,6 +333,7 @@ test_down(void)
 	dn.failures = 43200;
 	dn.failures_total = 43210;
 	dn.down_since = NOW_MS - (86400 + 3 * 3600) * 1000ull;
+	dn.retry_wait = 2000;
 	dn.last_error = WHY;
 	tables_links(&t);
 	t.now_ms = NOW_MS;
@@ -367,8 +368,9 @@ test_down(void)
 	render_tab(&o, &t, 1, NULL);
 	ok(o.p != NULL && strstr(o.p, "\"failures\":43200,"
 	    "\"failures_total\":43210,\"down_since\":"
-	    "\"2025-02-28T09:00:05Z\",\"last_error\":\"" WHY "\"}") != NULL,
-	    "links JSON: the failures, a UTC time, the message");
+	    "\"2025-02-28T09:00:05Z\",\"retry_wait_ms\":2000,"
+	    "\"last_error\":\"" WHY "\"}") != NULL,
+	    "links JSON: the failures, a UTC time, the back-off, the message");
 	diag(o.p);
 	o.len = 0;
 
