@@ -1,0 +1,48 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+# What the benchmarks share, sourced by them inside the runner's guest
+# (after they set ${w}, their scratch directory, and ${A}, A's address).
+#
+#   log TEXT...        to standard error
+#   now                seconds since the epoch, with nanoseconds
+#   ratio X Y          X / Y to two places; "?" when Y is 0
+#   wait_port PORT     until something listens on TCP port PORT (10 s)
+#   cpuns PID          nanoseconds PID's threads ran (schedstat: exact,
+#                      where /proc/PID/stat's utime and stime come in
+#                      ticks of 10 ms, a few per idle row)
+#   server_wait FILE   until the server writing FILE says it is waiting
+#   verbs_rtt PORT OUT N [-e]
+#                      N 64-byte round trips of tests/bench/verbs_rr over
+#                      one rdma_cm queue pair from ${A} to itself's device
+#                      pair (polling, or with -e sleeping on completion
+#                      events as the daemons do); prints "p50 p99" in us,
+#                      "- -" when it failed; its outputs in OUT.s, OUT.c
+
+log() { echo "$*" >&2; }
+now() { date +%s.%N; }
+ratio() { awk "BEGIN{if ($2 + 0 == 0) print \"?\"; else printf \"%.2f\", $1 / $2}"; }
+wait_port() {
+	for _ in $(seq 100); do
+		ss -Hltn "sport = :$1" | grep -q . && return
+		sleep 0.1
+	done
+}
+cpuns() {
+	cat /proc/"$1"/task/*/schedstat 2>/dev/null |
+	    awk '{ s += $1 } END { printf "%.0f\n", s }'
+}
+server_wait() {
+	for _ in $(seq 100); do
+		grep -qi "waiting" "$1" && return
+		sleep 0.1
+	done
+}
+verbs_rtt() {
+	local vrr=$build/tests/bench/verbs_rr sp
+	timeout 60 stdbuf -oL "$vrr" -l -b "$A" -p "$1" ${4:-} >"$2.s" 2>&1 &
+	sp=$!
+	server_wait "$2.s"
+	timeout 60 "$vrr" -H "$A" -p "$1" -s 64 -n "$3" ${4:-} >"$2.c" 2>&1 || true
+	wait "$sp" || true
+	sed -n 's/.*median \([0-9.]*\) us, p99 \([0-9.]*\) us.*/\1 \2/p' "$2.c" |
+	    grep . || echo "- -"
+}
