@@ -199,6 +199,10 @@ struct rsd {
 					   room */
 	uint64_t auth_failures;		/* atomic: links that failed to
 					   authenticate (the gate too) */
+	uint64_t links_revoked;		/* excl: links a reload ended: it no
+					   longer trusts their peer */
+	uint64_t streams_revoked;	/* excl: streams a reload reset with
+					   them */
 	uint64_t resume_refusals;	/* excl: peers' resume offers refused */
 	uint64_t resume_timeouts;	/* excl: suspended streams reset: no
 					   new link */

@@ -267,6 +267,15 @@ static const struct daemon_counter {
 	    "that failed to authenticate (wrong key, none, or too late; or "
 	    "whose peer did not prove a resume's secret).",
 	    offsetof(struct rsd, auth_failures) },
+	{ "rstreamd_links_revoked_total",
+	    "Links a reload ended because it no longer trusts their peer's "
+	    "identity (not among the peers, or not among a client tunnel's), "
+	    "live ones and ones whose streams waited suspended.",
+	    offsetof(struct rsd, links_revoked) },
+	{ "rstreamd_streams_revoked_total",
+	    "Streams a reload reset because it no longer trusts their peer: "
+	    "those of the links it ended, suspended ones included.",
+	    offsetof(struct rsd, streams_revoked) },
 	{ "rstreamd_resume_refusals_total",
 	    "Peers' offers to resume streams refused (unknown streams, a "
 	    "wrong proof, another key).", offsetof(struct rsd,

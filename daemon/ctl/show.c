@@ -74,6 +74,7 @@ status_json(struct rsd *d, struct render_buf *o, struct status *st)
 	render_printf(o, ",\"streams\":%u,\"links\":%u,"
 	    "\"links_up\":%u,\"links_rejected\":%llu,"
 	    "\"links_evicted\":%llu,\"auth_failures\":%llu,"
+	    "\"links_revoked\":%llu,\"streams_revoked\":%llu,"
 	    "\"resume_refusals\":%llu,\"resume_timeouts\":%llu,"
 	    "\"stepdowns\":%llu,\"stepdowns_refused\":%llu,"
 	    "\"ring_bytes\":%llu,\"control_bytes\":%llu,"
@@ -82,6 +83,8 @@ status_json(struct rsd *d, struct render_buf *o, struct status *st)
 	    st->up, (unsigned long long)d->links_rejected,
 	    (unsigned long long)d->links_evicted,
 	    (unsigned long long)d->auth_failures,
+	    (unsigned long long)d->links_revoked,
+	    (unsigned long long)d->streams_revoked,
 	    (unsigned long long)d->resume_refusals,
 	    (unsigned long long)d->resume_timeouts,
 	    (unsigned long long)d->stepdowns,
@@ -127,6 +130,10 @@ status_text(struct rsd *d, struct render_buf *o, struct status *st,
 	    (unsigned long long)d->auth_failures,
 	    (unsigned long long)d->resume_refusals,
 	    (unsigned long long)d->resume_timeouts);
+	render_printf(o, "revoked by reloads: %llu link%s, %llu stream%s\n",
+	    (unsigned long long)d->links_revoked, d->links_revoked == 1 ?
+	    "" : "s", (unsigned long long)d->streams_revoked,
+	    d->streams_revoked == 1 ? "" : "s");
 	render_printf(o, "protocol step-downs: %llu; refused below "
 	    "min_version: %llu\n", (unsigned long long)d->stepdowns,
 	    (unsigned long long)d->stepdowns_refused);

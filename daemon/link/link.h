@@ -193,9 +193,10 @@ void link_mark(struct dlink *dl);
  * d->conf no longer trusts (not among the peers, or not among its
  * tunnel's) ends, said with the peer's name and why; its streams end
  * with it rather than wait for a resume the handshake would refuse, and
- * so do streams such a link left suspended.  A client link then
- * connects again, and its handshake refuses the peer until a reload
- * lists it again.  Exclusive turns only.
+ * so do streams such a link left suspended; d->links_revoked and
+ * d->streams_revoked count them.  A client link then connects again, and
+ * its handshake refuses the peer until a reload lists it again.
+ * Exclusive turns only.
  */
 void link_revoke(struct rsd *d);
 

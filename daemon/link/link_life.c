@@ -633,13 +633,18 @@ link_revoke(struct rsd *d)
 		    (why = handshake_revoked(dl)) == NULL)
 			continue;
 		snprintf(msg, sizeof(msg), "revoked by a reload: %s", why);
+		d->links_revoked++;
+		n = dl->old != NULL ? engine_suspended(dl->old) : 0;
 		if (dl->vl != NULL) {
+			/* Its streams, and those waiting to resume on it. */
+			d->streams_revoked += n + engine_active(
+			    link_cur_engine(dl));
 			dl->revoked = 1;
 			link_fail(dl, msg);
 			continue;
 		}
 		/* Streams suspended for a resume the peer may not make. */
-		n = engine_suspended(dl->old);
+		d->streams_revoked += n;
 		resume_end(dl, WIRE_REASON_DENIED);
 		LLOG(LOG_WARNING, dl, "%s: %u suspended stream%s reset: %s",
 		    dl->name, (unsigned)n, n == 1 ? "" : "s", msg);

@@ -6,7 +6,7 @@
 # what both ends say, an identity nobody listed refused (its own link
 # never up: the serving side confirms only whom it took), a key
 # rotated by reload while a stream runs, and a key removed by reload
-# ending its live link.
+# ending its live link, which the daemon that removed it counts.
 
 load helpers
 
@@ -180,6 +180,10 @@ through() {
 	wait_log_more a "tunnel sec: link to $B:7471 \[node-b\] went down: " "$downs"
 	wait_until 20 at_least $((refused + 1)) metric rstreamd_auth_failures_total b
 	wait_ctl b links '[.[] | select(.direction == "in" and .state == "up")] | length' 0
+	# b counts the link it revoked; a revoked nothing.
+	[ "$(metric rstreamd_links_revoked_total b)" = 1 ]
+	[ "$(ctl_json b status .links_revoked)" = 1 ]
+	[ "$(metric rstreamd_links_revoked_total a)" = 0 ]
 	run ctl_json a links '.[] | select(.tunnel == "sec") | .state'
 	refute_output up
 	run through "$port" revoked 1

@@ -82,8 +82,12 @@ EOF
 	assert_line "process_max_fds $soft"
 	assert_line "# TYPE process_start_time_seconds gauge"
 	assert_line "# TYPE process_cpu_seconds_total counter"
-	# The reload gauges say the start's load worked.
+	# The reload gauges say the start's load worked; no reload revoked
+	# anything yet, which a scrape says from the start.
 	assert_line "rstreamd_config_last_reload_successful 1"
+	assert_line "rstreamd_links_revoked_total 0"
+	assert_line "# TYPE rstreamd_streams_revoked_total counter"
+	assert_line "rstreamd_streams_revoked_total 0"
 	assert_line "rstreamd_config_last_reload_success_timestamp_seconds $(echo "$output" |
 	    sed -n 's/^process_start_time_seconds //p')"
 }

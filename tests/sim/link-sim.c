@@ -48,7 +48,7 @@
  *              out of a client tunnel's ends its live link at once on
  *              that side, says why, resets its streams there (suspended
  *              ones too), and the handshake refuses the peer's next
- *              link; no new stream opens
+ *              link; no new stream opens; both count it
  *   origin     on a daemon with an identity, a peer that proved a key
  *              but no identity is believed for the PROXY header's client
  *              address only with proxy_trust_key_holders
@@ -1636,6 +1636,11 @@ revoke_by_a(const char *what, const char *before, const char *extra,
 	    what);
 	ok(until(a_refused_anew), "%s: A's next link refuses B", what);
 	ok(no_new_stream(), "%s: a new client of A gets no stream", what);
+	ok(A.links_revoked == 1 && A.streams_revoked == 1 &&
+	    B.links_revoked == 0 && B.streams_revoked == 0, "%s: A counts the "
+	    "link and its stream revoked (%llu, %llu), B nothing", what,
+	    (unsigned long long)A.links_revoked,
+	    (unsigned long long)A.streams_revoked);
 	stream_close();
 	end("revoke");
 }
@@ -1661,6 +1666,11 @@ test_revoke(void)
 	    "waits for a peer it no longer trusts)");
 	ok(until(b_refused_anew) && !a_up(), "revoke: B refuses A's next "
 	    "link");
+	ok(B.links_revoked == 1 && B.streams_revoked == 1 &&
+	    A.links_revoked == 0 && A.streams_revoked == 0, "revoke: B counts "
+	    "the link and its stream revoked (%llu, %llu), A nothing",
+	    (unsigned long long)B.links_revoked,
+	    (unsigned long long)B.streams_revoked);
 	stream_close();
 	end("revoke");
 
@@ -1673,6 +1683,10 @@ test_revoke(void)
 	    SIZES " resume_time = 60;");
 	ok(until(b_susp_reset), "revoke: B resets it at once, not after "
 	    "resume_time, and says why");
+	ok(B.links_revoked == 1 && B.streams_revoked == 1, "revoke: B counts "
+	    "the failed link and its suspended stream revoked (%llu, %llu)",
+	    (unsigned long long)B.links_revoked,
+	    (unsigned long long)B.streams_revoked);
 	stream_close();
 	end("revoke");
 
