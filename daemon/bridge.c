@@ -827,6 +827,28 @@ bridge_adopt(struct bridge *b, struct dlink *dl, struct engine_ring *tx,
 	return (0);
 }
 
+struct dlink *
+bridge_serving(const struct bridge *b)
+{
+
+	return (b->server && b->have_id && !b->closed ? b->dl : NULL);
+}
+
+void
+bridge_revoke(struct bridge *b, const char *why)
+{
+	struct dlink *dl = b->dl;
+
+	loop_assert_exclusive();
+	BLOG(LOG_WARNING, b, "%s; resetting the stream", why);
+	/* The peer sees the reason a new stream of it would get. */
+	if (b->dial != NULL)
+		refuse(b, WIRE_REASON_DENIED, TR_DENIED);
+	else
+		abort_stream(b, WIRE_REASON_DENIED);
+	link_mark(dl);
+}
+
 void
 bridge_sweep(struct tun *t, uint64_t now_ms)
 {

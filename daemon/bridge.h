@@ -89,6 +89,21 @@ int bridge_adopt(struct bridge *b, struct dlink *dl, struct engine_ring *tx,
 void bridge_sweep(struct tun *t, uint64_t now_ms);
 
 /**
+ * bridge_serving(b):
+ * The link of ${b}'s stream if it serves a peer's stream (target side)
+ * that has not ended, suspended ones too; else NULL.
+ */
+struct dlink *bridge_serving(const struct bridge *b);
+
+/**
+ * bridge_revoke(b, why):
+ * A reload no longer lets ${b}'s peer use its tunnel: reset its stream
+ * (refuse it, while its target is being connected), saying ${why} at
+ * level warning.  May free ${b}.
+ */
+void bridge_revoke(struct bridge *b, const char *why);
+
+/**
  * bridge_first(t) / bridge_next(b):
  * Tunnel ${t}'s streams, newest first.
  */

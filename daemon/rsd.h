@@ -201,8 +201,8 @@ struct rsd {
 					   authenticate (the gate too) */
 	uint64_t links_revoked;		/* excl: links a reload ended: it no
 					   longer trusts their peer */
-	uint64_t streams_revoked;	/* excl: streams a reload reset with
-					   them */
+	uint64_t streams_revoked;	/* excl: streams a reload reset for
+					   that, or for their tunnel's peers */
 	uint64_t resume_refusals;	/* excl: peers' resume offers refused */
 	uint64_t resume_timeouts;	/* excl: suspended streams reset: no
 					   new link */

@@ -52,9 +52,20 @@ tunnel_room(struct tun *t)
  * With an identity here, a target tunnel takes streams only from a peer
  * that proved an identity it may use (the peers it names, or any
  * configured peer), still configured; or, with a key and no peers of its
- * own, from one that proved the key and no identity.  And a tunnel that
- * encrypts only on a sealed link.
+ * own, from one that proved the key and no identity.
  */
+static int
+peer_admitted(const struct conf *c, const struct conf_tunnel *t,
+    const struct dlink *dl, const struct conf_peer *p)
+{
+
+	if (!c->identity.set || (link_peer_key(dl) == NULL && t->key.set &&
+	    t->peer_mask_n == 0))
+		return (1);
+	return (p != NULL && conf_tunnel_trusts(c, t, p));
+}
+
+/* And a tunnel that encrypts only on a sealed link. */
 static enum admission
 identity_admits(const struct conf *c, const struct conf_tunnel *t,
     const struct dlink *dl, const struct conf_peer *p)
@@ -62,11 +73,7 @@ identity_admits(const struct conf *c, const struct conf_tunnel *t,
 
 	if (t->encrypt && link_sealing(dl) == NULL)
 		return (DENIED_CLEAR);
-	if (!c->identity.set || (link_peer_key(dl) == NULL && t->key.set &&
-	    t->peer_mask_n == 0))
-		return (ADMITTED);
-	return (p != NULL && conf_tunnel_trusts(c, t, p) ? ADMITTED :
-	    DENIED_PEER);
+	return (peer_admitted(c, t, dl, p) ? ADMITTED : DENIED_PEER);
 }
 
 /*
@@ -891,6 +898,53 @@ tunnel_start(struct rsd *d, char *err, size_t errlen)
 	return (0);
 }
 
+/*
+ * What admission now refuses, a reload ends: streams of target tunnels
+ * (configured, or draining after a change) whose peer the tunnel of
+ * their name now configured would not admit (its peers no longer name
+ * it), on links that stay up for the peer's other tunnels.  Peers no
+ * longer among the peers at all are link_revoke's, whose links end with
+ * their streams.  A tunnel a reload removed drains as before.
+ */
+static void
+revoke_streams(struct rsd *d)
+{
+	const struct conf_peer *p;
+	struct tun *t, *now;
+	struct bridge *b, *next;
+	struct dlink *dl;
+	char why[200];
+
+	loop_assert_exclusive();
+	TAILQ_FOREACH(t, &d->tuns, entry) {
+		if (!t->c->has_target ||
+		    (now = tunnel_find_target(d, t->c->name)) == NULL)
+			continue;
+		for (b = bridge_first(t); b != NULL; b = next) {
+			next = bridge_next(b);
+			if ((dl = bridge_serving(b)) == NULL)
+				continue;
+			p = NULL;
+			if (link_peer_key(dl) != NULL && (p =
+			    conf_peer_by_pub(d->conf, link_peer_key(dl))) ==
+			    NULL)
+				continue;
+			if (peer_admitted(d->conf, now->c, dl, p))
+				continue;
+			if (p != NULL)
+				snprintf(why, sizeof(why), "revoked by a "
+				    "reload: the peer is %s, which the tunnel "
+				    "no longer names in its peers", p->name);
+			else
+				snprintf(why, sizeof(why), "revoked by a "
+				    "reload: the tunnel no longer takes a peer "
+				    "without an identity");
+			d->streams_revoked++;
+			bridge_revoke(b, why);
+		}
+	}
+}
+
 int
 tunnel_reload(struct rsd *d, struct conf *nc, char *err, size_t errlen)
 {
@@ -902,6 +956,7 @@ tunnel_reload(struct rsd *d, struct conf *nc, char *err, size_t errlen)
 	if (tunnel_apply(d, nc, err, errlen))
 		return (-1);
 	link_revoke(d);
+	revoke_streams(d);
 	act_warn_unused(d);
 	return (0);
 }

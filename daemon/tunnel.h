@@ -39,10 +39,13 @@ int tunnel_start(struct rsd *d, char *err, size_t errlen);
  * Switch to configuration ${nc} (already loaded and checked: conf_load
  * looked its users and groups up): add, change and remove tunnels; open
  * streams carry on, but for those of links whose peer's identity ${nc}
- * no longer trusts, which end (link_revoke).  Everything that can fail is
- * done first, and undone if anything fails.  On success ${nc} is the
- * daemon's and 0 is returned; on error nothing changed, ${nc} is still
- * the caller's, and -1 is returned with the reason in ${err}.
+ * no longer trusts, which end (link_revoke), and those of target tunnels
+ * whose peers no longer name their peer, which are reset while their
+ * links stay up; both counted (links_revoked, streams_revoked).
+ * Everything that can fail is done first, and undone if anything fails.
+ * On success ${nc} is the daemon's and 0 is returned; on error nothing
+ * changed, ${nc} is still the caller's, and -1 is returned with the
+ * reason in ${err}.
  */
 int tunnel_reload(struct rsd *d, struct conf *nc, char *err, size_t errlen);
 

@@ -274,8 +274,9 @@ static const struct daemon_counter {
 	    offsetof(struct rsd, links_revoked) },
 	{ "rstreamd_streams_revoked_total",
 	    "Streams a reload reset because it no longer trusts their peer: "
-	    "those of the links it ended, suspended ones included.",
-	    offsetof(struct rsd, streams_revoked) },
+	    "those of the links it ended, and those of target tunnels whose "
+	    "peers no longer name it.", offsetof(struct rsd,
+	    streams_revoked) },
 	{ "rstreamd_resume_refusals_total",
 	    "Peers' offers to resume streams refused (unknown streams, a "
 	    "wrong proof, another key).", offsetof(struct rsd,

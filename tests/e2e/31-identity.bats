@@ -5,8 +5,9 @@
 # streams sealed and in clear checked byte for byte, the peer's name in
 # what both ends say, an identity nobody listed refused (its own link
 # never up: the serving side confirms only whom it took), a key
-# rotated by reload while a stream runs, and a key removed by reload
-# ending its live link, which the daemon that removed it counts.
+# rotated by reload while a stream runs, a key removed by reload
+# ending its live link, and a peer taken out of a target tunnel's peers
+# by reload losing that tunnel's streams but not its links; both counted.
 
 load helpers
 
@@ -112,6 +113,28 @@ through() {
 	# No key anywhere: nothing was refused or failed.
 	[ "$(metric rstreamd_auth_failures_total b)" = 0 ]
 	[ "$(metric rstreamd_auth_failures_total c)" = 0 ]
+
+	# b's reload takes node-a out of sec's peers: b resets node-a's
+	# stream there at once and counts it; both links from node-a stay
+	# up, clear carries on, and sec takes no new stream from node-a.
+	fleet_conf b "$B:7471" "{ name = \"sec\"; target = \"tcp://127.0.0.1:$tp\"; peers = [ \"node-c\" ]; },
+	    { name = \"clear\"; target = \"tcp://127.0.0.1:$tp\"; encrypt = false; }"
+	kill -HUP "$PID_b"
+	wait_log b "tunnel sec stream [0-9]* (target, .*): revoked by a reload: the peer is node-a, which the tunnel no longer names in its peers; resetting the stream"
+	wait_ctl b streams '[.[] | select(.tunnel == "sec")] | length' 0
+	[ "$(metric rstreamd_streams_revoked_total b)" = 1 ]
+	[ "$(metric rstreamd_links_revoked_total b)" = 0 ]
+	[ "$(ctl_json b status .streams_revoked)" = 1 ]
+	[ "$(metric rstreamd_streams_revoked_total a)" = 0 ]
+	run "$CTL" -s "$W/b.ctl" status
+	assert_line "revoked by reloads: 0 links, 1 stream"
+	run ctl_json b links '[.[] | select(.direction == "in" and .state == "up")] | length'
+	assert_output 2
+	run ctl_json a links '[.[] | select(.tunnel == "sec" or .tunnel == "clear") | .state] | join(",")'
+	assert_output "up,up"
+	through "$(accept_port a clear)" clear2 1
+	run through "$(accept_port a sec)" denied 1
+	assert_failure
 }
 
 @test "identities: an identity nobody listed is refused; a key rotates by reload under a stream; a removed one's link ends" {

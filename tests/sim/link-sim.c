@@ -48,7 +48,11 @@
  *              out of a client tunnel's ends its live link at once on
  *              that side, says why, resets its streams there (suspended
  *              ones too), and the handshake refuses the peer's next
- *              link; no new stream opens; both count it
+ *              link; no new stream opens; both count it.  One that takes
+ *              a peer out of a target tunnel's peers resets that tunnel's
+ *              streams of the peer (suspended ones too) and counts them;
+ *              its links and its other tunnels' streams carry on, and
+ *              new streams of that tunnel are refused
  *   origin     on a daemon with an identity, a peer that proved a key
  *              but no identity is believed for the PROXY header's client
  *              address only with proxy_trust_key_holders
@@ -528,19 +532,29 @@ target_came(void)
 	return (tgt_fd >= 0);
 }
 
-/* A client of A's tunnel, its stream to B's target: flows both ways. */
+/* A client of A's tunnel ${name}, its stream to B's target: flows both
+ * ways. */
 static int
-stream_open(struct flow *up, struct flow *down, uint32_t seed)
+stream_open_on(const char *name, struct flow *up, struct flow *down,
+    uint32_t seed)
 {
 	char path[120];
 
-	snprintf(path, sizeof(path), "%s/t.sock", dir);
+	snprintf(path, sizeof(path), "%s/%s.sock", dir, name);
 	cli_fd = unix_socket(path, 0);
 	tgt_fd = -1;
 	(void)until(target_came);
 	*up = (struct flow){ cli_fd, tgt_fd, seed, 0, 0, tgt_fd < 0 };
 	*down = (struct flow){ tgt_fd, cli_fd, seed + 1, 0, 0, tgt_fd < 0 };
 	return (tgt_fd >= 0);
+}
+
+/* The same, on A's tunnel t. */
+static int
+stream_open(struct flow *up, struct flow *down, uint32_t seed)
+{
+
+	return (stream_open_on("t", up, down, seed));
 }
 
 /* The socket ${fd} ended: EOF or reset. */
@@ -1645,6 +1659,128 @@ revoke_by_a(const char *what, const char *before, const char *extra,
 	end("revoke");
 }
 
+/* B with identity rb, peers node-a and node-x, target tunnels t (with
+ * ${t_extra}) and u; A with identity ra, peer node-b, client tunnels t and
+ * u: a link each. */
+#define REVOKE_B2	"handshake_timeout = 1; listen = \"%s\"; "	\
+	"identity_file = \"%s/rb.id\";\n"				\
+	"peers = ( { name = \"node-a\"; key = \"%s\"; }, "		\
+	"{ name = \"node-x\"; key = \"%s\"; } );\n"			\
+	"tunnels = ( { name = \"t\"; target = \"unix:%s\"; " SIZES " %s }, " \
+	"{ name = \"u\"; target = \"unix:%s\"; " SIZES " } );"
+#define REVOKE_A2	"handshake_timeout = 1; source = \"%s\"; "	\
+	"identity_file = \"%s/ra.id\";\n"				\
+	"peers = ( { name = \"node-b\"; key = \"%s\"; } );\n"		\
+	"tunnels = ( { name = \"t\"; accept = \"unix:%s/t.sock\"; "	\
+	"peer = \"%s\"; " SIZES " %s }, "					\
+	"{ name = \"u\"; accept = \"unix:%s/u.sock\"; "		\
+	"peer = \"%s\"; " SIZES " } );"
+
+static void
+revoke_b2(int again, const char *t_extra)
+{
+
+	configure(&B, again, "b", REVOKE_B2, SERVE, dir, pra, prx, target,
+	    t_extra, target);
+}
+
+/* A's links up, and B with exactly two incoming links, up. */
+static int
+both_up2(void)
+{
+	struct link_info li;
+	unsigned up, susp;
+
+	return (a_up() && link_is_up(tunnel_find(&A, "u")->link) &&
+	    in_links(&B, &up, &susp, &li) == 2 && up == 2);
+}
+
+/* B reset t's stream and said why (it reaches A only over a link). */
+static int
+b_reset_t(void)
+{
+
+	return (ended(tgt_fd) && logged("tunnel t stream ", "revoked by a "
+	    "reload: the peer is node-a, which the tunnel no longer names in "
+	    "its peers; resetting the stream"));
+}
+
+static int
+both_reset_t(void)
+{
+
+	return (b_reset_t() && ended(cli_fd));
+}
+
+/* t's stream suspended on both sides (u's has no resume_time). */
+static int
+t_suspended(void)
+{
+	struct link_info li, bi;
+	unsigned up, susp;
+
+	out_link(&A, "t", &li);
+	in_links(&B, &up, &susp, &bi);
+	return (li.suspended == 1 && susp == 1);
+}
+
+/*
+ * Case ${what}: B's reload takes node-a out of target tunnel t's peers
+ * (t's own ${t_extra} before and after), with A's stream on t open
+ * (${susp}: suspended by a broken path first): B resets it at once, both
+ * links stay up, u's stream carries on, and no new client of A's t gets
+ * a stream.
+ */
+static void
+revoke_tunnel(const char *what, const char *t_extra, int susp)
+{
+	struct simverbs_peer dark = { .dark = 1 };
+	struct flow up, down, uup, udown;
+	struct link_info li;
+	char extra[200];
+	int ucli, utgt;
+
+	begin(what);
+	snprintf(extra, sizeof(extra), "peers = [ \"node-a\" ]; %s", t_extra);
+	revoke_b2(0, extra);
+	configure(&A, 0, "a", REVOKE_A2, SRC, dir, prb, dir, SERVE, t_extra,
+	    dir, SERVE);
+	ok(until(both_up2) && stream_open_on("u", &uup, &udown, 3) &&
+	    carry(&uup, &udown, 4096), "%s: up, a stream on u carries", what);
+	ucli = cli_fd;
+	utgt = tgt_fd;
+	ok(stream_open(&up, &down, 7) && carry(&up, &down, 4096),
+	    "%s: a stream on t carries", what);
+	if (susp) {
+		simverbs_peer(SERVE, &dark);
+		ok(simverbs_cut(SERVE) == 2 && until(t_suspended), "%s: the "
+		    "path breaks: t's stream is suspended on both sides",
+		    what);
+	}
+	snprintf(extra, sizeof(extra), "peers = [ \"node-x\" ]; %s", t_extra);
+	revoke_b2(1, extra);
+	ok(until(susp ? b_reset_t : both_reset_t), "%s: B resets t's stream "
+	    "at once%s, and says why", what, susp ? ", not after resume_time" :
+	    "");
+	ok(B.streams_revoked == 1 && B.links_revoked == 0 &&
+	    A.streams_revoked == 0, "%s: B counts one stream revoked (%llu), "
+	    "no link (%llu); A nothing", what,
+	    (unsigned long long)B.streams_revoked,
+	    (unsigned long long)B.links_revoked);
+	if (!susp) {
+		ok(both_up2() && out_link(&A, "t", &li) != NULL &&
+		    li.failures_total == 0, "%s: the links stay up", what);
+		ok(carry(&uup, &udown, 4096), "%s: u's stream carries on",
+		    what);
+		ok(no_new_stream() && a_up(), "%s: a new client of A's t gets "
+		    "no stream, its link up", what);
+	}
+	close(ucli);
+	close(utgt);
+	stream_close();
+	end("revoke");
+}
+
 static void
 test_revoke(void)
 {
@@ -1699,6 +1835,11 @@ test_revoke(void)
 	revoke_by_a("revoke: A's reload takes B out of tunnel t's peers",
 	    strchr(peers, ','), "peers = [ \"node-b\" ];", peers,
 	    "peers = [ \"node-x\" ];", a_ended_it_tunnel);
+
+	revoke_tunnel("revoke: B's reload takes A out of target tunnel t's "
+	    "peers", "", 0);
+	revoke_tunnel("revoke: B's reload takes A out of target tunnel t's "
+	    "peers, its stream suspended", "resume_time = 60;", 1);
 
 	log_to_file(0);
 	remove_ident("ra");
