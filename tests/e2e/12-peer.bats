@@ -59,6 +59,8 @@ teardown() {
 	assert_output "$since"
 	run ctl_json a links ".[0].failures_total >= $((n + 2))"
 	assert_output true
+	# Between attempts: the back-off it waits, doubled twice by now.
+	wait_ctl a links '.[0] | .state == "retrying" and .retry_wait_ms >= 400 and .retry_wait_ms <= 2000' true
 	run ctl_json a tunnels ".[0] | (.link_failures >= $((n + 2))) and .link_down_since == \"$since\""
 	assert_output true
 	# The table shows them by default, the message last.
@@ -86,8 +88,8 @@ teardown() {
 	run "$CTL" -s "$W/a.ctl" check
 	assert_success
 	assert_output "every link is up (1 tunnel)"
-	run ctl_json a links '.[0] | "\(.failures) \(.down_since) [\(.last_error)]"'
-	assert_output "0 null []"
+	run ctl_json a links '.[0] | "\(.failures) \(.down_since) \(.retry_wait_ms) [\(.last_error)]"'
+	assert_output "0 null null []"
 	run ctl_json a links ".[0].failures_total >= $((n + 2))"
 	assert_output true
 }
