@@ -34,6 +34,7 @@
 #include "conf.h"
 #include "ctlcmd.h"
 #include "ident.h"
+#include "secmem.h"
 #include "wire.h"
 
 /* Long enough for a reload of a large configuration. */
@@ -572,6 +573,11 @@ main(int argc, char **argv)
 	const char *name = "status";
 	int ch, help = 0;
 
+	/* The configuration, which socket_path reads, lives in secmem. */
+	if (secmem_init() != 0) {
+		fprintf(stderr, "rstreamctl: cannot initialise libsodium\n");
+		return (EXIT_ERROR);
+	}
 	while ((ch = getopt_long(argc, argv, "jo:qs:c:hV", longopts,
 	    NULL)) != -1) {
 		switch (ch) {

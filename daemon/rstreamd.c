@@ -39,6 +39,7 @@
 #include "resolve.h"
 #include "rsd.h"
 #include "scrape.h"
+#include "secmem.h"
 #include "tunnel.h"
 
 static void
@@ -633,6 +634,12 @@ main(int argc, char **argv)
 	size_t nclient = 0;
 
 	start_time(&d);
+	/* Before anything reads a key: the configuration lives in secmem. */
+	if (secmem_init() != 0) {
+		fprintf(stderr, "rstreamd: cannot initialise libsodium, whose "
+		    "guarded memory holds the keys\n");
+		return (1);
+	}
 	if ((rc = options(argc, argv, &path, &check, &d)) >= 0 ||
 	    (rc = load(path, check, &d, &nclient)) >= 0)
 		return (rc);

@@ -15,7 +15,9 @@
 
 #include "conf.h"
 #include "ring.h"
+#include "secmem.h"
 
+int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char path[64];
@@ -42,6 +44,18 @@ check(const struct conf *c)
 	}
 	if (c->drain_time > CONF_MAX_DRAIN_TIME || c->control_mode > 0777)
 		abort();
+}
+
+/* The configuration lives in secmem, libsodium's. */
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+
+	(void)argc;
+	(void)argv;
+	if (secmem_init() != 0)
+		abort();
+	return (0);
 }
 
 int

@@ -46,6 +46,7 @@
 #include "loop.h"
 #include "loopback.h"
 #include "rsd.h"
+#include "secmem.h"
 #include "simlink.h"
 #include "tap.h"
 #include "tunnel.h"
@@ -587,7 +588,8 @@ main(void)
 	log_init(getenv("BRIDGE_SIM_DEBUG") != NULL ? LOG_DEBUG :
 	    LOG_ERR);
 	snprintf(dir, sizeof(dir), "/tmp/bridge-sim.XXXXXX");
-	if (mkdtemp(dir) == NULL || (lp = loop_new()) == NULL)
+	if (secmem_init() != 0 || mkdtemp(dir) == NULL ||
+	    (lp = loop_new()) == NULL)
 		abort();
 	snprintf(tgt_path, sizeof(tgt_path), "%s/target.sock", dir);
 	side_init(&A, "a");

@@ -81,6 +81,7 @@
 #include "loop.h"
 #include "rsd.h"
 #include "seal.h"
+#include "secmem.h"
 #include "simverbs.h"
 #include "tap.h"
 #include "tunnel.h"
@@ -1928,7 +1929,8 @@ main(void)
 		abort();
 	x25519_count_init();
 	snprintf(dir, sizeof(dir), "/tmp/link-sim.XXXXXX");
-	if (mkdtemp(dir) == NULL || (lp = loop_new()) == NULL)
+	if (secmem_init() != 0 || mkdtemp(dir) == NULL ||
+	    (lp = loop_new()) == NULL)
 		abort();
 	snprintf(target, sizeof(target), "%s/target.sock", dir);
 	snprintf(key, sizeof(key), "%s/key", dir);

@@ -27,6 +27,7 @@
 #include "conf.h"
 #include "conf_int.h"
 #include "ident.h"
+#include "secmem.h"
 #include "tap.h"
 
 #define MAXFILES	512
@@ -2118,6 +2119,8 @@ main(void)
 	const char *tmp = getenv("TMPDIR");
 	int i;
 
+	if (secmem_init() != 0)
+		abort();
 	if (tmp == NULL || *tmp == '\0' ||
 	    strlen(tmp) > sizeof(dir) - sizeof("/test_conf.XXXXXX"))
 		tmp = "/tmp";

@@ -18,6 +18,7 @@
 
 #include "conf.h"
 #include "conffile.h"
+#include "secmem.h"
 #include "tap.h"
 
 static char dir[256];
@@ -77,6 +78,8 @@ main(void)
 	size_t n;
 	int i;
 
+	if (secmem_init() != 0)
+		abort();
 	snprintf(dir, sizeof(dir), "%s/test_conffile.XXXXXX",
 	    getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
 	if (mkdtemp(dir) == NULL) {

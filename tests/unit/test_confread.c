@@ -28,6 +28,7 @@
 #include "conf.h"
 #include "confread.h"
 #include "loop.h"
+#include "secmem.h"
 #include "tap.h"
 
 static char dir[256];
@@ -180,6 +181,9 @@ main(int argc, char **argv)
 	char text[2048], err[1100];
 	char good[512], bad[512], incdir[512];
 
+	/* The reader's configuration and the answer both live in secmem. */
+	if (secmem_init() != 0)
+		abort();
 	if (argc > 1)
 		return (child(argc, argv));
 	signal(SIGPIPE, SIG_IGN);
