@@ -53,6 +53,8 @@
  *              streams of the peer (suspended ones too) and counts them;
  *              its links and its other tunnels' streams carry on, and
  *              new streams of that tunnel are refused
+ *   aead       one CPU with AES and one without: both ends seal with
+ *              ChaCha20-Poly1305, say so, and carry bytes both ways
  *   origin     on a daemon with an identity, a peer that proved a key
  *              but no identity is believed for the PROXY header's client
  *              address only with proxy_trust_key_holders
@@ -1356,15 +1358,24 @@ keyed_pair(const char *ida, const char *peer, const char *pubb,
 
 /*
  * libsodium's answer, unless a case says the CPU has no AES (the AEAD
- * choice then falls to ChaCha20-Poly1305 on both sides).
+ * choice then falls to ChaCha20-Poly1305 on both sides), or gives two
+ * CPUs, one with AES and one without, to the two daemons of this one
+ * process: then aes_turns answers the questions in turn, "1" for AES and
+ * "0" for none, one a side (the initiator asks as it connects, before the
+ * responder sees its request), and aes_asked counts them.
  */
 static int no_aesgcm;
+static const char *aes_turns;
+static size_t aes_asked;
 
 int
 crypto_aead_aes256gcm_is_available(void)
 {
 	static int (*real)(void);
 
+	if (aes_turns != NULL && aes_asked < strlen(aes_turns))
+		return (aes_turns[aes_asked++] == '1');
+	aes_asked++;
 	if (no_aesgcm)
 		return (0);
 	if (real == NULL && (*(void **)&real = dlsym(RTLD_NEXT,
@@ -1373,14 +1384,15 @@ crypto_aead_aes256gcm_is_available(void)
 	return (real());
 }
 
-/* Both ends of the keyed pair's link seal with ${aead}. */
+/* Both ends of A's tunnel ${tun}'s link (B's only one) seal with
+ * ${aead}. */
 static int
-both_seal(const char *aead)
+both_seal(const char *tun, const char *aead)
 {
 	struct link_info la, lb;
 	unsigned up, susp;
 
-	(void)out_link(&A, "k", &la);
+	(void)out_link(&A, tun, &la);
 	(void)in_links(&B, &up, &susp, &lb);
 	printf("# sealing: A %s, B %s\n", la.sealing ? la.sealing : "none",
 	    lb.sealing ? lb.sealing : "none");
@@ -1427,7 +1439,7 @@ test_keys(void)
 	(void)in_links(&B, &up, &susp, &li);
 	ok(up == 1 && strcmp(li.identity, "node-a") == 0, "keys: B has A's "
 	    "link up as %s", li.identity);
-	ok(both_seal(seal_aesgcm_available() ? "aes-256-gcm" :
+	ok(both_seal("k", seal_aesgcm_available() ? "aes-256-gcm" :
 	    "chacha20-poly1305"), "keys: both ends seal with AES-256-GCM "
 	    "where the CPU has AES, else ChaCha20-Poly1305");
 	end("keys");
@@ -1435,7 +1447,7 @@ test_keys(void)
 	begin("keys: neither CPU has AES");
 	no_aesgcm = 1;
 	(void)keyed_pair("a", puba, pubb, last, k_up);
-	ok(both_seal("chacha20-poly1305"), "keys: both ends seal with "
+	ok(both_seal("k", "chacha20-poly1305"), "keys: both ends seal with "
 	    "ChaCha20-Poly1305");
 	no_aesgcm = 0;
 	end("keys");
@@ -1848,6 +1860,45 @@ test_revoke(void)
 	remove_ident("rx");
 }
 
+/* ------------------------------------------------------------ aead */
+
+/*
+ * Case ${what}: A's CPU answers ${turns}[0] for AES, B's ${turns}[1], one
+ * with and one without.  Both ends must seal with ChaCha20-Poly1305 (an
+ * end that chose alone would seal with what the other cannot open), show
+ * it in their links tables, and carry a stream's bytes both ways.
+ */
+static void
+aead_mixed(const char *what, const char *turns)
+{
+	struct flow up, down;
+
+	aes_turns = turns;
+	aes_asked = 0;
+	revoke_pair(what, "", "", "", &up, &down);
+	ok(aes_asked == 2 && simverbs_attempts() == 1, "%s: each side asked "
+	    "its CPU once (%zu questions), in one attempt", what, aes_asked);
+	ok(both_seal("t", "chacha20-poly1305"), "%s: both ends seal with "
+	    "ChaCha20-Poly1305, and say so", what);
+	ok(carry(&up, &down, 262144), "%s: the stream carries 256 KiB more "
+	    "each way", what);
+	stream_close();
+	aes_turns = NULL;
+	end("aead");
+}
+
+static void
+test_aead(void)
+{
+
+	make_ident("ra", pra);
+	make_ident("rb", prb);
+	aead_mixed("aead: A's CPU has AES, B's has not", "10");
+	aead_mixed("aead: B's CPU has AES, A's has not", "01");
+	remove_ident("ra");
+	remove_ident("rb");
+}
+
 /* ---------------------------------------------------------- origin */
 
 /* B with identity rb, the key, and tunnel t with proxy_protocol. */
@@ -1953,6 +2004,7 @@ main(void)
 	test_max_version();
 	test_keys();
 	test_revoke();
+	test_aead();
 	test_origin();
 
 	close(tgt_lfd);
