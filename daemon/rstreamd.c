@@ -481,7 +481,8 @@ load(const char *path, int check, struct rsd *d, size_t *nclient)
 	reload_no_dumps(d->conf);
 	raise_nofile();
 	if (auth_init() != 0) {
-		fprintf(stderr, "rstreamd: cannot initialise libsodium\n");
+		fprintf(stderr, "rstreamd: cannot initialise the cryptography "
+		    "(libsodium, and the AEADs that seal links)\n");
 		conf_free(d->conf);
 		return (1);
 	}
