@@ -267,7 +267,12 @@ void
 engine_stopped(struct engine *e)
 {
 
+	if (e->stopped)
+		return;
 	e->stopped = 1;
+	/* The engine failed on its own, before the embedder stopped it. */
+	if (e->failed)
+		eng_seal_restore_stopped(e);
 }
 
 enum engine_err
@@ -286,6 +291,7 @@ engine_err_name(enum engine_err kind)
 		[ENGINE_ERR_AUTH] = "authentication",
 		[ENGINE_ERR_TRANSPORT] = "transport",
 		[ENGINE_ERR_LOCAL] = "ended here",
+		[ENGINE_ERR_FORGED] = "forged message",
 	};
 
 	return ((unsigned)kind < sizeof(names) / sizeof(names[0]) &&

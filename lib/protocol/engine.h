@@ -50,19 +50,22 @@
  * rkey every WRITE's clear header shows) into the ring's private copy,
  * which the engine allocates, opened there and read from there (see
  * engine_rx_base).  One that does not verify ends the link
- * (ENGINE_ERR_PROTOCOL).  A kept stream's send ring holds plaintext again
- * once each of its WRITEs finished (completed, or the link failed), since
- * a resume sends the bytes again under another link's keys: on a sealed
- * link the embedder stops the queue pair and says so (engine_stopped)
- * before engine_fail, so that no WRITE reads the ring once it holds
- * plaintext; a kept stream with a WRITE outstanding at a failure without
- * that is reset, not suspended.
+ * (ENGINE_ERR_FORGED), which suspends kept streams as a transport failure
+ * does: the peer did nothing wrong, someone on the fabric did.  A kept
+ * stream's send ring holds plaintext again once each of its WRITEs
+ * finished (completed, or the link failed), since a resume sends the
+ * bytes again under another link's keys, but only once no WRITE can read
+ * the ring any more: the embedder stops the queue pair and says so
+ * (engine_stopped), before engine_fail or, when the engine failed on its
+ * own, after it.  Until then a kept stream with a WRITE outstanding at
+ * the failure is suspended with those bytes still sealed, and no resume
+ * takes it (engine_abandon ends it).
  *
  * Resume (protocol version 2, both sides configured with conf.resume):
  * a stream marked with engine_keep frees send-ring bytes only when the
  * peer reports them consumed.  When the transport fails (or the embedder
- * ends the link with engine_fail), such a stream is SUSPENDED instead of
- * reset: it stays in the failed engine, the application may still fill
+ * ends the link with engine_fail, or a sealed message does not open),
+ * such a stream is SUSPENDED instead of reset: it stays in the failed engine, the application may still fill
  * its send ring and drain its receive ring, and its id and rings stay
  * reserved.  On a new link, the side that connects calls engine_resume
  * with the failed engine; the other side's engine asks its
@@ -457,7 +460,8 @@ enum engine_err {
 	ENGINE_ERR_PROTOCOL,	/* the peer broke the protocol */
 	ENGINE_ERR_AUTH,	/* the peer did not prove the key, or mismatch */
 	ENGINE_ERR_TRANSPORT,	/* a completion error, a disconnect, ... */
-	ENGINE_ERR_LOCAL	/* the embedder ended it (engine_fail) */
+	ENGINE_ERR_LOCAL,	/* the embedder ended it (engine_fail) */
+	ENGINE_ERR_FORGED	/* a sealed message failed authentication */
 };
 
 /**
@@ -470,9 +474,11 @@ void engine_fail(struct engine *e, enum engine_err kind, const char *why);
 /**
  * engine_stopped(e):
  * The embedder's queue pairs for ${e} are stopped, and it is sure of it:
- * no work request of the engine runs from now on.  Only a failure after
- * this gives a sealed link's kept streams their plaintext back and
- * suspends them.
+ * no work request of the engine runs from now on.  Only then does a
+ * sealed link's failure give kept streams their plaintext back: at the
+ * failure if this came first, else now (a failure of the engine's own,
+ * such as a message that did not open).  Until then a suspended stream
+ * whose bytes are still sealed cannot be resumed.
  */
 void engine_stopped(struct engine *e);
 

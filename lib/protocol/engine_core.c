@@ -321,14 +321,17 @@ eng_check_eof(struct engine *e, uint32_t id)
 /*
  * A failed link's stream waits for a resume if it keeps its bytes, is
  * open and not being reset, has not exchanged both terminal records, and
- * the transport (or the embedder) ended the link; a peer that broke the
+ * the transport (or the embedder) ended the link, or a sealed message
+ * that did not open, which someone on the fabric forged, not the peer
+ * (the embedder bounds how often: rstreamd(8)); a peer that broke the
  * protocol or failed authentication gets no second chance.
  */
 int
 eng_suspendable(const struct stream *s, enum engine_err kind)
 {
 
-	return ((kind == ENGINE_ERR_TRANSPORT || kind == ENGINE_ERR_LOCAL) &&
+	return ((kind == ENGINE_ERR_TRANSPORT || kind == ENGINE_ERR_LOCAL ||
+	    kind == ENGINE_ERR_FORGED) &&
 	    (s->flags & F_KEEP) && s->state == S_OPEN &&
 	    !(s->flags & F_RESET) &&
 	    (s->flags & (F_TERM_SENT | F_TERM_RECV)) !=

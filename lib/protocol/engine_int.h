@@ -118,6 +118,9 @@ struct tx_dir {
 	uint32_t min, max;	/* 0: fixed */
 	uint64_t mark;		/* the cursor at the last resize */
 	uint64_t seen;		/* the cursor at the last engine_trim */
+	/* Suspended with sealed WRITEs outstanding that no confirmed stop
+	 * finished yet: their bytes are sealed still (engine_stopped). */
+	uint8_t unrestored;
 };
 
 /*
@@ -439,8 +442,12 @@ void eng_seal_write(struct engine *e, struct engine_wr *w);
 void eng_seal_restore(struct engine *e, struct wrinfo *wi, uint64_t wr_id);
 
 /* The link fails: the WRITEs outstanding are over (eng_seal_restore),
- * if they are stopped; else their kept streams are kept no more. */
+ * if they are stopped; else their kept streams wait for the stop. */
 void eng_seal_restore_outstanding(struct engine *e, enum engine_err kind);
+
+/* A failed link's queue pairs stopped: suspended streams' WRITEs
+ * outstanding are over now. */
+void eng_seal_restore_stopped(struct engine *e);
 
 /* Open a sealed SEND into ${clear}; ${*buf} then points there. */
 int eng_seal_open_send(struct engine *e, unsigned lane, const uint8_t **buf,

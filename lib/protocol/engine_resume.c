@@ -106,7 +106,8 @@ adopt(struct engine *e, struct engine *old, uint32_t id)
 	if (id >= e->conf.max_streams)
 		return (0);
 	s = &e->s[id];
-	if (s->state != S_FREE || eng_queued(s) ||
+	/* Its bytes still sealed: a WRITE of the old link may read them. */
+	if (o->tx.unrestored || s->state != S_FREE || eng_queued(s) ||
 	    ((o->flags & F_PEER_MAPPED) && eng_peer_bit_isset(e, o->peer_id)))
 		return (0);
 	*s = *o;

@@ -110,8 +110,9 @@ eng_seal_restore(struct engine *e, struct wrinfo *wi, uint64_t wr_id)
  * plaintext back, and the bytes the peer consumed are free (tx_base) as
  * on a link that does not seal.  Without a confirmed stop (the engine's
  * own failures, or a queue pair that would not stop), a WRITE may still
- * read the ring and would send the plaintext in clear: those streams are
- * not kept, and are reset instead.
+ * read the ring and would send the plaintext in clear: those streams
+ * keep their bytes sealed until engine_stopped, and no resume takes them
+ * before (adopt).
  */
 void
 eng_seal_restore_outstanding(struct engine *e, enum engine_err kind)
@@ -125,7 +126,7 @@ eng_seal_restore_outstanding(struct engine *e, enum engine_err kind)
 		    !eng_suspendable(&e->s[wi->stream], kind))
 			continue;
 		if (!e->stopped) {
-			e->s[wi->stream].flags &= (uint16_t)~F_KEEP;
+			e->s[wi->stream].tx.unrestored = 1;
 			continue;
 		}
 		eng_seal_restore(e, wi, id);
@@ -133,11 +134,42 @@ eng_seal_restore_outstanding(struct engine *e, enum engine_err kind)
 	}
 }
 
+/*
+ * The failed link's queue pairs stopped after its failure: the WRITEs
+ * its suspended streams had outstanding are over now, and those streams
+ * get their plaintext back, as eng_seal_restore_outstanding would have
+ * given it; one whose restore failed is kept no more, and stays sealed
+ * (engine_abandon ends it).
+ */
+void
+eng_seal_restore_stopped(struct engine *e)
+{
+	struct wrinfo *wi;
+	struct stream *s;
+	uint64_t id;
+	uint32_t k;
+
+	for (id = e->ln[0].seq_done; id < e->ln[0].seq; id++) {
+		wi = &e->ln[0].wri[id % e->conf.sq_size];
+		if (wi->stream == NIL || !wi->sealed)
+			continue;
+		s = &e->s[wi->stream];
+		if (s->state != S_OPEN || !(s->flags & F_SUSP) ||
+		    !s->tx.unrestored)
+			continue;
+		eng_seal_restore(e, wi, id);
+		s->tx.done = wi->end;
+	}
+	for (k = 0; k < e->used; k++)
+		if (e->s[k].flags & F_KEEP)
+			e->s[k].tx.unrestored = 0;
+}
+
 static int
 seal_forged(struct engine *e)
 {
 
-	return (eng_fail(e, ENGINE_ERR_PROTOCOL, "sealed record failed "
+	return (eng_fail(e, ENGINE_ERR_FORGED, "sealed record failed "
 	    "authentication (tampered or injected)"));
 }
 

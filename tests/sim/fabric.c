@@ -740,6 +740,27 @@ fab_deliver(struct fab *f, int i)
 	return (fab_deliver_lane(f, i, lane_pick(f, &f->side[i])));
 }
 
+/*
+ * The injector of fab_side.overwrite: plain WRITE ${w} from side ${i}
+ * just landed; forged bytes go over the first ones of it, at the address
+ * and rkey its header shows.
+ */
+static void
+overwrite(struct fab *f, int i, const struct engine_wr *w)
+{
+	struct fab_side *s = &f->side[i];
+	uint8_t forged[64];
+	uint32_t n = w->len < s->overwrite ? w->len : s->overwrite, k;
+
+	if (n > sizeof(forged))
+		n = sizeof(forged);
+	for (k = 0; k < n; k++)
+		forged[k] = (uint8_t)~((const uint8_t *)(uintptr_t)
+		    w->remote_addr)[k];
+	s->overwrite = 0;
+	(void)fab_inject_write(f, 1 - i, w->remote_addr, w->rkey, forged, n);
+}
+
 int
 fab_deliver_lane(struct fab *f, int i, int lane)
 {
@@ -795,6 +816,8 @@ fab_deliver_lane(struct fab *f, int i, int lane)
 		    (uint8_t)(1u << (s->tamper - 1) % 8);
 		s->tamper = 0;
 	}
+	if (s->overwrite != 0 && fw.wr.op == ENGINE_WR_WRITE)
+		overwrite(f, i, &fw.wr);
 	trace_nums(f, 6, (uint64_t)i, (uint64_t)fw.wr.op, (uint64_t)c.len,
 	    (uint64_t)c.imm, (uint64_t)c.slot, (uint64_t)fw.wr.signaled);
 	if (fw.wr.lane != 0)
@@ -1053,8 +1076,10 @@ fab_relink(struct fab *f, const size_t deliver[2], struct engine *old[2])
 
 	rc = fab_break(f, deliver);
 	for (i = 0; i < 2; i++) {
-		/* Broken, the fabric runs nothing more: the stop is sure. */
-		engine_stopped(f->side[i].e);
+		/* Broken, the fabric runs nothing more: the stop is sure,
+		 * unless the test says the embedder could not tell. */
+		if (!f->side[i].unstopped)
+			engine_stopped(f->side[i].e);
 		engine_fail(f->side[i].e, ENGINE_ERR_TRANSPORT, "link lost");
 		old[i] = f->side[i].e;
 		f->side[i].e = NULL;

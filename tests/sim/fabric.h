@@ -128,6 +128,16 @@ struct fab_side {
 	uint32_t tamper;
 	/* fab_attach: the engine is the caller's, and so is ctrl_send. */
 	int lent;
+	/* Its queue pair would not stop (a failing modify_qp): fab_relink
+	 * does not say engine_stopped for it. */
+	int unstopped;
+	/*
+	 * An injector that reads the wire overwrites the next plain WRITE
+	 * (sealed data) this side delivers, as it lands, with ${overwrite}
+	 * of its bytes flipped (fab_inject_write at the address and rkey its
+	 * header shows), before its tag follows.  0: none.
+	 */
+	uint32_t overwrite;
 };
 
 struct fab {

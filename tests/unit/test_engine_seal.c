@@ -52,7 +52,7 @@ seal_failed(struct t *T, int i)
 	const char *why = engine_error(T->f.side[i].e);
 
 	return (why != NULL && strcmp(why, SEAL_ERR) == 0 &&
-	    engine_error_kind(T->f.side[i].e) == ENGINE_ERR_PROTOCOL);
+	    engine_error_kind(T->f.side[i].e) == ENGINE_ERR_FORGED);
 }
 
 static void
@@ -425,21 +425,25 @@ test_seal_restore(void)
  * one confirmed that its queue pair stopped: the engine's own failure (a
  * completion for no work request), or the embedder's after an
  * ibv_modify_qp that failed.  The WRITE may still read the ring, so its
- * bytes stay sealed, and the stream is reset instead of suspended.
+ * bytes stay sealed, and the stream is suspended with them sealed: a stop
+ * confirmed later gives the plaintext back and the stream resumes; with
+ * none, no resume takes it, and it is reset.
  */
 static void
 test_seal_unstopped(void)
 {
 	struct rz R;
 	struct tstream k;
-	uint64_t t0;
-	int how;
+	struct tstream *ak;
+	uint64_t t0, r1;
+	int how, bad;
 
 	for (how = 0; how < 2; how++) {
-		t0 = 0;
+		t0 = r1 = 0;
+		bad = 0;
 		rz_setup(&R, rconf(16, 16), rconf(16, 16));
 		fab_seal(&R.T.f);
-		(void)rz_kept(&R, &k);
+		ak = rz_kept(&R, &k);
 		put(E(&R, 0), k.id, k.tx, 1400, 1, &t0);
 		fab_pump(&R.T.f, 0);
 		if (how == 0)
@@ -450,15 +454,75 @@ test_seal_unstopped(void)
 		events_of(&R.T, 0, E(&R, 0));
 		ok(engine_error(E(&R, 0)) != NULL &&
 		    !is_plain(k.tx, 4096, 1, 0, 1400) &&
-		    engine_suspended(E(&R, 0)) == 0 &&
-		    (k.events & ENGINE_EV_RESET),
+		    engine_suspended(E(&R, 0)) == 1 &&
+		    (k.events & ENGINE_EV_SUSPENDED) &&
+		    !(k.events & ENGINE_EV_RESET),
 		    "%s, no stop confirmed: the WRITE's bytes stay sealed, the "
-		    "kept stream is reset", how == 0 ? "the engine's own "
+		    "kept stream is suspended", how == 0 ? "the engine's own "
 		    "failure" : "engine_fail");
+		/* The stop comes after the failure, or never. */
+		R.T.f.side[0].unstopped = how == 1;
 		rz_loss(&R, 0, 0);
+		ok(is_plain(k.tx, 4096, 1, 0, 1400) == (how == 0),
+		    "%s", how == 0 ? "a stop confirmed after the failure "
+		    "gives the plaintext back" : "without a stop the bytes "
+		    "stay sealed");
+		ok(rz_resume(&R) == (how == 0 ? 1 : 0) &&
+		    ((k.events & ENGINE_EV_RESET) != 0) == (how == 1),
+		    "%s", how == 0 ? "and the stream resumes" : "and no resume "
+		    "takes the stream: it is reset");
+		rz_settle(&R);
+		if (how == 0)
+			ok(take(E(&R, 1), ak->id, NULL, 8192, 1, &r1,
+			    &bad) == 1400 && !bad && r1 == t0 &&
+			    engine_error(E(&R, 1)) == NULL,
+			    "every byte arrives under the new link's keys");
 		rz_teardown(&R);
 		tstream_free(&k);
 	}
+}
+
+/*
+ * An injector overwrites a kept stream's sealed WRITE between the WRITE
+ * and its tag: the open fails and the link ends, but the streams are
+ * suspended, not reset (the peer did nothing wrong), and once the
+ * embedder confirmed the stop they resume with every byte.
+ */
+static void
+test_seal_forged_suspends(void)
+{
+	struct rz R;
+	struct tstream k;
+	struct tstream *ak;
+	uint64_t t0 = 0, r1 = 0;
+	int bad = 0;
+
+	rz_setup(&R, rconf(16, 16), rconf(16, 16));
+	fab_seal(&R.T.f);
+	ak = rz_kept(&R, &k);
+	put(E(&R, 0), k.id, k.tx, 1000, 1, &t0);
+	settle(&R.T);
+	take(E(&R, 1), ak->id, NULL, 8192, 1, &r1, &bad);
+	settle(&R.T);
+	R.T.f.side[0].overwrite = 16;
+	put(E(&R, 0), k.id, k.tx, 1200, 1, &t0);
+	settle(&R.T);
+	events_of(&R.T, 1, E(&R, 1));
+	ok(seal_failed(&R.T, 1) && engine_suspended(E(&R, 1)) == 1 &&
+	    (ak->events & ENGINE_EV_SUSPENDED) &&
+	    !(ak->events & ENGINE_EV_RESET) && r1 == 1000,
+	    "a WRITE overwritten before its tag fails to open: the link ends "
+	    "with its kept streams suspended (%s)",
+	    engine_err_name(engine_error_kind(E(&R, 1))));
+	rz_loss(&R, 0, 0);
+	ok(rz_resume(&R) == 1, "the stream resumes on a new link");
+	rz_settle(&R);
+	ok(take(E(&R, 1), ak->id, NULL, 8192, 1, &r1, &bad) == 1200 && !bad &&
+	    r1 == t0 && engine_error(E(&R, 1)) == NULL,
+	    "every byte arrives, the forged ones never (%llu of %llu)",
+	    (unsigned long long)r1, (unsigned long long)t0);
+	rz_teardown(&R);
+	tstream_free(&k);
 }
 
 /*
@@ -580,6 +644,7 @@ main(void)
 	test_seal_inject();
 	test_seal_restore();
 	test_seal_unstopped();
+	test_seal_forged_suspends();
 	test_seal_credit_first();
 	test_seal_rekey();
 	return (tap_done());
