@@ -36,6 +36,14 @@
 #define LINK_KEEPALIVE_MS	2000
 #define LINK_SILENCE_MS		(5 * LINK_KEEPALIVE_MS)
 
+/*
+ * Links of one chain (a resume's: link_int.h) that may end because a
+ * sealed message failed authentication with their streams suspended:
+ * the next such end resets them, so that an injector on the fabric
+ * cannot keep streams suspended for ever (rstreamd(8), SECURITY).
+ */
+#define LINK_FORGED_MAX		3
+
 struct conf;
 struct conf_key;
 struct conf_tunnel;

@@ -222,6 +222,9 @@ struct dlink {
 					   link */
 	struct engine_resume er;	/* excl: set at creation */
 	struct dlink *from;		/* excl: incoming: what it resumes */
+	/* Its chain's links that ended on a sealed message that did not
+	 * open, as this side saw (LINK_FORGED_MAX). */
+	uint32_t forged;		/* excl */
 	/*
 	 * The resume identity (see auth.h): the chain's token (its first
 	 * link's) and secret, this link's own from version 5 (ratchet: the

@@ -255,12 +255,13 @@ wall_ms(void)
 /* What link_down found out about the end of a link, for its steps. */
 struct down {
 	char why[256];		/* a copy: it may be the engine's own */
-	char susp[80];		/* "; N streams suspended for up to T s" */
+	char susp[160];		/* "; N streams suspended for up to T s" */
 	unsigned nsusp;		/* streams suspended */
 	enum engine_err kind;	/* the engine's error */
 	enum verbs_wc_error wce;	/* the error completion that ended it */
 	int was_up;
 	int auth_failed;	/* ended before the proofs checked out */
+	unsigned forged_reset;	/* streams reset: too many forged ends */
 };
 
 /*
@@ -275,6 +276,7 @@ down_classify(struct dlink *dl, struct engine *e, const char *why,
 	snprintf(dn->why, sizeof(dn->why), "%s", why);
 	dn->susp[0] = '\0';
 	dn->nsusp = 0;
+	dn->forged_reset = 0;
 	dn->was_up = dl->state == D_UP;
 	dn->kind = e != NULL ? engine_error_kind(e) : ENGINE_ERR_NONE;
 	dn->wce = dl->vl != NULL ? verbs_link_wc_error(dl->vl) : VERBS_WC_NONE;
@@ -285,6 +287,22 @@ down_classify(struct dlink *dl, struct engine *e, const char *why,
 		dl->d->auth_failures++;
 }
 
+/*
+ * A sealed message did not open: someone on the fabric forged or changed
+ * it, and the streams wait for a new link as after any loss; but not
+ * after the chain's LINK_FORGED_MAX-th such end (resume_time): how many
+ * are reset for it instead, for the log.
+ */
+static void
+down_forged(struct dlink *dl, struct engine *e, struct down *dn)
+{
+
+	if (dn->kind != ENGINE_ERR_FORGED)
+		return;
+	if (++dl->forged > LINK_FORGED_MAX && e != NULL)
+		dn->forged_reset = engine_suspended(e);
+}
+
 /* How many streams wait for a new link (resume_suspend), for the log. */
 static void
 down_waiting(struct dlink *dl, struct down *dn)
@@ -292,10 +310,21 @@ down_waiting(struct dlink *dl, struct down *dn)
 
 	dn->nsusp = dl->nsusp;
 	dl->nsusp = 0;
-	if (dn->nsusp > 0)
+	if (dn->nsusp > 0 && dn->kind == ENGINE_ERR_FORGED)
+		snprintf(dn->susp, sizeof(dn->susp), "; %u stream%s suspended "
+		    "for up to %u s (forged message %u of %u their chain of "
+		    "links may see)", dn->nsusp, dn->nsusp == 1 ? "" : "s",
+		    (unsigned)dl->resume_s, (unsigned)dl->forged,
+		    LINK_FORGED_MAX);
+	else if (dn->nsusp > 0)
 		snprintf(dn->susp, sizeof(dn->susp), "; %u stream%s suspended "
 		    "for up to %u s", dn->nsusp, dn->nsusp == 1 ? "" : "s",
 		    (unsigned)dl->resume_s);
+	else if (dn->forged_reset > 0)
+		snprintf(dn->susp, sizeof(dn->susp), "; %u stream%s reset, "
+		    "not suspended: forged message %u on their chain of links, "
+		    "more than %u", dn->forged_reset, dn->forged_reset == 1 ?
+		    "" : "s", (unsigned)dl->forged, LINK_FORGED_MAX);
 }
 
 /* Teardown: the completions, the keepalive and the verbs link go. */
@@ -328,7 +357,8 @@ down_incoming(struct dlink *dl, const struct down *dn)
 	} else {
 		/* A peer breaking the protocol is news, and so is one
 		 * revoked; leaving not. */
-		LLOG(dn->kind == ENGINE_ERR_PROTOCOL || dn->nsusp > 0 ||
+		LLOG(dn->kind == ENGINE_ERR_PROTOCOL ||
+		    dn->kind == ENGINE_ERR_FORGED || dn->nsusp > 0 ||
 		    dl->revoked ? LOG_WARNING : LOG_INFO, dl, "%s ended: %s%s", dl->name,
 		    dn->why, dn->susp);
 	}
@@ -397,6 +427,7 @@ link_down(struct dlink *dl, const char *why)
 	link_timers_down(dl);
 	loop_job_cancel(&dl->flush);
 	connect_slot_release(dl);
+	down_forged(dl, e, &dn);
 	resume_suspend(dl, dn.why);
 	down_waiting(dl, &dn);
 	down_teardown(dl);

@@ -8,6 +8,7 @@
 #include "conf.h"
 #include "engine.h"
 #include "engine_stream.h"
+#include "link.h"
 #include "link_int.h"
 #include "link_timers.h"
 #include "log.h"
@@ -36,7 +37,8 @@ tunnel_resume_time(const struct dlink *dl, const char *name)
  * How long a failed link's suspended streams wait for a new one: a
  * client link's tunnel's resume_time; for an incoming link, the longest
  * of its streams' tunnels' (each stream waits for its own, susp_expire).
- * 0 when nobody will bring a new link, nor may: its peer is revoked.
+ * 0 when nobody will bring a new link, nor may: its peer is revoked, or
+ * an injector ended too many of its chain's links (LINK_FORGED_MAX).
  */
 static uint32_t
 resume_time(const struct dlink *dl, const struct engine *e)
@@ -44,7 +46,7 @@ resume_time(const struct dlink *dl, const struct engine *e)
 	const char *name;
 	uint32_t id, rt, best = 0;
 
-	if (dl->revoked)
+	if (dl->revoked || dl->forged > LINK_FORGED_MAX)
 		return (0);
 	if (dl->c != NULL)
 		return (link_stays_down(dl) ? 0 : dl->c->sz.resume_time);
@@ -187,6 +189,7 @@ resume_identity(struct dlink *dl)
 	size_t klen;
 
 	res_forget(dl);
+	dl->forged = 0;
 	if (verbs_link_hellos(dl->vl, hellos) != 0) {
 		dl->have_res = 0;
 		return;
@@ -430,6 +433,7 @@ adopted_cb(void *arg, struct engine *old)
 		explicit_bzero(dl->res_prev, sizeof(dl->res_prev));
 	dl->have_res = 1;
 	dl->susp_since = o->susp_since;
+	dl->forged = o->forged;
 	dl->resuming = 1;
 	LLOG(LOG_INFO, dl, "%s: the peer resumes the streams of %s",
 	    dl->name, o->name);

@@ -55,6 +55,10 @@
  *              new streams of that tunnel are refused
  *   aead       one CPU with AES and one without: both ends seal with
  *              ChaCha20-Poly1305, say so, and carry bytes both ways
+ *   forged     a sealed WRITE an injector overwrote before its tag ends
+ *              the link and suspends the stream, which resumes with
+ *              every byte, LINK_FORGED_MAX times on one chain; the next
+ *              time it is reset on both sides
  *   origin     on a daemon with an identity, a peer that proved a key
  *              but no identity is believed for the PROXY header's client
  *              address only with proxy_trust_key_holders
@@ -1899,6 +1903,85 @@ test_aead(void)
 	remove_ident("rb");
 }
 
+/* ---------------------------------------------------------- forged */
+
+static unsigned forged_n;	/* WRITEs forged so far on the chain */
+
+/* B found forged WRITE forged_n and suspended the stream; so did A. */
+static int
+forged_susp(void)
+{
+	char what[80];
+
+	snprintf(what, sizeof(what), "1 stream suspended for up to 60 s "
+	    "(forged message %u of %u", forged_n, LINK_FORGED_MAX);
+	return (a_suspended() && logged("[node-a] ended: sealed record "
+	    "failed authentication", what));
+}
+
+/* Resumed on both sides, forged_n times on the chain. */
+static int
+forged_resumed(void)
+{
+
+	return (stats(&A, "t")->resumes == forged_n &&
+	    stats(&B, "t")->resumes == forged_n && both_up());
+}
+
+/* One forged WRITE too many: B reset the stream, and so did A. */
+static int
+forged_reset(void)
+{
+	char what[120];
+
+	snprintf(what, sizeof(what), "1 stream reset, not suspended: forged "
+	    "message %u on their chain of links, more than %u", forged_n,
+	    LINK_FORGED_MAX);
+	return (both_ended() && logged("[node-a] ended: sealed record failed "
+	    "authentication", what));
+}
+
+/*
+ * An injector overwrites a sealed WRITE from A before its tag comes
+ * (simverbs_overwrite): B's open fails and B ends the link, and the
+ * stream is suspended on both sides, then resumes with every byte; until
+ * the chain saw LINK_FORGED_MAX such ends: the next resets it.
+ */
+static void
+test_forged(void)
+{
+	struct flow up, down;
+	int n;
+
+	log_to_file(1);
+	make_ident("ra", pra);
+	make_ident("rb", prb);
+	revoke_pair("forged: a sealed WRITE overwritten on the wire",
+	    "resume_time = 60;", "", "resume_time = 60;", &up, &down);
+	for (forged_n = 1; forged_n <= LINK_FORGED_MAX; forged_n++) {
+		ok(simverbs_overwrite(SERVE, 0) == 1, "forged: %u: the next "
+		    "WRITE from A is overwritten before its tag", forged_n);
+		flow_put(&up, up.sent + 8192);
+		ok(until(forged_susp), "forged: %u: B's open fails, B ends the "
+		    "link, says so, and the stream is suspended on both sides",
+		    forged_n);
+		n = until(forged_resumed) && carry(&up, &down, 65536);
+		ok(n, "forged: %u: it resumes on a new link, and every byte "
+		    "arrives, in order, once (%llu and %llu)", forged_n,
+		    (unsigned long long)up.got, (unsigned long long)down.got);
+	}
+	ok(simverbs_overwrite(SERVE, 0) == 1, "forged: %u: once more",
+	    forged_n);
+	flow_put(&up, up.sent + 8192);
+	ok(until(forged_reset), "forged: %u: B resets the stream, says why, "
+	    "and A's resume finds nothing: reset on both sides", forged_n);
+	stream_close();
+	end("forged");
+	log_to_file(0);
+	remove_ident("ra");
+	remove_ident("rb");
+}
+
 /* ---------------------------------------------------------- origin */
 
 /* B with identity rb, the key, and tunnel t with proxy_protocol. */
@@ -2005,6 +2088,7 @@ main(void)
 	test_keys();
 	test_revoke();
 	test_aead();
+	test_forged();
 	test_origin();
 
 	close(tgt_lfd);

@@ -390,6 +390,26 @@ simverbs_cut(const char *addr)
 	return (n);
 }
 
+int
+simverbs_overwrite(const char *addr, int side)
+{
+	struct verbs_cm *cm;
+	struct verbs_link *l;
+	struct sv_conn *c;
+	int n = 0;
+
+	TAILQ_FOREACH(cm, &sv_cms, entry) {
+		TAILQ_FOREACH(l, &cm->links, entry) {
+			if ((c = l->conn) == NULL || c->cut || l->passive ||
+			    strcmp(l->peer, addr) != 0)
+				continue;
+			c->f.side[side ? 1 : 0].overwrite = 16;
+			n++;
+		}
+	}
+	return (n);
+}
+
 void
 simverbs_deaf(struct verbs_cm *cm, int deaf)
 {

@@ -55,6 +55,15 @@ void simverbs_peer(const char *addr, const struct simverbs_peer *p);
 int simverbs_cut(const char *addr);
 
 /**
+ * simverbs_overwrite(addr, side):
+ * On every connection to ${addr}, one who read a WRITE's clear header
+ * overwrites the next plain WRITE (sealed data) from side ${side} (0:
+ * the connecting link's, 1: the accepting one's) as it lands, before its
+ * tag follows (fab_side.overwrite).  Returns how many connections.
+ */
+int simverbs_overwrite(const char *addr, int side);
+
+/**
  * simverbs_lane_drop(addr):
  * Lane 1 of every link to ${addr} that runs one is disconnected, as its
  * RDMA CM connection alone ending would tell both ends (lane 0 and the
