@@ -312,8 +312,8 @@ down_waiting(struct dlink *dl, struct down *dn)
 	dl->nsusp = 0;
 	if (dn->nsusp > 0 && dn->kind == ENGINE_ERR_FORGED)
 		snprintf(dn->susp, sizeof(dn->susp), "; %u stream%s suspended "
-		    "for up to %u s (forged message %u of %u their chain of "
-		    "links may see)", dn->nsusp, dn->nsusp == 1 ? "" : "s",
+		    "for up to %u s (%u of %u forged messages their chain of "
+		    "links survives)", dn->nsusp, dn->nsusp == 1 ? "" : "s",
 		    (unsigned)dl->resume_s, (unsigned)dl->forged,
 		    LINK_FORGED_MAX);
 	else if (dn->nsusp > 0)
@@ -322,9 +322,9 @@ down_waiting(struct dlink *dl, struct down *dn)
 		    (unsigned)dl->resume_s);
 	else if (dn->forged_reset > 0)
 		snprintf(dn->susp, sizeof(dn->susp), "; %u stream%s reset, "
-		    "not suspended: forged message %u on their chain of links, "
-		    "more than %u", dn->forged_reset, dn->forged_reset == 1 ?
-		    "" : "s", (unsigned)dl->forged, LINK_FORGED_MAX);
+		    "not suspended: their chain of links survives %u forged "
+		    "messages, not %u", dn->forged_reset, dn->forged_reset ==
+		    1 ? "" : "s", LINK_FORGED_MAX, (unsigned)dl->forged);
 }
 
 /* Teardown: the completions, the keepalive and the verbs link go. */

@@ -55,10 +55,10 @@
  *              new streams of that tunnel are refused
  *   aead       one CPU with AES and one without: both ends seal with
  *              ChaCha20-Poly1305, say so, and carry bytes both ways
- *   forged     a sealed WRITE an injector overwrote before its tag ends
- *              the link and suspends the stream, which resumes with
- *              every byte, LINK_FORGED_MAX times on one chain; the next
- *              time it is reset on both sides
+ *   forged     a sealed WRITE an injector overwrote before its tag (A's,
+ *              or B's) ends the link and suspends the stream, which
+ *              resumes with every byte, LINK_FORGED_MAX times on one
+ *              chain; the next time the side that found it resets it
  *   origin     on a daemon with an identity, a peer that proved a key
  *              but no identity is believed for the PROXY header's client
  *              address only with proxy_trust_key_holders
@@ -1906,17 +1906,29 @@ test_aead(void)
 /* ---------------------------------------------------------- forged */
 
 static unsigned forged_n;	/* WRITEs forged so far on the chain */
+static int forged_side;		/* whose WRITEs: 0 A's, 1 B's */
 
-/* B found forged WRITE forged_n and suspended the stream; so did A. */
+/* The log line of the daemon that found forged WRITE forged_n. */
+static int
+forged_said(const char *what)
+{
+
+	return (logged(forged_side ? "[node-b] went down: sealed record "
+	    "failed authentication" : "[node-a] ended: sealed record failed "
+	    "authentication", what));
+}
+
+/* The peer of forged_side found forged WRITE forged_n and suspended
+ * the stream, and said so; so did the other side. */
 static int
 forged_susp(void)
 {
-	char what[80];
+	char what[120];
 
-	snprintf(what, sizeof(what), "1 stream suspended for up to 60 s "
-	    "(forged message %u of %u", forged_n, LINK_FORGED_MAX);
-	return (a_suspended() && logged("[node-a] ended: sealed record "
-	    "failed authentication", what));
+	snprintf(what, sizeof(what), "1 stream suspended for up to 60 s (%u "
+	    "of %u forged messages their chain of links survives)", forged_n,
+	    LINK_FORGED_MAX);
+	return (a_suspended() && forged_said(what));
 }
 
 /* Resumed on both sides, forged_n times on the chain. */
@@ -1928,55 +1940,73 @@ forged_resumed(void)
 	    stats(&B, "t")->resumes == forged_n && both_up());
 }
 
-/* One forged WRITE too many: B reset the stream, and so did A. */
+/*
+ * One forged WRITE too many: the side that found it reset the stream
+ * and said why; A did too (B, when A did: after its resume_time).
+ */
 static int
 forged_reset(void)
 {
 	char what[120];
 
-	snprintf(what, sizeof(what), "1 stream reset, not suspended: forged "
-	    "message %u on their chain of links, more than %u", forged_n,
-	    LINK_FORGED_MAX);
-	return (both_ended() && logged("[node-a] ended: sealed record failed "
-	    "authentication", what));
+	snprintf(what, sizeof(what), "1 stream reset, not suspended: their "
+	    "chain of links survives %u forged messages, not %u",
+	    LINK_FORGED_MAX, forged_n);
+	return ((forged_side ? ended(cli_fd) : both_ended()) &&
+	    forged_said(what));
 }
 
 /*
- * An injector overwrites a sealed WRITE from A before its tag comes
- * (simverbs_overwrite): B's open fails and B ends the link, and the
- * stream is suspended on both sides, then resumes with every byte; until
- * the chain saw LINK_FORGED_MAX such ends: the next resets it.
+ * An injector overwrites a sealed WRITE from A (${side} 0) or B (1)
+ * before its tag comes (simverbs_overwrite): the other side's open fails
+ * and it ends the link, and the stream is suspended on both sides, then
+ * resumes with every byte; until the chain saw LINK_FORGED_MAX such
+ * ends: the next resets it.
  */
 static void
-test_forged(void)
+forged_chain(int side)
 {
-	struct flow up, down;
+	struct flow up, down, *f;
+	const char *who = side ? "B" : "A", *finder = side ? "A" : "B";
 	int n;
 
-	log_to_file(1);
-	make_ident("ra", pra);
-	make_ident("rb", prb);
-	revoke_pair("forged: a sealed WRITE overwritten on the wire",
+	forged_side = side;
+	revoke_pair(side ? "forged: B's sealed WRITEs overwritten on the wire" :
+	    "forged: A's sealed WRITEs overwritten on the wire",
 	    "resume_time = 60;", "", "resume_time = 60;", &up, &down);
+	f = side ? &down : &up;
 	for (forged_n = 1; forged_n <= LINK_FORGED_MAX; forged_n++) {
-		ok(simverbs_overwrite(SERVE, 0) == 1, "forged: %u: the next "
-		    "WRITE from A is overwritten before its tag", forged_n);
-		flow_put(&up, up.sent + 8192);
-		ok(until(forged_susp), "forged: %u: B's open fails, B ends the "
-		    "link, says so, and the stream is suspended on both sides",
-		    forged_n);
+		ok(simverbs_overwrite(SERVE, side) == 1, "forged: %u: the "
+		    "next WRITE from %s is overwritten before its tag",
+		    forged_n, who);
+		flow_put(f, f->sent + 8192);
+		ok(until(forged_susp), "forged: %u: %s's open fails, it ends "
+		    "the link, says so, and the stream is suspended on both "
+		    "sides", forged_n, finder);
 		n = until(forged_resumed) && carry(&up, &down, 65536);
 		ok(n, "forged: %u: it resumes on a new link, and every byte "
 		    "arrives, in order, once (%llu and %llu)", forged_n,
 		    (unsigned long long)up.got, (unsigned long long)down.got);
 	}
-	ok(simverbs_overwrite(SERVE, 0) == 1, "forged: %u: once more",
+	ok(simverbs_overwrite(SERVE, side) == 1, "forged: %u: once more",
 	    forged_n);
-	flow_put(&up, up.sent + 8192);
-	ok(until(forged_reset), "forged: %u: B resets the stream, says why, "
-	    "and A's resume finds nothing: reset on both sides", forged_n);
+	flow_put(f, f->sent + 8192);
+	ok(until(forged_reset), "forged: %u: %s resets the stream and says "
+	    "why, not suspended%s", forged_n, finder, side ? "" : "; A's "
+	    "resume finds nothing: reset on both sides");
 	stream_close();
 	end("forged");
+}
+
+static void
+test_forged(void)
+{
+
+	log_to_file(1);
+	make_ident("ra", pra);
+	make_ident("rb", prb);
+	forged_chain(0);
+	forged_chain(1);
 	log_to_file(0);
 	remove_ident("ra");
 	remove_ident("rb");
