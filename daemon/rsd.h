@@ -203,6 +203,8 @@ struct rsd {
 					   longer trusts their peer */
 	uint64_t streams_revoked;	/* excl: streams a reload reset for
 					   that, or for their tunnel's peers */
+	uint64_t forged;		/* excl: links ended by a sealed
+					   message that failed to open */
 	uint64_t resume_refusals;	/* excl: peers' resume offers refused */
 	uint64_t resume_timeouts;	/* excl: suspended streams reset: no
 					   new link */

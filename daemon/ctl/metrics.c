@@ -277,6 +277,10 @@ static const struct daemon_counter {
 	    "those of the links it ended, and those of target tunnels whose "
 	    "peers no longer name it.", offsetof(struct rsd,
 	    streams_revoked) },
+	{ "rstreamd_forged_messages_total",
+	    "Links ended by a sealed message that failed to open (tampered "
+	    "with or injected on the fabric): their streams suspended, or "
+	    "reset past the chain's cap.", offsetof(struct rsd, forged) },
 	{ "rstreamd_resume_refusals_total",
 	    "Peers' offers to resume streams refused (unknown streams, a "
 	    "wrong proof, another key).", offsetof(struct rsd,

@@ -75,7 +75,7 @@ status_json(struct rsd *d, struct render_buf *o, struct status *st)
 	    "\"links_up\":%u,\"links_rejected\":%llu,"
 	    "\"links_evicted\":%llu,\"auth_failures\":%llu,"
 	    "\"links_revoked\":%llu,\"streams_revoked\":%llu,"
-	    "\"resume_refusals\":%llu,\"resume_timeouts\":%llu,"
+	    "\"forged_messages\":%llu,\"resume_refusals\":%llu,\"resume_timeouts\":%llu,"
 	    "\"stepdowns\":%llu,\"stepdowns_refused\":%llu,"
 	    "\"ring_bytes\":%llu,\"control_bytes\":%llu,"
 	    "\"suspended_bytes\":%llu,\"max_memory\":%llu,"
@@ -85,6 +85,7 @@ status_json(struct rsd *d, struct render_buf *o, struct status *st)
 	    (unsigned long long)d->auth_failures,
 	    (unsigned long long)d->links_revoked,
 	    (unsigned long long)d->streams_revoked,
+	    (unsigned long long)d->forged,
 	    (unsigned long long)d->resume_refusals,
 	    (unsigned long long)d->resume_timeouts,
 	    (unsigned long long)d->stepdowns,
@@ -124,12 +125,13 @@ status_text(struct rsd *d, struct render_buf *o, struct status *st,
 	render_printf(o, "%s\n", line);
 	render_printf(o, "links rejected: %llu; idle links closed for room: "
 	    "%llu; authentication failures: %llu\nresumes refused: %llu; "
-	    "suspended streams timed out: %llu\n",
+	    "suspended streams timed out: %llu; forged messages: %llu\n",
 	    (unsigned long long)d->links_rejected,
 	    (unsigned long long)d->links_evicted,
 	    (unsigned long long)d->auth_failures,
 	    (unsigned long long)d->resume_refusals,
-	    (unsigned long long)d->resume_timeouts);
+	    (unsigned long long)d->resume_timeouts,
+	    (unsigned long long)d->forged);
 	render_printf(o, "revoked by reloads: %llu link%s, %llu stream%s\n",
 	    (unsigned long long)d->links_revoked, d->links_revoked == 1 ?
 	    "" : "s", (unsigned long long)d->streams_revoked,

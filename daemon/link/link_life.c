@@ -299,6 +299,7 @@ down_forged(struct dlink *dl, struct engine *e, struct down *dn)
 
 	if (dn->kind != ENGINE_ERR_FORGED)
 		return;
+	dl->d->forged++;
 	if (++dl->forged > LINK_FORGED_MAX && e != NULL)
 		dn->forged_reset = engine_suspended(e);
 }

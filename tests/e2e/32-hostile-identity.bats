@@ -130,6 +130,9 @@ serve() {
 	assert_output "flipped-payload: disconnected"
 	wait_log b "link from $A:[0-9]* \\[node-h\\] ended: sealed record failed authentication (tampered or injected)"
 	n=$(count_log b "sealed record failed authentication (tampered or injected)")
+	# Counted where operators look; a never saw one.
+	[ "$(ctl_json b status .forged_messages)" -ge 1 ]
+	[ "$(metric rstreamd_forged_messages_total b)" -ge 1 ]
 	hostile flipped-tag "$W/h.id" bad
 	assert_success
 	assert_output "flipped-tag: disconnected"

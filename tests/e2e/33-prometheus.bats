@@ -86,6 +86,7 @@ EOF
 	# anything yet, which a scrape says from the start.
 	assert_line "rstreamd_config_last_reload_successful 1"
 	assert_line "rstreamd_links_revoked_total 0"
+	assert_line "rstreamd_forged_messages_total 0"
 	assert_line "# TYPE rstreamd_streams_revoked_total counter"
 	assert_line "rstreamd_streams_revoked_total 0"
 	assert_line "rstreamd_config_last_reload_success_timestamp_seconds $(echo "$output" |

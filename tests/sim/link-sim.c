@@ -1994,6 +1994,11 @@ forged_chain(int side)
 	ok(until(forged_reset), "forged: %u: %s resets the stream and says "
 	    "why, not suspended%s", forged_n, finder, side ? "" : "; A's "
 	    "resume finds nothing: reset on both sides");
+	ok((side ? A.forged : B.forged) == LINK_FORGED_MAX + 1 &&
+	    (side ? B.forged : A.forged) == 0, "forged: %s counts %u forged "
+	    "messages, %s none (%llu, %llu)", finder, LINK_FORGED_MAX + 1, who,
+	    (unsigned long long)(side ? A.forged : B.forged),
+	    (unsigned long long)(side ? B.forged : A.forged));
 	stream_close();
 	end("forged");
 }
