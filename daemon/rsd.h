@@ -155,7 +155,10 @@ struct rsd {
 	struct loop **workers;		/* excl: set at start */
 	size_t nworkers;		/* excl: set at start */
 	size_t next_worker;		/* excl */
-	struct conf *conf;		/* excl: swapped at apply */
+	struct conf *conf;		/* excl: swapped at apply; shared
+					   turns read it too (a handshake
+					   step: one configuration per
+					   turn, see handshake.c's step) */
 	int verbose;			/* excl: -v count, added to log_level */
 	struct verbs_cm *cm;		/* excl */
 	struct loop_fd *cm_w;		/* excl: the links' CM channel */

@@ -349,6 +349,8 @@ incoming_new(struct rsd *d, const struct verbs_ev *ev)
 	dl->state = D_CONNECTING;
 	link_list_add(dl);
 	link_timers_connecting(dl);
+	/* Message 1 may come before ESTABLISHED: a shared turn answers. */
+	link_share(dl);
 	LLOG(LOG_INFO, dl, "%s accepted (device %s, %s)", dl->name,
 	    verbs_link_device(dl->vl), ev->peer_ident ? "identifying" :
 	    ev->peer_auth ? "authenticating" : "not authenticated");

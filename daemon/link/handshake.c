@@ -313,7 +313,6 @@ hs_finish(struct dlink *dl, const uint8_t hellos[AUTH_HELLOS_LEN],
 	handshake_forget(dl);
 	confirm_of(dl, k3);
 	sodium_memzero(k3, sizeof(k3));
-	dl->ident = 1;
 	/* Flags are byte 5 of each hello (rstreamd-protocol(7)). */
 	dl->sealed = ((mine[5] | theirs[5]) & WIRE_HELLO_SEAL) != 0;
 	/* A link that connects again drops its last connection's keys. */
@@ -329,6 +328,8 @@ hs_finish(struct dlink *dl, const uint8_t hellos[AUTH_HELLOS_LEN],
 		}
 		dl->aead = a;
 	}
+	/* Last: metrics, in another thread, reads the rest once it is set. */
+	__atomic_store_n(&dl->ident, 1, __ATOMIC_RELEASE);
 	sodium_memzero(c1, sizeof(c1));
 	sodium_memzero(c2, sizeof(c2));
 	return (rc);
@@ -359,6 +360,16 @@ confirmed(struct dlink *dl, const uint8_t *in, size_t inlen,
  * reads 3's head (the peer's identity), checks who connected before it
  * tries a psk, reads the rest and, from version 7, confirms; the
  * initiator checks the confirmation.
+ *
+ * Every step but the initiator's first (made as it connects) runs in a
+ * shared turn of the link's loop (link_share), beside other workers'
+ * shared turns: it writes only the link's owner fields (and ident, last,
+ * atomic), and reads the configuration as dl->d->conf is in this turn.
+ * A reload swaps that only in an exclusive turn, never during a step, so
+ * a step sees one configuration throughout; a handshake a reload
+ * overtakes finishes under the identity it started with (the Noise state
+ * holds a copy), and is checked against the peers and keys of the
+ * configuration its last message meets, as link_revoke then checks it.
  */
 static int
 step(void *arg, const uint8_t *in, size_t inlen, uint8_t *out,
@@ -456,7 +467,8 @@ handshake_init(struct dlink *dl, int initiator, int peer_key, int peer_ident)
 	const struct conf *c = dl->d->conf;
 
 	dl->ea = (struct engine_auth){ .initiator = initiator, .arg = dl };
-	dl->ident = dl->sealed = dl->revoked = 0;
+	__atomic_store_n(&dl->ident, 0, __ATOMIC_RELEASE);
+	dl->sealed = dl->revoked = 0;
 	dl->peer_id[0] = '\0';
 	if (!c->identity.set || (!initiator && !peer_ident)) {
 		dl->ea.prove = prove;

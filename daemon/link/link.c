@@ -182,19 +182,37 @@ link_deliver(struct dlink *dl, struct engine *e, const struct engine_event *ev)
 }
 
 /*
+ * A link still running the identity handshake: its steps (X25519, which
+ * anyone who can connect makes us do) run in shared turns until the
+ * peer is authenticated; then link_up, exclusive, takes over.  A drain
+ * ends at the completion that authenticates it (verbs_link_drain), so a
+ * shared turn never reaches what authentication lets in.
+ */
+static int
+handshaking(const struct dlink *dl, struct engine *e)
+{
+
+	return ((dl->state == D_CONNECTING || dl->state == D_AUTH) &&
+	    dl->ea.step != NULL && !engine_authenticated(e));
+}
+
+/*
  * Whether the link's completions, job and keepalive may run in shared
- * turns (Threads in loop.h): while it is up with nothing but data to
- * move, and no resume (which takes another link's streams, on another
- * worker) can come.  A shared turn only ever turns it off (a stash, a
- * failed engine); the exclusive turn that follows turns it on again.
+ * turns (Threads in loop.h): while it runs the identity handshake
+ * (handshaking), or is up with nothing but data to move, and no resume
+ * (which takes another link's streams, on another worker) can come.  A
+ * shared turn only ever turns it off (a stash, a failed engine, the
+ * peer authenticated); the exclusive turn that follows turns it on
+ * again.
  */
 void
 link_share(struct dlink *dl)
 {
 	struct engine *e = link_cur_engine(dl);
-	int on = dl->state == D_UP && !dl->failing && dl->old == NULL &&
-	    !dl->resuming && !dl->stashed && e != NULL &&
-	    engine_error(e) == NULL && engine_resume_settled(e);
+	int on = !dl->failing && dl->old == NULL && !dl->stashed &&
+	    e != NULL && engine_error(e) == NULL && (handshaking(dl, e) ||
+	    (dl->state == D_UP && !dl->resuming &&
+	    engine_resume_settled(e)));
 
 	if (dl->cqw != NULL)
 		loop_fd_share(dl->cqw, on);
@@ -425,7 +443,9 @@ const char *
 link_peer_id(const struct dlink *dl)
 {
 
-	return (dl->ident ? dl->peer_id : "");
+	/* Metrics calls it in a shared turn (see ident in link_int.h). */
+	return (__atomic_load_n(&dl->ident, __ATOMIC_ACQUIRE) ? dl->peer_id :
+	    "");
 }
 
 const uint8_t *
@@ -439,7 +459,8 @@ const char *
 link_sealing(const struct dlink *dl)
 {
 
-	return (dl->ident && dl->sealed ? seal_aead_name(dl->aead) : NULL);
+	return (__atomic_load_n(&dl->ident, __ATOMIC_ACQUIRE) && dl->sealed ?
+	    seal_aead_name(dl->aead) : NULL);
 }
 
 /*

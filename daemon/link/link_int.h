@@ -181,27 +181,35 @@ struct dlink {
 	struct engine_auth ea;		/* excl: callbacks for the engine */
 	struct engine_seal es;		/* excl: sealing callbacks */
 	/* The link's key: a client link's tunnel's, or what the peer of an
-	 * incoming link proved (a copy: it outlives reloads). */
-	const struct conf_key *key;	/* excl */
-	struct conf_key proved;		/* excl */
+	 * incoming link proved (a copy: it outlives reloads).  An identity
+	 * handshake's steps set it in the link's shared turns. */
+	const struct conf_key *key;	/* owner */
+	struct conf_key proved;		/* owner */
 	/* Identities: the handshake under way; once it is done, the
 	 * peer's identity (its name in the peers it matched, a copy), the
 	 * handshake hash (the link's binding), the responder's
 	 * confirmation (version 7) until it is sent or checked and, on a
-	 * sealed link, a direction of seal each way.  The seal directions
-	 * are the link's loop's once it is up. */
-	struct noise_hs *hs;		/* excl */
-	int ident, sealed;		/* excl */
+	 * sealed link, a direction of seal each way.  The handshake's
+	 * steps write them in the link's shared turns (handshake.c's
+	 * step), each reading one configuration, dl->d->conf as a reload
+	 * left it.  ident is set last, and nothing here changes again
+	 * until handshake_init (exclusive) clears it: metrics, in a shared
+	 * turn of the daemon's loop, reads peer_id, sealed and aead only
+	 * once it loaded ident set (link_peer_id, link_sealing). */
+	struct noise_hs *hs;		/* owner */
+	int ident;			/* atomic: release after the rest */
+	int sealed;			/* owner: metrics reads it as above */
 	int revoked;			/* excl: a reload no longer trusts
 					   this connection's peer
 					   (link_revoke): no stream waits */
-	int aead;			/* excl: enum seal_aead */
-	uint8_t peer_pub[IDENT_KEY_LEN];	/* excl */
-	char peer_b64[IDENT_B64_LEN];	/* excl */
-	char peer_id[WIRE_NAME_MAX + 1];	/* excl: "" without identity */
-	char hs_why[256];		/* excl: why the handshake failed */
-	uint8_t hh[NOISE_HASH_LEN];	/* excl */
-	uint8_t confirm[NOISE_KEY_LEN];	/* excl */
+	int aead;			/* owner: enum seal_aead; as sealed */
+	uint8_t peer_pub[IDENT_KEY_LEN];	/* owner */
+	char peer_b64[IDENT_B64_LEN];	/* owner */
+	char peer_id[WIRE_NAME_MAX + 1];	/* owner: "" without identity;
+						   as sealed */
+	char hs_why[256];		/* owner: why the handshake failed */
+	uint8_t hh[NOISE_HASH_LEN];	/* owner */
+	uint8_t confirm[NOISE_KEY_LEN];	/* owner */
 	struct seal_pair seal;		/* owner */
 
 	/* ---- Resume (resume.c's; a link settles any resume before it

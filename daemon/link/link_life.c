@@ -182,7 +182,8 @@ pump(struct dlink *dl, struct engine *e, int shared)
 
 /*
  * The job: move the data (pump), then act on what the engine says.  In
- * a shared turn only the data; a stashed event or a failed engine waits
+ * a shared turn only the data, and the handshake's messages; a stashed
+ * event, a failed engine or a peer just authenticated (link_up) waits
  * for the next turn (Threads in loop.h).
  */
 static void
@@ -196,7 +197,8 @@ on_flush(void *arg)
 		if ((e = link_cur_engine(dl)) == NULL)
 			return;
 		pump(dl, e, 1);
-		if (dl->stashed || engine_error(e) != NULL) {
+		if (dl->stashed || engine_error(e) != NULL ||
+		    (dl->state != D_UP && engine_authenticated(e))) {
 			link_share(dl);
 			loop_job_defer(&dl->flush);
 		}
@@ -562,6 +564,8 @@ link_up(struct dlink *dl)
 		dl->state = D_AUTH;
 		/* Ours: connecting and the proofs get this long together. */
 		link_mark(dl);
+		/* Its handshake steps run in shared turns (link_share). */
+		link_share(dl);
 		return;
 	}
 	link_timers_up(dl);

@@ -449,7 +449,12 @@ int verbs_link_poll(struct verbs_link *link);
  * Poll every completion into the engine, without the channel's event.
  * Returns how many, or -1 if the link failed (engine_error says why);
  * then the queue pair is already stopped (verbs_link_stop), so the
- * engine's RELEASED events may free ring memory.
+ * engine's RELEASED events may free ring memory.  The completion that
+ * authenticates the link (engine_authenticated) is the last of its
+ * drain: what came after it waits in the CQ for the next drain, so the
+ * caller sees the link authenticated before anything authentication
+ * lets in (a RESUME, whose callbacks reach other links) reaches the
+ * engine, and may run the handshake where it may not run those.
  */
 int verbs_link_drain(struct verbs_link *link);
 

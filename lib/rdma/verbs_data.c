@@ -351,15 +351,21 @@ handle_wc(struct verbs_link *l, const struct ibv_wc *wc)
 	return (-1);
 }
 
-/* Every completion into the engine: how many, or -1. */
+/*
+ * Every completion into the engine: how many, or -1.  Until the link is
+ * authenticated one at a time, and the one that authenticates it ends
+ * the drain (see verbs_link_drain).
+ */
 static int
 drain_cq(struct verbs_link *l)
 {
 	struct ibv_wc wc[POLL_BATCH];
+	int authed = engine_authenticated(l->e);
+	int batch = authed ? POLL_BATCH : 1;
 	int n, k, got = 0;
 
 	do {
-		if ((n = ibv_poll_cq(l->cq, POLL_BATCH, wc)) < 0) {
+		if ((n = ibv_poll_cq(l->cq, batch, wc)) < 0) {
 			verbs_transport_fail(l, "ibv_poll_cq failed");
 			return (-1);
 		}
@@ -367,7 +373,9 @@ drain_cq(struct verbs_link *l)
 			if (handle_wc(l, &wc[k]))
 				return (-1);
 		got += n;
-	} while (n == POLL_BATCH);
+		if (!authed && engine_authenticated(l->e))
+			break;
+	} while (n == batch);
 	return (got);
 }
 

@@ -44,6 +44,12 @@
  *              with AES-256-GCM where the CPU has AES, else (a CPU
  *              without, as libsodium reports it) ChaCha20-Poly1305; a
  *              psk B does not hold is refused
+ *   turns      in a world (the daemons' loop one of worker threads'),
+ *              the identity handshake's X25519 operations run in shared
+ *              turns, which stop no worker: all but the initiator's
+ *              first, made as its RDMA CM event (exclusive) connects it,
+ *              whether B refuses an identity it does not list or the
+ *              link comes up, its peer named and sealed on both sides
  *   revoke     a reload that takes a peer out of the peers (B's, A's) or
  *              out of a client tunnel's ends its live link at once on
  *              that side, says why, resets its streams there (suspended
@@ -114,6 +120,8 @@ static const char *const multi[] = { "127.0.1.2", "127.0.1.4", "127.0.1.3" };
 			"rq_size = 32;"
 
 static struct loop *lp;
+/* test_turns: the daemons' workers, A's and B's, in lp's world. */
+static struct loop *wk[2];
 static char dir[40], target[80];
 static struct rsd A, B;
 
@@ -191,6 +199,9 @@ configure_v(struct rsd *d, int again, const char *name, const char *fmt,
 	if (!again) {
 		memset(d, 0, sizeof(*d));
 		d->lp = lp;
+		/* test_turns: links on a worker each, as rstreamd's. */
+		d->workers = &wk[d == &A ? 0 : 1];
+		d->nworkers = wk[0] != NULL;
 		/* A fresh clock for what the daemon arms as it starts. */
 		(void)loop_run_once(lp, 0);
 	}
@@ -288,6 +299,20 @@ note_wait(void)
 	}
 }
 
+/* A turn of the loop, waiting up to ${ms}; and of each worker's, if any
+ * (in one thread, each turn still shared or exclusive as its own). */
+static void
+turn(int ms)
+{
+	size_t i;
+
+	for (i = 0; i < 2; i++)
+		if (wk[i] != NULL && loop_run_once(wk[i], 0) != 0)
+			abort();
+	if (loop_run_once(lp, wk[0] != NULL ? 1 : ms) != 0)
+		abort();
+}
+
 /* Run the loop until ${cond}, RUN_MS at most: whether it holds. */
 static int
 until(int (*cond)(void))
@@ -295,8 +320,7 @@ until(int (*cond)(void))
 	uint64_t limit = loop_now_ms() + RUN_MS;
 
 	while (!cond() && loop_now_ms() < limit) {
-		if (loop_run_once(lp, 10) != 0)
-			abort();
+		turn(10);
 		note_wait();
 	}
 	return (cond());
@@ -1485,6 +1509,90 @@ test_keys(void)
 	remove_ident("x");
 }
 
+/* ----------------------------------------------------------- turns */
+
+/*
+ * Start B with identity b and peers "node-a" (${puba}), A with identity
+ * ${ida} (no key either side), in the world lp is; the X25519 operations
+ * until ${cond}, and in ${excl} those made in exclusive turns.
+ */
+static unsigned long
+turns_pair(const char *ida, const char *puba, const char *pubb,
+    int (*cond)(void), unsigned long *excl)
+{
+	unsigned long ops;
+
+	start(&B, "b", "handshake_timeout = 1; listen = \"%s\"; "
+	    "identity_file = \"%s/b.id\";\n"
+	    "peers = ( { name = \"node-a\"; key = \"%s\"; } );\n"
+	    "tunnels = ( { name = \"k\"; target = \"unix:%s\"; "
+	    "encrypt = true; %s } );", SERVE, dir, puba, target, SIZES);
+	start(&A, "a", "handshake_timeout = 1; source = \"%s\"; "
+	    "identity_file = \"%s/%s.id\";\n"
+	    "peers = ( { name = \"node-b\"; key = \"%s\"; } );\n"
+	    "tunnels = ( { name = \"k\"; accept = \"unix:%s/k.sock\"; "
+	    "peer = \"%s\"; encrypt = true; %s } );", SRC, dir, ida, pubb,
+	    dir, SERVE, SIZES);
+	x25519_ops = x25519_excl = 0;
+	x25519_turn = loop_exclusive;
+	ok(until(cond), "turns: %s", cond == k_up ? "the link is up" :
+	    "B refuses the link");
+	x25519_turn = NULL;
+	ops = x25519_ops;
+	*excl = x25519_excl;
+	return (ops);
+}
+
+static void
+test_turns(void)
+{
+	char puba[IDENT_B64_LEN], pubb[IDENT_B64_LEN], pubx[IDENT_B64_LEN];
+	struct loop *plain = lp;
+	struct link_info la, lb;
+	unsigned long ops, excl;
+	unsigned up, susp;
+
+	/* A world: the daemons' loop, and a worker each. */
+	if ((lp = loop_new()) == NULL || loop_world_new(lp) != 0 ||
+	    (wk[0] = loop_new()) == NULL || loop_world_join(wk[0], lp) != 0 ||
+	    (wk[1] = loop_new()) == NULL || loop_world_join(wk[1], lp) != 0)
+		abort();
+	make_ident("a", puba);
+	make_ident("b", pubb);
+	make_ident("x", pubx);
+
+	begin("turns: an identity B does not list, in a world");
+	ops = turns_pair("x", puba, pubb, b_refused, &excl);
+	(void)in_links(&B, &up, &susp, &lb);
+	ok(ops == 8 && excl == 1 && strstr(lb.last_error,
+	    "is not among the peers") != NULL, "turns: of the handshake's %lu "
+	    "X25519 operations %lu ran in an exclusive turn (A's first, as "
+	    "it connects), none of B's: %s", ops, excl, lb.last_error);
+	end("turns");
+
+	begin("turns: a listed identity, in a world");
+	ops = turns_pair("a", puba, pubb, k_up, &excl);
+	(void)out_link(&A, "k", &la);
+	(void)in_links(&B, &up, &susp, &lb);
+	ok(ops == 8 && excl == 1, "turns: of the handshake's %lu X25519 "
+	    "operations %lu ran in an exclusive turn", ops, excl);
+	ok(up == 1 && strcmp(lb.identity, "node-a") == 0 &&
+	    strcmp(la.identity, "node-b") == 0 && la.sealing != NULL &&
+	    lb.sealing != NULL, "turns: up on both sides as node-a and "
+	    "node-b, sealed (%s, %s)", la.sealing ? la.sealing : "none",
+	    lb.sealing ? lb.sealing : "none");
+	end("turns");
+
+	remove_ident("a");
+	remove_ident("b");
+	remove_ident("x");
+	loop_free(wk[0]);
+	loop_free(wk[1]);
+	wk[0] = wk[1] = NULL;
+	loop_free(lp);
+	lp = plain;
+}
+
 /* ---------------------------------------------------------- revoke */
 
 static char logpath[80];
@@ -2121,6 +2229,7 @@ main(void)
 	test_lanes();
 	test_max_version();
 	test_keys();
+	test_turns();
 	test_revoke();
 	test_aead();
 	test_forged();

@@ -163,7 +163,7 @@ verbs_link_stop(struct verbs_link *l)
 int
 verbs_link_drain(struct verbs_link *l)
 {
-	int n = 0;
+	int n = 0, authed;
 
 	if (l->e == NULL || engine_error(l->e) != NULL) {
 		verbs_link_stop(l);
@@ -172,9 +172,14 @@ verbs_link_drain(struct verbs_link *l)
 	/* A daemon whose loop stalls hears nothing (simverbs_deaf). */
 	if (l->cm->deaf)
 		return (0);
+	/* The completion that authenticates the link ends the drain. */
+	authed = engine_authenticated(l->e);
 	while (engine_error(l->e) == NULL &&
-	    fab_complete(&l->conn->f, l->side) > 0)
+	    fab_complete(&l->conn->f, l->side) > 0) {
 		n++;
+		if (!authed && engine_authenticated(l->e))
+			break;
+	}
 	/* An error completion comes after those before it; it ends the
 	 * link unless something else did first. */
 	if (l->werr != NULL) {
