@@ -46,6 +46,12 @@
  *                 daemon closed it), or "hold: rejected"
  *   flood N       N connect requests with a bad hello, one after the
  *                 other; prints "flood: R rejected of N"
+ *   hs-flood IDFILE N  N links, one after the other, each running the
+ *                 Noise handshake as IDFILE (an identity the daemon
+ *                 does not list) to its message 3, then waiting for the
+ *                 daemon to end the link: each costs the daemon its
+ *                 handshake's X25519 work (tests/bench/flood-bench);
+ *                 prints "hs-flood: E ended, R rejected of N"
  * Cases about the client's address (ORIGIN, version 3; exit 0 when the
  * daemon answers the OPEN, printing "CASE: accepted" or "CASE: refused
  * (reason N: ...)"):
@@ -1372,6 +1378,44 @@ ident_case(const char *src, const char *dst, const char *port,
 	return (after_handshake(cs, tunnel, said + WIRE_HELLO_LEN));
 }
 
+/* hs-flood (see the header): ${n} handshakes as the identity ${idfile}. */
+static int
+hs_flood(const char *src, const char *dst, const char *port,
+    const char *idfile, int n)
+{
+	uint8_t priv[NOISE_KEY_LEN], pub[NOISE_KEY_LEN];
+	uint8_t said[AUTH_HELLOS_LEN];
+	struct rdma_conn_param cp;
+	struct wire_hello h;
+	struct wire_rec r;
+	struct hs_msgs hm;
+	char err[512];
+	int k, ended = 0, rejected = 0;
+
+	if (sodium_init() < 0)
+		die("sodium_init");
+	if (ident_read(idfile, priv, pub, err, sizeof(err)) != 0)
+		die(err);
+	memset(&h, 0, sizeof(h));
+	h.version = hello_version();
+	h.credits = NRECV;
+	h.flags = (uint8_t)(WIRE_HELLO_IDENTITY | WIRE_HELLO_SEAL |
+	    (seal_aesgcm_available() ? WIRE_HELLO_AESGCM : 0));
+	for (k = 0; k < n; k++) {
+		conn_hello(&h, said, &cp);
+		if (connect_to(src, dst, port, &cp, said + WIRE_HELLO_LEN) !=
+		    0)
+			rejected++;
+		else if (handshake(priv, said, said, &hm) == 0 &&
+		    watch_for(LIMIT_MS, &r, 0) == -2)
+			ended++;
+		drop_link();
+	}
+	sodium_memzero(priv, sizeof(priv));
+	printf("hs-flood: %d ended, %d rejected of %d\n", ended, rejected, n);
+	return (0);
+}
+
 /* Is ${cs} a passive case with an identity (see confirm_case)? */
 static int
 confirm_case_name(const char *cs)
@@ -1488,6 +1532,9 @@ main(int argc, char **argv)
 		die("rdma_create_event_channel");
 	if (strcmp(cs, "flood") == 0 && argc > 5)
 		return (flood(argv[1], argv[2], argv[3], atoi(argv[5])));
+	if (strcmp(cs, "hs-flood") == 0 && argc > 6)
+		return (hs_flood(argv[1], argv[2], argv[3], argv[5],
+		    atoi(argv[6])));
 	if (strcmp(cs, "old-peer") == 0)
 		return (old_peer(argv[2], argv[3], argc > 5 ? atoi(argv[5]) :
 		    2));
