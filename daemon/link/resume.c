@@ -356,6 +356,9 @@ find_cb(void *arg, const uint8_t token[WIRE_NONCE_LEN],
 	const uint8_t *sec;
 	unsigned v = engine_version(link_cur_engine(dl));
 
+	/* Other links, on other workers (verbs_link_drain keeps a RESUME
+	 * behind message 3 out of the handshake's shared turn). */
+	loop_assert_exclusive();
 	TAILQ_FOREACH(o, &dl->d->links, entry)
 		if (o != dl && o->c == NULL && o->have_res &&
 		    memcmp(o->res_id, token, WIRE_NONCE_LEN) == 0 &&

@@ -49,7 +49,11 @@
  *              turns, which stop no worker: all but the initiator's
  *              first, made as its RDMA CM event (exclusive) connects it,
  *              whether B refuses an identity it does not list or the
- *              link comes up, its peer named and sealed on both sides
+ *              link comes up, its peer named and sealed on both sides;
+ *              a RESUME right behind message 3 (version 6, B's worker
+ *              held until A is up and has offered its streams) waits
+ *              for the exclusive turn that follows the handshake's, and
+ *              the stream resumes with every byte
  *   revoke     a reload that takes a peer out of the peers (B's, A's) or
  *              out of a client tunnel's ends its live link at once on
  *              that side, says why, resets its streams there (suspended
@@ -120,8 +124,10 @@ static const char *const multi[] = { "127.0.1.2", "127.0.1.4", "127.0.1.3" };
 			"rq_size = 32;"
 
 static struct loop *lp;
-/* test_turns: the daemons' workers, A's and B's, in lp's world. */
+/* test_turns: the daemons' workers, A's and B's, in lp's world; B's
+ * waits while hold_b. */
 static struct loop *wk[2];
+static int hold_b;
 static char dir[40], target[80];
 static struct rsd A, B;
 
@@ -307,7 +313,8 @@ turn(int ms)
 	size_t i;
 
 	for (i = 0; i < 2; i++)
-		if (wk[i] != NULL && loop_run_once(wk[i], 0) != 0)
+		if (wk[i] != NULL && !(i == 1 && hold_b) &&
+		    loop_run_once(wk[i], 0) != 0)
 			abort();
 	if (loop_run_once(lp, wk[0] != NULL ? 1 : ms) != 0)
 		abort();
@@ -546,8 +553,7 @@ carry(struct flow *a, struct flow *b, size_t n)
 		flow_put(b, gb);
 		if (!flow_take(a) || !flow_take(b))
 			break;
-		if (loop_run_once(lp, 5) != 0)
-			abort();
+		turn(5);
 	}
 	return (a->got == ga && b->got == gb && !a->bad && !b->bad);
 }
@@ -1543,6 +1549,55 @@ turns_pair(const char *ida, const char *puba, const char *pubb,
 	return (ops);
 }
 
+/* B has written message 2 of A's new link (A's first operation, B's 3). */
+static int
+b_answered(void)
+{
+
+	return (x25519_ops >= 4);
+}
+
+/*
+ * In test_turns' world, at version 6 (A's link is up after its message
+ * 3, and offers its suspended streams at once): B's worker waits from
+ * its message 2 until then, so that its next drain finds message 3 and
+ * the RESUME behind it.
+ */
+static void
+test_turns_resume(const char *puba, const char *pubb)
+{
+	struct flow up = { -1, -1, 0, 0, 0, 1 }, down = up;
+
+	begin("turns: a RESUME right behind message 3, in a world");
+	start(&B, "b", "handshake_timeout = 1; listen = \"%s\"; "
+	    "identity_file = \"%s/b.id\";\n"
+	    "peers = ( { name = \"node-a\"; key = \"%s\"; } );\n"
+	    "tunnels = ( { name = \"t\"; target = \"unix:%s\"; "
+	    "resume_time = 1; %s } );", SERVE, dir, puba, target, SIZES);
+	start(&A, "a", "handshake_timeout = 1; source = \"%s\"; "
+	    "max_version = 6; identity_file = \"%s/a.id\";\n"
+	    "peers = ( { name = \"node-b\"; key = \"%s\"; } );\n"
+	    "tunnels = ( { name = \"t\"; accept = \"unix:%s/t.sock\"; "
+	    "peer = \"%s\"; resume_time = 1; %s } );", SRC, dir, pubb, dir,
+	    SERVE, SIZES);
+	ok(until(both_up) && stream_open(&up, &down, 21) &&
+	    carry(&up, &down, 4096), "turns: a stream carries 4 KiB each way "
+	    "at version 6");
+	ok(simverbs_cut(SERVE) == 1 && until(a_suspended), "turns: the path "
+	    "breaks: the stream is suspended on both sides");
+	x25519_ops = 0;
+	ok(until(b_answered), "turns: B answers the new link's message 1");
+	hold_b = 1;
+	ok(until(a_up), "turns: A's link is up after its message 3, B's "
+	    "worker held");
+	hold_b = 0;
+	ok(until(resumed) && carry(&up, &down, 4096), "turns: B takes "
+	    "message 3, then the RESUME in an exclusive turn: the stream "
+	    "resumes, every byte arrives");
+	stream_close();
+	end("turns");
+}
+
 static void
 test_turns(void)
 {
@@ -1583,6 +1638,7 @@ test_turns(void)
 	    lb.sealing ? lb.sealing : "none");
 	end("turns");
 
+	test_turns_resume(puba, pubb);
 	remove_ident("a");
 	remove_ident("b");
 	remove_ident("x");
