@@ -309,3 +309,63 @@ boots() {
 	[[ $stderr == *"softroce-run: the guest did not start the command within 2 s"* ]] || fail "no failure: $stderr"
 	assert_equal "$(boots)" 2
 }
+
+@test "SOFTROCE_DRIVER=siw without the kernel's source exits 77 and says why, once; a bad driver is refused" {
+	command -v qemu-system-x86_64 >/dev/null || skip "no qemu"
+	SOFTROCE_FORCE_VM=1 SOFTROCE_DRIVER=siw SOFTROCE_KERNEL_SOURCE=$BATS_TEST_TMPDIR/none.tar.xz \
+		run --separate-stderr "$RUNNER" --timeout 60 echo ran
+	assert_failure 77
+	assert_output ''
+	[[ $stderr == *"SOFTROCE_DRIVER=siw: iWARP skipped: "*"no $BATS_TEST_TMPDIR/none.tar.xz; install linux-source-"*" and linux-headers-"* ]] ||
+		fail "no reason: $stderr"
+	assert_equal "$(grep -c 'iWARP skipped' <<<"$stderr")" 1
+
+	SOFTROCE_DRIVER=ib run --separate-stderr "$RUNNER" --timeout 60 echo ran
+	assert_failure 99
+	assert_output ''
+	[[ $stderr == *"SOFTROCE_DRIVER must be rxe or siw, not 'ib'"* ]] || fail "no complaint: $stderr"
+}
+
+@test "SOFTROCE_DRIVER=siw: iWARP devices on the pair; rping and ib_write_bw -R run across them" {
+	command -v qemu-system-x86_64 >/dev/null || skip "no qemu"
+	command -v rping >/dev/null && command -v ib_write_bw >/dev/null ||
+		skip "no rping or ib_write_bw (rdmacm-utils, perftest)"
+	cd "$BATS_TEST_TMPDIR"
+	# The logs go to the output directory: the guest sees this one
+	# read-only.  A client that comes before its server's listen is
+	# refused: it tries again.
+	cat >siw.sh <<-'EOF'
+		b=$RSTREAMD_TEST_ADDR_B
+		cd "$RSTREAMD_TEST_OUTDIR" || exit 9
+		echo "devices=$RSTREAMD_TEST_DEV_A $RSTREAMD_TEST_DEV_B"
+		for d in "$RSTREAMD_TEST_DEV_A" "$RSTREAMD_TEST_DEV_B"; do
+			echo "$d: $(ibv_devinfo -d "$d" | grep -o 'transport:.*' | tr -s '\t ' ' ')"
+		done
+		client() {
+			for _ in $(seq 20); do
+				timeout 60 "$@" && return 0
+				sleep 0.5
+			done
+			return 1
+		}
+		timeout 120 rping -s -a "$b" -C 3 -v >rping-s.log 2>&1 &
+		client rping -c -a "$b" -C 3 -v | grep -c 'ping data: rdma-ping-'
+		wait $! && echo "rping server ok"
+		timeout 120 ib_write_bw -R -F -d "$RSTREAMD_TEST_DEV_B" -s 65536 -n 500 >bw-s.log 2>&1 &
+		client ib_write_bw -R -F -d "$RSTREAMD_TEST_DEV_A" -s 65536 -n 500 "$b" >bw-c.log 2>&1
+		echo "client=$? $(grep -E '^ *65536 +500 ' bw-c.log | awk '{ $1 = $1; print }')"
+		wait $! && echo "ib_write_bw server ok"
+		cat rping-s.log bw-c.log >&2
+	EOF
+	run --separate-stderr env SOFTROCE_DRIVER=siw "$RUNNER" --timeout 600 bash siw.sh
+	((status == 0)) || fail "exit status $status; stdout: $output; stderr: $stderr"
+	assert_line --index 0 --regexp '^devices=siw[0-9a-z]+ siw[0-9a-z]+$'
+	assert_line --index 1 --regexp '^siw[0-9a-z]+: transport: iWARP \(1\)$'
+	assert_line --index 2 --regexp '^siw[0-9a-z]+: transport: iWARP \(1\)$'
+	assert_line --index 3 3
+	assert_line --index 4 "rping server ok"
+	# #bytes #iterations BW peak[MB/sec] BW average[MB/sec] MsgRate[Mpps]
+	assert_line --index 5 --regexp '^client=0 65536 500 [0-9.]+ [0-9.]+ [0-9.]+$'
+	assert_line --index 6 "ib_write_bw server ok"
+	echo "# siw ib_write_bw (bytes, iterations, peak and average MB/s, Mpps): ${lines[5]#client=0 }" >&3
+}
