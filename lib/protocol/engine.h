@@ -334,6 +334,14 @@ struct engine_resume {
 	 * engine_abandon and free it, once this engine's call returned.
 	 */
 	void (*adopted)(void *arg, struct engine *old);
+	/*
+	 * Version 5, client side: the peer refused the resume with
+	 * ${reason} (a wire_reason), having proved nothing.  Return 1 to
+	 * keep the streams: the link fails (ENGINE_ERR_LOCAL) and they are
+	 * suspended again, for a new link to offer; 0 (or a NULL callback):
+	 * they end with ${reason}.
+	 */
+	int (*denied)(void *arg, uint16_t reason);
 	void *arg;
 };
 

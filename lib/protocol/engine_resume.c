@@ -340,7 +340,14 @@ eng_rec_resume_stream(struct engine *e, const struct wire_rec *r)
 	return (0);
 }
 
-/* Client: the server refused the resume; every resuming stream ends. */
+/*
+ * Client: the server refused the resume.  From version 5 it refuses
+ * before it proved anything, so the refusal may come from a peer that
+ * never held the streams (another daemon at one of the tunnel's
+ * addresses, or a forged record): the embedder may keep them, and then
+ * the link ends with them suspended again.  Else every resuming stream
+ * ends.
+ */
 int
 eng_rec_resume_denied(struct engine *e, const struct wire_rec *r)
 {
@@ -353,6 +360,12 @@ eng_rec_resume_denied(struct engine *e, const struct wire_rec *r)
 	e->res.ask = RES_DENIED;
 	e->res.wait = 0;
 	e->st.resumes_denied++;
+	if (e->can_res_proof && e->r.denied != NULL &&
+	    e->r.denied(e->r.arg, r->reason))
+		return (eng_fail(e, ENGINE_ERR_LOCAL, "the peer refused to "
+		    "resume the suspended streams without proving it holds "
+		    "them (%s); they stay suspended",
+		    wire_reason_str(r->reason)));
 	RESUMING_EACH(e, id) {
 		e->st.streams_not_resumed++;
 		eng_release_now(e, id, r->reason);

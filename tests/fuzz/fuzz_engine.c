@@ -969,6 +969,7 @@ start(struct fz *F, const uint8_t *data, size_t size)
 		er.proved = res_proved;
 		er.adopt = res_adopt;
 		er.adopted = res_adopted;
+		er.denied = NULL;
 		er.arg = &F->R;
 		engine_set_resume(F->e, &er);
 	}

@@ -2065,6 +2065,7 @@ start_link(struct run *R, const struct engine_conf ec[2])
 			er.proved = i == 0 ? cb_proved : NULL;
 			er.adopt = cb_adopt;
 			er.adopted = cb_adopted;
+			er.denied = NULL;
 			er.arg = &R->side[i];
 			fab_set_resume(&R->f, i, &er);
 		}

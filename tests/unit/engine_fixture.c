@@ -362,6 +362,16 @@ rz_proved(void *arg, const uint8_t proof[WIRE_AUTH_LEN])
 	return (proof[0] == RZ_ANSWER ? 0 : -1);
 }
 
+static int
+rz_denied(void *arg, uint16_t reason)
+{
+	struct rzside *rs = arg;
+
+	(void)reason;
+	rs->R->denials++;
+	return (rs->R->keep_denied);
+}
+
 static void
 rz_adopted(void *arg, struct engine *old)
 {
@@ -384,6 +394,7 @@ rz_hooks(struct rz *R)
 		er.proved = rz_proved;
 		er.adopt = rz_adopt;
 		er.adopted = rz_adopted;
+		er.denied = rz_denied;
 		er.arg = &R->rs[i];
 		fab_set_resume(&R->T.f, i, &er);
 	}

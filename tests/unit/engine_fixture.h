@@ -185,6 +185,10 @@ struct rz {
 	struct engine *adopted;		/* what the adopted callback got */
 	int proofs;			/* proved calls (side 0) */
 	int wrong_answer;		/* find answers with a wrong proof */
+	int keep_denied;		/* side 0 keeps its streams when
+					   refused by a peer that proved
+					   nothing */
+	int denials;			/* denied calls (side 0) */
 };
 
 /* The stand-in proofs: side 0's (RESUME), side 1's (RESUME_PROOF). */

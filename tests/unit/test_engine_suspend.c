@@ -602,6 +602,77 @@ test_resume_denied(void)
 	tstream_free(&k);
 }
 
+/*
+ * From version 5 a refusal comes before any proof: side 0 may keep its
+ * streams (the denied callback), and then its link ends with them
+ * suspended again; the next link resumes them.  Below version 5 the
+ * refusal stands.
+ */
+static void
+test_resume_denied_kept(void)
+{
+	struct rz R;
+	struct tstream k;
+	struct tstream *ak;
+	struct engine *held;
+	uint8_t tok[WIRE_NONCE_LEN];
+	uint64_t t = 0, r = 0;
+	int bad = 0;
+
+	rz_setup(&R, rconf(16, 16), rconf(16, 16));
+	ak = rz_kept(&R, &k);
+	rz_loss(&R, 0, 0);
+	memcpy(tok, R.token, sizeof(tok));
+	R.deny = WIRE_REASON_NOT_RESUMED;
+	R.keep_denied = 1;
+	ok(rz_resume(&R) == 1, "kept denial: side 0 offers its stream");
+	rz_settle(&R);
+	ok(R.denials == 1 && engine_error_kind(E(&R, 0)) == ENGINE_ERR_LOCAL &&
+	    engine_error(E(&R, 0)) != NULL && strstr(engine_error(E(&R, 0)),
+	    "without proving") != NULL, "kept denial: the link ends: %s",
+	    engine_error(E(&R, 0)) != NULL ? engine_error(E(&R, 0)) : "");
+	ok((k.events & ENGINE_EV_SUSPENDED) &&
+	    !(k.events & (ENGINE_EV_RESET | ENGINE_EV_RELEASED)) &&
+	    engine_suspended(E(&R, 0)) == 1,
+	    "kept denial: the stream is suspended again, not reset");
+
+	/* The next link, to the peer that holds it, resumes it. */
+	held = R.old[1];
+	R.old[1] = NULL;
+	rz_loss(&R, 0, 0);
+	engine_abandon(R.old[1], WIRE_REASON_LINK_LOST);
+	events_of(&R.T, 1, R.old[1]);
+	engine_free(R.old[1]);
+	R.old[1] = held;
+	memcpy(R.token, tok, sizeof(tok));
+	R.deny = 0;
+	ok(rz_resume(&R) == 1, "kept denial: the next link offers it again");
+	rz_settle(&R);
+	ok((k.events & ENGINE_EV_RESUMED) && !(k.events & ENGINE_EV_RESET) &&
+	    engine_error(E(&R, 0)) == NULL,
+	    "kept denial: and it resumes there");
+	put(E(&R, 0), k.id, k.tx, 2000, 9, &t);
+	settle(&R.T);
+	ok(take(E(&R, 1), ak->id, ak->rx, 8192, 9, &r, &bad) == 2000 && !bad,
+	    "kept denial: bytes flow on the resumed stream");
+	rz_teardown(&R);
+	tstream_free(&k);
+
+	/* Version 4: nothing proves anything, and the refusal stands. */
+	rz_setup_cap(&R, rconf(16, 16), rconf(16, 16), 4, 4);
+	(void)rz_kept(&R, &k);
+	rz_loss(&R, 0, 0);
+	R.deny = WIRE_REASON_NOT_RESUMED;
+	R.keep_denied = 1;
+	ok(rz_resume(&R) == 1, "kept denial, version 4: offered");
+	rz_settle(&R);
+	ok(R.denials == 0 && engine_error(E(&R, 0)) == NULL &&
+	    (k.events & ENGINE_EV_RESET) && (k.events & ENGINE_EV_RELEASED),
+	    "kept denial, version 4: the stream is reset, the link stays");
+	rz_teardown(&R);
+	tstream_free(&k);
+}
+
 static void
 test_abandon(void)
 {
@@ -710,6 +781,7 @@ main(void)
 	test_resume_data();
 	test_resume_gone();
 	test_resume_denied();
+	test_resume_denied_kept();
 	test_abandon();
 	test_stale_rkey();
 	return (tap_done());
