@@ -111,14 +111,22 @@ susp_expire(struct dlink *dl)
 	return (left);
 }
 
-/* The failed link's streams start waiting (its engine is dl->old). */
+/*
+ * The failed link's streams start waiting (its engine is dl->old); or,
+ * ${again}, they wait on: a new link failed in the midst of their resume
+ * (a refusal from a peer that proved nothing, say), and their
+ * resume_time still counts from their first suspension.
+ */
 static void
-resume_wait(struct dlink *dl)
+resume_wait(struct dlink *dl, int again)
 {
+	uint64_t now = loop_now_ms(), end;
 
-	dl->susp_since = loop_now_ms();
+	if (!again)
+		dl->susp_since = now;
+	end = dl->susp_since + (uint64_t)dl->resume_s * 1000;
 	if (dl->c != NULL)
-		link_timers_streams_wait(dl, (uint64_t)dl->resume_s * 1000);
+		link_timers_streams_wait(dl, end > now ? end - now : 0);
 	else if (susp_expire(dl) == 0)
 		link_timers_streams_wait(dl, 0);	/* it goes */
 }
@@ -128,6 +136,7 @@ resume_suspend(struct dlink *dl, const char *why)
 {
 	struct engine *e = link_cur_engine(dl);
 	struct engine_event ev;
+	int again = dl->resuming;
 
 	/* An event a shared turn left goes before the engine's last ones. */
 	link_unstash(dl);
@@ -143,7 +152,7 @@ resume_suspend(struct dlink *dl, const char *why)
 		/* Its streams wait in the engine for a new link. */
 		dl->old = verbs_link_take_engine(dl->vl);
 		dl->nsusp = engine_suspended(e);
-		resume_wait(dl);
+		resume_wait(dl, again);
 	} else {
 		engine_abandon(e, WIRE_REASON_LINK_LOST);
 	}
@@ -510,11 +519,34 @@ resume_offer(struct dlink *dl, struct engine *e)
 	    dl->name, n, n == 1 ? "" : "s", (double)gap / 1000);
 }
 
+/*
+ * Client, version 5: the peer refused the resume before proving the
+ * streams' secret, so it may not be the peer that holds them (another
+ * daemon at one of the tunnel's addresses, or a forged record): they
+ * stay suspended, this link ends, and the next attempt goes to the
+ * tunnel's next address, until resume_time passes.
+ */
+static int
+denied_cb(void *arg, uint16_t reason)
+{
+	struct dlink *dl = arg;
+
+	if (link_stays_down(dl))
+		return (0);
+	LLOG(LOG_WARNING, dl, "%s: the peer refused to resume the suspended "
+	    "streams (%s) without proving it holds them; keeping them "
+	    "suspended and trying the tunnel's next address, for the rest "
+	    "of resume_time (%u s)", dl->name, wire_reason_str(reason),
+	    (unsigned)dl->resume_s);
+	return (1);
+}
+
 void
 resume_init(struct dlink *dl)
 {
 
-	dl->er = (struct engine_resume){ find_cb, proved_cb, link_adopt,
-	    adopted_cb, dl };
+	dl->er = (struct engine_resume){ .find = find_cb, .proved = proved_cb,
+	    .adopt = link_adopt, .adopted = adopted_cb, .denied = denied_cb,
+	    .arg = dl };
 	loop_timer_init(&dl->resume_tmo, dl->lp, on_resume_tmo, dl);
 }

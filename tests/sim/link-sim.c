@@ -29,7 +29,10 @@
  *   resume     suspended streams resume on a new link with every byte,
  *              or are reset on both sides when resume_time passes
  *              without one; a peer that never proves the resume secret
- *              fails the new link after handshake_timeout
+ *              fails the new link after handshake_timeout; one that
+ *              refuses them before any proof (another daemon at the
+ *              next address) leaves them suspended for the next
+ *              address, within resume_time
  *   lanes      a link of version 8 runs two lanes on both sides (one in
  *              version 7: step-down); a lane-1 request that matches no
  *              link waiting for one, or repeats a link's, is refused and
@@ -1175,6 +1178,82 @@ test_proof(void)
 	end("proof");
 }
 
+/*
+ * A refusal from a peer that proved nothing: C, another daemon with the
+ * same key at the tunnel's second peer entry, holds none of A's streams
+ * and refuses their resume (reason 11) before any proof.  A keeps them
+ * suspended and tries its next entry, B, which resumes them; with B
+ * dark, C's refusals do not stretch resume_time, which still counts
+ * from the suspension.
+ */
+static struct rsd C;
+
+static int
+a_reset(void)
+{
+
+	return (A.resume_timeouts == 1 && ended(cli_fd));
+}
+
+static void
+test_denied(void)
+{
+	struct simverbs_peer dark = { .dark = 1 };
+	struct flow up = { -1, -1, 0, 0, 0, 1 }, down = up;
+	struct link_info li;
+	char extra[200];
+	uint64_t t0, el;
+	size_t k, first;
+	int toc;
+
+	begin("resume: refused by a peer that proved nothing");
+	snprintf(extra, sizeof(extra), "key_file = \"%s/key\"; resume_time = "
+	    "2;", dir);
+	start_b(extra);
+	start(&C, "c", "handshake_timeout = 1; listen = \"%s\";\n"
+	    "tunnels = ( { name = \"t\"; target = \"unix:%s\"; %s %s } );",
+	    NOBODY, target, SIZES, extra);
+	start(&A, "a", "handshake_timeout = 1; source = \"%s\";\n"
+	    "tunnels = ( { name = \"t\"; accept = \"unix:%s/t.sock\"; "
+	    "peer = [ \"%s\", \"%s\" ]; %s %s } );", SRC, dir, SERVE,
+	    NOBODY, SIZES, extra);
+	ok(until(both_up) && stream_open(&up, &down, 11) &&
+	    carry(&up, &down, 16384), "denied: a stream A to B");
+	first = simverbs_attempts();
+	ok(simverbs_cut(SERVE) == 1 && until(a_suspended), "denied: the "
+	    "path breaks: suspended on both sides");
+	ok(until(resumed), "denied: a new link to B resumes the stream");
+	for (toc = 0, k = first; k < simverbs_attempts(); k++)
+		toc += strcmp(att(k)->dst, NOBODY) == 0;
+	ok(toc >= 1 && C.resume_refusals >= 1 && strcmp(att(simverbs_attempts()
+	    - 1)->dst, SERVE) == 0, "denied: after C refused it (%d "
+	    "attempts to C, %llu refusals)", toc,
+	    (unsigned long long)C.resume_refusals);
+	ok(carry(&up, &down, 16384), "denied: every byte arrives, in order, "
+	    "once");
+	ok(stats(&A, "t")->resume_failures == 0 && A.resume_timeouts == 0,
+	    "denied: A reset nothing");
+
+	/* B dark: only C answers, and only refuses. */
+	simverbs_peer(SERVE, &dark);
+	t0 = loop_now_ms();
+	simverbs_cut(SERVE);
+	ok(until(a_reset), "denied: with B dark the stream is reset at last");
+	/* (Each refusal restarting the wait would keep it for ever.) */
+	el = loop_now_ms() - t0;
+	ok(el >= 2000 && el < 3000, "denied: once resume_time passed since "
+	    "the suspension, refusals or not (%llu ms)",
+	    (unsigned long long)el);
+	out_link(&A, "t", &li);
+	ok(li.suspended == 0 && C.resume_refusals >= 2, "denied: nothing "
+	    "waits on A (%llu refusals by C)",
+	    (unsigned long long)C.resume_refusals);
+	stream_close();
+	simverbs_peer(SERVE, NULL);
+	stop(&C);
+	end("denied");
+}
+
 /* -------------------------------------------------------------- lanes */
 
 static size_t forged_att;
@@ -2282,6 +2361,7 @@ main(void)
 	test_busy();
 	test_resume();
 	test_proof();
+	test_denied();
 	test_lanes();
 	test_max_version();
 	test_keys();
