@@ -234,15 +234,17 @@ struct dlink {
 	 * open, as this side saw (LINK_FORGED_MAX). */
 	uint32_t forged;		/* excl */
 	/*
-	 * The resume identity (see auth.h): the chain's token (its first
-	 * link's) and secret, this link's own from version 5 (ratchet: the
-	 * chain then never resumes on an older link).  An incoming link that
-	 * took a chain over keeps the secret it replaced (prev) until the
-	 * peer shows it has the new one: a loss before the peer saw our
-	 * proof leaves it with the old one.
+	 * The resume identity (see auth.h): the token (the chain's first
+	 * link's; from version 10 this link's own) and the secret, this
+	 * link's own from version 5 (ratchet: the chain then never resumes
+	 * on an older link).  An incoming link that took a chain over keeps
+	 * the token and secret it replaced (prev) until the peer shows it
+	 * has the new ones: a loss before the peer saw our proof leaves it
+	 * with the old ones.
 	 */
 	int have_res, res_ratchet, has_prev;	/* excl */
 	uint8_t res_id[WIRE_NONCE_LEN];	/* excl */
+	uint8_t res_prev_id[WIRE_NONCE_LEN];	/* excl */
 	uint8_t res_secret[AUTH_SECRET_LEN];	/* excl */
 	uint8_t res_prev[AUTH_SECRET_LEN];	/* excl */
 };

@@ -203,10 +203,15 @@ resume_identity(struct dlink *dl)
 		dl->have_res = 0;
 		return;
 	}
-	/* The responder's nonce names it; the secret never travels. */
-	memcpy(dl->res_id, hellos + WIRE_HELLO_LEN + 16, WIRE_NONCE_LEN);
 	k = ikm(dl, &klen);
 	auth_resume_secret(v, k, klen, hellos, dl->res_secret);
+	/* The responder's nonce names it, or from version 10 a token of
+	 * its secret; the secret never travels. */
+	if (v >= AUTH_RESUME_TOKEN)
+		auth_resume_token(dl->res_secret, dl->res_id);
+	else
+		memcpy(dl->res_id, hellos + WIRE_HELLO_LEN + 16,
+		    WIRE_NONCE_LEN);
 	dl->res_ratchet = v >= AUTH_RESUME_RATCHET;
 	dl->have_res = 1;
 }
@@ -370,7 +375,9 @@ find_cb(void *arg, const uint8_t token[WIRE_NONCE_LEN],
 	loop_assert_exclusive();
 	TAILQ_FOREACH(o, &dl->d->links, entry)
 		if (o != dl && o->c == NULL && o->have_res &&
-		    memcmp(o->res_id, token, WIRE_NONCE_LEN) == 0 &&
+		    (memcmp(o->res_id, token, WIRE_NONCE_LEN) == 0 ||
+		    (o->has_prev && memcmp(o->res_prev_id, token,
+		    WIRE_NONCE_LEN) == 0)) &&
 		    (o->state == D_SUSP || o->state == D_UP))
 			break;
 	if (o == NULL)
@@ -408,7 +415,9 @@ find_cb(void *arg, const uint8_t token[WIRE_NONCE_LEN],
 		return (resume_refuse(dl, reason, WIRE_REASON_NOT_RESUMED,
 		    "that link has no suspended streams"));
 	auth_resume_proof(v, 0, sec, hellos, answer);
-	/* The secret the peer proved: adopted_cb derives ours from it. */
+	/* The token and secret the peer proved: adopted_cb derives ours
+	 * from them. */
+	memcpy(dl->res_prev_id, token, WIRE_NONCE_LEN);
 	memcpy(dl->res_prev, sec, AUTH_SECRET_LEN);
 	dl->from = o;
 	return (o->old);
@@ -416,9 +425,10 @@ find_cb(void *arg, const uint8_t token[WIRE_NONCE_LEN],
 
 /*
  * Incoming: the streams moved over from link dl->from.  This link
- * carries on the chain: its token, and from version 5 a secret of its
- * own, derived from the one the peer proved (kept until the peer shows
- * it has the new one); below version 5, the chain's secret.
+ * carries on the chain: from version 5 a secret of its own, derived from
+ * the one the peer proved (kept until the peer shows it has the new
+ * one), below version 5 the chain's; from version 10 a token of its own
+ * too (the one the peer named kept alike), below it the chain's.
  */
 static void
 adopted_cb(void *arg, struct engine *old)
@@ -435,7 +445,7 @@ adopted_cb(void *arg, struct engine *old)
 		resume_identity(dl);
 		return;
 	}
-	memcpy(dl->res_id, o->res_id, WIRE_NONCE_LEN);
+	memcpy(dl->res_id, dl->res_prev_id, WIRE_NONCE_LEN);
 	memcpy(dl->res_secret, dl->res_prev, AUTH_SECRET_LEN);
 	dl->res_ratchet = o->res_ratchet || v >= AUTH_RESUME_RATCHET;
 	dl->has_prev = v >= AUTH_RESUME_RATCHET;
@@ -443,6 +453,8 @@ adopted_cb(void *arg, struct engine *old)
 		auth_resume_next(dl->res_secret, k, klen, hellos);
 	else
 		explicit_bzero(dl->res_prev, sizeof(dl->res_prev));
+	if (v >= AUTH_RESUME_TOKEN)
+		auth_resume_token(dl->res_secret, dl->res_id);
 	dl->have_res = 1;
 	dl->susp_since = o->susp_since;
 	dl->forged = o->forged;
@@ -456,7 +468,8 @@ adopted_cb(void *arg, struct engine *old)
 
 /*
  * Client, version 5: the peer took the resume and proves it holds the
- * chain's secret; if it does, this link's secret replaces it.
+ * chain's secret; if it does, this link's secret replaces it (and from
+ * version 10 its token the chain's).
  */
 static int
 proved_cb(void *arg, const uint8_t proof[WIRE_AUTH_LEN])
@@ -472,6 +485,8 @@ proved_cb(void *arg, const uint8_t proof[WIRE_AUTH_LEN])
 		return (-1);
 	k = ikm(dl, &klen);
 	auth_resume_next(dl->res_secret, k, klen, hellos);
+	if (v >= AUTH_RESUME_TOKEN)
+		auth_resume_token(dl->res_secret, dl->res_id);
 	dl->res_ratchet = 1;
 	link_timers_resume_settled(dl);
 	return (0);

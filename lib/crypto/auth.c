@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+#include <string.h>
+
 #include <sodium.h>
 
 #include "auth.h"
@@ -52,6 +54,8 @@ static const char label_v5_secret[] = "rstream-resume-v5-secret";
 static const char label_v5_ratchet[] = "rstream-resume-v5-ratchet";
 static const char label_v5_initiator[] = "rstream-resume-v5-initiator";
 static const char label_v5_responder[] = "rstream-resume-v5-responder";
+/* Version 10. */
+static const char label_v10_token[] = "rstream-resume-v10-token";
 
 #define LABEL(l)	(l), sizeof(l) - 1
 
@@ -117,6 +121,18 @@ auth_resume_next(uint8_t secret[AUTH_SECRET_LEN], const uint8_t *key,
 
 	hkdf(secret, AUTH_SECRET_LEN, key, keylen, LABEL(label_v5_ratchet),
 	    hellos, secret);
+}
+
+void
+auth_resume_token(const uint8_t secret[AUTH_SECRET_LEN],
+    uint8_t token[WIRE_NONCE_LEN])
+{
+	uint8_t out[crypto_auth_hmacsha256_BYTES];
+
+	crypto_auth_hmacsha256(out, (const uint8_t *)label_v10_token,
+	    sizeof(label_v10_token) - 1, secret);
+	memcpy(token, out, WIRE_NONCE_LEN);
+	sodium_memzero(out, sizeof(out));
 }
 
 void

@@ -66,12 +66,28 @@ int auth_check(const uint8_t *key, size_t keylen, int initiator,
  * secret once replaced is gone).  Both sides prove the chain's secret
  * before the new link replaces it, with labels for each role, so neither
  * side's proof is good as the other's.
+ *
+ * Version 10: a link's token, which names its streams in a resume, is
+ * an HMAC of a label keyed with its secret rather than the chain's first
+ * responder nonce, so that one who reads the fabric cannot tell which
+ * links are of one chain.
  */
 #define AUTH_SECRET_LEN		32
 
 /* The version from which the responder proves the secret too, and each
  * link of a chain has a secret of its own. */
 #define AUTH_RESUME_RATCHET	5
+
+/* The version from which each link's token, too, is its own: derived
+ * from its secret (auth_resume_token), not its first link's nonce. */
+#define AUTH_RESUME_TOKEN	10
+
+/**
+ * auth_resume_token(secret, token):
+ * Version 10: the token of the link whose resume secret is ${secret}.
+ */
+void auth_resume_token(const uint8_t secret[AUTH_SECRET_LEN],
+    uint8_t token[WIRE_NONCE_LEN]);
 
 /**
  * auth_resume_secret(version, key, keylen, hellos, secret):

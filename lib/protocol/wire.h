@@ -16,7 +16,7 @@
 
 /* Connect private data ("hello"). */
 #define WIRE_MAGIC		0x52535452u	/* "RSTR" */
-#define WIRE_VERSION		9		/* newest spoken */
+#define WIRE_VERSION		10		/* newest spoken */
 #define WIRE_VERSION_MIN	1		/* oldest understood */
 #define WIRE_VERSION_IDENTITY	6		/* the first with identities */
 #define WIRE_HELLO_LEN		32		/* fits the 56-byte IB CM limit */

@@ -27,8 +27,12 @@
  *              sibling link frees its connect slot, and that is no
  *              failure
  *   resume     suspended streams resume on a new link with every byte,
- *              or are reset on both sides when resume_time passes
- *              without one; a peer that never proves the resume secret
+ *              and again on a third, each link under a token of its own
+ *              (version 10), or are reset on both sides when
+ *              resume_time passes without one; a new link lost before
+ *              A read B's proof leaves A the old token and secret,
+ *              which B still takes; a peer that never proves the resume
+ *              secret
  *              fails the new link after handshake_timeout; one that
  *              refuses them before any proof (another daemon at the
  *              next address) leaves them suspended for the next
@@ -122,6 +126,9 @@ static uint32_t seen_wait[64];
 #define NOBODY2		"127.0.1.4:7471"
 #define NOBODY3		"127.0.1.5:7471"
 static const char *const multi[] = { "127.0.1.2", "127.0.1.4", "127.0.1.3" };
+
+/* The version one below the newest, which a talked-down attempt says. */
+#define OLDER		(WIRE_VERSION - 1)
 
 #define SIZES		"sendbuf = 65536; recvbuf = 65536; sq_size = 32; " \
 			"rq_size = 32;"
@@ -841,12 +848,13 @@ test_stepdown(void)
 	ok(until(both_up), "step-down: the link comes up");
 	out_link(&A, "t", &li);
 	in_links(&B, &up, &susp, &bi);
-	ok(simverbs_attempts() == 2 && att(0)->version == 9 &&
+	ok(simverbs_attempts() == 2 && att(0)->version == WIRE_VERSION &&
 	    att(0)->outcome == SIMVERBS_REJECTED && att(0)->note_version == 7 &&
 	    att(1)->version == 7 && strcmp(att(1)->dst, att(0)->dst) == 0 &&
-	    att(1)->outcome == SIMVERBS_UP, "step-down: version 9 refused "
+	    att(1)->outcome == SIMVERBS_UP, "step-down: version %u refused "
 	    "with a note saying 7, then exactly one more attempt to the same "
-	    "address saying 7 (%zu attempts)", simverbs_attempts());
+	    "address saying 7 (%zu attempts)", WIRE_VERSION,
+	    simverbs_attempts());
 	ok(li.version == 7 && bi.version == 7, "step-down: up in version 7 "
 	    "on both sides (A %u, B %u)", li.version, bi.version);
 	/* Version 7 has no latency lane: one queue pair, as before it. */
@@ -870,8 +878,9 @@ test_stepdown(void)
 	    "link comes up again");
 	out_link(&A, "t", &li);
 	in_links(&B, &up, &susp, &bi);
-	ok(att(2)->version == 9 && li.version == 9 && A.stepdowns == 1,
-	    "step-down: not sticky: the next attempt says 9, and is up in 9");
+	ok(att(2)->version == WIRE_VERSION && li.version == WIRE_VERSION &&
+	    A.stepdowns == 1, "step-down: not sticky: the next attempt says "
+	    "%u, and is up in it", WIRE_VERSION);
 	ok(li.st.lanes == 2 && bi.st.lanes == 2, "step-down: and runs two "
 	    "lanes again (A %u, B %u)", (unsigned)li.st.lanes,
 	    (unsigned)bi.st.lanes);
@@ -884,6 +893,7 @@ test_min_version(void)
 	struct simverbs_peer old4 = { .speaks = 4 }, answers4 = {
 		.answers = 4 };
 	struct link_info li;
+	char want[200];
 	size_t i;
 	int allnew = 1;
 
@@ -893,18 +903,19 @@ test_min_version(void)
 	out_link(&A, "t", &li);
 	/* (The last one's answer may be on its way.) */
 	for (i = 0; i < simverbs_attempts(); i++)
-		allnew &= att(i)->version == 9 && (att(i)->note_version == 4 ||
-		    i + 1 == simverbs_attempts());
-	ok(allnew, "min_version: every attempt said 9, each refused with a "
-	    "note saying 4: no step below min_version 5");
+		allnew &= att(i)->version == WIRE_VERSION &&
+		    (att(i)->note_version == 4 || i + 1 == simverbs_attempts());
+	ok(allnew, "min_version: every attempt said %u, each refused with "
+	    "a note saying 4: no step below min_version 5", WIRE_VERSION);
 	ok(A.stepdowns == 0 && A.stepdowns_refused == 2 && li.failures == 2,
 	    "min_version: A counts the refusals, not as step-downs (%llu), "
 	    "and as failures (%d)", (unsigned long long)A.stepdowns_refused,
 	    (int)li.failures);
-	ok(strcmp(li.last_error, "the peer refused protocol version 9 and "
-	    "speaks 4 at most (an older rstreamd, or a forged reject); not "
-	    "stepping down below min_version 5") == 0, "min_version: the "
-	    "error says so: %s", li.last_error);
+	snprintf(want, sizeof(want), "the peer refused protocol version %u "
+	    "and speaks 4 at most (an older rstreamd, or a forged reject); "
+	    "not stepping down below min_version 5", WIRE_VERSION);
+	ok(strcmp(li.last_error, want) == 0, "min_version: the error says "
+	    "so: %s", li.last_error);
 	ok(backed_off(1, 200), "min_version: tried again after the "
 	    "back-off (%lld ms)", gap(1));
 	ok(B.links_rejected >= 2, "min_version: B counts the hellos it could "
@@ -915,7 +926,7 @@ test_min_version(void)
 	    "min_version = 5;");
 	ok(attempts(2, 0), "min_version, answer: two attempts");
 	out_link(&A, "t", &li);
-	ok(att(0)->version == 9 && att(0)->outcome == SIMVERBS_UP &&
+	ok(att(0)->version == WIRE_VERSION && att(0)->outcome == SIMVERBS_UP &&
 	    A.stepdowns_refused == 1 && A.stepdowns == 0 &&
 	    li.failures == 1 && strcmp(li.last_error, "the peer answered in "
 	    "protocol version 4, below min_version 5") == 0,
@@ -932,23 +943,26 @@ test_talked_down(void)
 {
 	struct simverbs_peer down = { .speaks = 1, .noted = -1 };
 	struct link_info li;
+	char want[200];
 
 	pair("step-down: B refuses every hello, naming one version below",
 	    &down, "", "");
 	ok(attempts(5, 1), "talked down: five attempts");
 	out_link(&A, "t", &li);
-	ok(att(0)->version == 9 && att(1)->version == 8 &&
-	    att(2)->version == 9 && att(3)->version == 8 &&
-	    att(4)->version == 9, "talked down: the attempts say 9, 8, 9, 8, "
-	    "9: a step-down's own refusal does not step again");
+	ok(att(0)->version == WIRE_VERSION && att(1)->version == OLDER &&
+	    att(2)->version == WIRE_VERSION && att(3)->version == OLDER &&
+	    att(4)->version == WIRE_VERSION, "talked down: the attempts say "
+	    "%u, %u, %u, %u, %u: a step-down's own refusal does not step "
+	    "again", WIRE_VERSION, OLDER, WIRE_VERSION, OLDER, WIRE_VERSION);
 	ok(backed_off(0, 0) && backed_off(1, 100) && backed_off(2, 0) &&
 	    backed_off(3, 200), "talked down: step-downs at once, failures "
 	    "after the back-off (%lld, %lld, %lld, %lld ms)", gap(0), gap(1),
 	    gap(2), gap(3));
+	snprintf(want, sizeof(want), "the peer refused protocol version %u "
+	    "too, which it had asked for (a forged reject, or a peer that "
+	    "changed); not stepping down twice", OLDER);
 	ok(A.stepdowns == 2 && li.failures == 2 && strcmp(li.last_error,
-	    "the peer refused protocol version 8 too, which it had asked "
-	    "for (a forged reject, or a peer that changed); not stepping "
-	    "down twice") == 0, "talked down: A counts 2 "
+	    want) == 0, "talked down: A counts 2 "
 	    "step-downs and 2 failures, and says why it stopped: %s",
 	    li.last_error);
 	ok(B.links_rejected == 4, "talked down: B rejected 4 (%llu)",
@@ -1034,6 +1048,14 @@ resumed(void)
 }
 
 static int
+resumed2(void)
+{
+
+	return (stats(&A, "t")->resumes == 2 &&
+	    stats(&B, "t")->resumes == 2 && both_up());
+}
+
+static int
 timed_out(void)
 {
 
@@ -1091,14 +1113,29 @@ test_resume(void)
 	    (unsigned long long)up.got, (unsigned long long)down.got);
 	out_link(&A, "t", &li);
 	n = in_links(&B, &nup, &susp, &bi);
-	ok(n == 1 && strcmp(li.resume_id, token) == 0 &&
-	    strcmp(bi.resume_id, token) == 0, "resume: B's new link carries "
-	    "the chain on (%u incoming links, token %s)", n, bi.resume_id);
-	ok(stats(&A, "t")->suspended == 1 && stats(&B, "t")->suspended == 1 &&
+	ok(n == 1 && li.resume_id[0] != '\0' &&
+	    strcmp(li.resume_id, bi.resume_id) == 0 &&
+	    strcmp(li.resume_id, token) != 0, "resume: the new link carries "
+	    "the chain on under a token of its own, the same on both sides "
+	    "(%u incoming links, token %s, was %s)", n, bi.resume_id, token);
+	/* The chain goes on from that token. */
+	snprintf(token, sizeof(token), "%s", li.resume_id);
+	flow_put(&up, up.sent + 16384);
+	(void)loop_run_once(lp, 0);
+	ok(simverbs_cut(SERVE) == 1 && until(a_suspended) &&
+	    until(resumed2), "resume: lost again, the stream resumes on a "
+	    "third link");
+	out_link(&A, "t", &li);
+	in_links(&B, &nup, &susp, &bi);
+	ok(carry(&up, &down, 65536) && strcmp(li.resume_id, bi.resume_id) ==
+	    0 && strcmp(li.resume_id, token) != 0, "resume: every byte "
+	    "arrives, and the third link's token is its own too (%s)",
+	    li.resume_id);
+	ok(stats(&A, "t")->suspended == 2 && stats(&B, "t")->suspended == 2 &&
 	    stats(&A, "t")->resume_failures == 0 &&
 	    stats(&B, "t")->resume_failures == 0 && A.resume_timeouts == 0 &&
 	    B.resume_timeouts == 0 && B.resume_refusals == 0,
-	    "resume: counted suspended and resumed once on each side, "
+	    "resume: counted suspended and resumed twice on each side, "
 	    "nothing failed");
 
 	/* No new link within resume_time: reset on both sides. */
@@ -1176,6 +1213,51 @@ test_proof(void)
 	ok(until(both_up), "proof: B hears again: a new link");
 	stream_close();
 	end("proof");
+}
+
+/* A's link up, and B took its streams over: their old link went. */
+static int
+b_took(void)
+{
+	struct link_info bi;
+	unsigned up, susp;
+
+	(void)in_links(&B, &up, &susp, &bi);
+	return (a_up() && up == 1 && susp == 0);
+}
+
+/*
+ * A loses the new link before it read B's proof: B took the streams
+ * over (a secret and, from version 10, a token of the new link's), but
+ * A still holds the old ones, and asks for them on the next link under
+ * the old token; B knows that one too.
+ */
+static void
+test_proof_lost(void)
+{
+	struct flow up = { -1, -1, 0, 0, 0, 1 }, down = up;
+	char extra[200];
+
+	snprintf(extra, sizeof(extra), "key_file = \"%s/key\"; resume_time = "
+	    "2;", dir);
+	pair("resume: B's proof lost with the link", NULL, extra, extra);
+	ok(until(both_up) && stream_open(&up, &down, 13) &&
+	    carry(&up, &down, 16384), "proof lost: a stream");
+	ok(simverbs_cut(SERVE) == 1 && until(a_suspended), "proof lost: the "
+	    "path breaks: suspended on both sides");
+	ok(attempts(simverbs_attempts() + 1, 0) && until(a_up), "proof lost: "
+	    "a new link");
+	simverbs_deaf(A.cm, 1);
+	ok(until(b_took), "proof lost: B takes the streams over");
+	simverbs_cut(SERVE);
+	simverbs_deaf(A.cm, 0);
+	ok(until(a_suspended) && until(resumed), "proof lost: that link "
+	    "lost too, the next resumes the stream under the old token");
+	ok(carry(&up, &down, 16384) && B.resume_refusals == 0, "proof lost: "
+	    "every byte arrives, and B refused nothing (%llu)",
+	    (unsigned long long)B.resume_refusals);
+	stream_close();
+	end("proof lost");
 }
 
 /*
@@ -1305,7 +1387,8 @@ test_lanes(void)
 	    "way");
 	out_link(&A, "t", &li);
 	in_links(&B, &nup, &susp, &bi);
-	ok(li.version == 9 && bi.version == 9 && li.st.lanes == 2 &&
+	ok(li.version == WIRE_VERSION && bi.version == WIRE_VERSION &&
+	    li.st.lanes == 2 &&
 	    bi.st.lanes == 2, "lanes: both daemons show 2 lanes (A %u, B %u)",
 	    (unsigned)li.st.lanes, (unsigned)bi.st.lanes);
 
@@ -1371,7 +1454,7 @@ test_max_version(void)
 		out_link(&A, "t", &li);
 		in_links(&B, &nup, &susp, &bi);
 		ok(simverbs_attempts() == 1 && att(0)->version == (i == 0 ?
-		    9u : 7u) && A.stepdowns == 0, "max_version: one attempt, "
+		    WIRE_VERSION : 7u) && A.stepdowns == 0, "max_version: one attempt, "
 		    "saying %u, no step-down", att(0)->version);
 		ok(li.version == 7 && bi.version == 7 && li.st.lanes == 1 &&
 		    bi.st.lanes == 1, "max_version: up in 7 with one lane on "
@@ -2361,6 +2444,7 @@ main(void)
 	test_busy();
 	test_resume();
 	test_proof();
+	test_proof_lost();
 	test_denied();
 	test_lanes();
 	test_max_version();

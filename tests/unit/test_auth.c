@@ -49,6 +49,7 @@ test_resume(const uint8_t key[32], const uint8_t h1[AUTH_HELLOS_LEN])
 	uint8_t h[AUTH_HELLOS_LEN], c[AUTH_SECRET_LEN], sv[AUTH_SECRET_LEN];
 	uint8_t seen[6][AUTH_SECRET_LEN], p[WIRE_AUTH_LEN], q[WIRE_AUTH_LEN];
 	uint8_t nokey[AUTH_SECRET_LEN];
+	uint8_t tok[WIRE_NONCE_LEN], want[WIRE_NONCE_LEN];
 	size_t i;
 	int n, k, agree = 1, fresh = 1, labels = 1;
 
@@ -82,9 +83,18 @@ test_resume(const uint8_t key[32], const uint8_t h1[AUTH_HELLOS_LEN])
 	ok(auth_resume_check(5, 0, c, h, p) != 0 &&
 	    auth_resume_check(5, 1, c, h, q) != 0,
 	    "neither role's proof checks as the other's (no reflection)");
+	/* Version 10: each link's token from its own secret. */
+	auth_resume_token(c, tok);
+	unhex("4e5f2470440af66227ef11d7f6c7e95d", want, sizeof(want));
+	ok(memcmp(tok, want, sizeof(tok)) == 0, "version 10: the first "
+	    "link's token, known answer");
 	auth_resume_next(c, key, 32, h);
 	ok(same(c, "d1298bc9c569ba3da458744d452269a9bd4b2e3974714add4aeee035"
 	    "57dfa17c"), "the next link's secret, known answer");
+	auth_resume_token(c, tok);
+	unhex("00e9eb36accb43ddd7ff8152599908f6", want, sizeof(want));
+	ok(memcmp(tok, want, sizeof(tok)) == 0, "version 10: the next "
+	    "link's token, known answer: another");
 
 	/*
 	 * A chain of five more links, each side deriving on its own: they

@@ -523,13 +523,17 @@ test_hello(void)
 	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_OK &&
 	    d.version == 9, "version 9 understood");
 	buf[4] = 10;
+	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_OK &&
+	    d.version == 10, "version 10 understood");
+	buf[4] = 11;
 	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_EVERSION,
-	    "version 10 refused");
+	    "version 11 refused");
 	ok(wire_version_said(5, 1) == 5 && wire_version_said(4, 1) == 4 &&
 	    wire_version_said(4, 0) == 4 && wire_version_said(3, 1) == 3 &&
 	    wire_version_said(2, 0) == 1 && wire_version_said(2, 1) == 2 &&
 	    wire_version_said(1, 1) == 1 &&
-	    wire_version_said(9, 0) == WIRE_VERSION,
+	    wire_version_said(9, 0) == 9 &&
+	    wire_version_said(10, 0) == WIRE_VERSION,
 	    "the version a hello says: the cap, 1 below 3 without resume");
 	buf[4] = 0;
 	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_EVERSION,
