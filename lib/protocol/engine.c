@@ -222,6 +222,7 @@ connected(struct engine *e, const struct wire_hello *peer)
 	    (peer->flags & WIRE_HELLO_RESUME) != 0;
 	e->can_origin = e->ver_said >= 3 && peer->version >= 3;
 	e->can_res_proof = e->ver_said >= 5 && peer->version >= 5;
+	e->can_res_count = e->ver_said >= 10 && peer->version >= 10;
 	e->can_resize = e->ver_said >= 4 && peer->version >= 4 &&
 	    !e->can_resume;
 	e->peer_rq = peer->credits;

@@ -321,10 +321,17 @@ struct engine {
 	int opened_any;		/* the peer opened a stream on this link */
 	/* Version 5: the responder proves the secret too (RESUME_PROOF). */
 	int can_res_proof;
+	/* Version 10: the initiator says how many streams it names only
+	 * after that proof (RESUME_COUNT), not in its RESUME. */
+	int can_res_count;
 	struct {
 		enum res_ask ask;	/* client */
 		enum res_serve serve;	/* server */
 		int offer_due;	/* client: the RESUME header to send */
+		int count_due;	/* client, RES_NAMING: the RESUME_COUNT to
+				   send first (version 10) */
+		int count_wait;	/* server: the RESUME_COUNT still to come
+				   (version 10) */
 		uint32_t name;	/* client, RES_NAMING: the next to name */
 		uint32_t wait;	/* client: answers still expected */
 		uint16_t reason;	/* server: RESUME_DENIED's */
@@ -575,6 +582,10 @@ int eng_rec_resume_denied(struct engine *e, const struct wire_rec *r);
 
 /* RESUME_PROOF: the server proves the resume secret (client). */
 int eng_rec_resume_proof(struct engine *e, const struct wire_rec *r);
+
+/* RESUME_COUNT: how many streams the peer names, after our proof
+ * (server, version 10). */
+int eng_rec_resume_count(struct engine *e, const struct wire_rec *r);
 
 /* Finish the failure eng_fail() recorded: streams suspended or ended. */
 void eng_fail_finish(struct engine *e);

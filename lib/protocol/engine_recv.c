@@ -462,6 +462,7 @@ static int (*const link_recs[])(struct engine *, const struct wire_rec *) = {
 	[WIRE_RESUME_STREAM] = eng_rec_resume_stream,
 	[WIRE_RESUME_DENIED] = eng_rec_resume_denied,
 	[WIRE_RESUME_PROOF] = eng_rec_resume_proof,
+	[WIRE_RESUME_COUNT] = eng_rec_resume_count,
 };
 
 /* Checks a message passes before its records are decoded. */

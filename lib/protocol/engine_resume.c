@@ -251,6 +251,11 @@ eng_rec_resume(struct engine *e, const struct wire_rec *r)
 
 	if (engine_resume_settled(e))
 		return (eng_violation(e, "unexpected RESUME"));
+	/* From version 10 the count comes after our proof (RESUME_COUNT):
+	 * a peer that proved nothing learns nothing of it. */
+	if (e->can_res_count && r->count != 0)
+		return (eng_violation(e, "RESUME with a count (%u) on a link "
+		    "of version 10 or later", (unsigned)r->count));
 	e->res.left = e->res.count = r->count;
 	old = e->r.find(e->r.arg, r->token, r->proof, e->res.proof, &reason);
 	if (old == NULL || old == e || !old->failed) {
@@ -269,6 +274,22 @@ eng_rec_resume(struct engine *e, const struct wire_rec *r)
 	/* Before it names its streams (and grants rings), the peer checks
 	 * that we hold the secret, which it proved it holds. */
 	e->res.serve = e->can_res_proof ? RES_PROVING : RES_TAKEN;
+	e->res.count_wait = e->can_res_count;
+	if (e->res.left == 0 && !e->res.count_wait)
+		resume_finish(e);
+	return (0);
+}
+
+/* Server, version 10: the peer checked our proof and says how many
+ * streams it names. */
+int
+eng_rec_resume_count(struct engine *e, const struct wire_rec *r)
+{
+
+	if (!e->res.count_wait || e->res.serve != RES_TAKEN)
+		return (eng_violation(e, "unexpected RESUME_COUNT"));
+	e->res.count_wait = 0;
+	e->res.left = e->res.count = r->count;
 	if (e->res.left == 0)
 		resume_finish(e);
 	return (0);
@@ -400,6 +421,8 @@ eng_rec_resume_proof(struct engine *e, const struct wire_rec *r)
 		e->s[id].ctrl |= C_RESUME;
 	e->res.ask = RES_NAMING;
 	e->res.name = 0;
+	/* From version 10 their count goes first (it did not in RESUME). */
+	e->res.count_due = e->can_res_count;
 	return (0);
 }
 
@@ -505,7 +528,8 @@ engine_resume_pending(const struct engine *e)
 
 	if (e->res.ask != RES_ASK_NONE)
 		return (e->res.wait);
-	return (e->res.serve != RES_SERVE_NONE ? e->res.left : 0);
+	return (e->res.serve != RES_SERVE_NONE ? e->res.left +
+	    (uint32_t)e->res.count_wait : 0);
 }
 
 int

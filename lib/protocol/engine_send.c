@@ -113,7 +113,8 @@ enc_open(struct engine *e, uint32_t id, uint8_t *buf, size_t *len)
 	 * for every RESUME_STREAM and every GONE answer to go first, and
 	 * from version 5 for the peer's proof too.
 	 */
-	if (e->res.left > 0 || idq_len(&e->res.gone) > 0 ||
+	if (e->res.left > 0 || e->res.count_wait ||
+	    idq_len(&e->res.gone) > 0 ||
 	    e->res.ask == RES_NAMING ||
 	    !engine_resume_proven(e))
 		return (ENC_FULL);
@@ -363,7 +364,8 @@ send_resume(struct engine *e, uint8_t *buf, size_t *len)
 	r.type = WIRE_RESUME;
 	memcpy(r.token, e->res.token, WIRE_NONCE_LEN);
 	memcpy(r.proof, e->res.proof, WIRE_AUTH_LEN);
-	r.count = e->res.count;
+	/* From version 10 the count waits for the peer's proof. */
+	r.count = e->can_res_count ? 0 : e->res.count;
 	if (!put(buf, len, &r))
 		return (0);
 	e->res.offer_due = 0;
@@ -421,13 +423,25 @@ send_gone(struct engine *e, uint8_t *buf, size_t *len)
 	return (1);
 }
 
-/* Version 5: a proven resume's streams are named before any OPEN. */
+/*
+ * Version 5: a proven resume's streams are named before any OPEN; from
+ * version 10 their count goes first.
+ */
 static int
 send_naming(struct engine *e, uint8_t *buf, size_t *len)
 {
+	struct wire_rec r;
 
 	if (e->res.ask != RES_NAMING)
 		return (1);
+	if (e->res.count_due) {
+		memset(&r, 0, sizeof(r));
+		r.type = WIRE_RESUME_COUNT;
+		r.count = e->res.count;
+		if (!put(buf, len, &r))
+			return (1);
+		e->res.count_due = 0;
+	}
 	for (; e->res.name < e->used; e->res.name++)
 		if ((e->s[e->res.name].ctrl & C_RESUME) &&
 		    !encode_stream(e, e->res.name, buf, len))

@@ -498,6 +498,22 @@ get_resume(const uint8_t *p, struct wire_rec *r)
 	return (r->count > WIRE_STREAMS_MAX ? WIRE_ESTREAM : WIRE_OK);
 }
 
+/* RESUME_COUNT: count. */
+static void
+put_count(uint8_t *p, const struct wire_rec *r)
+{
+
+	put16(p, r->count);
+}
+
+static int
+get_count(const uint8_t *p, struct wire_rec *r)
+{
+
+	r->count = get16(p);
+	return (r->count > WIRE_STREAMS_MAX ? WIRE_ESTREAM : WIRE_OK);
+}
+
 /* RESUME_STREAM: stream, peer stream, cursors, flags, ring. */
 static void
 put_resume_stream(uint8_t *p, const struct wire_rec *r)
@@ -646,6 +662,7 @@ static const struct rec_type {
 	T(RESUME_PROOF, WIRE_AUTH_LEN, 0, 5, proof),
 	T(HANDSHAKE, 0, 1, 6, hs),
 	T(DATA, 4 + 8, 1, 8, data),
+	T(RESUME_COUNT, 2, 0, 10, count),
 #undef T
 };
 

@@ -87,7 +87,8 @@ enum wire_type {
 	WIRE_RING_AT = 17,	/* version 4: writes go there from this cursor */
 	WIRE_RESUME_PROOF = 18,	/* version 5: resume taken, secret proved */
 	WIRE_HANDSHAKE = 19,	/* version 6: a message of the handshake */
-	WIRE_DATA = 20		/* version 8: a stream's bytes, eager */
+	WIRE_DATA = 20,		/* version 8: a stream's bytes, eager */
+	WIRE_RESUME_COUNT = 21	/* version 10: RESUME_STREAMs that follow */
 };
 
 /* ORIGIN families: how the opener's client reached it. */
@@ -192,7 +193,8 @@ struct wire_rec {
 	uint64_t consumed;	/* RESUME_STREAM: consumed-up-to */
 	struct wire_ring ring;	/* OPEN, OPEN_OK, RESUME_STREAM, RING */
 	uint16_t reason;	/* REFUSE, RESET, GOAWAY, RESUME_DENIED */
-	uint16_t count;		/* RESUME: RESUME_STREAM records that follow */
+	uint16_t count;		/* RESUME, RESUME_COUNT: RESUME_STREAM records
+				   that follow */
 	uint8_t flags;		/* RESUME_STREAM: WIRE_RS_* */
 	uint8_t token[WIRE_NONCE_LEN];	/* RESUME: which streams */
 	uint8_t name_len;	/* OPEN */

@@ -46,11 +46,16 @@ RECS = {
     "ring": rec(16, struct.pack(">I", 0) + ring(0x20000, 0x78, 8192)),
     "ring_at": rec(17, struct.pack(">IQ", 0, 8192)),
     "resume_proof": rec(18, bytes([0x5a]) * 32),
+    "resume_count": rec(21, struct.pack(">H", 3)),
 }
 
 
 def resume(count, token=bytes(16)):
     return rec(12, token + bytes(32) + struct.pack(">H", count))
+
+
+def resume_count(count):
+    return rec(21, struct.pack(">H", count))
 
 
 def rs(stream, peer, arrived=0, consumed=0, flags=0, size=4096):
@@ -111,8 +116,10 @@ write("engine", "reset", opened + send(RECS["reset"]) + bytes([7, 2, 8, 9]))
 # Resume (mode byte first).  The failed engine's streams are ours 0, 1, 2
 # and the peer's 0, 1, 2; 1000 bytes went out on 0, 100 came in on 2.
 # From version 5 the answering side proves the secret (RESUME_PROOF) before
-# the other names its streams; the modes 0xe0 and up minus 0x10 are the
-# same at version 4, where the names come with the RESUME.
+# the other names its streams, and from version 10 the other says how many
+# only then (RESUME_COUNT, its RESUME saying 0); the modes 0xe0 and up
+# minus 0x10 are the same at version 4, where the names and their count
+# come with the RESUME.
 CLIENT, SERVER, REFUSER, SERVER_ADOPT_FAILS = 0xf2, 0xf4, 0xf6, 0xfc
 V4 = -0x10
 proof = send(RECS["resume_proof"])
@@ -133,7 +140,7 @@ write("engine", "resume-client-v4", bytes([CLIENT + V4]) +
 write("engine", "resume-client-denied", bytes([CLIENT]) +
       send(RECS["resume_denied"]) + bytes([8, 8]))
 names = rs(0, 0, 1000, 800) + rs(1, 1) + rs(2, 2)
-asks = send(resume(3)) + send(names)
+asks = send(resume(0)) + send(resume_count(3) + names)
 # Once resumed, the peer opens its stream 3 (its 0 to 2 are the resumed
 # ones), our 3; then ours can open no more (four at most).
 open3 = rec(3, struct.pack(">I", 3) + ring() + bytes([2]) + b"pg")
@@ -143,15 +150,16 @@ write("engine", "resume-server", bytes([SERVER]) + asks + imm(2, 20) +
 # The names in three SENDs, our OPEN waiting for the last.  (Stream 0's
 # ring is the size it was, and no SHUTDOWN of ours arrived: there was none.)
 write("engine", "resume-server-split", bytes([SERVER]) +
-      send(resume(3)) + send(rs(2, 2)) + bytes([8]) +
+      send(resume(0)) + send(resume_count(3) + rs(2, 2)) + bytes([8]) +
       send(rs(0, 0, 700, 700)) + send(rs(1, 1, 0, 0)))
 write("engine", "resume-server-v4", bytes([SERVER + V4]) +
       send(resume(3) + names) + imm(2, 20) + bytes([4, 0, 8]))
 write("engine", "resume-server-adopt-fails", bytes([SERVER_ADOPT_FAILS]) +
       asks + bytes([7, 0, 7, 1]))
-# The refused peer opens a stream instead.  At version 5 it names none
-# (the names wait for RESUME_PROOF); at 4 the names it sent go unheard.
-write("engine", "resume-refused", bytes([REFUSER]) + send(resume(1)) +
+# The refused peer opens a stream instead.  From version 5 it names none
+# (the names, and from 10 their count, wait for RESUME_PROOF); at 4 the
+# names it sent go unheard.
+write("engine", "resume-refused", bytes([REFUSER]) + send(resume(0)) +
       send(RECS["open"]))
 write("engine", "resume-refused-v4", bytes([REFUSER + V4]) +
       send(resume(1)) + send(rs(0, 0)) + send(RECS["open"]))

@@ -512,11 +512,21 @@ stale(const char *t1, const char *t2)
 	return (0);
 }
 
+/* The version our hellos say: HOSTILE_VERSION's, an older daemon's, for
+ * the cases that work at any version; else the newest. */
+static uint8_t
+hello_version(void)
+{
+	const char *v = getenv("HOSTILE_VERSION");
+
+	return (v != NULL ? (uint8_t)atoi(v) : WIRE_VERSION);
+}
+
 /*
  * Ask to resume the streams of the link ${token} names (hex, or
  * "random"), with a made-up proof.  (Its RESUME_STREAMs would follow
- * only the daemon's proof, from version 5; before, its answer is the
- * same without them.)
+ * only the daemon's proof, from version 5, and from version 10 their
+ * count too; before, its answer is the same without them.)
  */
 static int
 resume(const char *token)
@@ -529,7 +539,9 @@ resume(const char *token)
 
 	memset(&r, 0, sizeof(r));
 	r.type = WIRE_RESUME;
-	r.count = 1;
+	r.count = (unsigned)hello_version() >=
+	    wire_rec_version(WIRE_RESUME_COUNT) ?
+	    0 : 1;
 	if (strcmp(token, "random") == 0)
 		(void)getrandom(r.token, sizeof(r.token), 0);
 	else
@@ -630,16 +642,6 @@ flood(const char *src, const char *dst, const char *port, int n)
 	}
 	printf("flood: %d rejected of %d\n", rejected, n);
 	return (0);
-}
-
-/* The version our hellos say: HOSTILE_VERSION's, an older daemon's, for
- * the cases that work at any version; else the newest. */
-static uint8_t
-hello_version(void)
-{
-	const char *v = getenv("HOSTILE_VERSION");
-
-	return (v != NULL ? (uint8_t)atoi(v) : WIRE_VERSION);
 }
 
 /* Hello ${h} with a fresh nonce into ${hello}, as ${cp}'s private data. */

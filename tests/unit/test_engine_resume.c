@@ -60,16 +60,26 @@ inject_recs(struct rz *R, int i, const struct wire_rec *r, int n,
 /*
  * Side 1 takes ${r}, a RESUME, and sends its RESUME_PROOF (into the
  * fabric, undelivered): from version 5 side 0 names its streams after
- * that.  1 if side 1 adopted and proved.
+ * that, and from version 10 says first how many (RESUME_COUNT, ${r}'s
+ * count, which its RESUME no longer carries).  1 if side 1 adopted and
+ * proved.
  */
 static int
 inject_resume(struct rz *R, const struct wire_rec *r)
 {
+	struct wire_rec q = *r;
 	uint8_t buf[WIRE_MSG_SIZE];
 
-	fab_inject(&R->T.f, 1, FAB_CQE_RECV, buf, recs(buf, r, 1), 0);
+	q.count = 0;
+	fab_inject(&R->T.f, 1, FAB_CQE_RECV, buf, recs(buf, &q, 1), 0);
 	fab_pump(&R->T.f, 1);
-	return (engine_error(E(R, 1)) == NULL && R->adopted != NULL);
+	if (engine_error(E(R, 1)) != NULL || R->adopted == NULL)
+		return (0);
+	memset(&q, 0, sizeof(q));
+	q.type = WIRE_RESUME_COUNT;
+	q.count = r->count;
+	fab_inject(&R->T.f, 1, FAB_CQE_RECV, buf, recs(buf, &q, 1), 0);
+	return (engine_error(E(R, 1)) == NULL);
 }
 
 /* Side 0 takes side 1's right RESUME_PROOF, as if it came. */
@@ -154,7 +164,7 @@ test_resume_violations(void)
 	rz_teardown(&R);
 	/* From version 5, a RESUME_STREAM only after our RESUME_PROOF. */
 	rz_lost_stream(&R, &k);
-	rec_resume(&r[0], R.token, 1);
+	rec_resume(&r[0], R.token, 0);
 	rec_rs(&r[1], R.T.acc[0].id, k.id, 100, 0, 0, 4096);
 	ok(inject_recs(&R, 1, r, 2, "unexpected RESUME_STREAM") &&
 	    R.adopted != NULL,
@@ -448,6 +458,116 @@ test_resume_v4(void)
 }
 
 /*
+ * The records of type ${type} side 0 has in flight on lane 0: how many,
+ * and the last one's count.
+ */
+static int
+sent(struct rz *R, uint8_t type, uint16_t *count)
+{
+	const struct fab_side *S = &R->T.f.side[0];
+	const struct fab_wr *w;
+	const uint8_t *p;
+	struct wire_rec r;
+	size_t i, off, used;
+	int n = 0;
+
+	for (i = 0; i < S->wire_n; i++) {
+		w = &S->wire[(S->wire_head + i) % S->wire_cap];
+		if (w->wr.op != ENGINE_WR_SEND)
+			continue;
+		p = w->inl != NULL ? w->inl :
+		    (const uint8_t *)(uintptr_t)w->wr.local_addr;
+		for (off = 0; off < w->wr.len; off += used) {
+			if (wire_rec_decode(p + off, w->wr.len - off, &r,
+			    &used) != WIRE_OK)
+				break;
+			if (r.type == type) {
+				n++;
+				*count = r.count;
+			}
+		}
+	}
+	return (n);
+}
+
+/*
+ * Version 10: side 0's RESUME says no count, so a peer that has proved
+ * nothing learns none; the count goes in a RESUME_COUNT once side 1's
+ * proof checked, before the names.  A version-9 peer still gets it in
+ * the RESUME.  Side 1 takes a RESUME_COUNT only then, and once.
+ */
+static void
+test_resume_count(void)
+{
+	struct rz R;
+	struct tstream a, b;
+	struct wire_rec r;
+	uint16_t c = 99;
+	int n;
+
+	rz_setup(&R, rconf(16, 16), rconf(16, 16));
+	(void)rz_kept(&R, &a);
+	open_stream(&R.T, &b, 4096, 4096);
+	engine_keep(E(&R, 0), b.id);
+	settle(&R.T);
+	engine_keep(E(&R, 1), R.T.acc[1].id);
+	rz_loss(&R, 0, 0);
+	ok(rz_resume(&R) == 2, "count: side 0 offers 2 streams");
+	fab_pump(&R.T.f, 0);
+	n = sent(&R, WIRE_RESUME, &c);
+	ok(n == 1 && c == 0 && sent(&R, WIRE_RESUME_COUNT, &c) == 0,
+	    "count: its RESUME says 0 and no RESUME_COUNT goes");
+	ok(inject_answer(&R), "count: side 1's proof checks");
+	fab_pump(&R.T.f, 0);
+	n = sent(&R, WIRE_RESUME_COUNT, &c);
+	ok(n == 1 && c == 2, "count: now the RESUME_COUNT goes, saying 2 "
+	    "(%u)", (unsigned)c);
+	rz_teardown(&R);
+	tstream_free(&a);
+	tstream_free(&b);
+
+	/* Version 9: the count in the RESUME, as before. */
+	rz_setup_cap(&R, rconf(16, 16), rconf(16, 16), 9, 9);
+	(void)rz_kept(&R, &a);
+	rz_loss(&R, 0, 0);
+	ok(rz_resume(&R) == 1, "count, version 9: offered");
+	fab_pump(&R.T.f, 0);
+	n = sent(&R, WIRE_RESUME, &c);
+	ok(n == 1 && c == 1, "count, version 9: the RESUME says 1 (%u)",
+	    (unsigned)c);
+	rz_settle(&R);
+	ok((a.events & ENGINE_EV_RESUMED) && engine_error(E(&R, 0)) == NULL &&
+	    engine_error(E(&R, 1)) == NULL, "count, version 9: resumed");
+	rz_teardown(&R);
+	tstream_free(&a);
+
+	/* Side 1: a count in the RESUME, a RESUME_COUNT out of turn. */
+	rz_lost_stream(&R, &a);
+	rec_resume(&r, R.token, 1);
+	ok(inject_recs(&R, 1, &r, 1, "RESUME with a count"),
+	    "count: a RESUME with a count ends a version-10 link");
+	rz_teardown(&R);
+	tstream_free(&a);
+	rz_lost_stream(&R, &a);
+	memset(&r, 0, sizeof(r));
+	r.type = WIRE_RESUME_COUNT;
+	r.count = 1;
+	ok(inject_recs(&R, 1, &r, 1, "unexpected RESUME_COUNT"),
+	    "count: a RESUME_COUNT without a RESUME ends the link");
+	rz_teardown(&R);
+	tstream_free(&a);
+	rz_lost_stream(&R, &a);
+	rec_resume(&r, R.token, 1);
+	ok(inject_resume(&R, &r), "count: side 1 adopts, proves, is told 1");
+	memset(&r, 0, sizeof(r));
+	r.type = WIRE_RESUME_COUNT;
+	ok(inject_recs(&R, 1, &r, 1, "unexpected RESUME_COUNT"),
+	    "count: a second RESUME_COUNT ends the link");
+	rz_teardown(&R);
+	tstream_free(&a);
+}
+
+/*
  * Side 1 opens a stream while side 0's RESUME_STREAMs are still coming:
  * the id it gets may be one side 0 still maps to a stream it is resuming
  * (side 1 lost that stream with the link), so the OPEN must not overtake
@@ -484,16 +604,16 @@ test_resume_open_race(void)
 	fab_deliver(&R.T.f, 1);
 	while (fab_complete(&R.T.f, 0) > 0)
 		;
+	/* From version 10 it knows no count yet: only that one comes. */
 	ok(R.adopted == R.old[1] && R.proofs == 1 &&
-	    engine_resume_pending(E(&R, 1)) == 12,
-	    "side 1 adopted and proved before a stream was named");
+	    engine_resume_pending(E(&R, 1)) == 1,
+	    "side 1 adopted and proved before a stream was named, or counted");
 	fab_pump(&R.T.f, 0);
 	ok(R.T.f.side[0].wire_n >= 2,
 	    "the RESUME_STREAMs take more than one SEND (%zu)",
 	    R.T.f.side[0].wire_n);
 	/* Only the first SEND of names arrives: some are still due. */
-	while (engine_resume_pending(E(&R, 1)) == 12 &&
-	    fab_deliver(&R.T.f, 0) > 0)
+	if (fab_deliver(&R.T.f, 0) > 0)
 		while (fab_complete(&R.T.f, 1) > 0)
 			;
 	ok(engine_resume_pending(E(&R, 1)) > 0 &&
@@ -632,6 +752,7 @@ main(void)
 	test_resume_mutual();
 	test_resume_wrong_proof();
 	test_resume_v4();
+	test_resume_count();
 	test_resume_open_race();
 	test_resume_auth();
 	test_resume_calls();

@@ -189,8 +189,8 @@ test_records(void)
 	/* Unknown types. */
 	buf[0] = 0; buf[1] = 2;
 	ok(wire_rec_decode(buf, 2, &d, &used) == WIRE_ETYPE, "type 0 refused");
-	buf[0] = 21; buf[1] = 2;
-	ok(wire_rec_decode(buf, 2, &d, &used) == WIRE_ETYPE, "type 21 refused");
+	buf[0] = 22; buf[1] = 2;
+	ok(wire_rec_decode(buf, 2, &d, &used) == WIRE_ETYPE, "type 22 refused");
 
 	/* DATA: type 20, stream, cursor, then its bytes, 1 to 241 of them. */
 	{
@@ -223,6 +223,19 @@ test_records(void)
 		    "DATA without bytes is refused");
 		ok(wire_rec_version(WIRE_DATA) == 8, "DATA is version 8's");
 	}
+
+	/* RESUME_COUNT: type 21, the count after the header, at most
+	 * WIRE_STREAMS_MAX. */
+	r = mkrec(WIRE_RESUME_COUNT);
+	r.count = 300;
+	n = wire_rec_encode(buf, sizeof(buf), &r);
+	ok(n == 4 && buf[0] == 21 && buf[2] == 1 && buf[3] == 44 &&
+	    wire_rec_decode(buf, n, &d, &used) == WIRE_OK && d.count == 300,
+	    "RESUME_COUNT: 4 bytes, the count at offset 2");
+	buf[2] = 0x40;
+	buf[3] = 1;
+	ok(wire_rec_decode(buf, n, &d, &used) == WIRE_ESTREAM,
+	    "RESUME_COUNT: above WIRE_STREAMS_MAX refused");
 
 	/* RESUME_PROOF: type 18, the proof after the header, as AUTH. */
 	r = mkrec(WIRE_RESUME_PROOF);
@@ -650,6 +663,7 @@ test_rec_types(void)
 		{ WIRE_RING_AT, "RING_AT", 4 },
 		{ WIRE_RESUME_PROOF, "RESUME_PROOF", 5 },
 		{ WIRE_HANDSHAKE, "HANDSHAKE", 6 },
+		{ WIRE_RESUME_COUNT, "RESUME_COUNT", 10 },
 	};
 	size_t i, bad = 0;
 
@@ -664,9 +678,9 @@ test_rec_types(void)
 		}
 	ok(bad == 0, "every record type has its name and its version");
 	ok(strcmp(wire_rec_name(0), "?") == 0 && wire_rec_version(0) == 0 &&
-	    strcmp(wire_rec_name(WIRE_DATA + 1), "?") == 0 &&
-	    wire_rec_version(WIRE_DATA + 1) == 0 &&
-	    wire_rec_version(255) == 0, "types 0, 21 and 255 are none");
+	    strcmp(wire_rec_name(WIRE_RESUME_COUNT + 1), "?") == 0 &&
+	    wire_rec_version(WIRE_RESUME_COUNT + 1) == 0 &&
+	    wire_rec_version(255) == 0, "types 0, 22 and 255 are none");
 }
 
 /* How many lanes two hellos make (wire_hello_lanes). */
