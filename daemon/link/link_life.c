@@ -362,8 +362,8 @@ down_incoming(struct dlink *dl, const struct down *dn)
 		 * revoked; leaving not. */
 		LLOG(dn->kind == ENGINE_ERR_PROTOCOL ||
 		    dn->kind == ENGINE_ERR_FORGED || dn->nsusp > 0 ||
-		    dl->revoked ? LOG_WARNING : LOG_INFO, dl, "%s ended: %s%s", dl->name,
-		    dn->why, dn->susp);
+		    dl->revoked ? LOG_WARNING : LOG_INFO, dl, "%s ended: %s%s",
+		    dl->name, dn->why, dn->susp);
 	}
 	if (dl->old != NULL) {
 		dl->state = D_SUSP;
