@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # What the benchmarks share, sourced by them inside the runner's guest
-# (after they set ${w}, their scratch directory, and ${A}, A's address).
+# (after they set ${build}, the build directory, and ${A}, A's address).
 #
 #   log TEXT...        to standard error
 #   now                seconds since the epoch, with nanoseconds
@@ -12,9 +12,10 @@
 #   server_wait FILE   until the server writing FILE says it is waiting
 #   verbs_rtt PORT OUT N [-e]
 #                      N 64-byte round trips of tests/bench/verbs_rr over
-#                      one rdma_cm queue pair from ${A} to itself's device
-#                      pair (polling, or with -e sleeping on completion
-#                      events as the daemons do); prints "p50 p99" in us,
+#                      one rdma_cm queue pair, B's device to A's (the
+#                      runner routes A's own traffic to A over the veth),
+#                      polling, or with -e sleeping on completion events as
+#                      the daemons do; prints "p50 p99" in us,
 #                      "- -" when it failed; its outputs in OUT.s, OUT.c
 
 log() { echo "$*" >&2; }
