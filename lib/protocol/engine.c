@@ -144,6 +144,8 @@ engine_hello(struct engine *e, struct wire_hello *h)
 		    (e->a.aesgcm ? WIRE_HELLO_AESGCM : 0));
 	if (e->conf.lanes > 1 && e->ver_said >= 8)
 		h->flags |= WIRE_HELLO_LANES;
+	if (e->conf.notify && e->ver_said >= WIRE_VERSION_NOTIFY)
+		h->flags |= WIRE_HELLO_NOTIFY;
 	h->credits = (uint16_t)e->conf.rq_size;
 	e->said_flags = h->flags;
 }
@@ -153,6 +155,13 @@ engine_lanes(const struct engine *e)
 {
 
 	return (e->lanes > 1 ? e->lanes : 1);
+}
+
+int
+engine_notify(const struct engine *e)
+{
+
+	return (e->notify);
 }
 
 void
@@ -223,6 +232,16 @@ connected(struct engine *e, const struct wire_hello *peer)
 	e->can_origin = e->ver_said >= 3 && peer->version >= 3;
 	e->can_res_proof = e->ver_said >= 5 && peer->version >= 5;
 	e->can_res_count = e->ver_said >= 10 && peer->version >= 10;
+	/* A device without immediates, at either end, rules the link. */
+	e->notify = e->ver_link >= WIRE_VERSION_NOTIFY &&
+	    ((e->said_flags | peer->flags) & WIRE_HELLO_NOTIFY) != 0;
+	if (e->conf.notify && !e->notify) {
+		eng_fail(e, ENGINE_ERR_LOCAL, "this device has no immediate "
+		    "data (iWARP), and the link runs protocol version %u: "
+		    "version %u or later runs without", (unsigned)e->ver_link,
+		    WIRE_VERSION_NOTIFY);
+		return;
+	}
 	e->can_resize = e->ver_said >= 4 && peer->version >= 4 &&
 	    !e->can_resume;
 	e->peer_rq = peer->credits;
@@ -398,6 +417,7 @@ engine_stats(const struct engine *e, struct engine_stats *st)
 	st->sq_depth = (uint32_t)(e->ln[0].seq - e->ln[0].seq_done);
 	st->inflight = e->win.inflight;
 	st->lanes = engine_lanes(e);
+	st->notify = (uint32_t)e->notify;
 	st->lane[0].depth = st->sq_depth;
 	st->lane[0].inflight = st->inflight;
 	st->lane[0].credits = st->peer_credits;

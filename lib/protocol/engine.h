@@ -125,6 +125,9 @@ struct engine_conf {
 	uint64_t window_min;	/* the least (0: WINDOW_MIN_CHUNKS chunks) */
 	uint8_t lanes;		/* 2: can run a latency lane (version 8);
 				   see engine_lanes and engine_io.h */
+	uint8_t notify;		/* the device has no immediate data (iWARP):
+				   say so, and run the link without
+				   (version 11; engine_notify) */
 	/* With lanes: ring memory at HCA address ${addr}, for eager bytes
 	 * (copied out of send rings into SENDs, and into receive rings). */
 	uint8_t *(*ring_ptr)(void *arg, uint64_t addr);
@@ -298,6 +301,7 @@ struct engine_stats {
 		uint64_t wrs;
 	} lane[WIRE_LANES_MAX];
 	uint32_t lanes;		/* lanes the link runs (engine_lanes) */
+	uint32_t notify;	/* it runs without immediates (engine_notify) */
 	uint64_t eager;		/* streams' bytes sent as DATA records, */
 	uint64_t eager_bytes;	/* ... how many bytes */
 	uint64_t eager_rx;	/* DATA records that arrived */
@@ -415,6 +419,19 @@ void engine_hello(struct engine *e, struct wire_hello *h);
  * then.
  */
 unsigned engine_lanes(const struct engine *e);
+
+/**
+ * engine_notify(e):
+ * True once engine_connected has run if the link runs without immediate
+ * data (version 11: either hello says WIRE_HELLO_NOTIFY): every data
+ * WRITE is a plain ENGINE_WR_WRITE followed at once by an ENGINE_WR_SEND
+ * whose notice (WIRE_NOTICE_LEN bytes) carries what the immediate would,
+ * and every SEND starts with a notice.  The engine hands out neither
+ * ENGINE_WR_WRITE_IMM nor ENGINE_WR_SEND_IMM, and takes neither
+ * engine_on_recv_imm nor engine_on_recv_tag: everything comes to
+ * engine_on_recv.
+ */
+int engine_notify(const struct engine *e);
 
 /**
  * engine_lane_hello(e, h):

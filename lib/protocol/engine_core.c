@@ -347,3 +347,21 @@ eng_clear_free(struct engine *e, uint8_t **clear, uint32_t size)
 	free(*clear);
 	*clear = NULL;
 }
+
+void
+eng_put32(uint8_t *p, uint32_t v)
+{
+
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+uint32_t
+eng_get32(const uint8_t *p)
+{
+
+	return ((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	    (uint32_t)p[2] << 8 | p[3]);
+}

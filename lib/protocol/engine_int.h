@@ -275,6 +275,7 @@ struct engine {
 	 * hello's flags, and lane 1 still to come up (engine_lane_up). */
 	struct lane ln[WIRE_LANES_MAX];
 	unsigned lanes;
+	int notify;		/* engine_notify: once connected */
 	uint8_t said_flags;
 	int lane_wait;
 	uint32_t peer_rq;
@@ -586,6 +587,13 @@ int eng_rec_resume_proof(struct engine *e, const struct wire_rec *r);
 /* RESUME_COUNT: how many streams the peer names, after our proof
  * (server, version 10). */
 int eng_rec_resume_count(struct engine *e, const struct wire_rec *r);
+
+/* The bytes a SEND's notice takes: WIRE_NOTICE_LEN without immediates. */
+#define ENG_NOTICE(e)	((e)->notify ? (size_t)WIRE_NOTICE_LEN : (size_t)0)
+
+/* Store ${v} big-endian at ${p}; read it back. */
+void eng_put32(uint8_t *p, uint32_t v);
+uint32_t eng_get32(const uint8_t *p);
 
 /* Finish the failure eng_fail() recorded: streams suspended or ended. */
 void eng_fail_finish(struct engine *e);

@@ -105,12 +105,11 @@ data_in(struct engine *e, uint32_t imm, uint32_t len, const uint8_t *tag)
 	return (0);
 }
 
+/* A data WRITE's immediate, or its notice: the WRITE landed. */
 static int
-on_recv_imm(struct engine *e, uint32_t slot, uint32_t imm, uint32_t len)
+write_in(struct engine *e, uint32_t imm, uint32_t len)
 {
 
-	if (recv_slot(e, slot))
-		return (-1);
 	if (e->rx_lane != 0)
 		return (eng_violation(e, "a data WRITE on lane %u",
 		    e->rx_lane));
@@ -120,19 +119,49 @@ on_recv_imm(struct engine *e, uint32_t slot, uint32_t imm, uint32_t len)
 	return (data_in(e, imm, len, NULL));
 }
 
+/* A sealed data WRITE's tag (after its notice, without immediates). */
 static int
-on_recv_tag(struct engine *e, uint32_t slot, uint32_t imm,
-    const uint8_t *buf, uint32_t len)
+tag_in(struct engine *e, uint32_t imm, const uint8_t *buf, uint32_t len)
 {
 
-	if (recv_slot(e, slot))
-		return (-1);
 	if (e->rx_lane != 0)
 		return (eng_violation(e, "a data tag on lane %u", e->rx_lane));
 	if (!e->seal.rx || len != WIRE_TAG_LEN)
 		return (eng_violation(e, "a %u-byte tag on a link that %s",
 		    (unsigned)len, e->seal.rx ? "seals" : "does not seal"));
 	return (data_in(e, imm, 0, buf));
+}
+
+/* An immediate, which a link that runs without may not bring. */
+static int
+imm_check(struct engine *e, uint32_t slot, const char *what)
+{
+
+	if (recv_slot(e, slot))
+		return (-1);
+	if (e->notify)
+		return (eng_violation(e, "%s on a link without immediates",
+		    what));
+	return (0);
+}
+
+static int
+on_recv_imm(struct engine *e, uint32_t slot, uint32_t imm, uint32_t len)
+{
+
+	if (imm_check(e, slot, "a WRITE WITH IMMEDIATE"))
+		return (-1);
+	return (write_in(e, imm, len));
+}
+
+static int
+on_recv_tag(struct engine *e, uint32_t slot, uint32_t imm,
+    const uint8_t *buf, uint32_t len)
+{
+
+	if (imm_check(e, slot, "a SEND WITH IMMEDIATE"))
+		return (-1);
+	return (tag_in(e, imm, buf, len));
 }
 
 int
@@ -529,6 +558,36 @@ rec_allowed(struct engine *e, const struct wire_rec *r, uint32_t origin_for)
 	return (rec_version(e, r));
 }
 
+/*
+ * A SEND on a link without immediates: its notice off the front.  A data
+ * notice is handled here (1, or -1 if it ended the link); records leave
+ * ${*buf} and ${*len} past the notice (0).
+ */
+static int
+notice_in(struct engine *e, const uint8_t **buf, uint32_t *len)
+{
+	uint32_t notice, id, n;
+
+	if (*len < WIRE_NOTICE_LEN)
+		return (eng_violation(e, "a message of %u bytes, which has no "
+		    "room for its notice", (unsigned)*len));
+	notice = eng_get32(*buf);
+	*buf += WIRE_NOTICE_LEN;
+	*len -= WIRE_NOTICE_LEN;
+	if (notice == WIRE_NOTICE_RECORDS) {
+		if (*len == 0)
+			return (eng_violation(e, "%s",
+			    wire_strerror(WIRE_EEMPTY)));
+		return (0);
+	}
+	if (wire_imm_decode(notice, &id, &n) != WIRE_OK)
+		return (eng_violation(e, "notice 0x%08x has an unknown "
+		    "operation", (unsigned)notice));
+	if (e->seal.rx || *len != 0)
+		return (tag_in(e, notice, *buf, *len) ? -1 : 1);
+	return (write_in(e, notice, n) ? -1 : 1);
+}
+
 static int
 on_recv(struct engine *e, uint32_t slot, const uint8_t *buf, uint32_t len)
 {
@@ -539,8 +598,14 @@ on_recv(struct engine *e, uint32_t slot, const uint8_t *buf, uint32_t len)
 	uint8_t clear[WIRE_MSG_SIZE];
 	int err;
 
-	if (recv_check(e, slot, len) || eng_seal_open_send(e,
-	    engine_slot_lane(e, slot), &buf, &len, clear))
+	if (recv_check(e, slot, len))
+		return (-1);
+	if (e->notify) {
+		if ((err = notice_in(e, &buf, &len)) != 0)
+			return (err < 0 ? -1 : 0);
+	}
+	if (eng_seal_open_send(e, engine_slot_lane(e, slot), &buf, &len,
+	    clear))
 		return (-1);
 	while (off < len) {
 		if ((err = wire_rec_decode(buf + off, len - off, &r, &used)))

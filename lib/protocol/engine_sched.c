@@ -264,12 +264,18 @@ eng_emit(struct engine *e, unsigned lane, struct engine_wr *w,
 /*
  * The tag of the sealed WRITE just taken, as a SEND WITH IMMEDIATE right
  * after it: nothing may come between, since the receiver opens the data
- * where the stream's ring is when the tag arrives.
+ * where the stream's ring is when the tag arrives.  Without immediates
+ * every data WRITE is followed so, by a SEND whose notice says what the
+ * immediate would, and then the tag if it was sealed: arriving, that
+ * SEND says the WRITE before it was placed.
  */
 void
 eng_take_tag(struct engine *e, struct engine_wr *w)
 {
-	uint32_t id = e->ln[0].wri[(e->ln[0].seq - 1) % e->conf.sq_size].stream;
+	const struct wrinfo *wi =
+	    &e->ln[0].wri[(e->ln[0].seq - 1) % e->conf.sq_size];
+	size_t slot = (size_t)(e->ln[0].seq % e->conf.sq_size) * WIRE_MSG_SIZE;
+	uint32_t id = wi->stream;
 
 	/*
 	 * The WRITE's bytes count at the receiver when the tag arrives: the
@@ -279,12 +285,17 @@ eng_take_tag(struct engine *e, struct engine_wr *w)
 		eng_lane_mark(e, &e->s[id], 0);
 	memset(w, 0, sizeof(*w));
 	w->op = ENGINE_WR_SEND_IMM;
-	w->len = WIRE_TAG_LEN;
-	w->local_addr = e->conf.ctrl_send_addr +
-	    (e->ln[0].seq % e->conf.sq_size) * WIRE_MSG_SIZE;
+	w->len = (uint32_t)ENG_NOTICE(e) + (wi->sealed ? WIRE_TAG_LEN : 0);
+	w->local_addr = e->conf.ctrl_send_addr + slot;
 	w->lkey = e->conf.ctrl_send_lkey;
 	w->imm = e->seal.tag_imm;
 	eng_emit(e, 0, w, NIL, 0, 0);
+	/* eng_emit took it for the tag it is; without immediates, a SEND. */
+	if (e->notify) {
+		eng_put32(e->conf.ctrl_send + slot, w->imm);
+		w->op = ENGINE_WR_SEND;
+		w->imm = 0;
+	}
 	e->seal.tag_due = 0;
 }
 
@@ -341,7 +352,7 @@ take_write(struct engine *e, uint32_t id, struct engine_wr *w)
 		force = 1;
 	}
 	memset(w, 0, sizeof(*w));
-	w->op = e->seal.tx ? ENGINE_WR_WRITE : ENGINE_WR_WRITE_IMM;
+	w->op = e->seal.tx || e->notify ? ENGINE_WR_WRITE : ENGINE_WR_WRITE_IMM;
 	w->len = (uint32_t)n;
 	w->local_addr = src->addr + ring_off(src->size, cur);
 	w->lkey = src->key;
@@ -354,6 +365,11 @@ take_write(struct engine *e, uint32_t id, struct engine_wr *w)
 	s->tx.wr_out++;
 	eng_emit(e, 0, w, id, s->tx.sent, force);
 	eng_seal_write(e, w);
+	if (e->notify) {
+		/* Its notice follows it, as a tag does (eng_take_tag). */
+		e->seal.tag_due = 1;
+		e->seal.tag_imm = w->imm;
+	}
 	e->st.writes++;
 	e->st.bytes_tx += n;
 	return (1);

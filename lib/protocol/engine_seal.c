@@ -14,24 +14,17 @@
 #include "ring.h"
 #include "wire.h"
 
-/* Lane 0's control send slot of work request ${wr_id}: a WRITE's tag. */
+/*
+ * Where the tag of data WRITE ${wr_id} goes: in lane 0's control send
+ * slot of the next work request, its SEND, after the notice on a link
+ * without immediates.
+ */
 static uint8_t *
-send_slot(const struct engine *e, uint64_t wr_id)
+tag_slot(const struct engine *e, uint64_t wr_id)
 {
 
-	return (e->conf.ctrl_send +
-	    (size_t)(wr_id % e->conf.sq_size) * WIRE_MSG_SIZE);
-}
-
-/* A WRITE's associated data: its immediate, big-endian. */
-static void
-imm_ad(uint8_t ad[4], uint32_t imm)
-{
-
-	ad[0] = (uint8_t)(imm >> 24);
-	ad[1] = (uint8_t)(imm >> 16);
-	ad[2] = (uint8_t)(imm >> 8);
-	ad[3] = (uint8_t)imm;
+	return (e->conf.ctrl_send + ENG_NOTICE(e) +
+	    (size_t)((wr_id + 1) % e->conf.sq_size) * WIRE_MSG_SIZE);
 }
 
 /*
@@ -48,7 +41,12 @@ eng_seal_send(struct engine *e, struct engine_wr *w)
 	e->ln[w->lane].wri[ENG_WR_SEQ(w->wr_id) % e->conf.sq_size].sealed = 0;
 	if (!e->seal.tx)
 		return;
-	(void)o->seal(o->arg, w->lane, buf, w->len, NULL, 0, buf + w->len);
+	/*
+	 * Its notice stays clear, as an immediate does: one changed makes
+	 * the SEND a tag that does not open, or a violation.
+	 */
+	(void)o->seal(o->arg, w->lane, buf + ENG_NOTICE(e),
+	    w->len - ENG_NOTICE(e), NULL, 0, buf + w->len);
 	w->len += WIRE_TAG_LEN;
 	w->inlined = w->len <= e->conf.inline_size;
 	e->st.sealed_msgs++;
@@ -69,9 +67,9 @@ eng_seal_write(struct engine *e, struct engine_wr *w)
 	wi->sealed = 0;
 	if (!e->seal.tx)
 		return;
-	imm_ad(ad, w->imm);
+	eng_put32(ad, w->imm);
 	wi->seal_n = o->seal(o->arg, 0, o->ptr(o->arg, w->local_addr), w->len,
-	    ad, sizeof(ad), send_slot(e, w->wr_id + 1));
+	    ad, sizeof(ad), tag_slot(e, w->wr_id));
 	wi->sealed = 1;
 	wi->imm = w->imm;
 	wi->addr = w->local_addr;
@@ -98,9 +96,9 @@ eng_seal_restore(struct engine *e, struct wrinfo *wi, uint64_t wr_id)
 	wi->sealed = 0;
 	if (!(s->flags & F_KEEP))
 		return;
-	imm_ad(ad, wi->imm);
+	eng_put32(ad, wi->imm);
 	if (o->restore(o->arg, o->ptr(o->arg, wi->addr), wi->bytes, ad,
-	    sizeof(ad), wi->seal_n, send_slot(e, wr_id + 1)) != 0)
+	    sizeof(ad), wi->seal_n, tag_slot(e, wr_id)) != 0)
 		s->flags &= (uint16_t)~F_KEEP;
 }
 
@@ -284,7 +282,7 @@ eng_seal_open_write(struct engine *e, struct stream *s, uint32_t imm,
 		return (-1);
 	ring_to_clear(o, &s->rx.ring, p, s->rx.tail, n);
 	p += ring_off(s->rx.ring.size, s->rx.tail);
-	imm_ad(ad, imm);
+	eng_put32(ad, imm);
 	if (o->open(o->arg, 0, p, n, ad, sizeof(ad), tag))
 		return (seal_forged(e));
 	e->st.opened_msgs++;

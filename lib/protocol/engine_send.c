@@ -18,7 +18,9 @@
 
 /*
  * Records fill a SEND up to SEND_ROOM bytes, sealed or not, which leaves
- * a sealed SEND's tag its place.
+ * a sealed SEND's tag its place.  On a link without immediates its
+ * notice comes first and counts in the room (build_send starts the
+ * length after it).
  */
 #define SEND_ROOM	(WIRE_MSG_SIZE - WIRE_TAG_LEN)
 
@@ -572,7 +574,7 @@ send_keepalive(struct engine *e, uint8_t *buf, size_t *len)
 {
 	struct wire_rec r;
 
-	if (*len == 0 && e->ctl.keepalive) {
+	if (*len == ENG_NOTICE(e) && e->ctl.keepalive) {
 		memset(&r, 0, sizeof(r));
 		r.type = WIRE_KEEPALIVE;
 		put(buf, len, &r);
@@ -607,15 +609,17 @@ build_send(struct engine *e, unsigned lane)
 {
 	struct lane *l = &e->ln[lane];
 	uint8_t *buf = e->conf.ctrl_send + send_slot(e, lane, l->seq);
-	size_t len = 0, i, nsteps = lane == 0 ?
+	size_t len = ENG_NOTICE(e), i, nsteps = lane == 0 ?
 	    sizeof(send_steps) / sizeof(send_steps[0]) :
 	    sizeof(lane1_steps) / sizeof(lane1_steps[0]);
 	struct wire_rec r;
 
 	e->tx_lane = lane;
+	if (e->notify)
+		eng_put32(buf, WIRE_NOTICE_RECORDS);
 	for (i = 0; i < nsteps; i++)
 		if (!(lane == 0 ? send_steps : lane1_steps)[i](e, buf, &len))
-			return (len);
+			return (len > ENG_NOTICE(e) ? len : 0);
 	/*
 	 * Report our receives whenever the threshold is reached, and always
 	 * when this SEND takes the peer's last message credit: a message
@@ -623,7 +627,7 @@ build_send(struct engine *e, unsigned lane)
 	 * could end up waiting for each other.
 	 */
 	if (l->recv_posted - l->recv_reported >= e->msg_credit_threshold ||
-	    (len > 0 && eng_msg_avail(e, lane) <= 1)) {
+	    (len > ENG_NOTICE(e) && eng_msg_avail(e, lane) <= 1)) {
 		memset(&r, 0, sizeof(r));
 		r.type = WIRE_MSG_CREDIT;
 		r.cursor = l->recv_posted;
@@ -631,9 +635,10 @@ build_send(struct engine *e, unsigned lane)
 		l->recv_reported = l->recv_posted;
 		e->st.msg_credit_updates++;
 	}
+	if (len == ENG_NOTICE(e))
+		return (0);
 	/* Any SEND proves the link alive as well as a KEEPALIVE would. */
-	if (len > 0)
-		e->ctl.keepalive = 0;
+	e->ctl.keepalive = 0;
 	return (len);
 }
 
@@ -760,8 +765,10 @@ take_lane0(struct engine *e, struct engine_wr *wrs, int max)
 			e->st.stall_msg++;
 			break;
 		}
-		/* A sealed WRITE needs room for its tag's SEND too. */
-		if (e->seal.tx && l->seq - l->seq_done + 2 > e->conf.sq_size) {
+		/* A sealed WRITE needs room for its tag's SEND too, and
+		 * so does one without immediates for its notice's. */
+		if ((e->seal.tx || e->notify) &&
+		    l->seq - l->seq_done + 2 > e->conf.sq_size) {
 			e->st.stall_sq++;
 			break;
 		}

@@ -166,6 +166,7 @@ wire_hello_decode(const uint8_t *buf, size_t len, struct wire_hello *h)
 	    (h->version < 2 && (h->flags & WIRE_HELLO_RESUME)) ||
 	    (h->version < 6 && (h->flags & WIRE_HELLO_V6)) ||
 	    (h->version < 8 && (h->flags & WIRE_HELLO_V8)) ||
+	    (h->version < 11 && (h->flags & WIRE_HELLO_NOTIFY)) ||
 	    ((h->flags & WIRE_HELLO_LANE1) &&
 	    (h->flags & ~WIRE_HELLO_LANE1)))
 		return (WIRE_EFLAGS);

@@ -16,7 +16,7 @@
 
 /* Connect private data ("hello"). */
 #define WIRE_MAGIC		0x52535452u	/* "RSTR" */
-#define WIRE_VERSION		10		/* newest spoken */
+#define WIRE_VERSION		11		/* newest spoken */
 #define WIRE_VERSION_MIN	1		/* oldest understood */
 #define WIRE_VERSION_IDENTITY	6		/* the first with identities */
 #define WIRE_HELLO_LEN		32		/* fits the 56-byte IB CM limit */
@@ -29,12 +29,24 @@
 #define WIRE_HELLO_AESGCM	0x10		/* version 6: can seal with AES-GCM */
 #define WIRE_HELLO_LANES	0x20		/* version 8: can run a latency lane */
 #define WIRE_HELLO_LANE1	0x40		/* version 8: a link's lane 1 */
-#define WIRE_HELLO_FLAGS	0x7f		/* every flag defined */
+#define WIRE_HELLO_NOTIFY	0x80		/* version 11: no immediates */
+#define WIRE_HELLO_FLAGS	0xff		/* every flag defined */
 /* The flags a hello below version 6 must not have. */
 #define WIRE_HELLO_V6		(WIRE_HELLO_IDENTITY | WIRE_HELLO_SEAL | \
 				 WIRE_HELLO_AESGCM)
 /* The flags a hello below version 8 must not have. */
 #define WIRE_HELLO_V8		(WIRE_HELLO_LANES | WIRE_HELLO_LANE1)
+/* The first version that runs a link without immediate data. */
+#define WIRE_VERSION_NOTIFY	11
+/*
+ * On a link without immediate data (version 11, WIRE_HELLO_NOTIFY in
+ * either hello), every SEND starts with a notice: 4 bytes, big-endian,
+ * that say what follows.  A data immediate (wire_imm_encode) names the
+ * WRITE just before it on the queue pair, whose tag follows on a sealed
+ * link; WIRE_NOTICE_RECORDS says control records follow.
+ */
+#define WIRE_NOTICE_LEN		4
+#define WIRE_NOTICE_RECORDS	0x40000000u
 /* A link runs at most this many lanes (queue pairs), version 8. */
 #define WIRE_LANES_MAX		2
 /*

@@ -254,7 +254,7 @@ port_counters() {
 	[ "$after" -gt "$before" ]
 }
 
-@test "a link of version 10 runs two lanes on both daemons, and traffic crosses them" {
+@test "a link of version 11 runs two lanes on both daemons, and traffic crosses them" {
 	echo_tunnel echo
 	start_pair echo
 	# Bulk and small messages at once: WRITEs and control records.
@@ -275,8 +275,8 @@ port_counters() {
 	# Each lane's queue: both known on an up link of two lanes.
 	run ctl_json a links '.[0] | [.lane0_depth, .lane0_inflight, .lane1_depth, .lane1_inflight] | map(type) | join(" ")'
 	assert_output "number number number number"
-	grep -q "link to $B:7471 is up (device $RSTREAMD_TEST_DEV_A, protocol version 10, 2 lanes, " "$W/a.log"
-	grep -q "link from $A:[0-9]* is up (.*; protocol version 10, 2 lanes)" "$W/b.log"
+	grep -q "link to $B:7471 is up (device $RSTREAMD_TEST_DEV_A, protocol version 11, 2 lanes, " "$W/a.log"
+	grep -q "link from $A:[0-9]* is up (.*; protocol version 11, 2 lanes)" "$W/b.log"
 	# Both up lines, in the TAP output as comments.
 	grep -h "is up (" "$W/a.log" "$W/b.log" | sed 's/^/# /' >&3
 	run "$CTL" -s "$W/a.ctl" -o wide links

@@ -44,6 +44,7 @@ struct want {
 	uint64_t grows, shrinks, refused;	/* ring resizes */
 	uint64_t rx, tx;	/* stream payload bytes */
 	uint64_t eager, eager_rx;	/* DATA records sent, arrived (lanes) */
+	int notify;		/* the link runs without immediates */
 	int origins;		/* INCOMING streams with an ORIGIN */
 	int adopted;		/* the failed engine was taken over */
 	int hs_done;		/* the identity handshake is done */
@@ -153,6 +154,15 @@ static const struct want wants[] = {
 	    .fails = 2, .error = VIOLATION "a data WRITE on lane 1" },
 	{ "data-one-lane", "one lane: a DATA record",
 	    .fails = 2, .error = VIOLATION "DATA on a link of one lane" },
+	{ "notify-data", "no immediates: WRITEs in by their notices, out "
+	    "with them", .events = EV(OPENED) | EV(READABLE), .rx = 4196,
+	    .tx = 3000, .notify = 1, .version = WIRE_VERSION },
+	{ "notify-sealed", "no immediates, sealed: a notice and its tag",
+	    .events = EV(OPENED) | EV(READABLE), .rx = 100, .tx = 3000,
+	    .sealed = 1, .notify = 1, .version = WIRE_VERSION },
+	{ "notify-imm", "no immediates: a WRITE WITH IMMEDIATE",
+	    .fails = 2, .error = VIOLATION "a WRITE WITH IMMEDIATE on a link "
+	    "without immediates" },
 
 	{ "hs-initiator", "the handshake from this side, sealed, data",
 	    .events = EV(OPENED) | EV(READABLE), .hs_done = 1, .sealed = 1,
@@ -231,6 +241,7 @@ missing(const struct want *w, char *miss, size_t len)
 	AT_LEAST(tx, st->bytes_tx);
 	AT_LEAST(eager, st->eager);
 	AT_LEAST(eager_rx, st->eager_rx);
+	AT_LEAST(notify, st->notify);
 	AT_LEAST(origins, r->origins);
 	AT_LEAST(adopted, r->adopted);
 	AT_LEAST(hs_done, r->hs_done);

@@ -56,6 +56,16 @@
  * version 9), each lane with keys of its own: the input's SENDs are
  * sealed for the lane whose receive slot they land in.
  *
+ * An input whose first byte is 0x80 to 0x8f runs the same link without
+ * immediate data (protocol version 11, as on iWARP): the engine must
+ * post no WRITE or SEND WITH IMMEDIATE, every SEND it posts starts with
+ * a notice, the records one or, right after a data WRITE on lane 0,
+ * the WRITE's immediate.  The input's SENDs get the records notice in
+ * front (sealed: the notice in clear, the records sealed); a WRITE WITH
+ * IMM whose length is even arrives as the SEND of its notice (sealed:
+ * and its tag), one whose length is odd as a WRITE WITH IMMEDIATE,
+ * which ends the link.
+ *
  * An input whose first byte is 0xb0 to 0xbf runs the identity handshake
  * (the newest version) with a stand-in step of four messages (as test_engine_auth's):
  * bit 0: this side connected (it sends messages 1 and 3, else 2 and the
@@ -460,12 +470,17 @@ sealed_data(struct engine *e, uint32_t slot, uint32_t imm, int tamper)
 {
 	struct engine_ring tx, rx;
 	struct engine_stats a, b;
-	uint8_t tag[WIRE_TAG_LEN], ad[4] = { (uint8_t)(imm >> 24),
-	    (uint8_t)(imm >> 16), (uint8_t)(imm >> 8), (uint8_t)imm };
+	uint8_t msg[WIRE_NOTICE_LEN + WIRE_TAG_LEN], ad[4] = {
+	    (uint8_t)(imm >> 24), (uint8_t)(imm >> 16), (uint8_t)(imm >> 8),
+	    (uint8_t)imm };
+	uint8_t *tag = msg + WIRE_NOTICE_LEN;
 	uint32_t id = STREAMS, n = 0, off;
 	uint8_t *p;
 
-	memset(tag, 0, sizeof(tag));
+	/* Without immediates: a SEND of its notice (the immediate), then
+	 * the tag. */
+	memcpy(msg, ad, sizeof(ad));
+	memset(tag, 0, WIRE_TAG_LEN);
 	if (wire_imm_decode(imm, &id, &n) == WIRE_OK && id < STREAMS &&
 	    engine_rings(e, id, &tx, &rx) == 0 && rx.size <= LIMIT) {
 		off = (uint32_t)(tail[id] % rx.size);
@@ -478,7 +493,10 @@ sealed_data(struct engine *e, uint32_t slot, uint32_t imm, int tamper)
 			p[0] ^= 0x10;
 	}
 	engine_stats(e, &a);
-	engine_on_recv_tag(e, slot, imm, tag, WIRE_TAG_LEN);
+	if (engine_notify(e))
+		engine_on_recv(e, slot, msg, sizeof(msg));
+	else
+		engine_on_recv_tag(e, slot, imm, tag, WIRE_TAG_LEN);
 	engine_stats(e, &b);
 	if (id < STREAMS)
 		tail[id] += b.bytes_rx - a.bytes_rx;
@@ -522,12 +540,49 @@ events(struct engine *e)
 	}
 }
 
+static uint32_t
+be32(const uint8_t *p)
+{
+
+	return ((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	    (uint32_t)p[2] << 8 | p[3]);
+}
+
+/*
+ * On a link without immediates: is WR ${w} wrong?  No immediate at all;
+ * a SEND starts with a notice, the one ${*notice} of the WRITE before it
+ * on lane 0 if that is ${*due}, else the records notice.
+ */
+static int
+notice_bad(const struct engine_wr *w, int *due, uint32_t *notice)
+{
+	uint32_t got;
+
+	if (w->op == ENGINE_WR_WRITE_IMM || w->op == ENGINE_WR_SEND_IMM)
+		return (1);
+	if (w->op == ENGINE_WR_WRITE) {
+		if (*due || w->lane != 0)
+			return (1);
+		*due = 1;
+		*notice = w->imm;
+		return (0);
+	}
+	if (w->len < WIRE_NOTICE_LEN)
+		return (1);
+	got = be32((const uint8_t *)(uintptr_t)w->local_addr);
+	if (w->lane == 0 && *due) {
+		*due = 0;
+		return (got != *notice);
+	}
+	return (got != WIRE_NOTICE_RECORDS);
+}
+
 static void
 drain(struct engine *e, uint32_t *posted, int *nposted, uint64_t *seq_hi)
 {
 	struct engine_wr wrs[8];
-	uint32_t slots[WIRE_LANES_MAX * RQ];
-	int n, k;
+	uint32_t slots[WIRE_LANES_MAX * RQ], notice = 0;
+	int n, k, notify = engine_notify(e), due = 0;
 
 	n = engine_take_recvs(e, slots, WIRE_LANES_MAX * RQ);
 	for (k = 0; k < n && *nposted < WIRE_LANES_MAX * RQ; k++)
@@ -545,11 +600,16 @@ drain(struct engine *e, uint32_t *posted, int *nposted, uint64_t *seq_hi)
 			/* Two lanes: a SEND on lane 1 only; seq_hi[lane]. */
 			if (wrs[k].lane == 1 && wrs[k].op != ENGINE_WR_SEND)
 				abort();
+			if (notify && notice_bad(&wrs[k], &due, &notice))
+				abort();
 			seq_hi[wrs[k].lane] = wrs[k].wr_id + 1;
 		}
 		if (n < 8)
 			break;
 	}
+	/* A WRITE's notice goes with it, not in a later drain. */
+	if (due)
+		abort();
 	events(e);
 }
 
@@ -848,6 +908,7 @@ struct fz {
 	int nposted;
 	uint64_t seq_hi[WIRE_LANES_MAX], clock_ns;
 	int lanes;		/* the link runs two lanes (0x90 modes) */
+	int notify;		/* ... without immediates (0x80 modes) */
 	int auth;		/* the peer must prove a key or an identity */
 	int resume;		/* the resume mode (1 to 3), or 0 */
 	int v4;			/* the peer's hello says version 4 */
@@ -867,7 +928,8 @@ parse_mode(struct fz *F, uint8_t m)
 
 	F->aead = SEAL_CHACHAPOLY;
 	if (m < 0xa0) {
-		/* 0x90 to 0x9f: two lanes, as the top of this file says. */
+		/* 0x80 to 0x9f: two lanes, as the top of this file says. */
+		F->notify = m < 0x90;
 		F->lanes = 1;
 		F->auth = m & 1;
 		F->resume = (m >> 1) & 3;
@@ -932,7 +994,7 @@ start(struct fz *F, const uint8_t *data, size_t size)
 	F->in.p = data;
 	F->in.n = size;
 	F->clock_ns = 1;
-	if (size > 0 && data[0] >= 0x90) {
+	if (size > 0 && data[0] >= 0x80) {
 		parse_mode(F, data[0]);
 		F->in.p++;
 		F->in.n--;
@@ -953,6 +1015,7 @@ start(struct fz *F, const uint8_t *data, size_t size)
 		c.lanes = 2;
 		c.ring_ptr = sptr;
 	}
+	c.notify = (uint8_t)F->notify;
 	if ((F->e = engine_new(&c, &why)) == NULL)
 		abort();
 	cur = F->e;
@@ -982,6 +1045,8 @@ start(struct fz *F, const uint8_t *data, size_t size)
 	if (F->hs && fh.v6)
 		h.version = 6;
 	engine_connected(F->e, &h);
+	if (engine_notify(F->e) != F->notify)
+		abort();
 	if (F->lanes) {
 		if (engine_lanes(F->e) != 2)
 			abort();
@@ -1046,7 +1111,9 @@ take_slot(struct fz *F, unsigned lane, uint32_t none)
 /*
  * A SEND of ${len} bytes at ${msg} arrives, sealed by the peer if the
  * link seals by now (in place, its tag after it: then len is at most
- * WIRE_MSG_SIZE - WIRE_TAG_LEN), and a bit flipped if the input said so.
+ * WIRE_MSG_SIZE - WIRE_TAG_LEN, and less a notice), and a bit flipped if
+ * the input said so.  On a link without immediates its records notice
+ * is in front of ${msg} (F->notify bytes there are the caller's).
  */
 static void
 peer_send(struct fz *F, uint8_t *msg, uint16_t len, unsigned lane)
@@ -1065,6 +1132,12 @@ peer_send(struct fz *F, uint8_t *msg, uint16_t len, unsigned lane)
 		msg[0] ^= (uint8_t)F->tamper;
 		len += WIRE_TAG_LEN;
 	}
+	if (F->notify) {
+		msg -= WIRE_NOTICE_LEN;
+		len += WIRE_NOTICE_LEN;
+		msg[0] = 0x40;
+		msg[1] = msg[2] = msg[3] = 0;
+	}
 	cur_msg = msg;
 	engine_on_recv(F->e, slot, msg, len);
 	cur_msg = NULL;
@@ -1080,16 +1153,22 @@ peer_send(struct fz *F, uint8_t *msg, uint16_t len, unsigned lane)
 static void
 op_peer(struct fz *F, uint8_t op)
 {
-	uint8_t msg[WIRE_MSG_SIZE];
+	uint8_t buf[WIRE_MSG_SIZE], *msg = buf;
 	uint32_t slot, imm, u32;
-	uint16_t len;
+	uint16_t len, room = WIRE_MSG_SIZE;
 
 	if (op < 2) {		/* a SEND arrives (sealed: by the peer) */
 		if (!get(&F->in, &len, 2))
 			return;
 		len %= WIRE_MSG_SIZE + 1;
-		if (F->sealed && len > WIRE_MSG_SIZE - WIRE_TAG_LEN)
-			len = WIRE_MSG_SIZE - WIRE_TAG_LEN;
+		if (F->notify) {
+			msg += WIRE_NOTICE_LEN;
+			room -= WIRE_NOTICE_LEN;
+		}
+		if (F->sealed)
+			room -= WIRE_TAG_LEN;
+		if (len > room)
+			len = room;
 		if (F->in.n < len)
 			len = (uint16_t)F->in.n;
 		memcpy(msg, F->in.p, len);
@@ -1104,7 +1183,13 @@ op_peer(struct fz *F, uint8_t op)
 		return;
 	/* Two lanes: 2 on lane 0, 3 on lane 1 (where it ends the link). */
 	slot = take_slot(F, op == 3, u32 % 16);
-	if (!F->sealed || (u32 & 1))
+	if (F->notify && !F->sealed && !(u32 & 1)) {
+		/* The SEND of its notice: the WRITE landed. */
+		memcpy(buf, (uint8_t[4]){ (uint8_t)(imm >> 24),
+		    (uint8_t)(imm >> 16), (uint8_t)(imm >> 8), (uint8_t)imm },
+		    WIRE_NOTICE_LEN);
+		engine_on_recv(F->e, slot, buf, WIRE_NOTICE_LEN);
+	} else if (!F->sealed || (u32 & 1))
 		engine_on_recv_imm(F->e, slot, imm, u32 % 70000);
 	else
 		sealed_data(F->e, slot, imm, F->tamper);
@@ -1187,7 +1272,8 @@ op_local(struct fz *F, uint8_t op, const struct engine_ring *r)
 static void
 op_link(struct fz *F, uint8_t op)
 {
-	uint8_t msg[WIRE_MSG_SIZE], b;
+	uint8_t buf[WIRE_MSG_SIZE], b;
+	uint8_t *msg = buf + (F->notify ? WIRE_NOTICE_LEN : 0);
 
 	switch (op) {
 	case 13:	/* the wire flips a bit of the next message */

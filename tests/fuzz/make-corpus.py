@@ -296,6 +296,20 @@ write("engine", "lanes-imm-lane1", bytes([LANES]) + opened + bytes([3]) +
 write("engine", "data-one-lane", bytes([0xf0]) + opened +
       send(data_rec(0, 0, 10)))
 
+# Without immediates (0x80, as the 0x90 modes, version 11): a WRITE
+# WITH IMM of even length arrives as the SEND of its notice (sealed, 0x88:
+# and its tag), one of odd length as a WRITE WITH IMMEDIATE, which ends
+# the link.  Stream 0's 3000 bytes go as WRITEs and their notices once
+# its OPEN's lane-1 SEND completed (150).
+NOTIFY = 0x80
+write("engine", "notify-data", bytes([NOTIFY]) + opened + imm(0, 100) +
+      imm(1, 4096) + bytes([6, 0]) + struct.pack("<I", 100) + bytes([5, 0]) +
+      struct.pack("<I", 3000) + bytes([4, 150, 4, 0]))
+write("engine", "notify-sealed", bytes([NOTIFY | 8]) + opened + imm(0, 100) +
+      bytes([5, 0]) + struct.pack("<I", 3000) + bytes([4, 150, 4, 0]))
+write("engine", "notify-imm", bytes([NOTIFY]) + opened + bytes([2]) +
+      struct.pack("<II", 100 - 1, 101))
+
 # The identity handshake (0xb0 to 0xbf, the newest version; 0xa0 to 0xaf, version
 # 6): bit 0, this side connected; bit 1, a key too; bit 2, sealed; bit 3,
 # AES-256-GCM.  Op 15 is the peer's next message (its byte: bit 0 spoils

@@ -296,6 +296,9 @@ side_areas(struct fab *f, int i, const struct engine_conf *c)
 	struct fab_side *s = &f->side[i];
 
 	s->conf = *c;
+	/* A device without immediates (iWARP) makes the fabric one too. */
+	if (c->notify)
+		f->no_imm = 1;
 	/* The fabric's memory is the process's: addresses are pointers. */
 	if (s->conf.ring_ptr == NULL)
 		s->conf.ring_ptr = fab_ring_ptr;
@@ -634,10 +637,17 @@ fab_pump(struct fab *f, int i)
 				    (unsigned)w->len));
 			if (w->len > s->max_wr_len)
 				s->max_wr_len = w->len;
+			if (f->no_imm && (w->op == ENGINE_WR_WRITE_IMM ||
+			    w->op == ENGINE_WR_SEND_IMM))
+				return (violation(f, "side %d posted a work "
+				    "request with an immediate (type %u) on a "
+				    "fabric without them", i,
+				    (unsigned)w->op));
 			sealing = f->sealed || engine_sealed(s->e);
 			if ((w->op == ENGINE_WR_WRITE_IMM && sealing) ||
-			    ((w->op == ENGINE_WR_WRITE ||
-			    w->op == ENGINE_WR_SEND_IMM) && !sealing) ||
+			    (w->op == ENGINE_WR_WRITE && !sealing &&
+			    !f->no_imm) ||
+			    (w->op == ENGINE_WR_SEND_IMM && !sealing) ||
 			    (w->op == ENGINE_WR_SEND_IMM &&
 			    w->len != WIRE_TAG_LEN))
 				return (violation(f, "side %d posted a work "
@@ -770,7 +780,7 @@ fab_deliver_lane(struct fab *f, int i, int lane)
 	struct fab_cqe c;
 	const uint8_t *src;
 	uint8_t *dst;
-	uint32_t slot = 0;
+	uint32_t slot = 0, k;
 	int stale;
 
 	if (f->failed)
@@ -812,7 +822,10 @@ fab_deliver_lane(struct fab *f, int i, int lane)
 		c.imm = fw.wr.imm;
 	}
 	if (s->tamper != 0) {
-		dst[(s->tamper - 1) / 8 % c.len] ^=
+		/* The payload, as on RoCE: a notice is the immediate. */
+		k = f->no_imm && fw.wr.op == ENGINE_WR_SEND &&
+		    c.len > WIRE_NOTICE_LEN ? WIRE_NOTICE_LEN : 0;
+		dst[k + (s->tamper - 1) / 8 % (c.len - k)] ^=
 		    (uint8_t)(1u << (s->tamper - 1) % 8);
 		s->tamper = 0;
 	}

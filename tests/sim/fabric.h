@@ -143,6 +143,8 @@ struct fab_side {
 struct fab {
 	struct fab_side side[2];
 	int sealed;			/* fab_seal: every link seals */
+	/* Immediates are refused (iWARP): an engine_conf.notify makes it. */
+	int no_imm;
 	enum seal_aead aead;		/* with this AEAD */
 	uint64_t seal_from;		/* both directions' first count */
 	unsigned links;			/* links made so far (1 after fab_init) */

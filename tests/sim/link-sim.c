@@ -37,6 +37,10 @@
  *              refuses them before any proof (another daemon at the
  *              next address) leaves them suspended for the next
  *              address, within resume_time
+ *   iwarp      devices without immediate data (iWARP; the fabric
+ *              refuses them): both daemons' links run without
+ *              (version 11), say so, and carry a sealed stream, which
+ *              resumes on the next link when the path breaks
  *   lanes      a link of version 8 runs two lanes on both sides (one in
  *              version 7: step-down); a lane-1 request that matches no
  *              link waiting for one, or repeats a link's, is refused and
@@ -2229,6 +2233,75 @@ test_aead(void)
 	remove_ident("rb");
 }
 
+/* ---------------------------------------------------------- iwarp */
+
+/* Both daemons' links run without immediates, or both with. */
+static int
+both_notify(int want)
+{
+	struct link_info la, lb;
+	unsigned up, susp;
+
+	(void)out_link(&A, "t", &la);
+	(void)in_links(&B, &up, &susp, &lb);
+	return (up == 1 && la.have_stats && lb.have_stats &&
+	    (la.st.notify != 0) == want && (lb.st.notify != 0) == want &&
+	    la.version == WIRE_VERSION && lb.version == WIRE_VERSION);
+}
+
+/*
+ * Devices without immediate data, as iWARP's (the fabric refuses them):
+ * both daemons' links run without, say so in their up lines and links
+ * tables, and a sealed stream carries both ways; a stream that can
+ * resume does when the path breaks, on a link that runs the same.
+ */
+static void
+test_iwarp(void)
+{
+	struct flow up, down, up2 = { -1, -1, 0, 0, 0, 1 }, down2 = up2;
+	char extra[200];
+
+	make_ident("ra", pra);
+	make_ident("rb", prb);
+	log_to_file(1);
+	log_set_level(LOG_INFO);
+	simverbs_iwarp(1);
+	revoke_pair("iwarp: devices without immediates", "", "", "", &up,
+	    &down);
+	ok(both_notify(1) && logged("link to " SERVE " is up (device sim0, "
+	    "protocol version 11, 2 lanes, no immediates,", "sealed") &&
+	    logged("authenticated as node-a", "protocol version 11, 2 lanes, "
+	    "no immediates)"), "iwarp: both daemons' links run without "
+	    "immediates, and their up lines say so");
+	ok(carry(&up, &down, 262144), "iwarp: the sealed stream carries 256 "
+	    "KiB more each way");
+	stream_close();
+	end("iwarp");
+	log_to_file(0);
+	remove_ident("ra");
+	remove_ident("rb");
+
+	snprintf(extra, sizeof(extra), "key_file = \"%s/key\"; resume_time = "
+	    "1;", dir);
+	pair("iwarp: a stream that can resume", NULL, extra, extra);
+	ok(until(both_up) && stream_open(&up2, &down2, 13) &&
+	    carry(&up2, &down2, 65536) && both_notify(1), "iwarp: a stream "
+	    "carries 64 KiB each way, without immediates");
+	flow_put(&up2, up2.sent + 32768);
+	flow_put(&down2, down2.sent + 32768);
+	(void)loop_run_once(lp, 0);
+	ok(simverbs_cut(SERVE) == 1 && until(a_suspended), "iwarp: the path "
+	    "breaks with WRITEs in flight: the stream is suspended on both "
+	    "sides");
+	ok(until(resumed) && carry(&up2, &down2, 65536) && both_notify(1),
+	    "iwarp: it resumes on a new link without immediates, every byte "
+	    "once, in order (%llu and %llu)", (unsigned long long)up2.got,
+	    (unsigned long long)down2.got);
+	stream_close();
+	simverbs_iwarp(0);
+	end("iwarp: resume");
+}
+
 /* ---------------------------------------------------------- forged */
 
 static unsigned forged_n;	/* WRITEs forged so far on the chain */
@@ -2465,6 +2538,7 @@ main(void)
 	test_turns();
 	test_revoke();
 	test_aead();
+	test_iwarp();
 	test_forged();
 	test_origin();
 

@@ -52,6 +52,11 @@
  *    the seal error.  A many-seed run fails if no run sealed, none sealed
  *    with either AEAD (where both exist), none crossed a rekey boundary,
  *    or none was tampered with.
+ *  - iWARP: a run in four that reaches version 11 runs on a fabric that
+ *    refuses immediates (one engine in two says its device has none,
+ *    and either hello rules): data WRITEs are announced by the SEND
+ *    after them, and every invariant above holds the same.  A many-seed
+ *    run fails if none ran so, or none of those sealed.
  *
  * Usage: sim [-c CONFIG] [-s SEED] [-n COUNT] [-l] [-v] [-H]
  * Without -s it runs COUNT seeds of each configuration (or of CONFIG) and
@@ -126,6 +131,7 @@ static uint64_t all_rs, all_grows, all_shrinks, all_refused;
 static uint64_t all_losses, all_ratchets;
 static uint64_t all_wstalls, all_wsmall;	/* window stalls; small windows */
 static uint64_t all_sealed, all_tampered;	/* sealed runs; caught flips */
+static uint64_t all_iwarp, all_iwarp_sealed;	/* runs without immediates */
 static uint64_t all_aesgcm, all_near;	/* of them: AES-GCM; near a rekey */
 static uint64_t all_rekeyed;			/* of those: crossed it */
 
@@ -358,6 +364,7 @@ struct run {
 	unsigned nloss, loss_max;
 	int messy;		/* losses may come before a resume settled */
 	int v4;			/* both sides capped at version 4: no ratchet */
+	int iwarp;		/* no immediates: fab.no_imm, engine_notify */
 	uint64_t next_loss;
 	uint64_t stall_from;	/* the dying link delivers little from here */
 	struct loss loss[MAXLOSS];
@@ -2094,10 +2101,32 @@ run_setup(struct run *R)
 	struct engine_conf ec[2];
 	int i;
 
+	uint64_t x = splitmix(R->seed ^ 0x1a4bULL);
+
 	for (i = 0; i < 2; i++)
 		side_conf(R, i, &ec[i]);
 	plan_faults(R, ec);
-	return (start_link(R, ec));
+	/*
+	 * A run in four (of those that reach version 11) is on iWARP: the
+	 * fabric refuses immediates.  Its own draw, so the rest stay the
+	 * same; one device in two says so, since either hello rules.
+	 */
+	if (!R->v4 && (x & 3) == 0) {
+		R->iwarp = 1;
+		ec[0].notify = 1;
+		ec[1].notify = (uint8_t)(x >> 2 & 1);
+		all_iwarp++;
+	}
+	if (start_link(R, ec))
+		return (-1);
+	for (i = 0; i < 2; i++)
+		if (engine_notify(R->f.side[i].e) != R->iwarp)
+			return (rfail(R, "side %d runs %s immediates on a "
+			    "fabric %s them", i, R->iwarp ? "with" : "without",
+			    R->iwarp ? "without" : "with"));
+	if (R->iwarp && R->sealed)
+		all_iwarp_sealed++;
+	return (0);
 }
 
 /* ---------------------------------------------------------------- steps */
@@ -2619,6 +2648,19 @@ seen_sealing(const char *only, int *t)
 	return (none);
 }
 
+/* Runs on a fabric without immediates, sealed ones among them. */
+static int
+seen_iwarp(int *t)
+{
+	int none = all_iwarp == 0 || all_iwarp_sealed == 0;
+
+	printf("%s %d - iWARP: %llu runs without immediates, %llu of them "
+	    "sealed\n", none ? "not ok" : "ok", ++*t,
+	    (unsigned long long)all_iwarp,
+	    (unsigned long long)all_iwarp_sealed);
+	return (none);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -2646,6 +2688,7 @@ main(int argc, char **argv)
 		bad |= seen_ratchets(&t);
 		bad |= seen_window(&t);
 		bad |= seen_sealing(o.only, &t);
+		bad |= seen_iwarp(&t);
 	}
 	printf("1..%d\n", t);
 	return (bad ? 1 : 0);

@@ -390,6 +390,13 @@ simverbs_cut(const char *addr)
 	return (n);
 }
 
+void
+simverbs_iwarp(int on)
+{
+
+	sv_iwarp = on;
+}
+
 int
 simverbs_overwrite(const char *addr, int side)
 {

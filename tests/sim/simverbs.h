@@ -64,6 +64,14 @@ int simverbs_cut(const char *addr);
 int simverbs_overwrite(const char *addr, int side);
 
 /**
+ * simverbs_iwarp(on):
+ * Links set up from now on are on devices without immediate data, as
+ * iWARP's (${on}), or with (0, the default): their engines say so
+ * (engine_conf.notify), and their fabric refuses immediates.
+ */
+void simverbs_iwarp(int on);
+
+/**
  * simverbs_lane_drop(addr):
  * Lane 1 of every link to ${addr} that runs one is disconnected, as its
  * RDMA CM connection alone ending would tell both ends (lane 0 and the

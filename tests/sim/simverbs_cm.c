@@ -33,6 +33,7 @@
 #include "wire.h"
 
 struct sv_cms sv_cms = TAILQ_HEAD_INITIALIZER(sv_cms);
+int sv_iwarp;
 struct sv_listeners sv_listeners = TAILQ_HEAD_INITIALIZER(sv_listeners);
 /* Queue pair numbers are never used twice, as on one HCA; source ports
  * come in turn. */
@@ -353,6 +354,7 @@ sv_setup(struct verbs_link *l, char *err, size_t errlen)
 	l->ctrl_send = sv_zalloc((size_t)WIRE_LANES_MAX * l->conf.sq_size *
 	    WIRE_MSG_SIZE);
 	verbs_engine_conf(&l->conf, l->ctrl_send, l->qpn, &ec);
+	ec.notify = (uint8_t)(sv_iwarp != 0);
 	if ((l->e = verbs_engine_new(&l->conf, l->passive, &ec, err,
 	    errlen)) == NULL)
 		return (-1);

@@ -194,6 +194,8 @@ void sv_destroy(struct verbs_link *l);
 TAILQ_HEAD(sv_cms, verbs_cm);
 TAILQ_HEAD(sv_listeners, verbs_listener);
 extern struct sv_cms sv_cms;
+/* simverbs_iwarp: new links' devices have no immediate data. */
+extern int sv_iwarp;
 extern struct sv_listeners sv_listeners;
 
 /**

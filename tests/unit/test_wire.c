@@ -483,9 +483,10 @@ test_hello(void)
 	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_EFLAGS,
 	    "version 5 with AESGCM refused");
 	buf[4] = 6;
-	buf[5] = WIRE_HELLO_FLAGS & ~WIRE_HELLO_V8;
+	buf[5] = WIRE_HELLO_FLAGS & ~(WIRE_HELLO_V8 | WIRE_HELLO_NOTIFY);
 	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_OK &&
-	    d.flags == (WIRE_HELLO_FLAGS & ~WIRE_HELLO_V8),
+	    d.flags == (WIRE_HELLO_FLAGS & ~(WIRE_HELLO_V8 |
+	    WIRE_HELLO_NOTIFY)),
 	    "version 6 with every flag of 6");
 	buf[5] = WIRE_HELLO_LANES;
 	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_EFLAGS,
@@ -495,10 +496,23 @@ test_hello(void)
 	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_EFLAGS,
 	    "version 7 with LANE1 refused");
 	buf[4] = 8;
+	buf[5] = WIRE_HELLO_FLAGS & ~(WIRE_HELLO_LANE1 | WIRE_HELLO_NOTIFY);
+	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_OK &&
+	    d.flags == (WIRE_HELLO_FLAGS & ~(WIRE_HELLO_LANE1 |
+	    WIRE_HELLO_NOTIFY)),
+	    "version 8 with every flag but LANE1 and NOTIFY");
+	buf[4] = 10;
+	buf[5] = WIRE_HELLO_NOTIFY;
+	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_EFLAGS,
+	    "version 10 with NOTIFY refused");
+	buf[4] = 11;
 	buf[5] = WIRE_HELLO_FLAGS & ~WIRE_HELLO_LANE1;
 	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_OK &&
 	    d.flags == (WIRE_HELLO_FLAGS & ~WIRE_HELLO_LANE1),
-	    "version 8 with every flag but LANE1");
+	    "version 11 with every flag but LANE1");
+	buf[5] = WIRE_HELLO_LANE1 | WIRE_HELLO_NOTIFY;
+	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_EFLAGS,
+	    "a lane-1 hello with NOTIFY refused (lane 1 runs as lane 0)");
 	buf[5] = WIRE_HELLO_LANE1;
 	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_OK &&
 	    d.flags == WIRE_HELLO_LANE1, "version 8: LANE1 alone");
@@ -539,14 +553,18 @@ test_hello(void)
 	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_OK &&
 	    d.version == 10, "version 10 understood");
 	buf[4] = 11;
+	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_OK &&
+	    d.version == 11, "version 11 understood");
+	buf[4] = 12;
 	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_EVERSION,
-	    "version 11 refused");
+	    "version 12 refused");
 	ok(wire_version_said(5, 1) == 5 && wire_version_said(4, 1) == 4 &&
 	    wire_version_said(4, 0) == 4 && wire_version_said(3, 1) == 3 &&
 	    wire_version_said(2, 0) == 1 && wire_version_said(2, 1) == 2 &&
 	    wire_version_said(1, 1) == 1 &&
 	    wire_version_said(9, 0) == 9 &&
-	    wire_version_said(10, 0) == WIRE_VERSION,
+	    wire_version_said(10, 0) == 10 &&
+	    wire_version_said(11, 0) == WIRE_VERSION,
 	    "the version a hello says: the cap, 1 below 3 without resume");
 	buf[4] = 0;
 	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_EVERSION,
@@ -559,9 +577,9 @@ test_hello(void)
 	buf[5] = WIRE_HELLO_AUTH;
 	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_OK &&
 	    d.flags == WIRE_HELLO_AUTH, "the auth flag is decoded");
-	buf[5] = 0x80;
-	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_EFLAGS,
-	    "unknown hello flags refused");
+	buf[5] = WIRE_HELLO_NOTIFY;
+	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_OK &&
+	    d.flags == WIRE_HELLO_NOTIFY, "the notify flag is decoded");
 	buf[5] = 0;
 
 	h.credits = WIRE_CREDITS_MIN - 1;
