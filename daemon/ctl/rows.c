@@ -170,6 +170,7 @@ rows_links(struct rsd *d, struct render_tab *tb)
 		r.sq_depth = NUM_IF(s, li.st.sq_depth);
 		r.inflight = NUM_IF(s, li.st.inflight);
 		r.lanes = NUM_IF(s, li.st.lanes);
+		r.notify = !s ? "" : li.st.notify ? "send" : "imm";
 		r.lane0_depth = NUM_IF(s, li.st.lane[0].depth);
 		r.lane0_inflight = NUM_IF(s, li.st.lane[0].inflight);
 		r.lane1_depth = NUM_IF(s && li.st.lanes > 1,

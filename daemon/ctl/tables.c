@@ -51,7 +51,7 @@ static const struct render_col link_cols[] = {
 	S(link, WIDE), S(direction, WIDE), S(peer, DEF), S(identity, WIDE),
 	S(sealing, WIDE), S(tunnel, DEF), S(state, DEF), S(device, WIDE),
 	N(streams, DEF), N(bytes_tx, DEF), N(bytes_rx, DEF),
-	N(sq_depth, WIDE), N(inflight, WIDE), N(lanes, WIDE),
+	N(sq_depth, WIDE), N(inflight, WIDE), N(lanes, WIDE), S(notify, WIDE),
 	N(lane0_depth, WIDE), N(lane0_inflight, WIDE), N(lane1_depth, WIDE),
 	N(lane1_inflight, WIDE), N(window, WIDE),
 	{ "rtt_us", NULL, RENDER_US, offsetof(struct tables_link, rtt_ns),

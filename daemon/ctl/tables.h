@@ -62,6 +62,9 @@ struct tables_link {
 	   bytes posted, not yet known complete (blank: not up, or a lane it
 	   does not run). */
 	uint64_t lanes, lane0_depth, lane0_inflight;
+	/* How a WRITE's data is announced: "imm" (WRITE WITH IMMEDIATE) or
+	   "send" (iWARP: a SEND after it); blank: not up. */
+	const char *notify;
 	uint64_t lane1_depth, lane1_inflight;
 	/* While it is not up: a client link's failures since it was last up
 	 * and in all, since when (ms since the epoch), and why the last

@@ -545,6 +545,9 @@ link_up(struct dlink *dl)
 	size_t n;
 	unsigned version = engine_version(link_cur_engine(dl));
 	unsigned lanes = engine_lanes(link_cur_engine(dl));
+	/* iWARP's: every WRITE's notice comes as a SEND. */
+	const char *notify = engine_notify(link_cur_engine(dl)) ?
+	    ", no immediates" : "";
 
 	loop_assert_exclusive();
 	/* Failed meanwhile: its flush job takes it down instead. */
@@ -590,17 +593,18 @@ link_up(struct dlink *dl)
 	if (dl->c != NULL) {
 		sz = &dl->c->sz;
 		LLOG(version < WIRE_VERSION ? LOG_NOTICE : LOG_INFO, dl,
-		    "%s is up (device %s, protocol version %u, %u %s, "
+		    "%s is up (device %s, protocol version %u, %u %s%s, "
 		    "sq_size %u, rq_size %u, inline_size %u, %s; %s)",
 		    dl->name, verbs_link_device(dl->vl), version, lanes,
-		    lanes == 1 ? "lane" : "lanes", (unsigned)sz->sq_size,
+		    lanes == 1 ? "lane" : "lanes", notify,
+		    (unsigned)sz->sq_size,
 		    (unsigned)sz->rq_size, (unsigned)sz->inline_size,
 		    auth_text(dl, how, sizeof(how)), where);
 	} else {
-		LLOG(LOG_INFO, dl, "%s %s (%s; protocol version %u, %u %s)",
+		LLOG(LOG_INFO, dl, "%s %s (%s; protocol version %u, %u %s%s)",
 		    dl->name, dl->ident ? auth_text(dl, how, sizeof(how)) :
 		    dl->key->set ? "authenticated" : "is up", where, version,
-		    lanes, lanes == 1 ? "lane" : "lanes");
+		    lanes, lanes == 1 ? "lane" : "lanes", notify);
 	}
 	/* Every line about the link from now on names its peer. */
 	if (dl->ident) {
