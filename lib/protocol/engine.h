@@ -426,7 +426,10 @@ unsigned engine_lanes(const struct engine *e);
  * data (version 11: either hello says WIRE_HELLO_NOTIFY): every data
  * WRITE is a plain ENGINE_WR_WRITE followed at once by an ENGINE_WR_SEND
  * whose notice (WIRE_NOTICE_LEN bytes) carries what the immediate would,
- * and every SEND starts with a notice.  The engine hands out neither
+ * and every SEND starts with a notice; every data WRITE is signalled
+ * (on iWARP a completion may only say that TCP took the bytes, and
+ * Soft-iWARP sends unsignalled ones from the ring later: see
+ * eng_emit).  The engine hands out neither
  * ENGINE_WR_WRITE_IMM nor ENGINE_WR_SEND_IMM, and takes neither
  * engine_on_recv_imm nor engine_on_recv_tag: everything comes to
  * engine_on_recv.

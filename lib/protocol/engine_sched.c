@@ -232,10 +232,17 @@ eng_emit(struct engine *e, unsigned lane, struct engine_wr *w,
 	/*
 	 * A WRITE's tag (SEND_IMM) asks for no completion of its own.
 	 * Every SEND of lane 1 asks for one: a stream's data waits for them
-	 * before it may go on lane 0 (Q_FENCE).
+	 * before it may go on lane 0 (Q_FENCE).  Without immediates
+	 * (iWARP) every data WRITE does: iWARP completes a WRITE once TCP
+	 * took its bytes, and Soft-iWARP sends an unsignalled one of a page
+	 * or more from the ring itself, after that, and again to
+	 * retransmit; so the ring's bytes may change (new data, a sealed
+	 * WRITE's plaintext restored) only under a completion of the
+	 * WRITE's own, for which siw copies them.
 	 */
 	if ((s == NULL && w->op != ENGINE_WR_SEND_IMM) || force ||
-	    lane == 1 || l->last_signaled == UINT64_MAX ||
+	    lane == 1 || (e->notify && s != NULL) ||
+	    l->last_signaled == UINT64_MAX ||
 	    l->seq - l->last_signaled >= e->signal_every ||
 	    (s != NULL && (end - s->tx.sig > s->tx.ring.size / 4 ||
 	    window_signal(&e->win, bytes)))) {

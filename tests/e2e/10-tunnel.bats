@@ -269,9 +269,9 @@ port_counters() {
 	wait "$bulk"
 	[ "$(sha "$W/4m")" = "$(sha "$W/4m.out")" ]
 	run ctl_json a links '.[0] | "\(.version) \(.lanes)"'
-	assert_output "10 2"
+	assert_output "11 2"
 	run ctl_json b links '.[0] | "\(.version) \(.lanes)"'
-	assert_output "10 2"
+	assert_output "11 2"
 	# Each lane's queue: both known on an up link of two lanes.
 	run ctl_json a links '.[0] | [.lane0_depth, .lane0_inflight, .lane1_depth, .lane1_inflight] | map(type) | join(" ")'
 	assert_output "number number number number"
@@ -280,7 +280,7 @@ port_counters() {
 	# Both up lines, in the TAP output as comments.
 	grep -h "is up (" "$W/a.log" "$W/b.log" | sed 's/^/# /' >&3
 	run "$CTL" -s "$W/a.ctl" -o wide links
-	assert_line --index 0 --regexp " LANES +LANE0 DEPTH +LANE0 INFLIGHT +LANE1 DEPTH +LANE1 INFLIGHT "
+	assert_line --index 0 --regexp " LANES +NOTIFY +LANE0 DEPTH +LANE0 INFLIGHT +LANE1 DEPTH +LANE1 INFLIGHT "
 	run "$CTL" -s "$W/b.ctl" metrics
 	assert_line --regexp '^rstreamd_link_lanes\{tunnel="",peer="[^"]*",direction="in"\} 2$'
 	assert_line --regexp '^rstreamd_link_lane_sq_depth\{tunnel="",peer="[^"]*",direction="in",lane="1"\} [0-9]+$'

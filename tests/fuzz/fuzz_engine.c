@@ -60,7 +60,7 @@
  * immediate data (protocol version 11, as on iWARP): the engine must
  * post no WRITE or SEND WITH IMMEDIATE, every SEND it posts starts with
  * a notice, the records one or, right after a data WRITE on lane 0,
- * the WRITE's immediate.  The input's SENDs get the records notice in
+ * the WRITE's immediate, and every data WRITE asks for its completion.  The input's SENDs get the records notice in
  * front (sealed: the notice in clear, the records sealed); a WRITE WITH
  * IMM whose length is even arrives as the SEND of its notice (sealed:
  * and its tag), one whose length is odd as a WRITE WITH IMMEDIATE,
@@ -561,7 +561,9 @@ notice_bad(const struct engine_wr *w, int *due, uint32_t *notice)
 	if (w->op == ENGINE_WR_WRITE_IMM || w->op == ENGINE_WR_SEND_IMM)
 		return (1);
 	if (w->op == ENGINE_WR_WRITE) {
-		if (*due || w->lane != 0)
+		/* Signalled: its ring bytes change only after its own
+		 * completion (engine_notify). */
+		if (*due || w->lane != 0 || !w->signaled)
 			return (1);
 		*due = 1;
 		*notice = w->imm;

@@ -114,11 +114,13 @@ test_shape(int sealed)
 	w = f0->wire[f0->wire_head].wr;
 	n = f0->wire[(f0->wire_head + 1) % f0->wire_cap].wr;
 	ok(f0->wire_n == 2 && w.op == ENGINE_WR_WRITE && w.len == 100 &&
+	    w.signaled &&
 	    n.op == ENGINE_WR_SEND && n.wr_id == w.wr_id + 1 &&
 	    n.len == WIRE_NOTICE_LEN + (sealed ? WIRE_TAG_LEN : 0) &&
 	    be32(sent(&T, 0, &n)) == wire_imm_encode(T.acc[0].id, 100),
-	    "%s: 100 bytes go as a WRITE, then a SEND of %u bytes whose "
-	    "notice names the stream and length", sealed ? "sealed" : "clear",
+	    "%s: 100 bytes go as a WRITE that asks for its completion, then "
+	    "a SEND of %u bytes whose notice names the stream and length",
+	    sealed ? "sealed" : "clear",
 	    (unsigned)n.len);
 	settle(&T);
 	ok(take(T.f.side[1].e, T.acc[0].id, NULL, 4096, 1, &r1, &bad) ==
