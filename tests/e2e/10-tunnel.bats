@@ -14,6 +14,7 @@ teardown() {
 	rs_teardown
 }
 
+# bats test_tags=iwarp
 @test "socat through a TCP to TCP tunnel" {
 	echo_tunnel echo
 	start_pair echo
@@ -95,6 +96,7 @@ teardown() {
 	[ ! -e "$W/new.sock" ]
 }
 
+# bats test_tags=iwarp
 @test "half-close: the client shuts down writing and still gets the whole reply" {
 	tp=$(free_port)
 	# The target answers with the sha256 of everything it read.
@@ -111,6 +113,7 @@ teardown() {
 	assert_output "$want  -"
 }
 
+# bats test_tags=iwarp
 @test "a target that refuses: the client's connection ends, other streams go on" {
 	echo_target
 	dead=$(free_port)
@@ -254,6 +257,7 @@ port_counters() {
 	[ "$after" -gt "$before" ]
 }
 
+# bats test_tags=iwarp
 @test "a link of version 11 runs two lanes on both daemons, and traffic crosses them" {
 	echo_tunnel echo
 	start_pair echo
@@ -268,15 +272,20 @@ port_counters() {
 	done
 	wait "$bulk"
 	[ "$(sha "$W/4m")" = "$(sha "$W/4m.out")" ]
-	run ctl_json a links '.[0] | "\(.version) \(.lanes)"'
-	assert_output "11 2"
-	run ctl_json b links '.[0] | "\(.version) \(.lanes)"'
-	assert_output "11 2"
+	# iWARP has no immediate data: a SEND after each WRITE says it.
+	notify=imm
+	iwarp && notify=send
+	run ctl_json a links '.[0] | "\(.version) \(.lanes) \(.notify)"'
+	assert_output "11 2 $notify"
+	run ctl_json b links '.[0] | "\(.version) \(.lanes) \(.notify)"'
+	assert_output "11 2 $notify"
 	# Each lane's queue: both known on an up link of two lanes.
 	run ctl_json a links '.[0] | [.lane0_depth, .lane0_inflight, .lane1_depth, .lane1_inflight] | map(type) | join(" ")'
 	assert_output "number number number number"
-	grep -q "link to $B:7471 is up (device $RSTREAMD_TEST_DEV_A, protocol version 11, 2 lanes, " "$W/a.log"
-	grep -q "link from $A:[0-9]* is up (.*; protocol version 11, 2 lanes)" "$W/b.log"
+	lanes="2 lanes"
+	iwarp && lanes="2 lanes, no immediates"
+	grep -q "link to $B:7471 is up (device $RSTREAMD_TEST_DEV_A, protocol version 11, $lanes, sq_size" "$W/a.log"
+	grep -q "link from $A:[0-9]* is up (.*; protocol version 11, $lanes)" "$W/b.log"
 	# Both up lines, in the TAP output as comments.
 	grep -h "is up (" "$W/a.log" "$W/b.log" | sed 's/^/# /' >&3
 	run "$CTL" -s "$W/a.ctl" -o wide links

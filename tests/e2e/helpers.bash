@@ -55,6 +55,13 @@ rs_teardown() {
 	fi
 }
 
+# iwarp: whether the devices under test are iWARP ones (Soft-iWARP in
+# the runner, for the *-iwarp.bats files: see tests/run-bats).
+iwarp() {
+	[[ $(cat "/sys/class/infiniband/$RSTREAMD_TEST_DEV_A/node_type" \
+	    2>/dev/null) == *RNIC* ]]
+}
+
 # spawn CMD...: run CMD in the background, its PID in $! and in RS_PIDS
 # (teardown stops it, and what it started).  CMD may be a function, for a
 # pipeline or a list.  Redirections on the call are CMD's: spawn CMD <IN
