@@ -142,7 +142,10 @@ hca_describe(struct rdma_cm_id *id, struct hca_info *hi)
 		if (ibv_query_qp(id->qp, &qa, IBV_QP_AV | IBV_QP_PATH_MTU |
 		    IBV_QP_DEST_QPN | IBV_QP_MIN_RNR_TIMER, &qi) == 0) {
 			hi->peer_qpn = qa.dest_qp_num;
-			hi->rnr_us = hca_rnr_us(qa.min_rnr_timer);
+			/* iWARP has no RNR (see on_established). */
+			if (id->verbs->device->transport_type !=
+			    IBV_TRANSPORT_IWARP)
+				hi->rnr_us = hca_rnr_us(qa.min_rnr_timer);
 			hi->path_mtu = hca_mtu_bytes(qa.path_mtu);
 			hi->peer_lid = qa.ah_attr.dlid;
 			hi->sl = qa.ah_attr.sl;

@@ -155,10 +155,13 @@ on_established(struct verbs_link *l, const struct rdma_cm_event *cme,
 	 * The CM leaves the queue pair's RNR timer at 0 (655 ms); a driver
 	 * that will not change it keeps that, and hca_describe shows what it
 	 * is.  Receives are posted before connecting, so nothing before this
-	 * could meet an empty receive queue.
+	 * could meet an empty receive queue.  iWARP has no RNR: a SEND
+	 * with no receive posted ends the connection.
 	 */
-	(void)ibv_modify_qp(l->id->qp, &(struct ibv_qp_attr){
-	    .min_rnr_timer = VERBS_MIN_RNR_TIMER }, IBV_QP_MIN_RNR_TIMER);
+	if (!verbs_iwarp(l->id))
+		(void)ibv_modify_qp(l->id->qp, &(struct ibv_qp_attr){
+		    .min_rnr_timer = VERBS_MIN_RNR_TIMER },
+		    IBV_QP_MIN_RNR_TIMER);
 	/* What a query cannot tell shows as unknown. */
 	(void)hca_describe(l->id, &l->hca);
 	l->have_hca = 1;

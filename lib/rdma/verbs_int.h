@@ -251,6 +251,12 @@ void verbs_reg_failed(char *err, size_t errlen, const char *device,
  */
 int verbs_nonblock(int fd);
 
+/*
+ * Whether ${id}'s device is an iWARP one: no immediate data (the link
+ * runs without, engine_notify), and no RNR.
+ */
+int verbs_iwarp(const struct rdma_cm_id *id);
+
 /**
  * verbs_rdma_missing(e, why, len):
  * Why the RDMA CM could not be opened (librdmacm failed with ${e}), and

@@ -198,8 +198,10 @@ lane_established(struct verbs_link *l, const struct rdma_cm_event *cme,
 	}
 	l->lane1 = L1_UP;
 	/* As lane 0's (see on_established in verbs_event.c). */
-	(void)ibv_modify_qp(l->id1->qp, &(struct ibv_qp_attr){
-	    .min_rnr_timer = VERBS_MIN_RNR_TIMER }, IBV_QP_MIN_RNR_TIMER);
+	if (!verbs_iwarp(l->id1))
+		(void)ibv_modify_qp(l->id1->qp, &(struct ibv_qp_attr){
+		    .min_rnr_timer = VERBS_MIN_RNR_TIMER },
+		    IBV_QP_MIN_RNR_TIMER);
 	if (l->have_hca)
 		hca_describe_lane1(l->id1, &l->hca);
 	return (1);

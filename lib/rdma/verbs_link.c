@@ -182,6 +182,14 @@ vl_buffers(struct verbs_link *l, char *err, size_t errlen)
 	return (0);
 }
 
+int
+verbs_iwarp(const struct rdma_cm_id *id)
+{
+
+	return (id != NULL && id->verbs != NULL &&
+	    id->verbs->device->transport_type == IBV_TRANSPORT_IWARP);
+}
+
 /* Its engine, over the control buffers, with every receive posted. */
 static int
 vl_engine(struct verbs_link *l, char *err, size_t errlen)
@@ -190,8 +198,7 @@ vl_engine(struct verbs_link *l, char *err, size_t errlen)
 
 	verbs_engine_conf(&l->conf, l->ctrl_send, l->ctrl_send_mr->lkey, &ec);
 	/* iWARP has no immediate data, on WRITE or SEND (engine_notify). */
-	ec.notify = l->id->verbs->device->transport_type ==
-	    IBV_TRANSPORT_IWARP;
+	ec.notify = (uint8_t)verbs_iwarp(l->id);
 	if ((l->e = verbs_engine_new(&l->conf, l->passive, &ec, err,
 	    errlen)) == NULL)
 		return (-1);

@@ -21,6 +21,7 @@ start_a_notify() {
 	link_up a echo
 }
 
+# bats test_tags=iwarp
 @test "reload: a transfer crossing two reloads completes intact; tunnels are added, changed, removed" {
 	echo_tunnel echo
 	p2=$(free_port)

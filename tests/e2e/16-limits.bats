@@ -52,6 +52,7 @@ teardown() {
 	[ "$(grep -c "idle for 2 s" "$W/a.log")" = 1 ]
 }
 
+# bats test_tags=iwarp
 @test "max_links: extra links are rejected, logged once per burst, counted; the first keeps working" {
 	echo_target
 	conf_b "{ name = \"one\"; target = \"tcp://127.0.0.1:$tp\"; },

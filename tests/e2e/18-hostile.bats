@@ -237,7 +237,7 @@ EOC
 	wait_until 30 grep -q "old-peer: offered" "$W/old.out"
 	run cat "$W/old.out"
 	# Without resume_time the older version is 1 (2 is for resume).
-	assert_line "old-peer: offered 10 1"
+	assert_line "old-peer: offered 11 1"
 	run grep -c "warning: tunnel old: link to $B:$op: the peer refused protocol version 11 (an older rstreamd, or a forged reject); trying that address once more with version 1 (min_version 1)" "$W/a.log"
 	assert_output 1
 	[ "$(metric rstreamd_link_stepdowns_total a)" = 1 ]
@@ -254,7 +254,7 @@ EOC
 	start_daemon a
 	wait_until 30 grep -q "old-peer: offered" "$W/old3.out"
 	run cat "$W/old3.out"
-	assert_line "old-peer: offered 10 3"
+	assert_line "old-peer: offered 11 3"
 	run grep -c "the peer refused protocol version 11 (an older rstreamd, or a forged reject); trying that address once more with version 3 (min_version 2)" "$W/a.log"
 	assert_output 1
 }
@@ -281,7 +281,7 @@ EOC
 	# rings that grow) did not step down at all.
 	wait_until 30 grep -q "old-peer: offered" "$W/old1.out"
 	run cat "$W/old1.out"
-	assert_line "old-peer: offered 10 1"
+	assert_line "old-peer: offered 11 1"
 	grep -q "warning: tunnel low: link to $B:$op1: the peer refused protocol version 11 (an older rstreamd, or a forged reject); trying that address once more with version 1 (min_version 1)" "$W/a.log"
 	grep -q "warning: tunnel dflt: link to $B:$op2 failed: the peer refused protocol version 11 and speaks 2 at most (an older rstreamd, or a forged reject); not stepping down below min_version 4" "$W/a.log"
 	[ "$(metric rstreamd_link_stepdowns_total a)" = 1 ]

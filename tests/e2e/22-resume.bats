@@ -62,14 +62,24 @@ teardown() {
 	fi
 }
 
-# path_down / path_up: a's side of the link's veth drops every RoCE
-# packet it sends (so each side's QP runs out of retries, and no connect
-# request gets through), and stops doing so; a filter on setup's qdisc,
+# path_down / path_up: a's side of the link's veth drops every RDMA
+# packet it sends (so each side's QP runs out of retries, or on iWARP
+# hears nothing, and no connect request gets through), and stops doing so; a filter on setup's qdisc,
 # added or deleted in one step.  ARP and IP are left alone: address
 # resolution stays as it was, as on a fabric whose RDMA path failed.
 path_down() {
-	tc filter add dev "$NETDEV_A" parent 1: protocol ip u32 \
-	    match ip protocol 17 0xff match ip dport 4791 0xffff action drop
+	# RoCE v2 is UDP to port 4791; iWARP is TCP, to the peer's RDMA CM
+	# port (both lanes): TCP would retry for minutes, but with nothing
+	# heard for 10 s (LINK_SILENCE_MS) the daemons end the link.
+	if iwarp; then
+		tc filter add dev "$NETDEV_A" parent 1: protocol ip u32 \
+		    match ip protocol 6 0xff match ip dport 7471 0xffff \
+		    action drop
+	else
+		tc filter add dev "$NETDEV_A" parent 1: protocol ip u32 \
+		    match ip protocol 17 0xff match ip dport 4791 0xffff \
+		    action drop
+	fi
 }
 path_up() {
 	tc filter del dev "$NETDEV_A" parent 1:
@@ -315,6 +325,7 @@ bulk_intact() {
 	resumed_all 1
 }
 
+# bats test_tags=iwarp
 @test "resume: a sealed link's stream survives a dark path: its bytes go again under the new link's keys" {
 	echo_target
 	"$RSTREAMD_BIN" --genkey "$W/a.id" >"$W/a.pub"

@@ -39,6 +39,7 @@ through() {
 	[ "$(sha "$W/$2.in")" = "$(sha "$W/$2.out")" ]
 }
 
+# bats test_tags=iwarp
 @test "identities: a fleet of three carries streams sealed and in clear; both ends name their peer" {
 	ident a
 	ident b
@@ -80,7 +81,7 @@ through() {
 	assert_output --regexp '^node-b (aes-256-gcm|chacha20-poly1305)$'
 	# A sealed link runs both lanes (version 9 and later), as both ends say.
 	run ctl_json a links '.[] | select(.tunnel == "sec") | "\(.version) \(.lanes)"'
-	assert_output "10 2"
+	assert_output "11 2"
 	run ctl_json b links '[.[] | select(.direction == "in" and .sealing != "") | .lanes] | map(tostring) | join(",")'
 	assert_output "2"
 	run ctl_json a links '.[] | select(.tunnel == "clear") | "\(.identity) [\(.sealing)]"'

@@ -1,0 +1,1 @@
+11-bulk.bats

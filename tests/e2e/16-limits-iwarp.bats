@@ -1,0 +1,1 @@
+16-limits.bats
