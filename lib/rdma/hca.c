@@ -109,6 +109,21 @@ hca_rnr_us(unsigned code)
 	return (code < 32 ? rnr_us[code] : -1);
 }
 
+/* Soft-iWARP's vendor id (SIW_VENDOR_ID in the kernel's siw.h: "bmt"). */
+#define SIW_VENDOR_ID	0x626d74
+
+unsigned
+hca_qos(struct ibv_context *ctx)
+{
+	struct ibv_device_attr da;
+
+	if (ctx->device->transport_type != IBV_TRANSPORT_IWARP)
+		return (HCA_QOS_TOS | HCA_QOS_SL);
+	if (ibv_query_device(ctx, &da) == 0 && da.vendor_id == SIW_VENDOR_ID)
+		return (0);
+	return (HCA_QOS_TOS);
+}
+
 int
 hca_describe(struct rdma_cm_id *id, struct hca_info *hi)
 {
@@ -148,7 +163,11 @@ hca_describe(struct rdma_cm_id *id, struct hca_info *hi)
 				hi->rnr_us = hca_rnr_us(qa.min_rnr_timer);
 			hi->path_mtu = hca_mtu_bytes(qa.path_mtu);
 			hi->peer_lid = qa.ah_attr.dlid;
-			hi->sl = qa.ah_attr.sl;
+			/* iWARP's QPs have no address vector, whatever the
+			 * query says (siw: SL 0). */
+			if (id->verbs->device->transport_type !=
+			    IBV_TRANSPORT_IWARP)
+				hi->sl = qa.ah_attr.sl;
 			/* No GRH (IB inside a subnet): no traffic class. */
 			if (qa.ah_attr.is_global) {
 				hi->traffic_class =

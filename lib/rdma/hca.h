@@ -13,6 +13,7 @@
 
 #include <stdint.h>
 
+struct ibv_context;
 struct rdma_cm_id;
 
 /* The RoCE version or IB, and the textual GIDs' room. */
@@ -31,7 +32,8 @@ struct hca_info {
 	uint32_t lane1_qpn, lane1_peer_qpn;
 	uint16_t lid, peer_lid;			/* IB only; 0 on RoCE */
 	/* The QP's address vector: the GRH traffic class (on RoCE v2 the IP
-	 * header's DSCP/ECN byte) and the service level; -1: unknown. */
+	 * header's DSCP/ECN byte) and the service level; -1: unknown, and
+	 * on iWARP, which has neither (see hca_qos). */
 	int traffic_class, sl;
 	/* How long its peer waits after a receiver-not-ready NAK from it,
 	 * in microseconds (the QP's min_rnr_timer); -1: unknown. */
@@ -45,6 +47,22 @@ struct hca_info {
  * answered, else -1 with errno from the first that did not.
  */
 int hca_describe(struct rdma_cm_id *id, struct hca_info *hi);
+
+/* What a device does with a link's traffic class and SL (hca_qos). */
+#define HCA_QOS_TOS	0x1
+#define HCA_QOS_SL	0x2
+
+/**
+ * hca_qos(ctx):
+ * Which of a link's IP TOS byte (traffic_class, RDMA_OPTION_ID_TOS) and
+ * service level device ${ctx} honours (HCA_QOS_*): both on InfiniBand
+ * and RoCE.  iWARP has no service levels.  Its TOS is its TCP
+ * connection's: the kernel's RDMA CM hands it to the driver (the
+ * iw_cm_id's tos), and adapters (irdma, cxgb4) put it in their IP
+ * headers, but Soft-iWARP (siw), whose kernel socket never takes it,
+ * does not.
+ */
+unsigned hca_qos(struct ibv_context *ctx);
 
 /**
  * hca_describe_lane1(id1, hi):

@@ -110,7 +110,9 @@ struct verbs_link_conf {
 	 * one (RDMA_OPTION_IB_PATH), so a second cm_id resolves the route
 	 * and its path, but for the SL, becomes the link's.  The accepting
 	 * side takes both from the connect request: they are the same at
-	 * both ends.
+	 * both ends.  iWARP has no SL, and a link there connects without
+	 * one; its TOS is its TCP connection's, which Soft-iWARP ignores
+	 * (hca_qos): VERBS_EV_DEVICE says what the link's device honours.
 	 */
 	uint8_t tos_set, tos;
 	uint8_t sl_set, sl;
@@ -121,12 +123,14 @@ enum verbs_ev_type {
 	VERBS_EV_INCOMING,	/* a peer connects: verbs_accept or _reject */
 	VERBS_EV_REJECTED,	/* a connect request could not be taken */
 	VERBS_EV_UP,		/* link established: streams may open */
-	VERBS_EV_DOWN		/* link failed or ended: free it */
+	VERBS_EV_DOWN,		/* link failed or ended: free it */
+	VERBS_EV_DEVICE		/* a connecting link's address resolved:
+				   its device is known, nothing to do */
 };
 
 struct verbs_ev {
 	int type;
-	struct verbs_link *link;	/* INCOMING, UP, DOWN */
+	struct verbs_link *link;	/* INCOMING, UP, DOWN, DEVICE */
 	char peer[64];			/* peer address, for logs */
 	struct sockaddr_storage peer_sa;	/* INCOMING: the same */
 	int peer_auth;			/* INCOMING: the peer authenticates */
@@ -138,6 +142,10 @@ struct verbs_ev {
 	int peer_busy;			/* DOWN: the peer refused it for now:
 					   too many of our links still
 					   connecting (WIRE_NOTE_BUSY) */
+	char device[32];		/* DEVICE: the link's device */
+	unsigned qos;			/* DEVICE: what it honours of the
+					   link's tos and sl (HCA_QOS_*,
+					   hca_qos) */
 };
 
 /*

@@ -105,11 +105,49 @@ on_route_resolved(struct verbs_link *l, struct verbs_ev *ev)
 		return;
 	}
 	if (rdma_connect(l->id, &p)) {
-		snprintf(err, sizeof(err), "rdma_connect: %s", strerror(errno));
+		/* Soft-iWARP connects its TCP socket within the call: nobody
+		 * listening fails it here, not with an event. */
+		if (errno == ECONNREFUSED && l->iwarp)
+			snprintf(err, sizeof(err), "%s",
+			    verbs_reject_text(VERBS_REJ_NO_LISTENER));
+		else
+			snprintf(err, sizeof(err), "rdma_connect: %s",
+			    strerror(errno));
 		verbs_vl_down(l, ev, err);
 		return;
 	}
 	l->state = L_CONNECTING;
+}
+
+/*
+ * The link's address is resolved, so its device is known: resolve the
+ * route (through a probe for an SL of its own, where there are SLs), and
+ * say which device it is and what it honours of the link's traffic
+ * class and SL (the owner warns about what it ignores).
+ */
+static void
+on_addr_resolved(struct verbs_link *l, struct verbs_ev *ev)
+{
+	char err[200];
+
+	l->iwarp = l->id->verbs != NULL &&
+	    l->id->verbs->device->transport_type == IBV_TRANSPORT_IWARP;
+	l->qos = l->id->verbs != NULL ? hca_qos(l->id->verbs) : 0;
+	if (l->conf.sl_set && (l->qos & HCA_QOS_SL)) {
+		if (probe_start(l, err, sizeof(err))) {
+			verbs_vl_down(l, ev, err);
+			return;
+		}
+	} else if (rdma_resolve_route(l->id, VERBS_RESOLVE_MS)) {
+		verbs_vl_down(l, ev, "cannot resolve a route");
+		return;
+	}
+	if (l->id->verbs == NULL)
+		return;
+	ev->type = VERBS_EV_DEVICE;
+	snprintf(ev->device, sizeof(ev->device), "%s",
+	    ibv_get_device_name(l->id->verbs->device));
+	ev->qos = l->qos;
 }
 
 /* Both lanes are up (or the one the link runs): UP, and what waited goes. */
@@ -181,7 +219,7 @@ static void
 on_link_event(struct verbs_link *l, struct rdma_cm_event *cme,
     struct verbs_ev *ev)
 {
-	char err[200];
+	int reason;
 
 	ev->link = l;
 	snprintf(ev->peer, sizeof(ev->peer), "%s", l->peer);
@@ -197,12 +235,7 @@ on_link_event(struct verbs_link *l, struct rdma_cm_event *cme,
 	}
 	switch (cme->event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
-		if (l->conf.sl_set) {
-			if (probe_start(l, err, sizeof(err)))
-				verbs_vl_down(l, ev, err);
-		} else if (rdma_resolve_route(l->id, VERBS_RESOLVE_MS)) {
-			verbs_vl_down(l, ev, "cannot resolve a route");
-		}
+		on_addr_resolved(l, ev);
 		return;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
 		on_route_resolved(l, ev);
@@ -224,8 +257,9 @@ on_link_event(struct verbs_link *l, struct rdma_cm_event *cme,
 		verbs_vl_down(l, ev, "connection failed");
 		return;
 	case RDMA_CM_EVENT_REJECTED:
-		verbs_vl_down(l, ev, verbs_reject_text(cme->status));
-		verbs_refused(ev, cme->status, l->have_mine ? l->hello_mine :
+		reason = verbs_reject_reason(l, cme);
+		verbs_vl_down(l, ev, verbs_reject_text(reason));
+		verbs_refused(ev, reason, l->have_mine ? l->hello_mine :
 		    NULL, cme->param.conn.private_data,
 		    cme->param.conn.private_data_len);
 		return;

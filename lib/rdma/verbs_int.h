@@ -200,6 +200,10 @@ struct verbs_link {
 	/* With conf.sl_set: the cm_id that resolves the route whose path,
 	 * with the SL, the link's id takes (see verbs_link_conf). */
 	struct rdma_cm_id *probe;
+	/* Connecting, once its address is resolved: its device is iWARP,
+	 * and what it honours of conf's tos and sl (hca_qos). */
+	int iwarp;
+	unsigned qos;
 };
 
 struct verbs_mem {
@@ -324,6 +328,21 @@ void verbs_transport_fail(struct verbs_link *l, const char *why);
 int verbs_post_pend1(struct verbs_link *l);
 
 /* ---- verbs_link.c */
+
+/* IB CM reject reasons (verbs_reject_text, verbs_refused): nothing
+ * listens at that service id (address and port); a consumer's reject. */
+#define VERBS_REJ_NO_LISTENER	8
+#define VERBS_REJ_CONSUMER	28
+
+/**
+ * verbs_reject_reason(l, cme):
+ * The IB CM reason of REJECTED event ${cme} of connecting link ${l}'s
+ * (either lane's), as verbs_reject_text and verbs_refused read it, on
+ * any fabric: on iWARP, an MPA reject that carries a refusal note is a
+ * consumer's; a TCP connection refused, no listener.
+ */
+int verbs_reject_reason(const struct verbs_link *l,
+    const struct rdma_cm_event *cme);
 
 /**
  * verbs_link_new(cm, conf, user):

@@ -30,6 +30,7 @@
 #include <rdma/rdma_cma.h>
 
 #include "engine.h"
+#include "hca.h"
 #include "verbs.h"
 #include "verbs_int.h"
 #include "verbs_pure.h"
@@ -217,7 +218,7 @@ verbs_lane_event(struct verbs_link *l, struct rdma_cm_event *cme,
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
 		if (l->id1->verbs != l->ctx)
 			break;		/* lane_qp says so, at once */
-		if (l->conf.sl_set) {
+		if (l->conf.sl_set && (l->qos & HCA_QOS_SL)) {
 			/* Lane 0's path, with its SL (verbs_link_conf). */
 			if (verbs_path_give(l, l->id1, l->id, err,
 			    sizeof(err)))
@@ -245,7 +246,7 @@ verbs_lane_event(struct verbs_link *l, struct rdma_cm_event *cme,
 		return (0);
 	case RDMA_CM_EVENT_REJECTED:
 		snprintf(err, sizeof(err), "lane 1: %s",
-		    verbs_reject_text(cme->status));
+		    verbs_reject_text(verbs_reject_reason(l, cme)));
 		verbs_vl_down(l, ev, err);
 		return (0);
 	case RDMA_CM_EVENT_DISCONNECTED:

@@ -237,6 +237,50 @@ verbs_link_setup(struct verbs_link *l, char *err, size_t errlen)
 }
 
 /*
+ * Connect private data (our hellos, of either lane, and refusal notes)
+ * must reach the peer whole on every fabric.  The IB CM's REQ carries
+ * 92 bytes, of which the RDMA CM's header for IP addresses takes 36:
+ * 56 left, the smallest limit (its REP carries 196, its REJ 148).  MPA
+ * (iWARP, RFC 5044) carries 512, less MPA v2's 4 of IRD and ORD (RFC
+ * 6581); the kernel's RDMA CM at most 256 (RDMA_MAX_PRIVATE_DATA) with
+ * those 4: Soft-iWARP delivers 248 bytes each way, and not 252.  The IB
+ * CM pads what it delivers to its own sizes, MPA delivers the length
+ * sent: the decoders take either.
+ */
+#define PRIVATE_DATA_IB		56
+#define PRIVATE_DATA_MPA	248
+_Static_assert(WIRE_HELLO_LEN <= PRIVATE_DATA_IB &&
+    WIRE_HELLO_LEN <= PRIVATE_DATA_MPA, "a hello must fit IB CM and MPA");
+_Static_assert(WIRE_NOTE_LEN <= PRIVATE_DATA_IB &&
+    WIRE_NOTE_LEN <= PRIVATE_DATA_MPA, "a note must fit IB CM and MPA");
+
+int
+verbs_reject_reason(const struct verbs_link *l,
+    const struct rdma_cm_event *cme)
+{
+	struct wire_note n;
+
+	if (!l->iwarp)
+		return (cme->status);
+	/*
+	 * On iWARP the RDMA CM reports the peer's rdma_reject (an MPA reply
+	 * with its reject bit) as -ECONNRESET, with the private data as sent,
+	 * and a reset before any reply the same way, without: so only one
+	 * that carries a refusal note is a consumer's reject, and one
+	 * without says no older version (as it would on IB, see
+	 * verbs_refused).  A TCP connection refused is a port nobody listens
+	 * on.
+	 */
+	if (cme->status == -ECONNRESET && wire_note_decode(
+	    cme->param.conn.private_data, cme->param.conn.private_data_len,
+	    &n))
+		return (VERBS_REJ_CONSUMER);
+	if (cme->status == -ECONNREFUSED)
+		return (VERBS_REJ_NO_LISTENER);
+	return (cme->status);
+}
+
+/*
  * Refuse a connect request with a refusal note, so that the peer knows it
  * was understood (and refused), not that its version is too new for us.
  */
