@@ -70,6 +70,17 @@ struct conf_sizes {
 /* traffic_class or service_level left to the RDMA CM. */
 #define CONF_UNSET	UINT32_MAX
 
+/* Room for where a setting is, "FILE:LINE", for messages. */
+#define CONF_WHERE_LEN	1100
+
+/* Where traffic_class and service_level are set ("" where they are not),
+ * for what iWARP devices ignore (conf_qos_warn): kept apart from struct
+ * conf_sizes, so that a setting that only moved changes no tunnel. */
+struct conf_qos_at {
+	char traffic_class[CONF_WHERE_LEN];
+	char service_level[CONF_WHERE_LEN];
+};
+
 /* A client tunnel's peer: one address, or a list tried in turn. */
 #define CONF_PEERS_MAX	8
 
@@ -96,7 +107,7 @@ struct conf_peer {
 	uint8_t pub[IDENT_KEY_LEN];
 	int origin;			/* believe its ORIGIN records */
 	int line;			/* where it was defined */
-	char where[1100];		/* "FILE:LINE" for messages */
+	char where[CONF_WHERE_LEN];	/* "FILE:LINE" for messages */
 };
 
 /* The node's own identity (identity_file). */
@@ -130,6 +141,7 @@ struct conf_tunnel {
 	int has_target;			/* server side */
 	struct conf_addr target;
 	struct conf_sizes sz;
+	struct conf_qos_at qos_at;	/* in the tunnel, or in defaults */
 	uint32_t unix_mode;		/* accept=unix: socket file mode, default 0660 */
 	char unix_owner[64];		/* "" = leave as is */
 	char unix_group[64];
@@ -252,6 +264,7 @@ struct conf {
 	struct conf_net *allow;		/* peers that may link to us; none: any */
 	size_t nallow;
 	struct conf_sizes defaults;
+	struct conf_qos_at defaults_qos_at;
 	struct conf_tunnel *tunnels;
 	size_t ntunnels;
 };
@@ -293,6 +306,21 @@ int conf_load(const char *path, int flags, struct conf **out, char *err,
  */
 int conf_warn(const struct conf *c, int keyless,
     void (*fn)(void *, const char *), void *arg);
+
+/**
+ * conf_qos_warn(t, tos_ignored, sl_ignored, on, fn, arg):
+ * What client tunnel ${t} sets that its link's device ignores, one line
+ * each, "FILE:LINE: tunnel NAME: ...", the place of the setting (in the
+ * tunnel or in defaults), to ${fn}(${arg}, line): its service_level with
+ * ${sl_ignored} (iWARP has no SL), then its traffic_class with
+ * ${tos_ignored} (Soft-iWARP gives its TCP connections no TOS).  ${on}
+ * names the device, to end the line "..., and ${on} is iWARP": "the
+ * device of its link to 192.0.2.2:7471, siw0,", say.  Returns how many
+ * lines it said (nothing for a target tunnel).
+ */
+int conf_qos_warn(const struct conf_tunnel *t, int tos_ignored,
+    int sl_ignored, const char *on, void (*fn)(void *, const char *),
+    void *arg);
 
 /**
  * conf_keyed(c):

@@ -68,6 +68,14 @@ struct conf_size_key {
 const struct conf_size_key *conf_size_find(const char *name);
 
 /**
+ * conf_qos_note(p, s, k, at):
+ * If row ${k} is traffic_class or service_level, note in ${at} where
+ * setting ${s} is ("FILE:LINE"; see conf_qos_warn).
+ */
+void conf_qos_note(const struct cfg *p, const config_setting_t *s,
+    const struct conf_size_key *k, struct conf_qos_at *at);
+
+/**
  * conf_size_parse(p, s, k, sz):
  * Read setting ${s}, the integer setting ${k}, into ${sz} after checking
  * its range: 0, or -1 with the error in ${p}.

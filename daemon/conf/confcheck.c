@@ -81,6 +81,35 @@ net_host_bits(const struct conf_net *a, char *net, size_t netlen)
 }
 
 int
+conf_qos_warn(const struct conf_tunnel *t, int tos_ignored, int sl_ignored,
+    const char *on, void (*fn)(void *, const char *), void *arg)
+{
+	char msg[CONF_WHERE_LEN + 700];
+	int n = 0;
+
+	if (!t->has_accept)
+		return (0);
+	if (sl_ignored && t->sz.service_level != CONF_UNSET) {
+		snprintf(msg, sizeof(msg), "%s: tunnel %s: service_level %u "
+		    "does nothing on iWARP, which has no service levels, and "
+		    "%s is iWARP", t->qos_at.service_level, t->name,
+		    (unsigned)t->sz.service_level, on);
+		fn(arg, msg);
+		n++;
+	}
+	if (tos_ignored && t->sz.traffic_class != CONF_UNSET) {
+		snprintf(msg, sizeof(msg), "%s: tunnel %s: traffic_class %u "
+		    "does nothing on Soft-iWARP (siw), which gives its TCP "
+		    "connections no IP TOS, and %s is Soft-iWARP",
+		    t->qos_at.traffic_class, t->name,
+		    (unsigned)t->sz.traffic_class, on);
+		fn(arg, msg);
+		n++;
+	}
+	return (n);
+}
+
+int
 conf_keyed(const struct conf *c)
 {
 	size_t i;

@@ -86,6 +86,7 @@ parse_defaults(struct cfg *p, const config_setting_t *g, struct conf *c)
 			    config_setting_name(s)));
 		if (conf_size_parse(p, s, k, &c->defaults))
 			return (-1);
+		conf_qos_note(p, s, k, &c->defaults_qos_at);
 	}
 	p->scope = NULL;
 	return (0);

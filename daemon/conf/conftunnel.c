@@ -215,6 +215,7 @@ tunnel_begin(struct cfg *p, const config_setting_t *g, struct conf *c,
 		    "{ name = ...; ... }"));
 	t->line = (int)config_setting_source_line(g);
 	t->sz = c->defaults;
+	t->qos_at = c->defaults_qos_at;
 	t->unix_mode = 0660;
 	t->unix_uid = t->unix_gid = -1;
 	t->key = c->key;
@@ -259,6 +260,7 @@ tunnel_keys_read(const struct cfg *p, struct tunnel_parse *tp)
 		} else if ((sk = conf_size_find(name)) != NULL) {
 			if (conf_size_parse(p, s, sk, &tp->t->sz))
 				return (-1);
+			conf_qos_note(p, s, sk, &tp->t->qos_at);
 			seen = sk->off == offsetof(struct conf_sizes,
 			    resume_time) ? TS_RESUME : sk->off ==
 			    offsetof(struct conf_sizes, traffic_class) ||

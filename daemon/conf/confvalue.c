@@ -7,6 +7,7 @@
 #include <grp.h>
 #include <pwd.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -64,6 +65,24 @@ static const struct conf_size_key size_keys[] = {
 	{ "priority", offsetof(struct conf_sizes, priority), 1, 16, 0 },
 	{ NULL, 0, 0, 0, 0 }
 };
+
+void
+conf_qos_note(const struct cfg *p, const config_setting_t *s,
+    const struct conf_size_key *k, struct conf_qos_at *at)
+{
+	const char *file;
+	unsigned int line;
+	char *w;
+
+	if (k->off == offsetof(struct conf_sizes, traffic_class))
+		w = at->traffic_class;
+	else if (k->off == offsetof(struct conf_sizes, service_level))
+		w = at->service_level;
+	else
+		return;
+	line = cfg_where(p, s, &file);
+	snprintf(w, CONF_WHERE_LEN, "%s:%u", file, line);
+}
 
 int
 conf_id_parse(const struct cfg *p, const config_setting_t *s,

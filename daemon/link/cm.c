@@ -375,6 +375,10 @@ cm_event(struct rsd *d, const struct verbs_ev *ev)
 		if ((dl = verbs_link_user(ev->link)) != NULL)
 			link_up(dl);
 		return;
+	case VERBS_EV_DEVICE:
+		if ((dl = verbs_link_user(ev->link)) != NULL)
+			connect_device(dl, ev);
+		return;
 	case VERBS_EV_DOWN:
 		dl = verbs_link_user(ev->link);
 		/* One that failed already goes for that reason. */

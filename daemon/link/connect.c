@@ -10,6 +10,7 @@
 #include "conf.h"
 #include "connect.h"
 #include "handshake.h"
+#include "hca.h"
 #include "link_int.h"
 #include "link_timers.h"
 #include "log.h"
@@ -120,6 +121,28 @@ connect_refused(struct dlink *dl, const struct verbs_ev *ev, char *why,
 	    "older rstreamd, or a forged reject); trying that address once "
 	    "more with version %u (min_version %u)", dl->name, said, v, min);
 	return (ev->why);
+}
+
+static void
+qos_line(void *arg, const char *msg)
+{
+
+	(void)arg;
+	log_warn("%s", msg);
+}
+
+void
+connect_device(struct dlink *dl, const struct verbs_ev *ev)
+{
+	char on[200];
+
+	if (dl->c == NULL || dl->qos_warned)
+		return;
+	snprintf(on, sizeof(on), "the device of its link to %s, %s,",
+	    ev->peer, ev->device);
+	if (conf_qos_warn(dl->c, !(ev->qos & HCA_QOS_TOS),
+	    !(ev->qos & HCA_QOS_SL), on, qos_line, NULL) > 0)
+		dl->qos_warned = 1;
 }
 
 int

@@ -43,6 +43,14 @@ const char *connect_refused(struct dlink *dl, const struct verbs_ev *ev,
     char *why, size_t len);
 
 /**
+ * connect_device(dl, ev):
+ * Client link ${dl}'s address resolved to a device that honours what
+ * VERBS_EV_DEVICE ${ev} says: warn, once for the link, of the tunnel's
+ * settings it ignores (conf_qos_warn), at their file and line.
+ */
+void connect_device(struct dlink *dl, const struct verbs_ev *ev);
+
+/**
  * connect_too_old(dl, version, why, len):
  * Whether client link ${dl}'s peer answered in protocol version
  * ${version}, below its tunnel's min_version: then the step-down is

@@ -152,6 +152,9 @@ struct dlink {
 	unsigned att_pi, att_ai;	/* excl */
 	uint8_t att_version, step_version;	/* excl */
 	int busy;			/* excl: said WIRE_NOTE_BUSY */
+	int qos_warned;			/* excl: said what of the tunnel's
+					   traffic_class and service_level
+					   its device ignores */
 	/* A connect slot to the peer address dst (see LINK_CONNECT_SLOTS),
 	 * held from the connect until the link is up or down; or waiting in
 	 * d->connq for one. */

@@ -2113,6 +2113,73 @@ test_warn(void)
 	unlink(id);
 }
 
+/* Run conf_qos_warn on ${t}: how many lines it said. */
+static int
+qos_of(const struct conf_tunnel *t, int tos_ignored, int sl_ignored)
+{
+
+	warned[0] = '\0';
+	nwarned = 0;
+	return (conf_qos_warn(t, tos_ignored, sl_ignored, "dev0", warn_to,
+	    NULL));
+}
+
+/* What an iWARP device ignores, said at the line that sets it. */
+static void
+test_qos_warn(void)
+{
+	char want[PATH_MAX + 300];
+	const char *f;
+	struct conf *c;
+	int n;
+
+	c = load("source = \"10.0.0.1\";\n"
+	    "defaults = {\n  service_level = 3;\n};\n"
+	    "tunnels = (\n"
+	    "  { name = \"a\"; accept = \"tcp://127.0.0.1:1\";\n"
+	    "    peer = \"10.0.0.2\";\n    traffic_class = 32; },\n"
+	    "  { name = \"b\"; accept = \"tcp://127.0.0.1:2\";\n"
+	    "    peer = \"10.0.0.2\"; service_level = 5; },\n"
+	    "  { name = \"c\"; accept = \"tcp://127.0.0.1:3\";\n"
+	    "    peer = \"10.0.0.2\"; service_level = 3; traffic_class = 8; }"
+	    " );\n");
+	if (c == NULL || c->ntunnels != 3) {
+		ok(0, "the configuration loads");
+		conf_free(c);
+		return;
+	}
+	f = files[nfiles - 1];
+	n = qos_of(&c->tunnels[0], 1, 1);
+	snprintf(want, sizeof(want), "%s:3: tunnel a: service_level 3 does "
+	    "nothing on iWARP, which has no service levels, and dev0 is "
+	    "iWARP\n%s:8: tunnel a: traffic_class 32 does nothing on "
+	    "Soft-iWARP (siw), which gives its TCP connections no IP TOS, and "
+	    "dev0 is Soft-iWARP\n", f, f);
+	ok(n == 2 && strcmp(warned, want) == 0, "Soft-iWARP: the SL where "
+	    "defaults set it, the TOS where the tunnel does");
+	ok(qos_of(&c->tunnels[0], 0, 1) == 1 &&
+	    strstr(warned, "traffic_class") == NULL,
+	    "other iWARP devices take the TOS: the SL alone");
+	ok(qos_of(&c->tunnels[0], 0, 0) == 0 && nwarned == 0,
+	    "InfiniBand and RoCE: nothing to say");
+	snprintf(want, sizeof(want), "%s:10: tunnel b: service_level 5 ", f);
+	ok(qos_of(&c->tunnels[1], 1, 1) == 1 && strstr(warned, want) ==
+	    warned, "a tunnel's own SL, at its own line; no TOS set, none "
+	    "said");
+	snprintf(want, sizeof(want), "%s:12: tunnel c: service_level 3 ", f);
+	ok(qos_of(&c->tunnels[2], 1, 1) == 2 && strstr(warned, want) ==
+	    warned, "a tunnel that sets what defaults do: its own line");
+	conf_free(c);
+
+	c = load("listen = \"10.0.0.9\";\n"
+	    "defaults = { service_level = 3; };\n"
+	    "tunnels = ( { name = \"t\"; target = \"tcp://127.0.0.1:1\"; }"
+	    " );\n");
+	ok(c != NULL && qos_of(&c->tunnels[0], 1, 1) == 0 && nwarned == 0,
+	    "a target tunnel sets neither (the peer's link does)");
+	conf_free(c);
+}
+
 int
 main(void)
 {
@@ -2146,6 +2213,7 @@ main(void)
 	test_syntax();
 	test_ids();
 	test_warn();
+	test_qos_warn();
 
 	for (i = 0; i < nfiles; i++)
 		unlink(files[i]);
