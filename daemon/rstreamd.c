@@ -14,6 +14,8 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 
+#include <netdb.h>
+
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
@@ -30,6 +32,7 @@
 #include "conf.h"
 #include "confread.h"
 #include "ctl.h"
+#include "hca.h"
 #include "ident.h"
 #include "link.h"
 #include "log.h"
@@ -41,6 +44,7 @@
 #include "scrape.h"
 #include "secmem.h"
 #include "tunnel.h"
+#include "verbs.h"
 
 static void
 usage(FILE *f)
@@ -447,6 +451,48 @@ check_names(const struct conf *c)
 }
 
 /*
+ * -n: what client tunnels set that the host's RDMA devices ignore (iWARP
+ * has no service levels, Soft-iWARP gives no TOS; see hca_qos).  A
+ * link's device is the one its addresses resolve to as it connects,
+ * which only the daemon sees (and says, then): here, only what holds on
+ * the device of the source address, or else on every device the host
+ * has.  Mixed devices, or none, say nothing.
+ */
+static void
+check_qos(const struct conf *c)
+{
+	struct addrinfo hints, *ai = NULL;
+	char names[200], on[sizeof(names) + 300];
+	unsigned qos;
+	size_t i;
+	int n = -1;
+
+	for (i = 0; i < c->ntunnels; i++)
+		if (c->tunnels[i].has_accept && (c->tunnels[i].sz.traffic_class
+		    != CONF_UNSET || c->tunnels[i].sz.service_level !=
+		    CONF_UNSET))
+			break;
+	if (i == c->ntunnels)
+		return;
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_flags = AI_NUMERICHOST;
+	if (c->has_source && getaddrinfo(c->source.host, NULL, &hints,
+	    &ai) == 0 && (n = verbs_host_qos(ai->ai_addr, names,
+	    sizeof(names), &qos)) > 0)
+		snprintf(on, sizeof(on), "%s, the device of source %s,", names,
+		    c->source.host);
+	if (ai != NULL)
+		freeaddrinfo(ai);
+	if (n < 0 && (n = verbs_host_qos(NULL, names, sizeof(names),
+	    &qos)) > 0)
+		snprintf(on, sizeof(on), n == 1 ? "the only RDMA device here, "
+		    "%s," : "every RDMA device here (%s)", names);
+	for (i = 0; n > 0 && i < c->ntunnels; i++)
+		(void)conf_qos_warn(&c->tunnels[i], !(qos & HCA_QOS_TOS),
+		    !(qos & HCA_QOS_SL), on, say_warning, NULL);
+}
+
+/*
  * Load ${path} into ${d} (its client tunnels counted in ${*nclient}), and
  * with ${check} say whether it is valid; then logging and keys.  -1 to
  * go on, else the exit status: EX_CONFIG when the configuration is at
@@ -467,6 +513,7 @@ load(const char *path, int check, struct rsd *d, size_t *nclient)
 	if (check) {
 		/* The warnings the daemon would log as it starts. */
 		(void)conf_warn(d->conf, 1, say_warning, NULL);
+		check_qos(d->conf);
 		if (check_names(d->conf) > 0) {
 			conf_free(d->conf);
 			return (EX_CONFIG);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * verbs: what the verbs files share (see verbs_int.h), and the machine's
- * RDMA devices: why the RDMA CM cannot be opened, and the list of
- * devices the CM channel holds open.
+ * RDMA devices: why the RDMA CM cannot be opened, the list of devices
+ * the CM channel holds open, and what they honour of a link's traffic
+ * class and service level (for rstreamd -n).
  */
 #include "config.h"
 
@@ -11,11 +12,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include "hca.h"
 #include "verbs.h"
 #include "verbs_int.h"
 
@@ -175,4 +179,48 @@ verbs_devices_sync(struct verbs_cm *cm)
 		rdma_free_devices(cm->held);
 	cm->held = now;
 	return (1);
+}
+
+/* ${ctx}'s name after ", " unless ${names} is empty, and what it honours. */
+static void
+host_device(struct ibv_context *ctx, char *names, size_t len,
+    unsigned *qos)
+{
+	size_t n = strlen(names);
+
+	if (n < len)
+		snprintf(names + n, len - n, "%s%s", n > 0 ? ", " : "",
+		    ibv_get_device_name(ctx->device));
+	*qos |= hca_qos(ctx);
+}
+
+int
+verbs_host_qos(const struct sockaddr *src, char *names, size_t len,
+    unsigned *qos)
+{
+	struct ibv_context **list, **c;
+	struct rdma_cm_id *id;
+	int n = 0;
+
+	*qos = 0;
+	if (len > 0)
+		names[0] = '\0';
+	if (src == NULL) {
+		if ((list = rdma_get_devices(NULL)) == NULL)
+			return (-1);
+		for (c = list; *c != NULL; c++, n++)
+			host_device(*c, names, len, qos);
+		rdma_free_devices(list);
+		return (n > 0 ? n : -1);
+	}
+	/* Bound to an address, an id is on the device that has it. */
+	if (rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP) != 0)
+		return (-1);
+	if (rdma_bind_addr(id, (struct sockaddr *)(uintptr_t)src) == 0 &&
+	    id->verbs != NULL) {
+		host_device(id->verbs, names, len, qos);
+		n = 1;
+	}
+	rdma_destroy_id(id);
+	return (n > 0 ? n : -1);
 }

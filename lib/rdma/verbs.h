@@ -173,6 +173,19 @@ enum verbs_rdma {
 const char *verbs_rdma_name(enum verbs_rdma r);
 
 /**
+ * verbs_host_qos(src, names, len, qos):
+ * For a configuration check, which opens no CM channel of its own: what
+ * the RDMA device that local address ${src} is on honours of a link's
+ * tos and sl (HCA_QOS_*, hca_qos) into ${*qos}, and its name into
+ * ${names}; with ${src} NULL, what any of the host's devices honours
+ * (the union), and their names, comma-separated.  Returns how many
+ * devices that is, or -1 when there is none (no device has ${src}) or
+ * the RDMA CM cannot say.
+ */
+int verbs_host_qos(const struct sockaddr *src, char *names, size_t len,
+    unsigned *qos);
+
+/**
  * verbs_cm_new(err, errlen):
  * The state every listener and link shares, without its RDMA CM event
  * channels: verbs_cm_open opens them.  Nothing of RDMA is touched (no
