@@ -1,0 +1,125 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+# iWARP's connection rules, on Soft-iWARP devices (the runner's
+# SOFTROCE_DRIVER=siw, which tests/run-bats sets for *-iwarp.bats; on
+# other devices the tests skip): a link comes up, its hellos carried as
+# MPA private data of the length sent, and both lanes, whose receives
+# are posted before the connection is established; a refusal's note
+# reaches the connecting side (an MPA reject, which the RDMA CM reports
+# as a reset): the serving daemon's refusal and an older peer's version;
+# and the service level and TOS that Soft-iWARP ignores, said by the
+# configuration check and once at connect, at their lines, the link up
+# all the same.  One pair of daemons for the file: a's tunnel echo (with
+# a key, an SL and a TOS) links to b; its tunnel nokey has no key, which
+# b refuses; its tunnel old goes to the hostile old peer (version 3).
+
+load helpers
+
+setup_file() {
+	iwarp || return 0
+	rs_setup
+	W=$BATS_FILE_TMPDIR
+	(umask 077; head -c 32 /dev/urandom >"$W/k.key")
+	echo_target
+	op=$(free_port)
+	echo "$op" >"$W/op"
+	spawn "$HOSTILE" "$A" "$B" "$op" old-peer 3 >"$W/old.out" 2>&1
+	wait_until 20 grep -q "old-peer: listening" "$W/old.out"
+	conf_b "{ name = \"echo\"; target = \"tcp://127.0.0.1:$tp\";
+	    key_file = \"$W/k.key\"; }"
+	# The lines of service_level (6) and traffic_class (7) are the tests'.
+	cat >"$W/a.conf" <<-EOC
+	source = "$A";
+	control = "$W/a.ctl";
+	tunnels = (
+	  { name = "echo"; accept = "tcp://127.0.0.1:0"; peer = "$B:7471";
+	    key_file = "$W/k.key";
+	    service_level = 3;
+	    traffic_class = 32; },
+	  { name = "nokey"; accept = "tcp://127.0.0.1:0"; peer = "$B:7471"; },
+	  { name = "old"; accept = "tcp://127.0.0.1:0"; peer = "$B:$op";
+	    resume_time = 5; resume_without_key = true; min_version = 2; } );
+	EOC
+	start_daemon b
+	start_daemon a
+	printf '%s\n' "${RS_PIDS[@]}" >"$W/pids"
+}
+
+teardown_file() {
+	local pid i
+	[ -f "$BATS_FILE_TMPDIR/pids" ] || return 0
+	while read -r pid; do
+		kill -TERM "$pid" 2>/dev/null || true
+	done <"$BATS_FILE_TMPDIR/pids"
+	for ((i = 0; i < 50; i++)); do
+		while read -r pid; do
+			kill -0 "$pid" 2>/dev/null && continue 2
+		done <"$BATS_FILE_TMPDIR/pids"
+		return 0
+	done
+	while read -r pid; do
+		kill -KILL "$pid" 2>/dev/null || true
+	done <"$BATS_FILE_TMPDIR/pids"
+}
+
+setup() {
+	iwarp || skip "needs iWARP devices (the runner's SOFTROCE_DRIVER=siw, which tests/run-bats sets for *-iwarp.bats)"
+	rs_setup
+	W=$BATS_FILE_TMPDIR
+	op=$(cat "$W/op")
+	DA=$RSTREAMD_TEST_DEV_A
+}
+
+teardown() {
+	rs_teardown
+}
+
+@test "siw: a link comes up on both lanes, as both daemons say and list; a stream goes through" {
+	link_up a echo
+	wait_log a "info: tunnel echo: link to $B:7471 is up (device $DA, protocol version [0-9]*, 2 lanes, no immediates, .*, authenticated; port 1, iWARP,"
+	wait_log b "info: link from $A:[0-9]* authenticated (port 1, iWARP, .*; protocol version [0-9]*, 2 lanes, no immediates)"
+	run ctl_json a links '.[] | select(.tunnel == "echo") | "\(.state) \(.transport) \(.device) \(.lanes) \(.service_level)"'
+	assert_output "up iWARP $DA 2 null"
+	run ctl_json b links '.[] | select(.state == "up") | "\(.peer) \(.transport) \(.lanes)"'
+	assert_output --regexp "^$A:[0-9]+ iWARP 2$"
+	run client "$(accept_port a echo)" "over iWARP"
+	assert_output "over iWARP"
+}
+
+@test "siw: a refusal's note reaches the connecting side: the peer refused, or asks for its version" {
+	# b's refusal note (a link without a key where every tunnel needs
+	# one): not just a reset.
+	wait_log b "link from $A:[0-9]* rejected: it does not authenticate, and every tunnel here needs a key_file"
+	wait_log a "tunnel nokey: link to $B:7471 failed: connection rejected by the peer; retrying"
+	# The old peer's note says version 3: a steps down, once, and its
+	# refusal of that is a refusal too.
+	wait_until 30 grep -q "old-peer: offered" "$W/old.out"
+	run cat "$W/old.out"
+	assert_line --regexp "^old-peer: offered [0-9]+ 3$"
+	run grep -c "warning: tunnel old: link to $B:$op: the peer refused protocol version [0-9]* (an older rstreamd, or a forged reject); trying that address once more with version 3 (min_version 2)" "$W/a.log"
+	assert_output 1
+	wait_log a "tunnel old: link to $B:$op failed: connection rejected by the peer; retrying"
+	# Gone, nothing listens there: Soft-iWARP's TCP connect says so.
+	wait_log a "tunnel old: link to $B:$op failed: connection refused: nothing listening at that address and port"
+}
+
+@test "siw: service_level and traffic_class, ignored: said by -n and once at connect, at their lines" {
+	run "$RSTREAMD_BIN" -n -c "$W/a.conf"
+	assert_success
+	assert_output --partial "warning: $W/a.conf:6: tunnel echo: service_level 3 does nothing on iWARP, which has no service levels, and $DA, the device of source $A, is iWARP"
+	assert_output --partial "warning: $W/a.conf:7: tunnel echo: traffic_class 32 does nothing on Soft-iWARP (siw), which gives its TCP connections no IP TOS, and $DA, the device of source $A, is Soft-iWARP"
+	# Without a source address: every device the host has.
+	sed '/^source = /d' "$W/a.conf" >"$W/nosource.conf"
+	run "$RSTREAMD_BIN" -n -c "$W/nosource.conf"
+	assert_success
+	assert_output --regexp "warning: $W/nosource.conf:5: tunnel echo: service_level 3 does nothing on iWARP, which has no service levels, and every RDMA device here \\(siw[^)]*\\) is iWARP"
+	# At connect, once, though the link came up (see above) and the
+	# other tunnels tried again and again.
+	link_up a echo
+	run grep -c "warning: $W/a.conf:6: tunnel echo: service_level 3 does nothing on iWARP, which has no service levels, and the device of its link to $B:7471, $DA, is iWARP" "$W/a.log"
+	assert_output 1
+	run grep -c "warning: $W/a.conf:7: tunnel echo: traffic_class 32 does nothing on Soft-iWARP (siw), which gives its TCP connections no IP TOS, and the device of its link to $B:7471, $DA, is Soft-iWARP" "$W/a.log"
+	assert_output 1
+	run grep -E "tunnel (nokey|old): .* does nothing" "$W/a.log"
+	assert_failure
+}
