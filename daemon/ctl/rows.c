@@ -119,20 +119,22 @@ static void
 link_row_hca(const struct link_info *li, struct tables_link *r)
 {
 	const struct hca_info *h = li->hca;
+	/* iWARP (TCP) has no GID, and learns no peer's QP number. */
+	int iw = h != NULL && strcmp(h->transport, "iWARP") == 0;
 
 	r->port = NUM_IF(h != NULL, h ? h->port : 0);
 	r->transport = h != NULL ? h->transport : "";
 	r->gid_index = NUM_IF(h != NULL && h->gid_index >= 0,
 	    h ? h->gid_index : 0);
-	r->gid = h != NULL ? h->gid : "";
-	r->peer_gid = h != NULL ? h->peer_gid : "";
+	r->gid = h != NULL && !iw ? h->gid : "";
+	r->peer_gid = h != NULL && !iw ? h->peer_gid : "";
 	r->path_mtu = NUM_IF(h != NULL && h->path_mtu > 0,
 	    h ? h->path_mtu : 0);
 	r->qpn = NUM_IF(h != NULL, h ? h->qpn : 0);
-	r->peer_qpn = NUM_IF(h != NULL, h ? h->peer_qpn : 0);
+	r->peer_qpn = NUM_IF(h != NULL && !iw, h ? h->peer_qpn : 0);
 	r->lane1_qpn = NUM_IF(h != NULL && h->lane1_qpn != 0,
 	    h ? h->lane1_qpn : 0);
-	r->lane1_peer_qpn = NUM_IF(h != NULL && h->lane1_qpn != 0,
+	r->lane1_peer_qpn = NUM_IF(h != NULL && h->lane1_qpn != 0 && !iw,
 	    h ? h->lane1_peer_qpn : 0);
 	r->traffic_class = NUM_IF(h != NULL && h->traffic_class >= 0,
 	    h ? h->traffic_class : 0);

@@ -513,7 +513,9 @@ auth_text(const struct dlink *dl, char *buf, size_t len)
 
 /*
  * Where on the fabric a link runs, for its "is up" line: "port 1, RoCEv2,
- * GID 1 fe80::1, path MTU 1024, QP 17 to 18" (and LIDs on IB).
+ * GID 1 fe80::1, path MTU 1024, QP 17 to 18" (and LIDs on IB).  iWARP
+ * runs over TCP between the addresses the line names already: it has no
+ * GID, and a queue pair does not learn its peer's number.
  */
 static void
 hca_text(const struct dlink *dl, char *buf, size_t len)
@@ -528,6 +530,14 @@ hca_text(const struct dlink *dl, char *buf, size_t len)
 	if (h->lid != 0)
 		snprintf(lids, sizeof(lids), ", LID %u to %u",
 		    (unsigned)h->lid, (unsigned)h->peer_lid);
+	if (strcmp(h->transport, "iWARP") == 0) {
+		if (h->lane1_qpn != 0)
+			snprintf(lane, sizeof(lane), ", lane 1 QP %u",
+			    (unsigned)h->lane1_qpn);
+		snprintf(buf, len, "port %u, iWARP, path MTU %u, QP %u%s",
+		    h->port, h->path_mtu, (unsigned)h->qpn, lane);
+		return;
+	}
 	if (h->lane1_qpn != 0)
 		snprintf(lane, sizeof(lane), ", lane 1 QP %u to %u",
 		    (unsigned)h->lane1_qpn, (unsigned)h->lane1_peer_qpn);
