@@ -107,6 +107,17 @@ connect_refused(struct dlink *dl, const struct verbs_ev *ev, char *why,
 	}
 	said = wire_version_said(dl->d->conf->max_version, resume);
 	v = wire_version_said((unsigned)ev->peer_version, resume);
+	/* Below version 11 an iWARP link could carry nothing. */
+	if (v < WIRE_VERSION_NOTIFY && dl->vl != NULL &&
+	    verbs_link_iwarp(dl->vl)) {
+		dl->d->stepdowns_refused++;
+		snprintf(why, len, "the peer refused protocol version %u and "
+		    "speaks %d at most (an older rstreamd, or a forged "
+		    "reject); not stepping down: this iWARP device has no "
+		    "immediate data, which links below version %u need", said,
+		    ev->peer_version, WIRE_VERSION_NOTIFY);
+		return (why);
+	}
 	if (v < min) {
 		dl->d->stepdowns_refused++;
 		snprintf(why, len, "the peer refused protocol version %u and "

@@ -529,6 +529,13 @@ const char *verbs_link_peer(const struct verbs_link *link);
 const char *verbs_link_device(const struct verbs_link *link);
 
 /**
+ * verbs_link_iwarp(link):
+ * Whether the link's device, once it has one, is an iWARP one: no
+ * immediate data, so no link below protocol version 11 (engine_notify).
+ */
+int verbs_link_iwarp(const struct verbs_link *link);
+
+/**
  * verbs_link_hca(link):
  * The device, port, GID, transport, path MTU and QP numbers the link
  * uses, read when it came up; NULL before.

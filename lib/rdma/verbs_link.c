@@ -594,6 +594,13 @@ verbs_link_device(const struct verbs_link *l)
 	return (l->device);
 }
 
+int
+verbs_link_iwarp(const struct verbs_link *l)
+{
+
+	return (verbs_iwarp(l->id));
+}
+
 const struct hca_info *
 verbs_link_hca(const struct verbs_link *l)
 {

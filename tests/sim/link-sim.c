@@ -40,7 +40,8 @@
  *   iwarp      devices without immediate data (iWARP; the fabric
  *              refuses them): both daemons' links run without
  *              (version 11), say so, and carry a sealed stream, which
- *              resumes on the next link when the path breaks
+ *              resumes on the next link when the path breaks; a peer
+ *              of version 10 is not stepped down to
  *   lanes      a link of version 8 runs two lanes on both sides (one in
  *              version 7: step-down); a lane-1 request that matches no
  *              link waiting for one, or repeats a link's, is refused and
@@ -2255,11 +2256,32 @@ both_notify(int want)
  * tables, and a sealed stream carries both ways; a stream that can
  * resume does when the path breaks, on a link that runs the same.
  */
+static int
+a_stepdown_refused(void)
+{
+
+	return (A.stepdowns_refused >= 2);
+}
+
+/* Every attempt so far said the newest version. */
+static int
+all_newest(void)
+{
+	size_t i;
+
+	for (i = 0; i < simverbs_attempts(); i++)
+		if (att(i)->version != WIRE_VERSION)
+			return (0);
+	return (simverbs_attempts() >= 2);
+}
+
 static void
 test_iwarp(void)
 {
 	struct flow up, down, up2 = { -1, -1, 0, 0, 0, 1 }, down2 = up2;
+	struct simverbs_peer older = { .speaks = 10 };
 	char extra[200];
+	int refused;
 
 	make_ident("ra", pra);
 	make_ident("rb", prb);
@@ -2298,8 +2320,17 @@ test_iwarp(void)
 	    "once, in order (%llu and %llu)", (unsigned long long)up2.got,
 	    (unsigned long long)down2.got);
 	stream_close();
-	simverbs_iwarp(0);
 	end("iwarp: resume");
+
+	/* An older peer's note: no step-down, since below 11 nothing runs. */
+	pair("iwarp: a peer of version 10", &older, "", "");
+	refused = until(a_stepdown_refused) && A.stepdowns == 0 &&
+	    all_newest();
+	ok(refused, "iwarp: a peer that speaks 10 at most is not stepped "
+	    "down to (%zu attempts, each in version %u)", simverbs_attempts(),
+	    WIRE_VERSION);
+	simverbs_iwarp(0);
+	end("iwarp: older peer");
 }
 
 /* ---------------------------------------------------------- forged */

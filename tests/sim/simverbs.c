@@ -93,6 +93,13 @@ verbs_link_device(const struct verbs_link *l)
 	return (l->device);
 }
 
+int
+verbs_link_iwarp(const struct verbs_link *l)
+{
+
+	return (l->iwarp);
+}
+
 /* ${l} goes: its peer hears of it as the CM would tell it. */
 static void
 tell_peer(struct verbs_link *l)

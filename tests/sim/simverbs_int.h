@@ -106,6 +106,7 @@ enum { L1_NONE, L1_RESOLVING, L1_CONNECTING, L1_WAITING, L1_ACCEPTING,
 struct verbs_link {
 	struct verbs_cm *cm;
 	struct verbs_link_conf conf;
+	int iwarp;		/* set up when simverbs_iwarp was on */
 	int state;
 	int passive;
 	void *user;
