@@ -95,7 +95,7 @@ teardown() {
 	# down, since below version 11 an iWARP link could carry nothing.
 	wait_until 30 grep -q "old-peer: offered" "$W/old.out"
 	run cat "$W/old.out"
-	assert_line --regexp "^old-peer: offered 11 3$"
+	assert_line --regexp "^old-peer: offered 11( 11)*$"
 	wait_log a "tunnel old: link to $B:$op failed: the peer refused protocol version 11 and speaks 3 at most (an older rstreamd, or a forged reject); not stepping down: this iWARP device has no immediate data, which links below version 11 need"
 	run grep -c "trying that address once more" "$W/a.log"
 	assert_output 0
