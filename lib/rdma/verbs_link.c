@@ -196,9 +196,8 @@ vl_engine(struct verbs_link *l, char *err, size_t errlen)
 {
 	struct engine_conf ec;
 
-	verbs_engine_conf(&l->conf, l->ctrl_send, l->ctrl_send_mr->lkey, &ec);
-	/* iWARP has no immediate data, on WRITE or SEND (engine_notify). */
-	ec.notify = (uint8_t)verbs_iwarp(l->id);
+	verbs_engine_conf(&l->conf, l->ctrl_send, l->ctrl_send_mr->lkey,
+	    verbs_iwarp(l->id), &ec);
 	if ((l->e = verbs_engine_new(&l->conf, l->passive, &ec, err,
 	    errlen)) == NULL)
 		return (-1);

@@ -95,7 +95,7 @@ ring_ptr(void *arg, uint64_t addr)
 
 void
 verbs_engine_conf(const struct verbs_link_conf *lc, uint8_t *ctrl_send,
-    uint32_t lkey, struct engine_conf *ec)
+    uint32_t lkey, int iwarp, struct engine_conf *ec)
 {
 
 	memset(ec, 0, sizeof(*ec));
@@ -111,6 +111,10 @@ verbs_engine_conf(const struct verbs_link_conf *lc, uint8_t *ctrl_send,
 	/* Every link may run a latency lane; the peer's hello decides. */
 	ec->lanes = WIRE_LANES_MAX;
 	ec->ring_ptr = ring_ptr;
+	if (iwarp) {
+		ec->notify = 1;
+		ec->chunk = WIRE_WRITE_MAX;
+	}
 }
 
 struct engine *

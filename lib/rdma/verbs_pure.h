@@ -22,16 +22,19 @@ struct engine;
 struct engine_conf;
 
 /**
- * verbs_engine_conf(lc, ctrl_send, lkey, ec):
+ * verbs_engine_conf(lc, ctrl_send, lkey, iwarp, ec):
  * The engine configuration of a link configured by ${lc}, whose control
  * records go out of ${ctrl_send} (WIRE_LANES_MAX * lc->sq_size *
  * WIRE_MSG_SIZE bytes, registered under ${lkey}), into ${*ec}: a link that
  * can run two lanes (engine_lanes), so its receive area is WIRE_LANES_MAX
  * * lc->rq_size slots and its completion queue holds both lanes' WRs and
- * receives.
+ * receives.  On a device of ${iwarp}, which has no immediate data, the
+ * link runs without (engine_notify), and its WRITEs are as large as the
+ * protocol allows (WIRE_WRITE_MAX): each costs a second work request
+ * there, its notice, and both a completion.
  */
 void verbs_engine_conf(const struct verbs_link_conf *lc, uint8_t *ctrl_send,
-    uint32_t lkey, struct engine_conf *ec);
+    uint32_t lkey, int iwarp, struct engine_conf *ec);
 
 /**
  * verbs_engine_new(lc, passive, ec, err, errlen):

@@ -353,9 +353,8 @@ sv_setup(struct verbs_link *l, char *err, size_t errlen)
 	cm->control += sz;
 	l->ctrl_send = sv_zalloc((size_t)WIRE_LANES_MAX * l->conf.sq_size *
 	    WIRE_MSG_SIZE);
-	verbs_engine_conf(&l->conf, l->ctrl_send, l->qpn, &ec);
 	l->iwarp = sv_iwarp != 0;
-	ec.notify = (uint8_t)l->iwarp;
+	verbs_engine_conf(&l->conf, l->ctrl_send, l->qpn, l->iwarp, &ec);
 	if ((l->e = verbs_engine_new(&l->conf, l->passive, &ec, err,
 	    errlen)) == NULL)
 		return (-1);

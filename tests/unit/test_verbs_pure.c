@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * Unit tests for lib/rdma/verbs_pure: the class of the error completion
- * that ended a link, from its status, and the names the metrics show.
+ * that ended a link, from its status, and the names the metrics show;
+ * the engine configuration of a link, on iWARP and elsewhere.
  */
 #include <string.h>
 
 #include <infiniband/verbs.h>
 
+#include "engine.h"
 #include "verbs.h"
 #include "verbs_pure.h"
+#include "wire.h"
 #include "tap.h"
 
 int
@@ -23,6 +26,9 @@ main(void)
 	    IBV_WC_LOC_RDD_VIOL_ERR, IBV_WC_INV_EECN_ERR,
 	    IBV_WC_INV_EEC_STATE_ERR, IBV_WC_FATAL_ERR, IBV_WC_RESP_TIMEOUT_ERR,
 	    IBV_WC_GENERAL_ERR, IBV_WC_TM_ERR, IBV_WC_TM_RNDV_INCOMPLETE, 999 };
+	static uint8_t ctrl[64];
+	struct verbs_link_conf lc;
+	struct engine_conf ec;
 	size_t i;
 	int all;
 
@@ -51,5 +57,18 @@ main(void)
 	ok(strcmp(verbs_wc_error_name(VERBS_WC_N), "?") == 0 &&
 	    strcmp(verbs_wc_error_name((enum verbs_wc_error)-1), "?") == 0,
 	    "a class out of range is \"?\"");
+
+	/* iWARP: no immediates, and WRITEs as large as they go. */
+	memset(&lc, 0, sizeof(lc));
+	lc.sq_size = lc.rq_size = 64;
+	verbs_engine_conf(&lc, ctrl, 7, 0, &ec);
+	ok(!ec.notify && ec.chunk == 0 && ec.lanes == WIRE_LANES_MAX,
+	    "a device with immediates: WRITE WITH IMMEDIATE, default WRITEs");
+	verbs_engine_conf(&lc, ctrl, 7, 1, &ec);
+	ok(ec.notify && ec.chunk == WIRE_WRITE_MAX &&
+	    ec.lanes == WIRE_LANES_MAX && ec.sq_size == 64 &&
+	    ec.ctrl_send == ctrl && ec.ctrl_send_lkey == 7,
+	    "an iWARP device: no immediates, WRITEs of %u bytes",
+	    (unsigned)WIRE_WRITE_MAX);
 	return (tap_done());
 }
