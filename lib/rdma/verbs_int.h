@@ -392,7 +392,8 @@ int verbs_qp_new(struct verbs_link *l, struct rdma_cm_id *id, char *err,
 /**
  * verbs_vl_down(l, ev, why):
  * ${l} is down for ${why}: its engine fails (its queue pairs stop), a
- * DOWN event in ${ev}.
+ * DOWN event in ${ev}, whose why is the engine's (${why}, or a failure
+ * of the engine's before it).
  */
 void verbs_vl_down(struct verbs_link *l, struct verbs_ev *ev,
     const char *why);

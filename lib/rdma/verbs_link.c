@@ -344,8 +344,16 @@ void
 verbs_vl_down(struct verbs_link *l, struct verbs_ev *ev, const char *why)
 {
 
-	if (l->e != NULL)
+	/*
+	 * The engine's first failure is why: one of its own (a protocol
+	 * violation) stops the queue pair, which on iWARP closes the
+	 * connection at once, so that this end's CM says DISCONNECTED
+	 * before the link is taken down for it.
+	 */
+	if (l->e != NULL) {
 		verbs_transport_fail(l, why);
+		why = engine_error(l->e);
+	}
 	l->state = L_DOWN;
 	ev->type = VERBS_EV_DOWN;
 	ev->link = l;

@@ -400,7 +400,10 @@ void
 sv_down(struct verbs_link *l, struct verbs_ev *ev, const char *why)
 {
 
+	/* The engine's first failure is why, as verbs_vl_down says. */
 	sv_transport_fail(l, why);
+	if (l->e != NULL && engine_error(l->e) != NULL)
+		why = engine_error(l->e);
 	l->state = L_DOWN;
 	ev->type = VERBS_EV_DOWN;
 	snprintf(ev->why, sizeof(ev->why), "%s", why);
