@@ -157,6 +157,12 @@
  * each prints "CASE: listening", then "CASE: disconnected; no stream
  * opened", "CASE: the daemon opened a stream" or "CASE: still connected".
  * With HOSTILE_VERSION=N in its environment, its hello says version N.
+ * On an iWARP device, which has no immediate data, it speaks as a peer of
+ * version 11 there does (rstreamd-protocol(7), NOTICES): its hello says
+ * NOTIFY, and on a link without immediates every SEND starts with a
+ * notice, a data WRITE WITH IMMEDIATE is a WRITE and then a SEND of its
+ * notice, and a sealed WRITE's tag follows its notice in a SEND; each case
+ * above breaks the protocol the same way on either transport.
  * Exit 1 when the daemon let it through, 2 on a setup error.
  */
 #include <sys/random.h>
@@ -192,9 +198,24 @@ static struct rdma_event_channel *ch;
 static struct rdma_cm_id *id;
 static struct ibv_pd *pd;
 static struct ibv_cq *cq;
-static struct ibv_mr *msg_mr, *ring_mr;
+static struct ibv_mr *msg_mr, *ring_mr, *notice_mr;
 static uint8_t msgs[(NRECV + NSEND) * WIRE_MSG_SIZE];
 static uint8_t ring[RING];
+
+/*
+ * Version 11, links without immediate data (rstreamd-protocol(7),
+ * NOTICES): whether our device is iWARP, which has none (so our hellos
+ * say NOTIFY), and whether the link that is up runs without.  post()
+ * and received() turn what the cases do into that shape and back, so
+ * each case misbehaves the same way on either transport.  A notice has
+ * a buffer of its own, used in turn: more of them than work requests
+ * the send queue holds, so none is reused while a SEND still reads it.
+ */
+#define SQ_WR		64		/* each case's WR may be two: WRITE, SEND */
+#define NNOTICE		(2 * SQ_WR)
+static int iwarp, notify;
+static uint8_t notices[NNOTICE][WIRE_NOTICE_LEN];
+static unsigned notice_next;
 
 static void __attribute__((noreturn))
 die(const char *what)
@@ -255,17 +276,22 @@ setup_qp(void)
 	int i;
 
 	if ((pd = ibv_alloc_pd(id->verbs)) == NULL ||
-	    (cq = ibv_create_cq(id->verbs, 64, NULL, NULL, 0)) == NULL)
+	    (cq = ibv_create_cq(id->verbs, SQ_WR + NRECV, NULL, NULL, 0)) ==
+	    NULL)
 		die("pd/cq");
 	memset(&qa, 0, sizeof(qa));
 	qa.send_cq = qa.recv_cq = cq;
 	qa.qp_type = IBV_QPT_RC;
-	qa.cap.max_send_wr = 32;
+	qa.cap.max_send_wr = SQ_WR;
 	qa.cap.max_recv_wr = NRECV;
-	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
+	/* A SEND's notice and what follows it: two pieces (see post). */
+	qa.cap.max_send_sge = 2;
+	qa.cap.max_recv_sge = 1;
 	if (rdma_create_qp(id, pd, &qa))
 		die("rdma_create_qp");
 	if ((msg_mr = ibv_reg_mr(pd, msgs, sizeof(msgs),
+	    IBV_ACCESS_LOCAL_WRITE)) == NULL ||
+	    (notice_mr = ibv_reg_mr(pd, notices, sizeof(notices),
 	    IBV_ACCESS_LOCAL_WRITE)) == NULL ||
 	    (ring_mr = ibv_reg_mr(pd, ring, sizeof(ring),
 	    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)) == NULL)
@@ -283,29 +309,170 @@ setup_qp(void)
 	}
 }
 
-/* Post one work request from ${buf} (${len} bytes, in msgs or ring). */
-static void
-post(enum ibv_wr_opcode op, const void *buf, uint32_t len, uint32_t imm,
-    uint64_t raddr, uint32_t rkey)
+/* ${buf}'s memory region (in msgs, ring or notices). */
+static uint32_t
+lkey_of(const void *buf)
 {
-	struct ibv_sge sge;
-	struct ibv_send_wr wr, *bad;
+	uintptr_t a = (uintptr_t)buf;
 
-	sge.addr = (uintptr_t)buf;
-	sge.length = len;
-	sge.lkey = (uintptr_t)buf >= (uintptr_t)ring &&
-	    (uintptr_t)buf < (uintptr_t)ring + sizeof(ring) ?
-	    ring_mr->lkey : msg_mr->lkey;
+	if (a >= (uintptr_t)ring && a < (uintptr_t)ring + sizeof(ring))
+		return (ring_mr->lkey);
+	if (a >= (uintptr_t)notices && a < (uintptr_t)notices +
+	    sizeof(notices))
+		return (notice_mr->lkey);
+	return (msg_mr->lkey);
+}
+
+/*
+ * Post one work request of ${op}: ${head} (a notice, or NULL), then
+ * ${len} bytes from ${buf}.  Every one asks for its completion: on
+ * iWARP a data WRITE must (see eng_emit in engine_sched.c: Soft-iWARP
+ * sends an unsignalled WRITE of a page or more from our buffer later).
+ */
+static void
+post_wr(enum ibv_wr_opcode op, const uint8_t *head, const void *buf,
+    uint32_t len, uint32_t imm, uint64_t raddr, uint32_t rkey)
+{
+	struct ibv_sge sge[2];
+	struct ibv_send_wr wr, *bad;
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+	int n = 0;
+
+	if (head != NULL)
+		sge[n++] = (struct ibv_sge){ (uintptr_t)head, WIRE_NOTICE_LEN,
+		    lkey_of(head) };
+	if (len > 0)
+		sge[n++] = (struct ibv_sge){ (uintptr_t)buf, len,
+		    lkey_of(buf) };
 	memset(&wr, 0, sizeof(wr));
-	wr.sg_list = &sge;
-	wr.num_sge = len > 0 ? 1 : 0;
+	wr.sg_list = sge;
+	wr.num_sge = n;
 	wr.opcode = op;
 	wr.send_flags = IBV_SEND_SIGNALED;
 	wr.imm_data = htonl(imm);
 	wr.wr.rdma.remote_addr = raddr;
 	wr.wr.rdma.rkey = rkey;
-	if (ibv_post_send(id->qp, &wr, &bad))
-		die("ibv_post_send");
+	if (ibv_post_send(id->qp, &wr, &bad) == 0)
+		return;
+	/*
+	 * Soft-iWARP refuses work requests once the connection is gone,
+	 * where InfiniBand and RoCE flush them: the daemon ended the link
+	 * under a case that posts on (beyond-credit), which the case then
+	 * sees.  A queue that is full is our fault.
+	 */
+	if (ibv_query_qp(id->qp, &a, IBV_QP_STATE, &ia) == 0 &&
+	    a.qp_state != IBV_QPS_RTS)
+		return;
+	die("ibv_post_send");
+}
+
+/* A notice saying ${v}, in the next of its buffers. */
+static const uint8_t *
+notice(uint32_t v)
+{
+	uint8_t *b = notices[notice_next++ % NNOTICE];
+
+	b[0] = (uint8_t)(v >> 24);
+	b[1] = (uint8_t)(v >> 16);
+	b[2] = (uint8_t)(v >> 8);
+	b[3] = (uint8_t)v;
+	return (b);
+}
+
+/* The most bytes a SEND of ours may carry after its notice, if any. */
+static uint32_t
+send_room(void)
+{
+
+	return (WIRE_MSG_SIZE - (notify ? WIRE_NOTICE_LEN : 0));
+}
+
+/*
+ * Post one work request from ${buf} (${len} bytes, in msgs or ring), as
+ * the link carries it: on a link without immediates (notify) a SEND
+ * gets the records notice in front, a data WRITE WITH IMMEDIATE is a
+ * plain WRITE and a SEND of its notice (the immediate), and a sealed
+ * WRITE's tag (a SEND WITH IMMEDIATE) a SEND of the notice, then the
+ * tag.  A plain WRITE stays one.
+ */
+static void
+post(enum ibv_wr_opcode op, const void *buf, uint32_t len, uint32_t imm,
+    uint64_t raddr, uint32_t rkey)
+{
+
+	if (!notify || op == IBV_WR_RDMA_WRITE) {
+		post_wr(op, NULL, buf, len, imm, raddr, rkey);
+		return;
+	}
+	if (len > send_room() && op != IBV_WR_RDMA_WRITE_WITH_IMM)
+		die("a SEND too long for its notice");
+	switch (op) {
+	case IBV_WR_SEND:
+		post_wr(IBV_WR_SEND, notice(WIRE_NOTICE_RECORDS), buf, len, 0,
+		    0, 0);
+		break;
+	case IBV_WR_SEND_WITH_IMM:
+		post_wr(IBV_WR_SEND, notice(imm), buf, len, 0, 0, 0);
+		break;
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		post_wr(IBV_WR_RDMA_WRITE, NULL, buf, len, 0, raddr, rkey);
+		post_wr(IBV_WR_SEND, notice(imm), NULL, 0, 0, 0, 0);
+		break;
+	default:
+		die("no such work request without immediates");
+	}
+}
+
+/* Version 6: the link's sealing, once the handshake made it (see below). */
+static struct seal_dir seal_tx, seal_rx;
+static int sealing_tx, sealing_rx;
+
+/*
+ * Does completion ${wc} bring the daemon's records?  If so (1) they are
+ * at ${*buf} (${*len} bytes): on a link without immediates past the
+ * SEND's notice, and on a sealed link opened first, into ${clear}, as
+ * the daemon seals them.  Anything else is 0: our own work requests,
+ * and the daemon's data (a WRITE WITH IMMEDIATE, or a SEND of a data
+ * notice or with an immediate, its tag), which no case reads, and on a
+ * sealed link none expects.  A message of the daemon's that does not
+ * open, or has no notice, is our bug: no case can go on.
+ */
+static int
+received(const struct ibv_wc *wc, const uint8_t **buf, size_t *len,
+    uint8_t clear[WIRE_MSG_SIZE])
+{
+	uint32_t n;
+	int data;
+
+	if (wc->opcode != IBV_WC_RECV &&
+	    wc->opcode != IBV_WC_RECV_RDMA_WITH_IMM)
+		return (0);
+	*buf = &msgs[wc->wr_id * WIRE_MSG_SIZE];
+	*len = wc->byte_len;
+	data = wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM ||
+	    (wc->wc_flags & IBV_WC_WITH_IMM);
+	if (notify && !data) {
+		if (*len < WIRE_NOTICE_LEN)
+			die("a message from the daemon without its notice");
+		n = (uint32_t)(*buf)[0] << 24 | (uint32_t)(*buf)[1] << 16 |
+		    (uint32_t)(*buf)[2] << 8 | (*buf)[3];
+		*buf += WIRE_NOTICE_LEN;
+		*len -= WIRE_NOTICE_LEN;
+		data = n != WIRE_NOTICE_RECORDS;
+	}
+	if (data && sealing_rx)
+		die("the daemon sent data, which no case expects");
+	if (data || !sealing_rx)
+		return (!data);
+	if (*len <= SEAL_TAG_LEN)
+		die("a sealed message from the daemon holds no record");
+	*len -= SEAL_TAG_LEN;
+	memcpy(clear, *buf, *len);
+	if (seal_dir_open(&seal_rx, clear, *len, NULL, 0, *buf + *len) != 0)
+		die("a sealed message from the daemon does not open");
+	*buf = clear;
+	return (1);
 }
 
 /*
@@ -317,18 +484,19 @@ static int
 wait_rec(uint8_t type, struct wire_rec *r)
 {
 	struct ibv_wc wc;
-	size_t off, used;
+	uint8_t clear[WIRE_MSG_SIZE];
+	const uint8_t *buf;
+	size_t len, off, used;
 	int i, n;
 
 	for (i = 0; i < LIMIT_MS / 10; i++) {
 		while ((n = ibv_poll_cq(cq, 1, &wc)) > 0) {
 			if (wc.status != IBV_WC_SUCCESS)
 				return (-1);
-			if (wc.opcode != IBV_WC_RECV)
+			if (!received(&wc, &buf, &len, clear))
 				continue;
-			for (off = 0; off < wc.byte_len; off += used) {
-				if (wire_rec_decode(&msgs[wc.wr_id *
-				    WIRE_MSG_SIZE] + off, wc.byte_len - off,
+			for (off = 0; off < len; off += used) {
+				if (wire_rec_decode(buf + off, len - off,
 				    r, &used) != WIRE_OK)
 					return (-1);
 				if (r->type == type || (type == WIRE_CLOSE &&
@@ -341,35 +509,6 @@ wait_rec(uint8_t type, struct wire_rec *r)
 		usleep(10000);
 	}
 	return (-1);
-}
-
-/* Version 6: the link's sealing, once the handshake made it (see below). */
-static struct seal_dir seal_tx, seal_rx;
-static int sealing_tx, sealing_rx;
-
-/*
- * The records of a receive, at ${*buf} (${*len} bytes): on a sealed link
- * opened first, into ${clear}, as the daemon seals them.  A message of
- * the daemon's that does not open is our bug: no case can go on.
- */
-static void
-received(const struct ibv_wc *wc, const uint8_t **buf, size_t *len,
-    uint8_t clear[WIRE_MSG_SIZE])
-{
-
-	*buf = &msgs[wc->wr_id * WIRE_MSG_SIZE];
-	*len = wc->byte_len;
-	if (!sealing_rx)
-		return;
-	if (wc->wc_flags & IBV_WC_WITH_IMM)
-		die("the daemon sent data, which no case expects");
-	if (*len <= SEAL_TAG_LEN)
-		die("a sealed message from the daemon holds no record");
-	*len -= SEAL_TAG_LEN;
-	memcpy(clear, *buf, *len);
-	if (seal_dir_open(&seal_rx, clear, *len, NULL, 0, *buf + *len) != 0)
-		die("a sealed message from the daemon does not open");
-	*buf = clear;
 }
 
 /* The records watch() reports. */
@@ -396,9 +535,8 @@ watch_for(int ms, struct wire_rec *r, uint32_t want)
 	for (i = 0; i < ms / 10; i++) {
 		while (ibv_poll_cq(cq, 1, &wc) > 0) {
 			if (wc.status != IBV_WC_SUCCESS ||
-			    wc.opcode != IBV_WC_RECV)
+			    !received(&wc, &buf, &len, clear))
 				continue;
-			received(&wc, &buf, &len, clear);
 			for (off = 0; off < len; off += used) {
 				if (wire_rec_decode(buf + off, len - off, r,
 				    &used) != WIRE_OK)
@@ -607,6 +745,7 @@ drop_link(void)
 	rdma_destroy_qp(id);
 	ibv_dereg_mr(msg_mr);
 	ibv_dereg_mr(ring_mr);
+	ibv_dereg_mr(notice_mr);
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd);
 	rdma_destroy_id(id);
@@ -644,6 +783,47 @@ flood(const char *src, const char *dst, const char *port, int n)
 	return (0);
 }
 
+/* Is the RDMA device at ${addr} (a local address) an iWARP one? */
+static int
+iwarp_at(const char *addr)
+{
+	struct addrinfo hints, *ai;
+	struct rdma_cm_id *t;
+	int rc;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE;
+	if (getaddrinfo(addr, NULL, &hints, &ai))
+		die("getaddrinfo");
+	if (rdma_create_id(ch, &t, NULL, RDMA_PS_TCP) ||
+	    rdma_bind_addr(t, ai->ai_addr) || t->verbs == NULL)
+		die("no RDMA device at the local address");
+	rc = t->verbs->device->transport_type == IBV_TRANSPORT_IWARP;
+	rdma_destroy_id(t);
+	freeaddrinfo(ai);
+	return (rc);
+}
+
+/*
+ * The link is up with our hello ${mine} and the peer's ${theirs} (NULL
+ * if it sent none): it runs without immediates if either says NOTIFY
+ * and both say version 11 or more, as the daemon decides.
+ */
+static void
+link_up(const uint8_t mine[WIRE_HELLO_LEN],
+    const uint8_t theirs[WIRE_HELLO_LEN])
+{
+	struct wire_hello a, b;
+
+	notify = theirs != NULL &&
+	    wire_hello_decode(mine, WIRE_HELLO_LEN, &a) == WIRE_OK &&
+	    wire_hello_decode(theirs, WIRE_HELLO_LEN, &b) == WIRE_OK &&
+	    a.version >= WIRE_VERSION_NOTIFY &&
+	    b.version >= WIRE_VERSION_NOTIFY &&
+	    ((a.flags | b.flags) & WIRE_HELLO_NOTIFY) != 0;
+}
+
 /* Hello ${h} with a fresh nonce into ${hello}, as ${cp}'s private data. */
 static void
 conn_hello(struct wire_hello *h, uint8_t hello[WIRE_HELLO_LEN],
@@ -651,6 +831,9 @@ conn_hello(struct wire_hello *h, uint8_t hello[WIRE_HELLO_LEN],
 {
 
 	(void)getrandom(h->nonce, sizeof(h->nonce), 0);
+	/* As an rstreamd on this device says (see link_up). */
+	if (iwarp && h->version >= WIRE_VERSION_NOTIFY)
+		h->flags |= WIRE_HELLO_NOTIFY;
 	wire_hello_encode(hello, h);
 	memset(cp, 0, sizeof(*cp));
 	cp->private_data = hello;
@@ -678,9 +861,12 @@ listen_at(const char *addr, const char *port, const char *who)
 	fflush(stdout);
 }
 
+static uint8_t asked[WIRE_HELLO_LEN];	/* the first request's hello */
+static int asked_len;
+
 /*
  * Wait for the first connect request at the listener; it is id from now
- * on, and its hello goes to ${hello} if not NULL.
+ * on, and its hello goes to ${hello} if not NULL (and to asked).
  */
 static void
 first_request(uint8_t hello[WIRE_HELLO_LEN])
@@ -699,8 +885,14 @@ first_request(uint8_t hello[WIRE_HELLO_LEN])
 	if (hello != NULL && (ev->param.conn.private_data == NULL ||
 	    ev->param.conn.private_data_len < WIRE_HELLO_LEN))
 		die("a connect request without a hello");
+	asked_len = 0;
+	if (ev->param.conn.private_data != NULL &&
+	    ev->param.conn.private_data_len >= WIRE_HELLO_LEN) {
+		memcpy(asked, ev->param.conn.private_data, WIRE_HELLO_LEN);
+		asked_len = WIRE_HELLO_LEN;
+	}
 	if (hello != NULL)
-		memcpy(hello, ev->param.conn.private_data, WIRE_HELLO_LEN);
+		memcpy(hello, asked, WIRE_HELLO_LEN);
 	id = ev->id;
 	rdma_ack_cm_event(ev);
 }
@@ -716,6 +908,7 @@ accept_first(struct wire_hello *h, uint8_t hello[WIRE_HELLO_LEN])
 	if (rdma_accept(id, &cp) ||
 	    next_event(LIMIT_MS, NULL, NULL) != RDMA_CM_EVENT_ESTABLISHED)
 		die("the link did not come up");
+	link_up(hello, asked_len > 0 ? asked : NULL);
 }
 
 /*
@@ -729,7 +922,8 @@ evil_server(const char *addr, const char *port, int n)
 	struct wire_hello h;
 	struct wire_rec r;
 	struct ibv_wc wc;
-	uint8_t hello[WIRE_HELLO_LEN], *m;
+	uint8_t hello[WIRE_HELLO_LEN], clear[WIRE_MSG_SIZE], *m;
+	const uint8_t *buf;
 	size_t len, off, used;
 	int k, refused = 0;
 
@@ -749,7 +943,7 @@ evil_server(const char *addr, const char *port, int n)
 		r.ring.size = RING;
 		r.name_len = 1;
 		snprintf(r.name, sizeof(r.name), "x");
-		if (len + wire_rec_size(&r) > WIRE_MSG_SIZE) {
+		if (len + wire_rec_size(&r) > send_room()) {
 			post(IBV_WR_SEND, m, (uint32_t)len, 0, 0, 0);
 			m += WIRE_MSG_SIZE;
 			len = 0;
@@ -762,12 +956,11 @@ evil_server(const char *addr, const char *port, int n)
 		while (ibv_poll_cq(cq, 1, &wc) > 0) {
 			if (wc.status != IBV_WC_SUCCESS)
 				die(ibv_wc_status_str(wc.status));
-			if (wc.opcode != IBV_WC_RECV)
+			if (!received(&wc, &buf, &len, clear))
 				continue;
-			for (off = 0; off < wc.byte_len; off += used)
-				if (wire_rec_decode(&msgs[wc.wr_id *
-				    WIRE_MSG_SIZE] + off, wc.byte_len - off,
-				    &r, &used) != WIRE_OK)
+			for (off = 0; off < len; off += used)
+				if (wire_rec_decode(buf + off, len - off, &r,
+				    &used) != WIRE_OK)
 					die("the client sent a bad record");
 				else if (r.type == WIRE_REFUSE)
 					refused++;
@@ -1180,6 +1373,7 @@ connect_to(const char *src, const char *dst, const char *port,
 	if (ev != RDMA_CM_EVENT_ESTABLISHED || plen < WIRE_HELLO_LEN)
 		die("could not connect, or no hello in the accept");
 	memcpy(theirs, pdata, WIRE_HELLO_LEN);
+	link_up(cp->private_data, theirs);
 	return (0);
 }
 
@@ -1532,6 +1726,10 @@ main(int argc, char **argv)
 	cs = argv[4];
 	if ((ch = rdma_create_event_channel()) == NULL)
 		die("rdma_create_event_channel");
+	/* The passive cases are at PEER_ADDR, the others at SOURCE. */
+	iwarp = iwarp_at(strcmp(cs, "old-peer") == 0 ||
+	    strcmp(cs, "evil-server") == 0 || confirm_case_name(cs) ||
+	    strcmp(cs, "fake-server") == 0 ? argv[2] : argv[1]);
 	if (strcmp(cs, "flood") == 0 && argc > 5)
 		return (flood(argv[1], argv[2], argv[3], atoi(argv[5])));
 	if (strcmp(cs, "hs-flood") == 0 && argc > 6)
@@ -1595,6 +1793,7 @@ main(int argc, char **argv)
 		    ev < 0 ? "timed out" : rdma_event_str(ev));
 		return (2);
 	}
+	link_up(hello, plen >= WIRE_HELLO_LEN ? pdata : NULL);
 
 	if (strstr(cs, "-origin") != NULL && !keyed) {
 		if (argc < 7)
@@ -1690,8 +1889,8 @@ main(int argc, char **argv)
 	if (strcmp(cs, "stale") == 0 && argc > 6)
 		return (stale(argv[5], argv[6]));
 	if (strcmp(cs, "garbage") == 0) {
-		(void)getrandom(m, WIRE_MSG_SIZE, 0);
-		post(IBV_WR_SEND, m, WIRE_MSG_SIZE, 0, 0, 0);
+		(void)getrandom(m, send_room(), 0);
+		post(IBV_WR_SEND, m, send_room(), 0, 0, 0);
 	} else if (strcmp(cs, "truncated") == 0) {
 		/* An OPEN record whose length runs past the message. */
 		memset(m, 0, 16);
