@@ -23,6 +23,7 @@ hold_link() {
 	spawn "$HOSTILE" "$A" "$B" 7471 hold "$1" >"$W/$2" 2>&1
 }
 
+# bats test_tags=iwarp
 @test "a hostile peer: bad hellos are rejected, protocol violations end its link, nothing else is hurt" {
 	echo_target
 	# A target that never reads (it never even accepts): the hostile
@@ -79,6 +80,7 @@ hold_link() {
 	stops_clean
 }
 
+# bats test_tags=iwarp
 @test "a hostile peer's misplaced write gets a reused receive ring's zeros, not its last stream's bytes" {
 	# Two targets that keep what they get, one tunnel each: one link
 	# carries both, and a ring of the first is reused for the second.
@@ -103,6 +105,7 @@ hold_link() {
 	stops_clean
 }
 
+# bats test_tags=iwarp
 @test "a hostile peer and authentication: no proof, a wrong one, an OPEN first or silence end its link; the cap holds" {
 	(umask 077; head -c 32 /dev/urandom >"$W/k1.key"; head -c 32 /dev/urandom >"$W/k2.key")
 	echo_target
@@ -427,6 +430,7 @@ EOC
 	assert_output 1
 }
 
+# bats test_tags=iwarp
 @test "an incoming link's suspended streams each wait for their own tunnel's resume_time" {
 	echo_target
 	(umask 077; head -c 32 /dev/urandom >"$W/k.key")

@@ -41,6 +41,7 @@ serve() {
 	start_daemon b
 }
 
+# bats test_tags=iwarp
 @test "a hostile identity: one nobody listed, a replayed handshake, a stripped SEAL never authenticate" {
 	sink sink
 	serve "{ name = \"sink\"; target = \"tcp://127.0.0.1:$sp\"; }"
@@ -73,6 +74,7 @@ serve() {
 	stops_clean
 }
 
+# bats test_tags=iwarp
 @test "a hostile identity's WRITE over a sealed write's bytes (its address and rkey, no immediate) never reaches the target" {
 	sink over
 	serve "{ name = \"over\"; target = \"tcp://127.0.0.1:$sp\"; }"
@@ -96,6 +98,7 @@ serve() {
 	stops_clean
 }
 
+# bats test_tags=iwarp
 @test "a hostile identity's sealed write with a bit flipped, or a stream in clear on a sealed link, ends its link and reaches no target" {
 	sink good
 	gp=$sp
@@ -115,11 +118,19 @@ serve() {
 	n=$((n + $(cut -d' ' -f2 <<<"$output")))
 	wait_log b "link from $A:[0-9]* authenticated as node-h, sealed with chacha20-poly1305"
 	# At version 6 there is no confirmation: sealed from after message 2.
-	HOSTILE_VERSION=6 hostile sealed-write "$W/h.id" good
-	assert_success
-	assert_output --regexp '^sealed-write: [0-9]+ bytes written, credit returned$'
-	n=$((n + $(cut -d' ' -f2 <<<"$output")))
-	wait_log b "link from $A:[0-9]* authenticated as node-h, .*protocol version 6, 1 lane)"
+	# On iWARP a link below version 11 cannot carry data: b ends it
+	# before the handshake is done.
+	if iwarp; then
+		HOSTILE_VERSION=6 hostile sealed-write "$W/h.id" good
+		assert_failure
+		wait_log b "link from $A:[0-9]* ended: this device has no immediate data (iWARP), and the link runs protocol version 6: version 11 or later runs without"
+	else
+		HOSTILE_VERSION=6 hostile sealed-write "$W/h.id" good
+		assert_success
+		assert_output --regexp '^sealed-write: [0-9]+ bytes written, credit returned$'
+		n=$((n + $(cut -d' ' -f2 <<<"$output")))
+		wait_log b "link from $A:[0-9]* authenticated as node-h, .*protocol version 6, 1 lane)"
+	fi
 	wait_until 20 at_least "$n" stat -c %s "$W/good.out"
 	[ "$(stat -c %s "$W/good.out")" = "$n" ]
 	run sh -c "fold -w 16 '$W/good.out' | sort -u"

@@ -1,0 +1,1 @@
+32-hostile-identity.bats
