@@ -120,7 +120,7 @@ link_row_hca(const struct link_info *li, struct tables_link *r)
 {
 	const struct hca_info *h = li->hca;
 	/* iWARP (TCP) has no GID, and learns no peer's QP number. */
-	int iw = h != NULL && strcmp(h->transport, "iWARP") == 0;
+	int iw = h != NULL && h->iwarp;
 
 	r->port = NUM_IF(h != NULL, h ? h->port : 0);
 	r->transport = h != NULL ? h->transport : "";

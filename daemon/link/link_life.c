@@ -530,7 +530,7 @@ hca_text(const struct dlink *dl, char *buf, size_t len)
 	if (h->lid != 0)
 		snprintf(lids, sizeof(lids), ", LID %u to %u",
 		    (unsigned)h->lid, (unsigned)h->peer_lid);
-	if (strcmp(h->transport, "iWARP") == 0) {
+	if (h->iwarp) {
 		if (h->lane1_qpn != 0)
 			snprintf(lane, sizeof(lane), ", lane 1 QP %u",
 			    (unsigned)h->lane1_qpn);

@@ -146,6 +146,7 @@ hca_describe(struct rdma_cm_id *id, struct hca_info *hi)
 	}
 	snprintf(hi->device, sizeof(hi->device), "%s",
 	    ibv_get_device_name(id->verbs->device));
+	hi->iwarp = id->verbs->device->transport_type == IBV_TRANSPORT_IWARP;
 	hi->port = id->port_num;
 	if (ibv_query_port(id->verbs, id->port_num, &pa) == 0)
 		have_pa = 1;
@@ -158,15 +159,13 @@ hca_describe(struct rdma_cm_id *id, struct hca_info *hi)
 		    IBV_QP_DEST_QPN | IBV_QP_MIN_RNR_TIMER, &qi) == 0) {
 			hi->peer_qpn = qa.dest_qp_num;
 			/* iWARP has no RNR (see on_established). */
-			if (id->verbs->device->transport_type !=
-			    IBV_TRANSPORT_IWARP)
+			if (!hi->iwarp)
 				hi->rnr_us = hca_rnr_us(qa.min_rnr_timer);
 			hi->path_mtu = hca_mtu_bytes(qa.path_mtu);
 			hi->peer_lid = qa.ah_attr.dlid;
 			/* iWARP's QPs have no address vector, whatever the
 			 * query says (siw: SL 0). */
-			if (id->verbs->device->transport_type !=
-			    IBV_TRANSPORT_IWARP)
+			if (!hi->iwarp)
 				hi->sl = qa.ah_attr.sl;
 			/* No GRH (IB inside a subnet): no traffic class. */
 			if (qa.ah_attr.is_global) {

@@ -31,6 +31,9 @@ struct hca_info {
 	/* Lane 1's queue pair and the peer's (a link of two lanes); 0: none. */
 	uint32_t lane1_qpn, lane1_peer_qpn;
 	uint16_t lid, peer_lid;			/* IB only; 0 on RoCE */
+	/* An iWARP device: TCP, so no GID, no SL, no RNR, and no peer QP
+	 * number learnt (the fields say unknown). */
+	int iwarp;
 	/* The QP's address vector: the GRH traffic class (on RoCE v2 the IP
 	 * header's DSCP/ECN byte) and the service level; -1: unknown, and
 	 * on iWARP, which has neither (see hca_qos). */

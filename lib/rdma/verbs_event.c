@@ -130,8 +130,7 @@ on_addr_resolved(struct verbs_link *l, struct verbs_ev *ev)
 {
 	char err[200];
 
-	l->iwarp = l->id->verbs != NULL &&
-	    l->id->verbs->device->transport_type == IBV_TRANSPORT_IWARP;
+	l->iwarp = verbs_iwarp(l->id);
 	l->qos = l->id->verbs != NULL ? hca_qos(l->id->verbs) : 0;
 	if (l->conf.sl_set && (l->qos & HCA_QOS_SL)) {
 		if (probe_start(l, err, sizeof(err))) {
