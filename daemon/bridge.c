@@ -33,7 +33,10 @@
  * stream of the worker, and its link's posting, for that copy; with the
  * budget a turn holds them for this much at most, and the rest moves in
  * the next turn (the sockets are watched level-triggered, so a stream
- * with more to move is ready again at once, after the others).
+ * with more to move is ready again at once, after the others).  The
+ * turns the budget ended count in budget_stops_in and _out (struct
+ * tun_stats), those only: not one that an empty socket or ring, or a
+ * full ring, would have ended anyway.
  */
 #define TURN_BYTES	(64 * 1024)
 
@@ -416,6 +419,10 @@ from_socket(struct bridge *b)
 		abort_stream(b, WIRE_REASON_RESET);
 		return;
 	}
+	/* (One more system call, only once a budget is used up.) */
+	if (left == 0 && engine_tx_space(e, b->id, &off) > 0 &&
+	    sock_unread(b->fd))
+		ST_ADD(b->t->st, budget_stops_in, 1);
 }
 
 /* Receive ring -> socket, straight from registered memory. */
@@ -448,6 +455,8 @@ to_socket(struct bridge *b)
 		abort_stream(b, WIRE_REASON_RESET);
 		return;
 	}
+	if (left == 0 && engine_rx_data(e, b->id, &off) > 0)
+		ST_ADD(b->t->st, budget_stops_out, 1);
 }
 
 static void

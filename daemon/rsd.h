@@ -80,6 +80,13 @@ struct tun_stats {
 	uint64_t bytes_out;	/* atomic: from the tunnel out to local
 				   sockets */
 	uint64_t opened, refused, failed;	/* atomic */
+	uint64_t budget_stops_in;	/* atomic: turns in which a stream
+				   stopped reading its socket at the turn's
+				   budget (TURN_BYTES, bridge.c), the socket
+				   not empty and its send ring not full */
+	uint64_t budget_stops_out;	/* atomic: turns in which a stream
+				   stopped writing its socket at the
+				   budget, its receive ring not empty */
 	uint64_t limited;	/* atomic: refusals by a limit (included in
 				   refused) */
 	uint64_t denied;	/* atomic: refusals: link without this

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <sys/types.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -486,6 +487,14 @@ sock_connect_result(int fd)
 	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &l) != 0)
 		return (errno);
 	return (e);
+}
+
+int
+sock_unread(int fd)
+{
+	int n = 0;
+
+	return (ioctl(fd, FIONREAD, &n) == 0 && n > 0);
 }
 
 void

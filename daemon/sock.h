@@ -138,6 +138,13 @@ int sock_connect_addr(const struct sockaddr *sa, socklen_t len);
 int sock_connect_result(int fd);
 
 /**
+ * sock_unread(fd):
+ * Whether connected socket ${fd} holds bytes not read yet (0 when it
+ * cannot say).
+ */
+int sock_unread(int fd);
+
+/**
  * sock_close_reset(fd):
  * Close ${fd} so that the other end sees a reset, not a clean end.
  */

@@ -18,6 +18,13 @@
  * (a half-closed stream); both bridges then end cleanly, giving every
  * ring back; the counters agree.  And a stream whose target is gone:
  * refused on both sides, the client reset.
+ *
+ * Then the budget of a stream's turn (TURN_BYTES in bridge.c): with
+ * rings of 1 MiB, sockets that hold more than a budget stop turns at the
+ * budget, counted each way on each side (budget_stops_in and _out); with
+ * rings of 64 KiB, a turn that moves a budget fills or empties its ring,
+ * and one that reads the client's last 64 KiB empties its socket: neither
+ * is counted.
  */
 #include "config.h"
 
@@ -30,6 +37,7 @@
 #include <arpa/inet.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +64,17 @@
 #define B_BYTES		(5u << 20)	/* target -> client, the second half
 					   only after the client's end */
 #define RUN_MS		60000		/* a stream that never ends */
+#define TURN_BYTES	65536		/* bridge.c's */
+
+/* The tunnels' sizes: rings from ring_min up to 64 KiB; of 64 KiB; of
+   1 MiB. */
+#define QUEUES		"sq_size = 32; rq_size = 32;"
+#define GROWING		"sendbuf = 65536; recvbuf = 65536; ring_min = 4096; " \
+			QUEUES
+#define FIXED_64K	"sendbuf = 65536; recvbuf = 65536; ring_min = 0; " \
+			QUEUES
+#define FIXED_1M	"sendbuf = 1048576; recvbuf = 1048576; ring_min = 0; " \
+			QUEUES
 
 /* One of the test's own sockets: the client's, or the target's. */
 struct end {
@@ -73,7 +92,18 @@ struct end {
 	int eof;			/* the other side's end came */
 	int err;			/* errno of a failed read or write */
 	uint64_t sent_at_eof;
+	uint64_t gulp;			/* end_gulp when it was made */
 };
+
+/*
+ * With end_gulp, an end reads nothing while fewer bytes than that are
+ * on their way to it over the link (read from the other end's socket,
+ * not yet written to its own), unless the other end has sent them all:
+ * the bridge writing to it finds its socket full, and its receive ring
+ * fills meanwhile; then it reads all there is.  0: an end reads whatever
+ * comes.
+ */
+static uint64_t end_gulp;
 
 /* One daemon: its configuration, its tunnel and its link. */
 struct side {
@@ -87,7 +117,6 @@ struct side {
 static struct loop *lp;
 static struct fab fabric;
 static struct side A, B;
-static struct end cli, tgt;
 static int tgt_lfd = -1;
 static struct loop_fd *tgt_lw;
 static char dir[40], tgt_path[64];
@@ -123,6 +152,22 @@ end_init(struct end *e, const char *name, int fd, uint64_t total,
 	e->hold = hold;
 	e->rng = seed;
 	e->tx_hash = e->rx_hash = 0xcbf29ce484222325ull;
+	e->gulp = end_gulp;
+}
+
+static struct end cli, tgt;
+/* The tunnels the streams run on: the client's and the target's. */
+static struct tun *ta, *tb;
+
+/* Whether ${e} reads now (end_gulp). */
+static int
+end_gulps(const struct end *e)
+{
+	const struct end *src = e == &cli ? &tgt : &cli;
+	const struct tun *in = e == &cli ? tb : ta, *out = e == &cli ? ta : tb;
+
+	return (e->gulp == 0 || src->name == NULL || src->sent == src->total ||
+	    in->st->bytes_in - out->st->bytes_out >= e->gulp);
 }
 
 static void
@@ -199,7 +244,7 @@ on_end(void *arg, uint32_t events)
 {
 	struct end *e = arg;
 
-	if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+	if ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) && end_gulps(e))
 		end_read(e);
 	if (events & EPOLLOUT)
 		end_write(e);
@@ -213,6 +258,14 @@ end_watch(struct end *e)
 	if ((e->w = loop_fd_add(lp, e->fd, EPOLLIN | EPOLLOUT, on_end, e)) ==
 	    NULL)
 		abort();
+}
+
+static void
+end_close(struct end *e)
+{
+
+	loop_fd_del(e->w);
+	close(e->fd);
 }
 
 /* The target: B's dial connects here; the test's target end is born. */
@@ -257,14 +310,25 @@ target_close(void)
 /*
  * A client connects over loopback TCP (so its address travels in the
  * stream's ORIGIN record): the test keeps one socket, and the other goes
- * to A's bridge, as tunnel.c's accept would pass it.
+ * to A's bridge, as tunnel.c's accept would pass it.  With end_gulp, a
+ * Unix socket pair instead: a loopback TCP connection's buffers grow to
+ * hold MiBs of the stream, and gulps would wait long to fill them.
  */
 static void
 client_connect(int *mine, int *bridges)
 {
 	struct sockaddr_in sa;
-	int lfd = loopback_listen(1, &sa);
+	int lfd, sv[2];
 
+	if (end_gulp > 0) {
+		if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0 ||
+		    fcntl(sv[1], F_SETFL, O_NONBLOCK) != 0)
+			abort();
+		*mine = sv[0];
+		*bridges = sv[1];
+		return;
+	}
+	lfd = loopback_listen(1, &sa);
 	if ((*mine = socket(AF_INET, SOCK_STREAM, 0)) < 0 ||
 	    connect(*mine, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
 	    (*bridges = accept4(lfd, NULL, NULL, SOCK_NONBLOCK)) < 0)
@@ -309,12 +373,13 @@ write_file(const char *path, const char *text)
 		abort();
 }
 
-/* Configuration ${name} ("a": the client's, "b": the target's). */
+/*
+ * Configuration ${name} ("a": the client's, "b": the target's), its
+ * tunnel with ${sizes}.
+ */
 static struct conf *
-conf_of(const char *name)
+conf_of(const char *name, const char *sizes)
 {
-	const char *sizes = "sendbuf = 65536; recvbuf = 65536; "
-	    "ring_min = 4096; sq_size = 32; rq_size = 32;";
 	char path[128], text[1024], err[1200];
 	struct conf *c;
 
@@ -336,13 +401,16 @@ conf_of(const char *name)
 	return (c);
 }
 
-/* Side ${s}, for bridge.c alone: a daemon with one tunnel, by hand. */
+/*
+ * Side ${s}, for bridge.c alone: a daemon with one tunnel, by hand, of
+ * ${sizes}.
+ */
 static void
-side_init(struct side *s, const char *name)
+side_init(struct side *s, const char *name, const char *sizes)
 {
 
 	memset(s, 0, sizeof(*s));
-	s->conf = conf_of(name);
+	s->conf = conf_of(name, sizes);
 	s->d.lp = lp;
 	s->d.conf = s->conf;
 	TAILQ_INIT(&s->d.tuns);
@@ -382,9 +450,6 @@ fabric_init(struct fab *f, const struct conf *a, const struct conf *b)
 	}
 }
 
-/* The tunnels the streams run on: the client's and the target's. */
-static struct tun *ta, *tb;
-
 /* Run the loop until ${done} or a failure, for RUN_MS at most. */
 static int
 run(int (*done)(void))
@@ -415,16 +480,18 @@ stream_done(void)
 static void
 stream_check(const char *via)
 {
+	uint64_t a_bytes = cli.total;
 	unsigned live;
 	uint32_t max;
 
-	ok(run(stream_done), "%s: a stream opens, carries %u and %u bytes and "
-	    "ends on both sides", via, A_BYTES, B_BYTES);
+	ok(run(stream_done), "%s: a stream opens, carries %llu and %u bytes "
+	    "and ends on both sides", via, (unsigned long long)a_bytes,
+	    B_BYTES);
 	ok(cli.err == 0 && tgt.err == 0, "%s: no read or write failed: %s, %s",
 	    via, strerror(cli.err), strerror(tgt.err));
-	ok(tgt.got == A_BYTES && tgt.rx_hash == cli.tx_hash,
-	    "%s: client to target: %llu of %u bytes, hash %s", via,
-	    (unsigned long long)tgt.got, A_BYTES,
+	ok(tgt.got == a_bytes && tgt.rx_hash == cli.tx_hash,
+	    "%s: client to target: %llu of %llu bytes, hash %s", via,
+	    (unsigned long long)tgt.got, (unsigned long long)a_bytes,
 	    tgt.rx_hash == cli.tx_hash ? "equal" : "differs");
 	ok(cli.got == B_BYTES && cli.rx_hash == tgt.tx_hash,
 	    "%s: target to client: %llu of %u bytes, hash %s", via,
@@ -439,7 +506,7 @@ stream_check(const char *via)
 	    ta->st->refused == 0 && tb->st->refused == 0,
 	    "%s: counted opened once on each side, nothing failed or refused",
 	    via);
-	ok(ta->st->bytes_in == A_BYTES && tb->st->bytes_out == A_BYTES &&
+	ok(ta->st->bytes_in == a_bytes && tb->st->bytes_out == a_bytes &&
 	    tb->st->bytes_in == B_BYTES && ta->st->bytes_out == B_BYTES,
 	    "%s: byte counters agree (A in %llu out %llu, B in %llu out %llu)",
 	    via, (unsigned long long)ta->st->bytes_in,
@@ -452,38 +519,81 @@ stream_check(const char *via)
 	    "held, %llu and %llu bytes charged)", via, live,
 	    (unsigned long long)budget_now(&ta->st->pinned),
 	    (unsigned long long)budget_now(&tb->st->pinned));
-	loop_fd_del(cli.w);
-	close(cli.fd);
-	if (tgt.name != NULL) {
-		loop_fd_del(tgt.w);
-		close(tgt.fd);
-	}
+	end_close(&cli);
+	if (tgt.name != NULL)
+		end_close(&tgt);
 	memset(&tgt, 0, sizeof(tgt));
+}
+
+/*
+ * Sides A and B for bridge.c alone, their tunnels of ${sizes}, on a
+ * fabric of their own, with their counters from 0.
+ */
+static void
+sides_init(const char *sizes)
+{
+
+	side_init(&A, "a", sizes);
+	side_init(&B, "b", sizes);
+	fabric_init(&fabric, A.conf, B.conf);
+	A.dl = simlink_new(lp, &fabric, 0, "side B", &ops, &A);
+	B.dl = simlink_new(lp, &fabric, 1, "side A", &ops, &B);
+	simlink_join(A.dl, B.dl);
+	ta = &A.t;
+	tb = &B.t;
+}
+
+static void
+sides_free(void)
+{
+
+	simlink_free(A.dl);
+	simlink_free(B.dl);
+	fab_free(&fabric);
+	conf_free(A.conf);
+	conf_free(B.conf);
+}
+
+/*
+ * A stream through bridge_client and bridge_open: the client sends
+ * ${total} bytes (all of them into its socket before the stream opens,
+ * if ${before}), the target B_BYTES; checked as stream_check does.
+ */
+static void
+bridge_stream(const char *via, uint64_t total, int before)
+{
+	struct bridge *b;
+	int mine, theirs;
+
+	target_listen();
+	client_connect(&mine, &theirs);
+	end_init(&cli, "client", mine, total, total, 0xc11e47);
+	if (before) {
+		end_write(&cli);
+		if (cli.sent != total)
+			printf("# only %llu of %llu bytes went into the "
+			    "client's socket\n", (unsigned long long)cli.sent,
+			    (unsigned long long)total);
+	}
+	end_watch(&cli);
+	if ((b = bridge_client(&A.t, theirs, A.dl)) == NULL)
+		abort();
+	bridge_open(b);
+	stream_check(via);
+	target_close();
 }
 
 /* bridge.c alone: streams handed to bridge_client and bridge_open. */
 static void
 test_stream(void)
 {
-	struct bridge *b;
 	unsigned live;
 	uint32_t max;
-	int mine, theirs;
 
-	ta = &A.t;
-	tb = &B.t;
-	target_listen();
-	client_connect(&mine, &theirs);
-	end_init(&cli, "client", mine, A_BYTES, A_BYTES, 0xc11e47);
-	end_watch(&cli);
-	if ((b = bridge_client(&A.t, theirs, A.dl)) == NULL)
-		abort();
-	bridge_open(b);
-	stream_check("bridge");
+	bridge_stream("bridge", A_BYTES, 0);
 	simlink_rings(&live, &max);
 	ok(max > A.t.c->sz.ring_min, "bridge: rings grew from ring_min %u to "
 	    "%u", (unsigned)A.t.c->sz.ring_min, (unsigned)max);
-	target_close();
 }
 
 static int
@@ -513,8 +623,64 @@ test_refused(void)
 	    strerror(cli.err));
 	ok(A.st.refused == ra + 1 && B.st.refused == rb + 1,
 	    "bridge: refused, counted once on each side");
-	loop_fd_del(cli.w);
-	close(cli.fd);
+	end_close(&cli);
+}
+
+/* Side ${s}'s budget stops, in and out, for a test's name. */
+#define STOPS(s)	(unsigned long long)(s).st.budget_stops_in,	\
+			(unsigned long long)(s).st.budget_stops_out
+
+/*
+ * Rings of 1 MiB: the bulk of each way stops turns at the budget, counted
+ * on the side that reads it from a socket (in) and on the one that writes
+ * it to a socket (out; the ends read in gulps, end_gulp, so that the
+ * receive ring fills while the socket is full, and the socket then takes
+ * more than a budget).  A client that sends exactly one budget and ends
+ * stops nothing: its turn moved 64 KiB and left the socket empty.
+ */
+static void
+test_budget(void)
+{
+
+	end_gulp = 4 * TURN_BYTES;
+	sides_init(FIXED_1M);
+	bridge_stream("budget, 64 KiB from the client", TURN_BYTES, 1);
+	ok(A.st.budget_stops_in == 0 && B.st.budget_stops_out == 0,
+	    "budget: 64 KiB from the client, then its end: no turn counted "
+	    "(A in %llu out %llu, B in %llu out %llu)", STOPS(A), STOPS(B));
+	ok(B.st.budget_stops_in > 0 && A.st.budget_stops_out > 0,
+	    "budget: %u bytes from the target through rings of 1 MiB: turns "
+	    "stopped at the budget on both sides (B in %llu, A out %llu)",
+	    B_BYTES, (unsigned long long)B.st.budget_stops_in,
+	    (unsigned long long)A.st.budget_stops_out);
+	sides_free();
+
+	sides_init(FIXED_1M);
+	bridge_stream("budget, 3 MiB from the client", A_BYTES, 0);
+	ok(A.st.budget_stops_in > 0 && B.st.budget_stops_out > 0,
+	    "budget: %u bytes from the client through rings of 1 MiB: turns "
+	    "stopped at the budget on both sides (A in %llu, B out %llu)",
+	    A_BYTES, (unsigned long long)A.st.budget_stops_in,
+	    (unsigned long long)B.st.budget_stops_out);
+	sides_free();
+	end_gulp = 0;
+}
+
+/*
+ * Rings of 64 KiB, one budget: a turn that moves a budget fills the send
+ * ring or empties the receive ring, which would have ended it anyway.
+ */
+static void
+test_budget_small_rings(void)
+{
+
+	sides_init(FIXED_64K);
+	bridge_stream("budget, rings of 64 KiB", A_BYTES, 0);
+	ok(A.st.budget_stops_in == 0 && A.st.budget_stops_out == 0 &&
+	    B.st.budget_stops_in == 0 && B.st.budget_stops_out == 0,
+	    "budget: rings of 64 KiB: no turn counted (A in %llu out %llu, "
+	    "B in %llu out %llu)", STOPS(A), STOPS(B));
+	sides_free();
 }
 
 /* A client of tunnel.c's listener: connected to A's accept address. */
@@ -554,8 +720,8 @@ test_tunnel(void)
 	memset(&da, 0, sizeof(da));
 	memset(&db, 0, sizeof(db));
 	da.lp = db.lp = lp;
-	da.conf = conf_of("a");
-	db.conf = conf_of("b");
+	da.conf = conf_of("a", GROWING);
+	db.conf = conf_of("b", GROWING);
 	fabric_init(&f, da.conf, db.conf);
 	simlink_fabric(&f);
 	if (tunnel_start(&db, err, sizeof(err)) != 0 ||
@@ -592,20 +758,12 @@ main(void)
 	    (lp = loop_new()) == NULL)
 		abort();
 	snprintf(tgt_path, sizeof(tgt_path), "%s/target.sock", dir);
-	side_init(&A, "a");
-	side_init(&B, "b");
-	fabric_init(&fabric, A.conf, B.conf);
-	A.dl = simlink_new(lp, &fabric, 0, "side B", &ops, &A);
-	B.dl = simlink_new(lp, &fabric, 1, "side A", &ops, &B);
-	simlink_join(A.dl, B.dl);
-
+	sides_init(GROWING);
 	test_stream();
 	test_refused();
-	simlink_free(A.dl);
-	simlink_free(B.dl);
-	fab_free(&fabric);
-	conf_free(A.conf);
-	conf_free(B.conf);
+	sides_free();
+	test_budget();
+	test_budget_small_rings();
 
 	test_tunnel();
 
