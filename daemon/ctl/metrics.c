@@ -154,28 +154,60 @@ tunnel_metric(struct rsd *d, struct render_buf *o,
 	}
 }
 
-/* Each tunnel's bytes both ways, its refusals by reason, tunnel_metrics[]. */
+/*
+ * The per-tunnel counters of struct tun_stats kept for both directions:
+ * in from local sockets, out to them.
+ */
+static const struct tunnel_dir_metric_def {
+	const char *name, *help;
+	size_t in, out;			/* in struct tun_stats */
+} tunnel_dir_metrics[] = {
+	{ "rstreamd_tunnel_bytes_total",
+	    "Stream payload bytes, in from local sockets and out to them.",
+	    offsetof(struct tun_stats, bytes_in),
+	    offsetof(struct tun_stats, bytes_out) },
+};
+
+static void
+tunnel_dir_metric(struct rsd *d, struct render_buf *o,
+    const struct tunnel_dir_metric_def *m)
+{
+	const struct tun *t;
+	const char *p;
+
+	render_metric_head(o, m->name, "counter", m->help);
+	TAILQ_FOREACH(t, &d->tuns, entry) {
+		if (metrics_counted_elsewhere(d, t))
+			continue;
+		p = (const char *)t->st;
+		render_printf(o, "%s{tunnel=", m->name);
+		render_prom_str(o, t->c->name);
+		render_printf(o, ",direction=\"in\"} %llu\n",
+		    (unsigned long long)ld64((const uint64_t *)(const void *)
+		    (p + m->in)));
+		render_printf(o, "%s{tunnel=", m->name);
+		render_prom_str(o, t->c->name);
+		render_printf(o, ",direction=\"out\"} %llu\n",
+		    (unsigned long long)ld64((const uint64_t *)(const void *)
+		    (p + m->out)));
+	}
+}
+
+/*
+ * Each tunnel's counters both ways (tunnel_dir_metrics[]), its refusals
+ * by reason, tunnel_metrics[].
+ */
 static void
 metrics_tunnels(struct rsd *d, struct render_buf *o)
 {
+	const struct tunnel_dir_metric_def *dm;
 	const struct tunnel_metric_def *m;
 	const struct tun *t;
 	int r;
 
-	render_metric_head(o, "rstreamd_tunnel_bytes_total", "counter",
-	    "Stream payload bytes, in from local sockets and out to them.");
-	TAILQ_FOREACH(t, &d->tuns, entry) {
-		if (metrics_counted_elsewhere(d, t))
-			continue;
-		render_printf(o, "rstreamd_tunnel_bytes_total{tunnel=");
-		render_prom_str(o, t->c->name);
-		render_printf(o, ",direction=\"in\"} %llu\n",
-		    (unsigned long long)ld64(&t->st->bytes_in));
-		render_printf(o, "rstreamd_tunnel_bytes_total{tunnel=");
-		render_prom_str(o, t->c->name);
-		render_printf(o, ",direction=\"out\"} %llu\n",
-		    (unsigned long long)ld64(&t->st->bytes_out));
-	}
+	for (dm = tunnel_dir_metrics; dm < tunnel_dir_metrics +
+	    NITEMS(tunnel_dir_metrics); dm++)
+		tunnel_dir_metric(d, o, dm);
 	render_metric_head(o, "rstreamd_stream_refusals_total", "counter",
 	    "Streams refused, each once, by reason: limit (max_streams), "
 	    "memory (max_memory), denied (the link lacks the key or "
