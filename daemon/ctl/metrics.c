@@ -166,6 +166,13 @@ static const struct tunnel_dir_metric_def {
 	    "Stream payload bytes, in from local sockets and out to them.",
 	    offsetof(struct tun_stats, bytes_in),
 	    offsetof(struct tun_stats, bytes_out) },
+	{ "rstreamd_tunnel_budget_stops_total",
+	    "Turns in which a stream stopped reading its local socket (in) "
+	    "or writing it (out) with more to move, because it had moved "
+	    "the bytes one turn of its worker allows, so that the worker's "
+	    "other streams go first.",
+	    offsetof(struct tun_stats, budget_stops_in),
+	    offsetof(struct tun_stats, budget_stops_out) },
 };
 
 static void

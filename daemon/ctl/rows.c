@@ -251,6 +251,8 @@ rows_stats(struct rsd *d, struct render_tab *tb)
 		r.failed = t->st->failed;
 		r.credit_stalls = NUM_IF(s, li.st.stall_ring +
 		    li.st.stall_msg + li.st.stall_sq);
+		r.budget_stops_in = t->st->budget_stops_in;
+		r.budget_stops_out = t->st->budget_stops_out;
 		r.suspended = t->st->suspended;
 		r.resumes = t->st->resumes;
 		r.resume_failures = t->st->resume_failures;

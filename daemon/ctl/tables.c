@@ -93,7 +93,8 @@ static const struct render_col link_cols[] = {
 static const struct render_col stat_cols[] = {
 	S(tunnel, DEF), N(bytes_in, DEF), N(bytes_out, DEF), N(opened, DEF),
 	N(active, DEF), N(refused, DEF), N(limited, WIDE), N(denied, WIDE),
-	N(failed, DEF), N(credit_stalls, DEF), N(suspended, WIDE),
+	N(failed, DEF), N(credit_stalls, DEF), N(budget_stops_in, WIDE),
+	N(budget_stops_out, WIDE), N(suspended, WIDE),
 	N(resumes, WIDE), N(resume_failures, WIDE), N(pinned, WIDE),
 	N(max_memory, WIDE), N(ring_refusals, WIDE),
 	{ "completion_errors_retry_exceeded", "RETRY EXCEEDED", RENDER_NUM,

@@ -77,7 +77,8 @@ struct tables_link {
 struct tables_stat {
 	const char *tunnel;
 	uint64_t bytes_in, bytes_out, opened, active, refused, limited;
-	uint64_t denied, failed, credit_stalls, suspended, resumes;
+	uint64_t denied, failed, credit_stalls, budget_stops_in;
+	uint64_t budget_stops_out, suspended, resumes;
 	uint64_t resume_failures, pinned, max_memory, ring_refusals;
 	/* A client tunnel's link: times it ended on an error completion,
 	   by status (blank: a target tunnel). */

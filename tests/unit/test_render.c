@@ -266,7 +266,7 @@ test_widths(void)
 	struct tables_link in = li;
 	struct tables_stat sa = { "pg-primary", BIG, BIG, BIG, 9999, BIG, BIG,
 	    BIG, BIG, BIG, BIG, BIG, BIG, BIG, BIG, BIG, BIG, BIG, BIG, BIG,
-	    "authenticating" };
+	    BIG, BIG, "authenticating" };
 	char *s;
 
 	in.link = "link from " FROM6;
