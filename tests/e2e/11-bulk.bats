@@ -3,6 +3,8 @@
 # Volume through one tunnel: 64 MiB each way, both ways at once, and a
 # burst of 50 streams, every byte checked by sha256 at the far end; the
 # burst meets no receiver-not-ready NAK and no completion queue overflow.
+# A bulk stream takes turns: both daemons count the turns their budget
+# ended, in the direction they carried it.
 
 load helpers
 
@@ -31,6 +33,13 @@ teardown() {
 	rs_teardown
 }
 
+# budget_stops NAME TUNNEL DIRECTION: daemon NAME's count of the turns
+# that the per-turn budget ended for TUNNEL's streams, DIRECTION in (read
+# from local sockets) or out (written to them).
+budget_stops() {
+	ctl_json "$1" stats ".tunnels[] | select(.tunnel == \"$2\") | .budget_stops_$3"
+}
+
 @test "64 MiB from the client side to the target, sha256 equal" {
 	spawn socat -u TCP-LISTEN:"$sink",bind=127.0.0.1,reuseaddr OPEN:"$W/out",creat,trunc
 	sp=$!
@@ -39,6 +48,15 @@ teardown() {
 	assert_success
 	wait_pid "$sp" 120
 	[ "$(sha "$W/in")" = "$(sha "$W/out")" ]
+	# The stream's worker stopped it at its turn's budget on both
+	# sides: a reading the client, b writing to the target.
+	in_a=$(budget_stops a sink in)
+	out_b=$(budget_stops b sink out)
+	echo "# budget stops: a in $in_a, b out $out_b" >&3
+	[ "$in_a" -gt 0 ]
+	[ "$out_b" -gt 0 ]
+	run "$CTL" -s "$W/a.ctl" metrics
+	assert_line "rstreamd_tunnel_budget_stops_total{tunnel=\"sink\",direction=\"in\"} $in_a"
 }
 
 @test "64 MiB from the target to the client side, sha256 equal" {
@@ -47,6 +65,14 @@ teardown() {
 	run timeout 300 socat -u TCP:127.0.0.1:"$(accept_port a src)" OPEN:"$W/out",creat,trunc
 	assert_success
 	[ "$(sha "$W/in")" = "$(sha "$W/out")" ]
+	# And the other way: b reading the target, a writing to the client.
+	in_b=$(budget_stops b src in)
+	out_a=$(budget_stops a src out)
+	echo "# budget stops: b in $in_b, a out $out_a" >&3
+	[ "$in_b" -gt 0 ]
+	[ "$out_a" -gt 0 ]
+	run "$CTL" -s "$W/b.ctl" metrics
+	assert_line "rstreamd_tunnel_budget_stops_total{tunnel=\"src\",direction=\"in\"} $in_b"
 }
 
 # bats test_tags=iwarp
