@@ -401,6 +401,22 @@ engine_idle(const struct engine *e)
 	return (e->q[Q_TX].head == NIL && e->q[Q_FENCE].head == NIL);
 }
 
+int
+engine_sends_quiet(const struct engine *e)
+{
+	const struct lane *l0 = &e->ln[0];
+
+	if (e->failed)
+		return (0);
+	if (l0->last_signaled != UINT64_MAX &&
+	    l0->last_signaled >= l0->seq_done)
+		return (0);
+	if (engine_lanes(e) > 1 &&
+	    e->ln[1].seq - e->ln[1].seq_done > ENGINE_QUIET_LANE1)
+		return (0);
+	return (e->q[Q_FENCE].head == NIL);
+}
+
 uint32_t
 engine_active(const struct engine *e)
 {

@@ -561,6 +561,21 @@ int engine_peer_goaway(const struct engine *e);
 int engine_idle(const struct engine *e);
 
 /**
+ * engine_sends_quiet(e):
+ * True when no part of the engine waits on its own work requests'
+ * completions: lane 0 has none it asked for outstanding, lane 1 at most
+ * ENGINE_QUIET_LANE1 SENDs, and no stream waits for its work on the
+ * other lane (Q_FENCE).  Then a completion of ours changes nothing
+ * until something else happens, so the caller may sleep without being
+ * woken for it (a completion queue of its own, left unarmed) and take
+ * it with whatever wakes it: the peer's next message, a timer.  A round
+ * trip of small writes stays quiet: its request's completion no longer
+ * wakes either side.  False when the link has failed.
+ */
+#define ENGINE_QUIET_LANE1	2
+int engine_sends_quiet(const struct engine *e);
+
+/**
  * engine_active(e):
  * How many streams hold a slot (open, opening, or ending).
  */

@@ -496,6 +496,58 @@ test_fence(void)
 	pair_free();
 }
 
+/*
+ * When the engine waits on its own completions (engine_sends_quiet): not
+ * for a small write's SEND on lane 1, which nothing waits for; for bulk
+ * WRITEs on lane 0, for a stream fenced behind its lane-1 SEND, for more
+ * than ENGINE_QUIET_LANE1 SENDs on lane 1, and for a link that failed.
+ */
+static void
+test_quiet(void)
+{
+	int k;
+
+	connect_pair(2, 2, 0);
+	(void)open_k(0);
+	(void)open_k(1);
+	settle();
+	ok(engine_sends_quiet(S[0].e) && engine_sends_quiet(S[1].e),
+	    "quiet: both sides, idle");
+	put(0, 0, 64);
+	post(0);
+	ok(S[0].l[1].qn == 1 && engine_sends_quiet(S[0].e),
+	    "quiet: a 64-byte request's SEND on lane 1 waits for nobody");
+	put(0, 0, 2000);
+	post(0);
+	ok(S[0].l[0].qn == 0 && !engine_sends_quiet(S[0].e),
+	    "quiet: not once that stream waits behind it for lane 0");
+	settle();
+	ok(engine_sends_quiet(S[0].e) && S[1].got_at[0] == 2064 &&
+	    !S[1].bad, "quiet: again once everything completed");
+	put(0, 1, RING);
+	post(0);
+	ok(S[0].l[0].qn > 0 && !engine_sends_quiet(S[0].e),
+	    "quiet: not while bulk WRITEs are outstanding on lane 0");
+	settle();
+	for (k = 0; k <= ENGINE_QUIET_LANE1; k++) {
+		put(0, k % 2, 64);
+		post(0);
+		deliver(0, 1);
+		events(1);
+		take(1, k % 2);
+	}
+	ok(S[0].l[1].dn == ENGINE_QUIET_LANE1 + 1 &&
+	    !engine_sends_quiet(S[0].e), "quiet: not with %d SENDs on lane 1 "
+	    "not completed (%d)", ENGINE_QUIET_LANE1 + 1, S[0].l[1].dn);
+	ok(engine_sends_quiet(S[1].e), "quiet: the side that took them is");
+	settle();
+	ok(engine_sends_quiet(S[0].e), "quiet: and again once they did");
+	(void)engine_on_recv_imm(S[0].e, 0, 0xffffffffu, 1);
+	ok(engine_error(S[0].e) != NULL && !engine_sends_quiet(S[0].e),
+	    "quiet: never on a failed link");
+	pair_free();
+}
+
 /* An accepted stream's first WRITE waits for its OPEN_OK to complete. */
 static void
 test_open_ok_first(void)
@@ -703,6 +755,7 @@ main(void)
 	test_lane_wait();
 	test_round_bulk();
 	test_fence();
+	test_quiet();
 	test_open_ok_first();
 	test_id_reuse();
 	test_random();
