@@ -427,6 +427,14 @@ poll_start(struct loop *lp, struct loop_fd *w)
 	w->pstate = P_POLLED;
 }
 
+void
+loop_fd_kick(struct loop_fd *w)
+{
+
+	if (w->poll != NULL && !w->dead)
+		poll_start(w->lp, w);
+}
+
 /* ${w}'s descriptor wakes the loop again; one last poll is due. */
 static void
 arm_one(struct loop_fd *w)

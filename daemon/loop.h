@@ -131,6 +131,15 @@ struct loop_fd *loop_fd_add(struct loop *lp, int fd, uint32_t events,
 void loop_fd_poll(struct loop_fd *w, loop_poll_cb *poll, loop_poll_cb *arm);
 
 /**
+ * loop_fd_kick(w):
+ * Work may wait behind ${w} (of loop_fd_poll) that its descriptor will
+ * not announce: its source was armed for less than what may now come.
+ * The loop polls it from the next turn on, as after its callback, and
+ * arms it again before it sleeps.  Call in ${w}'s owner's turns.
+ */
+void loop_fd_kick(struct loop_fd *w);
+
+/**
  * loop_busy_poll(lp, us):
  * For ${us} microseconds after a turn with work (an event, or a poll that
  * found some), ${lp} does not sleep: it polls again at once (epoll and
