@@ -171,6 +171,9 @@ pump(struct dlink *dl, struct engine *e, int shared)
 		flushed = 1;
 	}
 	dl->flushing = 0;
+	/* Posted what the engine will wait on, with its CQ armed for less. */
+	if (dl->cqw != NULL && verbs_link_wants_poll(dl->vl))
+		loop_fd_kick(dl->cqw);
 	publish(dl, e);
 	/* Idle since when: the link may give its slot up (see admit.h). */
 	if (engine_active(e) > 0)

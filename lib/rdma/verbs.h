@@ -482,9 +482,21 @@ int verbs_link_drain(struct verbs_link *link);
 /**
  * verbs_link_arm(link):
  * Ask for an event on the completion channel at the next completion (a
- * new link's CQ starts armed).  Returns 0, or -1 if the link failed.
+ * new link's CQ starts armed): the next receive's always, and the next
+ * of the link's own work requests' (or an error's) only while its engine
+ * waits on them (engine_sends_quiet): a small write's completion then
+ * wakes nobody, and is taken with whatever does.  Returns 0, or -1 if
+ * the link failed.
  */
 int verbs_link_arm(struct verbs_link *link);
+
+/**
+ * verbs_link_wants_poll(link):
+ * True when work was posted since the last arm that its engine will wait
+ * on, and no event will announce its completion: the caller polls the
+ * link until it would sleep, and arms it then (loop_fd_kick).
+ */
+int verbs_link_wants_poll(const struct verbs_link *link);
 
 /**
  * verbs_link_flush(link):

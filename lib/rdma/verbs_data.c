@@ -352,31 +352,47 @@ handle_wc(struct verbs_link *l, const struct ibv_wc *wc)
 }
 
 /*
- * Every completion into the engine: how many, or -1.  Until the link is
- * authenticated one at a time, and the one that authenticates it ends
- * the drain (see verbs_link_drain).
+ * Every completion of ${cq} into the engine, counted into ${got}: 0, 1 if
+ * the one that authenticates the link ended it, or -1.  Until the link
+ * is authenticated one at a time (see verbs_link_drain).
  */
 static int
-drain_cq(struct verbs_link *l)
+drain_cq(struct verbs_link *l, struct ibv_cq *cq, int *got)
 {
 	struct ibv_wc wc[POLL_BATCH];
 	int authed = engine_authenticated(l->e);
 	int batch = authed ? POLL_BATCH : 1;
-	int n, k, got = 0;
+	int n, k;
 
 	do {
-		if ((n = ibv_poll_cq(l->cq, batch, wc)) < 0) {
+		if ((n = ibv_poll_cq(cq, batch, wc)) < 0) {
 			verbs_transport_fail(l, "ibv_poll_cq failed");
 			return (-1);
 		}
 		for (k = 0; k < n; k++)
 			if (handle_wc(l, &wc[k]))
 				return (-1);
-		got += n;
+		*got += n;
 		if (!authed && engine_authenticated(l->e))
-			break;
+			return (1);
 	} while (n == batch);
-	return (got);
+	return (0);
+}
+
+/*
+ * Both completion queues, our work requests' first (what they free, the
+ * receives may want at once), then the receives: how many, or -1.  The
+ * two keep no order between them, and need none: RC gives none between a
+ * WR's completion, which follows the peer's ACK, and the peer's messages.
+ */
+static int
+drain_cqs(struct verbs_link *l)
+{
+	int got = 0, r;
+
+	if ((r = drain_cq(l, l->scq, &got)) == 0)
+		r = drain_cq(l, l->cq, &got);
+	return (r < 0 ? -1 : got);
 }
 
 int
@@ -386,7 +402,7 @@ verbs_link_drain(struct verbs_link *l)
 
 	if (l->e == NULL || engine_error(l->e) != NULL)
 		return (failed(l));
-	if ((n = drain_cq(l)) < 0)
+	if ((n = drain_cqs(l)) < 0)
 		return (failed(l));
 	return (n);
 }
@@ -396,14 +412,19 @@ verbs_link_poll(struct verbs_link *l)
 {
 	struct ibv_cq *cq;
 	void *ctx;
+	int n;
 
 	/*
-	 * One arm raises at most one event, and the CQ is armed again only
-	 * by verbs_link_arm: one read takes it (a second would only say
-	 * EAGAIN).
+	 * One arm raises at most one event per CQ, and each is armed again
+	 * only by verbs_link_arm: a read for each armed CQ takes them (one
+	 * more would only say EAGAIN, a system call for nothing).
 	 */
-	if (ibv_get_cq_event(l->cc, &cq, &ctx) == 0)
+	for (n = l->scq_armed ? 2 : 1; n > 0 &&
+	    ibv_get_cq_event(l->cc, &cq, &ctx) == 0; n--) {
 		ibv_ack_cq_events(cq, 1);
+		if (cq == l->scq)
+			l->scq_armed = 0;
+	}
 	return (verbs_link_drain(l));
 }
 
@@ -417,5 +438,20 @@ verbs_link_arm(struct verbs_link *l)
 		verbs_transport_fail(l, "ibv_req_notify_cq failed");
 		return (-1);
 	}
+	if (!l->scq_armed && !engine_sends_quiet(l->e)) {
+		if (ibv_req_notify_cq(l->scq, 0)) {
+			verbs_transport_fail(l, "ibv_req_notify_cq failed");
+			return (-1);
+		}
+		l->scq_armed = 1;
+	}
 	return (0);
+}
+
+int
+verbs_link_wants_poll(const struct verbs_link *l)
+{
+
+	return (l->e != NULL && engine_error(l->e) == NULL &&
+	    !l->scq_armed && !engine_sends_quiet(l->e));
 }

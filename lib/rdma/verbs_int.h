@@ -151,12 +151,21 @@ struct verbs_link {
 
 	struct ibv_pd *pd;
 	struct ibv_comp_channel *cc;
+	/*
+	 * Two completion queues on the one channel: receives (cq), which
+	 * is armed whenever the loop sleeps, and the work requests' own
+	 * completions (scq), armed only when the engine waits on them
+	 * (engine_sends_quiet): a small write's completion would otherwise
+	 * wake the daemon for nothing once per round trip.
+	 */
 	struct ibv_cq *cq;
+	struct ibv_cq *scq;
+	int scq_armed;			/* an event of scq's may still come */
 	int have_qp;
 	/*
 	 * Lane 1 (version 8, engine_lanes): a second RDMA CM connection to
 	 * the same peer, its queue pair in the same protection domain on the
-	 * same completion queue (sized for both lanes).  Its receives,
+	 * same completion queues (sized for both lanes).  Its receives,
 	 * handed out by the engine before its queue pair exists, wait in
 	 * pend1.  The UP event waits for both lanes (up0: lane 0 was
 	 * established).

@@ -47,12 +47,13 @@ verbs_link_new(struct verbs_cm *cm, const struct verbs_link_conf *conf,
 	return (l);
 }
 
-/* Its protection domain and completion queue on ${l}'s device. */
+/* Its protection domain and completion queues on ${l}'s device. */
 static int
 vl_cq(struct verbs_link *l, struct ibv_context *dev, char *err,
     size_t errlen)
 {
-	unsigned cqe = WIRE_LANES_MAX * (l->conf.sq_size + l->conf.rq_size);
+	unsigned rcqe = WIRE_LANES_MAX * l->conf.rq_size;
+	unsigned scqe = WIRE_LANES_MAX * l->conf.sq_size;
 
 	snprintf(l->device, sizeof(l->device), "%s",
 	    ibv_get_device_name(dev->device));
@@ -69,21 +70,24 @@ vl_cq(struct verbs_link *l, struct ibv_context *dev, char *err,
 		    l->device, strerror(errno));
 		return (-1);
 	}
-	/* Every WR and receive of both lanes may complete at once. */
-	if ((l->cq = ibv_create_cq(dev, (int)cqe, l, l->cc, 0)) == NULL) {
+	/* Every receive, and every WR, of both lanes may complete at once. */
+	if ((l->cq = ibv_create_cq(dev, (int)rcqe, l, l->cc, 0)) == NULL ||
+	    (l->scq = ibv_create_cq(dev, (int)scqe, l, l->cc, 0)) == NULL) {
 		say(err, errlen, "%s: cannot create a completion queue of %u "
-		    "entries: %s", l->device, cqe, strerror(errno));
+		    "entries: %s", l->device, l->cq == NULL ? rcqe : scqe,
+		    strerror(errno));
 		return (-1);
 	}
-	if (ibv_req_notify_cq(l->cq, 0)) {
+	if (ibv_req_notify_cq(l->cq, 0) || ibv_req_notify_cq(l->scq, 0)) {
 		say(err, errlen, "%s: ibv_req_notify_cq: %s", l->device,
 		    strerror(errno));
 		return (-1);
 	}
+	l->scq_armed = 1;
 	return (0);
 }
 
-/* An RC queue pair on ${id}, both queues on the link's completion queue. */
+/* An RC queue pair on ${id}, its queues on the link's completion queues. */
 int
 verbs_qp_new(struct verbs_link *l, struct rdma_cm_id *id, char *err,
     size_t errlen)
@@ -91,7 +95,7 @@ verbs_qp_new(struct verbs_link *l, struct rdma_cm_id *id, char *err,
 	struct ibv_qp_init_attr qa;
 
 	memset(&qa, 0, sizeof(qa));
-	qa.send_cq = l->cq;
+	qa.send_cq = l->scq;
 	qa.recv_cq = l->cq;
 	qa.qp_type = IBV_QPT_RC;
 	qa.sq_sig_all = 0;
@@ -509,6 +513,8 @@ verbs_link_free(struct verbs_link *l)
 	}
 	if (l->cq != NULL)
 		ibv_destroy_cq(l->cq);
+	if (l->scq != NULL)
+		ibv_destroy_cq(l->scq);
 	if (l->cc != NULL)
 		ibv_destroy_comp_channel(l->cc);
 	if (l->ctrl_send_mr != NULL)
@@ -528,7 +534,7 @@ verbs_link_free(struct verbs_link *l)
 		l->ctrl_bytes = 0;
 	}
 	engine_free(l->e);
-	l->cq = NULL;
+	l->cq = l->scq = NULL;
 	l->cc = NULL;
 	l->ctrl_send_mr = l->recv_mr = NULL;
 	l->ctrl_send = l->recv_buf = NULL;

@@ -1434,6 +1434,91 @@ test_lanes(void)
 	end("lanes");
 }
 
+/* ------------------------------------------------- quiet completions */
+
+static struct flow *q_flow;
+static uint64_t q_goal;
+
+static int
+q_arrived(void)
+{
+
+	(void)flow_take(q_flow);
+	return (q_flow->got >= q_goal || q_flow->bad);
+}
+
+/* ${n} round trips of 64 bytes, the client's request then the target's
+ * answer: whether each arrived whole. */
+static int
+round_trips(struct flow *up, struct flow *down, int n)
+{
+	struct flow *f;
+	int i, k;
+
+	for (i = 0; i < n; i++)
+		for (k = 0; k < 2; k++) {
+			f = k == 0 ? up : down;
+			flow_put(f, f->sent + 64);
+			q_flow = f;
+			q_goal = f->sent;
+			if (!until(q_arrived) || f->bad)
+				return (0);
+		}
+	return (1);
+}
+
+static int
+a_down(void)
+{
+	struct link_info li;
+
+	out_link(&A, "t", &li);
+	return (li.state != LINK_UP);
+}
+
+/*
+ * A round trip of small writes wakes each daemon once, for the message
+ * that arrives: the completion of its own SEND raises nothing, as the
+ * WRs' completion queue is left unarmed while the engine waits on none
+ * of them (engine_sends_quiet).  Bulk, which needs its completions, still
+ * gets them, and a stream that turns from small writes to bulk (its lane
+ * 0 WRITEs wait for its lane-1 SENDs) does not stall; a path that breaks
+ * while only small writes are in flight is still found, at the latest by
+ * the next keepalive's turn.
+ */
+static void
+test_quiet(void)
+{
+	struct flow up = { -1, -1, 0, 0, 0, 1 }, down = up;
+	uint64_t a0, b0, a1, b1;
+	const int n = 40;
+
+	pair("quiet: no wake-up for a small write's own completion", NULL,
+	    "", "");
+	ok(until(both_up) && stream_open(&up, &down, 21) &&
+	    round_trips(&up, &down, 4), "quiet: a stream carries round trips");
+	a0 = simverbs_raises(SERVE, 0);
+	b0 = simverbs_raises(SERVE, 1);
+	ok(round_trips(&up, &down, n), "quiet: %d more round trips of 64 "
+	    "bytes, every byte in order", n);
+	a1 = simverbs_raises(SERVE, 0) - a0;
+	b1 = simverbs_raises(SERVE, 1) - b0;
+	/* Keepalives and their completions, and receive credit, add some. */
+	ok(a1 <= (uint64_t)n * 5 / 4 && b1 <= (uint64_t)n * 5 / 4, "quiet: "
+	    "each daemon woke about once a round trip for its completions (A "
+	    "%llu, B %llu times for %d; twice as many if every SEND's "
+	    "completion woke it)", (unsigned long long)a1,
+	    (unsigned long long)b1, n);
+	ok(carry(&up, &down, 262144) && round_trips(&up, &down, 4),
+	    "quiet: then 256 KiB each way (small writes turning into bulk), "
+	    "and round trips again");
+	flow_put(&up, up.sent + 64);
+	ok(simverbs_cut(SERVE) == 1 && until(a_down), "quiet: a path broken "
+	    "with a small write in flight ends the link");
+	stream_close();
+	end("quiet");
+}
+
 /* A daemon held to version 7 (max_version): its links run one lane. */
 static void
 test_max_version(void)
@@ -2564,6 +2649,7 @@ main(void)
 	test_proof_lost();
 	test_denied();
 	test_lanes();
+	test_quiet();
 	test_max_version();
 	test_keys();
 	test_turns();

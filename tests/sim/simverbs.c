@@ -33,7 +33,10 @@
  *   link's completion channel (verbs_link_fd, an eventfd) is raised by the
  *   first one to come after verbs_link_arm (a new link's starts armed),
  *   not by those already waiting, and verbs_link_poll takes the event and
- *   drains, leaving it unarmed, as the real one does.  Nothing posted to
+ *   drains, leaving it unarmed, as the real one does.  As the real link's
+ *   two completion queues, a receive's completion raises it, but a work
+ *   request's, or an error, only if the arm included the WRs' queue (the
+ *   engine waited on them: engine_sends_quiet).  Nothing posted to
  *   a peer whose queue pair is stopped or freed executes (its CM tells).
  * - Ring memory is plain memory; a receive ring is a region of its
  *   link's side under an rkey of its own, which no other ring, link or
@@ -421,6 +424,22 @@ simverbs_overwrite(const char *addr, int side)
 			n++;
 		}
 	}
+	return (n);
+}
+
+uint64_t
+simverbs_raises(const char *addr, int side)
+{
+	struct verbs_cm *cm;
+	struct verbs_link *l;
+	uint64_t n = 0;
+
+	TAILQ_FOREACH(cm, &sv_cms, entry)
+		TAILQ_FOREACH(l, &cm->links, entry)
+			if (l->conn != NULL && !l->passive &&
+			    strcmp(l->peer, addr) == 0 &&
+			    l->conn->end[side ? 1 : 0] != NULL)
+				n += l->conn->end[side ? 1 : 0]->raises;
 	return (n);
 }
 

@@ -64,6 +64,14 @@ int simverbs_cut(const char *addr);
 int simverbs_overwrite(const char *addr, int side);
 
 /**
+ * simverbs_raises(addr, side):
+ * How many times the completion channels of side ${side} (0: the
+ * connecting link's, 1: the accepting one's) of every connection to
+ * ${addr} were raised.
+ */
+uint64_t simverbs_raises(const char *addr, int side);
+
+/**
  * simverbs_iwarp(on):
  * Links set up from now on are on devices without immediate data, as
  * iWARP's (${on}), or with (0, the default): their engines say so

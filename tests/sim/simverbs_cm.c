@@ -342,7 +342,7 @@ sv_setup(struct verbs_link *l, char *err, size_t errlen)
 		snprintf(err, errlen, "eventfd: %s", strerror(errno));
 		return (-1);
 	}
-	l->armed = 1;
+	l->armed = l->armed_send = 1;
 	if (budget_take(&cm->pinned, cm->max_pinned, sz) != 0) {
 		snprintf(err, errlen, "max_memory: no room for %llu bytes of "
 		    "control buffers", (unsigned long long)sz);

@@ -63,15 +63,38 @@ sv_zalloc(size_t n)
 
 /* -------------------------------------------------------- the data path */
 
+/*
+ * Whether what waits for ${l} raises its channel: the real link has two
+ * completion queues, receives' (armed whenever its loop sleeps) and its
+ * work requests' (armed only while its engine waits on them), so a WR's
+ * completion, or an error, which Soft-RoCE reports on the WR's queue,
+ * raises it only if that one is armed.
+ */
+static int
+sv_raises(const struct verbs_link *l)
+{
+	const struct fab_side *s = &l->conn->f.side[l->side];
+	size_t i;
+
+	if (l->werr != NULL)
+		return (l->armed_send);
+	for (i = 0; i < s->cq_n; i++)
+		if (s->cq[(s->cq_head + i) % s->cq_cap].kind !=
+		    FAB_CQE_SEND || l->armed_send)
+			return (1);
+	return (0);
+}
+
 void
 sv_notify(struct verbs_link *l)
 {
 	uint64_t one = 1;
 
 	if (l == NULL || l->efd < 0 || l->cm->deaf || !l->armed ||
-	    (l->werr == NULL && l->conn->f.side[l->side].cq_n == 0))
+	    !sv_raises(l))
 		return;
-	l->armed = 0;
+	l->armed = l->armed_send = 0;
+	l->raises++;
 	if (write(l->efd, &one, sizeof(one)) != (ssize_t)sizeof(one))
 		abort();
 }
@@ -210,7 +233,16 @@ verbs_link_arm(struct verbs_link *l)
 		return (-1);
 	/* Completions already waiting raise nothing: the next one does. */
 	l->armed = 1;
+	l->armed_send = !engine_sends_quiet(l->e);
 	return (0);
+}
+
+int
+verbs_link_wants_poll(const struct verbs_link *l)
+{
+
+	return (l->e != NULL && engine_error(l->e) == NULL &&
+	    !l->armed_send && !engine_sends_quiet(l->e));
 }
 
 int

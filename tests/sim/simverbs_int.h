@@ -117,7 +117,9 @@ struct verbs_link {
 	struct engine *e;
 	struct wire_hello peer_hello;	/* passive: from the request */
 	int efd;			/* its completion channel, or -1 */
-	int armed;
+	int armed;			/* for a receive's completion */
+	int armed_send;			/* and for a WR's, or an error */
+	uint64_t raises;		/* times its channel was raised */
 	const char *werr;		/* an error completion waits: why */
 	enum verbs_wc_error werr_class;	/* and its class */
 	enum verbs_wc_error wc_error;	/* verbs_link_wc_error's */
