@@ -15,7 +15,6 @@ setup() {
 	echo_target
 	sink=$(free_port)
 	src=$(free_port)
-	head -c "$MIB64" /dev/urandom >"$W/in"
 	conf_b "{ name = \"echo\"; target = \"tcp://127.0.0.1:$tp\"; },
 	    { name = \"sink\"; target = \"tcp://127.0.0.1:$sink\"; },
 	    { name = \"src\"; target = \"tcp://127.0.0.1:$src\"; }"
@@ -40,7 +39,10 @@ budget_stops() {
 	ctl_json "$1" stats ".tunnels[] | select(.tunnel == \"$2\") | .budget_stops_$3"
 }
 
-@test "64 MiB from the client side to the target, sha256 equal" {
+@test "64 MiB from the client side to the target, then 64 MiB from the target to the client side, sha256 equal" {
+	# One setup for both directions: the same daemons and links carry
+	# the one transfer, then the other.
+	head -c "$MIB64" /dev/urandom >"$W/in"
 	spawn socat -u TCP-LISTEN:"$sink",bind=127.0.0.1,reuseaddr OPEN:"$W/out",creat,trunc
 	sp=$!
 	wait_port "$sink"
@@ -57,9 +59,8 @@ budget_stops() {
 	[ "$out_b" -gt 0 ]
 	run "$CTL" -s "$W/a.ctl" metrics
 	assert_line "rstreamd_tunnel_budget_stops_total{tunnel=\"sink\",direction=\"in\"} $in_a"
-}
 
-@test "64 MiB from the target to the client side, sha256 equal" {
+	rm -f "$W/out"
 	spawn socat -U TCP-LISTEN:"$src",bind=127.0.0.1,reuseaddr OPEN:"$W/in"
 	wait_port "$src"
 	run timeout 300 socat -u TCP:127.0.0.1:"$(accept_port a src)" OPEN:"$W/out",creat,trunc
@@ -77,6 +78,7 @@ budget_stops() {
 
 # bats test_tags=iwarp
 @test "64 MiB both ways at once through an echo target, sha256 equal" {
+	head -c "$MIB64" /dev/urandom >"$W/in"
 	# Not "run": it would capture the output instead of the file getting it.
 	timeout 400 socat -t 120 TCP:127.0.0.1:"$(accept_port a echo)" STDIO \
 	    <"$W/in" >"$W/out"
