@@ -14,15 +14,6 @@ teardown() {
 	rm -rf /run/systemd/journal
 }
 
-# slow_transfer PORT: 8 MiB through the tunnel, with a pause in the middle;
-# the reply goes to $W/out; sets $cp.
-slow_transfer() {
-	head -c 8M /dev/urandom >"$W/in"
-	spawn_fed feed_paused "$W/in" 4194304 "${2:-5}" -- \
-	    timeout 120 socat -t 60 - TCP:127.0.0.1:"$1" >"$W/out" 2>/dev/null
-	cp=$!
-}
-
 @test "stop: SIGTERM takes no new streams, lets open ones finish, exits 0" {
 	echo_tunnel echo
 	# And a tunnel whose peer is not there: its retries stop with the drain.
@@ -33,10 +24,11 @@ slow_transfer() {
 	start_daemon a NOTIFY_SOCKET="$W/notify.sock"
 	link_up a echo
 	port=$(accept_port a echo)
-	slow_transfer "$port"
+	# 8 MiB, the second half held back until the drain has begun.
+	paced_stream "$port" t 8
 	wait_log a "tunnel echo stream 1 .*opening over"
 	# Bytes are on their way back: the drain has a transfer to finish.
-	wait_until 20 test -s "$W/out"
+	wait_until 20 test -s "$W/t.out"
 	kill -TERM "$PID_a"
 	wait_log a "received SIGTERM; taking no new streams, waiting up to 30 s for 1 open stream"
 	wait_log notify "STOPPING=1"
@@ -46,8 +38,9 @@ slow_transfer() {
 	run timeout 10 socat -u - TCP:127.0.0.1:"$port" <<<"x"
 	assert_failure
 	# The open one finishes with every byte, then the daemon exits 0.
-	wait_pid "$cp" 100
-	[ "$(sha "$W/in")" = "$(sha "$W/out")" ]
+	touch "$W/t.go"
+	wait_pid "$sp" 100
+	[ "$(sha "$W/t.in")" = "$(sha "$W/t.out")" ]
 	rc=0
 	wait "$PID_a" || rc=$?
 	[ "$rc" = 0 ]
