@@ -28,11 +28,9 @@ start_a_notify() {
 	start_daemon b
 	start_a_notify
 	port=$(accept_port a echo)
-	head -c 24M /dev/urandom >"$W/in"
-	# Half now, the rest after the reloads: the stream spans both.
-	spawn_fed feed_paused "$W/in" 12582912 6 -- \
-	    timeout 240 socat -t 60 - TCP:127.0.0.1:"$port" >"$W/out" 2>"$W/socat.err"
-	cp=$!
+	# 24 MiB, half now, the rest once both reloads are done: the stream
+	# spans both.
+	paced_stream "$port" r 24
 	wait_log a "tunnel echo stream 1 .*opening over"
 
 	# a: the echo tunnel gets other rings (changed), "two" is added.
@@ -48,6 +46,7 @@ start_a_notify() {
 	grep -q "tunnel echo: configuration changed; its 1 open stream carries on" "$W/a.log"
 	wait_log a "tunnel two: link to .* is up"
 	link_up_after a echo "$n"
+	touch "$W/r.go"
 
 	# The notify protocol around the reload.
 	wait_log notify "RELOADING=1"
@@ -61,8 +60,8 @@ start_a_notify() {
 	grep -q "tunnel echo stream .*rings: send 16384, receive 16384 bytes, growing up to 262144 and 131072" "$W/a.log"
 
 	# The old stream finished on the old link, every byte intact.
-	wait_pid "$cp" 200
-	[ "$(sha "$W/in")" = "$(sha "$W/out")" ]
+	wait_pid "$sp" 200
+	[ "$(sha "$W/r.in")" = "$(sha "$W/r.out")" ]
 	wait_log a "tunnel echo: the last stream of the old configuration ended"
 
 	# Remove "two": its port stops accepting; echo goes on.
