@@ -170,10 +170,10 @@ bulk_intact() {
 	[ "$(sha "$W/bulk.in")" = "$(sha "$W/bulk.out")" ]
 }
 
-@test "resume: 64 MiB each way survive 3 s of a dark path, twice; nothing lost, no error" {
+@test "resume: 32 MiB each way survive 3 s of a dark path, twice; nothing lost, no error" {
 	resume_pair 30
 	start_pair echo
-	echo_bulk 64
+	echo_bulk 32
 	wait_until 120 at_least 8388608 stream_bytes a
 	path_down
 	# The QP dies (retries exhausted); the streams wait, sockets open.
