@@ -84,7 +84,7 @@ struct render_col {
 #define RENDER_COL(type, field, kind, wide)				\
 	{ #field, NULL, (kind), offsetof(type, field), (wide) }
 
-#define RENDER_COLS_MAX	56
+#define RENDER_COLS_MAX	64
 
 struct render_tab {
 	const struct render_col *cols;

@@ -191,6 +191,8 @@ rows_links(struct rsd *d, struct render_tab *tb)
 		r.ring_bytes = NUM_IF(s, li.mem.pinned);
 		r.rings_reused = NUM_IF(s, li.mem.reused);
 		r.ctrl_bytes = NUM_IF(s, li.mem.control);
+		r.cq_arms = NUM_IF(s, li.arms.arms);
+		r.cq_arms_quiet = NUM_IF(s, li.arms.quiet);
 		r.private_bytes = NUM_IF(s, li.st.rx_private);
 		r.suspended = li.suspended;
 		r.resume_id = li.resume_id;

@@ -61,7 +61,7 @@ static const struct render_col link_cols[] = {
 	T("credit_wait_s", "CREDIT WAIT", wait_credit_ns, DEF),
 	T("sq_wait_s", "SQ WAIT", wait_sq_ns, DEF),
 	N(stall_ring, WIDE), N(stall_msg, WIDE), N(stall_sq, WIDE),
-	N(stall_window, WIDE),
+	N(stall_window, WIDE), N(cq_arms, WIDE), N(cq_arms_quiet, WIDE),
 	N(ring_bytes, WIDE), N(rings_reused, WIDE), N(ctrl_bytes, WIDE),
 	N(private_bytes, WIDE),
 	N(suspended, WIDE), S(resume_id, WIDE), N(port, WIDE),

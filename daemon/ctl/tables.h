@@ -48,6 +48,7 @@ struct tables_link {
 	uint64_t wait_credit_ns, wait_sq_ns;
 	uint64_t stall_ring, stall_msg, stall_sq, stall_window;
 	uint64_t ring_bytes, rings_reused, ctrl_bytes, suspended;
+	uint64_t cq_arms, cq_arms_quiet;
 	uint64_t private_bytes;	/* sealed: receive rings' private copies */
 	const char *resume_id;
 	uint64_t port;

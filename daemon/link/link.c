@@ -375,6 +375,7 @@ link_info(const struct dlink *dl, struct link_info *li)
 	if ((e = link_cur_engine(dl)) != NULL && dl->state == D_UP) {
 		engine_stats(e, &li->st);
 		verbs_link_mem_stats(dl->vl, &li->mem);
+		verbs_link_arm_stats(dl->vl, &li->arms);
 		li->have_stats = 1;
 	}
 }

@@ -131,6 +131,7 @@ struct link_info {
 	int have_stats;
 	struct engine_stats st;
 	struct verbs_mem_stats mem;	/* with have_stats */
+	struct verbs_arm_stats arms;	/* with have_stats */
 };
 
 /**

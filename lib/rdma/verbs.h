@@ -490,6 +490,20 @@ int verbs_link_drain(struct verbs_link *link);
  */
 int verbs_link_arm(struct verbs_link *link);
 
+/* How often a link's completion channel was armed, as its worker went
+ * to sleep (verbs_link_arm). */
+struct verbs_arm_stats {
+	uint64_t arms;
+	uint64_t quiet;		/* of which for receives alone */
+};
+
+/**
+ * verbs_link_arm_stats(link, as):
+ * ${link}'s arm counts into ${*as}.
+ */
+void verbs_link_arm_stats(const struct verbs_link *link,
+    struct verbs_arm_stats *as);
+
 /**
  * verbs_link_wants_poll(link):
  * True when work was posted since the last arm that its engine will wait

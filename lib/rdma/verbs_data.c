@@ -445,7 +445,18 @@ verbs_link_arm(struct verbs_link *l)
 		}
 		l->scq_armed = 1;
 	}
+	__atomic_fetch_add(&l->arms.arms, 1, __ATOMIC_RELAXED);
+	if (!l->scq_armed)
+		__atomic_fetch_add(&l->arms.quiet, 1, __ATOMIC_RELAXED);
 	return (0);
+}
+
+void
+verbs_link_arm_stats(const struct verbs_link *l, struct verbs_arm_stats *as)
+{
+
+	as->arms = __atomic_load_n(&l->arms.arms, __ATOMIC_RELAXED);
+	as->quiet = __atomic_load_n(&l->arms.quiet, __ATOMIC_RELAXED);
 }
 
 int

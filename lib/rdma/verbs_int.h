@@ -161,6 +161,7 @@ struct verbs_link {
 	struct ibv_cq *cq;
 	struct ibv_cq *scq;
 	int scq_armed;			/* an event of scq's may still come */
+	struct verbs_arm_stats arms;	/* atomic: others read them */
 	int have_qp;
 	/*
 	 * Lane 1 (version 8, engine_lanes): a second RDMA CM connection to

@@ -272,6 +272,22 @@ port_counters() {
 	done
 	wait "$bulk"
 	[ "$(sha "$W/4m")" = "$(sha "$W/4m.out")" ]
+	# Small messages alone: each daemon sleeps with its completion queue
+	# armed for the messages that arrive only, not for its own sends'
+	# completions, at least once a message.
+	qa=$(ctl_json a links '.[0].cq_arms_quiet')
+	qb=$(ctl_json b links '.[0].cq_arms_quiet')
+	for i in 1 2 3 4 5; do
+		run client "$(accept_port a echo)" "quiet $i"
+		assert_output "quiet $i"
+	done
+	qa=$(( $(ctl_json a links '.[0].cq_arms_quiet') - qa ))
+	qb=$(( $(ctl_json b links '.[0].cq_arms_quiet') - qb ))
+	echo "# quiet arms over 5 small streams: a $qa, b $qb" >&3
+	[ "$qa" -ge 5 ]
+	[ "$qb" -ge 5 ]
+	run ctl_json a links '.[0] | .cq_arms >= .cq_arms_quiet'
+	assert_output true
 	# iWARP has no immediate data: a SEND after each WRITE says it.
 	notify=imm
 	if iwarp; then

@@ -234,7 +234,16 @@ verbs_link_arm(struct verbs_link *l)
 	/* Completions already waiting raise nothing: the next one does. */
 	l->armed = 1;
 	l->armed_send = !engine_sends_quiet(l->e);
+	l->arms.arms++;
+	l->arms.quiet += !l->armed_send;
 	return (0);
+}
+
+void
+verbs_link_arm_stats(const struct verbs_link *l, struct verbs_arm_stats *as)
+{
+
+	*as = l->arms;
 }
 
 int

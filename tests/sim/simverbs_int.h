@@ -120,6 +120,7 @@ struct verbs_link {
 	int armed;			/* for a receive's completion */
 	int armed_send;			/* and for a WR's, or an error */
 	uint64_t raises;		/* times its channel was raised */
+	struct verbs_arm_stats arms;
 	const char *werr;		/* an error completion waits: why */
 	enum verbs_wc_error werr_class;	/* and its class */
 	enum verbs_wc_error wc_error;	/* verbs_link_wc_error's */
