@@ -392,11 +392,8 @@ engine_idle(const struct engine *e)
 
 	unsigned i;
 
-	/* WRs after the last signalled one never report: none is awaited. */
 	for (i = 0; i < engine_lanes(e); i++)
-		if ((e->ln[i].last_signaled != UINT64_MAX &&
-		    e->ln[i].last_signaled >= e->ln[i].seq_done) ||
-		    eng_ctrl_pending(e, i))
+		if (ENG_SIGNAL_PENDING(&e->ln[i]) || eng_ctrl_pending(e, i))
 			return (0);
 	return (e->q[Q_TX].head == NIL && e->q[Q_FENCE].head == NIL);
 }
@@ -404,12 +401,7 @@ engine_idle(const struct engine *e)
 int
 engine_sends_quiet(const struct engine *e)
 {
-	const struct lane *l0 = &e->ln[0];
-
-	if (e->failed)
-		return (0);
-	if (l0->last_signaled != UINT64_MAX &&
-	    l0->last_signaled >= l0->seq_done)
+	if (e->failed || ENG_SIGNAL_PENDING(&e->ln[0]))
 		return (0);
 	if (engine_lanes(e) > 1 &&
 	    e->ln[1].seq - e->ln[1].seq_done > ENGINE_QUIET_LANE1)

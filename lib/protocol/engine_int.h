@@ -250,6 +250,11 @@ struct lane {
 	struct wrinfo *wri;
 };
 
+/* Lane ${l} has a signalled WR outstanding: its completion will come
+ * (those after the last signalled one never report). */
+#define ENG_SIGNAL_PENDING(l)						\
+	((l)->last_signaled != UINT64_MAX && (l)->last_signaled >= (l)->seq_done)
+
 struct engine {
 	struct engine_conf conf;
 	int up;

@@ -306,15 +306,6 @@ eng_take_tag(struct engine *e, struct engine_wr *w)
 	e->seal.tag_due = 0;
 }
 
-/* A signalled WR is outstanding: its completion will come. */
-static int
-signal_pending(const struct engine *e)
-{
-
-	return (e->ln[0].last_signaled != UINT64_MAX &&
-	    e->ln[0].last_signaled >= e->ln[0].seq_done);
-}
-
 /*
  * Emit one WRITE WITH IMM for stream ${id}, of at most a chunk and what
  * is left of its quantum; 1 if it did, 0 if it could not, -1 if the
@@ -354,7 +345,7 @@ take_write(struct engine *e, uint32_t id, struct engine_wr *w)
 		return (0);
 	}
 	if (!window_allows(&e->win, n)) {
-		if (signal_pending(e))
+		if (ENG_SIGNAL_PENDING(&e->ln[0]))
 			return (-1);
 		force = 1;
 	}
