@@ -160,43 +160,42 @@ tunnel_metric(struct rsd *d, struct render_buf *o,
  */
 static const struct tunnel_dir_metric_def {
 	const char *name, *help;
-	size_t in, out;			/* in struct tun_stats */
+	size_t off[2];			/* in struct tun_stats: in, out */
 } tunnel_dir_metrics[] = {
 	{ "rstreamd_tunnel_bytes_total",
 	    "Stream payload bytes, in from local sockets and out to them.",
-	    offsetof(struct tun_stats, bytes_in),
-	    offsetof(struct tun_stats, bytes_out) },
+	    { offsetof(struct tun_stats, bytes_in),
+	    offsetof(struct tun_stats, bytes_out) } },
 	{ "rstreamd_tunnel_budget_stops_total",
 	    "Turns in which a stream stopped reading its local socket (in) "
 	    "or writing it (out) with more to move, because it had moved "
 	    "the bytes one turn of its worker allows, so that the worker's "
 	    "other streams go first.",
-	    offsetof(struct tun_stats, budget_stops_in),
-	    offsetof(struct tun_stats, budget_stops_out) },
+	    { offsetof(struct tun_stats, budget_stops_in),
+	    offsetof(struct tun_stats, budget_stops_out) } },
 };
 
 static void
 tunnel_dir_metric(struct rsd *d, struct render_buf *o,
     const struct tunnel_dir_metric_def *m)
 {
+	static const char *const dirs[2] = { "in", "out" };
 	const struct tun *t;
 	const char *p;
+	int k;
 
 	render_metric_head(o, m->name, "counter", m->help);
 	TAILQ_FOREACH(t, &d->tuns, entry) {
 		if (metrics_counted_elsewhere(d, t))
 			continue;
 		p = (const char *)t->st;
-		render_printf(o, "%s{tunnel=", m->name);
-		render_prom_str(o, t->c->name);
-		render_printf(o, ",direction=\"in\"} %llu\n",
-		    (unsigned long long)ld64((const uint64_t *)(const void *)
-		    (p + m->in)));
-		render_printf(o, "%s{tunnel=", m->name);
-		render_prom_str(o, t->c->name);
-		render_printf(o, ",direction=\"out\"} %llu\n",
-		    (unsigned long long)ld64((const uint64_t *)(const void *)
-		    (p + m->out)));
+		for (k = 0; k < 2; k++) {
+			render_printf(o, "%s{tunnel=", m->name);
+			render_prom_str(o, t->c->name);
+			render_printf(o, ",direction=\"%s\"} %llu\n", dirs[k],
+			    (unsigned long long)ld64((const uint64_t *)
+			    (const void *)(p + m->off[k])));
+		}
 	}
 }
 
