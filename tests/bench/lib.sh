@@ -10,6 +10,9 @@
 #                      where /proc/PID/stat's utime and stime come in
 #                      ticks of 10 ms, a few per idle row)
 #   server_wait FILE   until the server writing FILE says it is waiting
+#   $awk_med           an awk function for awk programs to start with:
+#                      med(a, k, m), the median of a[k, 1..m] (for an
+#                      even m the mean of the middle two)
 #   verbs_rtt PORT OUT N [-e]
 #                      N 64-byte round trips of tests/bench/verbs_rr over
 #                      one rdma_cm queue pair, B's device to A's (the
@@ -27,6 +30,12 @@ wait_port() {
 		sleep 0.1
 	done
 }
+awk_med='function med(a, k, m,   i, j, t, v) {
+	for (i = 1; i <= m; i++) v[i] = a[k, i]
+	for (i = 2; i <= m; i++)
+		for (j = i; j > 1 && v[j - 1] > v[j]; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
+	return m % 2 ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2
+}'
 cpuns() {
 	cat /proc/"$1"/task/*/schedstat 2>/dev/null |
 	    awk '{ s += $1 } END { printf "%.0f\n", s }'
