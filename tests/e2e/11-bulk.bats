@@ -41,6 +41,21 @@ budget_stops() {
 	ctl_json "$1" stats ".tunnels[] | select(.tunnel == \"$2\") | .budget_stops_$3"
 }
 
+# stopped_both READER WRITER TUNNEL: a bulk stream of TUNNEL went through;
+# its worker stopped it at its turn's budget on both sides: daemon READER
+# reading the local socket, daemon WRITER writing the other; READER's
+# metrics say the same as its stats.
+stopped_both() {
+	local in out
+	in=$(budget_stops "$1" "$3" in)
+	out=$(budget_stops "$2" "$3" out)
+	echo "# budget stops: $1 in $in, $2 out $out" >&3
+	[ "$in" -gt 0 ]
+	[ "$out" -gt 0 ]
+	run "$CTL" -s "$W/$1.ctl" metrics
+	assert_line "rstreamd_tunnel_budget_stops_total{tunnel=\"$3\",direction=\"in\"} $in"
+}
+
 @test "32 MiB from the client side to the target, then 32 MiB from the target to the client side, sha256 equal" {
 	# One setup for both directions: the same daemons and links carry
 	# the one transfer, then the other.
@@ -52,15 +67,8 @@ budget_stops() {
 	assert_success
 	wait_pid "$sp" 120
 	[ "$(sha "$W/in")" = "$(sha "$W/out")" ]
-	# The stream's worker stopped it at its turn's budget on both
-	# sides: a reading the client, b writing to the target.
-	in_a=$(budget_stops a sink in)
-	out_b=$(budget_stops b sink out)
-	echo "# budget stops: a in $in_a, b out $out_b" >&3
-	[ "$in_a" -gt 0 ]
-	[ "$out_b" -gt 0 ]
-	run "$CTL" -s "$W/a.ctl" metrics
-	assert_line "rstreamd_tunnel_budget_stops_total{tunnel=\"sink\",direction=\"in\"} $in_a"
+	# a reading the client, b writing to the target.
+	stopped_both a b sink
 
 	rm -f "$W/out"
 	spawn socat -U TCP-LISTEN:"$src",bind=127.0.0.1,reuseaddr OPEN:"$W/in"
@@ -69,13 +77,7 @@ budget_stops() {
 	assert_success
 	[ "$(sha "$W/in")" = "$(sha "$W/out")" ]
 	# And the other way: b reading the target, a writing to the client.
-	in_b=$(budget_stops b src in)
-	out_a=$(budget_stops a src out)
-	echo "# budget stops: b in $in_b, a out $out_a" >&3
-	[ "$in_b" -gt 0 ]
-	[ "$out_a" -gt 0 ]
-	run "$CTL" -s "$W/b.ctl" metrics
-	assert_line "rstreamd_tunnel_budget_stops_total{tunnel=\"src\",direction=\"in\"} $in_b"
+	stopped_both b a src
 }
 
 # bats test_tags=iwarp
@@ -127,8 +129,8 @@ for i in range(1, 51):
 	# Every payload back: the sha256 of each, by one sha256sum.
 	declare -A sums
 	while read -r h f; do
-		sums[$f]=$h
-	done < <(cd "$W" && sha256sum in.* out.*)
+		sums[${f##*/}]=$h
+	done < <(sha256sum "$W"/in.* "$W"/out.*)
 	for i in $(seq 50); do
 		# (A file missing on either side: "none" is no "gone".)
 		[ "${sums[in.$i]:-none}" = "${sums[out.$i]:-gone}" ] || {
