@@ -13,9 +13,14 @@
  * be a sink or a source, then writes zeros to it or reads what comes,
  * until SIGTERM; it prints the bytes moved, and on each SIGUSR1 the bytes
  * moved so far ("mark N"), so a rate can leave the start out.
+ * With -l, it is the echo instead: it listens on HOST:PORT, says
+ * "waiting", and echoes each connection, one at a time, until it ends:
+ * the other end of a round trip with no relay at all, whose cost is that
+ * of verbs_rr -l's over RDMA (one read and one write per request).
  *
  * Usage: rr -p PORT [-H HOST] [-s SIZE] [-n N] [-c] [-g US]
  *        rr -p PORT [-H HOST] -b up|down
+ *        rr -l -p PORT [-H HOST]
  */
 #include <sys/socket.h>
 
@@ -130,17 +135,48 @@ bulk(const struct sockaddr_in *sin, int up, char *buf, size_t len)
 	return (!stop);
 }
 
+/* -l: echo every connection to ${sin}, one after another, for ever. */
+static int
+echo(const struct sockaddr_in *sin, char *buf, size_t len)
+{
+	int lfd, fd, one = 1;
+	ssize_t r;
+
+	if ((lfd = socket(AF_INET, SOCK_STREAM, 0)) < 0 ||
+	    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
+	    bind(lfd, (const struct sockaddr *)sin, sizeof(*sin)) != 0 ||
+	    listen(lfd, 8) != 0) {
+		perror("rr: listen");
+		return (1);
+	}
+	printf("rr: waiting on port %u\n", (unsigned)ntohs(sin->sin_port));
+	fflush(stdout);
+	for (;;) {
+		if ((fd = accept(lfd, NULL, NULL)) < 0) {
+			if (errno == EINTR)
+				continue;
+			perror("rr: accept");
+			return (1);
+		}
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		while ((r = read(fd, buf, len)) > 0)
+			if (write(fd, buf, (size_t)r) != r)
+				break;
+		close(fd);
+	}
+}
+
 int
 main(int argc, char **argv)
 {
 	const char *host = "127.0.0.1";
 	struct sockaddr_in sin;
 	int port = 0, size = 64, n = 1000, per_conn = 0, gap = 0, ch, fd = -1;
-	int i, dir = -1;
+	int i, dir = -1, listener = 0;
 	static char buf[65536];
 	double *rtt, t0, start;
 
-	while ((ch = getopt(argc, argv, "H:p:s:n:cg:b:")) != -1) {
+	while ((ch = getopt(argc, argv, "H:p:s:n:cg:b:l")) != -1) {
 		switch (ch) {
 		case 'H':
 			host = optarg;
@@ -156,6 +192,9 @@ main(int argc, char **argv)
 			break;
 		case 'c':
 			per_conn = 1;
+			break;
+		case 'l':
+			listener = 1;
 			break;
 		case 'g':
 			gap = atoi(optarg);
@@ -176,6 +215,8 @@ main(int argc, char **argv)
 	sin.sin_port = htons((uint16_t)port);
 	if (inet_pton(AF_INET, host, &sin.sin_addr) != 1)
 		return (2);
+	if (listener)
+		return (echo(&sin, buf, sizeof(buf)));
 	if (dir >= 0)
 		return (bulk(&sin, dir, buf, sizeof(buf)));
 	if ((rtt = calloc((size_t)n, sizeof(double))) == NULL)
