@@ -81,7 +81,10 @@ enum ctl_out { CTL_OUT_TABLE, CTL_OUT_JSON, CTL_OUT_TEXT };
 	X(stats, CTL_ANYONE, none, CTL_OUT_TABLE, "",			\
 	    "per-tunnel counters and per-link counters",		\
 	    "Counters per tunnel (bytes, streams opened, refused, failed,\n" \
-	    "suspended, ring memory), then the links table.\n")		\
+	    "credit stalls), then the links table.  -o wide adds the\n"	\
+	    "limited and denied streams, the turns the per-turn budget\n"	\
+	    "ended each way, suspensions and resumes, ring memory and its\n" \
+	    "refusals, and completion errors by kind.\n")		\
 	X(check, CTL_ANYONE, none, CTL_OUT_JSON, "[TUNNEL...]",		\
 	    "exit status 0 if every client tunnel's link is up",	\
 	    "Whether the link of every client tunnel, or of each TUNNEL\n" \
