@@ -431,8 +431,11 @@ void
 loop_fd_kick(struct loop_fd *w)
 {
 
-	if (w->poll != NULL && !w->dead)
-		poll_start(w->lp, w);
+	if (w->poll == NULL || w->dead)
+		return;
+	/* From another thread's turn: its loop may be asleep (touch). */
+	touch(w->lp);
+	poll_start(w->lp, w);
 }
 
 /* ${w}'s descriptor wakes the loop again; one last poll is due. */

@@ -135,7 +135,9 @@ void loop_fd_poll(struct loop_fd *w, loop_poll_cb *poll, loop_poll_cb *arm);
  * Work may wait behind ${w} (of loop_fd_poll) that its descriptor will
  * not announce: its source was armed for less than what may now come.
  * The loop polls it from the next turn on, as after its callback, and
- * arms it again before it sleeps.  Call in ${w}'s owner's turns.
+ * arms it again before it sleeps.  Call in a turn of ${w}'s loop, or in
+ * another loop's exclusive turn (which wakes ${w}'s loop as it ends, as
+ * for a timer armed there: it may be asleep with ${w} armed for less).
  */
 void loop_fd_kick(struct loop_fd *w);
 

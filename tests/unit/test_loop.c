@@ -6,7 +6,8 @@
  * turn may not do waits for the next, exclusive, turn; a timer marked
  * shared fires in shared turns, one that is not makes its turn exclusive;
  * the first loop (main) runs shared turns too, alongside the workers'; a
- * timer another thread arms wakes a sleeping loop; a shared turn that
+ * timer another thread arms wakes a sleeping loop, and so does a polled
+ * watcher another thread kicks (loop_fd_kick); a shared turn that
  * touches another loop stops the process; and so does a shared turn that
  * calls loop_assert_exclusive(), which an exclusive one passes.  A
  * polled watcher (loop_fd_poll) is polled in each busy turn after its
@@ -699,6 +700,89 @@ test_poll_world(void)
 	loop_free(lp);
 }
 
+/*
+ * A polled watcher of a sleeping worker, kicked from main's exclusive
+ * turn (work posted there that the worker must poll for, with nothing
+ * armed to raise an event): the worker wakes when that turn ends and
+ * polls it, rather than sleeping on.
+ */
+static struct fakecq kq;
+static struct loop_fd *kw;
+static struct loop_timer kick_t;
+static unsigned kick_taken;	/* atomic: what the worker's polls took */
+
+static int
+kick_poll(void *arg)
+{
+	int r = fakecq_poll(arg);
+
+	__atomic_store_n(&kick_taken, kq.taken, __ATOMIC_RELEASE);
+	return (r);
+}
+
+static void *
+kick_sleeper(void *arg)
+{
+	struct loop *lp = arg;
+
+	loop_bind(lp);
+	while (__atomic_load_n(&kick_taken, __ATOMIC_ACQUIRE) == 0 &&
+	    !__atomic_load_n(&stop_workers, __ATOMIC_ACQUIRE))
+		(void)loop_run_once(lp, 30000);
+	return (NULL);
+}
+
+static void
+on_kick(void *arg)
+{
+
+	(void)arg;
+	kq.armed = 0;		/* no event: only a poll finds these */
+	cq_add(&kq, 2);
+	loop_fd_kick(kw);
+}
+
+static struct loop_timer settle_t;
+
+static void
+on_settle(void *arg)
+{
+
+	(void)arg;
+}
+
+static void
+test_kick(void)
+{
+	pthread_t th;
+	uint64_t kicked;
+
+	__atomic_store_n(&stop_workers, 0, __ATOMIC_RELEASE);
+	kq.fd = eventfd(0, EFD_NONBLOCK);
+	kw = loop_fd_add(wl[1], kq.fd, EPOLLIN, on_fakecq, &kq);
+	loop_fd_poll(kw, kick_poll, fakecq_arm);
+	loop_timer_init(&kick_t, main_lp, on_kick, NULL);
+	pthread_create(&th, NULL, kick_sleeper, wl[1]);
+	/* An exclusive turn of main's first, which wakes the worker for
+	 * the watcher added above; then it settles into its long wait. */
+	loop_timer_init(&settle_t, main_lp, on_settle, NULL);
+	loop_timer_arm(&settle_t, 0);
+	RUN_UNTIL(0, 300);
+	kicked = now_ms();
+	loop_timer_arm(&kick_t, 0);
+	RUN_UNTIL(__atomic_load_n(&kick_taken, __ATOMIC_ACQUIRE) != 0, 20000);
+	ok(__atomic_load_n(&kick_taken, __ATOMIC_ACQUIRE) == 2 &&
+	    now_ms() - kicked < 15000, "a watcher main kicked on a sleeping "
+	    "worker's loop woke it, and its poll took what was queued "
+	    "(%llu ms, its wait was 30 s)",
+	    (unsigned long long)(now_ms() - kicked));
+	__atomic_store_n(&stop_workers, 1, __ATOMIC_RELEASE);
+	loop_wake(wl[1]);
+	pthread_join(th, NULL);
+	loop_fd_del(kw);
+	close(kq.fd);
+}
+
 int
 main(void)
 {
@@ -709,6 +793,7 @@ main(void)
 	test_poll_world();
 	test_world();
 	test_wake();
+	test_kick();
 	test_trespass();
 	test_assert();
 	for (i = 0; i < NW; i++)
