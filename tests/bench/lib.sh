@@ -10,6 +10,8 @@
 #                      where /proc/PID/stat's utime and stime come in
 #                      ticks of 10 ms, a few per idle row)
 #   server_wait FILE   until the server writing FILE says it is waiting
+#   p50p99             of rr's or verbs_rr's report on standard input,
+#                      "p50 p99" in us; "- -" when it has none
 #   $awk_med           an awk function for awk programs to start with:
 #                      med(a, k, m), the median of a[k, 1..m] (for an
 #                      even m the mean of the middle two)
@@ -46,6 +48,10 @@ server_wait() {
 		sleep 0.1
 	done
 }
+p50p99() {
+	sed -n 's/.*median \([0-9.]*\) us, p99 \([0-9.]*\) us.*/\1 \2/p' |
+	    grep . || echo "- -"
+}
 verbs_rtt() {
 	local vrr=$build/tests/bench/verbs_rr sp
 	timeout 60 stdbuf -oL "$vrr" -l -b "$A" -p "$1" ${4:-} >"$2.s" 2>&1 &
@@ -53,6 +59,5 @@ verbs_rtt() {
 	server_wait "$2.s"
 	timeout 60 "$vrr" -H "$A" -p "$1" -s 64 -n "$3" ${4:-} >"$2.c" 2>&1 || true
 	wait "$sp" || true
-	sed -n 's/.*median \([0-9.]*\) us, p99 \([0-9.]*\) us.*/\1 \2/p' "$2.c" |
-	    grep . || echo "- -"
+	p50p99 <"$2.c"
 }
