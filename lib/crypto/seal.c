@@ -13,6 +13,8 @@ _Static_assert(SEAL_TAG_LEN == crypto_aead_aes256gcm_ABYTES &&
     SEAL_TAG_LEN == crypto_aead_chacha20poly1305_ietf_ABYTES, "tag length");
 _Static_assert(SEAL_KEY_LEN == crypto_aead_aes256gcm_KEYBYTES &&
     SEAL_KEY_LEN == crypto_aead_chacha20poly1305_ietf_KEYBYTES, "key length");
+_Static_assert(SEAL_GCM_STATE == sizeof(crypto_aead_aes256gcm_state) &&
+    _Alignof(crypto_aead_aes256gcm_state) <= 16, "libsodium's GCM state");
 
 /* 96-bit nonces: OpenSSL's default for both AEADs (checked at init). */
 #define NONCE_LEN 12
@@ -155,6 +157,20 @@ aead_open(enum seal_aead a, EVP_CIPHER_CTX *c, uint64_t n, uint8_t *buf,
 	return (-1);
 }
 
+/* libsodium's precomputed AES-256-GCM key of d's current epoch. */
+static crypto_aead_aes256gcm_state *
+gcm_of(struct seal_dir *d)
+{
+	return ((crypto_aead_aes256gcm_state *)(void *)d->gcm);
+}
+
+/* Precompute key for libsodium as d's current epoch's. */
+static void
+gcm_key(struct seal_dir *d, const uint8_t key[SEAL_KEY_LEN])
+{
+	(void)crypto_aead_aes256gcm_beforenm(gcm_of(d), key);
+}
+
 /*
  * Move to the next epoch: the current key becomes the previous one, and
  * the previous one's context takes the next key.
@@ -171,6 +187,8 @@ rekey(struct seal_dir *d)
 	/* A new key in a context made for it needs no memory either. */
 	if (EVP_EncryptInit_ex(c, NULL, NULL, next, NULL) != 1)
 		abort();
+	if (d->aead == SEAL_AESGCM)
+		gcm_key(d, next);
 	d->prev = d->cur;
 	d->cur = c;
 	d->has_prev = 1;
@@ -204,6 +222,8 @@ seal_dir_init(struct seal_dir *d, enum seal_aead a,
 		seal_dir_wipe(d);
 		return (-1);
 	}
+	if (a == SEAL_AESGCM)
+		gcm_key(d, key);
 	return (0);
 }
 
@@ -212,8 +232,16 @@ seal_dir_seal(struct seal_dir *d, uint8_t *buf, size_t len,
     const uint8_t *ad, size_t adlen, uint8_t tag[SEAL_TAG_LEN])
 {
 	uint64_t n = d->n;
+	EVP_CIPHER_CTX *c = ctx_of_next(d, n);
+	uint8_t nonce[NONCE_LEN];
 
-	aead_seal(d->aead, ctx_of_next(d, n), n, buf, len, ad, adlen, tag);
+	if (d->aead == SEAL_AESGCM && len <= SEAL_SMALL) {
+		nonce_of(d->aead, n, nonce);
+		if (crypto_aead_aes256gcm_encrypt_detached_afternm(buf, tag,
+		    NULL, buf, len, ad, adlen, NULL, nonce, gcm_of(d)) != 0)
+			abort();
+	} else
+		aead_seal(d->aead, c, n, buf, len, ad, adlen, tag);
 	d->n = n + 1;
 	return (n);
 }
@@ -223,9 +251,17 @@ seal_dir_open(struct seal_dir *d, uint8_t *buf, size_t len,
     const uint8_t *ad, size_t adlen, const uint8_t tag[SEAL_TAG_LEN])
 {
 	uint64_t n = d->n;
+	EVP_CIPHER_CTX *c = ctx_of_next(d, n);
+	uint8_t nonce[NONCE_LEN];
 
-	if (aead_open(d->aead, ctx_of_next(d, n), n, buf, len, ad, adlen,
-	    tag) != 0)
+	if (d->aead == SEAL_AESGCM && len <= SEAL_SMALL) {
+		nonce_of(d->aead, n, nonce);
+		if (crypto_aead_aes256gcm_decrypt_detached_afternm(buf, NULL,
+		    buf, len, tag, ad, adlen, nonce, gcm_of(d)) != 0) {
+			sodium_memzero(buf, len);
+			return (-1);
+		}
+	} else if (aead_open(d->aead, c, n, buf, len, ad, adlen, tag) != 0)
 		return (-1);
 	d->n = n + 1;
 	return (0);

@@ -2,13 +2,14 @@
 /*
  * aead_bench: what sealing a link costs one core.  One thread, pinned to
  * the CPU it starts on, seals and opens records in place (in cache) at
- * 64 bytes (a small eager write's records), 512 bytes, 16 KiB and 64 KiB
- * with a 4-byte associated datum (a WRITE's immediate), for each AEAD: lib/crypto/seal's AES-256-GCM and
- * ChaCha20-Poly1305 (OpenSSL's EVP underneath), the same two called on
- * OpenSSL's EVP directly (what lib/crypto/seal adds: the nonce, the rekey
- * check)
- * and, for comparison, libsodium's AES-256-GCM (its precomputed key),
- * ChaCha20-Poly1305 and XChaCha20-Poly1305.
+ * 64 bytes (a small eager write's records), 256 (SEAL_SMALL), 512 bytes,
+ * 16 KiB and 64 KiB with a 4-byte associated datum (a WRITE's
+ * immediate), for each AEAD: lib/crypto/seal's AES-256-GCM (libsodium's
+ * up to SEAL_SMALL bytes, OpenSSL's EVP above) and ChaCha20-Poly1305
+ * (OpenSSL's EVP), the same two called on OpenSSL's EVP directly (what
+ * lib/crypto/seal adds: the nonce, the rekey check) and libsodium's
+ * AES-256-GCM (its precomputed key), ChaCha20-Poly1305 and
+ * XChaCha20-Poly1305.
  *
  * Opening needs a sealed record each time, so a loop seals and opens the
  * same buffer; open's rate is that pair's time less seal's alone, and
@@ -294,7 +295,7 @@ pin(void)
 int
 main(int argc, char **argv)
 {
-	static const size_t lens[] = { 64, 512, 16384, 65536 };
+	static const size_t lens[] = { 64, 256, 512, 16384, 65536 };
 	static struct impl impls[] = {
 		{ .name = "aes-256-gcm (lib/crypto/seal)",
 		  .setup = dir_setup, .seal = dir_seal, .open = dir_open,
