@@ -164,6 +164,13 @@ gcm_of(struct seal_dir *d)
 	return ((crypto_aead_aes256gcm_state *)(void *)d->gcm);
 }
 
+/* Whether a message of len bytes of d goes through libsodium (seal.h). */
+static int
+by_sodium(const struct seal_dir *d, size_t len)
+{
+	return (d->aead == SEAL_AESGCM && len <= SEAL_SMALL);
+}
+
 /* Precompute key for libsodium as d's current epoch's. */
 static void
 gcm_key(struct seal_dir *d, const uint8_t key[SEAL_KEY_LEN])
@@ -235,7 +242,7 @@ seal_dir_seal(struct seal_dir *d, uint8_t *buf, size_t len,
 	EVP_CIPHER_CTX *c = ctx_of_next(d, n);
 	uint8_t nonce[NONCE_LEN];
 
-	if (d->aead == SEAL_AESGCM && len <= SEAL_SMALL) {
+	if (by_sodium(d, len)) {
 		nonce_of(d->aead, n, nonce);
 		if (crypto_aead_aes256gcm_encrypt_detached_afternm(buf, tag,
 		    NULL, buf, len, ad, adlen, NULL, nonce, gcm_of(d)) != 0)
@@ -254,7 +261,7 @@ seal_dir_open(struct seal_dir *d, uint8_t *buf, size_t len,
 	EVP_CIPHER_CTX *c = ctx_of_next(d, n);
 	uint8_t nonce[NONCE_LEN];
 
-	if (d->aead == SEAL_AESGCM && len <= SEAL_SMALL) {
+	if (by_sodium(d, len)) {
 		nonce_of(d->aead, n, nonce);
 		if (crypto_aead_aes256gcm_decrypt_detached_afternm(buf, NULL,
 		    buf, len, tag, ad, adlen, nonce, gcm_of(d)) != 0) {
