@@ -161,21 +161,65 @@ aead_open(enum seal_aead a, EVP_CIPHER_CTX *c, uint64_t n, uint8_t *buf,
 static crypto_aead_aes256gcm_state *
 gcm_of(struct seal_dir *d)
 {
-	return ((crypto_aead_aes256gcm_state *)(void *)d->gcm);
+	return ((crypto_aead_aes256gcm_state *)(void *)d->small);
 }
 
-/* Whether a message of len bytes of d goes through libsodium (seal.h). */
+/* Whether a message of len bytes goes through libsodium (seal.h). */
 static int
-by_sodium(const struct seal_dir *d, size_t len)
+by_sodium(size_t len)
 {
-	return (d->aead == SEAL_AESGCM && len <= SEAL_SMALL);
+	return (len <= SEAL_SMALL);
 }
 
-/* Precompute key for libsodium as d's current epoch's. */
+/* Give libsodium key as d's current epoch's. */
 static void
-gcm_key(struct seal_dir *d, const uint8_t key[SEAL_KEY_LEN])
+small_key(struct seal_dir *d, const uint8_t key[SEAL_KEY_LEN])
 {
-	(void)crypto_aead_aes256gcm_beforenm(gcm_of(d), key);
+	if (d->aead == SEAL_AESGCM)
+		(void)crypto_aead_aes256gcm_beforenm(gcm_of(d), key);
+	else
+		memcpy(d->small, key, SEAL_KEY_LEN);
+}
+
+/* Seal message n of d (at most SEAL_SMALL bytes) through libsodium. */
+static void
+small_seal(struct seal_dir *d, uint64_t n, uint8_t *buf, size_t len,
+    const uint8_t *ad, size_t adlen, uint8_t tag[SEAL_TAG_LEN])
+{
+	uint8_t nonce[NONCE_LEN];
+	int rc;
+
+	nonce_of(d->aead, n, nonce);
+	if (d->aead == SEAL_AESGCM)
+		rc = crypto_aead_aes256gcm_encrypt_detached_afternm(buf, tag,
+		    NULL, buf, len, ad, adlen, NULL, nonce, gcm_of(d));
+	else
+		rc = crypto_aead_chacha20poly1305_ietf_encrypt_detached(buf,
+		    tag, NULL, buf, len, ad, adlen, NULL, nonce, d->small);
+	if (rc != 0)
+		abort();
+}
+
+/* Open message n of d through libsodium: 0, or -1 (buf wiped). */
+static int
+small_open(struct seal_dir *d, uint64_t n, uint8_t *buf, size_t len,
+    const uint8_t *ad, size_t adlen, const uint8_t tag[SEAL_TAG_LEN])
+{
+	uint8_t nonce[NONCE_LEN];
+	int rc;
+
+	nonce_of(d->aead, n, nonce);
+	if (d->aead == SEAL_AESGCM)
+		rc = crypto_aead_aes256gcm_decrypt_detached_afternm(buf, NULL,
+		    buf, len, tag, ad, adlen, nonce, gcm_of(d));
+	else
+		rc = crypto_aead_chacha20poly1305_ietf_decrypt_detached(buf,
+		    NULL, buf, len, tag, ad, adlen, nonce, d->small);
+	if (rc != 0) {
+		sodium_memzero(buf, len);
+		return (-1);
+	}
+	return (0);
 }
 
 /*
@@ -194,8 +238,7 @@ rekey(struct seal_dir *d)
 	/* A new key in a context made for it needs no memory either. */
 	if (EVP_EncryptInit_ex(c, NULL, NULL, next, NULL) != 1)
 		abort();
-	if (d->aead == SEAL_AESGCM)
-		gcm_key(d, next);
+	small_key(d, next);
 	d->prev = d->cur;
 	d->cur = c;
 	d->has_prev = 1;
@@ -229,8 +272,7 @@ seal_dir_init(struct seal_dir *d, enum seal_aead a,
 		seal_dir_wipe(d);
 		return (-1);
 	}
-	if (a == SEAL_AESGCM)
-		gcm_key(d, key);
+	small_key(d, key);
 	return (0);
 }
 
@@ -240,14 +282,10 @@ seal_dir_seal(struct seal_dir *d, uint8_t *buf, size_t len,
 {
 	uint64_t n = d->n;
 	EVP_CIPHER_CTX *c = ctx_of_next(d, n);
-	uint8_t nonce[NONCE_LEN];
 
-	if (by_sodium(d, len)) {
-		nonce_of(d->aead, n, nonce);
-		if (crypto_aead_aes256gcm_encrypt_detached_afternm(buf, tag,
-		    NULL, buf, len, ad, adlen, NULL, nonce, gcm_of(d)) != 0)
-			abort();
-	} else
+	if (by_sodium(len))
+		small_seal(d, n, buf, len, ad, adlen, tag);
+	else
 		aead_seal(d->aead, c, n, buf, len, ad, adlen, tag);
 	d->n = n + 1;
 	return (n);
@@ -259,16 +297,9 @@ seal_dir_open(struct seal_dir *d, uint8_t *buf, size_t len,
 {
 	uint64_t n = d->n;
 	EVP_CIPHER_CTX *c = ctx_of_next(d, n);
-	uint8_t nonce[NONCE_LEN];
 
-	if (by_sodium(d, len)) {
-		nonce_of(d->aead, n, nonce);
-		if (crypto_aead_aes256gcm_decrypt_detached_afternm(buf, NULL,
-		    buf, len, tag, ad, adlen, nonce, gcm_of(d)) != 0) {
-			sodium_memzero(buf, len);
-			return (-1);
-		}
-	} else if (aead_open(d->aead, c, n, buf, len, ad, adlen, tag) != 0)
+	if (by_sodium(len) ? small_open(d, n, buf, len, ad, adlen, tag) != 0 :
+	    aead_open(d->aead, c, n, buf, len, ad, adlen, tag) != 0)
 		return (-1);
 	d->n = n + 1;
 	return (0);

@@ -13,13 +13,13 @@
  *
  * The AEADs are OpenSSL libcrypto's (EVP), which runs them at two to three
  * times libsodium's speed; the bytes are the same (tests/unit/test_seal.c
- * holds them to libsodium's).  But an AES-256-GCM message of at most
- * SEAL_SMALL bytes (the records of a SEND: eager writes, credits,
- * control) goes through libsodium, whose few instructions beat EVP's
- * per-message work there (tests/bench/aead-bench has both).  A direction
- * keeps one OpenSSL context per key, and for AES-256-GCM libsodium's
- * precomputed key of the current epoch, each keyed once, so a message
- * costs no key setup: seal_dir_init
+ * holds them to libsodium's).  But a message of at most SEAL_SMALL bytes
+ * (the records of a SEND: eager writes, credits, control) goes through
+ * libsodium, whose few instructions beat EVP's per-message work there
+ * (tests/bench/aead-bench has both).  A direction keeps one OpenSSL
+ * context per key, and libsodium's key of the current epoch (for
+ * AES-256-GCM precomputed), each keyed once, so a message costs no key
+ * setup: seal_dir_init
  * allocates them and seal_dir_wipe frees them, so every initialised
  * direction must be wiped, and a struct copy of one (which would share its
  * contexts) must never be used.  There is no copy at all: two directions
@@ -42,7 +42,7 @@ enum seal_aead {
 #define SEAL_TAG_LEN		16
 #define SEAL_KEY_LEN		32
 #define SEAL_REKEY_EVERY	(UINT64_C(1) << 20)
-/* The largest AES-256-GCM message libsodium seals and opens (above). */
+/* The largest message libsodium seals and opens (above). */
 #define SEAL_SMALL		256
 /* libsodium's crypto_aead_aes256gcm_state (seal.c checks it). */
 #define SEAL_GCM_STATE		512
@@ -59,9 +59,9 @@ struct seal_dir {
 	uint64_t epoch;		/* cur's: n's epoch, or one less */
 	enum seal_aead aead;
 	int has_prev;
-	/* AES-256-GCM: cur's key, precomputed by libsodium for messages
-	 * of at most SEAL_SMALL bytes. */
-	_Alignas(16) unsigned char gcm[SEAL_GCM_STATE];
+	/* cur's key for libsodium, for messages of at most SEAL_SMALL
+	 * bytes: AES-256-GCM's precomputed, ChaCha20-Poly1305's as is. */
+	_Alignas(16) unsigned char small[SEAL_GCM_STATE];
 };
 
 /*

@@ -4,9 +4,9 @@
  * the CPU it starts on, seals and opens records in place (in cache) at
  * 64 bytes (a small eager write's records), 256 (SEAL_SMALL), 512 bytes,
  * 16 KiB and 64 KiB with a 4-byte associated datum (a WRITE's
- * immediate), for each AEAD: lib/crypto/seal's AES-256-GCM (libsodium's
- * up to SEAL_SMALL bytes, OpenSSL's EVP above) and ChaCha20-Poly1305
- * (OpenSSL's EVP), the same two called on OpenSSL's EVP directly (what
+ * immediate), for each AEAD: lib/crypto/seal's AES-256-GCM and
+ * ChaCha20-Poly1305 (libsodium's up to SEAL_SMALL bytes, OpenSSL's EVP
+ * above), the same two called on OpenSSL's EVP directly (what
  * lib/crypto/seal adds: the nonce, the rekey check) and libsodium's
  * AES-256-GCM (its precomputed key), ChaCha20-Poly1305 and
  * XChaCha20-Poly1305.
