@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # What the benchmarks share, sourced by them inside the runner's guest
-# (after they set ${build}, the build directory, and ${A}, A's address).
+# (after they set ${build}, the build directory, ${A}, A's address, and
+# ${w}, their scratch directory).
 #
 #   log TEXT...        to standard error
 #   now                seconds since the epoch, with nanoseconds
@@ -15,6 +16,11 @@
 #   $awk_med           an awk function for awk programs to start with:
 #                      med(a, k, m), the median of a[k, 1..m] (for an
 #                      even m the mean of the middle two)
+#   identities NAME... a node identity for each NAME, $w/NAME.id (its
+#                      public key in $w/NAME.pub), and $w/peers, which
+#                      names each node-NAME
+#   ident NAME         the settings for a daemon of identity NAME that
+#                      knows $w/peers: its links seal (encrypt's default)
 #   verbs_rtt PORT OUT N [-e]
 #                      N 64-byte round trips of tests/bench/verbs_rr over
 #                      one rdma_cm queue pair, B's device to A's (the
@@ -52,6 +58,14 @@ p50p99() {
 	sed -n 's/.*median \([0-9.]*\) us, p99 \([0-9.]*\) us.*/\1 \2/p' |
 	    grep . || echo "- -"
 }
+identities() {
+	local i
+	for i in "$@"; do
+		"$build/daemon/rstreamd" --genkey "$w/$i.id" >"$w/$i.pub"
+		printf '%s node-%s\n' "$(cat "$w/$i.pub")" "$i"
+	done >"$w/peers"
+}
+ident() { echo "identity_file = \"$w/$1.id\"; peers_file = \"$w/peers\";"; }
 verbs_rtt() {
 	local vrr=$build/tests/bench/verbs_rr sp
 	timeout 60 stdbuf -oL "$vrr" -l -b "$A" -p "$1" ${4:-} >"$2.s" 2>&1 &
