@@ -297,15 +297,17 @@ wc_failed(struct verbs_link *l, const struct ibv_wc *wc)
 		verbs_transport_fail(l, why);
 		return;
 	}
-	if (w->op == ENGINE_WR_WRITE_IMM)
-		snprintf(why + n, sizeof(why) - (size_t)n, " (WRITE_IMM #%llu "
+	if (w->op == ENGINE_WR_WRITE_IMM || w->op == ENGINE_WR_WRITE)
+		snprintf(why + n, sizeof(why) - (size_t)n, " (%s #%llu "
 		    "of %u bytes to 0x%llx rkey 0x%x imm 0x%08x, vendor error "
-		    "0x%x)", (unsigned long long)w->wr_id, (unsigned)w->len,
+		    "0x%x)", w->op == ENGINE_WR_WRITE ? "WRITE" : "WRITE_IMM",
+		    (unsigned long long)w->wr_id, (unsigned)w->len,
 		    (unsigned long long)w->remote_addr, (unsigned)w->rkey,
 		    (unsigned)w->imm, (unsigned)wc->vendor_err);
 	else
-		snprintf(why + n, sizeof(why) - (size_t)n, " (SEND #%llu of "
-		    "%u bytes, vendor error 0x%x)", (unsigned long long)w->wr_id,
+		snprintf(why + n, sizeof(why) - (size_t)n, " (%s #%llu of "
+		    "%u bytes, vendor error 0x%x)", w->op == ENGINE_WR_SEND_IMM ?
+		    "SEND_IMM" : "SEND", (unsigned long long)w->wr_id,
 		    (unsigned)w->len, (unsigned)wc->vendor_err);
 	verbs_transport_fail(l, why);
 }
