@@ -299,9 +299,11 @@ wc_failed(struct verbs_link *l, const struct ibv_wc *wc)
 	}
 	if (w->op == ENGINE_WR_WRITE_IMM || w->op == ENGINE_WR_WRITE)
 		snprintf(why + n, sizeof(why) - (size_t)n, " (%s #%llu "
-		    "of %u bytes to 0x%llx rkey 0x%x imm 0x%08x, vendor error "
-		    "0x%x)", w->op == ENGINE_WR_WRITE ? "WRITE" : "WRITE_IMM",
+		    "of %u bytes from 0x%llx lkey 0x%x to 0x%llx rkey 0x%x imm "
+		    "0x%08x, vendor error 0x%x)",
+		    w->op == ENGINE_WR_WRITE ? "WRITE" : "WRITE_IMM",
 		    (unsigned long long)w->wr_id, (unsigned)w->len,
+		    (unsigned long long)w->local_addr, (unsigned)w->lkey,
 		    (unsigned long long)w->remote_addr, (unsigned)w->rkey,
 		    (unsigned)w->imm, (unsigned)wc->vendor_err);
 	else
