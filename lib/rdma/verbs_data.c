@@ -276,6 +276,23 @@ verbs_link_flush(struct verbs_link *l)
 	return (0);
 }
 
+/* What a work request of op is called in a failure's message. */
+static const char *
+wr_op_name(enum engine_wr_op op)
+{
+	switch (op) {
+	case ENGINE_WR_SEND:
+		return ("SEND");
+	case ENGINE_WR_WRITE_IMM:
+		return ("WRITE_IMM");
+	case ENGINE_WR_WRITE:
+		return ("WRITE");
+	case ENGINE_WR_SEND_IMM:
+		return ("SEND_IMM");
+	}
+	return ("?");
+}
+
 /* Say which work request failed, so a bad one can be told from the fabric. */
 static void
 wc_failed(struct verbs_link *l, const struct ibv_wc *wc)
@@ -300,16 +317,15 @@ wc_failed(struct verbs_link *l, const struct ibv_wc *wc)
 	if (w->op == ENGINE_WR_WRITE_IMM || w->op == ENGINE_WR_WRITE)
 		snprintf(why + n, sizeof(why) - (size_t)n, " (%s #%llu "
 		    "of %u bytes from 0x%llx lkey 0x%x to 0x%llx rkey 0x%x imm "
-		    "0x%08x, vendor error 0x%x)",
-		    w->op == ENGINE_WR_WRITE ? "WRITE" : "WRITE_IMM",
+		    "0x%08x, vendor error 0x%x)", wr_op_name(w->op),
 		    (unsigned long long)w->wr_id, (unsigned)w->len,
 		    (unsigned long long)w->local_addr, (unsigned)w->lkey,
 		    (unsigned long long)w->remote_addr, (unsigned)w->rkey,
 		    (unsigned)w->imm, (unsigned)wc->vendor_err);
 	else
 		snprintf(why + n, sizeof(why) - (size_t)n, " (%s #%llu of "
-		    "%u bytes, vendor error 0x%x)", w->op == ENGINE_WR_SEND_IMM ?
-		    "SEND_IMM" : "SEND", (unsigned long long)w->wr_id,
+		    "%u bytes, vendor error 0x%x)", wr_op_name(w->op),
+		    (unsigned long long)w->wr_id,
 		    (unsigned)w->len, (unsigned)wc->vendor_err);
 	verbs_transport_fail(l, why);
 }
