@@ -108,8 +108,12 @@ verbs_engine_conf(const struct verbs_link_conf *lc, uint8_t *ctrl_send,
 	ec->ctrl_send_addr = (uint64_t)(uintptr_t)ctrl_send;
 	ec->ctrl_send_lkey = lkey;
 	ec->resume = lc->resume;
-	/* Every link may run a latency lane; the peer's hello decides. */
-	ec->lanes = WIRE_LANES_MAX;
+	/*
+	 * A link may run a latency lane, if the peer's hello says so too;
+	 * not on iWARP, which completes a WR once TCP took its bytes: a
+	 * stream's next WR on the other lane could arrive first.
+	 */
+	ec->lanes = iwarp ? 1 : WIRE_LANES_MAX;
 	ec->ring_ptr = ring_ptr;
 	if (iwarp) {
 		ec->notify = 1;

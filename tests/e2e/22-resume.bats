@@ -69,7 +69,7 @@ teardown() {
 # resolution stays as it was, as on a fabric whose RDMA path failed.
 path_down() {
 	# RoCE v2 is UDP to port 4791; iWARP is TCP, to the peer's RDMA CM
-	# port (both lanes): TCP would retry for minutes, but with nothing
+	# port: TCP would retry for minutes, but with nothing
 	# heard for 10 s (LINK_SILENCE_MS) the daemons end the link.
 	if iwarp; then
 		tc filter add dev "$NETDEV_A" parent 1: protocol ip u32 \

@@ -3,8 +3,9 @@
 # iWARP's connection rules, on Soft-iWARP devices (the runner's
 # SOFTROCE_DRIVER=siw, which tests/run-bats sets for *-iwarp.bats; on
 # other devices the tests skip): a link comes up, its hellos carried as
-# MPA private data of the length sent, and both lanes, whose receives
-# are posted before the connection is established; a refusal's note
+# MPA private data of the length sent, on one lane, its receives posted
+# before the connection is established; a stream's order holds beside
+# bulk on a path that queues (no lane to overtake on); a refusal's note
 # reaches the connecting side (an MPA reject, which the RDMA CM reports
 # as a reset): the serving daemon's refusal and an older peer's version;
 # and the service level and TOS that Soft-iWARP ignores, said by the
@@ -63,6 +64,7 @@ teardown_file() {
 }
 
 setup() {
+	SLOW=()
 	iwarp || skip "needs iWARP devices (the runner's SOFTROCE_DRIVER=siw, which tests/run-bats sets for *-iwarp.bats)"
 	rs_setup
 	W=$BATS_FILE_TMPDIR
@@ -71,19 +73,78 @@ setup() {
 }
 
 teardown() {
+	local d
 	rs_teardown
+	for d in "${SLOW[@]}"; do
+		tc qdisc del dev "$d" root || true
+	done
 }
 
-@test "siw: a link comes up on both lanes, as both daemons say and list; a stream goes through" {
+# iWARP completes a work request once TCP took its bytes, so a stream's
+# next one on a second connection could arrive first: no latency lane.
+@test "siw: a link comes up on one lane, as both daemons say and list; a stream goes through" {
 	link_up a echo
-	wait_log a "info: tunnel echo: link to $B:7471 is up (device $DA, protocol version [0-9]*, 2 lanes, no immediates, .*, authenticated; port 1, iWARP,"
-	wait_log b "info: link from $A:[0-9]* authenticated (port 1, iWARP, .*; protocol version [0-9]*, 2 lanes, no immediates)"
-	run ctl_json a links '.[] | select(.tunnel == "echo") | "\(.state) \(.transport) \(.device) \(.lanes) \(.service_level)"'
-	assert_output "up iWARP $DA 2 null"
+	wait_log a "info: tunnel echo: link to $B:7471 is up (device $DA, protocol version [0-9]*, 1 lane, no immediates, .*, authenticated; port 1, iWARP, path MTU [0-9]*, QP [0-9]*)$"
+	wait_log b "info: link from $A:[0-9]* authenticated (port 1, iWARP, .*; protocol version [0-9]*, 1 lane, no immediates)"
+	run ctl_json a links '.[] | select(.tunnel == "echo") | "\(.state) \(.transport) \(.device) \(.lanes) \(.lane1_qpn) \(.service_level)"'
+	assert_output "up iWARP $DA 1 null null"
 	run ctl_json b links '.[] | select(.state == "up") | "\(.peer) \(.transport) \(.lanes)"'
-	assert_output --regexp "^$A:[0-9]+ iWARP 2$"
+	assert_output --regexp "^$A:[0-9]+ iWARP 1$"
 	run client "$(accept_port a echo)" "over iWARP"
 	assert_output "over iWARP"
+}
+
+# slow_path: both veths send at 20 Mbit/s, 2 ms late, so bulk streams'
+# bytes wait in their TCP connection's buffer long after their WRs
+# completed (undone in teardown).
+slow_path() {
+	local d
+	for d in "$RSTREAMD_TEST_DEV_A" "$RSTREAMD_TEST_DEV_B"; do
+		SLOW+=("$(rdma link show "$d/1" | sed -n 's/.* netdev \([^ ]*\).*/\1/p')")
+	done
+	for d in "${SLOW[@]}"; do
+		tc qdisc replace dev "$d" root netem delay 2ms rate 20mbit
+	done
+}
+
+# grows NAME: daemon NAME's ring growths, over its links.
+grows() {
+	"$CTL" -s "$W/$1.ctl" metrics | awk '
+	    /^rstreamd_link_ring_resizes_total\{.*kind="grow"\}/ { n += $NF }
+	    END { print n + 0 }'
+}
+
+# Were a stream's records and small writes on a second connection, they
+# would pass its WRITEs still queued in the first: a DATA record or a
+# RING_AT ahead of the bytes before it, which the peer takes for a
+# protocol violation and ends the link.
+@test "siw: beside bulk streams on a path that queues, round trips of 3000 and 100 bytes keep their order; the link stays up" {
+	slow_path
+	port=$(accept_port a echo)
+	fa=$(ctl_json a links '[.[] | select(.tunnel == "echo")][0].failures_total')
+	ga=$(grows a)
+	gb=$(grows b)
+	head -c 2M /dev/urandom >"$W/bulk"
+	bps=()
+	for i in 1 2 3 4; do
+		spawn timeout 120 socat -t 60 - TCP:127.0.0.1:"$port" \
+		    <"$W/bulk" >"$W/bulk.$i" 2>/dev/null
+		bps+=("$!")
+	done
+	run timeout 120 $TOOL rr "$port" 100
+	assert_success
+	assert_output "rr 100"
+	for i in 1 2 3 4; do
+		wait_pid "${bps[i - 1]}" 120
+		[ "$(sha "$W/bulk")" = "$(sha "$W/bulk.$i")" ]
+	done
+	# Their rings grew on both sides: RING_ATs went out behind WRITEs.
+	[ "$(grows a)" -gt "$ga" ]
+	[ "$(grows b)" -gt "$gb" ]
+	run grep -c "protocol violation" "$W/a.log" "$W/b.log"
+	assert_output "$W/a.log:0
+$W/b.log:0"
+	assert_equal "$(ctl_json a links '[.[] | select(.tunnel == "echo")][0].failures_total')" "$fa"
 }
 
 @test "siw: a refusal's note reaches the connecting side: the peer refused, or asks for a version iWARP cannot run" {

@@ -32,8 +32,14 @@
       Print the first 20 failures, one per line, then "short S long L
       failed F sent B received R" (B and R count every byte on the client
       sockets, "echo" lines included); exit 1 on any failure
+  tcp-tool.py rr PORT N              over one connection to a plain echo
+      (no first line), N round trips, each of 3000 random bytes and,
+      1 to 30 ms later, 100 more (a WRITE's worth, then a DATA record's
+      worth), read back and checked; print "rr N" and exit 0, or say
+      which one failed, exit 1
 """
 import errno
+import os
 import random
 import selectors
 import socket
@@ -334,6 +340,27 @@ def soak(port, secs, nlong, nshort, seed):
     return 1 if fails else 0
 
 
+def rr(port, n):
+    s = socket.create_connection(("127.0.0.1", port), timeout=60)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    for i in range(n):
+        msg = os.urandom(3100)
+        s.sendall(msg[:3000])
+        time.sleep(random.uniform(0.001, 0.03))
+        s.sendall(msg[3000:])
+        got = b""
+        while len(got) < len(msg):
+            c = s.recv(len(msg) - len(got))
+            if not c:
+                sys.exit("rr: round trip %d: the stream ended after %d "
+                         "bytes" % (i, len(got)))
+            got += c
+        if got != msg:
+            sys.exit("rr: round trip %d: wrong bytes back" % i)
+    s.close()
+    print("rr %d" % n)
+
+
 stalled = []
 if __name__ == "__main__":
     cmd = sys.argv[1]
@@ -371,5 +398,7 @@ if __name__ == "__main__":
         sys.exit(soak(int(sys.argv[2]), float(sys.argv[3]),
                       int(sys.argv[4]), int(sys.argv[5]),
                       int(sys.argv[6]) if len(sys.argv) > 6 else None))
+    elif cmd == "rr":
+        rr(int(sys.argv[2]), int(sys.argv[3]))
     else:
         sys.exit("unknown command " + cmd)

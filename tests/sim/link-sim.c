@@ -2376,10 +2376,10 @@ test_iwarp(void)
 	revoke_pair("iwarp: devices without immediates", "", "", "", &up,
 	    &down);
 	ok(both_notify(1) && logged("link to " SERVE " is up (device sim0, "
-	    "protocol version 11, 2 lanes, no immediates,", "sealed") &&
-	    logged("authenticated as node-a", "protocol version 11, 2 lanes, "
+	    "protocol version 11, 1 lane, no immediates,", "sealed") &&
+	    logged("authenticated as node-a", "protocol version 11, 1 lane, "
 	    "no immediates)"), "iwarp: both daemons' links run without "
-	    "immediates, and their up lines say so");
+	    "immediates and on one lane, and their up lines say so");
 	ok(carry(&up, &down, 262144), "iwarp: the sealed stream carries 256 "
 	    "KiB more each way");
 	stream_close();
