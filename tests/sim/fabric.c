@@ -75,6 +75,27 @@ lane_of(struct fab_side *s, unsigned lane)
 	return (lane == 0 ? &s->lane0 : &s->lane1);
 }
 
+/*
+ * Signalled WR ${fw} of side ${s} completes.  RC on InfiniBand and RoCE
+ * completes it once the peer acknowledged it, so it is in the peer's
+ * completion queue (fab_deliver_lane) before anything posted after the
+ * completion reaches the peer on either lane; iWARP once TCP took its
+ * bytes, which may reach the peer after anything posted later on another
+ * connection (fab_pump).
+ */
+static void
+complete_send(struct fab_side *s, const struct fab_wr *fw)
+{
+	struct fab_cqe c;
+
+	memset(&c, 0, sizeof(c));
+	c.kind = FAB_CQE_SEND;
+	c.wr_id = fw->wr.wr_id;
+	c.lane = fw->wr.lane;
+	c.n = fw->n;
+	cq_push(s, &c);
+}
+
 /* The lanes side ${s}'s engine configuration asks room for. */
 static size_t
 lanes_conf(const struct fab_side *s)
@@ -658,13 +679,16 @@ fab_pump(struct fab *f, int i)
 			memset(&fw, 0, sizeof(fw));
 			fw.wr = *w;
 			fw.n = q->posted_wrs++;
-			if (w->inlined) {
+			/* iWARP's bytes are TCP's once taken: a copy. */
+			if (w->inlined || f->no_imm) {
 				if ((fw.inl = malloc(w->len)) == NULL)
 					abort();
 				memcpy(fw.inl, (void *)(uintptr_t)w->local_addr,
 				    w->len);
 			}
 			wire_push(q, &fw);
+			if (f->no_imm && w->signaled)
+				complete_send(s, &fw);
 			s->wrs_posted++;
 			if (w->op == ENGINE_WR_SEND ||
 			    w->op == ENGINE_WR_SEND_IMM)
@@ -838,14 +862,9 @@ fab_deliver_lane(struct fab *f, int i, int lane)
 	fab_trace(f, dst, c.len);
 	if (fw.wr.op != ENGINE_WR_WRITE)
 		cq_push(r, &c);
-	if (fw.wr.signaled) {
-		memset(&c, 0, sizeof(c));
-		c.kind = FAB_CQE_SEND;
-		c.wr_id = fw.wr.wr_id;
-		c.lane = fw.wr.lane;
-		c.n = fw.n;
-		cq_push(s, &c);
-	}
+	/* (On iWARP it completed when posted: fab_pump.) */
+	if (fw.wr.signaled && !f->no_imm)
+		complete_send(s, &fw);
 out:
 	free(fw.inl);
 	return (f->failed ? -1 : 1);

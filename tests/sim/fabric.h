@@ -40,7 +40,7 @@
 
 struct fab_wr {
 	struct engine_wr wr;
-	uint8_t *inl;		/* inline copy taken at post time */
+	uint8_t *inl;		/* its bytes at post time (inline, or iWARP) */
 	uint64_t n;		/* its number on its lane, from 0 */
 };
 

@@ -2108,13 +2108,19 @@ run_setup(struct run *R)
 	plan_faults(R, ec);
 	/*
 	 * A run in four (of those that reach version 11) is on iWARP: the
-	 * fabric refuses immediates.  Its own draw, so the rest stay the
-	 * same; one device in two says so, since either hello rules.
+	 * fabric refuses immediates, and completes a WR when it takes it.
+	 * Its own draw, so the rest stay the same; one device in two says
+	 * so, since either hello rules.  A side that says so runs one lane,
+	 * as verbs_engine_conf has it: the fabric would deliver a stream's
+	 * WR on one lane after its next on the other.
 	 */
 	if (!R->v4 && (x & 3) == 0) {
 		R->iwarp = 1;
 		ec[0].notify = 1;
 		ec[1].notify = (uint8_t)(x >> 2 & 1);
+		for (i = 0; i < 2; i++)
+			if (ec[i].notify)
+				ec[i].lanes = 1;
 		all_iwarp++;
 	}
 	if (start_link(R, ec))
