@@ -383,16 +383,21 @@ down_incoming(struct dlink *dl, const struct down *dn)
 static void
 down_client(struct dlink *dl, const struct down *dn)
 {
+	int failed;
 
 	dl->failures++;
 	dl->failures_total++;
 	dl->ops->down(dl->arg, dl, dn->why, dn->wce);
 	/* Nothing more will use a stopping daemon's or old tunnel's link. */
 	if (link_stays_down(dl)) {
-		/* A retired tunnel's link a reload revoked: say why. */
-		LLOG(dl->revoked ? LOG_WARNING : LOG_INFO, dl, "%s closed%s%s",
-		    dl->name, dl->revoked ? ": " : "", dl->revoked ? dn->why :
-		    "");
+		/* A retired tunnel's link a reload revoked, or that failed
+		 * under its last streams: say why. */
+		failed = dl->revoked || (!dl->d->stop && !dl->d->draining &&
+		    !dl->closing && dn->kind != ENGINE_ERR_NONE &&
+		    dn->kind != ENGINE_ERR_LOCAL);
+		LLOG(failed ? LOG_WARNING : LOG_INFO, dl, "%s closed%s%s%s",
+		    dl->name, failed ? ": " : "", failed ? dn->why : "",
+		    failed ? dn->susp : "");
 		return;
 	}
 	if (dn->was_up) {

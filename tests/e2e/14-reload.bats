@@ -81,6 +81,18 @@ start_a_notify() {
 	assert_failure
 }
 
+@test "reload: a changed tunnel's old link that fails under its last stream says why" {
+	echo_tunnel echo
+	start_pair echo
+	hold_stream "$(accept_port a echo)"
+	wait_ctl a status .streams 1
+	sed -i "s|peer = \"$B:7471\"; }|peer = \"$B:7471\"; recvbuf = 131072; }|" "$W/a.conf"
+	kill -HUP "$PID_a"
+	wait_log a "tunnel echo: configuration changed; its 1 open stream carries on"
+	kill -KILL "$PID_b"
+	wait_log a "warning: tunnel echo: link to $B:7471 closed: [a-z]"
+}
+
 @test "reload: a broken configuration keeps the old one running, and says so" {
 	echo_tunnel echo
 	start_daemon b
