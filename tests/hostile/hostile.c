@@ -337,7 +337,7 @@ post_wr(enum ibv_wr_opcode op, const uint8_t *head, const void *buf,
 	struct ibv_send_wr wr, *bad;
 	struct ibv_qp_attr a;
 	struct ibv_qp_init_attr ia;
-	int n = 0;
+	int n = 0, err, k;
 
 	if (head != NULL)
 		sge[n++] = (struct ibv_sge){ (uintptr_t)head, WIRE_NOTICE_LEN,
@@ -353,17 +353,22 @@ post_wr(enum ibv_wr_opcode op, const uint8_t *head, const void *buf,
 	wr.imm_data = htonl(imm);
 	wr.wr.rdma.remote_addr = raddr;
 	wr.wr.rdma.rkey = rkey;
-	if (ibv_post_send(id->qp, &wr, &bad) == 0)
+	if ((err = ibv_post_send(id->qp, &wr, &bad)) == 0)
 		return;
 	/*
 	 * Soft-iWARP refuses work requests once the connection is gone,
 	 * where InfiniBand and RoCE flush them: the daemon ended the link
 	 * under a case that posts on (beyond-credit), which the case then
-	 * sees.  A queue that is full is our fault.
+	 * sees.  Its doorbell fails (-1) as the connection goes, and the
+	 * queue pair leaves RTS only a little later.  A queue that is full
+	 * (ENOMEM), or one still in RTS a second on, is our fault.
 	 */
-	if (ibv_query_qp(id->qp, &a, IBV_QP_STATE, &ia) == 0 &&
-	    a.qp_state != IBV_QPS_RTS)
-		return;
+	for (k = 0; err != ENOMEM && err != -ENOMEM && k < 100; k++) {
+		if (ibv_query_qp(id->qp, &a, IBV_QP_STATE, &ia) == 0 &&
+		    a.qp_state != IBV_QPS_RTS)
+			return;
+		usleep(10000);
+	}
 	die("ibv_post_send");
 }
 
