@@ -55,8 +55,11 @@
  *  - iWARP: a run in four that reaches version 11 runs on a fabric that
  *    refuses immediates (one engine in two says its device has none,
  *    and either hello rules): data WRITEs are announced by the SEND
- *    after them, and every invariant above holds the same.  A many-seed
- *    run fails if none ran so, or none of those sealed.
+ *    after them, and every invariant above holds the same.  That fabric
+ *    completes a WR when it is posted, as iWARP does once TCP took its
+ *    bytes, and delivers it later; a side that says it has no
+ *    immediates runs one lane, as verbs_engine_conf has it.  A
+ *    many-seed run fails if none ran so, or none of those sealed.
  *
  * Usage: sim [-c CONFIG] [-s SEED] [-n COUNT] [-l] [-v] [-H]
  * Without -s it runs COUNT seeds of each configuration (or of CONFIG) and
