@@ -17,14 +17,6 @@ teardown() {
 	rs_teardown
 }
 
-# resizes DAEMON KIND: DAEMON's ring resizes of KIND (grow, shrink,
-# refused) over its links.
-resizes() {
-	"$CTL" -s "$W/$1.ctl" metrics |
-	    sed -n "s/^rstreamd_link_ring_resizes_total{.*,kind=\"$2\"} \([0-9]*\)$/\1/p" |
-	    awk '{ n += $1 } END { print n + 0 }'
-}
-
 # size FILE: its size in bytes (0 if missing).
 size() {
 	stat -c %s "$1" 2>/dev/null || echo 0

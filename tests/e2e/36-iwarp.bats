@@ -99,9 +99,8 @@ teardown() {
 # completed (undone in teardown).  Only the runner's own veth pair: a
 # real fabric's interfaces are never slowed (the test skips).
 slow_path() {
-	local d n nets=()
-	for d in "$RSTREAMD_TEST_DEV_A" "$RSTREAMD_TEST_DEV_B"; do
-		n=$(rdma link show "$d/1" | sed -n 's/.* netdev \([^ ]*\).*/\1/p')
+	local n nets=()
+	for n in "$(netdev_of "$A")" "$(netdev_of "$B")"; do
 		[ -n "$n" ] && ip -d -o link show "$n" | grep -q ' veth ' ||
 		    skip "slows the fabric down: only on the runner's own veth pair"
 		nets+=("$n")
@@ -112,13 +111,6 @@ slow_path() {
 	done
 }
 
-# grows NAME: daemon NAME's ring growths, over its links.
-grows() {
-	"$CTL" -s "$W/$1.ctl" metrics | awk '
-	    /^rstreamd_link_ring_resizes_total\{.*kind="grow"\}/ { n += $NF }
-	    END { print n + 0 }'
-}
-
 # Were a stream's records and small writes on a second connection, they
 # would pass its WRITEs still queued in the first: a DATA record or a
 # RING_AT ahead of the bytes before it, which the peer takes for a
@@ -127,8 +119,8 @@ grows() {
 	slow_path
 	port=$(accept_port a echo)
 	fa=$(ctl_json a links '[.[] | select(.tunnel == "echo")][0].failures_total')
-	ga=$(grows a)
-	gb=$(grows b)
+	ga=$(resizes a grow)
+	gb=$(resizes b grow)
 	head -c 2M /dev/urandom >"$W/bulk"
 	bps=()
 	for i in 1 2 3 4; do
@@ -144,8 +136,8 @@ grows() {
 		[ "$(sha "$W/bulk")" = "$(sha "$W/bulk.$i")" ]
 	done
 	# Their rings grew on both sides: RING_ATs went out behind WRITEs.
-	[ "$(grows a)" -gt "$ga" ]
-	[ "$(grows b)" -gt "$gb" ]
+	[ "$(resizes a grow)" -gt "$ga" ]
+	[ "$(resizes b grow)" -gt "$gb" ]
 	run grep -c "protocol violation" "$W/a.log" "$W/b.log"
 	assert_output "$W/a.log:0
 $W/b.log:0"

@@ -465,6 +465,14 @@ metric() {
 	"$CTL" -s "$W/$2.ctl" metrics | sed -n "s/^$1 \([0-9]*\)$/\1/p"
 }
 
+# resizes DAEMON KIND: DAEMON's ring resizes of KIND (grow, shrink,
+# refused) over its links.
+resizes() {
+	"$CTL" -s "$W/$1.ctl" metrics |
+	    sed -n "s/^rstreamd_link_ring_resizes_total{.*,kind=\"$2\"} \([0-9]*\)$/\1/p" |
+	    awk '{ n += $1 } END { print n + 0 }'
+}
+
 # tunnel_metric NAME DAEMON TUNNEL: the value of DAEMON's metric NAME for
 # TUNNEL (its only label).
 tunnel_metric() {
