@@ -609,6 +609,12 @@ static const struct link_value_def {
 	{ LBYTES, "0", LSV(lane_inflight[0]), LV_SUM, LV_N },
 	{ LBYTES, "1", LSV(lane_inflight[1]), LV_SUM, LV_N },
 #undef LBYTES
+#define LFENCES	"rstreamd_link_lane_fences_total", "counter", "FENCE " \
+	    "records sent on each lane: on iWARP, a stream moves to the " \
+	    "other lane once the peer answered one.", "lane"
+	{ LFENCES, "0", LSV(lane_fences[0]), LV_SUM, LV_N },
+	{ LFENCES, "1", LSV(lane_fences[1]), LV_SUM, LV_N },
+#undef LFENCES
 	{ "rstreamd_link_window_bytes", "gauge", "The bound on in-flight "
 	    "bytes now, from the link's round trip and delivery rate.", NULL,
 	    NULL, LSV(window), LV_SUM, LV_N },

@@ -179,6 +179,9 @@ rows_links(struct rsd *d, struct render_tab *tb)
 		    li.st.lane[1].depth);
 		r.lane1_inflight = NUM_IF(s && li.st.lanes > 1,
 		    li.st.lane[1].inflight);
+		r.lane0_fences = NUM_IF(s, li.st.lane[0].fences);
+		r.lane1_fences = NUM_IF(s && li.st.lanes > 1,
+		    li.st.lane[1].fences);
 		r.window = NUM_IF(s, li.st.window);
 		r.rtt_ns = NUM_IF(s && li.st.rtt_ns, li.st.rtt_ns);
 		r.rate = NUM_IF(s && li.st.rate, li.st.rate);

@@ -67,6 +67,8 @@ struct tables_link {
 	   "send" (iWARP: a SEND after it); blank: not up. */
 	const char *notify;
 	uint64_t lane1_depth, lane1_inflight;
+	/* FENCEs each lane sent (iWARP; blank as above). */
+	uint64_t lane0_fences, lane1_fences;
 	/* While it is not up: a client link's failures since it was last up
 	 * and in all, since when (ms since the epoch), and why the last
 	 * attempt failed (or the link ended); retrying, the back-off before

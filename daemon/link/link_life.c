@@ -133,6 +133,8 @@ publish(struct dlink *dl, const struct engine *e)
 	v[LP_LANE0_INFLIGHT] = st.lane[0].inflight;
 	v[LP_LANE1_DEPTH] = st.lane[1].depth;
 	v[LP_LANE1_INFLIGHT] = st.lane[1].inflight;
+	v[LP_LANE0_FENCES] = st.lane[0].fences;
+	v[LP_LANE1_FENCES] = st.lane[1].fences;
 	for (k = 0; k < LP_N; k++)
 		__atomic_store_n(&dl->pub[k], v[k], __ATOMIC_RELAXED);
 }

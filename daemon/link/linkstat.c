@@ -113,4 +113,6 @@ linkstat_read(const struct dlink *dl, struct linkstat *ls)
 	ls->lane_inflight[0] = pub(dl, LP_LANE0_INFLIGHT);
 	ls->lane_depth[1] = pub(dl, LP_LANE1_DEPTH);
 	ls->lane_inflight[1] = pub(dl, LP_LANE1_INFLIGHT);
+	ls->lane_fences[0] = pub(dl, LP_LANE0_FENCES);
+	ls->lane_fences[1] = pub(dl, LP_LANE1_FENCES);
 }

@@ -48,8 +48,9 @@ struct linkstat {
 	uint64_t wait_credit_ns, wait_sq_ns, rtt_ns, version;
 	uint64_t pinned, pooled, control, registered, reused;
 	/* Its lanes (engine_lanes), and each one's work requests and data
-	 * bytes posted, not yet known complete (engine_stats' lane[]). */
-	uint64_t lanes, lane_depth[2], lane_inflight[2];
+	 * bytes posted, not yet known complete, and FENCEs sent
+	 * (engine_stats' lane[]). */
+	uint64_t lanes, lane_depth[2], lane_inflight[2], lane_fences[2];
 };
 
 /**

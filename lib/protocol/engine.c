@@ -98,6 +98,7 @@ engine_new(const struct engine_conf *conf, const char **errstr)
 	if (e->signal_every < 1)
 		e->signal_every = 1;
 	e->ln[0].last_signaled = e->ln[1].last_signaled = UINT64_MAX;
+	e->ln[0].fence_seq = e->ln[1].fence_seq = FENCE_NONE;
 	window_init(&e->win, conf->chunk, conf->window_min, conf->window_max);
 	return (e);
 }

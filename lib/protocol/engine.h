@@ -299,6 +299,7 @@ struct engine_stats {
 		uint64_t inflight;
 		uint32_t credits;
 		uint64_t wrs;
+		uint64_t fences;	/* FENCE records sent (iWARP) */
 	} lane[WIRE_LANES_MAX];
 	uint32_t lanes;		/* lanes the link runs (engine_lanes) */
 	uint32_t notify;	/* it runs without immediates (engine_notify) */

@@ -247,8 +247,15 @@ struct lane {
 	uint64_t peer_posted, msgs_sent;
 	uint64_t recv_posted, recv_reported, recv_done;
 	uint64_t seq, seq_done, last_signaled;
+	/* Fenced links (eng_fenced): the peer has every WR below
+	 * seq_arrived; our FENCE out, the seq of its SEND (FENCE_NONE:
+	 * none) and its number; a stream's WR went since the last one. */
+	uint64_t seq_arrived, fence_seq, fence_num;
+	uint8_t fence_want;
 	struct wrinfo *wri;
 };
+
+#define FENCE_NONE	UINT64_MAX
 
 /* Lane ${l} has a signalled WR outstanding: its completion will come
  * (those after the last signalled one never report). */
@@ -291,6 +298,10 @@ struct engine {
 	 * send0_end: lane 0's sequence number after its last SEND. */
 	int lane1_latched;
 	uint64_t lane1_at, send0_end;
+	/* Fences: our last FENCE's number; the peer's FENCE of each of its
+	 * lanes to answer (bit L of fence_ans_due: one due from lane L). */
+	uint64_t fence_last, fence_ans[WIRE_LANES_MAX];
+	uint8_t fence_ans_due;
 	struct idq repost;	/* slots to post, lanes * rq_size entries */
 	uint32_t msg_credit_threshold;
 	uint32_t signal_every;
@@ -507,12 +518,29 @@ int eng_ctrl_pending(const struct engine *e, unsigned lane);
 void eng_emit(struct engine *e, unsigned lane, struct engine_wr *w,
     uint32_t stream, uint64_t end, int force);
 
+/*
+ * Does the link fence its lane switches: two lanes without immediates
+ * (iWARP, version 12), where a WR completes once TCP took its bytes,
+ * before the peer has them?
+ */
+int eng_fenced(const struct engine *e);
+
+/* Lane ${lane}'s WRs below this the peer has: those completed, or on a
+ * fenced link those up to the last FENCE's SEND that was answered. */
+uint64_t eng_lane_arrived(const struct engine *e, unsigned lane);
+
+/* A FENCE due on lane ${lane}, in its next SEND (build_send)? */
+int eng_fence_due(const struct engine *e, unsigned lane);
+
+/* The lane our FENCED answers go on: lane 1 once open, else lane 0. */
+unsigned eng_fence_ans_lane(const struct engine *e);
+
 /* Does the link carry streams' records and eager data on lane 1 now
  * (as engine_send.c last found, taking WRs)? */
 int eng_lane1_open(const struct engine *e);
 
-/* May stream ${s} post on ${lane}: none of its WRs outstanding on the
- * other? */
+/* May stream ${s} post on ${lane}: none of its WRs on the other that
+ * the peer may not have yet (eng_lane_arrived)? */
 int eng_lane_free(const struct engine *e, const struct stream *s,
     unsigned lane);
 

@@ -477,6 +477,59 @@ rec_keepalive(struct engine *e, const struct wire_rec *r)
 	return (0);
 }
 
+/* Fences (version 12) run on links that fence their lane switches. */
+static int
+fence_check(struct engine *e, const struct wire_rec *r)
+{
+
+	if (!eng_fenced(e))
+		return (eng_violation(e, "%s on a link that does not fence "
+		    "(%u lane%s, %s immediates)", wire_rec_name(r->type),
+		    engine_lanes(e), engine_lanes(e) > 1 ? "s" : "",
+		    e->notify ? "without" : "with"));
+	return (0);
+}
+
+/*
+ * FENCE: we have every message the peer sent before it on its lane; say
+ * so (FENCED), on whichever lane (eng_fence_ans_lane).  The peer keeps
+ * one out per lane: a newer one answers for both.
+ */
+static int
+rec_fence(struct engine *e, const struct wire_rec *r)
+{
+
+	if (fence_check(e, r))
+		return (-1);
+	e->fence_ans[e->rx_lane] = r->cursor;
+	e->fence_ans_due |= (uint8_t)(1u << e->rx_lane);
+	return (0);
+}
+
+/* FENCED: the peer has every WR before our FENCE of that number. */
+static int
+rec_fenced(struct engine *e, const struct wire_rec *r)
+{
+	struct lane *l;
+	unsigned lane;
+
+	if (fence_check(e, r))
+		return (-1);
+	for (lane = 0; lane < WIRE_LANES_MAX; lane++) {
+		l = &e->ln[lane];
+		if (l->fence_seq == FENCE_NONE || l->fence_num != r->cursor)
+			continue;
+		l->seq_arrived = l->fence_seq + 1;
+		l->fence_seq = FENCE_NONE;
+		/* Streams waiting for lane 1 may go on lane 0 now. */
+		if (lane == 1)
+			eng_fence_lift(e);
+		return (0);
+	}
+	return (eng_violation(e, "FENCED %llu, but no FENCE of that number "
+	    "is out", (unsigned long long)r->cursor));
+}
+
 /*
  * Records about the link rather than one stream, by type; the rest (but
  * OPEN and ORIGIN, which engine_on_recv pairs) go to rec_stream.
@@ -492,6 +545,8 @@ static int (*const link_recs[])(struct engine *, const struct wire_rec *) = {
 	[WIRE_RESUME_DENIED] = eng_rec_resume_denied,
 	[WIRE_RESUME_PROOF] = eng_rec_resume_proof,
 	[WIRE_RESUME_COUNT] = eng_rec_resume_count,
+	[WIRE_FENCE] = rec_fence,
+	[WIRE_FENCED] = rec_fenced,
 };
 
 /* Checks a message passes before its records are decoded. */

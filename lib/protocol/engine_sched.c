@@ -92,11 +92,60 @@ eng_msg_avail(const struct engine *e, unsigned lane)
 }
 
 int
+eng_fenced(const struct engine *e)
+{
+
+	return (e->notify && e->lanes > 1);
+}
+
+uint64_t
+eng_lane_arrived(const struct engine *e, unsigned lane)
+{
+
+	return (eng_fenced(e) ? e->ln[lane].seq_arrived :
+	    e->ln[lane].seq_done);
+}
+
+/*
+ * One FENCE out per lane at most, and only for what waits for one.  On
+ * lane 0, once lane 1 may open (lane1_latch): lane 1's opening, and any
+ * stream's WR since the last FENCE (fence_want), so that a stream whose
+ * last WR went on lane 0 may move to lane 1 about one round trip after
+ * lane 0's queue drained (it cannot ask in time: its small write went as
+ * a WRITE on lane 0 already).  On lane 1: the streams waiting in Q_FENCE
+ * to send WRITEs on lane 0.  Never for the link's own records alone: a
+ * FENCE takes a receive the peer reports with a MSG_CREDIT, which would
+ * call for a FENCE of its own, and so on for ever.
+ */
+int
+eng_fence_due(const struct engine *e, unsigned lane)
+{
+	const struct lane *l = &e->ln[lane];
+
+	/* Nor in a SEND with our proof or handshake message, which the
+	 * peer must take before any FENCE (rec_allowed). */
+	if (!eng_fenced(e) || l->fence_seq != FENCE_NONE ||
+	    l->seq_arrived >= l->seq || e->auth_send || e->hs.out_len > 0)
+		return (0);
+	if (lane == 1)
+		return (e->q[Q_FENCE].head != NIL);
+	return (e->lane1_latched && (l->fence_want ||
+	    l->seq_arrived < e->lane1_at));
+}
+
+unsigned
+eng_fence_ans_lane(const struct engine *e)
+{
+
+	return (eng_lane1_open(e) ? 1 : 0);
+}
+
+int
 eng_lane1_open(const struct engine *e)
 {
 
 	/* As engine_send.c's lane1_latch found, taking WRs. */
-	return (e->lane1_latched && e->ln[0].seq_done >= e->lane1_at);
+	return (e->lane1_latched && eng_lane_arrived(e, 0) >= e->lane1_at);
 }
 
 int
@@ -104,7 +153,7 @@ eng_lane_free(const struct engine *e, const struct stream *s, unsigned lane)
 {
 
 	return (s->lseq == 0 || s->lane == lane ||
-	    e->ln[s->lane].seq_done >= s->lseq);
+	    eng_lane_arrived(e, s->lane) >= s->lseq);
 }
 
 unsigned
@@ -121,6 +170,7 @@ eng_lane_mark(struct engine *e, struct stream *s, unsigned lane)
 
 	s->lane = (uint8_t)lane;
 	s->lseq = e->ln[lane].seq + 1;
+	e->ln[lane].fence_want = 1;
 }
 
 int
@@ -190,7 +240,8 @@ eng_ctrl_pending(const struct engine *e, unsigned lane)
 	const struct lane *l = &e->ln[lane];
 
 	if (l->recv_posted - l->recv_reported >= e->msg_credit_threshold ||
-	    ctrl_for(e, lane))
+	    ctrl_for(e, lane) || eng_fence_due(e, lane) ||
+	    (e->fence_ans_due && lane == eng_fence_ans_lane(e)))
 		return (1);
 	/* What is not a stream's goes on lane 0. */
 	return (lane == 0 && (idq_len(&e->refusals) > 0 ||

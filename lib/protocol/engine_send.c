@@ -582,6 +582,43 @@ send_keepalive(struct engine *e, uint8_t *buf, size_t *len)
 	return (1);
 }
 
+/*
+ * Fences first, where there is room for them: a FENCE due on ${lane}
+ * covers this SEND as well, since the peer answers it once it took the
+ * whole SEND (1 if it went); and the answers to the peer's (FENCED) on
+ * theirs.
+ */
+static int
+send_fences(struct engine *e, unsigned lane, uint8_t *buf, size_t *len)
+{
+	int fenced = 0;
+	struct lane *l = &e->ln[lane];
+	struct wire_rec r;
+	unsigned k;
+
+	memset(&r, 0, sizeof(r));
+	if (eng_fence_due(e, lane)) {
+		r.type = WIRE_FENCE;
+		r.cursor = ++e->fence_last;
+		(void)put(buf, len, &r);
+		l->fence_seq = l->seq;
+		l->fence_num = r.cursor;
+		e->st.lane[lane].fences++;
+		fenced = 1;
+	}
+	if (e->fence_ans_due == 0 || lane != eng_fence_ans_lane(e))
+		return (fenced);
+	for (k = 0; k < WIRE_LANES_MAX; k++) {
+		if (!(e->fence_ans_due & (1u << k)))
+			continue;
+		r.type = WIRE_FENCED;
+		r.cursor = e->fence_ans[k];
+		(void)put(buf, len, &r);
+	}
+	e->fence_ans_due = 0;
+	return (fenced);
+}
+
 /* What a SEND carries, in this order. */
 static int (*const send_steps[])(struct engine *, uint8_t *, size_t *) = {
 	send_auth, send_goaway, send_resume, send_resume_denied,
@@ -609,6 +646,7 @@ build_send(struct engine *e, unsigned lane)
 {
 	struct lane *l = &e->ln[lane];
 	uint8_t *buf = e->conf.ctrl_send + send_slot(e, lane, l->seq);
+	int fenced;
 	size_t len = ENG_NOTICE(e), i, nsteps = lane == 0 ?
 	    sizeof(send_steps) / sizeof(send_steps[0]) :
 	    sizeof(lane1_steps) / sizeof(lane1_steps[0]);
@@ -617,9 +655,15 @@ build_send(struct engine *e, unsigned lane)
 	e->tx_lane = lane;
 	if (e->notify)
 		eng_put32(buf, WIRE_NOTICE_RECORDS);
+	fenced = send_fences(e, lane, buf, &len);
 	for (i = 0; i < nsteps; i++)
 		if (!(lane == 0 ? send_steps : lane1_steps)[i](e, buf, &len))
-			return (len > ENG_NOTICE(e) ? len : 0);
+			break;
+	/* The FENCE covers this SEND's stream records too. */
+	if (fenced)
+		l->fence_want = 0;
+	if (i < nsteps)
+		return (len > ENG_NOTICE(e) ? len : 0);
 	/*
 	 * Report our receives whenever the threshold is reached, and always
 	 * when this SEND takes the peer's last message credit: a message
@@ -791,5 +835,8 @@ engine_take_wrs(struct engine *e, struct engine_wr *wrs, int max)
 		n = take_lane1(e, wrs, max);
 	if (n < max)
 		n += take_lane0(e, wrs + n, max - n);
+	/* A stream that take_lane0 put in Q_FENCE asks lane 1 for one. */
+	if (n < max && eng_fence_due(e, 1))
+		n += take_lane1(e, wrs + n, max - n);
 	return (n);
 }

@@ -188,6 +188,11 @@ wire_hello_lanes(const struct wire_hello *a, const struct wire_hello *b)
 	    ((a->flags | b->flags) & WIRE_HELLO_SEAL) &&
 	    (a->version < 9 || b->version < 9))
 		return (1);
+	/* Without immediates from version 12, whose lane switches fence. */
+	if (((a->flags | b->flags) & WIRE_HELLO_NOTIFY) &&
+	    (a->version < WIRE_VERSION_FENCE ||
+	    b->version < WIRE_VERSION_FENCE))
+		return (1);
 	return (2);
 }
 
@@ -664,6 +669,8 @@ static const struct rec_type {
 	T(HANDSHAKE, 0, 1, 6, hs),
 	T(DATA, 4 + 8, 1, 8, data),
 	T(RESUME_COUNT, 2, 0, 10, count),
+	T(FENCE, 8, 0, 12, cursor),
+	T(FENCED, 8, 0, 12, cursor),
 #undef T
 };
 

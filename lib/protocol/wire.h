@@ -16,7 +16,7 @@
 
 /* Connect private data ("hello"). */
 #define WIRE_MAGIC		0x52535452u	/* "RSTR" */
-#define WIRE_VERSION		11		/* newest spoken */
+#define WIRE_VERSION		12		/* newest spoken */
 #define WIRE_VERSION_MIN	1		/* oldest understood */
 #define WIRE_VERSION_IDENTITY	6		/* the first with identities */
 #define WIRE_HELLO_LEN		32		/* fits the 56-byte IB CM limit */
@@ -38,6 +38,9 @@
 #define WIRE_HELLO_V8		(WIRE_HELLO_LANES | WIRE_HELLO_LANE1)
 /* The first version that runs a link without immediate data. */
 #define WIRE_VERSION_NOTIFY	11
+/* The first whose links without immediate data run two lanes: a stream
+ * changes lanes there only after a FENCE was answered (FENCED). */
+#define WIRE_VERSION_FENCE	12
 /*
  * On a link without immediate data (version 11, WIRE_HELLO_NOTIFY in
  * either hello), every SEND starts with a notice: 4 bytes, big-endian,
@@ -100,7 +103,9 @@ enum wire_type {
 	WIRE_RESUME_PROOF = 18,	/* version 5: resume taken, secret proved */
 	WIRE_HANDSHAKE = 19,	/* version 6: a message of the handshake */
 	WIRE_DATA = 20,		/* version 8: a stream's bytes, eager */
-	WIRE_RESUME_COUNT = 21	/* version 10: RESUME_STREAMs that follow */
+	WIRE_RESUME_COUNT = 21,	/* version 10: RESUME_STREAMs that follow */
+	WIRE_FENCE = 22,	/* version 12: answer when all before it came */
+	WIRE_FENCED = 23	/* version 12: that FENCE's answer */
 };
 
 /* ORIGIN families: how the opener's client reached it. */
@@ -266,7 +271,8 @@ int wire_hello_decode(const uint8_t *buf, size_t len, struct wire_hello *h);
  * How many lanes a link whose two lane-0 hellos are ${a} and ${b} runs:
  * 2 when both say WIRE_HELLO_LANES, unless the link will be sealed (both
  * with identities and either asking to seal) and either hello is older
- * than version 9; else 1.  Both sides compute the same from the same two
+ * than version 9, or it runs without immediates (WIRE_HELLO_NOTIFY in
+ * either) and either is older than WIRE_VERSION_FENCE; else 1.  Both sides compute the same from the same two
  * hellos.
  */
 unsigned wire_hello_lanes(const struct wire_hello *a,

@@ -110,10 +110,10 @@ verbs_engine_conf(const struct verbs_link_conf *lc, uint8_t *ctrl_send,
 	ec->resume = lc->resume;
 	/*
 	 * A link may run a latency lane, if the peer's hello says so too;
-	 * not on iWARP, which completes a WR once TCP took its bytes: a
-	 * stream's next WR on the other lane could arrive first.
+	 * on iWARP from version 12, whose lane switches wait until the
+	 * peer answered a FENCE on the old lane.
 	 */
-	ec->lanes = iwarp ? 1 : WIRE_LANES_MAX;
+	ec->lanes = WIRE_LANES_MAX;
 	ec->ring_ptr = ring_ptr;
 	if (iwarp) {
 		ec->notify = 1;

@@ -258,7 +258,7 @@ port_counters() {
 }
 
 # bats test_tags=iwarp
-@test "a link of version 11 runs two lanes on both daemons (one on iWARP), and traffic crosses them" {
+@test "a link of version 12 runs two lanes on both daemons (fenced on iWARP), and traffic crosses them" {
 	echo_tunnel echo
 	start_pair echo
 	# Bulk and small messages at once: WRITEs and control records.
@@ -289,39 +289,52 @@ port_counters() {
 	run ctl_json a links '.[0] | .cq_arms >= .cq_arms_quiet'
 	assert_output true
 	# iWARP has no immediate data: a SEND after each WRITE says it.  And
-	# it completes a WR once TCP took its bytes, so it runs no lane that
-	# a stream's next WR could overtake its last one on.
+	# it completes a WR once TCP took its bytes, so a stream changes
+	# lanes there only after the peer answered a FENCE: both daemons
+	# fenced lane 0 before lane 1 opened.  Elsewhere nothing is fenced.
 	notify=imm
-	nl=2
 	lanes="2 lanes"
-	lane1=number
+	fenced=false
 	if iwarp; then
 		notify=send
-		nl=1
-		lanes="1 lane, no immediates"
-		lane1=null
+		lanes="2 lanes, no immediates"
+		fenced=true
 	fi
-	run ctl_json a links '.[0] | "\(.version) \(.lanes) \(.notify)"'
-	assert_output "11 $nl $notify"
-	run ctl_json b links '.[0] | "\(.version) \(.lanes) \(.notify)"'
-	assert_output "11 $nl $notify"
+	run ctl_json a links '.[0] | "\(.version) \(.lanes) \(.notify) \(.lane0_fences > 0)"'
+	assert_output "12 2 $notify $fenced"
+	run ctl_json b links '.[0] | "\(.version) \(.lanes) \(.notify) \(.lane0_fences > 0)"'
+	assert_output "12 2 $notify $fenced"
 	# Each lane's queue: both known on an up link of two lanes.
-	run ctl_json a links '.[0] | [.lane0_depth, .lane0_inflight, .lane1_depth, .lane1_inflight] | map(type) | join(" ")'
-	assert_output "number number $lane1 $lane1"
-	grep -q "link to $B:7471 is up (device $RSTREAMD_TEST_DEV_A, protocol version 11, $lanes, sq_size" "$W/a.log"
-	grep -q "link from $A:[0-9]* is up (.*; protocol version 11, $lanes)" "$W/b.log"
+	run ctl_json a links '.[0] | [.lane0_depth, .lane0_inflight, .lane1_depth, .lane1_inflight, .lane0_fences, .lane1_fences] | map(type) | join(" ")'
+	assert_output "number number number number number number"
+	grep -q "link to $B:7471 is up (device $RSTREAMD_TEST_DEV_A, protocol version 12, $lanes, sq_size" "$W/a.log"
+	grep -q "link from $A:[0-9]* is up (.*; protocol version 12, $lanes)" "$W/b.log"
 	# Both up lines, in the TAP output as comments.
 	grep -h "is up (" "$W/a.log" "$W/b.log" | sed 's/^/# /' >&3
 	run "$CTL" -s "$W/a.ctl" -o wide links
-	assert_line --index 0 --regexp " LANES +NOTIFY +LANE0 DEPTH +LANE0 INFLIGHT +LANE1 DEPTH +LANE1 INFLIGHT "
+	assert_line --index 0 --regexp " LANES +NOTIFY +LANE0 DEPTH +LANE0 INFLIGHT +LANE1 DEPTH +LANE1 INFLIGHT +LANE0 FENCES +LANE1 FENCES "
 	run "$CTL" -s "$W/b.ctl" metrics
-	assert_line --regexp "^rstreamd_link_lanes\\{tunnel=\"\",peer=\"[^\"]*\",direction=\"in\"\\} $nl\$"
+	assert_line --regexp "^rstreamd_link_lanes\\{tunnel=\"\",peer=\"[^\"]*\",direction=\"in\"\\} 2\$"
 	assert_line --regexp '^rstreamd_link_lane_inflight_bytes\{tunnel="",peer="[^"]*",direction="in",lane="0"\} [0-9]+$'
-	depth1='[0-9]+'
+	assert_line --regexp '^rstreamd_link_lane_sq_depth\{tunnel="",peer="[^"]*",direction="in",lane="1"\} [0-9]+$'
+	assert_line --regexp '^rstreamd_link_lane_fences_total\{tunnel="",peer="[^"]*",direction="in",lane="0"\} [0-9]+$'
+}
+
+# bats test_tags=iwarp
+@test "a daemon held to version 11: a link of 11, on one lane on iWARP (which fences from 12), and no fence" {
+	echo_tunnel echo
+	sed -i "1i max_version = 11;" "$W/b.conf"
+	start_pair echo
+	run client "$(accept_port a echo)" "at 11"
+	assert_output "at 11"
+	nl=2
 	if iwarp; then
-		depth1=0
+		nl=1
 	fi
-	assert_line --regexp "^rstreamd_link_lane_sq_depth\\{tunnel=\"\",peer=\"[^\"]*\",direction=\"in\",lane=\"1\"\\} $depth1\$"
+	run ctl_json a links '.[0] | "\(.version) \(.lanes) \(.lane0_fences)"'
+	assert_output "11 $nl 0"
+	run ctl_json b links '.[0] | "\(.version) \(.lanes) \(.lane0_fences)"'
+	assert_output "11 $nl 0"
 }
 
 @test "version 7 and newer daemons (max_version = 7 on either side): links of version 7, one lane, traffic crosses" {

@@ -240,8 +240,8 @@ EOC
 	wait_until 30 grep -q "old-peer: offered" "$W/old.out"
 	run cat "$W/old.out"
 	# Without resume_time the older version is 1 (2 is for resume).
-	assert_line "old-peer: offered 11 1"
-	run grep -c "warning: tunnel old: link to $B:$op: the peer refused protocol version 11 (an older rstreamd, or a forged reject); trying that address once more with version 1 (min_version 1)" "$W/a.log"
+	assert_line "old-peer: offered 12 1"
+	run grep -c "warning: tunnel old: link to $B:$op: the peer refused protocol version 12 (an older rstreamd, or a forged reject); trying that address once more with version 1 (min_version 1)" "$W/a.log"
 	assert_output 1
 	[ "$(metric rstreamd_link_stepdowns_total a)" = 1 ]
 	# The note on the second refusal: a refusal, not another step down.
@@ -249,7 +249,7 @@ EOC
 	assert_success
 }
 
-@test "a version-3 peer refuses a version-11 hello with its note: the daemon asks again in version 3" {
+@test "a version-3 peer refuses a version-12 hello with its note: the daemon asks again in version 3" {
 	op=$(free_port)
 	spawn "$HOSTILE" "$A" "$B" "$op" old-peer 3 >"$W/old3.out" 2>&1
 	wait_until 20 grep -q "old-peer: listening" "$W/old3.out"
@@ -257,8 +257,8 @@ EOC
 	start_daemon a
 	wait_until 30 grep -q "old-peer: offered" "$W/old3.out"
 	run cat "$W/old3.out"
-	assert_line "old-peer: offered 11 3"
-	run grep -c "the peer refused protocol version 11 (an older rstreamd, or a forged reject); trying that address once more with version 3 (min_version 2)" "$W/a.log"
+	assert_line "old-peer: offered 12 3"
+	run grep -c "the peer refused protocol version 12 (an older rstreamd, or a forged reject); trying that address once more with version 3 (min_version 2)" "$W/a.log"
 	assert_output 1
 }
 
@@ -284,21 +284,21 @@ EOC
 	# rings that grow) did not step down at all.
 	wait_until 30 grep -q "old-peer: offered" "$W/old1.out"
 	run cat "$W/old1.out"
-	assert_line "old-peer: offered 11 1"
-	grep -q "warning: tunnel low: link to $B:$op1: the peer refused protocol version 11 (an older rstreamd, or a forged reject); trying that address once more with version 1 (min_version 1)" "$W/a.log"
-	grep -q "warning: tunnel dflt: link to $B:$op2 failed: the peer refused protocol version 11 and speaks 2 at most (an older rstreamd, or a forged reject); not stepping down below min_version 4" "$W/a.log"
+	assert_line "old-peer: offered 12 1"
+	grep -q "warning: tunnel low: link to $B:$op1: the peer refused protocol version 12 (an older rstreamd, or a forged reject); trying that address once more with version 1 (min_version 1)" "$W/a.log"
+	grep -q "warning: tunnel dflt: link to $B:$op2 failed: the peer refused protocol version 12 and speaks 2 at most (an older rstreamd, or a forged reject); not stepping down below min_version 4" "$W/a.log"
 	[ "$(metric rstreamd_link_stepdowns_total a)" = 1 ]
 	[ "$(metric rstreamd_link_stepdowns_refused_total a)" -ge 1 ]
-	# Both links run at version 11 with the real daemon, as both say.
+	# Both links run at version 12 with the real daemon, as both say.
 	run ctl_json a links '.[] | "\(.tunnel) \(.peer) \(.state) \(.version)"'
-	assert_line "low $B:7471 up 11"
-	assert_line "dflt $B:7471 up 11"
+	assert_line "low $B:7471 up 12"
+	assert_line "dflt $B:7471 up 12"
 	run ctl_json b links '[.[] | select(.state == "up") | .version] | map(tostring) | join(" ")'
-	assert_output "11 11"
+	assert_output "12 12"
 	run "$CTL" -s "$W/a.ctl" metrics
 	# Labelled with the peer setting, the list as written, whichever
 	# address the link runs to.
-	assert_line "rstreamd_link_protocol_version{tunnel=\"low\",peer=\"$B:$op1,$B:7471\",direction=\"out\"} 11"
+	assert_line "rstreamd_link_protocol_version{tunnel=\"low\",peer=\"$B:$op1,$B:7471\",direction=\"out\"} 12"
 	run client "$(accept_port a low)" "low ok"
 	assert_output "low ok"
 	run client "$(accept_port a dflt)" "dflt ok"

@@ -3,9 +3,10 @@
 # iWARP's connection rules, on Soft-iWARP devices (the runner's
 # SOFTROCE_DRIVER=siw, which tests/run-bats sets for *-iwarp.bats; on
 # other devices the tests skip): a link comes up, its hellos carried as
-# MPA private data of the length sent, on one lane, its receives posted
-# before the connection is established; a stream's order holds beside
-# bulk on a path that queues (no lane to overtake on); a refusal's note
+# MPA private data of the length sent, on two lanes whose switches wait
+# for FENCEs to be answered, its receives posted before the connection is
+# established; a stream's order holds beside bulk on a path that queues
+# (the fences keep a lane from overtaking the other); a refusal's note
 # reaches the connecting side (an MPA reject, which the RDMA CM reports
 # as a reset): the serving daemon's refusal and an older peer's version;
 # and the service level and TOS that Soft-iWARP ignores, said by the
@@ -81,17 +82,27 @@ teardown() {
 }
 
 # iWARP completes a work request once TCP took its bytes, so a stream's
-# next one on a second connection could arrive first: no latency lane.
-@test "siw: a link comes up on one lane, as both daemons say and list; a stream goes through" {
+# next one on the other lane could arrive first: lane 1 opens, and a
+# stream changes lanes, only once the peer answered a FENCE on the old lane.
+@test "siw: a link comes up on two lanes, lane 0 fenced, as both daemons say and list; a stream goes through" {
 	link_up a echo
-	wait_log a "info: tunnel echo: link to $B:7471 is up (device $DA, protocol version [0-9]*, 1 lane, no immediates, .*, authenticated; port 1, iWARP, path MTU [0-9]*, QP [0-9]*)$"
-	wait_log b "info: link from $A:[0-9]* authenticated (port 1, iWARP, .*; protocol version [0-9]*, 1 lane, no immediates)"
-	run ctl_json a links '.[] | select(.tunnel == "echo") | "\(.state) \(.transport) \(.device) \(.lanes) \(.lane1_qpn) \(.service_level)"'
-	assert_output "up iWARP $DA 1 null null"
-	run ctl_json b links '.[] | select(.state == "up") | "\(.peer) \(.transport) \(.lanes)"'
-	assert_output --regexp "^$A:[0-9]+ iWARP 1$"
+	wait_log a "info: tunnel echo: link to $B:7471 is up (device $DA, protocol version 12, 2 lanes, no immediates, .*, authenticated; port 1, iWARP, path MTU [0-9]*, QP [0-9]*, lane 1 QP [0-9]*)$"
+	wait_log b "info: link from $A:[0-9]* authenticated (port 1, iWARP, .*; protocol version 12, 2 lanes, no immediates)"
 	run client "$(accept_port a echo)" "over iWARP"
 	assert_output "over iWARP"
+	run ctl_json a links '.[] | select(.tunnel == "echo") | "\(.state) \(.transport) \(.device) \(.lanes) \(.lane1_qpn | type) \(.service_level)"'
+	assert_output "up iWARP $DA 2 number null"
+	run ctl_json b links '.[] | select(.state == "up") | "\(.peer) \(.transport) \(.lanes)"'
+	assert_output --regexp "^$A:[0-9]+ iWARP 2$"
+	# a sent its proof on lane 0 before it knew b: its lane 1 opened
+	# only once b answered a FENCE after it.  (b may have sent nothing
+	# on lane 0 before it knew a, and then fences nothing.)
+	run ctl_json a links '.[] | select(.tunnel == "echo") | .lane0_fences > 0'
+	assert_output true
+	run "$CTL" -s "$W/a.ctl" metrics
+	assert_line --regexp '^rstreamd_link_lane_fences_total\{tunnel="echo",peer="[^"]*",direction="out",lane="0"\} [1-9][0-9]*$'
+	run "$CTL" -s "$W/b.ctl" metrics
+	assert_line --regexp '^rstreamd_link_lane_fences_total\{tunnel="",peer="[^"]*",direction="in",lane="0"\} [0-9]+$'
 }
 
 # slow_path: both veths send at 20 Mbit/s, 2 ms late, so bulk streams'
@@ -111,10 +122,10 @@ slow_path() {
 	done
 }
 
-# Were a stream's records and small writes on a second connection, they
-# would pass its WRITEs still queued in the first: a DATA record or a
-# RING_AT ahead of the bytes before it, which the peer takes for a
-# protocol violation and ends the link.
+# Were a stream's records and small writes to move to the other lane
+# without a fence, they would pass its WRITEs still queued in the first
+# connection: a DATA record or a RING_AT ahead of the bytes before it,
+# which the peer takes for a protocol violation and ends the link.
 @test "siw: beside bulk streams on a path that queues, round trips of 3000 and 100 bytes keep their order; the link stays up" {
 	slow_path
 	port=$(accept_port a echo)
@@ -142,6 +153,13 @@ slow_path() {
 	assert_output "$W/a.log:0
 $W/b.log:0"
 	assert_equal "$(ctl_json a links '[.[] | select(.tunnel == "echo")][0].failures_total')" "$fa"
+	# Both lanes carried it, and both daemons fenced their switches.
+	run ctl_json a links '[.[] | select(.tunnel == "echo")][0] | "\(.lanes) \(.lane0_fences > 0) \(.lane1_fences > 0)"'
+	echo "# a: $output" >&3
+	assert_output "2 true true"
+	run ctl_json b links '[.[] | select(.state == "up")][0] | "\(.lanes) \(.lane0_fences > 0) \(.lane1_fences > 0)"'
+	echo "# b: $output" >&3
+	assert_output "2 true true"
 }
 
 @test "siw: a refusal's note reaches the connecting side: the peer refused, or asks for a version iWARP cannot run" {
@@ -153,8 +171,8 @@ $W/b.log:0"
 	# down, since below version 11 an iWARP link could carry nothing.
 	wait_until 30 grep -q "old-peer: offered" "$W/old.out"
 	run cat "$W/old.out"
-	assert_line --regexp "^old-peer: offered 11( 11)*$"
-	wait_log a "tunnel old: link to $B:$op failed: the peer refused protocol version 11 and speaks 3 at most (an older rstreamd, or a forged reject); not stepping down: this iWARP device has no immediate data, which links below version 11 need"
+	assert_line --regexp "^old-peer: offered 12( 12)*$"
+	wait_log a "tunnel old: link to $B:$op failed: the peer refused protocol version 12 and speaks 3 at most (an older rstreamd, or a forged reject); not stepping down: this iWARP device has no immediate data, which links below version 11 need"
 	run grep -c "trying that address once more" "$W/a.log"
 	assert_output 0
 	[ "$(metric rstreamd_link_stepdowns_refused_total a)" -ge 1 ]

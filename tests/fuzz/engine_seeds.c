@@ -45,6 +45,7 @@ struct want {
 	uint64_t rx, tx;	/* stream payload bytes */
 	uint64_t eager, eager_rx;	/* DATA records sent, arrived (lanes) */
 	int notify;		/* the link runs without immediates */
+	uint64_t fences;	/* FENCEs sent, both lanes */
 	int origins;		/* INCOMING streams with an ORIGIN */
 	int adopted;		/* the failed engine was taken over */
 	int hs_done;		/* the identity handshake is done */
@@ -155,11 +156,18 @@ static const struct want wants[] = {
 	{ "data-one-lane", "one lane: a DATA record",
 	    .fails = 2, .error = VIOLATION "DATA on a link of one lane" },
 	{ "notify-data", "no immediates: WRITEs in by their notices, out "
-	    "with them", .events = EV(OPENED) | EV(READABLE), .rx = 4196,
-	    .tx = 3000, .notify = 1, .version = WIRE_VERSION },
+	    "with them, lane switches fenced", .events = EV(OPENED) |
+	    EV(READABLE), .rx = 4196, .tx = 3000, .notify = 1, .fences = 1,
+	    .version = WIRE_VERSION },
 	{ "notify-sealed", "no immediates, sealed: a notice and its tag",
 	    .events = EV(OPENED) | EV(READABLE), .rx = 100, .tx = 3000,
 	    .sealed = 1, .notify = 1, .version = WIRE_VERSION },
+	{ "notify-fenced-unasked", "no immediates: a FENCED for no FENCE",
+	    .fails = 2, .error = VIOLATION "FENCED 7, but no FENCE of that "
+	    "number is out" },
+	{ "fence-one-lane", "one lane: a FENCE",
+	    .fails = 2, .error = VIOLATION "FENCE on a link that does not "
+	    "fence (1 lane, with immediates)" },
 	{ "notify-imm", "no immediates: a WRITE WITH IMMEDIATE",
 	    .fails = 2, .error = VIOLATION "a WRITE WITH IMMEDIATE on a link "
 	    "without immediates" },
@@ -242,6 +250,7 @@ missing(const struct want *w, char *miss, size_t len)
 	AT_LEAST(eager, st->eager);
 	AT_LEAST(eager_rx, st->eager_rx);
 	AT_LEAST(notify, st->notify);
+	AT_LEAST(fences, st->lane[0].fences + st->lane[1].fences);
 	AT_LEAST(origins, r->origins);
 	AT_LEAST(adopted, r->adopted);
 	AT_LEAST(hs_done, r->hs_done);

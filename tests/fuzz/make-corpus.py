@@ -47,6 +47,8 @@ RECS = {
     "ring_at": rec(17, struct.pack(">IQ", 0, 8192)),
     "resume_proof": rec(18, bytes([0x5a]) * 32),
     "resume_count": rec(21, struct.pack(">H", 3)),
+    "fence": rec(22, struct.pack(">Q", 1)),
+    "fenced": rec(23, struct.pack(">Q", 1)),
 }
 
 
@@ -296,17 +298,33 @@ write("engine", "lanes-imm-lane1", bytes([LANES]) + opened + bytes([3]) +
 write("engine", "data-one-lane", bytes([0xf0]) + opened +
       send(data_rec(0, 0, 10)))
 
-# Without immediates (0x80, as the 0x90 modes, version 11): a WRITE
+# Without immediates (0x80, as the 0x90 modes, version 12): a WRITE
 # WITH IMM of even length arrives as the SEND of its notice (sealed, 0x88:
 # and its tag), one of odd length as a WRITE WITH IMMEDIATE, which ends
-# the link.  Stream 0's 3000 bytes go as WRITEs and their notices once
-# its OPEN's lane-1 SEND completed (150).
+# the link.  Lane 1 is open from the start (nothing went on lane 0
+# before), so the OPENs go there; stream 0's 3000 bytes go as WRITEs and
+# their notices on lane 0 once the peer answered the FENCE on lane 1
+# after its records (FENCED 1).
 NOTIFY = 0x80
+
+
+def fenced(n):
+    return send(rec(23, struct.pack(">Q", n)))
+
+
 write("engine", "notify-data", bytes([NOTIFY]) + opened + imm(0, 100) +
       imm(1, 4096) + bytes([6, 0]) + struct.pack("<I", 100) + bytes([5, 0]) +
-      struct.pack("<I", 3000) + bytes([4, 150, 4, 0]))
+      struct.pack("<I", 3000) + bytes([4, 150]) + fenced(1) +
+      bytes([4, 0]))
 write("engine", "notify-sealed", bytes([NOTIFY | 8]) + opened + imm(0, 100) +
-      bytes([5, 0]) + struct.pack("<I", 3000) + bytes([4, 150, 4, 0]))
+      bytes([5, 0]) + struct.pack("<I", 3000) + bytes([4, 150]) + fenced(1) +
+      bytes([4, 0]))
+# A FENCED that answers no FENCE of ours ends the link, as does a FENCE on
+# a link that does not fence (one lane).
+write("engine", "notify-fenced-unasked", bytes([NOTIFY]) + opened +
+      fenced(7))
+write("engine", "fence-one-lane", bytes([0xf0]) + opened +
+      send(RECS["fence"]))
 write("engine", "notify-imm", bytes([NOTIFY]) + opened + bytes([2]) +
       struct.pack("<II", 100 - 1, 101))
 

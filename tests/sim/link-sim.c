@@ -2335,6 +2335,34 @@ both_notify(int want)
 	    la.version == WIRE_VERSION && lb.version == WIRE_VERSION);
 }
 
+/* Both daemons' links sent FENCEs on lane 0 (iWARP, 2 lanes). */
+static int
+both_fenced(void)
+{
+	struct link_info la, lb;
+	unsigned up, susp;
+
+	(void)out_link(&A, "t", &la);
+	(void)in_links(&B, &up, &susp, &lb);
+	return (up == 1 && la.st.lanes == 2 && lb.st.lanes == 2 &&
+	    la.st.lane[0].fences > 0 && lb.st.lane[0].fences > 0);
+}
+
+/* The link runs version 11 without immediates: one lane, no fence. */
+static int
+one_lane_11(void)
+{
+	struct link_info la, lb;
+	unsigned up, susp;
+
+	(void)out_link(&A, "t", &la);
+	(void)in_links(&B, &up, &susp, &lb);
+	return (up == 1 && la.version == 11 && lb.version == 11 &&
+	    la.st.notify && lb.st.notify && la.st.lanes == 1 &&
+	    lb.st.lanes == 1 && la.st.lane[0].fences == 0 &&
+	    lb.st.lane[0].fences == 0);
+}
+
 /*
  * Devices without immediate data, as iWARP's (the fabric refuses them):
  * both daemons' links run without, say so in their up lines and links
@@ -2376,14 +2404,31 @@ test_iwarp(void)
 	revoke_pair("iwarp: devices without immediates", "", "", "", &up,
 	    &down);
 	ok(both_notify(1) && logged("link to " SERVE " is up (device sim0, "
-	    "protocol version 11, 1 lane, no immediates,", "sealed") &&
-	    logged("authenticated as node-a", "protocol version 11, 1 lane, "
+	    "protocol version 12, 2 lanes, no immediates,", "sealed") &&
+	    logged("authenticated as node-a", "protocol version 12, 2 lanes, "
 	    "no immediates)"), "iwarp: both daemons' links run without "
-	    "immediates and on one lane, and their up lines say so");
+	    "immediates and on two lanes, and their up lines say so");
 	ok(carry(&up, &down, 262144), "iwarp: the sealed stream carries 256 "
 	    "KiB more each way");
+	ok(both_fenced(), "iwarp: both daemons fenced lane 0 before its "
+	    "streams used lane 1");
 	stream_close();
 	end("iwarp");
+
+	/* A daemon held to version 11, which does not fence: one lane. */
+	begin("iwarp: B has max_version = 11");
+	start(&B, "b", "handshake_timeout = 1; listen = \"%s\"; "
+	    "max_version = 11;\ntunnels = ( { name = \"t\"; target = "
+	    "\"unix:%s\"; %s } );", SERVE, target, SIZES);
+	start_a("");
+	ok(until(both_up) && stream_open(&up2, &down2, 13) &&
+	    carry(&up2, &down2, 65536) && one_lane_11(), "iwarp: a link of "
+	    "version 11 without immediates runs one lane on both daemons, "
+	    "with no fence, and carries 64 KiB each way");
+	stream_close();
+	end("iwarp: version 11");
+	up2 = (struct flow){ -1, -1, 0, 0, 0, 1 };
+	down2 = up2;
 	log_to_file(0);
 	remove_ident("ra");
 	remove_ident("rb");

@@ -57,9 +57,11 @@
  *    and either hello rules): data WRITEs are announced by the SEND
  *    after them, and every invariant above holds the same.  That fabric
  *    completes a WR when it is posted, as iWARP does once TCP took its
- *    bytes, and delivers it later; a side that says it has no
- *    immediates runs one lane, as verbs_engine_conf has it.  A
- *    many-seed run fails if none ran so, or none of those sealed.
+ *    bytes, and delivers it later, in any interleaving with the other
+ *    lane.  A link of two lanes there (version 12) fences every lane
+ *    switch: FENCE records on the old lane, answered by FENCED.  A many-seed run fails if none ran so, or none
+ *    of those sealed; and, with the lanes configurations, if none ran
+ *    two lanes, or no fence went on either lane.
  *
  * Usage: sim [-c CONFIG] [-s SEED] [-n COUNT] [-l] [-v] [-H]
  * Without -s it runs COUNT seeds of each configuration (or of CONFIG) and
@@ -135,6 +137,8 @@ static uint64_t all_losses, all_ratchets;
 static uint64_t all_wstalls, all_wsmall;	/* window stalls; small windows */
 static uint64_t all_sealed, all_tampered;	/* sealed runs; caught flips */
 static uint64_t all_iwarp, all_iwarp_sealed;	/* runs without immediates */
+static uint64_t all_iwarp_lanes;	/* ... of two lanes */
+static uint64_t all_fences[2];		/* FENCEs sent, per lane */
 static uint64_t all_aesgcm, all_near;	/* of them: AES-GCM; near a rekey */
 static uint64_t all_rekeyed;			/* of those: crossed it */
 
@@ -2113,17 +2117,14 @@ run_setup(struct run *R)
 	 * A run in four (of those that reach version 11) is on iWARP: the
 	 * fabric refuses immediates, and completes a WR when it takes it.
 	 * Its own draw, so the rest stay the same; one device in two says
-	 * so, since either hello rules.  A side that says so runs one lane,
-	 * as verbs_engine_conf has it: the fabric would deliver a stream's
-	 * WR on one lane after its next on the other.
+	 * so, since either hello rules.  Its links of two lanes (version 12)
+	 * fence their lane switches: a stream moves once the peer answered
+	 * a FENCE on the old lane.
 	 */
 	if (!R->v4 && (x & 3) == 0) {
 		R->iwarp = 1;
 		ec[0].notify = 1;
 		ec[1].notify = (uint8_t)(x >> 2 & 1);
-		for (i = 0; i < 2; i++)
-			if (ec[i].notify)
-				ec[i].lanes = 1;
 		all_iwarp++;
 	}
 	if (start_link(R, ec))
@@ -2135,6 +2136,8 @@ run_setup(struct run *R)
 			    R->iwarp ? "without" : "with"));
 	if (R->iwarp && R->sealed)
 		all_iwarp_sealed++;
+	if (R->iwarp && engine_lanes(R->f.side[0].e) > 1)
+		all_iwarp_lanes++;
 	return (0);
 }
 
@@ -2340,6 +2343,8 @@ count_resizes(struct run *R, int i)
 		    (unsigned long long)R->side[i].allocs,
 		    (unsigned long long)R->side[i].refused);
 	total_grows += st.ring_grows;
+	all_fences[0] += st.lane[0].fences;
+	all_fences[1] += st.lane[1].fences;
 	all_wstalls += st.stall_window;
 	total_shrinks += st.ring_shrinks;
 	total_refused += st.ring_refused;
@@ -2657,16 +2662,24 @@ seen_sealing(const char *only, int *t)
 	return (none);
 }
 
-/* Runs on a fabric without immediates, sealed ones among them. */
+/* Runs on a fabric without immediates, sealed ones among them, and
+ * (where the configurations run two lanes) fenced ones. */
 static int
-seen_iwarp(int *t)
+seen_iwarp(const char *only, int *t)
 {
-	int none = all_iwarp == 0 || all_iwarp_sealed == 0;
+	int lanes = only == NULL || strncmp(only, "lanes", 5) == 0;
+	int none = all_iwarp == 0 || all_iwarp_sealed == 0 ||
+	    (lanes && (all_iwarp_lanes == 0 || all_fences[0] == 0 ||
+	    all_fences[1] == 0));
 
 	printf("%s %d - iWARP: %llu runs without immediates, %llu of them "
-	    "sealed\n", none ? "not ok" : "ok", ++*t,
+	    "sealed, %llu of two lanes; FENCEs %llu on lane 0, %llu on "
+	    "lane 1\n", none ? "not ok" : "ok", ++*t,
 	    (unsigned long long)all_iwarp,
-	    (unsigned long long)all_iwarp_sealed);
+	    (unsigned long long)all_iwarp_sealed,
+	    (unsigned long long)all_iwarp_lanes,
+	    (unsigned long long)all_fences[0],
+	    (unsigned long long)all_fences[1]);
 	return (none);
 }
 
@@ -2697,7 +2710,7 @@ main(int argc, char **argv)
 		bad |= seen_ratchets(&t);
 		bad |= seen_window(&t);
 		bad |= seen_sealing(o.only, &t);
-		bad |= seen_iwarp(&t);
+		bad |= seen_iwarp(o.only, &t);
 	}
 	printf("1..%d\n", t);
 	return (bad ? 1 : 0);

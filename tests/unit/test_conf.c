@@ -681,8 +681,8 @@ test_errors(void)
 	ok(fails(TUN1 PEER "  min_version = 0; } );\n", 3,
 	    "tunnel pg: min_version 0 is below the minimum 1"),
 	    "min_version 0");
-	ok(fails("defaults = { min_version = 12; };\n", 1,
-	    "defaults: min_version 12 is above the maximum 11"),
+	ok(fails("defaults = { min_version = 13; };\n", 1,
+	    "defaults: min_version 13 is above the maximum 12"),
 	    "defaults: min_version checked");
 
 	/* Unix socket settings. */

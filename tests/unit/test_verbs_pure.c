@@ -58,7 +58,8 @@ main(void)
 	    strcmp(verbs_wc_error_name((enum verbs_wc_error)-1), "?") == 0,
 	    "a class out of range is \"?\"");
 
-	/* iWARP: no immediates, WRITEs as large as they go, one lane. */
+	/* iWARP: no immediates, WRITEs as large as they go, two lanes
+	 * (fenced, version 12). */
 	memset(&lc, 0, sizeof(lc));
 	lc.sq_size = lc.rq_size = 64;
 	verbs_engine_conf(&lc, ctrl, 7, 0, &ec);
@@ -66,9 +67,9 @@ main(void)
 	    "a device with immediates: WRITE WITH IMMEDIATE, default WRITEs");
 	verbs_engine_conf(&lc, ctrl, 7, 1, &ec);
 	ok(ec.notify && ec.chunk == WIRE_WRITE_MAX &&
-	    ec.lanes == 1 && ec.sq_size == 64 &&
+	    ec.lanes == WIRE_LANES_MAX && ec.sq_size == 64 &&
 	    ec.ctrl_send == ctrl && ec.ctrl_send_lkey == 7,
-	    "an iWARP device: no immediates, WRITEs of %u bytes, no "
+	    "an iWARP device: no immediates, WRITEs of %u bytes, a "
 	    "latency lane", (unsigned)WIRE_WRITE_MAX);
 	return (tap_done());
 }

@@ -50,6 +50,8 @@ rec_equal(const struct wire_rec *a, const struct wire_rec *b)
 		return (0);
 	switch (a->type) {
 	case WIRE_MSG_CREDIT:
+	case WIRE_FENCE:
+	case WIRE_FENCED:
 		return (a->cursor == b->cursor);
 	case WIRE_CREDIT:
 	case WIRE_SHUTDOWN:
@@ -189,8 +191,8 @@ test_records(void)
 	/* Unknown types. */
 	buf[0] = 0; buf[1] = 2;
 	ok(wire_rec_decode(buf, 2, &d, &used) == WIRE_ETYPE, "type 0 refused");
-	buf[0] = 22; buf[1] = 2;
-	ok(wire_rec_decode(buf, 2, &d, &used) == WIRE_ETYPE, "type 22 refused");
+	buf[0] = 24; buf[1] = 2;
+	ok(wire_rec_decode(buf, 2, &d, &used) == WIRE_ETYPE, "type 24 refused");
 
 	/* DATA: type 20, stream, cursor, then its bytes, 1 to 241 of them. */
 	{
@@ -223,6 +225,19 @@ test_records(void)
 		    "DATA without bytes is refused");
 		ok(wire_rec_version(WIRE_DATA) == 8, "DATA is version 8's");
 	}
+
+	/* FENCE and FENCED: types 22 and 23, their number after the header,
+	 * as MSG_CREDIT's cursor. */
+	r = mkrec(WIRE_FENCE);
+	n = wire_rec_encode(buf, sizeof(buf), &r);
+	ok(n == 10 && buf[0] == 22 && buf[1] == 10 && buf[2] == 0x01 &&
+	    buf[9] == 0xef && wire_rec_decode(buf, n, &d, &used) == WIRE_OK &&
+	    used == 10 && rec_equal(&r, &d), "FENCE: 10 bytes, its number at "
+	    "offset 2, round trip");
+	r = mkrec(WIRE_FENCED);
+	n = wire_rec_encode(buf, sizeof(buf), &r);
+	ok(n == 10 && buf[0] == 23 && wire_rec_decode(buf, n, &d, &used) ==
+	    WIRE_OK && rec_equal(&r, &d), "FENCED: 10 bytes, round trip");
 
 	/* RESUME_COUNT: type 21, the count after the header, at most
 	 * WIRE_STREAMS_MAX. */
@@ -556,15 +571,19 @@ test_hello(void)
 	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_OK &&
 	    d.version == 11, "version 11 understood");
 	buf[4] = 12;
+	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_OK &&
+	    d.version == 12, "version 12 understood");
+	buf[4] = 13;
 	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_EVERSION,
-	    "version 12 refused");
+	    "version 13 refused");
 	ok(wire_version_said(5, 1) == 5 && wire_version_said(4, 1) == 4 &&
 	    wire_version_said(4, 0) == 4 && wire_version_said(3, 1) == 3 &&
 	    wire_version_said(2, 0) == 1 && wire_version_said(2, 1) == 2 &&
 	    wire_version_said(1, 1) == 1 &&
 	    wire_version_said(9, 0) == 9 &&
 	    wire_version_said(10, 0) == 10 &&
-	    wire_version_said(11, 0) == WIRE_VERSION,
+	    wire_version_said(11, 0) == 11 &&
+	    wire_version_said(12, 0) == WIRE_VERSION,
 	    "the version a hello says: the cap, 1 below 3 without resume");
 	buf[4] = 0;
 	ok(wire_hello_decode(buf, WIRE_HELLO_LEN, &d) == WIRE_EVERSION,
@@ -682,6 +701,8 @@ test_rec_types(void)
 		{ WIRE_RESUME_PROOF, "RESUME_PROOF", 5 },
 		{ WIRE_HANDSHAKE, "HANDSHAKE", 6 },
 		{ WIRE_RESUME_COUNT, "RESUME_COUNT", 10 },
+		{ WIRE_FENCE, "FENCE", 12 },
+		{ WIRE_FENCED, "FENCED", 12 },
 	};
 	size_t i, bad = 0;
 
@@ -696,9 +717,9 @@ test_rec_types(void)
 		}
 	ok(bad == 0, "every record type has its name and its version");
 	ok(strcmp(wire_rec_name(0), "?") == 0 && wire_rec_version(0) == 0 &&
-	    strcmp(wire_rec_name(WIRE_RESUME_COUNT + 1), "?") == 0 &&
-	    wire_rec_version(WIRE_RESUME_COUNT + 1) == 0 &&
-	    wire_rec_version(255) == 0, "types 0, 22 and 255 are none");
+	    strcmp(wire_rec_name(WIRE_FENCED + 1), "?") == 0 &&
+	    wire_rec_version(WIRE_FENCED + 1) == 0 &&
+	    wire_rec_version(255) == 0, "types 0, 24 and 255 are none");
 }
 
 /* How many lanes two hellos make (wire_hello_lanes). */
@@ -731,6 +752,25 @@ test_lanes(void)
 	b.flags &= (uint8_t)~WIRE_HELLO_IDENTITY;
 	ok(wire_hello_lanes(&a, &b) == 2,
 	    "SEAL without both identities seals nothing: two lanes");
+	/* Without immediates (iWARP): version 12 fences lane switches. */
+	a.version = 11;
+	b.version = 12;
+	a.flags = WIRE_HELLO_LANES | WIRE_HELLO_NOTIFY;
+	b.flags = WIRE_HELLO_LANES;
+	ok(wire_hello_lanes(&a, &b) == 1 && wire_hello_lanes(&b, &a) == 1,
+	    "without immediates, one side at version 11: one lane on both");
+	b.flags = WIRE_HELLO_LANES | WIRE_HELLO_NOTIFY;
+	ok(wire_hello_lanes(&a, &b) == 1 && wire_hello_lanes(&b, &a) == 1,
+	    "without immediates, both say so, one at 11: one lane on both");
+	a.version = 12;
+	a.flags = WIRE_HELLO_LANES;
+	ok(wire_hello_lanes(&a, &b) == 2 && wire_hello_lanes(&b, &a) == 2,
+	    "without immediates (either hello), both at version 12: two "
+	    "lanes on both");
+	a.version = b.version = 11;
+	a.flags = b.flags = WIRE_HELLO_LANES;
+	ok(wire_hello_lanes(&a, &b) == 2,
+	    "with immediates at version 11: two lanes");
 }
 
 int
