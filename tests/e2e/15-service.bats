@@ -299,7 +299,7 @@ hol_fields() {
 	run grep -c "WINDOW" "$W/links.a"
 	assert_output 0
 	run "$CTL" -s "$W/a.ctl" -o wide links
-	assert_line --regexp "^LINK .* SQ DEPTH +INFLIGHT +LANES +NOTIFY +LANE0 DEPTH +LANE0 INFLIGHT +LANE1 DEPTH +LANE1 INFLIGHT +WINDOW +RTT US +RATE B/S +CREDIT WAIT +SQ WAIT +.* STALL WINDOW "
+	assert_line --regexp "^LINK .* SQ DEPTH +INFLIGHT +LANES +NOTIFY +LANE0 DEPTH +LANE0 INFLIGHT +LANE1 DEPTH +LANE1 INFLIGHT +LANE0 FENCES +LANE1 FENCES +WINDOW +RTT US +RATE B/S +CREDIT WAIT +SQ WAIT +.* STALL WINDOW "
 	run "$CTL" -s "$W/a.ctl" -o wide streams
 	assert_line --regexp "^TUNNEL .* QUEUED +UNACKED +CREDIT WAIT +SQ WAIT +AGE S$"
 	kill "$bulk"

@@ -145,7 +145,7 @@ hexof() {
 	run timeout 30 socat -t 10 - "TCP:$A:$pw,bind=$A:$sp" <<<$'GET / HTTP/1.0\r\n\r'
 	assert_output --partial "client $A:$sp via 127.0.0.1"
 	run ctl_json a links '[.[] | .version] | map(tostring) | join(" ")'
-	assert_output "11 11"
+	assert_output "12 12"
 	[ "$(metric rstreamd_link_stepdowns_total a)" = 0 ]
 	# nginx found nothing wrong with either header.
 	run grep -c "broken header" "$W/nginx/logs/error.log"
