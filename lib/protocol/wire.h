@@ -272,8 +272,8 @@ int wire_hello_decode(const uint8_t *buf, size_t len, struct wire_hello *h);
  * 2 when both say WIRE_HELLO_LANES, unless the link will be sealed (both
  * with identities and either asking to seal) and either hello is older
  * than version 9, or it runs without immediates (WIRE_HELLO_NOTIFY in
- * either) and either is older than WIRE_VERSION_FENCE; else 1.  Both sides compute the same from the same two
- * hellos.
+ * either) and either is older than WIRE_VERSION_FENCE; else 1.  Both
+ * sides compute the same from the same two hellos.
  */
 unsigned wire_hello_lanes(const struct wire_hello *a,
     const struct wire_hello *b);

@@ -1670,19 +1670,28 @@ crypto_aead_aes256gcm_is_available(void)
 	return (real());
 }
 
+/* A's link of tunnel ${tun} and B's incoming one: does B have one up? */
+static int
+link_pair(const char *tun, struct link_info *la, struct link_info *lb)
+{
+	unsigned up, susp;
+
+	(void)out_link(&A, tun, la);
+	(void)in_links(&B, &up, &susp, lb);
+	return (up == 1);
+}
+
 /* Both ends of A's tunnel ${tun}'s link (B's only one) seal with
  * ${aead}. */
 static int
 both_seal(const char *tun, const char *aead)
 {
 	struct link_info la, lb;
-	unsigned up, susp;
+	int one = link_pair(tun, &la, &lb);
 
-	(void)out_link(&A, tun, &la);
-	(void)in_links(&B, &up, &susp, &lb);
 	printf("# sealing: A %s, B %s\n", la.sealing ? la.sealing : "none",
 	    lb.sealing ? lb.sealing : "none");
-	return (up == 1 && la.sealing != NULL && lb.sealing != NULL &&
+	return (one && la.sealing != NULL && lb.sealing != NULL &&
 	    strcmp(la.sealing, aead) == 0 && strcmp(lb.sealing, aead) == 0);
 }
 
@@ -2326,11 +2335,8 @@ static int
 both_notify(int want)
 {
 	struct link_info la, lb;
-	unsigned up, susp;
 
-	(void)out_link(&A, "t", &la);
-	(void)in_links(&B, &up, &susp, &lb);
-	return (up == 1 && la.have_stats && lb.have_stats &&
+	return (link_pair("t", &la, &lb) && la.have_stats && lb.have_stats &&
 	    (la.st.notify != 0) == want && (lb.st.notify != 0) == want &&
 	    la.version == WIRE_VERSION && lb.version == WIRE_VERSION);
 }
@@ -2340,12 +2346,10 @@ static int
 both_fenced(void)
 {
 	struct link_info la, lb;
-	unsigned up, susp;
 
-	(void)out_link(&A, "t", &la);
-	(void)in_links(&B, &up, &susp, &lb);
-	return (up == 1 && la.st.lanes == 2 && lb.st.lanes == 2 &&
-	    la.st.lane[0].fences > 0 && lb.st.lane[0].fences > 0);
+	return (link_pair("t", &la, &lb) && la.st.lanes == 2 &&
+	    lb.st.lanes == 2 && la.st.lane[0].fences > 0 &&
+	    lb.st.lane[0].fences > 0);
 }
 
 /* The link runs version 11 without immediates: one lane, no fence. */
@@ -2353,14 +2357,11 @@ static int
 one_lane_11(void)
 {
 	struct link_info la, lb;
-	unsigned up, susp;
 
-	(void)out_link(&A, "t", &la);
-	(void)in_links(&B, &up, &susp, &lb);
-	return (up == 1 && la.version == 11 && lb.version == 11 &&
-	    la.st.notify && lb.st.notify && la.st.lanes == 1 &&
-	    lb.st.lanes == 1 && la.st.lane[0].fences == 0 &&
-	    lb.st.lane[0].fences == 0);
+	return (link_pair("t", &la, &lb) && la.version == 11 &&
+	    lb.version == 11 && la.st.notify && lb.st.notify &&
+	    la.st.lanes == 1 && lb.st.lanes == 1 &&
+	    la.st.lane[0].fences == 0 && lb.st.lane[0].fences == 0);
 }
 
 /*

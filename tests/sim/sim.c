@@ -59,9 +59,10 @@
  *    completes a WR when it is posted, as iWARP does once TCP took its
  *    bytes, and delivers it later, in any interleaving with the other
  *    lane.  A link of two lanes there (version 12) fences every lane
- *    switch: FENCE records on the old lane, answered by FENCED.  A many-seed run fails if none ran so, or none
- *    of those sealed; and, with the lanes configurations, if none ran
- *    two lanes, or no fence went on either lane.
+ *    switch: FENCE records on the old lane, answered by FENCED.  A
+ *    many-seed run fails if none ran so, or none of those sealed; and,
+ *    with the lanes configurations, if none ran two lanes, or no fence
+ *    went on either lane.
  *
  * Usage: sim [-c CONFIG] [-s SEED] [-n COUNT] [-l] [-v] [-H]
  * Without -s it runs COUNT seeds of each configuration (or of CONFIG) and
