@@ -595,9 +595,9 @@ static const struct link_value_def {
 	    "the send queue, not yet known complete.", NULL, NULL,
 	    LSV(inflight), LV_SUM, LV_N },
 	{ "rstreamd_link_lanes", "gauge", "The lanes (queue pairs) an up "
-	    "link runs: 2 with a latency lane (protocol version 8, 9 when "
-	    "sealed), else 1 (the fewest, of several).", NULL, NULL,
-	    LSV(lanes), LV_MIN, LV_N },
+	    "link runs: 2 with a latency lane (protocol version 8; 9 when "
+	    "sealed, 12 on iWARP), else 1 (the fewest, of several).", NULL,
+	    NULL, LSV(lanes), LV_MIN, LV_N },
 #define LDEPTH	"rstreamd_link_lane_sq_depth", "gauge", "Work requests on " \
 	    "each lane's send queue: posted, not yet known complete.", "lane"
 	{ LDEPTH, "0", LSV(lane_depth[0]), LV_SUM, LV_N },
