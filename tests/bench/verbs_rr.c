@@ -26,6 +26,7 @@
 #include <rdma/rdma_verbs.h>
 
 #include "rtt.h"
+#include "cm_addr.h"
 
 #define MSG_MAX	4096
 
@@ -116,20 +117,6 @@ ep_recv(struct ep *p)
 	return (wc.byte_len);
 }
 
-static struct rdma_addrinfo *
-resolve(const char *host, const char *port, int passive)
-{
-	struct rdma_addrinfo hints, *res;
-
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_port_space = RDMA_PS_TCP;
-	if (passive)
-		hints.ai_flags = RAI_PASSIVE;
-	if (rdma_getaddrinfo(host, port, &hints, &res) != 0)
-		die("rdma_getaddrinfo");
-	return (res);
-}
-
 static void
 qp_attr(struct ibv_qp_init_attr *a)
 {
@@ -150,7 +137,8 @@ serve(struct ep *p, const char *bind, const char *port)
 	size_t len;
 
 	qp_attr(&a);
-	if (rdma_create_ep(&lid, resolve(bind, port, 1), NULL, &a) != 0)
+	if (rdma_create_ep(&lid, cm_addr("verbs-rr", bind, port, 1), NULL,
+	    &a) != 0)
 		die("rdma_create_ep");
 	if (rdma_listen(lid, 1) != 0)
 		die("rdma_listen");
@@ -179,7 +167,8 @@ client(struct ep *p, const char *host, const char *port, int size, int n)
 	if ((rtt = calloc((size_t)n, sizeof(double))) == NULL)
 		die("calloc");
 	qp_attr(&a);
-	if (rdma_create_ep(&p->id, resolve(host, port, 0), NULL, &a) != 0)
+	if (rdma_create_ep(&p->id, cm_addr("verbs-rr", host, port, 0), NULL,
+	    &a) != 0)
 		die("rdma_create_ep");
 	ep_ready(p);
 	if (rdma_connect(p->id, NULL) != 0)

@@ -1,0 +1,389 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * verbs-relay: the least a pair of tunnel daemons can do, as a floor for
+ * hol-bench's idle round trip.  A pair of relays carries each TCP
+ * connection's bytes over an RDMA RC queue pair of its own, in SENDs, as
+ * a socat relay pair carries them over TCP: the front (-a) accepts a
+ * client on 127.0.0.1, connects a queue pair to the back (-l), and the
+ * back connects to the target.  Each side is one process with one
+ * thread that sleeps in epoll_wait on its socket and on its receive
+ * CQ's completion channel, as rstreamd's workers do, and in a turn reads
+ * the socket into one SEND, or writes each received message to the
+ * socket and posts that receive again.  No framing, no credits, no
+ * streams: flow control is the receives posted (RECVS) and the queue
+ * pair's RNR retries, which a request/response stream never meets.  An
+ * empty SEND says the connection ended.  Connections are served one
+ * after another, each on a new queue pair.  With -P a side never sleeps:
+ * it spins between a non-blocking read of its socket and a poll of its
+ * CQ, the floor of a daemon that busy-polls.
+ *
+ * Usage: verbs-relay -l -p PORT [-b ADDR] -t HOST:PORT [-P]   (the back)
+ *        verbs-relay -a LPORT -H HOST -p PORT [-P]             (the front)
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
+#include <rdma/rdma_cma.h>
+#include <rdma/rdma_verbs.h>
+
+#include "cm_addr.h"
+
+#define MSG_MAX	4096
+#define RECVS	16
+#define SENDS	16
+
+static void
+die(const char *what)
+{
+
+	fprintf(stderr, "verbs-relay: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+struct ep {
+	struct rdma_cm_id *id;
+	struct ibv_mr *rmr, *smr;
+	char rbuf[RECVS][MSG_MAX], sbuf[SENDS][MSG_MAX];
+	unsigned sent, done;	/* SENDs posted, and completed */
+	uint32_t max_inline;
+	int spin;		/* -P: poll, never sleep */
+};
+
+static void
+post_recv(struct ep *p, int i)
+{
+
+	if (rdma_post_recv(p->id, (void *)(uintptr_t)i, p->rbuf[i], MSG_MAX,
+	    p->rmr) != 0)
+		die("rdma_post_recv");
+}
+
+static void
+ep_ready(struct ep *p)
+{
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr qi;
+	int i;
+
+	if ((p->rmr = rdma_reg_msgs(p->id, p->rbuf, sizeof(p->rbuf))) ==
+	    NULL || (p->smr = rdma_reg_msgs(p->id, p->sbuf,
+	    sizeof(p->sbuf))) == NULL)
+		die("rdma_reg_msgs");
+	if (ibv_query_qp(p->id->qp, &qa, IBV_QP_CAP, &qi) != 0)
+		die("ibv_query_qp");
+	p->max_inline = qa.cap.max_inline_data;
+	p->sent = p->done = 0;
+	for (i = 0; i < RECVS; i++)
+		post_recv(p, i);
+}
+
+static void
+ep_close(struct ep *p)
+{
+
+	rdma_disconnect(p->id);
+	rdma_dereg_mr(p->rmr);
+	rdma_dereg_mr(p->smr);
+	rdma_destroy_ep(p->id);
+}
+
+/*
+ * Reap the SENDs' completions; with ${wait}, until no more than ${wait} - 1
+ * are outstanding (SENDS: until a send buffer is free; 1: all).
+ */
+static void
+reap(struct ep *p, unsigned wait)
+{
+	struct ibv_wc wc[SENDS];
+	int n;
+
+	do {
+		if ((n = ibv_poll_cq(p->id->send_cq, SENDS, wc)) < 0)
+			die("ibv_poll_cq");
+		for (int i = 0; i < n; i++) {
+			if (wc[i].status != IBV_WC_SUCCESS) {
+				fprintf(stderr, "verbs-relay: send failed: "
+				    "%s\n", ibv_wc_status_str(wc[i].status));
+				exit(1);
+			}
+			p->done++;
+		}
+	} while (wait != 0 && p->sent - p->done >= wait);
+}
+
+static void
+send_msg(struct ep *p, const char *buf, size_t len)
+{
+	char *b;
+
+	reap(p, SENDS);
+	b = p->sbuf[p->sent % SENDS];
+	memcpy(b, buf, len);
+	if (rdma_post_send(p->id, NULL, b, len, p->smr, IBV_SEND_SIGNALED |
+	    (len <= p->max_inline ? IBV_SEND_INLINE : 0)) != 0)
+		die("rdma_post_send");
+	p->sent++;
+}
+
+/*
+ * Write each received message to ${fd} and post its receive again; 0 when
+ * the empty message said the connection ended.  Arms the CQ first, so
+ * that what arrives after the poll raises the channel.
+ */
+static int
+deliver(struct ep *p, int fd)
+{
+	struct ibv_wc wc[RECVS];
+	int n, k, b;
+
+	if (!p->spin && ibv_req_notify_cq(p->id->recv_cq, 0) != 0)
+		die("ibv_req_notify_cq");
+	if ((n = ibv_poll_cq(p->id->recv_cq, RECVS, wc)) < 0)
+		die("ibv_poll_cq");
+	for (k = 0; k < n; k++) {
+		b = (int)wc[k].wr_id;
+		if (wc[k].status == IBV_WC_WR_FLUSH_ERR)
+			return (0);	/* the peer went without a goodbye */
+		if (wc[k].status != IBV_WC_SUCCESS) {
+			fprintf(stderr, "verbs-relay: receive failed: %s\n",
+			    ibv_wc_status_str(wc[k].status));
+			exit(1);
+		}
+		if (wc[k].byte_len == 0)
+			return (0);
+		if (write(fd, p->rbuf[b], wc[k].byte_len) !=
+		    (ssize_t)wc[k].byte_len)
+			die("write");
+		post_recv(p, b);
+	}
+	return (1);
+}
+
+/* Send what ${fd} has, if anything; 0 when the connection ended. */
+static int
+forward(struct ep *p, int fd)
+{
+	char buf[MSG_MAX];
+	ssize_t len;
+
+	if ((len = read(fd, buf, sizeof(buf))) < 0 && errno == EAGAIN)
+		return (1);
+	send_msg(p, buf, len > 0 ? (size_t)len : 0);
+	/* A goodbye goes out before the disconnect. */
+	reap(p, len > 0 ? 0 : 1);
+	return (len > 0);
+}
+
+/* -P: spin between the socket and the CQ until either side ends. */
+static void
+relay_spin(struct ep *p, int fd)
+{
+
+	if (fcntl(fd, F_SETFL, O_NONBLOCK) != 0)
+		die("fcntl");
+	while (forward(p, fd) && deliver(p, fd))
+		;
+	close(fd);
+}
+
+/* Carry bytes between ${fd} and the queue pair until either side ends. */
+static void
+relay(struct ep *p, int fd)
+{
+	struct ibv_comp_channel *ch = p->id->recv_cq_channel;
+	struct epoll_event ev, evs[2];
+	struct ibv_cq *ecq;
+	void *ctx;
+	int efd, n, i, one = 1;
+
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (p->spin) {
+		relay_spin(p, fd);
+		return;
+	}
+	if ((efd = epoll_create1(0)) < 0)
+		die("epoll_create1");
+	ev.events = EPOLLIN;
+	ev.data.fd = fd;
+	if (epoll_ctl(efd, EPOLL_CTL_ADD, fd, &ev) != 0)
+		die("epoll_ctl");
+	ev.data.fd = ch->fd;
+	if (epoll_ctl(efd, EPOLL_CTL_ADD, ch->fd, &ev) != 0)
+		die("epoll_ctl");
+	if (!deliver(p, fd))
+		goto out;
+	for (;;) {
+		if ((n = epoll_wait(efd, evs, 2, -1)) < 0) {
+			if (errno == EINTR)
+				continue;
+			die("epoll_wait");
+		}
+		for (i = 0; i < n; i++) {
+			if (evs[i].data.fd == fd) {
+				if (!forward(p, fd))
+					goto out;
+				continue;
+			}
+			if (ibv_get_cq_event(ch, &ecq, &ctx) != 0)
+				die("ibv_get_cq_event");
+			ibv_ack_cq_events(ecq, 1);
+			if (!deliver(p, fd))
+				goto out;
+		}
+	}
+out:
+	close(efd);
+	close(fd);
+}
+
+static void
+qp_attr(struct ibv_qp_init_attr *a)
+{
+
+	memset(a, 0, sizeof(*a));
+	a->cap.max_send_wr = SENDS;
+	a->cap.max_recv_wr = RECVS;
+	a->cap.max_send_sge = a->cap.max_recv_sge = 1;
+	a->cap.max_inline_data = 64;
+	a->qp_type = IBV_QPT_RC;
+}
+
+/* A TCP connection to HOST:PORT in ${target}. */
+static int
+dial(const char *target)
+{
+	struct addrinfo hints, *res;
+	char host[256];
+	const char *colon = strrchr(target, ':');
+	int fd;
+
+	if (colon == NULL || (size_t)(colon - target) >= sizeof(host))
+		die("target is not HOST:PORT");
+	memcpy(host, target, (size_t)(colon - target));
+	host[colon - target] = '\0';
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_socktype = SOCK_STREAM;
+	if (getaddrinfo(host, colon + 1, &hints, &res) != 0)
+		die("getaddrinfo");
+	if ((fd = socket(res->ai_family, SOCK_STREAM, 0)) < 0 ||
+	    connect(fd, res->ai_addr, res->ai_addrlen) != 0)
+		die("connect");
+	freeaddrinfo(res);
+	return (fd);
+}
+
+static void __attribute__((noreturn))
+back(struct ep *p, const char *bind, const char *port, const char *target)
+{
+	struct rdma_cm_id *lid;
+	struct ibv_qp_init_attr a;
+
+	qp_attr(&a);
+	if (rdma_create_ep(&lid, cm_addr("verbs-relay", bind, port, 1), NULL,
+	    &a) != 0)
+		die("rdma_create_ep");
+	if (rdma_listen(lid, 4) != 0)
+		die("rdma_listen");
+	printf("verbs-relay: waiting for the front on port %s\n", port);
+	fflush(stdout);
+	for (;;) {
+		if (rdma_get_request(lid, &p->id) != 0)
+			die("rdma_get_request");
+		ep_ready(p);
+		if (rdma_accept(p->id, NULL) != 0)
+			die("rdma_accept");
+		relay(p, dial(target));
+		ep_close(p);
+	}
+}
+
+static void __attribute__((noreturn))
+front(struct ep *p, const char *lport, const char *host, const char *port)
+{
+	struct sockaddr_in sin;
+	struct ibv_qp_init_attr a;
+	int lfd, fd, one = 1;
+
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sin.sin_port = htons((uint16_t)atoi(lport));
+	if ((lfd = socket(AF_INET, SOCK_STREAM, 0)) < 0 ||
+	    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(lfd, (struct sockaddr *)&sin, sizeof(sin)) != 0 ||
+	    listen(lfd, 4) != 0)
+		die("listen");
+	printf("verbs-relay: waiting for clients on 127.0.0.1:%s\n", lport);
+	fflush(stdout);
+	for (;;) {
+		if ((fd = accept(lfd, NULL, NULL)) < 0)
+			die("accept");
+		qp_attr(&a);
+		if (rdma_create_ep(&p->id,
+		    cm_addr("verbs-relay", host, port, 0), NULL, &a) != 0)
+			die("rdma_create_ep");
+		ep_ready(p);
+		if (rdma_connect(p->id, NULL) != 0)
+			die("rdma_connect");
+		relay(p, fd);
+		ep_close(p);
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	static struct ep p;
+	const char *host = NULL, *bind = NULL, *port = NULL, *lport = NULL;
+	const char *target = NULL;
+	int c, listen = 0;
+
+	while ((c = getopt(argc, argv, "la:b:H:p:t:P")) != -1) {
+		switch (c) {
+		case 'P':
+			p.spin = 1;
+			break;
+		case 'l':
+			listen = 1;
+			break;
+		case 'a':
+			lport = optarg;
+			break;
+		case 'b':
+			bind = optarg;
+			break;
+		case 'H':
+			host = optarg;
+			break;
+		case 'p':
+			port = optarg;
+			break;
+		case 't':
+			target = optarg;
+			break;
+		default:
+			goto usage;
+		}
+	}
+	if (port != NULL && listen && target != NULL && host == NULL &&
+	    lport == NULL)
+		back(&p, bind, port, target);
+	if (port != NULL && !listen && host != NULL && lport != NULL &&
+	    target == NULL)
+		front(&p, lport, host, port);
+usage:
+	fprintf(stderr,
+	    "usage: verbs-relay -l -p PORT [-b ADDR] -t HOST:PORT [-P]\n"
+	    "       verbs-relay -a LPORT -H HOST -p PORT [-P]\n");
+	return (2);
+}
