@@ -310,6 +310,7 @@ back(struct ep *p, const char *bind, const char *port, const char *target)
 static void __attribute__((noreturn))
 front(struct ep *p, const char *lport, const char *host, const char *port)
 {
+	struct rdma_addrinfo *peer = cm_addr("verbs-relay", host, port, 0);
 	struct sockaddr_in sin;
 	struct ibv_qp_init_attr a;
 	int lfd, fd, one = 1;
@@ -329,8 +330,7 @@ front(struct ep *p, const char *lport, const char *host, const char *port)
 		if ((fd = accept(lfd, NULL, NULL)) < 0)
 			die("accept");
 		qp_attr(&a);
-		if (rdma_create_ep(&p->id,
-		    cm_addr("verbs-relay", host, port, 0), NULL, &a) != 0)
+		if (rdma_create_ep(&p->id, peer, NULL, &a) != 0)
 			die("rdma_create_ep");
 		ep_ready(p);
 		if (rdma_connect(p->id, NULL) != 0)
