@@ -12,22 +12,30 @@
  * socket and posts that receive again.  No framing, no credits, no
  * streams: flow control is the receives posted (RECVS) and the queue
  * pair's RNR retries, which a request/response stream never meets.  An
- * empty SEND says the connection ended.  Connections are served one
- * after another, each on a new queue pair.  With -P a side never sleeps:
- * it spins between a non-blocking read of its socket and a poll of its
- * CQ, the floor of a daemon that busy-polls.
+ * empty SEND says the connection ended.  Each connection has a queue
+ * pair of its own, and a process of its own on the front (forked when
+ * the client is accepted, as socat's fork does).  The back serves one
+ * connection at a time per port: with -n N it listens on PORT to
+ * PORT + N - 1, one process each, and the front sends its Kth client
+ * (from 0) to PORT + K mod N, so that up to N clients that come and stay
+ * together (pgbench's) are carried at once.  With -P a side never
+ * sleeps: it spins between a non-blocking read of its socket and a poll
+ * of its CQ, the floor of a daemon that busy-polls.
  *
- * Usage: verbs-relay -l -p PORT [-b ADDR] -t HOST:PORT [-P]   (the back)
- *        verbs-relay -a LPORT -H HOST -p PORT [-P]             (the front)
+ * Usage: verbs-relay -l -p PORT [-n N] [-b ADDR] -t HOST:PORT [-P]  (back)
+ *        verbs-relay -a LPORT -H HOST -p PORT [-n N] [-P]           (front)
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <netinet/in.h>
@@ -42,7 +50,7 @@
 #define RECVS	16
 #define SENDS	16
 
-static void
+static void __attribute__((noreturn))
 die(const char *what)
 {
 
@@ -282,8 +290,10 @@ dial(const char *target)
 	return (fd);
 }
 
+/* The back on one port: its connections one after another. */
 static void __attribute__((noreturn))
-back(struct ep *p, const char *bind, const char *port, const char *target)
+back_port(struct ep *p, const char *bind, const char *port,
+    const char *target)
 {
 	struct rdma_cm_id *lid;
 	struct ibv_qp_init_attr a;
@@ -307,14 +317,72 @@ back(struct ep *p, const char *bind, const char *port, const char *target)
 	}
 }
 
+/*
+ * The back on ${n} ports from ${port}, a process each.  This one waits
+ * for them (so that their CPU counts in its own once they end); they end
+ * with it, and it ends them all when one fails.
+ */
 static void __attribute__((noreturn))
-front(struct ep *p, const char *lport, const char *host, const char *port)
+back(struct ep *p, const char *bind, const char *port, int n,
+    const char *target)
 {
-	struct rdma_addrinfo *peer = cm_addr("verbs-relay", host, port, 0);
+	pid_t kid[64];
+	char pn[16];
+	int i;
+
+	if (n == 1)
+		back_port(p, bind, port, target);
+	for (i = 0; i < n; i++) {
+		snprintf(pn, sizeof(pn), "%d", atoi(port) + i);
+		if ((kid[i] = fork()) < 0)
+			die("fork");
+		if (kid[i] == 0) {
+			if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0)
+				die("prctl");
+			back_port(p, bind, pn, target);
+		}
+	}
+	(void)wait(NULL);
+	for (i = 0; i < n; i++)
+		kill(kid[i], SIGTERM);
+	while (wait(NULL) > 0)
+		;
+	exit(1);
+}
+
+/* Reap the clients' processes, so that their CPU counts in the front's. */
+static void
+reap_children(int sig)
+{
+	int e = errno;
+
+	(void)sig;
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	errno = e;
+}
+
+static void __attribute__((noreturn))
+front(struct ep *p, const char *lport, const char *host, const char *port,
+    int n)
+{
+	struct rdma_addrinfo *peer[64];
 	struct sockaddr_in sin;
 	struct ibv_qp_init_attr a;
-	int lfd, fd, one = 1;
+	struct sigaction sa;
+	char pn[16];
+	unsigned k;
+	int lfd, fd, i, one = 1;
 
+	for (i = 0; i < n; i++) {
+		snprintf(pn, sizeof(pn), "%d", atoi(port) + i);
+		peer[i] = cm_addr("verbs-relay", host, pn, 0);
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = reap_children;
+	sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+	if (sigaction(SIGCHLD, &sa, NULL) != 0)
+		die("sigaction");
 	memset(&sin, 0, sizeof(sin));
 	sin.sin_family = AF_INET;
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -322,21 +390,35 @@ front(struct ep *p, const char *lport, const char *host, const char *port)
 	if ((lfd = socket(AF_INET, SOCK_STREAM, 0)) < 0 ||
 	    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
 	    bind(lfd, (struct sockaddr *)&sin, sizeof(sin)) != 0 ||
-	    listen(lfd, 4) != 0)
+	    listen(lfd, 64) != 0)
 		die("listen");
 	printf("verbs-relay: waiting for clients on 127.0.0.1:%s\n", lport);
 	fflush(stdout);
-	for (;;) {
-		if ((fd = accept(lfd, NULL, NULL)) < 0)
+	for (k = 0;; k++) {
+		if ((fd = accept(lfd, NULL, NULL)) < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
 			die("accept");
-		qp_attr(&a);
-		if (rdma_create_ep(&p->id, peer, NULL, &a) != 0)
-			die("rdma_create_ep");
-		ep_ready(p);
-		if (rdma_connect(p->id, NULL) != 0)
-			die("rdma_connect");
-		relay(p, fd);
-		ep_close(p);
+		}
+		switch (fork()) {
+		case -1:
+			die("fork");
+		case 0:
+			close(lfd);
+			signal(SIGCHLD, SIG_DFL);
+			(void)prctl(PR_SET_PDEATHSIG, SIGTERM);
+			qp_attr(&a);
+			if (rdma_create_ep(&p->id, peer[k % (unsigned)n], NULL,
+			    &a) != 0)
+				die("rdma_create_ep");
+			ep_ready(p);
+			if (rdma_connect(p->id, NULL) != 0)
+				die("rdma_connect");
+			relay(p, fd);
+			ep_close(p);
+			exit(0);
+		}
+		close(fd);
 	}
 }
 
@@ -346,10 +428,14 @@ main(int argc, char **argv)
 	static struct ep p;
 	const char *host = NULL, *bind = NULL, *port = NULL, *lport = NULL;
 	const char *target = NULL;
-	int c, listen = 0;
+	int c, listen = 0, n = 1;
 
-	while ((c = getopt(argc, argv, "la:b:H:p:t:P")) != -1) {
+	while ((c = getopt(argc, argv, "la:b:H:n:p:t:P")) != -1) {
 		switch (c) {
+		case 'n':
+			if ((n = atoi(optarg)) < 1 || n > 64)
+				goto usage;
+			break;
 		case 'P':
 			p.spin = 1;
 			break;
@@ -377,13 +463,13 @@ main(int argc, char **argv)
 	}
 	if (port != NULL && listen && target != NULL && host == NULL &&
 	    lport == NULL)
-		back(&p, bind, port, target);
+		back(&p, bind, port, n, target);
 	if (port != NULL && !listen && host != NULL && lport != NULL &&
 	    target == NULL)
-		front(&p, lport, host, port);
+		front(&p, lport, host, port, n);
 usage:
 	fprintf(stderr,
-	    "usage: verbs-relay -l -p PORT [-b ADDR] -t HOST:PORT [-P]\n"
-	    "       verbs-relay -a LPORT -H HOST -p PORT [-P]\n");
+	    "usage: verbs-relay -l -p PORT [-n N] [-b ADDR] -t HOST:PORT [-P]\n"
+	    "       verbs-relay -a LPORT -H HOST -p PORT [-n N] [-P]\n");
 	return (2);
 }
