@@ -9,10 +9,12 @@
 #include <string.h>
 #include <syslog.h>
 
+#include "engine.h"
+#include "wire.h"
+
 #include "conf.h"
 #include "conf_int.h"
 #include "secmem.h"
-#include "wire.h"
 
 /*
  * The configuration as a value: made with every built-in default (what
@@ -28,7 +30,7 @@ static const struct conf_sizes builtin_sizes = {
 	.max_memory = CONF_MEMORY_SHARE,
 	.sq_size = 256,
 	.rq_size = 256,
-	.inline_size = 64,
+	.inline_size = ENGINE_INLINE_DEFAULT,
 	.max_streams = 1024,
 	.connect_timeout = 10,
 	.idle_timeout = 0,

@@ -561,8 +561,9 @@ void
 link_up(struct dlink *dl)
 {
 	const struct conf_sizes *sz;
-	char where[200], why[160], how[200];
+	char where[200], why[160], how[200], inl_note[80] = "";
 	size_t n;
+	uint32_t inl, asked;
 	unsigned version = engine_version(link_cur_engine(dl));
 	unsigned lanes = engine_lanes(link_cur_engine(dl));
 	/* iWARP's: every WRITE's notice comes as a SEND. */
@@ -612,13 +613,18 @@ link_up(struct dlink *dl)
 	hca_text(dl, where, sizeof(where));
 	if (dl->c != NULL) {
 		sz = &dl->c->sz;
+		inl = verbs_link_inline(dl->vl, &asked);
+		if (inl < asked)
+			snprintf(inl_note, sizeof(inl_note), " (the most %s "
+			    "takes; %u asked)", verbs_link_device(dl->vl),
+			    (unsigned)asked);
 		LLOG(version < WIRE_VERSION ? LOG_NOTICE : LOG_INFO, dl,
 		    "%s is up (device %s, protocol version %u, %u %s%s, "
-		    "sq_size %u, rq_size %u, inline_size %u, %s; %s)",
+		    "sq_size %u, rq_size %u, inline_size %u%s, %s; %s)",
 		    dl->name, verbs_link_device(dl->vl), version, lanes,
 		    lanes == 1 ? "lane" : "lanes", notify,
-		    (unsigned)sz->sq_size,
-		    (unsigned)sz->rq_size, (unsigned)sz->inline_size,
+		    (unsigned)sz->sq_size, (unsigned)sz->rq_size,
+		    (unsigned)inl, inl_note,
 		    auth_text(dl, how, sizeof(how)), where);
 	} else {
 		LLOG(LOG_INFO, dl, "%s %s (%s; protocol version %u, %u %s%s)",

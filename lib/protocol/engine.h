@@ -138,6 +138,11 @@ struct engine_conf {
  * records on lane 1 (rstreamd-protocol(7), "Lanes"). */
 #define ENGINE_EAGER_MAX	448
 
+/* The daemon's default inline_size: the lane 1 SEND that carries a
+ * 64-byte write (its DATA record, a CREDIT, a tag and iWARP's notice)
+ * fits, so a small request's bytes travel in the work request. */
+#define ENGINE_INLINE_DEFAULT	128
+
 /* A ring: send rings use the lkey, receive rings grant the rkey. */
 struct engine_ring {
 	uint64_t addr;

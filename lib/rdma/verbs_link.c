@@ -87,12 +87,53 @@ vl_cq(struct verbs_link *l, struct ibv_context *dev, char *err,
 	return (0);
 }
 
-/* An RC queue pair on ${id}, its queues on the link's completion queues. */
+/*
+ * The largest inline size below ${bad} (which ${id}'s device refused)
+ * that it takes for a queue pair like ${qa}, found by halving the gap;
+ * -1 if it takes none, not even 0: then the inline size was not what it
+ * refused.  Each try that works is undone.
+ */
+static int64_t
+inline_most(struct verbs_link *l, struct rdma_cm_id *id,
+    const struct ibv_qp_init_attr *qa, uint32_t bad)
+{
+	struct ibv_qp_init_attr t;
+	int64_t ok = -1;
+	uint32_t mid = 0;
+
+	for (;;) {
+		t = *qa;
+		t.cap.max_inline_data = mid;
+		if (rdma_create_qp(id, l->pd, &t) == 0) {
+			rdma_destroy_qp(id);
+			ok = mid;
+		} else if (ok < 0) {
+			return (-1);
+		} else {
+			bad = mid;
+		}
+		if (bad - (uint32_t)ok <= 1)
+			return (ok);
+		mid = (uint32_t)ok + (bad - (uint32_t)ok) / 2;
+	}
+}
+
+/*
+ * An RC queue pair on ${id}, its queues on the link's completion queues.
+ * Inline data is only a shortcut, so a device that refuses the inline
+ * size asked for (Soft-iWARP takes 80 bytes, Soft-RoCE 512, adapters
+ * their own) gets the link's queue pairs with the most it takes:
+ * conf.inline_size becomes that, before the engine reads it, and
+ * inline_asked keeps what was asked.  Lane 1's queue pair, made after
+ * the engine, asks for what lane 0's got.
+ */
 int
 verbs_qp_new(struct verbs_link *l, struct rdma_cm_id *id, char *err,
     size_t errlen)
 {
 	struct ibv_qp_init_attr qa;
+	int64_t most;
+	int e;
 
 	memset(&qa, 0, sizeof(qa));
 	qa.send_cq = l->scq;
@@ -104,19 +145,44 @@ verbs_qp_new(struct verbs_link *l, struct rdma_cm_id *id, char *err,
 	qa.cap.max_send_sge = 1;
 	qa.cap.max_recv_sge = 1;
 	qa.cap.max_inline_data = l->conf.inline_size;
-	if (rdma_create_qp(id, l->pd, &qa)) {
-		say(err, errlen, "%s: cannot create a queue pair%s (sq_size "
-		    "%u, rq_size %u, inline_size %u): %s", l->device,
-		    id == l->id ? "" : " for lane 1", (unsigned)l->conf.sq_size,
-		    (unsigned)l->conf.rq_size, (unsigned)l->conf.inline_size,
-		    strerror(errno));
-		return (-1);
+	if (rdma_create_qp(id, l->pd, &qa) != 0) {
+		e = errno;
+		most = l->conf.inline_size == 0 || id != l->id ? -1 :
+		    inline_most(l, id, &qa, l->conf.inline_size);
+		if (most >= 0) {
+			qa.cap.max_inline_data = (uint32_t)most;
+			if (rdma_create_qp(id, l->pd, &qa) != 0) {
+				e = errno;
+				most = -1;
+			}
+		}
+		if (most < 0) {
+			say(err, errlen, "%s: cannot create a queue pair%s "
+			    "(sq_size %u, rq_size %u, inline_size %u): %s",
+			    l->device, id == l->id ? "" : " for lane 1",
+			    (unsigned)l->conf.sq_size,
+			    (unsigned)l->conf.rq_size,
+			    (unsigned)l->conf.inline_size, strerror(e));
+			return (-1);
+		}
+		if (l->inline_asked == 0)
+			l->inline_asked = l->conf.inline_size;
+		l->conf.inline_size = (uint32_t)most;
 	}
 	if (id == l->id)
 		l->have_qp = 1;
 	else
 		l->have_qp1 = 1;
 	return (0);
+}
+
+uint32_t
+verbs_link_inline(const struct verbs_link *l, uint32_t *asked)
+{
+
+	*asked = l->inline_asked != 0 ? l->inline_asked :
+	    l->conf.inline_size;
+	return (l->conf.inline_size);
 }
 
 /* Its control buffers, charged to the cap, then registered. */

@@ -25,6 +25,13 @@ teardown() {
 	# The log names the tunnel, the stream and the peer.
 	run grep -E "tunnel echo stream [0-9]+ \(client, 127\.0\.0\.1:[0-9]+\): opening over $B:7471" "$W/a.log"
 	assert_success
+	# Small writes go inline: 128 bytes by default, or the most the
+	# device takes (Soft-iWARP 80), which the link's line says.
+	case $RSTREAMD_TEST_DEV_A in
+	siw*) run grep "link to $B:7471 is up (.*, inline_size 80 (the most $RSTREAMD_TEST_DEV_A takes; 128 asked), " "$W/a.log" ;;
+	*) run grep -E "link to $B:7471 is up \(.*, inline_size (128|[0-9]+ \(the most $RSTREAMD_TEST_DEV_A takes; 128 asked\)), " "$W/a.log" ;;
+	esac
+	assert_success
 }
 
 @test "socat through a Unix to TCP tunnel" {
@@ -155,13 +162,20 @@ teardown() {
 	conf_a "{ name = \"small\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B\";
 	      sendbuf = 4096; recvbuf = 16384; sq_size = 16; rq_size = 8; inline_size = 0; },
 	    { name = \"big\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B\";
-	      sendbuf = 2097152; recvbuf = 1048576; sq_size = 512; rq_size = 128; }"
+	      sendbuf = 2097152; recvbuf = 1048576; sq_size = 512; rq_size = 128;
+	      inline_size = 1024; }"
 	start_daemon b
 	start_daemon a
 	link_up a small
 	link_up a big
 	wait_log a "tunnel small: link to .* is up (device .*, sq_size 16, rq_size 8, inline_size 0, not authenticated; port [0-9]*, "
-	wait_log a "tunnel big: link to .* is up (device .*, sq_size 512, rq_size 128, inline_size 64, not authenticated; port [0-9]*, "
+	# More inline data than the device takes: the most it does (Soft-RoCE
+	# 512, Soft-iWARP 80), and the line says so.
+	wait_log a "tunnel big: link to .* is up (device .*, sq_size 512, rq_size 128, inline_size [0-9]*\( (the most $RSTREAMD_TEST_DEV_A takes; 1024 asked)\)\?, not authenticated; port [0-9]*, "
+	case $RSTREAMD_TEST_DEV_A in
+	rxe*) run grep "tunnel big: link to .* is up (.*, inline_size 512 (the most $RSTREAMD_TEST_DEV_A takes; 1024 asked), " "$W/a.log"
+	      assert_success ;;
+	esac
 	head -c 2000000 /dev/urandom >"$W/in1"
 	head -c 2000000 /dev/urandom >"$W/in2"
 	spawn timeout 120 socat -t 60 - TCP:127.0.0.1:"$(accept_port a small)" <"$W/in1" >"$W/out1"

@@ -96,6 +96,15 @@ verbs_link_device(const struct verbs_link *l)
 	return (l->device);
 }
 
+/* The fabric takes any inline size: what was asked. */
+uint32_t
+verbs_link_inline(const struct verbs_link *l, uint32_t *asked)
+{
+
+	*asked = l->conf.inline_size;
+	return (l->conf.inline_size);
+}
+
 int
 verbs_link_iwarp(const struct verbs_link *l)
 {

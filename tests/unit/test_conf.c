@@ -185,7 +185,7 @@ test_full(void)
 	    strcmp(c->listen[0].addr.host, "192.0.2.20") == 0 &&
 	    strcmp(c->listen[0].addr.port, "7471") == 0 &&
 	    c->listen[0].line == 1, "listen string, default port 7471");
-	ok(sizes_are(&c->defaults, 65536, 262144, 128, 256, 64, 100),
+	ok(sizes_are(&c->defaults, 65536, 262144, 128, 256, 128, 100),
 	    "defaults block overrides some built-in defaults (int64 too)");
 	ok(c->ntunnels == 5, "five tunnels");
 
@@ -200,7 +200,7 @@ test_full(void)
 	ok(t != NULL && t->peer.kind == CONF_ADDR_TCP &&
 	    strcmp(t->peer.host, "192.0.2.20") == 0 &&
 	    strcmp(t->peer.port, "7000") == 0, "pg: peer with port");
-	ok(t != NULL && sizes_are(&t->sz, 65536, 1048576, 128, 256, 64, 100),
+	ok(t != NULL && sizes_are(&t->sz, 65536, 1048576, 128, 256, 128, 100),
 	    "pg: sizes from defaults, recvbuf overridden");
 	ok(t != NULL && t->unix_mode == 0660 && t->unix_owner[0] == '\0' &&
 	    t->unix_group[0] == '\0' && t->unix_uid == -1 &&
@@ -236,7 +236,7 @@ test_full(void)
 	    t->target.kind == CONF_ADDR_TCP &&
 	    strcmp(t->target.host, "127.0.0.1") == 0 &&
 	    strcmp(t->target.port, "6379") == 0, "redis: tcp target");
-	ok(t != NULL && sizes_are(&t->sz, 1073741824, 262144, 128, 32768, 64,
+	ok(t != NULL && sizes_are(&t->sz, 1073741824, 262144, 128, 32768, 128,
 	    100), "redis: rq_size and 1 GiB sendbuf at their maxima");
 	ok(t != NULL && t->proxy_protocol == 0, "redis: no PROXY header");
 	ok(t != NULL && t->sz.min_version == 4,
@@ -277,8 +277,8 @@ test_minimal(void)
 	    strcmp(c->listen[1].addr.port, "7472") == 0 &&
 	    c->listen[1].line == 2, "listen as a list, with lines");
 	ok(c != NULL && sizes_are(&c->tunnels[0].sz, 262144, 262144, 256, 256,
-	    64, 1024) && sizes_are(&c->defaults, 262144, 262144, 256, 256, 64,
-	    1024), "built-in defaults without a defaults block");
+	    128, 1024) && sizes_are(&c->defaults, 262144, 262144, 256, 256,
+	    128, 1024), "built-in defaults without a defaults block");
 	conf_free(c);
 
 	c = load("listen = [ \"a:1\", \"b\" ];\n"
@@ -886,7 +886,7 @@ test_example(void)
 		    (t = conf_tunnel_find(c, "redis")) != NULL &&
 		    t->has_target, "example has a client and a server tunnel");
 		ok(c != NULL && sizes_are(&c->defaults, 262144, 262144, 256,
-		    256, 64, 1024),
+		    256, 128, 1024),
 		    "example's defaults block shows the built-in defaults");
 		conf_free(c);
 		c = NULL;

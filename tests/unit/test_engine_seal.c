@@ -296,6 +296,65 @@ test_seal_inject(void)
 	tstream_free(&s);
 }
 
+/*
+ * The daemon's default inline_size carries the lane 1 SEND of a 64-byte
+ * write whole, in clear, sealed, and sealed with iWARP's notices.
+ */
+static void
+test_seal_inline(void)
+{
+	static const char *const how[] = { "in clear", "sealed",
+	    "sealed, with notices" };
+	struct t T;
+	struct tstream s;
+	struct engine_conf c;
+	const struct fab_lane *l1;
+	const struct fab_wr *w;
+	uint64_t t0, r1;
+	uint32_t len;
+	size_t i;
+	int k, bad, sends, inl;
+
+	for (k = 0; k < 3; k++) {
+		c = conf(16, 16);
+		c.lanes = 2;
+		c.inline_size = ENGINE_INLINE_DEFAULT;
+		c.notify = k == 2;
+		setup(&T, c, c);
+		if (k > 0)
+			fab_seal(&T.f);
+		open_stream(&T, &s, 4096, 4096);
+		settle(&T);
+		t0 = r1 = 0;
+		bad = 0;
+		put(T.f.side[0].e, s.id, s.tx, 64, 1, &t0);
+		fab_pump(&T.f, 0);
+		l1 = &T.f.side[0].lane1;
+		sends = 0;
+		inl = 1;
+		len = 0;
+		for (i = 0; i < l1->wire_n; i++) {
+			w = &l1->wire[(l1->wire_head + i) % l1->wire_cap];
+			if (w->wr.len < 64)
+				continue;
+			sends++;
+			inl &= w->wr.inlined;
+			len = w->wr.len;
+		}
+		ok(sends == 1 && inl && len <= ENGINE_INLINE_DEFAULT,
+		    "%s: a 64-byte write goes in one SEND of %u bytes on lane 1, "
+		    "inline (inline_size %u)", how[k], (unsigned)len,
+		    (unsigned)ENGINE_INLINE_DEFAULT);
+		settle(&T);
+		ok(take(T.f.side[1].e, T.acc[0].id, NULL, 4096, 1, &r1,
+		    &bad) == 64 && !bad && r1 == t0 &&
+		    engine_sealed(T.f.side[1].e) == (k > 0),
+		    "%s: the peer reads the 64 bytes", how[k]);
+		teardown(&T);
+		tstream_free(&s);
+	}
+}
+
 /* Is ${n} bytes of ${ring} from pattern position ${pos} plaintext? */
 static int
 is_plain(const uint8_t *ring, uint32_t size, uint32_t key, uint64_t pos,
@@ -647,5 +706,6 @@ main(void)
 	test_seal_forged_suspends();
 	test_seal_credit_first();
 	test_seal_rekey();
+	test_seal_inline();
 	return (tap_done());
 }
