@@ -141,6 +141,7 @@ link_row_hca(const struct link_info *li, struct tables_link *r)
 	r->service_level = NUM_IF(h != NULL && h->sl >= 0, h ? h->sl : 0);
 	r->rnr_timer = NUM_IF(h != NULL && h->rnr_us >= 0,
 	    h ? (uint64_t)h->rnr_us : 0);
+	r->inline_size = NUM_IF(h != NULL, h ? h->inline_size : 0);
 }
 
 void

@@ -73,6 +73,7 @@ static const struct render_col link_cols[] = {
 	N(traffic_class, WIDE), N(service_level, WIDE),
 	{ "rnr_timer_us", "RNR TIMER", RENDER_NUM,
 	    offsetof(struct tables_link, rnr_timer), WIDE },
+	N(inline_size, WIDE),
 	N(priority, WIDE), N(share, WIDE),
 	{ "failures", "FAILS", RENDER_NUM,
 	    offsetof(struct tables_link, failures), DEF },

@@ -59,6 +59,7 @@ struct tables_link {
 	uint64_t lane1_qpn, lane1_peer_qpn;	/* blank: one lane */
 	uint64_t traffic_class, service_level, priority, share;
 	uint64_t rnr_timer;		/* us */
+	uint64_t inline_size;		/* bytes a WR carries inline */
 	/* Its lanes (queue pairs), and each one's work requests and data
 	   bytes posted, not yet known complete (blank: not up, or a lane it
 	   does not run). */

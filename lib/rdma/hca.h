@@ -41,6 +41,10 @@ struct hca_info {
 	/* How long its peer waits after a receiver-not-ready NAK from it,
 	 * in microseconds (the QP's min_rnr_timer); -1: unknown. */
 	int rnr_us;
+	/* The most bytes the link's work requests carry inline: its
+	 * inline_size, or what its device takes when that is less (the
+	 * verbs layer's, not hca_describe's). */
+	uint32_t inline_size;
 };
 
 /**

@@ -201,6 +201,7 @@ on_established(struct verbs_link *l, const struct rdma_cm_event *cme,
 		    IBV_QP_MIN_RNR_TIMER);
 	/* What a query cannot tell shows as unknown. */
 	(void)hca_describe(l->id, &l->hca);
+	l->hca.inline_size = l->conf.inline_size;
 	l->have_hca = 1;
 	if (!l->passive && engine_error(l->e) == NULL &&
 	    engine_lanes(l->e) > 1) {

@@ -26,12 +26,21 @@ teardown() {
 	run grep -E "tunnel echo stream [0-9]+ \(client, 127\.0\.0\.1:[0-9]+\): opening over $B:7471" "$W/a.log"
 	assert_success
 	# Small writes go inline: 128 bytes by default, or the most the
-	# device takes (Soft-iWARP 80), which the link's line says.
+	# device takes (Soft-iWARP 80), which the link's line says, and
+	# both daemons' links.
 	case $RSTREAMD_TEST_DEV_A in
-	siw*) run grep "link to $B:7471 is up (.*, inline_size 80 (the most $RSTREAMD_TEST_DEV_A takes; 128 asked), " "$W/a.log" ;;
-	*) run grep -E "link to $B:7471 is up \(.*, inline_size (128|[0-9]+ \(the most $RSTREAMD_TEST_DEV_A takes; 128 asked\)), " "$W/a.log" ;;
+	siw*) run grep "link to $B:7471 is up (.*, inline_size 80 (the most $RSTREAMD_TEST_DEV_A takes; 128 asked), " "$W/a.log"
+	      assert_success
+	      inl=80 ;;
+	rxe*) run grep "link to $B:7471 is up (.*, inline_size 128, " "$W/a.log"
+	      assert_success
+	      inl=128 ;;
+	*) inl=$(ctl_json a links '.[0].inline_size') ;;
 	esac
-	assert_success
+	run ctl_json a links '.[0].inline_size'
+	assert_output "$inl"
+	run ctl_json b links '.[0].inline_size'
+	assert_output "$inl"
 }
 
 @test "socat through a Unix to TCP tunnel" {
@@ -174,7 +183,9 @@ teardown() {
 	wait_log a "tunnel big: link to .* is up (device .*, sq_size 512, rq_size 128, inline_size [0-9]*\( (the most $RSTREAMD_TEST_DEV_A takes; 1024 asked)\)\?, not authenticated; port [0-9]*, "
 	case $RSTREAMD_TEST_DEV_A in
 	rxe*) run grep "tunnel big: link to .* is up (.*, inline_size 512 (the most $RSTREAMD_TEST_DEV_A takes; 1024 asked), " "$W/a.log"
-	      assert_success ;;
+	      assert_success
+	      run ctl_json a links '[.[] | select(.tunnel == "big")][0].inline_size'
+	      assert_output 512 ;;
 	esac
 	head -c 2000000 /dev/urandom >"$W/in1"
 	head -c 2000000 /dev/urandom >"$W/in2"
