@@ -13,12 +13,12 @@
  * streams: flow control is the receives posted (RECVS) and the queue
  * pair's RNR retries, which a request/response stream never meets.  An
  * empty SEND says the connection ended.  Each connection has a queue
- * pair of its own, and a process of its own on the front (forked when
- * the client is accepted, as socat's fork does).  The back serves one
- * connection at a time per port: with -n N it listens on PORT to
- * PORT + N - 1, one process each, and the front sends its Kth client
- * (from 0) to PORT + K mod N, so that up to N clients that come and stay
- * together (pgbench's) are carried at once.  With -P a side never
+ * pair of its own.  Each side serves one connection at a time, in its
+ * own process, unless -n N: then the back listens on PORT to PORT + N -
+ * 1, one process each, and the front forks a process for each client
+ * (as socat's fork does) and sends its Kth client (from 0) to PORT + K
+ * mod N, so that up to N clients that come and stay together
+ * (pgbench's) are carried at once.  With -P a side never
  * sleeps: it spins between a non-blocking read of its socket and a poll
  * of its CQ, the floor of a daemon that busy-polls.
  *
@@ -350,6 +350,22 @@ back(struct ep *p, const char *bind, const char *port, int n,
 	exit(1);
 }
 
+/* Carry client ${fd} over a new queue pair to ${peer}, then end both. */
+static void
+serve(struct ep *p, int fd, struct rdma_addrinfo *peer)
+{
+	struct ibv_qp_init_attr a;
+
+	qp_attr(&a);
+	if (rdma_create_ep(&p->id, peer, NULL, &a) != 0)
+		die("rdma_create_ep");
+	ep_ready(p);
+	if (rdma_connect(p->id, NULL) != 0)
+		die("rdma_connect");
+	relay(p, fd);
+	ep_close(p);
+}
+
 /* Reap the clients' processes, so that their CPU counts in the front's. */
 static void
 reap_children(int sig)
@@ -368,7 +384,6 @@ front(struct ep *p, const char *lport, const char *host, const char *port,
 {
 	struct rdma_addrinfo *peer[64];
 	struct sockaddr_in sin;
-	struct ibv_qp_init_attr a;
 	struct sigaction sa;
 	char pn[16];
 	unsigned k;
@@ -400,6 +415,11 @@ front(struct ep *p, const char *lport, const char *host, const char *port,
 				continue;
 			die("accept");
 		}
+		/* One at a time: in this process, whose CPU a bench reads. */
+		if (n == 1) {
+			serve(p, fd, peer[0]);
+			continue;
+		}
 		switch (fork()) {
 		case -1:
 			die("fork");
@@ -407,15 +427,7 @@ front(struct ep *p, const char *lport, const char *host, const char *port,
 			close(lfd);
 			signal(SIGCHLD, SIG_DFL);
 			(void)prctl(PR_SET_PDEATHSIG, SIGTERM);
-			qp_attr(&a);
-			if (rdma_create_ep(&p->id, peer[k % (unsigned)n], NULL,
-			    &a) != 0)
-				die("rdma_create_ep");
-			ep_ready(p);
-			if (rdma_connect(p->id, NULL) != 0)
-				die("rdma_connect");
-			relay(p, fd);
-			ep_close(p);
+			serve(p, fd, peer[k % (unsigned)n]);
 			exit(0);
 		}
 		close(fd);
