@@ -562,8 +562,9 @@ link_up(struct dlink *dl)
 {
 	const struct conf_sizes *sz;
 	char where[200], why[160], how[200], inl_note[80] = "";
+	const struct hca_info *h = verbs_link_hca(dl->vl);
 	size_t n;
-	uint32_t inl, asked;
+	uint32_t inl;
 	unsigned version = engine_version(link_cur_engine(dl));
 	unsigned lanes = engine_lanes(link_cur_engine(dl));
 	/* iWARP's: every WRITE's notice comes as a SEND. */
@@ -613,11 +614,12 @@ link_up(struct dlink *dl)
 	hca_text(dl, where, sizeof(where));
 	if (dl->c != NULL) {
 		sz = &dl->c->sz;
-		inl = verbs_link_inline(dl->vl, &asked);
-		if (inl < asked)
+		/* What its device took, when less than the tunnel asked. */
+		inl = h != NULL ? h->inline_size : sz->inline_size;
+		if (inl < sz->inline_size)
 			snprintf(inl_note, sizeof(inl_note), " (the most %s "
 			    "takes; %u asked)", verbs_link_device(dl->vl),
-			    (unsigned)asked);
+			    (unsigned)sz->inline_size);
 		LLOG(version < WIRE_VERSION ? LOG_NOTICE : LOG_INFO, dl,
 		    "%s is up (device %s, protocol version %u, %u %s%s, "
 		    "sq_size %u, rq_size %u, inline_size %u%s, %s; %s)",

@@ -549,14 +549,6 @@ int verbs_link_hellos(const struct verbs_link *link,
 const char *verbs_link_peer(const struct verbs_link *link);
 
 /**
- * verbs_link_inline(link, &asked):
- * The most bytes the link's work requests carry inline: its inline_size,
- * or less when its device took no more (the most it takes); ${asked} is
- * set to the inline_size asked for.
- */
-uint32_t verbs_link_inline(const struct verbs_link *link, uint32_t *asked);
-
-/**
  * verbs_link_device(link):
  * The RDMA device the link runs on ("rxe0"), or "?".
  */

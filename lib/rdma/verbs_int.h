@@ -163,9 +163,6 @@ struct verbs_link {
 	int scq_armed;			/* an event of scq's may still come */
 	struct verbs_arm_stats arms;	/* atomic: others read them */
 	int have_qp;
-	/* The inline_size asked for, when the device took less (conf has
-	 * what it took); 0 when it took all (verbs_qp_new). */
-	uint32_t inline_asked;
 	/*
 	 * Lane 1 (version 8, engine_lanes): a second RDMA CM connection to
 	 * the same peer, its queue pair in the same protection domain on the

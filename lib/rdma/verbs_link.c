@@ -123,9 +123,9 @@ inline_most(struct verbs_link *l, struct rdma_cm_id *id,
  * Inline data is only a shortcut, so a device that refuses the inline
  * size asked for (Soft-iWARP takes 80 bytes, Soft-RoCE 512, adapters
  * their own) gets the link's queue pairs with the most it takes:
- * conf.inline_size becomes that, before the engine reads it, and
- * inline_asked keeps what was asked.  Lane 1's queue pair, made after
- * the engine, asks for what lane 0's got.
+ * conf.inline_size becomes that, before the engine reads it (and the
+ * link's hca_info shows it).  Lane 1's queue pair, made after the
+ * engine, asks for what lane 0's got.
  */
 int
 verbs_qp_new(struct verbs_link *l, struct rdma_cm_id *id, char *err,
@@ -165,8 +165,6 @@ verbs_qp_new(struct verbs_link *l, struct rdma_cm_id *id, char *err,
 			    (unsigned)l->conf.inline_size, strerror(e));
 			return (-1);
 		}
-		if (l->inline_asked == 0)
-			l->inline_asked = l->conf.inline_size;
 		l->conf.inline_size = (uint32_t)most;
 	}
 	if (id == l->id)
@@ -174,15 +172,6 @@ verbs_qp_new(struct verbs_link *l, struct rdma_cm_id *id, char *err,
 	else
 		l->have_qp1 = 1;
 	return (0);
-}
-
-uint32_t
-verbs_link_inline(const struct verbs_link *l, uint32_t *asked)
-{
-
-	*asked = l->inline_asked != 0 ? l->inline_asked :
-	    l->conf.inline_size;
-	return (l->conf.inline_size);
 }
 
 /* Its control buffers, charged to the cap, then registered. */

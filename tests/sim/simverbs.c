@@ -96,15 +96,6 @@ verbs_link_device(const struct verbs_link *l)
 	return (l->device);
 }
 
-/* The fabric takes any inline size: what was asked. */
-uint32_t
-verbs_link_inline(const struct verbs_link *l, uint32_t *asked)
-{
-
-	*asked = l->conf.inline_size;
-	return (l->conf.inline_size);
-}
-
 int
 verbs_link_iwarp(const struct verbs_link *l)
 {
@@ -257,6 +248,7 @@ on_established(struct verbs_link *l, const struct sv_event *sev,
 	l->hca.port = 1;
 	l->hca.gid_index = l->hca.traffic_class = l->hca.sl = -1;
 	l->hca.path_mtu = 4096;
+	l->hca.inline_size = l->conf.inline_size;	/* it takes any */
 	l->hca.qpn = l->qpn;
 	o = l->conn->end[1 - l->side];
 	l->hca.peer_qpn = o != NULL ? o->qpn : 0;
