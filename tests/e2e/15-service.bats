@@ -201,7 +201,7 @@ tables_fit() {
 	run grep -c "PEER QPN" "$W/links.a"
 	assert_output 0
 	run "$CTL" -s "$W/a.ctl" -o wide links
-	assert_line --regexp "^LINK +DIRECTION +PEER .* PEER QPN +WORKER +VERSION +TRAFFIC CLASS +SERVICE LEVEL +RNR TIMER +PRIORITY +SHARE +FAILS +FAILURES TOTAL +DOWN +RETRY WAIT +ERROR$"
+	assert_line --regexp "^LINK +DIRECTION +PEER .* PEER QPN +WORKER +VERSION +TRAFFIC CLASS +SERVICE LEVEL +RNR TIMER +INLINE SIZE +PRIORITY +SHARE +FAILS +FAILURES TOTAL +DOWN +RETRY WAIT +ERROR$"
 	[ "$(ctl_json a links '.[0].qpn')" -gt 0 ]
 	assert_line --partial "  $(ctl_json a links '.[0].qpn')  "
 	# An unknown column is a usage error naming the ones there are.
