@@ -145,12 +145,13 @@ time.sleep(60)' "$ma"
 	assert_output 200
 
 	# Scrapes, by HTTP and by rstreamctl, take no exclusive turn (the
-	# daemon has two workers: the guest's CPUs): 40 of each take fewer
-	# than 40 (what turns there are come from the link's own work).
+	# daemon has two workers: the guest's CPUs): 10 of each take fewer
+	# than 10 (what turns there are come from the idle link's own work,
+	# none in the runs so far).
 	[ "$(ctl_json a status .workers)" -ge 2 ]
 	e0=$(value "$ma" rstreamd_exclusive_turns_total)
 	python3 -c 'import socket, sys
-for i in range(40):
+for i in range(10):
     s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=30)
     s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
     data = b""
@@ -161,12 +162,12 @@ for i in range(40):
         data += b
     assert data.startswith(b"HTTP/1.1 200 OK\r\n"), data[:80]
     s.close()' "$ma"
-	for i in $(seq 40); do
+	for i in $(seq 10); do
 		"$CTL" -s "$W/a.ctl" metrics >/dev/null
 	done
 	e1=$(value "$ma" rstreamd_exclusive_turns_total)
-	echo "# 80 scrapes: $((e1 - e0)) exclusive turns" >&3
-	[ $((e1 - e0)) -lt 40 ]
+	echo "# 20 scrapes: $((e1 - e0)) exclusive turns" >&3
+	[ $((e1 - e0)) -lt 10 ]
 }
 
 # value_is PORT SERIES VALUE: value PORT SERIES says VALUE.
