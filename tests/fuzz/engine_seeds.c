@@ -183,6 +183,10 @@ static const struct want wants[] = {
 	{ "hs6-initiator", "the handshake at version 6, this side",
 	    .events = EV(OPENED) | EV(READABLE), .hs_done = 1, .sealed = 1,
 	    .rx = 100, .tx = 300, .version = 6 },
+	{ "hs6-opens-first", "version 6, this side: message 3 waits for "
+	    "room; the peer's sealed data opens",
+	    .events = EV(OPENED) | EV(READABLE), .hs_done = 1, .rx = 100,
+	    .version = 6 },
 	{ "hs6-responder", "the handshake at version 6, the peer",
 	    .events = EV(INCOMING) | EV(READABLE), .hs_done = 1, .sealed = 1,
 	    .accepted = 1, .rx = 50, .version = 6 },

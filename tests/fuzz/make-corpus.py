@@ -355,6 +355,11 @@ write("engine", "hs-open-unconfirmed", bytes([HS | INITIATOR | SEAL]) +
       hs() + open_c + hs())
 write("engine", "hs6-initiator", bytes([HS6 | INITIATOR | SEAL]) + hs() +
       open_c + imm(0, 100) + app_read(0, 100) + app_write(0, 300) + DONE)
+# An initiator whose message 3 waits for room (the send queue full of
+# keepalives) is done, and opens the peer's sealed bytes, while its own
+# sends still go in clear until a completion lets message 3 go.
+write("engine", "hs6-opens-first", bytes([HS6 | INITIATOR | SEAL]) +
+      bytes([9]) * 100 + hs() + open_c + imm(0, 100) + app_read(0, 100))
 write("engine", "hs6-responder", bytes([HS6 | SEAL]) + hs() + hs() +
       send(RECS["open"]) + imm(0, 50))
 write("engine", "hs-spoilt", bytes([HS]) + hs(1 | (7 << 2)))
