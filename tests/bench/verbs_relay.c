@@ -9,18 +9,23 @@
  * thread that sleeps in epoll_wait on its socket and on its receive
  * CQ's completion channel, as rstreamd's workers do, and in a turn reads
  * the socket into one SEND, or writes each received message to the
- * socket and posts that receive again.  No framing, no credits, no
- * streams: flow control is the receives posted (RECVS) and the queue
- * pair's RNR retries, which a request/response stream never meets.  An
- * empty SEND says the connection ended.  Each connection has a queue
- * pair of its own.  Each side serves one connection at a time, in its
- * own process, unless -n N: then the back listens on PORT to PORT + N -
- * 1, one process each, and the front forks a process for each client
- * (as socat's fork does) and sends its Kth client (from 0) to PORT + K
- * mod N, so that up to N clients that come and stay together
- * (pgbench's) are carried at once.  With -P a side never
- * sleeps: it spins between a non-blocking read of its socket and a poll
- * of its CQ, the floor of a daemon that busy-polls.
+ * socket and posts that receive again.  No framing, no streams.  Flow
+ * control is credits, so that a bulk stream never meets a receiver not
+ * ready (whose retry waits 655 ms): a side may have RECVS - RESERVE data
+ * SENDs unanswered, and each SEND WITH IMMEDIATE carries, in its
+ * immediate, the receives posted again since the last (a side with no
+ * bytes to send sends an empty one once it owes CREDIT_BATCH).  A
+ * request/response stream's answers carry them at no extra cost.  An
+ * empty SEND without an immediate says the connection ended.  Each
+ * connection has a queue pair of its own.  Each side serves one
+ * connection at a time, in its own process, unless -n N: then the back
+ * listens on PORT to PORT + N - 1, one process each, and the front forks
+ * a process for each client (as socat's fork does) and sends its Kth
+ * client (from 0) to PORT + K mod N, so that up to N clients that come
+ * and stay together (pgbench's, or hol-bench's round trips beside bulk)
+ * are carried at once.  With -P a side never sleeps: it spins between a
+ * non-blocking read of its socket and a poll of its CQ, the floor of a
+ * daemon that busy-polls.
  *
  * Usage: verbs-relay -l -p PORT [-n N] [-b ADDR] -t HOST:PORT [-P]  (back)
  *        verbs-relay -a LPORT -H HOST -p PORT [-n N] [-P]           (front)
@@ -49,6 +54,11 @@
 #define MSG_MAX	4096
 #define RECVS	16
 #define SENDS	16
+/* Receives kept for SENDs that carry no bytes (credit, the end): each
+   credit message returns at least CREDIT_BATCH of the RECVS - RESERVE
+   data credits, so no more than 2 are ever unread, and the end is 1. */
+#define RESERVE		4
+#define CREDIT_BATCH	((RECVS - RESERVE) / 2)
 
 static void __attribute__((noreturn))
 die(const char *what)
@@ -63,6 +73,8 @@ struct ep {
 	struct ibv_mr *rmr, *smr;
 	char rbuf[RECVS][MSG_MAX], sbuf[SENDS][MSG_MAX];
 	unsigned sent, done;	/* SENDs posted, and completed */
+	unsigned credits;	/* data SENDs the peer has room for */
+	unsigned owed;		/* receives posted again, not yet told */
 	uint32_t max_inline;
 	int spin;		/* -P: poll, never sleep */
 };
@@ -91,6 +103,8 @@ ep_ready(struct ep *p)
 		die("ibv_query_qp");
 	p->max_inline = qa.cap.max_inline_data;
 	p->sent = p->done = 0;
+	p->credits = RECVS - RESERVE;
+	p->owed = 0;
 	for (i = 0; i < RECVS; i++)
 		post_recv(p, i);
 }
@@ -129,17 +143,36 @@ reap(struct ep *p, unsigned wait)
 	} while (wait != 0 && p->sent - p->done >= wait);
 }
 
+/*
+ * Post a SEND of ${len} bytes; with ${imm}, WITH IMMEDIATE, the credits
+ * owed going with it.
+ */
 static void
-send_msg(struct ep *p, const char *buf, size_t len)
+post(struct ep *p, const char *buf, size_t len, int imm)
 {
+	struct ibv_send_wr wr, *bad;
+	struct ibv_sge sge;
 	char *b;
 
 	reap(p, SENDS);
 	b = p->sbuf[p->sent % SENDS];
-	memcpy(b, buf, len);
-	if (rdma_post_send(p->id, NULL, b, len, p->smr, IBV_SEND_SIGNALED |
-	    (len <= p->max_inline ? IBV_SEND_INLINE : 0)) != 0)
-		die("rdma_post_send");
+	if (len > 0)
+		memcpy(b, buf, len);
+	memset(&wr, 0, sizeof(wr));
+	sge.addr = (uintptr_t)b;
+	sge.length = (uint32_t)len;
+	sge.lkey = p->smr->lkey;
+	wr.sg_list = &sge;
+	wr.num_sge = len > 0 ? 1 : 0;
+	wr.opcode = imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND;
+	wr.send_flags = IBV_SEND_SIGNALED |
+	    (len <= p->max_inline ? IBV_SEND_INLINE : 0);
+	if (imm) {
+		wr.imm_data = htonl(p->owed);
+		p->owed = 0;
+	}
+	if ((errno = ibv_post_send(p->id->qp, &wr, &bad)) != 0)
+		die("ibv_post_send");
 	p->sent++;
 }
 
@@ -167,13 +200,41 @@ deliver(struct ep *p, int fd)
 			    ibv_wc_status_str(wc[k].status));
 			exit(1);
 		}
-		if (wc[k].byte_len == 0)
-			return (0);
-		if (write(fd, p->rbuf[b], wc[k].byte_len) !=
-		    (ssize_t)wc[k].byte_len)
+		if (!(wc[k].wc_flags & IBV_WC_WITH_IMM))
+			return (0);	/* the end */
+		p->credits += ntohl(wc[k].imm_data);
+		if (wc[k].byte_len > 0 && write(fd, p->rbuf[b],
+		    wc[k].byte_len) != (ssize_t)wc[k].byte_len)
 			die("write");
 		post_recv(p, b);
+		if (wc[k].byte_len > 0)
+			p->owed++;
 	}
+	if (p->owed >= CREDIT_BATCH)
+		post(p, NULL, 0, 1);
+	return (1);
+}
+
+/*
+ * Wait for a credit, delivering what arrives meanwhile; 0 when the
+ * connection ended.
+ */
+static int
+credit(struct ep *p, int fd)
+{
+	struct ibv_cq *ecq;
+	void *ctx;
+
+	while (p->credits == 0) {
+		if (!deliver(p, fd))
+			return (0);
+		if (p->credits > 0 || p->spin)
+			continue;
+		if (ibv_get_cq_event(p->id->recv_cq_channel, &ecq, &ctx) != 0)
+			die("ibv_get_cq_event");
+		ibv_ack_cq_events(ecq, 1);
+	}
+	p->credits--;
 	return (1);
 }
 
@@ -186,7 +247,9 @@ forward(struct ep *p, int fd)
 
 	if ((len = read(fd, buf, sizeof(buf))) < 0 && errno == EAGAIN)
 		return (1);
-	send_msg(p, buf, len > 0 ? (size_t)len : 0);
+	if (len > 0 && !credit(p, fd))
+		return (0);
+	post(p, buf, len > 0 ? (size_t)len : 0, len > 0);
 	/* A goodbye goes out before the disconnect. */
 	reap(p, len > 0 ? 0 : 1);
 	return (len > 0);
