@@ -219,6 +219,31 @@ to-stderr$"
 	done
 }
 
+@test "SOFTROCE_TCG_THREAD=single: one host thread for the guest's vCPUs, still two CPUs; multi by default" {
+	command -v qemu-system-x86_64 >/dev/null || skip "no qemu"
+	# A qemu first in PATH that notes its arguments and runs the real one.
+	local real
+	real=$(command -v qemu-system-x86_64)
+	mkdir "$BATS_TEST_TMPDIR/bin"
+	# shellcheck disable=SC2016 # expanded by the shim's shell
+	printf '#!/bin/sh\n[ "$1" = --version ] || echo "$*" >>%s/args\nexec %s "$@"\n' \
+		"$BATS_TEST_TMPDIR" "$real" >"$BATS_TEST_TMPDIR/bin/qemu-system-x86_64"
+	chmod +x "$BATS_TEST_TMPDIR/bin/qemu-system-x86_64"
+	PATH=$BATS_TEST_TMPDIR/bin:$PATH SOFTROCE_FORCE_VM=1 SOFTROCE_TCG_THREAD=single \
+		run --separate-stderr "$RUNNER" --timeout 120 nproc
+	assert_success
+	assert_output 2
+	run grep -c -- '-accel tcg,thread=single .*-smp 2 ' "$BATS_TEST_TMPDIR/args"
+	assert_output 1
+	rm "$BATS_TEST_TMPDIR/args"
+	PATH=$BATS_TEST_TMPDIR/bin:$PATH SOFTROCE_FORCE_VM=1 SOFTROCE_TCG_THREAD= \
+		run --separate-stderr "$RUNNER" --timeout 120 nproc
+	assert_success
+	assert_output 2
+	run grep -c -- '-accel tcg,thread=multi .*-smp 2 ' "$BATS_TEST_TMPDIR/args"
+	assert_output 1
+}
+
 # fake_failing_qemu MODE: a qemu-system-x86_64 first in PATH that answers
 # --version as the real one and, when asked to boot, counts the boot in
 # $BATS_TEST_TMPDIR/boots and then: "first": aborts on the first boot and
