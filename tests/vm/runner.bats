@@ -236,7 +236,7 @@ to-stderr$"
 	run grep -c -- '-accel tcg,thread=single .*-smp 2 ' "$BATS_TEST_TMPDIR/args"
 	assert_output 1
 	rm "$BATS_TEST_TMPDIR/args"
-	PATH=$BATS_TEST_TMPDIR/bin:$PATH SOFTROCE_FORCE_VM=1 SOFTROCE_TCG_THREAD= \
+	PATH=$BATS_TEST_TMPDIR/bin:$PATH SOFTROCE_FORCE_VM=1 SOFTROCE_TCG_THREAD='' \
 		run --separate-stderr "$RUNNER" --timeout 120 nproc
 	assert_success
 	assert_output 2
