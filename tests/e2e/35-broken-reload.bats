@@ -100,6 +100,16 @@ next_failure() {
 	return 1
 }
 
+# stop_reader FILE: find the process reading FILE for a reload and stop
+# it, in one step (found in one and stopped in another, it may have
+# finished between them); its pid in $reader.
+stop_reader() {
+	local p
+	p=$(pgrep -f -- "--read-conf 3 -c $1") || return 1
+	kill -STOP "$p" 2>/dev/null || return 1
+	reader=$p
+}
+
 # reload_fails NAME HOW: reload daemon NAME with what its file holds now,
 # by "rstreamctl reload" or SIGHUP (HOW), and check that it failed.
 reload_fails() {
@@ -245,12 +255,12 @@ with open(w, "wb") as kept:
 	# libconfig takes seconds over a long string (its buffer grows
 	# quadratically); the reader, a process of its own, is caught at it
 	# and held there, as a slow name service would hold it.
-	python3 -c 'print("junk = \"" + "z" * (1 << 20) + "\";")' >"$W/a.conf"
+	# (1.5 MiB: 1 s on a host, some 3.5 s in a guest, long enough to be
+	# found by a search every few tenths of a second.)
+	python3 -c 'print("junk = \"" + "z" * (3 << 19) + "\";")' >"$W/a.conf"
 	cat "$W/good.conf" >>"$W/a.conf"
 	kill -HUP "$PID_a"
-	wait_until 30 pgrep -f -- "--read-conf 3 -c $W/a.conf"
-	reader=$(pgrep -f -- "--read-conf 3 -c $W/a.conf")
-	kill -STOP "$reader"
+	wait_until 30 stop_reader "$W/a.conf"
 	wait_log notify "RELOADING=1"
 	w=$(grep -o 'WATCHDOG=1' "$W/notify.log" | wc -l)
 	run client "$port" "while it reads"
