@@ -12,14 +12,17 @@
  * it sends one byte, 'U' or 'D', that tells that benchmark's target to
  * be a sink or a source, then writes zeros to it or reads what comes,
  * until SIGTERM; it prints the bytes moved, and on each SIGUSR1 the bytes
- * moved so far ("mark N"), so a rate can leave the start out.
+ * moved so far ("mark N"), so a rate can leave the start out.  With
+ * -r KIB, it moves at most KIB KiB a second, in pieces of 5 ms (reading
+ * down too: the sender is held back by what the stream holds), so that
+ * two paths that carry different bulk rates can be compared at one.
  * With -l, it is the echo instead: it listens on HOST:PORT, says
  * "waiting", and echoes each connection, one at a time, until it ends:
  * the other end of a round trip with no relay at all, whose cost is that
  * of verbs_rr -l's over RDMA (one read and one write per request).
  *
  * Usage: rr -p PORT [-H HOST] [-s SIZE] [-n N] [-c] [-g US]
- *        rr -p PORT [-H HOST] -b up|down
+ *        rr -p PORT [-H HOST] -b up|down [-r KIB]
  *        rr -l -p PORT [-H HOST]
  */
 #include <sys/socket.h>
@@ -92,13 +95,30 @@ on_signal(int sig)
 		mark = 1;
 }
 
-/* -b: moves bytes one way until SIGTERM; 0 if it was stopped, 1 if the
- * stream ended first.  It says "started" once SIGUSR1 would not kill it. */
+/* -r: wait until ${moved} bytes are no more than ${kib} KiB a second
+ * since ${start} (us) allows. */
+static void
+pace(unsigned long long moved, int kib, double start)
+{
+	double due = start + (double)moved * 1e6 / 1024 / kib, d;
+	struct timespec ts;
+
+	if ((d = due - rtt_now_us()) <= 0)
+		return;
+	ts.tv_sec = (time_t)(d / 1e6);
+	ts.tv_nsec = (long)((d - (double)ts.tv_sec * 1e6) * 1e3);
+	nanosleep(&ts, NULL);	/* a signal cuts it short: the loop looks */
+}
+
+/* -b: moves bytes one way until SIGTERM, at most ${kib} KiB a second if
+ * not 0; 0 if it was stopped, 1 if the stream ended first.  It says
+ * "started" once SIGUSR1 would not kill it. */
 static int
-bulk(const struct sockaddr_in *sin, int up, char *buf, size_t len)
+bulk(const struct sockaddr_in *sin, int up, int kib, char *buf, size_t len)
 {
 	struct sigaction sa;
 	unsigned long long moved = 0;
+	double start;
 	ssize_t r = 1;
 	char c = up ? 'U' : 'D';
 	int fd;
@@ -117,6 +137,10 @@ bulk(const struct sockaddr_in *sin, int up, char *buf, size_t len)
 	memset(buf, 0, len);
 	printf("rr: bulk started\n");	/* signals are handled now */
 	fflush(stdout);
+	if (kib > 0 && len > (size_t)kib * 1024 / 200)
+		len = (size_t)kib * 1024 / 200 > 1024 ?
+		    (size_t)kib * 1024 / 200 : 1024;
+	start = rtt_now_us();
 	while (!stop) {
 		if (mark) {
 			mark = 0;
@@ -129,6 +153,8 @@ bulk(const struct sockaddr_in *sin, int up, char *buf, size_t len)
 		if (r <= 0)
 			break;
 		moved += (unsigned long long)r;
+		if (kib > 0)
+			pace(moved, kib, start);
 	}
 	printf("rr: bulk %s %llu bytes%s\n", up ? "up" : "down", moved,
 	    stop ? "" : ", ended before it was stopped");
@@ -172,11 +198,11 @@ main(int argc, char **argv)
 	const char *host = "127.0.0.1";
 	struct sockaddr_in sin;
 	int port = 0, size = 64, n = 1000, per_conn = 0, gap = 0, ch, fd = -1;
-	int i, dir = -1, listener = 0;
+	int i, dir = -1, listener = 0, kib = 0;
 	static char buf[65536];
 	double *rtt, t0, start;
 
-	while ((ch = getopt(argc, argv, "H:p:s:n:cg:b:l")) != -1) {
+	while ((ch = getopt(argc, argv, "H:p:s:n:cg:b:lr:")) != -1) {
 		switch (ch) {
 		case 'H':
 			host = optarg;
@@ -196,6 +222,9 @@ main(int argc, char **argv)
 		case 'l':
 			listener = 1;
 			break;
+		case 'r':
+			kib = atoi(optarg);
+			break;
 		case 'g':
 			gap = atoi(optarg);
 			break;
@@ -208,7 +237,7 @@ main(int argc, char **argv)
 		}
 	}
 	if (port <= 0 || size < (gap > 0 ? 2 : 1) || size > (int)sizeof(buf) ||
-	    n < 1 || gap < 0 || dir == -2)
+	    n < 1 || gap < 0 || dir == -2 || kib < 0)
 		return (2);
 	memset(&sin, 0, sizeof(sin));
 	sin.sin_family = AF_INET;
@@ -218,7 +247,7 @@ main(int argc, char **argv)
 	if (listener)
 		return (echo(&sin, buf, sizeof(buf)));
 	if (dir >= 0)
-		return (bulk(&sin, dir, buf, sizeof(buf)));
+		return (bulk(&sin, dir, kib, buf, sizeof(buf)));
 	if ((rtt = calloc((size_t)n, sizeof(double))) == NULL)
 		return (1);
 	memset(buf, 'x', sizeof(buf));
