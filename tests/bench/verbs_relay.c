@@ -176,10 +176,27 @@ post(struct ep *p, const char *buf, size_t len, int imm)
 	p->sent++;
 }
 
+/* All of ${buf} to ${fd} (a write cut short by its reader's end is
+ * followed by one that fails); 0, or -1 with errno. */
+static int
+write_all(int fd, const char *buf, size_t len)
+{
+	ssize_t r;
+
+	for (; len > 0; buf += r, len -= (size_t)r)
+		if ((r = write(fd, buf, len)) < 0 && errno != EINTR)
+			return (-1);
+		else if (r < 0)
+			r = 0;
+	return (0);
+}
+
 /*
  * Write each received message to ${fd} and post its receive again; 0 when
- * the empty message said the connection ended.  Arms the CQ first, so
- * that what arrives after the poll raises the channel.
+ * the empty message said the connection ended, or when ${fd}'s other end
+ * went (then the other side is told so: it may be waiting for a credit,
+ * and would wait for ever).  Arms the CQ first, so that what arrives
+ * after the poll raises the channel.
  */
 static int
 deliver(struct ep *p, int fd)
@@ -203,9 +220,14 @@ deliver(struct ep *p, int fd)
 		if (!(wc[k].wc_flags & IBV_WC_WITH_IMM))
 			return (0);	/* the end */
 		p->credits += ntohl(wc[k].imm_data);
-		if (wc[k].byte_len > 0 && write(fd, p->rbuf[b],
-		    wc[k].byte_len) != (ssize_t)wc[k].byte_len)
-			die("write");
+		if (wc[k].byte_len > 0 &&
+		    write_all(fd, p->rbuf[b], wc[k].byte_len) != 0) {
+			if (errno != EPIPE && errno != ECONNRESET)
+				die("write");
+			post(p, NULL, 0, 0);
+			reap(p, 1);
+			return (0);
+		}
 		post_recv(p, b);
 		if (wc[k].byte_len > 0)
 			p->owed++;
@@ -505,6 +527,8 @@ main(int argc, char **argv)
 	const char *target = NULL;
 	int c, listen = 0, n = 1;
 
+	/* A socket whose other end went is an end like any other. */
+	signal(SIGPIPE, SIG_IGN);
 	while ((c = getopt(argc, argv, "la:b:H:n:p:t:P")) != -1) {
 		switch (c) {
 		case 'n':
