@@ -176,6 +176,16 @@ post(struct ep *p, const char *buf, size_t len, int imm)
 	p->sent++;
 }
 
+/* Say the connection ended (an empty SEND without an immediate), and wait
+ * until it went, so that it goes out before the disconnect. */
+static void
+goodbye(struct ep *p)
+{
+
+	post(p, NULL, 0, 0);
+	reap(p, 1);
+}
+
 /* All of ${buf} to ${fd} (a write cut short by its reader's end is
  * followed by one that fails); 0, or -1 with errno. */
 static int
@@ -224,8 +234,7 @@ deliver(struct ep *p, int fd)
 		    write_all(fd, p->rbuf[b], wc[k].byte_len) != 0) {
 			if (errno != EPIPE && errno != ECONNRESET)
 				die("write");
-			post(p, NULL, 0, 0);
-			reap(p, 1);
+			goodbye(p);
 			return (0);
 		}
 		post_recv(p, b);
@@ -269,12 +278,15 @@ forward(struct ep *p, int fd)
 
 	if ((len = read(fd, buf, sizeof(buf))) < 0 && errno == EAGAIN)
 		return (1);
-	if (len > 0 && !credit(p, fd))
+	if (len <= 0) {
+		goodbye(p);
 		return (0);
-	post(p, buf, len > 0 ? (size_t)len : 0, len > 0);
-	/* A goodbye goes out before the disconnect. */
-	reap(p, len > 0 ? 0 : 1);
-	return (len > 0);
+	}
+	if (!credit(p, fd))
+		return (0);
+	post(p, buf, (size_t)len, 1);
+	reap(p, 0);
+	return (1);
 }
 
 /* -P: spin between the socket and the CQ until either side ends. */
