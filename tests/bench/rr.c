@@ -137,9 +137,14 @@ bulk(const struct sockaddr_in *sin, int up, int kib, char *buf, size_t len)
 	memset(buf, 0, len);
 	printf("rr: bulk started\n");	/* signals are handled now */
 	fflush(stdout);
-	if (kib > 0 && len > (size_t)kib * 1024 / 200)
-		len = (size_t)kib * 1024 / 200 > 1024 ?
-		    (size_t)kib * 1024 / 200 : 1024;
+	if (kib > 0) {
+		size_t piece = (size_t)kib * 1024 / 200;	/* 5 ms */
+
+		if (piece < 1024)
+			piece = 1024;
+		if (piece < len)
+			len = piece;
+	}
 	start = rtt_now_us();
 	while (!stop) {
 		if (mark) {
