@@ -25,16 +25,21 @@ prio_share(struct prio_table *t, int dev, unsigned prio, int busy,
     uint64_t now_ms)
 {
 	struct prio_dev *d;
-	unsigned q;
+	unsigned q, top;
 	uint64_t seen;
 
 	if (dev < 0 || (unsigned)dev >= PRIO_DEVS || prio < PRIO_LOWEST ||
 	    prio > PRIO_HIGHEST)
 		return (1000);
 	d = &t->dev[dev];
-	if (busy)
+	if (busy) {
 		__atomic_store_n(&d->seen[prio], now_ms, __ATOMIC_RELAXED);
-	for (q = PRIO_HIGHEST; q > prio; q--) {
+		top = __atomic_load_n(&d->top, __ATOMIC_RELAXED);
+		while (prio > top && !__atomic_compare_exchange_n(&d->top,
+		    &top, prio, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			;
+	}
+	for (q = __atomic_load_n(&d->top, __ATOMIC_RELAXED); q > prio; q--) {
 		seen = __atomic_load_n(&d->seen[q], __ATOMIC_RELAXED);
 		if (seen != 0 && seen + PRIO_SPAN_MS > now_ms)
 			return (prio * 1000 / q);

@@ -34,6 +34,11 @@ struct prio_table {
 		char name[PRIO_NAME_LEN];	/* excl: set when added */
 		/* When a link of each priority last had work: atomic. */
 		uint64_t seen[PRIO_HIGHEST + 1];
+		/* The highest priority ever marked (0: none), so that a
+		   link looks only at the stamps above its own that can be
+		   set: none, while every tunnel has the default.  Atomic;
+		   it only grows. */
+		unsigned top;
 	} dev[PRIO_DEVS];
 	unsigned ndev;			/* excl */
 };

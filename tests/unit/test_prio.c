@@ -35,6 +35,10 @@ main(void)
 	    "priority 8 keeps 500 even while idle");
 	ok(prio_share(&t, b, 4, 1, 1005) == 1000,
 	    "a link on another device is not restrained");
+	/* Its row has known priority 4 alone; a 6 comes: the 4 sees it. */
+	ok(prio_share(&t, b, 6, 1, 1006) == 1000 &&
+	    prio_share(&t, b, 4, 1, 1007) == 666,
+	    "a priority marked later than the lower one restrains it");
 
 	/* The 16 went quiet: PRIO_SPAN_MS later the rest get it all back. */
 	ok(prio_share(&t, a, 4, 1, 1002 + PRIO_SPAN_MS - 1) == 250,
