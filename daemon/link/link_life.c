@@ -105,38 +105,37 @@ publish(struct dlink *dl, const struct engine *e)
 {
 	struct engine_stats st;
 	struct verbs_mem_stats ms;
-	uint64_t v[LP_N];
-	int k;
 
+	_Static_assert(LP_N == 25, "publish stores every LP_ figure");
 	engine_stats(e, &st);
 	verbs_link_mem_stats(dl->vl, &ms);
-	v[LP_STALL_RING] = st.stall_ring;
-	v[LP_STALL_MSG] = st.stall_msg;
-	v[LP_STALL_SQ] = st.stall_sq;
-	v[LP_RING_GROWS] = st.ring_grows;
-	v[LP_RING_SHRINKS] = st.ring_shrinks;
-	v[LP_RING_REFUSED] = st.ring_refused;
-	v[LP_SQ_DEPTH] = st.sq_depth;
-	v[LP_INFLIGHT] = st.inflight;
-	v[LP_WINDOW] = st.window;
-	v[LP_WAIT_CREDIT_NS] = st.wait_credit_ns;
-	v[LP_WAIT_SQ_NS] = st.wait_sq_ns;
-	v[LP_RTT_NS] = st.rtt_ns;
-	v[LP_VERSION] = engine_version(e);
-	v[LP_PINNED] = ms.pinned;
-	v[LP_POOLED] = ms.pooled;
-	v[LP_CONTROL] = ms.control;
-	v[LP_REGISTERED] = ms.registered;
-	v[LP_REUSED] = ms.reused;
-	v[LP_LANES] = st.lanes;
-	v[LP_LANE0_DEPTH] = st.lane[0].depth;
-	v[LP_LANE0_INFLIGHT] = st.lane[0].inflight;
-	v[LP_LANE1_DEPTH] = st.lane[1].depth;
-	v[LP_LANE1_INFLIGHT] = st.lane[1].inflight;
-	v[LP_LANE0_FENCES] = st.lane[0].fences;
-	v[LP_LANE1_FENCES] = st.lane[1].fences;
-	for (k = 0; k < LP_N; k++)
-		__atomic_store_n(&dl->pub[k], v[k], __ATOMIC_RELAXED);
+#define PUB(k, x)	__atomic_store_n(&dl->pub[k], (x), __ATOMIC_RELAXED)
+	PUB(LP_STALL_RING, st.stall_ring);
+	PUB(LP_STALL_MSG, st.stall_msg);
+	PUB(LP_STALL_SQ, st.stall_sq);
+	PUB(LP_RING_GROWS, st.ring_grows);
+	PUB(LP_RING_SHRINKS, st.ring_shrinks);
+	PUB(LP_RING_REFUSED, st.ring_refused);
+	PUB(LP_SQ_DEPTH, st.sq_depth);
+	PUB(LP_INFLIGHT, st.inflight);
+	PUB(LP_WINDOW, st.window);
+	PUB(LP_WAIT_CREDIT_NS, st.wait_credit_ns);
+	PUB(LP_WAIT_SQ_NS, st.wait_sq_ns);
+	PUB(LP_RTT_NS, st.rtt_ns);
+	PUB(LP_VERSION, engine_version(e));
+	PUB(LP_PINNED, ms.pinned);
+	PUB(LP_POOLED, ms.pooled);
+	PUB(LP_CONTROL, ms.control);
+	PUB(LP_REGISTERED, ms.registered);
+	PUB(LP_REUSED, ms.reused);
+	PUB(LP_LANES, st.lanes);
+	PUB(LP_LANE0_DEPTH, st.lane[0].depth);
+	PUB(LP_LANE0_INFLIGHT, st.lane[0].inflight);
+	PUB(LP_LANE1_DEPTH, st.lane[1].depth);
+	PUB(LP_LANE1_INFLIGHT, st.lane[1].inflight);
+	PUB(LP_LANE0_FENCES, st.lane[0].fences);
+	PUB(LP_LANE1_FENCES, st.lane[1].fences);
+#undef PUB
 }
 
 /*
