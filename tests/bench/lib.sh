@@ -11,6 +11,8 @@
 #                      where /proc/PID/stat's utime and stime come in
 #                      ticks of 10 ms, a few per idle row)
 #   server_wait FILE   until the server writing FILE says it is waiting
+#   vrelay_start NAME LPORT RDMA-PORT TARGET-PORT [OPTIONS]  the raw verbs
+#                      relay pair (see below)
 #   p50p99             of rr's or verbs_rr's report on standard input,
 #                      "p50 p99" in us; "- -" when it has none
 #   $awk_med           an awk function for awk programs to start with:
@@ -57,6 +59,28 @@ server_wait() {
 p50p99() {
 	sed -n 's/.*median \([0-9.]*\) us, p99 \([0-9.]*\) us.*/\1 \2/p' |
 	    grep . || echo "- -"
+}
+# vrelay_start NAME LPORT RDMA-PORT TARGET-PORT [OPTIONS]: the raw verbs
+# relay pair (tests/bench/verbs_relay), its back on B's address
+# (RDMA-PORT) to 127.0.0.1:TARGET-PORT, its front on 127.0.0.1:LPORT,
+# with OPTIONS each; their output in $w/NAME-b.s and $w/NAME-a.s, their
+# pids added to pids and set in pvb_NAME and pva_NAME.  With vrelay_via,
+# each side runs as "$vrelay_via" NAME.b (or NAME.a) COMMAND...
+vrelay_start() {
+	local bk=() fr=()
+	if [ -n "${vrelay_via:-}" ]; then
+		bk=("$vrelay_via" "$1.b") fr=("$vrelay_via" "$1.a")
+	fi
+	"${bk[@]}" "$build/tests/bench/verbs_relay" -l -b "$B" -p "$3" \
+	    -t "127.0.0.1:$4" ${5:-} >"$w/$1-b.s" 2>&1 &
+	pids+=($!)
+	printf -v "pvb_$1" %s $!
+	server_wait "$w/$1-b.s"
+	"${fr[@]}" "$build/tests/bench/verbs_relay" -a "$2" -H "$B" -p "$3" \
+	    ${5:-} >"$w/$1-a.s" 2>&1 &
+	pids+=($!)
+	printf -v "pva_$1" %s $!
+	wait_port "$2"
 }
 identities() {
 	local i
