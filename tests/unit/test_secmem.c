@@ -97,9 +97,10 @@ enum child_end {
 };
 
 /*
- * Fork; the child writes 0xa5 to byte ${at} of a fresh block of ${size}
- * bytes, says so on a pipe, then, with ${free_it}, frees the block, and
- * says it got to the end.  How it ended; the signal in ${*sig}.  (SIGSEGV
+ * Fork; the child writes byte ${at} of a fresh block of ${size} bytes
+ * (0xa5, or before the block the complement of what is there), says so
+ * on a pipe, then, with ${free_it}, frees the block, and says it got to
+ * the end.  How it ended; the signal in ${*sig}.  (SIGSEGV
  * goes back to its default in the child, which dumps no core, so that a
  * sanitizer's handler does not turn the death into an exit.)
  */
@@ -125,7 +126,14 @@ child_writes(size_t size, ptrdiff_t at, int free_it, int *sig)
 		(void)setrlimit(RLIMIT_CORE, &none);
 		if ((p = secmem_alloc(size)) == NULL)
 			_exit(2);
-		*(volatile uint8_t *)(p + at) = 0xa5;
+		/* Before the start lies libsodium's canary, random per
+		 * process: a fixed byte would leave it unchanged one run in
+		 * 256, and the free would not notice.  Flip its bits. */
+		if (at < 0)
+			*(volatile uint8_t *)(p + at) =
+			    (uint8_t)~*(volatile uint8_t *)(p + at);
+		else
+			*(volatile uint8_t *)(p + at) = 0xa5;
 		if (write(fds[1], "w", 1) != 1)
 			_exit(2);
 		if (free_it)
