@@ -670,8 +670,10 @@ int engine_resume_settled(const struct engine *e);
 /**
  * engine_trim(e):
  * Shrink the rings of streams that carried no byte since the previous
- * call and hold none, back to the sizes they started with.  Call it
- * every few seconds; it visits every stream.
+ * call and hold none, back to the sizes they started with, and halve
+ * (not below that) the receive rings whose application consumed bytes
+ * since the previous call but never all that had arrived, while more
+ * arrived.  Call it every few seconds; it visits every stream.
  */
 void engine_trim(struct engine *e);
 

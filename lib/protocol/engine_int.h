@@ -88,6 +88,16 @@ enum { STREAM_FLAGS(F_MASK_) };
 /* CREDIT cursors a stream remembers for its growth signal (eng_rx_grow). */
 #define REPS		8
 
+/*
+ * rx_dir.caught: the reader took every byte that had arrived at least once
+ * since the last resize (RX_CAUGHT_RESIZE) or engine_trim (RX_CAUGHT_TRIM);
+ * it took a byte since the last engine_trim (RX_READ_TRIM).  A reader that
+ * reads but never catches up is what holds the sender back, not the ring.
+ */
+#define RX_CAUGHT_RESIZE	0x01
+#define RX_CAUGHT_TRIM		0x02
+#define RX_READ_TRIM		0x04
+
 /* Pending ring resize records for a stream (version 4). */
 #define RS_RING		0x01	/* our RING: the receive ring rx.next */
 #define RS_RING_AT	0x02	/* our RING_AT: we write to tx.peer_next */
@@ -142,6 +152,7 @@ struct rx_dir {
 	uint64_t mark;		/* the cursor at the last resize */
 	uint64_t reps[REPS];	/* the last CREDIT cursors sent (0 at first) */
 	uint8_t rep_n;
+	uint8_t caught;		/* RX_CAUGHT_* */
 	uint64_t seen;		/* the cursor at the last engine_trim */
 };
 

@@ -77,6 +77,8 @@ rx_resize(struct engine *e, uint32_t id, uint32_t size)
 	struct stream *s = &e->s[id];
 
 	s->rx.mark = s->rx.tail;
+	if (s->rx.cons != s->rx.tail)
+		s->rx.caught &= ~RX_CAUGHT_RESIZE;
 	if (ring_get(e, s, 1, size, &s->rx.ring, &s->rx.next) != 0)
 		return (-1);
 	s->rs |= RS_RING;
@@ -85,13 +87,14 @@ rx_resize(struct engine *e, uint32_t id, uint32_t size)
 }
 
 /*
- * The peer used all the credit it had, and twice the ring's size arrived
- * since the last resize: the ring held it back, so double it.  A sender
- * with more to send writes up to exactly the credit it holds plus the
- * ring's size, and the credit it holds is one of the last REPS we sent
- * (each moves a quarter of the ring or more, so at most 4 follow the one
- * it holds), so arriving bytes that end exactly there mean it had to
- * stop.
+ * The peer used all the credit it had, twice the ring's size arrived
+ * since the last resize, and the reader took every byte that had arrived
+ * at least once in that time: the ring held it back, not the reader, so
+ * double it.  A sender with more to send writes up to exactly the credit
+ * it holds plus the ring's size, and the credit it holds is one of the
+ * last REPS we sent (each moves a quarter of the ring or more, so at most
+ * 4 follow the one it holds), so arriving bytes that end exactly there
+ * mean it had to stop.
  */
 void
 eng_rx_grow(struct engine *e, uint32_t id)
@@ -101,7 +104,7 @@ eng_rx_grow(struct engine *e, uint32_t id)
 
 	if (s->rx.ring.size >= s->rx.max || !resizable(e, s) ||
 	    s->rx.next.size != 0 || s->rx.old.size != 0 ||
-	    (s->flags & F_PEER_SHUT) ||
+	    (s->flags & F_PEER_SHUT) || !(s->rx.caught & RX_CAUGHT_RESIZE) ||
 	    s->rx.tail - s->rx.mark < 2 * (uint64_t)s->rx.ring.size)
 		return;
 	for (k = 0; k < REPS; k++)
@@ -198,11 +201,35 @@ engine_can_resize(const struct engine *e)
 	return (e->can_resize);
 }
 
+/*
+ * The size stream ${s}'s receive ring shrinks to now, or 0: the size it
+ * started with once it carried no byte for a whole period and holds none;
+ * half its size when bytes came and its reader read in that period but
+ * never took all there was (a ring the reader keeps full only adds to the
+ * bytes queued ahead of everything else the peer sends; it grows again if
+ * it ever holds the sender back).  A reader that stopped keeps its ring:
+ * the old one would stay, full, beside the new.
+ */
+static uint32_t
+rx_trim_size(const struct stream *s)
+{
+
+	if (s->rx.ring.size <= s->rx.min || s->rx.next.size != 0 ||
+	    s->rx.old.size != 0 || (s->flags & F_PEER_SHUT))
+		return (0);
+	if (s->rx.cons == s->rx.tail)
+		return (s->rx.tail == s->rx.seen ? s->rx.min : 0);
+	if ((s->rx.caught & (RX_CAUGHT_TRIM | RX_READ_TRIM)) == RX_READ_TRIM &&
+	    s->rx.tail != s->rx.seen)
+		return (s->rx.ring.size / 2);
+	return (0);
+}
+
 void
 engine_trim(struct engine *e)
 {
 	struct stream *s;
-	uint32_t id;
+	uint32_t id, size;
 
 	for (id = 0; id < e->used; id++) {
 		s = &e->s[id];
@@ -212,12 +239,11 @@ engine_trim(struct engine *e)
 		if (s->tx.ring.size > s->tx.min && s->tx.old.size == 0 &&
 		    s->tx.app == s->tx.seen && s->tx.sent == s->tx.app)
 			tx_resize(e, id, s->tx.min);
-		if (s->rx.ring.size > s->rx.min && s->rx.next.size == 0 &&
-		    s->rx.old.size == 0 && !(s->flags & F_PEER_SHUT) &&
-		    s->rx.tail == s->rx.seen && s->rx.cons == s->rx.tail)
-			rx_resize(e, id, s->rx.min);
+		if ((size = rx_trim_size(s)) != 0)
+			rx_resize(e, id, size);
 		s->tx.seen = s->tx.app;
 		s->rx.seen = s->rx.tail;
+		s->rx.caught &= ~(RX_CAUGHT_TRIM | RX_READ_TRIM);
 	}
 }
 

@@ -260,6 +260,9 @@ engine_rx_consume(struct engine *e, uint32_t id, uint32_t n)
 	if (n > ring_contig(ring->size, s->rx.cons, ring_used(end, s->rx.cons)))
 		return (ENGINE_EINVAL);
 	s->rx.cons += n;
+	s->rx.caught |= RX_READ_TRIM;
+	if (s->rx.cons == s->rx.tail)
+		s->rx.caught |= RX_CAUGHT_RESIZE | RX_CAUGHT_TRIM;
 	if (s->rx.old.size != 0 && s->rx.cons == s->rx.switch_at)
 		eng_rx_old_drop(e, s);
 	/*
@@ -476,6 +479,7 @@ engine_ring_limits(struct engine *e, uint32_t id, uint32_t tx_max,
 	s->rx.min = s->rx.ring.size;
 	s->tx.max = tx_max;
 	s->rx.max = rx_max;
+	s->rx.caught = 0;
 	return (0);
 }
 

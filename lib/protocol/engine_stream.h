@@ -189,13 +189,15 @@ const struct wire_origin *engine_origin(const struct engine *e, uint32_t id);
  * Let stream ${id}'s rings grow with its traffic, the send ring up to
  * ${tx_max} and the receive ring up to ${rx_max} bytes (powers of two),
  * and shrink back to the sizes it was opened or accepted with once it is
- * idle (engine_trim).  Call right after engine_open or engine_accept, on
- * a link where engine_can_resize is true.  Returns 0 or ENGINE_EINVAL.
+ * idle, a receive ring also while its reader lags (engine_trim).  Call
+ * right after engine_open or engine_accept, on a link where
+ * engine_can_resize is true.  Returns 0 or ENGINE_EINVAL.
  *
  * A receive ring grows when the peer used all the credit it had twice
- * over since the last resize (the ring, not the reader, held it back);
- * a send ring grows when the application found it full twice over while
- * the peer's ring had room.  Each growth doubles the ring; engine_mem's
+ * over since the last resize and the application consumed every byte that
+ * had arrived at least once meanwhile (the ring, not the reader, held it
+ * back); a send ring grows when the application found it full twice over
+ * while the peer's ring had room.  Each growth doubles the ring; engine_mem's
  * alloc may refuse it (counted in ring_refused).  A receive ring changes
  * in two steps: this side announces the new ring (RING), the peer says
  * from which byte on it writes there (RING_AT), and the old ring goes once

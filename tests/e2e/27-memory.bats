@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Ring memory that follows the traffic: a stream's rings start at ring_min
 # and grow with a bulk transfer (protocol version 4, RING and RING_AT),
-# shrink back once the stream idles, and max_memory caps what all streams
-# (and the links' control buffers) may pin, refusing streams (and growth)
-# beyond it; each tunnel gets a share of it, so a peer that fills one
-# tunnel's leaves the others theirs.
+# shrink back once the stream idles (a receive ring halves while its
+# client reads slower than the peer sends), and max_memory caps what all
+# streams (and the links' control buffers) may pin, refusing streams (and
+# growth) beyond it; each tunnel gets a share of it, so a peer that fills
+# one tunnel's leaves the others theirs.
 
 load helpers
 
@@ -54,6 +55,48 @@ size() {
 	wait_ctl b stats '.tunnels[0].pinned' 0
 	[ "$(tunnel_metric rstreamd_tunnel_ring_bytes b mem)" = 0 ]
 	run resizes b refused
+	assert_output 0
+}
+
+# slow_reader PORT OUT GO: read what the stream at 127.0.0.1:PORT brings
+# into OUT, 64 KiB every 50 ms until the file GO exists, then at once.
+slow_reader() {
+	socat -u TCP:127.0.0.1:"$1" STDOUT | {
+		while [ ! -e "$3" ]; do
+			dd bs=64k count=1 iflag=fullblock status=none
+			sleep 0.05
+		done
+		cat
+	} >"$2"
+}
+
+@test "a receive ring halves while its client reads slower than the peer sends, and every byte arrives" {
+	# The target sends 48 MiB as fast as the link takes them; the client
+	# reads 1.25 MiB/s until told to go on.
+	head -c 48M /dev/urandom >"$W/slow.in"
+	tp=$(free_port)
+	spawn socat -t 60 TCP-LISTEN:"$tp",bind=127.0.0.1,reuseaddr \
+	    OPEN:"$W/slow.in",rdonly
+	wait_port "$tp"
+	conf_b "{ name = \"slow\"; target = \"tcp://127.0.0.1:$tp\"; }"
+	conf_a "{ name = \"slow\"; accept = \"tcp://127.0.0.1:0\"; peer = \"$B:7471\"; }"
+	start_pair slow
+	spawn slow_reader "$(accept_port a slow)" "$W/slow.out" "$W/slow.go"
+	rp=$!
+	# a's receive ring grew while the sockets behind it filled; full
+	# since, it halves at a check (every 2 s) after a whole period.
+	wait_until 30 at_least 1 resizes a shrink
+	run resizes a grow
+	[ "$output" -gt 0 ]
+	# Meanwhile the sending side's rings kept their sizes, and the
+	# stream still flows.
+	run resizes b shrink
+	assert_output 0
+	kill -0 "$rp"
+	touch "$W/slow.go"
+	wait_pid "$rp" 180
+	[ "$(sha "$W/slow.in")" = "$(sha "$W/slow.out")" ]
+	run resizes a refused
 	assert_output 0
 }
 

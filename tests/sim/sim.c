@@ -31,13 +31,15 @@
  *    many-seed run fails if no chain ever moved on.
  *  - ring resizes (protocol version 4, on links that cannot resume): half
  *    the streams start with 4 KiB rings that may grow to a random limit;
- *    both sides trim at random points, so shrinks race data in flight;
+ *    both sides trim at random points, so shrinks race data in flight,
+ *    and a slow reader's full ring halves under unread bytes;
  *    ring memory comes from callbacks that sometimes refuse.  The
  *    application reads and writes wherever the engine says its rings are
  *    now, which must be a ring the stream holds; a receive ring the
  *    engine gives back is deregistered and freed at once, so a late WRITE
  *    into it is caught; every byte is still checked.  A many-seed run
- *    fails if resizable streams never grew or never shrank.
+ *    fails if resizable streams never grew, never shrank or never
+ *    halved a receive ring.
  *  - sealing: half the runs seal their links (lib/seal, the daemon's own
  *    sealing, new keys on every link; AES-256-GCM in half of them where
  *    the CPU has it, else ChaCha20-Poly1305), and every invariant above
@@ -134,6 +136,7 @@ static uint64_t total_losses, total_susp, total_resumed, total_lost;
 static uint64_t total_strict, total_unseen, total_ratchets;
 static uint64_t total_rs, total_grows, total_shrinks, total_refused;
 static uint64_t all_rs, all_grows, all_shrinks, all_refused;
+static uint64_t total_halves, all_halves;
 static uint64_t all_losses, all_ratchets;
 static uint64_t all_wstalls, all_wsmall;	/* window stalls; small windows */
 static uint64_t all_sealed, all_tampered;	/* sealed runs; caught flips */
@@ -326,6 +329,8 @@ struct side {
 	unsigned denied_link;	/* side 0: link whose refusal was seen */
 	uint64_t resume_at;	/* side 0: step to offer the resume at */
 	uint64_t allocs, refused;	/* engine_mem: rings given, refused */
+	uint64_t halves;	/* of them, receive rings halved (not to the
+				   start) */
 };
 
 /* One link loss and what became of its resume. */
@@ -734,8 +739,9 @@ mem_stream(struct side *S, struct astream *a, const char *what)
 
 /*
  * Ring memory for a resize: a double of the ring it replaces up to the
- * stream's limit, or back to the start; refused now and then, as memory
- * may run out.
+ * stream's limit, back to the start, or (a receive ring whose reader
+ * lags) a half not below the start; refused now and then, as memory may
+ * run out.
  */
 static int
 cb_alloc(void *arg, void *user, int rx, uint32_t size, uint32_t replaces,
@@ -751,7 +757,8 @@ cb_alloc(void *arg, void *user, int rx, uint32_t size, uint32_t replaces,
 		return (-1);
 	if (engine_rings(a->e, a->id, &cur[0], &cur[1]) != 0 ||
 	    replaces != cur[rx].size ||
-	    (size != 2 * replaces && (size != RS_START || replaces <= size)) ||
+	    (size != 2 * replaces && (size != RS_START || replaces <= size) &&
+	    (!rx || 2 * size != replaces || size < RS_START)) ||
 	    size > (rx ? a->rx_max : a->tx_max))
 		return (rfail(R, "side %d stream s%llu: a %u-byte %s ring to "
 		    "replace one of %u (limit %u)", S->i,
@@ -766,6 +773,7 @@ cb_alloc(void *arg, void *user, int rx, uint32_t size, uint32_t replaces,
 		return (-1);
 	sring_desc(g, ring);
 	S->allocs++;
+	S->halves += rx && 2 * size == replaces && size > RS_START;
 	if (verbose)
 		printf("# side %d stream s%llu: new %s ring of %u for one of "
 		    "%u\n", S->i, (unsigned long long)a->serial,
@@ -2348,6 +2356,7 @@ count_resizes(struct run *R, int i)
 	all_fences[1] += st.lane[1].fences;
 	all_wstalls += st.stall_window;
 	total_shrinks += st.ring_shrinks;
+	total_halves += R->side[i].halves;
 	total_refused += st.ring_refused;
 }
 
@@ -2542,10 +2551,12 @@ config_line(const struct config *c, uint64_t n, uint64_t failures,
 	rs[0] = '\0';
 	if (total_rs > 0)
 		snprintf(rs, sizeof(rs), "; %llu resizable stream "
-		    "ends, %llu ring growths, %llu shrinks, %llu refused",
+		    "ends, %llu ring growths, %llu shrinks (%llu halved "
+		    "for a lagging reader), %llu refused",
 		    (unsigned long long)total_rs,
 		    (unsigned long long)total_grows,
 		    (unsigned long long)total_shrinks,
+		    (unsigned long long)total_halves,
 		    (unsigned long long)total_refused);
 	printf("%s %d - %s: %s: %llu seeds, %llu failed "
 	    "(%llu stream ends, %llu EOFs, %.1f MiB verified%s%s, "
@@ -2566,6 +2577,7 @@ fold_totals(void)
 	all_rs += total_rs;
 	all_grows += total_grows;
 	all_shrinks += total_shrinks;
+	all_halves += total_halves;
 	all_refused += total_refused;
 	all_losses += total_losses;
 	all_ratchets += total_ratchets;
@@ -2573,6 +2585,7 @@ fold_totals(void)
 	total_losses = total_susp = total_resumed = total_lost = 0;
 	total_strict = total_unseen = total_ratchets = 0;
 	total_rs = total_grows = total_shrinks = total_refused = 0;
+	total_halves = 0;
 }
 
 /* ${count} seeds of ${c} (0: its own number), as TAP line ${++*t}. */
@@ -2591,20 +2604,23 @@ run_config(const struct config *c, uint64_t count, int *t)
 }
 
 /*
- * Resizing must have happened, both ways, wherever it could: a change
- * that stopped rings growing or shrinking would otherwise pass unseen.
- * (One seed may well do neither.)
+ * Resizing must have happened, both ways, and receive rings halved under
+ * slow readers, wherever it could: a change that stopped rings growing or
+ * shrinking would otherwise pass unseen.  (One seed may well do neither.)
  */
 static int
 seen_resizes(int *t)
 {
-	int none = all_rs > 0 && (all_grows == 0 || all_shrinks == 0);
+	int none = all_rs > 0 && (all_grows == 0 || all_shrinks == 0 ||
+	    all_halves == 0);
 
 	printf("%s %d - ring resizes: %llu resizable stream ends, %llu "
-	    "growths, %llu shrinks, %llu refused%s\n",
+	    "growths, %llu shrinks (%llu halved for a lagging reader), %llu "
+	    "refused%s\n",
 	    none ? "not ok" : "ok", ++*t, (unsigned long long)all_rs,
 	    (unsigned long long)all_grows,
 	    (unsigned long long)all_shrinks,
+	    (unsigned long long)all_halves,
 	    (unsigned long long)all_refused, all_rs == 0 ?
 	    " (no run's link could resize)" : "");
 	return (none);

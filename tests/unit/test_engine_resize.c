@@ -2,8 +2,8 @@
 /*
  * Unit tests for lib/protocol/engine.  Rings resized (protocol version
  * 4): grown under load, shrunk when idle, a shrink racing data, growth
- * refused, a peer that never answers a RING, and the links that may not
- * resize.  The pair of engines, and how work and bytes move between
+ * refused, a peer that never answers a RING, the links that may not
+ * resize, and a reader that lags.  The pair of engines, and how work and bytes move between
  * them, are engine_fixture.h's.
  */
 #include <stdint.h>
@@ -153,6 +153,33 @@ flow(struct t *T, uint32_t a, uint32_t b, uint64_t *tx, uint64_t *rx,
 		settle(T);
 	}
 	return (*rx == total);
+}
+
+/*
+ * ${rounds} rounds of bytes side 0 -> 1 whose reader takes an eighth of
+ * its ring a round, never all there is: it, not the ring, is the limit.
+ * Returns the most bytes that were ever unread at the end of a round,
+ * 0 if the reader ever caught up.
+ */
+static uint64_t
+lag(struct t *T, uint32_t a, uint32_t b, uint64_t *tx, uint64_t *rx,
+    int rounds, int *bad)
+{
+	struct engine_ring r0, r1;
+	uint64_t most = 0;
+
+	while (rounds-- > 0) {
+		put(T->f.side[0].e, a, NULL, 1 << 20, 0, tx);
+		settle(T);
+		engine_rings(T->f.side[1].e, b, &r0, &r1);
+		take(T->f.side[1].e, b, NULL, r1.size / 8, 0, rx, bad);
+		settle(T);
+		if (*tx == *rx)
+			return (0);
+		if (*tx - *rx > most)
+			most = *tx - *rx;
+	}
+	return (most);
 }
 
 /* The end of a resize test's link: settled, freed, every ring too. */
@@ -375,10 +402,104 @@ test_resize(void)
 	teardown(&T);
 }
 
+/*
+ * A reader that lags keeps its receive ring full: the ring does not grow
+ * for that, and halves at each trim (never below its start) while bytes
+ * keep coming; once the reader keeps up it grows again.
+ */
+static void
+test_lag(void)
+{
+	struct t T;
+	struct tmem m0, m1;
+	struct engine_mem em0, em1;
+	struct engine_stats st1;
+	struct engine_ring tx, rx;
+	uint64_t ptx, prx, grows, most;
+	uint32_t b, want;
+	int id, bad = 0;
+
+	em0.alloc = em1.alloc = tm_alloc;
+	em0.free = em1.free = tm_free;
+	em0.arg = &m0;
+	em1.arg = &m1;
+
+	/* Lagging from its first byte: it never grows. */
+	ok(setup(&T, conf(64, 64), conf(64, 64)) == 0, "a new link");
+	tm_pair(&T, &m0, &m1, &em0, &em1);
+	id = open_grow(&T, &m0, &m1, 65536);
+	b = T.acc[0].id;
+	ptx = prx = 0;
+	most = lag(&T, (uint32_t)id, b, &ptx, &prx, 256, &bad);
+	ok(most > 2048 && !bad && prx > 16 * 4096, "a reader that never "
+	    "catches up takes %llu bytes, %llu unread at most",
+	    (unsigned long long)prx, (unsigned long long)most);
+	engine_rings(T.f.side[1].e, b, &tx, &rx);
+	engine_stats(T.f.side[1].e, &st1);
+	ok(rx.size == 4096 && st1.ring_grows == 0, "its ring does not grow "
+	    "for it: %u", (unsigned)rx.size);
+	grow_done(&T, &m0, &m1);
+
+	id = grown(&T, &m0, &m1, &em0, &em1, &ptx, &prx, &b);
+	engine_rings(T.f.side[1].e, b, &tx, &rx);
+	engine_stats(T.f.side[1].e, &st1);
+	grows = st1.ring_grows;
+	ok(rx.size == 65536, "the receive ring grew to 65536 while its "
+	    "reader kept up");
+	engine_trim(T.f.side[1].e);	/* a period starts */
+	ok(lag(&T, (uint32_t)id, b, &ptx, &prx, 64, &bad) > 32768,
+	    "a lagging reader leaves more than half the ring unread");
+	engine_stats(T.f.side[1].e, &st1);
+	ok(st1.ring_grows == grows, "the ring did not grow for it: %llu "
+	    "growths, %llu before", (unsigned long long)st1.ring_grows,
+	    (unsigned long long)grows);
+	for (want = 32768; want >= 4096; want /= 2) {
+		engine_trim(T.f.side[1].e);
+		settle(&T);
+		engine_rings(T.f.side[1].e, b, &tx, &rx);
+		ok(rx.size == want && m1.last_replaces == 2 * want &&
+		    engine_error(T.f.side[1].e) == NULL,
+		    "a period the reader never caught up in halves the ring "
+		    "to %u: %u", (unsigned)want, (unsigned)rx.size);
+		ok(lag(&T, (uint32_t)id, b, &ptx, &prx, 64, &bad) > 0 && !bad,
+		    "bytes keep coming, intact, through the old ring and the "
+		    "new one");
+	}
+	engine_trim(T.f.side[1].e);
+	settle(&T);
+	engine_rings(T.f.side[1].e, b, &tx, &rx);
+	engine_stats(T.f.side[1].e, &st1);
+	ok(rx.size == 4096 && st1.ring_grows == grows && tm_live(&m1) == 2,
+	    "not below the size it started with, never grown, the old rings "
+	    "freed: %u, %d rings held", (unsigned)rx.size, tm_live(&m1));
+
+	/* The reader keeps up again: the ring holds the sender back. */
+	ok(flow(&T, (uint32_t)id, b, &ptx, &prx, ptx + (1 << 20), &bad) &&
+	    !bad, "1 MiB arrives intact once the reader keeps up");
+	engine_rings(T.f.side[1].e, b, &tx, &rx);
+	engine_stats(T.f.side[1].e, &st1);
+	ok(rx.size == 65536 && st1.ring_grows == grows + 4,
+	    "and the ring grows back to 65536: %u", (unsigned)rx.size);
+
+	/* A reader that stops altogether is not lagging: no shrink. */
+	engine_trim(T.f.side[1].e);
+	put(T.f.side[0].e, (uint32_t)id, NULL, 1 << 20, 0, &ptx);
+	settle(&T);
+	engine_trim(T.f.side[1].e);	/* bytes came, none was read */
+	settle(&T);
+	engine_trim(T.f.side[1].e);	/* and none came since */
+	settle(&T);
+	engine_rings(T.f.side[1].e, b, &tx, &rx);
+	ok(rx.size == 65536, "a full ring whose reader stopped and whose "
+	    "sender is blocked keeps its size: %u", (unsigned)rx.size);
+	grow_done(&T, &m0, &m1);
+}
+
 int
 main(void)
 {
 
 	test_resize();
+	test_lag();
 	return (tap_done());
 }
