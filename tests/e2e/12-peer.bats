@@ -24,8 +24,9 @@ teardown() {
 	[ $(($(date +%s) - start)) -lt 10 ]
 	run grep -E "tunnel echo stream [0-9]+ .*(link to $B:7471 is down|failed).*closing the client" "$W/a.log"
 	assert_success
-	# Still retrying, still alive.
-	[ "$(ctl_json a links '.[0].state')" = retrying ]
+	# Still retrying, still alive.  (Each attempt shows "connecting"
+	# until it is refused: wait for the state between attempts.)
+	wait_ctl a links '.[0].state' retrying
 	kill -0 "$PID_a"
 	start_daemon b
 	link_up a echo 30
