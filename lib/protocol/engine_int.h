@@ -152,7 +152,7 @@ struct rx_dir {
 	uint64_t mark;		/* the cursor at the last resize */
 	uint64_t reps[REPS];	/* the last CREDIT cursors sent (0 at first) */
 	uint8_t rep_n;
-	uint8_t caught;		/* RX_CAUGHT_* */
+	uint8_t caught;		/* RX_CAUGHT_*, RX_READ_TRIM */
 	uint64_t seen;		/* the cursor at the last engine_trim */
 };
 
