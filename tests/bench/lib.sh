@@ -10,6 +10,10 @@
 #   cpuns PID          nanoseconds PID's threads ran (schedstat: exact,
 #                      where /proc/PID/stat's utime and stime come in
 #                      ticks of 10 ms, a few per idle row)
+#   sched PID          nanoseconds PID's threads waited runnable for a
+#                      CPU, and the times they were put on one (schedstat)
+#   runq               the same summed over the guest's CPUs, every task
+#                      (/proc/schedstat)
 #   server_wait FILE   until the server writing FILE says it is waiting
 #   vrelay_start NAME LPORT RDMA-PORT TARGET-PORT [OPTIONS]  the raw verbs
 #                      relay pair (see below)
@@ -49,6 +53,14 @@ awk_med='function med(a, k, m,   i, j, t, v) {
 cpuns() {
 	cat /proc/"$1"/task/*/schedstat 2>/dev/null |
 	    awk '{ s += $1 } END { printf "%.0f\n", s }'
+}
+sched() {
+	cat /proc/"$1"/task/*/schedstat 2>/dev/null |
+	    awk '{ w += $2; n += $3 } END { printf "%.0f %.0f\n", w, n }'
+}
+runq() {
+	awk '/^cpu[0-9]/ { w += $9; n += $10 } END { printf "%.0f %.0f\n", w, n }' \
+	    /proc/schedstat 2>/dev/null
 }
 server_wait() {
 	for _ in $(seq 100); do
