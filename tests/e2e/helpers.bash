@@ -29,6 +29,7 @@ rs_load_library bats-assert
 rs_setup() {
 	W=$BATS_TEST_TMPDIR
 	RS_PIDS=()
+	RS_DAEMONS=()
 	: "${RSTREAMD_BIN:?RSTREAMD_BIN must point at the rstreamd binary}"
 	: "${RSTREAMD_TEST_ADDR_A:?run under tests/vm/softroce-run}"
 	: "${RSTREAMD_TEST_ADDR_B:?run under tests/vm/softroce-run}"
@@ -44,7 +45,27 @@ rs_setup() {
 }
 
 rs_teardown() {
-	local pid
+	local pid rc
+	# A failing test's daemon that had ended before the teardown: how
+	# (one with a key dumps no core, and a signal leaves its log silent),
+	# and what the kernel said of a fault.
+	[ -n "${BATS_TEST_COMPLETED:-}" ] || {
+		for pid in "${RS_DAEMONS[@]}"; do
+			! running "$pid" || continue
+			rc=0
+			wait "$pid" 2>/dev/null || rc=$?
+			# 127: the test waited for it itself.
+			if ((rc == 127)); then
+				continue
+			elif ((rc > 128)); then
+				echo "# ---- rstreamd $pid had ended: signal $((rc - 128)) ($(kill -l $((rc - 128)) 2>/dev/null))" >&3
+			else
+				echo "# ---- rstreamd $pid had ended: exit status $rc" >&3
+			fi
+		done
+		dmesg 2>/dev/null | grep -E 'segfault|general protection|traps:|invalid opcode|Killed process' |
+		    tail -5 | sed 's/^/# /' >&3 || true
+	}
 	reap
 	((${#B_PIDS[@]} == 0)) || b_teardown
 	# A daemon that crashed (in the runner, cores land in /tmp, see
@@ -167,6 +188,13 @@ reap() {
 		((${#left[@]})) || return 0
 		sleep 0.1
 	done
+	# A failing test's daemon that did not stop: where its threads were.
+	[ -n "${BATS_TEST_COMPLETED:-}" ] || for pid in "${left[@]}"; do
+		[ "$(cat "/proc/$pid/comm" 2>/dev/null)" = rstreamd ] || continue
+		echo "# ---- rstreamd $pid did not stop within 5 s of SIGTERM; its threads:" >&3
+		timeout 60 gdb -q -batch -p "$pid" -ex "thread apply all bt" 2>&1 |
+		    grep -E '^(Thread|#)' | head -150 | sed 's/^/# /' >&3 || true
+	done
 	kill -KILL "${left[@]}" 2>/dev/null || true
 }
 
@@ -252,6 +280,7 @@ spawn_daemon() {
 	spawn "${RS_WRAP[@]}" env "${@:2}" "$RSTREAMD_BIN" -f -v -c "$W/$name.conf" \
 	    </dev/null >"$W/$name.log" 2>&1
 	eval "PID_$name=$!"
+	RS_DAEMONS+=("$!")
 }
 
 # start_daemon NAME [VAR=VALUE...]: spawn_daemon, then wait until the
