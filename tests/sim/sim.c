@@ -75,6 +75,8 @@
  */
 #include <sys/mman.h>
 
+#include <signal.h>
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -467,8 +469,11 @@ side_find(struct side *S, const struct engine *e, uint32_t id)
  * order and never reused within a run: the ring addresses the engines
  * put on the wire are the same on every run of a seed, whatever else the
  * process allocates, so the trace (-H) can hash them.  Pages between
- * rings are never mapped (an overrun faults); a freed ring's pages are
- * dropped (a stale read sees zeros, a mismatch).
+ * rings are never mapped (an overrun faults); nor are a freed ring's, so
+ * that touching it (an engine's copy into or out of a released ring, a
+ * WRITE from a freed send ring) faults too, where the daemon might read
+ * or write memory it no longer owns without a word; arena_fault says
+ * which run did it.
  */
 #define ARENA_BASE	((uintptr_t)0x5a0000000000ull)
 #define ARENA_SIZE	((size_t)1 << 38)
@@ -476,6 +481,10 @@ side_find(struct side *S, const struct engine *e, uint32_t id)
 
 static uint8_t *arena;
 static size_t arena_used;
+
+/* The run under way, for arena_fault. */
+static const char *run_config_name;
+static uint64_t run_seed;
 
 static size_t
 arena_round(size_t size)
@@ -517,6 +526,46 @@ arena_free(void *p, size_t size)
 	size_t n = arena_round(size);
 
 	(void)madvise(p, n, MADV_DONTNEED);
+	(void)mprotect(p, n, PROT_NONE);
+}
+
+/*
+ * A fault in the arena: ring memory touched outside a live ring.  Say
+ * which run (on stderr, unbuffered), then let the signal end the process
+ * as it would have.
+ */
+static void
+arena_fault(int sig, siginfo_t *si, void *uc)
+{
+	uintptr_t a = (uintptr_t)si->si_addr, base = (uintptr_t)arena;
+	char msg[320];
+	int n;
+
+	(void)sig;
+	(void)uc;
+	if (arena == NULL || a < base || a - base >= ARENA_SIZE)
+		return;
+	n = snprintf(msg, sizeof(msg), "Bail out! %s seed %llu touched ring "
+	    "memory at arena + 0x%llx, outside any live ring (freed, or "
+	    "between rings)\n#   replay: tests/sim/sim -c %s -s %llu%s -v\n",
+	    run_config_name, (unsigned long long)run_seed,
+	    (unsigned long long)(a - base), run_config_name,
+	    (unsigned long long)run_seed, all_lose ? " -l" : "");
+	if (n > 0)
+		(void)write(STDERR_FILENO, msg, (size_t)n < sizeof(msg) ?
+		    (size_t)n : sizeof(msg) - 1);
+}
+
+static void
+arena_fault_catch(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = arena_fault;
+	sa.sa_flags = SA_SIGINFO | SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	(void)sigaction(SIGSEGV, &sa, NULL);
 }
 
 /* A run is over, its rings freed: the next run's start where it did. */
@@ -568,8 +617,7 @@ sring_free(struct run *R, int i, struct astream *a, int k)
 
 	if (g->rx)
 		fab_mr_del(&R->f, i, (uint64_t)(uintptr_t)g->p);
-	/* A stale read of it (a WRITE from a freed send ring) sees zeros:
-	 * a mismatch. */
+	/* A touch of it from now on faults (arena_fault). */
 	arena_free(g->p, g->size);
 	*g = a->ring[--a->nring];
 }
@@ -2428,6 +2476,8 @@ run_one(const struct config *c, uint64_t seed, char *err, size_t errlen)
 {
 	struct run *R = run_new(c, seed);
 
+	run_config_name = c->name;
+	run_seed = seed;
 	if (run_setup(R) == 0) {
 		run_steps(R);
 		run_checks(R);
@@ -2712,6 +2762,7 @@ main(int argc, char **argv)
 		return (2);
 	if (parse_opts(argc, argv, &o) != 0)
 		return (2);
+	arena_fault_catch();
 	for (ci = 0; ci < NCONFIGS; ci++) {
 		c = &configs[ci];
 		if (o.only != NULL && strcmp(o.only, c->name) != 0)
