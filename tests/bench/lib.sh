@@ -6,6 +6,9 @@
 #   log TEXT...        to standard error
 #   now                seconds since the epoch, with nanoseconds
 #   ratio X Y          X / Y to two places; "?" when Y is 0
+#   bootmode           the guest kernel's idle and preemption, as a
+#                      table's title says them (doc/benchmarks.md: ratios
+#                      to idle rows depend on them); empty when native
 #   wait_port PORT     until something listens on TCP port PORT (10 s)
 #   cpuns PID          nanoseconds PID's threads ran (schedstat: exact,
 #                      where /proc/PID/stat's utime and stime come in
@@ -38,6 +41,14 @@
 log() { echo "$*" >&2; }
 now() { date +%s.%N; }
 ratio() { awk "BEGIN{if ($2 + 0 == 0) print \"?\"; else printf \"%.2f\", $1 / $2}"; }
+bootmode() {
+	local a m=
+	[ "${RSTREAMD_TEST_MODE:-}" = vm ] || return 0
+	for a in $(cat /proc/cmdline); do
+		case $a in idle=* | preempt=*) m="$m${m:+ }$a" ;; esac
+	done
+	echo ", guest kernel ${m:-with the default idle and preemption}"
+}
 wait_port() {
 	for _ in $(seq 100); do
 		ss -Hltn "sport = :$1" | grep -q . && return
