@@ -529,10 +529,14 @@ arena_free(void *p, size_t size)
 	(void)mprotect(p, n, PROT_NONE);
 }
 
+/* SIGSEGV's handling before arena_fault_catch (a sanitizer's, or none). */
+static struct sigaction arena_prev;
+
 /*
  * A fault in the arena: ring memory touched outside a live ring.  Say
- * which run (on stderr, unbuffered), then let the signal end the process
- * as it would have.
+ * which run (on stderr, unbuffered); then, for any fault, hand the signal
+ * back to whoever had it before (a sanitizer then prints the stack), as
+ * the faulting instruction runs again.
  */
 static void
 arena_fault(int sig, siginfo_t *si, void *uc)
@@ -541,8 +545,8 @@ arena_fault(int sig, siginfo_t *si, void *uc)
 	char msg[320];
 	int n;
 
-	(void)sig;
 	(void)uc;
+	(void)sigaction(sig, &arena_prev, NULL);
 	if (arena == NULL || a < base || a - base >= ARENA_SIZE)
 		return;
 	n = snprintf(msg, sizeof(msg), "Bail out! %s seed %llu touched ring "
@@ -563,9 +567,9 @@ arena_fault_catch(void)
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = arena_fault;
-	sa.sa_flags = SA_SIGINFO | SA_RESETHAND;
+	sa.sa_flags = SA_SIGINFO;
 	sigemptyset(&sa.sa_mask);
-	(void)sigaction(SIGSEGV, &sa, NULL);
+	(void)sigaction(SIGSEGV, &sa, &arena_prev);
 }
 
 /* A run is over, its rings freed: the next run's start where it did. */
