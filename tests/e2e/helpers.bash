@@ -207,14 +207,16 @@ running() {
 	[ "${s%% *}" != Z ]
 }
 
-# wait_until SECONDS CMD...: wait until CMD succeeds (polled every 0.1 s).
+# wait_until SECONDS CMD...: wait until CMD succeeds, polled SECONDS x 10
+# times, 0.1 s apart: longer than SECONDS where CMD itself is slow (an
+# rstreamctl under emulation), which the message on timing out says.
 wait_until() {
-	local i
+	local i t0=$SECONDS
 	for ((i = 0; i < $1 * 10; i++)); do
 		"${@:2}" && return 0
 		sleep 0.1
 	done
-	echo "timed out after $1 s waiting for: ${*:2}" >&2
+	echo "timed out after $(($1 * 10)) polls ($((SECONDS - t0)) s) waiting for: ${*:2}" >&2
 	return 1
 }
 
