@@ -74,6 +74,7 @@
  * the engine's behaviour (a refactor) must keep every hash.
  */
 #include <sys/mman.h>
+#include <sys/wait.h>
 
 #include <signal.h>
 
@@ -2733,6 +2734,48 @@ seen_sealing(const char *only, int *t)
 	return (none);
 }
 
+/*
+ * The arena's own check: a child frees a ring and reads it.  It must not
+ * live to exit 0, and arena_fault must have said so; under a sanitizer,
+ * which then reports and exits 1, as without one, killed by SIGSEGV.
+ */
+static int
+seen_fault(int *t)
+{
+	char out[1024];
+	size_t len = 0;
+	ssize_t k;
+	int fd[2], st = 0, said, bad;
+	pid_t pid;
+	uint8_t *p;
+
+	if (pipe(fd) != 0 || (pid = fork()) < 0)
+		abort();
+	if (pid == 0) {
+		(void)dup2(fd[1], STDERR_FILENO);
+		run_config_name = "fault-check";
+		if ((p = arena_alloc(ARENA_PAGE)) == NULL)
+			_exit(2);
+		arena_free(p, ARENA_PAGE);
+		(void)*(volatile uint8_t *)p;
+		_exit(0);
+	}
+	(void)close(fd[1]);
+	while (len < sizeof(out) - 1 &&
+	    (k = read(fd[0], out + len, sizeof(out) - 1 - len)) > 0)
+		len += (size_t)k;
+	out[len] = '\0';
+	(void)close(fd[0]);
+	(void)waitpid(pid, &st, 0);
+	said = strstr(out, "touched ring memory") != NULL;
+	bad = !said || (WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	printf("%s %d - a freed ring's memory faults when touched, and the "
+	    "fault names the run (%s)\n", bad ? "not ok" : "ok", ++*t,
+	    WIFSIGNALED(st) ? "killed by its signal" : said ?
+	    "reported, then exited" : "it was not caught");
+	return (bad);
+}
+
 /* Runs on a fabric without immediates, sealed ones among them, and
  * (where the configurations run two lanes) fenced ones. */
 static int
@@ -2783,6 +2826,7 @@ main(int argc, char **argv)
 		bad |= seen_window(&t);
 		bad |= seen_sealing(o.only, &t);
 		bad |= seen_iwarp(o.only, &t);
+		bad |= seen_fault(&t);
 	}
 	printf("1..%d\n", t);
 	return (bad ? 1 : 0);
