@@ -17,6 +17,9 @@
 #                      CPU, and the times they were put on one (schedstat)
 #   runq               the same summed over the guest's CPUs, every task
 #                      (/proc/schedstat)
+#   cpu                the guest's total and idle jiffies (/proc/stat)
+#   settle             until the guest's CPUs were 90% idle over half a
+#                      second (at most 20 s), so that a row starts idle
 #   server_wait FILE   until the server writing FILE says it is waiting
 #   vrelay_start NAME LPORT RDMA-PORT TARGET-PORT [OPTIONS]  the raw verbs
 #                      relay pair (see below)
@@ -72,6 +75,22 @@ sched() {
 runq() {
 	awk '/^cpu[0-9]/ { w += $9; n += $10 } END { printf "%.0f %.0f\n", w, n }' \
 	    /proc/schedstat 2>/dev/null
+}
+cpu() { awk '/^cpu / { t = 0; for (i = 2; i <= NF; i++) t += $i;
+	print t, $5 + $6 }' /proc/stat; }
+# Soft-RoCE's workers go on for a while after ib_write_bw or bulk ends,
+# and an upload's bytes still on their way go on to the target after its
+# client is gone: without settle, the next row runs beside its leftovers.
+settle() {
+	local c0 c1
+	for _ in $(seq 40); do
+		c0=$(cpu)
+		sleep 0.5
+		c1=$(cpu)
+		awk -v a="$c0" -v b="$c1" 'BEGIN { split(a, x, " "); split(b, y, " ")
+			t = y[1] - x[1]; exit !(t > 0 && (y[2] - x[2]) / t >= 0.9) }' && return
+	done
+	log "the guest stayed busy for 20 s before a row"
 }
 server_wait() {
 	for _ in $(seq 100); do
