@@ -17,7 +17,10 @@
  * the best of several runs, so other processes on a shared machine cost
  * little (they still share its caches).  The last columns are the
  * cores a 100 Gb/s (12.5 GB/s) flow would keep busy sealing at the
- * sender and opening at the receiver.
+ * sender and opening at the receiver.  A last row per size is memcpy
+ * (in cache too): the copy a sealed WRITE's bytes take from the receive
+ * ring, which the fabric can write, to its private copy before they are
+ * opened there (lib/protocol/engine_seal.c), in its "seal" columns.
  *
  * Usage: aead_bench [-t SECONDS_PER_FIGURE]   (prints a Markdown table)
  */
@@ -41,6 +44,7 @@
 
 static const uint8_t imm[4] = { 0, 1, 2, 3 };
 static _Alignas(64) uint8_t buf[MAXLEN];
+static _Alignas(64) uint8_t ring[MAXLEN];	/* memcpy's source */
 static uint8_t key[32];
 
 /* One AEAD: seal and open the next record of its direction in place. */
@@ -280,6 +284,37 @@ row(struct impl *im, size_t len, double secs)
 	fflush(stdout);
 }
 
+/* memcpy: ring to buf, ${len} bytes; seconds per byte, as measure's. */
+static void
+copy_row(size_t len, double secs)
+{
+	double best = 1e9;
+	int r;
+
+	for (r = 0; r < RUNS; r++) {
+		double t0, t;
+		uint64_t iters = 0, i, batch = (4u << 20) / len + 1;
+
+		t0 = now();
+		do {
+			for (i = 0; i < batch; i++) {
+				memcpy(buf, ring, len);
+				/* Each copy counts: the compiler may not
+				   drop the ones it could see overwritten. */
+				__asm__ volatile("" : : "r"(buf) : "memory");
+			}
+			iters += batch;
+			t = now() - t0;
+		} while (t < secs / RUNS);
+		if (t / (double)(iters * len) < best)
+			best = t / (double)(iters * len);
+	}
+	printf("| memcpy (a sealed WRITE, ring to private copy) | %zu | %.2f "
+	    "| - | - | %.0f | - | %.2f | - | - |\n", len, 1e-9 / best,
+	    1e9 * best * (double)len, LINK_RATE * best);
+	fflush(stdout);
+}
+
 static void
 pin(void)
 {
@@ -346,5 +381,8 @@ main(int argc, char **argv)
 		for (j = 0; j < sizeof(lens) / sizeof(lens[0]); j++)
 			row(&impls[i], lens[j], secs);
 	}
+	randombytes_buf(ring, sizeof(ring));
+	for (j = 0; j < sizeof(lens) / sizeof(lens[0]); j++)
+		copy_row(lens[j], secs);
 	return (0);
 }
