@@ -19,7 +19,8 @@
 #                      (/proc/schedstat)
 #   cpu                the guest's total and idle jiffies (/proc/stat)
 #   settle             until the guest's CPUs were 90% idle over half a
-#                      second (at most 20 s), so that a row starts idle
+#                      second (at most 20 s), so that a row starts idle;
+#                      if they never were, it lists the tasks that ran most
 #   server_wait FILE   until the server writing FILE says it is waiting
 #   vrelay_start NAME LPORT RDMA-PORT TARGET-PORT [OPTIONS]  the raw verbs
 #                      relay pair (see below)
@@ -90,7 +91,8 @@ settle() {
 		awk -v a="$c0" -v b="$c1" 'BEGIN { split(a, x, " "); split(b, y, " ")
 			t = y[1] - x[1]; exit !(t > 0 && (y[2] - x[2]) / t >= 0.9) }' && return
 	done
-	log "the guest stayed busy for 20 s before a row"
+	log "the guest stayed busy for 20 s before a row; the tasks that ran most:"
+	ps -eo pid,stat,time,comm --sort=-time 2>/dev/null | head -n 6 >&2
 }
 server_wait() {
 	for _ in $(seq 100); do
