@@ -121,9 +121,10 @@ ep_close(struct ep *p)
 
 /*
  * Reap the SENDs' completions; with ${wait}, until no more than ${wait} - 1
- * are outstanding (SENDS: until a send buffer is free; 1: all).
+ * are outstanding (SENDS: until a send buffer is free; 1: all).  0, or -1
+ * once one failed (said on stderr).
  */
-static void
+static int
 reap(struct ep *p, unsigned wait)
 {
 	struct ibv_wc wc[SENDS];
@@ -136,25 +137,25 @@ reap(struct ep *p, unsigned wait)
 			if (wc[i].status != IBV_WC_SUCCESS) {
 				fprintf(stderr, "verbs-relay: send failed: "
 				    "%s\n", ibv_wc_status_str(wc[i].status));
-				exit(1);
+				return (-1);
 			}
 			p->done++;
 		}
 	} while (wait != 0 && p->sent - p->done >= wait);
+	return (0);
 }
 
 /*
- * Post a SEND of ${len} bytes; with ${imm}, WITH IMMEDIATE, the credits
- * owed going with it.
+ * Post a SEND of ${len} bytes, a send buffer being free; with ${imm},
+ * WITH IMMEDIATE, the credits owed going with it.
  */
 static void
-post(struct ep *p, const char *buf, size_t len, int imm)
+post_now(struct ep *p, const char *buf, size_t len, int imm)
 {
 	struct ibv_send_wr wr, *bad;
 	struct ibv_sge sge;
 	char *b;
 
-	reap(p, SENDS);
 	b = p->sbuf[p->sent % SENDS];
 	if (len > 0)
 		memcpy(b, buf, len);
@@ -176,14 +177,30 @@ post(struct ep *p, const char *buf, size_t len, int imm)
 	p->sent++;
 }
 
-/* Say the connection ended (an empty SEND without an immediate), and wait
- * until it went, so that it goes out before the disconnect. */
+/* The same, once a send buffer is free; a failed SEND ends the process. */
+static void
+post(struct ep *p, const char *buf, size_t len, int imm)
+{
+
+	if (reap(p, SENDS) != 0)
+		exit(1);
+	post_now(p, buf, len, imm);
+}
+
+/*
+ * Say the connection ended (an empty SEND without an immediate), and wait
+ * until it went, so that it goes out before the disconnect.  It may fail
+ * where the peer ended first: its last acknowledgment can be lost as it
+ * disconnects (cm_join); the connection ends either way.
+ */
 static void
 goodbye(struct ep *p)
 {
 
-	post(p, NULL, 0, 0);
-	reap(p, 1);
+	if (reap(p, SENDS) == 0) {
+		post_now(p, NULL, 0, 0);
+		(void)reap(p, 1);
+	}
 }
 
 /* All of ${buf} to ${fd} (a write cut short by its reader's end is
@@ -285,7 +302,8 @@ forward(struct ep *p, int fd)
 	if (!credit(p, fd))
 		return (0);
 	post(p, buf, (size_t)len, 1);
-	reap(p, 0);
+	if (reap(p, 0) != 0)
+		exit(1);
 	return (1);
 }
 
@@ -407,7 +425,7 @@ back_port(struct ep *p, const char *bind, const char *port,
 		if (rdma_get_request(lid, &p->id) != 0)
 			die("rdma_get_request");
 		ep_ready(p);
-		if (rdma_accept(p->id, NULL) != 0)
+		if (cm_join(p->id, 1) != 0)
 			die("rdma_accept");
 		relay(p, dial(target));
 		ep_close(p);
@@ -457,7 +475,7 @@ serve(struct ep *p, int fd, struct rdma_addrinfo *peer)
 	if (rdma_create_ep(&p->id, peer, NULL, &a) != 0)
 		die("rdma_create_ep");
 	ep_ready(p);
-	if (rdma_connect(p->id, NULL) != 0)
+	if (cm_join(p->id, 0) != 0)
 		die("rdma_connect");
 	relay(p, fd);
 	ep_close(p);

@@ -147,7 +147,7 @@ serve(struct ep *p, const char *bind, const char *port)
 	if (rdma_get_request(lid, &p->id) != 0)
 		die("rdma_get_request");
 	ep_ready(p);
-	if (rdma_accept(p->id, NULL) != 0)
+	if (cm_join(p->id, 1) != 0)
 		die("rdma_accept");
 	while ((len = ep_recv(p)) != 0) {
 		memcpy(p->sbuf, p->rbuf, len);
@@ -171,7 +171,7 @@ client(struct ep *p, const char *host, const char *port, int size, int n)
 	    &a) != 0)
 		die("rdma_create_ep");
 	ep_ready(p);
-	if (rdma_connect(p->id, NULL) != 0)
+	if (cm_join(p->id, 0) != 0)
 		die("rdma_connect");
 	memset(p->sbuf, 'x', (size_t)size);
 	start = rtt_now_us();
