@@ -24,6 +24,8 @@
 #   server_wait FILE   until the server writing FILE says it is waiting
 #   vrelay_start NAME LPORT RDMA-PORT TARGET-PORT [OPTIONS]  the raw verbs
 #                      relay pair (see below)
+#   relay_start LPORT MID-PORT TARGET-PORT [SOCAT-OPTIONS]  the socat relay
+#                      pair (see below)
 #   p50p99             of rr's or verbs_rr's report on standard input,
 #                      "p50 p99" in us; "- -" when it has none
 #   $awk_med           an awk function for awk programs to start with:
@@ -103,6 +105,19 @@ server_wait() {
 p50p99() {
 	sed -n 's/.*median \([0-9.]*\) us, p99 \([0-9.]*\) us.*/\1 \2/p' |
 	    grep . || echo "- -"
+}
+# relay_start LPORT MID-PORT TARGET-PORT [SOCAT-OPTIONS]: the relay pair,
+# as two daemons carry a tunnel: socat on 127.0.0.1:LPORT forwards across
+# the veth to socat on B's address (MID-PORT), which forwards to
+# 127.0.0.1:TARGET-PORT; both with SOCAT-OPTIONS, their pids added to pids.
+relay_start() {
+	socat ${4:-} TCP-LISTEN:"$2",bind="$B",reuseaddr,fork \
+	    TCP:127.0.0.1:"$3" 3>&- &
+	pids+=($!)
+	socat ${4:-} TCP-LISTEN:"$1",bind=127.0.0.1,reuseaddr,fork \
+	    TCP:"$B":"$2",bind="$A" 3>&- &
+	pids+=($!)
+	wait_port "$1"
 }
 # vrelay_start NAME LPORT RDMA-PORT TARGET-PORT [OPTIONS]: the raw verbs
 # relay pair (tests/bench/verbs_relay), its back on B's address
