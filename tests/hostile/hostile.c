@@ -76,8 +76,9 @@
  *                 hello is rejected without private data below version
  *                 3, with a refusal note saying V from 3 on; a hello it
  *                 can read with a refusal note (so the connecting daemon
- *                 only backs off); prints "old-peer: listening", then the
- *                 versions offered, in order, as "old-peer: offered 3 2"
+ *                 only backs off); prints "old-peer: listening", then,
+ *                 once it no longer listens, the versions offered, in
+ *                 order, as "old-peer: offered 3 2"
  * A case where it is the passive side and serves a daemon's client link,
  * then misbehaves on it (exit 0 once it counted the answers):
  *   evil-server N listens at PEER_ADDR PORT, accepts the first link as an
@@ -1028,6 +1029,14 @@ old_peer(const char *addr, const char *port, int newest)
 		rdma_ack_cm_event(ev);
 		rdma_destroy_id(req);
 	}
+	/*
+	 * Nobody listens from the moment the versions are printed: a
+	 * request that reaches a listener still open as the process exits
+	 * (slowly, under LeakSanitizer) is rejected by the kernel without a
+	 * note, which the daemon rightly reads as another older peer.
+	 */
+	rdma_destroy_id(id);
+	id = NULL;
 	printf("old-peer: offered%s\n", seen);
 	return (done ? 0 : 1);
 }
