@@ -31,6 +31,27 @@
 #   $awk_med           an awk function for awk programs to start with:
 #                      med(a, k, m), the median of a[k, 1..m] (for an
 #                      even m the mean of the middle two)
+#   $awk_q             another: q(a, m, f), the f-quantile of a[1..m]
+#                      (0.5: the median, the lower middle for an even m;
+#                      0.25 and 0.75: the quartiles)
+#   wait_up LOG [N [SECS]]
+#                      until the daemon logging to LOG has said "is up"
+#                      N times (1: a link; at most SECS, 30), else says
+#                      so, prints every log in $w and fails
+#   bulk_start PORT DIR N [CAP]
+#                      N bulk streams (tests/bench/rr -b DIR: up or down)
+#                      through 127.0.0.1:PORT, together at most CAP MiB/s
+#                      (each its share), their reports in $w/bulk.I;
+#                      returns once every one has started, their pids in
+#                      the array bpids
+#   bulk_mark          the bulk streams note what they moved so far;
+#                      sets bulk_tm to the time it asked them
+#   bulk_stop          stops them and waits for them; sets bulk_early to
+#                      "*" if one ended before, else empty, and bulk_t1
+#                      to the time it asked them (so bulk_bytes over
+#                      bulk_t1 - bulk_tm is their rate, with no time
+#                      counted that a command between took)
+#   bulk_bytes         what they moved since the mark, in bytes
 #   identities NAME... a node identity for each NAME, $w/NAME.id (its
 #                      public key in $w/NAME.pub), and $w/peers, which
 #                      names each node-NAME
@@ -67,6 +88,64 @@ awk_med='function med(a, k, m,   i, j, t, v) {
 		for (j = i; j > 1 && v[j - 1] > v[j]; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
 	return m % 2 ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2
 }'
+awk_q='function q(a, m, f,   i, j, b, x) {
+	for (i = 1; i <= m; i++)
+		b[i] = a[i]
+	for (i = 2; i <= m; i++) {
+		x = b[i]
+		for (j = i - 1; j >= 1 && b[j] > x; j--)
+			b[j + 1] = b[j]
+		b[j + 1] = x
+	}
+	return b[int(f * (m - 1)) + 1]
+}'
+wait_up() {
+	for _ in $(seq $((${3:-30} * 10))); do
+		[ "$(grep -c 'is up' "$1")" -ge "${2:-1}" ] && return
+		sleep 0.1
+	done
+	log "the daemon logging to $1 did not bring its links up"
+	cat "$w"/*.log >&2
+	return 1
+}
+bulk_start() {
+	local i
+	rm -f "$w"/bulk.*
+	bpids=()
+	for i in $(seq "$3"); do
+		"$build/tests/bench/rr" -p "$1" -b "$2" ${4:+-r $(($4 * 1024 / $3))} \
+		    >"$w/bulk.$i" &
+		bpids+=($!)
+	done
+	for i in $(seq "$3"); do
+		for _ in $(seq 600); do
+			grep -q started "$w/bulk.$i" && break
+			sleep 0.05
+		done
+	done
+}
+bulk_mark() {
+	bulk_tm=$(now)
+	[ "${#bpids[@]}" = 0 ] || kill -USR1 "${bpids[@]}"
+}
+bulk_stop() {
+	bulk_early=
+	bulk_t1=$(now)
+	[ "${#bpids[@]}" != 0 ] || return 0
+	kill -TERM "${bpids[@]}" 2>/dev/null || true
+	wait "${bpids[@]}" || true
+	! grep -q 'ended before' "$w"/bulk.* || bulk_early="*"
+}
+bulk_bytes() {
+	local f e m b=0
+	for f in "$w"/bulk.*; do
+		[ -e "$f" ] || continue
+		e=$(sed -n 's/^rr: bulk [a-z]* \([0-9]*\) bytes.*/\1/p' "$f")
+		m=$(sed -n 's/^rr: mark \([0-9]*\)$/\1/p' "$f")
+		b=$((b + ${e:-0} - ${m:-0}))
+	done
+	echo "$b"
+}
 cpuns() {
 	cat /proc/"$1"/task/*/schedstat 2>/dev/null |
 	    awk '{ s += $1 } END { printf "%.0f\n", s }'
