@@ -15,7 +15,9 @@
  * moved so far ("mark N"), so a rate can leave the start out.  With
  * -r KIB, it moves at most KIB KiB a second, in pieces of 5 ms (reading
  * down too: the sender is held back by what the stream holds), so that
- * two paths that carry different bulk rates can be compared at one.
+ * two paths that carry different bulk rates can be compared at one; the
+ * pace counts from the last mark, so a stream that fell behind before it
+ * catches up with nothing after (its rate from the mark is at most KIB).
  * With -l, it is the echo instead: it listens on HOST:PORT, says
  * "waiting", and echoes each connection, one at a time, until it ends:
  * the other end of a round trip with no relay at all, whose cost is that
@@ -117,7 +119,7 @@ static int
 bulk(const struct sockaddr_in *sin, int up, int kib, char *buf, size_t len)
 {
 	struct sigaction sa;
-	unsigned long long moved = 0;
+	unsigned long long moved = 0, paced = 0;
 	double start;
 	ssize_t r = 1;
 	char c = up ? 'U' : 'D';
@@ -151,6 +153,8 @@ bulk(const struct sockaddr_in *sin, int up, int kib, char *buf, size_t len)
 			mark = 0;
 			printf("rr: mark %llu\n", moved);
 			fflush(stdout);
+			start = rtt_now_us();
+			paced = moved;
 		}
 		r = up ? write(fd, buf, len) : read(fd, buf, len);
 		if (r < 0 && errno == EINTR)
@@ -159,7 +163,7 @@ bulk(const struct sockaddr_in *sin, int up, int kib, char *buf, size_t len)
 			break;
 		moved += (unsigned long long)r;
 		if (kib > 0)
-			pace(moved, kib, start);
+			pace(moved - paced, kib, start);
 	}
 	printf("rr: bulk %s %llu bytes%s\n", up ? "up" : "down", moved,
 	    stop ? "" : ", ended before it was stopped");
