@@ -188,13 +188,15 @@ p50p99() {
 # relay_start LPORT MID-PORT TARGET-PORT [SOCAT-OPTIONS]: the relay pair,
 # as two daemons carry a tunnel: socat on 127.0.0.1:LPORT forwards across
 # the veth to socat on B's address (MID-PORT), which forwards to
-# 127.0.0.1:TARGET-PORT; both with SOCAT-OPTIONS, their pids added to pids.
+# 127.0.0.1:TARGET-PORT; both with SOCAT-OPTIONS, their pids added to pids,
+# what they say in $w/relay.err (a download's end makes each fork say
+# "Broken pipe", which cluttered every table).
 relay_start() {
 	socat ${4:-} TCP-LISTEN:"$2",bind="$B",reuseaddr,fork \
-	    TCP:127.0.0.1:"$3" 3>&- &
+	    TCP:127.0.0.1:"$3" 3>&- 2>>"$w/relay.err" &
 	pids+=($!)
 	socat ${4:-} TCP-LISTEN:"$1",bind=127.0.0.1,reuseaddr,fork \
-	    TCP:"$B":"$2",bind="$A" 3>&- &
+	    TCP:"$B":"$2",bind="$A" 3>&- 2>>"$w/relay.err" &
 	pids+=($!)
 	wait_port "$1"
 }
