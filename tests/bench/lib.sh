@@ -46,6 +46,7 @@
 #                      the array bpids
 #   bulk_mark          the bulk streams note what they moved so far;
 #                      sets bulk_tm to the time it asked them
+#   bulk_wait SECS     until SECS after the mark
 #   bulk_stop          stops them and waits for them; sets bulk_early to
 #                      "*" if one ended before, else empty, and bulk_t1
 #                      to the time it asked them (so bulk_bytes over
@@ -127,6 +128,9 @@ bulk_start() {
 bulk_mark() {
 	bulk_tm=$(now)
 	[ "${#bpids[@]}" = 0 ] || kill -USR1 "${bpids[@]}"
+}
+bulk_wait() {
+	sleep "$(awk "BEGIN{d = $1 - ($(now) - $bulk_tm); print (d > 0 ? d : 0)}")"
 }
 bulk_stop() {
 	bulk_early=
